@@ -1,0 +1,1 @@
+//! HTTP retry decisions (being written).

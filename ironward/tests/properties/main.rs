@@ -1,0 +1,13 @@
+//! Property tests of the core: invariants over random operations, random times and hostile
+//! values (NaN, infinities, zero and `Duration::MAX` spans, `u32::MAX` quotas), each checked
+//! against a naive model where one exists.
+
+mod backoff;
+mod breaker;
+mod bucket;
+mod deadline;
+mod gate;
+mod period;
+mod shedder;
+mod sliding;
+mod window;

@@ -11,6 +11,15 @@ mod clock;
 mod float;
 
 // -- window and breaker pieces (lead) --
+mod breaker;
+mod shedder;
+mod tally;
+mod window;
+
+pub use breaker::{Breaker, Permit, SRE, Sre};
+pub use shedder::{SHED, Shed, Shedder, Ticket};
+pub use tally::{Outcome, Tally, Total};
+pub use window::Window;
 
 // -- limiters, gate, backoff, deadline (helper B) --
 

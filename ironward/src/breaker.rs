@@ -1,0 +1,482 @@
+//! The SRE circuit breaker: client-side adaptive throttling.
+
+use core::time::Duration;
+
+use crate::clock::{Latest, nanos};
+use crate::float::unit;
+use crate::tally::{Outcome, Tally};
+use crate::window::Window;
+
+/// The constants of Google SRE client-side throttling, with go-zero's refinements.
+///
+/// `k` and `protection` are the K and the floor of equation 21-1 in the SRE book's chapter
+/// "Handling Overload"; the decay of `k` towards `floor` while failures persist, the probe and
+/// the recovery scaling are go-zero's additions (`core/breaker/googlebreaker.go`).
+///
+/// A policy is changed the Rust way: `Sre { k: 2.0, ..Sre::default() }`.
+///
+/// # Default
+///
+/// [`SRE`], go-zero's constants:
+///
+/// | field | value | meaning |
+/// | --- | --- | --- |
+/// | `k` | 1.5 | accepts are weighted by `k` while nothing is failing |
+/// | `floor` | 1.1 | the weight `k` decays to as the failing run fills the window |
+/// | `protection` | 5.0 | calls the breaker never refuses, however bad the record |
+/// | `probe` | 1 s | after this long without letting a call through, one goes through |
+/// | `size` | 40 | buckets in the window |
+/// | `window` | 10 s | the history the breaker remembers |
+///
+/// # Examples
+///
+/// ```
+/// use ironward::{Sre, SRE};
+///
+/// let eager = Sre { k: 2.0, ..Sre::default() };
+/// assert_eq!(eager.floor, SRE.floor);
+/// assert_eq!(Sre::default(), SRE);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sre {
+    /// How many times the accepted calls the breaker lets through before refusing any.
+    pub k: f64,
+    /// The least `k` decays to while the newest buckets hold nothing but failures.
+    pub floor: f64,
+    /// Calls allowed before any refusal, whatever the record shows.
+    pub protection: f64,
+    /// The longest the breaker goes without letting a call through once it is refusing
+    /// (strictly longer than this lets one through).
+    pub probe: Duration,
+    /// Buckets in the window (at least 1).
+    pub size: usize,
+    /// The span of history the window covers.
+    pub window: Duration,
+}
+
+/// The go-zero preset: k 1.5 decaying to 1.1, protection 5, a probe after 1 s, 40 buckets
+/// over 10 s.
+pub const SRE: Sre = Sre {
+    k: 1.5,
+    floor: 1.1,
+    protection: 5.0,
+    probe: Duration::from_secs(1),
+    size: 40,
+    window: Duration::from_secs(10),
+};
+
+impl Default for Sre {
+    fn default() -> Self {
+        SRE
+    }
+}
+
+/// A circuit breaker that sheds a fraction of calls rather than all of them.
+///
+/// There is no open, half-open and closed. The breaker keeps a rolling window of outcomes and
+/// refuses each new call with a probability that grows with the failures in it, so a
+/// struggling backend keeps receiving what it can still serve instead of being cut off and
+/// then flooded again when it recovers. With `accepts` successes out of `total` calls in the
+/// window (current bucket included), `failing` the run of all-failure buckets at its newest
+/// end and `working` the run of all-success ones:
+///
+/// ```text
+/// w    = max(k − (k − floor)·failing/size, floor)
+/// drop = (total − protection − w·accepts) / (total + 1)
+/// drop = drop · ((size − working)/size)
+/// ```
+///
+/// A drop at or below zero lets everything through, which is the whole healthy case. While
+/// refusing, a call is let through whenever more than `probe` has passed since the last one
+/// (go-zero's probe). A refused call is recorded as a [`Outcome::Drop`], so a breaker that
+/// is refusing never reads back as idle.
+///
+/// Differs from go-zero: the failing and working runs are divided by `size`, where go-zero
+/// divides by its constant 40; the two agree for the preset.
+///
+/// Time is the caller's: a `now` earlier than one already seen is read as the latest seen.
+/// `Clone` copies the whole state; the copies then evolve independently.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::{Breaker, Sre};
+///
+/// let ms = Duration::from_millis;
+/// let mut breaker = Breaker::new(Sre::default(), ms(0));
+/// // The backend fails everything for a while.
+/// for i in 0..100 {
+///     if let Some(permit) = breaker.allow(ms(i), 0.99) {
+///         breaker.fail(permit, ms(i));
+///     }
+/// }
+/// assert!(breaker.ratio(ms(100)) > 0.9);
+/// // With the draw under the ratio, the call is refused without reaching the backend.
+/// assert!(breaker.allow(ms(100), 0.5).is_none());
+/// ```
+#[derive(Debug, Clone)]
+pub struct Breaker {
+    sre: Sre,
+    window: Window<Tally>,
+    /// When a call was last let through while the breaker was dropping.
+    last: Option<u64>,
+    clock: Latest,
+}
+
+/// A call the [`Breaker`] let through.
+///
+/// Exactly one of [`Breaker::pass`] and [`Breaker::fail`] settles it, which consumes it; until
+/// then the window holds no record of how the call went. Not `Clone`, so a call cannot be
+/// counted twice. Dropping a permit unsettled leaves the call out of the record.
+#[must_use = "settle the permit with Breaker::pass or Breaker::fail once the call has finished"]
+#[derive(Debug)]
+pub struct Permit {
+    _settle_once: (),
+}
+
+/// What the window says at one instant.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct History {
+    accepts: u64,
+    total: u64,
+    working: usize,
+    failing: usize,
+}
+
+impl Breaker {
+    /// A breaker with an empty window opening at `now`.
+    pub fn new(sre: Sre, now: Duration) -> Self {
+        Self {
+            sre,
+            window: Window::new(sre.size, sre.window, now),
+            last: None,
+            clock: Latest::new(now),
+        }
+    }
+
+    /// Asks to make one call at `now`; `Some` means go ahead, `None` that the call is refused.
+    ///
+    /// `roll` is a draw from `[0, 1)` that the caller makes (NaN and negatives read as 0, 1 and
+    /// above as just below 1); the call is refused when it falls under the drop fraction. A
+    /// refusal is recorded as a [`Outcome::Drop`]. The caller settles the permit with
+    /// [`pass`](Breaker::pass) or [`fail`](Breaker::fail) once the call has finished.
+    pub fn allow(&mut self, now: Duration, roll: f64) -> Option<Permit> {
+        let now = self.clock.advance(now);
+        let history = self.history(now);
+        let drop = self.throttle(&history);
+        if drop <= 0.0 {
+            return Some(Permit { _settle_once: () });
+        }
+        let probed = self
+            .last
+            .is_some_and(|last| now - last > nanos(self.sre.probe));
+        if probed || unit(roll) >= self.recover(drop, &history) {
+            self.last = Some(now);
+            return Some(Permit { _settle_once: () });
+        }
+        self.window.slot_at(now).add(Outcome::Drop);
+        None
+    }
+
+    /// Records the call behind `permit` as a success, at `now` (its completion time).
+    pub fn pass(&mut self, permit: Permit, now: Duration) {
+        self.settle(permit, now, Outcome::Success);
+    }
+
+    /// Records the call behind `permit` as a failure, at `now` (its completion time).
+    pub fn fail(&mut self, permit: Permit, now: Duration) {
+        self.settle(permit, now, Outcome::Failure);
+    }
+
+    /// The fraction of calls the breaker would refuse at `now`, zero while the window is
+    /// healthy.
+    ///
+    /// The probe is left out: this is the standing throttle, which is what a dashboard or an
+    /// alert wants.
+    pub fn ratio(&self, now: Duration) -> f64 {
+        let history = self.history(self.clock.read(now));
+        self.recover(self.throttle(&history), &history).max(0.0)
+    }
+
+    /// The policy this breaker runs.
+    pub fn sre(&self) -> &Sre {
+        &self.sre
+    }
+
+    fn settle(&mut self, Permit { _settle_once: () }: Permit, now: Duration, outcome: Outcome) {
+        let now = self.clock.advance(now);
+        self.window.slot_at(now).add(outcome);
+    }
+
+    /// Sums the window at `now`, current bucket included, oldest to newest.
+    fn history(&self, now: u64) -> History {
+        let mut history = History {
+            accepts: 0,
+            total: 0,
+            working: 0,
+            failing: 0,
+        };
+        self.window.visit(now, true, |tally| {
+            history.accepts = history.accepts.saturating_add(tally.success);
+            history.total = history.total.saturating_add(tally.total);
+            match (tally.success > 0, tally.failure > 0) {
+                (true, false) => {
+                    history.working += 1;
+                    history.failing = 0;
+                }
+                (false, true) => {
+                    history.failing += 1;
+                    history.working = 0;
+                }
+                (true, true) => {
+                    history.working = 0;
+                    history.failing = 0;
+                }
+                // Empty, or drops only: neither breaks nor extends a run.
+                (false, false) => {}
+            }
+        });
+        history
+    }
+
+    /// SRE equation 21-1 with go-zero's decaying `k`: steps 1 and 2 of the decision.
+    fn throttle(&self, history: &History) -> f64 {
+        let Sre {
+            k,
+            floor,
+            protection,
+            ..
+        } = self.sre;
+        let size = self.window.size() as f64;
+        let w = (k - (k - floor) * history.failing as f64 / size).max(floor);
+        let total = history.total as f64;
+        (total - protection - w * history.accepts as f64) / (total + 1.0)
+    }
+
+    /// go-zero's recovery scaling: a run of all-success buckets eases the throttle.
+    fn recover(&self, drop: f64, history: &History) -> f64 {
+        let size = self.window.size();
+        drop * ((size - history.working) as f64 / size as f64)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    /// A preset breaker whose buckets hold `(success, failure, drop)`, oldest first, one per
+    /// 250 ms, read at the start of the newest.
+    fn with_buckets(buckets: &[(u64, u64, u64)]) -> (Breaker, u64) {
+        let mut breaker = Breaker::new(SRE, ms(0));
+        let width = nanos(breaker.window.width());
+        let mut now = 0;
+        for (i, &(success, failure, drop)) in buckets.iter().enumerate() {
+            now = i as u64 * width;
+            *breaker.window.slot_at(now) = Tally {
+                total: success + failure + drop,
+                success,
+                failure,
+                drop,
+            };
+        }
+        (breaker, now)
+    }
+
+    fn repeat(n: usize, bucket: (u64, u64, u64)) -> impl Iterator<Item = (u64, u64, u64)> {
+        core::iter::repeat_n(bucket, n)
+    }
+
+    // The worked values of SPEC.md "Breaker", from go-zero googlebreaker_test.go's history
+    // cases, with the production constants.
+    #[test]
+    fn reproduces_the_worked_drop_ratios() {
+        let cases: [(&[(u64, u64, u64)], u64, u64, usize, usize, f64); 8] = [
+            (&[(0, 100, 0)], 0, 100, 1, 0, 0.9405940594059405),
+            (&[(100, 100, 0)], 100, 200, 0, 0, 0.22388059701492538),
+            (
+                &repeat(10, (0, 10, 0))
+                    .chain(repeat(4, (10, 0, 0)))
+                    .collect::<std::vec::Vec<_>>(),
+                40,
+                140,
+                0,
+                4,
+                0.4787234042553192,
+            ),
+            (
+                &repeat(1, (100, 0, 0))
+                    .chain(repeat(20, (0, 10, 0)))
+                    .collect::<std::vec::Vec<_>>(),
+                100,
+                300,
+                20,
+                0,
+                0.5481727574750831,
+            ),
+            (&[(0, 6, 0)], 0, 6, 1, 0, 0.14285714285714285),
+            (
+                &[(10, 0, 0), (10, 0, 0), (10, 0, 0), (0, 0, 10), (0, 0, 10), (0, 50, 0)],
+                30,
+                100,
+                1,
+                0,
+                0.498019801980198,
+            ),
+            (
+                &repeat(20, (0, 20, 0))
+                    .chain(repeat(10, (10, 0, 0)))
+                    .collect::<std::vec::Vec<_>>(),
+                100,
+                500,
+                0,
+                10,
+                0.5164670658682635,
+            ),
+            (&[(0, 5, 0)], 0, 5, 1, 0, 0.0),
+        ];
+        for (buckets, accepts, total, failing, working, drop) in cases {
+            let (breaker, now) = with_buckets(buckets);
+            let history = breaker.history(now);
+            assert_eq!(
+                history,
+                History {
+                    accepts,
+                    total,
+                    working,
+                    failing
+                },
+                "{buckets:?}"
+            );
+            assert_eq!(breaker.ratio(Duration::from_nanos(now)), drop, "{buckets:?}");
+        }
+    }
+
+    // SPEC.md: (0,5,0) is the protection at work: five failures are never throttled.
+    #[test]
+    fn allows_everything_within_the_protection() {
+        let (mut breaker, now) = with_buckets(&[(0, 5, 0)]);
+        let now = Duration::from_nanos(now);
+        assert!(breaker.throttle(&breaker.history(nanos(now))) <= 0.0);
+        for _ in 0..10 {
+            let permit = breaker.allow(now, 0.0).expect("within the protection");
+            breaker.pass(permit, now);
+        }
+        // Allowing while healthy records nothing and leaves the probe clock alone.
+        assert_eq!(breaker.last, None);
+    }
+
+    // SPEC.md "Virtual-clock sequence", after go-zero googlebreaker_test.go's probe cases.
+    #[test]
+    fn reproduces_the_virtual_clock_sequence() {
+        let mut breaker = Breaker::new(SRE, ms(0));
+        for _ in 0..100 {
+            let permit = breaker.allow(ms(0), 0.99).expect("a roll of 0.99 passes");
+            breaker.fail(permit, ms(0));
+        }
+        assert_eq!(breaker.ratio(ms(100)), 0.9405940594059405);
+        let permit = breaker.allow(ms(100), 0.99).expect("0.99 is over 0.9405…");
+        breaker.fail(permit, ms(100));
+
+        assert_eq!(breaker.ratio(ms(200)), 0.9411764705882353);
+        assert!(breaker.allow(ms(200), 0.0).is_none());
+        // Exactly one probe interval since the last pass is not more than it.
+        assert!(breaker.allow(ms(1100), 0.0).is_none());
+        let probe = ms(1100) + Duration::from_nanos(1);
+        assert!(breaker.allow(probe, 0.0).is_some(), "the probe lets one through");
+
+        // At 10 s the first bucket has left the window; what remains is the drop at 1100 ms.
+        let history = breaker.history(nanos(ms(10_000)));
+        assert_eq!((history.total, history.accepts), (1, 0));
+        assert!(breaker.allow(ms(10_000), 0.0).is_some());
+        assert_eq!(breaker.ratio(ms(10_000)), 0.0);
+    }
+
+    #[test]
+    fn refusals_are_recorded_as_drops() {
+        let (mut breaker, now) = with_buckets(&[(0, 100, 0)]);
+        let now = Duration::from_nanos(now);
+        assert!(breaker.allow(now, 0.0).is_none());
+        assert!(breaker.allow(now, 0.5).is_none());
+        let history = breaker.history(nanos(now));
+        assert_eq!(history.total, 102);
+        assert_eq!(breaker.window.slot(now).drop, 2);
+    }
+
+    #[test]
+    fn a_run_of_successes_eases_the_throttle() {
+        let (breaker, now) = with_buckets(&[(0, 100, 0), (0, 0, 0), (5, 0, 0), (0, 0, 3), (5, 0, 0)]);
+        let history = breaker.history(now);
+        assert_eq!((history.working, history.failing), (2, 0));
+        let drop = breaker.throttle(&history);
+        assert_eq!(breaker.ratio(Duration::from_nanos(now)), drop * (38.0 / 40.0));
+    }
+
+    #[test]
+    fn a_bucket_with_both_outcomes_ends_both_runs() {
+        let (breaker, now) = with_buckets(&[(0, 10, 0), (0, 10, 0), (1, 1, 0)]);
+        let history = breaker.history(now);
+        assert_eq!((history.working, history.failing), (0, 0));
+        let (breaker, now) = with_buckets(&[(0, 10, 0), (1, 1, 0), (0, 10, 0), (0, 0, 4)]);
+        assert_eq!(breaker.history(now).failing, 1);
+    }
+
+    #[test]
+    fn a_clock_going_backwards_is_read_as_the_latest_seen() {
+        let (mut breaker, now) = with_buckets(&[(0, 100, 0)]);
+        let later = Duration::from_nanos(now) + ms(100);
+        assert!(breaker.allow(later, 0.0).is_none());
+        // Settling at an earlier time lands in the newest bucket, not a past one.
+        let permit = breaker.allow(later, 0.999).expect("over the ratio");
+        breaker.fail(permit, ms(0));
+        assert_eq!(breaker.window.slot(later).failure, 101);
+        // The probe measures from the latest time seen, so going back cannot trigger it.
+        assert!(breaker.allow(ms(0), 0.0).is_none());
+        assert_eq!(breaker.ratio(ms(0)), breaker.ratio(later));
+    }
+
+    #[test]
+    fn hostile_rolls_are_clamped() {
+        let (mut breaker, now) = with_buckets(&[(0, 100, 0)]);
+        let now = Duration::from_nanos(now);
+        assert!(breaker.allow(now, f64::NAN).is_none(), "NaN reads as 0");
+        assert!(breaker.allow(now, -3.0).is_none());
+        assert!(breaker.allow(now, 1.0).is_some(), "1 reads as just below 1");
+        assert!(breaker.allow(now, f64::INFINITY).is_some());
+    }
+
+    #[test]
+    fn the_probe_lets_one_call_through_per_interval() {
+        let (mut breaker, now) = with_buckets(&[(0, 100, 0)]);
+        let now = Duration::from_nanos(now);
+        assert!(breaker.allow(now, 0.999).is_some(), "a lucky draw sets the probe clock");
+        let probe = now + SRE.probe + Duration::from_nanos(1);
+        assert!(breaker.allow(probe, 0.0).is_some());
+        assert!(breaker.allow(probe, 0.0).is_none());
+        assert!(breaker.allow(probe + SRE.probe, 0.0).is_none());
+        assert!(breaker.allow(probe + SRE.probe + Duration::from_nanos(1), 0.0).is_some());
+    }
+
+    #[test]
+    fn a_zero_sized_policy_is_raised_to_one_bucket() {
+        let sre = Sre {
+            size: 0,
+            window: Duration::ZERO,
+            ..SRE
+        };
+        let mut breaker = Breaker::new(sre, ms(0));
+        for _ in 0..50 {
+            if let Some(permit) = breaker.allow(ms(0), 0.5) {
+                breaker.fail(permit, ms(0));
+            }
+        }
+        assert!(breaker.ratio(ms(0)) > 0.0);
+        assert_eq!(breaker.ratio(Duration::MAX), 0.0);
+    }
+}

@@ -1,0 +1,409 @@
+//! Adaptive load shedding: refuse work only while the server is both hot and full.
+
+use core::time::Duration;
+
+use crate::clock::{Latest, nanos};
+use crate::tally::Total;
+use crate::window::Window;
+
+/// The constants of adaptive load shedding, after go-zero's `core/load/adaptiveshedder.go`.
+///
+/// A policy is changed the Rust way: `Shed { cpu: 800, ..Shed::default() }`.
+///
+/// # Default
+///
+/// [`SHED`], go-zero's constants:
+///
+/// | field | value | meaning |
+/// | --- | --- | --- |
+/// | `size` | 50 | buckets in each window |
+/// | `window` | 5 s | the history of passes and response times |
+/// | `cpu` | 900 ‰ | the CPU reading at or over which the server is overloaded |
+/// | `latency` | 1 s | the response time assumed before any call has finished |
+/// | `beta` | 0.9 | the weight of the past in the moving average of calls in flight |
+/// | `cool` | 1 s | how long the server stays hot after an overload, once it has refused |
+/// | `floor` | 0.1 | the least fraction of capacity kept however hot the CPU runs |
+///
+/// # Examples
+///
+/// ```
+/// use ironward::{Shed, SHED};
+///
+/// let eager = Shed { cpu: 800, ..Shed::default() };
+/// assert_eq!(eager.size, SHED.size);
+/// assert_eq!(Shed::default(), SHED);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Shed {
+    /// Buckets in the window (at least 1).
+    pub size: usize,
+    /// The span of history the window covers.
+    pub window: Duration,
+    /// CPU use, in thousandths, at or over which the server is overloaded.
+    pub cpu: u32,
+    /// The response time assumed while no bucket has one, and the most one can count as.
+    pub latency: Duration,
+    /// The weight of the previous average in the moving average of calls in flight.
+    pub beta: f64,
+    /// How long after the last overload a server that has refused stays hot.
+    pub cool: Duration,
+    /// The least fraction of capacity kept, however close to 100% the CPU runs.
+    pub floor: f64,
+}
+
+/// The go-zero preset: 50 buckets over 5 s, overloaded at 900 ‰ CPU, 1 s assumed response
+/// time, moving-average weight 0.9, 1 s to cool, never under 0.1 of capacity.
+pub const SHED: Shed = Shed {
+    size: 50,
+    window: Duration::from_secs(5),
+    cpu: 900,
+    latency: Duration::from_secs(1),
+    beta: 0.9,
+    cool: Duration::from_secs(1),
+    floor: 0.1,
+};
+
+impl Default for Shed {
+    fn default() -> Self {
+        SHED
+    }
+}
+
+/// Load shedding that refuses work only when the server is both hot and full.
+///
+/// - Hot: the CPU reading is at or over the threshold, or was within the cooling time and
+///   the shedder has refused since.
+/// - Full: both the moving average and the current count of calls in flight exceed what the
+///   server has shown it can carry: the busiest bucket's passes times the fastest bucket's
+///   mean response time, over the bucket width, scaled down as the CPU nears 100% but never
+///   under `floor`.
+///
+/// A CPU spike with nothing queued refuses nothing, and neither does a queue on an idle CPU.
+/// The windows are read without the bucket `now` falls in, which has seen only part of its
+/// time. This is go-zero's `core/load/adaptiveshedder.go` with the clock and the CPU reading
+/// passed in; the CPU is in thousandths (a reading over 1000 is read as 1000).
+///
+/// Differs from go-zero: response times are kept in nanoseconds, where go-zero rounds them up
+/// to whole milliseconds and rounds each bucket's mean, so a sub-millisecond service is
+/// measured as it is. One window holds both the passes and their response times (go-zero
+/// keeps two with the same buckets).
+///
+/// Time is the caller's: a `now` earlier than one already seen is read as the latest seen.
+/// `Clone` copies the whole state; the copies then evolve independently.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::{Shed, Shedder};
+///
+/// let ms = Duration::from_millis;
+/// let mut shedder = Shedder::new(Shed::default(), ms(0));
+/// // A hot CPU alone refuses nothing: nothing is queued yet.
+/// let ticket = shedder.allow(ms(0), 990).expect("not full");
+/// assert_eq!(shedder.flying(), 1);
+/// shedder.pass(ticket, ms(30));
+/// assert_eq!(shedder.flying(), 0);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Shedder {
+    shed: Shed,
+    /// Per bucket: the response times of the calls that passed, and how many did.
+    window: Window<Total>,
+    flying: u64,
+    average: f64,
+    /// The last time the CPU was seen at or over the threshold.
+    hot: Option<u64>,
+    /// Whether the shedder has refused since it last cooled.
+    dropped: bool,
+    clock: Latest,
+}
+
+/// A call the [`Shedder`] let through, remembering when it started.
+///
+/// Exactly one of [`Shedder::pass`] and [`Shedder::fail`] settles it, which consumes it. Not
+/// `Clone`, so a call cannot leave flight twice. Dropping a ticket unsettled leaves the call
+/// counted as in flight.
+#[must_use = "settle the ticket with Shedder::pass or Shedder::fail once the call has finished"]
+#[derive(Debug)]
+pub struct Ticket {
+    start: u64,
+}
+
+impl Ticket {
+    /// When the call was let through, on the caller's clock.
+    pub fn start(&self) -> Duration {
+        Duration::from_nanos(self.start)
+    }
+}
+
+impl Shedder {
+    /// A shedder with an empty window opening at `now`, nothing in flight and a cool CPU.
+    pub fn new(shed: Shed, now: Duration) -> Self {
+        Self {
+            shed,
+            window: Window::new(shed.size, shed.window, now),
+            flying: 0,
+            average: 0.0,
+            hot: None,
+            dropped: false,
+            clock: Latest::new(now),
+        }
+    }
+
+    /// Asks to start one call at `now`, with the CPU at `cpu` thousandths; `Some` means go
+    /// ahead, `None` that the server is overloaded.
+    ///
+    /// The caller settles the ticket with [`pass`](Shedder::pass) or
+    /// [`fail`](Shedder::fail) once the call has finished. The moving average is not updated
+    /// here, only when a call leaves flight, so it lags the count in flight as go-zero's does.
+    pub fn allow(&mut self, now: Duration, cpu: u32) -> Option<Ticket> {
+        let now = self.clock.advance(now);
+        let cpu = cpu.min(1000);
+        let overloaded = cpu >= self.shed.cpu;
+        if overloaded {
+            self.hot = Some(now);
+        }
+        if (overloaded || self.still_hot(now)) && self.full(now, cpu) {
+            self.dropped = true;
+            return None;
+        }
+        self.flying = self.flying.saturating_add(1);
+        Some(Ticket { start: now })
+    }
+
+    /// The call behind `ticket` succeeded at `now`: it leaves flight, and its response time
+    /// counts towards what the server has shown it can do.
+    pub fn pass(&mut self, ticket: Ticket, now: Duration) {
+        let now = self.clock.advance(now);
+        self.land();
+        self.window
+            .slot_at(now)
+            .add(now.saturating_sub(ticket.start));
+    }
+
+    /// The call behind `ticket` failed: it leaves flight but says nothing about capacity.
+    pub fn fail(&mut self, ticket: Ticket) {
+        let Ticket { start: _ } = ticket;
+        self.land();
+    }
+
+    /// How many calls are in flight: let through and not yet settled.
+    pub fn flying(&self) -> u64 {
+        self.flying
+    }
+
+    /// The moving average of calls in flight, updated as each call leaves flight.
+    pub fn average(&self) -> f64 {
+        self.average
+    }
+
+    /// The policy this shedder runs.
+    pub fn shed(&self) -> &Shed {
+        &self.shed
+    }
+
+    /// One call leaves flight; the moving average takes the new count.
+    fn land(&mut self) {
+        self.flying = self.flying.saturating_sub(1);
+        let beta = self.shed.beta;
+        self.average = self.average * beta + self.flying as f64 * (1.0 - beta);
+    }
+
+    /// Whether the server refused recently enough to stay hot; clears the refusal once the
+    /// cooling time has passed.
+    fn still_hot(&mut self, now: u64) -> bool {
+        if !self.dropped {
+            return false;
+        }
+        let Some(hot) = self.hot else {
+            return false;
+        };
+        if now.saturating_sub(hot) < nanos(self.shed.cool) {
+            return true;
+        }
+        self.dropped = false;
+        false
+    }
+
+    /// Whether both the average and the count in flight exceed the capacity.
+    fn full(&self, now: u64, cpu: u32) -> bool {
+        let capacity = self.capacity(now, cpu);
+        self.average > capacity && self.flying as f64 > capacity
+    }
+
+    /// How many calls the server has shown it can carry at once, scaled for the CPU.
+    fn capacity(&self, now: u64, cpu: u32) -> f64 {
+        let mut max_pass = 1;
+        let mut min_rt = nanos(self.shed.latency) as f64;
+        self.window.visit(now, false, |bucket| {
+            max_pass = max_pass.max(bucket.count);
+            if let Some(mean) = bucket.mean() {
+                min_rt = min_rt.min(mean);
+            }
+        });
+        let width = nanos(self.window.width()) as f64;
+        let max_flight = (max_pass as f64 * min_rt / width).max(1.0);
+        max_flight * self.factor(cpu)
+    }
+
+    /// go-zero's overload factor: 1 at the threshold and below, falling to `floor` as the CPU
+    /// reaches 1000 ‰. A threshold of 1000 ‰ or more leaves it at 1 rather than dividing by
+    /// zero.
+    fn factor(&self, cpu: u32) -> f64 {
+        let threshold = self.shed.cpu;
+        if threshold >= 1000 {
+            return 1.0;
+        }
+        let factor = f64::from(1000 - cpu) / f64::from(1000 - threshold);
+        factor.max(self.shed.floor).min(1.0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    // SPEC.md "Shedder", virtual-clock sequence with the preset (go-zero adaptiveshedder_test
+    // drives the same rules with its own clock).
+    #[test]
+    fn reproduces_the_virtual_clock_sequence() {
+        let mut shedder = Shedder::new(SHED, ms(0));
+        let mut tickets: [Option<Ticket>; 100] = core::array::from_fn(|_| None);
+        for ticket in &mut tickets {
+            *ticket = Some(shedder.allow(ms(0), 950).expect("average 0 is not full"));
+        }
+        assert_eq!(shedder.flying(), 100);
+        assert_eq!(shedder.average(), 0.0);
+
+        for ticket in tickets.iter_mut().take(50) {
+            shedder.pass(ticket.take().expect("let through"), ms(50));
+        }
+        assert_eq!(shedder.flying(), 50);
+        assert_eq!(shedder.average(), 58.43823850240212);
+
+        // The bucket of the passes is still the current one: max_pass 1, min_rt 1000 ms,
+        // max_flight 10, factor 0.5.
+        assert_eq!(shedder.capacity(nanos(ms(60)), 950), 5.0);
+        assert!(shedder.allow(ms(60), 950).is_none());
+        // Cool CPU, but it refused within the last second: still hot.
+        assert!(shedder.allow(ms(60), 0).is_none());
+        // Bucket 0 is visible now: max_pass 50, min_rt 50 ms, max_flight 25, m 12.5.
+        assert_eq!(shedder.capacity(nanos(ms(150)), 950), 12.5);
+        assert!(shedder.allow(ms(150), 950).is_none());
+        // 911 ms since the CPU was last hot.
+        assert!(shedder.allow(ms(1061), 0).is_none());
+        // 1000 ms since: cooled.
+        let ticket = shedder.allow(ms(1150), 0).expect("cooled off");
+        assert_eq!(shedder.flying(), 51);
+        assert_eq!(ticket.start(), ms(1150));
+    }
+
+    // SPEC.md "Moving-average case", go-zero adaptiveshedder_test's TestAdaptiveShedderAddFlying
+    // arithmetic with 1 − beta taken from the f64 beta.
+    #[test]
+    fn reproduces_the_moving_average_case() {
+        let mut shedder = Shedder::new(SHED, ms(0));
+        let a = shedder.allow(ms(0), 0).expect("idle");
+        let b = shedder.allow(ms(0), 0).expect("idle");
+        let c = shedder.allow(ms(0), 0).expect("idle");
+        shedder.pass(a, ms(1));
+        assert_eq!(shedder.average(), 0.19999999999999996);
+        shedder.pass(b, ms(1));
+        assert_eq!(shedder.average(), 0.2799999999999999);
+        shedder.fail(c);
+        assert_eq!(shedder.average(), 0.25199999999999995);
+        assert_eq!(shedder.flying(), 0);
+    }
+
+    #[test]
+    fn a_queue_on_a_cool_cpu_refuses_nothing() {
+        let mut shedder = Shedder::new(SHED, ms(0));
+        let mut tickets = core::array::from_fn::<_, 200, _>(|_| shedder.allow(ms(0), 100));
+        assert!(tickets.iter().all(Option::is_some));
+        for ticket in tickets.iter_mut().skip(1) {
+            shedder.pass(ticket.take().expect("let through"), ms(10));
+        }
+        assert!(shedder.allow(ms(20), 899).is_some());
+    }
+
+    #[test]
+    fn the_overload_factor_never_goes_under_the_floor() {
+        let shedder = Shedder::new(SHED, ms(0));
+        assert_eq!(shedder.factor(900), 1.0);
+        assert_eq!(shedder.factor(500), 1.0);
+        assert_eq!(shedder.factor(950), 0.5);
+        assert_eq!(shedder.factor(1000), 0.1);
+        let wide = Shedder::new(Shed { cpu: 1000, ..SHED }, ms(0));
+        assert_eq!(wide.factor(1000), 1.0);
+        let never = Shedder::new(Shed { cpu: u32::MAX, ..SHED }, ms(0));
+        assert_eq!(never.factor(1000), 1.0);
+    }
+
+    #[test]
+    fn cpu_readings_over_1000_are_read_as_1000() {
+        let mut a = Shedder::new(SHED, ms(0));
+        let mut b = Shedder::new(SHED, ms(0));
+        for _ in 0..20 {
+            let x = a.allow(ms(0), 1000).expect("empty");
+            let y = b.allow(ms(0), u32::MAX).expect("empty");
+            a.pass(x, ms(0));
+            b.pass(y, ms(0));
+        }
+        assert_eq!(a.capacity(0, 1000), b.capacity(0, 1000));
+        assert_eq!(a.average(), b.average());
+    }
+
+    #[test]
+    fn minimum_response_time_never_exceeds_the_assumed_latency() {
+        let mut shedder = Shedder::new(SHED, ms(0));
+        let ticket = shedder.allow(ms(0), 0).expect("idle");
+        shedder.pass(ticket, ms(3000));
+        // The 3 s call is slower than the assumed 1 s, so the assumption stands.
+        assert_eq!(shedder.capacity(nanos(ms(3100)), 0), 10.0);
+    }
+
+    #[test]
+    fn settling_more_than_was_let_through_never_underflows() {
+        let mut shedder = Shedder::new(SHED, ms(0));
+        let ticket = shedder.allow(ms(0), 0).expect("idle");
+        shedder.fail(ticket);
+        shedder.fail(Ticket { start: 0 });
+        assert_eq!(shedder.flying(), 0);
+    }
+
+    #[test]
+    fn a_clock_going_backwards_never_measures_a_negative_response_time() {
+        let mut shedder = Shedder::new(SHED, ms(500));
+        let ticket = shedder.allow(ms(500), 0).expect("idle");
+        shedder.pass(ticket, ms(100));
+        assert_eq!(shedder.window.slot(ms(500)).sum, 0);
+        // And the cooling time is measured from the latest reading.
+        assert!(shedder.allow(ms(400), 950).is_some());
+        assert_eq!(shedder.hot, Some(nanos(ms(500))));
+    }
+
+    #[test]
+    fn hostile_policies_do_not_panic() {
+        let hostile = Shed {
+            size: 0,
+            window: Duration::ZERO,
+            cpu: 0,
+            latency: Duration::MAX,
+            beta: f64::NAN,
+            cool: Duration::MAX,
+            floor: f64::NAN,
+        };
+        let mut shedder = Shedder::new(hostile, Duration::MAX);
+        for cpu in [0, 500, 1000, u32::MAX] {
+            if let Some(ticket) = shedder.allow(Duration::MAX, cpu) {
+                shedder.pass(ticket, Duration::MAX);
+            }
+        }
+        assert!(shedder.average().is_nan());
+    }
+}

@@ -1,0 +1,288 @@
+//! The rolling window the breaker and the shedder read.
+
+use alloc::vec::Vec;
+use core::time::Duration;
+
+use crate::clock::nanos;
+
+/// A rolling window: `size` buckets that together cover the last `window` of time, the
+/// oldest dropping off as time moves on.
+///
+/// The bucket type is the caller's: the [`Breaker`](crate::Breaker) keeps a
+/// [`Tally`](crate::Tally) of outcomes per bucket, the [`Shedder`](crate::Shedder) a
+/// [`Total`](crate::Total) of response times; any type with a `Default` can be a bucket, and
+/// the default is what a bucket is cleared back to. This is go-zero's
+/// `core/collection/rollingwindow.go`, with the clock passed in.
+///
+/// Bucket boundaries lie on a grid fixed at creation (`start + k·width`), so buckets keep
+/// their width instead of drifting with the arrival time of each write. Time never moves on
+/// its own: writing at a later `now` ([`slot`](Window::slot)) clears the buckets the gap swept
+/// past; reading at a later `now` ([`each`](Window::each)) skips them without clearing, so a
+/// window nobody writes to still ages out, and two reads at the same `now` agree. Data
+/// written in a bucket that starts at `T` is visible until `T + size·width`, exclusive.
+///
+/// A `now` earlier than the start of the newest bucket is read as falling in it, so a clock
+/// that steps backwards never writes into, or reads back, a bucket that has gone. `Clone`
+/// copies every bucket: the clone and the original then age independently.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::Window;
+///
+/// let ms = Duration::from_millis;
+/// // Three buckets of 50 ms each.
+/// let mut window = Window::<u64>::new(3, ms(150), ms(0));
+/// *window.slot(ms(0)) += 1;
+/// *window.slot(ms(60)) += 2;
+///
+/// let mut seen = Vec::new();
+/// window.each(ms(60), true, |b| seen.push(*b));
+/// assert_eq!(seen, [0, 1, 2]);
+///
+/// // 160 ms later the first write has left the window; reading did not clear it.
+/// seen.clear();
+/// window.each(ms(160), true, |b| seen.push(*b));
+/// assert_eq!(seen, [2, 0]);
+/// ```
+#[derive(Debug, Clone)]
+pub struct Window<B> {
+    buckets: Vec<B>,
+    /// Width of one bucket, in nanoseconds (at least 1).
+    width: u64,
+    /// Index of the newest bucket.
+    head: usize,
+    /// Where the newest bucket starts, in nanoseconds on the caller's clock.
+    start: u64,
+}
+
+impl<B: Default> Window<B> {
+    /// An empty window of `size` buckets spanning `window`, its first bucket opening at
+    /// `now`.
+    ///
+    /// Each bucket is `window / size` wide, in whole nanoseconds. A `size` below 1 is raised
+    /// to 1, and a width below 1 ns to 1 ns. Memory is `size` buckets, allocated here and
+    /// never again.
+    pub fn new(size: usize, window: Duration, now: Duration) -> Self {
+        let size = size.max(1);
+        let width = (nanos(window) / size as u64).max(1);
+        let mut buckets = Vec::with_capacity(size);
+        buckets.resize_with(size, B::default);
+        Self {
+            buckets,
+            width,
+            head: 0,
+            start: nanos(now),
+        }
+    }
+
+    /// The bucket `now` falls in, for the caller to add to.
+    ///
+    /// The buckets the gap since the last write swept past are cleared first, and the
+    /// newest bucket's start is snapped to the grid.
+    pub fn slot(&mut self, now: Duration) -> &mut B {
+        self.slot_at(nanos(now))
+    }
+
+    /// [`slot`](Window::slot) with `now` in nanoseconds.
+    pub(crate) fn slot_at(&mut self, now: u64) -> &mut B {
+        let widths = now.saturating_sub(self.start) / self.width;
+        if widths > 0 {
+            let size = self.buckets.len();
+            let span = self.span(widths);
+            for step in 1..=span {
+                self.buckets[(self.head + step) % size] = B::default();
+            }
+            self.head = (self.head + span) % size;
+            // `widths · width` is at most `now − start`: no overflow, and never past `now`.
+            self.start += widths * self.width;
+        }
+        &mut self.buckets[self.head]
+    }
+}
+
+impl<B> Window<B> {
+    /// Visits the buckets still inside the window at `now`, oldest first, without changing
+    /// anything.
+    ///
+    /// With `current` false the bucket `now` falls in is left out when it is the newest one:
+    /// it has seen only part of its time, and a reading that takes the busiest or the fastest
+    /// bucket should not compare a partial one against whole ones. go-zero's shedder reads its
+    /// windows this way; its breaker reads them with `current` true.
+    pub fn each(&self, now: Duration, current: bool, f: impl FnMut(&B)) {
+        self.visit(nanos(now), current, f);
+    }
+
+    /// [`each`](Window::each) with `now` in nanoseconds.
+    pub(crate) fn visit(&self, now: u64, current: bool, mut f: impl FnMut(&B)) {
+        let size = self.buckets.len();
+        let span = self.span(now.saturating_sub(self.start) / self.width);
+        let count = if span == 0 && !current {
+            size - 1
+        } else {
+            size - span
+        };
+        // The `count` buckets ending at the head (or just before it, when the head is left
+        // out), oldest first.
+        let last = if span == 0 && !current {
+            self.head + size - 1
+        } else {
+            self.head
+        };
+        for back in (0..count).rev() {
+            f(&self.buckets[(last + size - back) % size]);
+        }
+    }
+
+    /// The buckets a gap of `widths` whole widths sweeps past: all of them past `size`.
+    fn span(&self, widths: u64) -> usize {
+        let size = self.buckets.len();
+        if widths >= size as u64 {
+            size
+        } else {
+            widths as usize
+        }
+    }
+
+    /// How many buckets the window has.
+    pub fn size(&self) -> usize {
+        self.buckets.len()
+    }
+
+    /// How much time one bucket covers.
+    pub fn width(&self) -> Duration {
+        Duration::from_nanos(self.width)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use super::*;
+    use std::vec::Vec;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn sums(window: &Window<u64>, now: Duration, current: bool) -> Vec<u64> {
+        let mut seen = Vec::new();
+        window.each(now, current, |b| seen.push(*b));
+        seen
+    }
+
+    fn add(window: &mut Window<u64>, now: Duration, values: &[u64]) {
+        for v in values {
+            *window.slot(now) += v;
+        }
+    }
+
+    // go-zero rollingwindow_test.go, TestRollingWindowAdd: three buckets of 50 ms.
+    #[test]
+    fn reproduces_go_zero_rolling_window_add() {
+        let mut w = Window::new(3, ms(150), ms(0));
+        assert_eq!(sums(&w, ms(0), true), [0, 0, 0]);
+        add(&mut w, ms(0), &[1]);
+        assert_eq!(sums(&w, ms(0), true), [0, 0, 1]);
+        add(&mut w, ms(50), &[2, 3]);
+        assert_eq!(sums(&w, ms(50), true), [0, 1, 5]);
+        add(&mut w, ms(100), &[4, 5, 6]);
+        assert_eq!(sums(&w, ms(100), true), [1, 5, 15]);
+        add(&mut w, ms(150), &[7]);
+        assert_eq!(sums(&w, ms(150), true), [5, 15, 7]);
+    }
+
+    // go-zero rollingwindow_test.go, TestRollingWindowReset with IgnoreCurrentBucket.
+    #[test]
+    fn reproduces_go_zero_rolling_window_ignoring_the_current_bucket() {
+        let mut w = Window::new(3, ms(150), ms(0));
+        add(&mut w, ms(0), &[1]);
+        assert_eq!(sums(&w, ms(50), false), [0, 1]);
+        assert_eq!(sums(&w, ms(100), false), [1]);
+        assert_eq!(sums(&w, ms(150), false), Vec::<u64>::new());
+    }
+
+    // go-zero rollingwindow_test.go, TestRollingWindowReduce/TestRollingWindowBucketTimeBoundary:
+    // buckets of 30 ms, writes that land inside buckets rather than on their edges.
+    #[test]
+    fn reproduces_go_zero_rolling_window_bucket_time_boundary() {
+        let mut w = Window::new(3, ms(90), ms(0));
+        add(&mut w, ms(0), &[1]);
+        assert_eq!(sums(&w, ms(0), true), [0, 0, 1]);
+        add(&mut w, ms(45), &[2, 3]);
+        assert_eq!(sums(&w, ms(45), true), [0, 1, 5]);
+        add(&mut w, ms(65), &[4, 5, 6]);
+        assert_eq!(sums(&w, ms(65), true), [1, 5, 15]);
+        add(&mut w, ms(165), &[7, 8, 9]);
+        assert_eq!(sums(&w, ms(165), true), [0, 0, 24]);
+    }
+
+    #[test]
+    fn ignoring_the_current_bucket_at_its_own_time_shows_the_older_ones() {
+        let mut w = Window::new(3, ms(150), ms(0));
+        add(&mut w, ms(0), &[1]);
+        add(&mut w, ms(50), &[2]);
+        assert_eq!(sums(&w, ms(60), false), [0, 1]);
+        assert_eq!(sums(&w, ms(60), true), [0, 1, 2]);
+    }
+
+    #[test]
+    fn boundaries_stay_on_the_grid_fixed_at_creation() {
+        let mut w = Window::new(4, ms(40), ms(3));
+        add(&mut w, ms(27), &[1]);
+        // The bucket written at 27 ms started at 23 ms, so it is visible until 63 ms.
+        assert_eq!(sums(&w, Duration::from_nanos(62_999_999), true), [1]);
+        assert_eq!(sums(&w, ms(63), true), Vec::<u64>::new());
+        // Reading did not clear it; writing at 63 ms does.
+        add(&mut w, ms(63), &[5]);
+        assert_eq!(sums(&w, ms(63), true), [0, 0, 0, 5]);
+    }
+
+    #[test]
+    fn data_is_visible_for_exactly_size_widths() {
+        let mut w = Window::new(40, Duration::from_secs(10), ms(0));
+        add(&mut w, ms(0), &[1]);
+        assert_eq!(sums(&w, Duration::from_nanos(9_999_999_999), true).iter().sum::<u64>(), 1);
+        assert_eq!(sums(&w, ms(10_000), true).iter().sum::<u64>(), 0);
+    }
+
+    #[test]
+    fn a_clock_going_backwards_writes_into_the_newest_bucket() {
+        let mut w = Window::new(3, ms(150), ms(100));
+        add(&mut w, ms(160), &[1]);
+        add(&mut w, ms(20), &[2]);
+        assert_eq!(sums(&w, ms(160), true), [0, 0, 3]);
+        assert_eq!(sums(&w, ms(0), true), [0, 0, 3]);
+    }
+
+    #[test]
+    fn sizes_and_widths_below_their_minimum_are_raised() {
+        let w = Window::<u64>::new(0, Duration::ZERO, ms(0));
+        assert_eq!(w.size(), 1);
+        assert_eq!(w.width(), Duration::from_nanos(1));
+        let w = Window::<u64>::new(10, Duration::from_nanos(5), ms(0));
+        assert_eq!(w.width(), Duration::from_nanos(1));
+    }
+
+    #[test]
+    fn a_single_bucket_window_reads_nothing_when_the_current_bucket_is_left_out() {
+        let mut w = Window::new(1, ms(10), ms(0));
+        add(&mut w, ms(0), &[4]);
+        assert_eq!(sums(&w, ms(5), true), [4]);
+        assert_eq!(sums(&w, ms(5), false), Vec::<u64>::new());
+        assert_eq!(sums(&w, ms(10), true), Vec::<u64>::new());
+    }
+
+    #[test]
+    fn times_near_the_end_of_the_clock_do_not_overflow() {
+        let mut w = Window::new(7, Duration::MAX, Duration::MAX);
+        add(&mut w, Duration::MAX, &[3]);
+        assert_eq!(sums(&w, Duration::MAX, true).iter().sum::<u64>(), 3);
+        let mut w = Window::new(5, ms(5), ms(0));
+        add(&mut w, Duration::MAX, &[1]);
+        add(&mut w, ms(1), &[1]);
+        assert_eq!(sums(&w, Duration::MAX, true).iter().sum::<u64>(), 2);
+    }
+}

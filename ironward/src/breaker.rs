@@ -297,7 +297,9 @@ mod tests {
     // cases, with the production constants.
     #[test]
     fn reproduces_the_worked_drop_ratios() {
-        let cases: [(&[(u64, u64, u64)], u64, u64, usize, usize, f64); 8] = [
+        // (buckets oldest first, accepts, total, failing, working, drop)
+        type Case<'a> = (&'a [(u64, u64, u64)], u64, u64, usize, usize, f64);
+        let cases: [Case<'_>; 8] = [
             (&[(0, 100, 0)], 0, 100, 1, 0, 0.9405940594059405),
             (&[(100, 100, 0)], 100, 200, 0, 0, 0.22388059701492538),
             (
@@ -322,7 +324,14 @@ mod tests {
             ),
             (&[(0, 6, 0)], 0, 6, 1, 0, 0.14285714285714285),
             (
-                &[(10, 0, 0), (10, 0, 0), (10, 0, 0), (0, 0, 10), (0, 0, 10), (0, 50, 0)],
+                &[
+                    (10, 0, 0),
+                    (10, 0, 0),
+                    (10, 0, 0),
+                    (0, 0, 10),
+                    (0, 0, 10),
+                    (0, 50, 0),
+                ],
                 30,
                 100,
                 1,
@@ -354,7 +363,11 @@ mod tests {
                 },
                 "{buckets:?}"
             );
-            assert_eq!(breaker.ratio(Duration::from_nanos(now)), drop, "{buckets:?}");
+            assert_eq!(
+                breaker.ratio(Duration::from_nanos(now)),
+                drop,
+                "{buckets:?}"
+            );
         }
     }
 
@@ -389,7 +402,10 @@ mod tests {
         // Exactly one probe interval since the last pass is not more than it.
         assert!(breaker.allow(ms(1100), 0.0).is_none());
         let probe = ms(1100) + Duration::from_nanos(1);
-        assert!(breaker.allow(probe, 0.0).is_some(), "the probe lets one through");
+        assert!(
+            breaker.allow(probe, 0.0).is_some(),
+            "the probe lets one through"
+        );
 
         // At 10 s the first bucket has left the window; what remains is the drop at 1100 ms.
         let history = breaker.history(nanos(ms(10_000)));
@@ -411,11 +427,15 @@ mod tests {
 
     #[test]
     fn a_run_of_successes_eases_the_throttle() {
-        let (breaker, now) = with_buckets(&[(0, 100, 0), (0, 0, 0), (5, 0, 0), (0, 0, 3), (5, 0, 0)]);
+        let (breaker, now) =
+            with_buckets(&[(0, 100, 0), (0, 0, 0), (5, 0, 0), (0, 0, 3), (5, 0, 0)]);
         let history = breaker.history(now);
         assert_eq!((history.working, history.failing), (2, 0));
         let drop = breaker.throttle(&history);
-        assert_eq!(breaker.ratio(Duration::from_nanos(now)), drop * (38.0 / 40.0));
+        assert_eq!(
+            breaker.ratio(Duration::from_nanos(now)),
+            drop * (38.0 / 40.0)
+        );
     }
 
     #[test]
@@ -455,12 +475,19 @@ mod tests {
     fn the_probe_lets_one_call_through_per_interval() {
         let (mut breaker, now) = with_buckets(&[(0, 100, 0)]);
         let now = Duration::from_nanos(now);
-        assert!(breaker.allow(now, 0.999).is_some(), "a lucky draw sets the probe clock");
+        assert!(
+            breaker.allow(now, 0.999).is_some(),
+            "a lucky draw sets the probe clock"
+        );
         let probe = now + SRE.probe + Duration::from_nanos(1);
         assert!(breaker.allow(probe, 0.0).is_some());
         assert!(breaker.allow(probe, 0.0).is_none());
         assert!(breaker.allow(probe + SRE.probe, 0.0).is_none());
-        assert!(breaker.allow(probe + SRE.probe + Duration::from_nanos(1), 0.0).is_some());
+        assert!(
+            breaker
+                .allow(probe + SRE.probe + Duration::from_nanos(1), 0.0)
+                .is_some()
+        );
     }
 
     #[test]

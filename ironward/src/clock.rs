@@ -33,6 +33,11 @@ impl Latest {
         self.0
     }
 
+    /// The latest reading seen.
+    pub(crate) fn get(&self) -> u64 {
+        self.0
+    }
+
     /// The time a read-only query at `now` uses: the later of `now` and the latest seen.
     pub(crate) fn read(&self, now: Duration) -> u64 {
         self.0.max(nanos(now))

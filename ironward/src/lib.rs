@@ -1,26 +1,118 @@
-//! Resilience without I/O.
+//! Resilience without I/O: a probabilistic circuit breaker, adaptive load shedding, quotas, a
+//! concurrency gate, backoff with jitter, deadlines, rolling windows and HTTP retry decisions.
 //!
-//! (crate docs are written last; see README.md)
+//! Every decision is a function of what the caller passes in: the clock reading, the random
+//! draw, the CPU reading. Nothing here reads a clock, draws a random number, allocates after
+//! construction, or performs I/O, so an hour of traffic becomes a loop over `now`, every
+//! sequence is reproducible in a test, and the same policy runs in a unit test, a simulator or
+//! a server.
+//!
+//! # The pieces
+//!
+//! | type | answers | reference |
+//! | --- | --- | --- |
+//! | [`Breaker`] ([`Sre`]) | whether to call a backend that has been failing | Google SRE book eq. 21-1; go-zero `core/breaker/googlebreaker.go` |
+//! | [`Shedder`] ([`Shed`]) | whether this server should take on another call | go-zero `core/load/adaptiveshedder.go` |
+//! | [`Bucket`] | whether a call is within a rate, and when one would be | token bucket |
+//! | [`Sliding`] | whether it is within a quota over any window-long stretch | exact sliding-window log |
+//! | [`Period`] | the same quota per fixed period | go-zero `core/limit/periodlimit.go` |
+//! | [`Gate`] | whether there is room right now | concurrency limit |
+//! | [`Backoff`] ([`Jitter`]) | how long to wait before a retry, and whether to retry | gRPC A6; AWS "Exponential Backoff and Jitter" |
+//! | [`Deadline`] | how much of a time budget is left | go-zero and gRPC timeouts |
+//! | [`Window`] ([`Tally`], [`Total`]) | the rolling window under the breaker and the shedder | go-zero `core/collection/rollingwindow.go` |
+//! | [`http_retry`] | whether and when to retry a failed HTTP response | RFC 9110 |
+//!
+//! # Time, chance and load are passed in
+//!
+//! - `now: Duration` is what the caller's monotonic clock reads, as time since the caller's
+//!   own epoch (`Instant::now() - start`, or `SystemTime::now() - UNIX_EPOCH` where a period
+//!   must line up with calendar time).
+//! - `roll` / `random: f64` is a draw from `[0, 1)` that the caller makes.
+//! - `cpu: u32` is CPU use in thousandths, 0 to 1000.
+//!
+//! ```
+//! use core::time::Duration;
+//! use ironward::{Breaker, SRE};
+//!
+//! let mut breaker = Breaker::new(SRE, Duration::ZERO);
+//! let now = Duration::from_millis(20); // the caller's clock
+//! let roll = 0.42; // the caller's draw
+//! let permit = breaker.allow(now, roll).expect("a fresh breaker refuses nothing");
+//! breaker.pass(permit, now + Duration::from_millis(5));
+//! assert_eq!(breaker.ratio(now), 0.0);
+//! ```
+//!
+//! # Edge cases
+//!
+//! No operation panics, for any input. Where an input is out of range it is read as follows:
+//!
+//! - **Clocks going backwards.** A `now` earlier than one a piece has already seen is read as
+//!   the latest seen; read-only queries use the later of `now` and the latest seen. A clock
+//!   that steps back therefore never frees capacity, never measures a negative span, and never
+//!   triggers a probe. A [`Window`] reads a `now` before its newest bucket as falling in it; a
+//!   [`Deadline`] reads a `now` before its start as no time elapsed.
+//! - **Huge times.** Times and spans are held in whole nanoseconds as `u64`, which covers about
+//!   584 years; a later reading (up to `Duration::MAX`) saturates there, which stops time
+//!   rather than wrapping it.
+//! - **Draws.** NaN and negative draws read as 0; 1 and above as the largest `f64` below 1.
+//! - **CPU readings** over 1000 ‰ read as 1000. A [`Shed::cpu`] threshold of 1000 or more
+//!   leaves the overload factor at 1 instead of dividing by zero.
+//! - **Sizes and widths.** A window size below 1 is raised to 1, a bucket width, sliding
+//!   window or period below 1 ns to 1 ns. Memory is proportional to the sizes the caller
+//!   chooses: a [`Window`] allocates its buckets once, in `new`; a [`Sliding`] log reserves
+//!   up to 4096 stamps in `new` and grows on demand up to its quota beyond that.
+//! - **Rates and amounts.** A [`Bucket`] with a non-finite or negative rate never refills; a
+//!   NaN or sub-1 burst is 1; a non-finite or negative amount is refused with a `next` of
+//!   `Duration::MAX`, as is an amount over the burst. A quota of 0 refuses everything.
+//! - **Backoff.** A factor that is NaN or below 1 is read as 1; a `Spread` fraction is held to
+//!   `[0, 1]` (NaN is 0); every delay saturates at `Duration::MAX`. Retry 0 is read as 1.
+//! - **Counts** ([`Tally`], [`Total`], calls in flight, a [`Period`]'s count) saturate.
+//! - **Policies with NaN constants** do not panic: comparisons with NaN are false, so a NaN
+//!   breaker constant lets every call through and a NaN shedder weight never sheds.
+//! - **Rounding.** Float results round to the nearest nanosecond, except [`Bucket::next`],
+//!   which rounds up so that a take at `now + next` succeeds.
+//!
+//! [`http_retry`] documents its own bounds: it validates its settings and input and answers
+//! `Stop(InvalidSettings)` or `Stop(InvalidInput)` rather than guessing.
+//!
+//! # Features
+//!
+//! - `serde` (off by default): `Serialize` and `Deserialize` for the policy records
+//!   ([`Sre`], [`Shed`], [`Backoff`], [`Jitter`], [`http_retry::Settings`]), with durations
+//!   as humane strings such as `"100ms"` or `"10s"`.
 
 #![no_std]
 #![forbid(unsafe_code)]
 
 extern crate alloc;
 
-mod clock;
-mod float;
-
-// -- window and breaker pieces (lead) --
+mod backoff;
 mod breaker;
+mod bucket;
+mod clock;
+mod deadline;
+mod float;
+mod gate;
+mod period;
 mod shedder;
+mod sliding;
 mod tally;
 mod window;
 
+pub use backoff::{BACKOFF, Backoff, Jitter};
 pub use breaker::{Breaker, Permit, SRE, Sre};
+pub use bucket::Bucket;
+pub use deadline::Deadline;
+pub use gate::Gate;
+pub use period::{Period, Quota};
 pub use shedder::{SHED, Shed, Shedder, Ticket};
+pub use sliding::Sliding;
 pub use tally::{Outcome, Tally, Total};
 pub use window::Window;
 
-// -- limiters, gate, backoff, deadline (helper B) --
-
 pub mod http_retry;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;

@@ -10,8 +10,15 @@ use proptest::prelude::*;
 #[derive(Debug, Clone)]
 enum Op {
     /// Ask at `at` with a draw of `roll`; settle at `done` (a success or a failure), if let through.
-    Call { at: u64, roll: f64, done: u64, ok: bool },
-    Ratio { at: u64 },
+    Call {
+        at: u64,
+        roll: f64,
+        done: u64,
+        ok: bool,
+    },
+    Ratio {
+        at: u64,
+    },
 }
 
 fn op() -> impl Strategy<Value = Op> {
@@ -39,9 +46,24 @@ impl Log {
     fn record(&mut self, at: u64, ok: Option<bool>) {
         self.latest = self.latest.max(at);
         let tally = match ok {
-            Some(true) => Tally { total: 1, success: 1, failure: 0, drop: 0 },
-            Some(false) => Tally { total: 1, success: 0, failure: 1, drop: 0 },
-            None => Tally { total: 1, success: 0, failure: 0, drop: 1 },
+            Some(true) => Tally {
+                total: 1,
+                success: 1,
+                failure: 0,
+                drop: 0,
+            },
+            Some(false) => Tally {
+                total: 1,
+                success: 0,
+                failure: 1,
+                drop: 0,
+            },
+            None => Tally {
+                total: 1,
+                success: 0,
+                failure: 0,
+                drop: 1,
+            },
         };
         let start = self.grid(self.latest);
         self.records.push((start, tally));
@@ -75,7 +97,13 @@ impl Log {
                 failing = 0;
             }
         }
-        let Sre { k, floor, protection, size, .. } = self.sre;
+        let Sre {
+            k,
+            floor,
+            protection,
+            size,
+            ..
+        } = self.sre;
         let w = (k - (k - floor) * failing as f64 / size as f64).max(floor);
         let drop = (total as f64 - protection - w * accepts as f64) / (total as f64 + 1.0);
         (drop * ((size - working) as f64 / size as f64)).max(0.0)
@@ -142,7 +170,7 @@ proptest! {
                 if ok { breaker.pass(permit, now) } else { breaker.fail(permit, now) }
             }
             let ratio = breaker.ratio(now);
-            prop_assert!(!(ratio < 0.0));
+            prop_assert!(ratio >= 0.0, "a ratio of {}", ratio);
         }
     }
 }

@@ -1,1 +1,275 @@
 //! Properties of `bucket`.
+//!
+//! This file also holds the caller's clock the three limiter properties share ([`Clock`],
+//! [`Step`]): readings that mostly move forward, sometimes step back, and sometimes jump to
+//! the end of the range.
+
+use std::time::Duration;
+
+use ironward::Bucket;
+use proptest::prelude::*;
+
+/// One clock reading, relative to the latest one seen.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Step {
+    /// This many nanoseconds after the latest reading.
+    Forward(u64),
+    /// This many nanoseconds before the latest reading: a clock going backwards.
+    Back(u64),
+    /// `Duration::MAX`, past the end of the nanosecond clock.
+    End,
+}
+
+/// Steps of up to `scale` nanoseconds: mostly forward, a fifth of them backwards, a few to
+/// the end of the clock.
+pub(crate) fn step(scale: u64) -> impl Strategy<Value = Step> {
+    prop_oneof![
+        12 => (0..=scale).prop_map(Step::Forward),
+        4 => (0..=scale).prop_map(Step::Back),
+        1 => Just(Step::Back(u64::MAX)),
+        1 => Just(Step::End),
+    ]
+}
+
+/// The caller's clock as a naive model sees it.
+///
+/// `latest` is the latest reading the caller took, which the steps move from; `seen` is the
+/// latest reading passed to a call that changes state. Queries (`&self`) remember nothing,
+/// so a piece reads any `now` as the later of it and `seen`: that is the time the model
+/// answers at.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Clock {
+    /// The caller's latest reading, in nanoseconds (the core saturates at `u64::MAX`).
+    pub(crate) latest: u64,
+    /// The latest reading a state-changing call was given, in nanoseconds.
+    pub(crate) seen: u64,
+}
+
+impl Clock {
+    /// A clock whose first reading, already seen by the piece, is `start`.
+    pub(crate) fn new(start: u64) -> Self {
+        Self {
+            latest: start,
+            seen: start,
+        }
+    }
+
+    /// Takes one step and returns the `now` to pass in.
+    pub(crate) fn read(&mut self, step: Step) -> Duration {
+        match step {
+            Step::Forward(by) => {
+                self.latest = self.latest.saturating_add(by);
+                Duration::from_nanos(self.latest)
+            }
+            Step::Back(by) => Duration::from_nanos(self.latest.saturating_sub(by)),
+            Step::End => {
+                self.latest = u64::MAX;
+                Duration::MAX
+            }
+        }
+    }
+
+    /// The time a state-changing call at `now` acts at, which it then remembers.
+    pub(crate) fn change(&mut self, now: Duration) -> u64 {
+        self.seen = self.query(now);
+        self.seen
+    }
+
+    /// The time a query at `now` reads at: the later of `now` and the latest seen.
+    pub(crate) fn query(&self, now: Duration) -> u64 {
+        self.seen
+            .max(u64::try_from(now.as_nanos()).unwrap_or(u64::MAX))
+    }
+
+    /// The caller's latest reading as a `Duration`.
+    pub(crate) fn now(&self) -> Duration {
+        Duration::from_nanos(self.latest)
+    }
+}
+
+/// A rate or a burst as a caller might pass it: ordinary values mixed with hostile ones.
+fn figure() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        8 => 0.0..50.0_f64,
+        1 => Just(0.0),
+        1 => Just(-1.0),
+        1 => Just(f64::NAN),
+        1 => Just(f64::INFINITY),
+        1 => Just(f64::NEG_INFINITY),
+        1 => Just(f64::MAX),
+        1 => Just(f64::MIN_POSITIVE),
+        2 => any::<f64>(),
+    ]
+}
+
+/// A cost as a caller might pass it: mostly small, sometimes hostile.
+fn cost() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        12 => 0.0..3.0_f64,
+        1 => Just(0.0),
+        1 => Just(-0.5),
+        1 => Just(f64::NAN),
+        1 => Just(f64::INFINITY),
+        1 => Just(f64::NEG_INFINITY),
+        1 => any::<f64>(),
+    ]
+}
+
+/// The rate a bucket refills at, read as the SPEC reads it.
+fn model_rate(rate: f64) -> f64 {
+    if rate.is_finite() && rate > 0.0 {
+        rate
+    } else {
+        0.0
+    }
+}
+
+/// The burst a bucket holds, read as the SPEC reads it.
+fn model_burst(burst: f64) -> f64 {
+    if burst.is_nan() { 1.0 } else { burst.max(1.0) }
+}
+
+/// What a bucket is asked.
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Take(f64),
+    Next(f64),
+    Tokens,
+}
+
+fn op() -> impl Strategy<Value = Op> {
+    prop_oneof![
+        4 => cost().prop_map(Op::Take),
+        1 => cost().prop_map(Op::Next),
+        1 => Just(Op::Tokens),
+    ]
+}
+
+proptest! {
+    // Over any stretch [a, b] of the clock the takes add up to at most
+    // burst + rate · (b − a): the bucket starts full and refills at the rate, no faster.
+    #[test]
+    fn never_takes_more_than_the_burst_plus_the_rate_over_any_stretch(
+        rate in figure(),
+        burst in figure(),
+        start in 0..1_000_000_000_000_u64,
+        ops in prop::collection::vec((step(2_000_000_000), cost()), 1..200),
+    ) {
+        let mut clock = Clock::new(start);
+        let mut bucket = Bucket::new(rate, burst, clock.now());
+        let (rate, burst) = (model_rate(rate), model_burst(burst));
+        // (time, cost) of every take that succeeded, in clock order.
+        let mut taken: Vec<(u64, f64)> = Vec::new();
+        for (step, n) in ops {
+            let now = clock.read(step);
+            let t = clock.change(now);
+            if bucket.take(now, n) {
+                taken.push((t, n));
+            }
+        }
+        for i in 0..taken.len() {
+            let mut sum = 0.0;
+            for &(t, n) in &taken[i..] {
+                sum += n;
+                let stretch = (t - taken[i].0) as f64 / 1e9;
+                let bound = burst + rate * stretch;
+                // Tokens are f64: each refill and take rounds by half an ulp, so a few
+                // hundred operations can drift a few ulps above exact arithmetic. A relative
+                // slack of 1e-9 is far above that drift and far below one token.
+                prop_assert!(
+                    sum <= bound * (1.0 + 1e-9),
+                    "took {} over {} s; bound {}", sum, stretch, bound
+                );
+            }
+        }
+    }
+
+    // `next` names the first nanosecond at which `take` succeeds: taking then works, a
+    // nanosecond earlier does not, and `Duration::MAX` means never.
+    #[test]
+    fn the_wait_next_names_is_the_first_nanosecond_a_take_succeeds(
+        rate in prop_oneof![
+            4 => 0.001..100.0_f64,
+            1 => Just(3.0),
+            1 => Just(1e9 / 3.0),
+            1 => Just(1e-9),
+            1 => figure(),
+        ],
+        burst in figure(),
+        start in 0..1_000_000_000_000_u64,
+        ops in prop::collection::vec((step(2_000_000_000), cost()), 0..50),
+        n in prop_oneof![4 => 0.0..25.0_f64, 1 => cost()],
+    ) {
+        let mut clock = Clock::new(start);
+        let mut bucket = Bucket::new(rate, burst, clock.now());
+        for (step, cost) in ops {
+            bucket.take(clock.read(step), cost);
+        }
+        let now = clock.now();
+        let wait = bucket.next(now, n);
+        if wait == Duration::ZERO {
+            prop_assert!(bucket.clone().take(now, n));
+        } else if wait == Duration::MAX {
+            prop_assert!(!bucket.clone().take(Duration::MAX, n));
+        } else {
+            prop_assert!(bucket.clone().take(now + wait, n));
+            prop_assert!(!bucket.clone().take(now + wait - Duration::from_nanos(1), n));
+        }
+    }
+
+    // A `now` earlier than one already seen gets the same answer as the latest seen (the
+    // latest given to `take`): a clock that steps back never adds tokens.
+    #[test]
+    fn a_clock_going_backwards_reads_as_the_latest_seen(
+        rate in figure(),
+        burst in figure(),
+        start in 0..1_000_000_000_000_u64,
+        ops in prop::collection::vec((step(2_000_000_000), op()), 1..200),
+    ) {
+        let mut clock = Clock::new(start);
+        let mut raw = Bucket::new(rate, burst, clock.now());
+        let mut kept = raw.clone();
+        for (step, op) in ops {
+            let now = clock.read(step);
+            let at = |t| Duration::from_nanos(t);
+            match op {
+                Op::Take(n) => {
+                    prop_assert_eq!(raw.take(now, n), kept.take(at(clock.change(now)), n));
+                }
+                Op::Next(n) => {
+                    prop_assert_eq!(raw.next(now, n), kept.next(at(clock.query(now)), n));
+                }
+                Op::Tokens => {
+                    prop_assert_eq!(raw.tokens(now), kept.tokens(at(clock.query(now))));
+                }
+            }
+        }
+    }
+
+    // Whatever the inputs, nothing panics and the bucket holds between 0 and the burst.
+    #[test]
+    fn no_input_makes_a_bucket_panic_or_hold_nonsense(
+        rate in figure(),
+        burst in figure(),
+        start in prop_oneof![Just(0), Just(u64::MAX), any::<u64>()],
+        ops in prop::collection::vec((step(u64::MAX), op()), 1..100),
+    ) {
+        let mut clock = Clock::new(start);
+        let mut bucket = Bucket::new(rate, burst, clock.now());
+        let burst = model_burst(burst);
+        for (step, op) in ops {
+            let now = clock.read(step);
+            match op {
+                Op::Take(n) => {
+                    bucket.take(now, n);
+                }
+                Op::Next(n) => {
+                    bucket.next(now, n);
+                }
+                Op::Tokens => {}
+            }
+            let tokens = bucket.tokens(now);
+            prop_assert!((0.0..=burst).contains(&tokens), "tokens {}", tokens);
+        }
+    }
+}

@@ -1,0 +1,516 @@
+//! Exponential backoff with jitter: how long to wait before trying again, and whether to.
+
+use alloc::vec::Vec;
+use core::time::Duration;
+
+use crate::float::{duration, powi, round_nanos, unit};
+
+/// How much randomness goes into a [`Backoff`] delay.
+///
+/// A retry with no jitter makes every client that failed together try again together, which
+/// is how one outage becomes a second one. `Full`, `Equal` and `Decorrelated` are the
+/// strategies Marc Brooker's AWS Architecture Blog post "Exponential Backoff and Jitter"
+/// (2015) measures; `Spread` is the randomisation gRPC retries with. With `c` the
+/// [`ceiling`](Backoff::ceiling) for the retry and `u` the caller's draw from `[0, 1)`:
+///
+/// | variant | delay | range |
+/// | --- | --- | --- |
+/// | `Rigid` | `c` | exactly `c`: reproducible, and it synchronises clients |
+/// | `Full` | `u·c` | `[0, c]`: spreads clients furthest |
+/// | `Equal` | `c/2 + u·c/2` | `[c/2, c]`: keeps a floor under the wait |
+/// | `Decorrelated` | `base + u·(max(base, 3·prev) − base)` | `[base, 3·prev]`, then capped |
+/// | `Spread(f)` | `c·(1 − f + 2f·u)` | `[c·(1 − f), c·(1 + f)]`: may pass the cap by `f` |
+///
+/// `Decorrelated` is AWS's `sleep = min(cap, random_between(base, sleep · 3))`, where
+/// `prev` is the previous delay (the `base` for the first): it grows from where the last
+/// delay landed rather than from the retry number, and never reads `c`.
+///
+/// `Spread(0.2)` is gRPC proposal A6's `random(0.8, 1.2)` factor, applied after the cap as
+/// A6 says (revised in grpc/proposal#452, drawn so by grpc-go and grpc-java); a spread that
+/// is NaN is read as 0 and one outside `[0, 1]` is held to it, so a delay is never negative.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::{BACKOFF, Backoff, Jitter};
+///
+/// let ms = Duration::from_millis;
+/// // The preset's third retry has a 400 ms ceiling; each jitter at a draw of 0.5:
+/// let at_half = |jitter| Backoff { jitter, ..BACKOFF }.delay(3, 0.5, None);
+/// assert_eq!(at_half(Jitter::Rigid), ms(400));
+/// assert_eq!(at_half(Jitter::Full), ms(200));
+/// assert_eq!(at_half(Jitter::Equal), ms(300));
+/// assert_eq!(at_half(Jitter::Spread(0.2)), ms(400));
+/// // Halfway from the 100 ms base to three times the base (no previous delay).
+/// assert_eq!(at_half(Jitter::Decorrelated), ms(200));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Jitter {
+    /// The ceiling itself, with no randomness.
+    Rigid,
+    /// Uniform over `[0, ceiling]` (AWS "Full Jitter").
+    Full,
+    /// Half the ceiling plus uniform over `[0, ceiling/2]` (AWS "Equal Jitter").
+    Equal,
+    /// Uniform over `[base, max(base, 3 · previous)]`, capped (AWS "Decorrelated Jitter").
+    Decorrelated,
+    /// The ceiling times a factor uniform over `[1 − f, 1 + f]`, `f` held to `[0, 1]`
+    /// (gRPC A6 with `f` = 0.2).
+    Spread(f64),
+}
+
+/// The preset [`Backoff`]: three attempts, 100 ms doubling to a 1 s ceiling, spread by a
+/// fifth either way. [`Backoff::default`] is this value; the `# Default` section of
+/// [`Backoff`] gives each value's source.
+pub const BACKOFF: Backoff = Backoff {
+    base: Duration::from_millis(100),
+    factor: 2.0,
+    cap: Duration::from_secs(1),
+    attempts: 3,
+    jitter: Jitter::Spread(0.2),
+};
+
+/// When to try again, and how long to wait first: capped exponential backoff with jitter.
+///
+/// A policy is a plain record: change it with `Backoff { attempts: 5, ..BACKOFF }`. Nothing
+/// here keeps state or draws a number: the caller says which retry it is about to make and
+/// passes the draw, so the same inputs always give the same delay and a retry sequence can
+/// be tested without waiting.
+///
+/// * [`ceiling`](Backoff::ceiling)`(r)` = `min(base · factor^(r − 1), cap)` is the
+///   undelayed wait before the `r`-th retry (the first retry is 1): what a jitter-free client
+///   sleeps, and what every [`Jitter`] draws within.
+/// * [`delay`](Backoff::delay) applies the jitter to it.
+/// * [`more`](Backoff::more) says whether another attempt is allowed: `attempts` counts the
+///   first call, so 3 attempts are the call and two retries.
+/// * [`schedule`](Backoff::schedule) lists every delay a run of retries would wait.
+///
+/// # Default
+///
+/// | field | value | source |
+/// | --- | --- | --- |
+/// | `base` | 100 ms | gRPC proposal A6, `initialBackoff: ".1s"` |
+/// | `factor` | 2.0 | gRPC proposal A6, `backoffMultiplier: 2` |
+/// | `cap` | 1 s | gRPC proposal A6, `maxBackoff: "1s"` |
+/// | `attempts` | 3 | the AWS SDKs' standard retry mode, whose maximum is 3 attempts |
+/// | `jitter` | `Spread(0.2)` | gRPC proposal A6 as revised in 2024: `random(0.8, 1.2)` |
+///
+/// The A6 values are its example retry policy; its jitter was full (`random(0, ceiling)`)
+/// until grpc/proposal#452 changed it to the `random(0.8, 1.2)` factor that grpc-go and
+/// grpc-java now draw. [`BACKOFF`] is the same value as a constant.
+///
+/// # Edge cases
+///
+/// Nothing here panics or overflows, for any field values and any `retry` up to `u32::MAX`:
+///
+/// * a `factor` that is NaN or below 1 is read as 1 (a backoff that shrank would not back
+///   off); an infinite factor is kept, so the second retry already waits the cap;
+/// * a `retry` of 0 is read as 1;
+/// * a `base` above the `cap` gives the cap;
+/// * a draw that is NaN or negative is read as 0, one of 1 or more as just below 1;
+/// * a `Spread` that is NaN is read as 0, one outside `[0, 1]` is held to it;
+/// * delays are computed in `f64` nanoseconds, rounded to the nearest nanosecond and
+///   saturate at `Duration::MAX`. Past 2⁵³ ns (about 104 days) `f64` is no longer exact to
+///   the nanosecond; `Full` and `Equal` still never exceed the ceiling, nor `Decorrelated`
+///   the cap.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::{BACKOFF, Backoff, Jitter};
+///
+/// let ms = Duration::from_millis;
+/// let backoff = Backoff::default();
+/// assert_eq!(backoff, BACKOFF);
+/// assert_eq!(backoff.ceiling(1), ms(100));
+/// assert_eq!(backoff.ceiling(4), ms(800));
+/// assert_eq!(backoff.ceiling(5), ms(1000));
+///
+/// // The second retry waits 200 ms ± 20%; a draw of 0.5 lands in the middle.
+/// assert_eq!(backoff.delay(2, 0.5, None), ms(200));
+/// assert_eq!(backoff.delay(2, 0.0, None), ms(160));
+///
+/// // Three attempts: the call and two retries.
+/// assert!(backoff.more(2));
+/// assert!(!backoff.more(3));
+/// assert_eq!(backoff.schedule(&[0.5, 0.5]), [ms(100), ms(200)]);
+///
+/// let full = Backoff { jitter: Jitter::Full, ..BACKOFF };
+/// assert_eq!(full.delay(3, 0.25, None), ms(100));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Backoff {
+    /// The wait before the first retry, before jitter.
+    pub base: Duration,
+    /// What each retry multiplies the wait by; NaN or below 1 is read as 1.
+    pub factor: f64,
+    /// The most the wait grows to, before jitter (only `Spread` may pass it).
+    pub cap: Duration,
+    /// The most attempts a call makes, the first included; 0 and 1 allow no retry.
+    pub attempts: u32,
+    /// How the wait is randomised.
+    pub jitter: Jitter,
+}
+
+impl Default for Backoff {
+    /// The preset, [`BACKOFF`].
+    fn default() -> Self {
+        BACKOFF
+    }
+}
+
+impl Backoff {
+    /// The undelayed wait before the `retry`-th retry, the first retry being 1:
+    /// `min(base · factor^(retry − 1), cap)`.
+    ///
+    /// This is what a jitter-free client sleeps and what every jitter draws within, so it is
+    /// public: a caller comparing this policy with one written elsewhere compares this. A
+    /// `retry` of 0 is read as 1, a factor that is NaN or below 1 as 1. The product is taken
+    /// in `f64` nanoseconds and rounded to the nearest nanosecond; when it reaches or passes
+    /// the cap (or overflows to infinity) the answer is the cap, exactly.
+    pub fn ceiling(&self, retry: u32) -> Duration {
+        let growth = powi(self.growth(), retry.max(1) - 1);
+        // A zero base times an infinite growth is NaN, which rounds to zero: still no wait.
+        nearest(as_nanos(self.base) * growth).min(self.cap)
+    }
+
+    /// How long to wait before the `retry`-th retry (the first retry is 1), with the jitter
+    /// applied.
+    ///
+    /// `random` is a draw from `[0, 1)` that the caller makes: passing the same one twice
+    /// gives the same delay twice. NaN and negatives are read as 0, and 1 and above as just
+    /// below 1. `previous` is the delay the last retry waited, which only
+    /// [`Jitter::Decorrelated`] reads (`None` is read as `base`). The result is rounded to
+    /// the nearest nanosecond and saturates at `Duration::MAX`.
+    pub fn delay(&self, retry: u32, random: f64, previous: Option<Duration>) -> Duration {
+        let u = unit(random);
+        match self.jitter {
+            Jitter::Rigid => self.ceiling(retry),
+            Jitter::Full => {
+                let c = self.ceiling(retry);
+                nearest(u * as_nanos(c)).min(c)
+            }
+            Jitter::Equal => {
+                let c = self.ceiling(retry);
+                let half = as_nanos(c) / 2.0;
+                nearest(half + u * half).min(c)
+            }
+            Jitter::Decorrelated => {
+                let base = as_nanos(self.base);
+                let high = base.max(3.0 * previous.map_or(base, as_nanos));
+                nearest(base + u * (high - base)).min(self.cap)
+            }
+            Jitter::Spread(f) => {
+                // `max` returns the other operand when one is NaN, so NaN becomes 0 here;
+                // `f64::clamp` would keep the NaN.
+                #[allow(clippy::manual_clamp, reason = "clamp keeps NaN; this reads it as 0")]
+                let f = f.max(0.0).min(1.0);
+                nearest(as_nanos(self.ceiling(retry)) * (1.0 - f + 2.0 * f * u))
+            }
+        }
+    }
+
+    /// Whether a call that has made `made` attempts may make another: `made < attempts`.
+    ///
+    /// The first call is attempt 1, so a policy of three attempts allows two retries.
+    pub fn more(&self, made: u32) -> bool {
+        made < self.attempts
+    }
+
+    /// Every delay a run of retries would wait: those of retries 1 through `attempts − 1`,
+    /// for a caller that wants the whole plan (a test, or a log line explaining it).
+    ///
+    /// `randoms[i]` is the draw for retry `i + 1`; when the slice runs short the remaining
+    /// retries draw 0, the low end of every jitter. Each step's delay is the next step's
+    /// `previous`, which is what [`Jitter::Decorrelated`] grows from. The result holds
+    /// `attempts − 1` delays (none for 0 or 1 attempts), allocated at once: a policy of
+    /// billions of attempts should call [`delay`](Backoff::delay) step by step instead.
+    pub fn schedule(&self, randoms: &[f64]) -> Vec<Duration> {
+        let mut previous = None;
+        (1..self.attempts)
+            .map(|retry| {
+                let random = randoms.get(retry as usize - 1).copied().unwrap_or(0.0);
+                let delay = self.delay(retry, random, previous);
+                previous = Some(delay);
+                delay
+            })
+            .collect()
+    }
+
+    /// The factor as the ceiling uses it: NaN and anything below 1 read as 1.
+    fn growth(&self) -> f64 {
+        if self.factor >= 1.0 { self.factor } else { 1.0 }
+    }
+}
+
+/// A span in nanoseconds, as a float.
+fn as_nanos(d: Duration) -> f64 {
+    d.as_nanos() as f64
+}
+
+/// Float nanoseconds as a `Duration`, to the nearest nanosecond, saturating.
+fn nearest(nanos: f64) -> Duration {
+    duration(round_nanos(nanos))
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use super::*;
+    use std::vec;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn with(jitter: Jitter) -> Backoff {
+        Backoff { jitter, ..BACKOFF }
+    }
+
+    #[test]
+    fn the_preset_is_grpc_a6_with_aws_standard_attempts() {
+        let preset = Backoff::default();
+        assert_eq!(preset, BACKOFF);
+        assert_eq!(preset.base, ms(100));
+        assert_eq!(preset.factor, 2.0);
+        assert_eq!(preset.cap, ms(1000));
+        assert_eq!(preset.attempts, 3);
+        assert_eq!(preset.jitter, Jitter::Spread(0.2));
+    }
+
+    // gRPC A6: min(initialBackoff · backoffMultiplier^(n−1), maxBackoff).
+    #[test]
+    fn the_ceiling_doubles_from_the_base_to_the_cap() {
+        let ceilings: Vec<_> = (1..=6).map(|r| BACKOFF.ceiling(r)).collect();
+        assert_eq!(
+            ceilings,
+            [ms(100), ms(200), ms(400), ms(800), ms(1000), ms(1000)]
+        );
+    }
+
+    #[test]
+    fn retry_zero_is_read_as_the_first() {
+        assert_eq!(BACKOFF.ceiling(0), BACKOFF.ceiling(1));
+        assert_eq!(BACKOFF.delay(0, 0.3, None), BACKOFF.delay(1, 0.3, None));
+    }
+
+    #[test]
+    fn the_ceiling_never_overflows() {
+        assert_eq!(BACKOFF.ceiling(u32::MAX), ms(1000));
+        let unbounded = Backoff {
+            base: Duration::MAX,
+            cap: Duration::MAX,
+            ..BACKOFF
+        };
+        assert_eq!(unbounded.ceiling(1), Duration::MAX);
+        assert_eq!(unbounded.ceiling(u32::MAX), Duration::MAX);
+        let endless = Backoff {
+            cap: Duration::MAX,
+            ..BACKOFF
+        };
+        assert_eq!(endless.ceiling(u32::MAX), Duration::MAX);
+        assert_eq!(endless.ceiling(11), ms(102_400));
+    }
+
+    #[test]
+    fn a_factor_that_is_nan_or_below_one_is_read_as_one() {
+        for factor in [f64::NAN, 0.5, 0.0, -2.0, f64::NEG_INFINITY] {
+            let flat = Backoff { factor, ..BACKOFF };
+            assert_eq!(flat.ceiling(1), ms(100), "factor {factor}");
+            assert_eq!(flat.ceiling(u32::MAX), ms(100), "factor {factor}");
+        }
+    }
+
+    #[test]
+    fn an_infinite_factor_reaches_the_cap_on_the_second_retry() {
+        let steep = Backoff {
+            factor: f64::INFINITY,
+            ..BACKOFF
+        };
+        assert_eq!(steep.ceiling(1), ms(100));
+        assert_eq!(steep.ceiling(2), ms(1000));
+        let idle = Backoff {
+            base: Duration::ZERO,
+            ..steep
+        };
+        assert_eq!(idle.ceiling(2), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_base_above_the_cap_gives_the_cap() {
+        let backoff = Backoff {
+            base: ms(5000),
+            ..BACKOFF
+        };
+        assert_eq!(backoff.ceiling(1), ms(1000));
+        assert_eq!(with(Jitter::Decorrelated).delay(1, 0.0, None), ms(100));
+        let decorrelated = Backoff {
+            jitter: Jitter::Decorrelated,
+            ..backoff
+        };
+        assert_eq!(decorrelated.delay(1, 0.0, None), ms(1000));
+    }
+
+    #[test]
+    fn rigid_waits_the_ceiling() {
+        let rigid = with(Jitter::Rigid);
+        assert_eq!(rigid.delay(3, 0.0, None), ms(400));
+        assert_eq!(rigid.delay(3, 0.99, Some(ms(7))), ms(400));
+    }
+
+    // AWS "Exponential Backoff and Jitter": Full Jitter is random_between(0, ceiling).
+    #[test]
+    fn full_jitter_draws_over_zero_to_the_ceiling() {
+        let full = with(Jitter::Full);
+        assert_eq!(full.delay(3, 0.0, None), Duration::ZERO);
+        assert_eq!(full.delay(3, 0.5, None), ms(200));
+        assert_eq!(full.delay(3, 1.0, None), ms(400));
+    }
+
+    // AWS "Exponential Backoff and Jitter": Equal Jitter is ceiling/2 + random(0, ceiling/2).
+    #[test]
+    fn equal_jitter_keeps_half_the_ceiling() {
+        let equal = with(Jitter::Equal);
+        assert_eq!(equal.delay(3, 0.0, None), ms(200));
+        assert_eq!(equal.delay(3, 0.5, None), ms(300));
+        assert_eq!(equal.delay(3, 1.0, None), ms(400));
+    }
+
+    // AWS "Exponential Backoff and Jitter": Decorrelated Jitter is
+    // min(cap, random_between(base, sleep · 3)).
+    #[test]
+    fn decorrelated_jitter_grows_from_the_previous_delay() {
+        let decorrelated = with(Jitter::Decorrelated);
+        assert_eq!(decorrelated.delay(1, 0.5, None), ms(200));
+        assert_eq!(decorrelated.delay(1, 0.5, Some(ms(200))), ms(350));
+        assert_eq!(decorrelated.delay(7, 0.5, Some(ms(200))), ms(350));
+        assert_eq!(decorrelated.delay(1, 0.9, Some(ms(10_000))), ms(1000));
+        // A previous delay below a third of the base still draws from the base.
+        assert_eq!(decorrelated.delay(1, 0.9, Some(Duration::ZERO)), ms(100));
+        assert_eq!(decorrelated.delay(1, 0.9, Some(Duration::MAX)), ms(1000));
+    }
+
+    // gRPC A6 (grpc/proposal#452): min(...) · random(0.8, 1.2).
+    #[test]
+    fn spread_draws_a_fifth_either_way_and_may_pass_the_cap() {
+        assert_eq!(BACKOFF.delay(2, 0.0, None), ms(160));
+        assert_eq!(BACKOFF.delay(2, 0.5, None), ms(200));
+        assert_eq!(BACKOFF.delay(2, 1.0, None), ms(240));
+        assert_eq!(BACKOFF.delay(5, 1.0, None), ms(1200));
+    }
+
+    // SPEC "Backoff": moonward's README comments `delay(2, random=0.5)` as 100 ms, but by its
+    // own ceiling (the first retry is 1) the second retry's ceiling is 200 ms, and Spread(0.2)
+    // at a draw of 0.5 is the ceiling itself. The definition wins.
+    #[test]
+    fn moonward_readme_delay_of_the_second_retry_at_half_is_200ms_not_100ms() {
+        assert_eq!(BACKOFF.delay(2, 0.5, None), ms(200));
+        assert_ne!(BACKOFF.delay(2, 0.5, None), ms(100));
+    }
+
+    #[test]
+    fn a_spread_that_is_nan_or_out_of_range_is_held_to_zero_through_one() {
+        for f in [f64::NAN, -0.5, f64::NEG_INFINITY] {
+            assert_eq!(
+                with(Jitter::Spread(f)).delay(2, 0.9, None),
+                ms(200),
+                "f {f}"
+            );
+        }
+        for f in [1.0, 3.0, f64::INFINITY] {
+            let wide = with(Jitter::Spread(f));
+            assert_eq!(wide.delay(2, 0.0, None), Duration::ZERO, "f {f}");
+            assert_eq!(wide.delay(2, 0.5, None), ms(200), "f {f}");
+            assert_eq!(wide.delay(2, 1.0, None), ms(400), "f {f}");
+        }
+    }
+
+    #[test]
+    fn draws_are_clamped_into_the_unit_interval() {
+        let full = with(Jitter::Full);
+        assert_eq!(full.delay(3, f64::NAN, None), Duration::ZERO);
+        assert_eq!(full.delay(3, -1.0, None), Duration::ZERO);
+        assert_eq!(full.delay(3, f64::NEG_INFINITY, None), Duration::ZERO);
+        assert_eq!(full.delay(3, f64::INFINITY, None), ms(400));
+        assert_eq!(full.delay(3, 7.0, None), ms(400));
+    }
+
+    #[test]
+    fn delays_saturate_at_duration_max() {
+        let huge = Backoff {
+            base: Duration::MAX,
+            cap: Duration::MAX,
+            jitter: Jitter::Spread(1.0),
+            ..BACKOFF
+        };
+        assert_eq!(huge.delay(u32::MAX, 1.0, None), Duration::MAX);
+        for jitter in [Jitter::Rigid, Jitter::Decorrelated] {
+            let huge = Backoff { jitter, ..huge };
+            assert_eq!(
+                huge.delay(u32::MAX, 1.0, Some(Duration::MAX)),
+                Duration::MAX
+            );
+        }
+        // Full and Equal draw just below the ceiling: a draw of 1 is read as 1 − 2⁻⁵³, which
+        // at 584 billion years is some 2000 s short.
+        for jitter in [Jitter::Full, Jitter::Equal] {
+            let huge = Backoff { jitter, ..huge };
+            let delay = huge.delay(u32::MAX, 1.0, None);
+            assert!(Duration::MAX - delay < Duration::from_secs(10_000));
+        }
+    }
+
+    #[test]
+    fn more_counts_the_first_call_as_an_attempt() {
+        assert!(BACKOFF.more(0));
+        assert!(BACKOFF.more(1));
+        assert!(BACKOFF.more(2));
+        assert!(!BACKOFF.more(3));
+        assert!(!BACKOFF.more(u32::MAX));
+        let never = Backoff {
+            attempts: 0,
+            ..BACKOFF
+        };
+        assert!(!never.more(0));
+    }
+
+    #[test]
+    fn the_schedule_holds_attempts_minus_one_delays() {
+        assert_eq!(BACKOFF.schedule(&[0.5, 0.5, 0.5]), [ms(100), ms(200)]);
+        for attempts in [0, 1] {
+            let once = Backoff {
+                attempts,
+                ..BACKOFF
+            };
+            assert!(once.schedule(&[0.5]).is_empty());
+        }
+        let five = Backoff {
+            attempts: 5,
+            jitter: Jitter::Rigid,
+            ..BACKOFF
+        };
+        assert_eq!(five.schedule(&[]), [ms(100), ms(200), ms(400), ms(800)]);
+    }
+
+    #[test]
+    fn a_schedule_short_of_draws_draws_zero() {
+        assert_eq!(BACKOFF.schedule(&[]), [ms(80), ms(160)]);
+        assert_eq!(BACKOFF.schedule(&[0.5]), [ms(100), ms(160)]);
+    }
+
+    #[test]
+    fn a_decorrelated_schedule_chains_each_delay_into_the_next() {
+        let decorrelated = Backoff {
+            attempts: 4,
+            jitter: Jitter::Decorrelated,
+            ..BACKOFF
+        };
+        assert_eq!(
+            decorrelated.schedule(&[0.5, 0.5, 0.5]),
+            vec![ms(200), ms(350), ms(575)]
+        );
+    }
+}

@@ -1,0 +1,426 @@
+//! A token bucket: a rate that lets a burst through after a quiet spell.
+
+use core::time::Duration;
+
+use crate::clock::Latest;
+use crate::float::ceil_nanos;
+
+/// Nanoseconds in a second, as the float the refill divides by.
+const PER_SEC: f64 = 1e9;
+
+/// A token bucket: `rate` tokens a second accrue continuously up to `burst`, and each call
+/// takes what it costs.
+///
+/// A bucket smooths rather than counts. After a quiet spell it lets a whole burst through at
+/// once, then holds callers to the rate, which is what a limit on a human-facing API wants:
+/// nobody should be refused for two requests in the same second after an hour of none. It is
+/// the algorithm of go-zero's `core/limit/tokenlimit.go` (there kept in Redis), with the
+/// clock passed in. For a quota counted over a window use [`Sliding`](crate::Sliding) or
+/// [`Period`](crate::Period) instead: a bucket would let "a thousand a day" go in the first
+/// minute.
+///
+/// Tokens are an `f64`, so costs and rates may be fractional. The bucket is refilled lazily
+/// on each call: `tokens = min(burst, tokens + rate · elapsed_ns / 1e9)`. Time is `now` on
+/// the caller's clock, kept as whole nanoseconds (saturating after about 584 years).
+///
+/// # Edge cases
+///
+/// Nothing here panics. Each input out of range is read as follows:
+///
+/// * a `rate` that is negative, NaN or infinite is read as 0: the bucket never refills, so a
+///   broken configuration fails closed rather than open;
+/// * a `burst` below 1 or NaN is raised to 1 (a bucket that can never hold one token would
+///   refuse everything); an infinite burst is kept and admits every finite cost;
+/// * a cost `n` that is negative, NaN or infinite is refused: [`take`](Bucket::take) answers
+///   `false` and [`next`](Bucket::next) `Duration::MAX`;
+/// * a `now` earlier than one already seen is read as the latest seen, so a clock that steps
+///   back never adds tokens.
+///
+/// `Clone` makes an independent copy of the state: the two buckets then spend and refill
+/// separately, so cloning a bucket doubles the traffic the pair admits.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::Bucket;
+///
+/// let secs = Duration::from_secs;
+/// // Ten a second, with room for a burst of twenty.
+/// let mut bucket = Bucket::new(10.0, 20.0, secs(0));
+/// assert!((0..20).all(|_| bucket.take(secs(0), 1.0)));
+/// assert!(!bucket.take(secs(0), 1.0));
+///
+/// // One token comes back every 100 ms.
+/// assert_eq!(bucket.next(secs(0), 1.0), Duration::from_millis(100));
+/// assert!(bucket.take(Duration::from_millis(100), 1.0));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Bucket {
+    /// Tokens a second: finite and at least 0.
+    rate: f64,
+    /// The most the bucket holds: at least 1, possibly infinite.
+    burst: f64,
+    /// Tokens held at the latest reading; never NaN, never negative.
+    tokens: f64,
+    /// The latest reading seen, which is when `tokens` was counted.
+    latest: Latest,
+}
+
+impl Bucket {
+    /// A full bucket that refills at `rate` tokens a second up to `burst`, its clock at
+    /// `now`.
+    ///
+    /// Starting full is what lets the first burst through. A `rate` that is negative, NaN or
+    /// infinite is read as 0 (never refills); a `burst` below 1 or NaN is raised to 1.
+    pub fn new(rate: f64, burst: f64, now: Duration) -> Self {
+        let rate = if rate.is_finite() && rate > 0.0 {
+            rate
+        } else {
+            0.0
+        };
+        // `max` returns the other operand when one is NaN, so NaN becomes 1 here too.
+        let burst = burst.max(1.0);
+        Self {
+            rate,
+            burst,
+            tokens: burst,
+            latest: Latest::new(now),
+        }
+    }
+
+    /// Whether `n` tokens are there at `now`, taking them if they are.
+    ///
+    /// A cost that is negative, NaN or infinite is refused. A cost of zero always passes.
+    pub fn take(&mut self, now: Duration, n: f64) -> bool {
+        let elapsed = self.elapsed(now);
+        self.latest.advance(now);
+        self.tokens = self.burst.min(self.grown(elapsed));
+        if is_cost(n) && n <= self.tokens {
+            self.tokens -= n;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// How long after `now` `n` tokens will be there, without taking them.
+    ///
+    /// Zero when they are there now. `Duration::MAX` when they never will be: `n` is more
+    /// than the burst, the bucket does not refill, the cost is negative, NaN or infinite, or
+    /// the tokens would arrive only after the clock's range (about 584 years) has run out.
+    ///
+    /// This is what a caller sleeps for, or sends as `Retry-After`. It is the one answer in
+    /// the crate rounded up rather than to the nearest nanosecond: it is the first whole
+    /// nanosecond at which the refill, computed in floats exactly as
+    /// [`take`](Bucket::take) computes it, reaches `n`, so `take(now + next(now, n), n)`
+    /// succeeds on the bucket as it stands and a nanosecond earlier would not. (At 3 tokens a
+    /// second one token takes 333 333 333.3 ns: the answer is 333 333 334 ns.)
+    pub fn next(&self, now: Duration, n: f64) -> Duration {
+        if !is_cost(n) || n > self.burst {
+            return Duration::MAX;
+        }
+        let elapsed = self.elapsed(now);
+        if self.burst.min(self.grown(elapsed)) >= n {
+            return Duration::ZERO;
+        }
+        if self.rate == 0.0 {
+            return Duration::MAX;
+        }
+        match self.first_reaching(n, elapsed) {
+            Some(at) => Duration::from_nanos(at - elapsed),
+            None => Duration::MAX,
+        }
+    }
+
+    /// How many tokens the bucket holds at `now`, for a caller that reports its headroom.
+    pub fn tokens(&self, now: Duration) -> f64 {
+        self.burst.min(self.grown(self.elapsed(now)))
+    }
+
+    /// Tokens a second, as read by [`new`](Bucket::new).
+    pub fn rate(&self) -> f64 {
+        self.rate
+    }
+
+    /// The most the bucket holds, as read by [`new`](Bucket::new).
+    pub fn burst(&self) -> f64 {
+        self.burst
+    }
+
+    /// When `tokens` was counted: the latest reading seen, in nanoseconds.
+    fn counted_at(&self) -> u64 {
+        self.latest.get()
+    }
+
+    /// Nanoseconds from the latest reading to `now`, zero for a `now` that is not later.
+    fn elapsed(&self, now: Duration) -> u64 {
+        self.latest.read(now) - self.counted_at()
+    }
+
+    /// The tokens held `elapsed` nanoseconds after the latest reading, before the burst
+    /// caps them. Never NaN: the rate is finite, the product at worst `+inf`.
+    fn grown(&self, elapsed: u64) -> f64 {
+        self.tokens + self.rate * elapsed as f64 / PER_SEC
+    }
+
+    /// The first `elapsed` at which [`grown`](Bucket::grown) reaches `n`, or `None` when it
+    /// does not within the clock's range. Given that it has not reached `n` at `short`.
+    ///
+    /// The quotient `(n − tokens) / rate` is only an estimate of the float sum `take` will
+    /// compute; `grown` is monotone in `elapsed`, so the estimate is corrected by searching
+    /// for the exact first nanosecond: gallop up while it falls short, then bisect.
+    fn first_reaching(&self, n: f64, mut short: u64) -> Option<u64> {
+        let limit = u64::MAX - self.counted_at();
+        let guess = ceil_nanos((n - self.tokens) / self.rate * PER_SEC);
+        let mut enough = u64::try_from(guess)
+            .unwrap_or(u64::MAX)
+            .min(limit)
+            .max(short);
+        let mut step = 1_u64;
+        while self.grown(enough) < n {
+            if enough == limit {
+                return None;
+            }
+            short = enough;
+            enough = enough.saturating_add(step).min(limit);
+            step = step.saturating_mul(2);
+        }
+        // The estimate is usually exact: look just below it before bisecting.
+        if enough - short > 1 && self.grown(enough - 1) < n {
+            short = enough - 1;
+        }
+        while enough - short > 1 {
+            let mid = short + (enough - short) / 2;
+            if self.grown(mid) < n {
+                short = mid;
+            } else {
+                enough = mid;
+            }
+        }
+        Some(enough)
+    }
+}
+
+/// Whether `n` is a cost a bucket can charge: finite and not negative.
+fn is_cost(n: f64) -> bool {
+    n.is_finite() && n >= 0.0
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn secs(n: u64) -> Duration {
+        Duration::from_secs(n)
+    }
+
+    #[test]
+    fn starts_full_and_lets_the_burst_through() {
+        let mut bucket = Bucket::new(1.0, 3.0, secs(0));
+        assert_eq!(bucket.tokens(secs(0)), 3.0);
+        assert!(bucket.take(secs(0), 1.0));
+        assert!(bucket.take(secs(0), 1.0));
+        assert!(bucket.take(secs(0), 1.0));
+        assert!(!bucket.take(secs(0), 1.0));
+    }
+
+    #[test]
+    fn refills_at_the_rate() {
+        let mut bucket = Bucket::new(10.0, 1.0, secs(0));
+        assert!(bucket.take(secs(0), 1.0));
+        assert_eq!(bucket.tokens(ms(50)), 0.5);
+        assert!(!bucket.take(ms(50), 1.0));
+        assert!(bucket.take(ms(100), 1.0));
+    }
+
+    #[test]
+    fn never_holds_more_than_the_burst() {
+        let bucket = Bucket::new(100.0, 5.0, secs(0));
+        assert_eq!(bucket.tokens(secs(3600)), 5.0);
+        let mut bucket = Bucket::new(100.0, 5.0, secs(0));
+        assert!(bucket.take(secs(0), 5.0));
+        assert_eq!(bucket.tokens(secs(3600)), 5.0);
+    }
+
+    #[test]
+    fn the_clock_starts_at_creation() {
+        let mut bucket = Bucket::new(1.0, 2.0, secs(100));
+        assert!(bucket.take(secs(100), 2.0));
+        assert_eq!(bucket.tokens(secs(101)), 1.0);
+    }
+
+    #[test]
+    fn takes_fractional_costs() {
+        let mut bucket = Bucket::new(0.5, 1.0, secs(0));
+        assert!(bucket.take(secs(0), 0.25));
+        assert!(bucket.take(secs(0), 0.75));
+        assert!(!bucket.take(secs(0), 0.25));
+        assert!(bucket.take(ms(500), 0.25));
+    }
+
+    #[test]
+    fn a_cost_of_zero_always_passes() {
+        let mut bucket = Bucket::new(0.0, 1.0, secs(0));
+        assert!(bucket.take(secs(0), 1.0));
+        assert!(bucket.take(secs(0), 0.0));
+        assert!(bucket.take(secs(0), -0.0));
+        assert_eq!(bucket.next(secs(0), 0.0), Duration::ZERO);
+    }
+
+    #[test]
+    fn a_burst_below_one_or_nan_is_raised_to_one() {
+        for burst in [0.0, 0.5, -3.0, f64::NEG_INFINITY, f64::NAN] {
+            let mut bucket = Bucket::new(1.0, burst, secs(0));
+            assert_eq!(bucket.burst(), 1.0, "burst {burst}");
+            assert!(bucket.take(secs(0), 1.0));
+            assert!(!bucket.take(secs(0), 1.0));
+        }
+    }
+
+    #[test]
+    fn an_infinite_burst_admits_every_finite_cost() {
+        let mut bucket = Bucket::new(0.0, f64::INFINITY, secs(0));
+        for _ in 0..1000 {
+            assert!(bucket.take(secs(0), f64::MAX));
+        }
+        assert_eq!(bucket.tokens(secs(0)), f64::INFINITY);
+        assert_eq!(bucket.next(secs(0), 1e300), Duration::ZERO);
+        assert!(!bucket.take(secs(0), f64::INFINITY));
+    }
+
+    #[test]
+    fn a_negative_nan_or_infinite_rate_never_refills() {
+        for rate in [-1.0, f64::NAN, f64::INFINITY, f64::NEG_INFINITY] {
+            let mut bucket = Bucket::new(rate, 1.0, secs(0));
+            assert_eq!(bucket.rate(), 0.0, "rate {rate}");
+            assert!(bucket.take(secs(0), 1.0));
+            assert!(!bucket.take(secs(1_000_000), 1.0));
+            assert_eq!(bucket.next(secs(1_000_000), 1.0), Duration::MAX);
+        }
+    }
+
+    #[test]
+    fn a_negative_nan_or_infinite_cost_is_refused() {
+        let mut bucket = Bucket::new(1.0, 5.0, secs(0));
+        for n in [
+            -1.0,
+            -f64::MIN_POSITIVE,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+        ] {
+            assert!(!bucket.take(secs(0), n), "cost {n}");
+            assert_eq!(bucket.next(secs(0), n), Duration::MAX, "cost {n}");
+        }
+        assert_eq!(bucket.tokens(secs(0)), 5.0);
+    }
+
+    #[test]
+    fn a_huge_rate_fills_at_once_without_overflowing() {
+        let mut bucket = Bucket::new(f64::MAX, 2.0, secs(0));
+        assert!(bucket.take(secs(0), 2.0));
+        assert_eq!(bucket.tokens(Duration::from_nanos(1)), 2.0);
+        assert_eq!(bucket.tokens(Duration::MAX), 2.0);
+        assert_eq!(bucket.next(secs(0), 1.0), Duration::from_nanos(1));
+    }
+
+    #[test]
+    fn next_is_zero_when_the_tokens_are_there() {
+        let bucket = Bucket::new(1.0, 2.0, secs(0));
+        assert_eq!(bucket.next(secs(0), 2.0), Duration::ZERO);
+    }
+
+    #[test]
+    fn next_is_forever_past_the_burst() {
+        let bucket = Bucket::new(1.0, 2.0, secs(0));
+        assert_eq!(bucket.next(secs(0), 2.5), Duration::MAX);
+    }
+
+    #[test]
+    fn next_counts_from_what_is_already_there() {
+        let mut bucket = Bucket::new(2.0, 4.0, secs(0));
+        assert!(bucket.take(secs(0), 4.0));
+        // At 250 ms half a token is there; the three more needed take 1.5 s at two a second.
+        assert_eq!(bucket.next(ms(250), 3.5), ms(1500));
+    }
+
+    // The one place the crate rounds up: a third of a second is not whole nanoseconds.
+    #[test]
+    fn next_rounds_up_so_that_taking_then_succeeds() {
+        let mut bucket = Bucket::new(3.0, 1.0, secs(0));
+        assert!(bucket.take(secs(0), 1.0));
+        let wait = bucket.next(secs(0), 1.0);
+        assert_eq!(wait, Duration::from_nanos(333_333_334));
+        assert!(!bucket.clone().take(wait - Duration::from_nanos(1), 1.0));
+        assert!(bucket.take(wait, 1.0));
+    }
+
+    #[test]
+    fn next_is_exact_for_awkward_rates() {
+        for rate in [3.0, 7.0, 0.3, 1e-3, 123.456, 1e9 / 3.0] {
+            let mut bucket = Bucket::new(rate, 1.5, secs(7));
+            assert!(bucket.take(secs(7), 1.5));
+            let now = secs(7) + Duration::from_nanos(1);
+            let wait = bucket.next(now, 1.0);
+            assert!(wait > Duration::ZERO, "rate {rate}");
+            assert!(bucket.clone().take(now + wait, 1.0), "rate {rate}");
+            assert!(
+                !bucket.take(now + wait - Duration::from_nanos(1), 1.0),
+                "rate {rate}"
+            );
+        }
+    }
+
+    #[test]
+    fn next_is_forever_when_the_tokens_would_come_after_the_clock_runs_out() {
+        let mut bucket = Bucket::new(1e-300, 1.0, secs(0));
+        assert!(bucket.take(secs(0), 1.0));
+        assert_eq!(bucket.next(secs(0), 1.0), Duration::MAX);
+        // Half a token in 584 years.
+        let mut bucket = Bucket::new(1.0 / u64::MAX as f64 * 5e8, 1.0, secs(0));
+        assert!(bucket.take(secs(0), 1.0));
+        assert_eq!(bucket.next(secs(0), 1.0), Duration::MAX);
+        assert!(bucket.next(secs(0), 0.4) < Duration::MAX);
+    }
+
+    #[test]
+    fn a_clock_going_backwards_never_adds_tokens() {
+        let mut bucket = Bucket::new(1.0, 1.0, secs(10));
+        assert!(bucket.take(secs(10), 1.0));
+        assert!(!bucket.take(secs(5), 1.0));
+        assert!(!bucket.take(secs(0), 1.0));
+        assert_eq!(bucket.tokens(secs(0)), 0.0);
+        assert_eq!(bucket.next(secs(0), 1.0), secs(1));
+        // The steps back did not move the clock either.
+        assert!(bucket.take(secs(11), 1.0));
+    }
+
+    #[test]
+    fn survives_a_clock_at_the_end_of_its_range() {
+        let mut bucket = Bucket::new(1.0, 2.0, Duration::MAX);
+        assert!(bucket.take(Duration::MAX, 2.0));
+        assert!(!bucket.take(Duration::MAX, 1.0));
+        // Time has stopped: the tokens never come back.
+        assert_eq!(bucket.next(Duration::MAX, 1.0), Duration::MAX);
+        assert_eq!(bucket.tokens(Duration::MAX), 0.0);
+
+        let mut bucket = Bucket::new(1.0, 2.0, secs(0));
+        assert!(bucket.take(secs(0), 2.0));
+        assert_eq!(bucket.tokens(Duration::MAX), 2.0);
+        assert!(bucket.take(Duration::MAX, 2.0));
+    }
+
+    #[test]
+    fn a_clone_spends_independently() {
+        let mut bucket = Bucket::new(0.0, 1.0, secs(0));
+        let mut twin = bucket.clone();
+        assert!(bucket.take(secs(0), 1.0));
+        assert!(twin.take(secs(0), 1.0));
+        assert!(!bucket.take(secs(0), 1.0));
+    }
+}

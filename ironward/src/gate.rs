@@ -1,0 +1,128 @@
+//! A concurrency gate: a count with a ceiling.
+
+/// A count with a ceiling: at most `limit` callers inside at once.
+///
+/// Unlike a rate, this has nothing to do with time: it is how many things are happening at
+/// once, the concurrency limit a server puts on itself (tower's `ConcurrencyLimit`, go-zero's
+/// `core/syncx/limit.go`). A server past its limit answers at once rather than queueing,
+/// which keeps a queue from becoming the outage. [`enter`](Gate::enter) takes room when
+/// `held < limit`; [`leave`](Gate::leave) gives it back.
+///
+/// The gate holds no token: pairing each `enter` that returned `true` with one `leave` is
+/// the caller's part, typically with a guard that leaves when it is dropped. A `leave`
+/// without an `enter` never takes the count below zero; a limit of 0 admits nothing.
+///
+/// `Clone` makes an independent copy of the count: the two gates then admit separately, so
+/// cloning a gate doubles the room. Share one gate to share one limit.
+///
+/// # Examples
+///
+/// ```
+/// use ironward::Gate;
+///
+/// let mut gate = Gate::new(2);
+/// assert!(gate.enter());
+/// assert!(gate.enter());
+/// assert!(!gate.enter());
+/// assert_eq!(gate.held(), 2);
+///
+/// gate.leave();
+/// assert!(gate.enter());
+/// ```
+#[derive(Debug, Clone)]
+pub struct Gate {
+    limit: u32,
+    held: u32,
+}
+
+impl Gate {
+    /// A gate that nothing has entered, with room for `limit`.
+    pub fn new(limit: u32) -> Self {
+        Self { limit, held: 0 }
+    }
+
+    /// Whether there is room, taking it if there is.
+    pub fn enter(&mut self) -> bool {
+        if self.held < self.limit {
+            self.held += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Gives room back; a `leave` with nobody inside does nothing.
+    pub fn leave(&mut self) {
+        self.held = self.held.saturating_sub(1);
+    }
+
+    /// How many are inside.
+    pub fn held(&self) -> u32 {
+        self.held
+    }
+
+    /// The most the gate lets in at once.
+    pub fn limit(&self) -> u32 {
+        self.limit
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn admits_up_to_the_limit_then_refuses() {
+        let mut gate = Gate::new(3);
+        assert!(gate.enter());
+        assert!(gate.enter());
+        assert!(gate.enter());
+        assert!(!gate.enter());
+        assert_eq!(gate.held(), 3);
+    }
+
+    #[test]
+    fn leaving_gives_the_room_back() {
+        let mut gate = Gate::new(1);
+        assert!(gate.enter());
+        gate.leave();
+        assert_eq!(gate.held(), 0);
+        assert!(gate.enter());
+    }
+
+    #[test]
+    fn leaving_never_goes_below_zero() {
+        let mut gate = Gate::new(1);
+        gate.leave();
+        gate.leave();
+        assert_eq!(gate.held(), 0);
+        assert!(gate.enter());
+        assert!(!gate.enter());
+    }
+
+    #[test]
+    fn a_limit_of_zero_admits_nothing() {
+        let mut gate = Gate::new(0);
+        assert!(!gate.enter());
+        assert_eq!(gate.held(), 0);
+    }
+
+    #[test]
+    fn a_limit_of_u32_max_never_overflows() {
+        let mut gate = Gate::new(u32::MAX);
+        gate.held = u32::MAX - 1;
+        assert!(gate.enter());
+        assert!(!gate.enter());
+        assert_eq!(gate.held(), u32::MAX);
+        assert_eq!(gate.limit(), u32::MAX);
+    }
+
+    #[test]
+    fn a_clone_counts_independently() {
+        let mut gate = Gate::new(1);
+        let mut twin = gate.clone();
+        assert!(gate.enter());
+        assert!(twin.enter());
+        assert!(!gate.enter());
+    }
+}

@@ -340,7 +340,13 @@ mod tests {
         assert_eq!(shedder.factor(1000), 0.1);
         let wide = Shedder::new(Shed { cpu: 1000, ..SHED }, ms(0));
         assert_eq!(wide.factor(1000), 1.0);
-        let never = Shedder::new(Shed { cpu: u32::MAX, ..SHED }, ms(0));
+        let never = Shedder::new(
+            Shed {
+                cpu: u32::MAX,
+                ..SHED
+            },
+            ms(0),
+        );
         assert_eq!(never.factor(1000), 1.0);
     }
 

@@ -109,7 +109,12 @@ mod tests {
     #[test]
     fn a_tally_counts_every_outcome_in_its_total() {
         let mut tally = Tally::default();
-        for outcome in [Outcome::Success, Outcome::Drop, Outcome::Failure, Outcome::Drop] {
+        for outcome in [
+            Outcome::Success,
+            Outcome::Drop,
+            Outcome::Failure,
+            Outcome::Drop,
+        ] {
             tally.add(outcome);
         }
         assert_eq!(
@@ -137,7 +142,13 @@ mod tests {
             count: 1,
         };
         total.add(5);
-        assert_eq!(total, Total { sum: u64::MAX, count: 2 });
+        assert_eq!(
+            total,
+            Total {
+                sum: u64::MAX,
+                count: 2
+            }
+        );
     }
 
     #[test]

@@ -46,6 +46,7 @@ use crate::float::{duration, powi, round_nanos, unit};
 /// assert_eq!(at_half(Jitter::Decorrelated), ms(200));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Jitter {
     /// The ceiling itself, with no randomness.
     Rigid,
@@ -141,12 +142,19 @@ pub const BACKOFF: Backoff = Backoff {
 /// assert_eq!(full.delay(3, 0.25, None), ms(100));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(default, deny_unknown_fields)
+)]
 pub struct Backoff {
     /// The wait before the first retry, before jitter.
+    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
     pub base: Duration,
     /// What each retry multiplies the wait by; NaN or below 1 is read as 1.
     pub factor: f64,
     /// The most the wait grows to, before jitter (only `Spread` may pass it).
+    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
     pub cap: Duration,
     /// The most attempts a call makes, the first included; 0 and 1 allow no retry.
     pub attempts: u32,

@@ -38,6 +38,11 @@ use crate::window::Window;
 /// assert_eq!(Sre::default(), SRE);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(default, deny_unknown_fields)
+)]
 pub struct Sre {
     /// How many times the accepted calls the breaker lets through before refusing any.
     pub k: f64,
@@ -47,10 +52,12 @@ pub struct Sre {
     pub protection: f64,
     /// The longest the breaker goes without letting a call through once it is refusing
     /// (strictly longer than this lets one through).
+    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
     pub probe: Duration,
     /// Buckets in the window (at least 1).
     pub size: usize,
     /// The span of history the window covers.
+    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
     pub window: Duration,
 }
 

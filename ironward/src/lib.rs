@@ -93,6 +93,8 @@ mod clock;
 mod deadline;
 mod float;
 mod gate;
+#[cfg(feature = "serde")]
+mod humane;
 mod period;
 mod shedder;
 mod sliding;

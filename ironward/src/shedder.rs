@@ -34,18 +34,26 @@ use crate::window::Window;
 /// assert_eq!(Shed::default(), SHED);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(default, deny_unknown_fields)
+)]
 pub struct Shed {
     /// Buckets in the window (at least 1).
     pub size: usize,
     /// The span of history the window covers.
+    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
     pub window: Duration,
     /// CPU use, in thousandths, at or over which the server is overloaded.
     pub cpu: u32,
     /// The response time assumed while no bucket has one, and the most one can count as.
+    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
     pub latency: Duration,
     /// The weight of the previous average in the moving average of calls in flight.
     pub beta: f64,
     /// How long after the last overload a server that has refused stays hot.
+    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
     pub cool: Duration,
     /// The least fraction of capacity kept, however close to 100% the CPU runs.
     pub floor: f64,

@@ -1,1 +1,759 @@
-//! HTTP retry decisions (being written).
+//! HTTP retry decisions: after a failed response, wait how long, or stop and why.
+//!
+//! A client that has just received a failed HTTP response has to answer three questions: may
+//! this request be sent again at all, how long should it wait first, and does the time left
+//! allow it? [`decide`] and [`decide_response`] answer them with a [`Decision`]:
+//! [`Decision::Wait`] with the delay, or [`Decision::Stop`] with a [`StopReason`]. Everything
+//! the answer depends on is passed in (the status and method, whether the body can be sent
+//! again, which retry this would be, how long the caller has been trying, the raw
+//! `Retry-After` values, the wall clock and a random sample), so equal inputs always give
+//! equal answers. Nothing here performs I/O, reads a clock, draws a random number or
+//! allocates.
+//!
+//! This ports the MoonBit package `http_retry`. The semantics follow RFC 9110: idempotent
+//! methods (§9.2.2), `Retry-After` (§10.2.3) and the IMF-fixdate (§5.6.7).
+//!
+//! # Rule order
+//!
+//! Both functions apply these rules in order; the first that applies gives the answer.
+//!
+//! 1. [`Settings::valid`] fails → [`StopReason::InvalidSettings`].
+//! 2. The input is malformed → [`StopReason::InvalidInput`]: `sample_ppm` above 1_000_000, a
+//!    status outside 100..=599, a method that is not a non-empty RFC 9110 token (§5.6.2), or
+//!    (for [`decide_response`]) a `now_unix` outside the years 1601..=9999.
+//! 3. The status is not one of 408, 429, 500, 502, 503, 504 ([`retryable_status`]) →
+//!    [`StopReason::NotRetryable`].
+//! 4. The body cannot be sent again, or the method is not idempotent ([`idempotent_method`])
+//!    and the caller has not vouched for [`Request::replay_safe`] →
+//!    [`StopReason::NotReplayable`].
+//! 5. `retry_index ≥ max_retries` → [`StopReason::AttemptsExhausted`].
+//! 6. The client delay is the exponential backoff ceiling
+//!    `min(base_delay · 2^retry_index, max_delay)` ([`backoff_ceiling`]), scaled by
+//!    `sample_ppm / 1_000_000` and floored to whole nanoseconds ([`jitter_delay`]). With
+//!    `remaining = total_budget − elapsed` (nothing when `elapsed ≥ total_budget`), the retry
+//!    needs `client + request_reserve < remaining`, strictly, else
+//!    [`StopReason::BudgetExhausted`].
+//! 7. The server's minimum delay: [`decide`] takes it already parsed (`None` for none);
+//!    [`decide_response`] takes the raw, uncombined `Retry-After` field values. No value means
+//!    no minimum; two or more values (even identical ones), or one that [`retry_after_delay`]
+//!    rejects → [`StopReason::InvalidRetryAfter`].
+//! 8. A server delay above `max_delay` → [`StopReason::ServerDelayExceedsCap`]: a server
+//!    minimum is never clipped to the cap, nor shortened by jitter.
+//! 9. The wait is `max(client, server)`; it needs `wait + request_reserve < remaining`, else
+//!    [`StopReason::BudgetExhausted`].
+//! 10. [`Decision::Wait`] with that wait.
+//!
+//! # Precedence
+//!
+//! Because the first applicable rule answers, earlier invalid input, status, replay, attempt
+//! or baseline budget failures take precedence over anything the server said: a 404 with a
+//! malformed `Retry-After` is [`NotRetryable`](StopReason::NotRetryable), and a retry that
+//! the budget could not hold even without a server delay is
+//! [`BudgetExhausted`](StopReason::BudgetExhausted) whatever its `Retry-After` values. The
+//! budget is checked twice: first against the client delay alone (rule 6), then against the
+//! final wait (rule 9), after the server delay has been checked against the cap, so a server
+//! delay both above the cap and beyond the budget is
+//! [`ServerDelayExceedsCap`](StopReason::ServerDelayExceedsCap).
+//!
+//! # After the wait
+//!
+//! A [`Decision::Wait`] is a plan, not a guarantee. The caller must re-check its own deadline
+//! after waking, since it may have slept longer than asked, and must still enforce its
+//! request timeout and cancellation. [`Settings::request_reserve`] is an estimate of how long
+//! the next attempt needs, set aside when judging the budget; it is not a timeout.
+//!
+//! # Units and clocks
+//!
+//! Spans are [`Duration`]s. [`Request::elapsed`] is read from a monotonic clock, measured from
+//! the start of the first attempt; `now_unix` is wall-clock time in Unix seconds, used only to
+//! turn an HTTP-date into a delay (clock skew between client and server shifts that delay;
+//! pass a trusted or corrected clock). [`Request::sample_ppm`] is a uniform random sample in
+//! parts per million that the caller draws: 1_000_000 means no jitter, and an independent
+//! uniform draw on each retry gives "full jitter".
+//!
+//! # Differs from the seed
+//!
+//! - The seed counts milliseconds in an `Int64`; this returns [`Duration`]s of the same
+//!   length, and jitter floors to whole nanoseconds rather than whole milliseconds.
+//! - The seed's named arguments are the fields of [`Request`]; its `defaults()` is
+//!   [`Settings::default`] (also [`SETTINGS`]) and its `valid_settings` is
+//!   [`Settings::valid`].
+//! - The seed bounds a `Retry-After` value at 1024 UTF-16 code units; this bounds it at 1024
+//!   bytes. Only ASCII values can be valid, and there the two counts agree.
+//!
+//! # Not covered
+//!
+//! Transport errors, redirects, credential refresh, replaying a streamed body, cancellation,
+//! distributed rate limiting and circuit breaking belong to the HTTP adapter (and to the
+//! other pieces of this crate).
+//!
+//! # Examples
+//!
+//! ```
+//! use core::time::Duration;
+//! use ironward::http_retry::{decide_response, Decision, Request, Settings, StopReason};
+//!
+//! let settings = Settings::default();
+//! let mut request = Request {
+//!     method: "GET",
+//!     status: 429,
+//!     retry_index: 0,
+//!     elapsed: Duration::from_millis(100),
+//!     body_replayable: true,
+//!     replay_safe: false,
+//!     sample_ppm: 0,
+//! };
+//! // The seed's rate-limited GET: zero jitter cannot shorten the server's five seconds.
+//! let now = 1_700_000_000;
+//! assert_eq!(
+//!     decide_response(&settings, &request, &["5"], now),
+//!     Decision::Wait(Duration::from_secs(5))
+//! );
+//!
+//! // Two Retry-After fields are ambiguous, so the retry stops.
+//! assert_eq!(
+//!     decide_response(&settings, &request, &["5", "5"], now),
+//!     Decision::Stop(StopReason::InvalidRetryAfter)
+//! );
+//!
+//! // A 404 is not retried, whatever the server says about waiting.
+//! request.status = 404;
+//! assert_eq!(
+//!     decide_response(&settings, &request, &["soon"], now),
+//!     Decision::Stop(StopReason::NotRetryable)
+//! );
+//! ```
+
+use core::fmt;
+use core::time::Duration;
+
+use crate::float::duration;
+
+mod date;
+mod retry_after;
+
+pub use date::parse_http_date;
+pub use retry_after::retry_after_delay;
+
+/// The most retries [`Settings::valid`] accepts (the initial request not counted).
+const MAX_RETRIES: u32 = 1000;
+
+/// `sample_ppm` that leaves the client delay whole: one million parts per million.
+const PPM: u32 = 1_000_000;
+
+/// The seed's defaults: 3 retries, 200 ms base, 30 s cap, 120 s budget, 1 s reserve.
+///
+/// The same value as [`Settings::default()`], usable in `const` contexts.
+///
+/// # Examples
+///
+/// ```
+/// use ironward::http_retry::{Settings, SETTINGS};
+///
+/// assert_eq!(SETTINGS, Settings::default());
+/// assert_eq!(SETTINGS.max_retries, 3);
+/// ```
+pub const SETTINGS: Settings = Settings {
+    max_retries: 3,
+    base_delay: Duration::from_millis(200),
+    max_delay: Duration::from_secs(30),
+    total_budget: Duration::from_secs(120),
+    request_reserve: Duration::from_secs(1),
+};
+
+/// How patient a client is: retry count, backoff and time budget.
+///
+/// A plain record: change it with `Settings { max_retries: 5, ..Settings::default() }`.
+/// [`decide`] and [`decide_response`] check it on every call and stop with
+/// [`StopReason::InvalidSettings`] when [`valid`](Settings::valid) fails, so a bad record
+/// never panics and never retries.
+///
+/// # Default
+///
+/// The seed's contract, kept as is:
+///
+/// | field | value |
+/// | --- | --- |
+/// | `max_retries` | 3 |
+/// | `base_delay` | 200 ms |
+/// | `max_delay` | 30 s |
+/// | `total_budget` | 120 s |
+/// | `request_reserve` | 1 s |
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::http_retry::Settings;
+///
+/// let patient = Settings { total_budget: Duration::from_secs(600), ..Settings::default() };
+/// assert!(patient.valid());
+/// assert_eq!(patient.base_delay, Duration::from_millis(200));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(default, deny_unknown_fields)
+)]
+pub struct Settings {
+    /// Retries allowed after the initial request, which is not counted; 0..=1000.
+    pub max_retries: u32,
+    /// The client delay before the first retry, doubled on each later one; at most
+    /// `max_delay`.
+    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    pub base_delay: Duration,
+    /// The cap on the client delay, and the most a server may ask a client to wait: a
+    /// longer `Retry-After` stops the retry.
+    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    pub max_delay: Duration,
+    /// The time allowed for the whole call, from the start of the first attempt to the end of
+    /// the last.
+    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    pub total_budget: Duration,
+    /// The time set aside for the next attempt itself when judging whether a wait fits the
+    /// budget; less than `total_budget`. An estimate, not a timeout.
+    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    pub request_reserve: Duration,
+}
+
+impl Default for Settings {
+    fn default() -> Self {
+        SETTINGS
+    }
+}
+
+impl Settings {
+    /// Whether the settings can be used: `max_retries ≤ 1000`, `base_delay ≤ max_delay` and
+    /// `request_reserve < total_budget`.
+    ///
+    /// The bound on retries is the seed's; the other two keep the backoff and the budget
+    /// meaningful (a reserve that fills the whole budget would make every retry stop).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::http_retry::Settings;
+    ///
+    /// assert!(Settings::default().valid());
+    /// assert!(!Settings { max_retries: 1001, ..Settings::default() }.valid());
+    /// let no_room = Settings { request_reserve: Duration::from_secs(120), ..Settings::default() };
+    /// assert!(!no_room.valid());
+    /// ```
+    pub fn valid(&self) -> bool {
+        self.max_retries <= MAX_RETRIES
+            && self.base_delay <= self.max_delay
+            && self.request_reserve < self.total_budget
+    }
+}
+
+/// What the caller knows about the failed attempt and the retry it is considering.
+///
+/// Each field is one of the seed's named arguments. Build it with a struct literal; every
+/// field is public.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::http_retry::{decide, Decision, Request, Settings};
+///
+/// // A POST that the server deduplicates with an idempotency key, answered 503.
+/// let request = Request {
+///     method: "POST",
+///     status: 503,
+///     retry_index: 0,
+///     elapsed: Duration::from_millis(350),
+///     body_replayable: true,
+///     replay_safe: true,
+///     sample_ppm: 1_000_000,
+/// };
+/// assert_eq!(
+///     decide(&Settings::default(), &request, None),
+///     Decision::Wait(Duration::from_millis(200))
+/// );
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Request<'a> {
+    /// The request method, case-sensitive as RFC 9110 §9.1 has it (`"GET"`, not `"get"`);
+    /// must be a non-empty token.
+    pub method: &'a str,
+    /// The response status code; must lie in 100..=599.
+    pub status: u16,
+    /// Which retry this would be: 0 for the first retry, after the initial request failed.
+    pub retry_index: u32,
+    /// Time since the first attempt started, from a monotonic clock.
+    pub elapsed: Duration,
+    /// Whether the request body can be sent again byte for byte (no body counts as
+    /// replayable; a consumed stream does not). Every retry needs it.
+    pub body_replayable: bool,
+    /// Allows a method that is not idempotent (such as POST or PATCH) to be retried. Set it
+    /// only when the server is known to deduplicate the request, for example by an
+    /// idempotency key it honours, resent unchanged with the exact same body; a key the
+    /// client merely generates is not enough.
+    pub replay_safe: bool,
+    /// A uniform random sample in parts per million, 0..=1_000_000, that scales the client
+    /// delay down; 1_000_000 means no jitter. Draw it independently for each retry.
+    pub sample_ppm: u32,
+}
+
+/// The answer for one failed response: wait and retry, or stop.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::http_retry::{Decision, StopReason};
+///
+/// let decision = Decision::Wait(Duration::from_millis(200));
+/// assert!(matches!(decision, Decision::Wait(delay) if delay.as_millis() == 200));
+/// assert_ne!(decision, Decision::Stop(StopReason::BudgetExhausted));
+/// ```
+#[must_use]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Decision {
+    /// Wait this long, then send the request again. The caller must re-check its deadline
+    /// after waking.
+    Wait(Duration),
+    /// Do not retry, for this reason.
+    Stop(StopReason),
+}
+
+/// Why a retry was refused.
+///
+/// One variant per rule of the [module's rule order](self#rule-order). Its [`Display`] is a
+/// short lower-case phrase.
+///
+/// It also implements [`core::error::Error`], although a stop is not always a fault (a 404 is
+/// simply final): a caller that gives up reports the reason as the cause of its last failure,
+/// often boxed as `dyn Error`, and three of the eight variants are errors in the caller's own
+/// input. The trait costs nothing and has no source to expose.
+///
+/// [`Display`]: fmt::Display
+///
+/// # Examples
+///
+/// ```
+/// use ironward::http_retry::StopReason;
+///
+/// assert_eq!(StopReason::BudgetExhausted.to_string(), "time budget exhausted");
+/// let cause: &dyn core::error::Error = &StopReason::InvalidRetryAfter;
+/// assert_eq!(cause.to_string(), "invalid retry-after value");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum StopReason {
+    /// [`Settings::valid`] failed: too many retries allowed, a base delay above the cap, or
+    /// a reserve that fills the budget.
+    InvalidSettings,
+    /// The request description is malformed: `sample_ppm` above 1_000_000, a status outside
+    /// 100..=599, a method that is not a token, or a `now_unix` outside 1601..=9999.
+    InvalidInput,
+    /// The status is not a transient failure worth retrying (see [`retryable_status`]).
+    NotRetryable,
+    /// Sending the request again could repeat its effect or send a different body: the body
+    /// cannot be replayed, or the method is not idempotent and not marked replay-safe.
+    NotReplayable,
+    /// All `max_retries` retries have been made.
+    AttemptsExhausted,
+    /// The wait plus the request reserve does not fit in what is left of the total budget.
+    BudgetExhausted,
+    /// The server asked for a longer wait than `max_delay`.
+    ServerDelayExceedsCap,
+    /// `Retry-After` was sent more than once, or its value is neither delta-seconds nor a
+    /// strict IMF-fixdate.
+    InvalidRetryAfter,
+}
+
+impl fmt::Display for StopReason {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::InvalidSettings => "invalid retry settings",
+            Self::InvalidInput => "invalid retry input",
+            Self::NotRetryable => "status is not retryable",
+            Self::NotReplayable => "request is not safe to replay",
+            Self::AttemptsExhausted => "retries exhausted",
+            Self::BudgetExhausted => "time budget exhausted",
+            Self::ServerDelayExceedsCap => "server delay exceeds the cap",
+            Self::InvalidRetryAfter => "invalid retry-after value",
+        })
+    }
+}
+
+impl core::error::Error for StopReason {}
+
+/// Decides whether to retry a failed response, given the server's delay already parsed.
+///
+/// Applies the [rule order](self#rule-order) with `server_delay` as the server's minimum
+/// (`None` when it named none). Use [`decide_response`] to hand over the raw `Retry-After`
+/// values instead.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::http_retry::{decide, Decision, Request, Settings, StopReason};
+///
+/// let settings = Settings::default();
+/// let request = Request {
+///     method: "GET",
+///     status: 503,
+///     retry_index: 2,
+///     elapsed: Duration::from_secs(3),
+///     body_replayable: true,
+///     replay_safe: false,
+///     sample_ppm: 500_000,
+/// };
+/// // The third retry: 200 ms · 2² = 800 ms, halved by the sample.
+/// assert_eq!(decide(&settings, &request, None), Decision::Wait(Duration::from_millis(400)));
+/// // The server's minimum wins over the shorter client delay.
+/// let server = Some(Duration::from_secs(2));
+/// assert_eq!(decide(&settings, &request, server), Decision::Wait(Duration::from_secs(2)));
+/// // But not when it is above the cap.
+/// let server = Some(Duration::from_secs(31));
+/// assert_eq!(
+///     decide(&settings, &request, server),
+///     Decision::Stop(StopReason::ServerDelayExceedsCap)
+/// );
+/// ```
+pub fn decide(
+    settings: &Settings,
+    request: &Request<'_>,
+    server_delay: Option<Duration>,
+) -> Decision {
+    decision(baseline(settings, request, true).and_then(|plan| plan.wait(settings, server_delay)))
+}
+
+/// Decides whether to retry a failed response, given its raw `Retry-After` field values.
+///
+/// `retry_after` holds each `Retry-After` field of the response as received, uncombined: an
+/// empty slice when there was none. `now_unix` is the caller's wall clock in Unix seconds,
+/// used to read an HTTP-date; it must lie in the years 1601..=9999 even when there is no
+/// date to read. Otherwise the same as [`decide`] (see the [rule order](self#rule-order)).
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::http_retry::{decide_response, Decision, Request, Settings, StopReason};
+///
+/// let settings = Settings::default();
+/// let request = Request {
+///     method: "GET",
+///     status: 503,
+///     retry_index: 0,
+///     elapsed: Duration::from_millis(250),
+///     body_replayable: true,
+///     replay_safe: false,
+///     sample_ppm: 1_000_000,
+/// };
+/// let now = 1_445_412_468; // 2015-10-21T07:27:48Z
+/// assert_eq!(
+///     decide_response(&settings, &request, &["Wed, 21 Oct 2015 07:28:00 GMT"], now),
+///     Decision::Wait(Duration::from_secs(12))
+/// );
+/// assert_eq!(
+///     decide_response(&settings, &request, &[], now),
+///     Decision::Wait(Duration::from_millis(200))
+/// );
+/// assert_eq!(
+///     decide_response(&settings, &request, &["in a minute"], now),
+///     Decision::Stop(StopReason::InvalidRetryAfter)
+/// );
+/// ```
+pub fn decide_response(
+    settings: &Settings,
+    request: &Request<'_>,
+    retry_after: &[&str],
+    now_unix: i64,
+) -> Decision {
+    decision(
+        baseline(settings, request, date::in_range(now_unix))
+            .and_then(|plan| plan.wait(settings, server_delay(retry_after, now_unix)?)),
+    )
+}
+
+/// The exponential backoff ceiling before retry `retry_index`: `min(base_delay ·
+/// 2^retry_index, max_delay)`.
+///
+/// Exact and saturating: the product is taken in nanoseconds and anything past the cap is the
+/// cap, for every `retry_index` up to `u32::MAX` and every duration up to [`Duration::MAX`].
+/// `None` when the settings are not [valid](Settings::valid).
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::http_retry::{backoff_ceiling, Settings};
+///
+/// let settings = Settings::default();
+/// assert_eq!(backoff_ceiling(&settings, 0), Some(Duration::from_millis(200)));
+/// assert_eq!(backoff_ceiling(&settings, 3), Some(Duration::from_millis(1600)));
+/// assert_eq!(backoff_ceiling(&settings, u32::MAX), Some(Duration::from_secs(30)));
+/// let invalid = Settings { max_retries: 5000, ..settings };
+/// assert_eq!(backoff_ceiling(&invalid, 0), None);
+/// ```
+pub fn backoff_ceiling(settings: &Settings, retry_index: u32) -> Option<Duration> {
+    settings.valid().then(|| ceiling(settings, retry_index))
+}
+
+/// Scales a delay by a caller-drawn sample: `floor(ceiling · sample_ppm / 1_000_000)`.
+///
+/// Full jitter as in AWS's "Exponential Backoff and Jitter": with `sample_ppm` drawn
+/// uniformly from 0..=1_000_000, the delay is spread uniformly below the ceiling. Exact
+/// integer arithmetic in whole nanoseconds (floored), for any `ceiling` up to
+/// [`Duration::MAX`]. `None` when `sample_ppm` is above 1_000_000.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::http_retry::jitter_delay;
+///
+/// let ceiling = Duration::from_millis(200);
+/// assert_eq!(jitter_delay(ceiling, 1_000_000), Some(ceiling));
+/// assert_eq!(jitter_delay(ceiling, 250_000), Some(Duration::from_millis(50)));
+/// assert_eq!(jitter_delay(ceiling, 0), Some(Duration::ZERO));
+/// assert_eq!(jitter_delay(ceiling, 1_000_001), None);
+/// ```
+pub fn jitter_delay(ceiling: Duration, sample_ppm: u32) -> Option<Duration> {
+    (sample_ppm <= PPM).then(|| jitter(ceiling, sample_ppm))
+}
+
+/// Whether a method is idempotent: `GET`, `HEAD`, `PUT`, `DELETE`, `OPTIONS` or `TRACE`.
+///
+/// RFC 9110 §9.2.2 defines these as the methods whose intended effect is the same however
+/// many times an identical request is sent, which is what makes them safe to repeat after a
+/// failure. Method names are case-sensitive (RFC 9110 §9.1), so `"get"` is not one. Whether
+/// the body can be sent again is a separate question ([`Request::body_replayable`]).
+///
+/// # Examples
+///
+/// ```
+/// use ironward::http_retry::idempotent_method;
+///
+/// assert!(idempotent_method("PUT"));
+/// assert!(!idempotent_method("POST"));
+/// assert!(!idempotent_method("get"));
+/// ```
+pub fn idempotent_method(method: &str) -> bool {
+    matches!(
+        method,
+        "GET" | "HEAD" | "PUT" | "DELETE" | "OPTIONS" | "TRACE"
+    )
+}
+
+/// Whether a status is worth retrying: 408, 429, 500, 502, 503 or 504.
+///
+/// The seed's conservative defaults, statuses that usually mean a transient condition:
+/// Request Timeout, Too Many Requests, Internal Server Error, Bad Gateway, Service
+/// Unavailable, Gateway Timeout (RFC 9110 §15, RFC 6585 §4). A retryable status does not by
+/// itself make repeating the request safe; that is [`idempotent_method`]'s question.
+///
+/// # Examples
+///
+/// ```
+/// use ironward::http_retry::retryable_status;
+///
+/// assert!(retryable_status(503));
+/// assert!(!retryable_status(501));
+/// assert!(!retryable_status(404));
+/// ```
+pub fn retryable_status(status: u16) -> bool {
+    matches!(status, 408 | 429 | 500 | 502 | 503 | 504)
+}
+
+/// What rules 1 to 6 leave for the last rules: the client delay and the time remaining.
+struct Baseline {
+    client: Duration,
+    remaining: Duration,
+}
+
+/// Rules 1 to 6 of the rule order; `now_valid` carries `decide_response`'s clock check into
+/// rule 2.
+fn baseline(
+    settings: &Settings,
+    request: &Request<'_>,
+    now_valid: bool,
+) -> Result<Baseline, StopReason> {
+    if !settings.valid() {
+        return Err(StopReason::InvalidSettings);
+    }
+    if request.sample_ppm > PPM
+        || !(100..=599).contains(&request.status)
+        || !is_token(request.method)
+        || !now_valid
+    {
+        return Err(StopReason::InvalidInput);
+    }
+    if !retryable_status(request.status) {
+        return Err(StopReason::NotRetryable);
+    }
+    if !request.body_replayable || !(idempotent_method(request.method) || request.replay_safe) {
+        return Err(StopReason::NotReplayable);
+    }
+    if request.retry_index >= settings.max_retries {
+        return Err(StopReason::AttemptsExhausted);
+    }
+    let client = jitter(ceiling(settings, request.retry_index), request.sample_ppm);
+    let remaining = settings.total_budget.saturating_sub(request.elapsed);
+    if !fits(client, settings, remaining) {
+        return Err(StopReason::BudgetExhausted);
+    }
+    Ok(Baseline { client, remaining })
+}
+
+/// Rule 7 for raw field values: none is no minimum, and exactly one must read as a delay.
+/// `Retry-After` is not a list (RFC 9110 §10.2.3), so a second field, even an identical one,
+/// leaves the server's intent unclear.
+fn server_delay(retry_after: &[&str], now_unix: i64) -> Result<Option<Duration>, StopReason> {
+    match retry_after {
+        [] => Ok(None),
+        [value] => retry_after_delay(value, now_unix)
+            .map(Some)
+            .ok_or(StopReason::InvalidRetryAfter),
+        _ => Err(StopReason::InvalidRetryAfter),
+    }
+}
+
+impl Baseline {
+    /// Rules 8 to 10: the server delay against the cap, then the final wait against the
+    /// budget.
+    fn wait(self, settings: &Settings, server: Option<Duration>) -> Result<Duration, StopReason> {
+        let server = server.unwrap_or(Duration::ZERO);
+        if server > settings.max_delay {
+            return Err(StopReason::ServerDelayExceedsCap);
+        }
+        let wait = self.client.max(server);
+        if !fits(wait, settings, self.remaining) {
+            return Err(StopReason::BudgetExhausted);
+        }
+        Ok(wait)
+    }
+}
+
+/// Whether `wait` plus the request reserve is strictly less than `remaining`. A sum past
+/// `Duration::MAX` saturates there, which is never less than `remaining`.
+fn fits(wait: Duration, settings: &Settings, remaining: Duration) -> bool {
+    wait.saturating_add(settings.request_reserve) < remaining
+}
+
+/// `min(base_delay · 2^retry_index, max_delay)` for valid settings, in exact nanoseconds.
+fn ceiling(settings: &Settings, retry_index: u32) -> Duration {
+    let (base, cap) = (
+        settings.base_delay.as_nanos(),
+        settings.max_delay.as_nanos(),
+    );
+    if base == 0 {
+        return Duration::ZERO;
+    }
+    // 2^retry_index does not fit a u128 from 128 on; by then any base of at least 1 ns is far
+    // past Duration::MAX, so a failed shift or product is the cap.
+    match 1u128
+        .checked_shl(retry_index)
+        .and_then(|factor| base.checked_mul(factor))
+    {
+        Some(grown) if grown < cap => duration(grown),
+        _ => settings.max_delay,
+    }
+}
+
+/// `floor(ceiling · sample_ppm / 1_000_000)` for `sample_ppm ≤ 1_000_000`. `Duration::MAX`
+/// is under 2^95 ns and the sample under 2^20, so the product fits a u128.
+fn jitter(ceiling: Duration, sample_ppm: u32) -> Duration {
+    duration(ceiling.as_nanos() * u128::from(sample_ppm) / u128::from(PPM))
+}
+
+/// Whether `method` is an RFC 9110 token (§5.6.2): one or more `tchar`s.
+fn is_token(method: &str) -> bool {
+    !method.is_empty()
+        && method
+            .bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"!#$%&'*+-.^_`|~".contains(&b))
+}
+
+/// A rule's verdict as the public answer.
+fn decision(verdict: Result<Duration, StopReason>) -> Decision {
+    verdict.map_or_else(Decision::Stop, Decision::Wait)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn settings(base: Duration, cap: Duration) -> Settings {
+        Settings {
+            base_delay: base,
+            max_delay: cap,
+            ..SETTINGS
+        }
+    }
+
+    #[test]
+    fn the_ceiling_doubles_until_the_cap() {
+        let s = SETTINGS;
+        let millis = |i| ceiling(&s, i).as_millis();
+        assert_eq!(
+            [millis(0), millis(1), millis(2), millis(7)],
+            [200, 400, 800, 25_600]
+        );
+        assert_eq!(millis(8), 30_000);
+        assert_eq!(millis(127), 30_000);
+        assert_eq!(millis(128), 30_000);
+        assert_eq!(millis(u32::MAX), 30_000);
+    }
+
+    #[test]
+    fn the_ceiling_saturates_at_the_largest_durations() {
+        let s = settings(Duration::from_nanos(1), Duration::MAX);
+        // 2^93 ns is below Duration::MAX (about 1.8 · 10^28 ns), 2^94 ns above.
+        assert_eq!(ceiling(&s, 93).as_nanos(), 1 << 93);
+        assert_eq!(ceiling(&s, 94), Duration::MAX);
+        assert_eq!(ceiling(&s, u32::MAX), Duration::MAX);
+        let s = settings(Duration::MAX, Duration::MAX);
+        assert_eq!(ceiling(&s, 0), Duration::MAX);
+        assert_eq!(ceiling(&s, 1), Duration::MAX);
+        let s = settings(Duration::ZERO, Duration::MAX);
+        assert_eq!(ceiling(&s, u32::MAX), Duration::ZERO);
+    }
+
+    #[test]
+    fn jitter_floors_to_whole_nanoseconds() {
+        assert_eq!(
+            jitter(Duration::from_nanos(3), 500_000),
+            Duration::from_nanos(1)
+        );
+        assert_eq!(jitter(Duration::from_nanos(999_999), 1), Duration::ZERO);
+        assert_eq!(
+            jitter(Duration::from_nanos(1_000_000), 1),
+            Duration::from_nanos(1)
+        );
+        assert_eq!(jitter(Duration::MAX, PPM), Duration::MAX);
+        let max = Duration::MAX.as_nanos();
+        assert_eq!(
+            jitter(Duration::MAX, 999_999).as_nanos(),
+            max - max.div_ceil(1_000_000)
+        );
+    }
+
+    #[test]
+    fn tokens_are_the_rfc_9110_tchar_set() {
+        assert!(is_token("GET"));
+        assert!(is_token("M-SEARCH"));
+        assert!(is_token("!#$%&'*+-.^_`|~09azAZ"));
+        for bad in [
+            "", "GET ", "G\tT", "G(T)", "\"GET\"", "GÉT", "G,T", "G/T", "G:T",
+        ] {
+            assert!(!is_token(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn the_budget_check_is_strict_and_saturating() {
+        let s = SETTINGS;
+        let second = Duration::from_secs(1);
+        assert!(fits(Duration::ZERO, &s, second + Duration::from_nanos(1)));
+        assert!(!fits(Duration::ZERO, &s, second));
+        assert!(!fits(Duration::MAX, &s, Duration::MAX));
+    }
+}

@@ -1,0 +1,699 @@
+//! Durations as humane strings ("100ms", "10s"), for the `serde` feature.
+//!
+//! People write timeouts and windows in config files as a number and a unit: go-zero's YAML
+//! configs say `Timeout: 2s`, and humantime parses `"1h 30m"`. A count of nanoseconds or
+//! serde's default `{ "secs": 0, "nanos": 100000000 }` is hard to read and easy to get wrong by a
+//! factor of a thousand. The policy records put `#[serde(with = "crate::humane")]` on each
+//! `Duration` field, so `{"window": "10s", "bucket": "100ms"}` reads back as written.
+//!
+//! # Writing
+//!
+//! One whole number and one unit: the largest of `h`, `m`, `s`, `ms`, `us`, `ns` that holds the
+//! duration exactly. 100 ms is `"100ms"`, 90 s is `"90s"` (not `"1m30s"`), 2 min is `"2m"`, 1.5 s
+//! is `"1500ms"`, zero is `"0s"`, and `Duration::MAX` is its count of nanoseconds,
+//! `"18446744073709551615999999999ns"`. Nothing is allocated: the digits go into a stack buffer
+//! handed to `serialize_str`.
+//!
+//! # Reading
+//!
+//! ```text
+//! duration = part { " "* part }        one part or more, maybe separated by spaces (U+0020)
+//! part     = digits [ "." digits ] unit
+//! digits   = one or more of the ASCII digits 0 to 9
+//! unit     = ns | us | µs | μs | ms | s | m | h | d          (lower case only)
+//! ```
+//!
+//! For example `"100ms"`, `"10s"`, `"1m30s"`, `"1h 30m"`, `"1.5s"`, `"0.25ms"`, `"2h"`, `"1d"`.
+//!
+//! - Parts add up. Their units go from largest to smallest, each at most once, so `"30s1m"` and
+//!   `"1s1s"` (likely slips) are errors.
+//! - `µs` may be written with the micro sign (U+00B5) or the Greek mu (U+03BC), or as `us`. `m`
+//!   is minutes, never months; `d` is 86 400 s.
+//! - A decimal is exact or an error: each part must come to a whole number of nanoseconds. It is
+//!   never rounded or truncated, so `"1.5ns"` and `"1.0000000001s"` are errors, while
+//!   `"0.0000000001h"` (360 ns) and trailing zeros (`"1.500000000000s"`) are fine. A decimal
+//!   point needs a digit on each side (`".5s"` and `"1.s"` are errors).
+//! - Also errors: the empty string, a number without a unit (`"10"`), an unknown or upper-case
+//!   unit (`"10x"`, `"10S"`), a sign (`"-1s"`, `"+1s"`), a digit other than ASCII (`"１s"`), a
+//!   space between a number and its unit (`"10 s"`), whitespace before or after the whole
+//!   string, anything but a string (`10` in JSON is an error, not ten seconds), and a total
+//!   past `Duration::MAX` (`u64::MAX` seconds and 999 999 999 ns, about 584.9 billion years).
+//!   Overflow is an error, never a panic or a wrap.
+//!
+//! Every string written reads back to the same duration, `Duration::MAX` included.
+
+use core::fmt;
+use core::time::Duration;
+
+use serde::{de, ser};
+
+/// What a reader is told a duration looks like.
+const EXPECTED: &str = "a duration such as \"100ms\" or \"10s\"";
+
+const NANOS_PER_SEC: u128 = 1_000_000_000;
+
+/// `Duration::MAX` in nanoseconds: no string may come to more.
+const MAX_NANOS: u128 = Duration::MAX.as_nanos();
+
+/// The units a duration is written in, largest first, with their length in nanoseconds.
+const WRITTEN: [(&str, u128); 6] = [
+    ("h", 3_600 * NANOS_PER_SEC),
+    ("m", 60 * NANOS_PER_SEC),
+    ("s", NANOS_PER_SEC),
+    ("ms", 1_000_000),
+    ("us", 1_000),
+    ("ns", 1),
+];
+
+/// The longest string written: the 39 digits of `u128::MAX` and a two-letter unit.
+const LONGEST: usize = 41;
+
+/// The length in nanoseconds of each unit a string may use.
+fn unit(token: &str) -> Option<u128> {
+    match token {
+        "d" => Some(86_400 * NANOS_PER_SEC),
+        "h" => Some(3_600 * NANOS_PER_SEC),
+        "m" => Some(60 * NANOS_PER_SEC),
+        "s" => Some(NANOS_PER_SEC),
+        "ms" => Some(1_000_000),
+        // The micro sign U+00B5 and the Greek mu U+03BC look alike; accept both.
+        "us" | "\u{b5}s" | "\u{3bc}s" => Some(1_000),
+        "ns" => Some(1),
+        _ => None,
+    }
+}
+
+/// Serializes `d` as one whole number and the largest unit that holds it exactly ("100ms").
+pub(crate) fn serialize<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    let mut buf = [0; LONGEST];
+    match core::str::from_utf8(write(*d, &mut buf)) {
+        Ok(text) => s.serialize_str(text),
+        // Unreachable: `write` puts only ASCII digits and letters in the buffer.
+        Err(e) => Err(ser::Error::custom(e)),
+    }
+}
+
+/// Deserializes a humane string ("1m30s") into a `Duration`; see the module docs for the grammar.
+pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+    d.deserialize_str(Humane)
+}
+
+/// Writes `d` into the end of `buf` and returns the bytes written.
+fn write(d: Duration, buf: &mut [u8; LONGEST]) -> &[u8] {
+    let nanos = d.as_nanos();
+    let (mut count, unit) = if nanos == 0 {
+        (0, "s")
+    } else {
+        WRITTEN
+            .iter()
+            .find(|&&(_, len)| nanos.is_multiple_of(len))
+            .map_or((nanos, "ns"), |&(unit, len)| (nanos / len, unit))
+    };
+    let mut at = LONGEST;
+    for &b in unit.as_bytes().iter().rev() {
+        at -= 1;
+        buf[at] = b;
+    }
+    loop {
+        at -= 1;
+        buf[at] = b'0' + (count % 10) as u8;
+        count /= 10;
+        if count == 0 {
+            return &buf[at..];
+        }
+    }
+}
+
+/// The serde visitor that reads a duration from a string.
+#[derive(Debug)]
+struct Humane;
+
+impl de::Visitor<'_> for Humane {
+    type Value = Duration;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(EXPECTED)
+    }
+
+    fn visit_str<E: de::Error>(self, text: &str) -> Result<Duration, E> {
+        parse(text).map_err(|why| E::custom(Invalid { text, why }))
+    }
+}
+
+/// Reads `text` by the grammar in the module docs.
+fn parse(text: &str) -> Result<Duration, Why<'_>> {
+    if text.is_empty() {
+        return Err(Why::Empty);
+    }
+    if text.trim() != text {
+        return Err(Why::Padded);
+    }
+    let mut rest = text;
+    let mut total: u128 = 0;
+    // The length of the previous part's unit: each must be shorter than the one before.
+    let mut previous = None;
+    while !rest.is_empty() {
+        rest = rest.trim_start_matches(' ');
+        let (whole, after) = split_while(rest, |c| c.is_ascii_digit());
+        if whole.is_empty() {
+            return Err(not_a_number(after));
+        }
+        let (fraction, after) = match after.strip_prefix('.') {
+            Some(after) => match split_while(after, |c| c.is_ascii_digit()) {
+                ("", _) => return Err(Why::BarePoint),
+                split => split,
+            },
+            None => ("", after),
+        };
+        let (token, after) = split_while(after, char::is_alphabetic);
+        let Some(len) = unit(token) else {
+            return Err(not_a_unit(token, after));
+        };
+        if previous.is_some_and(|previous| len >= previous) {
+            return Err(Why::OutOfOrder);
+        }
+        previous = Some(len);
+        total = amount(whole, fraction, len)?
+            .checked_add(total)
+            .filter(|&total| total <= MAX_NANOS)
+            .ok_or(Why::Overflow)?;
+        rest = after;
+    }
+    let secs = u64::try_from(total / NANOS_PER_SEC).map_err(|_| Why::Overflow)?;
+    let nanos = u32::try_from(total % NANOS_PER_SEC).map_err(|_| Why::Overflow)?;
+    // `nanos` is below a second, so `Duration::new` cannot carry into `secs` and overflow.
+    Ok(Duration::new(secs, nanos))
+}
+
+/// Splits `s` after its longest prefix of characters that `keep` accepts.
+fn split_while(s: &str, keep: impl Fn(char) -> bool) -> (&str, &str) {
+    let end = s.find(|c| !keep(c)).unwrap_or(s.len());
+    s.split_at_checked(end).unwrap_or((s, ""))
+}
+
+/// The nanoseconds in `whole.fraction` units of `len` nanoseconds each, if a whole number.
+fn amount<'a>(whole: &str, fraction: &str, len: u128) -> Result<u128, Why<'a>> {
+    let whole = number(whole)
+        .and_then(|whole| whole.checked_mul(len))
+        .ok_or(Why::Overflow)?;
+    // Trailing zeros do not change the value, so drop them. The last digit left is not 0, so the
+    // fraction f lacks a factor 2 or a factor 5, and f * len is a multiple of 10^digits only if
+    // len holds 2^digits or 5^digits. The longest unit, 86_400e9 ns = 2^16 * 3^3 * 5^11, holds
+    // neither past 2^16, so more than 24 digits never come to whole nanoseconds; up to 24,
+    // f * len < 10^24 * 86_400e9 < 10^38 fits in a u128.
+    let fraction = fraction.trim_end_matches('0');
+    if fraction.len() > 24 {
+        return Err(Why::SubNanosecond);
+    }
+    let scale = u32::try_from(fraction.len())
+        .ok()
+        .and_then(|digits| 10u128.checked_pow(digits));
+    let part = number(fraction).and_then(|fraction| fraction.checked_mul(len));
+    match scale.zip(part) {
+        Some((scale, part)) if part.is_multiple_of(scale) => {
+            whole.checked_add(part / scale).ok_or(Why::Overflow)
+        }
+        _ => Err(Why::SubNanosecond),
+    }
+}
+
+/// The value of a run of ASCII digits, or `None` past `u128::MAX`.
+fn number(digits: &str) -> Option<u128> {
+    digits.bytes().try_fold(0u128, |n, b| {
+        n.checked_mul(10)?
+            .checked_add(u128::from(b.wrapping_sub(b'0')))
+    })
+}
+
+/// Why the text at the start of a part, `rest`, is not a number.
+fn not_a_number(rest: &str) -> Why<'_> {
+    match rest.chars().next() {
+        Some('+' | '-') => Why::Signed,
+        Some('.') => Why::BarePoint,
+        Some(c) if c.is_numeric() => Why::NotAscii(c),
+        Some(c) => Why::NotANumber(c),
+        None => Why::NoUnit,
+    }
+}
+
+/// Why `token`, followed by `rest`, is not a unit.
+fn not_a_unit<'a>(token: &'a str, rest: &'a str) -> Why<'a> {
+    if !token.is_empty() {
+        return Why::UnknownUnit(token);
+    }
+    match rest.chars().next() {
+        None => Why::NoUnit,
+        Some(' ') => Why::SpacedUnit,
+        Some(c) if c.is_numeric() => Why::NotAscii(c),
+        Some(c) => Why::UnknownUnit(rest.get(..c.len_utf8()).unwrap_or(rest)),
+    }
+}
+
+/// Why a string is not a duration.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Why<'a> {
+    /// The string is empty.
+    Empty,
+    /// Whitespace before or after the whole string.
+    Padded,
+    /// A `+` or `-` where a number should be.
+    Signed,
+    /// A digit other than ASCII `0` to `9`.
+    NotAscii(char),
+    /// Something other than a digit where a number should be.
+    NotANumber(char),
+    /// A decimal point without a digit on one side.
+    BarePoint,
+    /// A number at the end of the string, with no unit.
+    NoUnit,
+    /// A space between a number and its unit.
+    SpacedUnit,
+    /// A unit not in the grammar.
+    UnknownUnit(&'a str),
+    /// A unit not smaller than the one before it.
+    OutOfOrder,
+    /// A part that is not a whole number of nanoseconds.
+    SubNanosecond,
+    /// A total past `Duration::MAX`.
+    Overflow,
+}
+
+impl fmt::Display for Why<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Why::Empty => f.write_str("it is empty"),
+            Why::Padded => f.write_str("it starts or ends with whitespace"),
+            Why::Signed => f.write_str("a duration takes no sign"),
+            Why::NotAscii(c) => write!(f, "{c:?} is not an ASCII digit"),
+            Why::NotANumber(c) => write!(f, "found {c:?} where a number should be"),
+            Why::BarePoint => f.write_str("a decimal point needs a digit on each side"),
+            Why::NoUnit => f.write_str("a number needs a unit"),
+            Why::SpacedUnit => f.write_str("a number and its unit are written together"),
+            Why::UnknownUnit(unit) => write!(
+                f,
+                "unknown unit {unit:?} (the units are ns, us, µs, ms, s, m, h and d, in lower case)"
+            ),
+            Why::OutOfOrder => {
+                f.write_str("units go from largest to smallest, each at most once, as in \"1m30s\"")
+            }
+            Why::SubNanosecond => f.write_str("it is not a whole number of nanoseconds"),
+            Why::Overflow => f.write_str(
+                "it is longer than the longest duration, 18446744073709551615.999999999s",
+            ),
+        }
+    }
+}
+
+/// The message for a string that is not a duration: what it is, why, and what was expected.
+#[derive(Debug)]
+struct Invalid<'a> {
+    text: &'a str,
+    why: Why<'a>,
+}
+
+impl fmt::Display for Invalid<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid duration {:?}: {}; expected {EXPECTED}",
+            self.text, self.why
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    extern crate std;
+
+    use std::format;
+    use std::string::{String, ToString};
+
+    use proptest::prelude::*;
+
+    use super::*;
+
+    /// A duration field as the policy records will declare it.
+    #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+    struct Wrap(#[serde(with = "super")] Duration);
+
+    fn write(d: Duration) -> String {
+        match serde_json::to_value(Wrap(d)) {
+            Ok(serde_json::Value::String(text)) => text,
+            other => panic!("{d:?} was written as {other:?}"),
+        }
+    }
+
+    fn read(text: &str) -> Result<Duration, String> {
+        serde_json::from_value::<Wrap>(serde_json::Value::String(text.into()))
+            .map(|Wrap(d)| d)
+            .map_err(|e| e.to_string())
+    }
+
+    /// Asserts that each string is refused, with a message naming it and `why`.
+    fn refuses(texts: &[&str], why: &str) {
+        for text in texts {
+            let message = read(text).expect_err(text);
+            assert!(message.contains(why), "{text:?}: {message}");
+            assert!(
+                message.contains(&format!("invalid duration {text:?}")),
+                "{message}"
+            );
+        }
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn secs(n: u64) -> Duration {
+        Duration::from_secs(n)
+    }
+
+    #[test]
+    fn writes_the_largest_unit_that_holds_the_duration_exactly() {
+        assert_eq!(write(secs(2 * 3600)), "2h");
+        assert_eq!(write(secs(25 * 3600)), "25h");
+        assert_eq!(write(secs(120)), "2m");
+        assert_eq!(write(secs(10)), "10s");
+        assert_eq!(write(ms(100)), "100ms");
+        assert_eq!(write(ms(1500)), "1500ms");
+        assert_eq!(write(Duration::from_micros(250)), "250us");
+        assert_eq!(write(Duration::from_nanos(1)), "1ns");
+        assert_eq!(write(Duration::from_nanos(1_000_000_001)), "1000000001ns");
+    }
+
+    #[test]
+    fn writes_ninety_seconds_as_one_number_and_one_unit() {
+        assert_eq!(write(secs(90)), "90s");
+        assert_eq!(write(secs(5400)), "90m");
+    }
+
+    #[test]
+    fn writes_zero_as_seconds_and_the_extremes_as_exact_counts() {
+        assert_eq!(write(Duration::ZERO), "0s");
+        assert_eq!(write(Duration::MAX), "18446744073709551615999999999ns");
+        assert_eq!(
+            write(Duration::from_nanos(u64::MAX)),
+            "18446744073709551615ns"
+        );
+        assert_eq!(write(secs(u64::MAX)), "18446744073709551615s");
+    }
+
+    #[test]
+    fn writes_a_json_string_inside_a_record() {
+        #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+        struct Record {
+            #[serde(with = "super")]
+            window: Duration,
+            #[serde(with = "super")]
+            bucket: Duration,
+        }
+        let record = Record {
+            window: secs(10),
+            bucket: ms(100),
+        };
+        let json = serde_json::to_string(&record).unwrap();
+        assert_eq!(json, r#"{"window":"10s","bucket":"100ms"}"#);
+        assert_eq!(serde_json::from_str::<Record>(&json).unwrap(), record);
+        let spelled = r#"{"window": "1m30s", "bucket": "0.25s"}"#;
+        let read = serde_json::from_str::<Record>(spelled).unwrap();
+        assert_eq!(
+            read,
+            Record {
+                window: secs(90),
+                bucket: ms(250)
+            }
+        );
+    }
+
+    #[test]
+    fn round_trips_the_edge_values() {
+        for d in [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::MAX,
+            Duration::MAX - Duration::from_nanos(1),
+            Duration::from_nanos(u64::MAX),
+            secs(u64::MAX),
+            ms(1500),
+            Duration::new(1, 1),
+        ] {
+            assert_eq!(read(&write(d)), Ok(d), "{d:?}");
+        }
+    }
+
+    #[test]
+    fn reads_each_unit() {
+        assert_eq!(read("7ns"), Ok(Duration::from_nanos(7)));
+        assert_eq!(read("7us"), Ok(Duration::from_micros(7)));
+        assert_eq!(read("7\u{b5}s"), Ok(Duration::from_micros(7)));
+        assert_eq!(read("7\u{3bc}s"), Ok(Duration::from_micros(7)));
+        assert_eq!(read("7ms"), Ok(ms(7)));
+        assert_eq!(read("7s"), Ok(secs(7)));
+        assert_eq!(read("7m"), Ok(secs(7 * 60)));
+        assert_eq!(read("7h"), Ok(secs(7 * 3600)));
+        assert_eq!(read("7d"), Ok(secs(7 * 86_400)));
+        assert_eq!(read("0s"), Ok(Duration::ZERO));
+        assert_eq!(read("007s"), Ok(secs(7)));
+    }
+
+    #[test]
+    fn reads_parts_as_their_sum() {
+        assert_eq!(read("1m30s"), Ok(secs(90)));
+        assert_eq!(read("1h 30m"), Ok(secs(5400)));
+        assert_eq!(read("1h   30m"), Ok(secs(5400)));
+        let all = Duration::new(86_400 + 2 * 3600 + 3 * 60 + 4, 5_006_007);
+        assert_eq!(read("1d2h3m4s5ms6us7ns"), Ok(all));
+        assert_eq!(read("1d 2h 3m 4s 5ms 6\u{b5}s 7ns"), Ok(all));
+        assert_eq!(read("1.5h 1.5m"), Ok(secs(5400 + 90)));
+    }
+
+    #[test]
+    fn reads_exact_decimals() {
+        assert_eq!(read("1.5s"), Ok(ms(1500)));
+        assert_eq!(read("0.25ms"), Ok(Duration::from_micros(250)));
+        assert_eq!(read("0.000000001s"), Ok(Duration::from_nanos(1)));
+        assert_eq!(read("0.0000000001h"), Ok(Duration::from_nanos(360)));
+        assert_eq!(read("0.00000000001d"), Ok(Duration::from_nanos(864)));
+        assert_eq!(read("1.0ns"), Ok(Duration::from_nanos(1)));
+        assert_eq!(read("1.500000000000000000000000000000s"), Ok(ms(1500)));
+        assert_eq!(read("18446744073709551615.999999999s"), Ok(Duration::MAX));
+    }
+
+    #[test]
+    fn refuses_anything_finer_than_a_nanosecond() {
+        refuses(
+            &[
+                "1.5ns",
+                "0.1ns",
+                "1.0000000001s",
+                "0.0001us",
+                "0.0000000000000000000000001d",
+            ],
+            "not a whole number of nanoseconds",
+        );
+        // 0.000000000000001d is 86.4 ns: exact digits, inexact value.
+        refuses(&["0.000000000000001d"], "not a whole number of nanoseconds");
+    }
+
+    #[test]
+    fn refuses_the_empty_string() {
+        refuses(&[""], "it is empty");
+    }
+
+    #[test]
+    fn refuses_a_number_without_a_unit() {
+        refuses(&["10", "1.5", "1m30"], "a number needs a unit");
+    }
+
+    #[test]
+    fn refuses_unknown_units() {
+        refuses(
+            &["10x", "10S", "10MS", "10sec", "10min", "1y", "1w"],
+            "unknown unit",
+        );
+        refuses(&["10%"], r#"unknown unit "%""#);
+        refuses(&["1.2.3s"], r#"unknown unit ".""#);
+        assert!(read("10sec").unwrap_err().contains(r#"unknown unit "sec""#));
+    }
+
+    #[test]
+    fn refuses_signs() {
+        refuses(
+            &["-1s", "+1s", "1m-30s", "1m+30s", "-0s"],
+            "a duration takes no sign",
+        );
+    }
+
+    #[test]
+    fn refuses_digits_other_than_ascii() {
+        // Fullwidth, Arabic-Indic and Devanagari digits.
+        refuses(
+            &["\u{ff11}s", "\u{661}s", "1\u{967}s"],
+            "is not an ASCII digit",
+        );
+        refuses(&["1s\u{966}ms"], "is not an ASCII digit");
+    }
+
+    #[test]
+    fn refuses_other_characters_where_a_number_should_be() {
+        refuses(&["s", "ms10", "1s,2s", "1s_2s"], "where a number should be");
+    }
+
+    #[test]
+    fn refuses_whitespace_around_the_string_or_inside_a_part() {
+        refuses(
+            &[" 1s", "1s ", "1s\n", "\t1s", " "],
+            "starts or ends with whitespace",
+        );
+        refuses(
+            &["10 s", "1h 30 m"],
+            "a number and its unit are written together",
+        );
+        refuses(&["1s\t2s", "1s\u{a0}2s"], "where a number should be");
+    }
+
+    #[test]
+    fn refuses_a_decimal_point_without_digits_on_both_sides() {
+        refuses(
+            &[".5s", "1.s", "1..5s", "1s.5ms"],
+            "a decimal point needs a digit",
+        );
+    }
+
+    #[test]
+    fn refuses_units_out_of_order_or_repeated() {
+        refuses(
+            &["30s1m", "1s1s", "1us1\u{b5}s", "1s 1h", "0s0s"],
+            "from largest to smallest",
+        );
+    }
+
+    #[test]
+    fn refuses_more_than_the_longest_duration() {
+        refuses(
+            &[
+                "18446744073709551616s",
+                "18446744073709551616000000000ns",
+                "18446744073709551615s 999ms 999us 1000ns",
+                "307445734561825860m 16s",
+                "18446744073709551615.999999999s1ns",
+                "213503982334602d",
+                "340282366920938463463374607431768211456ns",
+                "99999999999999999999999999999999999999999999999999d",
+                "1.5d 99999999999999999999999999999999999999999999999999s",
+            ],
+            "longer than the longest duration",
+        );
+        assert_eq!(read("18446744073709551615999999999ns"), Ok(Duration::MAX));
+        assert_eq!(
+            read("213503982334601d"),
+            Ok(secs(213_503_982_334_601 * 86_400))
+        );
+        assert_eq!(read("307445734561825860m 15s"), Ok(secs(u64::MAX)));
+    }
+
+    #[test]
+    fn refuses_values_that_are_not_strings() {
+        for json in ["10", "1.5", "null", "true", "[]", r#"{"secs":1,"nanos":0}"#] {
+            let message = serde_json::from_str::<Wrap>(json).unwrap_err().to_string();
+            assert!(message.contains(EXPECTED), "{json}: {message}");
+        }
+    }
+
+    #[test]
+    fn messages_name_the_input_the_reason_and_the_expected_form() {
+        assert_eq!(
+            read("10x").unwrap_err(),
+            "invalid duration \"10x\": unknown unit \"x\" (the units are ns, us, µs, ms, s, m, \
+             h and d, in lower case); expected a duration such as \"100ms\" or \"10s\""
+        );
+    }
+
+    /// Durations from every corner: arbitrary, whole units, and the extremes.
+    fn durations() -> impl Strategy<Value = Duration> {
+        prop_oneof![
+            (any::<u64>(), 0..1_000_000_000u32).prop_map(|(s, n)| Duration::new(s, n)),
+            (any::<u64>(), 0..1_000u32).prop_map(|(s, n)| Duration::new(s, n * 1_000_000)),
+            (0..=u64::MAX / 3600).prop_map(|h| secs(h * 3600)),
+            (0..=u64::MAX / 60).prop_map(|m| secs(m * 60)),
+            any::<u64>().prop_map(Duration::from_nanos),
+            any::<u64>().prop_map(Duration::from_micros),
+            Just(Duration::MAX),
+            Just(Duration::ZERO),
+        ]
+    }
+
+    /// The parts of a string, largest unit first, and each part's value by `Duration`'s own
+    /// arithmetic (`None` past `Duration::MAX`): the naive model `parse` is checked against.
+    fn model(unit: usize, n: u64, micro_sign: bool) -> (&'static str, Option<Duration>) {
+        match unit {
+            0 => ("d", secs(n).checked_mul(86_400)),
+            1 => ("h", secs(n).checked_mul(3_600)),
+            2 => ("m", secs(n).checked_mul(60)),
+            3 => ("s", Some(secs(n))),
+            4 => ("ms", Some(ms(n))),
+            5 if micro_sign => ("\u{b5}s", Some(Duration::from_micros(n))),
+            5 => ("us", Some(Duration::from_micros(n))),
+            _ => ("ns", Some(Duration::from_nanos(n))),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn every_duration_round_trips(d in durations()) {
+            let text = write(d);
+            prop_assert_eq!(read(&text), Ok(d), "{}", text);
+        }
+
+        #[test]
+        fn writes_no_count_that_a_larger_unit_would_hold(d in durations()) {
+            let text = write(d);
+            let digits: String = text.chars().take_while(char::is_ascii_digit).collect();
+            let count: u128 = digits.parse().unwrap();
+            let factor = match &text[digits.len()..] {
+                "h" => None,
+                "m" => Some(60),
+                "s" if count == 0 => None,
+                "s" => Some(60),
+                "ms" | "us" | "ns" => Some(1000),
+                unit => panic!("unit {unit:?}"),
+            };
+            prop_assert!(factor.is_none_or(|factor| !count.is_multiple_of(factor)), "{}", text);
+        }
+
+        #[test]
+        fn reads_decimal_seconds_exactly(s in any::<u64>(), n in 0..1_000_000_000u32) {
+            let d = Duration::new(s, n);
+            let text = format!("{s}.{n:09}s");
+            prop_assert_eq!(read(&text), Ok(d));
+            // The same without trailing zeros: "1.5s", "7s".
+            let trimmed = text.trim_end_matches(['0', 's']).trim_end_matches('.');
+            prop_assert_eq!(read(&format!("{trimmed}s")), Ok(d));
+        }
+
+        #[test]
+        fn reads_parts_as_the_sum_duration_computes(
+            parts in proptest::collection::btree_map(
+                0..7usize,
+                prop_oneof![0..1_000u64, any::<u64>()],
+                1..5,
+            ),
+            spaced in any::<bool>(),
+            micro_sign in any::<bool>(),
+        ) {
+            let mut text = String::new();
+            let mut expected = Some(Duration::ZERO);
+            for (unit, n) in parts {
+                let (name, value) = model(unit, n, micro_sign);
+                if spaced && !text.is_empty() {
+                    text.push(' ');
+                }
+                text.push_str(&n.to_string());
+                text.push_str(name);
+                expected = expected.zip(value).and_then(|(sum, value)| sum.checked_add(value));
+            }
+            prop_assert_eq!(read(&text).ok(), expected, "{}", text);
+        }
+    }
+}

@@ -1,0 +1,120 @@
+//! Decisions allocate nothing after construction.
+//!
+//! A counting global allocator wraps the system's; this binary holds a single test so that
+//! nothing else allocates while a region is being measured.
+
+use std::alloc::System;
+use std::time::Duration;
+
+use ironward::http_retry::{self, Request, Settings};
+use ironward::{
+    BACKOFF, Backoff, Breaker, Bucket, Deadline, Gate, Jitter, Period, SHED, SRE, Shedder, Sliding,
+    Window,
+};
+use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+
+#[global_allocator]
+static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
+
+#[test]
+fn decisions_allocate_nothing_after_construction() {
+    let ms = Duration::from_millis;
+    let mut breaker = Breaker::new(SRE, ms(0));
+    let mut shedder = Shedder::new(SHED, ms(0));
+    let mut window = Window::<u64>::new(10, ms(1000), ms(0));
+    let mut bucket = Bucket::new(100.0, 10.0, ms(0));
+    let mut sliding = Sliding::new(1000, ms(1000));
+    let mut period = Period::new(1000, ms(1000), true);
+    let mut gate = Gate::new(8);
+    let deadline = Deadline::start(ms(5_000), ms(0));
+    let backoffs = [
+        BACKOFF,
+        Backoff {
+            jitter: Jitter::Full,
+            ..BACKOFF
+        },
+        Backoff {
+            jitter: Jitter::Equal,
+            ..BACKOFF
+        },
+        Backoff {
+            jitter: Jitter::Decorrelated,
+            ..BACKOFF
+        },
+        Backoff {
+            jitter: Jitter::Rigid,
+            ..BACKOFF
+        },
+    ];
+    let settings = Settings::default();
+
+    let region = Region::new(GLOBAL);
+    let mut admitted = 0u64;
+    let mut waited = Duration::ZERO;
+    for i in 0..20_000u64 {
+        // Two minutes of traffic, with a clock that sometimes steps back.
+        let now = ms(i * 6 - (i % 7 == 3) as u64 * 5);
+        let roll = (i % 100) as f64 / 100.0;
+        let cpu = if (i / 2_000) % 2 == 0 { 950 } else { 300 };
+
+        if let Some(permit) = breaker.allow(now, roll) {
+            if i % 3 == 0 {
+                breaker.pass(permit, now)
+            } else {
+                breaker.fail(permit, now)
+            }
+        }
+        let _ = breaker.ratio(now);
+        if let Some(ticket) = shedder.allow(now, cpu) {
+            if i % 5 == 0 {
+                shedder.fail(ticket)
+            } else {
+                shedder.pass(ticket, now + ms(4))
+            }
+        }
+        *window.slot(now) += 1;
+        window.each(now, false, |b| admitted += *b % 2);
+
+        admitted += u64::from(bucket.take(now, 1.0));
+        let _ = (bucket.next(now, 2.0), bucket.tokens(now));
+        admitted += u64::from(sliding.take(now));
+        let _ = (sliding.left(now), sliding.next(now));
+        let _ = (period.take(now), period.left(now), period.next(now));
+        if gate.enter() && i % 2 == 0 {
+            gate.leave();
+        }
+        let _ = (deadline.expired(now), deadline.remaining(now));
+
+        for backoff in &backoffs {
+            let retry = (i % 6) as u32;
+            waited += backoff.delay(retry, roll, Some(waited / 1_000));
+            let _ = (backoff.ceiling(retry), backoff.more(retry));
+        }
+
+        let request = Request {
+            method: if i % 2 == 0 { "GET" } else { "POST" },
+            status: [429, 503, 404, 500][(i % 4) as usize],
+            retry_index: (i % 5) as u32,
+            elapsed: ms(i % 130_000),
+            body_replayable: true,
+            replay_safe: i % 3 == 0,
+            sample_ppm: (i % 1_000_001) as u32,
+        };
+        let retry_after: &[&str] = match i % 4 {
+            0 => &[],
+            1 => &["5"],
+            2 => &["Sun, 06 Nov 1994 08:49:37 GMT"],
+            _ => &["1", "2"],
+        };
+        let _ = http_retry::decide_response(&settings, &request, retry_after, 784_111_777);
+        let _ = http_retry::decide(&settings, &request, Some(ms(i)));
+        let _ = http_retry::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT");
+    }
+    let change = region.change();
+
+    assert_eq!(change.allocations, 0, "{change:?}");
+    assert_eq!(change.reallocations, 0, "{change:?}");
+    // The loop did real work: something was admitted and some wait was computed.
+    assert!(admitted > 0 && waited > Duration::ZERO);
+    assert!(gate.held() <= 8);
+}

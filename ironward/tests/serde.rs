@@ -1,0 +1,114 @@
+//! The `serde` feature: policy records read and written with humane durations.
+#![cfg(feature = "serde")]
+
+use core::time::Duration;
+
+use ironward::http_retry::Settings;
+use ironward::{BACKOFF, Backoff, Jitter, SHED, SRE, Shed, Sre};
+
+#[test]
+fn the_presets_are_written_with_humane_durations() {
+    assert_eq!(
+        serde_json::to_string(&SRE).unwrap(),
+        r#"{"k":1.5,"floor":1.1,"protection":5.0,"probe":"1s","size":40,"window":"10s"}"#
+    );
+    assert_eq!(
+        serde_json::to_string(&SHED).unwrap(),
+        r#"{"size":50,"window":"5s","cpu":900,"latency":"1s","beta":0.9,"cool":"1s","floor":0.1}"#
+    );
+    assert_eq!(
+        serde_json::to_string(&BACKOFF).unwrap(),
+        r#"{"base":"100ms","factor":2.0,"cap":"1s","attempts":3,"jitter":{"Spread":0.2}}"#
+    );
+    assert_eq!(
+        serde_json::to_string(&Settings::default()).unwrap(),
+        r#"{"max_retries":3,"base_delay":"200ms","max_delay":"30s","total_budget":"2m","request_reserve":"1s"}"#
+    );
+}
+
+#[test]
+fn every_record_round_trips() {
+    let sre = Sre {
+        k: 2.0,
+        probe: Duration::from_millis(1500),
+        ..SRE
+    };
+    assert_eq!(
+        serde_json::from_str::<Sre>(&serde_json::to_string(&sre).unwrap()).unwrap(),
+        sre
+    );
+    let shed = Shed {
+        cpu: 800,
+        cool: Duration::from_micros(250),
+        ..SHED
+    };
+    assert_eq!(
+        serde_json::from_str::<Shed>(&serde_json::to_string(&shed).unwrap()).unwrap(),
+        shed
+    );
+    for jitter in [
+        Jitter::Rigid,
+        Jitter::Full,
+        Jitter::Equal,
+        Jitter::Decorrelated,
+        Jitter::Spread(0.5),
+    ] {
+        let backoff = Backoff {
+            jitter,
+            cap: Duration::MAX,
+            ..BACKOFF
+        };
+        let text = serde_json::to_string(&backoff).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Backoff>(&text).unwrap(),
+            backoff,
+            "{text}"
+        );
+    }
+    let settings = Settings {
+        max_retries: 0,
+        total_budget: Duration::from_secs(90),
+        ..Settings::default()
+    };
+    let text = serde_json::to_string(&settings).unwrap();
+    assert_eq!(serde_json::from_str::<Settings>(&text).unwrap(), settings);
+}
+
+#[test]
+fn missing_fields_take_the_preset() {
+    let sre: Sre = serde_json::from_str(r#"{"k": 2.0, "window": "1m"}"#).unwrap();
+    assert_eq!(
+        sre,
+        Sre {
+            k: 2.0,
+            window: Duration::from_secs(60),
+            ..SRE
+        }
+    );
+    let backoff: Backoff = serde_json::from_str(r#"{"jitter": "Full"}"#).unwrap();
+    assert_eq!(
+        backoff,
+        Backoff {
+            jitter: Jitter::Full,
+            ..BACKOFF
+        }
+    );
+    let settings: Settings = serde_json::from_str("{}").unwrap();
+    assert_eq!(settings, Settings::default());
+}
+
+#[test]
+fn unknown_fields_and_bad_durations_are_refused_with_a_reason() {
+    let typo = serde_json::from_str::<Shed>(r#"{"cpus": 800}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(typo.contains("unknown field `cpus`"), "{typo}");
+    let bare = serde_json::from_str::<Sre>(r#"{"probe": "100"}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(bare.contains("\"100\""), "{bare}");
+    let number = serde_json::from_str::<Sre>(r#"{"probe": 100}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(number.contains("a duration such as"), "{number}");
+}

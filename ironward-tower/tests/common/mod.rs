@@ -1,0 +1,53 @@
+//! What the end-to-end tests share: an axum server on a free loopback port.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use axum::Router;
+use tokio::net::TcpListener;
+use tokio::task::JoinHandle;
+
+/// A server running `app` on 127.0.0.1, stopped when dropped.
+pub struct Server {
+    pub addr: SocketAddr,
+    task: JoinHandle<()>,
+}
+
+impl Server {
+    /// Binds a free loopback port and serves `app` on it, with the peer address available to
+    /// extractors (`ConnectInfo<SocketAddr>`).
+    pub async fn start(app: Router) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
+        let addr = listener.local_addr().expect("local address");
+        let task = tokio::spawn(async move {
+            axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
+                .await
+                .expect("serve");
+        });
+        Self { addr, task }
+    }
+
+    /// `http://127.0.0.1:PORT` followed by `path`.
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.task.abort();
+    }
+}
+
+/// A real HTTP client with every wait bounded, so a hung server fails the test instead of
+/// hanging it.
+pub fn client() -> reqwest::Client {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(10))
+        .connect_timeout(Duration::from_secs(2))
+        .pool_max_idle_per_host(0)
+        .build()
+        .expect("client")
+}

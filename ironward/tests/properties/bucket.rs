@@ -1,91 +1,11 @@
 //! Properties of `bucket`.
-//!
-//! This file also holds the caller's clock the three limiter properties share ([`Clock`],
-//! [`Step`]): readings that mostly move forward, sometimes step back, and sometimes jump to
-//! the end of the range.
 
 use std::time::Duration;
 
 use ironward::Bucket;
 use proptest::prelude::*;
 
-/// One clock reading, relative to the latest one seen.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Step {
-    /// This many nanoseconds after the latest reading.
-    Forward(u64),
-    /// This many nanoseconds before the latest reading: a clock going backwards.
-    Back(u64),
-    /// `Duration::MAX`, past the end of the nanosecond clock.
-    End,
-}
-
-/// Steps of up to `scale` nanoseconds: mostly forward, a fifth of them backwards, a few to
-/// the end of the clock.
-pub(crate) fn step(scale: u64) -> impl Strategy<Value = Step> {
-    prop_oneof![
-        12 => (0..=scale).prop_map(Step::Forward),
-        4 => (0..=scale).prop_map(Step::Back),
-        1 => Just(Step::Back(u64::MAX)),
-        1 => Just(Step::End),
-    ]
-}
-
-/// The caller's clock as a naive model sees it.
-///
-/// `latest` is the latest reading the caller took, which the steps move from; `seen` is the
-/// latest reading passed to a call that changes state. Queries (`&self`) remember nothing,
-/// so a piece reads any `now` as the later of it and `seen`: that is the time the model
-/// answers at.
-#[derive(Debug, Clone, Copy)]
-pub(crate) struct Clock {
-    /// The caller's latest reading, in nanoseconds (the core saturates at `u64::MAX`).
-    pub(crate) latest: u64,
-    /// The latest reading a state-changing call was given, in nanoseconds.
-    pub(crate) seen: u64,
-}
-
-impl Clock {
-    /// A clock whose first reading, already seen by the piece, is `start`.
-    pub(crate) fn new(start: u64) -> Self {
-        Self {
-            latest: start,
-            seen: start,
-        }
-    }
-
-    /// Takes one step and returns the `now` to pass in.
-    pub(crate) fn read(&mut self, step: Step) -> Duration {
-        match step {
-            Step::Forward(by) => {
-                self.latest = self.latest.saturating_add(by);
-                Duration::from_nanos(self.latest)
-            }
-            Step::Back(by) => Duration::from_nanos(self.latest.saturating_sub(by)),
-            Step::End => {
-                self.latest = u64::MAX;
-                Duration::MAX
-            }
-        }
-    }
-
-    /// The time a state-changing call at `now` acts at, which it then remembers.
-    pub(crate) fn change(&mut self, now: Duration) -> u64 {
-        self.seen = self.query(now);
-        self.seen
-    }
-
-    /// The time a query at `now` reads at: the later of `now` and the latest seen.
-    pub(crate) fn query(&self, now: Duration) -> u64 {
-        self.seen
-            .max(u64::try_from(now.as_nanos()).unwrap_or(u64::MAX))
-    }
-
-    /// The caller's latest reading as a `Duration`.
-    pub(crate) fn now(&self) -> Duration {
-        Duration::from_nanos(self.latest)
-    }
-}
+use super::strategies::{Clock, step};
 
 /// A rate or a burst as a caller might pass it: ordinary values mixed with hostile ones.
 fn figure() -> impl Strategy<Value = f64> {

@@ -10,4 +10,5 @@ mod gate;
 mod period;
 mod shedder;
 mod sliding;
+mod strategies;
 mod window;

@@ -6,29 +6,7 @@ use std::time::Duration;
 use ironward::{Period, Quota};
 use proptest::prelude::*;
 
-use super::bucket::{Clock, step};
-
-/// A period: mostly short, sometimes zero (read as 1 ns) or `Duration::MAX`.
-fn period() -> impl Strategy<Value = Duration> {
-    prop_oneof![
-        8 => (1..5_000_u64).prop_map(Duration::from_nanos),
-        1 => Just(Duration::ZERO),
-        1 => Just(Duration::MAX),
-        1 => any::<u64>().prop_map(Duration::from_nanos),
-    ]
-}
-
-/// What a period counter is asked.
-#[derive(Debug, Clone, Copy)]
-enum Op {
-    Take,
-    Left,
-    Next,
-}
-
-fn op() -> impl Strategy<Value = Op> {
-    prop_oneof![3 => Just(Op::Take), 1 => Just(Op::Left), 1 => Just(Op::Next)]
-}
+use super::strategies::{Clock, Op, op, span, step};
 
 /// One period the model opened.
 #[derive(Debug, Default)]
@@ -106,7 +84,7 @@ proptest! {
     #[test]
     fn matches_a_naive_model_and_never_admits_more_than_the_quota_per_period(
         quota in 0..8_u32,
-        period in period(),
+        period in span(),
         align in any::<bool>(),
         ops in prop::collection::vec((step(3_000), op()), 1..200),
     ) {
@@ -137,7 +115,7 @@ proptest! {
     #[test]
     fn a_clock_going_backwards_reads_as_the_latest_seen(
         quota in 0..6_u32,
-        period in period(),
+        period in span(),
         align in any::<bool>(),
         ops in prop::collection::vec((step(3_000), op()), 1..200),
     ) {
@@ -160,7 +138,7 @@ proptest! {
     #[test]
     fn no_input_makes_a_period_panic(
         quota in prop_oneof![Just(0), Just(1), Just(u32::MAX), any::<u32>()],
-        period in period(),
+        period in span(),
         align in any::<bool>(),
         ops in prop::collection::vec((step(u64::MAX), op()), 1..100),
     ) {

@@ -6,29 +6,7 @@ use std::time::Duration;
 use ironward::Sliding;
 use proptest::prelude::*;
 
-use super::bucket::{Clock, step};
-
-/// A window in nanoseconds: mostly short, sometimes zero (read as 1 ns) or `Duration::MAX`.
-fn window() -> impl Strategy<Value = Duration> {
-    prop_oneof![
-        8 => (1..5_000_u64).prop_map(Duration::from_nanos),
-        1 => Just(Duration::ZERO),
-        1 => Just(Duration::MAX),
-        1 => any::<u64>().prop_map(Duration::from_nanos),
-    ]
-}
-
-/// What a sliding window is asked.
-#[derive(Debug, Clone, Copy)]
-enum Op {
-    Take,
-    Left,
-    Next,
-}
-
-fn op() -> impl Strategy<Value = Op> {
-    prop_oneof![3 => Just(Op::Take), 1 => Just(Op::Left), 1 => Just(Op::Next)]
-}
+use super::strategies::{Clock, Op, op, span, step};
 
 /// The naive log: every admitted stamp, and a full scan for each question.
 struct Log {
@@ -80,7 +58,7 @@ proptest! {
     #[test]
     fn matches_a_naive_log_and_never_admits_more_than_the_quota_in_any_window(
         quota in 0..8_u32,
-        window in window(),
+        window in span(),
         ops in prop::collection::vec((step(3_000), op()), 1..200),
     ) {
         let mut limit = Sliding::new(quota, window);
@@ -107,7 +85,7 @@ proptest! {
     #[test]
     fn a_clock_going_backwards_reads_as_the_latest_seen(
         quota in 0..6_u32,
-        window in window(),
+        window in span(),
         ops in prop::collection::vec((step(3_000), op()), 1..200),
     ) {
         let mut raw = Sliding::new(quota, window);
@@ -129,7 +107,7 @@ proptest! {
     #[test]
     fn no_input_makes_a_sliding_window_panic(
         quota in prop_oneof![Just(0), Just(1), Just(u32::MAX), any::<u32>()],
-        window in window(),
+        window in span(),
         ops in prop::collection::vec((step(u64::MAX), op()), 1..100),
     ) {
         let mut limit = Sliding::new(quota, window);

@@ -1,4 +1,54 @@
-//! tower layers for ironward (crate docs are written last).
+//! tower layers for [`ironward`]: the core's policies, fed by the real clock, randomness and
+//! CPU reading.
+//!
+//! Each layer owns the sources its policy reads ([`Clock`], [`Dice`], [`Cpu`]) and hands their
+//! readings to the pure `ironward` core on every request; the layers add no policy of their own.
+//! They work on axum, hyper and tonic services alike, and around any client `tower::Service`.
+//!
+//! | layer | policy | refusal | HTTP |
+//! | --- | --- | --- | --- |
+//! | [`BreakerLayer`] (client side) | [`ironward::Breaker`]: SRE adaptive throttling | [`Refused`] | 503 |
+//! | [`ShedLayer`] | [`ironward::Shedder`]: refuse while hot and full | [`Overloaded`] | 503 |
+//! | [`RateLimitLayer`] | [`ironward::Bucket`], [`ironward::Sliding`] or [`ironward::Period`], global or keyed | [`Limited`] | 429 + `Retry-After`, `RateLimit`, `RateLimit-Policy` |
+//! | [`GateLayer`] | [`ironward::Gate`]: a concurrency limit that never queues | [`Busy`] | 503 |
+//! | [`DeadlineLayer`] | [`ironward::Deadline`]: a per-request budget | [`Elapsed`] | 504 |
+//!
+//! Every refusal is a small error boxed into `tower::BoxError`, so a caller tests it with
+//! `err.is::<Refused>()`; the zero-sized ones cost no allocation. [`http::status_for`] and
+//! [`http::response_for`] map them to their conventional responses, and with the `axum`
+//! feature `axum::handle_error` does it in one line:
+//!
+//! ```
+//! # #[cfg(feature = "axum")] {
+//! use std::time::Duration;
+//! use axum::{Router, error_handling::HandleErrorLayer, routing::get};
+//! use ironward::SHED;
+//! use ironward_tower::{Cpu, CpuSampler, DeadlineLayer, GateLayer, Limit, RateLimitLayer, ShedLayer};
+//! use tower::ServiceBuilder;
+//!
+//! let cpu = CpuSampler::new();
+//! let app: Router = Router::new().route("/", get(|| async { "hello" })).layer(
+//!     ServiceBuilder::new()
+//!         .layer(HandleErrorLayer::new(ironward_tower::axum::handle_error))
+//!         .layer(ShedLayer::new(SHED, Cpu::from(&cpu)))
+//!         .layer(RateLimitLayer::by_peer(Limit::bucket(10.0, 20.0), 10_000))
+//!         .layer(GateLayer::new(256))
+//!         .layer(DeadlineLayer::new(Duration::from_secs(2))),
+//! );
+//! # }
+//! ```
+//!
+//! # Shared state
+//!
+//! A layer holds one core value behind an `Arc`: every service it makes, on every route and
+//! connection, and every clone of those, share it, so cloning never multiplies capacity and a
+//! limit holds across connections. The lock is a `std::sync::Mutex` held only for the core's
+//! decision, never across an await.
+//!
+//! # Time in tests
+//!
+//! The default [`Clock`] is tokio's monotonic clock, so `tokio::time::pause` and `advance` drive
+//! every layer deterministically; [`Dice::seeded`] and [`Cpu::scripted`] script the rest.
 
 #![forbid(unsafe_code)]
 
@@ -8,6 +58,37 @@ pub use source::{Clock, Cpu, CpuDial, Dice};
 
 // -- breaker, shedder, CPU sampler, classifiers (helper T1) --
 
+mod breaker;
+mod classify;
+mod cpu;
+mod shed;
+
+pub use breaker::{BreakerFuture, BreakerLayer, BreakerService, Refused};
+pub use classify::{AnyError, Classify, GrpcFailures, HttpFailures, ShedFailures};
+pub use cpu::CpuSampler;
+pub use shed::{Overloaded, ShedFuture, ShedLayer, ShedService};
+
 // -- rate limits (helper T2) --
 
+mod rate_limit;
+
+pub use rate_limit::{Limit, Limited, RateLimitFuture, RateLimitLayer, RateLimitService};
+
 // -- gate, deadline, HTTP mapping (helper T3) --
+
+#[cfg(feature = "axum")]
+pub mod axum;
+mod deadline;
+mod gate;
+pub mod http;
+
+pub use deadline::{
+    DeadlineFuture, DeadlineLayer, DeadlineService, Elapsed, RequestDeadline, grpc_timeout,
+};
+pub use gate::{Busy, GateFuture, GateLayer, GateService};
+
+/// The README's examples, every crate's, compiled and run as doc tests here, where the
+/// crates and the `axum` feature they use are all in reach.
+#[cfg(all(doctest, feature = "axum"))]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;

@@ -113,8 +113,3 @@ pub use tally::{Outcome, Tally, Total};
 pub use window::Window;
 
 pub mod http_retry;
-
-/// The README's examples, compiled and run as doc tests.
-#[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
-struct ReadmeDoctests;

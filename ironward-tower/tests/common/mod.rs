@@ -19,12 +19,17 @@ impl Server {
     /// Binds a free loopback port and serves `app` on it, with the peer address available to
     /// extractors (`ConnectInfo<SocketAddr>`).
     pub async fn start(app: Router) -> Self {
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind 127.0.0.1:0");
+        let listener = TcpListener::bind("127.0.0.1:0")
+            .await
+            .expect("bind 127.0.0.1:0");
         let addr = listener.local_addr().expect("local address");
         let task = tokio::spawn(async move {
-            axum::serve(listener, app.into_make_service_with_connect_info::<SocketAddr>())
-                .await
-                .expect("serve");
+            axum::serve(
+                listener,
+                app.into_make_service_with_connect_info::<SocketAddr>(),
+            )
+            .await
+            .expect("serve");
         });
         Self { addr, task }
     }

@@ -1,0 +1,115 @@
+//! The response future of a [`BreakerService`](crate::BreakerService).
+
+use std::error::Error;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use ironward::Permit;
+use pin_project_lite::pin_project;
+
+use super::error::Refused;
+use super::service::Shared;
+use crate::Classify;
+
+type BoxError = Box<dyn Error + Send + Sync>;
+
+pin_project! {
+    /// The response future of a [`BreakerService`](crate::BreakerService): the inner call's,
+    /// settling the breaker's permit when it completes, or a [`Refused`] error at once.
+    ///
+    /// Dropping it before it completes leaves the permit unsettled: the call is recorded neither
+    /// as a success nor as a failure.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::SRE;
+    /// use ironward_tower::{AnyError, BreakerFuture, BreakerLayer, Dice, Refused};
+    /// use tower::{Layer, Service, ServiceExt, service_fn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let down = service_fn(|_request: ()| async { Err::<(), _>("backend down") });
+    /// let mut client = BreakerLayer::new(SRE)
+    ///     .with_classifier(AnyError)
+    ///     .with_dice(Dice::from_fn(|| 0.0))
+    ///     .layer(down);
+    /// for _ in 0..10 {
+    ///     let _ = client.ready().await.unwrap().call(()).await;
+    /// }
+    /// let future: BreakerFuture<_, AnyError> = client.ready().await.unwrap().call(());
+    /// assert!(future.await.unwrap_err().is::<Refused>());
+    /// # }
+    /// ```
+    pub struct BreakerFuture<F, C> {
+        #[pin]
+        state: State<F, C>,
+    }
+}
+
+pin_project! {
+    #[project = StateProj]
+    enum State<F, C> {
+        Called {
+            #[pin]
+            future: F,
+            settle: Option<(Permit, Arc<Shared<C>>)>,
+        },
+        Refused,
+    }
+}
+
+impl<F, C> BreakerFuture<F, C> {
+    pub(crate) fn called(future: F, permit: Permit, shared: Arc<Shared<C>>) -> Self {
+        Self {
+            state: State::Called {
+                future,
+                settle: Some((permit, shared)),
+            },
+        }
+    }
+
+    pub(crate) fn refused() -> Self {
+        Self {
+            state: State::Refused,
+        }
+    }
+}
+
+impl<F, C, T, E> Future for BreakerFuture<F, C>
+where
+    F: Future<Output = Result<T, E>>,
+    E: Into<BoxError>,
+    C: Classify<T>,
+{
+    type Output = Result<T, BoxError>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().state.project() {
+            StateProj::Called { future, settle } => {
+                let result = ready!(future.poll(cx)).map_err(Into::into);
+                if let Some((permit, shared)) = settle.take() {
+                    shared.settle(permit, &result);
+                }
+                Poll::Ready(result)
+            }
+            // A zero-sized value: boxing it does not allocate.
+            StateProj::Refused => Poll::Ready(Err(Box::new(Refused))),
+        }
+    }
+}
+
+impl<F, C> fmt::Debug for BreakerFuture<F, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match &self.state {
+            State::Called { .. } => "called",
+            State::Refused => "refused",
+        };
+        f.debug_struct("BreakerFuture")
+            .field("state", &state)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,47 @@
+//! A client-side circuit breaker: Google SRE adaptive throttling as a tower layer.
+//!
+//! [`BreakerLayer`] wraps a service that calls a backend (a hyper, reqwest or tonic client) in
+//! an [`ironward::Breaker`]. The core decides and keeps the record; this module only feeds it
+//! the clock and the draw, asks the classifier how each call went, and turns a refusal into a
+//! typed error that never reaches the backend. The reference is go-zero's client breaker
+//! (`core/breaker/googlebreaker.go`, `zrpc/internal/clientinterceptors/breakerinterceptor.go`)
+//! and the SRE book's chapter 21; the laid-out files follow tower's `src/limit/concurrency/`:
+//! the layer, the service, its response future, and the error.
+//!
+//! # Examples
+//!
+//! A timeout inside the breaker, so that a backend that hangs counts as failing:
+//!
+//! ```
+//! use std::time::Duration;
+//! use ironward::SRE;
+//! use ironward_tower::{AnyError, BreakerLayer, Dice, Refused};
+//! use tower::timeout::TimeoutLayer;
+//! use tower::{ServiceBuilder, ServiceExt, service_fn};
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! let hangs = service_fn(|_request: ()| std::future::pending::<Result<(), &'static str>>());
+//! let client = ServiceBuilder::new()
+//!     .layer(BreakerLayer::new(SRE).with_classifier(AnyError).with_dice(Dice::seeded(3)))
+//!     .layer(TimeoutLayer::new(Duration::from_millis(100)))
+//!     .service(hangs);
+//!
+//! let mut refused = 0;
+//! for _ in 0..100 {
+//!     let err = client.clone().oneshot(()).await.unwrap_err();
+//!     refused += usize::from(err.is::<Refused>());
+//! }
+//! assert!(refused > 50, "refused {refused} of 100");
+//! # }
+//! ```
+
+mod error;
+mod future;
+mod layer;
+mod service;
+
+pub use error::Refused;
+pub use future::BreakerFuture;
+pub use layer::BreakerLayer;
+pub use service::BreakerService;

@@ -1,0 +1,165 @@
+//! The service a [`BreakerLayer`](crate::BreakerLayer) makes.
+
+use std::error::Error;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
+
+use ironward::{Breaker, Permit};
+use tower_service::Service;
+
+use super::future::BreakerFuture;
+use crate::{Classify, Clock, Dice, HttpFailures};
+
+type BoxError = Box<dyn Error + Send + Sync>;
+
+/// A service behind an SRE circuit breaker; made by a [`BreakerLayer`](crate::BreakerLayer),
+/// whose docs say what it does and where it belongs.
+///
+/// The breaker decides in `call`, with the clock and the draw read at that moment; readiness is
+/// the inner service's. A refused call returns a future that fails at once with
+/// [`Refused`](crate::Refused), boxed; an admitted call's error is boxed as it is, so the
+/// caller can downcast it. Every clone, and every service the same layer made, shares one
+/// breaker (one `Arc<Mutex<Breaker>>`, the lock held only to decide and to record, never
+/// across an await).
+///
+/// `C` is the classifier; it defaults to [`HttpFailures`], so the common case is written
+/// `BreakerService<S>`. It is a type parameter rather than a boxed value because what it reads
+/// depends on the response type: boxing it would put that type in the service's name instead,
+/// and the ready-made classifiers are zero-sized.
+///
+/// # Examples
+///
+/// ```
+/// use http::{Response, StatusCode};
+/// use ironward::SRE;
+/// use ironward_tower::{BreakerLayer, BreakerService, Dice};
+/// use tower::{Layer, ServiceExt, service_fn};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let backend = service_fn(|_request: ()| async {
+///     Response::builder().status(StatusCode::BAD_GATEWAY).body(())
+/// });
+/// let client: BreakerService<_> = BreakerLayer::new(SRE).with_dice(Dice::seeded(1)).layer(backend);
+/// let other = client.clone();
+/// assert_eq!(other.ratio(), 0.0);
+/// for _ in 0..50 {
+///     let _ = client.clone().oneshot(()).await;
+/// }
+/// // The 502s went on one record, which the clone reads.
+/// assert!(other.ratio() > 0.5);
+/// # }
+/// ```
+pub struct BreakerService<S, C = HttpFailures> {
+    inner: S,
+    shared: Arc<Shared<C>>,
+}
+
+impl<S, C> BreakerService<S, C> {
+    pub(crate) fn new(inner: S, shared: Arc<Shared<C>>) -> Self {
+        Self { inner, shared }
+    }
+
+    /// The fraction of calls the breaker would refuse now, zero while the backend is healthy
+    /// ([`Breaker::ratio`]: the standing throttle, without the probe), for a dashboard or an
+    /// alert.
+    pub fn ratio(&self) -> f64 {
+        self.shared.ratio()
+    }
+}
+
+impl<S: Clone, C> Clone for BreakerService<S, C> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<S: fmt::Debug, C: fmt::Debug> fmt::Debug for BreakerService<S, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("BreakerService")
+            .field("inner", &self.inner)
+            .field("shared", &self.shared)
+            .finish()
+    }
+}
+
+impl<S, C, Request> Service<Request> for BreakerService<S, C>
+where
+    S: Service<Request>,
+    S::Error: Into<BoxError>,
+    C: Classify<S::Response>,
+{
+    type Response = S::Response;
+    type Error = BoxError;
+    type Future = BreakerFuture<S::Future, C>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        match self.shared.allow() {
+            Some(permit) => {
+                BreakerFuture::called(self.inner.call(request), permit, Arc::clone(&self.shared))
+            }
+            None => BreakerFuture::refused(),
+        }
+    }
+}
+
+/// What every clone of one service shares: the breaker, its sources and its classifier.
+#[derive(Debug)]
+pub(crate) struct Shared<C> {
+    breaker: Mutex<Breaker>,
+    clock: Clock,
+    dice: Dice,
+    classify: C,
+}
+
+impl<C> Shared<C> {
+    pub(crate) fn new(breaker: Breaker, clock: Clock, dice: Dice, classify: C) -> Self {
+        Self {
+            breaker: Mutex::new(breaker),
+            clock,
+            dice,
+            classify,
+        }
+    }
+
+    /// Asks the breaker for a call now. The sources are read before the lock is taken.
+    fn allow(&self) -> Option<Permit> {
+        let now = self.clock.now();
+        let roll = self.dice.roll();
+        self.lock().allow(now, roll)
+    }
+
+    /// Records the call behind `permit` as the classifier reads `result`, now.
+    pub(crate) fn settle<Res>(&self, permit: Permit, result: &Result<Res, BoxError>)
+    where
+        C: Classify<Res>,
+    {
+        let failed = self.classify.is_failure(result);
+        let now = self.clock.now();
+        let mut breaker = self.lock();
+        if failed {
+            breaker.fail(permit, now);
+        } else {
+            breaker.pass(permit, now);
+        }
+    }
+
+    /// The standing throttle now.
+    pub(crate) fn ratio(&self) -> f64 {
+        let now = self.clock.now();
+        self.lock().ratio(now)
+    }
+
+    /// The breaker; the core never panics, so a poisoned lock still holds a sound breaker.
+    fn lock(&self) -> MutexGuard<'_, Breaker> {
+        self.breaker.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}

@@ -1,0 +1,134 @@
+//! [`DeadlineLayer`]: where each request's budget comes from.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::request::Parts;
+use tower_layer::Layer;
+
+use super::{DeadlineService, grpc_timeout};
+
+/// Gives every request a time budget, fixed or read from the request, and fails it with
+/// [`Elapsed`](super::Elapsed) when the budget runs out.
+///
+/// The budget is read from the request head ([`Parts`]: method, URI, headers, extensions),
+/// never the body, which keeps the body type out of the layer's type. A zero budget, or
+/// `None` from the reader, is no deadline, as with [`ironward::Deadline`], go-zero's
+/// `Timeout: 0` and a gRPC call without a deadline.
+///
+/// `Clone` shares the reader (an `Arc`); the layer holds no other state.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ironward_tower::{DeadlineLayer, Elapsed, RequestDeadline};
+/// use tower::{Layer, ServiceExt, service_fn};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// // The budget in milliseconds from an `x-budget-ms` header; no deadline without one.
+/// let layer = DeadlineLayer::from_request(|head| {
+///     let header = head.headers.get("x-budget-ms")?.to_str().ok()?;
+///     header.parse().ok().map(Duration::from_millis)
+/// });
+/// let slow = service_fn(|_: http::Request<()>| async {
+///     tokio::time::sleep(Duration::from_secs(5)).await;
+///     Ok::<_, Elapsed>("done")
+/// });
+/// let request = http::Request::builder().header("x-budget-ms", "300").body(()).unwrap();
+/// let start = tokio::time::Instant::now();
+/// let err = layer.layer(slow).oneshot(request).await.unwrap_err();
+/// assert!(err.is::<Elapsed>());
+/// assert_eq!(start.elapsed(), Duration::from_millis(300));
+///
+/// // A gRPC server: the client's `grpc-timeout`, but never more than 30 seconds.
+/// let budget = service_fn(|request: http::Request<()>| async move {
+///     Ok::<_, Elapsed>(request.extensions().get::<RequestDeadline>().unwrap().budget())
+/// });
+/// let grpc = DeadlineLayer::from_grpc_timeout(Duration::from_secs(30)).layer(budget);
+/// let request = http::Request::builder().header("grpc-timeout", "2S").body(()).unwrap();
+/// assert_eq!(grpc.oneshot(request).await.unwrap(), Duration::from_secs(2));
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct DeadlineLayer {
+    budget: Budget,
+}
+
+/// Where a request's budget comes from.
+#[derive(Clone)]
+pub(super) enum Budget {
+    Fixed(Duration),
+    FromRequest(Reader),
+}
+
+/// Reads a budget from a request head, shared by every clone.
+type Reader = Arc<dyn Fn(&Parts) -> Option<Duration> + Send + Sync>;
+
+impl Budget {
+    /// The request's budget, zero for none.
+    pub(super) fn of(&self, head: &Parts) -> Duration {
+        match self {
+            Self::Fixed(budget) => *budget,
+            Self::FromRequest(read) => read(head).unwrap_or_default(),
+        }
+    }
+}
+
+impl fmt::Debug for Budget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Fixed(budget) => f.debug_tuple("Fixed").field(budget).finish(),
+            Self::FromRequest(_) => f.write_str("FromRequest"),
+        }
+    }
+}
+
+impl DeadlineLayer {
+    /// The same budget for every request; zero is no deadline.
+    pub const fn new(budget: Duration) -> Self {
+        Self {
+            budget: Budget::Fixed(budget),
+        }
+    }
+
+    /// A budget read from each request's head; `None` or zero is no deadline.
+    pub fn from_request(read: impl Fn(&Parts) -> Option<Duration> + Send + Sync + 'static) -> Self {
+        Self {
+            budget: Budget::FromRequest(Arc::new(read)),
+        }
+    }
+
+    /// The budget a gRPC client sent in `grpc-timeout` ([`grpc_timeout`]), at most
+    /// `ceiling`; `ceiling` itself when the header is missing or malformed. A zero ceiling
+    /// puts no bound on the client's budget, and leaves a request without one unbounded.
+    ///
+    /// This is how a gRPC server treats the header (tonic's server `timeout` does the
+    /// same): the client says how long it will wait, and the server will not work for
+    /// longer than its own limit however long the client would wait.
+    pub fn from_grpc_timeout(ceiling: Duration) -> Self {
+        Self::from_request(move |head| match grpc_timeout(&head.headers) {
+            Some(budget) if !ceiling.is_zero() => Some(budget.min(ceiling)),
+            Some(budget) => Some(budget),
+            None => Some(ceiling),
+        })
+    }
+}
+
+impl fmt::Debug for DeadlineLayer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("DeadlineLayer")
+            .field("budget", &self.budget)
+            .finish()
+    }
+}
+
+impl<S> Layer<S> for DeadlineLayer {
+    type Service = DeadlineService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        DeadlineService::new(inner, self.budget.clone())
+    }
+}

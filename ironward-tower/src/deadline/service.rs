@@ -1,0 +1,88 @@
+//! [`DeadlineService`]: a time budget around each call.
+
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use http::Request;
+use tower_service::Service;
+
+use super::layer::Budget;
+use super::{DeadlineFuture, RequestDeadline};
+
+/// A service that cuts each request off when its time budget runs out, made by
+/// [`DeadlineLayer`](super::DeadlineLayer).
+///
+/// For each request it starts a [`RequestDeadline`], puts it in the request's extensions
+/// for the handler, and races the inner future against a `tokio::time::Sleep` of the
+/// budget; on expiry the call resolves to [`Elapsed`](super::Elapsed) and the inner future is
+/// dropped, as tower's `Timeout` does. A request that already carries a `RequestDeadline`
+/// (from a layer further out, or put there by the caller) keeps whichever of the two ends
+/// first, so a budget only ever shrinks on its way in; one already spent fails at once
+/// without reaching the inner service.
+///
+/// It serves `http::Request<B>`, the request type of axum, hyper and tonic alike: the
+/// budget's reader and the extensions it writes are parts of an HTTP request. For any other
+/// request type, tower's `Timeout` is the fixed-budget equivalent.
+///
+/// `Clone` shares the budget's reader; there is no other state. It must be called within a
+/// tokio runtime with the time driver enabled, which the `Sleep` needs.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ironward_tower::{DeadlineLayer, DeadlineService, Elapsed, RequestDeadline};
+/// use tower::{Layer, ServiceExt, service_fn};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let handler = service_fn(|request: http::Request<()>| async move {
+///     let deadline = request.extensions().get::<RequestDeadline>().copied();
+///     Ok::<_, Elapsed>(deadline.and_then(|d| d.remaining()))
+/// });
+/// let service: DeadlineService<_> = DeadlineLayer::new(Duration::from_secs(1)).layer(handler);
+/// let left = service.oneshot(http::Request::new(())).await.unwrap();
+/// assert_eq!(left, Some(Duration::from_secs(1)));
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct DeadlineService<S> {
+    inner: S,
+    budget: Budget,
+}
+
+impl<S> DeadlineService<S> {
+    pub(super) fn new(inner: S, budget: Budget) -> Self {
+        Self { inner, budget }
+    }
+}
+
+impl<S, B> Service<Request<B>> for DeadlineService<S>
+where
+    S: Service<Request<B>>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = S::Response;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+    type Future = DeadlineFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let (mut head, body) = request.into_parts();
+        let mut deadline = RequestDeadline::start(self.budget.of(&head));
+        if let Some(outer) = head.extensions.get::<RequestDeadline>() {
+            deadline = deadline.earlier(*outer);
+        }
+        match deadline.remaining() {
+            Some(Duration::ZERO) => DeadlineFuture::elapsed(),
+            remaining => {
+                head.extensions.insert(deadline);
+                let future = self.inner.call(Request::from_parts(head, body));
+                DeadlineFuture::new(future, remaining.map(tokio::time::sleep))
+            }
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! The response future of [`GateService`](super::GateService), and the room it holds.
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
+
+use ironward::Gate;
+use pin_project_lite::pin_project;
+
+use super::Busy;
+
+/// The core gate behind one [`GateLayer`](super::GateLayer), shared by every service it makes.
+///
+/// A std `Mutex`, locked only for `enter` or `leave` (a compare and an add) and never across an
+/// await, so it is uncontended in practice and cannot be poisoned by anything it runs.
+pub(super) type Shared = Arc<Mutex<Gate>>;
+
+/// Locks the gate; a poisoned lock is still a valid count (`Gate` never panics mid-update).
+pub(super) fn lock(gate: &Mutex<Gate>) -> MutexGuard<'_, Gate> {
+    gate.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One unit of room taken from the gate, given back when dropped.
+#[derive(Debug)]
+pub(super) struct Room(Shared);
+
+impl Room {
+    /// Takes room if there is some.
+    pub(super) fn enter(gate: &Shared) -> Option<Self> {
+        lock(gate).enter().then(|| Self(Arc::clone(gate)))
+    }
+}
+
+impl Drop for Room {
+    fn drop(&mut self) {
+        lock(&self.0).leave();
+    }
+}
+
+pin_project! {
+    /// The response future of [`GateService`](super::GateService).
+    ///
+    /// An admitted request holds its room until its inner future completes or this future is
+    /// dropped, whichever comes first; a refused one resolves at once to [`Busy`], boxed.
+    /// For HTTP, the room is held until the response head is ready, not until its body is
+    /// sent (as tower's `ConcurrencyLimit` does).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward_tower::{Busy, GateFuture, GateLayer};
+    /// use tower::{Layer, Service, service_fn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let layer = GateLayer::new(1);
+    /// let mut service = layer.layer(service_fn(|n: u32| async move { Ok::<_, Busy>(n) }));
+    /// let admitted: GateFuture<_> = service.call(7);
+    /// assert_eq!(layer.held(), 1);
+    /// assert!(service.call(8).await.unwrap_err().is::<Busy>());
+    /// assert_eq!(admitted.await.unwrap(), 7);
+    /// assert_eq!(layer.held(), 0);
+    /// # }
+    /// ```
+    pub struct GateFuture<F> {
+        #[pin]
+        state: State<F>,
+    }
+}
+
+pin_project! {
+    #[project = StateProj]
+    enum State<F> {
+        Admitted {
+            #[pin]
+            future: F,
+            room: Option<Room>,
+        },
+        Busy,
+    }
+}
+
+impl<F> GateFuture<F> {
+    pub(super) fn admitted(future: F, room: Room) -> Self {
+        Self {
+            state: State::Admitted {
+                future,
+                room: Some(room),
+            },
+        }
+    }
+
+    pub(super) fn busy() -> Self {
+        Self { state: State::Busy }
+    }
+}
+
+impl<F, T, E> Future for GateFuture<F>
+where
+    F: Future<Output = Result<T, E>>,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Output = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().state.project() {
+            StateProj::Admitted { future, room } => {
+                let output = std::task::ready!(future.poll(cx));
+                // Give the room back now rather than when the caller drops this future.
+                drop(room.take());
+                Poll::Ready(output.map_err(Into::into))
+            }
+            StateProj::Busy => Poll::Ready(Err(Busy.into())),
+        }
+    }
+}
+
+impl<F> fmt::Debug for GateFuture<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let state = match &self.state {
+            State::Admitted { room: Some(_), .. } => "admitted",
+            State::Admitted { room: None, .. } => "done",
+            State::Busy => "busy",
+        };
+        f.debug_tuple("GateFuture").field(&state).finish()
+    }
+}

@@ -1,0 +1,75 @@
+//! [`GateLayer`]: one concurrency limit, shared by every service it makes.
+
+use std::sync::{Arc, Mutex};
+
+use ironward::Gate;
+use tower_layer::Layer;
+
+use super::GateService;
+use super::future::{Shared, lock};
+
+/// Applies one concurrency limit, which refuses at once, to every service it wraps.
+///
+/// The layer owns the [`Gate`]: every service it makes, and every clone of those, enters the
+/// same one, so `Router::layer(GateLayer::new(100))` is 100 in flight across all the routes,
+/// methods and connections of the app. (axum calls `layer` once per route and per method, and
+/// a limit made inside `layer`, as tower's `ConcurrencyLimitLayer` makes its semaphore, ends up
+/// one per route: axum#2582.) For a separate limit per route, give each route its own
+/// `GateLayer::new`.
+///
+/// `new` is not a `const fn`, unlike the other layers of this crate: the shared gate is
+/// allocated when the layer is made, which is what keeps the limit whole however often the
+/// layer is cloned or applied.
+///
+/// # Examples
+///
+/// ```
+/// use ironward_tower::{Busy, GateLayer};
+/// use tower::{Layer, Service, service_fn};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let layer = GateLayer::new(1);
+/// let echo = service_fn(|n: u32| async move { Ok::<_, Busy>(n) });
+/// let mut a = layer.layer(echo);
+/// let mut b = layer.layer(echo); // a second route: same gate
+///
+/// let held = a.call(1);
+/// assert_eq!(layer.held(), 1);
+/// assert!(b.call(2).await.unwrap_err().is::<Busy>());
+/// drop(held);
+/// assert_eq!(b.call(3).await.unwrap(), 3);
+/// assert_eq!(layer.limit(), 1);
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct GateLayer {
+    gate: Shared,
+}
+
+impl GateLayer {
+    /// A gate with room for `limit` requests in flight at once; a limit of 0 refuses all.
+    pub fn new(limit: u32) -> Self {
+        Self {
+            gate: Arc::new(Mutex::new(Gate::new(limit))),
+        }
+    }
+
+    /// How many requests are in flight through this layer's services.
+    pub fn held(&self) -> u32 {
+        lock(&self.gate).held()
+    }
+
+    /// The most this layer's services let in at once.
+    pub fn limit(&self) -> u32 {
+        lock(&self.gate).limit()
+    }
+}
+
+impl<S> Layer<S> for GateLayer {
+    type Service = GateService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        GateService::new(inner, Arc::clone(&self.gate))
+    }
+}

@@ -1,0 +1,186 @@
+//! [`GateService`]: enter the gate or fail fast.
+
+use std::task::{Context, Poll};
+
+use tower_service::Service;
+
+use super::GateFuture;
+use super::future::{Room, Shared, lock};
+
+/// A service that lets at most a gate's limit of requests in flight and refuses the rest at
+/// once with [`Busy`](super::Busy), made by [`GateLayer`](super::GateLayer).
+///
+/// Unlike tower's `ConcurrencyLimit`, which makes a caller wait for a permit, this never
+/// queues: a server past its limit answers straight away, so a queue cannot become the outage
+/// (go-zero's `rest/handler/maxconnshandler.go` does the same). `poll_ready` is the inner
+/// service's; `call` enters the gate, and the room is given back when the
+/// response future completes or is dropped. A refusal takes one uncontended lock and
+/// allocates nothing.
+///
+/// `Clone` shares the gate: clones, one per connection in a server, hold one limit together.
+///
+/// # Examples
+///
+/// ```
+/// use ironward_tower::{Busy, GateLayer, GateService};
+/// use tower::{Layer, Service, service_fn};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let echo = service_fn(|n: u32| async move { Ok::<_, Busy>(n) });
+/// let mut service: GateService<_> = GateLayer::new(2).layer(echo);
+/// let mut clone = service.clone();
+///
+/// let first = service.call(1);
+/// let second = clone.call(2);
+/// assert_eq!(service.held(), 2);
+/// assert!(clone.call(3).await.unwrap_err().is::<Busy>());
+/// assert_eq!(first.await.unwrap() + second.await.unwrap(), 3);
+/// assert_eq!(clone.held(), 0);
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct GateService<S> {
+    inner: S,
+    gate: Shared,
+}
+
+impl<S> GateService<S> {
+    pub(super) fn new(inner: S, gate: Shared) -> Self {
+        Self { inner, gate }
+    }
+
+    /// How many requests are in flight through this service and everything sharing its gate.
+    pub fn held(&self) -> u32 {
+        lock(&self.gate).held()
+    }
+
+    /// The most the gate lets in at once.
+    pub fn limit(&self) -> u32 {
+        lock(&self.gate).limit()
+    }
+}
+
+impl<S, Req> Service<Req> for GateService<S>
+where
+    S: Service<Req>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = S::Response;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+    type Future = GateFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, request: Req) -> Self::Future {
+        match Room::enter(&self.gate) {
+            Some(room) => GateFuture::admitted(self.inner.call(request), room),
+            None => GateFuture::busy(),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::future::{Future, pending};
+    use std::pin::pin;
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::task::{Context, Poll, Waker};
+
+    use tower::{Layer, Service, ServiceExt, service_fn};
+
+    use crate::{Busy, GateLayer};
+
+    type BoxError = Box<dyn std::error::Error + Send + Sync>;
+
+    /// A service whose calls never finish, counting how many reached it.
+    fn stuck(
+        calls: &Arc<AtomicUsize>,
+    ) -> impl Service<(), Response = (), Error = BoxError, Future: Send> + Clone {
+        let calls = Arc::clone(calls);
+        service_fn(move |()| {
+            calls.fetch_add(1, Ordering::Relaxed);
+            async {
+                pending::<()>().await;
+                Ok(())
+            }
+        })
+    }
+
+    #[tokio::test]
+    async fn refuses_past_the_limit_without_reaching_the_inner_service() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let mut service = GateLayer::new(2).layer(stuck(&calls));
+        let _first = service.ready().await.unwrap().call(());
+        let _second = service.ready().await.unwrap().call(());
+        let refused = service.ready().await.unwrap().call(()).await.unwrap_err();
+        assert!(refused.is::<Busy>());
+        assert_eq!(calls.load(Ordering::Relaxed), 2);
+        assert_eq!(service.held(), 2);
+    }
+
+    #[tokio::test]
+    async fn dropping_a_future_gives_the_room_back() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let mut service = GateLayer::new(1).layer(stuck(&calls));
+        let held = service.call(());
+        assert!(service.call(()).await.unwrap_err().is::<Busy>());
+        drop(held);
+        assert_eq!(service.held(), 0);
+        let _again = service.call(());
+        assert_eq!(service.held(), 1);
+        assert_eq!(calls.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn completing_a_future_gives_the_room_back_before_it_is_dropped() {
+        let mut service = GateLayer::new(1).layer(service_fn(|()| async { Ok::<_, Busy>(5) }));
+        let mut future = pin!(service.call(()));
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(matches!(future.as_mut().poll(&mut cx), Poll::Ready(Ok(5))));
+        // The future is still alive, but its room is already back.
+        assert_eq!(service.held(), 0);
+        let mut again = pin!(service.call(()));
+        assert!(matches!(again.as_mut().poll(&mut cx), Poll::Ready(Ok(5))));
+    }
+
+    #[tokio::test]
+    async fn an_inner_error_gives_the_room_back_and_passes_through() {
+        let failing = service_fn(|()| async { Err::<(), _>(std::fmt::Error) });
+        let mut service = GateLayer::new(1).layer(failing);
+        let err = service.call(()).await.unwrap_err();
+        assert!(err.is::<std::fmt::Error>());
+        assert_eq!(service.held(), 0);
+    }
+
+    #[tokio::test]
+    async fn clones_and_services_of_one_layer_share_one_gate() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let layer = GateLayer::new(3);
+        let mut a = layer.layer(stuck(&calls));
+        let mut b = a.clone();
+        let mut c = layer.clone().layer(stuck(&calls));
+        let _held = [a.call(()), b.call(()), c.call(())];
+        for service in [&mut a, &mut b, &mut c] {
+            assert!(service.call(()).await.unwrap_err().is::<Busy>());
+        }
+        assert_eq!(layer.held(), 3);
+    }
+
+    #[tokio::test]
+    async fn a_limit_of_zero_refuses_everything() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let mut service = GateLayer::new(0).layer(stuck(&calls));
+        assert!(service.call(()).await.unwrap_err().is::<Busy>());
+        assert_eq!(calls.load(Ordering::Relaxed), 0);
+    }
+
+    #[test]
+    fn a_refusal_is_zero_sized() {
+        // A `Box` of a zero-sized type never calls the allocator.
+        assert_eq!(size_of::<Busy>(), 0);
+    }
+}

@@ -1,0 +1,163 @@
+//! The refusal of a rate limit.
+
+use std::fmt;
+use std::time::Duration;
+
+/// The policy name used when none is given, or when the one given cannot be sent.
+pub(super) const DEFAULT_POLICY: &str = "default";
+
+/// The request was over its rate limit: refused at once, it never reached the inner service.
+///
+/// It carries what a reply needs and nothing else, so it is `Copy` and small (56 bytes on a
+/// 64-bit target), and the one `Box` that turns it into the service's
+/// `Box<dyn Error + Send + Sync>` is the only allocation a refusal makes. Test for it with
+/// `err.is::<Limited>()` and read it with `err.downcast_ref::<Limited>()`, as with tower's
+/// `load_shed::error::Overloaded`.
+///
+/// - [`retry_after`](Limited::retry_after) is the limiter's own `next()`: the wait after
+///   which the same request would have been admitted, as governor's `NotUntil` gives it.
+/// - [`quota`](Limited::quota) and [`window`](Limited::window) describe the policy, as the
+///   `q` and `w` of the `RateLimit-Policy` field of the IETF httpapi draft "RateLimit header
+///   fields for HTTP" (draft-ietf-httpapi-ratelimit-headers-11) describe it.
+/// - [`policy`](Limited::policy) names it.
+///
+/// What is left of the quota is 0, or the request would have passed, and the draft's
+/// effective window (`t`) is the wait itself: the draft (§6) wants a `Retry-After` no earlier
+/// than the end of that window, and the limiter has no room before the wait is over. Over
+/// HTTP it is `429 Too Many Requests` (RFC 6585 §4) with `Retry-After` and both draft fields:
+/// [`headers`](Limited::headers), [`into_response`](Limited::into_response).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ironward_tower::Limited;
+///
+/// let limited = Limited::new(Duration::from_millis(2500), 100, Some(Duration::from_secs(60)));
+/// let err: Box<dyn std::error::Error + Send + Sync> = Box::new(limited);
+/// assert!(err.is::<Limited>());
+/// let limited = err.downcast_ref::<Limited>().unwrap();
+/// assert_eq!(limited.retry_after(), Duration::from_millis(2500));
+/// assert_eq!((limited.quota(), limited.window()), (100, Some(Duration::from_secs(60))));
+/// assert_eq!(limited.policy(), "default");
+/// assert_eq!(err.to_string(), "rate limit reached, retry after 2.5s");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Limited {
+    retry_after: Duration,
+    window: Option<Duration>,
+    quota: u64,
+    policy: &'static str,
+}
+
+impl Limited {
+    /// A refusal that says to wait `retry_after`, under a policy of `quota` requests per
+    /// `window` named `"default"`.
+    ///
+    /// The layer makes these; this is for other limiters and for tests of the HTTP mapping.
+    pub const fn new(retry_after: Duration, quota: u64, window: Option<Duration>) -> Self {
+        Self {
+            retry_after,
+            window,
+            quota,
+            policy: DEFAULT_POLICY,
+        }
+    }
+
+    /// The same refusal under the policy named `policy`.
+    ///
+    /// The name is sent as a structured-field string, so it must be printable ASCII
+    /// (`' '` to `'~'`) and at most 64 bytes; any other name is read as `"default"`.
+    #[must_use]
+    pub const fn named(mut self, policy: &'static str) -> Self {
+        self.policy = policy_name(policy);
+        self
+    }
+
+    /// How long after the refusal the same request would have been admitted: the limiter's
+    /// `next()`. `Duration::MAX` when it never would be (a quota of 0, a bucket that does
+    /// not refill).
+    pub const fn retry_after(&self) -> Duration {
+        self.retry_after
+    }
+
+    /// How many requests the policy allows per [`window`](Limited::window): a window's or a
+    /// period's quota, a bucket's burst (rounded down).
+    pub const fn quota(&self) -> u64 {
+        self.quota
+    }
+
+    /// The span the quota is counted over: the window, the period, or the time a bucket
+    /// takes to refill from empty (`burst / rate`). `None` when the quota never comes back
+    /// (a bucket with a rate of 0 or an infinite burst).
+    pub const fn window(&self) -> Option<Duration> {
+        self.window
+    }
+
+    /// The policy's name, as the `RateLimit` and `RateLimit-Policy` fields give it.
+    pub const fn policy(&self) -> &'static str {
+        self.policy
+    }
+
+    /// The same refusal with a wait of `retry_after`.
+    pub(super) const fn after(mut self, retry_after: Duration) -> Self {
+        self.retry_after = retry_after;
+        self
+    }
+}
+
+impl fmt::Display for Limited {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "rate limit reached, retry after {:?}", self.retry_after)
+    }
+}
+
+impl std::error::Error for Limited {}
+
+/// `name` if it can be sent as a policy name, `"default"` if not.
+pub(super) const fn policy_name(name: &'static str) -> &'static str {
+    let bytes = name.as_bytes();
+    if bytes.is_empty() || bytes.len() > 64 {
+        return DEFAULT_POLICY;
+    }
+    let mut i = 0;
+    while i < bytes.len() {
+        if !matches!(bytes[i], b' '..=b'~') {
+            return DEFAULT_POLICY;
+        }
+        i += 1;
+    }
+    name
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn is_small_and_copy() {
+        assert_eq!(size_of::<Limited>(), 56);
+        let limited = Limited::new(Duration::from_secs(1), 5, None);
+        let copy = limited;
+        assert_eq!(copy, limited);
+    }
+
+    #[test]
+    fn displays_in_lower_case_without_a_full_stop() {
+        let limited = Limited::new(Duration::from_millis(1500), 5, None);
+        assert_eq!(limited.to_string(), "rate limit reached, retry after 1.5s");
+    }
+
+    #[test]
+    fn a_name_that_cannot_be_sent_is_read_as_default() {
+        let limited = Limited::new(Duration::ZERO, 1, None);
+        assert_eq!(
+            limited.named("per-user \"api\"").policy(),
+            "per-user \"api\""
+        );
+        assert_eq!(limited.named("").policy(), "default");
+        assert_eq!(limited.named("tab\there").policy(), "default");
+        assert_eq!(limited.named("café").policy(), "default");
+        assert_eq!(limited.named("x".repeat(65).leak()).policy(), "default");
+    }
+}

@@ -1,0 +1,97 @@
+//! The response future of [`RateLimitService`](super::RateLimitService).
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use pin_project_lite::pin_project;
+
+use super::Limited;
+
+pin_project! {
+    /// The response future of [`RateLimitService`](super::RateLimitService): the inner
+    /// service's future for an admitted request, or a refusal that is ready at once.
+    ///
+    /// A refused request resolves on its first poll to [`Limited`], boxed; an admitted one
+    /// to whatever the inner future gives, its error boxed. The budget was taken in `call`,
+    /// so dropping this future gives nothing back: a request counts when it is admitted,
+    /// as go-zero's limiters count it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use http::Request;
+    /// use ironward_tower::{Limit, Limited, RateLimitFuture, RateLimitLayer};
+    /// use tower::{Layer, Service, service_fn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let layer = RateLimitLayer::new(Limit::sliding(1, Duration::from_secs(60)));
+    /// let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>(7) }));
+    /// let admitted: RateLimitFuture<_> = service.call(Request::new(()));
+    /// let refused = service.call(Request::new(()));
+    /// assert!(refused.await.unwrap_err().is::<Limited>());
+    /// assert_eq!(admitted.await.unwrap(), 7);
+    /// # }
+    /// ```
+    pub struct RateLimitFuture<F> {
+        #[pin]
+        state: State<F>,
+    }
+}
+
+pin_project! {
+    #[project = StateProj]
+    enum State<F> {
+        Admitted {
+            #[pin]
+            future: F,
+        },
+        Limited {
+            limited: Limited,
+        },
+    }
+}
+
+impl<F> RateLimitFuture<F> {
+    pub(super) fn admitted(future: F) -> Self {
+        Self {
+            state: State::Admitted { future },
+        }
+    }
+
+    pub(super) fn limited(limited: Limited) -> Self {
+        Self {
+            state: State::Limited { limited },
+        }
+    }
+}
+
+impl<F, T, E> Future for RateLimitFuture<F>
+where
+    F: Future<Output = Result<T, E>>,
+    E: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Output = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project().state.project() {
+            StateProj::Admitted { future } => future.poll(cx).map_err(Into::into),
+            StateProj::Limited { limited } => Poll::Ready(Err(Box::new(*limited))),
+        }
+    }
+}
+
+impl<F> fmt::Debug for RateLimitFuture<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.state {
+            State::Admitted { .. } => f.write_str("RateLimitFuture::Admitted"),
+            State::Limited { limited } => f
+                .debug_tuple("RateLimitFuture::Limited")
+                .field(limited)
+                .finish(),
+        }
+    }
+}

@@ -1,0 +1,306 @@
+//! One budget per key, in a bounded table: sharded LRU maps that forget idle keys.
+
+use std::fmt;
+use std::hash::{BuildHasher, Hash, RandomState};
+use std::net::{IpAddr, SocketAddr};
+use std::sync::Mutex;
+use std::time::Duration;
+
+use http::HeaderName;
+use http::request::Parts;
+use lru::LruCache;
+
+use super::limit::{Limit, Limiter};
+use super::lock;
+
+/// At most this many shards, each behind its own lock.
+const SHARDS: usize = 16;
+
+/// At most this many idle keys are dropped on one access, so no request pays for a long
+/// sweep; each access adds at most one key, so idle keys still drain faster than they come.
+const SWEEP: usize = 8;
+
+/// A table of budgets, one per key, behind a type that does not name the key.
+pub(super) trait Keyed: Send + Sync {
+    /// Takes one request for the key of `parts` at `now`.
+    fn take(&self, parts: &Parts, now: Duration) -> Result<(), Duration>;
+
+    /// How many keys the table holds.
+    fn len(&self) -> usize;
+
+    /// The most keys the table holds.
+    fn max(&self) -> usize;
+}
+
+/// Builds the table behind [`RateLimitLayer::keyed`](super::RateLimitLayer::keyed).
+pub(super) fn table<K, F>(limit: Limit, max_keys: usize, extract: F) -> Table<K, F>
+where
+    K: Hash + Eq + Send + 'static,
+    F: Fn(&Parts) -> Option<K> + Send + Sync + 'static,
+{
+    let max = max_keys.max(1);
+    let count = max.min(SHARDS);
+    let shards = (0..count)
+        .map(|i| {
+            // Spread `max` over the shards so that their capacities add up to it exactly.
+            let cap = max / count + usize::from(i < max % count);
+            Mutex::new(Shard {
+                entries: LruCache::unbounded(),
+                cap,
+            })
+        })
+        .collect();
+    Table {
+        extract,
+        limit,
+        idle: limit.idle(),
+        max,
+        hasher: RandomState::new(),
+        shards,
+        unkeyed: Mutex::new(Limiter::new(&limit, Duration::ZERO)),
+    }
+}
+
+/// The peer's IP address: axum's `ConnectInfo<SocketAddr>` (with the `axum` feature), or else
+/// a bare `SocketAddr` in the request's extensions.
+pub(super) fn peer_ip(parts: &Parts) -> Option<IpAddr> {
+    #[cfg(feature = "axum")]
+    if let Some(axum::extract::ConnectInfo(addr)) = parts
+        .extensions
+        .get::<axum::extract::ConnectInfo<SocketAddr>>()
+    {
+        return Some(addr.ip());
+    }
+    parts.extensions.get::<SocketAddr>().map(SocketAddr::ip)
+}
+
+/// The first value of the header `name`, copied, so that a key does not keep the buffer the
+/// request was read into alive.
+pub(super) fn header(name: HeaderName) -> impl Fn(&Parts) -> Option<Box<[u8]>> + Send + Sync {
+    move |parts: &Parts| {
+        parts
+            .headers
+            .get(&name)
+            .map(|value| value.as_bytes().into())
+    }
+}
+
+/// The table of [`table`]: one limiter per key, in shards.
+pub(super) struct Table<K, F> {
+    extract: F,
+    limit: Limit,
+    /// Keys untouched for longer than this are dropped: [`Limit::idle`].
+    idle: Duration,
+    max: usize,
+    /// Picks a key's shard; seeded per table, so a client cannot aim at one shard.
+    hasher: RandomState,
+    shards: Box<[Mutex<Shard<K>>]>,
+    /// The one budget shared by every request the extractor finds no key for.
+    unkeyed: Mutex<Limiter>,
+}
+
+struct Shard<K> {
+    /// Least recently used first, which is also the order of `seen`.
+    entries: LruCache<K, Entry>,
+    cap: usize,
+}
+
+struct Entry {
+    limiter: Limiter,
+    /// The latest time the key was used.
+    seen: Duration,
+}
+
+impl<K, F> Keyed for Table<K, F>
+where
+    K: Hash + Eq + Send + 'static,
+    F: Fn(&Parts) -> Option<K> + Send + Sync + 'static,
+{
+    fn take(&self, parts: &Parts, now: Duration) -> Result<(), Duration> {
+        let Some(key) = (self.extract)(parts) else {
+            return lock(&self.unkeyed).take(now);
+        };
+        // The modulo keeps the index below the shard count, which is at most 16.
+        let index = (self.hasher.hash_one(&key) % self.shards.len() as u64) as usize;
+        let mut shard = lock(&self.shards[index]);
+        shard.sweep(now, self.idle);
+        if shard.entries.len() >= shard.cap && !shard.entries.contains(&key) {
+            shard.entries.pop_lru();
+        }
+        let entry = shard.entries.get_or_insert_mut(key, || Entry {
+            limiter: Limiter::new(&self.limit, now),
+            seen: now,
+        });
+        entry.seen = entry.seen.max(now);
+        entry.limiter.take(now)
+    }
+
+    fn len(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|shard| lock(shard).entries.len())
+            .sum()
+    }
+
+    fn max(&self) -> usize {
+        self.max
+    }
+}
+
+impl<K> Shard<K>
+where
+    K: Hash + Eq,
+{
+    /// Drops up to [`SWEEP`] keys untouched for longer than `idle`, oldest first.
+    fn sweep(&mut self, now: Duration, idle: Duration) {
+        for _ in 0..SWEEP {
+            match self.entries.peek_lru() {
+                Some((_, entry)) if now.saturating_sub(entry.seen) > idle => {
+                    self.entries.pop_lru();
+                }
+                _ => break,
+            }
+        }
+    }
+}
+
+impl<K, F> fmt::Debug for Table<K, F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Table")
+            .field("limit", &self.limit)
+            .field("max", &self.max)
+            .field("idle", &self.idle)
+            .field("shards", &self.shards.len())
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    use http::Request;
+
+    fn secs(n: u64) -> Duration {
+        Duration::from_secs(n)
+    }
+
+    fn parts(key: Option<&str>) -> Parts {
+        let mut request = Request::builder();
+        if let Some(key) = key {
+            request = request.header("x-key", key);
+        }
+        request.body(()).unwrap().into_parts().0
+    }
+
+    fn by_key(limit: Limit, max: usize) -> impl Keyed {
+        table(limit, max, header(HeaderName::from_static("x-key")))
+    }
+
+    #[test]
+    fn each_key_has_its_own_budget() {
+        let table = by_key(Limit::period(2, secs(10), false), 100);
+        for key in ["a", "b"] {
+            assert_eq!(table.take(&parts(Some(key)), secs(0)), Ok(()));
+            assert_eq!(table.take(&parts(Some(key)), secs(1)), Ok(()));
+            assert_eq!(table.take(&parts(Some(key)), secs(2)), Err(secs(8)));
+        }
+        assert_eq!(table.len(), 2);
+    }
+
+    #[test]
+    fn requests_without_a_key_share_one_budget() {
+        let table = by_key(Limit::period(2, secs(10), false), 100);
+        assert_eq!(table.take(&parts(None), secs(0)), Ok(()));
+        assert_eq!(table.take(&parts(None), secs(0)), Ok(()));
+        assert_eq!(table.take(&parts(None), secs(4)), Err(secs(6)));
+        // The shared budget is not a key: it is never evicted and never counted.
+        assert_eq!(table.len(), 0);
+        assert_eq!(table.take(&parts(Some("a")), secs(4)), Ok(()));
+    }
+
+    #[test]
+    fn the_capacities_of_the_shards_add_up_to_the_bound() {
+        for max in [0, 1, 5, 16, 17, 1000, 1001] {
+            let table = table(Limit::sliding(1, secs(1)), max, |_: &Parts| Some(()));
+            let caps: usize = table.shards.iter().map(|shard| lock(shard).cap).sum();
+            assert_eq!(caps, max.max(1), "max {max}");
+            assert!(table.shards.len() <= SHARDS);
+        }
+    }
+
+    #[test]
+    fn a_full_table_forgets_its_least_recently_used_key() {
+        // One shard, so the order is global.
+        let table = by_key(Limit::period(1, secs(100), false), 1);
+        assert_eq!(table.take(&parts(Some("a")), secs(0)), Ok(()));
+        assert_eq!(table.take(&parts(Some("a")), secs(1)), Err(secs(99)));
+        assert_eq!(table.take(&parts(Some("b")), secs(2)), Ok(()));
+        assert_eq!(table.len(), 1);
+        // "a" was evicted to make room for "b": it starts afresh. That is the trade-off.
+        assert_eq!(table.take(&parts(Some("a")), secs(3)), Ok(()));
+    }
+
+    #[test]
+    fn keys_idle_longer_than_the_limit_are_forgotten_on_access() {
+        let table = by_key(Limit::sliding(1, secs(10)), 1000);
+        let stale = ["a", "b", "c", "d"];
+        for key in stale {
+            assert_eq!(table.take(&parts(Some(key)), secs(0)), Ok(()));
+        }
+        // Exactly one window later no key is idle yet: it must be untouched for longer.
+        for i in 0..200 {
+            let key = format!("x-{i}");
+            assert_eq!(table.take(&parts(Some(&key)), secs(10)), Ok(()));
+        }
+        assert_eq!(table.len(), 204);
+        // A nanosecond later the first four are idle, and an access to a shard drops those
+        // it holds. Keys land in shards by a seeded hash: go on until every shard was hit.
+        let later = secs(10) + Duration::from_nanos(1);
+        let swept = (0..1000).find(|&i| {
+            let key = format!("y-{i}");
+            assert_eq!(table.take(&parts(Some(&key)), later), Ok(()));
+            table.len() == 200 + i + 1
+        });
+        assert!(swept.is_some(), "{} keys", table.len());
+        for key in stale {
+            assert_eq!(table.take(&parts(Some(key)), later), Ok(()));
+        }
+    }
+
+    #[test]
+    fn forgetting_an_idle_key_changes_no_answer() {
+        // A bucket of 2 a second with a burst of 4 is full again 2 s after it was emptied.
+        let limit = Limit::bucket(2.0, 4.0);
+        let table = by_key(limit, 10);
+        let mut kept = Limiter::new(&limit, Duration::ZERO);
+        let times = [0, 0, 0, 0, 0, 100, 2_200, 2_200, 2_200, 2_200, 2_200, 9_000];
+        for ms in times.map(Duration::from_millis) {
+            assert_eq!(
+                table.take(&parts(Some("a")), ms),
+                kept.take(ms),
+                "at {ms:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_bare_socket_address_is_a_peer() {
+        let mut parts = parts(None);
+        assert_eq!(peer_ip(&parts), None);
+        let addr: SocketAddr = "192.0.2.7:4711".parse().unwrap();
+        parts.extensions.insert(addr);
+        assert_eq!(peer_ip(&parts), Some(addr.ip()));
+    }
+
+    #[test]
+    fn a_header_key_is_the_first_value_copied() {
+        let request = Request::builder()
+            .header("x-key", "one")
+            .header("x-key", "two")
+            .body(())
+            .unwrap();
+        let key = header(HeaderName::from_static("x-key"))(&request.into_parts().0);
+        assert_eq!(key.as_deref(), Some(&b"one"[..]));
+    }
+}

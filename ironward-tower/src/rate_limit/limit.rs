@@ -1,0 +1,253 @@
+//! [`Limit`]: which core limiter a [`RateLimitLayer`](super::RateLimitLayer) runs, and the
+//! one state it keeps per budget.
+
+use std::time::Duration;
+
+use ironward::{Bucket, Period, Quota, Sliding};
+
+/// Which limiter of the `ironward` core a [`RateLimitLayer`](super::RateLimitLayer) runs, with
+/// its parameters: a token bucket, a sliding window or a fixed period.
+///
+/// Every request costs one. The three answer different questions, and the core's docs say
+/// which to pick: a [`Bucket`] smooths (a burst after a quiet spell, then a steady rate: what
+/// a human-facing API wants), a [`Sliding`] window counts exactly over any window-long stretch
+/// ("a thousand an hour", with no double quota either side of a boundary), and a [`Period`]
+/// counts per fixed period, cheaply, as go-zero's `core/limit/periodlimit.go` does (with
+/// `align`, periods lie on multiples of the period on the layer's clock, so on
+/// [`Clock::unix`](crate::Clock::unix) a daily quota resets at midnight UTC).
+///
+/// Out-of-range parameters are read as the core reads them (a NaN rate never refills, a
+/// window under 1 ns is 1 ns, a quota of 0 refuses everything): see the crate docs of
+/// `ironward`, "Edge cases".
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ironward_tower::Limit;
+///
+/// let secs = Duration::from_secs;
+/// assert_eq!(Limit::bucket(10.0, 20.0), Limit::Bucket { rate: 10.0, burst: 20.0 });
+/// assert_eq!(Limit::sliding(100, secs(60)), Limit::Sliding { quota: 100, window: secs(60) });
+/// let daily = Limit::period(1000, secs(86_400), true);
+/// assert_eq!(daily, Limit::Period { quota: 1000, period: secs(86_400), align: true });
+///
+/// // A key left alone this long is as good as new, so a keyed layer may forget it.
+/// assert_eq!(Limit::bucket(10.0, 20.0).idle(), secs(2));
+/// assert_eq!(daily.idle(), secs(86_400));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Limit {
+    /// A token bucket ([`Bucket`]), full at first.
+    Bucket {
+        /// Tokens a second; each request takes one.
+        rate: f64,
+        /// The most tokens the bucket holds: the largest burst after a quiet spell.
+        burst: f64,
+    },
+    /// A sliding-window log ([`Sliding`]): at most `quota` requests in any `window`.
+    Sliding {
+        /// The most requests in any window.
+        quota: u32,
+        /// How long the window is.
+        window: Duration,
+    },
+    /// A fixed-window counter ([`Period`]): at most `quota` requests a period.
+    Period {
+        /// The most requests in a period.
+        quota: u32,
+        /// How long a period is.
+        period: Duration,
+        /// Whether periods lie on multiples of `period` on the layer's clock (go-zero's
+        /// `Align`), rather than opening at the first request after the last one closed.
+        align: bool,
+    },
+}
+
+impl Limit {
+    /// A token bucket: `rate` tokens a second, up to `burst`.
+    pub const fn bucket(rate: f64, burst: f64) -> Self {
+        Self::Bucket { rate, burst }
+    }
+
+    /// A sliding window: at most `quota` requests in any `window`.
+    pub const fn sliding(quota: u32, window: Duration) -> Self {
+        Self::Sliding { quota, window }
+    }
+
+    /// A fixed period: at most `quota` requests a `period`, aligned on multiples of the
+    /// period when `align` is set.
+    pub const fn period(quota: u32, period: Duration, align: bool) -> Self {
+        Self::Period {
+            quota,
+            period,
+            align,
+        }
+    }
+
+    /// How long a limiter left alone takes to be as good as new: a bucket's time to refill
+    /// from empty (`burst / rate`), a window or a period.
+    ///
+    /// A keyed layer forgets a key idle for longer than this, which changes no answer: the
+    /// limiter it would have kept is the fresh one a returning key gets. `Duration::MAX` for
+    /// a bucket that never refills (a rate of 0), whose keys are only ever evicted when the
+    /// table is full.
+    pub fn idle(&self) -> Duration {
+        match *self {
+            Self::Bucket { rate, burst } => {
+                // Read the parameters as the core does: a bad rate is 0, a bad burst is 1.
+                let bucket = Bucket::new(rate, burst, Duration::ZERO);
+                if bucket.rate() == 0.0 {
+                    return Duration::MAX;
+                }
+                Duration::try_from_secs_f64(bucket.burst() / bucket.rate()).unwrap_or(Duration::MAX)
+            }
+            Self::Sliding { window, .. } => Sliding::new(0, window).window(),
+            Self::Period { period, .. } => Period::new(0, period, false).period(),
+        }
+    }
+
+    /// The quota and window a refusal reports, as [`Limited::quota`](super::Limited::quota)
+    /// and [`Limited::window`](super::Limited::window) document them.
+    pub(super) fn policy(&self) -> (u64, Option<Duration>) {
+        match *self {
+            Self::Bucket { rate, burst } => {
+                let bucket = Bucket::new(rate, burst, Duration::ZERO);
+                // `as` saturates: an infinite burst is `u64::MAX`.
+                let quota = bucket.burst().floor() as u64;
+                let window = (bucket.rate() > 0.0)
+                    .then(|| Duration::try_from_secs_f64(bucket.burst() / bucket.rate()).ok())
+                    .flatten();
+                (quota, window)
+            }
+            Self::Sliding { quota, .. } | Self::Period { quota, .. } => {
+                (u64::from(quota), Some(self.idle()))
+            }
+        }
+    }
+}
+
+/// The state behind one budget: the core limiter a [`Limit`] names.
+#[derive(Debug)]
+pub(super) enum Limiter {
+    Bucket(Bucket),
+    Sliding(Sliding),
+    Period(Period),
+}
+
+impl Limiter {
+    /// A fresh limiter for `limit`, its clock at `now`.
+    pub(super) fn new(limit: &Limit, now: Duration) -> Self {
+        match *limit {
+            Limit::Bucket { rate, burst } => Self::Bucket(Bucket::new(rate, burst, now)),
+            Limit::Sliding { quota, window } => Self::Sliding(Sliding::new(quota, window)),
+            Limit::Period {
+                quota,
+                period,
+                align,
+            } => Self::Period(Period::new(quota, period, align)),
+        }
+    }
+
+    /// Takes one request at `now`, or says how long until one would be admitted.
+    pub(super) fn take(&mut self, now: Duration) -> Result<(), Duration> {
+        let admitted = match self {
+            Self::Bucket(bucket) => bucket.take(now, 1.0),
+            Self::Sliding(sliding) => sliding.take(now),
+            Self::Period(period) => period.take(now) != Quota::Over,
+        };
+        if admitted {
+            Ok(())
+        } else {
+            Err(self.next(now))
+        }
+    }
+
+    /// How long after `now` a request would be admitted.
+    fn next(&self, now: Duration) -> Duration {
+        match self {
+            Self::Bucket(bucket) => bucket.next(now, 1.0),
+            Self::Sliding(sliding) => sliding.next(now),
+            Self::Period(period) => period.next(now),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn secs(n: u64) -> Duration {
+        Duration::from_secs(n)
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    #[test]
+    fn a_key_is_idle_once_its_limiter_is_as_good_as_new() {
+        assert_eq!(Limit::bucket(4.0, 2.0).idle(), ms(500));
+        assert_eq!(Limit::sliding(5, secs(60)).idle(), secs(60));
+        assert_eq!(Limit::period(5, secs(10), true).idle(), secs(10));
+    }
+
+    #[test]
+    fn idle_reads_parameters_as_the_core_does() {
+        assert_eq!(Limit::bucket(0.0, 5.0).idle(), Duration::MAX);
+        assert_eq!(Limit::bucket(f64::NAN, 5.0).idle(), Duration::MAX);
+        assert_eq!(Limit::bucket(2.0, f64::INFINITY).idle(), Duration::MAX);
+        // A burst below 1 is 1.
+        assert_eq!(Limit::bucket(2.0, 0.0).idle(), ms(500));
+        assert_eq!(
+            Limit::sliding(0, Duration::ZERO).idle(),
+            Duration::from_nanos(1)
+        );
+        assert_eq!(
+            Limit::period(0, Duration::ZERO, false).idle(),
+            Duration::from_nanos(1)
+        );
+    }
+
+    #[test]
+    fn a_bucket_reports_its_burst_over_its_refill_time() {
+        assert_eq!(Limit::bucket(10.0, 20.0).policy(), (20, Some(secs(2))));
+        assert_eq!(Limit::bucket(2.0, 2.5).policy(), (2, Some(ms(1250))));
+        assert_eq!(Limit::bucket(0.0, 3.0).policy(), (3, None));
+        assert_eq!(Limit::bucket(1.0, f64::INFINITY).policy(), (u64::MAX, None));
+    }
+
+    #[test]
+    fn windows_and_periods_report_their_quota() {
+        assert_eq!(Limit::sliding(7, secs(30)).policy(), (7, Some(secs(30))));
+        assert_eq!(
+            Limit::period(9, secs(60), false).policy(),
+            (9, Some(secs(60)))
+        );
+    }
+
+    #[test]
+    fn a_refusal_says_when_the_next_request_would_pass() {
+        let mut bucket = Limiter::new(&Limit::bucket(4.0, 1.0), Duration::ZERO);
+        assert_eq!(bucket.take(Duration::ZERO), Ok(()));
+        assert_eq!(bucket.take(ms(100)), Err(ms(150)));
+
+        let mut sliding = Limiter::new(&Limit::sliding(1, secs(10)), Duration::ZERO);
+        assert_eq!(sliding.take(secs(2)), Ok(()));
+        assert_eq!(sliding.take(secs(5)), Err(secs(7)));
+
+        let mut period = Limiter::new(&Limit::period(2, secs(10), true), Duration::ZERO);
+        assert_eq!(period.take(secs(13)), Ok(()));
+        // The request that hits the quota is still admitted.
+        assert_eq!(period.take(secs(14)), Ok(()));
+        assert_eq!(period.take(secs(15)), Err(secs(5)));
+    }
+
+    #[test]
+    fn a_quota_of_zero_refuses_everything() {
+        let mut sliding = Limiter::new(&Limit::sliding(0, secs(1)), Duration::ZERO);
+        assert_eq!(sliding.take(Duration::ZERO), Err(Duration::MAX));
+        let mut period = Limiter::new(&Limit::period(0, secs(1), false), Duration::ZERO);
+        assert_eq!(period.take(ms(300)), Err(secs(1)));
+    }
+}

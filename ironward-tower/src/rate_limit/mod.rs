@@ -1,0 +1,110 @@
+//! Rate limits on the real clock: [`RateLimitLayer`], one budget for all requests or one per
+//! key, refusing with [`Limited`] (over HTTP, `429` with `Retry-After`).
+//!
+//! A rate limit keeps one client, or all of them together, from taking more than its share:
+//! a scraper, a retry storm or a runaway script gets refused at the door while everyone
+//! else is served. The layer runs a limiter of the `ironward` core on tokio's clock and adds
+//! no policy of its own:
+//!
+//! - [`Limit`] says which limiter and with what parameters: [`Limit::bucket`] (a token
+//!   bucket, `ironward::Bucket`), [`Limit::sliding`] (an exact sliding window,
+//!   `ironward::Sliding`) or [`Limit::period`] (a fixed period, `ironward::Period`, go-zero's
+//!   `core/limit/periodlimit.go`). Every request costs one.
+//! - [`RateLimitLayer::new`] makes one budget that every service the layer makes, and all
+//!   their clones, share: a limit of 10 is 10 in total across connections, routes and
+//!   methods. tower's own `RateLimit` keeps its state per service, so each clone (each
+//!   connection) gets the full rate again (tower#794, axum#2634).
+//! - [`RateLimitLayer::keyed`] makes one budget per key that an extractor reads from the
+//!   request's head; [`RateLimitLayer::by_peer`] and [`RateLimitLayer::by_header`] are the
+//!   common keys.
+//! - [`RateLimitService`] takes from the budget in `call` and either calls the inner service
+//!   or resolves at once ([`RateLimitFuture`]) to [`Limited`], boxed, which says how long to
+//!   wait: the limiter's own `next()`, as governor's `NotUntil` does.
+//! - [`Limited::headers`] and [`Limited::into_response`] turn a refusal into `429 Too Many
+//!   Requests` with `Retry-After` in whole seconds, rounded up, and the `RateLimit-Policy` and
+//!   `RateLimit` fields of the IETF httpapi draft "RateLimit header fields for HTTP"
+//!   (draft-ietf-httpapi-ratelimit-headers-11).
+//!
+//! Each budget is a core limiter behind a std `Mutex`, locked for one `take` (a few
+//! comparisons, no allocation) and never across an await. A refusal allocates only the `Box`
+//! of its error. Allowed responses get no headers: the fields would cost a formatted header
+//! on every response, and a limit on a client would mix its own fields into the server's.
+//!
+//! # Keys
+//!
+//! A keyed layer holds at most `max_keys` keys, whatever arrives: a flood of distinct keys
+//! costs evictions, never memory. A key idle for longer than [`Limit::idle`] is forgotten at
+//! no cost to accuracy; when the table is full, the least recently used key is forgotten and
+//! starts afresh if it comes back; requests without a key share one budget.
+//! [`RateLimitLayer::keyed`] has the details and the trade-off. governor's keyed limiter keeps every key until the application calls
+//! `retain_recent` itself; go-zero's Redis limiters give every key a TTL of the period.
+//! This is the second idea, in process, with a hard bound added.
+//!
+//! # Clocks
+//!
+//! The layer reads tokio's monotonic clock, so `tokio::time::pause` and `advance` drive it in
+//! tests. An aligned [`Limit::period`] lines up with calendar time on
+//! [`Clock::unix`](crate::Clock::unix) ([`RateLimitLayer::with_clock`]): a daily quota then
+//! resets at midnight UTC.
+//!
+//! # Examples
+//!
+//! An axum route that serves two requests a minute and answers the third with `429`:
+//!
+//! ```
+//! use std::time::Duration;
+//! use axum::error_handling::HandleErrorLayer;
+//! use axum::response::{IntoResponse, Response};
+//! use axum::{Router, body::Body, routing::get};
+//! use http::{Request, StatusCode};
+//! use ironward_tower::{Limit, Limited, RateLimitLayer};
+//! use tower::ServiceExt;
+//!
+//! async fn refuse(err: Box<dyn std::error::Error + Send + Sync>) -> Response {
+//!     match err.downcast_ref::<Limited>() {
+//!         Some(limited) => limited.into_response(),
+//!         None => StatusCode::INTERNAL_SERVER_ERROR.into_response(),
+//!     }
+//! }
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! let limit = RateLimitLayer::new(Limit::sliding(2, Duration::from_secs(60)));
+//! let app = Router::new()
+//!     .route("/", get(|| async { "hello" }))
+//!     .layer((HandleErrorLayer::new(refuse), limit));
+//!
+//! for _ in 0..2 {
+//!     let response = app.clone().oneshot(Request::new(Body::empty())).await.unwrap();
+//!     assert_eq!(response.status(), StatusCode::OK);
+//! }
+//! tokio::time::advance(Duration::from_millis(12_500)).await;
+//! let refused = app.oneshot(Request::new(Body::empty())).await.unwrap();
+//! assert_eq!(refused.status(), StatusCode::TOO_MANY_REQUESTS);
+//! assert_eq!(refused.headers()["retry-after"], "48");
+//! assert_eq!(refused.headers()["ratelimit-policy"], r#""default";q=2;w=60"#);
+//! assert_eq!(refused.headers()["ratelimit"], r#""default";r=0;t=48"#);
+//! # }
+//! ```
+
+mod error;
+mod future;
+mod http;
+mod keyed;
+mod layer;
+mod limit;
+mod service;
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+pub use self::error::Limited;
+pub use self::future::RateLimitFuture;
+pub use self::layer::RateLimitLayer;
+pub use self::limit::Limit;
+pub use self::service::RateLimitService;
+
+/// Locks a budget; a poisoned lock still holds a valid limiter (the core never panics
+/// mid-update, and nothing else runs under the lock).
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}

@@ -1,0 +1,244 @@
+//! [`RateLimitService`]: take from the budget, or refuse with [`Limited`].
+
+use std::fmt;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use http::Request;
+use tower_service::Service;
+
+use super::keyed::Keyed;
+use super::limit::Limiter;
+use super::{Limit, Limited, RateLimitFuture, lock};
+use crate::Clock;
+
+/// A service that admits requests within its rate limit and refuses the rest at once with
+/// [`Limited`], made by [`RateLimitLayer`](super::RateLimitLayer).
+///
+/// `poll_ready` is the inner service's; `call` reads the clock, takes one request from the
+/// budget (the request's key's, for a keyed layer) under a std `Mutex` held for that alone,
+/// and either calls the inner service or resolves to the boxed [`Limited`] without calling
+/// it. It serves `http::Request`s with any body (axum, hyper and tonic services alike), as
+/// a keyed limit reads its key from the request's head.
+///
+/// `Clone` shares the budget: clones, one per connection in a server, hold one limit
+/// together.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use http::Request;
+/// use ironward_tower::{Limit, Limited, RateLimitLayer, RateLimitService};
+/// use tower::{Layer, Service, ServiceExt, service_fn};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// // Two a second, with room for a burst of two.
+/// let layer = RateLimitLayer::new(Limit::bucket(2.0, 2.0));
+/// let echo = service_fn(|request: Request<u32>| async move { Ok::<_, Limited>(*request.body()) });
+/// let mut service: RateLimitService<_> = layer.layer(echo);
+/// let mut clone = service.clone();
+///
+/// assert_eq!(service.ready().await.unwrap().call(Request::new(1)).await.unwrap(), 1);
+/// assert_eq!(clone.ready().await.unwrap().call(Request::new(2)).await.unwrap(), 2);
+/// let err = clone.ready().await.unwrap().call(Request::new(3)).await.unwrap_err();
+/// assert_eq!(err.downcast_ref::<Limited>().unwrap().retry_after(), Duration::from_millis(500));
+///
+/// tokio::time::advance(Duration::from_millis(500)).await;
+/// assert_eq!(service.ready().await.unwrap().call(Request::new(4)).await.unwrap(), 4);
+/// assert_eq!(service.keys(), 0);
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct RateLimitService<S> {
+    inner: S,
+    shared: Arc<Shared>,
+}
+
+impl<S> RateLimitService<S> {
+    pub(super) fn new(inner: S, shared: Arc<Shared>) -> Self {
+        Self { inner, shared }
+    }
+
+    /// How many keys the service's layer holds now: 0 for a layer without keys.
+    pub fn keys(&self) -> usize {
+        self.shared.keys()
+    }
+}
+
+impl<S, B> Service<Request<B>> for RateLimitService<S>
+where
+    S: Service<Request<B>>,
+    S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
+{
+    type Response = S::Response;
+    type Error = Box<dyn std::error::Error + Send + Sync>;
+    type Future = RateLimitFuture<S::Future>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let (request, taken) = self.shared.take(request);
+        match taken {
+            Ok(()) => RateLimitFuture::admitted(self.inner.call(request)),
+            Err(limited) => RateLimitFuture::limited(limited),
+        }
+    }
+}
+
+impl<S: fmt::Debug> fmt::Debug for RateLimitService<S> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RateLimitService")
+            .field("inner", &self.inner)
+            .field("shared", &self.shared)
+            .finish()
+    }
+}
+
+/// What every service of one [`RateLimitLayer`](super::RateLimitLayer) shares.
+pub(super) struct Shared {
+    clock: Clock,
+    /// The refusal to give, but for its wait.
+    refusal: Limited,
+    table: Table,
+}
+
+/// Where the budgets are.
+enum Table {
+    /// One budget for every request.
+    Global(Mutex<Limiter>),
+    /// One budget per key.
+    Keyed(Arc<dyn Keyed>),
+}
+
+impl Shared {
+    pub(super) fn new(
+        limit: Limit,
+        policy: &'static str,
+        clock: Clock,
+        keyed: Option<Arc<dyn Keyed>>,
+    ) -> Self {
+        let (quota, window) = limit.policy();
+        let table = match keyed {
+            Some(keyed) => Table::Keyed(keyed),
+            None => Table::Global(Mutex::new(Limiter::new(&limit, clock.now()))),
+        };
+        Self {
+            refusal: Limited::new(Duration::ZERO, quota, window).named(policy),
+            clock,
+            table,
+        }
+    }
+
+    /// Takes one request from its budget, giving the request back either way.
+    fn take<B>(&self, request: Request<B>) -> (Request<B>, Result<(), Limited>) {
+        let now = self.clock.now();
+        let (request, taken) = match &self.table {
+            Table::Global(limiter) => (request, lock(limiter).take(now)),
+            Table::Keyed(table) => {
+                let (head, body) = request.into_parts();
+                let taken = table.take(&head, now);
+                (Request::from_parts(head, body), taken)
+            }
+        };
+        (request, taken.map_err(|wait| self.refusal.after(wait)))
+    }
+
+    pub(super) fn keys(&self) -> usize {
+        match &self.table {
+            Table::Global(_) => 0,
+            Table::Keyed(table) => table.len(),
+        }
+    }
+}
+
+impl fmt::Debug for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let keys = match &self.table {
+            Table::Global(_) => None,
+            Table::Keyed(table) => Some(table.max()),
+        };
+        f.debug_struct("Shared")
+            .field("policy", &self.refusal.policy())
+            .field("quota", &self.refusal.quota())
+            .field("window", &self.refusal.window())
+            .field("max_keys", &keys)
+            .field("clock", &self.clock)
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::time::Duration;
+
+    use http::Request;
+    use tower::{Layer, Service, ServiceExt, service_fn};
+
+    use super::*;
+    use crate::RateLimitLayer;
+
+    #[tokio::test]
+    async fn a_refused_request_never_reaches_the_inner_service() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&calls);
+        let inner = service_fn(move |_: Request<()>| {
+            counted.fetch_add(1, Ordering::Relaxed);
+            async { Ok::<_, Limited>(()) }
+        });
+        let mut service =
+            RateLimitLayer::new(Limit::sliding(2, Duration::from_secs(1))).layer(inner);
+        for _ in 0..5 {
+            let _ = service.ready().await.unwrap().call(Request::new(())).await;
+        }
+        assert_eq!(calls.load(Ordering::Relaxed), 2);
+    }
+
+    #[tokio::test]
+    async fn an_inner_error_passes_through_boxed() {
+        let failing = service_fn(|_: Request<()>| async { Err::<(), _>(std::fmt::Error) });
+        let mut service = RateLimitLayer::new(Limit::bucket(1.0, 1.0)).layer(failing);
+        let err = service
+            .ready()
+            .await
+            .unwrap()
+            .call(Request::new(()))
+            .await
+            .unwrap_err();
+        assert!(err.is::<std::fmt::Error>());
+    }
+
+    #[tokio::test]
+    async fn a_refusal_names_the_policy_and_its_quota() {
+        let layer = RateLimitLayer::new(Limit::sliding(1, Duration::from_secs(30))).named("slow");
+        let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>(()) }));
+        service
+            .ready()
+            .await
+            .unwrap()
+            .call(Request::new(()))
+            .await
+            .unwrap();
+        let err = service
+            .ready()
+            .await
+            .unwrap()
+            .call(Request::new(()))
+            .await
+            .unwrap_err();
+        let limited = *err.downcast_ref::<Limited>().unwrap();
+        assert_eq!(limited.policy(), "slow");
+        assert_eq!(
+            (limited.quota(), limited.window()),
+            (1, Some(Duration::from_secs(30)))
+        );
+        assert!(limited.retry_after() > Duration::from_secs(29));
+        let debug = format!("{service:?}");
+        assert!(debug.contains("\"slow\""), "{debug}");
+    }
+}

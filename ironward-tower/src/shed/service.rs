@@ -1,0 +1,167 @@
+//! The service a [`ShedLayer`](crate::ShedLayer) makes.
+
+use std::error::Error;
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::task::{Context, Poll};
+
+use ironward::{Shedder, Ticket};
+use tower_service::Service;
+
+use super::future::{Flight, ShedFuture};
+use crate::{Classify, Clock, Cpu, ShedFailures};
+
+type BoxError = Box<dyn Error + Send + Sync>;
+
+/// A service behind an adaptive load shedder; made by a [`ShedLayer`](crate::ShedLayer), whose
+/// docs say what it does.
+///
+/// The shedder decides in `call`, with the clock and the CPU read at that moment; readiness is
+/// the inner service's. A shed request returns a future that fails at once with
+/// [`Overloaded`](crate::Overloaded), boxed; an admitted request's error is boxed as it is.
+/// Every clone, and every service the same layer made, shares one shedder (one
+/// `Arc<Mutex<Shedder>>`, the lock held only to decide and to record, never across an await),
+/// so the count in flight is the server's, not one connection's.
+///
+/// `C` is the classifier; it defaults to [`ShedFailures`], so the common case is written
+/// `ShedService<S>` (see [`BreakerService`](crate::BreakerService) for why it is a type
+/// parameter).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ironward::SHED;
+/// use ironward_tower::{Cpu, ShedLayer, ShedService};
+/// use tower::{Layer, Service, ServiceExt, service_fn};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let slow = service_fn(|_request: ()| async {
+///     tokio::time::sleep(Duration::from_millis(100)).await;
+///     Ok::<_, std::convert::Infallible>(http::Response::new(()))
+/// });
+/// let mut server: ShedService<_> = ShedLayer::new(SHED, Cpu::fixed(100)).layer(slow);
+/// let other = server.clone();
+///
+/// let call = server.ready().await.unwrap().call(());
+/// assert_eq!(other.flying(), 1); // one shedder, seen from the clone
+/// call.await.unwrap();
+/// assert_eq!(other.flying(), 0);
+/// # }
+/// ```
+pub struct ShedService<S, C = ShedFailures> {
+    inner: S,
+    shared: Arc<Shared<C>>,
+}
+
+impl<S, C> ShedService<S, C> {
+    pub(crate) fn new(inner: S, shared: Arc<Shared<C>>) -> Self {
+        Self { inner, shared }
+    }
+
+    /// How many requests are in flight: admitted and not yet completed ([`Shedder::flying`]).
+    pub fn flying(&self) -> u64 {
+        self.shared.flying()
+    }
+}
+
+impl<S: Clone, C> Clone for ShedService<S, C> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<S: fmt::Debug, C: fmt::Debug> fmt::Debug for ShedService<S, C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ShedService")
+            .field("inner", &self.inner)
+            .field("shared", &self.shared)
+            .finish()
+    }
+}
+
+impl<S, C, Request> Service<Request> for ShedService<S, C>
+where
+    S: Service<Request>,
+    S::Error: Into<BoxError>,
+    C: Classify<S::Response>,
+{
+    type Response = S::Response;
+    type Error = BoxError;
+    type Future = ShedFuture<S::Future, C>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, request: Request) -> Self::Future {
+        match self.shared.allow() {
+            Some(ticket) => {
+                // In flight before the inner call starts, so that even a panicking `call`
+                // lands the ticket as the guard unwinds.
+                let flight = Flight::new(ticket, Arc::clone(&self.shared));
+                ShedFuture::called(self.inner.call(request), flight)
+            }
+            None => ShedFuture::overloaded(),
+        }
+    }
+}
+
+/// What every clone of one service shares: the shedder, its sources and its classifier.
+#[derive(Debug)]
+pub(crate) struct Shared<C> {
+    shedder: Mutex<Shedder>,
+    clock: Clock,
+    cpu: Cpu,
+    classify: C,
+}
+
+impl<C> Shared<C> {
+    pub(crate) fn new(shedder: Shedder, clock: Clock, cpu: Cpu, classify: C) -> Self {
+        Self {
+            shedder: Mutex::new(shedder),
+            clock,
+            cpu,
+            classify,
+        }
+    }
+
+    /// Asks the shedder to admit a request now. The sources are read before the lock is taken.
+    fn allow(&self) -> Option<Ticket> {
+        let now = self.clock.now();
+        let cpu = self.cpu.read();
+        self.lock().allow(now, cpu)
+    }
+
+    /// Lands the request behind `ticket` as the classifier reads `result`, now.
+    pub(crate) fn settle<Res>(&self, ticket: Ticket, result: &Result<Res, BoxError>)
+    where
+        C: Classify<Res>,
+    {
+        if self.classify.is_failure(result) {
+            self.abandon(ticket);
+        } else {
+            let now = self.clock.now();
+            self.lock().pass(ticket, now);
+        }
+    }
+
+    /// Lands the request behind `ticket` as a failure: out of flight, no response time.
+    pub(crate) fn abandon(&self, ticket: Ticket) {
+        self.lock().fail(ticket);
+    }
+
+    /// How many requests are in flight now.
+    pub(crate) fn flying(&self) -> u64 {
+        self.lock().flying()
+    }
+
+    /// The shedder; the core never panics, so a poisoned lock still holds a sound shedder.
+    fn lock(&self) -> MutexGuard<'_, Shedder> {
+        self.shedder.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}

@@ -18,6 +18,7 @@
 //! | [`Period`] | the same quota per fixed period | go-zero `core/limit/periodlimit.go` |
 //! | [`Gate`] | whether there is room right now | concurrency limit |
 //! | [`Backoff`] ([`Jitter`]) | how long to wait before a retry, and whether to retry | gRPC A6; AWS "Exponential Backoff and Jitter" |
+//! | [`Budget`] | whether a retry may be made while calls are failing | gRPC A6 retry throttling |
 //! | [`Deadline`] | how much of a time budget is left | go-zero and gRPC timeouts |
 //! | [`Window`] ([`Tally`], [`Total`]) | the rolling window under the breaker and the shedder | go-zero `core/collection/rollingwindow.go` |
 //! | [`http_retry`] | whether and when to retry a failed HTTP response | RFC 9110 |
@@ -89,6 +90,7 @@ extern crate alloc;
 mod backoff;
 mod breaker;
 mod bucket;
+mod budget;
 mod clock;
 mod deadline;
 mod float;
@@ -104,6 +106,7 @@ mod window;
 pub use backoff::{BACKOFF, Backoff, Jitter};
 pub use breaker::{Breaker, Permit, SRE, Sre};
 pub use bucket::Bucket;
+pub use budget::Budget;
 pub use deadline::Deadline;
 pub use gate::Gate;
 pub use period::{Period, Quota};

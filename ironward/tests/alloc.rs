@@ -8,8 +8,8 @@ use std::time::Duration;
 
 use ironward::http_retry::{self, Request, Settings};
 use ironward::{
-    BACKOFF, Backoff, Breaker, Bucket, Deadline, Gate, Jitter, Period, SHED, SRE, Shedder, Sliding,
-    Window,
+    BACKOFF, Backoff, Breaker, Bucket, Budget, Deadline, Gate, Jitter, Period, SHED, SRE, Shedder,
+    Sliding, Window,
 };
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
@@ -26,6 +26,7 @@ fn decisions_allocate_nothing_after_construction() {
     let mut sliding = Sliding::new(1000, ms(1000));
     let mut period = Period::new(1000, ms(1000), true);
     let mut gate = Gate::new(8);
+    let mut budget = Budget::default();
     let deadline = Deadline::start(ms(5_000), ms(0));
     let backoffs = [
         BACKOFF,
@@ -84,6 +85,11 @@ fn decisions_allocate_nothing_after_construction() {
             gate.leave();
         }
         let _ = (deadline.expired(now), deadline.remaining(now));
+        if budget.can_retry() || i % 4 == 0 {
+            budget.fail();
+        } else {
+            budget.pass();
+        }
 
         for backoff in &backoffs {
             let retry = (i % 6) as u32;

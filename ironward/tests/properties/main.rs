@@ -5,6 +5,7 @@
 mod backoff;
 mod breaker;
 mod bucket;
+mod budget;
 mod deadline;
 mod gate;
 mod period;

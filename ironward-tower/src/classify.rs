@@ -14,9 +14,7 @@ use std::error::Error;
 use std::io;
 
 use http::{HeaderMap, Response, StatusCode};
-
-/// The boxed error the layers return, as `tower::BoxError` spells it.
-type BoxError = Box<dyn Error + Send + Sync>;
+use tower::BoxError;
 
 /// Decides whether a completed call counts as a failure.
 ///

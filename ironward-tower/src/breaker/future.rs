@@ -1,6 +1,5 @@
 //! The response future of a [`BreakerService`](crate::BreakerService).
 
-use std::error::Error;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -9,12 +8,11 @@ use std::task::{Context, Poll, ready};
 
 use ironward::Permit;
 use pin_project_lite::pin_project;
+use tower::BoxError;
 
 use super::error::Refused;
 use super::service::Shared;
 use crate::Classify;
-
-type BoxError = Box<dyn Error + Send + Sync>;
 
 pin_project! {
     /// The response future of a [`BreakerService`](crate::BreakerService): the inner call's,

@@ -1,17 +1,15 @@
 //! The service a [`BreakerLayer`](crate::BreakerLayer) makes.
 
-use std::error::Error;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 
 use ironward::{Breaker, Permit};
+use tower::BoxError;
 use tower_service::Service;
 
 use super::future::BreakerFuture;
 use crate::{Classify, Clock, Dice, HttpFailures};
-
-type BoxError = Box<dyn Error + Send + Sync>;
 
 /// A service behind an SRE circuit breaker; made by a [`BreakerLayer`](crate::BreakerLayer),
 /// whose docs say what it does and where it belongs.

@@ -1,6 +1,5 @@
 //! The response future of a [`ShedService`](crate::ShedService).
 
-use std::error::Error;
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
@@ -9,12 +8,11 @@ use std::task::{Context, Poll, ready};
 
 use ironward::Ticket;
 use pin_project_lite::pin_project;
+use tower::BoxError;
 
 use super::error::Overloaded;
 use super::service::Shared;
 use crate::Classify;
-
-type BoxError = Box<dyn Error + Send + Sync>;
 
 pin_project! {
     /// The response future of a [`ShedService`](crate::ShedService): the inner request's,

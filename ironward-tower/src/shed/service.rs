@@ -1,17 +1,15 @@
 //! The service a [`ShedLayer`](crate::ShedLayer) makes.
 
-use std::error::Error;
 use std::fmt;
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 use std::task::{Context, Poll};
 
 use ironward::{Shedder, Ticket};
+use tower::BoxError;
 use tower_service::Service;
 
 use super::future::{Flight, ShedFuture};
 use crate::{Classify, Clock, Cpu, ShedFailures};
-
-type BoxError = Box<dyn Error + Send + Sync>;
 
 /// A service behind an adaptive load shedder; made by a [`ShedLayer`](crate::ShedLayer), whose
 /// docs say what it does.

@@ -12,6 +12,7 @@
 //! | [`RateLimitLayer`] | [`ironward::Bucket`], [`ironward::Sliding`] or [`ironward::Period`], global or keyed | [`Limited`] | 429 + `Retry-After`, `RateLimit`, `RateLimit-Policy` |
 //! | [`GateLayer`] | [`ironward::Gate`]: a concurrency limit that never queues | [`Busy`] | 503 |
 //! | [`DeadlineLayer`] | [`ironward::Deadline`]: a per-request budget | [`Elapsed`] | 504 |
+//! | [`HttpRetry`] (client side; a `tower::retry::Policy`) | [`ironward::http_retry`] decisions, an optional [`ironward::Budget`] | none: the response carries [`Attempts`] | honours `Retry-After` |
 //!
 //! Every refusal is a small error boxed into `tower::BoxError`, so a caller tests it with
 //! `err.is::<Refused>()`; the zero-sized ones cost no allocation. [`http::status_for`] and
@@ -87,8 +88,8 @@ pub use deadline::{
 };
 pub use gate::{Busy, GateFuture, GateLayer, GateService};
 
-/// The README's examples, every crate's, compiled and run as doc tests here, where the
-/// crates and the `axum` feature they use are all in reach.
-#[cfg(all(doctest, feature = "axum"))]
-#[doc = include_str!("../../README.md")]
-struct ReadmeDoctests;
+// -- HTTP retry policy (issue 5) --
+
+mod retry;
+
+pub use retry::{Attempts, Fault, FinalErrors, HttpRetry, RetryStop};

@@ -1,0 +1,144 @@
+//! A circuit breaker several clients can share, with the clock and dice it reads.
+
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+
+use ironward::{Breaker, Permit, Sre};
+use ironward_tower::{Clock, Dice};
+
+/// An [`ironward::Breaker`] behind a lock, with the clock and dice it reads: the client-side
+/// circuit breaker a [`RetryMiddleware`](crate::RetryMiddleware) consults before every
+/// attempt.
+///
+/// The breaker runs Google SRE client-side throttling (go-zero's
+/// `core/breaker/googlebreaker.go`): as failures fill its window it refuses a growing fraction
+/// of calls, each refusal decided by a fresh roll of the dice, so a failing backend keeps
+/// receiving what it can still serve instead of every retry the clients can make. The
+/// middleware asks it before the first attempt and before each retry, and records each
+/// attempt's outcome: a 5xx or a network failure counts against the backend, any other
+/// response for it (a 404 is the caller's fault; go-zero's HTTP breaker reads it the same
+/// way).
+///
+/// `Clone` shares the breaker: give one to every middleware, on every client, that talks to the
+/// same backend, and they throttle together. The lock is held only for the core's decision,
+/// never across an await.
+///
+/// # Default
+///
+/// `SharedBreaker::new(sre)` reads [`Clock::monotonic`] (tokio's clock, so paused-time tests
+/// drive it) and rolls [`Dice::random`]; [`with_clock`](Self::with_clock) and
+/// [`with_dice`](Self::with_dice) replace them.
+///
+/// # Examples
+///
+/// ```
+/// use ironward::SRE;
+/// use ironward_reqwest::{Dice, RetryMiddleware, SharedBreaker};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let breaker = SharedBreaker::new(SRE).with_dice(Dice::seeded(7));
+/// let middleware = RetryMiddleware::default().with_breaker(breaker.clone());
+/// // Nothing has failed yet, so the breaker refuses nothing.
+/// assert_eq!(breaker.ratio(), 0.0);
+/// # let _ = middleware;
+/// # }
+/// ```
+#[derive(Debug, Clone)]
+pub struct SharedBreaker {
+    breaker: Arc<Mutex<Breaker>>,
+    clock: Clock,
+    dice: Dice,
+}
+
+impl SharedBreaker {
+    /// A breaker running the `sre` policy, its window opening now on tokio's monotonic clock,
+    /// rolling real randomness.
+    pub fn new(sre: Sre) -> Self {
+        Self::with_sources(sre, Clock::monotonic(), Dice::random())
+    }
+
+    /// The same policy on `clock`, with a fresh breaker whose window opens at the clock's now.
+    #[must_use]
+    pub fn with_clock(self, clock: Clock) -> Self {
+        let sre = *self.lock().sre();
+        Self::with_sources(sre, clock, self.dice)
+    }
+
+    /// The same breaker rolling `dice` (for example [`Dice::seeded`] in a test).
+    #[must_use]
+    pub fn with_dice(mut self, dice: Dice) -> Self {
+        self.dice = dice;
+        self
+    }
+
+    /// The fraction of calls the breaker would refuse now ([`Breaker::ratio`]), for a dashboard
+    /// or an alert.
+    pub fn ratio(&self) -> f64 {
+        self.lock().ratio(self.clock.now())
+    }
+
+    /// Asks to send one attempt now.
+    pub(crate) fn allow(&self) -> Option<Permit> {
+        let roll = self.dice.roll();
+        self.lock().allow(self.clock.now(), roll)
+    }
+
+    /// Records the attempt behind `permit` as a success.
+    pub(crate) fn pass(&self, permit: Permit) {
+        self.lock().pass(permit, self.clock.now());
+    }
+
+    /// Records the attempt behind `permit` as a failure.
+    pub(crate) fn fail(&self, permit: Permit) {
+        self.lock().fail(permit, self.clock.now());
+    }
+
+    fn with_sources(sre: Sre, clock: Clock, dice: Dice) -> Self {
+        Self {
+            breaker: Arc::new(Mutex::new(Breaker::new(sre, clock.now()))),
+            clock,
+            dice,
+        }
+    }
+
+    /// The breaker; a panic while it was held (there is none in the core) cannot leave it
+    /// half-updated, so a poisoned lock is used as it is.
+    fn lock(&self) -> MutexGuard<'_, Breaker> {
+        self.breaker.lock().unwrap_or_else(PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::Duration;
+
+    use ironward::SRE;
+
+    use super::*;
+
+    #[tokio::test(start_paused = true)]
+    async fn clones_share_one_breaker() {
+        let breaker = SharedBreaker::new(SRE).with_dice(Dice::seeded(3));
+        let other = breaker.clone();
+        for _ in 0..100 {
+            if let Some(permit) = other.allow() {
+                other.fail(permit);
+            }
+            tokio::time::advance(Duration::from_millis(10)).await;
+        }
+        assert!(breaker.ratio() > 0.5, "ratio {}", breaker.ratio());
+        // A new clock is a new breaker.
+        let fresh = breaker.with_clock(Clock::monotonic());
+        assert_eq!(fresh.ratio(), 0.0);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn successes_keep_it_closed() {
+        let breaker = SharedBreaker::new(SRE);
+        for _ in 0..100 {
+            let permit = breaker.allow().expect("a healthy breaker refuses nothing");
+            breaker.pass(permit);
+        }
+        assert_eq!(breaker.ratio(), 0.0);
+    }
+}

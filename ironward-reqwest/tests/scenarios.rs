@@ -1,0 +1,78 @@
+//! Issue 5's evidence over real HTTP: the seed `http_retry.txt`'s twelve scenarios and its
+//! negative control, a retry budget draining under a failing server, a shared breaker, and
+//! transport failures, each against an axum server on a free 127.0.0.1 port that the test
+//! starts and stops. Every scenario asserts what the server saw (requests, the gaps between
+//! them, operations performed) as well as what the client got.
+//!
+//! Waits are real but short (a 20 ms base delay unless a scenario needs more; scenario 1
+//! waits 1 s, scenario 10 up to 2 s). Lower bounds on gaps are asserted only where the protocol
+//! guarantees them (the client sleeps at least the decided wait after the server answered);
+//! upper bounds are generous, for a loaded 2-core machine. Every attempt is bounded by
+//! reqwest's timeout and every scenario by [`bounded`].
+
+#[path = "scenarios/guards.rs"]
+mod guards;
+#[path = "scenarios/responses.rs"]
+mod responses;
+#[path = "scenarios/server.rs"]
+mod server;
+#[path = "scenarios/transport.rs"]
+mod transport;
+
+use std::future::Future;
+use std::time::Duration;
+
+use ironward::http_retry::Settings;
+use ironward_reqwest::{Dice, Retried, RetryMiddleware};
+use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
+
+/// The longest any one scenario may take.
+const SCENARIO_LIMIT: Duration = Duration::from_secs(30);
+
+/// Slack for upper bounds on a gap: scheduling on a loaded machine, never the protocol.
+const SLACK: Duration = Duration::from_secs(2);
+
+/// Short waits: 3 retries, 20 ms doubling, the seed's 30 s cap, a 20 s budget keeping 100 ms.
+fn fast() -> Settings {
+    Settings {
+        max_retries: 3,
+        base_delay: Duration::from_millis(20),
+        max_delay: Duration::from_secs(30),
+        total_budget: Duration::from_secs(20),
+        request_reserve: Duration::from_millis(100),
+    }
+}
+
+/// A middleware without jitter, so that each wait is the backoff ceiling exactly.
+fn exact(settings: Settings) -> RetryMiddleware {
+    RetryMiddleware::new(settings).with_dice(Dice::from_fn(|| 1.0))
+}
+
+/// A client with `middleware`, each attempt bounded at 5 s.
+fn client(middleware: RetryMiddleware) -> ClientWithMiddleware {
+    let reqwest = reqwest::Client::builder()
+        .timeout(Duration::from_secs(5))
+        .build()
+        .unwrap();
+    ClientBuilder::new(reqwest).with(middleware).build()
+}
+
+/// The record the middleware left on a response.
+fn retried(response: &reqwest::Response) -> Retried {
+    *response
+        .extensions()
+        .get::<Retried>()
+        .expect("every response carries a Retried")
+}
+
+/// Runs a scenario, failing it if it takes longer than [`SCENARIO_LIMIT`].
+async fn bounded<F: Future>(scenario: F) -> F::Output {
+    tokio::time::timeout(SCENARIO_LIMIT, scenario)
+        .await
+        .expect("the scenario finished in time")
+}
+
+/// Whether `gap` is at least `floor` and at most `floor` plus the slack.
+fn about(gap: Duration, floor: Duration) -> bool {
+    gap >= floor && gap < floor + SLACK
+}

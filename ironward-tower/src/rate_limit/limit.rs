@@ -5,6 +5,8 @@ use std::time::Duration;
 
 use ironward::{Bucket, Period, Quota, Sliding};
 
+use super::Limited;
+
 /// Which limiter of the `ironward` core a [`RateLimitLayer`](super::RateLimitLayer) runs, with
 /// its parameters: a token bucket, a sliding window or a fixed period.
 ///
@@ -105,6 +107,30 @@ impl Limit {
             Self::Sliding { window, .. } => Sliding::new(0, window).window(),
             Self::Period { period, .. } => Period::new(0, period, false).period(),
         }
+    }
+
+    /// The refusal of a request under this limit that would be admitted after
+    /// `retry_after`: a [`Limited`] with the limit's quota and window, as this crate's
+    /// [`RateLimitLayer`](super::RateLimitLayer) gives it, under the policy name
+    /// `"default"` ([`Limited::named`] changes it).
+    ///
+    /// For a limiter kept elsewhere (`ironward-redis` keeps the same limits in Redis), so
+    /// that its refusals, and their HTTP headers, are this crate's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward_tower::Limit;
+    ///
+    /// let limited = Limit::sliding(100, Duration::from_secs(60)).refusal(Duration::from_secs(5));
+    /// assert_eq!(limited.retry_after(), Duration::from_secs(5));
+    /// assert_eq!((limited.quota(), limited.window()), (100, Some(Duration::from_secs(60))));
+    /// assert_eq!(limited.headers()["retry-after"], "5");
+    /// ```
+    pub fn refusal(&self, retry_after: Duration) -> Limited {
+        let (quota, window) = self.policy();
+        Limited::new(retry_after, quota, window)
     }
 
     /// The quota and window a refusal reports, as [`Limited::quota`](super::Limited::quota)

@@ -1,0 +1,28 @@
+-- ironward-redis: read a token bucket for next() (ironward::Bucket::next), read-only.
+--
+-- KEYS[1]  {key}.tokens  tokens held at the latest reading (a float, "%.17g")
+-- KEYS[2]  {key}.ts      the latest clock reading seen (integer microseconds)
+--
+-- ARGV[1]  now: the caller's clock in whole microseconds, or "server" to read Redis's TIME
+-- ARGV[2]  burst: the most tokens the bucket holds (a finite float, at least 1)
+--
+-- Reply    {tokens, latest, t}: tokens held at latest, as a "%.17g" string; latest, when
+--          they were counted, and t, the later of latest and now (integer microseconds).
+--          A missing key is a full bucket counted at now. The caller computes next() from
+--          these; nothing is written.
+
+local now
+if ARGV[1] == 'server' then
+    local time = redis.call('TIME')
+    now = tonumber(time[1]) * 1000000 + tonumber(time[2])
+else
+    now = tonumber(ARGV[1])
+end
+
+local state = redis.call('MGET', KEYS[1], KEYS[2])
+local tokens = state[1]
+local latest = tonumber(state[2])
+if not tokens or latest == nil then
+    return {ARGV[2], now, now}
+end
+return {tokens, latest, math.max(latest, now)}

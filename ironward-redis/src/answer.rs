@@ -1,0 +1,54 @@
+//! [`Answer`]: what a limiter decided, when it would next admit, and who decided.
+
+use std::time::Duration;
+
+use ironward::Quota;
+
+use crate::Mode;
+
+/// What a fleet-wide limiter answered to a `take`: the in-memory type's answer, its
+/// `next()` right after, and which store decided.
+///
+/// `value` is what the `ironward` core type's `take` returns: a [`Quota`] for a
+/// [`Period`](crate::Period), a `bool` for a [`Bucket`](crate::Bucket) or a
+/// [`Sliding`](crate::Sliding) log. `next` is what the core type's `next(now)` returns
+/// after that `take`, at the same `now`, so a refusal says how long to wait without a
+/// second round trip, as governor's `NotUntil` does; it is what `Retry-After` carries.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ironward::Quota;
+/// use ironward_redis::{Answer, Mode};
+///
+/// let hit = Answer { value: Quota::Hit, next: Duration::from_secs(3), mode: Mode::Redis };
+/// assert!(hit.admitted());
+/// let refused = Answer { value: false, next: Duration::from_millis(250), mode: Mode::Local };
+/// assert!(!refused.admitted());
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Answer<T> {
+    /// The core type's answer: [`Quota`] or `bool`.
+    pub value: T,
+    /// The core type's `next(now)` after this take: for a period the time until it ends
+    /// (even when admitted), for a bucket or a log zero while there is room, else the wait
+    /// for it; `Duration::MAX` for never.
+    pub next: Duration,
+    /// Which store decided: the fleet's quota in Redis, or this process's fallback.
+    pub mode: Mode,
+}
+
+impl Answer<Quota> {
+    /// Whether the event was admitted: [`Quota::Under`] or [`Quota::Hit`].
+    pub fn admitted(&self) -> bool {
+        self.value != Quota::Over
+    }
+}
+
+impl Answer<bool> {
+    /// Whether the event was admitted.
+    pub fn admitted(&self) -> bool {
+        self.value
+    }
+}

@@ -1,0 +1,344 @@
+//! [`Bucket`]: a token bucket per key, kept in Redis.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::local::Local;
+use crate::store::Ran;
+use crate::wire::{self, Reading};
+use crate::{Answer, Error, Mode, Store, script};
+
+/// Nanoseconds in a second, as the float the refill divides by (as in the core).
+const PER_SEC: f64 = 1e9;
+
+/// A token bucket per key, kept in Redis: `ironward::Bucket`, fleet-wide, and go-zero's
+/// `TokenLimiter` (`core/limit/tokenlimit.go`) with the caller's clock in microseconds
+/// rather than whole seconds.
+///
+/// Each key's bucket starts full at its first take and refills at `rate` tokens a second
+/// up to `burst`; each take is one atomic script (`lua/bucket.lua`) that refills and takes
+/// in Redis, in the core's float operations in the core's order, so the tokens left are
+/// the core's to the last bit. `next` is computed here from the tokens the script returns,
+/// by the core's search for the first whole nanosecond at which the refill reaches `n`.
+/// The keys (`{name:key}.tokens`, `.ts`) live twice `burst / rate` after their last write,
+/// as go-zero's do.
+///
+/// Parameters are read as the core reads them: a rate that is negative, NaN or infinite
+/// is 0 (never refills), a burst below 1 or NaN is 1, a cost that is negative, NaN or
+/// infinite is refused with a `next` of `Duration::MAX`. An infinite burst admits every
+/// finite cost without asking Redis, since no state could change the answer.
+///
+/// `Clone` shares the limiter: clones take from the same keys, and share one fallback.
+///
+/// # Examples
+///
+/// Without Redis the same calls are answered by the local fallback, exactly as
+/// `ironward::Bucket` answers them (this example runs without a server):
+///
+/// ```
+/// use std::time::Duration;
+/// use ironward_redis::{Bucket, Options, Store};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> redis::RedisResult<()> {
+/// let store = Store::connect("redis+unix:///nonexistent/redis.sock", Options::default()).await?;
+/// let now = Duration::from_secs(1_700_000_000);
+/// // Ten a second, with room for a burst of twenty.
+/// let bucket = Bucket::new(&store, "api", 10.0, 20.0);
+/// assert!(bucket.take("k", now, 20.0).await.unwrap().admitted());
+/// let refused = bucket.take("k", now, 1.0).await.unwrap();
+/// // One token comes back every 100 ms.
+/// assert_eq!((refused.value, refused.next), (false, Duration::from_millis(100)));
+/// assert_eq!(bucket.next("k", now, 21.0).await.unwrap(), Duration::MAX);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// On Redis, a rate per client for a fleet. This needs a Redis server, so it is not run
+/// here:
+///
+/// ```no_run
+/// use std::time::{Duration, SystemTime, UNIX_EPOCH};
+/// use ironward_redis::{Bucket, Options, Store};
+///
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let store = Store::connect("redis://127.0.0.1/", Options::default()).await?;
+/// // Ten a second per client, with bursts of twenty.
+/// let bucket = Bucket::new(&store, "api", 10.0, 20.0);
+/// let now = SystemTime::now().duration_since(UNIX_EPOCH)?;
+/// let answer = bucket.take("10.0.0.7", now, 1.0).await?;
+/// if !answer.admitted() {
+///     println!("retry after {:?}", answer.next);
+/// }
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Bucket(Arc<Inner>);
+
+struct Inner {
+    store: Store,
+    name: Box<str>,
+    /// Tokens a second, as the core reads it: finite and at least 0.
+    rate: f64,
+    /// The most the bucket holds, as the core reads it: at least 1, possibly infinite.
+    burst: f64,
+    ttl_ms: u64,
+    local: Local<ironward::Bucket>,
+    /// The fallback's rate and burst: the store's share of each.
+    local_rate: f64,
+    local_burst: f64,
+}
+
+/// A bucket's state as a script returns it.
+struct State {
+    /// Tokens held at `counted_at`.
+    tokens: f64,
+    /// When the tokens were counted, in nanoseconds.
+    counted_at: u64,
+    /// Nanoseconds from `counted_at` to the reading the answer is for.
+    elapsed: u64,
+}
+
+impl Bucket {
+    /// A bucket per key of `rate` tokens a second up to `burst`, in the keys named `name`.
+    ///
+    /// `name` tells limiters apart in Redis (an empty one is read as `"ironward"`); two
+    /// limiters with the same name and different parameters would share state.
+    pub fn new(store: &Store, name: &str, rate: f64, burst: f64) -> Self {
+        let core = ironward::Bucket::new(rate, burst, Duration::ZERO);
+        let (rate, burst) = (core.rate(), core.burst());
+        let fresh = ironward_tower::Limit::bucket(rate, burst).idle();
+        let share = store.options().local_share();
+        Self(Arc::new(Inner {
+            store: store.clone(),
+            name: wire::name(name),
+            rate,
+            burst,
+            ttl_ms: wire::ttl_ms(fresh),
+            local: Local::new(store.options().local_keys),
+            local_rate: rate * share,
+            local_burst: burst * share,
+        }))
+    }
+
+    /// Whether `n` tokens of `key`'s bucket are there at `now`, taking them if they are.
+    ///
+    /// A cost of zero always passes. With [`Time::Server`](crate::Time::Server), Redis's
+    /// clock replaces `now` (which the fallback still reads).
+    pub async fn take(
+        &self,
+        key: impl AsRef<[u8]>,
+        now: Duration,
+        n: f64,
+    ) -> Result<Answer<bool>, Error> {
+        self.take_key(Some(key.as_ref()), now, n).await
+    }
+
+    /// How long after `now` `n` tokens of `key`'s bucket will be there, without taking
+    /// them: the core's `next`, rounded up to the first whole nanosecond at which a take
+    /// succeeds.
+    pub async fn next(
+        &self,
+        key: impl AsRef<[u8]>,
+        now: Duration,
+        n: f64,
+    ) -> Result<Duration, Error> {
+        let key = Some(key.as_ref());
+        let this = &self.0;
+        if let Some(wait) = self.without_state(n) {
+            return Ok(wait);
+        }
+        let reading = Reading::new(this.store.options().time, now);
+        let [tokens, ts] = self.keys(key);
+        let mut call = script::BUCKET_NEXT.prepare_invoke();
+        call.key(tokens).key(ts);
+        call.arg(reading.arg()).arg(wire::float(this.burst));
+        let decode = |reply: &redis::Value| {
+            let [tokens, latest, t] = wire::items(reply)?;
+            let (latest, t) = (wire::micros(latest)?, wire::micros(t)?);
+            let state = State {
+                tokens: wire::finite(tokens)?,
+                counted_at: latest * 1000,
+                elapsed: t.checked_sub(latest)? * 1000,
+            };
+            Some(reading.wait_nanos(self.wait(&state, n)))
+        };
+        match this.store.run("bucket_next", &call, decode).await? {
+            Ran::Answered(wait) => Ok(wait),
+            Ran::Local => {
+                this.store.answered_locally();
+                let next = |bucket: Option<&ironward::Bucket>| match bucket {
+                    Some(bucket) => bucket.next(now, n),
+                    None => self.local_bucket(now).next(now, n),
+                };
+                Ok(this.local.peek(key, next))
+            }
+        }
+    }
+
+    /// Tokens a second, as read by [`new`](Bucket::new).
+    pub fn rate(&self) -> f64 {
+        self.0.rate
+    }
+
+    /// The most a bucket holds, as read by [`new`](Bucket::new).
+    pub fn burst(&self) -> f64 {
+        self.0.burst
+    }
+
+    /// The store the limiter's keys are in: its [`mode`](Store::mode) and [`stats`](Store::stats).
+    pub fn store(&self) -> &Store {
+        &self.0.store
+    }
+
+    /// [`take`](Bucket::take) for `key`, or for the budget of requests without a key.
+    pub(crate) async fn take_key(
+        &self,
+        key: Option<&[u8]>,
+        now: Duration,
+        n: f64,
+    ) -> Result<Answer<bool>, Error> {
+        let this = &self.0;
+        if let Some(next) = self.without_state(n) {
+            return Ok(Answer {
+                value: next == Duration::ZERO,
+                next,
+                mode: this.store.mode(),
+            });
+        }
+        let reading = Reading::new(this.store.options().time, now);
+        let [tokens, ts] = self.keys(key);
+        let mut call = script::BUCKET.prepare_invoke();
+        call.key(tokens).key(ts);
+        // A cost the core refuses is sent as -1, which the script refuses after refilling,
+        // as the core's `take` refills before it looks at the cost.
+        let cost = if is_cost(n) { n } else { -1.0 };
+        call.arg(reading.arg())
+            .arg(wire::float(this.rate))
+            .arg(wire::float(this.burst))
+            .arg(wire::float(cost))
+            .arg(this.ttl_ms);
+        let decode = |reply: &redis::Value| {
+            let [admitted, tokens, t] = wire::items(reply)?;
+            let value = match wire::int(admitted)? {
+                1 => true,
+                0 => false,
+                _ => return None,
+            };
+            let state = State {
+                tokens: wire::finite(tokens)?,
+                counted_at: wire::micros(t)? * 1000,
+                elapsed: 0,
+            };
+            Some(Answer {
+                value,
+                next: reading.wait_nanos(self.wait(&state, n)),
+                mode: Mode::Redis,
+            })
+        };
+        match this.store.run("bucket", &call, decode).await? {
+            Ran::Answered(answer) => Ok(answer),
+            Ran::Local => {
+                this.store.answered_locally();
+                let make = || self.local_bucket(now);
+                Ok(this.local.with(key, make, |bucket| Answer {
+                    value: bucket.take(now, n),
+                    next: bucket.next(now, n),
+                    mode: Mode::Local,
+                }))
+            }
+        }
+    }
+
+    /// The answer when no state could change it: an infinite burst admits every finite
+    /// cost at once, and a cost that is not one is never admitted.
+    fn without_state(&self, n: f64) -> Option<Duration> {
+        if self.0.burst.is_infinite() {
+            Some(if is_cost(n) {
+                Duration::ZERO
+            } else {
+                Duration::MAX
+            })
+        } else {
+            None
+        }
+    }
+
+    /// A fresh fallback bucket, its clock at `now`.
+    fn local_bucket(&self, now: Duration) -> ironward::Bucket {
+        ironward::Bucket::new(self.0.local_rate, self.0.local_burst, now)
+    }
+
+    fn keys(&self, key: Option<&[u8]>) -> [Vec<u8>; 2] {
+        ["tokens", "ts"].map(|part| wire::key(&self.0.name, key, part))
+    }
+
+    /// `ironward::Bucket::next` on `state`: zero when `n` tokens are there; the first whole
+    /// nanosecond at which the refill, computed in floats exactly as `take` computes it,
+    /// reaches `n`; `Duration::MAX` when that never comes within the clock's range.
+    ///
+    /// The core keeps this search private, and a core bucket cannot be set to a state
+    /// without rounding its tokens, so it is repeated here operation for operation; the
+    /// equivalence property test holds the two together.
+    fn wait(&self, state: &State, n: f64) -> Duration {
+        let (rate, burst) = (self.0.rate, self.0.burst);
+        if !is_cost(n) || n > burst {
+            return Duration::MAX;
+        }
+        let grown = |elapsed: u64| state.tokens + rate * elapsed as f64 / PER_SEC;
+        if burst.min(grown(state.elapsed)) >= n {
+            return Duration::ZERO;
+        }
+        if rate == 0.0 {
+            return Duration::MAX;
+        }
+        // The quotient estimates the first nanosecond; gallop up while it falls short,
+        // then bisect, as the core does.
+        let limit = u64::MAX - state.counted_at;
+        let mut short = state.elapsed;
+        let guess = ((n - state.tokens) / rate * PER_SEC).ceil();
+        // `as` saturates, and reads NaN as 0.
+        let mut enough = (guess as u64).min(limit).max(short);
+        let mut step = 1_u64;
+        while grown(enough) < n {
+            if enough == limit {
+                return Duration::MAX;
+            }
+            short = enough;
+            enough = enough.saturating_add(step).min(limit);
+            step = step.saturating_mul(2);
+        }
+        if enough - short > 1 && grown(enough - 1) < n {
+            short = enough - 1;
+        }
+        while enough - short > 1 {
+            let middle = short + (enough - short) / 2;
+            if grown(middle) < n {
+                short = middle;
+            } else {
+                enough = middle;
+            }
+        }
+        Duration::from_nanos(enough - state.elapsed)
+    }
+}
+
+/// Whether `n` is a cost a bucket can charge: finite and not negative.
+fn is_cost(n: f64) -> bool {
+    n.is_finite() && n >= 0.0
+}
+
+impl fmt::Debug for Bucket {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Bucket")
+            .field("name", &self.0.name)
+            .field("rate", &self.0.rate)
+            .field("burst", &self.0.burst)
+            .field("local_rate", &self.0.local_rate)
+            .field("local_burst", &self.0.local_burst)
+            .finish_non_exhaustive()
+    }
+}

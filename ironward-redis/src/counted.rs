@@ -1,0 +1,51 @@
+//! [`Counted`]: what a [`Period`](crate::Period) and a [`Sliding`](crate::Sliding) log
+//! share, a quota counted over a span, as the scripts and the fallback read it.
+
+use std::time::Duration;
+
+use crate::Store;
+use crate::local::Local;
+use crate::wire;
+
+/// A quota over a span, in the keys named `name`, with a fallback of core limiters `L`.
+pub(crate) struct Counted<L> {
+    pub(crate) store: Store,
+    pub(crate) name: Box<str>,
+    pub(crate) quota: u32,
+    /// The span as the core reads it (at least 1 ns), for the fallback.
+    pub(crate) span: Duration,
+    /// The span as the scripts read it: whole microseconds, at least 1.
+    pub(crate) micros: u64,
+    pub(crate) ttl_ms: u64,
+    pub(crate) local: Local<L>,
+    /// The fallback's quota: the store's share of `quota`, rounded down.
+    pub(crate) local_quota: u32,
+}
+
+impl<L> Counted<L> {
+    /// `quota` over `span`, which the core has already read (raised to 1 ns).
+    pub(crate) fn new(store: &Store, name: &str, quota: u32, span: Duration) -> Self {
+        let micros = wire::span_micros(span);
+        let options = store.options();
+        Self {
+            store: store.clone(),
+            name: wire::name(name),
+            quota,
+            span,
+            micros,
+            ttl_ms: wire::ttl_ms(Duration::from_micros(micros)),
+            local: Local::new(options.local_keys),
+            // The product is below 2^32, and `as` truncates towards zero.
+            local_quota: (f64::from(quota) * options.local_share()) as u32,
+        }
+    }
+
+    /// The Redis keys of `key`'s state, one per part.
+    pub(crate) fn keys<const N: usize>(
+        &self,
+        key: Option<&[u8]>,
+        parts: [&str; N],
+    ) -> [Vec<u8>; N] {
+        parts.map(|part| wire::key(&self.name, key, part))
+    }
+}

@@ -1,0 +1,190 @@
+//! Fleet-wide quotas for [`ironward`]: its [`Period`], [`Bucket`] and [`Sliding`] limiters,
+//! one per key, with their state in Redis, so that a quota holds across every process that
+//! shares it; and a [`RateLimitLayer`] that puts them behind ironward-tower's rate limit.
+//!
+//! When a service runs on many machines, "a thousand a day per client" must hold for the
+//! fleet, not for each machine. go-zero keeps its `PeriodLimit` and `TokenLimiter` in Redis
+//! (`core/limit/periodlimit.go`, `tokenlimit.go`); this crate does the same for ironward's
+//! limiters, with the caller's clock in microseconds instead of whole seconds, the exact
+//! answers of the in-memory types, and go-zero's failover to a local limiter while Redis is
+//! away.
+//!
+//! | type | the in-memory type | answers | keys |
+//! | --- | --- | --- | --- |
+//! | [`Period`] | `ironward::Period` (go-zero `PeriodLimit`) | [`Quota`](ironward::Quota) | `{name:key}.count`, `.start`, `.ts` |
+//! | [`Bucket`] | `ironward::Bucket` (go-zero `TokenLimiter`) | `bool` | `{name:key}.tokens`, `.ts` |
+//! | [`Sliding`] | `ironward::Sliding` | `bool` | `{name:key}.log`, `.ts` |
+//! | [`RateLimitLayer`] | `ironward_tower::RateLimitLayer` | [`Limited`](ironward_tower::Limited) (429) | those of its limit |
+//!
+//! Each `take` returns an [`Answer`]: the in-memory type's answer, its `next()` right after
+//! (the `Retry-After` of a refusal, with no second round trip), and the [`Mode`] that
+//! decided. Each `next` is the in-memory type's `next()`, read-only.
+//!
+//! ```no_run
+//! use std::time::{Duration, SystemTime, UNIX_EPOCH};
+//! use ironward::Quota;
+//! use ironward_redis::{Options, Period, Store};
+//!
+//! # #[tokio::main]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//! let store = Store::connect("redis://127.0.0.1/", Options::default()).await?;
+//! let limit = Period::new(&store, "login", 5, Duration::from_secs(60), false);
+//! let now = SystemTime::now().duration_since(UNIX_EPOCH)?; // the fleet's clock
+//! match limit.take("alice", now).await {
+//!     Ok(answer) if answer.value != Quota::Over => { /* serve */ }
+//!     Ok(answer) => println!("over the quota; retry after {:?}", answer.next),
+//!     Err(err) => println!("refused: {err}"), // Redis too slow: a refusal
+//! }
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # The scripts
+//!
+//! Every decision is one Lua script, run atomically by Redis, so concurrent processes
+//! cannot both take the last unit of a quota: a `take` reads the state, decides, and writes
+//! it back before any other command runs. There is one file per script under `lua/`
+//! (`period.lua`, `bucket.lua`, `sliding.lua` and a read-only `*_next.lua` for each), each
+//! with a header listing its `KEYS`, its `ARGV` with their units, and its reply, embedded
+//! with `include_str!`. A call sends `EVALSHA`; the first time Redis answers `NOSCRIPT` (and
+//! again after a restart) redis-rs loads the script and sends it again. [`Store::load`]
+//! loads them all up front. Replies decode into the answer types, and a reply that no
+//! script gives is an [`Error::Reply`], never a guess.
+//!
+//! **Keys.** A limiter named `name` keeps the state of `key` in `{name:key}.<part>`. The
+//! braces are a Redis Cluster hash tag, so the keys of one limiter's key share a slot and
+//! one script may touch them all; the tag is never empty. Keys are bytes: any
+//! `AsRef<[u8]>`. The store itself runs over one `ConnectionManager` (a single Redis, or
+//! one behind Sentinel or a proxy); the keys are ready for a cluster connection, which
+//! this crate does not take yet.
+//!
+//! **TTLs.** Every write sets a TTL on the keys it writes: twice the time after which the
+//! limiter left alone is as good as new (the period, the window, a bucket's `burst / rate`,
+//! as go-zero's `2 · burst / rate`), and at least ten seconds, so idle keys vanish and
+//! nothing is lost when they do. The slack covers the difference between Redis's clock,
+//! which runs the TTL, and the caller's, which runs the limiter. A bucket that never
+//! refills (a rate of 0) gets the longest TTL, 2^44 ms (about 557 years).
+//!
+//! # Equivalence
+//!
+//! A limiter here answers exactly as the `ironward` type does, for every sequence of calls
+//! on one key (the property tests in `tests/equivalence.rs` check it against a real
+//! server), once time is read as the scripts read it:
+//!
+//! - **Time is whole microseconds.** Lua's numbers are doubles, exact for integers below
+//!   2^53: nanoseconds since the Unix epoch are past that, microseconds are not (until the
+//!   year 2255). `now` is rounded up to the next whole microsecond (so waiting `next` and
+//!   taking again succeeds), a period or window is rounded up likewise, and times saturate
+//!   at 2^53 µs. The answers are the core's fed those readings, and `next` is counted from
+//!   the `now` passed; for whole-microsecond readings and spans they are the core's,
+//!   exactly.
+//! - **Floats are the core's, bit for bit.** Nothing is rounded here: a bucket's refill is
+//!   `min(burst, tokens + rate · elapsed_ns / 1e9)` in IEEE doubles in both, in the same
+//!   order, with `elapsed_ns` the elapsed microseconds times 1000 (exact below 2^53, and
+//!   rounded above it as the core's `u64 as f64` rounds). Floats travel as text that reads
+//!   back to the same double: the shortest round-trip decimal from Rust, `"%.17g"` from
+//!   Lua, each read by a correctly rounded `strtod`. `next` is then the core's search for
+//!   the first whole nanosecond at which a take succeeds, run here on the tokens the
+//!   script returns.
+//!
+//! The core's edge semantics hold in Redis, for the whole fleet: a `now` earlier than the
+//! latest seen on that key is read as the latest seen (the latest is a key of its own, so
+//! a clock that steps back never frees capacity); a bucket starts full at its key's first
+//! take; a log holds at most `quota` stamps; a period opens at the first event after the
+//! last one closed, or aligned. Two differences: a key that has expired has forgotten its
+//! latest reading (it can only expire once the limiter is as good as new, so this matters
+//! only to a clock that steps back by more than a TTL), and a key with no state is a fresh
+//! limiter made at its first take, as a keyed layer makes one.
+//!
+//! # Clocks
+//!
+//! [`Options::time`] chooses the clock, per store:
+//!
+//! - [`Time::Caller`] (the default): the `now` each call passes, as everywhere in ironward.
+//!   The fleet must read one clock, the Unix wall clock in practice (`SystemTime` since
+//!   the epoch; the layer's default). A process whose clock runs **ahead** moves every key
+//!   it touches forward for everyone: a period opened by its reading ends early, refills
+//!   and windows see time that has not passed, so the fleet admits early by as much as the
+//!   skew, and everyone's `next` is counted from the skewed reading. A process whose clock
+//!   runs **behind** is read as the latest seen and frees nothing. NTP keeps a fleet within
+//!   milliseconds, which is below what a quota of seconds notices.
+//! - [`Time::Server`]: the script reads Redis's `TIME` (whole microseconds), and the `now`
+//!   passed is used only by the local fallback. Skew between the fleet's clocks is then
+//!   irrelevant; what remains is Redis's own clock, and a Redis failover to a replica with
+//!   another clock, which the latest-seen rule again turns into "never frees capacity".
+//!   Scripts that read `TIME` and then write need effects replication: the default since
+//!   Redis 5, and switched on by the scripts for Redis 3.2 and 4. The tests run against the
+//!   `redis-server` Debian ships (7.0).
+//!
+//! The test `tests/clock.rs` shows both with a client whose clock is a minute ahead.
+//!
+//! # Failover, and its bounds
+//!
+//! As go-zero's `TokenLimiter` does (`core/limit/tokenlimit.go`), with one [`Store`] per
+//! connection:
+//!
+//! - **An error fails over.** A connection refused or dropped, or an error reply, switches
+//!   the store to [`Mode::Local`]: that call and every later one are answered by the
+//!   limiter's local fallback, an `ironward` core limiter per key with
+//!   [`Options::share`] of the quota, on the `now` passed. A background task sends `PING`
+//!   every [`Options::probe`] (100 ms); when Redis answers, the store switches back to
+//!   [`Mode::Redis`]. With [`Store::connect`]'s reconnection, a Redis that comes back is
+//!   found within two probe intervals.
+//! - **A timeout is a refusal.** A call that Redis does not answer within
+//!   [`Options::timeout`] is [`Error::Timeout`], and the store stays on Redis; a call the
+//!   caller drops is cancelled. A slow Redis is still the fleet's quota, and failing over
+//!   on it would hand every process its own. A Redis that accepts connections and never
+//!   answers is therefore refused, not failed over: watch [`Stats::timeouts`].
+//! - **Observable.** [`Store::mode`] and [`Store::stats`] (answers by mode, timeouts,
+//!   failovers, recoveries).
+//!
+//! The bound, for a fleet of `N` processes and a quota `Q` per window: while Redis is
+//! away, each process admits what its own fallback admits, at most `⌊share · Q⌋` per
+//! window per key, so the fleet admits at most `N · ⌊share · Q⌋`; with `share = 1/N` it
+//! keeps the quota. The fallback keeps its state across outages (a key it has spent stays
+//! spent), and Redis keeps its own: what was counted before the outage still counts after,
+//! unless Redis lost its data (a restart without persistence starts every key afresh). A
+//! request in flight when Redis fails may have been counted by both. The test
+//! `tests/fault.rs` kills `redis-server` mid-load and counts exactly `Q` admitted before
+//! the kill, `⌊share · Q⌋` during the outage and `Q` after the restart (its server keeps
+//! no data), the bound `2 · Q + ⌊share · Q⌋` for one process.
+//!
+//! # Edge cases
+//!
+//! Nothing panics. Parameters are read as the core reads them (a negative, NaN or infinite
+//! rate is 0, a burst below 1 is 1, a period or window below 1 µs is 1 µs, a quota of 0
+//! refuses everything); times and spans saturate at 2^53 µs; a cost that is negative, NaN or
+//! infinite is refused after the refill, as the core refuses it; an infinite burst admits
+//! every finite cost without asking Redis. A call that timed out may still have been
+//! counted by its script, as a request counts when Redis counts it. An empty limiter name is `"ironward"`. A share
+//! outside `[0, 1]` is clamped (NaN is 0). A lock poisoned by a panic elsewhere still holds
+//! valid limiters.
+//!
+//! # Tower
+//!
+//! [`RateLimitLayer`] is `ironward_tower::RateLimitLayer` with its budgets in Redis: the
+//! same [`Limit`](ironward_tower::Limit), the same [`Limited`](ironward_tower::Limited)
+//! refusal with its HTTP fields, so that a service moves from one process to a fleet by
+//! changing the layer and nothing else.
+
+#![forbid(unsafe_code)]
+
+mod answer;
+mod bucket;
+mod counted;
+mod error;
+mod local;
+mod period;
+mod rate_limit;
+mod script;
+mod sliding;
+mod store;
+mod wire;
+
+pub use answer::Answer;
+pub use bucket::Bucket;
+pub use error::Error;
+pub use period::Period;
+pub use rate_limit::{RateLimitFuture, RateLimitLayer, RateLimitService};
+pub use sliding::Sliding;
+pub use store::{Mode, OPTIONS, Options, Stats, Store, Time};

@@ -1,0 +1,57 @@
+//! The response future of [`RateLimitService`](super::RateLimitService).
+
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::task::{Context, Poll};
+
+use tower::BoxError;
+
+/// The response future of [`RateLimitService`](super::RateLimitService): the decision in
+/// Redis, then the inner service's response, or a refusal.
+///
+/// It is boxed: the decision awaits Redis before the inner service is called, so the
+/// future holds the request and the inner service across that wait. Dropping it before
+/// the decision is back cancels the request, which is then neither admitted nor, if the
+/// script has not run yet, counted.
+///
+/// # Examples
+///
+/// Nothing is decided until the future is polled (this example runs without a server, on
+/// the fallback):
+///
+/// ```
+/// use std::time::Duration;
+/// use http::Request;
+/// use ironward_redis::{Options, RateLimitFuture, RateLimitLayer, Store};
+/// use ironward_tower::{Limit, Limited};
+/// use tower::{Layer, Service, service_fn};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> redis::RedisResult<()> {
+/// let store = Store::connect("redis+unix:///nonexistent/redis.sock", Options::default()).await?;
+/// let layer = RateLimitLayer::new(&store, "seven", Limit::period(1, Duration::from_secs(60), false));
+/// let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>(7) }));
+/// let first: RateLimitFuture<_> = service.call(Request::new(()));
+/// let second = service.call(Request::new(()));
+/// // The second is polled first, so it is the one admitted.
+/// assert_eq!(second.await.unwrap(), 7);
+/// assert!(first.await.unwrap_err().is::<Limited>());
+/// # Ok(())
+/// # }
+/// ```
+pub struct RateLimitFuture<T>(pub(super) Pin<Box<dyn Future<Output = Result<T, BoxError>> + Send>>);
+
+impl<T> Future for RateLimitFuture<T> {
+    type Output = Result<T, BoxError>;
+
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.0.as_mut().poll(cx)
+    }
+}
+
+impl<T> fmt::Debug for RateLimitFuture<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("RateLimitFuture")
+    }
+}

@@ -1,0 +1,265 @@
+//! [`RateLimitLayer`]: a rate limit whose budgets are in Redis, shared by every service it
+//! makes and by every process that names it.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::HeaderName;
+use http::request::Parts;
+use ironward::Quota;
+use ironward_tower::{Clock, Limit, Limited};
+use tower::Layer;
+
+use super::RateLimitService;
+use crate::{Bucket, Error, Period, Sliding, Store};
+
+/// Reads a request's key from its head.
+type Extract = Arc<dyn Fn(&Parts) -> Option<Vec<u8>> + Send + Sync>;
+
+/// Applies a rate limit kept in Redis to every service it wraps: one budget for all
+/// requests, or one per key that an extractor reads from each request.
+///
+/// The fleet-wide twin of `ironward_tower::RateLimitLayer`: the same [`Limit`], run by this
+/// crate's [`Bucket`], [`Sliding`] or [`Period`] under `name`, and the same [`Limited`]
+/// refusal, boxed, with its `429`, `Retry-After` and `RateLimit` fields
+/// (`ironward_tower::http::response_for` and `ironward_tower::axum::handle_error` answer it
+/// as they answer the local layer's). A service that outgrows one process swaps one layer
+/// for the other and keeps its error handling. Every request costs one. What changes:
+///
+/// - the budgets live in Redis under `name`, so every service the layer makes, every
+///   clone, and every process with a layer of the same name and limit share them;
+/// - the clock is [`Clock::unix`] unless [`with_clock`](RateLimitLayer::with_clock) says
+///   otherwise, as processes must read one clock for a budget to mean the same to all (or
+///   set [`Time::Server`](crate::Time::Server) on the store, to read Redis's);
+/// - while Redis is away each process serves from its own fallback (see [`Store`]); a
+///   decision Redis does not give in time is refused with a `Limited` whose wait is the
+///   store's timeout.
+///
+/// Requests without a key (the extractor returns `None`) share one budget, which is not
+/// any key's.
+///
+/// # Examples
+///
+/// With no Redis at the address the layer still limits, on its local fallback (this
+/// example runs without a server):
+///
+/// ```
+/// use std::time::Duration;
+/// use http::Request;
+/// use ironward_redis::{Mode, Options, RateLimitLayer, Store};
+/// use ironward_tower::{Limit, Limited};
+/// use tower::{Layer, Service, ServiceExt, service_fn};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> redis::RedisResult<()> {
+/// let store = Store::connect("redis+unix:///nonexistent/redis.sock", Options::default()).await?;
+/// let layer = RateLimitLayer::new(&store, "api", Limit::sliding(1, Duration::from_secs(60)));
+/// let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>("hi") }));
+///
+/// assert_eq!(service.ready().await.unwrap().call(Request::new(())).await.unwrap(), "hi");
+/// let refused = service.ready().await.unwrap().call(Request::new(())).await.unwrap_err();
+/// let limited = refused.downcast_ref::<Limited>().unwrap();
+/// assert!(limited.retry_after() > Duration::from_secs(59));
+/// assert_eq!(limited.headers()["ratelimit-policy"], r#""default";q=1;w=60"#);
+/// assert_eq!(layer.store().mode(), Mode::Local);
+/// # Ok(())
+/// # }
+/// ```
+///
+/// One budget per API key, shared by the fleet. This needs a Redis server, so it is not
+/// run here:
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use http::HeaderName;
+/// use ironward_redis::{Options, RateLimitLayer, Store};
+/// use ironward_tower::Limit;
+///
+/// # #[tokio::main]
+/// # async fn main() -> redis::RedisResult<()> {
+/// let store = Store::connect("redis://127.0.0.1/", Options::default()).await?;
+/// let key = HeaderName::from_static("x-api-key");
+/// let layer = RateLimitLayer::by_header(&store, "api", Limit::bucket(10.0, 20.0), key)
+///     .named("per-key");
+/// // ServiceBuilder::new().layer(HandleErrorLayer::new(handle_error)).layer(layer) ...
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct RateLimitLayer {
+    shared: Arc<Shared>,
+}
+
+/// What every service of one layer shares.
+#[derive(Clone)]
+pub(super) struct Shared {
+    limit: Limit,
+    limiter: Limiter,
+    clock: Clock,
+    policy: &'static str,
+    /// `None` for one budget for every request.
+    extract: Option<Extract>,
+}
+
+/// The limiter a [`Limit`] names, in Redis.
+#[derive(Clone)]
+enum Limiter {
+    Bucket(Bucket),
+    Sliding(Sliding),
+    Period(Period),
+}
+
+impl RateLimitLayer {
+    /// One budget of `limit` for every request, in the keys named `name`, under the policy
+    /// name `"default"`.
+    pub fn new(store: &Store, name: &str, limit: Limit) -> Self {
+        let limiter = match limit {
+            Limit::Bucket { rate, burst } => Limiter::Bucket(Bucket::new(store, name, rate, burst)),
+            Limit::Sliding { quota, window } => {
+                Limiter::Sliding(Sliding::new(store, name, quota, window))
+            }
+            Limit::Period {
+                quota,
+                period,
+                align,
+            } => Limiter::Period(Period::new(store, name, quota, period, align)),
+        };
+        Self {
+            shared: Arc::new(Shared {
+                limit,
+                limiter,
+                clock: Clock::unix(),
+                policy: "default",
+                extract: None,
+            }),
+        }
+    }
+
+    /// One budget of `limit` per key that `extract` reads from a request's head.
+    ///
+    /// Redis holds the keys, each with a TTL of twice [`Limit::idle`] after its last use,
+    /// so idle keys vanish on their own and the layer keeps no table; the local fallback
+    /// holds at most [`Options::local_keys`](crate::Options::local_keys) of them.
+    pub fn keyed<K, F>(store: &Store, name: &str, limit: Limit, extract: F) -> Self
+    where
+        K: AsRef<[u8]>,
+        F: Fn(&Parts) -> Option<K> + Send + Sync + 'static,
+    {
+        let extract: Extract =
+            Arc::new(move |parts| extract(parts).map(|key| key.as_ref().to_vec()));
+        Self::new(store, name, limit).with(|shared| shared.extract = Some(extract))
+    }
+
+    /// One budget of `limit` per value of the header `name` (its first value, byte for
+    /// byte); requests without it share one budget.
+    pub fn by_header(store: &Store, name: &str, limit: Limit, header: HeaderName) -> Self {
+        Self::keyed(store, name, limit, move |parts: &Parts| {
+            parts
+                .headers
+                .get(&header)
+                .map(|value| value.as_bytes().to_vec())
+        })
+    }
+
+    /// The same layer on `clock` instead of the Unix wall clock.
+    #[must_use]
+    pub fn with_clock(self, clock: Clock) -> Self {
+        self.with(|shared| shared.clock = clock)
+    }
+
+    /// The same layer under the policy name `policy`, which the `RateLimit` and
+    /// `RateLimit-Policy` fields give (see [`Limited::named`]).
+    #[must_use]
+    pub fn named(self, policy: &'static str) -> Self {
+        self.with(|shared| shared.policy = policy)
+    }
+
+    /// The limit each budget follows.
+    pub fn limit(&self) -> Limit {
+        self.shared.limit
+    }
+
+    /// The store the budgets are in: its [`mode`](Store::mode) and [`stats`](Store::stats).
+    pub fn store(&self) -> &Store {
+        self.shared.limiter.store()
+    }
+
+    fn with(self, change: impl FnOnce(&mut Shared)) -> Self {
+        let mut shared = Arc::unwrap_or_clone(self.shared);
+        change(&mut shared);
+        Self {
+            shared: Arc::new(shared),
+        }
+    }
+}
+
+impl Shared {
+    /// Takes one request with the head `parts` from its budget: `Err` with the refusal
+    /// when it is over.
+    pub(super) async fn take(&self, parts: &Parts) -> Result<(), Limited> {
+        let key = self.extract.as_ref().and_then(|extract| extract(parts));
+        let key = key.as_deref();
+        let now = self.clock.now();
+        let decided: Result<(bool, Duration), Error> = match &self.limiter {
+            Limiter::Bucket(bucket) => bucket
+                .take_key(key, now, 1.0)
+                .await
+                .map(|answer| (answer.value, answer.next)),
+            Limiter::Sliding(sliding) => sliding
+                .take_key(key, now)
+                .await
+                .map(|answer| (answer.value, answer.next)),
+            Limiter::Period(period) => period
+                .take_key(key, now)
+                .await
+                .map(|answer| (answer.value != Quota::Over, answer.next)),
+        };
+        let wait = match decided {
+            Ok((true, _)) => return Ok(()),
+            Ok((false, next)) => next,
+            // A decision Redis did not give in time is a refusal: come back after as
+            // long as Redis was given.
+            Err(_) => self.limiter.store().options().timeout,
+        };
+        Err(self.limit.refusal(wait).named(self.policy))
+    }
+}
+
+impl Limiter {
+    fn store(&self) -> &Store {
+        match self {
+            Self::Bucket(bucket) => bucket.store(),
+            Self::Sliding(sliding) => sliding.store(),
+            Self::Period(period) => period.store(),
+        }
+    }
+}
+
+impl<S> Layer<S> for RateLimitLayer {
+    type Service = RateLimitService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        RateLimitService::new(inner, Arc::clone(&self.shared))
+    }
+}
+
+impl fmt::Debug for RateLimitLayer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RateLimitLayer")
+            .field("shared", &self.shared)
+            .finish()
+    }
+}
+
+impl fmt::Debug for Shared {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RateLimitLayer")
+            .field("limit", &self.limit)
+            .field("policy", &self.policy)
+            .field("keyed", &self.extract.is_some())
+            .field("clock", &self.clock)
+            .field("mode", &self.limiter.store().mode())
+            .finish()
+    }
+}

@@ -1,0 +1,194 @@
+//! [`Sliding`]: an exact sliding-window log per key, kept in Redis.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::counted::Counted;
+use crate::store::Ran;
+use crate::wire::{self, Reading};
+use crate::{Answer, Error, Mode, Store, script};
+
+/// An exact sliding-window log per key, kept in Redis: `ironward::Sliding`, fleet-wide.
+///
+/// At most `quota` events for each key in any window-long stretch `(now − window, now]`.
+/// Each key keeps the stamps of its admitted events still inside the window in a Redis
+/// list (`{name:key}.log`, oldest first, never more than `quota` of them, about 10 bytes
+/// each), with the latest reading seen beside it (`{name:key}.ts`); one atomic script
+/// (`lua/sliding.lua`) drops the stamps that have left, counts, and pushes. Both keys live
+/// twice the window after their last write.
+///
+/// The answers are the core type's, exactly, fed `now` rounded up to whole microseconds
+/// and `window` rounded up likewise (see the crate docs, "Equivalence"). A take costs
+/// O(1) amortised: each stamp is pushed once and dropped once; a log whose newest stamp
+/// has left is dropped whole.
+///
+/// `Clone` shares the limiter: clones count in the same keys, and share one fallback.
+///
+/// # Examples
+///
+/// Without Redis the same calls are answered by the local fallback, exactly as
+/// `ironward::Sliding` answers them (this example runs without a server):
+///
+/// ```
+/// use std::time::Duration;
+/// use ironward_redis::{Options, Sliding, Store};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> redis::RedisResult<()> {
+/// let store = Store::connect("redis+unix:///nonexistent/redis.sock", Options::default()).await?;
+/// let secs = Duration::from_secs;
+/// // Two events in any ten seconds.
+/// let limit = Sliding::new(&store, "search", 2, secs(10));
+/// assert!(limit.take("k", secs(1)).await.unwrap().admitted());
+/// assert!(limit.take("k", secs(9)).await.unwrap().admitted());
+/// let refused = limit.take("k", secs(10)).await.unwrap();
+/// // The event at 1 s leaves the window at 11 s, not at a fixed boundary.
+/// assert_eq!((refused.value, refused.next), (false, secs(1)));
+/// assert!(limit.take("k", secs(11)).await.unwrap().admitted());
+/// # Ok(())
+/// # }
+/// ```
+///
+/// On Redis, an hourly quota for a fleet. This needs a Redis server, so it is not run
+/// here:
+///
+/// ```no_run
+/// use std::time::{Duration, SystemTime, UNIX_EPOCH};
+/// use ironward_redis::{Options, Sliding, Store};
+///
+/// # #[tokio::main]
+/// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// let store = Store::connect("redis://127.0.0.1/", Options::default()).await?;
+/// // A hundred an hour per API key, in any hour.
+/// let hourly = Sliding::new(&store, "hourly", 100, Duration::from_secs(3600));
+/// let now = SystemTime::now().duration_since(UNIX_EPOCH)?;
+/// if !hourly.take("key-42", now).await?.admitted() {
+///     println!("room again in {:?}", hourly.next("key-42", now).await?);
+/// }
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Sliding(Arc<Counted<ironward::Sliding>>);
+
+impl Sliding {
+    /// A log per key admitting `quota` events in any `window`, in the keys named `name`.
+    ///
+    /// `name` tells limiters apart in Redis (an empty one is read as `"ironward"`); two
+    /// limiters with the same name and different parameters would share state. A `window`
+    /// below 1 µs is raised to 1 µs, and is rounded up to whole microseconds.
+    pub fn new(store: &Store, name: &str, quota: u32, window: Duration) -> Self {
+        let window = ironward::Sliding::new(0, window).window();
+        Self(Arc::new(Counted::new(store, name, quota, window)))
+    }
+
+    /// Whether an event for `key` at `now` is within the quota, counting it if it is.
+    ///
+    /// With [`Time::Server`](crate::Time::Server), Redis's clock replaces `now` (which the
+    /// fallback still reads).
+    pub async fn take(&self, key: impl AsRef<[u8]>, now: Duration) -> Result<Answer<bool>, Error> {
+        self.take_key(Some(key.as_ref()), now).await
+    }
+
+    /// How long after `now` `key`'s window will next have room, without changing anything:
+    /// zero when there is room, `Duration::MAX` for a quota of 0.
+    pub async fn next(&self, key: impl AsRef<[u8]>, now: Duration) -> Result<Duration, Error> {
+        let key = Some(key.as_ref());
+        let this = &self.0;
+        let reading = Reading::new(this.store.options().time, now);
+        let [log, ts] = this.keys(key, ["log", "ts"]);
+        let mut call = script::SLIDING_NEXT.prepare_invoke();
+        call.key(log).key(ts);
+        call.arg(reading.arg()).arg(this.quota).arg(this.micros);
+        let decode = |reply: &redis::Value| wire::wait(reply).map(|wait| reading.wait(wait));
+        match this.store.run("sliding_next", &call, decode).await? {
+            Ran::Answered(wait) => Ok(wait),
+            Ran::Local => {
+                this.store.answered_locally();
+                let next = |log: Option<&ironward::Sliding>| match log {
+                    Some(log) => log.next(now),
+                    None => self.local_log().next(now),
+                };
+                Ok(this.local.peek(key, next))
+            }
+        }
+    }
+
+    /// The most events a window admits.
+    pub fn quota(&self) -> u32 {
+        self.0.quota
+    }
+
+    /// How long the window is, as the core reads it (the script rounds it up to whole
+    /// microseconds).
+    pub fn window(&self) -> Duration {
+        self.0.span
+    }
+
+    /// The store the limiter's keys are in: its [`mode`](Store::mode) and [`stats`](Store::stats).
+    pub fn store(&self) -> &Store {
+        &self.0.store
+    }
+
+    /// [`take`](Sliding::take) for `key`, or for the budget of requests without a key.
+    pub(crate) async fn take_key(
+        &self,
+        key: Option<&[u8]>,
+        now: Duration,
+    ) -> Result<Answer<bool>, Error> {
+        let this = &self.0;
+        let reading = Reading::new(this.store.options().time, now);
+        let [log, ts] = this.keys(key, ["log", "ts"]);
+        let mut call = script::SLIDING.prepare_invoke();
+        call.key(log).key(ts);
+        call.arg(reading.arg())
+            .arg(this.quota)
+            .arg(this.micros)
+            .arg(this.ttl_ms);
+        let decode = |reply: &redis::Value| {
+            let [admitted, wait] = wire::items(reply)?;
+            let value = match wire::int(admitted)? {
+                1 => true,
+                0 => false,
+                _ => return None,
+            };
+            Some(Answer {
+                value,
+                next: reading.wait(wire::wait(wait)?),
+                mode: Mode::Redis,
+            })
+        };
+        match this.store.run("sliding", &call, decode).await? {
+            Ran::Answered(answer) => Ok(answer),
+            Ran::Local => {
+                this.store.answered_locally();
+                Ok(this.local.with(
+                    key,
+                    || self.local_log(),
+                    |log| Answer {
+                        value: log.take(now),
+                        next: log.next(now),
+                        mode: Mode::Local,
+                    },
+                ))
+            }
+        }
+    }
+
+    /// A fresh fallback log.
+    fn local_log(&self) -> ironward::Sliding {
+        ironward::Sliding::new(self.0.local_quota, self.0.span)
+    }
+}
+
+impl fmt::Debug for Sliding {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Sliding")
+            .field("name", &self.0.name)
+            .field("quota", &self.0.quota)
+            .field("window", &self.0.span)
+            .field("local_quota", &self.0.local_quota)
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,150 @@
+//! A `redis-server` of the test's own, on a free loopback port, killed when dropped.
+//!
+//! `redis-server` has no `--port 0`: a free port is found by binding 127.0.0.1:0 and
+//! letting it go, and the server is started there with no persistence (`--save ""`,
+//! `--appendonly no`) in a directory of its own. If another process takes the port in
+//! between, the server exits and another port is tried.
+
+#![allow(dead_code, unreachable_pub)]
+
+use std::io::{Read, Write};
+use std::net::{Ipv4Addr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use ironward_redis::{Options, Store};
+
+/// How long a server may take to answer its first `PING`.
+const READY: Duration = Duration::from_secs(20);
+
+/// A running `redis-server`, killed (and its directory removed) on drop.
+pub struct Server {
+    child: Option<Child>,
+    port: u16,
+    dir: PathBuf,
+}
+
+impl Server {
+    /// A server on a free loopback port.
+    pub fn start() -> Self {
+        for _ in 0..20 {
+            let port = free_port();
+            if let Some(server) = Self::start_on(port) {
+                return server;
+            }
+        }
+        panic!("no redis-server could be started on a free port");
+    }
+
+    /// A server on `port`, or `None` if it did not come up there (the port was taken).
+    pub fn start_on(port: u16) -> Option<Self> {
+        static STARTED: AtomicUsize = AtomicUsize::new(0);
+        let n = STARTED.fetch_add(1, Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("ironward-redis-{}-{port}-{n}", std::process::id()));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .args(["--loglevel", "warning", "--logfile", ""])
+            .arg("--dir")
+            .arg(&dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server must be installed: scripts/test installs Debian's package");
+        let mut server = Self {
+            child: Some(child),
+            port,
+            dir,
+        };
+        let deadline = Instant::now() + READY;
+        while Instant::now() < deadline {
+            if server.exited() {
+                return None;
+            }
+            if ping(port) {
+                return Some(server);
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+        server.kill();
+        None
+    }
+
+    /// The server's port.
+    pub fn port(&self) -> u16 {
+        self.port
+    }
+
+    /// The server's URL.
+    pub fn url(&self) -> String {
+        format!("redis://127.0.0.1:{}/", self.port)
+    }
+
+    /// A store on this server.
+    pub async fn store(&self, options: Options) -> Store {
+        Store::connect(self.url(), options)
+            .await
+            .expect("a valid URL")
+    }
+
+    /// A plain connection, to look at or change what the limiters keep.
+    pub async fn conn(&self) -> redis::aio::MultiplexedConnection {
+        redis::Client::open(self.url())
+            .unwrap()
+            .get_multiplexed_async_connection()
+            .await
+            .expect("a connection to the test's server")
+    }
+
+    /// Kills the server at once (SIGKILL), as a crash would, and waits for it to go.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    fn exited(&mut self) -> bool {
+        match &mut self.child {
+            Some(child) => !matches!(child.try_wait(), Ok(None)),
+            None => true,
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.kill();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+/// A port that was free a moment ago.
+pub fn free_port() -> u16 {
+    let listener = TcpListener::bind((Ipv4Addr::LOCALHOST, 0)).expect("a free port");
+    listener.local_addr().unwrap().port()
+}
+
+/// Whether a server on `port` answers `PING`.
+pub fn ping(port: u16) -> bool {
+    let Ok(mut stream) = TcpStream::connect((Ipv4Addr::LOCALHOST, port)) else {
+        return false;
+    };
+    let _ = stream.set_read_timeout(Some(Duration::from_secs(1)));
+    let mut reply = [0; 7];
+    stream.write_all(b"PING\r\n").is_ok()
+        && stream.read_exact(&mut reply).is_ok()
+        && &reply == b"+PONG\r\n"
+}
+
+/// A name no other test uses, so that tests sharing a server do not share keys.
+pub fn unique(prefix: &str) -> String {
+    static NEXT: AtomicUsize = AtomicUsize::new(0);
+    format!("{prefix}-{}", NEXT.fetch_add(1, Ordering::Relaxed))
+}

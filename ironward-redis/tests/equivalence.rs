@@ -1,0 +1,281 @@
+//! Each Redis limiter answers exactly what the in-memory `ironward` type answers, for random
+//! sequences of takes and reads at random times (forwards, standing still, backwards, and
+//! near the end of the clock), against a real `redis-server`.
+//!
+//! Times are whole microseconds and spans whole microseconds, where the crate promises the
+//! core's answers exactly: `take`'s answer and the `next` after it, and `next` alone. The
+//! bucket's tokens are compared through `next`, which depends on every bit of them.
+//! Each case is one key of its own; few cases, as each operation is a round trip.
+
+mod common;
+
+use std::time::Duration;
+
+use ironward::Quota;
+use ironward_redis::{Bucket, Mode, Options, Period, Sliding, Store};
+use proptest::prelude::*;
+use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
+use tokio::runtime::Runtime;
+
+use common::{Server, unique};
+
+/// The largest time the scripts carry exactly, in microseconds.
+const END: u64 = 1 << 53;
+
+/// Cases per limiter: each is up to 40 round trips.
+const CASES: u32 = 96;
+
+/// One step of a sequence: how far the clock moves (microseconds, possibly backwards), and
+/// whether to take (with a cost, for a bucket) or only read `next`.
+#[derive(Debug, Clone)]
+struct Step {
+    delta: i64,
+    take: bool,
+    cost: f64,
+}
+
+/// A clock reading after `delta` from `t`, kept within `[0, END]`.
+fn moved(t: u64, delta: i64) -> u64 {
+    t.saturating_add_signed(delta).min(END)
+}
+
+fn start() -> impl Strategy<Value = u64> {
+    prop_oneof![
+        Just(0),
+        0..10_000_000u64,
+        // A Unix clock in microseconds, as a fleet passes it.
+        1_700_000_000_000_000..1_800_000_000_000_000u64,
+        // The end of the exact range.
+        (END - 10_000_000)..=END,
+    ]
+}
+
+fn delta() -> impl Strategy<Value = i64> {
+    prop_oneof![
+        3 => Just(0),
+        4 => 0..2_000i64,
+        4 => 0..3_000_000i64,
+        1 => 0..100_000_000_000i64,
+        // To the end of the clock: elapsed nanoseconds past 2^53, which round as doubles.
+        1 => Just(END as i64),
+        // A clock that steps back.
+        2 => -3_000_000..0i64,
+    ]
+}
+
+fn cost() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        4 => Just(1.0),
+        1 => Just(0.0),
+        1 => Just(0.25),
+        1 => Just(1.5),
+        1 => Just(2.0),
+        1 => Just(7.0),
+        // Hostile costs, which the core refuses.
+        1 => Just(-1.0),
+        1 => Just(f64::NAN),
+        1 => Just(f64::INFINITY),
+    ]
+}
+
+fn steps() -> impl Strategy<Value = Vec<Step>> {
+    prop::collection::vec(
+        (delta(), prop::bool::weighted(0.75), cost()).prop_map(|(delta, take, cost)| Step {
+            delta,
+            take,
+            cost,
+        }),
+        1..40,
+    )
+}
+
+fn quota() -> impl Strategy<Value = u32> {
+    prop_oneof![1 => Just(0u32), 6 => 1..5u32, 1 => Just(u32::MAX)]
+}
+
+fn span() -> impl Strategy<Value = Duration> {
+    prop_oneof![
+        Just(1u64),
+        Just(7),
+        1..2_000u64,
+        1..10_000_000u64,
+        Just(END),
+    ]
+    .prop_map(Duration::from_micros)
+}
+
+fn rate() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        Just(0.0),
+        Just(0.3),
+        Just(1.0),
+        Just(3.0),
+        Just(7.0),
+        Just(123.456),
+        Just(1e9 / 3.0),
+        Just(1e-3),
+        Just(1e-300),
+        Just(f64::MAX),
+        Just(f64::NAN),
+        Just(-1.0),
+        0.0..1e6f64,
+    ]
+}
+
+fn burst() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        Just(0.5),
+        Just(1.0),
+        Just(1.5),
+        Just(2.0),
+        Just(3.7),
+        Just(f64::NAN),
+        1.0..10.0f64,
+    ]
+}
+
+/// A test runner with few cases (`PROPTEST_CASES` asks for more) and the regressions
+/// file `regressions`.
+fn runner(regressions: &'static str) -> TestRunner {
+    let cases = std::env::var("PROPTEST_CASES")
+        .ok()
+        .and_then(|cases| cases.parse().ok())
+        .unwrap_or(CASES);
+    TestRunner::new(Config {
+        cases,
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(regressions))),
+        ..Config::default()
+    })
+}
+
+/// A server, a runtime and a store on it, for one property.
+fn harness() -> (Server, Runtime, Store) {
+    let server = Server::start();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let store = runtime.block_on(server.store(Options {
+        timeout: Duration::from_secs(5),
+        ..Options::default()
+    }));
+    (server, runtime, store)
+}
+
+#[test]
+fn a_redis_period_answers_as_the_in_memory_period() {
+    let (_server, runtime, store) = harness();
+    let strategy = (quota(), span(), any::<bool>(), start(), steps());
+    runner("tests/proptest-regressions/period.txt")
+        .run(&strategy, |(quota, period, align, start, steps)| {
+            let redis = Period::new(&store, &unique("period"), quota, period, align);
+            let mut memory = ironward::Period::new(quota, period, align);
+            let mut t = start;
+            runtime.block_on(async {
+                for (i, step) in steps.iter().enumerate() {
+                    t = moved(t, step.delta);
+                    let now = Duration::from_micros(t);
+                    if step.take {
+                        let answer = redis.take("k", now).await.unwrap();
+                        prop_assert_eq!(answer.mode, Mode::Redis);
+                        let expected: Quota = memory.take(now);
+                        prop_assert_eq!(answer.value, expected, "take {} at {}", i, t);
+                        prop_assert_eq!(answer.next, memory.next(now), "next after {}", i);
+                    } else {
+                        let next = redis.next("k", now).await.unwrap();
+                        prop_assert_eq!(next, memory.next(now), "next {} at {}", i, t);
+                    }
+                }
+                Ok(())
+            })
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_redis_sliding_log_answers_as_the_in_memory_log() {
+    let (_server, runtime, store) = harness();
+    let strategy = (quota(), span(), start(), steps());
+    runner("tests/proptest-regressions/sliding.txt")
+        .run(&strategy, |(quota, window, start, steps)| {
+            let redis = Sliding::new(&store, &unique("sliding"), quota, window);
+            let mut memory = ironward::Sliding::new(quota, window);
+            let mut t = start;
+            runtime.block_on(async {
+                for (i, step) in steps.iter().enumerate() {
+                    t = moved(t, step.delta);
+                    let now = Duration::from_micros(t);
+                    if step.take {
+                        let answer = redis.take("k", now).await.unwrap();
+                        prop_assert_eq!(answer.mode, Mode::Redis);
+                        prop_assert_eq!(answer.value, memory.take(now), "take {} at {}", i, t);
+                        prop_assert_eq!(answer.next, memory.next(now), "next after {}", i);
+                    } else {
+                        let next = redis.next("k", now).await.unwrap();
+                        prop_assert_eq!(next, memory.next(now), "next {} at {}", i, t);
+                    }
+                }
+                Ok(())
+            })
+        })
+        .unwrap();
+}
+
+#[test]
+fn a_redis_bucket_answers_as_the_in_memory_bucket_to_the_bit() {
+    let (_server, runtime, store) = harness();
+    let strategy = (rate(), burst(), start(), steps());
+    runner("tests/proptest-regressions/bucket.txt")
+        .run(&strategy, |(rate, burst, start, steps)| {
+            let redis = Bucket::new(&store, &unique("bucket"), rate, burst);
+            // A key's bucket is made, full, at its first take.
+            let mut memory: Option<ironward::Bucket> = None;
+            let mut t = start;
+            runtime.block_on(async {
+                for (i, step) in steps.iter().enumerate() {
+                    t = moved(t, step.delta);
+                    let now = Duration::from_micros(t);
+                    let n = step.cost;
+                    if step.take {
+                        let bucket =
+                            memory.get_or_insert_with(|| ironward::Bucket::new(rate, burst, now));
+                        let answer = redis.take("k", now, n).await.unwrap();
+                        prop_assert_eq!(answer.mode, Mode::Redis);
+                        prop_assert_eq!(answer.value, bucket.take(now, n), "take {} at {}", i, t);
+                        prop_assert_eq!(answer.next, bucket.next(now, n), "next after {}", i);
+                    } else {
+                        let expected = match &memory {
+                            Some(bucket) => bucket.next(now, n),
+                            None => ironward::Bucket::new(rate, burst, now).next(now, n),
+                        };
+                        let next = redis.next("k", now, n).await.unwrap();
+                        prop_assert_eq!(next, expected, "next {} at {} for {}", i, t, n);
+                    }
+                }
+                Ok(())
+            })
+        })
+        .unwrap();
+}
+
+// The core's own worked case (`next_rounds_up_so_that_taking_then_succeeds`): at three
+// tokens a second, one token takes 333 333 333.3 ns, so `next` is 333 333 334 ns, and the
+// retry succeeds at `now + next` although that reading is not a whole microsecond.
+#[test]
+fn a_bucket_retry_after_next_succeeds() {
+    let (_server, runtime, store) = harness();
+    runtime.block_on(async {
+        let bucket = Bucket::new(&store, "third", 3.0, 1.0);
+        let now = Duration::from_secs(1_700_000_000);
+        assert!(bucket.take("k", now, 1.0).await.unwrap().admitted());
+        let refused = bucket.take("k", now, 1.0).await.unwrap();
+        assert_eq!(refused.next, Duration::from_nanos(333_333_334));
+        assert!(
+            bucket
+                .take("k", now + refused.next, 1.0)
+                .await
+                .unwrap()
+                .admitted()
+        );
+    });
+}

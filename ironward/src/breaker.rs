@@ -136,6 +136,19 @@ pub struct Breaker {
 /// Exactly one of [`Breaker::pass`] and [`Breaker::fail`] settles it, which consumes it; until
 /// then the window holds no record of how the call went. Not `Clone`, so a call cannot be
 /// counted twice. Dropping a permit unsettled leaves the call out of the record.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::{Breaker, SRE};
+///
+/// let mut breaker = Breaker::new(SRE, Duration::ZERO);
+/// let permit = breaker.allow(Duration::ZERO, 0.5).expect("a fresh breaker refuses nothing");
+/// // ... the call runs and fails 30 ms later ...
+/// breaker.fail(permit, Duration::from_millis(30));
+/// // `permit` has been consumed: it cannot be settled a second time.
+/// ```
 #[must_use = "settle the permit with Breaker::pass or Breaker::fail once the call has finished"]
 #[derive(Debug)]
 pub struct Permit {

@@ -132,6 +132,20 @@ pub struct Shedder {
 /// Exactly one of [`Shedder::pass`] and [`Shedder::fail`] settles it, which consumes it. Not
 /// `Clone`, so a call cannot leave flight twice. Dropping a ticket unsettled leaves the call
 /// counted as in flight.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::{SHED, Shedder};
+///
+/// let mut shedder = Shedder::new(SHED, Duration::ZERO);
+/// let ticket = shedder.allow(Duration::from_millis(5), 300).expect("a cool server");
+/// assert_eq!(ticket.start(), Duration::from_millis(5));
+/// // The call took 20 ms: its response time counts towards the server's capacity.
+/// shedder.pass(ticket, Duration::from_millis(25));
+/// assert_eq!(shedder.flying(), 0);
+/// ```
 #[must_use = "settle the ticket with Shedder::pass or Shedder::fail once the call has finished"]
 #[derive(Debug)]
 pub struct Ticket {

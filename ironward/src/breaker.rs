@@ -126,6 +126,10 @@ impl Default for Sre {
 pub struct Breaker {
     sre: Sre,
     window: Window<Tally>,
+    /// Successes and calls in the window's buckets, kept as buckets fill and clear so that
+    /// the healthy case needs no scan of the window.
+    accepts: u64,
+    total: u64,
     /// When a call was last let through while the breaker was dropping.
     last: Option<u64>,
     clock: Latest,
@@ -170,6 +174,8 @@ impl Breaker {
         Self {
             sre,
             window: Window::new(sre.size, sre.window, now),
+            accepts: 0,
+            total: 0,
             last: None,
             clock: Latest::new(now),
         }
@@ -183,6 +189,20 @@ impl Breaker {
     /// [`pass`](Breaker::pass) or [`fail`](Breaker::fail) once the call has finished.
     pub fn allow(&mut self, now: Duration, roll: f64) -> Option<Permit> {
         let now = self.clock.advance(now);
+        // Clearing the buckets that have left the window changes no reading at `now` or
+        // later, and brings the kept totals up to `now`.
+        self.roll(now);
+        // The largest the drop can be is with `w` at its floor. When even that is not
+        // positive, the exact value is not either (step 3), and no scan is needed.
+        let history = History {
+            accepts: self.accepts,
+            total: self.total,
+            working: 0,
+            failing: self.window.size(),
+        };
+        if !(self.throttle(&history) > 0.0) {
+            return Some(Permit { _settle_once: () });
+        }
         let history = self.history(now);
         let drop = self.throttle(&history);
         if drop <= 0.0 {
@@ -195,7 +215,7 @@ impl Breaker {
             self.last = Some(now);
             return Some(Permit { _settle_once: () });
         }
-        self.window.slot_at(now).add(Outcome::Drop);
+        self.record(now, Outcome::Drop);
         None
     }
 
@@ -226,7 +246,25 @@ impl Breaker {
 
     fn settle(&mut self, Permit { _settle_once: () }: Permit, now: Duration, outcome: Outcome) {
         let now = self.clock.advance(now);
-        self.window.slot_at(now).add(outcome);
+        self.record(now, outcome);
+    }
+
+    /// Counts `outcome` in the bucket `now` falls in, and in the kept totals.
+    fn record(&mut self, now: u64, outcome: Outcome) {
+        self.roll(now).add(outcome);
+        self.total = self.total.saturating_add(1);
+        if outcome == Outcome::Success {
+            self.accepts = self.accepts.saturating_add(1);
+        }
+    }
+
+    /// Moves the window to `now`, taking the buckets it clears out of the kept totals.
+    fn roll(&mut self, now: u64) -> &mut Tally {
+        let (accepts, total) = (&mut self.accepts, &mut self.total);
+        self.window.slot_clearing(now, |gone| {
+            *accepts = accepts.saturating_sub(gone.success);
+            *total = total.saturating_sub(gone.total);
+        })
     }
 
     /// Sums the window at `now`, current bucket included, oldest to newest.
@@ -299,12 +337,14 @@ mod tests {
         let mut now = 0;
         for (i, &(success, failure, drop)) in buckets.iter().enumerate() {
             now = i as u64 * width;
-            *breaker.window.slot_at(now) = Tally {
+            *breaker.roll(now) = Tally {
                 total: success + failure + drop,
                 success,
                 failure,
                 drop,
             };
+            breaker.accepts += success;
+            breaker.total += success + failure + drop;
         }
         (breaker, now)
     }
@@ -508,6 +548,28 @@ mod tests {
                 .allow(probe + SRE.probe + Duration::from_nanos(1), 0.0)
                 .is_some()
         );
+    }
+
+    #[test]
+    fn the_kept_totals_match_a_scan_of_the_window() {
+        let mut breaker = Breaker::new(SRE, ms(0));
+        let mut draw = 0.37;
+        for step in 0..5_000u64 {
+            // Bursts of failures and quiet spells, with the clock sometimes stepping back.
+            let now = ms(step * 7 % 40_000 + step / 3);
+            draw = (draw * 7.3) % 1.0;
+            if let Some(permit) = breaker.allow(now, draw) {
+                if (step / 400) % 2 == 0 {
+                    breaker.fail(permit, now);
+                } else {
+                    breaker.pass(permit, now);
+                }
+            }
+            let latest = breaker.clock.read(now);
+            breaker.roll(latest);
+            let history = breaker.history(latest);
+            assert_eq!((breaker.accepts, breaker.total), (history.accepts, history.total));
+        }
     }
 
     #[test]

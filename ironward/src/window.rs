@@ -87,12 +87,20 @@ impl<B: Default> Window<B> {
 
     /// [`slot`](Window::slot) with `now` in nanoseconds.
     pub(crate) fn slot_at(&mut self, now: u64) -> &mut B {
+        self.slot_clearing(now, |_| {})
+    }
+
+    /// [`slot_at`](Window::slot_at), showing `gone` each bucket before it is cleared, so an
+    /// owner that keeps totals over the window can take the bucket out of them.
+    pub(crate) fn slot_clearing(&mut self, now: u64, mut gone: impl FnMut(&B)) -> &mut B {
         let widths = now.saturating_sub(self.start) / self.width;
         if widths > 0 {
             let size = self.buckets.len();
             let span = self.span(widths);
             for step in 1..=span {
-                self.buckets[(self.head + step) % size] = B::default();
+                let bucket = &mut self.buckets[(self.head + step) % size];
+                gone(bucket);
+                *bucket = B::default();
             }
             self.head = (self.head + span) % size;
             // `widths · width` is at most `now − start`: no overflow, and never past `now`.
@@ -115,24 +123,27 @@ impl<B> Window<B> {
     }
 
     /// [`each`](Window::each) with `now` in nanoseconds.
-    pub(crate) fn visit(&self, now: u64, current: bool, mut f: impl FnMut(&B)) {
+    pub(crate) fn visit(&self, now: u64, current: bool, f: impl FnMut(&B)) {
         let size = self.buckets.len();
         let span = self.span(now.saturating_sub(self.start) / self.width);
-        let count = if span == 0 && !current {
-            size - 1
+        // The `count` buckets ending at the head, or just before it when the head is the
+        // bucket `now` falls in and is left out.
+        let (count, newest) = if span == 0 && !current {
+            (size - 1, self.head + size - 1)
         } else {
-            size - span
+            (size - span, self.head)
         };
-        // The `count` buckets ending at the head (or just before it, when the head is left
-        // out), oldest first.
-        let last = if span == 0 && !current {
-            self.head + size - 1
-        } else {
-            self.head
-        };
-        for back in (0..count).rev() {
-            f(&self.buckets[(last + size - back) % size]);
+        if count == 0 {
+            return;
         }
+        // Oldest first: the ring read as at most two slices, with no division per bucket.
+        let oldest = (newest + size + 1 - count) % size;
+        let (front, back) = if oldest + count <= size {
+            (&self.buckets[oldest..oldest + count], &self.buckets[..0])
+        } else {
+            (&self.buckets[oldest..], &self.buckets[..oldest + count - size])
+        };
+        front.iter().chain(back).for_each(f);
     }
 
     /// The buckets a gap of `widths` whole widths sweeps past: all of them past `size`.

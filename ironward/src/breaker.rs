@@ -568,7 +568,10 @@ mod tests {
             let latest = breaker.clock.read(now);
             breaker.roll(latest);
             let history = breaker.history(latest);
-            assert_eq!((breaker.accepts, breaker.total), (history.accepts, history.total));
+            assert_eq!(
+                (breaker.accepts, breaker.total),
+                (history.accepts, history.total)
+            );
         }
     }
 

@@ -141,7 +141,10 @@ impl<B> Window<B> {
         let (front, back) = if oldest + count <= size {
             (&self.buckets[oldest..oldest + count], &self.buckets[..0])
         } else {
-            (&self.buckets[oldest..], &self.buckets[..oldest + count - size])
+            (
+                &self.buckets[oldest..],
+                &self.buckets[..oldest + count - size],
+            )
         };
         front.iter().chain(back).for_each(f);
     }

@@ -1,0 +1,406 @@
+//! Where calls come from: steady, Poisson, ramping and bursty sources.
+
+use core::time::Duration;
+
+use serde::Deserialize;
+
+use crate::dice::Dice;
+
+/// Nanoseconds in a second, as the float a rate divides.
+const NS: f64 = 1e9;
+
+/// One source of calls; a variant's sources add up.
+///
+/// In a scenario file each is a table whose `kind` picks the shape:
+///
+/// ```toml
+/// arrivals = [
+///     { kind = "poisson", rate = 800.0 },                              # calls a second
+///     { kind = "constant", rate = 50.0, start = "10s", end = "20s" },  # evenly spaced
+///     { kind = "ramp", from = 0.0, to = 2000.0, start = "60s", end = "120s" },
+///     { kind = "bursts", size = 1000, every = "30s", spread = "0s", count = 1 },
+/// ]
+/// ```
+///
+/// # Default
+///
+/// Poisson arrivals at 100 calls a second for the whole run.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum Source {
+    /// Evenly spaced calls, `1/rate` apart: the steadiest traffic there is.
+    Constant(Steady),
+    /// Calls whose gaps are exponential with mean `1/rate`: independent callers.
+    Poisson(Steady),
+    /// Poisson calls whose rate moves linearly from `from` to `to` over the stretch.
+    Ramp(Ramp),
+    /// `size` calls at once (or spread evenly over `spread`), every `every`: synchronised
+    /// callers, a cron job, a retry wave.
+    Bursts(Bursts),
+}
+
+impl Default for Source {
+    fn default() -> Self {
+        Self::Poisson(Steady::default())
+    }
+}
+
+impl Source {
+    /// What cannot be simulated in this source, if anything.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        let rates = match self {
+            Self::Constant(s) | Self::Poisson(s) => [s.rate, 0.0],
+            Self::Ramp(r) => [r.from, r.to],
+            Self::Bursts(_) => [0.0, 0.0],
+        };
+        if rates.iter().all(|r| r.is_finite() && *r >= 0.0) {
+            Ok(())
+        } else {
+            Err(format!(
+                "arrival rates must be finite and not negative: {rates:?}"
+            ))
+        }
+    }
+}
+
+/// A constant rate over a stretch of the run.
+///
+/// # Default
+///
+/// 100 calls a second from the start to the end of the run.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Steady {
+    /// Calls a second.
+    pub rate: f64,
+    /// When the source starts.
+    #[serde(deserialize_with = "crate::humane::read")]
+    pub start: Duration,
+    /// When it stops (exclusive); zero for the end of the run.
+    #[serde(deserialize_with = "crate::humane::read")]
+    pub end: Duration,
+}
+
+impl Default for Steady {
+    fn default() -> Self {
+        Self {
+            rate: 100.0,
+            start: Duration::ZERO,
+            end: Duration::ZERO,
+        }
+    }
+}
+
+/// A rate that moves linearly over a stretch of the run; nothing arrives outside it.
+///
+/// # Default
+///
+/// From 0 to 100 calls a second over the whole run.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Ramp {
+    /// Calls a second at `start`.
+    pub from: f64,
+    /// Calls a second at `end`.
+    pub to: f64,
+    /// When the ramp starts.
+    #[serde(deserialize_with = "crate::humane::read")]
+    pub start: Duration,
+    /// When it ends (exclusive); zero for the end of the run.
+    #[serde(deserialize_with = "crate::humane::read")]
+    pub end: Duration,
+}
+
+impl Default for Ramp {
+    fn default() -> Self {
+        Self {
+            from: 0.0,
+            to: 100.0,
+            start: Duration::ZERO,
+            end: Duration::ZERO,
+        }
+    }
+}
+
+/// Waves of calls.
+///
+/// # Default
+///
+/// 100 calls at once every 10 s from the start, for the whole run.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Bursts {
+    /// Calls in one burst.
+    pub size: u32,
+    /// Time from one burst's start to the next; zero for a single burst.
+    #[serde(deserialize_with = "crate::humane::read")]
+    pub every: Duration,
+    /// When the first burst starts.
+    #[serde(deserialize_with = "crate::humane::read")]
+    pub start: Duration,
+    /// The stretch a burst's calls are spread over, evenly; zero for all at once.
+    #[serde(deserialize_with = "crate::humane::read")]
+    pub spread: Duration,
+    /// How many bursts; zero for as many as the run holds.
+    pub count: u32,
+}
+
+impl Default for Bursts {
+    fn default() -> Self {
+        Self {
+            size: 100,
+            every: Duration::from_secs(10),
+            start: Duration::ZERO,
+            spread: Duration::ZERO,
+            count: 0,
+        }
+    }
+}
+
+/// The merged stream of calls from every source, in time order.
+#[derive(Debug)]
+pub(crate) struct Arrivals {
+    feeds: Vec<Feed>,
+    dice: Dice,
+    /// The feed whose call comes next, and when; `None` once every feed has run dry.
+    next: Option<(usize, u64)>,
+}
+
+/// One source and where it stands.
+#[derive(Debug)]
+struct Feed {
+    source: Source,
+    /// When the source stops, in nanoseconds.
+    end: u64,
+    /// Calls generated so far (constant and bursts count; Poisson and ramps keep the time).
+    k: u64,
+    /// The time of the next call, if there is one.
+    next: Option<u64>,
+}
+
+impl Arrivals {
+    /// The calls of `sources` over a run of `run` nanoseconds, drawn from `dice`.
+    pub(crate) fn new(sources: &[Source], run: u64, mut dice: Dice) -> Self {
+        let feeds = sources
+            .iter()
+            .map(|&source| {
+                let (start, end) = match source {
+                    Source::Constant(s) | Source::Poisson(s) => (s.start, s.end),
+                    Source::Ramp(r) => (r.start, r.end),
+                    Source::Bursts(b) => (b.start, Duration::ZERO),
+                };
+                let end = match nanos(end) {
+                    0 => run,
+                    end => end.min(run),
+                };
+                let mut feed = Feed {
+                    source,
+                    end,
+                    k: 0,
+                    next: None,
+                };
+                feed.next = feed.after(nanos(start), &mut dice);
+                feed
+            })
+            .collect();
+        let mut arrivals = Self {
+            feeds,
+            dice,
+            next: None,
+        };
+        arrivals.next = arrivals.earliest();
+        arrivals
+    }
+
+    /// When the next call arrives, if one does.
+    pub(crate) fn peek(&self) -> Option<u64> {
+        self.next.map(|(_, at)| at)
+    }
+
+    /// Moves past the next call.
+    pub(crate) fn pop(&mut self) {
+        if let Some((i, at)) = self.next {
+            let feed = &mut self.feeds[i];
+            feed.next = feed.after(at, &mut self.dice);
+            self.next = self.earliest();
+        }
+    }
+
+    /// The feed with the earliest next call; ties go to the feed listed first.
+    fn earliest(&self) -> Option<(usize, u64)> {
+        if let [feed] = &self.feeds[..] {
+            return feed.next.map(|at| (0, at));
+        }
+        self.feeds
+            .iter()
+            .enumerate()
+            .filter_map(|(i, f)| f.next.map(|at| (i, at)))
+            .min_by_key(|&(i, at)| (at, i))
+    }
+}
+
+impl Feed {
+    /// The call after one at `at`; for the first call, `at` is the source's start.
+    fn after(&mut self, at: u64, dice: &mut Dice) -> Option<u64> {
+        let next = match self.source {
+            Source::Constant(s) => {
+                if s.rate <= 0.0 {
+                    return None;
+                }
+                let start = nanos(s.start);
+                // Computed from the count, not by adding gaps, so no rounding accumulates.
+                let t = start.saturating_add((self.k as f64 * NS / s.rate) as u64);
+                self.k += 1;
+                t
+            }
+            Source::Poisson(s) => {
+                if s.rate <= 0.0 {
+                    return None;
+                }
+                at.saturating_add(dice.exponential(NS / s.rate) as u64)
+            }
+            Source::Ramp(r) => self.thinned(r, at, dice)?,
+            Source::Bursts(b) => {
+                let size = u64::from(b.size);
+                if size == 0 {
+                    return None;
+                }
+                let (burst, within) = (self.k / size, self.k % size);
+                let last = b.every.is_zero() || (b.count > 0 && burst >= u64::from(b.count));
+                if burst > 0 && last {
+                    return None;
+                }
+                self.k += 1;
+                let offset = (nanos(b.spread) as f64 * within as f64 / size as f64) as u64;
+                nanos(b.start)
+                    .saturating_add(burst.saturating_mul(nanos(b.every)))
+                    .saturating_add(offset)
+            }
+        };
+        (next < self.end).then_some(next)
+    }
+
+    /// The next call of a ramp after `at`, by thinning a Poisson stream at the peak rate
+    /// (Lewis and Shedler, 1979): a candidate is kept with probability `rate(t) / peak`.
+    fn thinned(&self, r: Ramp, at: u64, dice: &mut Dice) -> Option<u64> {
+        let peak = r.from.max(r.to);
+        if peak <= 0.0 {
+            return None;
+        }
+        let start = nanos(r.start);
+        let span = self.end.saturating_sub(start).max(1) as f64;
+        let mut t = at.max(start);
+        loop {
+            t = t.saturating_add(dice.exponential(NS / peak) as u64);
+            if t >= self.end {
+                return Some(t);
+            }
+            let along = (t - start) as f64 / span;
+            let rate = r.from + (r.to - r.from) * along;
+            if dice.roll() * peak < rate {
+                return Some(t);
+            }
+        }
+    }
+}
+
+/// A duration in whole nanoseconds, saturating.
+pub(crate) fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const S: u64 = 1_000_000_000;
+
+    fn all(sources: &[Source], run: u64) -> Vec<u64> {
+        let mut arrivals = Arrivals::new(sources, run, Dice::new(3));
+        let mut out = Vec::new();
+        while let Some(at) = arrivals.peek() {
+            out.push(at);
+            arrivals.pop();
+        }
+        out
+    }
+
+    #[test]
+    fn a_constant_source_spaces_calls_evenly() {
+        let calls = all(
+            &[Source::Constant(Steady {
+                rate: 4.0,
+                ..Steady::default()
+            })],
+            S,
+        );
+        assert_eq!(calls, [0, S / 4, S / 2, 3 * S / 4]);
+    }
+
+    #[test]
+    fn a_poisson_source_averages_its_rate() {
+        let calls = all(&[Source::default()], 100 * S);
+        assert!((9_700..10_300).contains(&calls.len()), "{}", calls.len());
+        assert!(calls.windows(2).all(|w| w[0] <= w[1]));
+    }
+
+    #[test]
+    fn a_ramp_grows_linearly() {
+        let calls = all(
+            &[Source::Ramp(Ramp {
+                from: 0.0,
+                to: 2000.0,
+                ..Ramp::default()
+            })],
+            10 * S,
+        );
+        // 10 s averaging 1000 a second; the second half carries three quarters of them.
+        let late = calls.iter().filter(|&&t| t >= 5 * S).count();
+        assert!((9_500..10_500).contains(&calls.len()), "{}", calls.len());
+        assert!((late as f64 / calls.len() as f64 - 0.75).abs() < 0.02);
+    }
+
+    #[test]
+    fn bursts_come_at_once_or_spread_and_stop_after_their_count() {
+        let once = all(
+            &[Source::Bursts(Bursts {
+                size: 3,
+                every: Duration::ZERO,
+                start: Duration::from_secs(1),
+                ..Bursts::default()
+            })],
+            10 * S,
+        );
+        assert_eq!(once, [S, S, S]);
+        let spread = all(
+            &[Source::Bursts(Bursts {
+                size: 2,
+                every: Duration::from_secs(2),
+                spread: Duration::from_millis(100),
+                count: 2,
+                ..Bursts::default()
+            })],
+            10 * S,
+        );
+        assert_eq!(spread, [0, S / 20, 2 * S, 2 * S + S / 20]);
+    }
+
+    #[test]
+    fn sources_merge_in_time_order_and_stop_at_their_end() {
+        let calls = all(
+            &[
+                Source::Constant(Steady {
+                    rate: 2.0,
+                    start: Duration::from_millis(250),
+                    end: Duration::from_secs(1),
+                }),
+                Source::Constant(Steady {
+                    rate: 2.0,
+                    ..Steady::default()
+                }),
+            ],
+            2 * S,
+        );
+        assert_eq!(calls, [0, S / 4, S / 2, 3 * S / 4, S, 3 * S / 2]);
+    }
+}

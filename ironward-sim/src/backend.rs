@@ -1,0 +1,492 @@
+//! The modelled server: workers, a queue, a latency distribution and a failure schedule.
+
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, VecDeque};
+
+use core::time::Duration;
+
+use serde::Deserialize;
+
+use crate::arrivals::nanos;
+use crate::dice::Dice;
+
+/// The server behind the policies: `workers` calls served at once, first come first served,
+/// up to `queue` more waiting, each taking a time drawn from `latency`.
+///
+/// A call that finds every worker busy and the queue full is refused at once (a 503). The
+/// failure probability and a slowdown of the service time follow `schedule`; a call fails
+/// with the probability in force when it arrives, after its service time (the server does
+/// the work, then errs). A call keeps its worker to the end even when the client has given up
+/// on it: there is no cancellation, which is how a timeout turns into wasted work.
+///
+/// The CPU reading the shedder sees is go-zero's (`core/stat/usage.go`): the busy fraction of
+/// the workers, sampled every `cpu.sample` and smoothed as `cpu = β·cpu + (1 − β)·busy`.
+///
+/// ```toml
+/// [backend]
+/// workers = 100
+/// queue = 1000
+/// latency = { kind = "lognormal", median = "20ms", p99 = "80ms" }
+/// failure = 0.001
+/// schedule = [
+///     { start = "60s", end = "120s", failure = 1.0 },             # an outage
+///     { start = "120s", end = "150s", slowdown = [4.0, 1.0] },    # a cold start
+///     { start = "300s", end = "600s", failure = [0.0, 0.3] },     # a slow degradation
+/// ]
+/// cpu = { sample = "250ms", beta = 0.95 }
+/// ```
+///
+/// # Default
+///
+/// | field | value |
+/// | --- | --- |
+/// | `workers` | 100 |
+/// | `queue` | 1000 |
+/// | `latency` | log-normal, median 20 ms, 99th percentile 80 ms |
+/// | `failure` | 0 |
+/// | `schedule` | none |
+/// | `cpu` | [`Meter::default`]: go-zero's 250 ms and 0.95 |
+///
+/// With these values the server completes about 4,000 calls a second.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Backend {
+    /// Calls served at once (at least 1).
+    pub workers: u32,
+    /// Calls that may wait for a worker; beyond that, calls are refused.
+    pub queue: u32,
+    /// How long a call takes once a worker has it.
+    pub latency: Latency,
+    /// The probability a call fails outside the schedule's phases.
+    pub failure: f64,
+    /// Phases during which calls fail more often or take longer.
+    pub schedule: Vec<Phase>,
+    /// How the CPU reading is sampled and smoothed.
+    pub cpu: Meter,
+}
+
+impl Default for Backend {
+    fn default() -> Self {
+        Self {
+            workers: 100,
+            queue: 1000,
+            latency: Latency::LogNormal {
+                median: Duration::from_millis(20),
+                p99: Duration::from_millis(80),
+            },
+            failure: 0.0,
+            schedule: Vec::new(),
+            cpu: Meter::default(),
+        }
+    }
+}
+
+impl Backend {
+    /// What cannot be simulated in this backend, if anything.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        if self.workers == 0 {
+            return Err("the backend needs at least one worker".into());
+        }
+        if self.cpu.sample.is_zero() {
+            return Err("`backend.cpu.sample` must be longer than zero".into());
+        }
+        Ok(())
+    }
+
+    /// The failure probability and the service-time multiplier at `t` nanoseconds: the
+    /// highest of the base rate and every phase's failure in force, and the product of
+    /// every phase's slowdown in force.
+    fn conditions(&self, t: u64) -> (f64, f64) {
+        let (mut failure, mut slowdown) = (self.failure, 1.0);
+        for phase in &self.schedule {
+            let (start, end) = (nanos(phase.start), nanos(phase.end));
+            if t < start || t >= end {
+                continue;
+            }
+            let along = (t - start) as f64 / (end - start) as f64;
+            if let Some(c) = phase.failure {
+                failure = failure.max(c.at(along));
+            }
+            if let Some(c) = phase.slowdown {
+                slowdown *= c.at(along);
+            }
+        }
+        (failure, slowdown)
+    }
+}
+
+/// A service-time distribution.
+///
+/// ```toml
+/// latency = { kind = "lognormal", median = "20ms", p99 = "80ms" }
+/// latency = { kind = "exponential", mean = "20ms" }
+/// latency = { kind = "uniform", min = "10ms", max = "30ms" }
+/// latency = { kind = "constant", value = "20ms" }
+/// ```
+///
+/// Every field has a default: 20 ms for the median, mean and constant value, 80 ms for the
+/// 99th percentile, 10 ms and 30 ms for the uniform bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Latency {
+    /// Always the same.
+    Constant {
+        /// The service time.
+        #[serde(default = "ms20", deserialize_with = "crate::humane::read")]
+        value: Duration,
+    },
+    /// Uniform between two bounds.
+    Uniform {
+        /// The shortest.
+        #[serde(default = "ms10", deserialize_with = "crate::humane::read")]
+        min: Duration,
+        /// The longest.
+        #[serde(default = "ms30", deserialize_with = "crate::humane::read")]
+        max: Duration,
+    },
+    /// Exponential with a mean: memoryless, with a long tail.
+    Exponential {
+        /// The mean.
+        #[serde(default = "ms20", deserialize_with = "crate::humane::read")]
+        mean: Duration,
+    },
+    /// Log-normal, given by its median and 99th percentile: the shape measured service
+    /// times usually have.
+    #[serde(rename = "lognormal")]
+    LogNormal {
+        /// The median.
+        #[serde(default = "ms20", deserialize_with = "crate::humane::read")]
+        median: Duration,
+        /// The 99th percentile (at least the median).
+        #[serde(default = "ms80", deserialize_with = "crate::humane::read")]
+        p99: Duration,
+    },
+}
+
+fn ms10() -> Duration {
+    Duration::from_millis(10)
+}
+fn ms20() -> Duration {
+    Duration::from_millis(20)
+}
+fn ms30() -> Duration {
+    Duration::from_millis(30)
+}
+fn ms80() -> Duration {
+    Duration::from_millis(80)
+}
+
+/// The 99th percentile of the standard normal distribution.
+const Z99: f64 = 2.326_347_874_040_841;
+
+impl Latency {
+    /// The log-normal's σ: `ln(p99 / median) / z₀.₉₉`, 0 for the other shapes or when the
+    /// 99th percentile is not above the median.
+    fn sigma(&self) -> f64 {
+        match *self {
+            Self::LogNormal { median, p99 } => {
+                let sigma = libm::log(nanos(p99) as f64 / nanos(median) as f64) / Z99;
+                if sigma.is_finite() {
+                    sigma.max(0.0)
+                } else {
+                    0.0
+                }
+            }
+            _ => 0.0,
+        }
+    }
+
+    /// One service time, in nanoseconds, given the distribution's [`sigma`](Latency::sigma).
+    fn draw(&self, sigma: f64, dice: &mut Dice) -> f64 {
+        match *self {
+            Self::Constant { value } => nanos(value) as f64,
+            Self::Uniform { min, max } => {
+                let (lo, hi) = (nanos(min) as f64, nanos(max) as f64);
+                lo + dice.roll() * (hi - lo).max(0.0)
+            }
+            Self::Exponential { mean } => dice.exponential(nanos(mean) as f64),
+            Self::LogNormal { median, .. } => {
+                let median = nanos(median) as f64;
+                median * libm::exp(sigma * dice.normal())
+            }
+        }
+    }
+}
+
+/// A stretch of time during which calls fail more often or take longer.
+///
+/// `failure` and `slowdown` are each a number (held over the phase) or a pair `[from, to]`
+/// that moves linearly over it. Where phases overlap, the highest failure probability and
+/// the product of the slowdowns apply.
+///
+/// # Default
+///
+/// From 0 s to 0 s, changing nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Phase {
+    /// When the phase starts.
+    #[serde(deserialize_with = "crate::humane::read")]
+    pub start: Duration,
+    /// When it ends (exclusive).
+    #[serde(deserialize_with = "crate::humane::read")]
+    pub end: Duration,
+    /// The probability a call fails.
+    pub failure: Option<Change>,
+    /// What service times are multiplied by.
+    pub slowdown: Option<Change>,
+}
+
+/// A value that moves linearly from `from` to `to`; written as a number when it holds still.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(from = "Written")]
+pub struct Change {
+    /// The value at the start.
+    pub from: f64,
+    /// The value at the end.
+    pub to: f64,
+}
+
+/// How a [`Change`] is written: `0.5` or `[0.0, 0.5]`.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Written {
+    Still(f64),
+    Moving([f64; 2]),
+}
+
+impl Change {
+    /// The value `along` the way from `from` (0) to `to` (1).
+    fn at(&self, along: f64) -> f64 {
+        self.from + (self.to - self.from) * along
+    }
+}
+
+impl From<Written> for Change {
+    fn from(written: Written) -> Self {
+        match written {
+            Written::Still(v) => Self { from: v, to: v },
+            Written::Moving([from, to]) => Self { from, to },
+        }
+    }
+}
+
+/// How the backend's CPU reading is taken: go-zero's sampler (`core/stat/usage.go`).
+///
+/// # Default
+///
+/// `sample` 250 ms and `beta` 0.95, go-zero's `cpuRefreshInterval` and `beta`: about five
+/// seconds of history.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Meter {
+    /// How often the reading is refreshed.
+    #[serde(deserialize_with = "crate::humane::read")]
+    pub sample: Duration,
+    /// The weight of the previous reading in the moving average.
+    pub beta: f64,
+}
+
+impl Default for Meter {
+    fn default() -> Self {
+        Self {
+            sample: Duration::from_millis(250),
+            beta: 0.95,
+        }
+    }
+}
+
+/// The backend as it runs: which worker frees up when, who is waiting, and the CPU meter.
+///
+/// First come first served over `c` workers with service times drawn on arrival, so a call's
+/// start is known when it arrives: the earliest time a worker is free, or now. Starts are
+/// therefore in arrival order, and the calls still waiting are a queue of start times.
+#[derive(Debug)]
+pub(crate) struct Server {
+    config: Backend,
+    /// The latency's σ, worked out once.
+    sigma: f64,
+    /// When each worker next becomes free.
+    free: BinaryHeap<Reverse<u64>>,
+    /// The start times of admitted calls not yet started, earliest first.
+    waiting: VecDeque<u64>,
+    /// Calls admitted and not yet finished, waiting or served.
+    inside: u64,
+    service: Dice,
+    outcome: Dice,
+    /// Busy worker-nanoseconds since the last sample.
+    area: u128,
+    /// When `inside` last changed or a sample was taken.
+    mark: u64,
+    /// The smoothed busy fraction, 0 to 1.
+    cpu: f64,
+}
+
+impl Server {
+    /// An idle server.
+    pub(crate) fn new(config: &Backend, service: Dice, outcome: Dice) -> Self {
+        let workers = config.workers.max(1) as usize;
+        Self {
+            config: config.clone(),
+            sigma: config.latency.sigma(),
+            free: std::iter::repeat_n(Reverse(0), workers).collect(),
+            waiting: VecDeque::with_capacity(config.queue.min(1 << 16) as usize),
+            inside: 0,
+            service,
+            outcome,
+            area: 0,
+            mark: 0,
+            cpu: 0.0,
+        }
+    }
+
+    /// Takes a call at `now`: when it will finish and whether it will succeed, or `None` when
+    /// the queue is full.
+    pub(crate) fn admit(&mut self, now: u64) -> Option<(u64, bool)> {
+        while self.waiting.front().is_some_and(|&start| start <= now) {
+            self.waiting.pop_front();
+        }
+        let mut earliest = self.free.peek_mut()?;
+        let start = earliest.0.max(now);
+        if start > now && self.waiting.len() >= self.config.queue as usize {
+            return None;
+        }
+        let (failure, slowdown) = self.config.conditions(now);
+        let service = self.config.latency.draw(self.sigma, &mut self.service) * slowdown;
+        let done = start.saturating_add(service as u64);
+        earliest.0 = done;
+        drop(earliest);
+        if start > now {
+            self.waiting.push_back(start);
+        }
+        let ok = failure <= 0.0 || self.outcome.roll() >= failure;
+        self.account(now);
+        self.inside += 1;
+        Some((done, ok))
+    }
+
+    /// A call finishes at `now`.
+    pub(crate) fn finish(&mut self, now: u64) {
+        self.account(now);
+        self.inside = self.inside.saturating_sub(1);
+    }
+
+    /// Refreshes the CPU reading at `now`, a sample period after the last.
+    pub(crate) fn sample(&mut self, now: u64) {
+        self.account(now);
+        let capacity = f64::from(self.config.workers.max(1)) * nanos(self.config.cpu.sample) as f64;
+        let busy = (self.area as f64 / capacity).min(1.0);
+        let beta = self.config.cpu.beta;
+        self.cpu = self.cpu * beta + busy * (1.0 - beta);
+        self.area = 0;
+    }
+
+    /// Calls inside the server, waiting or served.
+    pub(crate) fn inside(&self) -> u64 {
+        self.inside
+    }
+
+    /// The CPU reading in thousandths.
+    pub(crate) fn cpu(&self) -> u32 {
+        (self.cpu * 1000.0).round().clamp(0.0, 1000.0) as u32
+    }
+
+    /// Adds the busy time since the last change.
+    fn account(&mut self, now: u64) {
+        let busy = self.inside.min(u64::from(self.config.workers.max(1)));
+        self.area += u128::from(busy) * u128::from(now.saturating_sub(self.mark));
+        self.mark = self.mark.max(now);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const MS: u64 = 1_000_000;
+
+    fn server(workers: u32, queue: u32) -> Server {
+        let config = Backend {
+            workers,
+            queue,
+            latency: Latency::Constant {
+                value: Duration::from_millis(10),
+            },
+            ..Backend::default()
+        };
+        Server::new(&config, Dice::new(1), Dice::new(2))
+    }
+
+    #[test]
+    fn calls_queue_first_come_first_served_and_overflow_is_refused() {
+        let mut s = server(2, 1);
+        assert_eq!(s.admit(0), Some((10 * MS, true)));
+        assert_eq!(s.admit(MS), Some((11 * MS, true)));
+        // Both workers busy: this one waits for the first to free up at 10 ms.
+        assert_eq!(s.admit(2 * MS), Some((20 * MS, true)));
+        // The queue holds one: refused.
+        assert_eq!(s.admit(3 * MS), None);
+        assert_eq!(s.inside(), 3);
+        // At 10 ms the waiting call has started, so the queue has room again.
+        assert_eq!(s.admit(10 * MS), Some((21 * MS, true)));
+    }
+
+    #[test]
+    fn the_cpu_reading_is_the_smoothed_busy_fraction() {
+        let mut s = server(2, 0);
+        s.admit(0);
+        s.sample(250 * MS);
+        // One of two workers was busy for 10 ms of 250, but `finish` was never called, so the
+        // meter counts it busy throughout: half the workers, smoothed by 0.05.
+        assert_eq!(s.cpu, 0.5 * (1.0 - 0.95));
+        s.finish(250 * MS);
+        s.sample(500 * MS);
+        assert_eq!(s.cpu, 0.5 * (1.0 - 0.95) * 0.95);
+        assert_eq!(s.cpu(), 24);
+    }
+
+    #[test]
+    fn the_schedule_sets_failure_and_slowdown_over_time() {
+        let backend = Backend {
+            failure: 0.01,
+            schedule: vec![
+                Phase {
+                    start: Duration::from_secs(10),
+                    end: Duration::from_secs(20),
+                    failure: Some(Change { from: 1.0, to: 1.0 }),
+                    slowdown: None,
+                },
+                Phase {
+                    start: Duration::from_secs(20),
+                    end: Duration::from_secs(30),
+                    failure: None,
+                    slowdown: Some(Change { from: 5.0, to: 1.0 }),
+                },
+            ],
+            ..Backend::default()
+        };
+        let at = |s: u64| backend.conditions(s * 1_000_000_000);
+        assert_eq!(at(5), (0.01, 1.0));
+        assert_eq!(at(10), (1.0, 1.0));
+        assert_eq!(at(19), (1.0, 1.0));
+        assert_eq!(at(20), (0.01, 5.0));
+        assert_eq!(at(25), (0.01, 3.0));
+    }
+
+    #[test]
+    fn log_normal_service_times_have_the_median_and_tail_asked_for() {
+        let latency = Latency::LogNormal {
+            median: Duration::from_millis(20),
+            p99: Duration::from_millis(80),
+        };
+        let mut dice = Dice::new(9);
+        let sigma = latency.sigma();
+        let mut draws: Vec<f64> = (0..100_000)
+            .map(|_| latency.draw(sigma, &mut dice))
+            .collect();
+        draws.sort_by(f64::total_cmp);
+        let (median, p99) = (draws[50_000] / 1e6, draws[99_000] / 1e6);
+        assert!((median - 20.0).abs() < 0.5, "{median}");
+        assert!((p99 - 80.0).abs() < 4.0, "{p99}");
+    }
+}

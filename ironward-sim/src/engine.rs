@@ -1,0 +1,558 @@
+//! The simulation: an event queue over the simulated clock.
+//!
+//! Time is whole nanoseconds. The loop takes, in order, whichever comes first of: a CPU
+//! sample, the end of an interval, an event in the queue (an attempt finishing, a client
+//! giving up on one, a retry starting) and the next arrival. Ties go in that order, so an
+//! event at an interval's boundary counts in the interval it opens, and a call that finishes
+//! at the instant another arrives frees its worker first. Nothing happens between events, so
+//! an idle hour costs nothing and a busy one costs a few heap operations a call; nothing is
+//! rounded to a tick, so a 100 µs gap between arrivals is 100 µs.
+
+use std::collections::VecDeque;
+
+use core::time::Duration;
+
+use ironward::{
+    Backoff, Breaker, Bucket, Budget, Deadline, Gate, Period, Permit, Quota, Shedder, Sliding,
+    Ticket,
+};
+
+use crate::arrivals::{Arrivals, nanos};
+use crate::backend::Server;
+use crate::classic::{ClassicBreaker, Trial};
+use crate::dice::Dice;
+use crate::histogram::Histogram;
+use crate::policy::BreakerPolicy;
+use crate::queue::Queue;
+use crate::report::{Report, Row, Run};
+use crate::scenario::{Scenario, Variant};
+
+/// The streams of chance a run draws from, one per use (see [`Dice::fork`]).
+const ARRIVALS: u64 = 1;
+const SERVICE: u64 = 2;
+const OUTCOME: u64 = 3;
+const BREAKER: u64 = 4;
+const JITTER: u64 = 5;
+
+impl Scenario {
+    /// Runs every variant in turn and gathers the runs.
+    ///
+    /// `progress` is called at the end of each interval with the simulated time done so far
+    /// across all variants, which runs up to [`Scenario::simulated`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward_sim::Scenario;
+    ///
+    /// let scenario = Scenario::from_toml(r#"
+    ///     duration = "10s"
+    ///     arrivals = [{ kind = "constant", rate = 50.0, end = "9s" }]
+    /// "#).unwrap();
+    /// let report = scenario.run(|_| {});
+    /// let total = report.runs[0].total();
+    /// assert_eq!(total.offered, 450);
+    /// assert_eq!(total.succeeded, 450, "a healthy backend serves every call");
+    /// ```
+    pub fn run(&self, mut progress: impl FnMut(Duration)) -> Report {
+        let mut done = Duration::ZERO;
+        let runs = self
+            .variants
+            .iter()
+            .map(|variant| {
+                let run = variant.run(|t| progress(done + t));
+                done += variant.duration;
+                run
+            })
+            .collect();
+        Report {
+            name: self.name.clone(),
+            about: self.about.clone(),
+            focus: self.focus,
+            plot: self.plot.clone(),
+            runs,
+        }
+    }
+}
+
+impl Variant {
+    /// Simulates this setup from its seed; `progress` is called at the end of each interval
+    /// with the simulated time done.
+    ///
+    /// Memory does not grow with traffic: the state is the policies', one event per call
+    /// under way, and a row per interval.
+    pub fn run(&self, mut progress: impl FnMut(Duration)) -> Run {
+        let mut engine = Engine::new(self);
+        let end = nanos(self.duration);
+        let interval = nanos(self.interval).max(1);
+        let sample = nanos(self.backend.cpu.sample).max(1);
+        let (mut next_row, mut next_sample) = (interval.min(end), sample);
+        loop {
+            let event = engine.events.peek();
+            let arrival = engine.arrivals.peek();
+            let work = event.unwrap_or(u64::MAX).min(arrival.unwrap_or(u64::MAX));
+            if next_sample <= work && next_sample <= next_row {
+                engine.now = next_sample;
+                engine.server.sample(next_sample);
+                next_sample = next_sample.saturating_add(sample);
+            } else if next_row <= work {
+                engine.now = next_row;
+                engine.close_row();
+                progress(Duration::from_nanos(next_row));
+                if next_row >= end {
+                    break;
+                }
+                next_row = next_row.saturating_add(interval).min(end);
+            } else {
+                engine.now = work;
+                if event == Some(work) {
+                    if let Some(what) = engine.events.pop() {
+                        engine.handle(what);
+                    }
+                } else {
+                    engine.arrivals.pop();
+                    engine.arrive();
+                }
+            }
+        }
+        engine.finish(self)
+    }
+}
+
+/// One call: when it first arrived, which attempt is next, and the last backoff.
+#[derive(Debug, Clone, Copy)]
+struct Call {
+    start: u64,
+    attempt: u32,
+    previous: Option<Duration>,
+}
+
+/// What the client's breaker handed out for an attempt.
+#[derive(Debug)]
+enum Guard {
+    Unguarded,
+    Sre(Permit),
+    Classic(Trial),
+}
+
+/// What the server-side pieces hold while the backend works on an attempt.
+#[derive(Debug)]
+struct Inside {
+    ticket: Option<Ticket>,
+    gate: bool,
+}
+
+/// Something that happens at a set time.
+#[derive(Debug)]
+enum What {
+    /// The backend finishes an attempt, and the client hears back at once.
+    Done {
+        call: Call,
+        guard: Guard,
+        inside: Inside,
+        ok: bool,
+    },
+    /// The client stops waiting for an attempt the backend has not finished.
+    Timeout { call: Call, guard: Guard },
+    /// The backend finishes an attempt the client gave up on.
+    Finish { inside: Inside, ok: bool },
+    /// A call's next attempt starts.
+    Retry { call: Call },
+}
+
+/// The client's breaker, of either kind.
+#[derive(Debug)]
+enum Front {
+    Sre(Breaker),
+    Classic(ClassicBreaker),
+}
+
+/// The server-side piece that refused an attempt.
+#[derive(Debug, Clone, Copy)]
+enum Piece {
+    Shedder,
+    Bucket,
+    Sliding,
+    Period,
+    Gate,
+}
+
+/// A run in progress.
+#[derive(Debug)]
+struct Engine {
+    now: u64,
+    timeout: u64,
+    deadline: Duration,
+    backoff: Backoff,
+    arrivals: Arrivals,
+    events: Queue<What>,
+    front: Option<Front>,
+    budget: Option<Budget>,
+    shedder: Option<Shedder>,
+    bucket: Option<Bucket>,
+    sliding: Option<Sliding>,
+    period: Option<Period>,
+    gate: Option<Gate>,
+    server: Server,
+    rolls: Dice,
+    jitter: Dice,
+    row: Row,
+    rows: Vec<Row>,
+    /// Latencies of the interval's successes, merged into `latency` as it closes.
+    row_latency: Histogram,
+    latency: Histogram,
+    window: u64,
+    /// When each attempt that reached the backend within the last `window` did.
+    stamps: VecDeque<u64>,
+    peak_window: u64,
+    last_end: Option<u64>,
+}
+
+impl Engine {
+    fn new(v: &Variant) -> Self {
+        let seed = v.seed;
+        let p = &v.policies;
+        let zero = Duration::ZERO;
+        let rows = (v.duration.as_nanos() / v.interval.as_nanos().max(1)) as usize + 1;
+        Self {
+            now: 0,
+            timeout: nanos(v.client.timeout),
+            deadline: v.client.deadline,
+            backoff: v.client.backoff,
+            arrivals: Arrivals::new(&v.arrivals, nanos(v.duration), Dice::fork(seed, ARRIVALS)),
+            events: Queue::new(),
+            front: p.breaker.map(|b| match b {
+                BreakerPolicy::Sre(sre) => Front::Sre(Breaker::new(sre, zero)),
+                BreakerPolicy::Classic(classic) => Front::Classic(ClassicBreaker::new(classic)),
+            }),
+            budget: v
+                .client
+                .budget
+                .map(|b| Budget::new(b.max_tokens, b.token_ratio)),
+            shedder: p.shedder.map(|shed| Shedder::new(shed, zero)),
+            bucket: p.bucket.map(|b| Bucket::new(b.rate, b.burst, zero)),
+            sliding: p.sliding.map(|s| Sliding::new(s.quota, s.window)),
+            period: p.period.map(|q| Period::new(q.quota, q.period, q.align)),
+            gate: p.gate.map(|g| Gate::new(g.limit)),
+            server: Server::new(
+                &v.backend,
+                Dice::fork(seed, SERVICE),
+                Dice::fork(seed, OUTCOME),
+            ),
+            rolls: Dice::fork(seed, BREAKER),
+            jitter: Dice::fork(seed, JITTER),
+            row: Row::default(),
+            rows: Vec::with_capacity(rows.min(1 << 20)),
+            row_latency: Histogram::new(),
+            latency: Histogram::new(),
+            window: nanos(v.window).max(1),
+            stamps: VecDeque::new(),
+            peak_window: 0,
+            last_end: None,
+        }
+    }
+
+    fn at(&self) -> Duration {
+        Duration::from_nanos(self.now)
+    }
+
+    fn push(&mut self, at: u64, what: What) {
+        self.events.push(at, what);
+    }
+
+    fn handle(&mut self, what: What) {
+        match what {
+            What::Done {
+                call,
+                guard,
+                inside,
+                ok,
+            } => {
+                self.finished(inside, ok);
+                if ok {
+                    self.succeeded(call, guard);
+                } else {
+                    self.failed(call, guard);
+                }
+            }
+            What::Timeout { call, guard } => {
+                self.row.timed_out += 1;
+                self.failed(call, guard);
+            }
+            What::Finish { inside, ok } => self.finished(inside, ok),
+            What::Retry { call } => self.attempt(call),
+        }
+    }
+
+    fn arrive(&mut self) {
+        self.row.offered += 1;
+        self.attempt(Call {
+            start: self.now,
+            attempt: 1,
+            previous: None,
+        });
+    }
+
+    /// One attempt: the client's breaker, the server's pieces, then the backend.
+    fn attempt(&mut self, call: Call) {
+        if call.attempt > 1 {
+            self.row.retries += 1;
+        }
+        let now = self.at();
+        let guard = match &mut self.front {
+            None => Some(Guard::Unguarded),
+            Some(Front::Sre(b)) => b.allow(now, self.rolls.roll()).map(Guard::Sre),
+            Some(Front::Classic(b)) => b.allow(self.now).map(Guard::Classic),
+        };
+        let Some(guard) = guard else {
+            self.row.refused.breaker += 1;
+            self.end_call(false);
+            return;
+        };
+        let inside = match self.enter() {
+            Ok(inside) => inside,
+            Err(piece) => {
+                let refused = &mut self.row.refused;
+                *match piece {
+                    Piece::Shedder => &mut refused.shedder,
+                    Piece::Bucket => &mut refused.bucket,
+                    Piece::Sliding => &mut refused.sliding,
+                    Piece::Period => &mut refused.period,
+                    Piece::Gate => &mut refused.gate,
+                } += 1;
+                return self.failed(call, guard);
+            }
+        };
+        let Some((done, ok)) = self.server.admit(self.now) else {
+            self.row.refused.queue += 1;
+            self.leave(inside, false);
+            return self.failed(call, guard);
+        };
+        self.row.admitted += 1;
+        self.count_in_window();
+        self.row.peak_in_flight = self.row.peak_in_flight.max(self.server.inside());
+        match self.limit(&call) {
+            Some(limit) if limit < done => {
+                self.push(limit, What::Timeout { call, guard });
+                self.push(done, What::Finish { inside, ok });
+            }
+            _ => self.push(
+                done,
+                What::Done {
+                    call,
+                    guard,
+                    inside,
+                    ok,
+                },
+            ),
+        }
+    }
+
+    /// The server-side pieces in order; on a refusal, whatever was taken is given back.
+    fn enter(&mut self) -> Result<Inside, Piece> {
+        let now = self.at();
+        let ticket = match &mut self.shedder {
+            Some(shedder) => Some(
+                shedder
+                    .allow(now, self.server.cpu())
+                    .ok_or(Piece::Shedder)?,
+            ),
+            None => None,
+        };
+        let refused = if !self.bucket.as_mut().is_none_or(|b| b.take(now, 1.0)) {
+            Some(Piece::Bucket)
+        } else if !self.sliding.as_mut().is_none_or(|s| s.take(now)) {
+            Some(Piece::Sliding)
+        } else if self
+            .period
+            .as_mut()
+            .is_some_and(|p| p.take(now) == Quota::Over)
+        {
+            Some(Piece::Period)
+        } else if !self.gate.as_mut().is_none_or(Gate::enter) {
+            Some(Piece::Gate)
+        } else {
+            None
+        };
+        let inside = Inside {
+            ticket,
+            gate: self.gate.is_some() && refused.is_none(),
+        };
+        match refused {
+            None => Ok(inside),
+            Some(piece) => {
+                self.leave(inside, false);
+                Err(piece)
+            }
+        }
+    }
+
+    /// Gives back what the server-side pieces hold for an attempt, which ended in `ok`.
+    fn leave(&mut self, inside: Inside, ok: bool) {
+        if let (Some(ticket), Some(shedder)) = (inside.ticket, &mut self.shedder) {
+            if ok {
+                shedder.pass(ticket, Duration::from_nanos(self.now));
+            } else {
+                shedder.fail(ticket);
+            }
+        }
+        if let (true, Some(gate)) = (inside.gate, &mut self.gate) {
+            gate.leave();
+        }
+    }
+
+    /// The backend finishes an attempt.
+    fn finished(&mut self, inside: Inside, ok: bool) {
+        self.server.finish(self.now);
+        if !ok {
+            self.row.failed += 1;
+        }
+        self.leave(inside, ok);
+    }
+
+    /// When the client stops waiting for an attempt starting now: its timeout or the call's
+    /// deadline, whichever is sooner; `None` for neither.
+    fn limit(&self, call: &Call) -> Option<u64> {
+        let timeout = (self.timeout > 0).then(|| self.now.saturating_add(self.timeout));
+        if self.deadline.is_zero() {
+            return timeout;
+        }
+        let deadline = Deadline::start(self.deadline, Duration::from_nanos(call.start))
+            .remaining(self.at())
+            .map(|left| self.now.saturating_add(nanos(left)));
+        match (timeout, deadline) {
+            (Some(a), Some(b)) => Some(a.min(b)),
+            (a, b) => a.or(b),
+        }
+    }
+
+    /// Records the settled outcome with the client's breaker.
+    fn settle(&mut self, guard: Guard, ok: bool) {
+        let now = self.at();
+        match (guard, &mut self.front) {
+            (Guard::Sre(permit), Some(Front::Sre(b))) if ok => b.pass(permit, now),
+            (Guard::Sre(permit), Some(Front::Sre(b))) => b.fail(permit, now),
+            (Guard::Classic(trial), Some(Front::Classic(b))) => b.record(trial, !ok, self.now),
+            _ => {}
+        }
+    }
+
+    fn succeeded(&mut self, call: Call, guard: Guard) {
+        self.settle(guard, true);
+        if let Some(budget) = &mut self.budget {
+            budget.pass();
+        }
+        self.row.succeeded += 1;
+        let micros = (self.now - call.start) / 1_000;
+        self.row_latency.record(micros);
+        self.last_end = Some(self.now);
+    }
+
+    /// The client hears that an attempt failed: retry it if the policy allows, or give up.
+    fn failed(&mut self, call: Call, guard: Guard) {
+        self.settle(guard, false);
+        if let Some(budget) = &mut self.budget {
+            budget.fail();
+        }
+        let allowed =
+            self.backoff.more(call.attempt) && self.budget.as_ref().is_none_or(Budget::can_retry);
+        if !allowed {
+            return self.end_call(false);
+        }
+        let delay = self
+            .backoff
+            .delay(call.attempt, self.jitter.roll(), call.previous);
+        let at = self.now.saturating_add(nanos(delay));
+        if Deadline::start(self.deadline, Duration::from_nanos(call.start))
+            .expired(Duration::from_nanos(at))
+        {
+            return self.end_call(false);
+        }
+        let next = Call {
+            attempt: call.attempt + 1,
+            previous: Some(delay),
+            ..call
+        };
+        self.push(at, What::Retry { call: next });
+    }
+
+    fn end_call(&mut self, ok: bool) {
+        if !ok {
+            self.row.gave_up += 1;
+        }
+        self.last_end = Some(self.now);
+    }
+
+    /// Counts an attempt that reached the backend towards the peak over any window.
+    fn count_in_window(&mut self) {
+        self.prune_window();
+        self.stamps.push_back(self.now);
+        let inside = self.stamps.len() as u64;
+        self.row.peak_window = self.row.peak_window.max(inside);
+        self.peak_window = self.peak_window.max(inside);
+    }
+
+    /// Forgets the attempts that have left the window ending now.
+    fn prune_window(&mut self) {
+        while self
+            .stamps
+            .front()
+            .is_some_and(|&t| self.now - t >= self.window)
+        {
+            self.stamps.pop_front();
+        }
+    }
+
+    /// Closes the interval ending now and opens the next.
+    fn close_row(&mut self) {
+        let now = self.at();
+        let quantile = |q| self.row_latency.quantile(q).map(Duration::from_micros);
+        let (p50, p99) = (quantile(0.5), quantile(0.99));
+        let row = &mut self.row;
+        row.p50 = p50;
+        row.p99 = p99;
+        row.in_flight = self.server.inside();
+        row.cpu = self.server.cpu();
+        row.breaker_ratio = match &self.front {
+            Some(Front::Sre(b)) => b.ratio(now),
+            Some(Front::Classic(b)) => b.ratio(self.now),
+            None => 0.0,
+        };
+        if let Some(shedder) = &self.shedder {
+            row.shedder_flying = shedder.flying();
+            row.shedder_average = shedder.average();
+        }
+        self.prune_window();
+        let next = Row {
+            start: now,
+            peak_in_flight: self.server.inside(),
+            peak_window: self.stamps.len() as u64,
+            ..Row::default()
+        };
+        self.rows.push(core::mem::replace(&mut self.row, next));
+        self.latency.merge(&self.row_latency);
+        self.row_latency.clear();
+    }
+
+    fn finish(self, v: &Variant) -> Run {
+        let unfinished = self
+            .events
+            .waiting()
+            .filter(|what| !matches!(what, What::Finish { .. }))
+            .count() as u64;
+        let quantile = |q| self.latency.quantile(q).map(Duration::from_micros);
+        Run {
+            name: v.name.clone(),
+            seed: v.seed,
+            rows: self.rows,
+            duration: v.duration,
+            window: v.window,
+            peak_window: self.peak_window,
+            p50: quantile(0.5),
+            p99: quantile(0.99),
+            max: (self.latency.total() > 0).then(|| Duration::from_micros(self.latency.max())),
+            last_end: self.last_end.map(Duration::from_nanos),
+            unfinished,
+        }
+    }
+}

@@ -1,0 +1,288 @@
+//! The client's behaviour and the policies in front of the backend, as a scenario states them.
+
+use core::time::Duration;
+
+use ironward::{BACKOFF, Backoff, Budget, Shed, Sre};
+use serde::Deserialize;
+
+use crate::classic::Classic;
+
+/// How callers behave: how long they wait for an attempt, how long for the whole call, and
+/// how they retry.
+///
+/// A failed attempt (an error, a timeout, or a refusal by a server-side piece) is retried
+/// after [`Backoff::delay`] while [`Backoff::more`] allows another attempt, the `budget` (if
+/// any) allows a retry, and the retry would start before the `deadline`. A refusal by the
+/// client's own breaker ends the call at once: failing fast is what a breaker is for.
+///
+/// ```toml
+/// [client]
+/// timeout = "1s"
+/// deadline = "0s"     # no overall deadline
+/// backoff = { base = "100ms", factor = 2.0, cap = "1s", attempts = 3, jitter = { Spread = 0.2 } }
+/// budget = { max_tokens = 10, token_ratio = 0.1 }
+/// ```
+///
+/// # Default
+///
+/// | field | value |
+/// | --- | --- |
+/// | `timeout` | 1 s per attempt |
+/// | `deadline` | none (0 s) |
+/// | `backoff` | [`BACKOFF`]: gRPC A6's 100 ms doubling to 1 s, ±20 %, 3 attempts |
+/// | `budget` | none |
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Client {
+    /// How long a caller waits for one attempt before giving up on it; zero for ever.
+    #[serde(deserialize_with = "crate::humane::read")]
+    pub timeout: Duration,
+    /// The time budget of a whole call, retries included, as an [`ironward::Deadline`];
+    /// zero for none.
+    #[serde(deserialize_with = "crate::humane::read")]
+    pub deadline: Duration,
+    /// When to retry and how long to wait first.
+    pub backoff: Backoff,
+    /// A retry budget shared by every caller, if any.
+    pub budget: Option<BudgetPolicy>,
+}
+
+impl Default for Client {
+    fn default() -> Self {
+        Self {
+            timeout: Duration::from_secs(1),
+            deadline: Duration::ZERO,
+            backoff: BACKOFF,
+            budget: None,
+        }
+    }
+}
+
+/// The constants of an [`ironward::Budget`] (gRPC A6 retry throttling).
+///
+/// # Default
+///
+/// A6's example: 10 tokens, 0.1 back per success.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BudgetPolicy {
+    /// The most tokens the budget holds.
+    pub max_tokens: u32,
+    /// Tokens a success gives back.
+    pub token_ratio: f64,
+}
+
+impl Default for BudgetPolicy {
+    fn default() -> Self {
+        let budget = Budget::default();
+        Self {
+            max_tokens: budget.max_tokens(),
+            token_ratio: budget.token_ratio(),
+        }
+    }
+}
+
+/// The pieces in front of the backend; each is there when its table is.
+///
+/// The breaker is the client's: it sees every attempt and settles it when the client hears
+/// back (or gives up). The others are the server's, met in the order of a tower stack with
+/// the shedder outermost: shedder, bucket, sliding window, period, gate, then the backend's
+/// own queue. A refusal anywhere is an immediate error to the client.
+///
+/// ```toml
+/// [policies]
+/// breaker = { kind = "sre", k = 1.5 }    # or { kind = "classic", open = "5s" }
+/// shedder = { cpu = 900 }
+/// bucket = { rate = 100.0, burst = 100.0 }
+/// sliding = { quota = 100, window = "1s" }
+/// period = { quota = 100, period = "1s", align = true }
+/// gate = { limit = 100 }
+/// ```
+///
+/// # Default
+///
+/// None of them.
+#[derive(Debug, Clone, Copy, PartialEq, Default, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Policies {
+    /// A circuit breaker on the client.
+    pub breaker: Option<BreakerPolicy>,
+    /// An adaptive load shedder ([`ironward::Shedder`]) fed the backend's CPU reading.
+    pub shedder: Option<Shed>,
+    /// A token bucket ([`ironward::Bucket`]).
+    pub bucket: Option<BucketPolicy>,
+    /// An exact sliding-window quota ([`ironward::Sliding`]).
+    pub sliding: Option<SlidingPolicy>,
+    /// A fixed-period quota ([`ironward::Period`]).
+    pub period: Option<PeriodPolicy>,
+    /// A concurrency limit ([`ironward::Gate`]).
+    pub gate: Option<GatePolicy>,
+}
+
+impl Policies {
+    /// What cannot be simulated in these policies, if anything.
+    pub(crate) fn check(&self) -> Result<(), String> {
+        match self.bucket {
+            Some(b) if !(b.rate.is_finite() && b.rate >= 0.0) => Err(format!(
+                "a bucket's rate must be finite and not negative: {}",
+                b.rate
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// Which circuit breaker the client runs.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case")]
+pub enum BreakerPolicy {
+    /// ironward's [`Breaker`](ironward::Breaker): Google SRE client-side throttling.
+    Sre(Sre),
+    /// The open, half-open and closed breaker most libraries ship, written in the simulator
+    /// as a baseline.
+    Classic(Classic),
+}
+
+/// The constants of an [`ironward::Bucket`].
+///
+/// # Default
+///
+/// 100 tokens a second, bursts of 100.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct BucketPolicy {
+    /// Tokens a second; each call costs one.
+    pub rate: f64,
+    /// The most tokens held, and the bucket's size when the run starts.
+    pub burst: f64,
+}
+
+impl Default for BucketPolicy {
+    fn default() -> Self {
+        Self {
+            rate: 100.0,
+            burst: 100.0,
+        }
+    }
+}
+
+/// The constants of an [`ironward::Sliding`] window.
+///
+/// # Default
+///
+/// 100 calls in any second.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct SlidingPolicy {
+    /// The most calls in any window-long stretch.
+    pub quota: u32,
+    /// The window.
+    #[serde(deserialize_with = "crate::humane::read")]
+    pub window: Duration,
+}
+
+impl Default for SlidingPolicy {
+    fn default() -> Self {
+        Self {
+            quota: 100,
+            window: Duration::from_secs(1),
+        }
+    }
+}
+
+/// The constants of an [`ironward::Period`].
+///
+/// # Default
+///
+/// 100 calls a second, periods aligned on whole seconds of the simulated clock.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct PeriodPolicy {
+    /// The most calls a period admits.
+    pub quota: u32,
+    /// The period.
+    #[serde(deserialize_with = "crate::humane::read")]
+    pub period: Duration,
+    /// Whether periods lie on multiples of `period` (go-zero's `Align`) rather than start at
+    /// the first call after the last one closed.
+    pub align: bool,
+}
+
+impl Default for PeriodPolicy {
+    fn default() -> Self {
+        Self {
+            quota: 100,
+            period: Duration::from_secs(1),
+            align: true,
+        }
+    }
+}
+
+/// The constant of an [`ironward::Gate`].
+///
+/// # Default
+///
+/// 100 calls at once.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct GatePolicy {
+    /// The most calls inside at once.
+    pub limit: u32,
+}
+
+impl Default for GatePolicy {
+    fn default() -> Self {
+        Self { limit: 100 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ironward::{Jitter, SHED, SRE};
+
+    #[derive(Deserialize)]
+    struct Doc {
+        client: Client,
+        policies: Policies,
+    }
+
+    #[test]
+    fn the_core_records_read_with_humane_durations() {
+        let doc: Doc = toml::from_str(
+            r#"
+            [client]
+            backoff = { base = "50ms", jitter = "Full", attempts = 5 }
+            budget = {}
+            [policies]
+            breaker = { kind = "sre", probe = "2s" }
+            shedder = { cpu = 800 }
+            "#,
+        )
+        .unwrap();
+        assert_eq!(
+            doc.client.backoff,
+            Backoff {
+                base: Duration::from_millis(50),
+                jitter: Jitter::Full,
+                attempts: 5,
+                ..BACKOFF
+            }
+        );
+        assert_eq!(doc.client.budget, Some(BudgetPolicy::default()));
+        assert_eq!(
+            doc.policies.breaker,
+            Some(BreakerPolicy::Sre(Sre {
+                probe: Duration::from_secs(2),
+                ..SRE
+            }))
+        );
+        assert_eq!(doc.policies.shedder, Some(Shed { cpu: 800, ..SHED }));
+    }
+
+    #[test]
+    fn an_unknown_breaker_field_is_refused() {
+        let err = toml::from_str::<Policies>("breaker = { kind = \"sre\", kk = 2.0 }").unwrap_err();
+        assert!(err.to_string().contains("kk"), "{err}");
+    }
+}

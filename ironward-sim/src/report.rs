@@ -1,0 +1,431 @@
+//! What a run comes to: a row of figures per interval, and the totals.
+
+use std::io::{self, Write};
+
+use core::time::Duration;
+
+use serde::Deserialize;
+
+use crate::scenario::Focus;
+
+/// One column of the CSV, and a series a picture can draw.
+///
+/// Counts are per interval; `in_flight`, `cpu`, `breaker_ratio`, `shedder_flying` and
+/// `shedder_average` are read at the interval's end; the percentiles are of the calls that
+/// succeeded in the interval, from their first attempt to their success.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Column {
+    /// The interval's start, in seconds.
+    T,
+    /// New calls that arrived.
+    Offered,
+    /// Retry attempts made.
+    Retries,
+    /// Attempts that reached the backend.
+    Admitted,
+    /// Attempts the client's breaker refused.
+    RefusedBreaker,
+    /// Attempts the shedder refused.
+    RefusedShedder,
+    /// Attempts the token bucket refused.
+    RefusedBucket,
+    /// Attempts the sliding window refused.
+    RefusedSliding,
+    /// Attempts the fixed period refused.
+    RefusedPeriod,
+    /// Attempts the gate refused.
+    RefusedGate,
+    /// Attempts the backend refused because its queue was full.
+    RefusedQueue,
+    /// Calls that succeeded: the goodput.
+    Succeeded,
+    /// Attempts the backend finished with an error.
+    Failed,
+    /// Attempts the client stopped waiting for.
+    TimedOut,
+    /// Calls that ended without a success.
+    GaveUp,
+    /// Calls inside the backend (waiting or served) at the interval's end.
+    InFlight,
+    /// The most calls inside the backend at any time in the interval.
+    PeakInFlight,
+    /// The most attempts that reached the backend in any `window`-long stretch ending in the
+    /// interval.
+    PeakWindow,
+    /// The backend's CPU reading, in thousandths.
+    Cpu,
+    /// The share of calls the breaker would refuse (SRE), or 1 while a classic breaker
+    /// refuses and 0 while it lets calls through.
+    BreakerRatio,
+    /// Calls the shedder counts in flight.
+    ShedderFlying,
+    /// The shedder's moving average of calls in flight.
+    ShedderAverage,
+    /// The median latency of the calls that succeeded, in milliseconds.
+    P50Ms,
+    /// The 99th-percentile latency of the calls that succeeded, in milliseconds.
+    P99Ms,
+}
+
+impl Column {
+    /// Every column, in the CSV's order.
+    pub const ALL: [Column; 24] = [
+        Self::T,
+        Self::Offered,
+        Self::Retries,
+        Self::Admitted,
+        Self::RefusedBreaker,
+        Self::RefusedShedder,
+        Self::RefusedBucket,
+        Self::RefusedSliding,
+        Self::RefusedPeriod,
+        Self::RefusedGate,
+        Self::RefusedQueue,
+        Self::Succeeded,
+        Self::Failed,
+        Self::TimedOut,
+        Self::GaveUp,
+        Self::InFlight,
+        Self::PeakInFlight,
+        Self::PeakWindow,
+        Self::Cpu,
+        Self::BreakerRatio,
+        Self::ShedderFlying,
+        Self::ShedderAverage,
+        Self::P50Ms,
+        Self::P99Ms,
+    ];
+
+    /// What a picture draws when a scenario does not say.
+    pub const PLOT: [Column; 4] = [
+        Self::Admitted,
+        Self::Succeeded,
+        Self::PeakInFlight,
+        Self::P99Ms,
+    ];
+
+    /// The column's name in the CSV header and in a scenario's `plot`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::T => "t",
+            Self::Offered => "offered",
+            Self::Retries => "retries",
+            Self::Admitted => "admitted",
+            Self::RefusedBreaker => "refused_breaker",
+            Self::RefusedShedder => "refused_shedder",
+            Self::RefusedBucket => "refused_bucket",
+            Self::RefusedSliding => "refused_sliding",
+            Self::RefusedPeriod => "refused_period",
+            Self::RefusedGate => "refused_gate",
+            Self::RefusedQueue => "refused_queue",
+            Self::Succeeded => "succeeded",
+            Self::Failed => "failed",
+            Self::TimedOut => "timed_out",
+            Self::GaveUp => "gave_up",
+            Self::InFlight => "in_flight",
+            Self::PeakInFlight => "peak_in_flight",
+            Self::PeakWindow => "peak_window",
+            Self::Cpu => "cpu",
+            Self::BreakerRatio => "breaker_ratio",
+            Self::ShedderFlying => "shedder_flying",
+            Self::ShedderAverage => "shedder_average",
+            Self::P50Ms => "p50_ms",
+            Self::P99Ms => "p99_ms",
+        }
+    }
+
+    /// A caption for a panel drawing the column.
+    pub fn caption(self) -> &'static str {
+        match self {
+            Self::T => "time (s)",
+            Self::Offered => "calls offered per interval",
+            Self::Retries => "retries per interval",
+            Self::Admitted => "attempts reaching the backend per interval",
+            Self::RefusedBreaker => "refused by the breaker per interval",
+            Self::RefusedShedder => "refused by the shedder per interval",
+            Self::RefusedBucket => "refused by the bucket per interval",
+            Self::RefusedSliding => "refused by the sliding window per interval",
+            Self::RefusedPeriod => "refused by the period per interval",
+            Self::RefusedGate => "refused by the gate per interval",
+            Self::RefusedQueue => "refused by the full backend queue per interval",
+            Self::Succeeded => "calls succeeded (goodput) per interval",
+            Self::Failed => "backend errors per interval",
+            Self::TimedOut => "attempts timed out per interval",
+            Self::GaveUp => "calls given up per interval",
+            Self::InFlight => "calls inside the backend",
+            Self::PeakInFlight => "most calls inside the backend",
+            Self::PeakWindow => "most attempts reaching the backend in any window",
+            Self::Cpu => "backend CPU (‰)",
+            Self::BreakerRatio => "breaker: share refused",
+            Self::ShedderFlying => "shedder: calls in flight",
+            Self::ShedderAverage => "shedder: average in flight",
+            Self::P50Ms => "median latency of successes (ms)",
+            Self::P99Ms => "99th-percentile latency of successes (ms)",
+        }
+    }
+}
+
+/// Attempts refused, by the piece that refused them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Refused {
+    /// By the client's circuit breaker.
+    pub breaker: u64,
+    /// By the load shedder.
+    pub shedder: u64,
+    /// By the token bucket.
+    pub bucket: u64,
+    /// By the sliding window.
+    pub sliding: u64,
+    /// By the fixed period.
+    pub period: u64,
+    /// By the gate.
+    pub gate: u64,
+    /// By the backend, its queue full.
+    pub queue: u64,
+}
+
+impl Refused {
+    /// Every refusal.
+    pub fn total(&self) -> u64 {
+        self.breaker
+            + self.shedder
+            + self.bucket
+            + self.sliding
+            + self.period
+            + self.gate
+            + self.queue
+    }
+
+    fn add(&mut self, other: &Refused) {
+        self.breaker += other.breaker;
+        self.shedder += other.shedder;
+        self.bucket += other.bucket;
+        self.sliding += other.sliding;
+        self.period += other.period;
+        self.gate += other.gate;
+        self.queue += other.queue;
+    }
+}
+
+/// The figures of one interval of a run; see [`Column`] for each.
+#[derive(Debug, Clone, PartialEq, Default)]
+#[allow(
+    missing_docs,
+    reason = "each field is the column of the same name, documented there"
+)]
+pub struct Row {
+    pub start: Duration,
+    pub offered: u64,
+    pub retries: u64,
+    pub admitted: u64,
+    pub refused: Refused,
+    pub succeeded: u64,
+    pub failed: u64,
+    pub timed_out: u64,
+    pub gave_up: u64,
+    pub in_flight: u64,
+    pub peak_in_flight: u64,
+    pub peak_window: u64,
+    pub cpu: u32,
+    pub breaker_ratio: f64,
+    pub shedder_flying: u64,
+    pub shedder_average: f64,
+    pub p50: Option<Duration>,
+    pub p99: Option<Duration>,
+}
+
+impl Row {
+    /// The figure in `column`; `None` for a percentile of an interval with no success.
+    pub fn value(&self, column: Column) -> Option<f64> {
+        let count = |n: u64| Some(n as f64);
+        match column {
+            Column::T => Some(self.start.as_secs_f64()),
+            Column::Offered => count(self.offered),
+            Column::Retries => count(self.retries),
+            Column::Admitted => count(self.admitted),
+            Column::RefusedBreaker => count(self.refused.breaker),
+            Column::RefusedShedder => count(self.refused.shedder),
+            Column::RefusedBucket => count(self.refused.bucket),
+            Column::RefusedSliding => count(self.refused.sliding),
+            Column::RefusedPeriod => count(self.refused.period),
+            Column::RefusedGate => count(self.refused.gate),
+            Column::RefusedQueue => count(self.refused.queue),
+            Column::Succeeded => count(self.succeeded),
+            Column::Failed => count(self.failed),
+            Column::TimedOut => count(self.timed_out),
+            Column::GaveUp => count(self.gave_up),
+            Column::InFlight => count(self.in_flight),
+            Column::PeakInFlight => count(self.peak_in_flight),
+            Column::PeakWindow => count(self.peak_window),
+            Column::Cpu => Some(f64::from(self.cpu)),
+            Column::BreakerRatio => Some(self.breaker_ratio),
+            Column::ShedderFlying => count(self.shedder_flying),
+            Column::ShedderAverage => Some(self.shedder_average),
+            Column::P50Ms => self.p50.map(millis),
+            Column::P99Ms => self.p99.map(millis),
+        }
+    }
+
+    /// Writes the figure in `column` as the CSV has it: counts whole, fractions to fixed
+    /// places, a missing percentile empty.
+    fn write_cell(&self, column: Column, out: &mut impl Write) -> io::Result<()> {
+        match (column, self.value(column)) {
+            (_, None) => Ok(()),
+            (Column::T, Some(t)) => write!(out, "{t:.3}"),
+            (Column::BreakerRatio, Some(v)) => write!(out, "{v:.4}"),
+            (Column::ShedderAverage, Some(v)) => write!(out, "{v:.2}"),
+            (Column::P50Ms | Column::P99Ms, Some(v)) => write!(out, "{v:.3}"),
+            (_, Some(v)) => write!(out, "{}", v as u64),
+        }
+    }
+}
+
+/// A span as fractional milliseconds.
+pub(crate) fn millis(d: Duration) -> f64 {
+    d.as_secs_f64() * 1e3
+}
+
+/// One variant's run: its rows and what only the whole run can say.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    /// The variant's name.
+    pub name: String,
+    /// The seed the run drew from.
+    pub seed: u64,
+    /// One row per interval, in time order.
+    pub rows: Vec<Row>,
+    /// The simulated time the run covered.
+    pub duration: Duration,
+    /// The stretch `peak_window` is counted over.
+    pub window: Duration,
+    /// The most attempts that reached the backend in any `window`-long stretch.
+    pub peak_window: u64,
+    /// Latency of the calls that succeeded, from first attempt to success: median.
+    pub p50: Option<Duration>,
+    /// The same, 99th percentile.
+    pub p99: Option<Duration>,
+    /// The same, the longest.
+    pub max: Option<Duration>,
+    /// When the last call ended, in success or not; `None` if none did.
+    pub last_end: Option<Duration>,
+    /// Calls still under way when the run ended.
+    pub unfinished: u64,
+}
+
+/// The figures of a run added up over a stretch of it.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[allow(
+    missing_docs,
+    reason = "each field is the column of the same name, added up"
+)]
+pub struct Sum {
+    pub offered: u64,
+    pub retries: u64,
+    pub admitted: u64,
+    pub refused: Refused,
+    pub succeeded: u64,
+    pub failed: u64,
+    pub timed_out: u64,
+    pub gave_up: u64,
+    /// The most calls inside the backend at any time.
+    pub peak_in_flight: u64,
+    /// The most attempts that reached the backend in one interval.
+    pub peak_admitted: u64,
+}
+
+impl Sum {
+    /// Attempts made: first attempts and retries.
+    pub fn attempts(&self) -> u64 {
+        self.offered + self.retries
+    }
+}
+
+impl Run {
+    /// The run's figures added up over the rows that start within `focus`.
+    pub fn sum(&self, focus: Focus) -> Sum {
+        let mut sum = Sum::default();
+        for row in self
+            .rows
+            .iter()
+            .filter(|r| focus.contains(r.start, self.duration))
+        {
+            sum.offered += row.offered;
+            sum.retries += row.retries;
+            sum.admitted += row.admitted;
+            sum.refused.add(&row.refused);
+            sum.succeeded += row.succeeded;
+            sum.failed += row.failed;
+            sum.timed_out += row.timed_out;
+            sum.gave_up += row.gave_up;
+            sum.peak_in_flight = sum.peak_in_flight.max(row.peak_in_flight);
+            sum.peak_admitted = sum.peak_admitted.max(row.admitted);
+        }
+        sum
+    }
+
+    /// The whole run added up.
+    pub fn total(&self) -> Sum {
+        self.sum(Focus::default())
+    }
+}
+
+/// Every run of a scenario.
+///
+/// # Examples
+///
+/// ```
+/// use ironward_sim::Scenario;
+///
+/// let scenario = Scenario::from_toml("duration = \"3s\"").unwrap();
+/// let report = scenario.run(|_| {});
+/// let mut csv = Vec::new();
+/// report.write_csv(&mut csv).unwrap();
+/// let csv = String::from_utf8(csv).unwrap();
+/// assert!(csv.starts_with("variant,t,offered,retries,admitted,"));
+/// assert_eq!(csv.lines().count(), 1 + 3, "a header and a row a second");
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Report {
+    /// The scenario's name.
+    pub name: String,
+    /// What the scenario shows.
+    pub about: String,
+    /// The stretch the summary reports on its own.
+    pub focus: Focus,
+    /// The series a picture draws.
+    pub plot: Vec<crate::Column>,
+    /// One run per variant, in the scenario's order.
+    pub runs: Vec<Run>,
+}
+
+impl Report {
+    /// The run of the variant called `name`.
+    pub fn run(&self, name: &str) -> Option<&Run> {
+        self.runs.iter().find(|r| r.name == name)
+    }
+
+    /// Writes every run's rows as CSV: a header, then a row per variant and interval,
+    /// the variant's name first.
+    ///
+    /// The text depends only on the scenario and its seed: the same inputs give the same
+    /// bytes on every run and platform.
+    pub fn write_csv(&self, mut out: impl Write) -> io::Result<()> {
+        write!(out, "variant")?;
+        for column in Column::ALL {
+            write!(out, ",{}", column.name())?;
+        }
+        writeln!(out)?;
+        for run in &self.runs {
+            for row in &run.rows {
+                write!(out, "{}", run.name)?;
+                for column in Column::ALL {
+                    write!(out, ",")?;
+                    row.write_cell(column, &mut out)?;
+                }
+                writeln!(out)?;
+            }
+        }
+        Ok(())
+    }
+}

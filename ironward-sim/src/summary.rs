@@ -1,0 +1,209 @@
+//! The one-screen text summary of a report.
+
+use core::fmt::Write;
+use core::time::Duration;
+
+use crate::report::{Report, Run, Sum, millis};
+
+/// A one-screen summary of `report`: the scenario, then a table with a column per variant
+/// of the totals, and of the focus stretch when there is one.
+///
+/// Rows for pieces that refused nothing in any variant are left out. The text depends only
+/// on the report, so it is as reproducible as the CSV.
+///
+/// # Examples
+///
+/// ```
+/// use ironward_sim::{Scenario, summary};
+///
+/// let report = Scenario::from_toml("name = \"calm\"\nduration = \"5s\"").unwrap().run(|_| {});
+/// let text = summary(&report);
+/// assert!(text.starts_with("calm"));
+/// assert!(text.contains("calls offered"));
+/// assert!(!text.contains("refused by the shedder"), "no shedder, no row");
+/// ```
+pub fn summary(report: &Report) -> String {
+    let mut out = String::new();
+    let head = match report.about.as_str() {
+        "" => report.name.clone(),
+        about => format!("{}: {about}", report.name),
+    };
+    let first = report.runs.first();
+    let _ = writeln!(
+        out,
+        "{head}\n{} of simulated time per variant, seed {}",
+        span(first.map_or(Duration::ZERO, |r| r.duration)),
+        first.map_or(0, |r| r.seed),
+    );
+    let totals: Vec<Sum> = report.runs.iter().map(Run::total).collect();
+    let width = report
+        .runs
+        .iter()
+        .map(|r| r.name.chars().count() + 2)
+        .max()
+        .unwrap_or(0)
+        .max(13);
+    let mut table = Table {
+        out: &mut out,
+        width,
+    };
+    table.line("", report.runs.iter().map(|r| r.name.clone()));
+    table.sums("", &totals, false);
+    let line = |run: &Run| {
+        let ms = |d: Option<Duration>| d.map_or("-".into(), |d| format!("{:.0}", millis(d)));
+        format!("{} / {}", ms(run.p50), ms(run.p99))
+    };
+    table.line("latency p50 / p99 (ms)", report.runs.iter().map(line));
+    table.line(
+        "most inside the backend",
+        totals.iter().map(|t| grouped(t.peak_in_flight)),
+    );
+    if let Some(run) = first {
+        table.line(
+            &format!("most reaching it in any {}", span(run.window)),
+            report.runs.iter().map(|r| grouped(r.peak_window)),
+        );
+    }
+    table.line(
+        "last call ended at",
+        report.runs.iter().map(|r| {
+            r.last_end
+                .map_or("-".into(), |t| format!("{:.2} s", t.as_secs_f64()))
+        }),
+    );
+    if report.runs.iter().any(|r| r.unfinished > 0) {
+        table.line(
+            "still under way at the end",
+            report.runs.iter().map(|r| grouped(r.unfinished)),
+        );
+    }
+    if !report.focus.is_whole() {
+        let focus = report.focus;
+        let to = if focus.to.is_zero() {
+            "the end".to_string()
+        } else {
+            format!("{} s", focus.to.as_secs_f64())
+        };
+        let _ = writeln!(table.out, "from {} s to {to}:", focus.from.as_secs_f64());
+        let sums: Vec<Sum> = report.runs.iter().map(|r| r.sum(focus)).collect();
+        table.sums("  ", &sums, true);
+        table.line(
+            "  most reaching it in an interval",
+            sums.iter().map(|s| grouped(s.peak_admitted)),
+        );
+        table.line(
+            "  most inside the backend",
+            sums.iter().map(|s| grouped(s.peak_in_flight)),
+        );
+    }
+    out
+}
+
+/// A counting row of the table: its label, and how to read it from a [`Sum`].
+type Figure = (&'static str, fn(&Sum) -> u64);
+
+/// Writes the rows of a table with a label column and a column per variant.
+struct Table<'a> {
+    out: &'a mut String,
+    width: usize,
+}
+
+impl Table<'_> {
+    fn line(&mut self, label: &str, cells: impl Iterator<Item = String>) {
+        let _ = write!(self.out, "{label:<34}");
+        for cell in cells {
+            let _ = write!(self.out, "{cell:>w$}", w = self.width);
+        }
+        let _ = writeln!(self.out);
+    }
+
+    /// The counting rows, each prefixed by `indent`; refusal rows only where some variant
+    /// refused anything.
+    /// With `brief`, only what reached the backend, the refusals, the timeouts and the
+    /// successes.
+    fn sums(&mut self, indent: &str, sums: &[Sum], brief: bool) {
+        let rows: [Figure; 7] = [
+            ("calls offered", |s| s.offered),
+            ("attempts (first and retries)", Sum::attempts),
+            ("retries", |s| s.retries),
+            ("reached the backend", |s| s.admitted),
+            ("backend errors", |s| s.failed),
+            ("attempts timed out", |s| s.timed_out),
+            ("calls given up", |s| s.gave_up),
+        ];
+        let refusals: [Figure; 7] = [
+            ("refused by the breaker", |s| s.refused.breaker),
+            ("refused by the shedder", |s| s.refused.shedder),
+            ("refused by the bucket", |s| s.refused.bucket),
+            ("refused by the sliding window", |s| s.refused.sliding),
+            ("refused by the period", |s| s.refused.period),
+            ("refused by the gate", |s| s.refused.gate),
+            ("refused: backend queue full", |s| s.refused.queue),
+        ];
+        for (label, get) in rows.iter().take(4).chain(&refusals).chain(&rows[4..]) {
+            let is_refusal = refusals.iter().any(|(l, _)| l == label);
+            let kept = ["reached the backend", "attempts timed out"].contains(label);
+            if (is_refusal && sums.iter().all(|s| get(s) == 0)) || (brief && !is_refusal && !kept) {
+                continue;
+            }
+            self.line(
+                &format!("{indent}{label}"),
+                sums.iter().map(|s| grouped(get(s))),
+            );
+        }
+        self.line(
+            &format!("{indent}calls succeeded"),
+            sums.iter().map(|s| {
+                let share = 100.0 * s.succeeded as f64 / s.offered.max(1) as f64;
+                format!("{} {share:>3.0}%", grouped(s.succeeded))
+            }),
+        );
+    }
+}
+
+/// A count with its thousands grouped: 36,000,000.
+pub(crate) fn grouped(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A span as people say it: "90 s", "5 min", "1 h", "250 ms".
+pub(crate) fn span(d: Duration) -> String {
+    let ms = d.as_millis();
+    match ms {
+        0 => "0 s".into(),
+        ms if ms.is_multiple_of(3_600_000) => format!("{} h", ms / 3_600_000),
+        ms if ms.is_multiple_of(60_000) && ms >= 120_000 => format!("{} min", ms / 60_000),
+        ms if ms.is_multiple_of(1000) => format!("{} s", ms / 1000),
+        ms => format!("{ms} ms"),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_are_grouped_by_thousands() {
+        assert_eq!(grouped(0), "0");
+        assert_eq!(grouped(999), "999");
+        assert_eq!(grouped(1_000), "1,000");
+        assert_eq!(grouped(36_000_000), "36,000,000");
+    }
+
+    #[test]
+    fn spans_are_written_in_the_largest_whole_unit() {
+        let s = Duration::from_secs;
+        assert_eq!(span(s(3600)), "1 h");
+        assert_eq!(span(s(300)), "5 min");
+        assert_eq!(span(s(90)), "90 s");
+        assert_eq!(span(Duration::from_millis(250)), "250 ms");
+    }
+}

@@ -1,0 +1,152 @@
+//! Each built-in scenario's comparison points the way its summary says.
+//!
+//! The scenarios run at full size: the simulator covers their few hundred thousand calls in
+//! a second or two of a debug build. `scale` is measured, not tested (see the README).
+
+use std::time::Duration;
+
+use ironward_sim::{Builtin, Focus, Report, Run};
+
+fn run(builtin: Builtin) -> Report {
+    builtin.scenario().expect("the built-in reads").run(|_| {})
+}
+
+fn named<'a>(report: &'a Report, name: &str) -> &'a Run {
+    report
+        .run(name)
+        .unwrap_or_else(|| panic!("a variant called {name}"))
+}
+
+/// The largest rise from one second to the next in attempts reaching the backend.
+fn rise(run: &Run, focus: Focus) -> u64 {
+    run.rows
+        .windows(2)
+        .filter(|w| focus.contains(w[1].start, run.duration))
+        .map(|w| w[1].admitted.saturating_sub(w[0].admitted))
+        .max()
+        .unwrap_or(0)
+}
+
+// The SRE book's "Handling Overload": adaptive throttling lets a recovering backend take load
+// as it can; a breaker that closes at once sends it everything.
+#[test]
+fn after_an_outage_the_classic_breaker_floods_the_backend_and_the_sre_breaker_does_not() {
+    let report = run(Builtin::Outage);
+    let focus = report.focus;
+    let (sre, classic, none) = (
+        named(&report, "sre"),
+        named(&report, "classic"),
+        named(&report, "none"),
+    );
+    assert!(
+        classic.sum(focus).peak_in_flight > sre.sum(focus).peak_in_flight,
+        "peak inside the backend: classic {} vs SRE {}",
+        classic.sum(focus).peak_in_flight,
+        sre.sum(focus).peak_in_flight
+    );
+    assert!(
+        rise(classic, focus) > rise(sre, focus),
+        "largest one-second rise: classic {} vs SRE {}",
+        rise(classic, focus),
+        rise(sre, focus)
+    );
+    // Without a breaker the retries of the outage keep the queue full long after it.
+    let after = Focus {
+        from: focus.from,
+        to: Duration::ZERO,
+    };
+    for breaker in [sre, classic] {
+        assert!(breaker.sum(after).timed_out < none.sum(after).timed_out);
+        assert!(breaker.sum(after).succeeded > none.sum(after).succeeded);
+    }
+    assert!(sre.total().admitted < none.total().admitted);
+    let verdict = Builtin::Outage
+        .verdict(&report)
+        .expect("all three variants");
+    assert!(verdict.contains(&classic.sum(focus).peak_in_flight.to_string()));
+}
+
+// go-zero's adaptive shedder: refuse early what cannot be served in time, keep the goodput.
+#[test]
+fn under_overload_the_shedder_keeps_the_goodput_that_a_full_queue_loses() {
+    let report = run(Builtin::Overload);
+    let focus = report.focus;
+    let (shedder, none) = (named(&report, "shedder"), named(&report, "none"));
+    let (s, n) = (shedder.sum(focus), none.sum(focus));
+    assert!(
+        s.succeeded >= n.succeeded,
+        "{} vs {}",
+        s.succeeded,
+        n.succeeded
+    );
+    assert!(
+        s.succeeded > 10 * n.succeeded,
+        "a deep queue makes nearly every call wait past its timeout"
+    );
+    assert!(s.timed_out < n.timed_out / 10);
+    assert!(s.refused.shedder > 0 && n.refused.shedder == 0);
+    // The typical second's tail latency stays near the service time with the shedder.
+    let median_p99 = |run: &Run| {
+        let mut each: Vec<Duration> = run
+            .rows
+            .iter()
+            .filter(|r| focus.contains(r.start, run.duration))
+            .filter_map(|r| r.p99)
+            .collect();
+        each.sort();
+        each[each.len() / 2]
+    };
+    assert!(median_p99(shedder) < median_p99(none));
+    assert!(Builtin::Overload.verdict(&report).is_some());
+}
+
+// AWS Architecture Blog, "Exponential Backoff and Jitter" (2015): jitter cuts the calls made
+// and the time to finish.
+#[test]
+fn full_and_decorrelated_jitter_make_fewer_calls_and_finish_sooner_than_rigid_backoff() {
+    let report = run(Builtin::RetryStorm);
+    let attempts = |name| named(&report, name).total().attempts();
+    let done = |name| named(&report, name).last_end.expect("calls ended");
+    for jittered in ["full", "decorrelated"] {
+        assert!(attempts(jittered) < attempts("rigid"), "{jittered}");
+        assert!(done(jittered) < done("rigid"), "{jittered}");
+    }
+    for run in &report.runs {
+        let total = run.total();
+        assert_eq!(total.offered, 1000);
+        assert_eq!(total.succeeded, 1000, "{} gives up on no call", run.name);
+    }
+    assert!(Builtin::RetryStorm.verdict(&report).is_some());
+}
+
+// go-zero's periodlimit.go trades exactness for cost: a client can spend a quota at the end
+// of one period and another at the start of the next. An exact sliding window cannot.
+#[test]
+fn a_fixed_period_lets_up_to_twice_the_quota_across_its_boundary_and_a_sliding_window_never_more_than_the_quota()
+ {
+    let report = run(Builtin::Quota);
+    let peak = |name| named(&report, name).peak_window;
+    assert!(peak("sliding") <= 100, "{}", peak("sliding"));
+    assert!(
+        peak("period") > 150 && peak("period") <= 200,
+        "{}",
+        peak("period")
+    );
+    // The bucket lets its burst through and then its rate: between the two.
+    assert!(peak("bucket") > peak("sliding") && peak("bucket") < peak("period"));
+    assert!(Builtin::Quota.verdict(&report).is_some());
+}
+
+#[test]
+fn the_scale_scenario_runs_a_breaker_and_a_shedder_at_ten_thousand_calls_a_second() {
+    let mut scenario = Builtin::Scale.scenario().unwrap();
+    scenario.variants[0].duration = Duration::from_secs(2);
+    let policies = scenario.variants[0].policies;
+    assert!(policies.breaker.is_some() && policies.shedder.is_some());
+    let total = scenario.run(|_| {}).runs[0].total();
+    assert!(
+        (19_000..21_000).contains(&total.offered),
+        "{}",
+        total.offered
+    );
+}

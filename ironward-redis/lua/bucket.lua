@@ -18,16 +18,7 @@
 -- elapsed times 1000 (exact below 2^53, and rounded as the core's u64-to-f64 conversion
 -- rounds above it). A missing key is a full bucket counted at now.
 
-local now
-if ARGV[1] == 'server' then
-    if redis.replicate_commands then
-        redis.replicate_commands()
-    end
-    local time = redis.call('TIME')
-    now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-else
-    now = tonumber(ARGV[1])
-end
+local now = read_now(true)
 local rate = tonumber(ARGV[2])
 local burst = tonumber(ARGV[3])
 local n = tonumber(ARGV[4])

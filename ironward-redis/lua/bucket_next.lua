@@ -11,13 +11,7 @@
 --          A missing key is a full bucket counted at now. The caller computes next() from
 --          these; nothing is written.
 
-local now
-if ARGV[1] == 'server' then
-    local time = redis.call('TIME')
-    now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-else
-    now = tonumber(ARGV[1])
-end
+local now = read_now(false)
 
 local state = redis.call('MGET', KEYS[1], KEYS[2])
 local tokens = state[1]

@@ -18,16 +18,7 @@
 -- Every number is an integer below 2^53, so Lua's doubles hold it exactly; math.fmod is
 -- exact where `%` (a - floor(a/b)*b) can round.
 
-local now
-if ARGV[1] == 'server' then
-    if redis.replicate_commands then
-        redis.replicate_commands()
-    end
-    local time = redis.call('TIME')
-    now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-else
-    now = tonumber(ARGV[1])
-end
+local now = read_now(true)
 local quota = tonumber(ARGV[2])
 local period = tonumber(ARGV[3])
 local align = ARGV[4] == '1'

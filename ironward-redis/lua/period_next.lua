@@ -10,13 +10,7 @@
 -- Reply    wait: microseconds until the open period ends, 0 when none is open at now
 --          (integer). Nothing is written: the latest reading seen is not moved.
 
-local now
-if ARGV[1] == 'server' then
-    local time = redis.call('TIME')
-    now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-else
-    now = tonumber(ARGV[1])
-end
+local now = read_now(false)
 local period = tonumber(ARGV[2])
 
 local state = redis.call('MGET', KEYS[1], KEYS[2], KEYS[3])

@@ -16,16 +16,7 @@
 -- At t the window is (t - window, t]: a stamp s has left it when t - s >= window. Stamps are
 -- pushed at the latest reading, so the list is sorted and those that have left come first.
 
-local now
-if ARGV[1] == 'server' then
-    if redis.replicate_commands then
-        redis.replicate_commands()
-    end
-    local time = redis.call('TIME')
-    now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-else
-    now = tonumber(ARGV[1])
-end
+local now = read_now(true)
 local quota = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local ttl = ARGV[4]

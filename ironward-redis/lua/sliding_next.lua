@@ -12,13 +12,7 @@
 --          quota of 0 (integer). Nothing is written: stamps that have left the window are
 --          skipped (found by bisection), not dropped, and the latest reading is not moved.
 
-local now
-if ARGV[1] == 'server' then
-    local time = redis.call('TIME')
-    now = tonumber(time[1]) * 1000000 + tonumber(time[2])
-else
-    now = tonumber(ARGV[1])
-end
+local now = read_now(false)
 local quota = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 if quota == 0 then

@@ -1,34 +1,42 @@
 //! The six scripts, one file each under `lua/`, embedded once and hashed once.
 //!
-//! Each file's header lists its `KEYS`, its `ARGV` with their units, and its reply.
+//! Each file's header lists its `KEYS`, its `ARGV` with their units, and its reply. Each is
+//! loaded after `lua/now.lua`, the prelude that reads the clock the scripts decide at (the
+//! caller's or Redis's `TIME`), so that reading is written once.
 
 use std::sync::LazyLock;
 
 use redis::Script;
 
+/// The script in `lua/$file`, after the `lua/now.lua` prelude.
+macro_rules! script {
+    ($file:literal) => {
+        LazyLock::new(|| {
+            Script::new(concat!(
+                include_str!("../lua/now.lua"),
+                include_str!(concat!("../lua/", $file))
+            ))
+        })
+    };
+}
+
 /// `lua/period.lua`: a [`Period`](crate::Period) takes one event.
-pub(crate) static PERIOD: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../lua/period.lua")));
+pub(crate) static PERIOD: LazyLock<Script> = script!("period.lua");
 
 /// `lua/period_next.lua`: when a [`Period`](crate::Period)'s open period ends, read-only.
-pub(crate) static PERIOD_NEXT: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../lua/period_next.lua")));
+pub(crate) static PERIOD_NEXT: LazyLock<Script> = script!("period_next.lua");
 
 /// `lua/bucket.lua`: a [`Bucket`](crate::Bucket) takes `n` tokens.
-pub(crate) static BUCKET: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../lua/bucket.lua")));
+pub(crate) static BUCKET: LazyLock<Script> = script!("bucket.lua");
 
 /// `lua/bucket_next.lua`: a [`Bucket`](crate::Bucket)'s tokens and clock, read-only.
-pub(crate) static BUCKET_NEXT: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../lua/bucket_next.lua")));
+pub(crate) static BUCKET_NEXT: LazyLock<Script> = script!("bucket_next.lua");
 
 /// `lua/sliding.lua`: a [`Sliding`](crate::Sliding) log takes one event.
-pub(crate) static SLIDING: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../lua/sliding.lua")));
+pub(crate) static SLIDING: LazyLock<Script> = script!("sliding.lua");
 
 /// `lua/sliding_next.lua`: when a [`Sliding`](crate::Sliding) log has room, read-only.
-pub(crate) static SLIDING_NEXT: LazyLock<Script> =
-    LazyLock::new(|| Script::new(include_str!("../lua/sliding_next.lua")));
+pub(crate) static SLIDING_NEXT: LazyLock<Script> = script!("sliding_next.lua");
 
 /// Every script, for [`Store::load`](crate::Store::load).
 pub(crate) static ALL: [&LazyLock<Script>; 6] = [

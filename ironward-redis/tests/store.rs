@@ -81,7 +81,11 @@ async fn scripts_are_loaded_once_and_again_after_a_flush() {
         include_str!("../lua/sliding.lua"),
         include_str!("../lua/sliding_next.lua"),
     ]
-    .map(|code| redis::Script::new(code).get_hash().to_owned())
+    // Each script is loaded after the clock-reading prelude.
+    .map(|code| {
+        let code = [include_str!("../lua/now.lua"), code].concat();
+        redis::Script::new(&code).get_hash().to_owned()
+    })
     .into();
     let exists = |conn: &mut redis::aio::MultiplexedConnection| {
         let mut conn = conn.clone();

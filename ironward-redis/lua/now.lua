@@ -1,0 +1,18 @@
+-- now.lua: the prelude every script is loaded with (see src/script.rs), not a script of
+-- its own.
+--
+-- read_now(writes) is the time a script decides at, in whole microseconds: ARGV[1] is the
+-- caller's clock, or 'server' for Redis's own TIME. A script that writes after reading
+-- TIME must first switch to effects replication (needed on Redis 3.2 to 4, the default
+-- from 5), so that replicas replay its writes rather than a second reading of the clock.
+local function read_now(writes)
+    if ARGV[1] ~= 'server' then
+        return tonumber(ARGV[1])
+    end
+    if writes and redis.replicate_commands then
+        redis.replicate_commands()
+    end
+    local time = redis.call('TIME')
+    return tonumber(time[1]) * 1000000 + tonumber(time[2])
+end
+

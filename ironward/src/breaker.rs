@@ -200,7 +200,7 @@ impl Breaker {
             working: 0,
             failing: self.window.size(),
         };
-        if !(self.throttle(&history) > 0.0) {
+        if self.throttle(&history) <= 0.0 {
             return Some(Permit { _settle_once: () });
         }
         let history = self.history(now);

@@ -3,7 +3,7 @@
 use alloc::vec::Vec;
 use core::time::Duration;
 
-use crate::float::{duration, powi, round_nanos, unit};
+use crate::float::{duration, nanos_f64, powi, round_nanos, unit};
 
 /// How much randomness goes into a [`Backoff`] delay.
 ///
@@ -255,7 +255,7 @@ impl Backoff {
 
 /// A span in nanoseconds, as a float.
 fn as_nanos(d: Duration) -> f64 {
-    d.as_nanos() as f64
+    nanos_f64(d)
 }
 
 /// Float nanoseconds as a `Duration`, to the nearest nanosecond, saturating.

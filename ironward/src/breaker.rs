@@ -130,6 +130,9 @@ pub struct Breaker {
     /// the healthy case needs no scan of the window.
     accepts: u64,
     total: u64,
+    /// The failing and working runs and the buckets holding a success and a failure, kept the
+    /// same way so that a refusing breaker needs no scan either.
+    runs: Runs,
     /// When a call was last let through while the breaker was dropping.
     last: Option<u64>,
     clock: Latest,
@@ -159,6 +162,67 @@ pub struct Permit {
     _settle_once: (),
 }
 
+/// The runs at the newest end of the window, kept as outcomes are counted and buckets clear.
+///
+/// A bucket holding a success ends the failing run, one holding a failure ends the working
+/// run, and one holding neither (empty, or drops only) changes neither, as in the scan of
+/// [`Breaker::history`]. The run of failure-only buckets is therefore every failure-only
+/// bucket newer than the newest bucket holding a success, or all of them when none does; the
+/// bucket that clears is always the oldest, so it leaves the run exactly when no bucket holds
+/// a success.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Runs {
+    failing: usize,
+    working: usize,
+    /// Buckets in the window holding at least one success.
+    succeeded: usize,
+    /// Buckets in the window holding at least one failure.
+    failed: usize,
+}
+
+impl Runs {
+    /// `bucket`, the newest, is about to count `outcome`.
+    fn count(&mut self, bucket: &Tally, outcome: Outcome) {
+        match outcome {
+            Outcome::Success => {
+                if bucket.success == 0 {
+                    self.succeeded += 1;
+                    if bucket.failure == 0 {
+                        self.working += 1;
+                    }
+                }
+                self.failing = 0;
+            }
+            Outcome::Failure => {
+                if bucket.failure == 0 {
+                    self.failed += 1;
+                    if bucket.success == 0 {
+                        self.failing += 1;
+                    }
+                }
+                self.working = 0;
+            }
+            Outcome::Drop => {}
+        }
+    }
+
+    /// `bucket`, the oldest, leaves the window.
+    fn clear(&mut self, bucket: &Tally) {
+        if bucket.success > 0 {
+            self.succeeded -= 1;
+        }
+        if bucket.failure > 0 {
+            self.failed -= 1;
+        }
+        if bucket.failure > 0 && bucket.success == 0 && self.succeeded == 0 {
+            self.failing -= 1;
+        }
+        if bucket.success > 0 && bucket.failure == 0 && self.failed == 0 {
+            self.working -= 1;
+        }
+    }
+}
+
 /// What the window says at one instant.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct History {
@@ -176,6 +240,7 @@ impl Breaker {
             window: Window::new(sre.size, sre.window, now),
             accepts: 0,
             total: 0,
+            runs: Runs::default(),
             last: None,
             clock: Latest::new(now),
         }
@@ -203,7 +268,17 @@ impl Breaker {
         if self.throttle(&history) <= 0.0 {
             return Some(Permit { _settle_once: () });
         }
-        let history = self.history(now);
+        let history = History {
+            accepts: self.accepts,
+            total: self.total,
+            working: self.runs.working,
+            failing: self.runs.failing,
+        };
+        debug_assert_eq!(
+            history,
+            self.history(now),
+            "the kept history matches a scan"
+        );
         let drop = self.throttle(&history);
         if drop <= 0.0 {
             return Some(Permit { _settle_once: () });
@@ -251,7 +326,10 @@ impl Breaker {
 
     /// Counts `outcome` in the bucket `now` falls in, and in the kept totals.
     fn record(&mut self, now: u64, outcome: Outcome) {
-        self.roll(now).add(outcome);
+        self.roll(now);
+        let bucket = self.window.slot_at(now);
+        self.runs.count(bucket, outcome);
+        bucket.add(outcome);
         self.total = self.total.saturating_add(1);
         if outcome == Outcome::Success {
             self.accepts = self.accepts.saturating_add(1);
@@ -260,10 +338,11 @@ impl Breaker {
 
     /// Moves the window to `now`, taking the buckets it clears out of the kept totals.
     fn roll(&mut self, now: u64) -> &mut Tally {
-        let (accepts, total) = (&mut self.accepts, &mut self.total);
+        let (accepts, total, runs) = (&mut self.accepts, &mut self.total, &mut self.runs);
         self.window.slot_clearing(now, |gone| {
             *accepts = accepts.saturating_sub(gone.success);
             *total = total.saturating_sub(gone.total);
+            runs.clear(gone);
         })
     }
 
@@ -346,6 +425,13 @@ mod tests {
             breaker.accepts += success;
             breaker.total += success + failure + drop;
         }
+        let history = breaker.history(now);
+        breaker.runs = Runs {
+            failing: history.failing,
+            working: history.working,
+            succeeded: buckets.iter().filter(|b| b.0 > 0).count(),
+            failed: buckets.iter().filter(|b| b.1 > 0).count(),
+        };
         (breaker, now)
     }
 
@@ -572,6 +658,41 @@ mod tests {
                 (breaker.accepts, breaker.total),
                 (history.accepts, history.total)
             );
+        }
+    }
+
+    #[test]
+    fn the_kept_runs_match_a_scan_of_the_window() {
+        for size in [1, 3, 40, 100] {
+            let mut breaker = Breaker::new(Sre { size, ..SRE }, ms(0));
+            let mut x = 0x2545_f491_4f6c_dd1du64;
+            let mut now = 0;
+            for step in 0..20_000u64 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // Steps from nothing to past the whole window, mostly within a bucket.
+                now += [0, 1, 5, 40, 300, 2_000, 11_000][(x % 7) as usize] * (x >> 60);
+                let at = ms(now);
+                let draw = (x >> 11) as f64 / (1u64 << 53) as f64;
+                if let Some(permit) = breaker.allow(at, draw) {
+                    // Phases of failures and of successes, with mixed spells between.
+                    match (step / 700) % 3 {
+                        0 => breaker.fail(permit, at),
+                        1 => breaker.pass(permit, at),
+                        _ if x & 1 == 0 => breaker.fail(permit, at),
+                        _ => breaker.pass(permit, at),
+                    }
+                }
+                let latest = breaker.clock.get();
+                breaker.roll(latest);
+                let history = breaker.history(latest);
+                assert_eq!(
+                    (breaker.runs.failing, breaker.runs.working),
+                    (history.failing, history.working),
+                    "size {size}, step {step}"
+                );
+            }
         }
     }
 

@@ -38,6 +38,12 @@ pub(crate) fn round_nanos(x: f64) -> u128 {
     }
     // `as` truncates and saturates; below 2^53 the truncated value is exact in f64, and
     // above it `x` is already whole.
+    // Below 2^64 the same steps in `u64`, which the machine does natively; `u128` conversions
+    // are library calls.
+    if x < TWO_64 {
+        let whole = x as u64;
+        return u128::from(whole) + u128::from(x - whole as f64 >= 0.5);
+    }
     let whole = x as u128;
     if x - whole as f64 >= 0.5 {
         whole.saturating_add(1)
@@ -51,6 +57,10 @@ pub(crate) fn ceil_nanos(x: f64) -> u128 {
     if x.is_nan() || x <= 0.0 {
         return 0;
     }
+    if x < TWO_64 {
+        let whole = x as u64;
+        return u128::from(whole) + u128::from((whole as f64) < x);
+    }
     let whole = x as u128;
     if (whole as f64) < x {
         whole.saturating_add(1)
@@ -59,9 +69,29 @@ pub(crate) fn ceil_nanos(x: f64) -> u128 {
     }
 }
 
+/// 2^64, the first float whose truncation does not fit a `u64`.
+const TWO_64: f64 = 18_446_744_073_709_551_616.0;
+
+/// The nanoseconds in `d` as a float: `d.as_nanos() as f64`, computed in `u64` when the count
+/// fits one (the same integer, so the same rounding) to avoid the `u128` conversion's library
+/// call.
+pub(crate) fn nanos_f64(d: Duration) -> f64 {
+    // 18_446_744_072 s and 999_999_999 ns is still below `u64::MAX` nanoseconds.
+    if d.as_secs() <= 18_446_744_072 {
+        (d.as_secs() * 1_000_000_000 + u64::from(d.subsec_nanos())) as f64
+    } else {
+        d.as_nanos() as f64
+    }
+}
+
 /// A count of nanoseconds as a `Duration`, saturating at `Duration::MAX`.
 pub(crate) fn duration(nanos: u128) -> Duration {
     const PER_SEC: u128 = 1_000_000_000;
+    // The same quotient and remainder through `u64` when the count fits one: a `u128` division
+    // is a library call several times slower.
+    if let Ok(n) = u64::try_from(nanos) {
+        return Duration::new(n / 1_000_000_000, (n % 1_000_000_000) as u32);
+    }
     let secs = nanos / PER_SEC;
     if secs > u64::MAX as u128 {
         Duration::MAX
@@ -114,6 +144,65 @@ mod tests {
         assert_eq!(ceil_nanos(0.0), 0);
         assert_eq!(ceil_nanos(f64::NAN), 0);
         assert_eq!(ceil_nanos(333_333_333.3), 333_333_334);
+    }
+
+    #[test]
+    fn the_u64_fast_paths_agree_with_u128() {
+        let slow_round = |x: f64| {
+            let whole = x as u128;
+            if x - whole as f64 >= 0.5 {
+                whole.saturating_add(1)
+            } else {
+                whole
+            }
+        };
+        let slow_ceil = |x: f64| {
+            let whole = x as u128;
+            if (whole as f64) < x {
+                whole.saturating_add(1)
+            } else {
+                whole
+            }
+        };
+        for x in [
+            0.25,
+            0.5,
+            1.0,
+            2.5,
+            2.4999999999999996,
+            123_456_789.5,
+            9_007_199_254_740_993.0,
+            TWO_64 - 4096.0,
+            TWO_64 - 2048.0,
+            TWO_64,
+            TWO_64 * 2.0,
+            f64::MAX,
+            f64::INFINITY,
+        ] {
+            assert_eq!(round_nanos(x), slow_round(x), "{x}");
+            assert_eq!(ceil_nanos(x), slow_ceil(x), "{x}");
+        }
+        for d in [
+            Duration::ZERO,
+            Duration::new(1, 1),
+            Duration::new(9_007_199, 254_740_993),
+            Duration::new(18_446_744_072, 999_999_999),
+            Duration::new(18_446_744_073, 709_551_615),
+            Duration::new(18_446_744_073, 709_551_616),
+            Duration::MAX,
+        ] {
+            assert_eq!(
+                nanos_f64(d).to_bits(),
+                (d.as_nanos() as f64).to_bits(),
+                "{d:?}"
+            );
+        }
+        for n in [0, 1, u128::from(u64::MAX), u128::from(u64::MAX) + 1] {
+            assert_eq!(
+                duration(n),
+                Duration::new((n / 1_000_000_000) as u64, (n % 1_000_000_000) as u32)
+            );
+        }
     }
 
     #[test]

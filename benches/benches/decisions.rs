@@ -1,0 +1,441 @@
+//! The cost of one decision, ironward beside the crates users would otherwise pick.
+//!
+//! One group per piece. Inside a group every function runs the same workload on the same clock
+//! source; where the clock is passed in, time is advanced in criterion's batch setup, outside
+//! the measured routine, for ironward (a `u64` add) and for governor (its `FakeRelativeClock`)
+//! alike. Groups whose name ends in `real_clock` read `std::time::Instant` inside the routine
+//! for every crate in them. Allowed and refused paths are separate parameters. Every result goes
+//! through `black_box`. `scripts/bench` turns the estimates into `BENCHMARKS.md`.
+
+use std::hint::black_box;
+use std::num::NonZeroU32;
+use std::time::{Duration, Instant};
+
+use criterion::{BatchSize, Bencher, BenchmarkGroup, Criterion, Throughput, measurement::WallTime};
+use ironward::http_retry::parse_http_date;
+use ironward::{
+    BACKOFF, Backoff, Breaker, Bucket, Budget, Deadline, Gate, Jitter, Period, SHED, SRE, Shedder,
+    Sliding, Sre,
+};
+
+/// Runs `f` once per element with a time `step` nanoseconds later than the last, the step
+/// being taken in the batch setup so that it is not measured.
+fn stepped<O>(b: &mut Bencher<'_>, step: u64, mut f: impl FnMut(Duration) -> O) {
+    let mut t = 0u64;
+    b.iter_batched(
+        || {
+            t += step;
+            Duration::from_nanos(t)
+        },
+        |now| f(black_box(now)),
+        BatchSize::SmallInput,
+    );
+}
+
+/// A group with the short measurement this 2-core machine can afford, one decision an element.
+fn group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTime> {
+    let mut g = c.benchmark_group(name);
+    g.throughput(Throughput::Elements(1));
+    g
+}
+
+/// A governor quota of `per_second` cells with a burst of `burst`.
+fn quota(per_second: u32, burst: u32) -> governor::Quota {
+    let nz = |n: u32| NonZeroU32::new(n).expect("a positive count");
+    governor::Quota::per_second(nz(per_second)).allow_burst(nz(burst))
+}
+
+/// `Bucket::take` against governor's direct `check`, both on a clock advanced outside the
+/// routine. Allowed: a million tokens a second, burst 10, a step of 1 µs, so every call finds
+/// one. Refused: one token a second, burst 1, a step of 1 ns, drained before measuring.
+fn bucket(c: &mut Criterion) {
+    use governor::clock::FakeRelativeClock;
+    let mut g = group(c, "bucket_fake_clock");
+    for (case, rate, burst, step) in [("allowed", 1_000_000, 10, 1_000), ("refused", 1, 1, 1)] {
+        g.bench_function(format!("ironward/{case}"), |b| {
+            let mut bucket = Bucket::new(f64::from(rate), f64::from(burst), Duration::ZERO);
+            if case == "refused" {
+                assert!(bucket.take(Duration::ZERO, 1.0));
+            }
+            stepped(b, step, |now| bucket.take(now, 1.0));
+        });
+        g.bench_function(format!("governor/{case}"), |b| {
+            let clock = FakeRelativeClock::default();
+            let limiter =
+                governor::RateLimiter::direct_with_clock(quota(rate, burst), clock.clone());
+            if case == "refused" {
+                assert!(limiter.check().is_ok());
+            }
+            b.iter_batched(
+                || clock.advance(Duration::from_nanos(step)),
+                |()| limiter.check().is_ok(),
+                BatchSize::SmallInput,
+            );
+        });
+    }
+    g.finish();
+
+    // The real clock, read inside the routine by both: `Instant::now` for each, governor's
+    // `MonotonicClock` being exactly that.
+    let mut g = group(c, "bucket_real_clock");
+    for (case, rate, burst) in [("allowed", 1_000_000_000, 10), ("refused", 1, 1)] {
+        g.bench_function(format!("ironward/{case}"), |b| {
+            let start = Instant::now();
+            let mut bucket = Bucket::new(f64::from(rate), f64::from(burst), start.elapsed());
+            if case == "refused" {
+                assert!(bucket.take(start.elapsed(), 1.0));
+            }
+            b.iter(|| bucket.take(black_box(start.elapsed()), 1.0));
+        });
+        g.bench_function(format!("governor/{case}"), |b| {
+            let limiter = governor::RateLimiter::direct_with_clock(
+                quota(rate, burst),
+                governor::clock::MonotonicClock,
+            );
+            if case == "refused" {
+                assert!(limiter.check().is_ok());
+            }
+            b.iter(|| limiter.check().is_ok());
+        });
+    }
+    g.finish();
+}
+
+/// `Sliding::take`, `Period::take`, `Gate::enter`, `Deadline` alone.
+fn windows(c: &mut Criterion) {
+    let mut g = group(c, "sliding");
+    // A million a second over 1 s with a step of 1 µs is always allowed; a quota of 1 used up
+    // at the start refuses for the whole (short) fake run.
+    for (case, quota, step) in [("allowed", 1_000_000, 1_000), ("refused", 1, 1)] {
+        g.bench_function(format!("ironward/{case}"), |b| {
+            let mut sliding = Sliding::new(quota, Duration::from_secs(1));
+            if case == "refused" {
+                assert!(sliding.take(Duration::ZERO));
+            }
+            stepped(b, step, |now| sliding.take(now));
+        });
+    }
+    g.finish();
+
+    let mut g = group(c, "period");
+    for (case, quota, step) in [("allowed", 1_000_000, 1_000), ("refused", 1, 1)] {
+        g.bench_function(format!("ironward/{case}"), |b| {
+            let mut period = Period::new(quota, Duration::from_secs(1), false);
+            if case == "refused" {
+                let _ = period.take(Duration::ZERO);
+            }
+            stepped(b, step, |now| period.take(now));
+        });
+    }
+    g.finish();
+
+    let mut g = group(c, "gate");
+    g.bench_function("ironward/allowed", |b| {
+        let mut gate = Gate::new(8);
+        b.iter(|| {
+            let entered = gate.enter();
+            gate.leave();
+            black_box(entered)
+        });
+    });
+    g.bench_function("ironward/refused", |b| {
+        let mut gate = Gate::new(1);
+        assert!(gate.enter());
+        b.iter(|| black_box(&mut gate).enter());
+    });
+    g.finish();
+
+    let mut g = group(c, "deadline");
+    let deadline = Deadline::start(Duration::from_secs(1), Duration::ZERO);
+    for (case, at) in [("within", 500_000_000u64), ("expired", 2_000_000_000)] {
+        g.bench_function(format!("ironward/{case}"), |b| {
+            b.iter(|| black_box(&deadline).remaining(black_box(Duration::from_nanos(at))));
+        });
+    }
+    g.finish();
+}
+
+/// `Backoff::delay` for the third retry against backon's iterator giving its third delay (the
+/// first two are drawn in the setup): 100 ms, factor 2, cap 1 s on both sides.
+fn backoff(c: &mut Criterion) {
+    use backon::BackoffBuilder;
+    let builder = backon::ExponentialBuilder::default()
+        .with_min_delay(Duration::from_millis(100))
+        .with_factor(2.0)
+        .with_max_delay(Duration::from_secs(1))
+        .with_max_times(10);
+    let mut g = group(c, "backoff");
+    let rigid = Backoff {
+        jitter: Jitter::Rigid,
+        ..BACKOFF
+    };
+    g.bench_function("ironward/rigid", |b| {
+        b.iter(|| black_box(&rigid).delay(black_box(3), black_box(0.5), None));
+    });
+    g.bench_function("backon/rigid", |b| {
+        b.iter_batched(
+            || {
+                let mut it = builder.build();
+                it.next();
+                it.next();
+                it
+            },
+            |mut it| it.next(),
+            BatchSize::SmallInput,
+        );
+    });
+    // backon draws its jitter from its own generator inside `next`; ironward takes the draw
+    // from the caller, so its row includes a xorshift step to pay for one too.
+    let full = Backoff {
+        jitter: Jitter::Full,
+        ..BACKOFF
+    };
+    g.bench_function("ironward/jittered", |b| {
+        let mut x = 0x9E37_79B9_7F4A_7C15u64;
+        b.iter(|| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let random = (x >> 11) as f64 / (1u64 << 53) as f64;
+            black_box(&full).delay(black_box(3), random, None)
+        });
+    });
+    let jittered = builder.with_jitter();
+    g.bench_function("backon/jittered", |b| {
+        b.iter_batched(
+            || {
+                let mut it = jittered.build();
+                it.next();
+                it.next();
+                it
+            },
+            |mut it| it.next(),
+            BatchSize::SmallInput,
+        );
+    });
+    g.bench_function("ironward/preset", |b| {
+        b.iter(|| black_box(&BACKOFF).delay(black_box(3), black_box(0.5), None));
+    });
+    g.finish();
+}
+
+/// `parse_http_date` against `httpdate::parse_http_date` on the same strings.
+fn http_date(c: &mut Criterion) {
+    let mut g = group(c, "http_date");
+    for (case, input) in [
+        ("valid", "Sun, 06 Nov 1994 08:49:37 GMT"),
+        ("invalid", "Sun, 06 Nov 1994 08:49:37 XYZ"),
+    ] {
+        g.bench_function(format!("ironward/{case}"), |b| {
+            b.iter(|| parse_http_date(black_box(input)));
+        });
+        g.bench_function(format!("httpdate/{case}"), |b| {
+            b.iter(|| httpdate::parse_http_date(black_box(input)).ok());
+        });
+    }
+    g.finish();
+}
+
+/// A breaker that refuses: a run of failures at the start, read within the same second.
+fn refusing(sre: Sre) -> Breaker {
+    let mut breaker = Breaker::new(sre, Duration::ZERO);
+    for i in 0..100 {
+        if let Some(permit) = breaker.allow(Duration::from_micros(i), 0.99) {
+            breaker.fail(permit, Duration::from_micros(i));
+        }
+    }
+    assert!(breaker.allow(Duration::from_micros(100), 0.0).is_none());
+    breaker
+}
+
+/// A healthy breaker allows and settles a success (`healthy`), or only allows
+/// (`healthy_allow`); a refusing one is asked with a draw of 0, which its throttle refuses. Time steps 1 ns a call, so no probe falls in the run.
+fn breaker(c: &mut Criterion) {
+    let mut g = group(c, "breaker");
+    for size in [10, 40, 100, 1000] {
+        let sre = Sre { size, ..SRE };
+        g.bench_function(format!("ironward/healthy/{size}"), |b| {
+            let mut breaker = Breaker::new(sre, Duration::ZERO);
+            stepped(b, 1, |now| match breaker.allow(now, 0.5) {
+                Some(permit) => {
+                    breaker.pass(permit, now);
+                    true
+                }
+                None => false,
+            });
+        });
+        // `allow` alone on a window full of successes; the permit is dropped unsettled, which
+        // leaves the record as it was.
+        g.bench_function(format!("ironward/healthy_allow/{size}"), |b| {
+            let mut breaker = Breaker::new(sre, Duration::ZERO);
+            for i in 0..1_000u64 {
+                let at = Duration::from_millis(i * 10);
+                if let Some(permit) = breaker.allow(at, 0.5) {
+                    breaker.pass(permit, at);
+                }
+            }
+            let mut t = 10_000_000_000u64;
+            b.iter_batched(
+                || {
+                    t += 1;
+                    Duration::from_nanos(t)
+                },
+                |now| breaker.allow(black_box(now), 0.5).is_some(),
+                BatchSize::SmallInput,
+            );
+        });
+        g.bench_function(format!("ironward/refusing/{size}"), |b| {
+            let mut breaker = refusing(sre);
+            let mut t = 200_000;
+            b.iter_batched(
+                || {
+                    t += 1;
+                    Duration::from_nanos(t)
+                },
+                |now| breaker.allow(black_box(now), 0.0).is_some(),
+                BatchSize::SmallInput,
+            );
+        });
+    }
+    g.finish();
+
+    // failsafe reads its own clock; ironward reads `Instant` here so that both pay for time.
+    use failsafe::CircuitBreaker;
+    let mut g = group(c, "breaker_real_clock");
+    g.bench_function("ironward/healthy", |b| {
+        let start = Instant::now();
+        let mut breaker = Breaker::new(SRE, start.elapsed());
+        b.iter(|| {
+            let now = start.elapsed();
+            match breaker.allow(now, 0.5) {
+                Some(permit) => {
+                    breaker.pass(permit, now);
+                    true
+                }
+                None => false,
+            }
+        });
+    });
+    let failsafe_breaker = || {
+        let policy = failsafe::failure_policy::consecutive_failures(
+            5,
+            failsafe::backoff::constant(Duration::from_secs(3600)),
+        );
+        failsafe::Config::new().failure_policy(policy).build()
+    };
+    g.bench_function("failsafe/healthy", |b| {
+        let breaker = failsafe_breaker();
+        b.iter(|| breaker.call(|| Ok::<_, ()>(black_box(1u8))).is_ok());
+    });
+    g.bench_function("ironward/refusing", |b| {
+        let start = Instant::now();
+        let mut breaker = Breaker::new(SRE, start.elapsed());
+        for _ in 0..100 {
+            if let Some(permit) = breaker.allow(start.elapsed(), 0.99) {
+                breaker.fail(permit, start.elapsed());
+            }
+        }
+        assert!(breaker.allow(start.elapsed(), 0.0).is_none());
+        b.iter(|| breaker.allow(start.elapsed(), 0.0).is_some());
+    });
+    g.bench_function("failsafe/refusing", |b| {
+        let breaker = failsafe_breaker();
+        for _ in 0..5 {
+            let _ = breaker.call(|| Err::<(), _>(()));
+        }
+        assert!(!breaker.is_call_permitted());
+        b.iter(|| breaker.call(|| Ok::<_, ()>(black_box(1u8))).is_ok());
+    });
+    g.finish();
+}
+
+/// `Shedder::allow` with a cool CPU (allowed, settled at once) and with a hot CPU and far more
+/// in flight than the window shows the server carries (refused).
+fn shedder(c: &mut Criterion) {
+    let mut g = group(c, "shedder");
+    g.bench_function("ironward/allowed", |b| {
+        let mut shedder = Shedder::new(SHED, Duration::ZERO);
+        stepped(b, 1, |now| match shedder.allow(now, 100) {
+            Some(ticket) => {
+                shedder.pass(ticket, now);
+                true
+            }
+            None => false,
+        });
+    });
+    g.bench_function("ironward/refused", |b| {
+        let mut shedder = Shedder::new(SHED, Duration::ZERO);
+        let ms = Duration::from_millis;
+        let tickets: Vec<_> = (0..300).filter_map(|_| shedder.allow(ms(0), 100)).collect();
+        for ticket in tickets.into_iter().take(100) {
+            shedder.pass(ticket, ms(1));
+        }
+        assert!(shedder.allow(ms(2), 1000).is_none());
+        let mut t = 2_000_000;
+        b.iter_batched(
+            || {
+                t += 1;
+                Duration::from_nanos(t)
+            },
+            |now| shedder.allow(black_box(now), 1000).is_some(),
+            BatchSize::SmallInput,
+        );
+    });
+    g.finish();
+}
+
+/// `Budget` against tower's `TpsBudget`: a success deposited then a retry withdrawn (allowed,
+/// one retry per success on both), and a withdrawal from an empty budget (refused). tower reads
+/// `Instant` inside; ironward's budget has no clock.
+fn budget(c: &mut Criterion) {
+    use tower::retry::budget::{Budget as _, TpsBudget};
+    let mut g = group(c, "budget");
+    g.bench_function("ironward/allowed", |b| {
+        let mut budget = Budget::new(10, 1.0);
+        b.iter(|| {
+            budget.pass();
+            let allowed = budget.can_retry();
+            if allowed {
+                budget.fail();
+            }
+            black_box(allowed)
+        });
+    });
+    g.bench_function("tower/allowed", |b| {
+        let budget = TpsBudget::new(Duration::from_secs(10), 0, 1.0);
+        b.iter(|| {
+            budget.deposit();
+            budget.withdraw()
+        });
+    });
+    g.bench_function("ironward/refused", |b| {
+        let mut budget = Budget::new(10, 0.1);
+        for _ in 0..10 {
+            budget.fail();
+        }
+        assert!(!budget.can_retry());
+        b.iter(|| black_box(&budget).can_retry());
+    });
+    g.bench_function("tower/refused", |b| {
+        let budget = TpsBudget::new(Duration::from_secs(10), 0, 0.1);
+        assert!(!budget.withdraw());
+        b.iter(|| budget.withdraw());
+    });
+    g.finish();
+}
+
+fn main() {
+    let mut c = Criterion::default()
+        .measurement_time(Duration::from_millis(1500))
+        .warm_up_time(Duration::from_millis(500))
+        .sample_size(30)
+        .configure_from_args();
+    bucket(&mut c);
+    windows(&mut c);
+    backoff(&mut c);
+    http_date(&mut c);
+    breaker(&mut c);
+    shedder(&mut c);
+    budget(&mut c);
+    c.final_summary();
+}

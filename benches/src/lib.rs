@@ -1,0 +1,1 @@
+//! Benchmarks of ironward's decisions against its Rust peers; the code is in `benches/decisions.rs`.

@@ -9,9 +9,6 @@ use crate::store::Ran;
 use crate::wire::{self, Reading};
 use crate::{Answer, Error, Mode, Store, script};
 
-/// Nanoseconds in a second, as the float the refill divides by (as in the core).
-const PER_SEC: f64 = 1e9;
-
 /// A token bucket per key, kept in Redis: `ironward::Bucket`, fleet-wide, and go-zero's
 /// `TokenLimiter` (`core/limit/tokenlimit.go`) with the caller's clock in microseconds
 /// rather than whole seconds.
@@ -19,8 +16,8 @@ const PER_SEC: f64 = 1e9;
 /// Each key's bucket starts full at its first take and refills at `rate` tokens a second
 /// up to `burst`; each take is one atomic script (`lua/bucket.lua`) that refills and takes
 /// in Redis, in the core's float operations in the core's order, so the tokens left are
-/// the core's to the last bit. `next` is computed here from the tokens the script returns,
-/// by the core's search for the first whole nanosecond at which the refill reaches `n`.
+/// the core's to the last bit. `next` is the core's own, asked of an `ironward::Bucket`
+/// holding the tokens the script returns (`Bucket::with_tokens`).
 /// The keys (`{name:key}.tokens`, `.ts`) live twice `burst / rate` after their last write,
 /// as go-zero's do.
 ///
@@ -276,53 +273,13 @@ impl Bucket {
         ["tokens", "ts"].map(|part| wire::key(&self.0.name, key, part))
     }
 
-    /// `ironward::Bucket::next` on `state`: zero when `n` tokens are there; the first whole
-    /// nanosecond at which the refill, computed in floats exactly as `take` computes it,
-    /// reaches `n`; `Duration::MAX` when that never comes within the clock's range.
-    ///
-    /// The core keeps this search private, and a core bucket cannot be set to a state
-    /// without rounding its tokens, so it is repeated here operation for operation; the
-    /// equivalence property test holds the two together.
+    /// `ironward::Bucket::next` on `state`: the core bucket in that state answers, so the
+    /// wait is the core's to the nanosecond.
     fn wait(&self, state: &State, n: f64) -> Duration {
-        let (rate, burst) = (self.0.rate, self.0.burst);
-        if !is_cost(n) || n > burst {
-            return Duration::MAX;
-        }
-        let grown = |elapsed: u64| state.tokens + rate * elapsed as f64 / PER_SEC;
-        if burst.min(grown(state.elapsed)) >= n {
-            return Duration::ZERO;
-        }
-        if rate == 0.0 {
-            return Duration::MAX;
-        }
-        // The quotient estimates the first nanosecond; gallop up while it falls short,
-        // then bisect, as the core does.
-        let limit = u64::MAX - state.counted_at;
-        let mut short = state.elapsed;
-        let guess = ((n - state.tokens) / rate * PER_SEC).ceil();
-        // `as` saturates, and reads NaN as 0.
-        let mut enough = (guess as u64).min(limit).max(short);
-        let mut step = 1_u64;
-        while grown(enough) < n {
-            if enough == limit {
-                return Duration::MAX;
-            }
-            short = enough;
-            enough = enough.saturating_add(step).min(limit);
-            step = step.saturating_mul(2);
-        }
-        if enough - short > 1 && grown(enough - 1) < n {
-            short = enough - 1;
-        }
-        while enough - short > 1 {
-            let middle = short + (enough - short) / 2;
-            if grown(middle) < n {
-                short = middle;
-            } else {
-                enough = middle;
-            }
-        }
-        Duration::from_nanos(enough - state.elapsed)
+        let counted_at = Duration::from_nanos(state.counted_at);
+        let bucket =
+            ironward::Bucket::with_tokens(self.0.rate, self.0.burst, state.tokens, counted_at);
+        bucket.next(counted_at + Duration::from_nanos(state.elapsed), n)
     }
 }
 

@@ -74,6 +74,27 @@ impl Bucket {
     /// Starting full is what lets the first burst through. A `rate` that is negative, NaN or
     /// infinite is read as 0 (never refills); a `burst` below 1 or NaN is raised to 1.
     pub fn new(rate: f64, burst: f64, now: Duration) -> Self {
+        Self::with_tokens(rate, burst, f64::INFINITY, now)
+    }
+
+    /// A bucket that holds `tokens` at `now`, refilling at `rate` tokens a second up to
+    /// `burst`: the state of a bucket kept elsewhere (in Redis, by `ironward-redis`), so that
+    /// its answers are this type's to the last float.
+    ///
+    /// `rate` and `burst` are read as in [`new`](Bucket::new); `tokens` above the burst are
+    /// the burst, and NaN or negative tokens are none.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Bucket;
+    ///
+    /// let half = Bucket::with_tokens(2.0, 4.0, 0.5, Duration::from_secs(10));
+    /// assert_eq!(half.tokens(Duration::from_secs(10)), 0.5);
+    /// assert_eq!(half.next(Duration::from_secs(10), 1.0), Duration::from_millis(250));
+    /// ```
+    pub fn with_tokens(rate: f64, burst: f64, tokens: f64, now: Duration) -> Self {
         let rate = if rate.is_finite() && rate > 0.0 {
             rate
         } else {
@@ -81,10 +102,16 @@ impl Bucket {
         };
         // `max` returns the other operand when one is NaN, so NaN becomes 1 here too.
         let burst = burst.max(1.0);
+        // NaN is not at least 0, so it is none too.
+        let tokens = if tokens >= 0.0 {
+            tokens.min(burst)
+        } else {
+            0.0
+        };
         Self {
             rate,
             burst,
-            tokens: burst,
+            tokens,
             latest: Latest::new(now),
         }
     }
@@ -217,6 +244,30 @@ mod tests {
 
     fn secs(n: u64) -> Duration {
         Duration::from_secs(n)
+    }
+
+    #[test]
+    fn a_bucket_made_with_tokens_holds_them_within_the_burst() {
+        assert_eq!(
+            Bucket::with_tokens(1.0, 3.0, 2.5, secs(0)).tokens(secs(0)),
+            2.5
+        );
+        assert_eq!(
+            Bucket::with_tokens(1.0, 3.0, 7.0, secs(0)).tokens(secs(0)),
+            3.0
+        );
+        assert_eq!(
+            Bucket::with_tokens(1.0, 3.0, f64::NAN, secs(0)).tokens(secs(0)),
+            0.0
+        );
+        assert_eq!(
+            Bucket::with_tokens(1.0, 3.0, -1.0, secs(0)).tokens(secs(0)),
+            0.0
+        );
+        let mut bucket = Bucket::with_tokens(3.0, 1.0, 0.0, secs(5));
+        let wait = bucket.next(secs(5), 1.0);
+        assert!(!bucket.take(secs(5) + wait - Duration::from_nanos(1), 1.0));
+        assert!(bucket.take(secs(5) + wait, 1.0));
     }
 
     #[test]

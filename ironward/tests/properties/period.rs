@@ -6,7 +6,7 @@ use std::time::Duration;
 use ironward::{Period, Quota};
 use proptest::prelude::*;
 
-use super::strategies::{Clock, Op, op, span, step};
+use super::strategies::{Clock, Op, backwards_reads_as_latest, op, span, step};
 
 /// One period the model opened.
 #[derive(Debug, Default)]
@@ -119,18 +119,7 @@ proptest! {
         align in any::<bool>(),
         ops in prop::collection::vec((step(3_000), op()), 1..200),
     ) {
-        let mut raw = Period::new(quota, period, align);
-        let mut kept = raw.clone();
-        let mut clock = Clock::new(0);
-        for (step, op) in ops {
-            let now = clock.read(step);
-            let at = |t| Duration::from_nanos(t);
-            match op {
-                Op::Take => prop_assert_eq!(raw.take(now), kept.take(at(clock.change(now)))),
-                Op::Left => prop_assert_eq!(raw.left(now), kept.left(at(clock.query(now)))),
-                Op::Next => prop_assert_eq!(raw.next(now), kept.next(at(clock.query(now)))),
-            }
-        }
+        backwards_reads_as_latest(Period::new(quota, period, align), ops)?;
     }
 
     // Hostile quotas, periods and readings: nothing panics, `left` stays within the quota

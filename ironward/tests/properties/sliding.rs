@@ -6,7 +6,7 @@ use std::time::Duration;
 use ironward::Sliding;
 use proptest::prelude::*;
 
-use super::strategies::{Clock, Op, op, span, step};
+use super::strategies::{Clock, Op, backwards_reads_as_latest, op, span, step};
 
 /// The naive log: every admitted stamp, and a full scan for each question.
 struct Log {
@@ -88,18 +88,7 @@ proptest! {
         window in span(),
         ops in prop::collection::vec((step(3_000), op()), 1..200),
     ) {
-        let mut raw = Sliding::new(quota, window);
-        let mut kept = raw.clone();
-        let mut clock = Clock::new(0);
-        for (step, op) in ops {
-            let now = clock.read(step);
-            let at = |t| Duration::from_nanos(t);
-            match op {
-                Op::Take => prop_assert_eq!(raw.take(now), kept.take(at(clock.change(now)))),
-                Op::Left => prop_assert_eq!(raw.left(now), kept.left(at(clock.query(now)))),
-                Op::Next => prop_assert_eq!(raw.next(now), kept.next(at(clock.query(now)))),
-            }
-        }
+        backwards_reads_as_latest(Sliding::new(quota, window), ops)?;
     }
 
     // Hostile quotas, windows and readings: nothing panics, `left` stays within the quota,

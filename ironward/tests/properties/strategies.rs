@@ -1,9 +1,12 @@
 //! What the limiter properties share: the caller's clock as a naive model sees it, and the
 //! strategies for spans and questions.
 
+use std::fmt::Debug;
 use std::time::Duration;
 
+use ironward::{Period, Quota, Sliding};
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 
 /// One clock reading, relative to the latest one seen.
 #[derive(Debug, Clone, Copy)]
@@ -104,4 +107,58 @@ pub(crate) enum Op {
 /// Mostly takes, with reads mixed in.
 pub(crate) fn op() -> impl Strategy<Value = Op> {
     prop_oneof![3 => Just(Op::Take), 1 => Just(Op::Left), 1 => Just(Op::Next)]
+}
+
+/// A counting limiter, asked the three questions `Op` names.
+pub(crate) trait Counter: Clone {
+    type Taken: PartialEq + Debug;
+    fn take(&mut self, now: Duration) -> Self::Taken;
+    fn left(&self, now: Duration) -> u32;
+    fn next(&self, now: Duration) -> Duration;
+}
+
+impl Counter for Sliding {
+    type Taken = bool;
+    fn take(&mut self, now: Duration) -> bool {
+        Sliding::take(self, now)
+    }
+    fn left(&self, now: Duration) -> u32 {
+        Sliding::left(self, now)
+    }
+    fn next(&self, now: Duration) -> Duration {
+        Sliding::next(self, now)
+    }
+}
+
+impl Counter for Period {
+    type Taken = Quota;
+    fn take(&mut self, now: Duration) -> Quota {
+        Period::take(self, now)
+    }
+    fn left(&self, now: Duration) -> u32 {
+        Period::left(self, now)
+    }
+    fn next(&self, now: Duration) -> Duration {
+        Period::next(self, now)
+    }
+}
+
+/// A limiter given the raw readings answers as a twin given the latest-seen times does: a
+/// clock that goes backwards reads as the latest seen.
+pub(crate) fn backwards_reads_as_latest<C: Counter>(
+    mut raw: C,
+    ops: Vec<(Step, Op)>,
+) -> Result<(), TestCaseError> {
+    let mut kept = raw.clone();
+    let mut clock = Clock::new(0);
+    for (step, op) in ops {
+        let now = clock.read(step);
+        let at = |t| Duration::from_nanos(t);
+        match op {
+            Op::Take => prop_assert_eq!(raw.take(now), kept.take(at(clock.change(now)))),
+            Op::Left => prop_assert_eq!(raw.left(now), kept.left(at(clock.query(now)))),
+            Op::Next => prop_assert_eq!(raw.next(now), kept.next(at(clock.query(now)))),
+        }
+    }
+    Ok(())
 }

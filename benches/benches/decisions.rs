@@ -14,8 +14,8 @@ use std::time::{Duration, Instant};
 use criterion::{BatchSize, Bencher, BenchmarkGroup, Criterion, Throughput, measurement::WallTime};
 use ironward::http_retry::parse_http_date;
 use ironward::{
-    BACKOFF, Backoff, Breaker, Bucket, Budget, Deadline, Gate, Jitter, Period, SHED, SRE, Shedder,
-    Sliding, Sre,
+    BACKOFF, Backoff, Breaker, Bucket, Budget, Deadline, Gate, Jitter, Period, SHED, SRE, Shed,
+    Shedder, Sliding, Sre,
 };
 
 /// Runs `f` once per element with a time `step` nanoseconds later than the last, the step
@@ -349,8 +349,12 @@ fn breaker(c: &mut Criterion) {
     g.finish();
 }
 
-/// `Shedder::allow` with a cool CPU (allowed, settled at once) and with a hot CPU and far more
-/// in flight than the window shows the server carries (refused).
+/// `Shedder::allow` with a cool CPU (allowed, settled at once), and with a hot CPU and far
+/// more in flight than the window shows the server carries (refused) at 10 to 1000 buckets.
+///
+/// Before a refused row is measured every bucket of its window holds a pass, which is the
+/// worst case for a shedder that scans its buckets per call; the clock then steps 1 ns a
+/// call, so over a run the newest buckets complete and the oldest leave as in service.
 fn shedder(c: &mut Criterion) {
     let mut g = group(c, "shedder");
     g.bench_function("ironward/allowed", |b| {
@@ -363,24 +367,33 @@ fn shedder(c: &mut Criterion) {
             None => false,
         });
     });
-    g.bench_function("ironward/refused", |b| {
-        let mut shedder = Shedder::new(SHED, Duration::ZERO);
-        let ms = Duration::from_millis;
-        let tickets: Vec<_> = (0..300).filter_map(|_| shedder.allow(ms(0), 100)).collect();
-        for ticket in tickets.into_iter().take(100) {
-            shedder.pass(ticket, ms(1));
-        }
-        assert!(shedder.allow(ms(2), 1000).is_none());
-        let mut t = 2_000_000;
-        b.iter_batched(
-            || {
-                t += 1;
-                Duration::from_nanos(t)
-            },
-            |now| shedder.allow(black_box(now), 1000).is_some(),
-            BatchSize::SmallInput,
-        );
-    });
+    for size in [10, 50, 100, 1000] {
+        g.bench_function(format!("ironward/refused/{size}"), |b| {
+            let shed = Shed { size, ..SHED };
+            let mut shedder = Shedder::new(shed, Duration::ZERO);
+            let width = shed.window.as_nanos() as u64 / size as u64;
+            for k in 0..size as u64 {
+                let ticket = shedder.allow(Duration::from_nanos(k * width), 100);
+                let done = Duration::from_nanos(k * width + 1_000);
+                shedder.pass(ticket.expect("a cool CPU"), done);
+            }
+            let last = Duration::from_nanos((size as u64 - 1) * width + 2_000);
+            let tickets: Vec<_> = (0..300).filter_map(|_| shedder.allow(last, 100)).collect();
+            for ticket in tickets.into_iter().take(100) {
+                shedder.pass(ticket, last);
+            }
+            assert!(shedder.allow(last, 1000).is_none());
+            let mut t = last.as_nanos() as u64;
+            b.iter_batched(
+                || {
+                    t += 1;
+                    Duration::from_nanos(t)
+                },
+                |now| shedder.allow(black_box(now), 1000).is_some(),
+                BatchSize::SmallInput,
+            );
+        });
+    }
     g.finish();
 }
 

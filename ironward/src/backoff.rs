@@ -3,7 +3,7 @@
 use alloc::vec::Vec;
 use core::time::Duration;
 
-use crate::float::{duration, nanos_f64, powi, round_nanos, unit};
+use crate::float::{duration, nanos_f64, powi, round_nanos, unit, whole_f64};
 
 /// How much randomness goes into a [`Backoff`] delay.
 ///
@@ -179,9 +179,7 @@ impl Backoff {
     /// in `f64` nanoseconds and rounded to the nearest nanosecond; when it reaches or passes
     /// the cap (or overflows to infinity) the answer is the cap, exactly.
     pub fn ceiling(&self, retry: u32) -> Duration {
-        let growth = powi(self.growth(), retry.max(1) - 1);
-        // A zero base times an infinite growth is NaN, which rounds to zero: still no wait.
-        nearest(as_nanos(self.base) * growth).min(self.cap)
+        duration(self.ceiling_nanos(retry))
     }
 
     /// How long to wait before the `retry`-th retry (the first retry is 1), with the jitter
@@ -194,30 +192,32 @@ impl Backoff {
     /// the nearest nanosecond and saturates at `Duration::MAX`.
     pub fn delay(&self, retry: u32, random: f64, previous: Option<Duration>) -> Duration {
         let u = unit(random);
-        match self.jitter {
-            Jitter::Rigid => self.ceiling(retry),
+        // Whole nanoseconds until the one conversion to a `Duration` at the end.
+        let nanos = match self.jitter {
+            Jitter::Rigid => self.ceiling_nanos(retry),
             Jitter::Full => {
-                let c = self.ceiling(retry);
-                nearest(u * as_nanos(c)).min(c)
+                let c = self.ceiling_nanos(retry);
+                round_nanos(u * whole_f64(c)).min(c)
             }
             Jitter::Equal => {
-                let c = self.ceiling(retry);
-                let half = as_nanos(c) / 2.0;
-                nearest(half + u * half).min(c)
+                let c = self.ceiling_nanos(retry);
+                let half = whole_f64(c) / 2.0;
+                round_nanos(half + u * half).min(c)
             }
             Jitter::Decorrelated => {
-                let base = as_nanos(self.base);
-                let high = base.max(3.0 * previous.map_or(base, as_nanos));
-                nearest(base + u * (high - base)).min(self.cap)
+                let base = nanos_f64(self.base);
+                let high = base.max(3.0 * previous.map_or(base, nanos_f64));
+                round_nanos(base + u * (high - base)).min(self.cap.as_nanos())
             }
             Jitter::Spread(f) => {
                 // `max` returns the other operand when one is NaN, so NaN becomes 0 here;
                 // `f64::clamp` would keep the NaN.
                 #[allow(clippy::manual_clamp, reason = "clamp keeps NaN; this reads it as 0")]
                 let f = f.max(0.0).min(1.0);
-                nearest(as_nanos(self.ceiling(retry)) * (1.0 - f + 2.0 * f * u))
+                round_nanos(whole_f64(self.ceiling_nanos(retry)) * (1.0 - f + 2.0 * f * u))
             }
-        }
+        };
+        duration(nanos)
     }
 
     /// Whether a call that has made `made` attempts may make another: `made < attempts`.
@@ -247,20 +247,18 @@ impl Backoff {
             .collect()
     }
 
+    /// [`ceiling`](Backoff::ceiling) in whole nanoseconds, which the jitters draw within
+    /// without a round trip through `Duration`.
+    fn ceiling_nanos(&self, retry: u32) -> u128 {
+        let growth = powi(self.growth(), retry.max(1) - 1);
+        // A zero base times an infinite growth is NaN, which rounds to zero: still no wait.
+        round_nanos(nanos_f64(self.base) * growth).min(self.cap.as_nanos())
+    }
+
     /// The factor as the ceiling uses it: NaN and anything below 1 read as 1.
     fn growth(&self) -> f64 {
         if self.factor >= 1.0 { self.factor } else { 1.0 }
     }
-}
-
-/// A span in nanoseconds, as a float.
-fn as_nanos(d: Duration) -> f64 {
-    nanos_f64(d)
-}
-
-/// Float nanoseconds as a `Duration`, to the nearest nanosecond, saturating.
-fn nearest(nanos: f64) -> Duration {
-    duration(round_nanos(nanos))
 }
 
 #[cfg(test)]

@@ -33,23 +33,30 @@ pub(crate) fn powi(mut x: f64, mut n: u32) -> f64 {
 /// `x` rounded half away from zero to a whole number of nanoseconds; NaN and negatives are 0,
 /// values past `u128::MAX` saturate.
 pub(crate) fn round_nanos(x: f64) -> u128 {
-    if x.is_nan() || x <= 0.0 {
+    // Below 0.5 the answer is 0; tested first, because there `x + 0.5` below could round up
+    // to 1.
+    if x.is_nan() || x < 0.5 {
         return 0;
     }
-    // `as` truncates and saturates; below 2^53 the truncated value is exact in f64, and
-    // above it `x` is already whole.
-    // Below 2^64 the same steps in `u64`, which the machine does natively; `u128` conversions
-    // are library calls.
-    if x < TWO_64 {
-        let whole = x as u64;
-        return u128::from(whole) + u128::from(x - whole as f64 >= 0.5);
-    }
-    let whole = x as u128;
-    if x - whole as f64 >= 0.5 {
-        whole.saturating_add(1)
+    // Up to 2^52, `x + 0.5` is exact or rounds without crossing a whole number, so truncating
+    // it rounds half up: one addition and one conversion, the shortest chain on a backoff's
+    // path. From 2^52 `x` is already whole (and the sum could round to the next even number).
+    if x < TWO_52 {
+        (x + 0.5) as i64 as u128
+    } else if x < TWO_63 {
+        // Through `i64`, which x86-64 and AArch64 convert in one instruction.
+        x as i64 as u128
     } else {
-        whole
+        wide_whole(x)
     }
+}
+
+/// `x` truncated to `u128`, saturating, for `x` of 2^63 or more, where every `f64` is whole.
+/// Out of line: the `u128` conversion is a library call that the common paths never make.
+#[cold]
+#[inline(never)]
+fn wide_whole(x: f64) -> u128 {
+    x as u128
 }
 
 /// `x` rounded up to a whole number of nanoseconds; NaN and negatives are 0.
@@ -57,9 +64,9 @@ pub(crate) fn ceil_nanos(x: f64) -> u128 {
     if x.is_nan() || x <= 0.0 {
         return 0;
     }
-    if x < TWO_64 {
-        let whole = x as u64;
-        return u128::from(whole) + u128::from((whole as f64) < x);
+    if x < TWO_63 {
+        let whole = x as i64;
+        return (whole + i64::from((whole as f64) < x)) as u128;
     }
     let whole = x as u128;
     if (whole as f64) < x {
@@ -69,34 +76,54 @@ pub(crate) fn ceil_nanos(x: f64) -> u128 {
     }
 }
 
-/// 2^64, the first float whose truncation does not fit a `u64`.
-const TWO_64: f64 = 18_446_744_073_709_551_616.0;
+/// 2^52, from which every `f64` is a whole number.
+const TWO_52: f64 = 4_503_599_627_370_496.0;
 
-/// The nanoseconds in `d` as a float: `d.as_nanos() as f64`, computed in `u64` when the count
-/// fits one (the same integer, so the same rounding) to avoid the `u128` conversion's library
-/// call.
-pub(crate) fn nanos_f64(d: Duration) -> f64 {
-    // 18_446_744_072 s and 999_999_999 ns is still below `u64::MAX` nanoseconds.
-    if d.as_secs() <= 18_446_744_072 {
-        (d.as_secs() * 1_000_000_000 + u64::from(d.subsec_nanos())) as f64
+/// 2^63, the first float whose truncation does not fit an `i64`.
+const TWO_63: f64 = 9_223_372_036_854_775_808.0;
+
+/// A count of nanoseconds as a float: `n as f64`, converted through `i64` when the count fits
+/// one (the same integer, so the same rounding) to avoid the `u128` conversion's library call.
+pub(crate) fn whole_f64(n: u128) -> f64 {
+    if n >> 63 == 0 {
+        n as i64 as f64
     } else {
-        d.as_nanos() as f64
+        wide_f64(n)
     }
+}
+
+/// `n as f64` for counts past `i64::MAX`, kept out of line: inlined, the optimiser merges it
+/// with the `i64` path of [`whole_f64`] into one library call for every count.
+#[cold]
+#[inline(never)]
+fn wide_f64(n: u128) -> f64 {
+    n as f64
+}
+
+/// The nanoseconds in `d` as a float: `d.as_nanos() as f64`, through [`whole_f64`].
+pub(crate) fn nanos_f64(d: Duration) -> f64 {
+    whole_f64(d.as_nanos())
 }
 
 /// A count of nanoseconds as a `Duration`, saturating at `Duration::MAX`.
 pub(crate) fn duration(nanos: u128) -> Duration {
-    const PER_SEC: u128 = 1_000_000_000;
     // The same quotient and remainder through `u64` when the count fits one: a `u128` division
     // is a library call several times slower.
-    if let Ok(n) = u64::try_from(nanos) {
-        return Duration::new(n / 1_000_000_000, (n % 1_000_000_000) as u32);
+    match u64::try_from(nanos) {
+        Ok(n) => Duration::new(n / 1_000_000_000, (n % 1_000_000_000) as u32),
+        Err(_) => wide_duration(nanos),
     }
-    let secs = nanos / PER_SEC;
-    if secs > u64::MAX as u128 {
-        Duration::MAX
-    } else {
-        Duration::new(secs as u64, (nanos % PER_SEC) as u32)
+}
+
+/// [`duration`] for counts past `u64::MAX`, out of line to keep the `u128` division off the
+/// common path.
+#[cold]
+#[inline(never)]
+fn wide_duration(nanos: u128) -> Duration {
+    const PER_SEC: u128 = 1_000_000_000;
+    match u64::try_from(nanos / PER_SEC) {
+        Ok(secs) => Duration::new(secs, (nanos % PER_SEC) as u32),
+        Err(_) => Duration::MAX,
     }
 }
 
@@ -147,7 +174,7 @@ mod tests {
     }
 
     #[test]
-    fn the_u64_fast_paths_agree_with_u128() {
+    fn the_i64_fast_paths_agree_with_u128() {
         let slow_round = |x: f64| {
             let whole = x as u128;
             if x - whole as f64 >= 0.5 {
@@ -166,16 +193,22 @@ mod tests {
         };
         for x in [
             0.25,
+            0.49999999999999994,
             0.5,
+            0.5000000000000001,
+            1.4999999999999998,
+            4_503_599_627_370_495.5,
+            4_503_599_627_370_497.0,
             1.0,
             2.5,
             2.4999999999999996,
             123_456_789.5,
             9_007_199_254_740_993.0,
-            TWO_64 - 4096.0,
-            TWO_64 - 2048.0,
-            TWO_64,
-            TWO_64 * 2.0,
+            TWO_63 - 1024.0,
+            TWO_63,
+            TWO_63 * 2.0 - 4096.0,
+            TWO_63 * 2.0,
+            TWO_63 * 4.0,
             f64::MAX,
             f64::INFINITY,
         ] {
@@ -185,6 +218,8 @@ mod tests {
         for d in [
             Duration::ZERO,
             Duration::new(1, 1),
+            Duration::new(9_223_372_036, 854_775_807),
+            Duration::new(9_223_372_036, 854_775_808),
             Duration::new(9_007_199, 254_740_993),
             Duration::new(18_446_744_072, 999_999_999),
             Duration::new(18_446_744_073, 709_551_615),

@@ -93,6 +93,7 @@ mod bucket;
 mod budget;
 mod clock;
 mod deadline;
+mod extremes;
 mod float;
 mod gate;
 #[cfg(feature = "serde")]

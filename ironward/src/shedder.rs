@@ -3,6 +3,7 @@
 use core::time::Duration;
 
 use crate::clock::{Latest, nanos};
+use crate::extremes::Extremes;
 use crate::tally::Total;
 use crate::window::Window;
 
@@ -91,6 +92,11 @@ impl Default for Shed {
 /// time. This is go-zero's `core/load/adaptiveshedder.go` with the clock and the CPU reading
 /// passed in; the CPU is in thousandths (a reading over 1000 is read as 1000).
 ///
+/// A decision costs O(1), amortised, whatever the window's size: the busiest and the fastest
+/// bucket are kept as buckets complete (a sliding maximum and minimum), where go-zero scans
+/// every bucket on each refusal-prone call. Memory is the window's buckets plus two queues
+/// of at most `size` entries, allocated here and never again.
+///
 /// Differs from go-zero: response times are kept in nanoseconds, where go-zero rounds them up
 /// to whole milliseconds and rounds each bucket's mean, so a sub-millisecond service is
 /// measured as it is. One window holds both the passes and their response times (go-zero
@@ -118,6 +124,8 @@ pub struct Shedder {
     shed: Shed,
     /// Per bucket: the response times of the calls that passed, and how many did.
     window: Window<Total>,
+    /// The busiest and the fastest complete buckets of `window`, kept as buckets complete.
+    extremes: Extremes,
     flying: u64,
     average: f64,
     /// The last time the CPU was seen at or over the threshold.
@@ -162,9 +170,11 @@ impl Ticket {
 impl Shedder {
     /// A shedder with an empty window opening at `now`, nothing in flight and a cool CPU.
     pub fn new(shed: Shed, now: Duration) -> Self {
+        let window = Window::new(shed.size, shed.window, now);
         Self {
             shed,
-            window: Window::new(shed.size, shed.window, now),
+            extremes: Extremes::new(window.size(), window.width_nanos()),
+            window,
             flying: 0,
             average: 0.0,
             hot: None,
@@ -199,6 +209,7 @@ impl Shedder {
     pub fn pass(&mut self, ticket: Ticket, now: Duration) {
         let now = self.clock.advance(now);
         self.land();
+        self.roll(now);
         self.window
             .slot_at(now)
             .add(now.saturating_sub(ticket.start));
@@ -248,14 +259,46 @@ impl Shedder {
         false
     }
 
+    /// Brings the kept extremes to `now`, taking in the newest bucket if it has ended. Called
+    /// before each write, so that no bucket is cleared before it has been taken in.
+    fn roll(&mut self, now: u64) {
+        let (start, newest) = self.window.newest();
+        self.extremes.advance(now, start, newest);
+    }
+
     /// Whether both the average and the count in flight exceed the capacity.
-    fn full(&self, now: u64, cpu: u32) -> bool {
+    fn full(&mut self, now: u64, cpu: u32) -> bool {
         let capacity = self.capacity(now, cpu);
         self.average > capacity && self.flying as f64 > capacity
     }
 
     /// How many calls the server has shown it can carry at once, scaled for the CPU.
-    fn capacity(&self, now: u64, cpu: u32) -> f64 {
+    ///
+    /// The busiest and the fastest bucket are read from the kept extremes, O(1) whatever the
+    /// window's size; debug builds check them against a scan of the window.
+    fn capacity(&mut self, now: u64, cpu: u32) -> f64 {
+        self.roll(now);
+        let latency = nanos(self.shed.latency) as f64;
+        let max_pass = self.extremes.busiest().unwrap_or(1).max(1);
+        let min_rt = self
+            .extremes
+            .fastest()
+            .map_or(latency, |mean| mean.min(latency));
+        #[cfg(debug_assertions)]
+        assert_eq!(
+            (max_pass, min_rt),
+            self.scan(now),
+            "the kept extremes match a scan"
+        );
+        let width = self.window.width_nanos() as f64;
+        let max_flight = (max_pass as f64 * min_rt / width).max(1.0);
+        max_flight * self.factor(cpu)
+    }
+
+    /// The busiest bucket's passes (at least 1) and the fastest bucket's mean response time
+    /// (at most the assumed latency) by a scan of the complete buckets, as go-zero reads them.
+    #[cfg(debug_assertions)]
+    fn scan(&self, now: u64) -> (u64, f64) {
         let mut max_pass = 1;
         let mut min_rt = nanos(self.shed.latency) as f64;
         self.window.visit(now, false, |bucket| {
@@ -264,9 +307,7 @@ impl Shedder {
                 min_rt = min_rt.min(mean);
             }
         });
-        let width = nanos(self.window.width()) as f64;
-        let max_flight = (max_pass as f64 * min_rt / width).max(1.0);
-        max_flight * self.factor(cpu)
+        (max_pass, min_rt)
     }
 
     /// go-zero's overload factor: 1 at the threshold and below, falling to `floor` as the CPU
@@ -340,6 +381,44 @@ mod tests {
         shedder.fail(c);
         assert_eq!(shedder.average(), 0.25199999999999995);
         assert_eq!(shedder.flying(), 0);
+    }
+
+    #[test]
+    fn the_kept_extremes_match_a_scan_of_the_window() {
+        for size in [1, 3, 40, 100] {
+            let mut shedder = Shedder::new(Shed { size, ..SHED }, ms(0));
+            let mut flying = alloc::collections::VecDeque::new();
+            let mut x = 0x2545_f491_4f6c_dd1du64;
+            let mut now = 0;
+            for step in 0..20_000u64 {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                // Steps from nothing to past the whole window, mostly within a bucket.
+                now += [0, 1, 5, 40, 300, 2_000, 11_000][(x % 7) as usize] * (x >> 60);
+                // Sometimes a clock that steps back, which reads as the latest.
+                let at = ms(now.saturating_sub(x >> 62));
+                // Hot in alternate phases, so capacity is read on most calls.
+                let cpu = if (step / 500) % 2 == 0 { 950 } else { 300 };
+                if let Some(ticket) = shedder.allow(at, cpu) {
+                    flying.push_back(ticket);
+                }
+                // Settle the oldest calls in bursts, so buckets differ in passes and means.
+                for _ in 0..(x >> 61) {
+                    match flying.pop_front() {
+                        Some(ticket) if x & 1 == 0 => shedder.pass(ticket, at),
+                        Some(ticket) => shedder.fail(ticket),
+                        None => break,
+                    }
+                }
+                let latest = shedder.clock.get();
+                let kept = shedder.capacity(latest, 1000);
+                let (max_pass, min_rt) = shedder.scan(latest);
+                let width = shedder.window.width_nanos() as f64;
+                let scanned = (max_pass as f64 * min_rt / width).max(1.0) * 0.1;
+                assert_eq!(kept, scanned, "size {size}, step {step}");
+            }
+        }
     }
 
     #[test]

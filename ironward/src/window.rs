@@ -149,6 +149,17 @@ impl<B> Window<B> {
         front.iter().chain(back).for_each(f);
     }
 
+    /// The newest bucket and where it starts, in nanoseconds: the one the last write went to
+    /// (or the first, before any), which may have ended since.
+    pub(crate) fn newest(&self) -> (u64, &B) {
+        (self.start, &self.buckets[self.head])
+    }
+
+    /// The width of one bucket, in nanoseconds.
+    pub(crate) fn width_nanos(&self) -> u64 {
+        self.width
+    }
+
     /// The buckets a gap of `widths` whole widths sweeps past: all of them past `size`.
     fn span(&self, widths: u64) -> usize {
         let size = self.buckets.len();

@@ -257,15 +257,10 @@ impl Breaker {
         // Clearing the buckets that have left the window changes no reading at `now` or
         // later, and brings the kept totals up to `now`.
         self.roll(now);
-        // The largest the drop can be is with `w` at its floor. When even that is not
-        // positive, the exact value is not either (step 3), and no scan is needed.
-        let history = History {
-            accepts: self.accepts,
-            total: self.total,
-            working: 0,
-            failing: self.window.size(),
-        };
-        if self.throttle(&history) <= 0.0 {
+        // The largest the drop can be is with `w` at its floor, and its sign is that of its
+        // numerator (the denominator is at least 1). When even that is not positive, the
+        // exact value is not either (step 3): no division is needed to let the call through.
+        if self.throttled(self.sre.floor) <= 0.0 {
             return Some(Permit { _settle_once: () });
         }
         let history = History {
@@ -391,8 +386,18 @@ impl Breaker {
         (total - protection - w * history.accepts as f64) / (total + 1.0)
     }
 
+    /// The numerator of [`throttle`](Breaker::throttle) over the kept totals with `w` given:
+    /// `total − protection − w·accepts`, which has the drop's sign.
+    fn throttled(&self, w: f64) -> f64 {
+        self.total as f64 - self.sre.protection - w * self.accepts as f64
+    }
+
     /// go-zero's recovery scaling: a run of all-success buckets eases the throttle.
     fn recover(&self, drop: f64, history: &History) -> f64 {
+        if history.working == 0 {
+            // The scaling is exactly 1: skip its division on the refusing path.
+            return drop;
+        }
         let size = self.window.size();
         drop * ((size - history.working) as f64 / size as f64)
     }

@@ -92,21 +92,32 @@ impl<B: Default> Window<B> {
 
     /// [`slot_at`](Window::slot_at), showing `gone` each bucket before it is cleared, so an
     /// owner that keeps totals over the window can take the bucket out of them.
-    pub(crate) fn slot_clearing(&mut self, now: u64, mut gone: impl FnMut(&B)) -> &mut B {
-        let widths = now.saturating_sub(self.start) / self.width;
-        if widths > 0 {
-            let size = self.buckets.len();
-            let span = self.span(widths);
-            for step in 1..=span {
-                let bucket = &mut self.buckets[(self.head + step) % size];
-                gone(bucket);
-                *bucket = B::default();
-            }
-            self.head = (self.head + span) % size;
-            // `widths · width` is at most `now − start`: no overflow, and never past `now`.
-            self.start += widths * self.width;
+    #[inline]
+    pub(crate) fn slot_clearing(&mut self, now: u64, gone: impl FnMut(&B)) -> &mut B {
+        let since = now.saturating_sub(self.start);
+        // Most writes fall in the newest bucket: a comparison settles that, inline, and the
+        // sweep past ended buckets stays out of line.
+        if since >= self.width {
+            self.sweep(since, gone);
         }
         &mut self.buckets[self.head]
+    }
+
+    /// Moves the newest bucket on by the whole widths in `since` (at least one), clearing
+    /// the buckets passed after showing each to `gone`.
+    #[inline(never)]
+    fn sweep(&mut self, since: u64, mut gone: impl FnMut(&B)) {
+        let widths = since / self.width;
+        let size = self.buckets.len();
+        let span = self.span(widths);
+        for step in 1..=span {
+            let bucket = &mut self.buckets[(self.head + step) % size];
+            gone(bucket);
+            *bucket = B::default();
+        }
+        self.head = (self.head + span) % size;
+        // `widths · width` is at most `since`: no overflow, and never past `now`.
+        self.start += widths * self.width;
     }
 }
 
@@ -125,7 +136,12 @@ impl<B> Window<B> {
     /// [`each`](Window::each) with `now` in nanoseconds.
     pub(crate) fn visit(&self, now: u64, current: bool, f: impl FnMut(&B)) {
         let size = self.buckets.len();
-        let span = self.span(now.saturating_sub(self.start) / self.width);
+        let since = now.saturating_sub(self.start);
+        let span = if since < self.width {
+            0
+        } else {
+            self.span(since / self.width)
+        };
         // The `count` buckets ending at the head, or just before it when the head is the
         // bucket `now` falls in and is left out.
         let (count, newest) = if span == 0 && !current {

@@ -195,8 +195,11 @@ impl Bucket {
     /// does not within the clock's range. Given that it has not reached `n` at `short`.
     ///
     /// The quotient `(n − tokens) / rate` is only an estimate of the float sum `take` will
-    /// compute; `grown` is monotone in `elapsed`, so the estimate is corrected by searching
-    /// for the exact first nanosecond: gallop up while it falls short, then bisect.
+    /// compute, usually exact and otherwise off by a few nanoseconds either way; `grown` is
+    /// monotone in `elapsed`, so the estimate is corrected by searching for the exact first
+    /// nanosecond: gallop up from it while it falls short, or down while the point below is
+    /// still enough, then bisect the last step. The cost grows with the logarithm of the
+    /// estimate's error, not of the wait.
     fn first_reaching(&self, n: f64, mut short: u64) -> Option<u64> {
         let limit = u64::MAX - self.counted_at();
         let guess = ceil_nanos((n - self.tokens) / self.rate * PER_SEC);
@@ -213,9 +216,16 @@ impl Bucket {
             enough = enough.saturating_add(step).min(limit);
             step = step.saturating_mul(2);
         }
-        // The estimate is usually exact: look just below it before bisecting.
-        if enough - short > 1 && self.grown(enough - 1) < n {
-            short = enough - 1;
+        // `grown(short) < n <= grown(enough)` from here on.
+        let mut step = 1_u64;
+        while enough - short > 1 {
+            let below = enough - step.min(enough - short - 1);
+            if self.grown(below) < n {
+                short = below;
+                break;
+            }
+            enough = below;
+            step = step.saturating_mul(2);
         }
         while enough - short > 1 {
             let mid = short + (enough - short) / 2;

@@ -9,11 +9,17 @@ use core::time::Duration;
 
 /// Whole nanoseconds in `d`, saturating at `u64::MAX`.
 pub(crate) const fn nanos(d: Duration) -> u64 {
-    let n = d.as_nanos();
-    if n > u64::MAX as u128 {
-        u64::MAX
+    // Up to 18_446_744_072 s the count fits a `u64` and is computed in one, without the
+    // `u128` product of `as_nanos`: every decision starts here.
+    if d.as_secs() <= 18_446_744_072 {
+        d.as_secs() * 1_000_000_000 + d.subsec_nanos() as u64
     } else {
-        n as u64
+        let n = d.as_nanos();
+        if n > u64::MAX as u128 {
+            u64::MAX
+        } else {
+            n as u64
+        }
     }
 }
 
@@ -53,6 +59,12 @@ mod tests {
         assert_eq!(nanos(Duration::from_millis(3)), 3_000_000);
         assert_eq!(nanos(Duration::MAX), u64::MAX);
         assert_eq!(nanos(Duration::from_nanos(u64::MAX)), u64::MAX);
+        // Either side of the end of the `u64` path.
+        let last = Duration::new(18_446_744_072, 999_999_999);
+        assert_eq!(u128::from(nanos(last)), last.as_nanos());
+        let first = Duration::new(18_446_744_073, 0);
+        assert_eq!(u128::from(nanos(first)), first.as_nanos());
+        assert_eq!(nanos(Duration::new(18_446_744_073, 709_551_616)), u64::MAX);
     }
 
     #[test]

@@ -33,21 +33,22 @@ pub(crate) fn powi(mut x: f64, mut n: u32) -> f64 {
 /// `x` rounded half away from zero to a whole number of nanoseconds; NaN and negatives are 0,
 /// values past `u128::MAX` saturate.
 pub(crate) fn round_nanos(x: f64) -> u128 {
-    // Below 0.5 the answer is 0; tested first, because there `x + 0.5` below could round up
-    // to 1.
-    if x.is_nan() || x < 0.5 {
-        return 0;
-    }
     // Up to 2^52, `x + 0.5` is exact or rounds without crossing a whole number, so truncating
     // it rounds half up: one addition and one conversion, the shortest chain on a backoff's
     // path. From 2^52 `x` is already whole (and the sum could round to the next even number).
-    if x < TWO_52 {
-        (x + 0.5) as i64 as u128
-    } else if x < TWO_63 {
-        // Through `i64`, which x86-64 and AArch64 convert in one instruction.
-        x as i64 as u128
+    // Below 0.5, NaN included, the answer is 0: tested first, as one comparison, because
+    // there the sum could round up to 1.
+    if x >= 0.5 {
+        if x < TWO_52 {
+            (x + 0.5) as i64 as u128
+        } else if x < TWO_63 {
+            // Through `i64`, which x86-64 and AArch64 convert in one instruction.
+            x as i64 as u128
+        } else {
+            wide_whole(x)
+        }
     } else {
-        wide_whole(x)
+        0
     }
 }
 
@@ -107,10 +108,10 @@ pub(crate) fn nanos_f64(d: Duration) -> f64 {
 
 /// A count of nanoseconds as a `Duration`, saturating at `Duration::MAX`.
 pub(crate) fn duration(nanos: u128) -> Duration {
-    // The same quotient and remainder through `u64` when the count fits one: a `u128` division
-    // is a library call several times slower.
+    // `Duration::from_nanos` when the count fits a `u64`: a `u128` division is a library call
+    // several times slower.
     match u64::try_from(nanos) {
-        Ok(n) => Duration::new(n / 1_000_000_000, (n % 1_000_000_000) as u32),
+        Ok(n) => Duration::from_nanos(n),
         Err(_) => wide_duration(nanos),
     }
 }

@@ -79,8 +79,13 @@ impl RequestDeadline {
         self.deadline.budget()
     }
 
+    /// When it started, on tokio's clock.
+    pub(super) fn origin(&self) -> Instant {
+        self.origin
+    }
+
     /// The instant it ends, `None` for never (no budget, or past the clock's range).
-    fn end(&self) -> Option<Instant> {
+    pub(super) fn end(&self) -> Option<Instant> {
         if self.budget().is_zero() {
             None
         } else {

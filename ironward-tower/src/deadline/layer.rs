@@ -67,16 +67,6 @@ pub(super) enum Budget {
 /// Reads a budget from a request head, shared by every clone.
 type Reader = Arc<dyn Fn(&Parts) -> Option<Duration> + Send + Sync>;
 
-impl Budget {
-    /// The request's budget, zero for none.
-    pub(super) fn of(&self, head: &Parts) -> Duration {
-        match self {
-            Self::Fixed(budget) => *budget,
-            Self::FromRequest(read) => read(head).unwrap_or_default(),
-        }
-    }
-}
-
 impl fmt::Debug for Budget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {

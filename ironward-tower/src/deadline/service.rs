@@ -1,7 +1,6 @@
 //! [`DeadlineService`]: a time budget around each call.
 
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use http::Request;
 use tower_service::Service;
@@ -70,19 +69,31 @@ where
         self.inner.poll_ready(cx).map_err(Into::into)
     }
 
-    fn call(&mut self, request: Request<B>) -> Self::Future {
-        let (mut head, body) = request.into_parts();
-        let mut deadline = RequestDeadline::start(self.budget.of(&head));
-        if let Some(outer) = head.extensions.get::<RequestDeadline>() {
+    fn call(&mut self, mut request: Request<B>) -> Self::Future {
+        // Only a budget read from the request splits it to show the reader its head: moving
+        // an `http::Request` apart and back copies it twice.
+        let budget = match &self.budget {
+            Budget::Fixed(budget) => *budget,
+            Budget::FromRequest(read) => {
+                let (head, body) = request.into_parts();
+                let budget = read(&head).unwrap_or_default();
+                request = Request::from_parts(head, body);
+                budget
+            }
+        };
+        let mut deadline = RequestDeadline::start(budget);
+        // The one clock reading of the call: what has ended, and when the sleep wakes, are
+        // both measured from it (`sleep_until` reads no clock, `sleep` would).
+        let now = deadline.origin();
+        if let Some(outer) = request.extensions().get::<RequestDeadline>() {
             deadline = deadline.earlier(*outer);
         }
-        match deadline.remaining() {
-            Some(Duration::ZERO) => DeadlineFuture::elapsed(),
-            remaining => {
-                head.extensions.insert(deadline);
-                let future = self.inner.call(Request::from_parts(head, body));
-                DeadlineFuture::new(future, remaining.map(tokio::time::sleep))
-            }
+        let end = deadline.end();
+        if end.is_some_and(|end| end <= now) {
+            return DeadlineFuture::elapsed();
         }
+        request.extensions_mut().insert(deadline);
+        let future = self.inner.call(request);
+        DeadlineFuture::new(future, end.map(tokio::time::sleep_until))
     }
 }

@@ -1,0 +1,75 @@
+//! What every bench target of ironward-benches shares: criterion's settings, the groups, and
+//! the by-hand driving of a tower service.
+//!
+//! Each target includes this as `mod common;`, the usual way for bench and test targets of
+//! one crate to share code; not every target uses every item.
+
+#![allow(dead_code, reason = "each bench target uses the part it needs")]
+
+use std::convert::Infallible;
+use std::future::{Future, Ready, ready};
+use std::hint::black_box;
+use std::pin::pin;
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use criterion::{BenchmarkGroup, Criterion, Throughput, measurement::WallTime};
+use http::{Request, Response};
+use tower::{BoxError, Service};
+
+/// Criterion with the short measurement this 2-core machine can afford, overridable from the
+/// command line as usual.
+pub(crate) fn criterion() -> Criterion {
+    Criterion::default()
+        .measurement_time(Duration::from_millis(1500))
+        .warm_up_time(Duration::from_millis(500))
+        .sample_size(30)
+        .configure_from_args()
+}
+
+/// A group whose throughput is one decision (or one request) an element.
+pub(crate) fn group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTime> {
+    let mut g = c.benchmark_group(name);
+    g.throughput(Throughput::Elements(1));
+    g
+}
+
+/// The inner service's handler: an empty `200 OK`, ready at once.
+pub(crate) fn answer(_request: Request<()>) -> Ready<Result<Response<()>, Infallible>> {
+    ready(Ok(Response::new(())))
+}
+
+/// Sends one request through `service` by hand: `poll_ready`, then `call` with a fresh
+/// `http::Request<()>` (no allocation), then one poll of the response future, all with a
+/// no-op waker, so that no executor is measured. `Poll::Pending` when the service is not
+/// ready, which is how tower's own limits say "wait". Every response future here completes on
+/// its first poll, which the assertion checks (a branch that is always taken the same way).
+pub(crate) fn send<S: Service<Request<()>>>(
+    service: &mut S,
+) -> Poll<Result<S::Response, S::Error>> {
+    let mut cx = Context::from_waker(Waker::noop());
+    match service.poll_ready(&mut cx) {
+        Poll::Ready(Ok(())) => {}
+        Poll::Ready(Err(err)) => return Poll::Ready(Err(err)),
+        Poll::Pending => return Poll::Pending,
+    }
+    let mut future = pin!(service.call(black_box(Request::new(()))));
+    let output = future.as_mut().poll(&mut cx);
+    assert!(
+        output.is_ready(),
+        "a response future waited on the inner service"
+    );
+    output
+}
+
+/// Whether a request was answered by the inner service.
+pub(crate) fn answered<E>(sent: &Poll<Result<Response<()>, E>>) -> bool {
+    matches!(sent, Poll::Ready(Ok(_)))
+}
+
+/// Whether a request was refused at once with the error `T`, boxed.
+pub(crate) fn refused_with<T: std::error::Error + 'static>(
+    sent: &Poll<Result<Response<()>, BoxError>>,
+) -> bool {
+    matches!(sent, Poll::Ready(Err(err)) if err.is::<T>())
+}

@@ -1,0 +1,270 @@
+//! The cost of one request through a tower layer: ironward-tower's layers beside tower's own
+//! `RateLimit` and `ConcurrencyLimit`, and each ironward layer beside the bare inner service.
+//!
+//! One request is `poll_ready`, `call` and one poll of the response future, driven by hand with
+//! `Waker::noop()`, so no executor is measured. The inner service answers every request at
+//! once with an empty `http::Response` (`std::future::ready`), so its response future completes
+//! on the first poll and what is measured is the layer. Every row builds a fresh
+//! `http::Request<()>` (no allocation) and drops the response or the boxed error inside the
+//! routine, so a refusal that allocates its error pays for it.
+//!
+//! A tokio current-thread runtime (time enabled) is entered, not run, for the whole bench:
+//! tower's `RateLimit` makes a `tokio::time::Sleep` when it is built and polls it when its
+//! rate is used up, and ironward's `DeadlineService` makes one per request; both need the
+//! runtime's timer in the thread's context. Nothing else here needs a runtime (tower's
+//! `ConcurrencyLimit` is a tokio semaphore, which does not), and none of these futures is ever
+//! woken: the timers are never due within a run.
+//!
+//! Function ids are `<crate>/<case>`. `tower+load_shed` is tower's layer with tower's
+//! `LoadShed` in front of it, which is how tower turns "not ready" into an immediate error,
+//! the nearest tower has to ironward's refusals. `scripts/bench` turns the estimates into
+//! `BENCHMARKS.md`.
+
+mod common;
+
+use common::{answer, answered, group, refused_with, send};
+
+use std::task::{Context, Waker};
+use std::time::Duration;
+
+use criterion::Criterion;
+use http::Request;
+use ironward::{SHED, SRE};
+use ironward_tower::{
+    BreakerLayer, Busy, Clock, Cpu, DeadlineLayer, Dice, GateLayer, Limit, Limited, RateLimitLayer,
+    ShedLayer,
+};
+use tower::limit::{ConcurrencyLimitLayer, RateLimitLayer as TowerRateLimitLayer};
+use tower::load_shed::LoadShedLayer;
+use tower::load_shed::error::Overloaded as TowerOverloaded;
+use tower::timeout::TimeoutLayer;
+use tower::{Layer, Service, service_fn};
+
+/// ironward-tower's `RateLimitLayer` (one global token bucket behind a `Mutex`, read on its
+/// default clock, tokio's monotonic one, which is `std::time::Instant` outside tests) against
+/// tower's `RateLimitLayer` (a fixed window kept in the service itself, `&mut self`, reading
+/// `tokio::time::Instant::now` in `call`). Both read the real clock once per request.
+///
+/// Allowed: a bucket of a billion a second with a burst of a billion; tower's `u64::MAX`
+/// requests an hour. Neither runs out within a run, which is checked after it.
+///
+/// Refused: the two do different things, which is why both of tower's forms are shown.
+/// ironward's layer is always ready and answers `call` at once with `Limited` (56 bytes, so the
+/// one `Box` of the error is an allocation, and its free is in the row too): here a bucket of
+/// one token, taken in the setup, refilling at one token in about 11 days. tower's
+/// `RateLimit`, once its window is used up (one request an hour, the one taken in the setup),
+/// answers `poll_ready` with `Pending` and parks the caller on a `Sleep` until the next window;
+/// its row is that `poll_ready`, on a `Sleep` already registered with the timer by the setup's
+/// first poll, as every later poll of a waiting caller finds it. A caller of tower's layer is
+/// never refused, it waits. `tower+load_shed` puts tower's `LoadShed` in front, which turns
+/// that `Pending` into an immediate `Overloaded` error (zero-sized: boxing it does not
+/// allocate); that row is the like-for-like refusal.
+fn rate_limit(c: &mut Criterion) {
+    let mut g = group(c, "layer_rate_limit");
+    g.bench_function("ironward/allowed", |b| {
+        let mut service = RateLimitLayer::new(Limit::bucket(1e9, 1e9)).layer(service_fn(answer));
+        assert!(answered(&send(&mut service)));
+        b.iter(|| send(&mut service));
+        assert!(answered(&send(&mut service)));
+    });
+    let plenty = || TowerRateLimitLayer::new(u64::MAX, Duration::from_secs(3600));
+    g.bench_function("tower/allowed", |b| {
+        let mut service = plenty().layer(service_fn(answer));
+        assert!(answered(&send(&mut service)));
+        b.iter(|| send(&mut service));
+        assert!(answered(&send(&mut service)));
+    });
+    g.bench_function("tower+load_shed/allowed", |b| {
+        let mut service = LoadShedLayer::new().layer(plenty().layer(service_fn(answer)));
+        assert!(answered(&send(&mut service)));
+        b.iter(|| send(&mut service));
+        assert!(answered(&send(&mut service)));
+    });
+
+    g.bench_function("ironward/refused", |b| {
+        let mut service = RateLimitLayer::new(Limit::bucket(1e-6, 1.0)).layer(service_fn(answer));
+        assert!(answered(&send(&mut service)));
+        assert!(refused_with::<Limited>(&send(&mut service)));
+        b.iter(|| send(&mut service));
+        assert!(refused_with::<Limited>(&send(&mut service)));
+    });
+    let one_an_hour = || TowerRateLimitLayer::new(1, Duration::from_secs(3600));
+    g.bench_function("tower/refused", |b| {
+        let mut service = one_an_hour().layer(service_fn(answer));
+        assert!(answered(&send(&mut service)));
+        assert!(send(&mut service).is_pending());
+        b.iter(|| send(&mut service));
+        assert!(send(&mut service).is_pending());
+    });
+    g.bench_function("tower+load_shed/refused", |b| {
+        let mut service = LoadShedLayer::new().layer(one_an_hour().layer(service_fn(answer)));
+        assert!(answered(&send(&mut service)));
+        assert!(refused_with::<TowerOverloaded>(&send(&mut service)));
+        b.iter(|| send(&mut service));
+        assert!(refused_with::<TowerOverloaded>(&send(&mut service)));
+    });
+    g.finish();
+}
+
+/// ironward-tower's `GateLayer` (a core `Gate` behind an `Arc<Mutex>`, entered in `call` and
+/// left when the response future completes) against tower's `ConcurrencyLimitLayer` (a tokio
+/// semaphore: a permit taken in `poll_ready`, held by the response future until it is
+/// dropped).
+///
+/// Allowed: a limit of 8, one request at a time, so there is always room.
+///
+/// Refused: a limit of 1, held by a request whose response future the setup keeps pending.
+/// ironward's `call` answers at once with `Busy` (zero-sized, no allocation). tower's
+/// `poll_ready` answers `Pending`: the setup's first poll queued the service as a waiter on the
+/// semaphore (an allocation, once), and each later poll re-polls that queued acquire, as a
+/// caller woken spuriously would. `tower+load_shed` turns the `Pending` into tower's
+/// `Overloaded` error at once, the like-for-like refusal; in front of a full limit it re-polls
+/// the same queued acquire on every request.
+fn concurrency(c: &mut Criterion) {
+    let mut g = group(c, "layer_concurrency");
+    g.bench_function("ironward/allowed", |b| {
+        let layer = GateLayer::new(8);
+        let mut service = layer.layer(service_fn(answer));
+        assert!(answered(&send(&mut service)));
+        b.iter(|| send(&mut service));
+        assert_eq!(layer.held(), 0);
+    });
+    g.bench_function("tower/allowed", |b| {
+        let mut service = ConcurrencyLimitLayer::new(8).layer(service_fn(answer));
+        assert!(answered(&send(&mut service)));
+        b.iter(|| send(&mut service));
+        assert!(answered(&send(&mut service)));
+    });
+    g.bench_function("tower+load_shed/allowed", |b| {
+        let mut service =
+            LoadShedLayer::new().layer(ConcurrencyLimitLayer::new(8).layer(service_fn(answer)));
+        assert!(answered(&send(&mut service)));
+        b.iter(|| send(&mut service));
+        assert!(answered(&send(&mut service)));
+    });
+
+    g.bench_function("ironward/refused", |b| {
+        let layer = GateLayer::new(1);
+        let mut service = layer.layer(service_fn(answer));
+        // Not polled, so it holds its room until it is dropped after the measurement.
+        let held = service.call(Request::new(()));
+        assert_eq!(layer.held(), 1);
+        assert!(refused_with::<Busy>(&send(&mut service)));
+        b.iter(|| send(&mut service));
+        assert!(refused_with::<Busy>(&send(&mut service)));
+        drop(held);
+        assert_eq!(layer.held(), 0);
+    });
+    g.bench_function("tower/refused", |b| {
+        let mut service = ConcurrencyLimitLayer::new(1).layer(service_fn(answer));
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(service.poll_ready(&mut cx).is_ready());
+        let held = service.call(Request::new(()));
+        assert!(send(&mut service).is_pending());
+        b.iter(|| send(&mut service));
+        assert!(send(&mut service).is_pending());
+        drop(held);
+    });
+    g.bench_function("tower+load_shed/refused", |b| {
+        let mut service =
+            LoadShedLayer::new().layer(ConcurrencyLimitLayer::new(1).layer(service_fn(answer)));
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(service.poll_ready(&mut cx).is_ready());
+        let held = service.call(Request::new(()));
+        assert!(refused_with::<TowerOverloaded>(&send(&mut service)));
+        b.iter(|| send(&mut service));
+        assert!(refused_with::<TowerOverloaded>(&send(&mut service)));
+        drop(held);
+    });
+    g.finish();
+}
+
+/// What each ironward layer adds to a request that it lets through, over the bare inner
+/// service (`bare/inner`). The breaker, the shedder and the rate limit read a fixed clock
+/// (`Clock::from_fn`, an indirect call returning a constant), the breaker a fixed draw and the
+/// shedder a fixed cool CPU reading (`Cpu::fixed(100)`), so the rows are the layers' own work:
+/// the locks, the core's decision and record, the `Arc` clone a breaker's or a shedder's
+/// response future holds to settle the call. Their default classifiers (`HttpFailures`,
+/// `ShedFailures`) read the response's status.
+///
+/// - `breaker`: a healthy breaker (nothing but successes), `allow` in `call` and `pass` when
+///   the response future completes, each under the lock.
+/// - `shed`: a cool server, `allow` then `pass` likewise.
+/// - `rate_limit`: a token bucket with a burst of 10^15, which a fixed clock never refills and
+///   a run never empties.
+/// - `gate`: a limit of 8, entered in `call` and left when the response future completes.
+/// - `deadline`: a budget of one second. This layer takes no clock of its own: it reads tokio's
+///   (here `std::time::Instant`) to start the `RequestDeadline` and to compute what is left,
+///   inserts that into the request's extensions (which allocates the extension map and the
+///   value) and makes a `tokio::time::Sleep` to race the inner future (not polled, as the
+///   inner future answers first, so it is never registered with the timer). `tower/deadline`
+///   is tower's `TimeoutLayer` of one second, the same race with no deadline handed to the
+///   inner service: a `Sleep` made in `call`, the inner future polled first.
+fn overhead(c: &mut Criterion) {
+    let mut g = group(c, "layer_overhead");
+    g.bench_function("bare/inner", |b| {
+        let mut service = service_fn(answer);
+        assert!(answered(&send(&mut service)));
+        b.iter(|| send(&mut service));
+    });
+    let fixed = || Clock::from_fn(|| Duration::from_secs(1));
+    g.bench_function("ironward/breaker", |b| {
+        let layer = BreakerLayer::new(SRE)
+            .with_clock(fixed())
+            .with_dice(Dice::from_fn(|| 0.5));
+        let mut service = layer.layer(service_fn(answer));
+        assert!(answered(&send(&mut service)));
+        b.iter(|| send(&mut service));
+        assert!(answered(&send(&mut service)));
+        assert_eq!(layer.ratio(), 0.0);
+    });
+    g.bench_function("ironward/shed", |b| {
+        let layer = ShedLayer::new(SHED, Cpu::fixed(100)).with_clock(fixed());
+        let mut service = layer.layer(service_fn(answer));
+        assert!(answered(&send(&mut service)));
+        b.iter(|| send(&mut service));
+        assert!(answered(&send(&mut service)));
+        assert_eq!(layer.flying(), 0);
+    });
+    g.bench_function("ironward/rate_limit", |b| {
+        let layer = RateLimitLayer::new(Limit::bucket(1.0, 1e15)).with_clock(fixed());
+        let mut service = layer.layer(service_fn(answer));
+        assert!(answered(&send(&mut service)));
+        b.iter(|| send(&mut service));
+        assert!(answered(&send(&mut service)));
+    });
+    g.bench_function("ironward/gate", |b| {
+        let layer = GateLayer::new(8);
+        let mut service = layer.layer(service_fn(answer));
+        assert!(answered(&send(&mut service)));
+        b.iter(|| send(&mut service));
+        assert_eq!(layer.held(), 0);
+    });
+    g.bench_function("ironward/deadline", |b| {
+        let mut service = DeadlineLayer::new(Duration::from_secs(1)).layer(service_fn(answer));
+        assert!(answered(&send(&mut service)));
+        b.iter(|| send(&mut service));
+        assert!(answered(&send(&mut service)));
+    });
+    g.bench_function("tower/deadline", |b| {
+        let mut service = TimeoutLayer::new(Duration::from_secs(1)).layer(service_fn(answer));
+        assert!(answered(&send(&mut service)));
+        b.iter(|| send(&mut service));
+        assert!(answered(&send(&mut service)));
+    });
+    g.finish();
+}
+
+fn main() {
+    // Entered, never run: see the module docs.
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a tokio runtime");
+    let _context = runtime.enter();
+    let mut c = common::criterion();
+    rate_limit(&mut c);
+    concurrency(&mut c);
+    overhead(&mut c);
+    c.final_summary();
+}

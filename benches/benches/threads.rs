@@ -1,0 +1,278 @@
+//! The cost of one decision when two threads share one handle, ironward's (a core value behind
+//! a `std::sync::Mutex`, as ironward-tower shares it) beside peers shared by `&` (governor's
+//! atomics, failsafe's lock, tokio's semaphore).
+//!
+//! Each measurement (criterion's `iter_custom`) splits its `iters` decisions evenly over the
+//! threads of the row, started together at a `Barrier`; its time is the wall time from the
+//! first thread's start to the last one's end, read inside the threads so that spawning them
+//! is not counted. With two threads that is the cost per decision of the pair together: two
+//! threads that never got in each other's way would halve the one-thread row (`*_1_thread`,
+//! the same handle and the same code on a single spawned thread), and what is left above half
+//! is what sharing costs (the lock or the cache line bouncing between the cores). Every
+//! measurement counts the decisions that were allowed and checks them against the case.
+//!
+//! The machine has two logical CPUs, shared with whatever else runs on it, so a two-thread row
+//! is only as good as the two threads' chance of running at the same time; read these rows as
+//! coarse, and beside `unshared_2_threads`, which measures that chance for a clock read. Everything reads the real clock inside the routine (`Instant`, which governor's
+//! `MonotonicClock` is too), except failsafe, which reads none while closed, and the gates,
+//! which are not about time. `scripts/bench` turns the estimates into `BENCHMARKS.md`.
+
+mod common;
+
+use common::{answer, answered, group, send};
+
+use std::hint::black_box;
+use std::num::NonZeroU32;
+use std::sync::{Barrier, Mutex, MutexGuard, PoisonError};
+use std::thread;
+use std::time::{Duration, Instant};
+
+use criterion::{BenchmarkGroup, Criterion, measurement::WallTime};
+use failsafe::CircuitBreaker;
+use ironward::{Breaker, Bucket, SRE};
+use ironward_tower::GateLayer;
+use tower::limit::ConcurrencyLimitLayer;
+use tower::{Layer, service_fn};
+
+/// Makes `iters` decisions over as many threads as `states` has entries, one state each (a
+/// reference to the shared handle, or a clone of a service sharing it), started together.
+/// Returns the wall time from the first start to the last end, and how many decisions
+/// `decide` allowed.
+fn run<T: Send>(
+    iters: u64,
+    states: Vec<T>,
+    decide: impl Fn(&mut T) -> bool + Sync,
+) -> (Duration, u64) {
+    let threads = states.len() as u64;
+    let barrier = Barrier::new(states.len());
+    let spans: Vec<(Instant, Instant, u64)> = thread::scope(|s| {
+        let workers: Vec<_> = (0u64..)
+            .zip(states)
+            .map(|(i, mut state)| {
+                let count = iters / threads + u64::from(i < iters % threads);
+                let (barrier, decide) = (&barrier, &decide);
+                s.spawn(move || {
+                    barrier.wait();
+                    let start = Instant::now();
+                    let mut allowed = 0u64;
+                    for _ in 0..count {
+                        allowed += u64::from(black_box(decide(&mut state)));
+                    }
+                    (start, Instant::now(), allowed)
+                })
+            })
+            .collect();
+        workers
+            .into_iter()
+            .map(|worker| worker.join().expect("a bench thread panicked"))
+            .collect()
+    });
+    let start = spans
+        .iter()
+        .map(|span| span.0)
+        .min()
+        .expect("at least one thread");
+    let end = spans
+        .iter()
+        .map(|span| span.1)
+        .max()
+        .expect("at least one thread");
+    (end - start, spans.iter().map(|span| span.2).sum())
+}
+
+/// Benches `decide` on `threads` threads sharing what `states` makes, checking that every
+/// decision was allowed (`allowed`) or that none was.
+fn shared<'a, T: Send>(
+    g: &mut BenchmarkGroup<'a, WallTime>,
+    id: &str,
+    threads: usize,
+    allowed: bool,
+    states: impl Fn(usize) -> Vec<T>,
+    decide: impl Fn(&mut T) -> bool + Sync,
+) {
+    g.bench_function(id, |b| {
+        b.iter_custom(|iters| {
+            let (elapsed, passed) = run(iters, states(threads), &decide);
+            assert_eq!(passed, if allowed { iters } else { 0 }, "{id}");
+            elapsed
+        });
+    });
+}
+
+/// Locks a shared core value; nothing here panics under the lock, but a poisoned lock would
+/// still hold a sound value, as ironward-tower reads it.
+fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// One token bucket shared by the threads: ironward's `Bucket` in a `Mutex`, the clock read
+/// before the lock is taken (as ironward-tower's `RateLimitService` does), against governor's
+/// direct `RateLimiter` on its `MonotonicClock`, shared by `&` (a compare-and-swap loop on
+/// one `AtomicU64`). Allowed: a billion a second with a burst of a billion. The burst is that
+/// large because governor reads the clock once, before its compare-and-swap loop: with a burst
+/// of 10 (a 10 ns tolerance at this rate), a reading left stale by the other thread's update
+/// refused about 2 % of the calls of a measurement under two threads. Refused: one an hour, burst 1, drained in
+/// the setup, so nothing comes back within a run.
+fn bucket(c: &mut Criterion) {
+    let mut g = group(c, "shared_bucket_2_threads");
+    let nz = |n: u32| NonZeroU32::new(n).expect("a positive count");
+    let billion = governor::Quota::per_second(nz(1_000_000_000)).allow_burst(nz(1_000_000_000));
+    let hourly = governor::Quota::per_hour(nz(1));
+    for (case, rate, burst, quota, allowed) in [
+        ("allowed", 1e9, 1e9, billion, true),
+        ("refused", 1.0 / 3600.0, 1.0, hourly, false),
+    ] {
+        for (threads, suffix) in [(2, ""), (1, "_1_thread")] {
+            let id = format!("ironward/{case}{suffix}");
+            let start = Instant::now();
+            let mutex = Mutex::new(Bucket::new(rate, burst, start.elapsed()));
+            if !allowed {
+                assert!(lock(&mutex).take(start.elapsed(), 1.0));
+                assert!(!lock(&mutex).take(start.elapsed(), 1.0));
+            }
+            let bucket = &mutex;
+            shared(
+                &mut g,
+                &id,
+                threads,
+                allowed,
+                |n| vec![bucket; n],
+                |bucket| {
+                    let now = start.elapsed();
+                    lock(bucket).take(now, 1.0)
+                },
+            );
+
+            let id = format!("governor/{case}{suffix}");
+            let limiter =
+                governor::RateLimiter::direct_with_clock(quota, governor::clock::MonotonicClock);
+            if !allowed {
+                assert!(limiter.check().is_ok());
+                assert!(limiter.check().is_err());
+            }
+            let limiter = &limiter;
+            shared(
+                &mut g,
+                &id,
+                threads,
+                allowed,
+                |n| vec![limiter; n],
+                |limiter| limiter.check().is_ok(),
+            );
+        }
+    }
+    g.finish();
+}
+
+/// One concurrency limit of 8 shared by the threads, each sending one request at a time through
+/// its own clone of the service (as each connection of a server holds its own clone):
+/// ironward-tower's `GateService` (one `Arc<Mutex<Gate>>`, entered in `call`, left when the
+/// response future completes) against tower's `ConcurrencyLimit` (one tokio semaphore, a permit
+/// taken in `poll_ready` and given back when the response future is dropped). Two threads never
+/// fill it, so every request is allowed.
+fn gate(c: &mut Criterion) {
+    let mut g = group(c, "shared_gate_2_threads");
+    for (threads, case) in [(2, "allowed"), (1, "allowed_1_thread")] {
+        let layer = GateLayer::new(8);
+        let service = layer.layer(service_fn(answer));
+        shared(
+            &mut g,
+            &format!("ironward/{case}"),
+            threads,
+            true,
+            |n| vec![service.clone(); n],
+            |service| answered(&send(service)),
+        );
+        assert_eq!(layer.held(), 0);
+
+        let service = ConcurrencyLimitLayer::new(8).layer(service_fn(answer));
+        shared(
+            &mut g,
+            &format!("tower/{case}"),
+            threads,
+            true,
+            |n| vec![service.clone(); n],
+            |service| answered(&send(service)),
+        );
+    }
+    g.finish();
+}
+
+/// One healthy breaker shared by the threads, a call allowed and recorded as a success:
+/// ironward's `Breaker` in a `Mutex`, as ironward-tower's `BreakerService` drives it (the clock
+/// read and `allow` under the lock when the call starts, the clock read and `pass` under the
+/// lock when it ends; a fixed draw, which a healthy breaker does not look at), against
+/// failsafe's `StateMachine` shared by `&` (a consecutive-failures policy: `call` takes its
+/// lock to check the state and again to record the success, and reads no clock while closed).
+fn breaker(c: &mut Criterion) {
+    let mut g = group(c, "shared_breaker_2_threads");
+    for (threads, case) in [(2, "healthy"), (1, "healthy_1_thread")] {
+        let start = Instant::now();
+        let mutex = Mutex::new(Breaker::new(SRE, start.elapsed()));
+        let breaker = &mutex;
+        shared(
+            &mut g,
+            &format!("ironward/{case}"),
+            threads,
+            true,
+            |n| vec![breaker; n],
+            |breaker| {
+                let now = start.elapsed();
+                let permit = lock(breaker).allow(now, 0.5);
+                permit.is_some_and(|permit| {
+                    let now = start.elapsed();
+                    lock(breaker).pass(permit, now);
+                    true
+                })
+            },
+        );
+        assert_eq!(lock(&mutex).ratio(start.elapsed()), 0.0);
+
+        let policy = failsafe::failure_policy::consecutive_failures(
+            5,
+            failsafe::backoff::constant(Duration::from_secs(3600)),
+        );
+        let failsafe_breaker = failsafe::Config::new().failure_policy(policy).build();
+        let breaker = &failsafe_breaker;
+        shared(
+            &mut g,
+            &format!("failsafe/{case}"),
+            threads,
+            true,
+            |n| vec![breaker; n],
+            |breaker| breaker.call(|| Ok::<_, ()>(black_box(1u8))).is_ok(),
+        );
+        assert!(failsafe_breaker.is_call_permitted());
+    }
+    g.finish();
+}
+
+/// The machine's own scaling, for reading the rows above: each thread reads `Instant` and
+/// shares nothing (`bare`), the cost that dominates the bucket and breaker rows. On a machine
+/// whose two CPUs both ran the threads at full speed, the two-thread row would be half the
+/// one-thread row; on this shared virtual machine it is not, and the rows above are bounded
+/// by it.
+fn unshared(c: &mut Criterion) {
+    let mut g = group(c, "unshared_2_threads");
+    for (threads, case) in [(2, "clock"), (1, "clock_1_thread")] {
+        let start = Instant::now();
+        shared(
+            &mut g,
+            &format!("bare/{case}"),
+            threads,
+            true,
+            |n| vec![(); n],
+            |()| black_box(start.elapsed()) < Duration::MAX,
+        );
+    }
+    g.finish();
+}
+
+fn main() {
+    let mut c = common::criterion();
+    bucket(&mut c);
+    gate(&mut c);
+    breaker(&mut c);
+    unshared(&mut c);
+    c.final_summary();
+}

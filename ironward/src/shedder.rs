@@ -297,7 +297,7 @@ impl Shedder {
 
     /// The busiest bucket's passes (at least 1) and the fastest bucket's mean response time
     /// (at most the assumed latency) by a scan of the complete buckets, as go-zero reads them.
-    #[cfg(debug_assertions)]
+    #[cfg(any(test, debug_assertions))]
     fn scan(&self, now: u64) -> (u64, f64) {
         let mut max_pass = 1;
         let mut min_rt = nanos(self.shed.latency) as f64;

@@ -82,9 +82,9 @@ impl governor::clock::Clock for Stepping {
 }
 
 /// `Bucket::take` against governor's direct `check`, both in `iter` on a [`Stepping`] clock
-/// read inside the routine. Allowed: a million tokens a second, burst 10, a step of 1 µs, so every call finds
-/// one. Refused: one token a second, burst 1, a step of 1 ns, drained before measuring. Both
-/// check after the measurement that the last call went the intended way.
+/// read inside the routine. Allowed: a million tokens a second, burst 10, a step of 1 µs, so
+/// every call finds one. Refused: one token a second, burst 1, a step of 1 ns, drained before
+/// measuring. Both check after the measurement that the last call went the intended way.
 fn bucket(c: &mut Criterion) {
     let mut g = group(c, "bucket_fake_clock");
     for (case, rate, burst, step) in [("allowed", 1_000_000, 10, 1_000), ("refused", 1, 1, 1)] {
@@ -284,7 +284,8 @@ fn refusing(sre: Sre) -> Breaker {
 }
 
 /// A healthy breaker allows and settles a success (`healthy`), or only allows
-/// (`healthy_allow`); a refusing one is asked with a draw of 0, which its throttle refuses. Time steps 1 ns a call, so no probe falls in the run.
+/// (`healthy_allow`); a refusing one is asked with a draw of 0, which its throttle refuses.
+/// Time steps 1 ns a call, so no probe falls in the run.
 fn breaker(c: &mut Criterion) {
     let mut g = group(c, "breaker");
     for size in [10, 40, 100, 1000] {

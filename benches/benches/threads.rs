@@ -13,7 +13,8 @@
 //!
 //! The machine has two logical CPUs, shared with whatever else runs on it, so a two-thread row
 //! is only as good as the two threads' chance of running at the same time; read these rows as
-//! coarse, and beside `unshared_2_threads`, which measures that chance for a clock read. Everything reads the real clock inside the routine (`Instant`, which governor's
+//! coarse, and beside `unshared_2_threads`, which measures that chance for a clock read.
+//! Everything reads the real clock inside the routine (`Instant`, which governor's
 //! `MonotonicClock` is too), except failsafe, which reads none while closed, and the gates,
 //! which are not about time. `scripts/bench` turns the estimates into `BENCHMARKS.md`.
 
@@ -111,8 +112,8 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// one `AtomicU64`). Allowed: a billion a second with a burst of a billion. The burst is that
 /// large because governor reads the clock once, before its compare-and-swap loop: with a burst
 /// of 10 (a 10 ns tolerance at this rate), a reading left stale by the other thread's update
-/// refused about 2 % of the calls of a measurement under two threads. Refused: one an hour, burst 1, drained in
-/// the setup, so nothing comes back within a run.
+/// refused about 2 % of the calls of a measurement under two threads. Refused: one an hour,
+/// burst 1, drained in the setup, so nothing comes back within a run.
 fn bucket(c: &mut Criterion) {
     let mut g = group(c, "shared_bucket_2_threads");
     let nz = |n: u32| NonZeroU32::new(n).expect("a positive count");

@@ -670,14 +670,9 @@ mod tests {
     fn the_kept_runs_match_a_scan_of_the_window() {
         for size in [1, 3, 40, 100] {
             let mut breaker = Breaker::new(Sre { size, ..SRE }, ms(0));
-            let mut x = 0x2545_f491_4f6c_dd1du64;
-            let mut now = 0;
+            let mut walk = crate::walk::Walk::new();
             for step in 0..20_000u64 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                // Steps from nothing to past the whole window, mostly within a bucket.
-                now += [0, 1, 5, 40, 300, 2_000, 11_000][(x % 7) as usize] * (x >> 60);
+                let (now, x) = walk.step();
                 let at = ms(now);
                 let draw = (x >> 11) as f64 / (1u64 << 53) as f64;
                 if let Some(permit) = breaker.allow(at, draw) {

@@ -102,6 +102,8 @@ mod period;
 mod shedder;
 mod sliding;
 mod tally;
+#[cfg(test)]
+mod walk;
 mod window;
 
 pub use backoff::{BACKOFF, Backoff, Jitter};

@@ -388,14 +388,9 @@ mod tests {
         for size in [1, 3, 40, 100] {
             let mut shedder = Shedder::new(Shed { size, ..SHED }, ms(0));
             let mut flying = alloc::collections::VecDeque::new();
-            let mut x = 0x2545_f491_4f6c_dd1du64;
-            let mut now = 0;
+            let mut walk = crate::walk::Walk::new();
             for step in 0..20_000u64 {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                // Steps from nothing to past the whole window, mostly within a bucket.
-                now += [0, 1, 5, 40, 300, 2_000, 11_000][(x % 7) as usize] * (x >> 60);
+                let (now, x) = walk.step();
                 // Sometimes a clock that steps back, which reads as the latest.
                 let at = ms(now.saturating_sub(x >> 62));
                 // Hot in alternate phases, so capacity is read on most calls.

@@ -13,7 +13,7 @@
 use std::error::Error;
 use std::io;
 
-use http::{HeaderMap, Response, StatusCode};
+use http::{HeaderMap, HeaderName, Response, StatusCode};
 use tower::BoxError;
 
 /// Decides whether a completed call counts as a failure.
@@ -173,8 +173,8 @@ impl<B> Classify<Response<B>> for GrpcFailures {
 /// A timeout is an error, or any error in its `source()` chain, that is this crate's
 /// [`Elapsed`](crate::Elapsed) (a [`DeadlineLayer`](crate::DeadlineLayer) cut the request
 /// short), tower's `timeout::error::Elapsed`, tokio's `time::error::Elapsed`, or an
-/// `io::Error` of kind `TimedOut`. The `DEADLINE_EXCEEDED` code (4) is read from the `grpc-status` header of a
-/// trailers-only response.
+/// `io::Error` of kind `TimedOut`. The `DEADLINE_EXCEEDED` code (4) is read from the
+/// `grpc-status` header of a trailers-only response.
 ///
 /// # Examples
 ///
@@ -205,10 +205,14 @@ impl<B> Classify<Response<B>> for ShedFailures {
     }
 }
 
+/// The `grpc-status` header's name, made once: looked up by a `&str`, the name would be
+/// parsed and lower-cased again on every response the shedder and the breaker classify.
+static GRPC_STATUS: HeaderName = HeaderName::from_static("grpc-status");
+
 /// The code in a `grpc-status` header, if there is one and it is a number.
 fn grpc_status(headers: &HeaderMap) -> Option<u32> {
     headers
-        .get("grpc-status")?
+        .get(&GRPC_STATUS)?
         .to_str()
         .ok()?
         .trim()

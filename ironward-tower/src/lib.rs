@@ -53,6 +53,7 @@
 
 #![forbid(unsafe_code)]
 
+mod lock;
 mod source;
 
 pub use source::{Clock, Cpu, CpuDial, Dice};

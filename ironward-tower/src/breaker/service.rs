@@ -1,7 +1,7 @@
 //! The service a [`BreakerLayer`](crate::BreakerLayer) makes.
 
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use ironward::{Breaker, Permit};
@@ -9,6 +9,7 @@ use tower::BoxError;
 use tower_service::Service;
 
 use super::future::BreakerFuture;
+use crate::lock::lock;
 use crate::{Classify, Clock, Dice, HttpFailures};
 
 /// A service behind an SRE circuit breaker; made by a [`BreakerLayer`](crate::BreakerLayer),
@@ -132,7 +133,7 @@ impl<C> Shared<C> {
     fn allow(&self) -> Option<Permit> {
         let now = self.clock.now();
         let roll = self.dice.roll();
-        self.lock().allow(now, roll)
+        lock(&self.breaker).allow(now, roll)
     }
 
     /// Records the call behind `permit` as the classifier reads `result`, now.
@@ -142,7 +143,7 @@ impl<C> Shared<C> {
     {
         let failed = self.classify.is_failure(result);
         let now = self.clock.now();
-        let mut breaker = self.lock();
+        let mut breaker = lock(&self.breaker);
         if failed {
             breaker.fail(permit, now);
         } else {
@@ -153,11 +154,6 @@ impl<C> Shared<C> {
     /// The standing throttle now.
     pub(crate) fn ratio(&self) -> f64 {
         let now = self.clock.now();
-        self.lock().ratio(now)
-    }
-
-    /// The breaker; the core never panics, so a poisoned lock still holds a sound breaker.
-    fn lock(&self) -> MutexGuard<'_, Breaker> {
-        self.breaker.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.breaker).ratio(now)
     }
 }

@@ -3,24 +3,20 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use ironward::Gate;
 use pin_project_lite::pin_project;
 
 use super::Busy;
+use crate::lock::lock;
 
 /// The core gate behind one [`GateLayer`](super::GateLayer), shared by every service it makes.
 ///
 /// A std `Mutex`, locked only for `enter` or `leave` (a compare and an add) and never across an
 /// await, so it is uncontended in practice and cannot be poisoned by anything it runs.
 pub(super) type Shared = Arc<Mutex<Gate>>;
-
-/// Locks the gate; a poisoned lock is still a valid count (`Gate` never panics mid-update).
-pub(super) fn lock(gate: &Mutex<Gate>) -> MutexGuard<'_, Gate> {
-    gate.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// One unit of room taken from the gate, given back when dropped.
 #[derive(Debug)]

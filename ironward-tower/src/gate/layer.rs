@@ -6,7 +6,8 @@ use ironward::Gate;
 use tower_layer::Layer;
 
 use super::GateService;
-use super::future::{Shared, lock};
+use super::future::Shared;
+use crate::lock::lock;
 
 /// Applies one concurrency limit, which refuses at once, to every service it wraps.
 ///

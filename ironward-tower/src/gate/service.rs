@@ -5,7 +5,8 @@ use std::task::{Context, Poll};
 use tower_service::Service;
 
 use super::GateFuture;
-use super::future::{Room, Shared, lock};
+use super::future::{Room, Shared};
+use crate::lock::lock;
 
 /// A service that lets at most a gate's limit of requests in flight and refuses the rest at
 /// once with [`Busy`](super::Busy), made by [`GateLayer`](super::GateLayer).

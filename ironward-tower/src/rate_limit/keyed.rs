@@ -11,7 +11,7 @@ use http::request::Parts;
 use lru::LruCache;
 
 use super::limit::{Limit, Limiter};
-use super::lock;
+use crate::lock::lock;
 
 /// At most this many shards, each behind its own lock.
 const SHARDS: usize = 16;

@@ -95,16 +95,8 @@ mod layer;
 mod limit;
 mod service;
 
-use std::sync::{Mutex, MutexGuard, PoisonError};
-
 pub use self::error::Limited;
 pub use self::future::RateLimitFuture;
 pub use self::layer::RateLimitLayer;
 pub use self::limit::Limit;
 pub use self::service::RateLimitService;
-
-/// Locks a budget; a poisoned lock still holds a valid limiter (the core never panics
-/// mid-update, and nothing else runs under the lock).
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}

@@ -10,8 +10,9 @@ use tower_service::Service;
 
 use super::keyed::Keyed;
 use super::limit::Limiter;
-use super::{Limit, Limited, RateLimitFuture, lock};
+use super::{Limit, Limited, RateLimitFuture};
 use crate::Clock;
+use crate::lock::lock;
 
 /// A service that admits requests within its rate limit and refuses the rest at once with
 /// [`Limited`], made by [`RateLimitLayer`](super::RateLimitLayer).

@@ -1,7 +1,7 @@
 //! [`HttpRetry`]: the `tower::retry::Policy` that asks `http_retry::decide_response`.
 
 use std::fmt;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http::{Request, Response};
@@ -14,6 +14,7 @@ use tower::retry::Policy;
 
 use super::read::{copy, has_idempotency_key, read_retry_after, sample_ppm, unix_seconds};
 use super::{Attempts, Fault, FinalErrors, RetryStop};
+use crate::lock::lock;
 use crate::{Clock, Dice};
 
 /// A `tower::retry::Policy` for HTTP clients that retries by
@@ -351,7 +352,7 @@ impl<F> HttpRetry<F> {
     /// (`Some(false)`); `None` reports nothing.
     fn report(&self, passed: Option<bool>) {
         if let (Some(budget), Some(passed)) = (&self.budget, passed) {
-            let mut budget = budget.lock().unwrap_or_else(PoisonError::into_inner);
+            let mut budget = lock(budget);
             if passed {
                 budget.pass();
             } else {
@@ -362,12 +363,9 @@ impl<F> HttpRetry<F> {
 
     /// Whether the budget, if any, allows a retry now.
     fn may_retry(&self) -> bool {
-        self.budget.as_ref().is_none_or(|budget| {
-            budget
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .can_retry()
-        })
+        self.budget
+            .as_ref()
+            .is_none_or(|budget| lock(budget).can_retry())
     }
 
     /// Leaves the call's [`Attempts`] on the response returned to the caller.

@@ -1,7 +1,7 @@
 //! The service a [`ShedLayer`](crate::ShedLayer) makes.
 
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
 use ironward::{Shedder, Ticket};
@@ -9,6 +9,7 @@ use tower::BoxError;
 use tower_service::Service;
 
 use super::future::{Flight, ShedFuture};
+use crate::lock::lock;
 use crate::{Classify, Clock, Cpu, ShedFailures};
 
 /// A service behind an adaptive load shedder; made by a [`ShedLayer`](crate::ShedLayer), whose
@@ -132,7 +133,7 @@ impl<C> Shared<C> {
     fn allow(&self) -> Option<Ticket> {
         let now = self.clock.now();
         let cpu = self.cpu.read();
-        self.lock().allow(now, cpu)
+        lock(&self.shedder).allow(now, cpu)
     }
 
     /// Lands the request behind `ticket` as the classifier reads `result`, now.
@@ -144,22 +145,17 @@ impl<C> Shared<C> {
             self.abandon(ticket);
         } else {
             let now = self.clock.now();
-            self.lock().pass(ticket, now);
+            lock(&self.shedder).pass(ticket, now);
         }
     }
 
     /// Lands the request behind `ticket` as a failure: out of flight, no response time.
     pub(crate) fn abandon(&self, ticket: Ticket) {
-        self.lock().fail(ticket);
+        lock(&self.shedder).fail(ticket);
     }
 
     /// How many requests are in flight now.
     pub(crate) fn flying(&self) -> u64 {
-        self.lock().flying()
-    }
-
-    /// The shedder; the core never panics, so a poisoned lock still holds a sound shedder.
-    fn lock(&self) -> MutexGuard<'_, Shedder> {
-        self.shedder.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.shedder).flying()
     }
 }

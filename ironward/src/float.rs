@@ -52,8 +52,9 @@ pub(crate) fn round_nanos(x: f64) -> u128 {
     }
 }
 
-/// `x` truncated to `u128`, saturating, for `x` of 2^63 or more, where every `f64` is whole.
-/// Out of line: the `u128` conversion is a library call that the common paths never make.
+/// `x` as a `u128`, saturating, for `x` of 2^63 or more, where every `f64` is whole: what
+/// both rounding helpers answer there. Out of line: the `u128` conversion is a library call
+/// that the common paths never make.
 #[cold]
 #[inline(never)]
 fn wide_whole(x: f64) -> u128 {
@@ -69,12 +70,8 @@ pub(crate) fn ceil_nanos(x: f64) -> u128 {
         let whole = x as i64;
         return (whole + i64::from((whole as f64) < x)) as u128;
     }
-    let whole = x as u128;
-    if (whole as f64) < x {
-        whole.saturating_add(1)
-    } else {
-        whole
-    }
+    // Already whole, like every float from 2^52: rounding up leaves it as it is.
+    wide_whole(x)
 }
 
 /// 2^52, from which every `f64` is a whole number.

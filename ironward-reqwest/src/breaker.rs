@@ -1,9 +1,9 @@
 //! A circuit breaker several clients can share, with the clock and dice it reads.
 
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard};
 
 use ironward::{Breaker, Permit, Sre};
-use ironward_tower::{Clock, Dice};
+use ironward_tokio::{Clock, Dice, lock};
 
 /// An [`ironward::Breaker`] behind a lock, with the clock and dice it reads: the client-side
 /// circuit breaker a [`RetryMiddleware`](crate::RetryMiddleware) consults before every
@@ -101,10 +101,9 @@ impl SharedBreaker {
         }
     }
 
-    /// The breaker; a panic while it was held (there is none in the core) cannot leave it
-    /// half-updated, so a poisoned lock is used as it is.
+    /// The breaker, locked by the edges' one poison-tolerant lock.
     fn lock(&self) -> MutexGuard<'_, Breaker> {
-        self.breaker.lock().unwrap_or_else(PoisonError::into_inner)
+        lock(&self.breaker)
     }
 }
 

@@ -17,7 +17,7 @@
 //! | [`Stop`] | why it stopped: the core's [`StopReason`](ironward::http_retry::StopReason), the budget or the breaker |
 //! | [`GaveUp`] | the error when the call ended without a response |
 //! | [`IDEMPOTENCY_KEY`] | the header that marks a request as deduplicated by the server |
-//! | [`Dice`], [`Clock`] | the randomness and the clock, from `ironward-tower`, scriptable in tests |
+//! | [`Dice`], [`Clock`] | the randomness and the clock, from `ironward-tokio`, scriptable in tests |
 //!
 //! # Examples
 //!
@@ -73,7 +73,7 @@ mod retried;
 
 pub use breaker::SharedBreaker;
 pub use error::GaveUp;
-pub use ironward_tower::{Clock, Dice};
+pub use ironward_tokio::{Clock, Dice};
 pub use middleware::{IDEMPOTENCY_KEY, RetryMiddleware};
 pub use retried::{Retried, Stop};
 

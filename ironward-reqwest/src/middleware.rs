@@ -9,7 +9,7 @@ use ironward::http_retry::{
     Decision, Request as Facts, Settings, StopReason, decide, decide_response,
 };
 use ironward::{Budget, Permit};
-use ironward_tower::Dice;
+use ironward_tokio::Dice;
 use reqwest::{Request, Response};
 use reqwest_middleware::{Middleware, Next};
 use tokio::time::Instant;

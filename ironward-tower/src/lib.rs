@@ -56,7 +56,8 @@
 mod lock;
 mod source;
 
-pub use source::{Clock, Cpu, CpuDial, Dice};
+pub use ironward_tokio::{Clock, Dice};
+pub use source::{Cpu, CpuDial};
 
 // -- breaker, shedder, CPU sampler, classifiers (helper T1) --
 

@@ -1,0 +1,81 @@
+//! What ironward's tokio edges read and share at run time: a [`Clock`], [`Dice`] and a
+//! poison-tolerant [`lock`].
+//!
+//! The `ironward` core reads no clock and draws no number: every decision takes `now` and the
+//! draw as arguments. The edges (`ironward-tower`'s layers, `ironward-reqwest`'s middleware,
+//! `ironward-redis`'s limiters) read them here, so that each of them depends on the core, on
+//! this crate and on its own host crates, and never on another edge for a helper.
+//!
+//! | item | what it is |
+//! | --- | --- |
+//! | [`Clock`] | `now` as a `Duration`: tokio's monotonic clock (so `tokio::time::pause` drives it), the wall clock, a [manual](Clock::manual) clock a test moves, or a closure; and [`Clock::sleep`] on the same clock |
+//! | [`Dice`] | draws from `[0, 1)`: real randomness, a seeded sequence, or a closure |
+//! | [`lock`] | a `Mutex` lock that passes over poison, for core values that cannot be left half-updated |
+//!
+//! # Examples
+//!
+//! A manual clock moves only when told, and a sleep on it moves it instead of waiting, so a
+//! retry loop that sleeps seconds runs in no time and its waits are exact:
+//!
+//! ```
+//! use std::time::Duration;
+//! use ironward_tokio::Clock;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let (clock, hand) = Clock::manual(Duration::from_secs(10));
+//! clock.sleep(Duration::from_millis(1500)).await;
+//! assert_eq!(clock.now(), Duration::from_millis(11_500));
+//! hand.advance(Duration::from_secs(1));
+//! assert_eq!(clock.now(), Duration::from_millis(12_500));
+//! # }
+//! ```
+
+#![forbid(unsafe_code)]
+
+mod clock;
+mod dice;
+
+use std::sync::{Mutex, MutexGuard, PoisonError};
+
+pub use clock::{Clock, Hand, Sleep};
+pub use dice::Dice;
+
+/// Locks a shared core value (a breaker, a shedder, a limiter, a gate, a retry budget),
+/// passing over poison.
+///
+/// A poisoned lock still holds a sound value: the `ironward` core never panics mid-update and
+/// nothing else runs under these locks, so the poison is passed over rather than turned into
+/// a panic on every later request.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Mutex;
+///
+/// let count = Mutex::new(1u32);
+/// *ironward_tokio::lock(&count) += 1;
+/// assert_eq!(*ironward_tokio::lock(&count), 2);
+/// ```
+pub fn lock<T: ?Sized>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    #[test]
+    fn a_poisoned_lock_is_still_used() {
+        let shared = Arc::new(Mutex::new(1u32));
+        let poisoner = Arc::clone(&shared);
+        let _ = std::thread::spawn(move || {
+            let _guard = poisoner.lock().unwrap();
+            panic!("poison the lock");
+        })
+        .join();
+        assert!(shared.is_poisoned());
+        *super::lock(&shared) += 1;
+        assert_eq!(*super::lock(&shared), 2);
+    }
+}

@@ -1,7 +1,5 @@
 //! A retry budget: gRPC proposal A6's retry throttling.
 
-use crate::float::round_nanos;
-
 /// The most tokens a budget holds: gRPC A6 bounds `maxTokens` to 1000.
 const MOST_TOKENS: u32 = 1000;
 
@@ -26,10 +24,18 @@ const MILLI: u32 = 1000;
 ///
 /// # Edge cases
 ///
-/// `max_tokens` is held to `1..=1000` (A6 rejects 0 and bounds it at 1000); `token_ratio` is
-/// read to three decimal places, NaN and negatives as 0 (no success ever restores a token),
-/// values above `max_tokens` as `max_tokens`. `Clone` copies the count; the copies then
-/// evolve independently (share one budget behind a lock to share it between calls).
+/// `max_tokens` is held to `1..=1000` (A6 rejects 0 and bounds it at 1000). `token_ratio` is
+/// truncated to three decimal places, as A6 says ("0.5466 is 0.546"), by the decimal the
+/// caller wrote rather than the binary float that holds it: `1.005`, stored as
+/// 1.00499999999999989…, stays 1.005. A ratio that truncates to 0 (`0.0005`, as well as NaN,
+/// zero and negatives) is 0: no success ever gives a token back, so once failures have taken
+/// the count to half of `max_tokens` retries stop for good, until [`retune`](Budget::retune)
+/// gives the budget a ratio again. A6 requires a ratio above 0; reading a bad one as 0 fails
+/// closed, as a retry storm is the thing a budget exists to stop. A ratio above `max_tokens`
+/// (infinity included) is `max_tokens`.
+///
+/// `Clone` copies the count; the copies then evolve independently (share one budget behind a
+/// lock to share it between calls).
 ///
 /// # Default
 ///
@@ -67,15 +73,53 @@ pub struct Budget {
 
 impl Budget {
     /// A full budget of `max_tokens` tokens, each success giving back `token_ratio` of one.
+    ///
+    /// `max_tokens` is held to `1..=1000` and `token_ratio` truncated to three decimal places,
+    /// as gRPC A6 says; see "Edge cases" above.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::Budget;
+    ///
+    /// // gRPC A6: "0.5466 is 0.546".
+    /// assert_eq!(Budget::new(10, 0.5466).token_ratio(), 0.546);
+    /// assert_eq!(Budget::new(10, 1.005).token_ratio(), 1.005);
+    /// assert_eq!(Budget::new(0, 0.1).max_tokens(), 1);
+    /// ```
     pub fn new(max_tokens: u32, token_ratio: f64) -> Self {
-        let most = max_tokens.clamp(1, MOST_TOKENS) * MILLI;
-        // Whole thousandths, rounded to the nearest; NaN and negatives round to 0.
-        let ratio = round_nanos(token_ratio * f64::from(MILLI)).min(u128::from(most)) as u32;
+        let most = most(max_tokens);
         Self {
             most,
-            ratio,
+            ratio: thousandths(token_ratio, most),
             held: most,
         }
+    }
+
+    /// Changes the policy in place, keeping the tokens held (capped at the new maximum).
+    ///
+    /// `max_tokens` and `token_ratio` are read as [`new`](Budget::new) reads them. A larger
+    /// maximum does not fill the budget: the tokens come back as calls succeed, so a budget
+    /// that has stopped retries does not start a storm because its policy was reloaded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::Budget;
+    ///
+    /// let mut budget = Budget::new(10, 0.1);
+    /// budget.fail();
+    /// budget.retune(100, 0.5);
+    /// assert_eq!((budget.tokens(), budget.max_tokens(), budget.token_ratio()), (9.0, 100, 0.5));
+    /// // Retries stop: 9 is not above half of 100.
+    /// assert!(!budget.can_retry());
+    /// budget.retune(4, 0.5);
+    /// assert_eq!(budget.tokens(), 4.0);
+    /// ```
+    pub fn retune(&mut self, max_tokens: u32, token_ratio: f64) {
+        self.most = most(max_tokens);
+        self.ratio = thousandths(token_ratio, self.most);
+        self.held = self.held.min(self.most);
     }
 
     /// An attempt succeeded: `token_ratio` tokens come back, up to `max_tokens`.
@@ -89,26 +133,68 @@ impl Budget {
     }
 
     /// Whether a retry may be made now: the count is above half of `max_tokens`.
+    #[must_use = "a retry budget only throttles when its answer decides whether to retry"]
     pub fn can_retry(&self) -> bool {
         // `held > most / 2`, without rounding the half down for an odd `most`.
         u64::from(self.held) * 2 > u64::from(self.most)
     }
 
     /// The tokens held now, to three decimal places.
+    #[must_use]
     pub fn tokens(&self) -> f64 {
         f64::from(self.held) / f64::from(MILLI)
     }
 
     /// The most tokens the budget holds, as read by [`new`](Budget::new).
+    #[must_use]
     pub fn max_tokens(&self) -> u32 {
         self.most / MILLI
     }
 
-    /// The tokens a success gives back, as read by [`new`](Budget::new).
+    /// The tokens a success gives back, as read by [`new`](Budget::new): truncated to three
+    /// decimal places.
+    #[must_use]
     pub fn token_ratio(&self) -> f64 {
         f64::from(self.ratio) / f64::from(MILLI)
     }
 }
+
+/// `max_tokens` held to `1..=1000`, in thousandths of a token.
+fn most(max_tokens: u32) -> u32 {
+    max_tokens.clamp(1, MOST_TOKENS) * MILLI
+}
+
+/// `token_ratio` in whole thousandths, truncated as gRPC A6 says ("0.5466 is 0.546"), at most
+/// `most`; NaN, zero and negatives are 0.
+///
+/// Truncating the float itself would take a thousandth off every ratio that binary cannot
+/// hold exactly and stores just below its decimal: 1.005 is 1.00499999999999989… as an
+/// `f64`, and its thousandfold 1004.9999999999999. A ratio is therefore read as the whole
+/// number of thousandths it lies within a few ulps of, which is what the caller wrote, and
+/// truncated only when it lies clearly between two (0.5466 is 546.6 thousandths: 546).
+fn thousandths(token_ratio: f64, most: u32) -> u32 {
+    // NaN fails this comparison too.
+    if !(token_ratio > 0.0) {
+        return 0;
+    }
+    let scaled = token_ratio * f64::from(MILLI);
+    if scaled >= f64::from(most) {
+        return most;
+    }
+    // Below a million, so both conversions are exact and in range; `as` truncates.
+    let nearest = (scaled + 0.5) as u32;
+    let whole = f64::from(nearest);
+    if (scaled - whole).abs() <= whole * NEAR {
+        nearest
+    } else {
+        scaled as u32
+    }
+}
+
+/// How near a whole number of thousandths, relative to it, a scaled ratio must be to be read
+/// as that number: four ulps, against the one ulp of storing the decimal and the half ulp of
+/// multiplying it by a thousand.
+const NEAR: f64 = 4.0 * f64::EPSILON;
 
 impl Default for Budget {
     /// gRPC A6's example: 10 tokens, 0.1 back per success.
@@ -192,7 +278,91 @@ mod tests {
         assert_eq!(Budget::new(10, -1.0).token_ratio(), 0.0);
         assert_eq!(Budget::new(10, f64::INFINITY).token_ratio(), 10.0);
         assert_eq!(Budget::new(10, 0.0004).token_ratio(), 0.0);
-        assert_eq!(Budget::new(10, 0.0005).token_ratio(), 0.001);
+    }
+
+    // gRPC A6, "Throttling Retry Attempts and Hedged RPCs": "tokenRatio ... will be
+    // truncated to three decimal places (e.g. 0.5466 is 0.546)".
+    #[test]
+    fn a6_truncates_the_token_ratio_to_three_decimal_places() {
+        assert_eq!(Budget::new(10, 0.5466).token_ratio(), 0.546);
+        assert_eq!(Budget::new(10, 0.5469999).token_ratio(), 0.546);
+        assert_eq!(Budget::new(10, 0.0009).token_ratio(), 0.0);
+        assert_eq!(Budget::new(10, 0.0019).token_ratio(), 0.001);
+        assert_eq!(Budget::new(10, 2.9999).token_ratio(), 2.999);
+        assert_eq!(Budget::new(1000, 999.9999).token_ratio(), 999.999);
+    }
+
+    // gRPC A6 truncates the decimal written in the service config, not its binary float.
+    #[test]
+    fn a6_truncates_the_decimal_written_not_the_float_below_it() {
+        // 1.00499999999999989… as an f64.
+        assert_eq!(Budget::new(10, 1.005).token_ratio(), 1.005);
+        assert_eq!(Budget::new(10, 0.1).token_ratio(), 0.1);
+        assert_eq!(Budget::new(10, 0.3).token_ratio(), 0.3);
+        assert_eq!(Budget::new(10, 0.001).token_ratio(), 0.001);
+        assert_eq!(Budget::new(10, 0.007).token_ratio(), 0.007);
+        assert_eq!(Budget::new(10, 0.29).token_ratio(), 0.29);
+        assert_eq!(Budget::new(10, 4.35).token_ratio(), 4.35);
+        // Every decimal of three places reads back as itself.
+        for milli in 0..=10_000u32 {
+            let written = f64::from(milli) / 1000.0;
+            assert_eq!(thousandths(written, 10_000), milli, "{written}");
+            // And as the sum a configuration parser may have built it from.
+            let summed = f64::from(milli / 1000) + f64::from(milli % 1000) * 0.001;
+            assert_eq!(thousandths(summed, 10_000), milli, "{summed}");
+        }
+    }
+
+    // gRPC A6 truncates 0.0005 to 0, which it would reject; a ratio of 0 fails closed.
+    #[test]
+    fn a6_ratio_truncated_to_zero_never_gives_a_token_back() {
+        let mut budget = Budget::new(4, 0.0005);
+        assert_eq!(budget.token_ratio(), 0.0);
+        budget.fail();
+        budget.fail();
+        for _ in 0..10_000 {
+            budget.pass();
+        }
+        assert_eq!(budget.tokens(), 2.0);
+        assert!(!budget.can_retry());
+    }
+
+    #[test]
+    fn retuning_keeps_the_tokens_held_within_the_new_maximum() {
+        let mut budget = Budget::new(10, 0.1);
+        budget.fail();
+        budget.fail();
+        budget.retune(20, 0.5466);
+        assert_eq!(
+            budget.tokens(),
+            8.0,
+            "a larger maximum does not fill the budget"
+        );
+        assert_eq!((budget.max_tokens(), budget.token_ratio()), (20, 0.546));
+        assert!(!budget.can_retry(), "8 is not above half of 20");
+        budget.pass();
+        assert_eq!(budget.tokens(), 8.546);
+        budget.retune(5, 1.0);
+        assert_eq!(budget.tokens(), 5.0, "capped at the new maximum");
+        assert!(budget.can_retry());
+        budget.pass();
+        assert_eq!(budget.tokens(), 5.0);
+    }
+
+    #[test]
+    fn retuning_reads_hostile_parameters_as_new_does() {
+        let mut budget = Budget::new(10, 0.1);
+        budget.retune(0, f64::NAN);
+        assert_eq!(budget, Budget::new(0, f64::NAN));
+        budget.retune(u32::MAX, f64::INFINITY);
+        assert_eq!((budget.max_tokens(), budget.token_ratio()), (1000, 1000.0));
+        assert_eq!(
+            budget.tokens(),
+            1.0,
+            "the token held at a maximum of 1 is kept"
+        );
+        budget.retune(3, -2.0);
+        assert_eq!((budget.tokens(), budget.token_ratio()), (1.0, 0.0));
     }
 
     #[test]

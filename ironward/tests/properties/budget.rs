@@ -1,5 +1,6 @@
 //! Properties of `Budget`: the count matches a naive model in whole thousandths, stays in
-//! `[0, max_tokens]`, and retries are allowed exactly while it is above half.
+//! `[0, max_tokens]`, retries are allowed exactly while it is above half, and the ratio is the
+//! decimal written truncated to three places, as gRPC A6 says.
 
 use ironward::Budget;
 use proptest::prelude::*;
@@ -42,5 +43,42 @@ proptest! {
             if passed { budget.pass() } else { budget.fail() }
         }
         prop_assert!(budget.tokens() >= 0.0);
+    }
+
+    // gRPC A6: "tokenRatio ... will be truncated to three decimal places (e.g. 0.5466 is
+    // 0.546)". The decimal is what a configuration holds, so the property parses it.
+    #[test]
+    fn a6_truncates_the_written_ratio_to_three_decimal_places(
+        whole in 0..=999u32,
+        milli in 0..=999u32,
+        extra in prop::option::of(0..1_000_000u32),
+    ) {
+        let written = match extra {
+            Some(extra) => format!("{whole}.{milli:03}{extra:06}"),
+            None => format!("{whole}.{milli:03}"),
+        };
+        let ratio: f64 = written.parse().expect("a decimal");
+        let budget = Budget::new(1000, ratio);
+        let expected = f64::from(whole * 1000 + milli) / 1000.0;
+        prop_assert_eq!(budget.token_ratio(), expected, "{}", written);
+    }
+
+    #[test]
+    fn retuning_keeps_the_count_within_the_new_maximum(
+        max_tokens in prop_oneof![Just(0u32), 1..=1000u32, Just(u32::MAX)],
+        retuned in prop_oneof![Just(0u32), 1..=1000u32, Just(u32::MAX)],
+        ratio in prop_oneof![Just(f64::NAN), Just(f64::INFINITY), -1.0..2.0f64],
+        failures in 0..1200u32,
+    ) {
+        let mut budget = Budget::new(max_tokens, 0.1);
+        for _ in 0..failures {
+            budget.fail();
+        }
+        let before = budget.tokens();
+        budget.retune(retuned, ratio);
+        let fresh = Budget::new(retuned, ratio);
+        prop_assert_eq!(budget.max_tokens(), fresh.max_tokens());
+        prop_assert_eq!(budget.token_ratio(), fresh.token_ratio());
+        prop_assert_eq!(budget.tokens(), before.min(f64::from(budget.max_tokens())));
     }
 }

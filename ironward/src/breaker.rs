@@ -54,7 +54,8 @@ pub struct Sre {
     /// (strictly longer than this lets one through).
     #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
     pub probe: Duration,
-    /// Buckets in the window (at least 1).
+    /// Buckets in the window: 1 to 65 536, a size outside that read as the nearest end (see
+    /// [`Window`]).
     pub size: usize,
     /// The span of history the window covers.
     #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
@@ -693,6 +694,21 @@ mod tests {
                     "size {size}, step {step}"
                 );
             }
+        }
+    }
+
+    #[test]
+    fn a_huge_size_is_lowered_to_the_most_buckets_a_window_holds() {
+        for size in [usize::MAX, 1 << 61, crate::window::MAX_SIZE + 1] {
+            let mut breaker = Breaker::new(Sre { size, ..SRE }, ms(0));
+            assert_eq!(breaker.window.size(), crate::window::MAX_SIZE);
+            for i in 0..200 {
+                if let Some(permit) = breaker.allow(ms(i), 0.5) {
+                    breaker.fail(permit, ms(i));
+                }
+            }
+            assert!(breaker.ratio(ms(200)) > 0.0);
+            assert!(breaker.ratio(ms(200)) <= 1.0);
         }
     }
 

@@ -37,7 +37,8 @@ pub(crate) struct Extremes {
 impl Extremes {
     /// Nothing taken in yet, for a window of `size` buckets `width` nanoseconds wide.
     pub(crate) fn new(size: usize, width: u64) -> Self {
-        let size = size.max(1);
+        // As the window reads it, so that no size allocates more than the window does.
+        let size = size.clamp(1, crate::window::MAX_SIZE);
         Self {
             busiest: VecDeque::with_capacity(size),
             fastest: VecDeque::with_capacity(size),

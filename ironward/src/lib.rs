@@ -58,10 +58,12 @@
 //! - **Draws.** NaN and negative draws read as 0; 1 and above as the largest `f64` below 1.
 //! - **CPU readings** over 1000 ‰ read as 1000. A [`Shed::cpu`] threshold of 1000 or more
 //!   leaves the overload factor at 1 instead of dividing by zero.
-//! - **Sizes and widths.** A window size below 1 is raised to 1, a bucket width, sliding
-//!   window or period below 1 ns to 1 ns. Memory is proportional to the sizes the caller
-//!   chooses: a [`Window`] allocates its buckets once, in `new`; a [`Sliding`] log reserves
-//!   up to 4096 stamps in `new` and grows on demand up to its quota beyond that.
+//! - **Sizes and widths.** A window size ([`Window::new`], [`Sre::size`], [`Shed::size`])
+//!   is held to 1 ..= 65 536 buckets, so no size panics or aborts on an allocation it could
+//!   never make; a bucket width, sliding window or period below 1 ns is raised to 1 ns.
+//!   Memory is proportional to the sizes the caller chooses: a [`Window`] allocates its
+//!   buckets once, in `new`; a [`Sliding`] log reserves up to 4096 stamps in `new` and grows
+//!   on demand up to its quota beyond that, one stamp per event admitted inside the window.
 //! - **Rates and amounts.** A [`Bucket`] with a non-finite or negative rate never refills; a
 //!   NaN or sub-1 burst is 1; a non-finite or negative amount is refused with a `next` of
 //!   `Duration::MAX`, as is an amount over the burst. A quota of 0 refuses everything.
@@ -84,6 +86,7 @@
 
 #![no_std]
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 extern crate alloc;
 
@@ -119,3 +122,8 @@ pub use tally::{Outcome, Tally, Total};
 pub use window::Window;
 
 pub mod http_retry;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -41,7 +41,8 @@ use crate::window::Window;
     serde(default, deny_unknown_fields)
 )]
 pub struct Shed {
-    /// Buckets in the window (at least 1).
+    /// Buckets in the window: 1 to 65 536, a size outside that read as the nearest end (see
+    /// [`Window`]).
     pub size: usize,
     /// The span of history the window covers.
     #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
@@ -487,6 +488,20 @@ mod tests {
         // And the cooling time is measured from the latest reading.
         assert!(shedder.allow(ms(400), 950).is_some());
         assert_eq!(shedder.hot, Some(nanos(ms(500))));
+    }
+
+    #[test]
+    fn a_huge_size_is_lowered_to_the_most_buckets_a_window_holds() {
+        for size in [usize::MAX, 1 << 61, crate::window::MAX_SIZE + 1] {
+            let mut shedder = Shedder::new(Shed { size, ..SHED }, ms(0));
+            assert_eq!(shedder.window.size(), crate::window::MAX_SIZE);
+            for i in 0..200 {
+                if let Some(ticket) = shedder.allow(ms(i), 950) {
+                    shedder.pass(ticket, ms(i + 1));
+                }
+            }
+            assert_eq!(shedder.flying(), 0);
+        }
     }
 
     #[test]

@@ -5,6 +5,14 @@ use core::time::Duration;
 
 use crate::clock::nanos;
 
+/// The most buckets a window holds: a larger size is read as this.
+///
+/// A window's buckets are allocated at once, so a size taken as given would let a typo (or
+/// `usize::MAX`) abort the process on an allocation it can never make. 65 536 buckets is far
+/// past any window worth reading (go-zero's breaker uses 40, its shedder 50), and at the
+/// breaker's 32 bytes a bucket is 2 MiB.
+pub(crate) const MAX_SIZE: usize = 65_536;
+
 /// A rolling window: `size` buckets that together cover the last `window` of time, the
 /// oldest dropping off as time moves on.
 ///
@@ -22,8 +30,10 @@ use crate::clock::nanos;
 /// written in a bucket that starts at `T` is visible until `T + size·width`, exclusive.
 ///
 /// A `now` earlier than the start of the newest bucket is read as falling in it, so a clock
-/// that steps backwards never writes into, or reads back, a bucket that has gone. `Clone`
-/// copies every bucket: the clone and the original then age independently.
+/// that steps backwards never writes into, or reads back, a bucket that has gone. A window
+/// holds 1 to 65 536 buckets: a size outside that is read as the nearest end, so that no size
+/// makes [`new`](Window::new) panic or abort on an allocation. `Clone` copies every bucket:
+/// the clone and the original then age independently.
 ///
 /// # Examples
 ///
@@ -62,10 +72,21 @@ impl<B: Default> Window<B> {
     /// `now`.
     ///
     /// Each bucket is `window / size` wide, in whole nanoseconds. A `size` below 1 is raised
-    /// to 1, and a width below 1 ns to 1 ns. Memory is `size` buckets, allocated here and
-    /// never again.
+    /// to 1 and one above 65 536 lowered to 65 536; a width below 1 ns is raised to 1 ns.
+    /// Memory is `size` buckets, allocated here and never again.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Window;
+    ///
+    /// let window = Window::<u64>::new(usize::MAX, Duration::from_secs(65_536), Duration::ZERO);
+    /// assert_eq!(window.size(), 65_536);
+    /// assert_eq!(window.width(), Duration::from_secs(1));
+    /// ```
     pub fn new(size: usize, window: Duration, now: Duration) -> Self {
-        let size = size.max(1);
+        let size = size.clamp(1, MAX_SIZE);
         let width = (nanos(window) / size as u64).max(1);
         let mut buckets = Vec::with_capacity(size);
         buckets.resize_with(size, B::default);
@@ -310,6 +331,25 @@ mod tests {
         assert_eq!(w.width(), Duration::from_nanos(1));
         let w = Window::<u64>::new(10, Duration::from_nanos(5), ms(0));
         assert_eq!(w.width(), Duration::from_nanos(1));
+    }
+
+    #[test]
+    fn sizes_above_the_maximum_are_lowered_to_it() {
+        let w = Window::<u64>::new(usize::MAX, Duration::from_secs(10), ms(0));
+        assert_eq!(w.size(), MAX_SIZE);
+        assert_eq!(w.width(), Duration::from_nanos(10_000_000_000 / 65_536));
+        // A size whose buckets could never be allocated (2^61 bytes) does not abort.
+        let mut w = Window::<u8>::new(1 << 61, Duration::MAX, ms(0));
+        assert_eq!(w.size(), MAX_SIZE);
+        *w.slot(ms(1)) += 1;
+        let mut seen = 0;
+        w.each(ms(1), true, |b| seen += u64::from(*b));
+        assert_eq!(seen, 1);
+        assert_eq!(Window::<u64>::new(MAX_SIZE, ms(1), ms(0)).size(), MAX_SIZE);
+        assert_eq!(
+            Window::<u64>::new(MAX_SIZE + 1, ms(1), ms(0)).size(),
+            MAX_SIZE
+        );
     }
 
     #[test]

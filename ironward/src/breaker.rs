@@ -3,6 +3,7 @@
 use core::time::Duration;
 
 use crate::clock::{Latest, nanos};
+use crate::constant::constant;
 use crate::float::unit;
 use crate::tally::{Outcome, Tally};
 use crate::window::Window;
@@ -14,6 +15,12 @@ use crate::window::Window;
 /// the recovery scaling are go-zero's additions (`core/breaker/googlebreaker.go`).
 ///
 /// A policy is changed the Rust way: `Sre { k: 2.0, ..Sre::default() }`.
+///
+/// `k`, `floor` and `protection` mean something from 0 up to infinity. A negative value
+/// (`-inf` included) is read as 0, and NaN as infinity, the value that refuses least; an
+/// infinite `k`, `floor` or `protection` turns the throttle off, so every call goes through
+/// and [`Breaker::ratio`] is 0. (The crate docs' "Edge cases" state this rule for every
+/// policy constant.)
 ///
 /// # Default
 ///
@@ -44,11 +51,14 @@ use crate::window::Window;
     serde(default, deny_unknown_fields)
 )]
 pub struct Sre {
-    /// How many times the accepted calls the breaker lets through before refusing any.
+    /// How many times the accepted calls the breaker lets through before refusing any: 0 to
+    /// infinity (infinity, and NaN, turn the throttle off).
     pub k: f64,
-    /// The least `k` decays to while the newest buckets hold nothing but failures.
+    /// The least `k` decays to while the newest buckets hold nothing but failures: 0 to
+    /// infinity (infinity, and NaN, turn the throttle off).
     pub floor: f64,
-    /// Calls allowed before any refusal, whatever the record shows.
+    /// Calls allowed before any refusal, whatever the record shows: 0 to infinity (infinity,
+    /// and NaN, turn the throttle off).
     pub protection: f64,
     /// The longest the breaker goes without letting a call through once it is refusing
     /// (strictly longer than this lets one through).
@@ -126,6 +136,8 @@ impl Default for Sre {
 #[derive(Debug, Clone)]
 pub struct Breaker {
     sre: Sre,
+    /// `k`, `floor` and `protection` as the breaker reads them.
+    constants: Constants,
     window: Window<Tally>,
     /// Successes and calls in the window's buckets, kept as buckets fill and clear so that
     /// the healthy case needs no scan of the window.
@@ -224,6 +236,39 @@ impl Runs {
     }
 }
 
+/// The float constants of an [`Sre`] as the breaker reads them: finite and not negative.
+///
+/// Each is held to `[0, inf]`, NaN read as infinity (the value that refuses least). When one
+/// is infinite the throttle is off, which is kept as a protection no count can use up, with
+/// weights of 0: every drop is then about `−f64::MAX`, so the decision needs no case of its
+/// own and no product of infinities can make a NaN.
+#[derive(Debug, Clone, Copy, PartialEq)]
+struct Constants {
+    k: f64,
+    floor: f64,
+    protection: f64,
+}
+
+impl Constants {
+    fn read(sre: &Sre) -> Self {
+        let read = |x| constant(x, 0.0, f64::INFINITY, f64::INFINITY);
+        let (k, floor, protection) = (read(sre.k), read(sre.floor), read(sre.protection));
+        if k == f64::INFINITY || floor == f64::INFINITY || protection == f64::INFINITY {
+            Self {
+                k: 0.0,
+                floor: 0.0,
+                protection: f64::MAX,
+            }
+        } else {
+            Self {
+                k,
+                floor,
+                protection,
+            }
+        }
+    }
+}
+
 /// What the window says at one instant.
 #[derive(Debug, Clone, Copy, PartialEq)]
 struct History {
@@ -238,6 +283,7 @@ impl Breaker {
     pub fn new(sre: Sre, now: Duration) -> Self {
         Self {
             sre,
+            constants: Constants::read(&sre),
             window: Window::new(sre.size, sre.window, now),
             accepts: 0,
             total: 0,
@@ -261,7 +307,7 @@ impl Breaker {
         // The largest the drop can be is with `w` at its floor, and its sign is that of its
         // numerator (the denominator is at least 1). When even that is not positive, the
         // exact value is not either (step 3): no division is needed to let the call through.
-        if self.throttled(self.sre.floor) <= 0.0 {
+        if self.throttled(self.constants.floor) <= 0.0 {
             return Some(Permit { _settle_once: () });
         }
         let history = History {
@@ -303,14 +349,23 @@ impl Breaker {
     /// The fraction of calls the breaker would refuse at `now`, zero while the window is
     /// healthy.
     ///
-    /// The probe is left out: this is the standing throttle, which is what a dashboard or an
-    /// alert wants.
+    /// Always in `[0, 1]`, and what [`allow`](Breaker::allow) decides by: a draw under the
+    /// ratio is refused (unless the probe lets it through), any other is let through, so a
+    /// ratio of 0 lets every draw through. The probe is left out: this is the standing
+    /// throttle, which is what a dashboard or an alert wants.
+    #[must_use]
     pub fn ratio(&self, now: Duration) -> f64 {
         let history = self.history(self.clock.read(now));
-        self.recover(self.throttle(&history), &history).max(0.0)
+        let drop = self.throttle(&history);
+        if drop > 0.0 {
+            self.recover(drop, &history)
+        } else {
+            0.0
+        }
     }
 
-    /// The policy this breaker runs.
+    /// The policy this breaker runs, as it was given.
+    #[must_use]
     pub fn sre(&self) -> &Sre {
         &self.sre
     }
@@ -374,15 +429,26 @@ impl Breaker {
     }
 
     /// SRE equation 21-1 with go-zero's decaying `k`: steps 1 and 2 of the decision.
+    ///
+    /// Below 1 and never NaN: the constants are finite and not negative, so `w` is too, the
+    /// product `w·accepts` is at worst `+inf` and the numerator at worst `−inf`.
     fn throttle(&self, history: &History) -> f64 {
-        let Sre {
+        let Constants {
             k,
             floor,
             protection,
-            ..
-        } = self.sre;
+        } = self.constants;
         let size = self.window.size() as f64;
-        let w = (k - (k - floor) * history.failing as f64 / size).max(floor);
+        let failing = history.failing as f64;
+        let decay = (k - floor) * failing;
+        // The decay is a fraction of `k − floor`; multiplied first, as go-zero does, it can
+        // pass `f64::MAX` for a `k` or `floor` near it, and is then divided first instead.
+        let decay = if decay.is_finite() {
+            decay / size
+        } else {
+            (k - floor) * (failing / size)
+        };
+        let w = (k - decay).max(floor);
         let total = history.total as f64;
         (total - protection - w * history.accepts as f64) / (total + 1.0)
     }
@@ -390,7 +456,7 @@ impl Breaker {
     /// The numerator of [`throttle`](Breaker::throttle) over the kept totals with `w` given:
     /// `total − protection − w·accepts`, which has the drop's sign.
     fn throttled(&self, w: f64) -> f64 {
-        self.total as f64 - self.sre.protection - w * self.accepts as f64
+        self.total as f64 - self.constants.protection - w * self.accepts as f64
     }
 
     /// go-zero's recovery scaling: a run of all-success buckets eases the throttle.
@@ -417,7 +483,12 @@ mod tests {
     /// A preset breaker whose buckets hold `(success, failure, drop)`, oldest first, one per
     /// 250 ms, read at the start of the newest.
     fn with_buckets(buckets: &[(u64, u64, u64)]) -> (Breaker, u64) {
-        let mut breaker = Breaker::new(SRE, ms(0));
+        with_policy(SRE, buckets)
+    }
+
+    /// [`with_buckets`] under the policy `sre`.
+    fn with_policy(sre: Sre, buckets: &[(u64, u64, u64)]) -> (Breaker, u64) {
+        let mut breaker = Breaker::new(sre, ms(0));
         let width = nanos(breaker.window.width());
         let mut now = 0;
         for (i, &(success, failure, drop)) in buckets.iter().enumerate() {
@@ -693,6 +764,131 @@ mod tests {
                     (history.failing, history.working),
                     "size {size}, step {step}"
                 );
+            }
+        }
+    }
+
+    /// Windows that exercise every part of the formula: failing, recovering, healthy, empty,
+    /// within the protection, and decaying `k` over a long failing run.
+    const WINDOWS: [&[(u64, u64, u64)]; 6] = [
+        &[(0, 100, 0)],
+        &[(100, 100, 0)],
+        &[(10, 0, 0), (0, 0, 4), (10, 0, 0)],
+        &[],
+        &[(0, 3, 0)],
+        &[
+            (100, 0, 0),
+            (0, 10, 0),
+            (0, 10, 0),
+            (0, 10, 0),
+            (0, 10, 0),
+            (0, 10, 0),
+        ],
+    ];
+
+    /// Every field of `Sre` that is an `f64`, set to `value`.
+    fn each_constant(value: f64) -> [(&'static str, Sre); 3] {
+        [
+            ("k", Sre { k: value, ..SRE }),
+            (
+                "floor",
+                Sre {
+                    floor: value,
+                    ..SRE
+                },
+            ),
+            (
+                "protection",
+                Sre {
+                    protection: value,
+                    ..SRE
+                },
+            ),
+        ]
+    }
+
+    // Edge cases: a NaN constant is read as infinity, the value that refuses least, and an
+    // infinite one turns the throttle off. A NaN `floor` or `protection` used to refuse
+    // every call while `ratio` reported 0.
+    #[test]
+    fn a_nan_or_infinite_constant_lets_every_call_through() {
+        for value in [f64::NAN, f64::INFINITY] {
+            for (field, sre) in each_constant(value) {
+                for buckets in WINDOWS {
+                    let (mut breaker, now) = with_policy(sre, buckets);
+                    let now = Duration::from_nanos(now);
+                    assert_eq!(breaker.ratio(now), 0.0, "{field} {value} {buckets:?}");
+                    for _ in 0..50 {
+                        let permit = breaker.allow(now, 0.0).expect("the throttle is off");
+                        breaker.fail(permit, now);
+                    }
+                    assert_eq!(breaker.ratio(now), 0.0, "{field} {value} {buckets:?}");
+                }
+            }
+        }
+    }
+
+    // Edge cases: a constant below its range (negative, `-inf` included) is read as 0. A
+    // `protection` of `-inf` used to refuse everything with a ratio of infinity.
+    #[test]
+    fn a_negative_constant_is_read_as_zero() {
+        for value in [-1.0, -f64::MIN_POSITIVE, -1e300, f64::NEG_INFINITY] {
+            for ((field, hostile), (_, zero)) in
+                each_constant(value).into_iter().zip(each_constant(0.0))
+            {
+                for buckets in WINDOWS {
+                    let (mut a, now) = with_policy(hostile, buckets);
+                    let (mut b, _) = with_policy(zero, buckets);
+                    let at = Duration::from_nanos(now);
+                    let ratio = a.ratio(at);
+                    assert_eq!(ratio, b.ratio(at), "{field} {value} {buckets:?}");
+                    assert!((0.0..=1.0).contains(&ratio), "{field} {value}: {ratio}");
+                    for roll in [0.0, 0.25, 0.5, 0.75, 0.999] {
+                        // Each refusal is a drop in the window: read the ratio afresh.
+                        let ratio = a.ratio(at);
+                        assert_eq!(ratio, b.ratio(at), "{field} {value} {roll}");
+                        let (x, y) = (a.allow(at, roll), b.allow(at, roll));
+                        assert_eq!(x.is_some(), y.is_some(), "{field} {value} {roll}");
+                        assert_eq!(x.is_none(), roll < ratio, "{field} {value} {roll}");
+                        for permit in [x, y].into_iter().flatten() {
+                            drop(permit);
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // Huge finite constants stay finite in the decay of `k`: with `k` at `f64::MAX` the
+    // product `(k − floor)·failing` overflows, and `w` would fall to the floor.
+    #[test]
+    fn huge_constants_never_make_a_nan() {
+        let buckets = WINDOWS[5];
+        let sre = Sre {
+            k: f64::MAX,
+            floor: 0.0,
+            ..SRE
+        };
+        let (breaker, now) = with_policy(sre, buckets);
+        assert_eq!(breaker.history(now).failing, 5);
+        // Half of `f64::MAX` and more weighs on the 100 accepts: nothing is refused.
+        assert_eq!(breaker.ratio(Duration::from_nanos(now)), 0.0);
+        for (k, floor, protection) in [
+            (0.0, f64::MAX, 0.0),
+            (f64::MAX, f64::MAX, f64::MAX),
+            (0.0, 0.0, f64::MAX),
+            (f64::MIN_POSITIVE, 0.0, 0.0),
+        ] {
+            for buckets in WINDOWS {
+                let sre = Sre {
+                    k,
+                    floor,
+                    protection,
+                    ..SRE
+                };
+                let (breaker, now) = with_policy(sre, buckets);
+                let ratio = breaker.ratio(Duration::from_nanos(now));
+                assert!((0.0..=1.0).contains(&ratio), "{sre:?} {buckets:?}: {ratio}");
             }
         }
     }

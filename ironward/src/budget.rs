@@ -173,8 +173,7 @@ fn most(max_tokens: u32) -> u32 {
 /// number of thousandths it lies within a few ulps of, which is what the caller wrote, and
 /// truncated only when it lies clearly between two (0.5466 is 546.6 thousandths: 546).
 fn thousandths(token_ratio: f64, most: u32) -> u32 {
-    // NaN fails this comparison too.
-    if !(token_ratio > 0.0) {
+    if token_ratio.is_nan() || token_ratio <= 0.0 {
         return 0;
     }
     let scaled = token_ratio * f64::from(MILLI);

@@ -64,14 +64,31 @@
 //!   Memory is proportional to the sizes the caller chooses: a [`Window`] allocates its
 //!   buckets once, in `new`; a [`Sliding`] log reserves up to 4096 stamps in `new` and grows
 //!   on demand up to its quota beyond that, one stamp per event admitted inside the window.
+//! - **Policy constants** follow one rule: a constant outside its meaningful range is read as
+//!   the nearest value in range, and NaN as the value at which it does least (the one that
+//!   refuses least). The ranges, and what NaN is read as:
+//!
+//!   | constant | range | NaN is | so a NaN |
+//!   | --- | --- | --- | --- |
+//!   | [`Sre::k`], [`Sre::floor`], [`Sre::protection`] | 0 to infinity | infinity | lets every call through: an infinite one turns the throttle off |
+//!   | [`Shed::beta`] | 0 to 1 | 1 | never sheds: the average in flight stays 0 |
+//!   | [`Shed::floor`] | 0 to 1 | 1 | keeps the whole capacity however hot the CPU |
+//!   | [`Backoff::factor`] | 1 to infinity | 1 | never grows the delay |
+//!   | [`Jitter::Spread`] | 0 to 1 | 0 | adds no jitter |
+//!
+//!   A negative breaker constant is therefore 0, a shedder fraction past 1 is 1, and so on.
+//!   [`Breaker::ratio`] always lies in `[0, 1]` and is what [`Breaker::allow`] decides by: a
+//!   ratio of 0 lets every draw through. The rule is for the policy records' float fields;
+//!   a limiter's own arguments are amounts it hands out, and a bad one hands out nothing
+//!   (the next two items).
 //! - **Rates and amounts.** A [`Bucket`] with a non-finite or negative rate never refills; a
 //!   NaN or sub-1 burst is 1; a non-finite or negative amount is refused with a `next` of
 //!   `Duration::MAX`, as is an amount over the burst. A quota of 0 refuses everything.
-//! - **Backoff.** A factor that is NaN or below 1 is read as 1; a `Spread` fraction is held to
-//!   `[0, 1]` (NaN is 0); every delay saturates at `Duration::MAX`. Retry 0 is read as 1.
+//! - **Retry budgets.** A [`Budget`] holds 1 to 1000 tokens and truncates its token ratio to
+//!   three decimal places, as gRPC A6 says; a ratio that is NaN, negative or truncates to 0
+//!   gives no token back, so retries stop once failures have spent half the budget.
+//! - **Backoff.** Every delay saturates at `Duration::MAX`. Retry 0 is read as 1.
 //! - **Counts** ([`Tally`], [`Total`], calls in flight, a [`Period`]'s count) saturate.
-//! - **Policies with NaN constants** do not panic: comparisons with NaN are false, so a NaN
-//!   breaker constant lets every call through and a NaN shedder weight never sheds.
 //! - **Rounding.** Float results round to the nearest nanosecond, except [`Bucket::next`],
 //!   which rounds up so that a take at `now + next` succeeds.
 //!
@@ -95,6 +112,7 @@ mod breaker;
 mod bucket;
 mod budget;
 mod clock;
+mod constant;
 mod deadline;
 mod extremes;
 mod float;

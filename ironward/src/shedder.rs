@@ -3,6 +3,7 @@
 use core::time::Duration;
 
 use crate::clock::{Latest, nanos};
+use crate::constant::constant;
 use crate::extremes::Extremes;
 use crate::tally::Total;
 use crate::window::Window;
@@ -10,6 +11,12 @@ use crate::window::Window;
 /// The constants of adaptive load shedding, after go-zero's `core/load/adaptiveshedder.go`.
 ///
 /// A policy is changed the Rust way: `Shed { cpu: 800, ..Shed::default() }`.
+///
+/// `beta` and `floor` are fractions: a value outside `[0, 1]` (an infinity included) is read
+/// as the nearer end, and NaN as 1, the value that sheds least. A `beta` of 1 keeps the
+/// moving average of calls in flight at 0, so a NaN `beta` never sheds; a `floor` of 1 keeps
+/// the whole capacity however hot the CPU runs. (The crate docs' "Edge cases" state this
+/// rule for every policy constant.)
 ///
 /// # Default
 ///
@@ -52,12 +59,14 @@ pub struct Shed {
     /// The response time assumed while no bucket has one, and the most one can count as.
     #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
     pub latency: Duration,
-    /// The weight of the previous average in the moving average of calls in flight.
+    /// The weight of the previous average in the moving average of calls in flight: 0 to 1
+    /// (NaN is 1, which keeps the average at 0 and never sheds).
     pub beta: f64,
     /// How long after the last overload a server that has refused stays hot.
     #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
     pub cool: Duration,
-    /// The least fraction of capacity kept, however close to 100% the CPU runs.
+    /// The least fraction of capacity kept, however close to 100% the CPU runs: 0 to 1 (NaN
+    /// is 1, which keeps the whole capacity).
     pub floor: f64,
 }
 
@@ -123,6 +132,9 @@ impl Default for Shed {
 #[derive(Debug, Clone)]
 pub struct Shedder {
     shed: Shed,
+    /// `shed.beta` and `shed.floor` as the shedder reads them: in `[0, 1]`.
+    beta: f64,
+    floor: f64,
     /// Per bucket: the response times of the calls that passed, and how many did.
     window: Window<Total>,
     /// The busiest and the fastest complete buckets of `window`, kept as buckets complete.
@@ -174,6 +186,8 @@ impl Shedder {
         let window = Window::new(shed.size, shed.window, now);
         Self {
             shed,
+            beta: constant(shed.beta, 0.0, 1.0, 1.0),
+            floor: constant(shed.floor, 0.0, 1.0, 1.0),
             extremes: Extremes::new(window.size(), window.width_nanos()),
             window,
             flying: 0,
@@ -232,7 +246,8 @@ impl Shedder {
         self.average
     }
 
-    /// The policy this shedder runs.
+    /// The policy this shedder runs, as it was given.
+    #[must_use]
     pub fn shed(&self) -> &Shed {
         &self.shed
     }
@@ -240,7 +255,7 @@ impl Shedder {
     /// One call leaves flight; the moving average takes the new count.
     fn land(&mut self) {
         self.flying = self.flying.saturating_sub(1);
-        let beta = self.shed.beta;
+        let beta = self.beta;
         self.average = self.average * beta + self.flying as f64 * (1.0 - beta);
     }
 
@@ -320,7 +335,7 @@ impl Shedder {
             return 1.0;
         }
         let factor = f64::from(1000 - cpu) / f64::from(1000 - threshold);
-        factor.max(self.shed.floor).min(1.0)
+        factor.max(self.floor).min(1.0)
     }
 }
 
@@ -521,6 +536,98 @@ mod tests {
                 shedder.pass(ticket, Duration::MAX);
             }
         }
-        assert!(shedder.average().is_nan());
+        // A NaN beta is 1: the average stays at 0.
+        assert_eq!(shedder.average(), 0.0);
+    }
+
+    /// A shedder under `shed` whose window holds one busy bucket, with `flying` calls still
+    /// in flight at 200 ms and a CPU that was hot: refusing under the preset.
+    fn loaded(shed: Shed, flying: usize) -> (Shedder, alloc::vec::Vec<Ticket>) {
+        let mut shedder = Shedder::new(shed, ms(0));
+        let mut open = alloc::vec::Vec::new();
+        for _ in 0..flying + 20 {
+            open.extend(shedder.allow(ms(0), 0));
+        }
+        for ticket in open.drain(..20) {
+            shedder.pass(ticket, ms(50));
+        }
+        (shedder, open)
+    }
+
+    // Edge cases: a NaN `beta` is 1, the value that sheds least, which keeps the moving
+    // average at 0: the shedder never sheds.
+    #[test]
+    fn a_nan_beta_never_sheds() {
+        let (mut preset, _open) = loaded(SHED, 200);
+        assert!(
+            preset.allow(ms(200), 1000).is_none(),
+            "the preset sheds here"
+        );
+        for beta in [f64::NAN, f64::INFINITY, 1.0, 2.0] {
+            let (mut shedder, mut open) = loaded(Shed { beta, ..SHED }, 200);
+            assert_eq!(shedder.average(), 0.0, "beta {beta}");
+            for i in 0..500 {
+                let ticket = shedder.allow(ms(200 + i), 1000).expect("never sheds");
+                open.push(ticket);
+                if i % 3 == 0 {
+                    shedder.pass(open.swap_remove(0), ms(200 + i));
+                }
+            }
+            assert_eq!(shedder.average(), 0.0, "beta {beta}");
+        }
+    }
+
+    // Edge cases: a `beta` below 0 (`-inf` included) is 0: the average is the count in
+    // flight, never a NaN or an infinity.
+    #[test]
+    fn a_negative_beta_is_read_as_zero() {
+        for beta in [-0.5, -1e300, f64::NEG_INFINITY] {
+            let (mut hostile, _a) = loaded(Shed { beta, ..SHED }, 200);
+            let (mut zero, _b) = loaded(Shed { beta: 0.0, ..SHED }, 200);
+            assert_eq!(hostile.average(), zero.average(), "beta {beta}");
+            assert_eq!(hostile.average(), 200.0, "beta {beta}");
+            assert_eq!(
+                hostile.allow(ms(200), 1000).is_some(),
+                zero.allow(ms(200), 1000).is_some()
+            );
+        }
+    }
+
+    // Edge cases: a NaN `floor` is 1, the value that sheds least: the whole capacity is kept
+    // however hot the CPU runs. One above 1 is 1, one below 0 is 0.
+    #[test]
+    fn the_floor_is_held_to_a_fraction_and_nan_keeps_the_whole_capacity() {
+        for (floor, read) in [
+            (f64::NAN, 1.0),
+            (f64::INFINITY, 1.0),
+            (7.0, 1.0),
+            (-0.5, 0.0),
+            (f64::NEG_INFINITY, 0.0),
+        ] {
+            let shedder = Shedder::new(Shed { floor, ..SHED }, ms(0));
+            let expected = Shedder::new(
+                Shed {
+                    floor: read,
+                    ..SHED
+                },
+                ms(0),
+            );
+            for cpu in [0, 900, 950, 999, 1000] {
+                assert_eq!(shedder.factor(cpu), expected.factor(cpu), "floor {floor}");
+            }
+            assert_eq!(shedder.factor(1000), read, "floor {floor}");
+            let (mut a, _a) = loaded(Shed { floor, ..SHED }, 200);
+            let (mut b, _b) = loaded(
+                Shed {
+                    floor: read,
+                    ..SHED
+                },
+                200,
+            );
+            assert_eq!(
+                a.capacity(nanos(ms(200)), 1000),
+                b.capacity(nanos(ms(200)), 1000)
+            );
+        }
     }
 }

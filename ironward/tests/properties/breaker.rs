@@ -110,6 +110,21 @@ impl Log {
     }
 }
 
+/// A breaker constant: ordinary values around the preset, hostile ones (NaN, both infinities,
+/// negatives, the extremes of `f64`) and any `f64` at all.
+fn constant(ordinary: f64) -> impl Strategy<Value = f64> {
+    prop_oneof![
+        Just(f64::NAN),
+        Just(f64::INFINITY),
+        Just(f64::NEG_INFINITY),
+        Just(-1.0),
+        Just(f64::MAX),
+        Just(0.0),
+        any::<f64>(),
+        0.0..ordinary,
+    ]
+}
+
 proptest! {
     /// The breaker's ratio is the SRE formula over exactly the outcomes of the last window,
     /// a refusal only happens for a draw under the ratio, and a clock that goes backwards
@@ -149,13 +164,15 @@ proptest! {
         }
     }
 
-    /// No policy, draw or clock reading panics, and the ratio is never negative.
+    /// No policy, draw or clock reading panics; the ratio always lies in `[0, 1]` and agrees
+    /// with `allow`: a refusal only for a draw under it, none at all when it is 0, and none
+    /// ever when a constant is NaN or infinite (the crate docs' "Edge cases").
     #[test]
     fn hostile_input_never_panics(
-        k in prop_oneof![Just(f64::NAN), Just(f64::INFINITY), Just(-1.0), any::<f64>(), 0.0..3.0f64],
-        floor in prop_oneof![Just(f64::NAN), Just(f64::NEG_INFINITY), any::<f64>(), 0.0..3.0f64],
-        protection in prop_oneof![Just(f64::NAN), Just(f64::INFINITY), any::<f64>(), 0.0..10.0f64],
-        size in prop_oneof![Just(0usize), Just(1), 2..100usize],
+        k in constant(3.0),
+        floor in constant(3.0),
+        protection in constant(10.0),
+        size in prop_oneof![Just(0usize), Just(1), 2..100usize, Just(usize::MAX)],
         window in prop_oneof![Just(Duration::ZERO), Just(Duration::MAX), any::<u64>().prop_map(Duration::from_nanos)],
         probe in prop_oneof![Just(Duration::ZERO), Just(Duration::MAX), any::<u64>().prop_map(Duration::from_nanos)],
         calls in prop::collection::vec((
@@ -164,13 +181,24 @@ proptest! {
             any::<bool>(),
         ), 1..60),
     ) {
+        let off = [k, floor, protection].iter().any(|c| c.is_nan() || *c == f64::INFINITY);
         let mut breaker = Breaker::new(Sre { k, floor, protection, probe, size, window }, calls[0].0);
         for (now, roll, ok) in calls {
-            if let Some(permit) = breaker.allow(now, roll) {
-                if ok { breaker.pass(permit, now) } else { breaker.fail(permit, now) }
-            }
             let ratio = breaker.ratio(now);
-            prop_assert!(ratio >= 0.0, "a ratio of {}", ratio);
+            prop_assert!((0.0..=1.0).contains(&ratio), "a ratio of {}", ratio);
+            if off {
+                prop_assert_eq!(ratio, 0.0);
+            }
+            match breaker.allow(now, roll) {
+                Some(permit) => {
+                    if ok { breaker.pass(permit, now) } else { breaker.fail(permit, now) }
+                }
+                None => {
+                    // Draws are clamped into [0, 1): NaN and negatives are 0.
+                    let draw = if roll > 0.0 { roll } else { 0.0 };
+                    prop_assert!(draw < ratio, "refused a draw of {} at a ratio of {}", roll, ratio);
+                }
+            }
         }
     }
 }

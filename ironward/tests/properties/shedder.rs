@@ -62,16 +62,18 @@ proptest! {
         }
     }
 
-    /// No policy, CPU reading or clock reading panics.
+    /// No policy, CPU reading or clock reading panics; the moving average stays finite and
+    /// not negative whatever `beta`, and a NaN `beta` never sheds (the crate docs' "Edge
+    /// cases").
     #[test]
     fn hostile_input_never_panics(
-        size in prop_oneof![Just(0usize), 1..80usize],
+        size in prop_oneof![Just(0usize), 1..80usize, Just(usize::MAX)],
         window in prop_oneof![Just(Duration::ZERO), Just(Duration::MAX), any::<u64>().prop_map(Duration::from_nanos)],
         threshold in prop_oneof![Just(0u32), Just(1000), Just(u32::MAX), any::<u32>()],
         latency in prop_oneof![Just(Duration::ZERO), Just(Duration::MAX), any::<u64>().prop_map(Duration::from_nanos)],
-        beta in prop_oneof![Just(f64::NAN), Just(f64::INFINITY), any::<f64>(), 0.0..1.0f64],
+        beta in prop_oneof![Just(f64::NAN), Just(f64::INFINITY), Just(f64::NEG_INFINITY), Just(-1.0), any::<f64>(), 0.0..1.0f64],
         cool in prop_oneof![Just(Duration::ZERO), Just(Duration::MAX), any::<u64>().prop_map(Duration::from_nanos)],
-        floor in prop_oneof![Just(f64::NAN), Just(f64::NEG_INFINITY), any::<f64>(), 0.0..1.0f64],
+        floor in prop_oneof![Just(f64::NAN), Just(f64::INFINITY), Just(f64::NEG_INFINITY), Just(-1.0), any::<f64>(), 0.0..1.0f64],
         calls in prop::collection::vec((
             prop_oneof![Just(Duration::ZERO), Just(Duration::MAX), any::<u64>().prop_map(Duration::from_nanos)],
             any::<u32>(),
@@ -82,10 +84,14 @@ proptest! {
         let mut shedder = Shedder::new(shed, calls[0].0);
         let mut admitted = 0u64;
         for (now, cpu, ok) in calls {
-            if let Some(ticket) = shedder.allow(now, cpu) {
-                admitted += 1;
-                if ok { shedder.pass(ticket, now) } else { shedder.fail(ticket) }
+            match shedder.allow(now, cpu) {
+                Some(ticket) => {
+                    admitted += 1;
+                    if ok { shedder.pass(ticket, now) } else { shedder.fail(ticket) }
+                }
+                None => prop_assert!(!beta.is_nan(), "a NaN beta shed a call"),
             }
+            prop_assert!(shedder.average().is_finite() && shedder.average() >= 0.0);
         }
         prop_assert_eq!(shedder.flying(), 0);
         prop_assert!(admitted >= 1, "the first call always finds nothing in flight");

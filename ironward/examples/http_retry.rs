@@ -1,4 +1,4 @@
-//! The seed's three scenarios, decided by `ironward::http_retry`.
+//! The MoonBit package `http_retry`'s three scenarios, decided by `ironward::http_retry`.
 //!
 //! Each describes a failed response completely (status, method, replay safety, retry index,
 //! time elapsed, raw `Retry-After` values and the wall clock) and prints the decision. Nothing
@@ -10,13 +10,13 @@
 
 use std::time::Duration;
 
-use ironward::http_retry::{Decision, Request, Settings, decide_response};
+use ironward::http_retry::{Attempt, Decision, Settings, decide_response};
 
 fn main() {
     let settings = Settings::default();
     // Wall-clock time, used only to read HTTP-dates: 2023-11-14T22:13:20Z.
     let now_unix = 1_700_000_000;
-    let get = Request {
+    let get = Attempt {
         method: "GET",
         status: 503,
         retry_index: 0,
@@ -26,12 +26,12 @@ fn main() {
         sample_ppm: 1_000_000,
     };
 
-    let scenarios: [(&str, Request<'_>, &[&str]); 3] = [
+    let scenarios: [(&str, Attempt<'_>, &[&str]); 3] = [
         // 429 Too Many Requests with Retry-After: 5, and a full-jitter sample of zero: the
         // jitter may shorten the client's delay, never the server's minimum.
         (
             "rate-limited GET",
-            Request {
+            Attempt {
                 status: 429,
                 sample_ppm: 0,
                 ..get
@@ -42,7 +42,7 @@ fn main() {
         // Retry-After: the base delay.
         (
             "deduplicated POST",
-            Request {
+            Attempt {
                 method: "POST",
                 replay_safe: true,
                 ..get
@@ -53,7 +53,7 @@ fn main() {
         // reserve for the retry itself.
         (
             "deadline exhausted",
-            Request {
+            Attempt {
                 elapsed: Duration::from_secs(100),
                 ..get
             },

@@ -16,10 +16,18 @@ use crate::float::{duration, nanos_f64, powi, round_nanos, unit, whole_f64};
 /// | variant | delay | range |
 /// | --- | --- | --- |
 /// | `Rigid` | `c` | exactly `c`: reproducible, and it synchronises clients |
-/// | `Full` | `u·c` | `[0, c]`: spreads clients furthest |
+/// | `Full` | `⌊c · ⌊u · 1_000_001⌋ / 10⁶⌋` | `[0, c]`: spreads clients furthest |
 /// | `Equal` | `c/2 + u·c/2` | `[c/2, c]`: keeps a floor under the wait |
 /// | `Decorrelated` | `base + u·(max(base, 3·prev) − base)` | `[base, 3·prev]`, then capped |
 /// | `Spread(f)` | `c·(1 − f + 2f·u)` | `[c·(1 − f), c·(1 + f)]`: may pass the cap by `f` |
+///
+/// `Full` draws in whole millionths of the ceiling ([`http_retry::sample_ppm`]) and floors to
+/// the nanosecond, in exact integer arithmetic: it is the client delay of
+/// [`http_retry`](crate::http_retry) (whose [`Settings::backoff`] is this full-jitter backoff),
+/// so a retry loop over `http_retry` and one over `Backoff` wait alike to the nanosecond.
+///
+/// [`http_retry::sample_ppm`]: crate::http_retry::sample_ppm
+/// [`Settings::backoff`]: crate::http_retry::Settings::backoff
 ///
 /// `Decorrelated` is AWS's `sleep = min(cap, random_between(base, sleep · 3))`, where
 /// `prev` is the previous delay (the `base` for the first): it grows from where the last
@@ -111,10 +119,12 @@ pub const BACKOFF: Backoff = Backoff {
 /// * a `base` above the `cap` gives the cap;
 /// * a draw that is NaN or negative is read as 0, one of 1 or more as just below 1;
 /// * a `Spread` that is NaN is read as 0, one outside `[0, 1]` is held to it;
-/// * delays are computed in `f64` nanoseconds, rounded to the nearest nanosecond and
-///   saturate at `Duration::MAX`. Past 2⁵³ ns (about 104 days) `f64` is no longer exact to
-///   the nanosecond; `Full` and `Equal` still never exceed the ceiling, nor `Decorrelated`
-///   the cap.
+/// * a whole `factor` below 2⁶⁴ (the presets' 2 among them) grows the ceiling in exact
+///   integer nanoseconds; any other factor grows it in `f64`, rounded to the nearest
+///   nanosecond, which past 2⁵³ ns (about 104 days) is no longer exact to the nanosecond;
+/// * `Full` floors `c · ppm / 10⁶` exactly; `Equal`, `Decorrelated` and `Spread` compute in
+///   `f64` nanoseconds and round to the nearest. Every delay saturates at `Duration::MAX`;
+///   `Full` and `Equal` never exceed the ceiling, nor `Decorrelated` the cap.
 ///
 /// # Examples
 ///
@@ -175,9 +185,11 @@ impl Backoff {
     ///
     /// This is what a jitter-free client sleeps and what every jitter draws within, so it is
     /// public: a caller comparing this policy with one written elsewhere compares this. A
-    /// `retry` of 0 is read as 1, a factor that is NaN or below 1 as 1. The product is taken
-    /// in `f64` nanoseconds and rounded to the nearest nanosecond; when it reaches or passes
-    /// the cap (or overflows to infinity) the answer is the cap, exactly.
+    /// `retry` of 0 is read as 1, a factor that is NaN or below 1 as 1. A whole factor grows
+    /// the base in exact integer nanoseconds; any other in `f64` nanoseconds, rounded to the
+    /// nearest. When the product reaches or passes the cap (or overflows) the answer is the
+    /// cap, exactly.
+    #[must_use]
     pub fn ceiling(&self, retry: u32) -> Duration {
         duration(self.ceiling_nanos(retry))
     }
@@ -190,15 +202,13 @@ impl Backoff {
     /// below 1. `previous` is the delay the last retry waited, which only
     /// [`Jitter::Decorrelated`] reads (`None` is read as `base`). The result is rounded to
     /// the nearest nanosecond and saturates at `Duration::MAX`.
+    #[must_use = "a delay that is not waited out retries at once"]
     pub fn delay(&self, retry: u32, random: f64, previous: Option<Duration>) -> Duration {
         let u = unit(random);
         // Whole nanoseconds until the one conversion to a `Duration` at the end.
         let nanos = match self.jitter {
             Jitter::Rigid => self.ceiling_nanos(retry),
-            Jitter::Full => {
-                let c = self.ceiling_nanos(retry);
-                round_nanos(u * whole_f64(c)).min(c)
-            }
+            Jitter::Full => full_jitter(self.ceiling_nanos(retry), sample_ppm(u)),
             Jitter::Equal => {
                 let c = self.ceiling_nanos(retry);
                 let half = whole_f64(c) / 2.0;
@@ -223,6 +233,7 @@ impl Backoff {
     /// Whether a call that has made `made` attempts may make another: `made < attempts`.
     ///
     /// The first call is attempt 1, so a policy of three attempts allows two retries.
+    #[must_use]
     pub fn more(&self, made: u32) -> bool {
         made < self.attempts
     }
@@ -235,6 +246,7 @@ impl Backoff {
     /// `previous`, which is what [`Jitter::Decorrelated`] grows from. The result holds
     /// `attempts − 1` delays (none for 0 or 1 attempts), allocated at once: a policy of
     /// billions of attempts should call [`delay`](Backoff::delay) step by step instead.
+    #[must_use]
     pub fn schedule(&self, randoms: &[f64]) -> Vec<Duration> {
         let mut previous = None;
         (1..self.attempts)
@@ -249,16 +261,94 @@ impl Backoff {
 
     /// [`ceiling`](Backoff::ceiling) in whole nanoseconds, which the jitters draw within
     /// without a round trip through `Duration`.
-    fn ceiling_nanos(&self, retry: u32) -> u128 {
-        let growth = powi(self.growth(), retry.max(1) - 1);
-        // A zero base times an infinite growth is NaN, which rounds to zero: still no wait.
-        round_nanos(nanos_f64(self.base) * growth).min(self.cap.as_nanos())
+    pub(crate) fn ceiling_nanos(&self, retry: u32) -> u128 {
+        let steps = retry.max(1) - 1;
+        let grown = match whole(self.growth()) {
+            Some(factor) => grown(self.base.as_nanos(), factor, steps),
+            // A zero base times an infinite growth is NaN, which rounds to zero: still no wait.
+            None => round_nanos(nanos_f64(self.base) * powi(self.growth(), steps)),
+        };
+        grown.min(self.cap.as_nanos())
     }
 
     /// The factor as the ceiling uses it: NaN and anything below 1 read as 1.
     fn growth(&self) -> f64 {
         if self.factor >= 1.0 { self.factor } else { 1.0 }
     }
+}
+
+/// `sample_ppm` that leaves a delay whole: one million parts per million.
+pub(crate) const PPM: u32 = 1_000_000;
+
+/// A draw from `[0, 1)` as parts per million: `floor(roll · 1_000_001)`, so that a uniform
+/// draw gives a uniform sample over `0..=1_000_000`.
+///
+/// This is the one conversion between the two kinds of draw the crate takes: the `roll` (or
+/// `random`) of every decision, and the `sample_ppm` of [`http_retry`](crate::http_retry)'s
+/// per-response functions, which keep the MoonBit package's integer sample. The roll is read
+/// as everywhere else first (NaN and negatives are 0, 1 and above just below 1), so a roll of
+/// 1 or more is 1_000_000: no jitter. [`Jitter::Full`] draws through it, which is what makes
+/// `Backoff`'s full jitter and the HTTP retry client delay one computation.
+///
+/// # Examples
+///
+/// ```
+/// use ironward::http_retry::sample_ppm;
+///
+/// assert_eq!(sample_ppm(0.0), 0);
+/// assert_eq!(sample_ppm(0.5), 500_000);
+/// assert_eq!(sample_ppm(0.999_999_9), 1_000_000);
+/// assert_eq!(sample_ppm(1.0), 1_000_000);
+/// assert_eq!(sample_ppm(f64::NAN), 0);
+/// assert_eq!(sample_ppm(-3.0), 0);
+/// ```
+#[must_use]
+pub fn sample_ppm(roll: f64) -> u32 {
+    // `unit` is below 1, so the product is below 1_000_001 and truncates to at most 1_000_000.
+    (unit(roll) * f64::from(PPM + 1)) as u32
+}
+
+/// Full jitter in parts per million: `floor(ceiling · ppm / 1_000_000)`, exact, for
+/// `ppm ≤ 1_000_000` and any ceiling up to `Duration::MAX` (under 2^95 ns).
+pub(crate) fn full_jitter(ceiling: u128, ppm: u32) -> u128 {
+    // Below 2^44 ns (about 4.9 hours) the product fits a u64, whose division by a constant
+    // is a multiplication; above, the u128 division is a library call kept out of line.
+    if ceiling >> 44 == 0 {
+        u128::from(ceiling as u64 * u64::from(ppm) / u64::from(PPM))
+    } else {
+        wide_jitter(ceiling, ppm)
+    }
+}
+
+/// [`full_jitter`] for ceilings of 2^44 ns or more.
+#[cold]
+#[inline(never)]
+fn wide_jitter(ceiling: u128, ppm: u32) -> u128 {
+    ceiling * u128::from(ppm) / u128::from(PPM)
+}
+
+/// The factor as a whole number, when it is one below 2^64: such factors grow a ceiling in
+/// exact integer arithmetic.
+fn whole(factor: f64) -> Option<u64> {
+    const TWO_64: f64 = 18_446_744_073_709_551_616.0;
+    // `as` truncates; the round trip is exact only for a whole number.
+    (factor < TWO_64 && (factor as u64) as f64 == factor).then_some(factor as u64)
+}
+
+/// `base · factor^steps` in nanoseconds, exactly, saturating at `u128::MAX`.
+fn grown(base: u128, factor: u64, steps: u32) -> u128 {
+    if base == 0 || steps == 0 {
+        return base;
+    }
+    let growth = if factor == 2 {
+        // The presets' doubling, as a shift; `checked_shl` fails only from 128 on.
+        1u128.checked_shl(steps)
+    } else {
+        u128::from(factor).checked_pow(steps)
+    };
+    growth
+        .and_then(|growth| base.checked_mul(growth))
+        .unwrap_or(u128::MAX)
 }
 
 #[cfg(test)]
@@ -408,9 +498,9 @@ mod tests {
         assert_eq!(BACKOFF.delay(5, 1.0, None), ms(1200));
     }
 
-    // SPEC "Backoff": moonward's README comments `delay(2, random=0.5)` as 100 ms, but by its
-    // own ceiling (the first retry is 1) the second retry's ceiling is 200 ms, and Spread(0.2)
-    // at a draw of 0.5 is the ceiling itself. The definition wins.
+    // moonward's README comments `delay(2, random=0.5)` as 100 ms, but by its own
+    // `Backoff::ceiling` (the first retry is 1) the second retry's ceiling is 200 ms, and
+    // Spread(0.2) at a draw of 0.5 is the ceiling itself. The definition wins.
     #[test]
     fn moonward_readme_delay_of_the_second_retry_at_half_is_200ms_not_100ms() {
         assert_eq!(BACKOFF.delay(2, 0.5, None), ms(200));

@@ -7,7 +7,7 @@
 use std::alloc::System;
 use std::time::Duration;
 
-use ironward::http_retry::{self, Request, Settings};
+use ironward::http_retry::{self, Attempt, Settings};
 use ironward::{
     BACKOFF, Backoff, Breaker, Bucket, Budget, Deadline, Gate, Jitter, Period, SHED, SRE, Shedder,
     Sliding, Window,
@@ -102,7 +102,7 @@ fn decisions_allocate_nothing_after_construction() {
             let _ = (backoff.ceiling(retry), backoff.more(retry));
         }
 
-        let request = Request {
+        let request = Attempt {
             method: if i % 2 == 0 { "GET" } else { "POST" },
             status: [429, 503, 404, 500][(i % 4) as usize],
             retry_index: (i % 5) as u32,

@@ -24,7 +24,7 @@
 //! 3. The status is not one of 408, 429, 500, 502, 503, 504 ([`retryable_status`]) →
 //!    [`StopReason::NotRetryable`].
 //! 4. The body cannot be sent again, or the method is not idempotent ([`idempotent_method`])
-//!    and the caller has not vouched for [`Request::replay_safe`] →
+//!    and the caller has not vouched for [`Attempt::replay_safe`] →
 //!    [`StopReason::NotReplayable`].
 //! 5. `retry_index ≥ max_retries` → [`StopReason::AttemptsExhausted`].
 //! 6. The client delay is the exponential backoff ceiling
@@ -62,39 +62,61 @@
 //! request timeout and cancellation. [`Settings::request_reserve`] is an estimate of how long
 //! the next attempt needs, set aside when judging the budget; it is not a timeout.
 //!
+//! # A whole retry loop: [`Run`]
+//!
+//! [`decide`] and [`decide_response`] judge one failed response. A loop around them has to
+//! remember the rest: which retry comes next, when the call started, what was waited, and why
+//! it stopped; it also has to re-check the budget after waking, cap each attempt at what is
+//! left of the budget, draw the jitter, read the raw header bytes and tell a retry budget how
+//! each attempt went. [`Run`] is that loop's state and those answers, pure like the rest of
+//! this module, so every HTTP client built on it (the `ironward-tower` and `ironward-reqwest`
+//! edges among them) retries alike on the same inputs, and leaves the same [`Retried`] record.
+//!
+//! # One backoff, one draw
+//!
+//! The client delay of rule 6 is the core's [`Backoff`] with full jitter
+//! ([`Settings::backoff`]), computed once: exact integer nanoseconds, the ceiling
+//! `min(base_delay · 2^retry_index, max_delay)` scaled by `sample_ppm / 1_000_000` and
+//! floored. These per-response functions take the MoonBit package's integer `sample_ppm`;
+//! everything else in the crate, [`Run`] included, takes a `roll: f64` from `[0, 1)`, and the
+//! one conversion between the two is [`sample_ppm`] (`⌊roll · 1_000_001⌋`, uniform over
+//! `0..=1_000_000`).
+//!
 //! # Units and clocks
 //!
-//! Spans are [`Duration`]s. [`Request::elapsed`] is read from a monotonic clock, measured from
+//! Spans are [`Duration`]s. [`Attempt::elapsed`] is read from a monotonic clock, measured from
 //! the start of the first attempt; `now_unix` is wall-clock time in Unix seconds, used only to
 //! turn an HTTP-date into a delay (clock skew between client and server shifts that delay;
-//! pass a trusted or corrected clock). [`Request::sample_ppm`] is a uniform random sample in
+//! pass a trusted or corrected clock). [`Attempt::sample_ppm`] is a uniform random sample in
 //! parts per million that the caller draws: 1_000_000 means no jitter, and an independent
 //! uniform draw on each retry gives "full jitter".
 //!
-//! # Differs from the seed
+//! # Differs from the MoonBit package
 //!
-//! - The seed counts milliseconds in an `Int64`; this returns [`Duration`]s of the same
+//! - The package counts milliseconds in an `Int64`; this returns [`Duration`]s of the same
 //!   length, and jitter floors to whole nanoseconds rather than whole milliseconds.
-//! - The seed's named arguments are the fields of [`Request`]; its `defaults()` is
+//! - The package's named arguments are the fields of [`Attempt`]; its `defaults()` is
 //!   [`Settings::default`] (also [`SETTINGS`]) and its `valid_settings` is
 //!   [`Settings::valid`].
-//! - The seed bounds a `Retry-After` value at 1024 UTF-16 code units; this bounds it at 1024
-//!   bytes. Only ASCII values can be valid, and there the two counts agree.
+//! - The package bounds a `Retry-After` value at 1024 UTF-16 code units; this bounds it at
+//!   1024 bytes. Only ASCII values can be valid, and there the two counts agree.
+//! - The package leaves the loop (attempt counting, the re-check after waking, transport
+//!   errors) to each HTTP adapter; [`Run`] is that loop, once.
 //!
 //! # Not covered
 //!
-//! Transport errors, redirects, credential refresh, replaying a streamed body, cancellation,
-//! distributed rate limiting and circuit breaking belong to the HTTP adapter (and to the
-//! other pieces of this crate).
+//! Redirects, credential refresh, replaying a streamed body, cancellation and distributed rate
+//! limiting belong to the HTTP adapter (and to the other pieces of this crate). Which errors
+//! left a request unsent is the client's to say ([`Fault`]).
 //!
 //! # Examples
 //!
 //! ```
 //! use core::time::Duration;
-//! use ironward::http_retry::{decide_response, Decision, Request, Settings, StopReason};
+//! use ironward::http_retry::{decide_response, Decision, Attempt, Settings, StopReason};
 //!
 //! let settings = Settings::default();
-//! let mut request = Request {
+//! let mut request = Attempt {
 //!     method: "GET",
 //!     status: 429,
 //!     retry_index: 0,
@@ -103,7 +125,8 @@
 //!     replay_safe: false,
 //!     sample_ppm: 0,
 //! };
-//! // The seed's rate-limited GET: zero jitter cannot shorten the server's five seconds.
+//! // The MoonBit package's rate-limited GET: zero jitter cannot shorten the server's five
+//! // seconds.
 //! let now = 1_700_000_000;
 //! assert_eq!(
 //!     decide_response(&settings, &request, &["5"], now),
@@ -127,21 +150,24 @@
 use core::fmt;
 use core::time::Duration;
 
+use crate::backoff::{PPM, full_jitter};
 use crate::float::duration;
+use crate::{Backoff, Jitter};
 
 mod date;
 mod retry_after;
+mod run;
 
+pub use crate::backoff::sample_ppm;
 pub use date::parse_http_date;
 pub use retry_after::retry_after_delay;
+pub use run::{Call, Fault, Reading, Retried, Run, Step, Stop, Timeout, vouches};
 
 /// The most retries [`Settings::valid`] accepts (the initial request not counted).
 const MAX_RETRIES: u32 = 1000;
 
-/// `sample_ppm` that leaves the client delay whole: one million parts per million.
-const PPM: u32 = 1_000_000;
-
-/// The seed's defaults: 3 retries, 200 ms base, 30 s cap, 120 s budget, 1 s reserve.
+/// The defaults of the MoonBit package `http_retry`: 3 retries, 200 ms base, 30 s cap, 120 s
+/// budget, 1 s reserve.
 ///
 /// The same value as [`Settings::default()`], usable in `const` contexts.
 ///
@@ -170,7 +196,7 @@ pub const SETTINGS: Settings = Settings {
 ///
 /// # Default
 ///
-/// The seed's contract, kept as is:
+/// The MoonBit package's contract, kept as is:
 ///
 /// | field | value |
 /// | --- | --- |
@@ -227,8 +253,8 @@ impl Settings {
     /// Whether the settings can be used: `max_retries ≤ 1000`, `base_delay ≤ max_delay` and
     /// `request_reserve < total_budget`.
     ///
-    /// The bound on retries is the seed's; the other two keep the backoff and the budget
-    /// meaningful (a reserve that fills the whole budget would make every retry stop).
+    /// The bound on retries is the MoonBit package's; the other two keep the backoff and the
+    /// budget meaningful (a reserve that fills the whole budget would make every retry stop).
     ///
     /// # Examples
     ///
@@ -241,26 +267,59 @@ impl Settings {
     /// let no_room = Settings { request_reserve: Duration::from_secs(120), ..Settings::default() };
     /// assert!(!no_room.valid());
     /// ```
+    #[must_use]
     pub fn valid(&self) -> bool {
         self.max_retries <= MAX_RETRIES
             && self.base_delay <= self.max_delay
             && self.request_reserve < self.total_budget
     }
+
+    /// The client delay as a [`Backoff`]: `base_delay` doubling to `max_delay`, full jitter,
+    /// `max_retries + 1` attempts.
+    ///
+    /// Rule 6's client delay before retry `retry_index` is exactly
+    /// `self.backoff().delay(retry_index + 1, roll, None)` when the attempt's `sample_ppm` is
+    /// [`sample_ppm`]`(roll)`: one computation, in exact integer nanoseconds, so a caller that
+    /// plans with [`Backoff::schedule`] sees the waits this module decides.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Jitter;
+    /// use ironward::http_retry::Settings;
+    ///
+    /// let backoff = Settings::default().backoff();
+    /// assert_eq!(backoff.jitter, Jitter::Full);
+    /// assert_eq!(backoff.attempts, 4);
+    /// assert_eq!(backoff.ceiling(3), Duration::from_millis(800));
+    /// assert_eq!(backoff.delay(3, 0.5, None), Duration::from_millis(400));
+    /// ```
+    #[must_use]
+    pub fn backoff(&self) -> Backoff {
+        Backoff {
+            base: self.base_delay,
+            factor: 2.0,
+            cap: self.max_delay,
+            attempts: self.max_retries.saturating_add(1),
+            jitter: Jitter::Full,
+        }
+    }
 }
 
 /// What the caller knows about the failed attempt and the retry it is considering.
 ///
-/// Each field is one of the seed's named arguments. Build it with a struct literal; every
-/// field is public.
+/// Each field is one of the MoonBit package's named arguments. Build it with a struct
+/// literal; every field is public.
 ///
 /// # Examples
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::http_retry::{decide, Decision, Request, Settings};
+/// use ironward::http_retry::{decide, Decision, Attempt, Settings};
 ///
 /// // A POST that the server deduplicates with an idempotency key, answered 503.
-/// let request = Request {
+/// let request = Attempt {
 ///     method: "POST",
 ///     status: 503,
 ///     retry_index: 0,
@@ -275,7 +334,7 @@ impl Settings {
 /// );
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Request<'a> {
+pub struct Attempt<'a> {
     /// The request method, case-sensitive as RFC 9110 §9.1 has it (`"GET"`, not `"get"`);
     /// must be a non-empty token.
     pub method: &'a str,
@@ -392,10 +451,10 @@ impl core::error::Error for StopReason {}
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::http_retry::{decide, Decision, Request, Settings, StopReason};
+/// use ironward::http_retry::{decide, Decision, Attempt, Settings, StopReason};
 ///
 /// let settings = Settings::default();
-/// let request = Request {
+/// let request = Attempt {
 ///     method: "GET",
 ///     status: 503,
 ///     retry_index: 2,
@@ -418,10 +477,11 @@ impl core::error::Error for StopReason {}
 /// ```
 pub fn decide(
     settings: &Settings,
-    request: &Request<'_>,
+    request: &Attempt<'_>,
     server_delay: Option<Duration>,
 ) -> Decision {
-    decision(baseline(settings, request, true).and_then(|plan| plan.wait(settings, server_delay)))
+    let facts = Facts::of(request);
+    decision(baseline(settings, &facts, true).and_then(|plan| plan.wait(settings, server_delay)))
 }
 
 /// Decides whether to retry a failed response, given its raw `Retry-After` field values.
@@ -435,10 +495,10 @@ pub fn decide(
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::http_retry::{decide_response, Decision, Request, Settings, StopReason};
+/// use ironward::http_retry::{decide_response, Decision, Attempt, Settings, StopReason};
 ///
 /// let settings = Settings::default();
-/// let request = Request {
+/// let request = Attempt {
 ///     method: "GET",
 ///     status: 503,
 ///     retry_index: 0,
@@ -463,14 +523,13 @@ pub fn decide(
 /// ```
 pub fn decide_response(
     settings: &Settings,
-    request: &Request<'_>,
+    request: &Attempt<'_>,
     retry_after: &[&str],
     now_unix: i64,
 ) -> Decision {
-    decision(
-        baseline(settings, request, date::in_range(now_unix))
-            .and_then(|plan| plan.wait(settings, server_delay(retry_after, now_unix)?)),
-    )
+    let facts = Facts::of(request);
+    let fields = retry_after.iter().map(|value| value.as_bytes());
+    decision(respond(settings, &facts, fields, now_unix))
 }
 
 /// The exponential backoff ceiling before retry `retry_index`: `min(base_delay ·
@@ -494,7 +553,9 @@ pub fn decide_response(
 /// assert_eq!(backoff_ceiling(&invalid, 0), None);
 /// ```
 pub fn backoff_ceiling(settings: &Settings, retry_index: u32) -> Option<Duration> {
-    settings.valid().then(|| ceiling(settings, retry_index))
+    settings
+        .valid()
+        .then(|| duration(ceiling(settings, retry_index)))
 }
 
 /// Scales a delay by a caller-drawn sample: `floor(ceiling · sample_ppm / 1_000_000)`.
@@ -517,7 +578,7 @@ pub fn backoff_ceiling(settings: &Settings, retry_index: u32) -> Option<Duration
 /// assert_eq!(jitter_delay(ceiling, 1_000_001), None);
 /// ```
 pub fn jitter_delay(ceiling: Duration, sample_ppm: u32) -> Option<Duration> {
-    (sample_ppm <= PPM).then(|| jitter(ceiling, sample_ppm))
+    (sample_ppm <= PPM).then(|| duration(full_jitter(ceiling.as_nanos(), sample_ppm)))
 }
 
 /// Whether a method is idempotent: `GET`, `HEAD`, `PUT`, `DELETE`, `OPTIONS` or `TRACE`.
@@ -525,7 +586,7 @@ pub fn jitter_delay(ceiling: Duration, sample_ppm: u32) -> Option<Duration> {
 /// RFC 9110 §9.2.2 defines these as the methods whose intended effect is the same however
 /// many times an identical request is sent, which is what makes them safe to repeat after a
 /// failure. Method names are case-sensitive (RFC 9110 §9.1), so `"get"` is not one. Whether
-/// the body can be sent again is a separate question ([`Request::body_replayable`]).
+/// the body can be sent again is a separate question ([`Attempt::body_replayable`]).
 ///
 /// # Examples
 ///
@@ -545,7 +606,7 @@ pub fn idempotent_method(method: &str) -> bool {
 
 /// Whether a status is worth retrying: 408, 429, 500, 502, 503 or 504.
 ///
-/// The seed's conservative defaults, statuses that usually mean a transient condition:
+/// The MoonBit package's conservative defaults, statuses that usually mean a transient condition:
 /// Request Timeout, Too Many Requests, Internal Server Error, Bad Gateway, Service
 /// Unavailable, Gateway Timeout (RFC 9110 §15, RFC 6585 §4). A retryable status does not by
 /// itself make repeating the request safe; that is [`idempotent_method`]'s question.
@@ -563,6 +624,57 @@ pub fn retryable_status(status: u16) -> bool {
     matches!(status, 408 | 429 | 500 | 502 | 503 | 504)
 }
 
+/// What the rules read about an attempt: [`Attempt`]'s fields with the method already
+/// classified, so that a [`Run`], which outlives the request's borrow, decides by the same
+/// rules as [`decide`].
+#[derive(Debug, Clone, Copy)]
+struct Facts {
+    method: Method,
+    status: u16,
+    retry_index: u32,
+    elapsed: Duration,
+    body_replayable: bool,
+    replay_safe: bool,
+    sample_ppm: u32,
+}
+
+/// What rule 2 and rule 4 need to know of a method.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Method {
+    /// Not an RFC 9110 token: invalid input.
+    Invalid,
+    /// One of [`idempotent_method`]'s.
+    Idempotent,
+    /// A valid method that is not idempotent: retried only when replay-safe.
+    Unsafe,
+}
+
+impl Method {
+    fn of(method: &str) -> Self {
+        if idempotent_method(method) {
+            Self::Idempotent
+        } else if is_token(method) {
+            Self::Unsafe
+        } else {
+            Self::Invalid
+        }
+    }
+}
+
+impl Facts {
+    fn of(attempt: &Attempt<'_>) -> Self {
+        Self {
+            method: Method::of(attempt.method),
+            status: attempt.status,
+            retry_index: attempt.retry_index,
+            elapsed: attempt.elapsed,
+            body_replayable: attempt.body_replayable,
+            replay_safe: attempt.replay_safe,
+            sample_ppm: attempt.sample_ppm,
+        }
+    }
+}
+
 /// What rules 1 to 6 leave for the last rules: the client delay and the time remaining.
 struct Baseline {
     client: Duration,
@@ -571,48 +683,66 @@ struct Baseline {
 
 /// Rules 1 to 6 of the rule order; `now_valid` carries `decide_response`'s clock check into
 /// rule 2.
-fn baseline(
-    settings: &Settings,
-    request: &Request<'_>,
-    now_valid: bool,
-) -> Result<Baseline, StopReason> {
+fn baseline(settings: &Settings, facts: &Facts, now_valid: bool) -> Result<Baseline, StopReason> {
     if !settings.valid() {
         return Err(StopReason::InvalidSettings);
     }
-    if request.sample_ppm > PPM
-        || !(100..=599).contains(&request.status)
-        || !is_token(request.method)
+    if facts.sample_ppm > PPM
+        || !(100..=599).contains(&facts.status)
+        || facts.method == Method::Invalid
         || !now_valid
     {
         return Err(StopReason::InvalidInput);
     }
-    if !retryable_status(request.status) {
+    if !retryable_status(facts.status) {
         return Err(StopReason::NotRetryable);
     }
-    if !request.body_replayable || !(idempotent_method(request.method) || request.replay_safe) {
+    if !facts.body_replayable || !(facts.method == Method::Idempotent || facts.replay_safe) {
         return Err(StopReason::NotReplayable);
     }
-    if request.retry_index >= settings.max_retries {
+    if facts.retry_index >= settings.max_retries {
         return Err(StopReason::AttemptsExhausted);
     }
-    let client = jitter(ceiling(settings, request.retry_index), request.sample_ppm);
-    let remaining = settings.total_budget.saturating_sub(request.elapsed);
+    let client = duration(full_jitter(
+        ceiling(settings, facts.retry_index),
+        facts.sample_ppm,
+    ));
+    let remaining = settings.total_budget.saturating_sub(facts.elapsed);
     if !fits(client, settings, remaining) {
         return Err(StopReason::BudgetExhausted);
     }
     Ok(Baseline { client, remaining })
 }
 
+/// Rules 1 to 10 for a response whose raw `Retry-After` field values are `fields`: what
+/// [`decide_response`] and [`Run::response`] answer.
+fn respond<'v>(
+    settings: &Settings,
+    facts: &Facts,
+    fields: impl IntoIterator<Item = &'v [u8]>,
+    now_unix: i64,
+) -> Result<Duration, StopReason> {
+    baseline(settings, facts, date::in_range(now_unix))
+        .and_then(|plan| plan.wait(settings, server_delay(fields, now_unix)?))
+}
+
 /// Rule 7 for raw field values: none is no minimum, and exactly one must read as a delay.
 /// `Retry-After` is not a list (RFC 9110 §10.2.3), so a second field, even an identical one,
-/// leaves the server's intent unclear.
-fn server_delay(retry_after: &[&str], now_unix: i64) -> Result<Option<Duration>, StopReason> {
-    match retry_after {
-        [] => Ok(None),
-        [value] => retry_after_delay(value, now_unix)
+/// leaves the server's intent unclear; a third is never read. A value that is not UTF-8
+/// (RFC 9110 §5.5 allows obs-text bytes) cannot be a delay, so it is malformed like any other.
+fn server_delay<'v>(
+    fields: impl IntoIterator<Item = &'v [u8]>,
+    now_unix: i64,
+) -> Result<Option<Duration>, StopReason> {
+    let mut fields = fields.into_iter();
+    match (fields.next(), fields.next()) {
+        (None, _) => Ok(None),
+        (Some(value), None) => core::str::from_utf8(value)
+            .ok()
+            .and_then(|value| retry_after_delay(value, now_unix))
             .map(Some)
             .ok_or(StopReason::InvalidRetryAfter),
-        _ => Err(StopReason::InvalidRetryAfter),
+        (Some(_), Some(_)) => Err(StopReason::InvalidRetryAfter),
     }
 }
 
@@ -638,30 +768,12 @@ fn fits(wait: Duration, settings: &Settings, remaining: Duration) -> bool {
     wait.saturating_add(settings.request_reserve) < remaining
 }
 
-/// `min(base_delay · 2^retry_index, max_delay)` for valid settings, in exact nanoseconds.
-fn ceiling(settings: &Settings, retry_index: u32) -> Duration {
-    let (base, cap) = (
-        settings.base_delay.as_nanos(),
-        settings.max_delay.as_nanos(),
-    );
-    if base == 0 {
-        return Duration::ZERO;
-    }
-    // 2^retry_index does not fit a u128 from 128 on; by then any base of at least 1 ns is far
-    // past Duration::MAX, so a failed shift or product is the cap.
-    match 1u128
-        .checked_shl(retry_index)
-        .and_then(|factor| base.checked_mul(factor))
-    {
-        Some(grown) if grown < cap => duration(grown),
-        _ => settings.max_delay,
-    }
-}
-
-/// `floor(ceiling · sample_ppm / 1_000_000)` for `sample_ppm ≤ 1_000_000`. `Duration::MAX`
-/// is under 2^95 ns and the sample under 2^20, so the product fits a u128.
-fn jitter(ceiling: Duration, sample_ppm: u32) -> Duration {
-    duration(ceiling.as_nanos() * u128::from(sample_ppm) / u128::from(PPM))
+/// `min(base_delay · 2^retry_index, max_delay)` in exact nanoseconds: the ceiling of
+/// [`Settings::backoff`] before its retry `retry_index + 1`.
+fn ceiling(settings: &Settings, retry_index: u32) -> u128 {
+    settings
+        .backoff()
+        .ceiling_nanos(retry_index.saturating_add(1))
 }
 
 /// Whether `method` is an RFC 9110 token (§5.6.2): one or more `tchar`s.
@@ -680,6 +792,16 @@ fn decision(verdict: Result<Duration, StopReason>) -> Decision {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The ceiling as a `Duration`.
+    fn ceiling(settings: &Settings, retry_index: u32) -> Duration {
+        duration(super::ceiling(settings, retry_index))
+    }
+
+    /// Rule 6's jitter as a `Duration`.
+    fn jitter(ceiling: Duration, sample_ppm: u32) -> Duration {
+        duration(full_jitter(ceiling.as_nanos(), sample_ppm))
+    }
 
     fn settings(base: Duration, cap: Duration) -> Settings {
         Settings {

@@ -8,7 +8,7 @@ use super::date::{self, parse_http_date};
 const MAX_LEN: usize = 1024;
 
 /// The largest delta-seconds accepted: the most whole seconds whose milliseconds still fit an
-/// `i64` (`i64::MAX / 1000`), the seed's bound, kept so both agree on every input.
+/// `i64` (`i64::MAX / 1000`), the MoonBit package's bound, kept so both agree on every input.
 const MAX_SECONDS: u64 = 9_223_372_036_854_775;
 
 /// Reads one raw `Retry-After` field value as the delay the server asks for.
@@ -29,7 +29,8 @@ const MAX_SECONDS: u64 = 9_223_372_036_854_775;
 /// Returns `None` for anything else, including a value longer than 1024 bytes (counted before
 /// trimming), an empty value, a comma-combined list of values, and the obsolete date forms.
 ///
-/// Differs: the seed bounds the value at 1024 UTF-16 code units, this at 1024 bytes. The two
+/// Differs: the MoonBit package bounds the value at 1024 UTF-16 code units, this at 1024
+/// bytes. The two
 /// counts agree on ASCII, and a value holding anything else is rejected either way, so no
 /// input is read differently.
 ///

@@ -1,22 +1,22 @@
-//! Rules 1 to 5 of `SPEC.md` § "HTTP retry decisions" as tables: the seed's scenarios, then
+//! Rules 1 to 5 of the rule order of `ironward::http_retry` as tables: the MoonBit package's scenarios, then
 //! settings, malformed input, status, replay safety and the retry count, each on both sides
 //! of its bounds.
 
 use std::time::Duration;
 
 use ironward::http_retry::{
-    Request, SETTINGS, Settings, StopReason::*, idempotent_method, retryable_status,
+    Attempt, SETTINGS, Settings, StopReason::*, idempotent_method, retryable_status,
 };
 
 use crate::table::{EARLIEST, LATEST, Row, check, stop, wait};
 use crate::{get, ms, ns, secs};
 
 #[test]
-fn the_seeds_three_scenarios_decide_as_its_readme_says() {
+fn the_moonbit_packages_three_scenarios_decide_as_its_readme_says() {
     check(&[
         (
             "rate-limited GET: zero jitter cannot shorten the server's minimum",
-            Row::of(Request {
+            Row::of(Attempt {
                 status: 429,
                 elapsed: ms(100),
                 sample_ppm: 0,
@@ -27,7 +27,7 @@ fn the_seeds_three_scenarios_decide_as_its_readme_says() {
         ),
         (
             "deduplicated POST: the base delay",
-            Row::of(Request {
+            Row::of(Attempt {
                 method: "POST",
                 replay_safe: true,
                 ..get()
@@ -36,7 +36,7 @@ fn the_seeds_three_scenarios_decide_as_its_readme_says() {
         ),
         (
             "deadline exhausted: 20 s left cannot hold Retry-After 20 plus the 1 s reserve",
-            Row::of(Request {
+            Row::of(Attempt {
                 elapsed: secs(100),
                 ..get()
             })
@@ -48,13 +48,13 @@ fn the_seeds_three_scenarios_decide_as_its_readme_says() {
 
 #[test]
 fn settings_are_checked_first_at_each_bound() {
-    // SPEC: max_retries ≤ 1000, base_delay ≤ max_delay, request_reserve < total_budget.
+    // The rule order: max_retries ≤ 1000, base_delay ≤ max_delay, request_reserve < total_budget.
     let with = |settings: Settings| Row::of(get()).settings(settings);
     check(&[
         ("the defaults", with(Settings::default()), wait(ms(200))),
         (
             "1000 retries",
-            Row::of(Request {
+            Row::of(Attempt {
                 retry_index: 999,
                 ..get()
             })
@@ -106,7 +106,7 @@ fn settings_are_checked_first_at_each_bound() {
         ),
         (
             "reserve 1 ns under the budget, zero client delay: fits",
-            Row::of(Request {
+            Row::of(Attempt {
                 elapsed: Duration::ZERO,
                 ..get()
             })
@@ -119,7 +119,7 @@ fn settings_are_checked_first_at_each_bound() {
         ),
         (
             "reserve 1 ns under the budget, 200 ms client delay: valid but over budget",
-            Row::of(Request {
+            Row::of(Attempt {
                 elapsed: Duration::ZERO,
                 ..get()
             })
@@ -185,12 +185,12 @@ fn settings_are_checked_first_at_each_bound() {
 
 #[test]
 fn malformed_input_stops_before_any_rule_about_retrying() {
-    // SPEC rule 2; a method must be an RFC 9110 §5.6.2 token.
+    // Rule 2; a method must be an RFC 9110 §5.6.2 token.
     let input = stop(InvalidInput);
-    let method = |method| Row::of(Request { method, ..get() });
-    let status = |status| Row::of(Request { status, ..get() });
+    let method = |method| Row::of(Attempt { method, ..get() });
+    let status = |status| Row::of(Attempt { status, ..get() });
     let ppm = |sample_ppm| {
-        Row::of(Request {
+        Row::of(Attempt {
             sample_ppm,
             ..get()
         })
@@ -216,7 +216,7 @@ fn malformed_input_stops_before_any_rule_about_retrying() {
         ("a token in lower case", method("get"), stop(NotReplayable)),
         (
             "every tchar punctuation mark",
-            Row::of(Request {
+            Row::of(Attempt {
                 method: "!#$%&'*+-.^_`|~",
                 replay_safe: true,
                 ..get()
@@ -250,7 +250,7 @@ fn malformed_input_stops_before_any_rule_about_retrying() {
 
 #[test]
 fn only_transient_statuses_are_retried() {
-    // The seed's defaults: 408, 429, 500, 502, 503, 504.
+    // The MoonBit package's defaults: 408, 429, 500, 502, 503, 504.
     for status in 100..=599 {
         let expected = if [408, 429, 500, 502, 503, 504].contains(&status) {
             wait(ms(200))
@@ -258,7 +258,7 @@ fn only_transient_statuses_are_retried() {
             stop(NotRetryable)
         };
         assert_eq!(
-            Row::of(Request { status, ..get() }).decide(),
+            Row::of(Attempt { status, ..get() }).decide(),
             expected,
             "{status}"
         );
@@ -270,7 +270,7 @@ fn only_transient_statuses_are_retried() {
 #[test]
 fn only_replayable_requests_are_retried() {
     // RFC 9110 §9.2.2 idempotent methods; other methods need replay_safe; all need the body.
-    let method = |method| Row::of(Request { method, ..get() });
+    let method = |method| Row::of(Attempt { method, ..get() });
     let mut table = Vec::new();
     for idempotent in ["GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"] {
         table.push((idempotent, method(idempotent), wait(ms(200))));
@@ -285,7 +285,7 @@ fn only_replayable_requests_are_retried() {
     table.extend([
         (
             "POST the server deduplicates",
-            Row::of(Request {
+            Row::of(Attempt {
                 method: "POST",
                 replay_safe: true,
                 ..get()
@@ -294,7 +294,7 @@ fn only_replayable_requests_are_retried() {
         ),
         (
             "GET whose body cannot be replayed",
-            Row::of(Request {
+            Row::of(Attempt {
                 body_replayable: false,
                 ..get()
             }),
@@ -302,7 +302,7 @@ fn only_replayable_requests_are_retried() {
         ),
         (
             "GET whose body cannot be replayed, even if marked replay-safe",
-            Row::of(Request {
+            Row::of(Attempt {
                 body_replayable: false,
                 replay_safe: true,
                 ..get()
@@ -311,7 +311,7 @@ fn only_replayable_requests_are_retried() {
         ),
         (
             "deduplicated POST whose body cannot be replayed",
-            Row::of(Request {
+            Row::of(Attempt {
                 method: "POST",
                 replay_safe: true,
                 body_replayable: false,
@@ -321,7 +321,7 @@ fn only_replayable_requests_are_retried() {
         ),
         (
             "GET marked replay-safe",
-            Row::of(Request {
+            Row::of(Attempt {
                 replay_safe: true,
                 ..get()
             }),
@@ -334,7 +334,7 @@ fn only_replayable_requests_are_retried() {
 #[test]
 fn retries_stop_at_max_retries() {
     let retry = |retry_index| {
-        Row::of(Request {
+        Row::of(Attempt {
             retry_index,
             ..get()
         })

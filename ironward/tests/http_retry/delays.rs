@@ -1,11 +1,11 @@
-//! Rules 6 to 10 of `SPEC.md` § "HTTP retry decisions" as tables: the baseline budget,
+//! Rules 6 to 10 of the rule order of `ironward::http_retry` as tables: the baseline budget,
 //! `Retry-After`, the cap, the final budget and jitter, each on both sides of its bounds, and
 //! saturation at the largest retry indexes and durations.
 
 use std::time::Duration;
 
 use ironward::http_retry::{
-    Request, SETTINGS, Settings, StopReason::*, backoff_ceiling, jitter_delay,
+    Attempt, SETTINGS, Settings, StopReason::*, backoff_ceiling, jitter_delay,
 };
 
 use crate::table::{HUGE, Row, check, stop, wait};
@@ -14,9 +14,9 @@ use crate::{get, ms, ns, secs};
 #[test]
 fn the_baseline_budget_check_is_strict() {
     // 200 ms client delay + 1 s reserve must be less than 120 s − elapsed.
-    let elapsed = |elapsed| Row::of(Request { elapsed, ..get() });
+    let elapsed = |elapsed| Row::of(Attempt { elapsed, ..get() });
     let unjittered = |elapsed| {
-        Row::of(Request {
+        Row::of(Attempt {
             elapsed,
             sample_ppm: 0,
             ..get()
@@ -64,7 +64,7 @@ fn the_baseline_budget_check_is_strict() {
 
 #[test]
 fn retry_after_must_be_a_single_valid_value() {
-    // The seed: no field means no minimum; duplicates or unsupported syntax stop the retry.
+    // The MoonBit package `http_retry`: no field means no minimum; duplicates or unsupported syntax stop the retry.
     let header = |values| Row::of(get()).header(values);
     let invalid = stop(InvalidRetryAfter);
     check(&[
@@ -124,7 +124,7 @@ fn retry_after_must_be_a_single_valid_value() {
 
 #[test]
 fn a_server_delay_past_the_cap_stops_and_is_never_clipped() {
-    // The seed: a server minimum above the cap stops the retry; never clipped or jittered.
+    // The MoonBit package `http_retry`: a server minimum above the cap stops the retry; never clipped or jittered.
     let parsed = |delay| Row::of(get()).parsed(delay);
     check(&[
         ("equal to the cap", parsed(secs(30)), wait(secs(30))),
@@ -171,7 +171,7 @@ fn a_server_delay_past_the_cap_stops_and_is_never_clipped() {
         ),
         (
             "zero jitter does not shorten it",
-            Row::of(Request {
+            Row::of(Attempt {
                 sample_ppm: 0,
                 ..get()
             })
@@ -180,7 +180,7 @@ fn a_server_delay_past_the_cap_stops_and_is_never_clipped() {
         ),
         (
             "a tiny sample does not shorten it",
-            Row::of(Request {
+            Row::of(Attempt {
                 sample_ppm: 1,
                 ..get()
             })
@@ -193,7 +193,7 @@ fn a_server_delay_past_the_cap_stops_and_is_never_clipped() {
 #[test]
 fn the_final_wait_must_fit_the_budget_strictly() {
     // A 20 s server delay and the 1 s reserve need more than 21 s left of 120 s.
-    let at = |elapsed| Row::of(Request { elapsed, ..get() });
+    let at = |elapsed| Row::of(Attempt { elapsed, ..get() });
     check(&[
         (
             "1 ns more than needed left",
@@ -217,7 +217,7 @@ fn the_final_wait_must_fit_the_budget_strictly() {
         ),
         (
             "the larger client delay is what must fit",
-            Row::of(Request {
+            Row::of(Attempt {
                 retry_index: 2,
                 ..get()
             })
@@ -229,9 +229,9 @@ fn the_final_wait_must_fit_the_budget_strictly() {
 
 #[test]
 fn sample_ppm_scales_only_the_client_delay_floored_to_the_nanosecond() {
-    // SPEC: floor(min(base·2^i, max_delay) · sample_ppm / 1_000_000) in whole nanoseconds.
+    // The rule order: floor(min(base·2^i, max_delay) · sample_ppm / 1_000_000) in whole nanoseconds.
     let sample = |retry_index, sample_ppm| {
-        Row::of(Request {
+        Row::of(Attempt {
             retry_index,
             sample_ppm,
             ..get()
@@ -278,7 +278,7 @@ fn backoff_and_budgets_saturate_at_the_largest_values() {
     let max = Duration::MAX.as_nanos();
     assert_eq!(nanos(max), Duration::MAX);
     let huge = |retry_index, sample_ppm| {
-        Row::of(Request {
+        Row::of(Attempt {
             retry_index,
             sample_ppm,
             elapsed: Duration::ZERO,
@@ -349,7 +349,7 @@ fn backoff_and_budgets_saturate_at_the_largest_values() {
         ),
         (
             "Duration::MAX elapsed",
-            Row::of(Request {
+            Row::of(Attempt {
                 elapsed: Duration::MAX,
                 ..get()
             }),

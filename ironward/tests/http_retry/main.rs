@@ -1,5 +1,5 @@
-//! `ironward::http_retry` through its public API, after the seed `http_retry.txt`, RFC 9110
-//! and `SPEC.md` § "HTTP retry decisions".
+//! `ironward::http_retry` through its public API, after the MoonBit package `http_retry`, RFC 9110
+//! and the rule order of `ironward::http_retry`.
 //!
 //! - `dates`: IMF-fixdate vectors from an independent oracle (`tests/data/http_dates.py`,
 //!   Python's `datetime` and `calendar.timegm`), each with altered copies that must fail.
@@ -20,15 +20,15 @@ mod table;
 
 use std::time::Duration;
 
-use ironward::http_retry::Request;
+use ironward::http_retry::Attempt;
 
 /// A Unix time inside the accepted range: 2023-11-14T22:13:20Z.
 const NOW: i64 = 1_700_000_000;
 
 /// The first retry of a GET answered 503, one second in, with no jitter: a request every
 /// rule lets through, for a test to change one field of.
-fn get() -> Request<'static> {
-    Request {
+fn get() -> Attempt<'static> {
+    Attempt {
         method: "GET",
         status: 503,
         retry_index: 0,

@@ -8,8 +8,9 @@ use std::time::Duration;
 use proptest::prelude::*;
 
 use ironward::http_retry::{
-    Decision, Request, Settings, StopReason, backoff_ceiling, decide, decide_response,
-    idempotent_method, jitter_delay, parse_http_date, retry_after_delay, retryable_status,
+    Attempt, Call, Decision, Fault, Reading, Run, Settings, Step, StopReason, backoff_ceiling,
+    decide, decide_response, idempotent_method, jitter_delay, parse_http_date, retry_after_delay,
+    retryable_status, sample_ppm,
 };
 
 const EARLIEST: i64 = -11_644_473_600;
@@ -24,7 +25,7 @@ fn from_nanos(n: u128) -> Duration {
     Duration::new((n / 1_000_000_000) as u64, (n % 1_000_000_000) as u32)
 }
 
-/// Durations from zero to `Duration::MAX`, favouring the edges and the seed's scale.
+/// Durations from zero to `Duration::MAX`, favouring the edges and the MoonBit package's scale.
 fn duration() -> impl Strategy<Value = Duration> {
     prop_oneof![
         Just(Duration::ZERO),
@@ -77,7 +78,7 @@ fn method() -> impl Strategy<Value = String> {
     ]
 }
 
-/// The fields of a `Request`, with the method owned so that the strategy can hold it.
+/// The fields of a `Attempt`, with the method owned so that the strategy can hold it.
 type Fields = (String, u16, u32, Duration, bool, bool, u32);
 
 fn fields() -> impl Strategy<Value = Fields> {
@@ -103,9 +104,9 @@ fn fields() -> impl Strategy<Value = Fields> {
     )
 }
 
-fn request(fields: &Fields) -> Request<'_> {
+fn request(fields: &Fields) -> Attempt<'_> {
     let (method, status, retry_index, elapsed, body_replayable, replay_safe, sample_ppm) = fields;
-    Request {
+    Attempt {
         method,
         status: *status,
         retry_index: *retry_index,
@@ -185,9 +186,9 @@ fn header_value() -> impl Strategy<Value = String> {
     ]
 }
 
-/// The rule order of SPEC.md, naively: every quantity in `u128` nanoseconds, where nothing
+/// The module's rule order, naively: every quantity in `u128` nanoseconds, where nothing
 /// can overflow, the backoff by doubling step by step.
-fn model(settings: &Settings, request: &Request<'_>, server: Option<Duration>) -> Decision {
+fn model(settings: &Settings, request: &Attempt<'_>, server: Option<Duration>) -> Decision {
     use StopReason::*;
     let stop = Decision::Stop;
     let (base, cap) = (nanos(settings.base_delay), nanos(settings.max_delay));
@@ -373,6 +374,111 @@ proptest! {
         let expected = (seconds <= LARGEST_DELTA && (EARLIEST..=LATEST).contains(&now))
             .then(|| Duration::from_secs(seconds));
         prop_assert_eq!(retry_after_delay(&value, now), expected);
+    }
+
+    // One backoff model: the client delay of rule 6 is `Settings::backoff()`'s full jitter,
+    // to the nanosecond, for every setting, retry and draw.
+    #[test]
+    fn the_client_delay_is_the_cores_full_jitter_backoff(
+        settings in settings(),
+        retry_index in prop_oneof![0u32..=10, 90u32..=130, any::<u32>()],
+        roll in prop_oneof![0.0f64..1.0, any::<f64>(), Just(1.0), Just(f64::NAN)],
+    ) {
+        prop_assume!(settings.valid());
+        let ppm = sample_ppm(roll);
+        let client = backoff_ceiling(&settings, retry_index)
+            .and_then(|ceiling| jitter_delay(ceiling, ppm));
+        let backoff = settings.backoff();
+        let retry = retry_index.saturating_add(1);
+        prop_assert_eq!(backoff_ceiling(&settings, retry_index), Some(backoff.ceiling(retry)));
+        prop_assert_eq!(client, Some(backoff.delay(retry, roll, None)));
+        // And it is what `decide` waits when the budget has room and the server names none.
+        let roomy = Settings { total_budget: Duration::MAX, request_reserve: Duration::ZERO, ..settings };
+        let attempt = Attempt {
+            method: "GET",
+            status: 503,
+            retry_index: retry_index.min(roomy.max_retries.saturating_sub(1)),
+            elapsed: Duration::ZERO,
+            body_replayable: true,
+            replay_safe: false,
+            sample_ppm: ppm,
+        };
+        if roomy.max_retries > 0 {
+            let expected = backoff.delay(attempt.retry_index + 1, roll, None);
+            if expected < Duration::MAX {
+                prop_assert_eq!(decide(&roomy, &attempt, None), Decision::Wait(expected));
+            }
+        }
+    }
+
+    // A retry loop over `Run` decides each failed response exactly as `decide_response` does
+    // with the index, the elapsed time and the sample the loop would compute by hand.
+    #[test]
+    fn a_run_decides_each_failure_as_decide_response(
+        settings in settings(),
+        (method, body_replayable, replay_safe) in (method(), any::<bool>(), any::<bool>()),
+        failures in proptest::collection::vec(
+            (
+                prop_oneof![Just(503u16), Just(429), Just(200), Just(404), any::<u16>()],
+                prop_oneof![Just(None), Just(Some("1")), Just(Some("soon"))],
+                0u64..5_000,
+                0.0f64..1.0,
+                prop_oneof![Just(None), Just(Some(Fault::Sent)), Just(Some(Fault::Unsent)), Just(Some(Fault::Final))],
+            ),
+            1..8,
+        ),
+    ) {
+        let unix = Duration::from_secs(1_700_000_000);
+        let call = Call { method: &method, body_replayable, replay_safe };
+        let mut run = Run::new(settings, &call, Duration::ZERO);
+        let mut now = Duration::ZERO;
+        for (index, (status, retry_after, gap, roll, fault)) in failures.into_iter().enumerate() {
+            if run.attempt(now, None).is_err() {
+                prop_assert!(index > 0);
+                break;
+            }
+            now += Duration::from_millis(gap);
+            let reading = Reading { now, unix, roll };
+            let attempt = Attempt {
+                method: &method,
+                status: if fault.is_some() { 503 } else { status },
+                retry_index: index as u32,
+                elapsed: now,
+                body_replayable,
+                replay_safe: replay_safe || fault == Some(Fault::Unsent),
+                sample_ppm: sample_ppm(roll),
+            };
+            let (step, expected) = match fault {
+                Some(Fault::Final) => (
+                    run.error(Fault::Final, reading, None),
+                    Decision::Stop(StopReason::NotRetryable),
+                ),
+                Some(fault) => (run.error(fault, reading, None), decide(&settings, &attempt, None)),
+                None if status < 400 => {
+                    prop_assert_eq!(run.response(status, [], reading, None), Step::Done);
+                    break;
+                }
+                None => {
+                    let values: Vec<&str> = retry_after.into_iter().collect();
+                    let fields = values.iter().map(|v| v.as_bytes());
+                    (
+                        run.response(status, fields, reading, None),
+                        decide_response(&settings, &attempt, &values, 1_700_000_000),
+                    )
+                }
+            };
+            match expected {
+                Decision::Wait(wait) => {
+                    prop_assert_eq!(step, Step::Wait(wait));
+                    now = now.saturating_add(wait);
+                }
+                Decision::Stop(reason) => {
+                    prop_assert_eq!(step, Step::Stop(reason.into()));
+                    prop_assert_eq!(run.retried().stop, Some(reason.into()));
+                    break;
+                }
+            }
+        }
     }
 }
 

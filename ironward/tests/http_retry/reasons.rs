@@ -7,7 +7,7 @@ use std::hash::Hash;
 use std::time::Duration;
 
 use ironward::http_retry::{
-    Decision, Request, SETTINGS, Settings, StopReason, StopReason::*, decide, decide_response,
+    Attempt, Decision, SETTINGS, Settings, StopReason, StopReason::*, decide, decide_response,
 };
 
 use crate::table::{LATEST, Row, stop, wait};
@@ -44,7 +44,7 @@ const FAULTS: [(Fault, StopReason); 9] = [
 #[derive(Debug, Clone)]
 struct Faulty {
     settings: Settings,
-    request: Request<'static>,
+    request: Attempt<'static>,
     header: Vec<&'static str>,
     server: Option<Duration>,
     late: bool,
@@ -119,8 +119,8 @@ fn each_fault_alone_stops_for_its_own_reason() {
 
 #[test]
 fn every_earlier_reason_takes_precedence_over_every_later_one() {
-    // The seed: "Earlier invalid input, status, replay, attempt or baseline budget failures
-    // take precedence"; SPEC: the first rule that applies answers.
+    // The MoonBit package `http_retry`: "Earlier invalid input, status, replay, attempt or baseline budget failures
+    // take precedence"; The rule order: the first rule that applies answers.
     let mut pairs = 0;
     for (i, (first, reason)) in FAULTS.iter().enumerate() {
         for (later, _) in &FAULTS[i + 1..] {
@@ -146,7 +146,7 @@ fn every_earlier_reason_takes_precedence_over_every_later_one() {
 
 #[test]
 fn a_clock_outside_1601_to_9999_is_invalid_input_before_later_reasons() {
-    // SPEC rule 2 (decide_response only): checked even when there is no date to read.
+    // Rule 2 (decide_response only): checked even when there is no date to read.
     for (fault, reason) in FAULTS {
         let faulty = Faulty::new(&[fault]);
         let expected = if fault == Fault::Settings {
@@ -193,7 +193,7 @@ fn stop_reasons_display_in_lower_case_without_a_full_stop() {
 fn the_public_types_are_plain_copyable_values() {
     fn plain<T: Debug + Clone + Copy + PartialEq + Eq + Hash + Send + Sync>() {}
     plain::<Settings>();
-    plain::<Request<'static>>();
+    plain::<Attempt<'static>>();
     plain::<Decision>();
     plain::<StopReason>();
     // Exhaustive matches compile: neither enum is #[non_exhaustive].

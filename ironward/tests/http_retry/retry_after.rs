@@ -1,5 +1,5 @@
 //! The edge values of `Retry-After` (RFC 9110 §10.2.3): delta-seconds, IMF-fixdates, the
-//! whitespace around them, the length bound and the clock bound of `SPEC.md`.
+//! whitespace around them, the length bound and the clock bound of `ironward::http_retry`'s docs.
 
 use std::time::Duration;
 
@@ -10,7 +10,7 @@ use crate::{NOW, get, ms, secs};
 const EARLIEST: i64 = -11_644_473_600;
 const LATEST: i64 = 253_402_300_799;
 
-/// The largest delta-seconds accepted: `i64::MAX / 1000`, as in the seed.
+/// The largest delta-seconds accepted: `i64::MAX / 1000`, as in the MoonBit package.
 const LARGEST: u64 = 9_223_372_036_854_775;
 
 fn check(table: &[(&str, Option<Duration>)], now: i64) {
@@ -130,7 +130,7 @@ fn the_largest_delta_is_the_last_whose_milliseconds_fit_an_i64() {
 
 #[test]
 fn values_up_to_1024_bytes_are_read_and_longer_ones_are_not() {
-    // SPEC: the bound is in bytes, counted before trimming (the seed counts UTF-16 units;
+    // The rule order: the bound is in bytes, counted before trimming (the MoonBit package counts UTF-16 units;
     // only ASCII can be valid, where the two agree).
     let digits = |len: usize| format!("{}5", "0".repeat(len - 1));
     let spaced = |len: usize| format!("{}5", " ".repeat(len - 1));
@@ -169,7 +169,7 @@ fn a_date_not_after_now_asks_for_no_wait() {
 
 #[test]
 fn only_the_strict_imf_fixdate_is_read() {
-    // RFC 9110 §5.6.7 obsolete forms, deliberately unsupported (the seed's contract).
+    // RFC 9110 §5.6.7 obsolete forms, deliberately unsupported (the MoonBit package's contract).
     check(
         &[
             ("Sunday, 06-Nov-94 08:49:37 GMT", None),
@@ -210,7 +210,7 @@ fn now_must_lie_in_the_years_1601_to_9999() {
 
 #[test]
 fn duplicate_fields_stop_the_retry_even_when_identical() {
-    // The seed: "duplicates or unsupported syntax stop the retry"; RFC 9110 §5.3 would let a
+    // The MoonBit package `http_retry`: "duplicates or unsupported syntax stop the retry"; RFC 9110 §5.3 would let a
     // recipient combine them into a list, which Retry-After's grammar does not allow.
     let stop = Decision::Stop(StopReason::InvalidRetryAfter);
     let date = "Tue, 14 Nov 2023 22:13:50 GMT";

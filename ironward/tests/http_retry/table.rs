@@ -5,7 +5,7 @@
 use std::time::Duration;
 
 use ironward::http_retry::{
-    Decision, Request, SETTINGS, Settings, StopReason, decide, decide_response,
+    Attempt, Decision, SETTINGS, Settings, StopReason, decide, decide_response,
 };
 
 use crate::NOW;
@@ -27,14 +27,14 @@ pub(crate) enum Server {
 /// One row of a table: a request, what surrounds it, and the expected decision.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Row {
-    request: Request<'static>,
+    request: Attempt<'static>,
     settings: Settings,
     server: Server,
     now: i64,
 }
 
 impl Row {
-    pub(crate) fn of(request: Request<'static>) -> Self {
+    pub(crate) fn of(request: Attempt<'static>) -> Self {
         Row {
             request,
             settings: SETTINGS,

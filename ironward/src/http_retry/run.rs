@@ -1,0 +1,881 @@
+//! [`Run`]: what a retry loop must remember, from a call's first attempt to its last.
+
+use core::fmt;
+use core::time::Duration;
+
+use super::{Facts, Method, Settings, StopReason, baseline, respond, retryable_status};
+use crate::Budget;
+use crate::backoff::sample_ppm;
+
+/// The status a failure without a response is decided as: 503 Service Unavailable, the status
+/// for a transient failure (RFC 9110 §15.6.4), with no server delay.
+const UNAVAILABLE: u16 = 503;
+
+/// What a [`Run`] knows of the request, fixed for the whole call.
+///
+/// # Examples
+///
+/// ```
+/// use ironward::http_retry::{Call, vouches};
+///
+/// // A POST carrying an idempotency key the server honours.
+/// let key = Some(&b"order-7"[..]);
+/// let call = Call { method: "POST", body_replayable: true, replay_safe: vouches(key) };
+/// assert!(call.replay_safe);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct Call<'a> {
+    /// The request method, case-sensitive (see [`Attempt::method`](super::Attempt::method)).
+    pub method: &'a str,
+    /// Whether the body can be sent again byte for byte; no body counts as replayable.
+    pub body_replayable: bool,
+    /// Whether the caller vouches that the server deduplicates the request, which lets a
+    /// method that is not idempotent be retried; [`vouches`] is the rule for an idempotency
+    /// key.
+    pub replay_safe: bool,
+}
+
+/// Whether an idempotency key vouches for replay: the request carries one and it is not
+/// empty (nor only spaces and tabs, which a header parser trims to nothing).
+///
+/// The one replay-safety rule every client here applies to a header such as
+/// `Idempotency-Key` (IETF draft-ietf-httpapi-idempotency-key-header): an empty key names no
+/// operation, so the server cannot deduplicate by it. A key is only worth this when the server
+/// honours it: one the client merely generates protects nothing.
+///
+/// # Examples
+///
+/// ```
+/// use ironward::http_retry::vouches;
+///
+/// assert!(vouches(Some(b"8e03978e-40d5-43e8-bc93-6894a57f9324")));
+/// assert!(!vouches(Some(b"")));
+/// assert!(!vouches(Some(b" \t")));
+/// assert!(!vouches(None));
+/// ```
+#[must_use]
+pub fn vouches(idempotency_key: Option<&[u8]>) -> bool {
+    idempotency_key.is_some_and(|key| key.iter().any(|&b| b != b' ' && b != b'\t'))
+}
+
+/// How an attempt failed without a response, as the client that made it classifies the error.
+///
+/// A connection that was never made (refused, no route, a failed name lookup) sent nothing, so
+/// sending the request again cannot repeat its effect, whatever its method: that is
+/// [`Fault::Unsent`]. A connection that broke after the request was written (reset, closed
+/// before the response, a client timeout) may have delivered it, so only a request that is
+/// safe to replay may go again: [`Fault::Sent`]. Anything else (a request that could not be
+/// built, a redirect loop, another layer's error) is [`Fault::Final`]: sending it again would
+/// fail the same way.
+///
+/// A retried fault is decided like a `503 Service Unavailable` without `Retry-After`: the
+/// attempt count, the backoff and the time budget apply as they do to responses.
+///
+/// # Examples
+///
+/// ```
+/// use std::io;
+/// use ironward::http_retry::Fault;
+///
+/// let classify = |err: &io::Error| match err.kind() {
+///     io::ErrorKind::ConnectionRefused => Fault::Unsent,
+///     io::ErrorKind::ConnectionReset | io::ErrorKind::TimedOut => Fault::Sent,
+///     _ => Fault::Final,
+/// };
+/// assert_eq!(classify(&io::ErrorKind::ConnectionRefused.into()), Fault::Unsent);
+/// assert_eq!(classify(&io::ErrorKind::PermissionDenied.into()), Fault::Final);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Fault {
+    /// Not worth retrying: the call ends with [`StopReason::NotRetryable`].
+    Final,
+    /// A transient failure after the request may have reached the server: retried only when
+    /// the method is idempotent or the call is replay-safe.
+    Sent,
+    /// The request never reached the server: retried whatever its method.
+    Unsent,
+}
+
+/// What the caller's sources read when an attempt ended: the monotonic clock, the wall clock
+/// and a fresh draw.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::http_retry::Reading;
+///
+/// let reading = Reading {
+///     now: Duration::from_millis(350),
+///     unix: Duration::from_secs(1_700_000_000),
+///     roll: 0.5,
+/// };
+/// assert_eq!(reading.roll, 0.5);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Reading {
+    /// The monotonic clock, on the same epoch as the `now` the [`Run`] started at.
+    pub now: Duration,
+    /// The wall clock as time since the Unix epoch, read only to turn an HTTP-date
+    /// `Retry-After` into a delay (clock skew shifts that delay).
+    pub unix: Duration,
+    /// A draw from `[0, 1)` for this retry's jitter, read through [`sample_ppm`]; 1 or more
+    /// is no jitter.
+    pub roll: f64,
+}
+
+/// How long the next attempt may take, and what it means if it takes that long.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::http_retry::Timeout;
+///
+/// assert_eq!(Timeout::Budget(Duration::from_secs(2)).duration(), Duration::from_secs(2));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Timeout {
+    /// The caller's own per-attempt timeout, shorter than what is left of the budget: an
+    /// attempt cut short by it is a [`Fault::Sent`], retried if replayable.
+    Attempt(Duration),
+    /// What is left of the total budget: an attempt cut short by it ends the call with
+    /// [`StopReason::BudgetExhausted`], so the call never ends later than its budget.
+    Budget(Duration),
+}
+
+impl Timeout {
+    /// How long the attempt may take.
+    #[must_use]
+    pub fn duration(&self) -> Duration {
+        match *self {
+            Self::Attempt(d) | Self::Budget(d) => d,
+        }
+    }
+}
+
+/// What to do after an attempt: the call is done, wait and send it again, or stop.
+#[must_use = "a step that is not followed leaves the call neither retried nor ended"]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Step {
+    /// The attempt succeeded (a status below 400): return its response.
+    Done,
+    /// Wait this long, then send the request again (after [`Run::attempt`] agrees).
+    Wait(Duration),
+    /// Do not retry, for this reason: return the last response or error.
+    Stop(Stop),
+}
+
+/// Why a retry run stopped: the decision of the [rule order](super#rule-order), or one of the
+/// guards a client may consult around it.
+///
+/// Its [`Display`](fmt::Display) is a short lower-case phrase.
+///
+/// # Examples
+///
+/// ```
+/// use ironward::http_retry::{Stop, StopReason};
+///
+/// let stop = Stop::from(StopReason::InvalidRetryAfter);
+/// assert_eq!(stop, Stop::Decided(StopReason::InvalidRetryAfter));
+/// assert_eq!(stop.to_string(), "invalid retry-after value");
+/// assert_eq!(Stop::Throttled.to_string(), "retry budget exhausted");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Stop {
+    /// The rules said to stop: the status is final, the request is not safe to replay, the
+    /// retries or the time budget are spent (during a wait or an attempt too), or the server's
+    /// `Retry-After` is malformed, duplicated or above the cap.
+    Decided(StopReason),
+    /// The rules said to wait, but the shared retry [`Budget`] (gRPC A6 retry throttling) is
+    /// at or below half full: too many recent attempts have failed for a retry to help.
+    Throttled,
+    /// A circuit breaker consulted before the next attempt refused it.
+    Refused,
+}
+
+impl From<StopReason> for Stop {
+    fn from(reason: StopReason) -> Self {
+        Self::Decided(reason)
+    }
+}
+
+impl fmt::Display for Stop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Decided(reason) => reason.fmt(f),
+            Self::Throttled => f.write_str("retry budget exhausted"),
+            Self::Refused => f.write_str("circuit breaker refused the request"),
+        }
+    }
+}
+
+impl core::error::Error for Stop {}
+
+/// How a call went: the attempts sent, the waits between them, and why it stopped.
+///
+/// The one record of a retried call: [`Run::retried`] makes it, and the clients in this
+/// workspace leave it on the response they return (or inside their error).
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::http_retry::{Retried, Stop, StopReason};
+///
+/// // A 503, a wait of 200 ms, then a 200: two attempts, and no reason to stop.
+/// let recovered = Retried { attempts: 2, waited: Duration::from_millis(200), stop: None };
+/// assert_eq!(recovered.retries(), 1);
+/// assert!(recovered.is_success());
+///
+/// let exhausted = Retried {
+///     attempts: 4,
+///     waited: Duration::from_millis(1400),
+///     stop: Some(Stop::Decided(StopReason::AttemptsExhausted)),
+/// };
+/// assert!(!exhausted.is_success());
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
+pub struct Retried {
+    /// Attempts sent, the first included; 0 when a breaker refused the first.
+    pub attempts: u32,
+    /// The waits the decisions asked for, added up: the time spent asleep between attempts,
+    /// as planned (a loaded runtime may oversleep it slightly). Saturates.
+    pub waited: Duration,
+    /// Why the run stopped; `None` while it runs and after a success.
+    pub stop: Option<Stop>,
+}
+
+impl Retried {
+    /// The retries made: the attempts after the first.
+    #[must_use]
+    pub fn retries(&self) -> u32 {
+        self.attempts.saturating_sub(1)
+    }
+
+    /// Whether the call ended for want of a reason to retry: the last attempt succeeded.
+    #[must_use]
+    pub fn is_success(&self) -> bool {
+        self.stop.is_none()
+    }
+}
+
+/// One call's retries: what a retry loop must remember between attempts, and the one place
+/// that decides each failed attempt.
+///
+/// A retry loop over HTTP, in any client, is the same few steps; this value holds its state
+/// (the settings, the call's replay facts, when it started, the attempts made, the waits) and
+/// answers each of them from what the caller passes in, so every client built on it retries
+/// alike and a loop can be tested on a passed-in clock:
+///
+/// 1. [`Run::new`] when the call starts.
+/// 2. [`attempt`](Run::attempt) before each attempt: the time it may take (what is left of the
+///    total budget, or the caller's own shorter per-attempt timeout), or a stop when the
+///    budget no longer holds the request reserve after a wait.
+/// 3. After it: [`response`](Run::response) with the status and the raw `Retry-After` field
+///    values, [`error`](Run::error) with the [`Fault`] when there was no response, or
+///    [`timed_out`](Run::timed_out) when it ran out of its [`Timeout`]. Each answers a
+///    [`Step`]: done, wait, or stop.
+/// 4. [`retried`](Run::retried) is the record to hand back.
+///
+/// A failed response is decided by [`decide_response`](super::decide_response)'s rules, a
+/// fault by [`decide`](super::decide)'s as a 503 without a server delay; `retry_index` and
+/// `elapsed` come from the run, and the jitter sample from the reading's roll through
+/// [`sample_ppm`]. The client delay is therefore [`Settings::backoff`]'s. An optional shared
+/// retry [`Budget`] is told of every attempt (a success passes; a retryable status or a
+/// retried fault fails; anything else is neither, as gRPC A6 counts only the codes it would
+/// retry) and a wait is taken only while [`Budget::can_retry`]; first attempts are never held
+/// back.
+///
+/// A clock that steps back is read as the latest reading seen. Nothing here allocates.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::http_retry::{
+///     Call, Fault, Reading, Run, Settings, Step, Stop, StopReason, Timeout,
+/// };
+///
+/// let ms = Duration::from_millis;
+/// let call = Call { method: "GET", body_replayable: true, replay_safe: false };
+/// let mut run = Run::new(Settings::default(), &call, ms(0));
+/// let at = |now| Reading { now, unix: Duration::from_secs(1_700_000_000), roll: 1.0 };
+///
+/// // The first attempt may take the whole 120 s budget; a 1 s attempt timeout is shorter.
+/// assert_eq!(run.attempt(ms(0), None), Ok(Timeout::Budget(Duration::from_secs(120))));
+/// // A 503 with Retry-After: 1 waits the server's second, longer than the 200 ms backoff.
+/// let step = run.response(503, [&b"1"[..]], at(ms(30)), None);
+/// assert_eq!(step, Step::Wait(ms(1000)));
+///
+/// // After the wait, the second attempt; the connection is refused: nothing was sent.
+/// assert!(run.attempt(ms(1030), None).is_ok());
+/// assert_eq!(run.error(Fault::Unsent, at(ms(1031)), None), Step::Wait(ms(400)));
+///
+/// assert!(run.attempt(ms(1431), None).is_ok());
+/// let stop = run.response(404, [], at(ms(1460)), None);
+/// assert_eq!(stop, Step::Stop(StopReason::NotRetryable.into()));
+/// let retried = run.retried();
+/// assert_eq!((retried.attempts, retried.waited), (3, ms(1400)));
+/// assert_eq!(retried.stop, Some(Stop::Decided(StopReason::NotRetryable)));
+/// ```
+#[derive(Debug, Clone, PartialEq)]
+pub struct Run {
+    settings: Settings,
+    method: Method,
+    body_replayable: bool,
+    replay_safe: bool,
+    /// When the call started, on the caller's monotonic clock.
+    started: Duration,
+    /// The latest reading seen, never before `started`.
+    latest: Duration,
+    record: Retried,
+    /// The last wait decided, which the next attempt follows.
+    previous: Option<Duration>,
+}
+
+impl Run {
+    /// A call of `call` deciding by `settings`, started at `now`; no attempt sent yet.
+    ///
+    /// Settings that are not [valid](Settings::valid) retry nothing: every failure stops with
+    /// [`StopReason::InvalidSettings`].
+    pub fn new(settings: Settings, call: &Call<'_>, now: Duration) -> Self {
+        Self {
+            settings,
+            method: Method::of(call.method),
+            body_replayable: call.body_replayable,
+            replay_safe: call.replay_safe,
+            started: now,
+            latest: now,
+            record: Retried::default(),
+            previous: None,
+        }
+    }
+
+    /// The settings the run decides by.
+    pub fn settings(&self) -> &Settings {
+        &self.settings
+    }
+
+    /// The record so far: attempts sent, waits decided, and why the run stopped (if it did).
+    #[must_use]
+    pub fn retried(&self) -> Retried {
+        self.record
+    }
+
+    /// The last wait decided, if any: what the attempt about to be sent waited.
+    #[must_use]
+    pub fn previous(&self) -> Option<Duration> {
+        self.previous
+    }
+
+    /// What is left of the total budget at `now`: [`Settings::total_budget`] less the time
+    /// since the call started, never negative.
+    #[must_use]
+    pub fn remaining(&self, now: Duration) -> Duration {
+        let elapsed = now.max(self.latest) - self.started;
+        self.settings.total_budget.saturating_sub(elapsed)
+    }
+
+    /// Counts the attempt about to be sent at `now`, and says how long it may take: what is
+    /// left of the total budget, or `per_attempt` when that is shorter.
+    ///
+    /// Before a retry, this is the check the rules ask the caller to make after waking
+    /// (it may have slept longer than asked): the budget must still hold the request reserve,
+    /// strictly, else the run stops with [`StopReason::BudgetExhausted`] and nothing is
+    /// counted. The first attempt always goes (its budget is the whole budget, more than the
+    /// reserve of valid settings).
+    ///
+    /// # Errors
+    ///
+    /// [`Stop::Decided`]`(`[`StopReason::BudgetExhausted`]`)` when a retry no longer fits the
+    /// budget; the record keeps the reason.
+    pub fn attempt(
+        &mut self,
+        now: Duration,
+        per_attempt: Option<Duration>,
+    ) -> Result<Timeout, Stop> {
+        self.observe(now);
+        let left = self.remaining(now);
+        if self.record.attempts > 0 && left <= self.settings.request_reserve {
+            return Err(self.end(StopReason::BudgetExhausted.into()));
+        }
+        self.record.attempts = self.record.attempts.saturating_add(1);
+        Ok(match per_attempt {
+            Some(limit) if limit < left => Timeout::Attempt(limit),
+            _ => Timeout::Budget(left),
+        })
+    }
+
+    /// The attempt got a response with `status`, carrying the `Retry-After` field values
+    /// `retry_after` as received (raw bytes, uncombined, in order: none, one, or more).
+    ///
+    /// A status below 400 is [`Step::Done`]. Any other is decided by the rule order of
+    /// [`decide_response`](super::decide_response), with this retry's index, the time since
+    /// the call started, the wall clock and the reading's roll. A value that is not UTF-8 is
+    /// malformed ([`StopReason::InvalidRetryAfter`]); only the first two values are read, since
+    /// two already stop.
+    pub fn response<'v>(
+        &mut self,
+        status: u16,
+        retry_after: impl IntoIterator<Item = &'v [u8]>,
+        reading: Reading,
+        mut budget: Option<&mut Budget>,
+    ) -> Step {
+        if status < 400 {
+            report(budget, Some(true));
+            return Step::Done;
+        }
+        report(
+            budget.as_deref_mut(),
+            retryable_status(status).then_some(false),
+        );
+        let facts = self.facts(status, self.replay_safe, reading);
+        let verdict = respond(
+            &self.settings,
+            &facts,
+            retry_after,
+            unix_seconds(reading.unix),
+        );
+        self.conclude(verdict, budget)
+    }
+
+    /// The attempt failed without a response, as `fault` classifies it.
+    ///
+    /// [`Fault::Final`] stops with [`StopReason::NotRetryable`] and tells the budget nothing.
+    /// [`Fault::Sent`] and [`Fault::Unsent`] fail the budget and are decided like a 503
+    /// without `Retry-After`; an unsent request is replay-safe whatever its method.
+    pub fn error(
+        &mut self,
+        fault: Fault,
+        reading: Reading,
+        mut budget: Option<&mut Budget>,
+    ) -> Step {
+        let replay_safe = match fault {
+            Fault::Final => return Step::Stop(self.end(StopReason::NotRetryable.into())),
+            Fault::Sent => self.replay_safe,
+            Fault::Unsent => true,
+        };
+        report(budget.as_deref_mut(), Some(false));
+        let facts = self.facts(UNAVAILABLE, replay_safe, reading);
+        let verdict =
+            baseline(&self.settings, &facts, true).and_then(|plan| plan.wait(&self.settings, None));
+        self.conclude(verdict, budget)
+    }
+
+    /// The attempt ran out of `timeout`, as [`attempt`](Self::attempt) gave it.
+    ///
+    /// Out of the budget: the call stops with [`StopReason::BudgetExhausted`] (the budget is
+    /// told nothing: the deadline was the caller's). Out of the caller's per-attempt timeout:
+    /// the request may have reached the server, so it is a [`Fault::Sent`].
+    pub fn timed_out(
+        &mut self,
+        timeout: Timeout,
+        reading: Reading,
+        budget: Option<&mut Budget>,
+    ) -> Step {
+        match timeout {
+            Timeout::Attempt(_) => self.error(Fault::Sent, reading, budget),
+            Timeout::Budget(_) => {
+                self.observe(reading.now);
+                Step::Stop(self.end(StopReason::BudgetExhausted.into()))
+            }
+        }
+    }
+
+    /// A circuit breaker refused the next attempt before it was sent: the run stops with
+    /// [`Stop::Refused`], and the attempt is not counted (call this instead of
+    /// [`attempt`](Self::attempt)).
+    pub fn refused(&mut self) -> Stop {
+        self.end(Stop::Refused)
+    }
+
+    /// What the rules are told about the attempt that just failed.
+    fn facts(&mut self, status: u16, replay_safe: bool, reading: Reading) -> Facts {
+        Facts {
+            method: self.method,
+            status,
+            retry_index: self.record.attempts.saturating_sub(1),
+            elapsed: self.observe(reading.now),
+            body_replayable: self.body_replayable,
+            replay_safe,
+            sample_ppm: sample_ppm(reading.roll),
+        }
+    }
+
+    /// A wait the rules allowed is taken only while the budget, if any, allows a retry.
+    fn conclude(
+        &mut self,
+        verdict: Result<Duration, StopReason>,
+        budget: Option<&mut Budget>,
+    ) -> Step {
+        match verdict {
+            Ok(_) if budget.is_some_and(|budget| !budget.can_retry()) => {
+                Step::Stop(self.end(Stop::Throttled))
+            }
+            Ok(wait) => {
+                self.record.waited = self.record.waited.saturating_add(wait);
+                self.previous = Some(wait);
+                Step::Wait(wait)
+            }
+            Err(reason) => Step::Stop(self.end(reason.into())),
+        }
+    }
+
+    /// Records why the run stopped.
+    fn end(&mut self, stop: Stop) -> Stop {
+        self.record.stop = Some(stop);
+        stop
+    }
+
+    /// Reads `now` as the latest reading seen, and returns the time since the call started.
+    fn observe(&mut self, now: Duration) -> Duration {
+        self.latest = self.latest.max(now);
+        self.latest - self.started
+    }
+}
+
+/// Tells the budget, if any, that an attempt passed (`Some(true)`) or failed (`Some(false)`);
+/// `None` tells it nothing.
+fn report(budget: Option<&mut Budget>, passed: Option<bool>) {
+    match (budget, passed) {
+        (Some(budget), Some(true)) => budget.pass(),
+        (Some(budget), Some(false)) => budget.fail(),
+        _ => {}
+    }
+}
+
+/// Whole Unix seconds for the rules' `now_unix`; past `i64::MAX` is `i64::MAX`, which the
+/// rules reject as outside the years 1601..=9999.
+fn unix_seconds(since_epoch: Duration) -> i64 {
+    i64::try_from(since_epoch.as_secs()).unwrap_or(i64::MAX)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::http_retry::{Attempt, Decision, SETTINGS, decide, decide_response};
+
+    const UNIX: Duration = Duration::from_secs(1_700_000_000);
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
+    fn at(now: Duration, roll: f64) -> Reading {
+        Reading {
+            now,
+            unix: UNIX,
+            roll,
+        }
+    }
+
+    fn get() -> Call<'static> {
+        Call {
+            method: "GET",
+            body_replayable: true,
+            replay_safe: false,
+        }
+    }
+
+    fn post() -> Call<'static> {
+        Call {
+            method: "POST",
+            ..get()
+        }
+    }
+
+    #[test]
+    fn a_success_is_done_and_passes_the_budget() {
+        let mut budget = Budget::new(10, 0.5);
+        budget.fail();
+        let mut run = Run::new(SETTINGS, &get(), ms(0));
+        assert_eq!(
+            run.attempt(ms(0), None),
+            Ok(Timeout::Budget(SETTINGS.total_budget))
+        );
+        assert_eq!(
+            run.response(204, [], at(ms(5), 0.3), Some(&mut budget)),
+            Step::Done
+        );
+        assert_eq!(budget.tokens(), 9.5);
+        assert_eq!(
+            run.retried(),
+            Retried {
+                attempts: 1,
+                waited: Duration::ZERO,
+                stop: None
+            }
+        );
+    }
+
+    #[test]
+    fn each_failure_is_decided_as_decide_response_decides_it() {
+        let mut run = Run::new(SETTINGS, &get(), ms(1000));
+        for (index, (status, values, now, roll)) in [
+            (503u16, &[][..], ms(1100), 0.5),
+            (429, &["2"][..], ms(1500), 0.0),
+            (500, &["Wed, 21 Oct 2015 07:28:00 GMT"][..], ms(4000), 0.9),
+        ]
+        .into_iter()
+        .enumerate()
+        {
+            let attempts = run.retried().attempts;
+            assert!(run.attempt(now - ms(50), None).is_ok());
+            assert_eq!(run.retried().attempts, attempts + 1);
+            let attempt = Attempt {
+                method: "GET",
+                status,
+                retry_index: index as u32,
+                elapsed: now - ms(1000),
+                body_replayable: true,
+                replay_safe: false,
+                sample_ppm: sample_ppm(roll),
+            };
+            let expected = decide_response(&SETTINGS, &attempt, values, 1_700_000_000);
+            let fields = values.iter().map(|v| v.as_bytes());
+            let step = run.response(status, fields, at(now, roll), None);
+            match expected {
+                Decision::Wait(wait) => assert_eq!(step, Step::Wait(wait), "{index}"),
+                Decision::Stop(reason) => assert_eq!(step, Step::Stop(reason.into()), "{index}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_retry_after_that_is_not_utf8_is_malformed() {
+        // RFC 9110 §5.5 allows obs-text bytes in a field value; none can be a delay.
+        let mut run = Run::new(SETTINGS, &get(), ms(0));
+        let _ = run.attempt(ms(0), None);
+        let step = run.response(503, [&b"\xff5"[..]], at(ms(1), 1.0), None);
+        assert_eq!(step, Step::Stop(StopReason::InvalidRetryAfter.into()));
+        assert_eq!(
+            run.retried().stop,
+            Some(StopReason::InvalidRetryAfter.into())
+        );
+    }
+
+    #[test]
+    fn two_retry_after_fields_stop_and_a_third_is_never_read() {
+        let mut run = Run::new(SETTINGS, &get(), ms(0));
+        let _ = run.attempt(ms(0), None);
+        let mut read = 0;
+        let fields = [&b"1"[..], b"1", b"1"].into_iter().inspect(|_| read += 1);
+        let step = run.response(503, fields, at(ms(1), 1.0), None);
+        assert_eq!(step, Step::Stop(StopReason::InvalidRetryAfter.into()));
+        assert_eq!(read, 2);
+    }
+
+    #[test]
+    fn faults_follow_the_replay_rule() {
+        let mut run = Run::new(SETTINGS, &post(), ms(0));
+        let _ = run.attempt(ms(0), None);
+        assert_eq!(
+            run.error(Fault::Unsent, at(ms(1), 1.0), None),
+            Step::Wait(ms(200))
+        );
+        let _ = run.attempt(ms(300), None);
+        assert_eq!(
+            run.error(Fault::Sent, at(ms(301), 1.0), None),
+            Step::Stop(StopReason::NotReplayable.into())
+        );
+        let mut get = Run::new(SETTINGS, &get(), ms(0));
+        let _ = get.attempt(ms(0), None);
+        assert_eq!(
+            get.error(Fault::Sent, at(ms(1), 1.0), None),
+            Step::Wait(ms(200))
+        );
+        let _ = get.attempt(ms(300), None);
+        assert_eq!(
+            get.error(Fault::Final, at(ms(301), 1.0), None),
+            Step::Stop(StopReason::NotRetryable.into())
+        );
+        let vouched = Call {
+            replay_safe: true,
+            ..post()
+        };
+        let mut keyed = Run::new(SETTINGS, &vouched, ms(0));
+        let _ = keyed.attempt(ms(0), None);
+        assert_eq!(
+            keyed.error(Fault::Sent, at(ms(1), 1.0), None),
+            Step::Wait(ms(200))
+        );
+    }
+
+    #[test]
+    fn a_fault_is_decided_as_a_503_without_a_server_delay() {
+        let mut run = Run::new(SETTINGS, &get(), ms(0));
+        let _ = run.attempt(ms(0), None);
+        let attempt = Attempt {
+            method: "GET",
+            status: 503,
+            retry_index: 0,
+            elapsed: ms(7),
+            body_replayable: true,
+            replay_safe: false,
+            sample_ppm: sample_ppm(0.25),
+        };
+        let Decision::Wait(wait) = decide(&SETTINGS, &attempt, None) else {
+            panic!("a 503 GET is retried");
+        };
+        assert_eq!(
+            run.error(Fault::Sent, at(ms(7), 0.25), None),
+            Step::Wait(wait)
+        );
+    }
+
+    #[test]
+    fn the_budget_is_told_of_every_attempt_as_grpc_a6_counts_them() {
+        let mut budget = Budget::new(4, 0.5);
+        let mut run = Run::new(SETTINGS, &get(), ms(0));
+        let _ = run.attempt(ms(0), None);
+        // A 404 is not a code A6 would retry: neither a pass nor a failure.
+        let _ = run.response(404, [], at(ms(1), 1.0), Some(&mut budget));
+        assert_eq!(budget.tokens(), 4.0);
+        let mut run = Run::new(SETTINGS, &get(), ms(0));
+        let _ = run.attempt(ms(0), None);
+        assert!(matches!(
+            run.response(503, [], at(ms(1), 1.0), Some(&mut budget)),
+            Step::Wait(_)
+        ));
+        assert_eq!(budget.tokens(), 3.0);
+        let _ = run.attempt(ms(300), None);
+        // 2 tokens left is half of 4: the wait the rules allow is not taken.
+        assert_eq!(
+            run.error(Fault::Sent, at(ms(301), 1.0), Some(&mut budget)),
+            Step::Stop(Stop::Throttled)
+        );
+        assert_eq!(budget.tokens(), 2.0);
+        assert_eq!(run.retried().stop, Some(Stop::Throttled));
+        let _ = run.error(Fault::Final, at(ms(302), 1.0), Some(&mut budget));
+        assert_eq!(
+            budget.tokens(),
+            2.0,
+            "a final fault tells the budget nothing"
+        );
+    }
+
+    #[test]
+    fn after_waking_the_budget_must_still_hold_the_reserve() {
+        let settings = Settings {
+            total_budget: Duration::from_secs(10),
+            request_reserve: Duration::from_secs(1),
+            ..SETTINGS
+        };
+        let mut run = Run::new(settings, &get(), ms(0));
+        assert!(run.attempt(ms(0), None).is_ok());
+        assert_eq!(
+            run.error(Fault::Sent, at(ms(8_000), 1.0), None),
+            Step::Wait(ms(200))
+        );
+        // Woken late: exactly the reserve left is not enough, as the rules' check is strict.
+        assert_eq!(
+            run.attempt(ms(9_000), None),
+            Err(Stop::Decided(StopReason::BudgetExhausted))
+        );
+        assert_eq!(
+            run.retried().attempts,
+            1,
+            "a retry refused after waking is not sent"
+        );
+        let mut early = Run::new(settings, &get(), ms(0));
+        let _ = early.attempt(ms(0), None);
+        let _ = early.error(Fault::Sent, at(ms(8_000), 1.0), None);
+        assert_eq!(
+            early.attempt(ms(8_999), None),
+            Ok(Timeout::Budget(ms(1_001)))
+        );
+    }
+
+    #[test]
+    fn an_attempt_never_outlasts_the_budget() {
+        let settings = Settings {
+            total_budget: Duration::from_secs(3),
+            request_reserve: ms(100),
+            ..SETTINGS
+        };
+        let second = Some(Duration::from_secs(1));
+        let mut run = Run::new(settings, &get(), ms(0));
+        assert_eq!(run.attempt(ms(0), second), Ok(Timeout::Attempt(ms(1000))));
+        assert_eq!(
+            run.timed_out(Timeout::Attempt(ms(1000)), at(ms(1000), 1.0), None),
+            Step::Wait(ms(200))
+        );
+        assert_eq!(
+            run.attempt(ms(1200), second),
+            Ok(Timeout::Attempt(ms(1000)))
+        );
+        assert_eq!(
+            run.timed_out(Timeout::Attempt(ms(1000)), at(ms(2200), 1.0), None),
+            Step::Wait(ms(400))
+        );
+        // 400 ms left: the budget, not the attempt timeout, bounds the third attempt.
+        let timeout = run.attempt(ms(2600), second).unwrap();
+        assert_eq!(timeout, Timeout::Budget(ms(400)));
+        assert_eq!(
+            run.timed_out(timeout, at(ms(3000), 1.0), None),
+            Step::Stop(StopReason::BudgetExhausted.into())
+        );
+        assert_eq!(run.retried().attempts, 3);
+    }
+
+    #[test]
+    fn a_clock_that_steps_back_is_read_as_the_latest_reading() {
+        let mut run = Run::new(SETTINGS, &get(), ms(5_000));
+        let _ = run.attempt(ms(6_000), None);
+        assert_eq!(run.remaining(ms(1)), SETTINGS.total_budget - ms(1_000));
+        let _ = run.error(Fault::Sent, at(ms(2), 1.0), None);
+        assert_eq!(run.remaining(ms(5_500)), SETTINGS.total_budget - ms(1_000));
+    }
+
+    #[test]
+    fn a_refusal_is_not_counted_as_an_attempt() {
+        let mut run = Run::new(SETTINGS, &get(), ms(0));
+        assert_eq!(run.refused(), Stop::Refused);
+        assert_eq!(run.retried().attempts, 0);
+        assert_eq!(run.retried().stop, Some(Stop::Refused));
+    }
+
+    #[test]
+    fn the_record_adds_up_the_waits_and_keeps_the_last() {
+        let mut run = Run::new(SETTINGS, &get(), ms(0));
+        let mut now = ms(0);
+        for wait in [200, 400, 800] {
+            let _ = run.attempt(now, None);
+            assert_eq!(
+                run.response(503, [], at(now, 1.0), None),
+                Step::Wait(ms(wait))
+            );
+            assert_eq!(run.previous(), Some(ms(wait)));
+            now += ms(wait);
+        }
+        let _ = run.attempt(now, None);
+        assert_eq!(
+            run.response(503, [], at(now, 1.0), None),
+            Step::Stop(StopReason::AttemptsExhausted.into())
+        );
+        assert_eq!(
+            run.retried(),
+            Retried {
+                attempts: 4,
+                waited: ms(1400),
+                stop: Some(StopReason::AttemptsExhausted.into())
+            }
+        );
+    }
+
+    #[test]
+    fn unix_seconds_saturate() {
+        assert_eq!(unix_seconds(ms(1_500)), 1);
+        assert_eq!(unix_seconds(Duration::MAX), i64::MAX);
+    }
+
+    #[test]
+    fn idempotency_keys_vouch_only_when_not_blank() {
+        assert!(vouches(Some(b"k")));
+        assert!(vouches(Some(b" k ")));
+        assert!(!vouches(Some(b"")));
+        assert!(!vouches(Some(b"  \t ")));
+        assert!(!vouches(None));
+    }
+}

@@ -2,3 +2,31 @@
 //! `benches/decisions.rs` (the core's decisions), `peers.rs` (throttle-net and
 //! tower-resilience), `layers.rs` (the tower layers) and `threads.rs` (handles shared by two
 //! threads). `scripts/bench` runs them all and writes `BENCHMARKS.md`.
+//!
+//! It is also where the workspace's README is tested, since it is the one crate that is never
+//! packaged and so may read files outside its own folder: the README's Rust examples run as
+//! doc tests here (`cargo test --workspace --doc`), and its scenario must be the one
+//! `ironward-sim`'s README holds, which that crate's tests run.
+
+/// The workspace README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../../README.md")]
+struct ReadmeDoctests;
+
+#[cfg(test)]
+mod tests {
+    /// The first TOML block of a README.
+    fn scenario(readme: &str) -> &str {
+        let start = readme.find("```toml\n").expect("a TOML block") + "```toml\n".len();
+        let end = start + readme[start..].find("```").expect("its end");
+        &readme[start..end]
+    }
+
+    #[test]
+    fn the_workspace_readme_shows_the_simulators_tested_scenario() {
+        assert_eq!(
+            scenario(include_str!("../../README.md")),
+            scenario(include_str!("../../ironward-sim/README.md")),
+        );
+    }
+}

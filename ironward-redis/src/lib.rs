@@ -188,3 +188,8 @@ pub use period::Period;
 pub use rate_limit::{RateLimitFuture, RateLimitLayer, RateLimitService};
 pub use sliding::Sliding;
 pub use store::{Mode, OPTIONS, Options, Stats, Store, Time};
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

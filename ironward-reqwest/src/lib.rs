@@ -77,8 +77,7 @@ pub use ironward_tokio::{Clock, Dice};
 pub use middleware::{IDEMPOTENCY_KEY, RetryMiddleware};
 pub use retried::{Retried, Stop};
 
-/// The README's examples, every crate's, compiled and run as doc tests here, at the top of the
-/// workspace's dependency graph, where every crate they use is in reach.
+/// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]
-#[doc = include_str!("../../README.md")]
+#[doc = include_str!("../README.md")]
 struct ReadmeDoctests;

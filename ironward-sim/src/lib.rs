@@ -100,3 +100,8 @@ pub use policy::{
 pub use report::{Column, Refused, Report, Row, Run, Sum};
 pub use scenario::{Focus, Scenario, ScenarioError, Variant};
 pub use summary::summary;
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -95,3 +95,8 @@ pub use gate::{Busy, GateFuture, GateLayer, GateService};
 mod retry;
 
 pub use retry::{Attempts, Fault, FinalErrors, HttpRetry, RetryStop};
+
+/// The README's examples, compiled and run as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -67,6 +67,8 @@
 //! - `png` (off by default): `draw_png`, the picture as PNG through plotters' bitmap
 //!   backend, with its text drawn by `ab_glyph` from a font file read at run time.
 
+#![cfg_attr(docsrs, feature(doc_cfg))]
+
 mod arrivals;
 mod backend;
 mod builtin;
@@ -92,6 +94,7 @@ pub use dice::Dice;
 pub use humane::parse_duration;
 pub use plot::{PlotError, draw_svg};
 #[cfg(feature = "png")]
+#[cfg_attr(docsrs, doc(cfg(feature = "png")))]
 pub use png::draw_png;
 pub use policy::{
     BreakerPolicy, BucketPolicy, BudgetPolicy, Client, GatePolicy, PeriodPolicy, Policies,

@@ -52,6 +52,7 @@
 //! every layer deterministically; [`Dice::seeded`] and [`Cpu::scripted`] script the rest.
 
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod lock;
 mod source;
@@ -80,6 +81,7 @@ pub use rate_limit::{Limit, Limited, RateLimitFuture, RateLimitLayer, RateLimitS
 // -- gate, deadline, HTTP mapping (helper T3) --
 
 #[cfg(feature = "axum")]
+#[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod axum;
 mod deadline;
 mod gate;

@@ -31,8 +31,8 @@ use criterion::Criterion;
 use http::Request;
 use ironward::{SHED, SRE};
 use ironward_tower::{
-    BreakerLayer, Busy, Clock, Cpu, DeadlineLayer, Dice, GateLayer, Limit, Limited, RateLimitLayer,
-    ShedLayer,
+    BreakerLayer, Clock, Cpu, DeadlineLayer, Dice, GateFull, GateLayer, Limit, Limited,
+    RateLimitLayer, ShedLayer,
 };
 use tower::limit::{ConcurrencyLimitLayer, RateLimitLayer as TowerRateLimitLayer};
 use tower::load_shed::LoadShedLayer;
@@ -114,7 +114,7 @@ fn rate_limit(c: &mut Criterion) {
 /// Allowed: a limit of 8, one request at a time, so there is always room.
 ///
 /// Refused: a limit of 1, held by a request whose response future the setup keeps pending.
-/// ironward's `call` answers at once with `Busy` (zero-sized, no allocation). tower's
+/// ironward's `call` answers at once with `GateFull` (zero-sized, no allocation). tower's
 /// `poll_ready` answers `Pending`: the setup's first poll queued the service as a waiter on the
 /// semaphore (an allocation, once), and each later poll re-polls that queued acquire, as a
 /// caller woken spuriously would. `tower+load_shed` turns the `Pending` into tower's
@@ -149,9 +149,9 @@ fn concurrency(c: &mut Criterion) {
         // Not polled, so it holds its room until it is dropped after the measurement.
         let held = service.call(Request::new(()));
         assert_eq!(layer.held(), 1);
-        assert!(refused_with::<Busy>(&send(&mut service)));
+        assert!(refused_with::<GateFull>(&send(&mut service)));
         b.iter(|| send(&mut service));
-        assert!(refused_with::<Busy>(&send(&mut service)));
+        assert!(refused_with::<GateFull>(&send(&mut service)));
         drop(held);
         assert_eq!(layer.held(), 0);
     });

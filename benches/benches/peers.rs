@@ -37,7 +37,7 @@ use clock_lib::{Clock, Monotonic, Wall};
 use criterion::{BatchSize, Criterion};
 use http::{Request, Response};
 use ironward::SRE;
-use ironward_tower::{BreakerLayer, Dice, Limit, Limited, RateLimitLayer, Refused};
+use ironward_tower::{BreakerLayer, BreakerRefused, Dice, Limit, Limited, RateLimitLayer};
 use throttle_net::{BreakerState, CircuitBreaker, Decision, SlidingWindowLog};
 use tower::{BoxError, Layer, Service};
 use tower_resilience_circuitbreaker::{CircuitBreakerError, CircuitBreakerLayer};
@@ -303,10 +303,10 @@ fn dice(draw: &Arc<AtomicU64>) -> Dice {
 ///
 /// `refusing_call`: a call refused by a breaker that 100 failed calls opened. ironward is asked
 /// with a draw of 0, which its throttle refuses (the probe lets one call a second through); a
-/// refusal is `Refused`, zero-sized, so boxing it does not allocate. tower-resilience, open,
-/// takes its tokio mutex in `poll_ready` and reads the clock to check the wait, then `call`
-/// boxes an async block that takes the mutex again to emit the rejection event (a clock read
-/// and a `String` clone) before failing.
+/// refusal is `BreakerRefused`, zero-sized, so boxing it does not allocate. tower-resilience,
+/// open, takes its tokio mutex in `poll_ready` and reads the clock to check the wait, then
+/// `call` boxes an async block that takes the mutex again to emit the rejection event (a clock
+/// read and a `String` clone) before failing.
 fn layer_breaker(c: &mut Criterion) {
     let mut g = group(c, "layer_breaker");
     for case in ["healthy_call", "refusing_call"] {
@@ -327,7 +327,7 @@ fn layer_breaker(c: &mut Criterion) {
                 let sent: Result<_, BoxError> = send(service);
                 match sent {
                     Ok(_) => !refusing,
-                    Err(err) => refusing && err.is::<Refused>(),
+                    Err(err) => refusing && err.is::<BreakerRefused>(),
                 }
             };
             assert!(in_state(&mut service));

@@ -18,7 +18,7 @@ use http::StatusCode;
 ///
 /// ```
 /// use axum::{Router, error_handling::HandleErrorLayer, http::StatusCode, routing::get};
-/// use ironward_tower::{Busy, GateLayer};
+/// use ironward_tower::{GateFull, GateLayer};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
@@ -27,8 +27,8 @@ use http::StatusCode;
 ///     .layer((HandleErrorLayer::new(ironward_tower::axum::handle_error), GateLayer::new(8)));
 /// # let _ = app;
 ///
-/// let busy = ironward_tower::axum::handle_error(Box::new(Busy)).await;
-/// assert_eq!(busy.status(), StatusCode::SERVICE_UNAVAILABLE);
+/// let full = ironward_tower::axum::handle_error(Box::new(GateFull::new())).await;
+/// assert_eq!(full.status(), StatusCode::SERVICE_UNAVAILABLE);
 /// let other = ironward_tower::axum::handle_error("boom".into()).await;
 /// assert_eq!(other.status(), StatusCode::INTERNAL_SERVER_ERROR);
 /// # }
@@ -46,16 +46,18 @@ mod tests {
     use ::axum::body::to_bytes;
 
     use super::*;
-    use crate::{Busy, Elapsed, Limited};
+    use crate::{DeadlineExceeded, GateFull, Limited};
 
     #[tokio::test]
     async fn a_refusal_gets_its_conventional_response() {
         assert_eq!(
-            handle_error(Box::new(Busy)).await.status(),
+            handle_error(Box::new(GateFull::new())).await.status(),
             StatusCode::SERVICE_UNAVAILABLE
         );
         assert_eq!(
-            handle_error(Box::new(Elapsed)).await.status(),
+            handle_error(Box::new(DeadlineExceeded::new()))
+                .await
+                .status(),
             StatusCode::GATEWAY_TIMEOUT
         );
         let limited = Limited::new(Duration::from_secs(3), 1, Some(Duration::from_secs(1)));

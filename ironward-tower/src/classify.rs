@@ -171,9 +171,9 @@ impl<B> Classify<Response<B>> for GrpcFailures {
 /// default classifier.
 ///
 /// A timeout is an error, or any error in its `source()` chain, that is this crate's
-/// [`Elapsed`](crate::Elapsed) (a [`DeadlineLayer`](crate::DeadlineLayer) cut the request
-/// short), tower's `timeout::error::Elapsed`, tokio's `time::error::Elapsed`, or an
-/// `io::Error` of kind `TimedOut`. The `DEADLINE_EXCEEDED` code (4) is read from the
+/// [`DeadlineExceeded`](crate::DeadlineExceeded) (a [`DeadlineLayer`](crate::DeadlineLayer)
+/// cut the request short), tower's `timeout::error::Elapsed`, tokio's `time::error::Elapsed`,
+/// or an `io::Error` of kind `TimedOut`. The `DEADLINE_EXCEEDED` code (4) is read from the
 /// `grpc-status` header of a trailers-only response.
 ///
 /// # Examples
@@ -224,7 +224,7 @@ fn grpc_status(headers: &HeaderMap) -> Option<u32> {
 fn is_timeout(error: &(dyn Error + 'static)) -> bool {
     let mut next = Some(error);
     while let Some(error) = next {
-        if error.is::<crate::Elapsed>()
+        if error.is::<crate::DeadlineExceeded>()
             || error.is::<tower::timeout::error::Elapsed>()
             || error.is::<tokio::time::error::Elapsed>()
             || error
@@ -340,7 +340,7 @@ mod tests {
 
     #[test]
     fn shed_failures_find_a_timeout_anywhere_in_the_source_chain() {
-        assert!(ShedFailures.is_failure(&error(crate::Elapsed)));
+        assert!(ShedFailures.is_failure(&error(crate::DeadlineExceeded::new())));
         assert!(ShedFailures.is_failure(&error(tower::timeout::error::Elapsed::new())));
         let timed_out = io::Error::new(io::ErrorKind::TimedOut, "read timed out");
         assert!(ShedFailures.is_failure(&error(timed_out)));

@@ -7,11 +7,11 @@
 //!
 //! | error | status | why |
 //! | --- | --- | --- |
-//! | [`Refused`] (breaker) | `503 Service Unavailable` | a backend this server needs is failing; the server cannot serve, through no fault of the client |
-//! | [`Overloaded`] (shedder) | `503 Service Unavailable` | the server is overloaded (RFC 9110 §15.6.4) |
-//! | [`Busy`] (gate) | `503 Service Unavailable` | a server-wide concurrency limit is the server's state, not the client's doing |
+//! | [`BreakerRefused`] (breaker) | `503 Service Unavailable` | a backend this server needs is failing; the server cannot serve, through no fault of the client |
+//! | [`ShedRefused`] (shedder) | `503 Service Unavailable` | the server is overloaded (RFC 9110 §15.6.4) |
+//! | [`GateFull`] (gate) | `503 Service Unavailable` | a server-wide concurrency limit is the server's state, not the client's doing |
 //! | [`Limited`] (rate limit) | `429 Too Many Requests`, with [`Limited::headers`] | this client sent too many (RFC 6585 §4) |
-//! | [`Elapsed`] (deadline) | `504 Gateway Timeout` | the server's own time budget ran out |
+//! | [`DeadlineExceeded`] (deadline) | `504 Gateway Timeout` | the server's own time budget ran out |
 //!
 //! They match gRPC's HTTP mapping of status codes (google.rpc `Code`): `UNAVAILABLE` is 503,
 //! `RESOURCE_EXHAUSTED` 429, `DEADLINE_EXCEEDED` 504.
@@ -24,12 +24,12 @@
 //!
 //! ```
 //! use http::StatusCode;
-//! use ironward_tower::{Busy, Elapsed, http::{response_for, status_for}};
+//! use ironward_tower::{DeadlineExceeded, GateFull, http::{response_for, status_for}};
 //!
-//! let err: Box<dyn std::error::Error + Send + Sync> = Box::new(Elapsed);
+//! let err: Box<dyn std::error::Error + Send + Sync> = Box::new(DeadlineExceeded::new());
 //! let response = response_for::<String>(&err).unwrap();
 //! assert_eq!(response.status(), StatusCode::GATEWAY_TIMEOUT);
-//! assert_eq!(status_for(&Busy), Some(StatusCode::SERVICE_UNAVAILABLE));
+//! assert_eq!(status_for(&GateFull::new()), Some(StatusCode::SERVICE_UNAVAILABLE));
 //! assert_eq!(status_for(&std::fmt::Error), None);
 //! ```
 
@@ -37,7 +37,7 @@ use std::error::Error;
 
 use http::{Response, StatusCode};
 
-use crate::{Busy, Elapsed, Limited, Overloaded, Refused};
+use crate::{BreakerRefused, DeadlineExceeded, GateFull, Limited, ShedRefused};
 
 /// How many links of a source chain are searched, so that even a cyclic chain ends.
 const DEPTH: usize = 16;
@@ -45,19 +45,19 @@ const DEPTH: usize = 16;
 /// The conventional status for a refusal of this crate's layers, or `None` for any other
 /// error.
 ///
-/// 503 for [`Refused`], [`Overloaded`] and [`Busy`]; 429 for [`Limited`]; 504 for
-/// [`Elapsed`]; see the [module docs](self) for why. The first refusal along the error's
-/// source chain decides.
+/// 503 for [`BreakerRefused`], [`ShedRefused`] and [`GateFull`]; 429 for [`Limited`]; 504
+/// for [`DeadlineExceeded`]; see the [module docs](self) for why. The first refusal along the
+/// error's source chain decides.
 ///
 /// # Examples
 ///
 /// ```
 /// use http::StatusCode;
-/// use ironward_tower::{Busy, Elapsed, http::status_for};
+/// use ironward_tower::{DeadlineExceeded, GateFull, http::status_for};
 ///
-/// let err: Box<dyn std::error::Error + Send + Sync> = Box::new(Busy);
+/// let err: Box<dyn std::error::Error + Send + Sync> = Box::new(GateFull::new());
 /// assert_eq!(status_for(&*err), Some(StatusCode::SERVICE_UNAVAILABLE));
-/// assert_eq!(status_for(&Elapsed), Some(StatusCode::GATEWAY_TIMEOUT));
+/// assert_eq!(status_for(&DeadlineExceeded::new()), Some(StatusCode::GATEWAY_TIMEOUT));
 /// assert_eq!(status_for(&std::fmt::Error), None);
 /// ```
 pub fn status_for(err: &(dyn Error + 'static)) -> Option<StatusCode> {
@@ -75,9 +75,9 @@ pub fn status_for(err: &(dyn Error + 'static)) -> Option<StatusCode> {
 ///
 /// ```
 /// use http::StatusCode;
-/// use ironward_tower::{Busy, http::response_for};
+/// use ironward_tower::{GateFull, http::response_for};
 ///
-/// let err: Box<dyn std::error::Error + Send + Sync> = Box::new(Busy);
+/// let err: Box<dyn std::error::Error + Send + Sync> = Box::new(GateFull::new());
 /// let response = response_for::<String>(&err).unwrap();
 /// assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
 /// assert!(response.body().is_empty());
@@ -114,11 +114,11 @@ fn refusal<'e>(err: &'e (dyn Error + 'static)) -> Option<(StatusCode, &'e (dyn E
 
 /// The status of this one error, not looking at its sources.
 fn status_of(err: &(dyn Error + 'static)) -> Option<StatusCode> {
-    if err.is::<Refused>() || err.is::<Overloaded>() || err.is::<Busy>() {
+    if err.is::<BreakerRefused>() || err.is::<ShedRefused>() || err.is::<GateFull>() {
         Some(StatusCode::SERVICE_UNAVAILABLE)
     } else if err.is::<Limited>() {
         Some(StatusCode::TOO_MANY_REQUESTS)
-    } else if err.is::<Elapsed>() {
+    } else if err.is::<DeadlineExceeded>() {
         Some(StatusCode::GATEWAY_TIMEOUT)
     } else {
         None
@@ -145,11 +145,20 @@ mod tests {
     #[test]
     fn each_refusal_maps_to_its_conventional_status() {
         let table: [(BoxError, StatusCode); 5] = [
-            (Box::new(Refused), StatusCode::SERVICE_UNAVAILABLE),
-            (Box::new(Overloaded), StatusCode::SERVICE_UNAVAILABLE),
-            (Box::new(Busy), StatusCode::SERVICE_UNAVAILABLE),
+            (
+                Box::new(BreakerRefused::new()),
+                StatusCode::SERVICE_UNAVAILABLE,
+            ),
+            (
+                Box::new(ShedRefused::new()),
+                StatusCode::SERVICE_UNAVAILABLE,
+            ),
+            (Box::new(GateFull::new()), StatusCode::SERVICE_UNAVAILABLE),
             (Box::new(limited()), StatusCode::TOO_MANY_REQUESTS),
-            (Box::new(Elapsed), StatusCode::GATEWAY_TIMEOUT),
+            (
+                Box::new(DeadlineExceeded::new()),
+                StatusCode::GATEWAY_TIMEOUT,
+            ),
         ];
         for (err, status) in table {
             assert_eq!(status_for(&*err), Some(status), "{err}");
@@ -169,7 +178,7 @@ mod tests {
 
     #[test]
     fn other_refusals_carry_no_headers_and_an_empty_body() {
-        let err: BoxError = Box::new(Busy);
+        let err: BoxError = Box::new(GateFull::new());
         let response = response_for::<String>(&err).unwrap();
         assert!(response.headers().is_empty());
         assert!(response.body().is_empty());

@@ -7,16 +7,16 @@
 //!
 //! | layer | policy | refusal | HTTP |
 //! | --- | --- | --- | --- |
-//! | [`BreakerLayer`] (client side) | [`ironward::Breaker`]: SRE adaptive throttling | [`Refused`] | 503 |
-//! | [`ShedLayer`] | [`ironward::Shedder`]: refuse while hot and full | [`Overloaded`] | 503 |
+//! | [`BreakerLayer`] (client side) | [`ironward::Breaker`]: SRE adaptive throttling | [`BreakerRefused`] | 503 |
+//! | [`ShedLayer`] | [`ironward::Shedder`]: refuse while hot and full | [`ShedRefused`] | 503 |
 //! | [`RateLimitLayer`] | [`ironward::Bucket`], [`ironward::Sliding`] or [`ironward::Period`], global or keyed | [`Limited`] | 429 + `Retry-After`, `RateLimit`, `RateLimit-Policy` |
-//! | [`GateLayer`] | [`ironward::Gate`]: a concurrency limit that never queues | [`Busy`] | 503 |
-//! | [`DeadlineLayer`] | [`ironward::Deadline`]: a per-request budget | [`Elapsed`] | 504 |
+//! | [`GateLayer`] | [`ironward::Gate`]: a concurrency limit that never queues | [`GateFull`] | 503 |
+//! | [`DeadlineLayer`] | [`ironward::Deadline`]: a per-request budget | [`DeadlineExceeded`] | 504 |
 //! | [`HttpRetry`] (client side; a `tower::retry::Policy`) | [`ironward::http_retry`] decisions, an optional [`ironward::Budget`] | none: the response carries [`Attempts`] | honours `Retry-After` |
 //!
 //! Every refusal is a small error boxed into `tower::BoxError`, so a caller tests it with
-//! `err.is::<Refused>()`; the zero-sized ones cost no allocation. [`http::status_for`] and
-//! [`http::response_for`] map them to their conventional responses, and with the `axum`
+//! `err.is::<BreakerRefused>()`; the zero-sized ones cost no allocation. [`http::status_for`]
+//! and [`http::response_for`] map them to their conventional responses, and with the `axum`
 //! feature `axum::handle_error` does it in one line:
 //!
 //! ```
@@ -67,10 +67,10 @@ mod classify;
 mod cpu;
 mod shed;
 
-pub use breaker::{BreakerFuture, BreakerLayer, BreakerService, Refused};
+pub use breaker::{BreakerFuture, BreakerLayer, BreakerRefused, BreakerService};
 pub use classify::{AnyError, Classify, GrpcFailures, HttpFailures, ShedFailures};
 pub use cpu::CpuSampler;
-pub use shed::{Overloaded, ShedFuture, ShedLayer, ShedService};
+pub use shed::{ShedFuture, ShedLayer, ShedRefused, ShedService};
 
 // -- rate limits (helper T2) --
 
@@ -88,9 +88,9 @@ mod gate;
 pub mod http;
 
 pub use deadline::{
-    DeadlineFuture, DeadlineLayer, DeadlineService, Elapsed, RequestDeadline, grpc_timeout,
+    DeadlineExceeded, DeadlineFuture, DeadlineLayer, DeadlineService, RequestDeadline, grpc_timeout,
 };
-pub use gate::{Busy, GateFuture, GateLayer, GateService};
+pub use gate::{GateFull, GateFuture, GateLayer, GateService};
 
 // -- HTTP retry policy (issue 5) --
 

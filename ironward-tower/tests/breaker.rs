@@ -17,7 +17,7 @@ use axum::http::StatusCode;
 use axum::routing::get;
 use http::Response;
 use ironward::SRE;
-use ironward_tower::{AnyError, BreakerLayer, BreakerService, Clock, Dice, Refused};
+use ironward_tower::{AnyError, BreakerLayer, BreakerRefused, BreakerService, Clock, Dice};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use tower::{BoxError, Layer, Service, ServiceExt, service_fn};
 
@@ -61,7 +61,8 @@ async fn follows_the_go_zero_virtual_clock_sequence_through_the_layer() {
         roll.store(at.to_bits(), Ordering::Relaxed);
         client.ready().await.expect("ready").call(()).await
     };
-    let refused = |result: Result<(), BoxError>| result.expect_err("all fail").is::<Refused>();
+    let refused =
+        |result: Result<(), BoxError>| result.expect_err("all fail").is::<BreakerRefused>();
 
     for _ in 0..100 {
         assert!(!refused(call(0.99).await));
@@ -94,7 +95,8 @@ async fn follows_the_go_zero_virtual_clock_sequence_through_the_layer() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_refusal_is_the_zero_sized_refused_error_and_an_admitted_error_comes_back_as_it_was() {
+async fn a_refusal_is_the_zero_sized_breaker_refused_error_and_an_admitted_error_comes_back_as_it_was()
+ {
     let mut client = BreakerLayer::new(SRE)
         .with_classifier(AnyError)
         .with_dice(Dice::from_fn(|| 0.0))
@@ -110,10 +112,10 @@ async fn a_refusal_is_the_zero_sized_refused_error_and_an_admitted_error_comes_b
         let _ = client.ready().await.unwrap().call(()).await;
     }
     let refused = client.ready().await.unwrap().call(()).await.unwrap_err();
-    assert!(refused.is::<Refused>());
+    assert!(refused.is::<BreakerRefused>());
     assert_eq!(refused.to_string(), "circuit breaker refused the call");
     assert!(refused.source().is_none());
-    assert_eq!(size_of::<Refused>(), 0);
+    assert_eq!(size_of::<BreakerRefused>(), 0);
 }
 
 #[tokio::test(start_paused = true)]
@@ -132,7 +134,7 @@ async fn two_clones_see_one_breaker() {
     roll.store(0.99f64.to_bits(), Ordering::Relaxed);
     for _ in 0..100 {
         let err = first.clone().oneshot(()).await.unwrap_err();
-        assert!(!err.is::<Refused>());
+        assert!(!err.is::<BreakerRefused>());
     }
     assert_eq!(reached.load(Ordering::Relaxed), 100);
     assert!(second.ratio() > 0.9);
@@ -143,9 +145,9 @@ async fn two_clones_see_one_breaker() {
     roll.store(0.0f64.to_bits(), Ordering::Relaxed);
     for _ in 0..100 {
         let err = second.clone().oneshot(()).await.unwrap_err();
-        assert!(err.is::<Refused>());
+        assert!(err.is::<BreakerRefused>());
         let err = third.clone().oneshot(()).await.unwrap_err();
-        assert!(err.is::<Refused>());
+        assert!(err.is::<BreakerRefused>());
     }
     assert_eq!(reached.load(Ordering::Relaxed), 100);
     // A layer configured anew is a breaker of its own.
@@ -238,7 +240,8 @@ async fn http_failures_count_5xx_against_the_backend_and_not_4xx() {
 
 #[test]
 fn refusing_allocates_nothing() {
-    // Boxing the zero-sized Refused does not allocate, and the decision takes no allocation.
+    // Boxing the zero-sized BreakerRefused does not allocate, and the decision takes no
+    // allocation.
     // Other tests in this binary allocate on their own threads at any moment, so a window
     // around one refusal is measured many times: the refusal allocates nothing if any single
     // window saw no allocation at all.
@@ -253,7 +256,7 @@ fn refusing_allocates_nothing() {
         assert!(client.poll_ready(&mut cx).is_ready());
         let call = pin!(client.call(()));
         match call.poll(&mut cx) {
-            Poll::Ready(Err(err)) => err.is::<Refused>(),
+            Poll::Ready(Err(err)) => err.is::<BreakerRefused>(),
             _ => false,
         }
     };
@@ -316,7 +319,7 @@ async fn a_client_breaker_refuses_a_failing_backend_and_lets_traffic_back_as_it_
     while start.elapsed() < Duration::from_secs(1) {
         attempts += 1;
         match client.clone().oneshot(()).await {
-            Err(err) if err.is::<Refused>() => refused += 1,
+            Err(err) if err.is::<BreakerRefused>() => refused += 1,
             Ok(response) => {
                 assert_eq!(response.status(), 500);
                 admitted += 1;
@@ -358,7 +361,7 @@ async fn a_client_breaker_refuses_a_failing_backend_and_lets_traffic_back_as_it_
         let second = seconds.last_mut().expect("a second");
         second.0 += 1;
         match client.clone().oneshot(()).await {
-            Err(err) if err.is::<Refused>() => {}
+            Err(err) if err.is::<BreakerRefused>() => {}
             Ok(response) => {
                 assert_eq!(response.status(), 200);
                 admitted += 1;

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use http::{HeaderMap, HeaderValue, Request};
-use ironward_tower::{DeadlineLayer, Elapsed, RequestDeadline, grpc_timeout};
+use ironward_tower::{DeadlineExceeded, DeadlineLayer, RequestDeadline, grpc_timeout};
 use tokio::time::{Instant, advance, sleep};
 use tower::{BoxError, Layer, Service, ServiceExt, service_fn};
 
@@ -27,14 +27,14 @@ fn working(
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_slow_call_fails_with_elapsed_exactly_at_its_budget() {
+async fn a_slow_call_fails_with_deadline_exceeded_exactly_at_its_budget() {
     let start = Instant::now();
     let err = DeadlineLayer::new(ms(300))
         .layer(working(ms(5000)))
         .oneshot(Request::new(()))
         .await
         .unwrap_err();
-    assert!(err.is::<Elapsed>());
+    assert!(err.is::<DeadlineExceeded>());
     assert_eq!(start.elapsed(), ms(300));
 }
 
@@ -95,7 +95,7 @@ async fn a_budget_only_shrinks_through_nested_layers() {
             .oneshot(Request::new(()))
             .await
             .unwrap_err()
-            .is::<Elapsed>()
+            .is::<DeadlineExceeded>()
     );
     assert_eq!(start.elapsed(), ms(1000));
 
@@ -127,7 +127,7 @@ async fn a_spent_deadline_fails_at_once_without_reaching_the_inner_service() {
         .oneshot(request)
         .await
         .unwrap_err();
-    assert!(err.is::<Elapsed>());
+    assert!(err.is::<DeadlineExceeded>());
     assert_eq!(start.elapsed(), Duration::ZERO);
     assert_eq!(calls.load(Ordering::SeqCst), 0);
 }
@@ -198,7 +198,7 @@ async fn on_expiry_the_inner_call_is_dropped() {
         .oneshot(Request::new(()))
         .await
         .unwrap_err();
-    assert!(err.is::<Elapsed>());
+    assert!(err.is::<DeadlineExceeded>());
     assert!(dropped.load(Ordering::SeqCst));
 }
 

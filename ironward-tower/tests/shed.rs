@@ -17,7 +17,7 @@ use axum::http::StatusCode;
 use axum::routing::get;
 use http::Response;
 use ironward::SHED;
-use ironward_tower::{Clock, Cpu, Overloaded, ShedLayer, ShedService};
+use ironward_tower::{Clock, Cpu, ShedLayer, ShedRefused, ShedService};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use tower::{BoxError, Layer, Service, ServiceBuilder, ServiceExt, service_fn};
 
@@ -92,7 +92,7 @@ async fn sheds(server: &mut Server) -> bool {
         .now_or_never()
     {
         Some(Err(err)) => {
-            assert!(err.is::<Overloaded>(), "{err}");
+            assert!(err.is::<ShedRefused>(), "{err}");
             true
         }
         Some(Ok(_)) => unreachable!("a hanging call never answers"),
@@ -208,7 +208,7 @@ async fn a_503_or_a_timeout_lands_as_a_failure_and_anything_else_as_a_pass() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_shed_request_is_the_zero_sized_overloaded_error_and_never_reaches_the_service() {
+async fn a_shed_request_is_the_zero_sized_shed_refused_error_and_never_reaches_the_service() {
     let reached = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&reached);
     let mut server = ShedLayer::new(SHED, Cpu::fixed(1000)).layer(service_fn(move |()| {
@@ -221,9 +221,9 @@ async fn a_shed_request_is_the_zero_sized_overloaded_error_and_never_reaches_the
     }
     held.truncate(10);
     let err = server.ready().await.unwrap().call(()).await.unwrap_err();
-    assert!(err.is::<Overloaded>());
+    assert!(err.is::<ShedRefused>());
     assert_eq!(err.to_string(), "server overloaded, request shed");
-    assert_eq!(size_of::<Overloaded>(), 0);
+    assert_eq!(size_of::<ShedRefused>(), 0);
     assert_eq!(reached.load(Ordering::Relaxed), 30);
 }
 
@@ -328,7 +328,7 @@ fn shedding_allocates_nothing() {
     let mut once = |server: &mut ShedService<_>| {
         assert!(server.poll_ready(&mut cx).is_ready());
         match pin!(server.call(())).poll(&mut cx) {
-            Poll::Ready(Err(err)) => err.is::<Overloaded>(),
+            Poll::Ready(Err(err)) => err.is::<ShedRefused>(),
             _ => false,
         }
     };
@@ -352,7 +352,7 @@ async fn slow(entered: Arc<AtomicUsize>) -> &'static str {
 }
 
 async fn overloaded_is_503(err: BoxError) -> StatusCode {
-    if err.is::<Overloaded>() {
+    if err.is::<ShedRefused>() {
         StatusCode::SERVICE_UNAVAILABLE
     } else {
         StatusCode::INTERNAL_SERVER_ERROR

@@ -10,13 +10,13 @@ use ironward::Permit;
 use pin_project_lite::pin_project;
 use tower::BoxError;
 
-use super::error::Refused;
+use super::error::BreakerRefused;
 use super::service::Shared;
 use crate::Classify;
 
 pin_project! {
     /// The response future of a [`BreakerService`](crate::BreakerService): the inner call's,
-    /// settling the breaker's permit when it completes, or a [`Refused`] error at once.
+    /// settling the breaker's permit when it completes, or a [`BreakerRefused`] error at once.
     ///
     /// Dropping it before it completes leaves the permit unsettled: the call is recorded neither
     /// as a success nor as a failure.
@@ -25,7 +25,7 @@ pin_project! {
     ///
     /// ```
     /// use ironward::SRE;
-    /// use ironward_tower::{AnyError, BreakerFuture, BreakerLayer, Dice, Refused};
+    /// use ironward_tower::{AnyError, BreakerFuture, BreakerLayer, BreakerRefused, Dice};
     /// use tower::{Layer, Service, ServiceExt, service_fn};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
@@ -39,7 +39,7 @@ pin_project! {
     ///     let _ = client.ready().await.unwrap().call(()).await;
     /// }
     /// let future: BreakerFuture<_, AnyError> = client.ready().await.unwrap().call(());
-    /// assert!(future.await.unwrap_err().is::<Refused>());
+    /// assert!(future.await.unwrap_err().is::<BreakerRefused>());
     /// # }
     /// ```
     pub struct BreakerFuture<F, C> {
@@ -95,7 +95,7 @@ where
                 Poll::Ready(result)
             }
             // A zero-sized value: boxing it does not allocate.
-            StateProj::Refused => Poll::Ready(Err(Box::new(Refused))),
+            StateProj::Refused => Poll::Ready(Err(Box::new(BreakerRefused::new()))),
         }
     }
 }

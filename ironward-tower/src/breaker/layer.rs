@@ -13,8 +13,8 @@ use crate::{Clock, Dice, HttpFailures};
 /// backend that has started failing.
 ///
 /// Each call first asks an [`ironward::Breaker`] running the [`Sre`] policy. A refused call
-/// fails at once with [`Refused`](crate::Refused) and never reaches the inner service; an
-/// admitted one runs, and when its response future completes the classifier (`C`, by default
+/// fails at once with [`BreakerRefused`](crate::BreakerRefused) and never reaches the inner
+/// service; an admitted one runs, and when its response future completes the classifier (`C`, by default
 /// [`HttpFailures`]) says whether it failed, and the breaker records it, at that moment on the
 /// layer's clock. The breaker refuses a fraction of calls that grows with the failures in its
 /// window rather than cutting the backend off, so a struggling backend keeps the traffic it can
@@ -47,7 +47,7 @@ use crate::{Clock, Dice, HttpFailures};
 /// use std::sync::Arc;
 /// use std::sync::atomic::{AtomicUsize, Ordering};
 /// use ironward::SRE;
-/// use ironward_tower::{AnyError, BreakerLayer, Dice, Refused};
+/// use ironward_tower::{AnyError, BreakerLayer, BreakerRefused, Dice};
 /// use tower::{Layer, ServiceExt, service_fn};
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -67,7 +67,7 @@ use crate::{Clock, Dice, HttpFailures};
 /// let mut refused = 0;
 /// for _ in 0..200 {
 ///     let err = client.clone().oneshot(()).await.unwrap_err();
-///     if err.is::<Refused>() {
+///     if err.is::<BreakerRefused>() {
 ///         refused += 1;
 ///     }
 /// }

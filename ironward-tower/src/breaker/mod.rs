@@ -15,7 +15,7 @@
 //! ```
 //! use std::time::Duration;
 //! use ironward::SRE;
-//! use ironward_tower::{AnyError, BreakerLayer, Dice, Refused};
+//! use ironward_tower::{AnyError, BreakerLayer, BreakerRefused, Dice};
 //! use tower::timeout::TimeoutLayer;
 //! use tower::{ServiceBuilder, ServiceExt, service_fn};
 //!
@@ -30,7 +30,7 @@
 //! let mut refused = 0;
 //! for _ in 0..100 {
 //!     let err = client.clone().oneshot(()).await.unwrap_err();
-//!     refused += usize::from(err.is::<Refused>());
+//!     refused += usize::from(err.is::<BreakerRefused>());
 //! }
 //! assert!(refused > 50, "refused {refused} of 100");
 //! # }
@@ -41,7 +41,7 @@ mod future;
 mod layer;
 mod service;
 
-pub use error::Refused;
+pub use error::BreakerRefused;
 pub use future::BreakerFuture;
 pub use layer::BreakerLayer;
 pub use service::BreakerService;

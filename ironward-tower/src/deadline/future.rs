@@ -8,30 +8,30 @@ use std::task::{Context, Poll};
 use pin_project_lite::pin_project;
 use tokio::time::Sleep;
 
-use super::Elapsed;
+use super::DeadlineExceeded;
 
 pin_project! {
     /// The response future of [`DeadlineService`](super::DeadlineService): the inner future
     /// raced against the request's deadline.
     ///
     /// The inner future is polled first, so a response ready at the deadline is delivered;
-    /// after that the sleep, and when it fires the future resolves to [`Elapsed`], boxed.
-    /// Without a deadline it is the inner future with its error boxed.
+    /// after that the sleep, and when it fires the future resolves to [`DeadlineExceeded`],
+    /// boxed. Without a deadline it is the inner future with its error boxed.
     ///
     /// # Examples
     ///
     /// ```
     /// use std::future::pending;
     /// use std::time::Duration;
-    /// use ironward_tower::{DeadlineFuture, DeadlineLayer, Elapsed};
+    /// use ironward_tower::{DeadlineExceeded, DeadlineFuture, DeadlineLayer};
     /// use tower::{Layer, Service, service_fn};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
-    /// let never = service_fn(|_: http::Request<()>| pending::<Result<(), Elapsed>>());
+    /// let never = service_fn(|_: http::Request<()>| pending::<Result<(), DeadlineExceeded>>());
     /// let mut service = DeadlineLayer::new(Duration::from_millis(50)).layer(never);
     /// let future: DeadlineFuture<_> = service.call(http::Request::new(()));
-    /// assert!(future.await.unwrap_err().is::<Elapsed>());
+    /// assert!(future.await.unwrap_err().is::<DeadlineExceeded>());
     /// # }
     /// ```
     pub struct DeadlineFuture<F> {
@@ -49,7 +49,7 @@ pin_project! {
             #[pin]
             sleep: Option<Sleep>,
         },
-        Elapsed,
+        Exceeded,
     }
 }
 
@@ -60,9 +60,9 @@ impl<F> DeadlineFuture<F> {
         }
     }
 
-    pub(super) fn elapsed() -> Self {
+    pub(super) fn exceeded() -> Self {
         Self {
-            state: State::Elapsed,
+            state: State::Exceeded,
         }
     }
 }
@@ -81,11 +81,11 @@ where
                     return Poll::Ready(output.map_err(Into::into));
                 }
                 match sleep.as_pin_mut().map(|sleep| sleep.poll(cx)) {
-                    Some(Poll::Ready(())) => Poll::Ready(Err(Elapsed.into())),
+                    Some(Poll::Ready(())) => Poll::Ready(Err(DeadlineExceeded::new().into())),
                     _ => Poll::Pending,
                 }
             }
-            StateProj::Elapsed => Poll::Ready(Err(Elapsed.into())),
+            StateProj::Exceeded => Poll::Ready(Err(DeadlineExceeded::new().into())),
         }
     }
 }
@@ -97,7 +97,7 @@ impl<F> fmt::Debug for DeadlineFuture<F> {
                 sleep: Some(sleep), ..
             } => Some(sleep.deadline()),
             State::Running { sleep: None, .. } => None,
-            State::Elapsed => return f.write_str("DeadlineFuture(elapsed)"),
+            State::Exceeded => return f.write_str("DeadlineFuture(exceeded)"),
         };
         f.debug_struct("DeadlineFuture")
             .field("deadline", &deadline)

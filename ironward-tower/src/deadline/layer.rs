@@ -10,7 +10,7 @@ use tower_layer::Layer;
 use super::{DeadlineService, grpc_timeout};
 
 /// Gives every request a time budget, fixed or read from the request, and fails it with
-/// [`Elapsed`](super::Elapsed) when the budget runs out.
+/// [`DeadlineExceeded`](super::DeadlineExceeded) when the budget runs out.
 ///
 /// The budget is read from the request head ([`Parts`]: method, URI, headers, extensions),
 /// never the body, which keeps the body type out of the layer's type. A zero budget, or
@@ -23,7 +23,7 @@ use super::{DeadlineService, grpc_timeout};
 ///
 /// ```
 /// use std::time::Duration;
-/// use ironward_tower::{DeadlineLayer, Elapsed, RequestDeadline};
+/// use ironward_tower::{DeadlineExceeded, DeadlineLayer, RequestDeadline};
 /// use tower::{Layer, ServiceExt, service_fn};
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -35,17 +35,17 @@ use super::{DeadlineService, grpc_timeout};
 /// });
 /// let slow = service_fn(|_: http::Request<()>| async {
 ///     tokio::time::sleep(Duration::from_secs(5)).await;
-///     Ok::<_, Elapsed>("done")
+///     Ok::<_, DeadlineExceeded>("done")
 /// });
 /// let request = http::Request::builder().header("x-budget-ms", "300").body(()).unwrap();
 /// let start = tokio::time::Instant::now();
 /// let err = layer.layer(slow).oneshot(request).await.unwrap_err();
-/// assert!(err.is::<Elapsed>());
+/// assert!(err.is::<DeadlineExceeded>());
 /// assert_eq!(start.elapsed(), Duration::from_millis(300));
 ///
 /// // A gRPC server: the client's `grpc-timeout`, but never more than 30 seconds.
 /// let budget = service_fn(|request: http::Request<()>| async move {
-///     Ok::<_, Elapsed>(request.extensions().get::<RequestDeadline>().unwrap().budget())
+///     Ok::<_, DeadlineExceeded>(request.extensions().get::<RequestDeadline>().unwrap().budget())
 /// });
 /// let grpc = DeadlineLayer::from_grpc_timeout(Duration::from_secs(30)).layer(budget);
 /// let request = http::Request::builder().header("grpc-timeout", "2S").body(()).unwrap();

@@ -3,9 +3,9 @@
 //! A request that outlives the caller's patience is wasted work: the caller has given up, yet
 //! the server goes on spending on it, and under load those requests crowd out the ones that
 //! could still succeed. The deadline layer gives each request a budget, cuts it off with
-//! [`Elapsed`] (over HTTP, `504`) when the budget runs out, and tells the handler what is
-//! left so that its own calls downstream share the one budget instead of each starting a
-//! full timeout of its own. That is the core's [`ironward::Deadline`] on tokio's clock:
+//! [`DeadlineExceeded`] (over HTTP, `504`) when the budget runs out, and tells the handler
+//! what is left so that its own calls downstream share the one budget instead of each
+//! starting a full timeout of its own. That is the core's [`ironward::Deadline`] on tokio's clock:
 //! go-zero's `rest/handler/timeouthandler.go` and gRPC's deadline propagation.
 //!
 //! - [`DeadlineLayer::new`] gives every request the same budget;
@@ -64,7 +64,7 @@ mod grpc;
 mod layer;
 mod service;
 
-pub use self::error::Elapsed;
+pub use self::error::DeadlineExceeded;
 pub use self::extension::RequestDeadline;
 pub use self::future::DeadlineFuture;
 pub use self::grpc::grpc_timeout;

@@ -13,8 +13,8 @@ use super::{DeadlineFuture, RequestDeadline};
 ///
 /// For each request it starts a [`RequestDeadline`], puts it in the request's extensions
 /// for the handler, and races the inner future against a `tokio::time::Sleep` of the
-/// budget; on expiry the call resolves to [`Elapsed`](super::Elapsed) and the inner future is
-/// dropped, as tower's `Timeout` does. A request that already carries a `RequestDeadline`
+/// budget; on expiry the call resolves to [`DeadlineExceeded`](super::DeadlineExceeded) and
+/// the inner future is dropped, as tower's `Timeout` does. A request that already carries a `RequestDeadline`
 /// (from a layer further out, or put there by the caller) keeps whichever of the two ends
 /// first, so a budget only ever shrinks on its way in; one already spent fails at once
 /// without reaching the inner service.
@@ -30,14 +30,14 @@ use super::{DeadlineFuture, RequestDeadline};
 ///
 /// ```
 /// use std::time::Duration;
-/// use ironward_tower::{DeadlineLayer, DeadlineService, Elapsed, RequestDeadline};
+/// use ironward_tower::{DeadlineExceeded, DeadlineLayer, DeadlineService, RequestDeadline};
 /// use tower::{Layer, ServiceExt, service_fn};
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() {
 /// let handler = service_fn(|request: http::Request<()>| async move {
 ///     let deadline = request.extensions().get::<RequestDeadline>().copied();
-///     Ok::<_, Elapsed>(deadline.and_then(|d| d.remaining()))
+///     Ok::<_, DeadlineExceeded>(deadline.and_then(|d| d.remaining()))
 /// });
 /// let service: DeadlineService<_> = DeadlineLayer::new(Duration::from_secs(1)).layer(handler);
 /// let left = service.oneshot(http::Request::new(())).await.unwrap();
@@ -90,7 +90,7 @@ where
         }
         let end = deadline.end();
         if end.is_some_and(|end| end <= now) {
-            return DeadlineFuture::elapsed();
+            return DeadlineFuture::exceeded();
         }
         request.extensions_mut().insert(deadline);
         let future = self.inner.call(request);

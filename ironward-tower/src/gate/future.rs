@@ -9,7 +9,7 @@ use std::task::{Context, Poll};
 use ironward::Gate;
 use pin_project_lite::pin_project;
 
-use super::Busy;
+use super::GateFull;
 use crate::lock::lock;
 
 /// The core gate behind one [`GateLayer`](super::GateLayer), shared by every service it makes.
@@ -39,23 +39,23 @@ pin_project! {
     /// The response future of [`GateService`](super::GateService).
     ///
     /// An admitted request holds its room until its inner future completes or this future is
-    /// dropped, whichever comes first; a refused one resolves at once to [`Busy`], boxed.
-    /// For HTTP, the room is held until the response head is ready, not until its body is
+    /// dropped, whichever comes first; a refused one resolves at once to [`GateFull`],
+    /// boxed. For HTTP, the room is held until the response head is ready, not until its body is
     /// sent (as tower's `ConcurrencyLimit` does).
     ///
     /// # Examples
     ///
     /// ```
-    /// use ironward_tower::{Busy, GateFuture, GateLayer};
+    /// use ironward_tower::{GateFull, GateFuture, GateLayer};
     /// use tower::{Layer, Service, service_fn};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let layer = GateLayer::new(1);
-    /// let mut service = layer.layer(service_fn(|n: u32| async move { Ok::<_, Busy>(n) }));
+    /// let mut service = layer.layer(service_fn(|n: u32| async move { Ok::<_, GateFull>(n) }));
     /// let admitted: GateFuture<_> = service.call(7);
     /// assert_eq!(layer.held(), 1);
-    /// assert!(service.call(8).await.unwrap_err().is::<Busy>());
+    /// assert!(service.call(8).await.unwrap_err().is::<GateFull>());
     /// assert_eq!(admitted.await.unwrap(), 7);
     /// assert_eq!(layer.held(), 0);
     /// # }
@@ -74,7 +74,7 @@ pin_project! {
             future: F,
             room: Option<Room>,
         },
-        Busy,
+        Full,
     }
 }
 
@@ -88,8 +88,8 @@ impl<F> GateFuture<F> {
         }
     }
 
-    pub(super) fn busy() -> Self {
-        Self { state: State::Busy }
+    pub(super) fn full() -> Self {
+        Self { state: State::Full }
     }
 }
 
@@ -108,7 +108,7 @@ where
                 drop(room.take());
                 Poll::Ready(output.map_err(Into::into))
             }
-            StateProj::Busy => Poll::Ready(Err(Busy.into())),
+            StateProj::Full => Poll::Ready(Err(GateFull::new().into())),
         }
     }
 }
@@ -118,7 +118,7 @@ impl<F> fmt::Debug for GateFuture<F> {
         let state = match &self.state {
             State::Admitted { room: Some(_), .. } => "admitted",
             State::Admitted { room: None, .. } => "done",
-            State::Busy => "busy",
+            State::Full => "full",
         };
         f.debug_tuple("GateFuture").field(&state).finish()
     }

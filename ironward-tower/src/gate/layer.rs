@@ -25,19 +25,19 @@ use crate::lock::lock;
 /// # Examples
 ///
 /// ```
-/// use ironward_tower::{Busy, GateLayer};
+/// use ironward_tower::{GateFull, GateLayer};
 /// use tower::{Layer, Service, service_fn};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
 /// let layer = GateLayer::new(1);
-/// let echo = service_fn(|n: u32| async move { Ok::<_, Busy>(n) });
+/// let echo = service_fn(|n: u32| async move { Ok::<_, GateFull>(n) });
 /// let mut a = layer.layer(echo);
 /// let mut b = layer.layer(echo); // a second route: same gate
 ///
 /// let held = a.call(1);
 /// assert_eq!(layer.held(), 1);
-/// assert!(b.call(2).await.unwrap_err().is::<Busy>());
+/// assert!(b.call(2).await.unwrap_err().is::<GateFull>());
 /// drop(held);
 /// assert_eq!(b.call(3).await.unwrap(), 3);
 /// assert_eq!(layer.limit(), 1);

@@ -2,9 +2,9 @@
 //!
 //! A server can do only so much at once. Past that, a queue of waiting requests grows faster
 //! than it drains, every request in it times out, and the queue becomes the outage. The
-//! gate answers the request past the limit straight away with [`Busy`] (over HTTP, `503`),
-//! which a client can retry elsewhere or later, and keeps the requests already admitted
-//! fast. This is the core's [`ironward::Gate`], a count with a ceiling, on the real server:
+//! gate answers the request past the limit straight away with [`GateFull`] (over HTTP,
+//! `503`), which a client can retry elsewhere or later, and keeps the requests already
+//! admitted fast. This is the core's [`ironward::Gate`], a count with a ceiling, on the real server:
 //! go-zero's `rest/handler/maxconnshandler.go` over `core/syncx/limit.go`, where tower's
 //! `ConcurrencyLimit` would wait for a permit instead. One difference: go-zero reads a limit
 //! of 0 as no limit, while here, as in the core, a limit of 0 admits nothing; for no limit,
@@ -12,7 +12,7 @@
 //!
 //! - [`GateLayer::new`] makes the gate; every service the layer makes, and their clones,
 //!   share it.
-//! - [`GateService`] enters the gate in `call`, or resolves at once to [`Busy`] without
+//! - [`GateService`] enters the gate in `call`, or resolves at once to [`GateFull`] without
 //!   calling the inner service.
 //! - [`GateFuture`] gives the room back when the response is ready or the future is dropped
 //!   (a cancelled request, a closed connection).
@@ -54,7 +54,7 @@ mod future;
 mod layer;
 mod service;
 
-pub use self::error::Busy;
+pub use self::error::GateFull;
 pub use self::future::GateFuture;
 pub use self::layer::GateLayer;
 pub use self::service::GateService;

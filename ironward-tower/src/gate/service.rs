@@ -9,7 +9,7 @@ use super::future::{Room, Shared};
 use crate::lock::lock;
 
 /// A service that lets at most a gate's limit of requests in flight and refuses the rest at
-/// once with [`Busy`](super::Busy), made by [`GateLayer`](super::GateLayer).
+/// once with [`GateFull`](super::GateFull), made by [`GateLayer`](super::GateLayer).
 ///
 /// Unlike tower's `ConcurrencyLimit`, which makes a caller wait for a permit, this never
 /// queues: a server past its limit answers straight away, so a queue cannot become the outage
@@ -23,19 +23,19 @@ use crate::lock::lock;
 /// # Examples
 ///
 /// ```
-/// use ironward_tower::{Busy, GateLayer, GateService};
+/// use ironward_tower::{GateFull, GateLayer, GateService};
 /// use tower::{Layer, Service, service_fn};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
-/// let echo = service_fn(|n: u32| async move { Ok::<_, Busy>(n) });
+/// let echo = service_fn(|n: u32| async move { Ok::<_, GateFull>(n) });
 /// let mut service: GateService<_> = GateLayer::new(2).layer(echo);
 /// let mut clone = service.clone();
 ///
 /// let first = service.call(1);
 /// let second = clone.call(2);
 /// assert_eq!(service.held(), 2);
-/// assert!(clone.call(3).await.unwrap_err().is::<Busy>());
+/// assert!(clone.call(3).await.unwrap_err().is::<GateFull>());
 /// assert_eq!(first.await.unwrap() + second.await.unwrap(), 3);
 /// assert_eq!(clone.held(), 0);
 /// # }
@@ -78,7 +78,7 @@ where
     fn call(&mut self, request: Req) -> Self::Future {
         match Room::enter(&self.gate) {
             Some(room) => GateFuture::admitted(self.inner.call(request), room),
-            None => GateFuture::busy(),
+            None => GateFuture::full(),
         }
     }
 }
@@ -93,7 +93,7 @@ mod tests {
 
     use tower::{Layer, Service, ServiceExt, service_fn};
 
-    use crate::{Busy, GateLayer};
+    use crate::{GateFull, GateLayer};
 
     type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
@@ -118,7 +118,7 @@ mod tests {
         let _first = service.ready().await.unwrap().call(());
         let _second = service.ready().await.unwrap().call(());
         let refused = service.ready().await.unwrap().call(()).await.unwrap_err();
-        assert!(refused.is::<Busy>());
+        assert!(refused.is::<GateFull>());
         assert_eq!(calls.load(Ordering::Relaxed), 2);
         assert_eq!(service.held(), 2);
     }
@@ -128,7 +128,7 @@ mod tests {
         let calls = Arc::new(AtomicUsize::new(0));
         let mut service = GateLayer::new(1).layer(stuck(&calls));
         let held = service.call(());
-        assert!(service.call(()).await.unwrap_err().is::<Busy>());
+        assert!(service.call(()).await.unwrap_err().is::<GateFull>());
         drop(held);
         assert_eq!(service.held(), 0);
         let _again = service.call(());
@@ -138,7 +138,7 @@ mod tests {
 
     #[test]
     fn completing_a_future_gives_the_room_back_before_it_is_dropped() {
-        let mut service = GateLayer::new(1).layer(service_fn(|()| async { Ok::<_, Busy>(5) }));
+        let mut service = GateLayer::new(1).layer(service_fn(|()| async { Ok::<_, GateFull>(5) }));
         let mut future = pin!(service.call(()));
         let mut cx = Context::from_waker(Waker::noop());
         assert!(matches!(future.as_mut().poll(&mut cx), Poll::Ready(Ok(5))));
@@ -166,7 +166,7 @@ mod tests {
         let mut c = layer.clone().layer(stuck(&calls));
         let _held = [a.call(()), b.call(()), c.call(())];
         for service in [&mut a, &mut b, &mut c] {
-            assert!(service.call(()).await.unwrap_err().is::<Busy>());
+            assert!(service.call(()).await.unwrap_err().is::<GateFull>());
         }
         assert_eq!(layer.held(), 3);
     }
@@ -175,13 +175,13 @@ mod tests {
     async fn a_limit_of_zero_refuses_everything() {
         let calls = Arc::new(AtomicUsize::new(0));
         let mut service = GateLayer::new(0).layer(stuck(&calls));
-        assert!(service.call(()).await.unwrap_err().is::<Busy>());
+        assert!(service.call(()).await.unwrap_err().is::<GateFull>());
         assert_eq!(calls.load(Ordering::Relaxed), 0);
     }
 
     #[test]
     fn a_refusal_is_zero_sized() {
         // A `Box` of a zero-sized type never calls the allocator.
-        assert_eq!(size_of::<Busy>(), 0);
+        assert_eq!(size_of::<GateFull>(), 0);
     }
 }

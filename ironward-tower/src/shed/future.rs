@@ -10,13 +10,13 @@ use ironward::Ticket;
 use pin_project_lite::pin_project;
 use tower::BoxError;
 
-use super::error::Overloaded;
+use super::error::ShedRefused;
 use super::service::Shared;
 use crate::Classify;
 
 pin_project! {
     /// The response future of a [`ShedService`](crate::ShedService): the inner request's,
-    /// taking it out of flight when it completes, or an [`Overloaded`] error at once.
+    /// taking it out of flight when it completes, or a [`ShedRefused`] error at once.
     ///
     /// Dropping it before it completes takes the request out of flight as a failure.
     ///
@@ -87,7 +87,7 @@ where
                 Poll::Ready(result)
             }
             // A zero-sized value: boxing it does not allocate.
-            StateProj::Overloaded => Poll::Ready(Err(Box::new(Overloaded))),
+            StateProj::Overloaded => Poll::Ready(Err(Box::new(ShedRefused::new()))),
         }
     }
 }

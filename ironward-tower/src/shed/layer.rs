@@ -18,7 +18,7 @@ use crate::{Clock, Cpu, ShedFailures};
 /// since) *and* more requests are in flight than the server has shown it can carry (the most
 /// it finished in one bucket, times the shortest mean response time, over the bucket's width;
 /// scaled down as the CPU runs hotter). A refused request fails
-/// at once with [`Overloaded`](crate::Overloaded) and never reaches the inner service. An
+/// at once with [`ShedRefused`](crate::ShedRefused) and never reaches the inner service. An
 /// admitted one counts as in flight until its response future completes; the classifier (`C`,
 /// by default [`ShedFailures`]: a 503, a `DEADLINE_EXCEEDED` or a timeout fails, anything else
 /// passes, as go-zero's HTTP and gRPC shedding handlers count) then settles it, a pass feeding
@@ -54,7 +54,7 @@ use crate::{Clock, Cpu, ShedFailures};
 /// use axum::http::{Request, StatusCode};
 /// use axum::routing::get;
 /// use ironward::SHED;
-/// use ironward_tower::{Cpu, Overloaded, ShedLayer};
+/// use ironward_tower::{Cpu, ShedLayer, ShedRefused};
 /// use tower::{BoxError, ServiceBuilder, ServiceExt};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -66,7 +66,7 @@ use crate::{Clock, Cpu, ShedFailures};
 ///     .layer(
 ///         ServiceBuilder::new()
 ///             .layer(HandleErrorLayer::new(|err: BoxError| async move {
-///                 if err.is::<Overloaded>() {
+///                 if err.is::<ShedRefused>() {
 ///                     StatusCode::SERVICE_UNAVAILABLE
 ///                 } else {
 ///                     StatusCode::INTERNAL_SERVER_ERROR

@@ -15,7 +15,7 @@
 //! ```
 //! use std::time::Duration;
 //! use ironward::SHED;
-//! use ironward_tower::{Cpu, Overloaded, ShedLayer};
+//! use ironward_tower::{Cpu, ShedLayer, ShedRefused};
 //! use tower::{Layer, Service, ServiceExt, service_fn};
 //!
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -34,7 +34,7 @@
 //! }
 //! held.truncate(20); // twenty give up, and leave flight as they go
 //! let err = server.ready().await.unwrap().call(()).await.unwrap_err();
-//! assert!(err.is::<Overloaded>());
+//! assert!(err.is::<ShedRefused>());
 //!
 //! // Cool for longer than the policy's cooling time, and the server admits again.
 //! dial.set(300);
@@ -49,7 +49,7 @@ mod future;
 mod layer;
 mod service;
 
-pub use error::Overloaded;
+pub use error::ShedRefused;
 pub use future::ShedFuture;
 pub use layer::ShedLayer;
 pub use service::ShedService;

@@ -17,7 +17,7 @@ use crate::{Classify, Clock, Cpu, ShedFailures};
 ///
 /// The shedder decides in `call`, with the clock and the CPU read at that moment; readiness is
 /// the inner service's. A shed request returns a future that fails at once with
-/// [`Overloaded`](crate::Overloaded), boxed; an admitted request's error is boxed as it is.
+/// [`ShedRefused`](crate::ShedRefused), boxed; an admitted request's error is boxed as it is.
 /// Every clone, and every service the same layer made, shares one shedder (one
 /// `Arc<Mutex<Shedder>>`, the lock held only to decide and to record, never across an await),
 /// so the count in flight is the server's, not one connection's.

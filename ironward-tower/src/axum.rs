@@ -1,4 +1,29 @@
-//! The one line an axum app needs: [`handle_error`].
+//! The one line an axum app needs: [`handle_error`], each refusal as its conventional
+//! response.
+//!
+//! An axum `Router` only takes services that never fail, so the layers' typed errors must
+//! become responses before they reach it: axum's `HandleErrorLayer` with [`handle_error`] does
+//! that for every layer of this crate at once, with the statuses [`crate::http`] gives (503,
+//! 429 with `Retry-After` and the `RateLimit` fields, 504) and a bare 500 for anything else.
+//!
+//! # Examples
+//!
+//! ```
+//! use axum::{Router, body::Body, error_handling::HandleErrorLayer, routing::get};
+//! use http::{Request, StatusCode};
+//! use ironward_tower::gate::GateLayer;
+//! use tower::ServiceExt;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! // A gate with no room: every request is refused, and answered 503.
+//! let app = Router::new()
+//!     .route("/", get(|| async { "hello" }))
+//!     .layer((HandleErrorLayer::new(ironward_tower::axum::handle_error), GateLayer::new(0)));
+//! let response = app.oneshot(Request::new(Body::empty())).await.unwrap();
+//! assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+//! # }
+//! ```
 
 use ::axum::BoxError;
 use ::axum::body::Body;

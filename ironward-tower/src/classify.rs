@@ -9,6 +9,40 @@
 //! A classifier sees the inner service's result with the error already boxed, the form in
 //! which the layer returns it, so one classifier works over any inner error type and can look
 //! for a timeout anywhere in an error's `source()` chain.
+//!
+//! | classifier | a failure is | the default of |
+//! | --- | --- | --- |
+//! | [`HttpFailures`] | an error or a 5xx (go-zero's HTTP breaker) | [`BreakerLayer`](crate::BreakerLayer) |
+//! | [`GrpcFailures`] | an error or a gRPC code go-zero's breaker does not accept | |
+//! | [`ShedFailures`] | a 503, `DEADLINE_EXCEEDED` or a timeout (go-zero's shedding handlers) | [`ShedLayer`](crate::ShedLayer) |
+//! | [`AnyError`] | any error, whatever the response | |
+//! | a closure | whatever it answers | |
+//!
+//! # Examples
+//!
+//! A breaker around a client whose 429s mean the backend is struggling too:
+//!
+//! ```
+//! use http::{Response, StatusCode};
+//! use ironward::SRE;
+//! use ironward_tower::breaker::BreakerLayer;
+//! use ironward_tower::classify::{Classify, HttpFailures};
+//!
+//! type BoxError = Box<dyn std::error::Error + Send + Sync>;
+//!
+//! let struggling = |result: &Result<Response<()>, BoxError>| {
+//!     HttpFailures.is_failure(result)
+//!         || matches!(result, Ok(response) if response.status() == StatusCode::TOO_MANY_REQUESTS)
+//! };
+//! let throttled = Ok(Response::builder().status(429).body(()).unwrap());
+//! let missing = Ok(Response::builder().status(404).body(()).unwrap());
+//! assert!(struggling.is_failure(&throttled));
+//! assert!(!struggling.is_failure(&missing));
+//! assert!(!HttpFailures.is_failure(&throttled));
+//!
+//! let breaker = BreakerLayer::new(SRE).with_classifier(struggling);
+//! # drop(breaker);
+//! ```
 
 use std::error::Error;
 use std::io;

@@ -5,28 +5,35 @@
 //! readings to the pure `ironward` core on every request; the layers add no policy of their own.
 //! They work on axum, hyper and tonic services alike, and around any client `tower::Service`.
 //!
-//! | layer | policy | refusal | HTTP |
-//! | --- | --- | --- | --- |
-//! | [`BreakerLayer`] (client side) | [`ironward::Breaker`]: SRE adaptive throttling | [`BreakerRefused`] | 503 |
-//! | [`ShedLayer`] | [`ironward::Shedder`]: refuse while hot and full | [`ShedRefused`] | 503 |
-//! | [`RateLimitLayer`] | [`ironward::Bucket`], [`ironward::Sliding`] or [`ironward::Period`], global or keyed | [`Limited`] | 429 + `Retry-After`, `RateLimit`, `RateLimit-Policy` |
-//! | [`GateLayer`] | [`ironward::Gate`]: a concurrency limit that never queues | [`GateFull`] | 503 |
-//! | [`DeadlineLayer`] | [`ironward::Deadline`]: a per-request budget | [`DeadlineExceeded`] | 504 |
-//! | [`HttpRetry`] (client side; a `tower::retry::Policy`) | [`ironward::http_retry`] decisions, an optional [`ironward::Budget`] | none: the response carries [`Attempts`] | honours `Retry-After` |
+//! | module | layer | policy | refusal | HTTP |
+//! | --- | --- | --- | --- | --- |
+//! | [`breaker`] | [`BreakerLayer`] (client side) | [`ironward::Breaker`]: SRE adaptive throttling | [`BreakerRefused`] | 503 |
+//! | [`shed`] | [`ShedLayer`] | [`ironward::Shedder`]: refuse while hot and full | [`ShedRefused`] | 503 |
+//! | [`rate_limit`] | [`RateLimitLayer`] | [`ironward::Bucket`], [`ironward::Sliding`] or [`ironward::Period`], global or keyed | [`Limited`] | 429 + `Retry-After`, `RateLimit`, `RateLimit-Policy` |
+//! | [`gate`] | [`GateLayer`] | [`ironward::Gate`]: a concurrency limit that never queues | [`GateFull`] | 503 |
+//! | [`deadline`] | [`DeadlineLayer`] | [`ironward::Deadline`]: a per-request budget | [`DeadlineExceeded`] | 504 |
+//! | [`retry`] | [`HttpRetryLayer`] (client side) | [`ironward::http_retry::Run`]: RFC 9110 retries within a time budget, each attempt under a timeout, an optional [`ironward::Budget`] | [`GaveUp`] when no response; a response carries [`Retried`] | honours `Retry-After` |
+//!
+//! The layers share three more modules: [`classify`], which results count as failures for the
+//! breaker and the shedder; [`cpu`], the CPU reading the shedder runs on; and [`http`], each
+//! refusal's conventional response. Every item is also re-exported here, at the crate root.
 //!
 //! Every refusal is a small error boxed into `tower::BoxError`, so a caller tests it with
 //! `err.is::<BreakerRefused>()`; the zero-sized ones cost no allocation. [`http::status_for`]
 //! and [`http::response_for`] map them to their conventional responses, and with the `axum`
-//! feature `axum::handle_error` does it in one line:
+//! feature `ironward_tower::axum::handle_error` does it in one line:
 //!
 //! ```
 //! # #[cfg(feature = "axum")] {
 //! use std::time::Duration;
-//! use axum::{Router, error_handling::HandleErrorLayer, routing::get};
+//! use axum::{Router, body::Body, error_handling::HandleErrorLayer, routing::get};
+//! use http::{Request, StatusCode};
 //! use ironward::SHED;
 //! use ironward_tower::{Cpu, CpuSampler, DeadlineLayer, GateLayer, Limit, RateLimitLayer, ShedLayer};
-//! use tower::ServiceBuilder;
+//! use tower::{ServiceBuilder, ServiceExt};
 //!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
 //! let cpu = CpuSampler::new();
 //! let app: Router = Router::new().route("/", get(|| async { "hello" })).layer(
 //!     ServiceBuilder::new()
@@ -36,6 +43,9 @@
 //!         .layer(GateLayer::new(256))
 //!         .layer(DeadlineLayer::new(Duration::from_secs(2))),
 //! );
+//! let response = app.oneshot(Request::new(Body::empty())).await.unwrap();
+//! assert_eq!(response.status(), StatusCode::OK);
+//! # }
 //! # }
 //! ```
 //!
@@ -54,49 +64,35 @@
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
-mod lock;
-mod source;
-
-pub use ironward_tokio::{Clock, Dice};
-pub use source::{Cpu, CpuDial};
-
-// -- breaker, shedder, CPU sampler, classifiers (helper T1) --
-
-mod breaker;
-mod classify;
-mod cpu;
-mod shed;
-
-pub use breaker::{BreakerFuture, BreakerLayer, BreakerRefused, BreakerService};
-pub use classify::{AnyError, Classify, GrpcFailures, HttpFailures, ShedFailures};
-pub use cpu::CpuSampler;
-pub use shed::{ShedFuture, ShedLayer, ShedRefused, ShedService};
-
-// -- rate limits (helper T2) --
-
-mod rate_limit;
-
-pub use rate_limit::{Limit, Limited, RateLimitFuture, RateLimitLayer, RateLimitService};
-
-// -- gate, deadline, HTTP mapping (helper T3) --
-
 #[cfg(feature = "axum")]
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod axum;
-mod deadline;
-mod gate;
+pub mod breaker;
+pub mod classify;
+pub mod cpu;
+pub mod deadline;
+pub mod gate;
 pub mod http;
+mod lock;
+pub mod rate_limit;
+pub mod retry;
+pub mod shed;
+mod source;
 
+pub use breaker::{BreakerFuture, BreakerLayer, BreakerRefused, BreakerService};
+pub use classify::{AnyError, Classify, GrpcFailures, HttpFailures, ShedFailures};
+pub use cpu::{Cpu, CpuDial, CpuSampler};
 pub use deadline::{
     DeadlineExceeded, DeadlineFuture, DeadlineLayer, DeadlineService, RequestDeadline, grpc_timeout,
 };
 pub use gate::{GateFull, GateFuture, GateLayer, GateService};
-
-// -- HTTP retry policy (issue 5) --
-
-mod retry;
-
-pub use retry::{Attempts, Fault, FinalErrors, HttpRetry, RetryStop};
+pub use ironward_tokio::{Clock, Dice};
+pub use rate_limit::{Limit, Limited, RateLimitFuture, RateLimitLayer, RateLimitService};
+pub use retry::{
+    ClassifyError, Fault, FinalErrors, GaveUp, HttpRetryFuture, HttpRetryLayer, HttpRetryService,
+    Retried, Stop,
+};
+pub use shed::{ShedFuture, ShedLayer, ShedRefused, ShedService};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -49,7 +49,7 @@ fn failing_backend(
 
 #[tokio::test(start_paused = true)]
 async fn follows_the_go_zero_virtual_clock_sequence_through_the_layer() {
-    // SPEC.md, Breaker, "Virtual-clock sequence" (go-zero googlebreaker_test.go): a hundred
+    // The virtual-clock sequence of go-zero's core/breaker/googlebreaker_test.go: a hundred
     // failures, a pass at 0.99, refusals, then the probe strictly after one second.
     let (dice, roll) = scripted_dice();
     let reached = Arc::new(AtomicUsize::new(0));
@@ -179,7 +179,8 @@ async fn a_permit_is_settled_when_the_call_completes_on_the_layers_clock() {
     for call in calls {
         assert!(call.await.expect("task").is_err());
     }
-    // Ten failures: (10 − 5) / 11, as SPEC.md's formula gives.
+    // Ten failures: (10 − 5) / 11, go-zero googlebreaker.go's
+    // (total − protection − k·accepts) / (total + 1).
     assert_eq!(client.ratio(), 5.0 / 11.0);
     tokio::time::sleep(ms(15_000 - 9_000)).await;
     assert_eq!(

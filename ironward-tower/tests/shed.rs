@@ -114,7 +114,7 @@ impl<F: Future> NowOrNever for F {}
 
 #[tokio::test(start_paused = true)]
 async fn follows_the_go_zero_virtual_clock_sequence_through_the_layer() {
-    // SPEC.md, Shedder, "Virtual-clock sequence" (go-zero adaptiveshedder_test.go): a hundred
+    // The virtual-clock sequence of go-zero's core/load/adaptiveshedder_test.go: a hundred
     // admitted while nothing is known, fifty of them finishing in 50 ms, then refusals while
     // hot or still hot, and an admission once the cooling time has passed.
     let (cpu, dial) = Cpu::scripted(950);

@@ -16,7 +16,7 @@ use std::fmt;
 /// # Examples
 ///
 /// ```
-/// use ironward_tower::BreakerRefused;
+/// use ironward_tower::breaker::BreakerRefused;
 ///
 /// let err: Box<dyn std::error::Error + Send + Sync> = Box::new(BreakerRefused::new());
 /// assert!(err.is::<BreakerRefused>());

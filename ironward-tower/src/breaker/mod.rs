@@ -5,8 +5,8 @@
 //! the clock and the draw, asks the classifier how each call went, and turns a refusal into a
 //! typed error that never reaches the backend. The reference is go-zero's client breaker
 //! (`core/breaker/googlebreaker.go`, `zrpc/internal/clientinterceptors/breakerinterceptor.go`)
-//! and the SRE book's chapter 21; the laid-out files follow tower's `src/limit/concurrency/`:
-//! the layer, the service, its response future, and the error.
+//! and the SRE book's chapter 21. As in tower's `limit::concurrency`, the module holds the
+//! layer, the service it makes, the service's response future and the refusal.
 //!
 //! # Examples
 //!

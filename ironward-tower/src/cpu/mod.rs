@@ -1,23 +1,74 @@
-//! The real CPU reading: go-zero's sampler, on a thread of its own.
+//! The CPU reading the shedder runs on: go-zero's cgroup sampler, on a thread of its own.
 //!
-//! [`CpuSampler`] reads the process's cgroup (v2 or v1) and `/proc/stat` every 250 ms on a
-//! plain `std::thread`, folds each reading into a truncating moving average, and publishes it
-//! in an atomic that any number of [`ShedLayer`](crate::ShedLayer)s read for the price of a
-//! load. How one reading is taken is in `read.rs`, as pure functions of the files' contents;
-//! the reference is go-zero's `core/stat/usage.go` (the sampling loop and the average) with
+//! [`CpuSampler`] reads how busy the cgroup this process runs in is, against the CPU that
+//! cgroup may use, every 250 ms on a plain `std::thread`; folds each reading into a truncating
+//! moving average; and publishes it in an atomic that any number of
+//! [`ShedLayer`](crate::ShedLayer)s read for the price of a load. [`Cpu`] is the source a
+//! layer holds: a sampler's reading (`Cpu::from(&sampler)`), or one a test sets
+//! ([`Cpu::fixed`], [`Cpu::scripted`] with its [`CpuDial`]). The reference is go-zero's
+//! `core/stat/usage.go` (the sampling loop and the average) with
 //! `core/stat/internal/cpu_linux.go` and `cgroup_linux.go` (the reading).
+//!
+//! # What it measures
+//!
+//! Not this process's CPU use, but its cgroup's: every process in the cgroup counts. Which
+//! cgroup that is depends on where the process runs:
+//!
+//! - **In a container** (Docker, Kubernetes, anything that gives the container its own
+//!   cgroup namespace or mounts its cgroup at `/sys/fs/cgroup`), it is the container's: the
+//!   CPU time all of the container's processes used, over the CPU its quota allows (or over
+//!   the cores of its cpuset, when it has no quota or a larger one).
+//! - **Straight on a host**, `/sys/fs/cgroup` is the root cgroup, which has no quota: the
+//!   reading is the whole host's CPU use over all its cores, whatever this process's own
+//!   share of it. A service in a systemd slice is read the same way, not by its slice.
+//! - **Anywhere the files cannot be read** (not Linux, a sandbox without them), it is 0, as
+//!   in go-zero, and a shedder then never sheds for heat.
+//!
+//! One reading, in thousandths, is the CPU time the cgroup used since the last one, over the
+//! CPU time the host had in the same stretch (all its CPUs, busy or idle, from `/proc/stat`,
+//! which a container sees unchanged), scaled by the cgroup's cores and divided by its limit
+//! in cores, truncated and capped at 1000:
+//!
+//! ```text
+//! reading = min(1000, cgroup Δ · cores · 1000 / (host Δ · limit))
+//! limit   = min(quota, cores)      (cores, without a quota)
+//! ```
+//!
+//! The host's time counts every host CPU, so a cgroup whose cpuset holds only some of them
+//! reads low by that fraction, as go-zero's does: a cpuset of 2 of the host's 8 CPUs, both
+//! busy, with no quota, reads 250 ‰.
+//!
+//! | what | cgroup v2 (`/sys/fs/cgroup/…`) | cgroup v1 (`/sys/fs/cgroup/…`) |
+//! | --- | --- | --- |
+//! | which | a `cgroup.controllers` file at the root | anything else |
+//! | CPU time used | `cpu.stat`, `usage_usec` | `cpuacct/cpuacct.usage` (ns) |
+//! | quota | `cpu.max`: `$QUOTA $PERIOD`, or `max $PERIOD` for none | `cpu/cpu.cfs_quota_us` (−1 for none) ÷ `cpu/cpu.cfs_period_us` |
+//! | cores | `cpuset.cpus.effective` | `cpuset/cpuset.cpus` |
+//!
+//! The host's CPU time is the sum of the first seven fields of the `cpu` line of `/proc/stat`
+//! (user, nice, system, idle, iowait, irq, softirq), in ticks of 1/100 s. The cores and the
+//! quota are read once, when the sampler starts; a quota that cannot be read is no quota, as
+//! in go-zero. A cpuset without cores, or a counter that went backwards, reads 0 rather than
+//! dividing by zero or wrapping around as go-zero's arithmetic would.
 //!
 //! # Examples
 //!
 //! ```
 //! use ironward::SHED;
-//! use ironward_tower::{Cpu, CpuSampler, ShedLayer};
+//! use ironward_tower::cpu::{Cpu, CpuSampler};
+//! use ironward_tower::shed::ShedLayer;
 //!
+//! // One sampler serves every shedder of the process.
 //! let sampler = CpuSampler::new();
 //! let api = ShedLayer::new(SHED, Cpu::from(&sampler));
 //! let admin = ShedLayer::new(SHED, Cpu::from(&sampler));
 //! assert!(sampler.read() <= 1000);
-//! # drop((api, admin));
+//! assert_eq!((api.flying(), admin.flying()), (0, 0));
+//!
+//! // A test sets the reading itself.
+//! let (cpu, dial) = Cpu::scripted(100);
+//! dial.set(950);
+//! assert_eq!(cpu.read(), 950);
 //! ```
 
 mod read;
@@ -28,25 +79,20 @@ use std::sync::{Arc, Weak};
 use std::thread::{self, JoinHandle};
 use std::time::Duration;
 
-use crate::Cpu;
 use read::{Files, Probe};
 
-/// The process's CPU use, in thousandths of what its cgroup may use, sampled every 250 ms in
+pub use crate::source::{Cpu, CpuDial};
+
+/// The CPU use of the cgroup this process runs in (its container's, or the whole host's
+/// outside a container), in thousandths of what the cgroup may use, sampled every 250 ms in
 /// the background: the reading go-zero's shedder runs on.
 ///
-/// Every [`INTERVAL`](Self::INTERVAL) a background thread takes the CPU time the cgroup used
-/// since the last sample over the host's CPU time in the same stretch, scaled by the cgroup's
-/// cores and divided by its limit (its CPU quota when that is lower than its cores), capped at
-/// 1000 ‰, and folds it into `cpu = trunc(0.95·prev + 0.05·current)`, which weighs roughly the
-/// last five seconds. It reads cgroup v2 (`cpu.stat`'s `usage_usec`, `cpu.max`,
-/// `cpuset.cpus.effective`) or v1 (`cpuacct.usage`, `cpu.cfs_quota_us` over
-/// `cpu.cfs_period_us`, `cpuset.cpus`) under `/sys/fs/cgroup`, and `/proc/stat`, as go-zero's
-/// `core/stat` does; see SPEC.md, "CPU reading".
-///
-/// Any read error gives 0, as in go-zero: on a system without these files (not Linux, or a
-/// sandbox without them) the reading stays 0 and a shedder never sheds for heat. The first
-/// reading is 0 and climbs over the following seconds, so a freshly started server does not
-/// shed on its first samples.
+/// Every [`INTERVAL`](Self::INTERVAL) a background thread takes one reading (the [module
+/// docs](crate::cpu) say what it measures, and how) and folds it into
+/// `cpu = trunc(0.95·prev + 0.05·current)`, which weighs roughly the last five seconds, as
+/// go-zero's `core/stat/usage.go` does. The first reading is 0 and climbs over the following
+/// seconds, so a freshly started server does not shed on its first samples. Any read error
+/// gives 0, as in go-zero.
 ///
 /// [`read`](Self::read) is one atomic load. `Clone` shares the sampler, and so does
 /// `Cpu::from(&sampler)`, so one sampler serves every layer of a process. The thread needs no

@@ -1,22 +1,7 @@
-//! One CPU reading, taken the way go-zero takes it.
+//! One CPU reading, taken the way go-zero takes it (`core/stat/internal/cpu_linux.go`,
+//! `cgroup_linux.go`).
 //!
-//! go-zero (`core/stat/internal/cpu_linux.go`, `cgroup_linux.go`) divides the CPU time the
-//! process's cgroup used since the last reading by the CPU time the whole host had in the same
-//! stretch, scales it by the cores the cgroup may run on, and divides by the cgroup's limit in
-//! cores (its quota, when that is lower than its cores):
-//!
-//! ```text
-//! reading = min(1000, cgroup Δ · cores · 1000 / (host Δ · limit))   (in ‰, truncated)
-//! ```
-//!
-//! | what | cgroup v2 (`/sys/fs/cgroup/…`) | cgroup v1 (`/sys/fs/cgroup/…`) |
-//! | --- | --- | --- |
-//! | cgroup CPU time | `cpu.stat`, `usage_usec` | `cpuacct/cpuacct.usage` (ns) |
-//! | quota | `cpu.max`: `$QUOTA $PERIOD` or `max $PERIOD` | `cpu/cpu.cfs_quota_us` (−1 for none) ÷ `cpu/cpu.cfs_period_us` |
-//! | cores | `cpuset.cpus.effective` | `cpuset/cpuset.cpus` |
-//!
-//! Host CPU time is the sum of the first seven fields of the `cpu` line of `/proc/stat` (user,
-//! nice, system, idle, iowait, irq, softirq), in ticks of 1/100 s. The parsers here are pure
+//! The [module docs](super) give the formula and the files it reads. The parsers here are pure
 //! functions of the files' contents; only [`Probe`] touches the file system.
 //!
 //! Where this differs from go-zero, which gives the same readings on a sound system:

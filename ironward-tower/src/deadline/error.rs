@@ -21,7 +21,7 @@ use std::fmt;
 /// # Examples
 ///
 /// ```
-/// use ironward_tower::DeadlineExceeded;
+/// use ironward_tower::deadline::DeadlineExceeded;
 ///
 /// let err: Box<dyn std::error::Error + Send + Sync> = Box::new(DeadlineExceeded::new());
 /// assert!(err.is::<DeadlineExceeded>());

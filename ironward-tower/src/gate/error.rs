@@ -20,7 +20,7 @@ use std::fmt;
 /// # Examples
 ///
 /// ```
-/// use ironward_tower::GateFull;
+/// use ironward_tower::gate::GateFull;
 ///
 /// let err: Box<dyn std::error::Error + Send + Sync> = Box::new(GateFull::new());
 /// assert!(err.is::<GateFull>());

@@ -19,7 +19,7 @@ use std::fmt;
 /// # Examples
 ///
 /// ```
-/// use ironward_tower::ShedRefused;
+/// use ironward_tower::shed::ShedRefused;
 ///
 /// let err: Box<dyn std::error::Error + Send + Sync> = Box::new(ShedRefused::new());
 /// assert!(err.is::<ShedRefused>());

@@ -4,9 +4,9 @@
 //! decides and keeps the count; this module feeds it the clock and the CPU reading, asks the
 //! classifier how each request went, and turns a refusal into a typed error that never reaches
 //! the handler. The reference is go-zero's `core/load/adaptiveshedder.go` and its HTTP and gRPC
-//! shedding handlers; the laid-out files follow tower's `src/limit/concurrency/`: the layer,
-//! the service, its response future (with the guard that keeps the count in flight honest when
-//! a request is cancelled), and the error.
+//! shedding handlers. As in tower's `limit::concurrency`, the module holds the layer, the
+//! service it makes, the service's response future (which keeps the count in flight honest
+//! when a request is cancelled) and the refusal.
 //!
 //! # Examples
 //!

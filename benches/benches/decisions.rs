@@ -155,7 +155,7 @@ fn windows(c: &mut Criterion) {
     let mut g = group(c, "period");
     for (case, quota, step) in [("allowed", 1_000_000, 1_000), ("refused", 1, 1)] {
         g.bench_function(format!("ironward/{case}"), |b| {
-            let mut period = Period::new(quota, Duration::from_secs(1), false);
+            let mut period = Period::new(quota, Duration::from_secs(1));
             if case == "refused" {
                 let _ = period.take(Duration::ZERO);
             }

@@ -246,7 +246,7 @@ fn layer_rate_limit(c: &mut Criterion) {
         g.bench_function(format!("ironward/{window}/{case}"), |b| {
             let limit = match window {
                 "sliding_log" => Limit::sliding(quota, period),
-                _ => Limit::period(quota, period, false),
+                _ => Limit::period(quota, period),
             };
             let mut service = RateLimitLayer::new(limit).layer(Backend { fail: false });
             assert!(send(&mut service).is_ok());

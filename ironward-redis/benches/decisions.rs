@@ -110,7 +110,7 @@ async fn main() {
             black_box(n);
         })
     });
-    let period = Period::new(&store, "bench-period", 1_000, Duration::from_secs(1), false);
+    let period = Period::new(&store, "bench-period", 1_000, Duration::from_secs(1));
     let period: Decide = Arc::new(move |i| {
         let period = period.clone();
         Box::pin(async move {

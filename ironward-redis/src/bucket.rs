@@ -107,7 +107,7 @@ impl Bucket {
     pub fn new(store: &Store, name: &str, rate: f64, burst: f64) -> Self {
         let core = ironward::Bucket::new(rate, burst, Duration::ZERO);
         let (rate, burst) = (core.rate(), core.burst());
-        let fresh = ironward_tower::Limit::bucket(rate, burst).idle();
+        let fresh = core.idle();
         let share = store.options().local_share();
         Self(Arc::new(Inner {
             store: store.clone(),

@@ -28,7 +28,7 @@
 //! # #[tokio::main]
 //! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let store = Store::connect("redis://127.0.0.1/", Options::default()).await?;
-//! let limit = Period::new(&store, "login", 5, Duration::from_secs(60), false);
+//! let limit = Period::new(&store, "login", 5, Duration::from_secs(60));
 //! let now = SystemTime::now().duration_since(UNIX_EPOCH)?; // the fleet's clock
 //! match limit.take("alice", now).await {
 //!     Ok(answer) if answer.value != Quota::Over => { /* serve */ }

@@ -16,9 +16,10 @@ use crate::{Answer, Error, Store, script};
 /// At most `quota` events per `period` for each key, counted by one atomic script
 /// (`lua/period.lua`), with go-zero's `PeriodLimit` answers (`core/limit/periodlimit.go`):
 /// [`Quota::Under`], [`Quota::Hit`] on the event that uses the quota up (still admitted),
-/// [`Quota::Over`] past it. A period opens at the first event after the last one closed,
-/// or, with `align`, on the multiples of `period` on the clock the store reads (on a Unix
-/// clock a daily quota resets at 00:00 UTC).
+/// [`Quota::Over`] past it. Made by [`new`](Period::new), a period opens at the first event
+/// after the last one closed; made by [`aligned`](Period::aligned), periods open on the
+/// multiples of `period` on the clock the store reads (on a Unix clock a daily quota resets
+/// at 00:00 UTC).
 ///
 /// The answers are the core type's, exactly, fed `now` rounded up to whole microseconds
 /// and `period` rounded up likewise (see the crate docs, "Equivalence"). Where go-zero lets
@@ -42,7 +43,7 @@ use crate::{Answer, Error, Store, script};
 /// # async fn main() -> redis::RedisResult<()> {
 /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", Options::default()).await?;
 /// let at = Duration::from_secs;
-/// let limit = Period::new(&store, "login", 2, at(60), false);
+/// let limit = Period::new(&store, "login", 2, at(60));
 /// assert_eq!(limit.take("alice", at(10)).await.unwrap().value, Quota::Under);
 /// let hit = limit.take("alice", at(20)).await.unwrap();
 /// assert_eq!((hit.value, hit.next, hit.mode), (Quota::Hit, at(50), Mode::Local));
@@ -64,7 +65,7 @@ use crate::{Answer, Error, Store, script};
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let store = Store::connect("redis://127.0.0.1/", Options::default()).await?;
 /// // A thousand a day per user, resetting at midnight UTC.
-/// let daily = Period::new(&store, "daily", 1000, Duration::from_secs(86_400), true);
+/// let daily = Period::aligned(&store, "daily", 1000, Duration::from_secs(86_400));
 /// let now = SystemTime::now().duration_since(UNIX_EPOCH)?;
 /// let answer = daily.take("alice", now).await?;
 /// if answer.value == Quota::Over {
@@ -82,13 +83,30 @@ struct Inner {
 }
 
 impl Period {
-    /// A quota of `quota` events per `period` for each key, in the keys named `name`.
+    /// A quota of `quota` events per `period` for each key, in the keys named `name`, a
+    /// period opening at the first event after the last one closed (`ironward::Period::new`).
     ///
     /// `name` tells limiters apart in Redis (an empty one is read as `"ironward"`); two
     /// limiters with the same name and different parameters would share state. A `period`
     /// below 1 µs is raised to 1 µs, and is rounded up to whole microseconds.
-    pub fn new(store: &Store, name: &str, quota: u32, period: Duration, align: bool) -> Self {
-        let period = ironward::Period::new(quota, period, align).period();
+    pub fn new(store: &Store, name: &str, quota: u32, period: Duration) -> Self {
+        Self::with(store, name, quota, period, false)
+    }
+
+    /// A quota of `quota` events per `period` for each key, in the keys named `name`,
+    /// periods lying on the multiples of `period` on the clock the store reads
+    /// (`ironward::Period::aligned`, go-zero's `Align`): on a Unix clock a daily quota resets
+    /// at 00:00 UTC.
+    ///
+    /// `name` and `period` are read as [`new`](Period::new) reads them.
+    pub fn aligned(store: &Store, name: &str, quota: u32, period: Duration) -> Self {
+        Self::with(store, name, quota, period, true)
+    }
+
+    /// [`new`](Period::new) or, with `align`, [`aligned`](Period::aligned).
+    fn with(store: &Store, name: &str, quota: u32, period: Duration, align: bool) -> Self {
+        // The period as the core reads it; a `Period` allocates nothing.
+        let period = ironward::Period::new(quota, period).period();
         Self(Arc::new(Inner {
             counted: Counted::new(store, name, quota, period),
             align,
@@ -179,7 +197,13 @@ impl Period {
             Ran::Answered(answer) => Ok(answer),
             Ran::Local => {
                 this.store.answered_locally();
-                let make = || ironward::Period::new(this.local_quota, this.span, align);
+                let make = || {
+                    if align {
+                        ironward::Period::aligned(this.local_quota, this.span)
+                    } else {
+                        ironward::Period::new(this.local_quota, this.span)
+                    }
+                };
                 Ok(this.local.with(key, make, |period| Answer {
                     value: period.take(now),
                     next: period.next(now),

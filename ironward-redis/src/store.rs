@@ -195,7 +195,7 @@ pub struct Stats {
 /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", Options::default()).await?;
 /// assert_eq!(store.mode(), Mode::Redis);
 ///
-/// let limit = Period::new(&store, "api", 2, Duration::from_secs(60), false);
+/// let limit = Period::new(&store, "api", 2, Duration::from_secs(60));
 /// let answer = limit.take("alice", Duration::ZERO).await.unwrap();
 /// assert_eq!((answer.value, answer.mode), (Quota::Under, Mode::Local));
 /// assert_eq!(store.mode(), Mode::Local);

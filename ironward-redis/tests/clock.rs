@@ -29,7 +29,7 @@ fn unix_now() -> Duration {
 async fn with_the_callers_clock_a_client_ahead_moves_the_key_forward_for_everyone() {
     let server = Server::start();
     let store = server.store(Options::default()).await;
-    let limit = Period::new(&store, "caller", 1, MINUTE, false);
+    let limit = Period::new(&store, "caller", 1, MINUTE);
     let on_time = unix_now();
     let ahead = on_time + MINUTE;
     let behind = on_time - MINUTE;
@@ -62,7 +62,7 @@ async fn with_redis_time_a_skewed_client_clock_changes_nothing() {
         ..Options::default()
     };
     let store = server.store(options).await;
-    let limit = Period::new(&store, "server", 1, MINUTE, false);
+    let limit = Period::new(&store, "server", 1, MINUTE);
     let on_time = unix_now();
 
     let hit = limit.take("k", on_time).await.unwrap();

@@ -48,7 +48,7 @@ struct Admitted {
 fn limiters(store: &Store, name: &str) -> (Period, Sliding, Bucket) {
     let hour = Duration::from_secs(3600);
     (
-        Period::new(store, &format!("{name}-period"), QUOTA, hour, false),
+        Period::new(store, &format!("{name}-period"), QUOTA, hour),
         Sliding::new(store, &format!("{name}-sliding"), QUOTA, hour),
         // A thousandth of a token a second: no refill worth one token during the test.
         Bucket::new(store, &format!("{name}-bucket"), 1e-3, f64::from(QUOTA)),

@@ -168,8 +168,17 @@ fn a_redis_period_answers_as_the_in_memory_period() {
     let strategy = (quota(), span(), any::<bool>(), start(), steps());
     runner("tests/proptest-regressions/period.txt")
         .run(&strategy, |(quota, period, align, start, steps)| {
-            let redis = Period::new(&store, &unique("period"), quota, period, align);
-            let mut memory = ironward::Period::new(quota, period, align);
+            let (redis, mut memory) = if align {
+                (
+                    Period::aligned(&store, &unique("period"), quota, period),
+                    ironward::Period::aligned(quota, period),
+                )
+            } else {
+                (
+                    Period::new(&store, &unique("period"), quota, period),
+                    ironward::Period::new(quota, period),
+                )
+            };
             let mut t = start;
             runtime.block_on(async {
                 for (i, step) in steps.iter().enumerate() {

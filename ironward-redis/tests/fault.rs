@@ -76,7 +76,7 @@ async fn a_killed_redis_fails_over_and_traffic_returns_within_a_second_of_the_re
             ..Options::default()
         })
         .await;
-    let limit = Period::new(&store, "fault", QUOTA, Duration::from_secs(3600), false);
+    let limit = Period::new(&store, "fault", QUOTA, Duration::from_secs(3600));
 
     let tally = Arc::new(Mutex::new(Tally::default()));
     let stop = Arc::new(AtomicBool::new(false));

@@ -42,7 +42,7 @@ fn at(secs: u64) -> Clock {
 async fn layers_of_one_name_share_one_budget_across_stores() {
     let server = Server::start();
     let name = unique("shared");
-    let limit = Limit::period(2, Duration::from_secs(60), true);
+    let limit = Limit::aligned(2, Duration::from_secs(60));
     let mut here = service(
         &RateLimitLayer::new(&server.store(Options::default()).await, &name, limit)
             .with_clock(at(1_699_999_990)),
@@ -152,11 +152,7 @@ async fn a_layer_without_redis_limits_on_its_fallback() {
     )
     .await
     .unwrap();
-    let layer = RateLimitLayer::new(
-        &store,
-        "alone",
-        Limit::period(4, Duration::from_secs(60), false),
-    );
+    let layer = RateLimitLayer::new(&store, "alone", Limit::period(4, Duration::from_secs(60)));
     let mut service = service(&layer);
     assert_eq!(call(&mut service, Request::new(())).await, Ok(()));
     assert_eq!(call(&mut service, Request::new(())).await, Ok(()));

@@ -31,7 +31,7 @@ async fn without_redis(options: Options) -> Store {
 async fn every_key_has_a_ttl_and_one_hash_tag_per_limiter_key() {
     let server = Server::start();
     let store = server.store(Options::default()).await;
-    let period = Period::new(&store, "p", 5, Duration::from_secs(60), true);
+    let period = Period::aligned(&store, "p", 5, Duration::from_secs(60));
     let sliding = Sliding::new(&store, "s", 5, Duration::from_secs(30));
     let bucket = Bucket::new(&store, "b", 2.0, 50.0);
     period.take("alice", NOW).await.unwrap();
@@ -111,7 +111,7 @@ async fn scripts_are_loaded_once_and_again_after_a_flush() {
         .query_async(&mut conn)
         .await
         .unwrap();
-    let limit = Period::new(&store, "flushed", 1, SECOND, false);
+    let limit = Period::new(&store, "flushed", 1, SECOND);
     assert_eq!(limit.take("k", NOW).await.unwrap().value, Quota::Hit);
     assert_eq!(
         exists(&mut conn).await,
@@ -211,7 +211,7 @@ async fn the_fallback_admits_its_share_of_each_quota() {
         ..Options::default()
     })
     .await;
-    let period = Period::new(&store, "p", 10, Duration::from_secs(60), false);
+    let period = Period::new(&store, "p", 10, Duration::from_secs(60));
     let answers: Vec<Quota> = {
         let mut answers = Vec::new();
         for _ in 0..4 {

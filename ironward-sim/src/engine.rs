@@ -232,7 +232,13 @@ impl Engine {
             shedder: p.shedder.map(|shed| Shedder::new(shed, zero)),
             bucket: p.bucket.map(|b| Bucket::new(b.rate, b.burst, zero)),
             sliding: p.sliding.map(|s| Sliding::new(s.quota, s.window)),
-            period: p.period.map(|q| Period::new(q.quota, q.period, q.align)),
+            period: p.period.map(|q| {
+                if q.align {
+                    Period::aligned(q.quota, q.period)
+                } else {
+                    Period::new(q.quota, q.period)
+                }
+            }),
             gate: p.gate.map(|g| Gate::new(g.limit)),
             server: Server::new(
                 &v.backend,

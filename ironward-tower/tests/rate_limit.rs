@@ -96,7 +96,7 @@ fn keyed(key: &str) -> Request<()> {
 #[tokio::test]
 async fn a_route_answers_429_with_retry_after_once_the_quota_is_spent() {
     let (clock, millis) = manual_clock();
-    let limit = RateLimitLayer::new(Limit::period(5, secs(60), false)).with_clock(clock);
+    let limit = RateLimitLayer::new(Limit::period(5, secs(60))).with_clock(clock);
     let server = Server::start(app(limit)).await;
     let client = client();
 
@@ -154,7 +154,7 @@ async fn a_bucket_route_tells_the_client_when_the_next_token_comes() {
 async fn a_limit_of_ten_admits_ten_in_total_across_four_clients() {
     let ports = Arc::new(Mutex::new(HashSet::new()));
     let seen = Arc::clone(&ports);
-    let limit = RateLimitLayer::new(Limit::period(10, secs(3600), false));
+    let limit = RateLimitLayer::new(Limit::period(10, secs(3600)));
     let app = Router::new()
         .route(
             "/",
@@ -197,7 +197,7 @@ async fn a_limit_of_ten_admits_ten_in_total_across_four_clients() {
 #[tokio::test]
 async fn a_keyed_limit_gives_each_api_key_its_own_quota() {
     let name = HeaderName::from_static("x-api-key");
-    let limit = RateLimitLayer::by_header(Limit::period(3, secs(3600), false), 1000, name);
+    let limit = RateLimitLayer::by_header(Limit::period(3, secs(3600)), 1000, name);
     let server = Server::start(app(limit.clone())).await;
     let client = client();
     let status = |key: Option<&'static str>| {
@@ -314,7 +314,7 @@ async fn a_sliding_window_frees_room_as_requests_leave_it() {
 
 #[tokio::test(start_paused = true)]
 async fn a_period_resets_when_it_ends() {
-    let mut service = RateLimitLayer::new(Limit::period(2, secs(10), false)).layer(ok());
+    let mut service = RateLimitLayer::new(Limit::period(2, secs(10))).layer(ok());
     tokio::time::advance(secs(3)).await;
     assert_eq!(take(&mut service, Request::new(())).await, Ok(()));
     assert_eq!(take(&mut service, Request::new(())).await, Ok(()));
@@ -364,7 +364,7 @@ async fn idle_keys_are_evicted_once_their_limit_is_as_good_as_new() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn racing_requests_get_exactly_their_keys_quota() {
     let layer = RateLimitLayer::by_header(
-        Limit::period(3, secs(3600), false),
+        Limit::period(3, secs(3600)),
         10_000,
         HeaderName::from_static("x-key"),
     );

@@ -181,7 +181,7 @@ fn limiters() {
         sliding.next(ms(300))
     );
 
-    let mut period = Period::new(3, Duration::from_secs(1), true);
+    let mut period = Period::aligned(3, Duration::from_secs(1));
     let quotas: Vec<Quota> = [1_200, 1_500, 1_700, 1_900]
         .map(|t| period.take(ms(t)))
         .to_vec();

@@ -167,6 +167,45 @@ impl Bucket {
         self.held(self.elapsed(now))
     }
 
+    /// How long the bucket takes to be as good as new when left alone: the time to refill
+    /// from empty, `burst / rate`, rounded up to the first whole nanosecond at which it is
+    /// full.
+    ///
+    /// After this long without a take the bucket is full whatever it held, so it answers as
+    /// a fresh one would: a caller keeping a bucket per key may forget a key idle for longer
+    /// and give it a new bucket when it returns, changing no answer. `Duration::MAX` when the
+    /// bucket never fills (a rate of 0, an infinite burst, or a refill longer than the
+    /// clock's range of about 584 years).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Bucket;
+    ///
+    /// // Twenty tokens at ten a second: two seconds from empty to full.
+    /// assert_eq!(Bucket::new(10.0, 20.0, Duration::ZERO).idle(), Duration::from_secs(2));
+    /// assert_eq!(Bucket::new(0.0, 20.0, Duration::ZERO).idle(), Duration::MAX);
+    /// ```
+    #[must_use]
+    pub fn idle(&self) -> Duration {
+        if self.rate == 0.0 || self.burst == f64::INFINITY {
+            return Duration::MAX;
+        }
+        // An empty bucket with the same rate and burst, its clock at zero: the first
+        // nanosecond at which it holds the burst, found as `next` finds one.
+        let empty = Self {
+            tokens: 0.0,
+            latest: Latest::default(),
+            ..*self
+        };
+        // The burst is at least 1, so the empty bucket falls short of it at zero.
+        match empty.first_reaching(self.burst, 0) {
+            Some(at) => Duration::from_nanos(at),
+            None => Duration::MAX,
+        }
+    }
+
     /// Tokens a second, as read by [`new`](Bucket::new).
     pub fn rate(&self) -> f64 {
         self.rate
@@ -489,6 +528,66 @@ mod tests {
         assert!(bucket.take(secs(0), 2.0));
         assert_eq!(bucket.tokens(Duration::MAX), 2.0);
         assert!(bucket.take(Duration::MAX, 2.0));
+    }
+
+    #[test]
+    fn idle_is_the_time_from_empty_to_full() {
+        assert_eq!(Bucket::new(10.0, 20.0, secs(0)).idle(), secs(2));
+        assert_eq!(Bucket::new(4.0, 2.0, secs(9)).idle(), ms(500));
+        // A third of a second is not whole nanoseconds: rounded up, so the bucket is full.
+        let idle = Bucket::new(3.0, 1.0, secs(0)).idle();
+        assert_eq!(idle, Duration::from_nanos(333_333_334));
+        for (rate, burst) in [
+            (3.0, 1.0),
+            (7.0, 2.5),
+            (0.3, 1.0),
+            (123.456, 9.75),
+            (1e9 / 3.0, 5.0),
+        ] {
+            let mut bucket = Bucket::new(rate, burst, secs(0));
+            assert!(bucket.take(secs(0), burst));
+            let idle = bucket.idle();
+            assert_eq!(bucket.tokens(idle), burst, "rate {rate}, burst {burst}");
+            assert!(
+                bucket.tokens(idle - Duration::from_nanos(1)) < burst,
+                "rate {rate}, burst {burst}"
+            );
+        }
+    }
+
+    #[test]
+    fn idle_does_not_depend_on_what_the_bucket_holds_or_its_clock() {
+        let mut bucket = Bucket::new(2.0, 4.0, secs(100));
+        let fresh = bucket.idle();
+        assert!(bucket.take(secs(100), 3.5));
+        assert_eq!(bucket.idle(), fresh);
+        assert_eq!(
+            Bucket::with_tokens(2.0, 4.0, 1.0, Duration::MAX).idle(),
+            fresh
+        );
+    }
+
+    #[test]
+    fn idle_is_forever_for_a_bucket_that_never_fills() {
+        for rate in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+            assert_eq!(
+                Bucket::new(rate, 5.0, secs(0)).idle(),
+                Duration::MAX,
+                "rate {rate}"
+            );
+        }
+        assert_eq!(
+            Bucket::new(1.0, f64::INFINITY, secs(0)).idle(),
+            Duration::MAX
+        );
+        // Longer than the clock's range.
+        assert_eq!(Bucket::new(1e-300, 1.0, secs(0)).idle(), Duration::MAX);
+        // A burst below 1 is 1, a huge rate fills in a nanosecond.
+        assert_eq!(Bucket::new(2.0, 0.0, secs(0)).idle(), ms(500));
+        assert_eq!(
+            Bucket::new(f64::MAX, 2.0, secs(0)).idle(),
+            Duration::from_nanos(1)
+        );
     }
 
     #[test]

@@ -16,7 +16,7 @@ use crate::clock::{Latest, nanos};
 /// use core::time::Duration;
 /// use ironward::{Period, Quota};
 ///
-/// let mut limit = Period::new(2, Duration::from_secs(1), false);
+/// let mut limit = Period::new(2, Duration::from_secs(1));
 /// let answers: Vec<Quota> = (0..3).map(|_| limit.take(Duration::ZERO)).collect();
 /// assert_eq!(answers, [Quota::Under, Quota::Hit, Quota::Over]);
 /// ```
@@ -41,12 +41,12 @@ pub enum Quota {
 ///
 /// Where a period starts:
 ///
-/// * by default a period opens at the first event after the last one closed, as go-zero's
-///   key expires `period` after its first increment: a daily quota resets a day after first
-///   use;
-/// * with `align`, periods lie on the multiples of `period` on the caller's clock (go-zero's
-///   `Align` option). Pass `now` as time since the Unix epoch and a daily quota resets at
-///   00:00 UTC.
+/// * made with [`new`](Period::new), a period opens at the first event after the last one
+///   closed, as go-zero's key expires `period` after its first increment: a daily quota
+///   resets a day after first use;
+/// * made with [`aligned`](Period::aligned), periods lie on the multiples of `period` on the
+///   caller's clock (go-zero's `Align` option). Pass `now` as time since the Unix epoch and a
+///   daily quota resets at 00:00 UTC.
 ///
 /// A period that starts at `S` is open while `now < S + period`.
 ///
@@ -70,7 +70,7 @@ pub enum Quota {
 ///
 /// // A thousand a day, resetting at midnight UTC on a Unix clock.
 /// let day = Duration::from_secs(86_400);
-/// let mut daily = Period::new(1000, day, true);
+/// let mut daily = Period::aligned(1000, day);
 /// let noon = Duration::from_secs(1_709_294_400); // 2024-03-01 12:00:00 UTC
 /// assert_eq!(daily.take(noon), Quota::Under);
 /// assert_eq!(daily.left(noon), 999);
@@ -78,7 +78,7 @@ pub enum Quota {
 ///
 /// // Three a minute, counted from the first event.
 /// let minute = Duration::from_secs(60);
-/// let mut limit = Period::new(3, minute, false);
+/// let mut limit = Period::new(3, minute);
 /// let at = Duration::from_secs;
 /// assert_eq!(limit.take(at(10)), Quota::Under);
 /// assert_eq!(limit.take(at(20)), Quota::Under);
@@ -100,12 +100,54 @@ pub struct Period {
 }
 
 impl Period {
-    /// A counter no event has touched, admitting `quota` events per `period`.
+    /// A counter no event has touched, admitting `quota` events per `period`, a period
+    /// opening at the first event after the last one closed (go-zero's `PeriodLimit`).
     ///
-    /// With `align` false a period opens at the first event after the last one closed; with
-    /// `align` true periods start on the multiples of `period` on the caller's clock. A
-    /// `period` below 1 ns is raised to 1 ns.
-    pub fn new(quota: u32, period: Duration, align: bool) -> Self {
+    /// A `period` below 1 ns is raised to 1 ns.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::{Period, Quota};
+    ///
+    /// let secs = Duration::from_secs;
+    /// let mut limit = Period::new(1, secs(10));
+    /// assert_eq!(limit.take(secs(7)), Quota::Hit);
+    /// // The period opened at 7 s: it ends at 17 s.
+    /// assert_eq!(limit.next(secs(7)), secs(10));
+    /// assert_eq!(limit.take(secs(16)), Quota::Over);
+    /// assert_eq!(limit.take(secs(17)), Quota::Hit);
+    /// ```
+    pub fn new(quota: u32, period: Duration) -> Self {
+        Self::with(quota, period, false)
+    }
+
+    /// A counter no event has touched, admitting `quota` events per `period`, periods lying
+    /// on the multiples of `period` on the caller's clock (go-zero's `Align` option).
+    ///
+    /// With `now` read as time since the Unix epoch, a daily quota resets at 00:00 UTC and an
+    /// hourly one on the hour. A `period` below 1 ns is raised to 1 ns.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::{Period, Quota};
+    ///
+    /// let secs = Duration::from_secs;
+    /// let mut limit = Period::aligned(1, secs(10));
+    /// assert_eq!(limit.take(secs(7)), Quota::Hit);
+    /// // The period is [0 s, 10 s): it ends at 10 s, whenever the first event came.
+    /// assert_eq!(limit.next(secs(7)), secs(3));
+    /// assert_eq!(limit.take(secs(10)), Quota::Hit);
+    /// ```
+    pub fn aligned(quota: u32, period: Duration) -> Self {
+        Self::with(quota, period, true)
+    }
+
+    /// [`new`](Period::new) or, with `align`, [`aligned`](Period::aligned).
+    fn with(quota: u32, period: Duration, align: bool) -> Self {
         Self {
             quota,
             period: nanos(period).max(1),
@@ -161,12 +203,36 @@ impl Period {
         }
     }
 
+    /// How long the counter takes to be as good as new when left alone: its period.
+    ///
+    /// A period is open for at most `period` after its first event, so after a period
+    /// without an event none is open and the counter answers as a fresh one would: a caller
+    /// keeping a counter per key may forget a key idle for longer and give it a new counter
+    /// when it returns, changing no answer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::{Period, Quota};
+    ///
+    /// let minute = Duration::from_secs(60);
+    /// let mut limit = Period::new(1, minute);
+    /// assert_eq!(limit.take(Duration::ZERO), Quota::Hit);
+    /// assert_eq!(limit.idle(), minute);
+    /// assert_eq!(limit.take(limit.idle()), Quota::Hit);
+    /// ```
+    #[must_use]
+    pub fn idle(&self) -> Duration {
+        self.period()
+    }
+
     /// The most events a period admits.
     pub fn quota(&self) -> u32 {
         self.quota
     }
 
-    /// How long a period is, as read by [`new`](Period::new).
+    /// How long a period is, as read by [`new`](Period::new) or [`aligned`](Period::aligned).
     pub fn period(&self) -> Duration {
         Duration::from_nanos(self.period)
     }
@@ -206,20 +272,20 @@ mod tests {
     // quota − 1 Allowed, 1 HitQuota and total − quota OverQuota.
     #[test]
     fn reproduces_go_zero_period_limit_take() {
-        let mut period = Period::new(5, secs(1), false);
+        let mut period = Period::new(5, secs(1));
         assert_eq!(tally(&mut period, secs(0), 100), [4, 1, 95]);
     }
 
     // The same case with go-zero's Align option (TestPeriodLimit_TakeWithAlign).
     #[test]
     fn reproduces_go_zero_period_limit_take_with_align() {
-        let mut period = Period::new(5, secs(1), true);
+        let mut period = Period::aligned(5, secs(1));
         assert_eq!(tally(&mut period, secs(7), 100), [4, 1, 95]);
     }
 
     #[test]
     fn a_period_opens_at_the_first_event_after_the_last_one_closed() {
-        let mut period = Period::new(2, secs(10), false);
+        let mut period = Period::new(2, secs(10));
         assert_eq!(period.take(secs(3)), Quota::Under);
         assert_eq!(period.take(secs(5)), Quota::Hit);
         assert_eq!(period.take(secs(13) - Duration::from_nanos(1)), Quota::Over);
@@ -232,7 +298,7 @@ mod tests {
 
     #[test]
     fn aligned_periods_start_on_multiples_of_the_period() {
-        let mut period = Period::new(2, secs(10), true);
+        let mut period = Period::aligned(2, secs(10));
         assert_eq!(period.take(secs(17)), Quota::Under);
         assert_eq!(period.next(secs(17)), secs(3));
         assert_eq!(period.take(secs(19)), Quota::Hit);
@@ -244,7 +310,7 @@ mod tests {
     fn an_aligned_daily_quota_resets_at_midnight_utc() {
         let day = secs(86_400);
         let midnight = secs(1_709_337_600); // 2024-03-02 00:00:00 UTC
-        let mut daily = Period::new(2, day, true);
+        let mut daily = Period::aligned(2, day);
         let evening = midnight - secs(3600);
         assert_eq!(daily.take(evening), Quota::Under);
         assert_eq!(daily.take(evening), Quota::Hit);
@@ -257,7 +323,7 @@ mod tests {
 
     #[test]
     fn a_quota_of_zero_is_always_over() {
-        let mut period = Period::new(0, secs(1), false);
+        let mut period = Period::new(0, secs(1));
         assert_eq!(period.take(secs(0)), Quota::Over);
         assert_eq!(period.take(secs(5)), Quota::Over);
         assert_eq!(period.left(secs(5)), 0);
@@ -265,7 +331,7 @@ mod tests {
 
     #[test]
     fn a_quota_of_one_hits_on_the_first_event() {
-        let mut period = Period::new(1, secs(1), false);
+        let mut period = Period::new(1, secs(1));
         assert_eq!(period.take(secs(0)), Quota::Hit);
         assert_eq!(period.take(secs(0)), Quota::Over);
         assert_eq!(period.take(secs(1)), Quota::Hit);
@@ -273,7 +339,7 @@ mod tests {
 
     #[test]
     fn a_quota_of_u32_max_tells_hit_from_over() {
-        let mut period = Period::new(u32::MAX, secs(1), false);
+        let mut period = Period::new(u32::MAX, secs(1));
         assert_eq!(period.take(secs(0)), Quota::Under);
         assert_eq!(period.left(secs(0)), u32::MAX - 1);
         period.count = u64::from(u32::MAX) - 1;
@@ -287,7 +353,7 @@ mod tests {
 
     #[test]
     fn left_and_next_read_without_changing_anything() {
-        let mut period = Period::new(3, secs(10), false);
+        let mut period = Period::new(3, secs(10));
         assert_eq!(period.left(secs(0)), 3);
         assert_eq!(period.next(secs(0)), Duration::ZERO);
         assert_eq!(period.take(secs(2)), Quota::Under);
@@ -303,7 +369,7 @@ mod tests {
 
     #[test]
     fn a_period_below_a_nanosecond_is_raised_to_one() {
-        let mut period = Period::new(1, Duration::ZERO, false);
+        let mut period = Period::new(1, Duration::ZERO);
         assert_eq!(period.period(), Duration::from_nanos(1));
         assert_eq!(period.take(secs(1)), Quota::Hit);
         assert_eq!(period.take(secs(1)), Quota::Over);
@@ -313,7 +379,7 @@ mod tests {
 
     #[test]
     fn a_period_of_duration_max_lasts_until_the_clock_runs_out() {
-        let mut period = Period::new(1, Duration::MAX, true);
+        let mut period = Period::aligned(1, Duration::MAX);
         assert_eq!(period.take(secs(5)), Quota::Hit);
         assert_eq!(period.take(secs(1_000_000_000)), Quota::Over);
         assert_eq!(
@@ -327,7 +393,7 @@ mod tests {
 
     #[test]
     fn a_clock_going_backwards_never_reopens_a_period() {
-        let mut period = Period::new(1, secs(10), false);
+        let mut period = Period::new(1, secs(10));
         assert_eq!(period.take(secs(100)), Quota::Hit);
         assert_eq!(period.take(secs(0)), Quota::Over);
         assert_eq!(period.left(secs(0)), 0);
@@ -338,8 +404,7 @@ mod tests {
 
     #[test]
     fn survives_a_clock_at_the_end_of_its_range() {
-        for align in [false, true] {
-            let mut period = Period::new(2, secs(1), align);
+        for mut period in [Period::new(2, secs(1)), Period::aligned(2, secs(1))] {
             assert_eq!(period.take(Duration::MAX), Quota::Under);
             assert_eq!(period.take(Duration::MAX), Quota::Hit);
             // Time has stopped, so the period never ends.
@@ -350,8 +415,30 @@ mod tests {
     }
 
     #[test]
+    fn idle_is_the_period_after_which_the_counter_is_as_good_as_new() {
+        for made in [Period::new, Period::aligned] {
+            let mut period = made(2, secs(10));
+            let fresh = period.clone();
+            assert_eq!(period.take(secs(13)), Quota::Under);
+            assert_eq!(period.take(secs(14)), Quota::Hit);
+            assert_eq!(period.idle(), secs(10));
+            let later = secs(14) + period.idle();
+            assert_eq!(period.left(later), fresh.left(later));
+            assert_eq!(period.next(later), fresh.next(later));
+        }
+        assert_eq!(
+            Period::new(0, Duration::ZERO).idle(),
+            Duration::from_nanos(1)
+        );
+        assert_eq!(
+            Period::aligned(1, Duration::MAX).idle(),
+            Duration::from_nanos(u64::MAX)
+        );
+    }
+
+    #[test]
     fn a_clone_counts_independently() {
-        let mut period = Period::new(1, secs(1), false);
+        let mut period = Period::new(1, secs(1));
         let mut twin = period.clone();
         assert_eq!(period.take(secs(0)), Quota::Hit);
         assert_eq!(twin.take(secs(0)), Quota::Hit);

@@ -126,6 +126,28 @@ impl Sliding {
         Duration::from_nanos(self.window - (t - oldest))
     }
 
+    /// How long the log takes to be as good as new when left alone: its window.
+    ///
+    /// After a window without a take every stamp has left it, so the log answers as a fresh
+    /// one would: a caller keeping a log per key may forget a key idle for longer and give it
+    /// a new log when it returns, changing no answer.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Sliding;
+    ///
+    /// let mut limit = Sliding::new(1, Duration::from_secs(60));
+    /// assert!(limit.take(Duration::from_secs(5)));
+    /// assert_eq!(limit.idle(), Duration::from_secs(60));
+    /// assert_eq!(limit.left(Duration::from_secs(5) + limit.idle()), 1);
+    /// ```
+    #[must_use]
+    pub fn idle(&self) -> Duration {
+        self.window()
+    }
+
     /// The most events the window admits.
     pub fn quota(&self) -> u32 {
         self.quota
@@ -283,9 +305,11 @@ mod tests {
         let mut limit = Sliding::new(4096, secs(1));
         let capacity = limit.stamps.capacity();
         for round in 0..3 {
-            for i in 0..5000 {
-                limit.take(secs(round) + Duration::from_nanos(i));
-            }
+            // Each round frees the previous round's stamps one by one: the quota again.
+            let admitted = (0..5000)
+                .filter(|&i| limit.take(secs(round) + Duration::from_nanos(i)))
+                .count();
+            assert_eq!(admitted, 4096, "round {round}");
         }
         assert_eq!(limit.stamps.capacity(), capacity);
         assert_eq!(limit.left(secs(2)), 0);
@@ -332,6 +356,28 @@ mod tests {
         assert!(!limit.take(Duration::MAX));
         assert_eq!(limit.next(Duration::MAX), secs(1));
         assert_eq!(limit.left(Duration::MAX), 0);
+    }
+
+    #[test]
+    fn idle_is_the_window_after_which_the_log_is_as_good_as_new() {
+        let mut limit = Sliding::new(3, secs(10));
+        let fresh = limit.clone();
+        for t in [0, 4, 9] {
+            assert!(limit.take(secs(t)));
+        }
+        assert_eq!(limit.idle(), secs(10));
+        let later = secs(9) + limit.idle();
+        assert_eq!(limit.left(later), fresh.left(later));
+        assert_eq!(limit.next(later), fresh.next(later));
+        assert_eq!(limit.left(later - Duration::from_nanos(1)), 2);
+        assert_eq!(
+            Sliding::new(0, Duration::ZERO).idle(),
+            Duration::from_nanos(1)
+        );
+        assert_eq!(
+            Sliding::new(5, Duration::MAX).idle(),
+            Duration::from_nanos(u64::MAX)
+        );
     }
 
     #[test]

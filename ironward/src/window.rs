@@ -25,9 +25,10 @@ pub(crate) const MAX_SIZE: usize = 65_536;
 /// Bucket boundaries lie on a grid fixed at creation (`start + k·width`), so buckets keep
 /// their width instead of drifting with the arrival time of each write. Time never moves on
 /// its own: writing at a later `now` ([`slot`](Window::slot)) clears the buckets the gap swept
-/// past; reading at a later `now` ([`each`](Window::each)) skips them without clearing, so a
-/// window nobody writes to still ages out, and two reads at the same `now` agree. Data
-/// written in a bucket that starts at `T` is visible until `T + size·width`, exclusive.
+/// past; reading at a later `now` ([`each`](Window::each), [`each_past`](Window::each_past))
+/// skips them without clearing, so a window nobody writes to still ages out, and two reads at
+/// the same `now` agree. Data written in a bucket that starts at `T` is visible until
+/// `T + size·width`, exclusive.
 ///
 /// A `now` earlier than the start of the newest bucket is read as falling in it, so a clock
 /// that steps backwards never writes into, or reads back, a bucket that has gone. A window
@@ -48,12 +49,17 @@ pub(crate) const MAX_SIZE: usize = 65_536;
 /// *window.slot(ms(60)) += 2;
 ///
 /// let mut seen = Vec::new();
-/// window.each(ms(60), true, |b| seen.push(*b));
+/// window.each(ms(60), |b| seen.push(*b));
 /// assert_eq!(seen, [0, 1, 2]);
+///
+/// // Leaving out the bucket 60 ms falls in, which has seen only part of its time.
+/// seen.clear();
+/// window.each_past(ms(60), |b| seen.push(*b));
+/// assert_eq!(seen, [0, 1]);
 ///
 /// // At 160 ms the first write has left the window; reading did not clear anything.
 /// seen.clear();
-/// window.each(ms(160), true, |b| seen.push(*b));
+/// window.each(ms(160), |b| seen.push(*b));
 /// assert_eq!(seen, [2]);
 /// ```
 #[derive(Debug, Clone)]
@@ -143,18 +149,59 @@ impl<B: Default> Window<B> {
 }
 
 impl<B> Window<B> {
-    /// Visits the buckets still inside the window at `now`, oldest first, without changing
-    /// anything.
+    /// Visits every bucket still inside the window at `now`, the one `now` falls in included,
+    /// oldest first, without changing anything.
     ///
-    /// With `current` false the bucket `now` falls in is left out when it is the newest one:
-    /// it has seen only part of its time, and a reading that takes the busiest or the fastest
-    /// bucket should not compare a partial one against whole ones. go-zero's shedder reads its
-    /// windows this way; its breaker reads them with `current` true.
-    pub fn each(&self, now: Duration, current: bool, f: impl FnMut(&B)) {
-        self.visit(nanos(now), current, f);
+    /// This is how go-zero's breaker reads its window (`core/breaker/googlebreaker.go`): the
+    /// current bucket's calls count as soon as they are made.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Window;
+    ///
+    /// let ms = Duration::from_millis;
+    /// let mut window = Window::<u64>::new(3, ms(150), ms(0));
+    /// *window.slot(ms(10)) += 1;
+    /// *window.slot(ms(110)) += 4;
+    /// let mut sum = 0;
+    /// window.each(ms(120), |b| sum += b);
+    /// assert_eq!(sum, 5);
+    /// ```
+    pub fn each(&self, now: Duration, f: impl FnMut(&B)) {
+        self.visit(nanos(now), true, f);
     }
 
-    /// [`each`](Window::each) with `now` in nanoseconds.
+    /// Visits the buckets still inside the window at `now` except the one `now` falls in,
+    /// oldest first, without changing anything: go-zero's `IgnoreCurrentBucket`.
+    ///
+    /// The bucket `now` falls in has seen only part of its time, and a reading that takes
+    /// the busiest or the fastest bucket should not compare a partial one against whole ones.
+    /// go-zero's shedder reads its windows this way (`core/load/adaptiveshedder.go`). When
+    /// `now` is past the newest bucket written, the bucket it falls in holds nothing yet, and
+    /// the visit is the same as [`each`](Window::each)'s.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Window;
+    ///
+    /// let ms = Duration::from_millis;
+    /// let mut window = Window::<u64>::new(3, ms(150), ms(0));
+    /// *window.slot(ms(10)) += 1;
+    /// *window.slot(ms(110)) += 4;
+    /// let mut seen = Vec::new();
+    /// window.each_past(ms(120), |b| seen.push(*b));
+    /// assert_eq!(seen, [1, 0]);
+    /// ```
+    pub fn each_past(&self, now: Duration, f: impl FnMut(&B)) {
+        self.visit(nanos(now), false, f);
+    }
+
+    /// [`each`](Window::each) (with `current`) or [`each_past`](Window::each_past)
+    /// (without), with `now` in nanoseconds.
     pub(crate) fn visit(&self, now: u64, current: bool, f: impl FnMut(&B)) {
         let size = self.buckets.len();
         let since = now.saturating_sub(self.start);
@@ -231,7 +278,11 @@ mod tests {
 
     fn sums(window: &Window<u64>, now: Duration, current: bool) -> Vec<u64> {
         let mut seen = Vec::new();
-        window.each(now, current, |b| seen.push(*b));
+        if current {
+            window.each(now, |b| seen.push(*b));
+        } else {
+            window.each_past(now, |b| seen.push(*b));
+        }
         seen
     }
 
@@ -343,7 +394,7 @@ mod tests {
         assert_eq!(w.size(), MAX_SIZE);
         *w.slot(ms(1)) += 1;
         let mut seen = 0;
-        w.each(ms(1), true, |b| seen += u64::from(*b));
+        w.each(ms(1), |b| seen += u64::from(*b));
         assert_eq!(seen, 1);
         assert_eq!(Window::<u64>::new(MAX_SIZE, ms(1), ms(0)).size(), MAX_SIZE);
         assert_eq!(

@@ -29,7 +29,7 @@ fn decisions_allocate_nothing_after_construction() {
     let mut window = Window::<u64>::new(10, ms(1000), ms(0));
     let mut bucket = Bucket::new(100.0, 10.0, ms(0));
     let mut sliding = Sliding::new(1000, ms(1000));
-    let mut period = Period::new(1000, ms(1000), true);
+    let mut period = Period::aligned(1000, ms(1000));
     let mut gate = Gate::new(8);
     let mut budget = Budget::default();
     let deadline = Deadline::start(ms(5_000), ms(0));
@@ -79,7 +79,7 @@ fn decisions_allocate_nothing_after_construction() {
             }
         }
         *window.slot(now) += 1;
-        window.each(now, false, |b| admitted += *b % 2);
+        window.each_past(now, |b| admitted += *b % 2);
 
         admitted += u64::from(bucket.take(now, 1.0));
         let _ = (bucket.next(now, 2.0), bucket.tokens(now));

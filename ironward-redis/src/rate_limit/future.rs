@@ -30,7 +30,7 @@ use tower::BoxError;
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> redis::RedisResult<()> {
 /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", Options::default()).await?;
-/// let layer = RateLimitLayer::new(&store, "seven", Limit::period(1, Duration::from_secs(60), false));
+/// let layer = RateLimitLayer::new(&store, "seven", Limit::period(1, Duration::from_secs(60)));
 /// let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>(7) }));
 /// let first: RateLimitFuture<_> = service.call(Request::new(()));
 /// let second = service.call(Request::new(()));

@@ -122,8 +122,13 @@ impl RateLimitLayer {
             Limit::Period {
                 quota,
                 period,
-                align,
-            } => Limiter::Period(Period::new(store, name, quota, period, align)),
+                align: false,
+            } => Limiter::Period(Period::new(store, name, quota, period)),
+            Limit::Period {
+                quota,
+                period,
+                align: true,
+            } => Limiter::Period(Period::aligned(store, name, quota, period)),
         };
         Self {
             shared: Arc::new(Shared {

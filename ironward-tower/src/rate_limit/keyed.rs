@@ -199,7 +199,7 @@ mod tests {
 
     #[test]
     fn each_key_has_its_own_budget() {
-        let table = by_key(Limit::period(2, secs(10), false), 100);
+        let table = by_key(Limit::period(2, secs(10)), 100);
         for key in ["a", "b"] {
             assert_eq!(table.take(&parts(Some(key)), secs(0)), Ok(()));
             assert_eq!(table.take(&parts(Some(key)), secs(1)), Ok(()));
@@ -210,7 +210,7 @@ mod tests {
 
     #[test]
     fn requests_without_a_key_share_one_budget() {
-        let table = by_key(Limit::period(2, secs(10), false), 100);
+        let table = by_key(Limit::period(2, secs(10)), 100);
         assert_eq!(table.take(&parts(None), secs(0)), Ok(()));
         assert_eq!(table.take(&parts(None), secs(0)), Ok(()));
         assert_eq!(table.take(&parts(None), secs(4)), Err(secs(6)));
@@ -232,7 +232,7 @@ mod tests {
     #[test]
     fn a_full_table_forgets_its_least_recently_used_key() {
         // One shard, so the order is global.
-        let table = by_key(Limit::period(1, secs(100), false), 1);
+        let table = by_key(Limit::period(1, secs(100)), 1);
         assert_eq!(table.take(&parts(Some("a")), secs(0)), Ok(()));
         assert_eq!(table.take(&parts(Some("a")), secs(1)), Err(secs(99)));
         assert_eq!(table.take(&parts(Some("b")), secs(2)), Ok(()));

@@ -46,7 +46,7 @@ use crate::Clock;
 /// # async fn main() {
 /// // Three a minute, shared by two routes.
 /// const MINUTE: Duration = Duration::from_secs(60);
-/// static LIMIT: RateLimitLayer = RateLimitLayer::new(Limit::period(3, MINUTE, false));
+/// static LIMIT: RateLimitLayer = RateLimitLayer::new(Limit::period(3, MINUTE));
 /// let hello = service_fn(|_: Request<()>| async { Ok::<_, Limited>("hello") });
 /// let mut a = LIMIT.layer(hello);
 /// let mut b = LIMIT.layer(hello); // a second route: the same budget
@@ -303,7 +303,7 @@ mod tests {
 
     #[tokio::test]
     async fn clones_of_a_layer_made_before_use_share_one_budget() {
-        let layer = RateLimitLayer::new(Limit::period(2, Duration::from_secs(60), false));
+        let layer = RateLimitLayer::new(Limit::period(2, Duration::from_secs(60)));
         let twin = layer.clone();
         let mut a = layer.layer(ok());
         let mut b = twin.layer(ok());
@@ -319,7 +319,7 @@ mod tests {
         let now = Arc::new(AtomicU64::new(0));
         let reading = Arc::clone(&now);
         let clock = Clock::from_fn(move || Duration::from_secs(reading.load(Ordering::Relaxed)));
-        let layer = RateLimitLayer::new(Limit::period(1, Duration::from_secs(10), true))
+        let layer = RateLimitLayer::new(Limit::aligned(1, Duration::from_secs(10)))
             .with_clock(clock)
             .named("ten");
         let mut service = layer.layer(ok());

@@ -14,8 +14,8 @@ use super::Limited;
 /// which to pick: a [`Bucket`] smooths (a burst after a quiet spell, then a steady rate: what
 /// a human-facing API wants), a [`Sliding`] window counts exactly over any window-long stretch
 /// ("a thousand an hour", with no double quota either side of a boundary), and a [`Period`]
-/// counts per fixed period, cheaply, as go-zero's `core/limit/periodlimit.go` does (with
-/// `align`, periods lie on multiples of the period on the layer's clock, so on
+/// counts per fixed period, cheaply, as go-zero's `core/limit/periodlimit.go` does (made by
+/// [`Limit::aligned`], periods lie on multiples of the period on the layer's clock, so on
 /// [`Clock::unix`](crate::Clock::unix) a daily quota resets at midnight UTC).
 ///
 /// Out-of-range parameters are read as the core reads them (a NaN rate never refills, a
@@ -31,7 +31,7 @@ use super::Limited;
 /// let secs = Duration::from_secs;
 /// assert_eq!(Limit::bucket(10.0, 20.0), Limit::Bucket { rate: 10.0, burst: 20.0 });
 /// assert_eq!(Limit::sliding(100, secs(60)), Limit::Sliding { quota: 100, window: secs(60) });
-/// let daily = Limit::period(1000, secs(86_400), true);
+/// let daily = Limit::aligned(1000, secs(86_400));
 /// assert_eq!(daily, Limit::Period { quota: 1000, period: secs(86_400), align: true });
 ///
 /// // A key left alone this long is as good as new, so a keyed layer may forget it.
@@ -77,35 +77,43 @@ impl Limit {
         Self::Sliding { quota, window }
     }
 
-    /// A fixed period: at most `quota` requests a `period`, aligned on multiples of the
-    /// period when `align` is set.
-    pub const fn period(quota: u32, period: Duration, align: bool) -> Self {
+    /// A fixed period: at most `quota` requests a `period`, a period opening at the first
+    /// request after the last one closed (`ironward::Period::new`).
+    pub const fn period(quota: u32, period: Duration) -> Self {
         Self::Period {
             quota,
             period,
-            align,
+            align: false,
+        }
+    }
+
+    /// A fixed period aligned on the layer's clock: at most `quota` requests a `period`,
+    /// periods lying on multiples of `period` (`ironward::Period::aligned`, go-zero's
+    /// `Align`). On [`Clock::unix`](crate::Clock::unix) a daily quota resets at midnight UTC.
+    pub const fn aligned(quota: u32, period: Duration) -> Self {
+        Self::Period {
+            quota,
+            period,
+            align: true,
         }
     }
 
     /// How long a limiter left alone takes to be as good as new: a bucket's time to refill
-    /// from empty (`burst / rate`), a window or a period.
+    /// from empty (`burst / rate`, rounded up to whole nanoseconds), a window or a period.
     ///
-    /// A keyed layer forgets a key idle for longer than this, which changes no answer: the
-    /// limiter it would have kept is the fresh one a returning key gets. `Duration::MAX` for
-    /// a bucket that never refills (a rate of 0), whose keys are only ever evicted when the
-    /// table is full.
+    /// The core's answer (`idle` on `ironward::Bucket`, `Sliding` and `Period`). A keyed
+    /// layer forgets a key idle for longer than this, which changes no answer: the limiter it
+    /// would have kept is the fresh one a returning key gets. `Duration::MAX` for a bucket
+    /// that never fills (a rate of 0, an infinite burst), whose keys are only ever evicted
+    /// when the table is full.
+    #[must_use]
     pub fn idle(&self) -> Duration {
+        // Neither a bucket nor a period allocates, nor does a log with a quota of 0: the core
+        // reads the parameters, and answers, without a stamp reserved.
         match *self {
-            Self::Bucket { rate, burst } => {
-                // Read the parameters as the core does: a bad rate is 0, a bad burst is 1.
-                let bucket = Bucket::new(rate, burst, Duration::ZERO);
-                if bucket.rate() == 0.0 {
-                    return Duration::MAX;
-                }
-                Duration::try_from_secs_f64(bucket.burst() / bucket.rate()).unwrap_or(Duration::MAX)
-            }
-            Self::Sliding { window, .. } => Sliding::new(0, window).window(),
-            Self::Period { period, .. } => Period::new(0, period, false).period(),
+            Self::Bucket { rate, burst } => Bucket::new(rate, burst, Duration::ZERO).idle(),
+            Self::Sliding { window, .. } => Sliding::new(0, window).idle(),
+            Self::Period { period, .. } => Period::new(0, period).idle(),
         }
     }
 
@@ -170,8 +178,13 @@ impl Limiter {
             Limit::Period {
                 quota,
                 period,
-                align,
-            } => Self::Period(Period::new(quota, period, align)),
+                align: false,
+            } => Self::Period(Period::new(quota, period)),
+            Limit::Period {
+                quota,
+                period,
+                align: true,
+            } => Self::Period(Period::aligned(quota, period)),
         }
     }
 
@@ -215,7 +228,7 @@ mod tests {
     fn a_key_is_idle_once_its_limiter_is_as_good_as_new() {
         assert_eq!(Limit::bucket(4.0, 2.0).idle(), ms(500));
         assert_eq!(Limit::sliding(5, secs(60)).idle(), secs(60));
-        assert_eq!(Limit::period(5, secs(10), true).idle(), secs(10));
+        assert_eq!(Limit::aligned(5, secs(10)).idle(), secs(10));
     }
 
     #[test]
@@ -230,8 +243,30 @@ mod tests {
             Duration::from_nanos(1)
         );
         assert_eq!(
-            Limit::period(0, Duration::ZERO, false).idle(),
+            Limit::period(0, Duration::ZERO).idle(),
             Duration::from_nanos(1)
+        );
+    }
+
+    #[test]
+    fn idle_is_the_cores_answer() {
+        // A third of a second is not whole nanoseconds: the core rounds up, so that a bucket
+        // left alone this long is full.
+        assert_eq!(
+            Limit::bucket(3.0, 1.0).idle(),
+            Bucket::new(3.0, 1.0, Duration::ZERO).idle()
+        );
+        assert_eq!(
+            Limit::bucket(3.0, 1.0).idle(),
+            Duration::from_nanos(333_333_334)
+        );
+        assert_eq!(
+            Limit::sliding(7, ms(1500)).idle(),
+            Sliding::new(7, ms(1500)).idle()
+        );
+        assert_eq!(
+            Limit::aligned(7, ms(1500)).idle(),
+            Period::aligned(7, ms(1500)).idle()
         );
     }
 
@@ -246,10 +281,7 @@ mod tests {
     #[test]
     fn windows_and_periods_report_their_quota() {
         assert_eq!(Limit::sliding(7, secs(30)).policy(), (7, Some(secs(30))));
-        assert_eq!(
-            Limit::period(9, secs(60), false).policy(),
-            (9, Some(secs(60)))
-        );
+        assert_eq!(Limit::period(9, secs(60)).policy(), (9, Some(secs(60))));
     }
 
     #[test]
@@ -262,7 +294,7 @@ mod tests {
         assert_eq!(sliding.take(secs(2)), Ok(()));
         assert_eq!(sliding.take(secs(5)), Err(secs(7)));
 
-        let mut period = Limiter::new(&Limit::period(2, secs(10), true), Duration::ZERO);
+        let mut period = Limiter::new(&Limit::aligned(2, secs(10)), Duration::ZERO);
         assert_eq!(period.take(secs(13)), Ok(()));
         // The request that hits the quota is still admitted.
         assert_eq!(period.take(secs(14)), Ok(()));
@@ -273,7 +305,7 @@ mod tests {
     fn a_quota_of_zero_refuses_everything() {
         let mut sliding = Limiter::new(&Limit::sliding(0, secs(1)), Duration::ZERO);
         assert_eq!(sliding.take(Duration::ZERO), Err(Duration::MAX));
-        let mut period = Limiter::new(&Limit::period(0, secs(1), false), Duration::ZERO);
+        let mut period = Limiter::new(&Limit::period(0, secs(1)), Duration::ZERO);
         assert_eq!(period.take(ms(300)), Err(secs(1)));
     }
 }

@@ -43,7 +43,7 @@
 //! # Clocks
 //!
 //! The layer reads tokio's monotonic clock, so `tokio::time::pause` and `advance` drive it in
-//! tests. An aligned [`Limit::period`] lines up with calendar time on
+//! tests. A [`Limit::aligned`] period lines up with calendar time on
 //! [`Clock::unix`](crate::Clock::unix) ([`RateLimitLayer::with_clock`]): a daily quota then
 //! resets at midnight UTC.
 //!

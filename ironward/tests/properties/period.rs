@@ -78,6 +78,15 @@ impl Model {
     }
 }
 
+/// A period made by `Period::aligned` when `align` is set, else by `Period::new`.
+fn made(quota: u32, period: Duration, align: bool) -> Period {
+    if align {
+        Period::aligned(quota, period)
+    } else {
+        Period::new(quota, period)
+    }
+}
+
 proptest! {
     // Every answer matches the naive model fed the latest-seen times, and no period admits
     // more than `quota` events (Under or Hit), with exactly one Hit once the quota is reached.
@@ -88,7 +97,7 @@ proptest! {
         align in any::<bool>(),
         ops in prop::collection::vec((step(3_000), op()), 1..200),
     ) {
-        let mut limit = Period::new(quota, period, align);
+        let mut limit = made(quota, period, align);
         let period = u64::try_from(period.as_nanos()).unwrap_or(u64::MAX).max(1);
         let mut model = Model { quota, period, align, opened: Vec::new() };
         let mut clock = Clock::new(0);
@@ -119,7 +128,7 @@ proptest! {
         align in any::<bool>(),
         ops in prop::collection::vec((step(3_000), op()), 1..200),
     ) {
-        backwards_reads_as_latest(Period::new(quota, period, align), ops)?;
+        backwards_reads_as_latest(made(quota, period, align), ops)?;
     }
 
     // Hostile quotas, periods and readings: nothing panics, `left` stays within the quota
@@ -131,14 +140,16 @@ proptest! {
         align in any::<bool>(),
         ops in prop::collection::vec((step(u64::MAX), op()), 1..100),
     ) {
-        let mut limit = Period::new(quota, period, align);
+        let mut limit = made(quota, period, align);
         let longest = period.max(Duration::from_nanos(1));
         let mut clock = Clock::new(0);
         for (step, op) in ops {
             let now = clock.read(step);
             match op {
                 Op::Take => {
-                    limit.take(now);
+                    let answer = limit.take(now);
+                    let left = limit.left(now);
+                    prop_assert_eq!(left > 0, answer == Quota::Under, "{:?} with {} left", answer, left);
                 }
                 Op::Left | Op::Next => {
                     prop_assert!(limit.left(now) <= quota);

@@ -76,7 +76,12 @@ proptest! {
                 }
                 Op::Read { at, current } => {
                     let mut seen = Vec::new();
-                    window.each(Duration::from_nanos(at), current, |b| if *b > 0 { seen.push(*b) });
+                    let keep = |b: &u64| if *b > 0 { seen.push(*b) };
+                    if current {
+                        window.each(Duration::from_nanos(at), keep);
+                    } else {
+                        window.each_past(Duration::from_nanos(at), keep);
+                    }
                     prop_assert_eq!(seen, log.visible(at, current));
                 }
             }
@@ -97,7 +102,7 @@ proptest! {
         }
         let read = |w: &Window<u64>| {
             let mut seen = Vec::new();
-            w.each(Duration::from_nanos(at), true, |b| seen.push(*b));
+            w.each(Duration::from_nanos(at), |b| seen.push(*b));
             seen
         };
         let first = read(&window);
@@ -116,7 +121,7 @@ proptest! {
         for &t in &times {
             *w.slot(t) += 1;
             let mut n = 0;
-            w.each(t, false, |_| n += 1);
+            w.each_past(t, |_| n += 1);
             prop_assert!(n < w.size().max(1));
         }
         prop_assert!(w.width() >= Duration::from_nanos(1));

@@ -299,6 +299,7 @@ impl Breaker {
     /// above as just below 1); the call is refused when it falls under the drop fraction. A
     /// refusal is recorded as a [`Outcome::Drop`]. The caller settles the permit with
     /// [`pass`](Breaker::pass) or [`fail`](Breaker::fail) once the call has finished.
+    #[must_use = "dropping the answer loses the Permit: the call goes unrecorded, and a refusal is ignored"]
     pub fn allow(&mut self, now: Duration, roll: f64) -> Option<Permit> {
         let now = self.clock.advance(now);
         // Clearing the buckets that have left the window changes no reading at `now` or

@@ -119,6 +119,7 @@ impl Bucket {
     /// Whether `n` tokens are there at `now`, taking them if they are.
     ///
     /// A cost that is negative, NaN or infinite is refused. A cost of zero always passes.
+    #[must_use = "an unchecked take spends the tokens without enforcing the limit"]
     pub fn take(&mut self, now: Duration, n: f64) -> bool {
         let elapsed = self.elapsed(now);
         self.latest.advance(now);
@@ -145,6 +146,7 @@ impl Bucket {
     /// [`take`](Bucket::take) computes it, reaches `n`, so `take(now + next(now, n), n)`
     /// succeeds on the bucket as it stands and a nanosecond earlier would not. (At 3 tokens a
     /// second one token takes 333 333 333.3 ns: the answer is 333 333 334 ns.)
+    #[must_use = "next only computes the wait; it takes nothing"]
     pub fn next(&self, now: Duration, n: f64) -> Duration {
         if !is_cost(n) || n > self.burst {
             return Duration::MAX;
@@ -163,6 +165,7 @@ impl Bucket {
     }
 
     /// How many tokens the bucket holds at `now`, for a caller that reports its headroom.
+    #[must_use]
     pub fn tokens(&self, now: Duration) -> f64 {
         self.held(self.elapsed(now))
     }
@@ -207,11 +210,13 @@ impl Bucket {
     }
 
     /// Tokens a second, as read by [`new`](Bucket::new).
+    #[must_use]
     pub fn rate(&self) -> f64 {
         self.rate
     }
 
     /// The most the bucket holds, as read by [`new`](Bucket::new).
+    #[must_use]
     pub fn burst(&self) -> f64 {
         self.burst
     }

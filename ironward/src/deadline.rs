@@ -58,6 +58,7 @@ impl Deadline {
     }
 
     /// Whether the budget is spent at `now`: `now − start ≥ budget`, never for a zero budget.
+    #[must_use]
     pub fn expired(&self, now: Duration) -> bool {
         !self.budget.is_zero() && self.elapsed(now) >= self.budget
     }
@@ -65,6 +66,7 @@ impl Deadline {
     /// What is left of the budget at `now`, never negative; zero once it is spent.
     ///
     /// `None` when there is no budget (zero), which has no finite remainder.
+    #[must_use]
     pub fn remaining(&self, now: Duration) -> Option<Duration> {
         if self.budget.is_zero() {
             None
@@ -74,6 +76,7 @@ impl Deadline {
     }
 
     /// The budget the deadline started with (zero for none).
+    #[must_use]
     pub fn budget(&self) -> Duration {
         self.budget
     }

@@ -42,6 +42,7 @@ impl Gate {
     }
 
     /// Whether there is room, taking it if there is.
+    #[must_use = "an unchecked enter either takes room nothing will give back or ignores a full gate"]
     pub fn enter(&mut self) -> bool {
         if self.held < self.limit {
             self.held += 1;
@@ -57,11 +58,13 @@ impl Gate {
     }
 
     /// How many are inside.
+    #[must_use]
     pub fn held(&self) -> u32 {
         self.held
     }
 
     /// The most the gate lets in at once.
+    #[must_use]
     pub fn limit(&self) -> u32 {
         self.limit
     }

@@ -119,6 +119,8 @@ mod float;
 mod gate;
 #[cfg(feature = "serde")]
 mod humane;
+#[cfg(doctest)]
+mod must_use;
 mod period;
 mod shedder;
 mod sliding;

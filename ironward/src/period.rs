@@ -161,6 +161,7 @@ impl Period {
     /// Counts one event at `now` and says where the quota stands.
     ///
     /// Every event is counted, refused ones too, as go-zero's `INCRBY` counts them.
+    #[must_use = "an unchecked take counts the event without enforcing the quota"]
     pub fn take(&mut self, now: Duration) -> Quota {
         let t = self.latest.advance(now);
         if self.open(t).is_none() {
@@ -182,6 +183,7 @@ impl Period {
     /// How many more events the period admits at `now`, without changing anything.
     ///
     /// The whole quota when no period is open at `now`, since the next event opens one.
+    #[must_use]
     pub fn left(&self, now: Duration) -> u32 {
         match self.open(self.latest.read(now)) {
             // Below the quota the difference fits a `u32`.
@@ -195,6 +197,7 @@ impl Period {
     /// How long after `now` the open period ends, without changing anything.
     ///
     /// Zero when no period is open at `now`, because the next event would open one.
+    #[must_use = "next only computes the wait; it counts nothing"]
     pub fn next(&self, now: Duration) -> Duration {
         let t = self.latest.read(now);
         match self.open(t) {
@@ -228,11 +231,13 @@ impl Period {
     }
 
     /// The most events a period admits.
+    #[must_use]
     pub fn quota(&self) -> u32 {
         self.quota
     }
 
     /// How long a period is, as read by [`new`](Period::new) or [`aligned`](Period::aligned).
+    #[must_use]
     pub fn period(&self) -> Duration {
         Duration::from_nanos(self.period)
     }

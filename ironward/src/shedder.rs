@@ -175,6 +175,7 @@ pub struct Ticket {
 
 impl Ticket {
     /// When the call was let through, on the caller's clock.
+    #[must_use]
     pub fn start(&self) -> Duration {
         Duration::from_nanos(self.start)
     }
@@ -204,6 +205,7 @@ impl Shedder {
     /// The caller settles the ticket with [`pass`](Shedder::pass) or
     /// [`fail`](Shedder::fail) once the call has finished. The moving average is not updated
     /// here, only when a call leaves flight, so it lags the count in flight as go-zero's does.
+    #[must_use = "dropping the answer loses the Ticket: the call stays counted in flight forever, and a refusal is ignored"]
     pub fn allow(&mut self, now: Duration, cpu: u32) -> Option<Ticket> {
         let now = self.clock.advance(now);
         let cpu = cpu.min(1000);
@@ -237,11 +239,13 @@ impl Shedder {
     }
 
     /// How many calls are in flight: let through and not yet settled.
+    #[must_use]
     pub fn flying(&self) -> u64 {
         self.flying
     }
 
     /// The moving average of calls in flight, updated as each call leaves flight.
+    #[must_use]
     pub fn average(&self) -> f64 {
         self.average
     }

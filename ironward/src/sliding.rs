@@ -81,6 +81,7 @@ impl Sliding {
     /// Whether an event at `now` is within the quota, counting it if it is.
     ///
     /// Stamps that have left the window are dropped first.
+    #[must_use = "an unchecked take counts the event without enforcing the quota"]
     pub fn take(&mut self, now: Duration) -> bool {
         let t = self.latest.advance(now);
         while self
@@ -100,6 +101,7 @@ impl Sliding {
     }
 
     /// How many more events the window has room for at `now`, without changing anything.
+    #[must_use]
     pub fn left(&self, now: Duration) -> u32 {
         let t = self.latest.read(now);
         let inside = self.stamps.len() - self.first_inside(t);
@@ -111,6 +113,7 @@ impl Sliding {
     ///
     /// Zero when there is room now; otherwise the time until the oldest event inside leaves
     /// it; `Duration::MAX` for a quota of 0, which never has room.
+    #[must_use = "next only computes the wait; it counts nothing"]
     pub fn next(&self, now: Duration) -> Duration {
         if self.quota == 0 {
             return Duration::MAX;
@@ -149,11 +152,13 @@ impl Sliding {
     }
 
     /// The most events the window admits.
+    #[must_use]
     pub fn quota(&self) -> u32 {
         self.quota
     }
 
     /// How long the window is, as read by [`new`](Sliding::new).
+    #[must_use]
     pub fn window(&self) -> Duration {
         Duration::from_nanos(self.window)
     }

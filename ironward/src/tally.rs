@@ -97,6 +97,7 @@ impl Total {
     }
 
     /// The mean of the values added, or `None` when there are none.
+    #[must_use]
     pub fn mean(&self) -> Option<f64> {
         (self.count > 0).then(|| self.sum as f64 / self.count as f64)
     }

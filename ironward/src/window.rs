@@ -108,6 +108,7 @@ impl<B: Default> Window<B> {
     ///
     /// The buckets the gap since the last write swept past are cleared first, and the
     /// newest bucket's start is snapped to the grid.
+    #[must_use = "the slot is for adding to; asking for it only clears the buckets that have ended"]
     pub fn slot(&mut self, now: Duration) -> &mut B {
         self.slot_at(nanos(now))
     }
@@ -255,11 +256,13 @@ impl<B> Window<B> {
     }
 
     /// How many buckets the window has.
+    #[must_use]
     pub fn size(&self) -> usize {
         self.buckets.len()
     }
 
     /// How much time one bucket covers.
+    #[must_use]
     pub fn width(&self) -> Duration {
         Duration::from_nanos(self.width)
     }

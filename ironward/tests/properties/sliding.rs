@@ -105,7 +105,10 @@ proptest! {
             let now = clock.read(step);
             match op {
                 Op::Take => {
-                    limit.take(now);
+                    let before = limit.left(now);
+                    let taken = limit.take(now);
+                    prop_assert_eq!(taken, before > 0);
+                    prop_assert_eq!(limit.left(now), before - u32::from(taken));
                 }
                 Op::Left | Op::Next => {
                     let left = limit.left(now);

@@ -1,0 +1,131 @@
+//! Doctests that a discarded decision does not compile under `#![deny(unused_must_use)]`.
+//!
+//! Built only while rustdoc collects doctests, so nothing here is part of the crate. Each
+//! `compile_fail` case has a twin that is the same code with the decision kept, and that
+//! compiles under the same lint: the case fails for the discarded value and nothing else.
+//!
+//! A breaker's answer dropped on the floor leaves a call unrecorded:
+//!
+//! ```compile_fail
+//! #![deny(unused_must_use)]
+//! use core::time::Duration;
+//! let mut breaker = ironward::Breaker::new(ironward::SRE, Duration::ZERO);
+//! breaker.allow(Duration::ZERO, 0.5);
+//! ```
+//!
+//! ```
+//! #![deny(unused_must_use)]
+//! use core::time::Duration;
+//! let mut breaker = ironward::Breaker::new(ironward::SRE, Duration::ZERO);
+//! let permit = breaker.allow(Duration::ZERO, 0.5);
+//! # assert!(permit.is_some());
+//! ```
+//!
+//! A shedder's answer dropped on the floor leaves a call in flight forever:
+//!
+//! ```compile_fail
+//! #![deny(unused_must_use)]
+//! use core::time::Duration;
+//! let mut shedder = ironward::Shedder::new(ironward::SHED, Duration::ZERO);
+//! shedder.allow(Duration::ZERO, 300);
+//! ```
+//!
+//! ```
+//! #![deny(unused_must_use)]
+//! use core::time::Duration;
+//! let mut shedder = ironward::Shedder::new(ironward::SHED, Duration::ZERO);
+//! let ticket = shedder.allow(Duration::ZERO, 300);
+//! # assert!(ticket.is_some());
+//! ```
+//!
+//! A take whose answer is dropped spends tokens without enforcing the limit:
+//!
+//! ```compile_fail
+//! #![deny(unused_must_use)]
+//! use core::time::Duration;
+//! let mut bucket = ironward::Bucket::new(1.0, 1.0, Duration::ZERO);
+//! bucket.take(Duration::ZERO, 1.0);
+//! ```
+//!
+//! ```
+//! #![deny(unused_must_use)]
+//! use core::time::Duration;
+//! let mut bucket = ironward::Bucket::new(1.0, 1.0, Duration::ZERO);
+//! let taken = bucket.take(Duration::ZERO, 1.0);
+//! # assert!(taken);
+//! ```
+//!
+//! The same for a sliding log and a period:
+//!
+//! ```compile_fail
+//! #![deny(unused_must_use)]
+//! use core::time::Duration;
+//! let mut limit = ironward::Sliding::new(1, Duration::from_secs(1));
+//! limit.take(Duration::ZERO);
+//! ```
+//!
+//! ```compile_fail
+//! #![deny(unused_must_use)]
+//! use core::time::Duration;
+//! let mut limit = ironward::Period::new(1, Duration::from_secs(1));
+//! limit.take(Duration::ZERO);
+//! ```
+//!
+//! ```
+//! #![deny(unused_must_use)]
+//! use core::time::Duration;
+//! let mut sliding = ironward::Sliding::new(1, Duration::from_secs(1));
+//! let mut period = ironward::Period::new(1, Duration::from_secs(1));
+//! let answers = (sliding.take(Duration::ZERO), period.take(Duration::ZERO));
+//! # assert_eq!(answers, (true, ironward::Quota::Hit));
+//! ```
+//!
+//! An enter whose answer is dropped takes room that nothing gives back:
+//!
+//! ```compile_fail
+//! #![deny(unused_must_use)]
+//! let mut gate = ironward::Gate::new(1);
+//! gate.enter();
+//! ```
+//!
+//! ```
+//! #![deny(unused_must_use)]
+//! let mut gate = ironward::Gate::new(1);
+//! let entered = gate.enter();
+//! # assert!(entered);
+//! ```
+//!
+//! A retry budget asked and not heeded throttles nothing:
+//!
+//! ```compile_fail
+//! #![deny(unused_must_use)]
+//! let budget = ironward::Budget::default();
+//! budget.can_retry();
+//! ```
+//!
+//! ```
+//! #![deny(unused_must_use)]
+//! let budget = ironward::Budget::default();
+//! let retry = budget.can_retry();
+//! # assert!(retry);
+//! ```
+//!
+//! A permit or ticket let go of without being settled:
+//!
+//! ```compile_fail
+//! #![deny(unused_must_use)]
+//! use core::time::Duration;
+//! let mut breaker = ironward::Breaker::new(ironward::SRE, Duration::ZERO);
+//! let permit = breaker.allow(Duration::ZERO, 0.5).unwrap();
+//! let _ = permit;
+//! breaker.allow(Duration::ZERO, 0.5).unwrap();
+//! ```
+//!
+//! ```
+//! #![deny(unused_must_use)]
+//! use core::time::Duration;
+//! let mut breaker = ironward::Breaker::new(ironward::SRE, Duration::ZERO);
+//! let permit = breaker.allow(Duration::ZERO, 0.5).unwrap();
+//! let _ = permit;
+//! let _permit = breaker.allow(Duration::ZERO, 0.5).unwrap();
+//! ```

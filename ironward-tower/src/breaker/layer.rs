@@ -1,7 +1,7 @@
 //! The layer that puts a breaker in front of a service.
 
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use ironward::{Breaker, Sre};
 use tower_layer::Layer;
@@ -35,11 +35,14 @@ use crate::{Clock, Dice, HttpFailures};
 /// server, each route, as go-zero's `rest/handler/breakerhandler.go` keeps one breaker per
 /// method and path: axum's `Router::layer` applies one layer to every route).
 ///
-/// [`new`](Self::new) is a `const fn`, so a layer can be a `static`; the breaker is made the
-/// first time the layer is used or cloned, its window opening then. Configure the layer first:
+/// [`new`](Self::new) makes the breaker, its window opening then, behind an `Arc` that every
+/// service and every clone shares, as tower's `GlobalConcurrencyLimitLayer` shares its
+/// semaphore; cloning the layer is an `Arc` clone and nothing more. The builders
 /// [`with_classifier`](Self::with_classifier), [`with_clock`](Self::with_clock) (by default
 /// [`Clock::monotonic`]) and [`with_dice`](Self::with_dice) (by default [`Dice::random`]) each
-/// give a layer with a breaker of its own.
+/// make a new breaker, since the one made before was made on the old sources: configure the
+/// layer first, then clone it or make services from it. Services and clones made before a
+/// builder keep the breaker they had.
 ///
 /// # Examples
 ///
@@ -79,84 +82,65 @@ use crate::{Clock, Dice, HttpFailures};
 /// ```
 pub struct BreakerLayer<C = HttpFailures> {
     sre: Sre,
-    classify: C,
-    clock: Option<Clock>,
-    dice: Option<Dice>,
-    shared: OnceLock<Arc<Shared<C>>>,
+    shared: Arc<Shared<C>>,
 }
 
 impl BreakerLayer {
     /// A layer running the `sre` policy, counting errors and 5xx responses as failures
     /// ([`HttpFailures`]), on the monotonic clock with real randomness.
-    pub const fn new(sre: Sre) -> Self {
-        Self {
-            sre,
-            classify: HttpFailures,
-            clock: None,
-            dice: None,
-            shared: OnceLock::new(),
-        }
+    pub fn new(sre: Sre) -> Self {
+        Self::build(sre, HttpFailures, Clock::default(), Dice::default())
     }
 }
 
 impl<C> BreakerLayer<C> {
-    /// The same layer with `classify` deciding which results are failures (see
-    /// [`Classify`](crate::Classify)), and a breaker of its own.
-    #[must_use]
-    pub fn with_classifier<D>(self, classify: D) -> BreakerLayer<D> {
-        BreakerLayer {
-            sre: self.sre,
-            classify,
-            clock: self.clock,
-            dice: self.dice,
-            shared: OnceLock::new(),
+    /// A layer with a new breaker on these sources, its window opening now.
+    fn build(sre: Sre, classify: C, clock: Clock, dice: Dice) -> Self {
+        let breaker = Breaker::new(sre, clock.now());
+        Self {
+            sre,
+            shared: Arc::new(Shared::new(breaker, clock, dice, classify)),
         }
     }
 
-    /// The same layer reading `now` from `clock`, with a breaker of its own.
+    /// The same layer with `classify` deciding which results are failures (see
+    /// [`Classify`](crate::Classify)), and a new breaker.
     #[must_use]
-    pub fn with_clock(mut self, clock: Clock) -> Self {
-        self.clock = Some(clock);
-        self.shared = OnceLock::new();
-        self
+    pub fn with_classifier<D>(self, classify: D) -> BreakerLayer<D> {
+        let (clock, dice) = self.shared.sources();
+        BreakerLayer::build(self.sre, classify, clock, dice)
     }
 
-    /// The same layer drawing its rolls from `dice`, with a breaker of its own.
-    #[must_use]
-    pub fn with_dice(mut self, dice: Dice) -> Self {
-        self.dice = Some(dice);
-        self.shared = OnceLock::new();
-        self
+    /// The fraction of calls the breaker would refuse now ([`Breaker::ratio`]), for a
+    /// dashboard or an alert; the same as [`BreakerService::ratio`] on any of its services.
+    pub fn ratio(&self) -> f64 {
+        self.shared.ratio()
     }
 }
 
 impl<C: Clone> BreakerLayer<C> {
-    /// The fraction of calls the breaker would refuse now ([`Breaker::ratio`]), for a
-    /// dashboard or an alert; the same as [`BreakerService::ratio`] on any of its services.
-    pub fn ratio(&self) -> f64 {
-        self.shared().ratio()
+    /// The same layer reading `now` from `clock`, with a new breaker whose window opens now on
+    /// `clock`.
+    #[must_use]
+    pub fn with_clock(self, clock: Clock) -> Self {
+        let (_, dice) = self.shared.sources();
+        Self::build(self.sre, self.shared.classifier().clone(), clock, dice)
     }
 
-    /// The breaker every service made by this layer and its clones shares, made on first use.
-    fn shared(&self) -> &Arc<Shared<C>> {
-        self.shared.get_or_init(|| {
-            let clock = self.clock.clone().unwrap_or_default();
-            let dice = self.dice.clone().unwrap_or_default();
-            let breaker = Breaker::new(self.sre, clock.now());
-            Arc::new(Shared::new(breaker, clock, dice, self.classify.clone()))
-        })
+    /// The same layer drawing its rolls from `dice`, with a new breaker.
+    #[must_use]
+    pub fn with_dice(self, dice: Dice) -> Self {
+        let (clock, _) = self.shared.sources();
+        Self::build(self.sre, self.shared.classifier().clone(), clock, dice)
     }
 }
 
-impl<C: Clone> Clone for BreakerLayer<C> {
-    /// A layer sharing this one's breaker, which is made now if it was not yet.
+impl<C> Clone for BreakerLayer<C> {
+    /// A layer sharing this one's breaker.
     fn clone(&self) -> Self {
         Self {
             sre: self.sre,
-            classify: self.classify.clone(),
-            clock: self.clock.clone(),
-            dice: self.dice.clone(),
-            shared: OnceLock::from(Arc::clone(self.shared())),
+            shared: Arc::clone(&self.shared),
         }
     }
 }
@@ -165,18 +149,15 @@ impl<C: fmt::Debug> fmt::Debug for BreakerLayer<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BreakerLayer")
             .field("sre", &self.sre)
-            .field("classify", &self.classify)
-            .field("clock", &self.clock)
-            .field("dice", &self.dice)
-            .field("shared", &self.shared.get())
+            .field("shared", &self.shared)
             .finish()
     }
 }
 
-impl<S, C: Clone> Layer<S> for BreakerLayer<C> {
+impl<S, C> Layer<S> for BreakerLayer<C> {
     type Service = BreakerService<S, C>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        BreakerService::new(inner, Arc::clone(self.shared()))
+        BreakerService::new(inner, Arc::clone(&self.shared))
     }
 }

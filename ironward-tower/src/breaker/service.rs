@@ -151,6 +151,16 @@ impl<C> Shared<C> {
         }
     }
 
+    /// The clock and the dice, for a layer made anew on them.
+    pub(crate) fn sources(&self) -> (Clock, Dice) {
+        (self.clock.clone(), self.dice.clone())
+    }
+
+    /// The classifier, for a layer made anew with it.
+    pub(crate) fn classifier(&self) -> &C {
+        &self.classify
+    }
+
     /// The standing throttle now.
     pub(crate) fn ratio(&self) -> f64 {
         let now = self.clock.now();

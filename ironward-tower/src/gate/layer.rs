@@ -18,9 +18,10 @@ use crate::lock::lock;
 /// one per route: axum#2582.) For a separate limit per route, give each route its own
 /// `GateLayer::new`.
 ///
-/// `new` is not a `const fn`, unlike the other layers of this crate: the shared gate is
-/// allocated when the layer is made, which is what keeps the limit whole however often the
-/// layer is cloned or applied.
+/// [`new`](Self::new) makes the gate behind an `Arc`, as tower's
+/// `GlobalConcurrencyLimitLayer` makes its semaphore and as every layer of this crate that
+/// shares state does: cloning the layer is an `Arc` clone, which is what keeps the limit
+/// whole however often the layer is cloned or applied.
 ///
 /// # Examples
 ///

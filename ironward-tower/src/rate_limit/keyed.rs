@@ -3,7 +3,7 @@
 use std::fmt;
 use std::hash::{BuildHasher, Hash, RandomState};
 use std::net::{IpAddr, SocketAddr};
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http::HeaderName;
@@ -30,6 +30,9 @@ pub(super) trait Keyed: Send + Sync {
 
     /// The most keys the table holds.
     fn max(&self) -> usize;
+
+    /// An empty table with the same limit, bound and extractor.
+    fn fresh(&self) -> Arc<dyn Keyed>;
 }
 
 /// Builds the table behind [`RateLimitLayer::keyed`](super::RateLimitLayer::keyed).
@@ -38,26 +41,35 @@ where
     K: Hash + Eq + Send + 'static,
     F: Fn(&Parts) -> Option<K> + Send + Sync + 'static,
 {
-    let max = max_keys.max(1);
-    let count = max.min(SHARDS);
-    let shards = (0..count)
-        .map(|i| {
-            // Spread `max` over the shards so that their capacities add up to it exactly.
-            let cap = max / count + usize::from(i < max % count);
-            Mutex::new(Shard {
-                entries: LruCache::unbounded(),
-                cap,
+    Table::empty(limit, max_keys.max(1), Arc::new(extract))
+}
+
+impl<K, F> Table<K, F>
+where
+    K: Hash + Eq,
+{
+    /// A table of at most `max` keys, none yet.
+    fn empty(limit: Limit, max: usize, extract: Arc<F>) -> Self {
+        let count = max.min(SHARDS);
+        let shards = (0..count)
+            .map(|i| {
+                // Spread `max` over the shards so that their capacities add up to it exactly.
+                let cap = max / count + usize::from(i < max % count);
+                Mutex::new(Shard {
+                    entries: LruCache::unbounded(),
+                    cap,
+                })
             })
-        })
-        .collect();
-    Table {
-        extract,
-        limit,
-        idle: limit.idle(),
-        max,
-        hasher: RandomState::new(),
-        shards,
-        unkeyed: Mutex::new(Limiter::new(&limit, Duration::ZERO)),
+            .collect();
+        Table {
+            extract,
+            limit,
+            idle: limit.idle(),
+            max,
+            hasher: RandomState::new(),
+            shards,
+            unkeyed: Mutex::new(Limiter::new(&limit, Duration::ZERO)),
+        }
     }
 }
 
@@ -87,7 +99,8 @@ pub(super) fn header(name: HeaderName) -> impl Fn(&Parts) -> Option<Box<[u8]>> +
 
 /// The table of [`table`]: one limiter per key, in shards.
 pub(super) struct Table<K, F> {
-    extract: F,
+    /// Reads a request's key; shared with the tables made [`fresh`](Keyed::fresh) from this one.
+    extract: Arc<F>,
     limit: Limit,
     /// Keys untouched for longer than this are dropped: [`Limit::idle`].
     idle: Duration,
@@ -117,7 +130,7 @@ where
     F: Fn(&Parts) -> Option<K> + Send + Sync + 'static,
 {
     fn take(&self, parts: &Parts, now: Duration) -> Result<(), Duration> {
-        let Some(key) = (self.extract)(parts) else {
+        let Some(key) = (*self.extract)(parts) else {
             return lock(&self.unkeyed).take(now);
         };
         // The modulo keeps the index below the shard count, which is at most 16.
@@ -144,6 +157,10 @@ where
 
     fn max(&self) -> usize {
         self.max
+    }
+
+    fn fresh(&self) -> Arc<dyn Keyed> {
+        Arc::new(Self::empty(self.limit, self.max, Arc::clone(&self.extract)))
     }
 }
 

@@ -3,7 +3,7 @@
 
 use std::fmt;
 use std::hash::Hash;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use http::HeaderName;
 use http::request::Parts;
@@ -25,10 +25,13 @@ use crate::Clock;
 /// tower#794, axum#2634; and axum calls `layer` once per route and per method, axum#2582.)
 /// For separate budgets per route, give each route its own layer.
 ///
-/// [`new`](RateLimitLayer::new) is a `const fn`, so a layer can be a `static`; the state is
-/// made the first time the layer is used or cloned, with the layer's clock reading from
-/// then. Configure the layer ([`with_clock`](RateLimitLayer::with_clock),
-/// [`named`](RateLimitLayer::named)) before using or cloning it.
+/// [`new`](RateLimitLayer::new) and the keyed constructors make the state, behind an `Arc`
+/// that every service and every clone shares, as tower's `GlobalConcurrencyLimitLayer` shares
+/// its semaphore; cloning the layer is an `Arc` clone and nothing more. The builders
+/// [`with_clock`](RateLimitLayer::with_clock) and [`named`](RateLimitLayer::named) each make
+/// new budgets (the ones made before were made on the old clock and name): configure the
+/// layer first, then clone it or make services from it. Services and clones made before a
+/// builder keep the budgets they had.
 ///
 /// A keyed layer ([`keyed`](RateLimitLayer::keyed), [`by_peer`](RateLimitLayer::by_peer),
 /// [`by_header`](RateLimitLayer::by_header)) holds at most `max_keys` keys, however many
@@ -46,10 +49,10 @@ use crate::Clock;
 /// # async fn main() {
 /// // Three a minute, shared by two routes.
 /// const MINUTE: Duration = Duration::from_secs(60);
-/// static LIMIT: RateLimitLayer = RateLimitLayer::new(Limit::period(3, MINUTE));
+/// let limit = RateLimitLayer::new(Limit::period(3, MINUTE));
 /// let hello = service_fn(|_: Request<()>| async { Ok::<_, Limited>("hello") });
-/// let mut a = LIMIT.layer(hello);
-/// let mut b = LIMIT.layer(hello); // a second route: the same budget
+/// let mut a = limit.layer(hello);
+/// let mut b = limit.layer(hello); // a second route: the same budget
 ///
 /// for _ in 0..3 {
 ///     assert_eq!(a.ready().await.unwrap().call(Request::new(())).await.unwrap(), "hello");
@@ -57,27 +60,28 @@ use crate::Clock;
 /// let refused = b.ready().await.unwrap().call(Request::new(())).await.unwrap_err();
 /// let limited = refused.downcast_ref::<Limited>().unwrap();
 /// assert!(limited.retry_after() <= Duration::from_secs(60));
-/// assert_eq!((limited.quota(), LIMIT.keys()), (3, 0));
+/// assert_eq!((limited.quota(), limit.keys()), (3, 0));
 /// # }
 /// ```
+#[derive(Clone)]
 pub struct RateLimitLayer {
     limit: Limit,
-    policy: &'static str,
-    clock: Option<Clock>,
-    keyed: Option<Arc<dyn Keyed>>,
-    shared: OnceLock<Arc<Shared>>,
+    shared: Arc<Shared>,
 }
 
 impl RateLimitLayer {
     /// One budget of `limit` for every request, on tokio's monotonic clock, under the policy
     /// name `"default"`.
-    pub const fn new(limit: Limit) -> Self {
+    pub fn new(limit: Limit) -> Self {
+        Self::build(limit, None)
+    }
+
+    /// A layer of `limit` on tokio's monotonic clock, under the policy name `"default"`: one
+    /// budget, or the table `keyed`.
+    fn build(limit: Limit, keyed: Option<Arc<dyn Keyed>>) -> Self {
         Self {
             limit,
-            policy: DEFAULT_POLICY,
-            clock: None,
-            keyed: None,
-            shared: OnceLock::new(),
+            shared: Arc::new(Shared::new(limit, DEFAULT_POLICY, Clock::default(), keyed)),
         }
     }
 
@@ -141,10 +145,8 @@ impl RateLimitLayer {
         K: Hash + Eq + Send + 'static,
         F: Fn(&Parts) -> Option<K> + Send + Sync + 'static,
     {
-        Self {
-            keyed: Some(Arc::new(keyed::table(limit, max_keys, extract))),
-            ..Self::new(limit)
-        }
+        let table = keyed::table(limit, max_keys, extract);
+        Self::build(limit, Some(Arc::new(table)))
     }
 
     /// One budget of `limit` per peer IP address, at most `max_keys` of them.
@@ -196,23 +198,33 @@ impl RateLimitLayer {
     /// The same layer on `clock` instead of tokio's monotonic clock: [`Clock::unix`] for a
     /// [`Limit::Period`] aligned on calendar time, or a scripted clock for a test.
     ///
-    /// Forgets any state the layer has already made; services made before keep theirs.
+    /// Makes new budgets, since the ones made before read the old clock (a bucket starts full
+    /// at the moment it is made, on the clock it was made on); services and clones made before
+    /// keep theirs.
     #[must_use]
-    pub fn with_clock(mut self, clock: Clock) -> Self {
-        self.clock = Some(clock);
-        self.shared = OnceLock::new();
-        self
+    pub fn with_clock(self, clock: Clock) -> Self {
+        let policy = self.shared.policy();
+        self.remade(policy, clock)
     }
 
     /// The same layer under the policy name `policy`, which the `RateLimit` and
     /// `RateLimit-Policy` fields give (see [`Limited::named`](super::Limited::named)).
     ///
     /// Give stacked layers different names, so that a client can tell their fields apart.
-    /// Has no effect on a layer that has already been used or cloned.
+    /// Like [`with_clock`](RateLimitLayer::with_clock), it makes new budgets; services and
+    /// clones made before keep theirs, and their name.
     #[must_use]
-    pub const fn named(mut self, policy: &'static str) -> Self {
-        self.policy = policy_name(policy);
-        self
+    pub fn named(self, policy: &'static str) -> Self {
+        let clock = self.shared.clock().clone();
+        self.remade(policy_name(policy), clock)
+    }
+
+    /// The same layer with new state: the policy named `policy`, on `clock`.
+    fn remade(self, policy: &'static str, clock: Clock) -> Self {
+        Self {
+            limit: self.limit,
+            shared: Arc::new(self.shared.remade(self.limit, policy, clock)),
+        }
     }
 
     /// The limit each budget follows.
@@ -222,32 +234,7 @@ impl RateLimitLayer {
 
     /// How many keys the layer holds now: 0 for a layer without keys, at most `max_keys`.
     pub fn keys(&self) -> usize {
-        self.shared().keys()
-    }
-
-    /// The state every service made by this layer and its clones shares, made on first use.
-    fn shared(&self) -> &Arc<Shared> {
-        self.shared.get_or_init(|| {
-            Arc::new(Shared::new(
-                self.limit,
-                self.policy,
-                self.clock.clone().unwrap_or_default(),
-                self.keyed.clone(),
-            ))
-        })
-    }
-}
-
-impl Clone for RateLimitLayer {
-    /// A layer sharing this one's state, which is made now if it was not yet.
-    fn clone(&self) -> Self {
-        Self {
-            limit: self.limit,
-            policy: self.policy,
-            clock: self.clock.clone(),
-            keyed: self.keyed.clone(),
-            shared: OnceLock::from(Arc::clone(self.shared())),
-        }
+        self.shared.keys()
     }
 }
 
@@ -255,7 +242,7 @@ impl<S> Layer<S> for RateLimitLayer {
     type Service = RateLimitService<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        RateLimitService::new(inner, Arc::clone(self.shared()))
+        RateLimitService::new(inner, Arc::clone(&self.shared))
     }
 }
 
@@ -263,10 +250,8 @@ impl fmt::Debug for RateLimitLayer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RateLimitLayer")
             .field("limit", &self.limit)
-            .field("policy", &self.policy)
-            .field("max_keys", &self.keyed.as_ref().map(|table| table.max()))
-            .field("clock", &self.clock)
-            .finish_non_exhaustive()
+            .field("shared", &self.shared)
+            .finish()
     }
 }
 
@@ -338,6 +323,34 @@ mod tests {
         assert_eq!(limited.policy(), "ten");
         now.store(30, Ordering::Relaxed);
         assert!(admitted(&mut service).await);
+    }
+
+    #[tokio::test]
+    async fn a_builder_makes_new_budgets_and_leaves_earlier_clones_theirs() {
+        let layer = RateLimitLayer::new(Limit::sliding(1, Duration::from_secs(60)));
+        let mut before = layer.clone().layer(ok());
+        assert!(admitted(&mut before).await);
+        let mut after = layer.named("renamed").layer(ok());
+        assert!(admitted(&mut after).await);
+        assert!(!admitted(&mut after).await);
+        assert!(!admitted(&mut before).await);
+    }
+
+    #[tokio::test]
+    async fn a_keyed_layer_given_a_clock_starts_with_no_keys() {
+        let key = HeaderName::from_static("x-key");
+        let layer = RateLimitLayer::by_header(Limit::sliding(1, Duration::from_secs(60)), 10, key);
+        let alice = || Request::get("/").header("x-key", "alice").body(()).unwrap();
+        let earlier = layer.clone();
+        let mut before = earlier.layer(ok());
+        assert!(before.ready().await.unwrap().call(alice()).await.is_ok());
+        let later = layer.with_clock(Clock::monotonic());
+        assert_eq!((earlier.keys(), later.keys()), (1, 0));
+        let mut after = later.layer(ok());
+        assert!(after.ready().await.unwrap().call(alice()).await.is_ok());
+        let refused = after.ready().await.unwrap().call(alice()).await;
+        assert!(refused.unwrap_err().is::<Limited>());
+        assert_eq!((earlier.keys(), later.keys()), (1, 1));
     }
 
     #[test]

@@ -147,6 +147,26 @@ impl Shared {
         }
     }
 
+    /// The same state made anew: the policy named `policy`, on `clock`, with budgets as good
+    /// as new (a fresh limiter, or an empty table of keys with the same bound and extractor).
+    pub(super) fn remade(&self, limit: Limit, policy: &'static str, clock: Clock) -> Self {
+        let keyed = match &self.table {
+            Table::Global(_) => None,
+            Table::Keyed(table) => Some(table.fresh()),
+        };
+        Self::new(limit, policy, clock, keyed)
+    }
+
+    /// The clock every budget reads.
+    pub(super) fn clock(&self) -> &Clock {
+        &self.clock
+    }
+
+    /// The policy's name, as a refusal gives it.
+    pub(super) fn policy(&self) -> &'static str {
+        self.refusal.policy()
+    }
+
     pub(super) fn keys(&self) -> usize {
         match &self.table {
             Table::Global(_) => 0,

@@ -1,7 +1,7 @@
 //! The layer that sheds load in front of a service.
 
 use std::fmt;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use ironward::{Shed, Shedder};
 use tower_layer::Layer;
@@ -40,10 +40,13 @@ use crate::{Clock, Cpu, ShedFailures};
 /// server, as go-zero's engine puts one shedder in front of every route (axum calls `layer`
 /// once per route and per method). For a shedder per route, give each route its own layer.
 ///
-/// `new` is a `const fn`; the shedder is made the first time the layer is used or cloned, its
-/// window opening then. Configure the layer first: [`with_classifier`](Self::with_classifier)
-/// and [`with_clock`](Self::with_clock) (by default [`Clock::monotonic`]) each give a layer
-/// with a shedder of its own.
+/// [`new`](Self::new) makes the shedder, its window opening then, behind an `Arc` that every
+/// service and every clone shares, as tower's `GlobalConcurrencyLimitLayer` shares its
+/// semaphore; cloning the layer is an `Arc` clone and nothing more. The builders
+/// [`with_classifier`](Self::with_classifier) and [`with_clock`](Self::with_clock) (by default
+/// [`Clock::monotonic`]) each make a new shedder, since the one made before was made on the
+/// old clock and classifier: configure the layer first, then clone it or make services from
+/// it. Services and clones made before a builder keep the shedder they had.
 ///
 /// # Examples
 ///
@@ -83,79 +86,57 @@ use crate::{Clock, Cpu, ShedFailures};
 /// ```
 pub struct ShedLayer<C = ShedFailures> {
     shed: Shed,
-    cpu: Cpu,
-    classify: C,
-    clock: Option<Clock>,
-    shared: OnceLock<Arc<Shared<C>>>,
+    shared: Arc<Shared<C>>,
 }
 
 impl ShedLayer {
     /// A layer running the `shed` policy on the readings of `cpu`, counting 503s and timeouts
     /// as failures ([`ShedFailures`]), on the monotonic clock.
-    pub const fn new(shed: Shed, cpu: Cpu) -> Self {
-        Self {
-            shed,
-            cpu,
-            classify: ShedFailures,
-            clock: None,
-            shared: OnceLock::new(),
-        }
+    pub fn new(shed: Shed, cpu: Cpu) -> Self {
+        Self::build(shed, ShedFailures, Clock::default(), cpu)
     }
 }
 
 impl<C> ShedLayer<C> {
-    /// The same layer with `classify` deciding which results are failures (see
-    /// [`Classify`](crate::Classify)), and a shedder of its own.
-    #[must_use]
-    pub fn with_classifier<D>(self, classify: D) -> ShedLayer<D> {
-        ShedLayer {
-            shed: self.shed,
-            cpu: self.cpu,
-            classify,
-            clock: self.clock,
-            shared: OnceLock::new(),
+    /// A layer with a new shedder on these sources, its window opening now.
+    fn build(shed: Shed, classify: C, clock: Clock, cpu: Cpu) -> Self {
+        let shedder = Shedder::new(shed, clock.now());
+        Self {
+            shed,
+            shared: Arc::new(Shared::new(shedder, clock, cpu, classify)),
         }
     }
 
-    /// The same layer reading `now` from `clock`, with a shedder of its own.
+    /// The same layer with `classify` deciding which results are failures (see
+    /// [`Classify`](crate::Classify)), and a new shedder.
     #[must_use]
-    pub fn with_clock(mut self, clock: Clock) -> Self {
-        self.clock = Some(clock);
-        self.shared = OnceLock::new();
-        self
+    pub fn with_classifier<D>(self, classify: D) -> ShedLayer<D> {
+        let (clock, cpu) = self.shared.sources();
+        ShedLayer::build(self.shed, classify, clock, cpu)
+    }
+
+    /// How many requests are in flight through this layer's services ([`Shedder::flying`]).
+    pub fn flying(&self) -> u64 {
+        self.shared.flying()
     }
 }
 
 impl<C: Clone> ShedLayer<C> {
-    /// How many requests are in flight through this layer's services ([`Shedder::flying`]).
-    pub fn flying(&self) -> u64 {
-        self.shared().flying()
-    }
-
-    /// The shedder every service made by this layer and its clones shares, made on first use.
-    fn shared(&self) -> &Arc<Shared<C>> {
-        self.shared.get_or_init(|| {
-            let clock = self.clock.clone().unwrap_or_default();
-            let shedder = Shedder::new(self.shed, clock.now());
-            Arc::new(Shared::new(
-                shedder,
-                clock,
-                self.cpu.clone(),
-                self.classify.clone(),
-            ))
-        })
+    /// The same layer reading `now` from `clock`, with a new shedder whose window opens now
+    /// on `clock`.
+    #[must_use]
+    pub fn with_clock(self, clock: Clock) -> Self {
+        let (_, cpu) = self.shared.sources();
+        Self::build(self.shed, self.shared.classifier().clone(), clock, cpu)
     }
 }
 
-impl<C: Clone> Clone for ShedLayer<C> {
-    /// A layer sharing this one's shedder, which is made now if it was not yet.
+impl<C> Clone for ShedLayer<C> {
+    /// A layer sharing this one's shedder.
     fn clone(&self) -> Self {
         Self {
             shed: self.shed,
-            cpu: self.cpu.clone(),
-            classify: self.classify.clone(),
-            clock: self.clock.clone(),
-            shared: OnceLock::from(Arc::clone(self.shared())),
+            shared: Arc::clone(&self.shared),
         }
     }
 }
@@ -164,18 +145,15 @@ impl<C: fmt::Debug> fmt::Debug for ShedLayer<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ShedLayer")
             .field("shed", &self.shed)
-            .field("cpu", &self.cpu)
-            .field("classify", &self.classify)
-            .field("clock", &self.clock)
-            .field("shared", &self.shared.get())
+            .field("shared", &self.shared)
             .finish()
     }
 }
 
-impl<S, C: Clone> Layer<S> for ShedLayer<C> {
+impl<S, C> Layer<S> for ShedLayer<C> {
     type Service = ShedService<S, C>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        ShedService::new(inner, Arc::clone(self.shared()))
+        ShedService::new(inner, Arc::clone(&self.shared))
     }
 }

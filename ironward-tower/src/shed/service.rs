@@ -154,6 +154,16 @@ impl<C> Shared<C> {
         lock(&self.shedder).fail(ticket);
     }
 
+    /// The clock and the CPU source, for a layer made anew on them.
+    pub(crate) fn sources(&self) -> (Clock, Cpu) {
+        (self.clock.clone(), self.cpu.clone())
+    }
+
+    /// The classifier, for a layer made anew with it.
+    pub(crate) fn classifier(&self) -> &C {
+        &self.classify
+    }
+
     /// How many requests are in flight now.
     pub(crate) fn flying(&self) -> u64 {
         lock(&self.shedder).flying()

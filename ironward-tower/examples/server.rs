@@ -55,7 +55,8 @@ fn app() -> Router {
         .with_classifier(AnyError)
         .layer(backend);
 
-    // One CPU sampler (go-zero's reading, every 250 ms) can feed any number of shedders.
+    // One CPU sampler can feed any number of shedders: go-zero's reading of this container's
+    // cgroup against its quota (the whole host's, outside a container), every 250 ms.
     let cpu = CpuSampler::new();
     let server = ServiceBuilder::new()
         // Each typed refusal becomes its conventional response: 503, 429 or 504.

@@ -29,7 +29,8 @@
 //! use axum::{Router, body::Body, error_handling::HandleErrorLayer, routing::get};
 //! use http::{Request, StatusCode};
 //! use ironward::SHED;
-//! use ironward_tower::{Cpu, CpuSampler, DeadlineLayer, GateLayer, Limit, RateLimitLayer, ShedLayer};
+//! use ironward_tower::{Cpu, CpuSampler, DeadlineLayer, GateLayer, Limit};
+//! use ironward_tower::{RateLimitLayer, ShedLayer};
 //! use tower::{ServiceBuilder, ServiceExt};
 //!
 //! # #[tokio::main(flavor = "current_thread")]

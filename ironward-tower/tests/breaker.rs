@@ -95,8 +95,7 @@ async fn follows_the_go_zero_virtual_clock_sequence_through_the_layer() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_refusal_is_the_zero_sized_breaker_refused_error_and_an_admitted_error_comes_back_as_it_was()
- {
+async fn a_refusal_is_a_zero_sized_breaker_refused_and_an_admitted_error_comes_back_as_it_was() {
     let mut client = BreakerLayer::new(SRE)
         .with_classifier(AnyError)
         .with_dice(Dice::from_fn(|| 0.0))

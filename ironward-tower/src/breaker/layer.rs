@@ -14,12 +14,13 @@ use crate::{Clock, Dice, HttpFailures};
 ///
 /// Each call first asks an [`ironward::Breaker`] running the [`Sre`] policy. A refused call
 /// fails at once with [`BreakerRefused`](crate::BreakerRefused) and never reaches the inner
-/// service; an admitted one runs, and when its response future completes the classifier (`C`, by default
-/// [`HttpFailures`]) says whether it failed, and the breaker records it, at that moment on the
-/// layer's clock. The breaker refuses a fraction of calls that grows with the failures in its
-/// window rather than cutting the backend off, so a struggling backend keeps the traffic it can
-/// still serve (Google SRE book, chapter 21, "client-side throttling"; go-zero
-/// `core/breaker/googlebreaker.go`, whose client interceptor and HTTP handler this follows).
+/// service; an admitted one runs, and when its response future completes the classifier (`C`,
+/// by default [`HttpFailures`]) says whether it failed, and the breaker records it, at that
+/// moment on the layer's clock. The breaker refuses a fraction of calls that grows with the
+/// failures in its window rather than cutting the backend off, so a struggling backend keeps
+/// the traffic it can still serve (Google SRE book, chapter 21, "client-side throttling";
+/// go-zero `core/breaker/googlebreaker.go`, whose client interceptor and HTTP handler this
+/// follows).
 ///
 /// The breaker belongs on the client, around whatever makes the call (a hyper, reqwest or tonic
 /// client). Put any timeout *inside* it (`ServiceBuilder::new().layer(breaker)
@@ -42,7 +43,7 @@ use crate::{Clock, Dice, HttpFailures};
 /// [`Clock::monotonic`]) and [`with_dice`](Self::with_dice) (by default [`Dice::random`]) each
 /// make a new breaker, since the one made before was made on the old sources: configure the
 /// layer first, then clone it or make services from it. Services and clones made before a
-/// builder keep the breaker they had.
+/// builder keep the breaker they had. A layer in a `static` goes in a `std::sync::LazyLock`.
 ///
 /// # Examples
 ///

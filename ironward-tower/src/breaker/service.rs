@@ -18,9 +18,9 @@ use crate::{Classify, Clock, Dice, HttpFailures};
 /// The breaker decides in `call`, with the clock and the draw read at that moment; readiness is
 /// the inner service's. A refused call returns a future that fails at once with
 /// [`BreakerRefused`](crate::BreakerRefused), boxed; an admitted call's error is boxed as it
-/// is, so the caller can downcast it. Every clone, and every service the same layer made, shares one
-/// breaker (one `Arc<Mutex<Breaker>>`, the lock held only to decide and to record, never
-/// across an await).
+/// is, so the caller can downcast it. Every clone, and every service the same layer made,
+/// shares one breaker (one `Arc<Mutex<Breaker>>`, the lock held only to decide and to record,
+/// never across an await).
 ///
 /// `C` is the classifier; it defaults to [`HttpFailures`], so the common case is written
 /// `BreakerService<S>`. It is a type parameter rather than a boxed value because what it reads

@@ -11,13 +11,13 @@ use super::{DeadlineFuture, RequestDeadline};
 /// A service that cuts each request off when its time budget runs out, made by
 /// [`DeadlineLayer`](super::DeadlineLayer).
 ///
-/// For each request it starts a [`RequestDeadline`], puts it in the request's extensions
-/// for the handler, and races the inner future against a `tokio::time::Sleep` of the
-/// budget; on expiry the call resolves to [`DeadlineExceeded`](super::DeadlineExceeded) and
-/// the inner future is dropped, as tower's `Timeout` does. A request that already carries a `RequestDeadline`
-/// (from a layer further out, or put there by the caller) keeps whichever of the two ends
-/// first, so a budget only ever shrinks on its way in; one already spent fails at once
-/// without reaching the inner service.
+/// For each request it starts a [`RequestDeadline`], puts it in the request's extensions for
+/// the handler, and races the inner future against a `tokio::time::Sleep` of the budget; on
+/// expiry the call resolves to [`DeadlineExceeded`](super::DeadlineExceeded) and the inner
+/// future is dropped, as tower's `Timeout` does. A request that already carries a
+/// `RequestDeadline` (from a layer further out, or put there by the caller) keeps whichever of
+/// the two ends first, so a budget only ever shrinks on its way in; one already spent fails at
+/// once without reaching the inner service.
 ///
 /// It serves `http::Request<B>`, the request type of axum, hyper and tonic alike: the
 /// budget's reader and the extensions it writes are parts of an HTTP request. For any other

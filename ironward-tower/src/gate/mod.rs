@@ -1,14 +1,14 @@
 //! A concurrency limit that refuses at once: [`GateLayer`].
 //!
 //! A server can do only so much at once. Past that, a queue of waiting requests grows faster
-//! than it drains, every request in it times out, and the queue becomes the outage. The
-//! gate answers the request past the limit straight away with [`GateFull`] (over HTTP,
-//! `503`), which a client can retry elsewhere or later, and keeps the requests already
-//! admitted fast. This is the core's [`ironward::Gate`], a count with a ceiling, on the real server:
-//! go-zero's `rest/handler/maxconnshandler.go` over `core/syncx/limit.go`, where tower's
-//! `ConcurrencyLimit` would wait for a permit instead. One difference: go-zero reads a limit
-//! of 0 as no limit, while here, as in the core, a limit of 0 admits nothing; for no limit,
-//! leave the layer out.
+//! than it drains, every request in it times out, and the queue becomes the outage. The gate
+//! answers the request past the limit straight away with [`GateFull`] (over HTTP, `503`), which
+//! a client can retry elsewhere or later, and keeps the requests already admitted fast. This is
+//! the core's [`ironward::Gate`], a count with a ceiling, on the real server: go-zero's
+//! `rest/handler/maxconnshandler.go` over `core/syncx/limit.go`, where tower's
+//! `ConcurrencyLimit` would wait for a permit instead. One difference: go-zero reads a limit of
+//! 0 as no limit, while here, as in the core, a limit of 0 admits nothing; for no limit, leave
+//! the layer out.
 //!
 //! - [`GateLayer::new`] makes the gate; every service the layer makes, and their clones,
 //!   share it.

@@ -25,13 +25,13 @@ use crate::Clock;
 /// tower#794, axum#2634; and axum calls `layer` once per route and per method, axum#2582.)
 /// For separate budgets per route, give each route its own layer.
 ///
-/// [`new`](RateLimitLayer::new) and the keyed constructors make the state, behind an `Arc`
-/// that every service and every clone shares, as tower's `GlobalConcurrencyLimitLayer` shares
-/// its semaphore; cloning the layer is an `Arc` clone and nothing more. The builders
+/// [`new`](RateLimitLayer::new) and the keyed constructors make the state, behind an `Arc` that
+/// every service and every clone shares, as tower's `GlobalConcurrencyLimitLayer` shares its
+/// semaphore; cloning the layer is an `Arc` clone and nothing more. The builders
 /// [`with_clock`](RateLimitLayer::with_clock) and [`named`](RateLimitLayer::named) each make
-/// new budgets (the ones made before were made on the old clock and name): configure the
-/// layer first, then clone it or make services from it. Services and clones made before a
-/// builder keep the budgets they had.
+/// new budgets (the ones made before were made on the old clock and name): configure the layer
+/// first, then clone it or make services from it. Services and clones made before a builder
+/// keep the budgets they had. A layer in a `static` goes in a `std::sync::LazyLock`.
 ///
 /// A keyed layer ([`keyed`](RateLimitLayer::keyed), [`by_peer`](RateLimitLayer::by_peer),
 /// [`by_header`](RateLimitLayer::by_header)) holds at most `max_keys` keys, however many

@@ -36,9 +36,9 @@
 //! costs evictions, never memory. A key idle for longer than [`Limit::idle`] is forgotten at
 //! no cost to accuracy; when the table is full, the least recently used key is forgotten and
 //! starts afresh if it comes back; requests without a key share one budget.
-//! [`RateLimitLayer::keyed`] has the details and the trade-off. governor's keyed limiter keeps every key until the application calls
-//! `retain_recent` itself; go-zero's Redis limiters give every key a TTL of the period.
-//! This is the second idea, in process, with a hard bound added.
+//! [`RateLimitLayer::keyed`] has the details and the trade-off. governor's keyed limiter keeps
+//! every key until the application calls `retain_recent` itself; go-zero's Redis limiters give
+//! every key a TTL of the period. This is the second idea, in process, with a hard bound added.
 //!
 //! # Clocks
 //!

@@ -44,9 +44,10 @@ use crate::{Clock, Cpu, ShedFailures};
 /// service and every clone shares, as tower's `GlobalConcurrencyLimitLayer` shares its
 /// semaphore; cloning the layer is an `Arc` clone and nothing more. The builders
 /// [`with_classifier`](Self::with_classifier) and [`with_clock`](Self::with_clock) (by default
-/// [`Clock::monotonic`]) each make a new shedder, since the one made before was made on the
-/// old clock and classifier: configure the layer first, then clone it or make services from
-/// it. Services and clones made before a builder keep the shedder they had.
+/// [`Clock::monotonic`]) each make a new shedder, since the one made before was made on the old
+/// clock and classifier: configure the layer first, then clone it or make services from it.
+/// Services and clones made before a builder keep the shedder they had. A layer in a `static`
+/// goes in a `std::sync::LazyLock`.
 ///
 /// # Examples
 ///

@@ -5,9 +5,10 @@
 //! cargo run -p ironward-reqwest --example client
 //! ```
 //!
-//! The server answers `/flaky` with 503, then 429 asking for one second, then 200, and `/orders`
-//! with 503 every time; the client prints what each call came back with and why it stopped.
-//! It takes about a second and a half.
+//! The server answers `/flaky` with 503, then 429 asking for one second, then 200, `/orders`
+//! with 503 every time, and never answers `/stuck`; the client prints what each call came back
+//! with and why it stopped. The client has no timeout of its own: the middleware's attempt
+//! timeout and time budget bound every call. It takes about two and a half seconds.
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -42,7 +43,8 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         .route(
             "/orders",
             post(|| async { StatusCode::SERVICE_UNAVAILABLE }),
-        );
+        )
+        .route("/stuck", get(std::future::pending::<StatusCode>));
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await?;
     let addr = listener.local_addr()?;
     tokio::spawn(async move { axum::serve(listener, app).await });
@@ -53,11 +55,10 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         request_reserve: Duration::from_millis(500),
         ..Settings::default()
     };
-    let reqwest = reqwest::Client::builder()
-        .timeout(Duration::from_secs(2))
-        .build()?;
-    let client = ClientBuilder::new(reqwest)
-        .with(RetryMiddleware::new(settings))
+    // No timeout on reqwest's side: each attempt is bounded by the middleware.
+    let retry = RetryMiddleware::new(settings).with_attempt_timeout(Duration::from_secs(2));
+    let client = ClientBuilder::new(reqwest::Client::new())
+        .with(retry)
         .build();
 
     for (method, path) in [("GET", "/flaky"), ("POST", "/orders")] {
@@ -89,6 +90,30 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     println!(
         "GET {free}: {gave_up} (connect error: {})",
         gave_up.error().is_some_and(|e| e.is_connect())
+    );
+
+    // A server that never answers: 300 ms attempts, retried until the 1 s budget cannot hold
+    // another (an attempt still running when the budget ran out would be cut short there), so
+    // the call ends within its budget.
+    let patient = Settings {
+        total_budget: Duration::from_secs(1),
+        request_reserve: Duration::from_millis(100),
+        ..settings
+    };
+    let retry = RetryMiddleware::new(patient).with_attempt_timeout(Duration::from_millis(300));
+    let client = ClientBuilder::new(reqwest::Client::new())
+        .with(retry)
+        .build();
+    let started = std::time::Instant::now();
+    let err = client
+        .get(format!("http://{addr}/stuck"))
+        .send()
+        .await
+        .expect_err("the server never answers");
+    let gave_up = GaveUp::find(&err).ok_or("not the middleware's error")?;
+    println!(
+        "GET /stuck: {gave_up}, {:?} after the call began",
+        started.elapsed()
     );
     Ok(())
 }

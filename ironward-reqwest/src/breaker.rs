@@ -5,6 +5,8 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use ironward::{Breaker, Permit, Sre};
 use ironward_tokio::{Clock, Dice, lock};
 
+use crate::classify::Verdict;
+
 /// An [`ironward::Breaker`] behind a lock, with the clock and dice it reads: the client-side
 /// circuit breaker a [`RetryMiddleware`](crate::RetryMiddleware) consults before every
 /// attempt.
@@ -14,9 +16,10 @@ use ironward_tokio::{Clock, Dice, lock};
 /// of calls, each refusal decided by a fresh roll of the dice, so a failing backend keeps
 /// receiving what it can still serve instead of every retry the clients can make. The
 /// middleware asks it before the first attempt and before each retry, and records each
-/// attempt's outcome: a 5xx or a network failure counts against the backend, any other
-/// response for it (a 404 is the caller's fault; go-zero's HTTP breaker reads it the same
-/// way).
+/// attempt's outcome: a 5xx, a network failure or an attempt cut short by the middleware's
+/// attempt timeout counts against the backend, any other response for it (a 404 is the
+/// caller's fault; go-zero's HTTP breaker reads it the same way). An error that is not a
+/// network failure, and an attempt cut short by the call's time budget, count neither way.
 ///
 /// `Clone` shares the breaker: give one to every middleware, on every client, that talks to the
 /// same backend, and they throttle together. The lock is held only for the core's decision,
@@ -53,11 +56,34 @@ pub struct SharedBreaker {
 impl SharedBreaker {
     /// A breaker running the `sre` policy, its window opening now on tokio's monotonic clock,
     /// rolling real randomness.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::SRE;
+    /// use ironward_reqwest::SharedBreaker;
+    ///
+    /// let breaker = SharedBreaker::new(SRE);
+    /// assert_eq!(breaker.ratio(), 0.0);
+    /// ```
     pub fn new(sre: Sre) -> Self {
         Self::with_sources(sre, Clock::monotonic(), Dice::random())
     }
 
     /// The same policy on `clock`, with a fresh breaker whose window opens at the clock's now.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward::SRE;
+    /// use ironward_reqwest::{Clock, SharedBreaker};
+    ///
+    /// let (clock, hand) = Clock::manual(Duration::from_secs(60));
+    /// let breaker = SharedBreaker::new(SRE).with_clock(clock);
+    /// hand.advance(Duration::from_secs(1));
+    /// assert_eq!(breaker.ratio(), 0.0);
+    /// ```
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
         let sre = *self.lock().sre();
@@ -65,6 +91,16 @@ impl SharedBreaker {
     }
 
     /// The same breaker rolling `dice` (for example [`Dice::seeded`] in a test).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::SRE;
+    /// use ironward_reqwest::{Dice, SharedBreaker};
+    ///
+    /// let breaker = SharedBreaker::new(SRE).with_dice(Dice::seeded(7));
+    /// assert!(format!("{breaker:?}").contains("Dice::seeded"));
+    /// ```
     #[must_use]
     pub fn with_dice(mut self, dice: Dice) -> Self {
         self.dice = dice;
@@ -73,6 +109,17 @@ impl SharedBreaker {
 
     /// The fraction of calls the breaker would refuse now ([`Breaker::ratio`]), for a dashboard
     /// or an alert.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::SRE;
+    /// use ironward_reqwest::SharedBreaker;
+    ///
+    /// // A healthy (here: untried) backend is refused nothing.
+    /// assert_eq!(SharedBreaker::new(SRE).ratio(), 0.0);
+    /// ```
+    #[must_use]
     pub fn ratio(&self) -> f64 {
         self.lock().ratio(self.clock.now())
     }
@@ -83,14 +130,14 @@ impl SharedBreaker {
         self.lock().allow(self.clock.now(), roll)
     }
 
-    /// Records the attempt behind `permit` as a success.
-    pub(crate) fn pass(&self, permit: Permit) {
-        self.lock().pass(permit, self.clock.now());
-    }
-
-    /// Records the attempt behind `permit` as a failure.
-    pub(crate) fn fail(&self, permit: Permit) {
-        self.lock().fail(permit, self.clock.now());
+    /// Records the attempt behind `permit` as `verdict` says, now; `Verdict::Neither` drops
+    /// the permit unsettled.
+    pub(crate) fn settle(&self, permit: Permit, verdict: Verdict) {
+        match verdict {
+            Verdict::Pass => self.lock().pass(permit, self.clock.now()),
+            Verdict::Fail => self.lock().fail(permit, self.clock.now()),
+            Verdict::Neither => drop(permit),
+        }
     }
 
     fn with_sources(sre: Sre, clock: Clock, dice: Dice) -> Self {
@@ -121,7 +168,7 @@ mod tests {
         let other = breaker.clone();
         for _ in 0..100 {
             if let Some(permit) = other.allow() {
-                other.fail(permit);
+                other.settle(permit, Verdict::Fail);
             }
             tokio::time::advance(Duration::from_millis(10)).await;
         }
@@ -136,7 +183,7 @@ mod tests {
         let breaker = SharedBreaker::new(SRE);
         for _ in 0..100 {
             let permit = breaker.allow().expect("a healthy breaker refuses nothing");
-            breaker.pass(permit);
+            breaker.settle(permit, Verdict::Pass);
         }
         assert_eq!(breaker.ratio(), 0.0);
     }

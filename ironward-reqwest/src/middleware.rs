@@ -1,80 +1,99 @@
-//! The middleware: one call, attempt by attempt.
+//! [`RetryMiddleware`]: what it holds and how it is configured. The call itself, attempt by
+//! attempt, is in `call.rs`.
 
-use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
-use std::time::{Duration, SystemTime, UNIX_EPOCH};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
-use http::{Extensions, HeaderName};
-use ironward::http_retry::{
-    Decision, Request as Facts, Settings, StopReason, decide, decide_response,
-};
-use ironward::{Budget, Permit};
-use ironward_tokio::Dice;
-use reqwest::{Request, Response};
-use reqwest_middleware::{Middleware, Next};
-use tokio::time::Instant;
+use http::HeaderName;
+use ironward::Budget;
+use ironward::http_retry::{Reading, Settings};
+use ironward_tokio::{Clock, Dice, lock};
 
-use crate::classify::{self, Outcome, Transport, Verdict};
-use crate::retried::{Ledger, mark};
-use crate::{GaveUp, SharedBreaker, Stop};
+use crate::SharedBreaker;
 
 /// The header that marks a request as deduplicated by the server, by default:
 /// `Idempotency-Key` (IETF draft-ietf-httpapi-idempotency-key-header, as Stripe and others
 /// use it).
+///
+/// # Examples
+///
+/// ```
+/// use ironward_reqwest::IDEMPOTENCY_KEY;
+///
+/// assert_eq!(IDEMPOTENCY_KEY, "idempotency-key");
+/// ```
 pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 
-/// The status a transport error is judged as: Service Unavailable, retryable, with no server
-/// delay.
-const UNAVAILABLE: u16 = 503;
-
-/// A `reqwest_middleware` middleware that retries failed requests by the decisions of
-/// [`ironward::http_retry`]: `Retry-After` honoured but capped, replay safety, exponential
-/// backoff with full jitter, and a time budget for the whole call.
+/// A `reqwest_middleware` middleware that retries failed requests by the core's retry engine,
+/// [`ironward::http_retry::Run`]: `Retry-After` honoured but capped, replay safety,
+/// exponential backoff with full jitter, and a time budget for the whole call that holds.
+///
+/// The middleware owns no retry rule. It reads what only reqwest knows (the method, whether
+/// the request can be copied, the idempotency header, how an error left the request), the
+/// clocks and the dice, hands them to the [`Run`](ironward::http_retry::Run), and does what it
+/// answers; `ironward-tower`'s HTTP retry layer does the same on the same inputs, so both
+/// edges wait alike to the nanosecond and leave the same [`Retried`](crate::Retried) record.
 ///
 /// # What it does with each attempt
 ///
 /// 1. If a [`SharedBreaker`] is set, it asks the breaker; a refusal ends the call
-///    ([`Stop::Refused`]).
-/// 2. It keeps a copy of the request for a possible retry (`Request::try_clone`, which fails
-///    for a streaming body: such a request is sent once) and sends it down the chain.
-/// 3. A response with a status below 400 is returned at once. A 4xx or 5xx goes to
-///    [`decide_response`] with every `Retry-After` field as received, the time since the
-///    first attempt on tokio's monotonic clock, the wall clock for HTTP-dates, a fresh
-///    jitter sample, whether the body can be replayed, and whether the request carries the
-///    [idempotency header](Self::with_idempotency_header).
-/// 4. A transport error is judged by [`decide`] as a 503 without a server delay (so the same
-///    backoff, retry count and time budget apply). A connection that failed before anything
-///    was sent (`reqwest::Error::is_connect`) may be retried whatever the method; any other
-///    network failure (a reset, a timeout) may have reached the server, so it is retried only
-///    if the request is replayable (an idempotent method, or the idempotency header) like a
-///    503. A request reqwest could not build, a redirect error, or another middleware's error
-///    is not retried ([`StopReason::NotRetryable`]).
-/// 5. If the decision is to wait, a [retry budget](Self::with_budget) that is at or below half
-///    full ends the call ([`Stop::Throttled`]). Otherwise it logs the retry (a `tracing` event
-///    at `INFO` with `attempt`, `status`, `wait` and `reason`), sleeps with
-///    `tokio::time::sleep`, and checks on waking that the time budget still holds the request
-///    reserve (else [`StopReason::BudgetExhausted`]): a loaded runtime may oversleep.
+///    ([`Stop::Refused`](crate::Stop::Refused)).
+/// 2. It asks the run for the attempt ([`Run::attempt`](ironward::http_retry::Run::attempt)):
+///    before a retry that is the re-check after waking (the budget must still hold the request
+///    reserve, else `BudgetExhausted`), and the answer is how long the attempt may take: what
+///    is left of the time budget, or the [attempt timeout](Self::with_attempt_timeout) when
+///    that is shorter.
+/// 3. It keeps a copy of the request for a possible retry (`Request::try_clone`, which fails
+///    for a streaming body: such a request is sent once) and sends it down the chain inside
+///    `tokio::time::timeout` for that long.
+/// 4. A status below 400 is returned at once. Any other status goes to the run with every
+///    `Retry-After` field as received (raw bytes, uncombined); a reqwest error goes to it
+///    classified as a [`Fault`](ironward::http_retry::Fault) (`is_connect` is `Unsent`, so even
+///    a POST may go again; a request reqwest could not build, a redirect, status or decoding
+///    error, or another middleware's error is `Final`; any other network failure is `Sent`);
+///    an attempt that ran out of its time goes to it as timed out (out of the budget, the call
+///    ends with `BudgetExhausted`; out of the attempt timeout, it is a `Sent` fault).
+/// 5. The run answers: done, stop (with why), or wait. On a wait the middleware logs the retry
+///    (a `tracing` event at `INFO` with `attempt`, `status`, `wait` and `reason`), sleeps on
+///    its [clock](Self::with_clock), and goes back to step 1.
+///
+/// The run is told the monotonic clock when the call starts, before each attempt and after
+/// each attempt. An attempt that failed (a status of 400 or more, an error, or a timeout) is
+/// also told the wall clock (for an HTTP-date `Retry-After`) and one fresh roll of the dice,
+/// drawn when its result is known, for that retry's jitter; a success draws nothing.
 ///
 /// # What the caller gets
 ///
 /// Every response carries a [`Retried`](crate::Retried) in its extensions: the attempts, the
 /// waits, and why the middleware stopped (`None` after a success). When it gives up after a
 /// failed response it returns **that response**, as HTTP clients do, marked with the reason;
-/// `error_for_status` still works on it. When the last attempt ended in a transport error (or
-/// the breaker refused the first), it returns `reqwest_middleware::Error::Middleware` holding
-/// a [`GaveUp`], which keeps the last reqwest error as its source.
+/// `error_for_status` still works on it. When the call ends without a response (the last
+/// attempt failed in transport or was cut short, or the breaker refused the first), it returns
+/// `reqwest_middleware::Error::Middleware` holding a [`GaveUp`](crate::GaveUp).
 ///
 /// A failed response is kept, unread, while the middleware waits to retry it, so that it can
 /// still be returned if the retry is abandoned; its connection stays busy until the retry is
 /// sent and the response dropped. Waits are capped by [`Settings::max_delay`].
 ///
-/// # Timeouts and cancellation
+/// # Deadlines and cancellation
 ///
-/// The time budget decides whether to *start* another attempt; it does not cut one short.
-/// Bound each attempt with reqwest's own timeout (`ClientBuilder::timeout` or
-/// `RequestBuilder::timeout`; a timeout is a network failure, retried as above). Dropping the
-/// call's future cancels it at once, sleeping or not; an attempt cut short that way is
-/// recorded by neither the budget nor the breaker.
+/// The time budget holds: every attempt runs inside `tokio::time::timeout` for at most what is
+/// left of [`Settings::total_budget`], so a call never ends later than its budget (give or
+/// take tokio's millisecond timer), even when reqwest has no timeout of its own. An attempt cut
+/// short by the budget ends the call with a [`GaveUp`](crate::GaveUp) whose stop is
+/// `Stop::Decided(StopReason::BudgetExhausted)` and that has no source error. The budget
+/// covers the attempts and the waits, up to each response's head: reading a body is the
+/// caller's, after the call.
+///
+/// A client without a timeout of its own should set an
+/// [attempt timeout](Self::with_attempt_timeout) shorter than the budget, so that one hung
+/// attempt does not eat the whole budget: an attempt cut short by it is retried like any
+/// failure after the request was sent (for an idempotent or vouched-for request). reqwest's
+/// `ClientBuilder::timeout` or `RequestBuilder::timeout` does the same job, and its timeout
+/// error is retried alike.
+///
+/// Dropping the call's future cancels it at once, sleeping or not; an attempt cut short that
+/// way is recorded by neither the retry budget nor the breaker.
 ///
 /// # Default
 ///
@@ -82,60 +101,72 @@ const UNAVAILABLE: u16 = 503;
 ///
 /// | setting | default | from |
 /// | --- | --- | --- |
-/// | retries | 3 after the first attempt | the core's [`SETTINGS`](ironward::http_retry::SETTINGS) |
+/// | retries | 3 after the first attempt | the core's [`SETTINGS`](ironward::http_retry::SETTINGS), the MoonBit package `http_retry`'s |
 /// | backoff | 200 ms, doubling, capped at 30 s | the core |
 /// | largest `Retry-After` honoured | 30 s (`max_delay`); a longer one stops | the core |
 /// | time budget | 120 s, keeping 1 s for the next attempt | the core |
+/// | attempt timeout | none: an attempt may take what is left of the budget | |
 /// | jitter | full jitter from real randomness ([`Dice::random`]) | AWS "Exponential Backoff and Jitter" |
+/// | clock | [`Clock::monotonic`] (tokio's, so `tokio::time::pause` drives it) | |
+/// | wall clock | [`Clock::unix`] | |
 /// | replay-safe header | [`IDEMPOTENCY_KEY`] | IETF idempotency-key draft |
 /// | retry budget, breaker | none | |
 ///
-/// `Clone` shares the budget, the breaker and the dice.
+/// `Clone` shares the budget, the breaker, the clocks and the dice.
 ///
 /// # Examples
 ///
-/// ```no_run
+/// A client with a 5 s attempt timeout, a retry budget and a breaker, on a manual clock so
+/// that the waits take no time:
+///
+/// ```
 /// use std::sync::{Arc, Mutex};
 /// use std::time::Duration;
-/// use ironward::http_retry::Settings;
+/// use ironward::http_retry::{Settings, Stop, StopReason};
 /// use ironward::{Budget, SRE};
-/// use ironward_reqwest::{Retried, RetryMiddleware, SharedBreaker};
+/// use ironward_reqwest::{Clock, GaveUp, RetryMiddleware, SharedBreaker};
 /// use reqwest_middleware::ClientBuilder;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
-/// # async fn main() -> Result<(), reqwest_middleware::Error> {
+/// # async fn main() {
 /// let settings = Settings { total_budget: Duration::from_secs(20), ..Settings::default() };
 /// let budget = Arc::new(Mutex::new(Budget::default()));
+/// let (clock, _hand) = Clock::manual(Duration::ZERO);
 /// let retry = RetryMiddleware::new(settings)
+///     .with_attempt_timeout(Duration::from_secs(5))
 ///     .with_budget(Arc::clone(&budget))
-///     .with_breaker(SharedBreaker::new(SRE));
-/// let reqwest = reqwest::Client::builder().timeout(Duration::from_secs(5)).build()?;
-/// let client = ClientBuilder::new(reqwest).with(retry).build();
+///     .with_breaker(SharedBreaker::new(SRE))
+///     .with_clock(clock);
+/// let client = ClientBuilder::new(reqwest::Client::new()).with(retry).build();
 ///
-/// let response = client.get("http://127.0.0.1:8080/report").send().await?;
-/// let retried = response.extensions().get::<Retried>().copied().unwrap();
-/// println!("{} after {} attempts", response.status(), retried.attempts);
-/// if let Some(stop) = retried.stop {
-///     println!("gave up: {stop}");
-/// }
-/// # Ok(())
+/// // Nothing listens there: four refused attempts, each taking a token from the budget.
+/// let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+/// let err = client.get(format!("http://{free}/report")).send().await.unwrap_err();
+/// let gave_up = GaveUp::find(&err).unwrap();
+/// assert_eq!(gave_up.retried().attempts, 4);
+/// assert_eq!(gave_up.stop(), Stop::Decided(StopReason::AttemptsExhausted));
+/// assert_eq!(budget.lock().unwrap().tokens(), 6.0);
 /// # }
 /// ```
 #[derive(Debug, Clone)]
 pub struct RetryMiddleware {
-    settings: Settings,
-    idempotency_header: Option<HeaderName>,
-    budget: Option<Arc<Mutex<Budget>>>,
-    breaker: Option<SharedBreaker>,
-    dice: Dice,
+    pub(crate) settings: Settings,
+    pub(crate) attempt_timeout: Option<Duration>,
+    pub(crate) idempotency_header: Option<HeaderName>,
+    pub(crate) budget: Option<Arc<Mutex<Budget>>>,
+    pub(crate) breaker: Option<SharedBreaker>,
+    pub(crate) dice: Dice,
+    pub(crate) clock: Clock,
+    pub(crate) wall_clock: Clock,
 }
 
 impl RetryMiddleware {
-    /// Retries by `settings`, with full jitter from real randomness, requests carrying
-    /// [`IDEMPOTENCY_KEY`] treated as replay-safe, and neither a retry budget nor a breaker.
+    /// Retries by `settings`, with full jitter from real randomness on tokio's monotonic clock,
+    /// requests carrying [`IDEMPOTENCY_KEY`] treated as replay-safe, no attempt timeout, and
+    /// neither a retry budget nor a breaker.
     ///
-    /// Settings that are not [valid](Settings::valid) retry nothing: every failed response
-    /// stops with [`StopReason::InvalidSettings`].
+    /// Settings that are not [valid](Settings::valid) retry nothing: every failure stops with
+    /// [`StopReason::InvalidSettings`](ironward::http_retry::StopReason::InvalidSettings).
     ///
     /// # Examples
     ///
@@ -150,21 +181,54 @@ impl RetryMiddleware {
     pub fn new(settings: Settings) -> Self {
         Self {
             settings,
+            attempt_timeout: None,
             idempotency_header: Some(IDEMPOTENCY_KEY),
             budget: None,
             breaker: None,
             dice: Dice::random(),
+            clock: Clock::monotonic(),
+            wall_clock: Clock::unix(),
         }
+    }
+
+    /// The same middleware cutting each attempt short after `timeout`, or when the time budget
+    /// runs out if that comes first.
+    ///
+    /// An attempt cut short by it may have reached the server, so it is retried like any
+    /// network failure after sending: only for an idempotent method or a vouched-for request
+    /// (the core's `Fault::Sent`), and counted against the backend by the breaker and the
+    /// retry budget. Set one when the client has no timeout of its own, so that one hung
+    /// attempt does not use up the budget the retries need.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward::http_retry::Settings;
+    /// use ironward_reqwest::RetryMiddleware;
+    ///
+    /// let settings = Settings { total_budget: Duration::from_secs(10), ..Settings::default() };
+    /// // Up to three 2 s attempts, with their waits, fit in the 10 s budget.
+    /// let retry = RetryMiddleware::new(settings).with_attempt_timeout(Duration::from_secs(2));
+    /// assert_eq!(retry.attempt_timeout(), Some(Duration::from_secs(2)));
+    /// assert_eq!(RetryMiddleware::default().attempt_timeout(), None);
+    /// ```
+    #[must_use]
+    pub fn with_attempt_timeout(mut self, timeout: Duration) -> Self {
+        self.attempt_timeout = Some(timeout);
+        self
     }
 
     /// The same middleware consulting `budget`, a retry budget shared with every other
     /// middleware that holds it (gRPC A6 retry throttling).
     ///
-    /// Each attempt reports its outcome: a status below 400 gives tokens back
-    /// ([`Budget::pass`]), a retryable status or a network failure takes one
+    /// The core's run tells it of each attempt: a status below 400 gives tokens back
+    /// ([`Budget::pass`]), a retryable status or a retried network failure takes one
     /// ([`Budget::fail`]); anything else (a 404) neither. A retry is made only while
-    /// [`Budget::can_retry`] holds, else the call stops with [`Stop::Throttled`]; first
-    /// attempts are never throttled. Share one budget per backend, across clients.
+    /// [`Budget::can_retry`] holds, else the call stops with
+    /// [`Stop::Throttled`](crate::Stop::Throttled); first attempts are never throttled. Share
+    /// one budget per backend, across clients. The lock is held only while the run decides,
+    /// never across an await.
     ///
     /// # Examples
     ///
@@ -178,6 +242,7 @@ impl RetryMiddleware {
     /// let reports = RetryMiddleware::default().with_budget(Arc::clone(&budget));
     /// let uploads = RetryMiddleware::default().with_budget(Arc::clone(&budget));
     /// assert_eq!(budget.lock().unwrap().tokens(), 10.0);
+    /// assert_eq!(Arc::strong_count(&budget), 3);
     /// # let _ = (reports, uploads);
     /// ```
     #[must_use]
@@ -188,32 +253,114 @@ impl RetryMiddleware {
 
     /// The same middleware asking `breaker` before every attempt, the first included, and
     /// reporting each attempt's outcome to it (see [`SharedBreaker`]). A refusal stops the
-    /// call with [`Stop::Refused`].
+    /// call with [`Stop::Refused`](crate::Stop::Refused); the refused attempt is not counted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::SRE;
+    /// use ironward_reqwest::{RetryMiddleware, SharedBreaker};
+    ///
+    /// let breaker = SharedBreaker::new(SRE);
+    /// let retry = RetryMiddleware::default().with_breaker(breaker.clone());
+    /// assert_eq!(breaker.ratio(), 0.0);
+    /// # let _ = retry;
+    /// ```
     #[must_use]
     pub fn with_breaker(mut self, breaker: SharedBreaker) -> Self {
         self.breaker = Some(breaker);
         self
     }
 
-    /// The same middleware drawing its jitter from `dice`.
+    /// The same middleware drawing its jitter from `dice`: one roll per failed attempt, drawn
+    /// when its result is known.
     ///
-    /// Each retry's client delay is scaled by a fresh draw (`sample_ppm = ⌊roll · 1 000 001⌋`,
-    /// so a uniform draw is uniform over the core's 0..=1 000 000). [`Dice::seeded`] gives a
-    /// reproducible sequence; `Dice::from_fn(|| 1.0)` turns jitter off, so that each wait is
-    /// the backoff ceiling exactly. A server's `Retry-After` is never shortened by jitter.
+    /// The core turns each roll into the retry's full-jitter client delay (the one conversion
+    /// is [`ironward::http_retry::sample_ppm`]). [`Dice::seeded`] gives a reproducible
+    /// sequence; `Dice::from_fn(|| 1.0)` turns jitter off, so that each wait is the backoff
+    /// ceiling exactly. A server's `Retry-After` is never shortened by jitter.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward_reqwest::{Dice, RetryMiddleware};
+    ///
+    /// let exact = RetryMiddleware::default().with_dice(Dice::from_fn(|| 1.0));
+    /// assert_eq!(format!("{exact:?}").matches("Dice::from_fn").count(), 1);
+    /// ```
     #[must_use]
     pub fn with_dice(mut self, dice: Dice) -> Self {
         self.dice = dice;
         self
     }
 
-    /// The same middleware treating a request that carries the header `name` (with a
-    /// non-empty value) as replay-safe, so that a POST or PATCH with it may be retried; `None`
-    /// turns this off.
+    /// The same middleware reading `clock` as its monotonic clock, and sleeping on it between
+    /// attempts.
+    ///
+    /// The time budget is measured on it: it is read when the call starts, before each attempt
+    /// and after each attempt. A [`Clock::manual`] clock's sleep moves it forward instead of
+    /// waiting, so a test runs its waits exactly and in no time. The attempt deadlines are
+    /// tokio timers of the lengths this clock says are left.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward_reqwest::{Clock, RetryMiddleware};
+    ///
+    /// let (clock, hand) = Clock::manual(Duration::from_secs(10));
+    /// let retry = RetryMiddleware::default().with_clock(clock);
+    /// hand.advance(Duration::from_secs(1));
+    /// assert!(format!("{retry:?}").contains("Clock::manual(11s)"));
+    /// ```
+    #[must_use]
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.clock = clock;
+        self
+    }
+
+    /// The same middleware reading `clock` as the wall clock, as time since the Unix epoch.
+    ///
+    /// It is read only to turn an HTTP-date `Retry-After` into a delay, once per failed
+    /// attempt; clock skew between client and server shifts that delay, so pass a trusted or
+    /// corrected clock.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward_reqwest::{Clock, RetryMiddleware};
+    ///
+    /// let fixed = Clock::from_fn(|| Duration::from_secs(1_700_000_000));
+    /// let retry = RetryMiddleware::default().with_wall_clock(fixed);
+    /// assert!(format!("{retry:?}").contains("Clock::from_fn"));
+    /// ```
+    #[must_use]
+    pub fn with_wall_clock(mut self, clock: Clock) -> Self {
+        self.wall_clock = clock;
+        self
+    }
+
+    /// The same middleware treating a request that carries the header `name` as replay-safe
+    /// when its value vouches ([`ironward::http_retry::vouches`]: present and not blank), so
+    /// that a POST or PATCH with it may be retried; `None` turns this off.
     ///
     /// Only use a header that the server honours by deduplicating the request: a key the
     /// client merely generates protects nothing. Send the same key and the same body on every
     /// attempt, which the middleware does by resending the request unchanged.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use http::HeaderName;
+    /// use ironward_reqwest::RetryMiddleware;
+    ///
+    /// let custom = RetryMiddleware::default()
+    ///     .with_idempotency_header(Some(HeaderName::from_static("x-request-id")));
+    /// assert_eq!(custom.idempotency_header(), Some(&HeaderName::from_static("x-request-id")));
+    /// let off = RetryMiddleware::default().with_idempotency_header(None);
+    /// assert_eq!(off.idempotency_header(), None);
+    /// ```
     #[must_use]
     pub fn with_idempotency_header(mut self, name: Option<HeaderName>) -> Self {
         self.idempotency_header = name;
@@ -221,50 +368,72 @@ impl RetryMiddleware {
     }
 
     /// The retry settings.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::http_retry::SETTINGS;
+    /// use ironward_reqwest::RetryMiddleware;
+    ///
+    /// assert_eq!(RetryMiddleware::default().settings(), &SETTINGS);
+    /// ```
+    #[must_use]
     pub fn settings(&self) -> &Settings {
         &self.settings
     }
 
-    /// Records one attempt's outcome with the budget and the breaker.
-    fn settle(&self, permit: Option<Permit>, outcome: Outcome) {
-        if let Some(budget) = &self.budget {
-            let mut budget = lock(budget);
-            match outcome.budget {
-                Verdict::Pass => budget.pass(),
-                Verdict::Fail => budget.fail(),
-                Verdict::Ignore => {}
+    /// The per-attempt timeout, if one is set.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward_reqwest::RetryMiddleware;
+    ///
+    /// assert_eq!(RetryMiddleware::default().attempt_timeout(), None);
+    /// ```
+    #[must_use]
+    pub fn attempt_timeout(&self) -> Option<Duration> {
+        self.attempt_timeout
+    }
+
+    /// The header whose value vouches for replay, if any.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward_reqwest::{IDEMPOTENCY_KEY, RetryMiddleware};
+    ///
+    /// assert_eq!(RetryMiddleware::default().idempotency_header(), Some(&IDEMPOTENCY_KEY));
+    /// ```
+    #[must_use]
+    pub fn idempotency_header(&self) -> Option<&HeaderName> {
+        self.idempotency_header.as_ref()
+    }
+
+    /// What the run is told when an attempt ended at `now`: for a failed attempt the wall
+    /// clock and one roll of the dice, read after `now`; for a success nothing more is read
+    /// (the run does not decide a success, so it reads neither).
+    pub(crate) fn reading(&self, now: Duration, failed: bool) -> Reading {
+        if failed {
+            Reading {
+                now,
+                unix: self.wall_clock.now(),
+                roll: self.dice.roll(),
             }
-        }
-        if let (Some(breaker), Some(permit)) = (&self.breaker, permit) {
-            match outcome.breaker {
-                Verdict::Pass => breaker.pass(permit),
-                Verdict::Fail => breaker.fail(permit),
-                Verdict::Ignore => drop(permit),
+        } else {
+            Reading {
+                now,
+                unix: Duration::ZERO,
+                roll: 1.0,
             }
         }
     }
 
-    /// Whether the retry budget forbids a retry now.
-    fn throttled(&self) -> bool {
-        self.budget
-            .as_ref()
-            .is_some_and(|budget| !lock(budget).can_retry())
-    }
-
-    /// Ends the call for `stop`: the last failed response marked with the record, or the
-    /// error.
-    fn give_up(
-        &self,
-        last: Option<Failed>,
-        ledger: &Ledger,
-        stop: Stop,
-    ) -> reqwest_middleware::Result<Response> {
-        let retried = ledger.retried(Some(stop));
-        tracing::debug!(attempts = retried.attempts, reason = %stop, "not retrying");
-        match last {
-            Some(Failed::Response(response)) => Ok(mark(response, retried)),
-            Some(Failed::Error(error)) => Err(GaveUp::new(retried, stop, Some(error)).into()),
-            None => Err(GaveUp::new(retried, stop, None).into()),
+    /// Runs `decide` with the retry budget, if any, locked for just that long.
+    pub(crate) fn budgeted<T>(&self, decide: impl FnOnce(Option<&mut Budget>) -> T) -> T {
+        match &self.budget {
+            Some(budget) => decide(Some(&mut lock(budget))),
+            None => decide(None),
         }
     }
 }
@@ -275,204 +444,47 @@ impl Default for RetryMiddleware {
     }
 }
 
-#[async_trait::async_trait]
-impl Middleware for RetryMiddleware {
-    async fn handle(
-        &self,
-        req: Request,
-        extensions: &mut Extensions,
-        next: Next<'_>,
-    ) -> reqwest_middleware::Result<Response> {
-        let start = Instant::now();
-        let method = req.method().clone();
-        let replay_safe = classify::vouched(req.headers(), self.idempotency_header.as_ref());
-        let mut ledger = Ledger::default();
-        let mut request = req;
-        let mut last: Option<Failed> = None;
-        loop {
-            let permit = match &self.breaker {
-                None => None,
-                Some(breaker) => match breaker.allow() {
-                    Some(permit) => Some(permit),
-                    None => return self.give_up(last, &ledger, Stop::Refused),
-                },
-            };
-            // The retry is going ahead: the failed response it replaces is no longer needed.
-            drop(last.take());
-            let spare = request.try_clone();
-            ledger.sent();
-            let result = next.clone().run(request, extensions).await;
-            let facts = |status: u16, replay_safe: bool| Facts {
-                method: method.as_str(),
-                status,
-                retry_index: ledger.attempts().saturating_sub(1),
-                elapsed: start.elapsed(),
-                body_replayable: spare.is_some(),
-                replay_safe,
-                sample_ppm: classify::sample_ppm(self.dice.roll()),
-            };
-            let (failed, decision) = match result {
-                Ok(response) => {
-                    let status = response.status();
-                    self.settle(permit, Outcome::of_status(status));
-                    if !classify::is_failure(status) {
-                        return Ok(mark(response, ledger.retried(None)));
-                    }
-                    let decision = decide_response(
-                        &self.settings,
-                        &facts(status.as_u16(), replay_safe),
-                        &classify::retry_after(response.headers()),
-                        now_unix(),
-                    );
-                    (Failed::Response(response), decision)
-                }
-                Err(error) => {
-                    let transport = Transport::of(&error);
-                    self.settle(permit, Outcome::of_error(transport));
-                    let decision = match transport {
-                        // Nothing reached the server: any method may go again.
-                        Transport::Unsent => {
-                            decide(&self.settings, &facts(UNAVAILABLE, true), None)
-                        }
-                        Transport::Sent => {
-                            decide(&self.settings, &facts(UNAVAILABLE, replay_safe), None)
-                        }
-                        Transport::Fatal => Decision::Stop(StopReason::NotRetryable),
-                    };
-                    (Failed::Error(error), decision)
-                }
-            };
-            let wait = match decision {
-                Decision::Wait(wait) => wait,
-                Decision::Stop(reason) => {
-                    return self.give_up(Some(failed), &ledger, reason.into());
-                }
-            };
-            if self.throttled() {
-                return self.give_up(Some(failed), &ledger, Stop::Throttled);
-            }
-            // A wait is only decided for a replayable body, which is a spare copy.
-            let Some(spare) = spare else {
-                return self.give_up(Some(failed), &ledger, StopReason::NotReplayable.into());
-            };
-            tracing::info!(
-                attempt = ledger.attempts(),
-                status = failed.status(),
-                wait = ?wait,
-                reason = %failed,
-                "retrying request"
-            );
-            tokio::time::sleep(wait).await;
-            ledger.slept(wait);
-            if !room_left(&self.settings, start.elapsed()) {
-                return self.give_up(Some(failed), &ledger, StopReason::BudgetExhausted.into());
-            }
-            request = spare;
-            last = Some(failed);
-        }
-    }
-}
-
-/// How an attempt failed: the response or the error, kept to be returned if the middleware
-/// gives up.
-enum Failed {
-    Response(Response),
-    Error(reqwest_middleware::Error),
-}
-
-impl Failed {
-    /// The failed response's status code; `None` for a transport error.
-    fn status(&self) -> Option<u16> {
-        match self {
-            Self::Response(response) => Some(response.status().as_u16()),
-            Self::Error(_) => None,
-        }
-    }
-}
-
-impl fmt::Display for Failed {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Response(response) => fmt::Display::fmt(&response.status(), f),
-            Self::Error(error) => fmt::Display::fmt(error, f),
-        }
-    }
-}
-
-/// Whether, after waking at `elapsed`, the time budget still holds the request reserve: the
-/// check the core asks the caller to repeat after a wait (`remaining > request_reserve`, the
-/// core's strict inequality with no wait left).
-fn room_left(settings: &Settings, elapsed: Duration) -> bool {
-    settings.total_budget.saturating_sub(elapsed) > settings.request_reserve
-}
-
-/// The wall clock in Unix seconds, for HTTP-date `Retry-After` values; a clock set before 1970
-/// reads as 1970.
-fn now_unix() -> i64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |since| {
-            i64::try_from(since.as_secs()).unwrap_or(i64::MAX)
-        })
-}
-
-/// The budget; a panic while it was held cannot leave it half-updated, so a poisoned lock is
-/// used as it is.
-fn lock(budget: &Mutex<Budget>) -> MutexGuard<'_, Budget> {
-    budget.lock().unwrap_or_else(PoisonError::into_inner)
-}
-
 #[cfg(test)]
 mod tests {
-    use http::StatusCode;
     use ironward::http_retry::SETTINGS;
 
     use super::*;
 
     #[test]
-    fn after_waking_the_budget_must_still_hold_the_reserve() {
-        let s = Settings {
-            total_budget: Duration::from_secs(10),
-            request_reserve: Duration::from_secs(1),
-            ..SETTINGS
-        };
-        assert!(room_left(&s, Duration::ZERO));
-        assert!(room_left(&s, Duration::from_millis(8_999)));
-        // Strict, as the core's budget check is: exactly the reserve left is not enough.
-        assert!(!room_left(&s, Duration::from_secs(9)));
-        assert!(!room_left(&s, Duration::from_secs(60)));
-        assert!(!room_left(&s, Duration::MAX));
-    }
-
-    #[test]
-    fn the_wall_clock_is_in_the_cores_range() {
-        let now = now_unix();
-        assert!(now > 1_577_836_800, "after 2020");
-        assert!(now < 253_402_300_799, "before the year 10000");
-    }
-
-    #[test]
     fn defaults_are_the_cores_with_the_idempotency_key() {
         let middleware = RetryMiddleware::default();
         assert_eq!(*middleware.settings(), SETTINGS);
-        assert_eq!(middleware.idempotency_header, Some(IDEMPOTENCY_KEY));
+        assert_eq!(middleware.idempotency_header(), Some(&IDEMPOTENCY_KEY));
+        assert_eq!(middleware.attempt_timeout(), None);
         assert!(middleware.budget.is_none() && middleware.breaker.is_none());
-        let off = middleware.with_idempotency_header(None);
-        assert_eq!(off.idempotency_header, None);
+        assert_eq!(format!("{:?}", middleware.clock), "Clock::monotonic");
+        assert_eq!(format!("{:?}", middleware.wall_clock), "Clock::unix");
     }
 
     #[test]
-    fn a_budget_at_half_throttles() {
+    fn only_a_failed_attempt_reads_the_wall_clock_and_rolls() {
+        let rolls = Arc::new(Mutex::new(0u32));
+        let counted = Arc::clone(&rolls);
+        let middleware = RetryMiddleware::default()
+            .with_wall_clock(Clock::from_fn(|| Duration::from_secs(1_700_000_000)))
+            .with_dice(Dice::from_fn(move || {
+                *counted.lock().unwrap() += 1;
+                0.25
+            }));
+        let now = Duration::from_millis(5);
+        let success = middleware.reading(now, false);
+        assert_eq!((success.now, *rolls.lock().unwrap()), (now, 0));
+        let failure = middleware.reading(now, true);
+        assert_eq!(failure.unix, Duration::from_secs(1_700_000_000));
+        assert_eq!((failure.roll, *rolls.lock().unwrap()), (0.25, 1));
+    }
+
+    #[test]
+    fn the_budget_is_locked_only_while_deciding() {
         let budget = Arc::new(Mutex::new(Budget::new(2, 0.5)));
         let middleware = RetryMiddleware::default().with_budget(Arc::clone(&budget));
-        assert!(!middleware.throttled());
-        middleware.settle(None, Outcome::of_status(StatusCode::SERVICE_UNAVAILABLE));
+        middleware.budgeted(|budget| budget.expect("a budget").fail());
         assert_eq!(lock(&budget).tokens(), 1.0);
-        assert!(middleware.throttled());
-        middleware.settle(None, Outcome::of_status(StatusCode::NOT_FOUND));
-        assert_eq!(lock(&budget).tokens(), 1.0, "a 404 is neither");
-        middleware.settle(None, Outcome::of_status(StatusCode::OK));
-        assert_eq!(lock(&budget).tokens(), 1.5);
-        assert!(!middleware.throttled(), "1.5 is above half of 2");
+        assert!(RetryMiddleware::default().budgeted(|budget| budget.is_none()));
     }
 }

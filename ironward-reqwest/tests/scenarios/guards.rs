@@ -8,7 +8,7 @@ use ironward::{Budget, SRE};
 use ironward_reqwest::{Dice, GaveUp, SharedBreaker, Stop};
 
 use crate::server::{Reply, Server};
-use crate::{bounded, client, exact, fast, retried};
+use crate::{bounded, client, fast, instant, retried};
 
 /// Sends one GET and returns the requests it caused on the server and why the middleware
 /// stopped.
@@ -31,7 +31,7 @@ async fn a_draining_budget_stops_retries_but_not_first_attempts() {
     bounded(async {
         let server = Server::start(vec![Reply::status(503)]).await;
         let budget = Arc::new(Mutex::new(Budget::new(10, 0.1)));
-        let client = client(exact(fast()).with_budget(Arc::clone(&budget)));
+        let client = client(instant(fast()).0.with_budget(Arc::clone(&budget)));
         let tokens = || budget.lock().unwrap().tokens();
 
         let mut per_call = Vec::new();
@@ -43,7 +43,7 @@ async fn a_draining_budget_stops_retries_but_not_first_attempts() {
         assert_eq!(attempts(&per_call), [4, 1, 1, 1, 1], "requests per call");
         assert_eq!(
             per_call[0].1,
-            Some(Stop::Decision(StopReason::AttemptsExhausted))
+            Some(Stop::Decided(StopReason::AttemptsExhausted))
         );
         assert!(per_call[1..].iter().all(|c| c.1 == Some(Stop::Throttled)));
         assert_eq!(tokens(), 2.0);
@@ -76,8 +76,8 @@ async fn clients_sharing_a_budget_throttle_together() {
     bounded(async {
         let server = Server::start(vec![Reply::status(503)]).await;
         let budget = Arc::new(Mutex::new(Budget::new(4, 0.1)));
-        let first = client(exact(fast()).with_budget(Arc::clone(&budget)));
-        let second = client(exact(fast()).with_budget(Arc::clone(&budget)));
+        let first = client(instant(fast()).0.with_budget(Arc::clone(&budget)));
+        let second = client(instant(fast()).0.with_budget(Arc::clone(&budget)));
         // 4 → 3 → 2: the first client's one retry, then it is throttled.
         assert_eq!(call(&first, &server).await, (2, Some(Stop::Throttled)));
         assert_eq!(call(&second, &server).await, (1, Some(Stop::Throttled)));
@@ -99,7 +99,7 @@ async fn a_shared_breaker_keeps_refused_attempts_off_the_server() {
             base_delay: std::time::Duration::from_millis(1),
             ..fast()
         };
-        let client = client(exact(settings).with_breaker(breaker.clone()));
+        let client = client(instant(settings).0.with_breaker(breaker.clone()));
 
         let (mut sent, mut refused_first) = (0, 0);
         for _ in 0..60 {
@@ -109,7 +109,7 @@ async fn a_shared_breaker_keeps_refused_attempts_off_the_server() {
                     assert_eq!(response.status(), 503);
                     assert!(matches!(
                         record.stop,
-                        Some(Stop::Refused | Stop::Decision(StopReason::AttemptsExhausted))
+                        Some(Stop::Refused | Stop::Decided(StopReason::AttemptsExhausted))
                     ));
                     sent += record.attempts as usize;
                 }

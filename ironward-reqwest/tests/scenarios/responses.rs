@@ -1,4 +1,5 @@
-//! The seed's twelve scenarios and its negative control, in the seed's order.
+//! The twelve scenarios of the MoonBit package `http_retry`'s HTTP simulation and its negative
+//! control, in its order.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -13,12 +14,12 @@ use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
 
 use crate::server::{Reply, Server, wall_now};
-use crate::{about, bounded, client, exact, fast, retried};
+use crate::{about, bounded, client, exact, fast, instant, retried};
 
 const MS: fn(u64) -> Duration = Duration::from_millis;
 
 fn stopped(reason: StopReason) -> Option<Stop> {
-    Some(Stop::Decision(reason))
+    Some(Stop::Decided(reason))
 }
 
 // 1. A rate-limited GET: 429 with `Retry-After: 1`, then 200. The server's minimum holds:
@@ -107,7 +108,7 @@ async fn two_503s_are_retried_with_growing_backoff() {
 async fn an_unsafe_post_is_never_replayed() {
     bounded(async {
         let server = Server::start(vec![Reply::status(503), Reply::status(201)]).await;
-        let response = client(exact(fast()))
+        let response = client(instant(fast()).0)
             .post(server.url("/orders"))
             .body("one order")
             .send()
@@ -163,7 +164,7 @@ async fn a_wait_the_budget_cannot_hold_stops() {
             total_budget: MS(500),
             ..fast()
         };
-        let response = client(exact(settings))
+        let response = client(instant(settings).0)
             .get(server.url("/slow"))
             .send()
             .await
@@ -218,7 +219,7 @@ async fn a_server_that_never_recovers_gets_max_retries_plus_one_requests() {
 async fn a_malformed_retry_after_stops() {
     bounded(async {
         let server = Server::start(vec![Reply::retry_after(503, "soon"), Reply::status(200)]).await;
-        let response = client(exact(fast()))
+        let response = client(instant(fast()).0)
             .get(server.url("/"))
             .send()
             .await
@@ -241,10 +242,13 @@ async fn duplicate_retry_after_fields_stop() {
     bounded(async {
         let twice = Reply::Plain(
             503,
-            vec![("retry-after", "1".into()), ("retry-after", "1".into())],
+            vec![
+                ("retry-after", b"1".to_vec()),
+                ("retry-after", b"1".to_vec()),
+            ],
         );
         let server = Server::start(vec![twice, Reply::status(200)]).await;
-        let response = client(exact(fast()))
+        let response = client(instant(fast()).0)
             .get(server.url("/"))
             .send()
             .await
@@ -266,7 +270,7 @@ async fn duplicate_retry_after_fields_stop() {
 async fn a_retry_after_above_the_cap_stops() {
     bounded(async {
         let server = Server::start(vec![Reply::retry_after(503, "3600"), Reply::status(200)]).await;
-        let response = client(exact(fast()))
+        let response = client(instant(fast()).0)
             .get(server.url("/"))
             .send()
             .await
@@ -332,7 +336,7 @@ async fn an_http_date_retry_after_is_waited_out() {
 async fn a_404_is_not_retried() {
     bounded(async {
         let server = Server::start(vec![Reply::status(404), Reply::status(200)]).await;
-        let response = client(exact(fast()))
+        let response = client(instant(fast()).0)
             .get(server.url("/missing"))
             .send()
             .await
@@ -360,7 +364,7 @@ async fn a_streaming_body_is_sent_once() {
         let server = Server::start(vec![Reply::status(503), Reply::status(200)]).await;
         let chunks: Vec<Result<&'static str, std::io::Error>> =
             vec![Ok("chunk one, "), Ok("chunk two")];
-        let response = client(exact(fast()))
+        let response = client(instant(fast()).0)
             .put(server.url("/upload"))
             .body(reqwest::Body::wrap_stream(stream::iter(chunks)))
             .send()
@@ -387,7 +391,7 @@ async fn a_streaming_body_is_sent_once() {
 async fn a_forced_replay_without_deduplication_duplicates_the_operation() {
     bounded(async {
         let server = Server::start(vec![Reply::status(503), Reply::status(201)]).await;
-        let response = client(exact(fast()))
+        let response = client(instant(fast()).0)
             .post(server.url("/orders"))
             .header("Idempotency-Key", "ignored-by-this-server")
             .body("one order")

@@ -15,8 +15,9 @@ use tokio::task::JoinHandle;
 /// What the server answers to one request.
 #[derive(Debug, Clone)]
 pub(crate) enum Reply {
-    /// This status with these headers (appended, so a name may repeat).
-    Plain(u16, Vec<(&'static str, String)>),
+    /// This status with these headers (appended, so a name may repeat), their values as raw
+    /// bytes so that one may be other than UTF-8.
+    Plain(u16, Vec<(&'static str, Vec<u8>)>),
     /// This status with `Retry-After` set to the HTTP-date this many whole seconds after the
     /// wall clock's current second, recorded in [`Server::dates`].
     RetryAtDate(u16, i64),
@@ -29,8 +30,8 @@ impl Reply {
     }
 
     /// A status with one `Retry-After` field.
-    pub(crate) fn retry_after(code: u16, value: &str) -> Self {
-        Self::Plain(code, vec![("retry-after", value.to_owned())])
+    pub(crate) fn retry_after(code: u16, value: impl AsRef<[u8]>) -> Self {
+        Self::Plain(code, vec![("retry-after", value.as_ref().to_vec())])
     }
 }
 
@@ -185,7 +186,7 @@ async fn handle(
         Reply::RetryAtDate(code, ahead) => {
             let date = wall.floor() as i64 + ahead;
             shared.dates.lock().unwrap().push(date);
-            (code, vec![("retry-after", http_date(date))])
+            (code, vec![("retry-after", http_date(date).into_bytes())])
         }
     };
     let mut response = Response::new(Body::from(format!("reply {n}")));
@@ -193,7 +194,7 @@ async fn handle(
     for (name, value) in headers {
         response
             .headers_mut()
-            .append(name, HeaderValue::from_str(&value).unwrap());
+            .append(name, HeaderValue::from_bytes(&value).unwrap());
     }
     response
 }

@@ -517,7 +517,7 @@ mod tests {
         core::iter::repeat_n(bucket, n)
     }
 
-    // The worked values of SPEC.md "Breaker", from go-zero googlebreaker_test.go's history
+    // The breaker's worked values, from go-zero googlebreaker_test.go's history
     // cases, with the production constants.
     #[test]
     fn reproduces_the_worked_drop_ratios() {
@@ -595,7 +595,7 @@ mod tests {
         }
     }
 
-    // SPEC.md: (0,5,0) is the protection at work: five failures are never throttled.
+    // (0,5,0) is the protection at work: five failures are never throttled.
     #[test]
     fn allows_everything_within_the_protection() {
         let (mut breaker, now) = with_buckets(&[(0, 5, 0)]);
@@ -609,7 +609,7 @@ mod tests {
         assert_eq!(breaker.last, None);
     }
 
-    // SPEC.md "Virtual-clock sequence", after go-zero googlebreaker_test.go's probe cases.
+    // A virtual-clock sequence after go-zero googlebreaker_test.go's probe cases.
     #[test]
     fn reproduces_the_virtual_clock_sequence() {
         let mut breaker = Breaker::new(SRE, ms(0));

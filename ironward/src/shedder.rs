@@ -351,7 +351,7 @@ mod tests {
         Duration::from_millis(n)
     }
 
-    // SPEC.md "Shedder", virtual-clock sequence with the preset (go-zero adaptiveshedder_test
+    // A virtual-clock sequence with the preset (go-zero adaptiveshedder_test
     // drives the same rules with its own clock).
     #[test]
     fn reproduces_the_virtual_clock_sequence() {
@@ -386,7 +386,7 @@ mod tests {
         assert_eq!(ticket.start(), ms(1150));
     }
 
-    // SPEC.md "Moving-average case", go-zero adaptiveshedder_test's TestAdaptiveShedderAddFlying
+    // The moving-average case: go-zero adaptiveshedder_test's TestAdaptiveShedderAddFlying
     // arithmetic with 1 − beta taken from the f64 beta.
     #[test]
     fn reproduces_the_moving_average_case() {

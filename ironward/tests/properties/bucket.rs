@@ -35,7 +35,7 @@ fn cost() -> impl Strategy<Value = f64> {
     ]
 }
 
-/// The rate a bucket refills at, read as the SPEC reads it.
+/// The rate a bucket refills at, read as the crate docs' "Edge cases" read it.
 fn model_rate(rate: f64) -> f64 {
     if rate.is_finite() && rate > 0.0 {
         rate
@@ -44,7 +44,7 @@ fn model_rate(rate: f64) -> f64 {
     }
 }
 
-/// The burst a bucket holds, read as the SPEC reads it.
+/// The burst a bucket holds, read as the crate docs' "Edge cases" read it.
 fn model_burst(burst: f64) -> f64 {
     if burst.is_nan() { 1.0 } else { burst.max(1.0) }
 }

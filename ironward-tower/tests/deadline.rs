@@ -323,8 +323,8 @@ mod over_http {
         Server::start(app).await
     }
 
-    // Issue 4: "a deadline cuts a slow handler and the client sees 504". The handler never
-    // answers, so only the deadline can end the request; the timer never fires early.
+    // A deadline cuts a slow handler and the client sees 504. The handler never answers, so
+    // only the deadline can end the request; the timer never fires early.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_deadline_cuts_a_slow_handler_and_the_client_sees_504() {
         let budget = Duration::from_millis(200);
@@ -367,8 +367,8 @@ mod over_http {
         assert!(start.elapsed() >= Duration::from_millis(150));
     }
 
-    // Issue 4: "the remaining budget is put in the request's extensions so a handler can
-    // pass a shorter one downstream".
+    // The remaining budget is in the request's extensions, so a handler can pass a shorter
+    // one downstream, as gRPC propagates deadlines.
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn the_handler_reads_the_remaining_budget_from_its_extensions() {
         let server = serve(DeadlineLayer::from_grpc_timeout(Duration::from_secs(30))).await;

@@ -22,8 +22,8 @@ mod over_http {
     const SERVED: u32 = 10;
     const REFUSED: u32 = 6;
 
-    // Issue 4: "a gated route under N+k concurrent requests serves N and refuses k at once".
-    // The admitted handlers hold their room until every refusal has been answered, so exactly
+    // A gated route under N + k concurrent requests serves N and refuses k at once. The
+    // admitted handlers hold their room until every refusal has been answered, so exactly
     // N are admitted whatever the scheduling, and a refusal that arrives while they still
     // hold it cannot have waited for room: it was answered at once. The requests alternate
     // between two routes under one layer, each on its own connection: one limit for both.

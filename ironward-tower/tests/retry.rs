@@ -1,57 +1,123 @@
-//! `HttpRetry`: issue 5's retry scenarios through tower's `Retry`, on tokio's paused clock,
-//! and end to end against an axum server over TCP with hyper-util's client.
+//! `HttpRetryLayer`: the retry scenarios of the MoonBit package `http_retry` (RFC 9110 §9.2.2,
+//! §10.2.3) and gRPC A6's retry throttling, on a manual clock or tokio's paused clock with
+//! `service_fn` backends; then end to end over TCP with hyper-util's client.
 
 mod common;
 
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::future::{Future, pending};
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
+use std::task::{Context, Poll};
 use std::time::Duration;
 
-use http::{Method, Request, Response, StatusCode};
+use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode};
 use ironward::Budget;
-use ironward::http_retry::{Settings, StopReason, jitter_delay};
-use ironward_tower::{Attempts, Clock, Dice, Fault, HttpRetry, RetryStop};
-use tokio::time::Instant;
-use tower::{Service, ServiceBuilder, ServiceExt, service_fn};
+use ironward::http_retry::{Settings, StopReason};
+use ironward_tower::retry::{Fault, GaveUp, HttpRetryLayer, Retried, Stop};
+use ironward_tower::{Clock, Dice};
+use tower::{BoxError, Layer, Service, ServiceExt, service_fn};
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
-/// Dice that always roll `r`: `sample_ppm` is `r · 1_000_000`, so every wait is exact.
+fn secs(n: u64) -> Duration {
+    Duration::from_secs(n)
+}
+
+/// Dice that always roll `r`.
 fn fixed(r: f64) -> Dice {
     Dice::from_fn(move || r)
 }
 
-/// One request as the backend saw it: when it arrived, its method, `Idempotency-Key` and
-/// body.
-type Sighting = (Instant, Method, Option<String>, String);
+/// One request as the backend saw it: when it arrived on the test's clock, its method,
+/// `Idempotency-Key` and body.
+type Sighting = (Duration, Method, Option<String>, String);
 
-/// Every request the backend saw.
-#[derive(Default)]
-struct Seen(Mutex<Vec<Sighting>>);
+/// A manual clock, and every request a backend on it saw.
+struct Rig {
+    clock: Clock,
+    hand: ironward_tokio::Hand,
+    seen: Arc<Mutex<Vec<Sighting>>>,
+}
 
-impl Seen {
-    fn lock(&self) -> MutexGuard<'_, Vec<Sighting>> {
-        self.0.lock().unwrap()
+impl Rig {
+    fn new() -> Self {
+        let (clock, hand) = Clock::manual(Duration::ZERO);
+        Self {
+            clock,
+            hand,
+            seen: Arc::default(),
+        }
+    }
+
+    fn seen(&self) -> MutexGuard<'_, Vec<Sighting>> {
+        self.seen.lock().unwrap()
     }
 
     fn count(&self) -> usize {
-        self.lock().len()
+        self.seen().len()
     }
 
-    /// The time between each request and the next.
+    /// When each request arrived, from the call's start.
+    fn arrivals(&self) -> Vec<Duration> {
+        self.seen().iter().map(|s| s.0).collect()
+    }
+
+    /// The time between each request and the next: the waits, exactly.
     fn gaps(&self) -> Vec<Duration> {
-        let seen = self.lock();
-        seen.windows(2).map(|w| w[1].0 - w[0].0).collect()
+        let arrivals = self.arrivals();
+        arrivals.windows(2).map(|w| w[1] - w[0]).collect()
     }
 
     /// Each request's method, key and body, in order.
     fn requests(&self) -> Vec<(Method, Option<String>, String)> {
-        let seen = self.lock();
+        let seen = self.seen();
         seen.iter()
             .map(|(_, method, key, body)| (method.clone(), key.clone(), body.clone()))
             .collect()
+    }
+
+    /// A layer on this clock, rolling `r` for every failed attempt.
+    fn layer(&self, settings: Settings, r: f64) -> HttpRetryLayer {
+        HttpRetryLayer::new(settings)
+            .with_clock(self.clock.clone())
+            .with_dice(fixed(r))
+    }
+
+    /// A backend that answers its `n`th request (from 0) with `script(n)`, after moving the
+    /// clock on by `work`, recording what it saw.
+    fn backend(
+        &self,
+        work: Duration,
+        script: impl Fn(usize) -> Response<String> + Clone + Send + 'static,
+    ) -> impl Service<
+        Request<String>,
+        Response = Response<String>,
+        Error = &'static str,
+        Future: Send + 'static,
+    > + Clone
+    + Send
+    + 'static {
+        let seen = Arc::clone(&self.seen);
+        let clock = self.clock.clone();
+        let hand = self.hand.clone();
+        service_fn(move |request: Request<String>| {
+            let n = {
+                let mut seen = seen.lock().unwrap();
+                let key = request
+                    .headers()
+                    .get("idempotency-key")
+                    .map(|v| v.to_str().unwrap().to_owned());
+                let method = request.method().clone();
+                seen.push((clock.now(), method, key, request.into_body()));
+                seen.len() - 1
+            };
+            hand.advance(work);
+            let response = script(n);
+            async move { Ok(response) }
+        })
     }
 }
 
@@ -64,54 +130,27 @@ fn answer(status: u16, retry_after: &[&str]) -> Response<String> {
     response.body(String::new()).unwrap()
 }
 
-/// A backend that answers its `n`th request (from 0) with `script(n)`, after `work` of
-/// (paused) time, recording what it saw.
-fn backend(
-    seen: &Arc<Seen>,
-    work: Duration,
-    script: impl Fn(usize) -> Response<String> + Clone + Send + 'static,
-) -> impl Service<
-    Request<String>,
-    Response = Response<String>,
-    Error = &'static str,
-    Future: Send + 'static,
-> + Clone
-+ Send
-+ 'static {
-    let seen = Arc::clone(seen);
-    service_fn(move |request: Request<String>| {
-        let n = {
-            let mut seen = seen.lock();
-            let key = request
-                .headers()
-                .get("idempotency-key")
-                .map(|v| v.to_str().unwrap().to_owned());
-            let method = request.method().clone();
-            seen.push((Instant::now(), method, key, request.into_body()));
-            seen.len() - 1
-        };
-        let script = script.clone();
-        async move {
-            tokio::time::sleep(work).await;
-            Ok(script(n))
-        }
-    })
-}
-
-/// Sends `request` through `Retry` with `policy` to `service` and returns the response and
-/// the `Attempts` it carries.
-async fn send<S>(policy: HttpRetry, service: S, request: Request<String>) -> (StatusCode, Attempts)
+/// Sends `request` through `layer` to `service`; the response's status and its `Retried`.
+async fn send<S>(
+    layer: HttpRetryLayer,
+    service: S,
+    request: Request<String>,
+) -> (StatusCode, Retried)
 where
     S: Service<Request<String>, Response = Response<String>, Error = &'static str> + Clone,
 {
-    let response = ServiceBuilder::new()
-        .retry(policy)
-        .service(service)
+    let response = layer
+        .layer(service)
         .oneshot(request)
         .await
         .expect("a response");
-    let attempts = *response.extensions().get::<Attempts>().expect("attempts");
-    (response.status(), attempts)
+    let retried = *response.extensions().get::<Retried>().expect("a record");
+    (response.status(), retried)
+}
+
+/// The `GaveUp` inside an error the layer returned.
+fn gave_up_in(err: &BoxError) -> &GaveUp {
+    err.downcast_ref::<GaveUp>().expect("a GaveUp")
 }
 
 fn get() -> Request<String> {
@@ -128,357 +167,651 @@ fn post(key: Option<&str>) -> Request<String> {
     request.body(String::from(r#"{"item":7}"#)).unwrap()
 }
 
-fn stopped(reason: StopReason) -> Option<RetryStop> {
-    Some(RetryStop::Decided(reason))
-}
-
-#[tokio::test(start_paused = true)]
-async fn retries_503s_with_growing_waits_until_a_200() {
-    // Issue 5, scenario 2: 503, 503, then 200. A fixed roll of 0.5 halves each ceiling:
-    // 200 ms · 2⁰ · 0.5, then 200 ms · 2¹ · 0.5.
-    let seen = Arc::new(Seen::default());
-    let service = backend(&seen, Duration::ZERO, |n| {
-        answer(if n < 2 { 503 } else { 200 }, &[])
-    });
-    let policy = HttpRetry::default().with_dice(fixed(0.5));
-    let (status, attempts) = send(policy, service, get()).await;
-    assert_eq!(status, StatusCode::OK);
-    assert_eq!(
+fn record(attempts: u32, waited: Duration, stop: Option<StopReason>) -> Retried {
+    Retried {
         attempts,
-        Attempts {
-            sent: 3,
-            stop: None
-        }
-    );
-    assert_eq!(seen.gaps(), [ms(100), ms(200)]);
-}
-
-#[tokio::test(start_paused = true)]
-async fn seeded_dice_jitter_each_wait_below_its_ceiling_reproducibly() {
-    // Full jitter: each wait is floor(ceiling · floor(roll · 10⁶) / 10⁶) for the seeded rolls,
-    // which a second die with the same seed replays. tokio's timer counts whole milliseconds,
-    // so a wait may run up to 1 ms long, never short.
-    let seen = Arc::new(Seen::default());
-    let service = backend(&seen, Duration::ZERO, |n| {
-        answer(if n < 3 { 503 } else { 200 }, &[])
-    });
-    let policy = HttpRetry::default().with_dice(Dice::seeded(11));
-    let (status, attempts) = send(policy, service, get()).await;
-    assert_eq!((status, attempts.sent), (StatusCode::OK, 4));
-
-    let replay = Dice::seeded(11);
-    for (i, gap) in seen.gaps().into_iter().enumerate() {
-        let ppm = (replay.roll() * 1e6) as u32;
-        let want = jitter_delay(ms(200) * 2u32.pow(i as u32), ppm).unwrap();
-        assert!(
-            gap >= want && gap < want + ms(1),
-            "retry {i}: waited {gap:?}, want {want:?}"
-        );
+        waited,
+        stop: stop.map(Stop::Decided),
     }
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
+async fn retries_503s_with_growing_waits_until_a_200() {
+    // 503, 503, then 200. A roll of 0.5 halves each ceiling: 200 ms · 2⁰ · 0.5, then
+    // 200 ms · 2¹ · 0.5.
+    let rig = Rig::new();
+    let service = rig.backend(Duration::ZERO, |n| {
+        answer(if n < 2 { 503 } else { 200 }, &[])
+    });
+    let (status, retried) = send(rig.layer(Settings::default(), 0.5), service, get()).await;
+    assert_eq!(status, StatusCode::OK);
+    assert_eq!(retried, record(3, ms(300), None));
+    assert_eq!(rig.gaps(), [ms(100), ms(200)]);
+}
+
+#[tokio::test]
+async fn seeded_dice_give_the_cores_backoff_to_the_nanosecond() {
+    // Full jitter: each wait is the core's `Settings::backoff` for the roll drawn after that
+    // failed attempt, which a second die with the same seed replays. On a manual clock the
+    // waits are exact.
+    let rig = Rig::new();
+    let service = rig.backend(Duration::ZERO, |n| {
+        answer(if n < 3 { 503 } else { 200 }, &[])
+    });
+    let layer = rig
+        .layer(Settings::default(), 0.0)
+        .with_dice(Dice::seeded(11));
+    let (status, retried) = send(layer, service, get()).await;
+    assert_eq!((status, retried.attempts), (StatusCode::OK, 4));
+
+    let replay = Dice::seeded(11);
+    let backoff = Settings::default().backoff();
+    let want: Vec<Duration> = (1..=3)
+        .map(|attempt| backoff.delay(attempt, replay.roll(), None))
+        .collect();
+    assert_eq!(rig.gaps(), want);
+    assert_eq!(retried.waited, want.iter().sum::<Duration>());
+    assert!(
+        want.iter().any(|w| w.subsec_nanos() % 1_000_000 != 0),
+        "{want:?}"
+    );
+}
+
+#[tokio::test]
 async fn a_429_with_retry_after_2_waits_exactly_two_seconds() {
-    // Issue 5, scenario 1, and the seed's rate-limited GET: zero jitter cannot shorten the
-    // server's minimum (RFC 9110 §10.2.3).
-    let seen = Arc::new(Seen::default());
-    let service = backend(&seen, Duration::ZERO, |n| {
+    // The MoonBit package's rate-limited GET: a roll of zero cannot shorten the server's
+    // minimum (RFC 9110 §10.2.3).
+    let rig = Rig::new();
+    let service = rig.backend(Duration::ZERO, |n| {
         if n == 0 {
             answer(429, &["2"])
         } else {
             answer(200, &[])
         }
     });
-    let policy = HttpRetry::default().with_dice(fixed(0.0));
-    let (status, attempts) = send(policy, service, get()).await;
+    let (status, retried) = send(rig.layer(Settings::default(), 0.0), service, get()).await;
     assert_eq!(
-        (status, attempts),
-        (
-            StatusCode::OK,
-            Attempts {
-                sent: 2,
-                stop: None
-            }
-        )
+        (status, retried),
+        (StatusCode::OK, record(2, secs(2), None))
     );
-    assert_eq!(seen.gaps(), [Duration::from_secs(2)]);
+    assert_eq!(rig.gaps(), [secs(2)]);
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn an_http_date_retry_after_is_read_against_the_wall_clock() {
-    // Issue 5, scenario 10: the date three seconds after the wall clock's now.
+    // RFC 9110 §10.2.3: the date three seconds after the wall clock's now.
     let now = Duration::from_secs(1_445_412_468); // Wed, 21 Oct 2015 07:27:48 GMT
-    let seen = Arc::new(Seen::default());
-    let service = backend(&seen, Duration::ZERO, |n| {
+    let rig = Rig::new();
+    let service = rig.backend(Duration::ZERO, |n| {
         if n == 0 {
             answer(503, &["Wed, 21 Oct 2015 07:27:51 GMT"])
         } else {
             answer(200, &[])
         }
     });
-    let policy = HttpRetry::default()
-        .with_dice(fixed(1.0))
+    let layer = rig
+        .layer(Settings::default(), 1.0)
         .with_wall_clock(Clock::from_fn(move || now));
-    let (status, _) = send(policy, service, get()).await;
+    let (status, _) = send(layer, service, get()).await;
     assert_eq!(status, StatusCode::OK);
-    assert_eq!(seen.gaps(), [Duration::from_secs(3)]);
+    assert_eq!(rig.gaps(), [secs(3)]);
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn a_post_without_an_idempotency_key_is_not_retried() {
-    // Issue 5, scenario 3; RFC 9110 §9.2.2: POST is not idempotent.
-    let seen = Arc::new(Seen::default());
-    let service = backend(&seen, Duration::ZERO, |_| answer(503, &[]));
-    let (status, attempts) = send(HttpRetry::default(), service, post(None)).await;
+    // RFC 9110 §9.2.2: POST is not idempotent.
+    let rig = Rig::new();
+    let service = rig.backend(Duration::ZERO, |_| answer(503, &[]));
+    let (status, retried) = send(rig.layer(Settings::default(), 1.0), service, post(None)).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(
-        attempts,
-        Attempts {
-            sent: 1,
-            stop: stopped(StopReason::NotReplayable)
-        }
+        retried,
+        record(1, Duration::ZERO, Some(StopReason::NotReplayable))
     );
-    assert_eq!(seen.count(), 1);
+    assert_eq!(rig.count(), 1);
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
+async fn a_post_with_an_empty_key_is_not_replay_safe() {
+    // The core's `vouches`: an empty or blank key names no operation the server could
+    // deduplicate by.
+    for key in ["", " \t "] {
+        let rig = Rig::new();
+        let service = rig.backend(Duration::ZERO, |_| answer(503, &[]));
+        let layer = rig.layer(Settings::default(), 1.0);
+        let (_, retried) = send(layer, service, post(Some(key))).await;
+        assert_eq!(
+            retried.stop,
+            Some(Stop::Decided(StopReason::NotReplayable)),
+            "{key:?}"
+        );
+        assert_eq!(rig.count(), 1);
+    }
+}
+
+#[tokio::test]
 async fn a_post_with_an_idempotency_key_is_retried_unchanged() {
-    // Issue 5, scenario 4: the server deduplicates by the key, so the POST may go again,
-    // with the same key and the same body.
-    let seen = Arc::new(Seen::default());
-    let service = backend(&seen, Duration::ZERO, |n| {
+    // The server deduplicates by the key, so the POST may go again, with the same key and
+    // the same body.
+    let rig = Rig::new();
+    let service = rig.backend(Duration::ZERO, |n| {
         answer(if n == 0 { 503 } else { 201 }, &[])
     });
-    let policy = HttpRetry::default().with_dice(fixed(1.0));
-    let (status, attempts) = send(policy, service, post(Some("order-7"))).await;
+    let layer = rig.layer(Settings::default(), 1.0);
+    let (status, retried) = send(layer, service, post(Some("order-7"))).await;
     assert_eq!(
-        (status, attempts),
-        (
-            StatusCode::CREATED,
-            Attempts {
-                sent: 2,
-                stop: None
-            }
-        )
+        (status, retried),
+        (StatusCode::CREATED, record(2, ms(200), None))
     );
     let sent = (
         Method::POST,
         Some("order-7".to_owned()),
         r#"{"item":7}"#.to_owned(),
     );
-    assert_eq!(seen.requests(), [sent.clone(), sent]);
-    assert_eq!(seen.gaps(), [ms(200)]);
+    assert_eq!(rig.requests(), [sent.clone(), sent]);
+    assert_eq!(rig.gaps(), [ms(200)]);
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
+async fn the_idempotency_header_can_be_renamed_or_ignored() {
+    // A backend that always answers 503: a POST that may be replayed runs out of retries, one
+    // that may not stops at once.
+    let keyed = |header: &str| {
+        Request::post("http://backend/orders")
+            .header(header, "order-7")
+            .body(String::new())
+            .unwrap()
+    };
+    let x_request_id = HeaderName::from_static("x-request-id");
+    let replayable = StopReason::AttemptsExhausted;
+    let not = StopReason::NotReplayable;
+    for (header, sent, stop) in [
+        (Some(x_request_id.clone()), "x-request-id", replayable),
+        // The default header no longer vouches under a renamed one.
+        (Some(x_request_id), "idempotency-key", not),
+        (None, "idempotency-key", not),
+    ] {
+        let rig = Rig::new();
+        let service = rig.backend(Duration::ZERO, |_| answer(503, &[]));
+        let layer = rig
+            .layer(Settings::default(), 1.0)
+            .with_idempotency_header(header.clone());
+        let (_, retried) = send(layer, service, keyed(sent)).await;
+        assert_eq!(
+            retried.stop,
+            Some(Stop::Decided(stop)),
+            "{header:?}, {sent}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn a_404_is_not_retried() {
-    // Issue 5, scenario 11: only 408, 429, 500, 502, 503 and 504 are transient.
-    let seen = Arc::new(Seen::default());
-    let service = backend(&seen, Duration::ZERO, |_| answer(404, &["1"]));
-    let (status, attempts) = send(HttpRetry::default(), service, get()).await;
+    // Only 408, 429, 500, 502, 503 and 504 are transient (the MoonBit package's defaults).
+    let rig = Rig::new();
+    let service = rig.backend(Duration::ZERO, |_| answer(404, &["1"]));
+    let (status, retried) = send(rig.layer(Settings::default(), 1.0), service, get()).await;
     assert_eq!(status, StatusCode::NOT_FOUND);
     assert_eq!(
-        attempts,
-        Attempts {
-            sent: 1,
-            stop: stopped(StopReason::NotRetryable)
-        }
+        retried,
+        record(1, Duration::ZERO, Some(StopReason::NotRetryable))
     );
-    assert_eq!(seen.count(), 1);
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn attempts_run_out_after_max_retries_plus_one_requests() {
-    // Issue 5, scenario 6: a server that always answers 503.
-    let seen = Arc::new(Seen::default());
-    let service = backend(&seen, Duration::ZERO, |_| answer(503, &[]));
+    let rig = Rig::new();
+    let service = rig.backend(Duration::ZERO, |_| answer(503, &[]));
     let settings = Settings {
         max_retries: 2,
         ..Settings::default()
     };
-    let policy = HttpRetry::new(settings).with_dice(fixed(1.0));
-    let (status, attempts) = send(policy, service, get()).await;
+    let (status, retried) = send(rig.layer(settings, 1.0), service, get()).await;
     assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
     assert_eq!(
-        attempts,
-        Attempts {
-            sent: 3,
-            stop: stopped(StopReason::AttemptsExhausted)
-        }
+        retried,
+        record(3, ms(600), Some(StopReason::AttemptsExhausted))
     );
-    assert_eq!(seen.gaps(), [ms(200), ms(400)]);
+    assert_eq!(rig.gaps(), [ms(200), ms(400)]);
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn the_time_budget_counts_from_the_first_attempt() {
-    // Issue 5, scenario 5. Each attempt takes 1.5 s; with a 4 s budget and 1 s reserve the
-    // first retry fits (0.2 + 1 < 4 - 1.5) and the second does not (0.4 + 1 < 4 - 3.2 fails).
-    let seen = Arc::new(Seen::default());
-    let service = backend(&seen, ms(1500), |_| answer(503, &[]));
+    // Each attempt takes 1.5 s; with a 4 s budget and 1 s reserve the first retry fits
+    // (0.2 + 1 < 4 - 1.5) and the second does not (0.4 + 1 < 4 - 3.2 fails).
+    let rig = Rig::new();
+    let service = rig.backend(ms(1500), |_| answer(503, &[]));
     let settings = Settings {
-        total_budget: Duration::from_secs(4),
+        total_budget: secs(4),
         ..Settings::default()
     };
-    let policy = HttpRetry::new(settings).with_dice(fixed(1.0));
-    let (_, attempts) = send(policy, service, get()).await;
+    let (_, retried) = send(rig.layer(settings, 1.0), service, get()).await;
     assert_eq!(
-        attempts,
-        Attempts {
-            sent: 2,
-            stop: stopped(StopReason::BudgetExhausted)
-        }
+        retried,
+        record(2, ms(200), Some(StopReason::BudgetExhausted))
     );
-    assert_eq!(seen.gaps(), [ms(1700)]);
+    assert_eq!(rig.gaps(), [ms(1700)]);
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn a_malformed_or_repeated_retry_after_stops_the_retry() {
-    // Issue 5, scenarios 7 and 8: neither is a delay the client can trust.
+    // RFC 9110 §10.2.3: `Retry-After` is one value, not a list; two fields, even identical
+    // ones, leave the server's intent unclear.
     for fields in [&["in a minute"][..], &["1", "1"]] {
-        let seen = Arc::new(Seen::default());
-        let service = backend(&seen, Duration::ZERO, move |_| answer(503, fields));
-        let (_, attempts) = send(HttpRetry::default(), service, get()).await;
+        let rig = Rig::new();
+        let service = rig.backend(Duration::ZERO, move |_| answer(503, fields));
+        let (_, retried) = send(rig.layer(Settings::default(), 1.0), service, get()).await;
         assert_eq!(
-            attempts,
-            Attempts {
-                sent: 1,
-                stop: stopped(StopReason::InvalidRetryAfter)
-            },
+            retried,
+            record(1, Duration::ZERO, Some(StopReason::InvalidRetryAfter)),
             "{fields:?}"
         );
-        assert_eq!(seen.count(), 1);
+        assert_eq!(rig.count(), 1);
     }
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_retry_after_over_the_cap_is_not_waited_for() {
-    // Issue 5, scenario 9: an hour is over the 30 s cap, and is not clipped to it.
-    let seen = Arc::new(Seen::default());
-    let service = backend(&seen, Duration::ZERO, |_| answer(503, &["3600"]));
-    let start = Instant::now();
-    let (_, attempts) = send(HttpRetry::default(), service, get()).await;
+#[tokio::test]
+async fn a_retry_after_that_is_not_utf8_is_invalid() {
+    // RFC 9110 §5.5 allows obs-text bytes in a field value; none can be a delay.
+    let rig = Rig::new();
+    let service = rig.backend(Duration::ZERO, |_| {
+        let mut response = answer(503, &[]);
+        let value = HeaderValue::from_bytes(b"\xff5").unwrap();
+        response.headers_mut().insert("retry-after", value);
+        response
+    });
+    let (_, retried) = send(rig.layer(Settings::default(), 1.0), service, get()).await;
     assert_eq!(
-        attempts,
-        Attempts {
-            sent: 1,
-            stop: stopped(StopReason::ServerDelayExceedsCap)
-        }
+        retried.stop,
+        Some(Stop::Decided(StopReason::InvalidRetryAfter))
     );
-    assert_eq!(start.elapsed(), Duration::ZERO);
+    assert_eq!(rig.count(), 1);
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
+async fn a_retry_after_over_the_cap_is_not_waited_for() {
+    // An hour is over the 30 s cap, and is not clipped to it.
+    let rig = Rig::new();
+    let service = rig.backend(Duration::ZERO, |_| answer(503, &["3600"]));
+    let (_, retried) = send(rig.layer(Settings::default(), 1.0), service, get()).await;
+    assert_eq!(
+        retried,
+        record(1, Duration::ZERO, Some(StopReason::ServerDelayExceedsCap))
+    );
+    assert_eq!(rig.clock.now(), Duration::ZERO);
+}
+
+#[tokio::test]
 async fn a_draining_budget_stops_retries_while_first_attempts_continue() {
     // gRPC A6: each failure takes a token and retries stop at half of max_tokens. The first
     // call fails four times (10 → 6 tokens) and runs out of attempts; the next two are sent
     // once each, and their retries are throttled (5, then 4 tokens).
-    let seen = Arc::new(Seen::default());
-    let service = backend(&seen, Duration::ZERO, |_| answer(503, &[]));
+    let rig = Rig::new();
+    let service = rig.backend(Duration::ZERO, |_| answer(503, &[]));
     let budget = Arc::new(Mutex::new(Budget::new(10, 0.1)));
-    let policy = HttpRetry::default()
-        .with_dice(fixed(1.0))
-        .with_budget(Arc::clone(&budget));
-    let client = ServiceBuilder::new().retry(policy).service(service);
+    let client = rig
+        .layer(Settings::default(), 1.0)
+        .with_budget(Arc::clone(&budget))
+        .layer(service);
 
     let mut stops = Vec::new();
     for _ in 0..3 {
         let response = client.clone().oneshot(get()).await.unwrap();
-        let attempts = *response.extensions().get::<Attempts>().unwrap();
-        stops.push((attempts.sent, attempts.stop));
+        let retried = *response.extensions().get::<Retried>().unwrap();
+        stops.push((retried.attempts, retried.stop));
     }
+    let exhausted = Some(Stop::Decided(StopReason::AttemptsExhausted));
     assert_eq!(
         stops,
         [
-            (4, stopped(StopReason::AttemptsExhausted)),
-            (1, Some(RetryStop::Throttled)),
-            (1, Some(RetryStop::Throttled)),
+            (4, exhausted),
+            (1, Some(Stop::Throttled)),
+            (1, Some(Stop::Throttled))
         ]
     );
-    assert_eq!(seen.count(), 6);
+    assert_eq!(rig.count(), 6);
     assert_eq!(budget.lock().unwrap().tokens(), 4.0);
 }
 
-#[tokio::test(start_paused = true)]
+#[tokio::test]
 async fn each_call_counts_and_times_its_own_attempts() {
-    // tower's Retry clones the policy per call: a later call starts with no retries made and
-    // its own clock, however long ago and however badly the previous one ended.
-    let calls = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&calls);
-    let service = service_fn(move |_: Request<String>| {
-        let n = counter.fetch_add(1, Ordering::Relaxed);
-        // Calls 0 to 3 are the first request's; the second request's first attempt fails too.
-        async move { Ok::<_, &str>(answer(if n < 5 { 503 } else { 200 }, &[])) }
+    // A later call starts with no retries made and its own start, however long ago and
+    // however badly the previous one ended.
+    let rig = Rig::new();
+    // Requests 0 to 3 are the first call's; the second call's first attempt fails too.
+    let service = rig.backend(Duration::ZERO, |n| {
+        answer(if n < 5 { 503 } else { 200 }, &[])
     });
-    let policy = HttpRetry::default().with_dice(fixed(1.0));
-    let client = ServiceBuilder::new().retry(policy).service(service);
+    let client = rig.layer(Settings::default(), 1.0).layer(service);
 
     let first = client.clone().oneshot(get()).await.unwrap();
-    assert_eq!(first.extensions().get::<Attempts>().unwrap().sent, 4);
+    assert_eq!(first.extensions().get::<Retried>().unwrap().attempts, 4);
     // Past the whole 120 s budget, had it kept counting from the first call.
-    tokio::time::advance(Duration::from_secs(200)).await;
+    rig.hand.advance(secs(200));
     let second = client.oneshot(get()).await.unwrap();
     assert_eq!(second.status(), StatusCode::OK);
     assert_eq!(
-        second.extensions().get::<Attempts>(),
-        Some(&Attempts {
-            sent: 2,
-            stop: None
-        })
+        second.extensions().get::<Retried>(),
+        Some(&record(2, ms(200), None))
+    );
+}
+
+#[tokio::test]
+async fn errors_are_final_unless_a_classifier_says_otherwise() {
+    // A backend that fails every attempt with the error it is given.
+    let failing = |error: &'static str| {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&calls);
+        let service = service_fn(move |_: Request<String>| {
+            counter.fetch_add(1, Ordering::Relaxed);
+            async move { Err::<Response<String>, _>(error) }
+        });
+        (service, calls)
+    };
+    let rig = Rig::new();
+
+    // By default an error ends the call at once: a GaveUp holding it.
+    let (service, calls) = failing("connection refused");
+    let err = rig
+        .layer(Settings::default(), 1.0)
+        .layer(service)
+        .oneshot(post(None))
+        .await
+        .unwrap_err();
+    let gave_up = gave_up_in(&err);
+    assert_eq!(
+        gave_up.retried(),
+        record(1, Duration::ZERO, Some(StopReason::NotRetryable))
+    );
+    assert_eq!(
+        gave_up.error().map(ToString::to_string).as_deref(),
+        Some("connection refused")
+    );
+    assert!(!gave_up.timed_out());
+    assert_eq!(calls.load(Ordering::Relaxed), 1);
+
+    let classify = |err: &&'static str| match *err {
+        "connection refused" => Fault::Unsent,
+        "connection reset" => Fault::Sent,
+        _ => Fault::Final,
+    };
+    let settings = Settings {
+        max_retries: 1,
+        ..Settings::default()
+    };
+    // (error, request, attempts, why it stopped)
+    let cases = [
+        // Nothing was sent, so even an unkeyed POST may go again.
+        (
+            "connection refused",
+            post(None),
+            2,
+            StopReason::AttemptsExhausted,
+        ),
+        // A POST that may have arrived may not.
+        ("connection reset", post(None), 1, StopReason::NotReplayable),
+        // A GET may: it is idempotent.
+        ("connection reset", get(), 2, StopReason::AttemptsExhausted),
+        // A keyed POST may: the server deduplicates it.
+        (
+            "connection reset",
+            post(Some("k")),
+            2,
+            StopReason::AttemptsExhausted,
+        ),
+        ("bad uri", get(), 1, StopReason::NotRetryable),
+    ];
+    for (error, request, attempts, reason) in cases {
+        let (service, calls) = failing(error);
+        let layer = rig.layer(settings, 1.0).with_errors(classify);
+        let err = layer.layer(service).oneshot(request).await.unwrap_err();
+        let gave_up = gave_up_in(&err);
+        assert_eq!(gave_up.retried().attempts, attempts, "{error}");
+        assert_eq!(
+            gave_up.retried().stop,
+            Some(Stop::Decided(reason)),
+            "{error}"
+        );
+        assert_eq!(calls.load(Ordering::Relaxed), attempts as usize, "{error}");
+        assert_eq!(gave_up.error().unwrap().to_string(), error);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_budget_is_checked_again_after_waking() {
+    // A wait is a plan: a process that stalls while asleep may wake with too little budget
+    // left for the reserve, and the retry is then not sent. The clock is tokio's plus an
+    // offset that jumps 119 s while the call sleeps its 200 ms. The call ends with what the
+    // last attempt ended with: its 503, kept through the wait, or its error.
+    for fails_with_error in [false, true] {
+        let offset = Arc::new(AtomicU64::new(0));
+        let origin = tokio::time::Instant::now();
+        let read = Arc::clone(&offset);
+        let clock = Clock::from_fn(move || {
+            origin.elapsed() + Duration::from_secs(read.load(Ordering::Relaxed))
+        });
+        let calls = Arc::new(AtomicUsize::new(0));
+        let counter = Arc::clone(&calls);
+        let backend = service_fn(move |_: Request<String>| {
+            counter.fetch_add(1, Ordering::Relaxed);
+            let stall = Arc::clone(&offset);
+            tokio::spawn(async move {
+                tokio::time::sleep(ms(100)).await;
+                stall.store(119, Ordering::Relaxed);
+            });
+            async move {
+                match fails_with_error {
+                    true => Err("connection reset"),
+                    false => Ok(answer(503, &[])),
+                }
+            }
+        });
+        let layer = HttpRetryLayer::default()
+            .with_clock(clock)
+            .with_dice(fixed(1.0))
+            .with_errors(|_: &&str| Fault::Sent);
+        let result = layer.layer(backend).oneshot(get()).await;
+        let exhausted = record(1, ms(200), Some(StopReason::BudgetExhausted));
+        assert_eq!(calls.load(Ordering::Relaxed), 1, "the retry is not sent");
+        match result {
+            Ok(response) => {
+                assert!(!fails_with_error);
+                assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+                assert_eq!(response.extensions().get::<Retried>(), Some(&exhausted));
+            }
+            Err(err) => {
+                assert!(fails_with_error);
+                let gave_up = gave_up_in(&err);
+                assert_eq!(gave_up.retried(), exhausted);
+                assert!(!gave_up.timed_out());
+                assert_eq!(gave_up.error().unwrap().to_string(), "connection reset");
+            }
+        }
+    }
+}
+
+/// A backend that never answers: every attempt hangs until it is cut off.
+fn hangs() -> impl Service<
+    Request<String>,
+    Response = Response<String>,
+    Error = &'static str,
+    Future: Send + 'static,
+> + Clone {
+    service_fn(|_: Request<String>| pending::<Result<Response<String>, &'static str>>())
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_attempt_timeout_retries_and_the_budget_cuts_the_last_attempt() {
+    // A 3 s budget, a 100 ms reserve and 1 s attempts: cut off at 1 s, retried after 200 ms,
+    // cut off at 2.2 s, retried after 400 ms; the third attempt gets the 400 ms left and the
+    // call ends on its budget, never later.
+    let settings = Settings {
+        total_budget: secs(3),
+        request_reserve: ms(100),
+        ..Settings::default()
+    };
+    let layer = HttpRetryLayer::new(settings)
+        .with_dice(fixed(1.0))
+        .with_attempt_timeout(secs(1));
+    let start = tokio::time::Instant::now();
+    let err = layer.layer(hangs()).oneshot(get()).await.unwrap_err();
+    assert_eq!(start.elapsed(), secs(3));
+    let gave_up = gave_up_in(&err);
+    assert!(gave_up.timed_out());
+    assert!(gave_up.error().is_none());
+    assert_eq!(
+        gave_up.retried(),
+        record(3, ms(600), Some(StopReason::BudgetExhausted))
     );
 }
 
 #[tokio::test(start_paused = true)]
-async fn errors_are_final_unless_a_classifier_says_otherwise() {
-    let calls = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&calls);
-    // Refuses the first two connections, then answers.
-    let service = service_fn(move |_: Request<String>| {
-        let n = counter.fetch_add(1, Ordering::Relaxed);
-        async move {
-            if n < 2 {
-                Err("connection refused")
-            } else {
-                Ok(answer(200, &[]))
-            }
-        }
-    });
-
-    let by_default = ServiceBuilder::new()
-        .retry(HttpRetry::default())
-        .service(service.clone());
-    assert_eq!(
-        by_default.oneshot(post(None)).await.unwrap_err(),
-        "connection refused"
-    );
-    assert_eq!(calls.load(Ordering::Relaxed), 1);
-
-    // Nothing was sent, so even an unkeyed POST may go again.
-    let unsent = |err: &&str| {
-        if *err == "connection refused" {
-            Fault::Unsent
-        } else {
-            Fault::Final
-        }
+async fn without_an_attempt_timeout_one_hung_attempt_takes_the_whole_budget() {
+    let settings = Settings {
+        total_budget: secs(3),
+        request_reserve: ms(100),
+        ..Settings::default()
     };
-    let policy = HttpRetry::default()
-        .with_dice(fixed(1.0))
-        .with_errors(unsent);
-    let classified = ServiceBuilder::new().retry(policy).service(service);
-    let start = Instant::now();
-    let response = classified.oneshot(post(None)).await.unwrap();
+    let start = tokio::time::Instant::now();
+    let err = HttpRetryLayer::new(settings)
+        .layer(hangs())
+        .oneshot(get())
+        .await
+        .unwrap_err();
+    assert_eq!(start.elapsed(), secs(3));
     assert_eq!(
-        response.extensions().get::<Attempts>(),
-        Some(&Attempts {
-            sent: 2,
-            stop: None
-        })
+        gave_up_in(&err).retried(),
+        record(1, Duration::ZERO, Some(StopReason::BudgetExhausted))
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_attempt_timeout_is_a_sent_fault_so_a_post_is_not_retried() {
+    let layer = HttpRetryLayer::default()
+        .with_dice(fixed(1.0))
+        .with_attempt_timeout(secs(1));
+    let start = tokio::time::Instant::now();
+    let err = layer.layer(hangs()).oneshot(post(None)).await.unwrap_err();
+    assert_eq!(start.elapsed(), secs(1));
+    let gave_up = gave_up_in(&err);
+    assert!(gave_up.timed_out());
+    assert_eq!(
+        gave_up.retried(),
+        record(1, Duration::ZERO, Some(StopReason::NotReplayable))
+    );
+}
+
+/// A backend that counts its `poll_ready`s and its calls and answers 503 twice, then 200;
+/// its clones are never ready when `clones_stuck`. The retry layer sends each retry on a
+/// clone, as tower's `Retry` does.
+struct Counted {
+    ready: Arc<AtomicUsize>,
+    calls: Arc<AtomicUsize>,
+    stuck: bool,
+    clones_stuck: bool,
+}
+
+impl Counted {
+    fn new(clones_stuck: bool) -> Self {
+        Self {
+            ready: Arc::default(),
+            calls: Arc::default(),
+            stuck: false,
+            clones_stuck,
+        }
+    }
+}
+
+impl Clone for Counted {
+    fn clone(&self) -> Self {
+        Self {
+            ready: Arc::clone(&self.ready),
+            calls: Arc::clone(&self.calls),
+            stuck: self.clones_stuck,
+            clones_stuck: self.clones_stuck,
+        }
+    }
+}
+
+impl Service<Request<String>> for Counted {
+    type Response = Response<String>;
+    type Error = &'static str;
+    type Future = Pin<Box<dyn Future<Output = Result<Response<String>, &'static str>> + Send>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.ready.fetch_add(1, Ordering::Relaxed);
+        if self.stuck {
+            Poll::Pending
+        } else {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    fn call(&mut self, _: Request<String>) -> Self::Future {
+        let n = self.calls.fetch_add(1, Ordering::Relaxed);
+        Box::pin(async move { Ok(answer(if n < 2 { 503 } else { 200 }, &[])) })
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_inner_service_is_made_ready_before_each_retry() {
+    // As tower's `Retry`: the first attempt goes to the service the caller made ready, and
+    // each retry to the call's clone once its `poll_ready` says so.
+    let counted = Counted::new(false);
+    let (ready, calls) = (Arc::clone(&counted.ready), Arc::clone(&counted.calls));
+    let client = HttpRetryLayer::default()
+        .with_dice(fixed(1.0))
+        .layer(counted);
+    let response = client.oneshot(get()).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
     assert_eq!(calls.load(Ordering::Relaxed), 3);
-    assert_eq!(start.elapsed(), ms(200));
+    // One by `oneshot` before the call, one before each of the two retries.
+    assert_eq!(ready.load(Ordering::Relaxed), 3);
+}
+
+#[tokio::test(start_paused = true)]
+async fn waiting_for_readiness_counts_against_the_attempt() {
+    // A retry whose service never becomes ready is cut off by its timeout like one that never
+    // answers: a 503 at 0, a 200 ms wait, the wait for readiness cut off at 1.2 s, a 400 ms
+    // wait, cut off at 2.6 s; the 800 ms wait before a fourth attempt would not leave the
+    // reserve.
+    let counted = Counted::new(true);
+    let calls = Arc::clone(&counted.calls);
+    let settings = Settings {
+        total_budget: secs(3),
+        request_reserve: ms(100),
+        ..Settings::default()
+    };
+    let layer = HttpRetryLayer::new(settings)
+        .with_dice(fixed(1.0))
+        .with_attempt_timeout(secs(1));
+    let start = tokio::time::Instant::now();
+    let err = layer.layer(counted).oneshot(get()).await.unwrap_err();
+    assert_eq!(start.elapsed(), ms(2600));
+    assert_eq!(calls.load(Ordering::Relaxed), 1);
+    let gave_up = gave_up_in(&err);
+    assert!(gave_up.timed_out());
+    assert_eq!(
+        gave_up.retried(),
+        record(3, ms(600), Some(StopReason::BudgetExhausted))
+    );
+}
+
+#[test]
+fn debug_names_the_classifier_and_never_reads_the_clock() {
+    let clock = Clock::from_fn(|| panic!("Debug must not read the clock"));
+    let layer = HttpRetryLayer::default()
+        .with_clock(clock)
+        .with_errors(|_: &&str| Fault::Sent);
+    let text = format!("{layer:?}");
+    assert!(text.contains("attempt_timeout: None"), "{text}");
+    assert!(text.contains("closure"), "{text}");
+    let text = format!("{:?}", HttpRetryLayer::default());
+    assert!(text.contains("FinalErrors"), "{text}");
 }
 
 mod over_http {
-    //! A real axum server on 127.0.0.1 and hyper-util's client, with real (short) waits.
+    //! A real server on 127.0.0.1 and hyper-util's client, with real (short, bounded) waits.
 
     use std::sync::{Arc, Mutex};
     use std::time::{Duration, Instant};
@@ -493,8 +826,10 @@ mod over_http {
     use hyper_util::client::legacy::Client;
     use hyper_util::rt::TokioExecutor;
     use ironward::http_retry::{Settings, StopReason};
-    use ironward_tower::{Attempts, Dice, HttpRetry, RetryStop};
-    use tower::{ServiceBuilder, ServiceExt};
+    use ironward_tower::Dice;
+    use ironward_tower::retry::{GaveUp, HttpRetryLayer, Retried, Stop};
+    use tokio::net::TcpListener;
+    use tower::{Layer, ServiceExt};
 
     use super::common::Server;
 
@@ -548,23 +883,25 @@ mod over_http {
     }
 
     /// A 50 ms base delay and no jitter keep the real waits short and their lower bounds exact.
-    fn policy() -> HttpRetry {
+    fn layer() -> HttpRetryLayer {
         let settings = Settings {
             base_delay: Duration::from_millis(50),
             ..Settings::default()
         };
-        HttpRetry::new(settings).with_dice(Dice::from_fn(|| 1.0))
+        HttpRetryLayer::new(settings)
+            .with_dice(Dice::from_fn(|| 1.0))
+            .with_attempt_timeout(Duration::from_secs(5))
     }
 
-    /// Sends `request` through `Retry` over hyper-util's client, every wait bounded.
-    async fn send(request: Request<Full<Bytes>>) -> (StatusCode, Attempts, Bytes) {
+    /// Sends `request` through the layer over hyper-util's client, every wait bounded.
+    async fn send(request: Request<Full<Bytes>>) -> (StatusCode, Retried, Bytes) {
         let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
-        let retrying = ServiceBuilder::new().retry(policy()).service(client);
+        let retrying = layer().layer(client);
         let response = tokio::time::timeout(Duration::from_secs(10), retrying.oneshot(request))
             .await
             .expect("an answer within 10 s")
             .expect("no transport error");
-        let attempts = *response.extensions().get::<Attempts>().expect("attempts");
+        let retried = *response.extensions().get::<Retried>().expect("a record");
         let status = response.status();
         let body = response
             .into_body()
@@ -572,11 +909,10 @@ mod over_http {
             .await
             .expect("a body")
             .to_bytes();
-        (status, attempts, body)
+        (status, retried, body)
     }
 
-    // Issue 5, scenario 2 over real HTTP: three requests, the second wait at least twice the
-    // first's 50 ms.
+    // Three requests, the second wait at least twice the first's 50 ms.
     #[tokio::test]
     async fn a_flaky_route_is_retried_over_tcp_with_growing_waits() {
         let log = Arc::new(Log::default());
@@ -585,12 +921,13 @@ mod over_http {
             .body(Full::default())
             .unwrap();
 
-        let (status, attempts, _) = send(request).await;
+        let (status, retried, _) = send(request).await;
         assert_eq!(status, StatusCode::OK);
         assert_eq!(
-            attempts,
-            Attempts {
-                sent: 3,
+            retried,
+            Retried {
+                attempts: 3,
+                waited: Duration::from_millis(150),
                 stop: None
             }
         );
@@ -606,7 +943,7 @@ mod over_http {
         );
     }
 
-    // Issue 5, scenarios 3 and 4 over real HTTP: the server counts side effects.
+    // RFC 9110 §9.2.2 over real HTTP: the server counts side effects.
     #[tokio::test]
     async fn only_a_keyed_post_is_replayed_and_the_server_creates_it_once() {
         let log = Arc::new(Log::default());
@@ -614,32 +951,75 @@ mod over_http {
         let order = || Full::new(Bytes::from_static(b"order 7"));
 
         let unkeyed = Request::post(server.url("/orders")).body(order()).unwrap();
-        let (status, attempts, _) = send(unkeyed).await;
+        let (status, retried, _) = send(unkeyed).await;
         assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
-        let not_replayable = Some(RetryStop::Decided(StopReason::NotReplayable));
-        assert_eq!(
-            attempts,
-            Attempts {
-                sent: 1,
-                stop: not_replayable
-            }
-        );
+        assert_eq!(retried.attempts, 1);
+        assert_eq!(retried.stop, Some(Stop::Decided(StopReason::NotReplayable)));
         assert_eq!(log.stamps.lock().unwrap().len(), 1);
 
         let keyed = Request::post(server.url("/orders"))
             .header("idempotency-key", "k-7")
             .body(order())
             .unwrap();
-        let (status, attempts, _) = send(keyed).await;
+        let (status, retried, _) = send(keyed).await;
         assert_eq!(status, StatusCode::CREATED);
-        assert_eq!(
-            attempts,
-            Attempts {
-                sent: 2,
-                stop: None
-            }
-        );
+        assert_eq!(retried.attempts, 2);
+        assert!(retried.is_success());
         assert_eq!(log.stamps.lock().unwrap().len(), 3);
         assert_eq!(*log.orders.lock().unwrap(), ["order 7", "k-7"]);
+    }
+
+    // hyper-util's legacy client sets no timeout on a request: against a server that accepts
+    // the connection and never answers, the attempt timeout and the budget are all that end
+    // the call. Two attempts are cut off at 1 s each, 200 ms apart; the third gets the 400 ms
+    // left of the 3 s budget.
+    #[tokio::test]
+    async fn a_server_that_never_answers_is_given_up_on_within_the_budget() {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let addr = listener.local_addr().expect("local address");
+        let accepted = Arc::new(Mutex::new(Vec::new()));
+        let held = Arc::clone(&accepted);
+        let server = tokio::spawn(async move {
+            while let Ok((socket, _)) = listener.accept().await {
+                held.lock().unwrap().push(socket);
+            }
+        });
+
+        let settings = Settings {
+            total_budget: Duration::from_secs(3),
+            request_reserve: Duration::from_millis(100),
+            ..Settings::default()
+        };
+        let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
+        let retrying = HttpRetryLayer::new(settings)
+            .with_dice(Dice::from_fn(|| 1.0))
+            .with_attempt_timeout(Duration::from_secs(1))
+            .layer(client);
+        let request = Request::get(format!("http://{addr}/never"))
+            .body(Full::default())
+            .unwrap();
+
+        // Spawned, which also shows the call's future is `Send`.
+        let start = Instant::now();
+        let call = tokio::spawn(retrying.oneshot(request));
+        let outcome = tokio::time::timeout(Duration::from_secs(10), call)
+            .await
+            .expect("an end within 10 s")
+            .expect("the call's task");
+        let took = start.elapsed();
+        server.abort();
+
+        let err = outcome.expect_err("no response");
+        let gave_up = err.downcast_ref::<GaveUp>().expect("a GaveUp");
+        assert!(gave_up.timed_out());
+        assert_eq!(
+            gave_up.retried().stop,
+            Some(Stop::Decided(StopReason::BudgetExhausted))
+        );
+        // Two 1 s attempts and a wait at least; the budget, and some slack for a loaded
+        // machine's timers, at most.
+        assert!(took >= Duration::from_secs(2), "{took:?}");
+        assert!(took < Duration::from_millis(3500), "{took:?}");
+        assert!(!accepted.lock().unwrap().is_empty());
     }
 }

@@ -1,0 +1,287 @@
+//! [`HttpRetryLayer`]: the settings and the sources a retrying client reads.
+
+use std::fmt;
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use http::HeaderName;
+use ironward::Budget;
+use ironward::http_retry::Settings;
+use tower_layer::Layer;
+
+use super::{FinalErrors, HttpRetryService};
+use crate::lock::lock;
+use crate::{Clock, Dice};
+
+/// The header by which a client asks the server to deduplicate a request
+/// (IETF draft-ietf-httpapi-idempotency-key-header).
+const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
+
+/// Retries failed HTTP requests by the core's retry engine, [`ironward::http_retry::Run`],
+/// and holds every attempt to what is left of the call's time budget.
+///
+/// The [module docs](super) say what one call does, step by step. The builder methods below
+/// set what the engine is fed; none of them adds a rule.
+///
+/// `F` classifies the inner service's errors ([`with_errors`](Self::with_errors)); the default,
+/// [`FinalErrors`], retries none. `Clone` copies the settings and shares the sources (the
+/// clocks, the dice and the retry budget are behind `Arc`s), so every service made from a
+/// layer and its clones draws from the same dice and throttles on the same budget.
+///
+/// # Default
+///
+/// `HttpRetryLayer::default()` is `HttpRetryLayer::new(Settings::default())`:
+///
+/// | what | value | from |
+/// | --- | --- | --- |
+/// | settings | 3 retries, 200 ms base doubling to a 30 s cap, 120 s budget, 1 s reserve | the MoonBit package `http_retry` ([`Settings`]) |
+/// | monotonic clock | [`Clock::monotonic`]: tokio's, so `tokio::time::pause` drives it | |
+/// | wall clock | [`Clock::unix`], read only for an HTTP-date `Retry-After` | RFC 9110 §10.2.3 |
+/// | dice | [`Dice::random`], one roll per failed attempt, full jitter | |
+/// | retry budget | none | gRPC A6 |
+/// | idempotency header | `Idempotency-Key` | draft-ietf-httpapi-idempotency-key-header |
+/// | attempt timeout | none: each attempt may take what is left of the budget | |
+/// | errors | [`FinalErrors`]: none retried | |
+///
+/// # Examples
+///
+/// A client whose inner service has no timeout of its own: each attempt gets one second, the
+/// whole call three.
+///
+/// ```
+/// use std::time::Duration;
+/// use http::{Request, Response};
+/// use ironward::http_retry::{Settings, Stop, StopReason};
+/// use ironward_tower::Dice;
+/// use ironward_tower::retry::{GaveUp, HttpRetryLayer};
+/// use tower::{BoxError, ServiceBuilder, ServiceExt, service_fn};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let settings = Settings {
+///     total_budget: Duration::from_secs(3),
+///     request_reserve: Duration::from_millis(500),
+///     ..Settings::default()
+/// };
+/// let hangs = service_fn(|_: Request<()>| std::future::pending::<Result<Response<()>, BoxError>>());
+/// let client = ServiceBuilder::new()
+///     .layer(
+///         HttpRetryLayer::new(settings)
+///             .with_attempt_timeout(Duration::from_secs(1))
+///             .with_dice(Dice::from_fn(|| 1.0)),
+///     )
+///     .service(hangs);
+///
+/// // Two attempts cut off at one second each, 200 ms apart; the 400 ms wait before a third
+/// // would not leave the reserve.
+/// let start = tokio::time::Instant::now();
+/// let err = client.oneshot(Request::new(())).await.unwrap_err();
+/// assert_eq!(start.elapsed(), Duration::from_millis(2200));
+/// let gave_up = err.downcast_ref::<GaveUp>().unwrap();
+/// assert!(gave_up.timed_out());
+/// assert_eq!(gave_up.retried().attempts, 2);
+/// assert_eq!(gave_up.retried().stop, Some(Stop::Decided(StopReason::BudgetExhausted)));
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct HttpRetryLayer<F = FinalErrors> {
+    config: Config<F>,
+}
+
+/// What every call of a service reads, shared by the service's clones and its futures.
+#[derive(Clone)]
+pub(super) struct Config<F> {
+    pub(super) settings: Settings,
+    pub(super) clock: Clock,
+    pub(super) wall: Clock,
+    pub(super) dice: Dice,
+    pub(super) budget: Option<Arc<Mutex<Budget>>>,
+    pub(super) idempotency: Option<HeaderName>,
+    pub(super) attempt_timeout: Option<Duration>,
+    pub(super) errors: F,
+}
+
+impl<F> Config<F> {
+    /// The retry budget, locked for one decision of the run; never held across an await.
+    pub(super) fn budget(&self) -> Option<MutexGuard<'_, Budget>> {
+        self.budget.as_deref().map(lock)
+    }
+}
+
+impl HttpRetryLayer {
+    /// Retries by `settings`, with the defaults for everything else (see [Default](#default)).
+    pub fn new(settings: Settings) -> Self {
+        Self {
+            config: Config {
+                settings,
+                clock: Clock::monotonic(),
+                wall: Clock::unix(),
+                dice: Dice::random(),
+                budget: None,
+                idempotency: Some(IDEMPOTENCY_KEY),
+                attempt_timeout: None,
+                errors: FinalErrors,
+            },
+        }
+    }
+}
+
+impl Default for HttpRetryLayer {
+    fn default() -> Self {
+        Self::new(Settings::default())
+    }
+}
+
+impl<F> HttpRetryLayer<F> {
+    /// The monotonic clock the call's budget is measured on, and the waits slept on (by
+    /// default [`Clock::monotonic`]).
+    ///
+    /// On a [`Clock::manual`] clock a wait moves the clock forward instead of sleeping, so a
+    /// test runs its waits exactly and at once. The attempt timeouts are tokio timers
+    /// whatever the clock: `tokio::time::pause` drives those.
+    pub fn with_clock(mut self, clock: Clock) -> Self {
+        self.config.clock = clock;
+        self
+    }
+
+    /// The wall clock, read as time since the Unix epoch only to turn an HTTP-date
+    /// `Retry-After` into a delay (by default [`Clock::unix`]). Skew between client and server
+    /// shifts that delay.
+    pub fn with_wall_clock(mut self, wall: Clock) -> Self {
+        self.config.wall = wall;
+        self
+    }
+
+    /// The dice rolled once for each failed attempt, for that retry's full jitter (by default
+    /// [`Dice::random`]). `Dice::from_fn(|| 1.0)` is no jitter.
+    pub fn with_dice(mut self, dice: Dice) -> Self {
+        self.config.dice = dice;
+        self
+    }
+
+    /// A retry budget shared with other clients (gRPC A6 retry throttling): every attempt is
+    /// reported to it, and a retry is taken only while [`Budget::can_retry`]. First attempts
+    /// are never held back. The lock is held for one decision, never across an await.
+    pub fn with_budget(mut self, budget: Arc<Mutex<Budget>>) -> Self {
+        self.config.budget = Some(budget);
+        self
+    }
+
+    /// The header whose value vouches that the server deduplicates the request, which lets a
+    /// method that is not idempotent (a `POST`) be retried after it may have been delivered
+    /// (by default `Idempotency-Key`; `None` trusts no header).
+    ///
+    /// The rule is the core's [`vouches`](ironward::http_retry::vouches): a value that is
+    /// empty, or only spaces and tabs, names no operation and vouches for nothing.
+    pub fn with_idempotency_header(mut self, header: Option<HeaderName>) -> Self {
+        self.config.idempotency = header;
+        self
+    }
+
+    /// The most one attempt may take, shorter than what is left of the budget (by default
+    /// none; zero is none, as for [`DeadlineLayer`](crate::DeadlineLayer)).
+    ///
+    /// An attempt cut short by it may have reached the server, so it is retried only when the
+    /// request is replay-safe, like a connection reset. Set it when the inner client has no
+    /// timeout of its own: otherwise one attempt that hangs takes the whole budget.
+    pub fn with_attempt_timeout(mut self, timeout: Duration) -> Self {
+        self.config.attempt_timeout = (!timeout.is_zero()).then_some(timeout);
+        self
+    }
+
+    /// Says which errors of the inner service are retried: `classifier` answers a
+    /// [`Fault`](super::Fault) for each (by default [`FinalErrors`]: none).
+    ///
+    /// [`Fault::Unsent`](super::Fault::Unsent) (nothing reached the server) is retried for any
+    /// method, [`Fault::Sent`](super::Fault::Sent) only when replay-safe,
+    /// [`Fault::Final`](super::Fault::Final) never; a retried error is decided as a `503`
+    /// without `Retry-After`. Which errors left a request unsent only the client knows:
+    /// hyper-util's `Error::is_connect`, reqwest's `Error::is_connect`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use http::Request;
+    /// use hyper_util::client::legacy::{Client, Error};
+    /// use hyper_util::rt::TokioExecutor;
+    /// use ironward::http_retry::{Settings, Stop, StopReason};
+    /// use ironward_tower::retry::{Fault, GaveUp, HttpRetryLayer};
+    /// use tower::{ServiceBuilder, ServiceExt};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let classify = |err: &Error| if err.is_connect() { Fault::Unsent } else { Fault::Sent };
+    /// let settings = Settings { base_delay: Duration::from_millis(1), ..Settings::default() };
+    /// let client = ServiceBuilder::new()
+    ///     .layer(HttpRetryLayer::new(settings).with_errors(classify))
+    ///     .service(Client::builder(TokioExecutor::new()).build_http::<String>());
+    ///
+    /// // Nothing listens on a port just released: every attempt is refused before anything is
+    /// // sent, so even a POST is retried, until the retries run out.
+    /// let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    /// let request = Request::post(format!("http://{free}/orders")).body(String::new()).unwrap();
+    /// let err = client.oneshot(request).await.unwrap_err();
+    /// let gave_up = err.downcast_ref::<GaveUp>().unwrap();
+    /// assert_eq!(gave_up.retried().attempts, 4);
+    /// assert_eq!(gave_up.retried().stop, Some(Stop::Decided(StopReason::AttemptsExhausted)));
+    /// let last = gave_up.error().and_then(|err| err.downcast_ref::<Error>());
+    /// assert!(last.is_some_and(Error::is_connect));
+    /// # }
+    /// ```
+    pub fn with_errors<G>(self, classifier: G) -> HttpRetryLayer<G> {
+        let Config {
+            settings,
+            clock,
+            wall,
+            dice,
+            budget,
+            idempotency,
+            attempt_timeout,
+            errors: _,
+        } = self.config;
+        HttpRetryLayer {
+            config: Config {
+                settings,
+                clock,
+                wall,
+                dice,
+                budget,
+                idempotency,
+                attempt_timeout,
+                errors: classifier,
+            },
+        }
+    }
+}
+
+impl<S, F: Clone> Layer<S> for HttpRetryLayer<F> {
+    type Service = HttpRetryService<S, F>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        HttpRetryService::new(inner, Arc::new(self.config.clone()))
+    }
+}
+
+impl<F> fmt::Debug for HttpRetryLayer<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpRetryLayer")
+            .field("config", &self.config)
+            .finish()
+    }
+}
+
+impl<F> fmt::Debug for Config<F> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Config")
+            .field("settings", &self.settings)
+            .field("clock", &self.clock)
+            .field("wall", &self.wall)
+            .field("dice", &self.dice)
+            .field("budget", &self.budget)
+            .field("idempotency", &self.idempotency)
+            .field("attempt_timeout", &self.attempt_timeout)
+            .field("errors", &std::any::type_name::<F>())
+            .finish()
+    }
+}

@@ -1,16 +1,21 @@
 //! The middleware over real HTTP: the twelve scenarios of the MoonBit package `http_retry`'s
-//! HTTP simulation and its negative control, a retry budget draining under a failing server, a
-//! shared breaker, and transport failures. Each runs against a server on a free 127.0.0.1
+//! HTTP simulation and its negative control, the rows it leaves out (an empty idempotency key,
+//! a `Retry-After` that is not UTF-8, a budget that runs out while waiting), a retry budget
+//! draining under a failing server, a shared breaker, transport failures, and deadlines that
+//! hold against a server that never answers. Each runs against a server on a free 127.0.0.1
 //! port that the test starts and stops, and asserts what the server saw (requests, the gaps
 //! between them, operations performed) as well as what the client got.
 //!
 //! Most scenarios run on a manual clock ([`instant`]): a sleep on it moves it forward at once,
 //! so their waits take no real time and the record's waits are exact. Those that prove a real
 //! wait (the server sees the gap) use tokio's clock with short waits (a 20 ms base delay
-//! unless a scenario needs more; scenario 1 waits 1 s, scenario 10 up to 2 s). Lower bounds on gaps are asserted only where the protocol guarantees them
+//! unless a scenario needs more; scenario 1 waits 1 s, scenario 10 up to 2 s, the deadline
+//! scenarios 3 s). Lower bounds on gaps are asserted only where the protocol guarantees them
 //! (the client sleeps at least the decided wait after the server answered); upper bounds are
 //! generous, for a loaded 2-core machine. Every scenario is bounded by [`bounded`].
 
+#[path = "scenarios/deadlines.rs"]
+mod deadlines;
 #[path = "scenarios/guards.rs"]
 mod guards;
 #[path = "scenarios/responses.rs"]

@@ -1,5 +1,5 @@
 //! The twelve scenarios of the MoonBit package `http_retry`'s HTTP simulation and its negative
-//! control, in its order.
+//! control, in its order, then the rows it leaves out.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use futures_util::stream;
 use ironward::http_retry::{Settings, StopReason};
-use ironward_reqwest::{Retried, Stop};
+use ironward_reqwest::{Clock, Retried, Stop};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
@@ -407,6 +407,184 @@ async fn a_forced_replay_without_deduplication_duplicates_the_operation() {
             2,
             "the duplicate the other scenarios rule out"
         );
+    })
+    .await;
+}
+
+// An empty `Idempotency-Key` names no operation, so the server cannot deduplicate by it: it
+// does not make a POST replay-safe (the core's `vouches`). One request, `NotReplayable`.
+#[tokio::test]
+async fn an_empty_idempotency_key_does_not_vouch_for_a_post() {
+    bounded(async {
+        let server = Server::deduplicating(vec![Reply::status(503), Reply::status(201)]).await;
+        let response = client(instant(fast()).0)
+            .post(server.url("/payments"))
+            .header("Idempotency-Key", "")
+            .body("one payment")
+            .send()
+            .await
+            .unwrap();
+
+        assert_eq!(response.status(), 503);
+        let record = retried(&response);
+        assert_eq!(
+            (record.attempts, record.stop),
+            (1, stopped(StopReason::NotReplayable))
+        );
+        let hits = server.hits();
+        assert_eq!(hits.len(), 1);
+        assert_eq!(hits[0].key.as_deref(), Some(""), "the empty key was sent");
+        assert_eq!(server.effects(), 1);
+    })
+    .await;
+}
+
+// RFC 9110 §5.5 allows obs-text bytes in a field value, and hyper passes them on; none can be
+// a delay, so a `Retry-After` that is not UTF-8 is malformed, not absent. One request,
+// `InvalidRetryAfter`.
+#[tokio::test]
+async fn a_retry_after_that_is_not_utf8_stops() {
+    bounded(async {
+        let server =
+            Server::start(vec![Reply::retry_after(503, b"\xff1"), Reply::status(200)]).await;
+        let response = client(instant(fast()).0)
+            .get(server.url("/"))
+            .send()
+            .await
+            .unwrap();
+
+        assert_eq!(response.status(), 503);
+        assert_eq!(
+            response.headers()["retry-after"].as_bytes(),
+            b"\xff1",
+            "the client received the raw bytes"
+        );
+        let record = retried(&response);
+        assert_eq!(
+            (record.attempts, record.stop),
+            (1, stopped(StopReason::InvalidRetryAfter))
+        );
+        assert_eq!(server.count(), 1);
+    })
+    .await;
+}
+
+// The budget runs out while waiting: `Retry-After: 1` fits a 5 s budget keeping 1 s (1 s + 1 s
+// < 5 s), but the clock reads 4.01 s on waking (a suspended or overloaded process oversleeps),
+// leaving 0.99 s, no more than the reserve, so the retry is not sent. The clock is scripted by
+// read, as the middleware documents its reads: the call's start, before the first attempt,
+// after it (10 ms), and on waking. The sleep itself is tokio's, a real second.
+#[tokio::test]
+async fn the_budget_running_out_while_waiting_stops_the_retry() {
+    bounded(async {
+        let server = Server::start(vec![Reply::retry_after(503, "1"), Reply::status(200)]).await;
+        let reads = Arc::new(Mutex::new(0u32));
+        let counted = Arc::clone(&reads);
+        let clock = Clock::from_fn(move || {
+            let mut reads = counted.lock().unwrap();
+            *reads += 1;
+            match *reads {
+                1 | 2 => Duration::ZERO,
+                3 => MS(10),
+                _ => MS(4010),
+            }
+        });
+        let settings = Settings {
+            total_budget: Duration::from_secs(5),
+            request_reserve: Duration::from_secs(1),
+            ..fast()
+        };
+        let started = std::time::Instant::now();
+        let response = client(exact(settings).with_clock(clock))
+            .get(server.url("/"))
+            .send()
+            .await
+            .unwrap();
+
+        assert_eq!(response.status(), 503, "the last failed response");
+        assert_eq!(
+            retried(&response),
+            Retried {
+                attempts: 1,
+                waited: Duration::from_secs(1),
+                stop: stopped(StopReason::BudgetExhausted),
+            },
+            "the wait was decided and taken, and the re-check on waking stopped the retry"
+        );
+        assert_eq!(*reads.lock().unwrap(), 4);
+        assert_eq!(server.count(), 1);
+        assert!(started.elapsed() >= Duration::from_secs(1));
+    })
+    .await;
+}
+
+// The budget check is strict (the core's rule 9): with 10 s left and a 1 s reserve, a server
+// that asks for 8 s is waited out, one that asks for 9 s (exactly filling the budget) is not.
+// On a manual clock both are decided at elapsed zero, exactly.
+#[tokio::test]
+async fn a_wait_that_exactly_fills_the_budget_stops() {
+    bounded(async {
+        let settings = Settings {
+            total_budget: Duration::from_secs(10),
+            request_reserve: Duration::from_secs(1),
+            ..fast()
+        };
+        for (asked, attempts, stop, waited) in [
+            ("8", 2, None, Duration::from_secs(8)),
+            ("9", 1, stopped(StopReason::BudgetExhausted), Duration::ZERO),
+        ] {
+            let server =
+                Server::start(vec![Reply::retry_after(503, asked), Reply::status(200)]).await;
+            let (middleware, clock) = instant(settings);
+            let response = client(middleware)
+                .get(server.url("/"))
+                .send()
+                .await
+                .unwrap();
+            assert_eq!(
+                retried(&response),
+                Retried {
+                    attempts,
+                    waited,
+                    stop
+                },
+                "Retry-After: {asked}"
+            );
+            assert_eq!(server.count(), attempts as usize);
+            assert_eq!(
+                clock.now(),
+                waited,
+                "the manual clock moved by the wait alone"
+            );
+        }
+    })
+    .await;
+}
+
+// The middleware's record is the core's, and the manual clock shows the waits were exactly
+// those decided: 20, 40 and 80 ms, with no real time spent.
+#[tokio::test]
+async fn on_a_manual_clock_the_waits_are_exact_and_free() {
+    bounded(async {
+        let server = Server::start(vec![Reply::status(503)]).await;
+        let (middleware, clock) = instant(fast());
+        let started = std::time::Instant::now();
+        let response = client(middleware)
+            .get(server.url("/"))
+            .send()
+            .await
+            .unwrap();
+        let record: ironward::http_retry::Retried = retried(&response);
+        assert_eq!(
+            record,
+            Retried {
+                attempts: 4,
+                waited: MS(140),
+                stop: stopped(StopReason::AttemptsExhausted),
+            }
+        );
+        assert_eq!(clock.now(), MS(140));
+        assert!(started.elapsed() < Duration::from_secs(5));
     })
     .await;
 }

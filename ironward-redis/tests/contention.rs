@@ -1,4 +1,4 @@
-//! No over-admission under contention (issue 6): eight tasks in this process and eight in
+//! No over-admission under contention: eight tasks in this process and eight in
 //! each of two more OS processes take from one key of each limiter, with a quota of 1000,
 //! at once; exactly 1000 are admitted by each, as one atomic script per decision promises.
 //!

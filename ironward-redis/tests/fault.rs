@@ -1,4 +1,4 @@
-//! Failover (issue 6): `redis-server` killed mid-load, then restarted on the same port.
+//! Failover: `redis-server` killed mid-load, then restarted on the same port.
 //!
 //! Eight tasks take from one key of a period limiter (quota 200 an hour, fallback share
 //! 0.5) without pause. The test kills the server once the quota is spent, waits for the

@@ -80,10 +80,7 @@ impl Clock {
     /// Its readings are nanoseconds in a `u64` (about 584 years), saturating there.
     pub fn manual(start: Duration) -> (Self, Hand) {
         let nanos = Arc::new(AtomicU64::new(saturating_nanos(start)));
-        (
-            Self(Source::Manual(Arc::clone(&nanos))),
-            Hand(nanos),
-        )
+        (Self(Source::Manual(Arc::clone(&nanos))), Hand(nanos))
     }
 
     /// A clock that reads whatever `now` returns.

@@ -194,6 +194,17 @@ struct Runs {
 }
 
 impl Runs {
+    /// The runs of a window whose only bucket holding anything is `bucket`.
+    fn of(bucket: &Tally) -> Self {
+        let (succeeded, failed) = (bucket.success > 0, bucket.failure > 0);
+        Self {
+            failing: usize::from(failed && !succeeded),
+            working: usize::from(succeeded && !failed),
+            succeeded: usize::from(succeeded),
+            failed: usize::from(failed),
+        }
+    }
+
     /// `bucket`, the newest, is about to count `outcome`.
     fn count(&mut self, bucket: &Tally, outcome: Outcome) {
         match outcome {
@@ -363,6 +374,72 @@ impl Breaker {
         } else {
             0.0
         }
+    }
+
+    /// Changes the policy in place, keeping the outcomes in the window.
+    ///
+    /// New constants (`k`, `floor`, `protection`, `probe`) take effect on the next call, over
+    /// the same window: nothing recorded is lost, and the probe keeps its clock. While the
+    /// window's buckets stay the same (the same count and width, as [`Window::new`] reads
+    /// `size` and `window`) it is kept exactly as it is, every bucket included, and `now` is
+    /// not read.
+    ///
+    /// A new bucket count or width rebuilds the window at `now`: the new window's first
+    /// bucket opens there, on a grid of its own, and takes every outcome the old window held
+    /// at `now` (its current bucket included), so the two totals the drop is computed from,
+    /// accepts and calls (drops included), are kept exactly. Buckets of one width cannot be
+    /// cut into another's, so what is lost is which bucket each outcome fell in: the failing
+    /// and working runs start again from that one bucket, and the kept outcomes leave the
+    /// window together, one new window after `now`. A `now` earlier than one already seen is
+    /// read as the latest seen, which the breaker then remembers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::{Breaker, Sre, SRE};
+    ///
+    /// let ms = Duration::from_millis;
+    /// let mut breaker = Breaker::new(SRE, ms(0));
+    /// // Two calls in five fail.
+    /// for i in 0..100 {
+    ///     let permit = breaker.allow(ms(i), 0.99).expect("over the ratio");
+    ///     if i % 5 < 3 {
+    ///         breaker.pass(permit, ms(i));
+    ///     } else {
+    ///         breaker.fail(permit, ms(i));
+    ///     }
+    /// }
+    /// // 100 calls, 60 accepted: (100 − 5 − 1.5·60) / 101.
+    /// assert_eq!(breaker.ratio(ms(100)), 5.0 / 101.0);
+    ///
+    /// // A new window keeps the outcomes, so the ratio stands ...
+    /// let wide = Sre { window: Duration::from_secs(60), ..SRE };
+    /// breaker.retune(wide, ms(100));
+    /// assert_eq!(breaker.ratio(ms(100)), 5.0 / 101.0);
+    /// // ... and a larger k weighs the same accepts more: 2·60 covers all 100 calls.
+    /// breaker.retune(Sre { k: 2.0, ..wide }, ms(100));
+    /// assert_eq!(breaker.ratio(ms(100)), 0.0);
+    /// ```
+    pub fn retune(&mut self, sre: Sre, now: Duration) {
+        if !self.window.fits(sre.size, sre.window) {
+            let now = self.clock.advance(now);
+            self.roll(now);
+            let mut kept = Tally::default();
+            self.window.visit(now, true, |tally| {
+                kept.total = kept.total.saturating_add(tally.total);
+                kept.success = kept.success.saturating_add(tally.success);
+                kept.failure = kept.failure.saturating_add(tally.failure);
+                kept.drop = kept.drop.saturating_add(tally.drop);
+            });
+            self.window = Window::new(sre.size, sre.window, Duration::from_nanos(now));
+            *self.window.slot_at(now) = kept;
+            self.accepts = kept.success;
+            self.total = kept.total;
+            self.runs = Runs::of(&kept);
+        }
+        self.sre = sre;
+        self.constants = Constants::read(&sre);
     }
 
     /// The policy this breaker runs, as it was given.
@@ -924,5 +1001,245 @@ mod tests {
         }
         assert!(breaker.ratio(ms(0)) > 0.0);
         assert_eq!(breaker.ratio(Duration::MAX), 0.0);
+    }
+
+    /// Every bucket still in the window at `now`, oldest first.
+    fn buckets(breaker: &Breaker, now: u64) -> std::vec::Vec<Tally> {
+        let mut seen = std::vec::Vec::new();
+        breaker.window.visit(now, true, |tally| seen.push(*tally));
+        seen
+    }
+
+    #[test]
+    fn retuning_the_constants_changes_the_next_ratio_and_keeps_the_window() {
+        let (mut breaker, now) = with_buckets(&[(0, 40, 0), (100, 100, 0)]);
+        let at = Duration::from_nanos(now);
+        let twin = breaker.clone();
+        // 240 calls, 100 accepted: (240 − 5 − 1.5·100) / 241 under the preset.
+        assert_eq!(breaker.ratio(at), 85.0 / 241.0);
+        breaker.retune(Sre { k: 1.75, ..SRE }, at);
+        assert_eq!(breaker.ratio(at), 60.0 / 241.0);
+        assert_eq!(buckets(&breaker, now), buckets(&twin, now));
+        assert_eq!(breaker.history(now), twin.history(now));
+        assert_eq!(
+            (breaker.accepts, breaker.total, breaker.runs),
+            (twin.accepts, twin.total, twin.runs)
+        );
+        // A draw between the two ratios: the old policy refuses it, the new one does not.
+        assert!(twin.clone().allow(at, 0.3).is_none());
+        assert!(breaker.allow(at, 0.3).is_some());
+        assert_eq!(breaker.sre().k, 1.75);
+    }
+
+    #[test]
+    fn retuning_away_and_back_changes_nothing() {
+        let mut breaker = Breaker::new(SRE, ms(0));
+        let mut twin = breaker.clone();
+        let mut walk = crate::walk::Walk::new();
+        for step in 0..5_000u64 {
+            let (now, x) = walk.step();
+            let at = ms(now);
+            if step % 97 == 0 {
+                // Constants only, then the same policy, neither of which reads the clock.
+                breaker.retune(
+                    Sre {
+                        k: 9.0,
+                        probe: Duration::ZERO,
+                        window: SRE.window + Duration::from_nanos(39),
+                        ..SRE
+                    },
+                    at + ms(10_000),
+                );
+                breaker.retune(SRE, at + ms(10_000));
+                breaker.retune(SRE, at + ms(10_000));
+            }
+            let draw = (x >> 11) as f64 / (1u64 << 53) as f64;
+            assert_eq!(breaker.ratio(at), twin.ratio(at), "step {step}");
+            match (breaker.allow(at, draw), twin.allow(at, draw)) {
+                (Some(a), Some(b)) if x & 1 == 0 => {
+                    breaker.fail(a, at);
+                    twin.fail(b, at);
+                }
+                (Some(a), Some(b)) => {
+                    breaker.pass(a, at);
+                    twin.pass(b, at);
+                }
+                (None, None) => {}
+                _ => panic!("the two breakers disagree at step {step}"),
+            }
+        }
+    }
+
+    #[test]
+    fn a_new_window_moves_every_outcome_into_its_first_bucket() {
+        let (mut breaker, now) = with_buckets(&[(10, 0, 0), (0, 0, 4), (0, 30, 0), (0, 20, 0)]);
+        let before = breaker.history(now);
+        assert_eq!((before.accepts, before.total, before.failing), (10, 64, 2));
+        let sre = Sre {
+            size: 10,
+            window: Duration::from_secs(5),
+            ..SRE
+        };
+        breaker.retune(sre, Duration::from_nanos(now));
+        let mut expected = [Tally::default(); 10];
+        expected[9] = Tally {
+            total: 64,
+            success: 10,
+            failure: 50,
+            drop: 4,
+        };
+        assert_eq!(buckets(&breaker, now), expected);
+        // The one bucket holds successes and failures: both runs start again at 0.
+        let after = breaker.history(now);
+        assert_eq!(
+            after,
+            History {
+                accepts: 10,
+                total: 64,
+                working: 0,
+                failing: 0
+            }
+        );
+        assert_eq!(breaker.ratio(Duration::from_nanos(now)), 44.0 / 65.0);
+        // The kept outcomes leave together, one new window after the retune.
+        let gone = now + nanos(Duration::from_secs(5));
+        assert_eq!(breaker.history(gone - 1).total, 64);
+        assert_eq!(breaker.history(gone).total, 0);
+        assert_eq!(breaker.ratio(Duration::from_nanos(gone)), 0.0);
+    }
+
+    #[test]
+    fn a_new_window_keeps_a_failing_run_of_one_bucket() {
+        let (mut breaker, now) = with_buckets(&[(0, 10, 0), (0, 10, 0), (0, 0, 3), (0, 10, 0)]);
+        assert_eq!(breaker.history(now).failing, 3);
+        breaker.retune(Sre { size: 20, ..SRE }, Duration::from_nanos(now));
+        assert_eq!(
+            breaker.runs,
+            Runs {
+                failing: 1,
+                working: 0,
+                succeeded: 0,
+                failed: 1
+            }
+        );
+        assert_eq!(breaker.history(now).failing, 1);
+        let (mut working, now) = with_buckets(&[(5, 0, 0), (5, 0, 2)]);
+        working.retune(Sre { size: 3, ..SRE }, Duration::from_nanos(now));
+        assert_eq!((working.runs.working, working.history(now).working), (1, 1));
+    }
+
+    #[test]
+    fn rebuilding_the_window_reads_a_clock_going_backwards_as_the_latest_seen() {
+        let (mut breaker, now) = with_buckets(&[(0, 100, 0)]);
+        let later = Duration::from_nanos(now) + ms(100);
+        assert!(breaker.allow(later, 0.0).is_none());
+        breaker.retune(Sre { size: 8, ..SRE }, ms(0));
+        assert_eq!(breaker.window.newest().0, nanos(later));
+        assert_eq!(breaker.history(nanos(later)).total, 101);
+        // The new window opened at the latest reading, not at zero.
+        assert_eq!(breaker.history(nanos(later + SRE.window) - 1).total, 101);
+    }
+
+    #[test]
+    fn the_probe_keeps_its_clock_across_a_retune() {
+        let (mut breaker, now) = with_buckets(&[(0, 100, 0)]);
+        let now = Duration::from_nanos(now);
+        assert!(breaker.allow(now, 0.999).is_some(), "sets the probe clock");
+        let sre = Sre {
+            size: 7,
+            window: Duration::from_secs(30),
+            ..SRE
+        };
+        breaker.retune(sre, now + ms(500));
+        assert!(breaker.allow(now + SRE.probe, 0.0).is_none());
+        assert!(
+            breaker
+                .allow(now + SRE.probe + Duration::from_nanos(1), 0.0)
+                .is_some()
+        );
+    }
+
+    #[test]
+    fn hostile_sizes_and_windows_retune_without_panicking() {
+        let (mut breaker, now) = with_buckets(&[(3, 40, 1), (0, 9, 0)]);
+        let at = Duration::from_nanos(now);
+        for (size, window) in [
+            (usize::MAX, Duration::MAX),
+            (0, Duration::ZERO),
+            (1 << 61, Duration::from_nanos(3)),
+            (40, Duration::MAX),
+            (1, Duration::ZERO),
+        ] {
+            breaker.retune(
+                Sre {
+                    size,
+                    window,
+                    ..SRE
+                },
+                at,
+            );
+            assert!(breaker.window.fits(size, window));
+            let history = breaker.history(nanos(at));
+            assert_eq!(
+                (history.accepts, history.total),
+                (3, 53),
+                "{size} {window:?}"
+            );
+            let ratio = breaker.ratio(at);
+            assert!((0.0..=1.0).contains(&ratio));
+        }
+        breaker.retune(SRE, Duration::MAX);
+        assert!(breaker.allow(Duration::MAX, 0.5).is_some());
+    }
+
+    #[test]
+    fn the_kept_totals_and_runs_match_a_scan_across_retunes() {
+        let policies = [
+            SRE,
+            Sre { size: 3, ..SRE },
+            Sre {
+                size: 100,
+                window: Duration::from_secs(3),
+                ..SRE
+            },
+            Sre { k: 1.2, ..SRE },
+            Sre {
+                size: 1,
+                window: Duration::from_millis(700),
+                ..SRE
+            },
+        ];
+        let mut breaker = Breaker::new(SRE, ms(0));
+        let mut walk = crate::walk::Walk::new();
+        for step in 0..20_000u64 {
+            let (now, x) = walk.step();
+            let at = ms(now);
+            if step % 333 == 0 {
+                let sre = policies[(x >> 40) as usize % policies.len()];
+                breaker.retune(sre, at);
+            }
+            let draw = (x >> 11) as f64 / (1u64 << 53) as f64;
+            if let Some(permit) = breaker.allow(at, draw) {
+                match (step / 700) % 3 {
+                    0 => breaker.fail(permit, at),
+                    1 => breaker.pass(permit, at),
+                    _ if x & 1 == 0 => breaker.fail(permit, at),
+                    _ => breaker.pass(permit, at),
+                }
+            }
+            let latest = breaker.clock.get();
+            breaker.roll(latest);
+            let history = breaker.history(latest);
+            assert_eq!(
+                History {
+                    accepts: breaker.accepts,
+                    total: breaker.total,
+                    working: breaker.runs.working,
+                    failing: breaker.runs.failing
+                },
+                history,
+                "step {step}"
+            );
+        }
     }
 }

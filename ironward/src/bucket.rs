@@ -95,13 +95,7 @@ impl Bucket {
     /// assert_eq!(half.next(Duration::from_secs(10), 1.0), Duration::from_millis(250));
     /// ```
     pub fn with_tokens(rate: f64, burst: f64, tokens: f64, now: Duration) -> Self {
-        let rate = if rate.is_finite() && rate > 0.0 {
-            rate
-        } else {
-            0.0
-        };
-        // `max` returns the other operand when one is NaN, so NaN becomes 1 here too.
-        let burst = burst.max(1.0);
+        let (rate, burst) = (read_rate(rate), read_burst(burst));
         // NaN is not at least 0, so it is none too.
         let tokens = if tokens >= 0.0 {
             tokens.min(burst)
@@ -114,6 +108,50 @@ impl Bucket {
             tokens,
             latest: Latest::new(now),
         }
+    }
+
+    /// Changes the rate and the burst in place at `now`, keeping the tokens held.
+    ///
+    /// The tokens are first refilled to `now` under the old rate and burst, then capped at
+    /// the new burst; from `now` on they accrue at the new rate. The bucket then answers
+    /// exactly as [`with_tokens`](Bucket::with_tokens)`(rate, burst, tokens, now)` would,
+    /// `tokens` being what it held at `now`. A larger burst does not fill the bucket: the
+    /// room comes as tokens accrue, so reloading a policy never lets an extra burst through.
+    /// `rate` and `burst` are read as [`new`](Bucket::new) reads them.
+    ///
+    /// A `now` earlier than one already seen is read as the latest seen, and the bucket
+    /// remembers it, as after a [`take`](Bucket::take). Retuning to the rate and burst the
+    /// bucket already has (as read) changes nothing, not even its clock.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Bucket;
+    ///
+    /// let secs = Duration::from_secs;
+    /// let mut bucket = Bucket::new(1.0, 10.0, secs(0));
+    /// assert!(bucket.take(secs(0), 10.0));
+    /// // Four tokens accrue at the old rate, then the rate doubles and the burst grows.
+    /// bucket.retune(2.0, 100.0, secs(4));
+    /// assert_eq!(bucket.tokens(secs(4)), 4.0);
+    /// assert_eq!(bucket.tokens(secs(5)), 6.0);
+    /// // A smaller burst caps what is held.
+    /// bucket.retune(2.0, 3.0, secs(5));
+    /// assert_eq!(bucket.tokens(secs(5)), 3.0);
+    /// ```
+    pub fn retune(&mut self, rate: f64, burst: f64, now: Duration) {
+        let (rate, burst) = (read_rate(rate), read_burst(burst));
+        if rate == self.rate && burst == self.burst {
+            return;
+        }
+        let elapsed = self.elapsed(now);
+        self.latest.advance(now);
+        // Never NaN and at least 0, so the cap is a plain `min`: an infinite hold under an
+        // infinite burst becomes the new burst.
+        self.tokens = self.held(elapsed).min(burst);
+        self.rate = rate;
+        self.burst = burst;
     }
 
     /// Whether `n` tokens are there at `now`, taking them if they are.
@@ -295,6 +333,21 @@ impl Bucket {
         }
         Some(enough)
     }
+}
+
+/// A rate as a bucket reads it: a negative, NaN or infinite one is 0, which never refills.
+fn read_rate(rate: f64) -> f64 {
+    if rate.is_finite() && rate > 0.0 {
+        rate
+    } else {
+        0.0
+    }
+}
+
+/// A burst as a bucket reads it: below 1, or NaN, is 1.
+fn read_burst(burst: f64) -> f64 {
+    // `max` returns the other operand when one is NaN, so NaN becomes 1 here too.
+    burst.max(1.0)
 }
 
 /// Whether `n` is a cost a bucket can charge: finite and not negative.
@@ -593,6 +646,83 @@ mod tests {
             Bucket::new(f64::MAX, 2.0, secs(0)).idle(),
             Duration::from_nanos(1)
         );
+    }
+
+    #[test]
+    fn retuning_refills_at_the_old_rate_up_to_now_then_at_the_new_one() {
+        let mut bucket = Bucket::new(10.0, 5.0, secs(0));
+        assert!(bucket.take(secs(0), 5.0));
+        bucket.retune(1.0, 5.0, ms(200));
+        // Two tokens at ten a second, then one a second.
+        assert_eq!(bucket.tokens(ms(200)), 2.0);
+        assert_eq!(bucket.tokens(ms(1200)), 3.0);
+        assert_eq!(bucket.next(ms(200), 3.0), secs(1));
+        let twin = Bucket::with_tokens(1.0, 5.0, 2.0, ms(200));
+        for at in [ms(200), ms(700), secs(3), secs(60)] {
+            assert_eq!(bucket.tokens(at), twin.tokens(at));
+            assert_eq!(bucket.next(at, 4.5), twin.next(at, 4.5));
+        }
+    }
+
+    #[test]
+    fn retuning_caps_the_tokens_at_the_new_burst_and_never_fills_a_larger_one() {
+        let mut bucket = Bucket::new(1.0, 10.0, secs(0));
+        // Full, and capped at the old burst however long it waited.
+        bucket.retune(1.0, 4.0, secs(100));
+        assert_eq!(bucket.tokens(secs(100)), 4.0);
+        bucket.retune(1.0, 50.0, secs(100));
+        assert_eq!(bucket.tokens(secs(100)), 4.0);
+        assert!(!bucket.take(secs(100), 5.0));
+        assert!(bucket.take(secs(101), 5.0));
+        // An infinite burst held infinite tokens: a finite one caps them.
+        let mut endless = Bucket::new(0.0, f64::INFINITY, secs(0));
+        endless.retune(0.0, 7.0, secs(0));
+        assert_eq!(endless.tokens(secs(0)), 7.0);
+    }
+
+    #[test]
+    fn retuning_reads_the_rate_and_burst_as_new_does() {
+        let mut bucket = Bucket::new(2.0, 3.0, secs(0));
+        for (rate, burst) in [
+            (f64::NAN, f64::NAN),
+            (-1.0, 0.5),
+            (f64::INFINITY, f64::NEG_INFINITY),
+        ] {
+            bucket.retune(rate, burst, secs(1));
+            let fresh = Bucket::new(rate, burst, secs(0));
+            assert_eq!(
+                (bucket.rate(), bucket.burst()),
+                (fresh.rate(), fresh.burst())
+            );
+            assert_eq!((bucket.rate(), bucket.burst()), (0.0, 1.0));
+        }
+        assert_eq!(bucket.tokens(Duration::MAX), 1.0);
+    }
+
+    #[test]
+    fn retuning_reads_a_clock_going_backwards_as_the_latest_seen() {
+        let mut bucket = Bucket::new(1.0, 10.0, secs(10));
+        assert!(bucket.take(secs(10), 10.0));
+        // Read as 10 s: nothing accrued at the old rate, and the clock stays at 10 s.
+        bucket.retune(5.0, 10.0, secs(2));
+        assert_eq!(bucket.tokens(secs(0)), 0.0);
+        assert_eq!(bucket.tokens(secs(11)), 5.0);
+    }
+
+    #[test]
+    fn retuning_to_the_same_policy_changes_nothing() {
+        let mut bucket = Bucket::new(3.0, 2.0, secs(0));
+        assert!(bucket.take(secs(0), 2.0));
+        let twin = bucket.clone();
+        // Not even the clock: a later `now` read before this one still counts from 0 s.
+        bucket.retune(3.0, 2.0, secs(50));
+        assert_eq!(bucket.tokens(ms(100)), twin.tokens(ms(100)));
+        assert_eq!(bucket.next(ms(100), 1.0), twin.next(ms(100), 1.0));
+        // A NaN burst is 1 as read, which is the burst `new` gave `Bucket::new(_, 0.2, _)`.
+        let mut low = Bucket::new(1.0, 0.2, secs(0));
+        let low_twin = low.clone();
+        low.retune(1.0, f64::NAN, secs(9));
+        assert_eq!(low.tokens(secs(1)), low_twin.tokens(secs(1)));
     }
 
     #[test]

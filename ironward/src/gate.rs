@@ -57,7 +57,37 @@ impl Gate {
         self.held = self.held.saturating_sub(1);
     }
 
-    /// How many are inside.
+    /// Changes the limit in place, keeping everyone inside.
+    ///
+    /// Nobody is turned out: a limit lowered below [`held`](Gate::held) admits nobody until
+    /// enough have left to bring the count under it, and a raised one has room at once. The
+    /// limit is read as [`new`](Gate::new) reads it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::Gate;
+    ///
+    /// let mut gate = Gate::new(3);
+    /// assert!((0..3).all(|_| gate.enter()));
+    /// gate.retune(1);
+    /// assert_eq!(gate.held(), 3);
+    /// // Two must leave before the third can make room for anyone.
+    /// gate.leave();
+    /// gate.leave();
+    /// assert!(!gate.enter());
+    /// gate.leave();
+    /// assert!(gate.enter());
+    /// gate.retune(4);
+    /// assert!((0..3).all(|_| gate.enter()));
+    /// assert!(!gate.enter());
+    /// ```
+    pub fn retune(&mut self, limit: u32) {
+        self.limit = limit;
+    }
+
+    /// How many are inside: at most the limit, unless [`retune`](Gate::retune) lowered it
+    /// below the count.
     #[must_use]
     pub fn held(&self) -> u32 {
         self.held
@@ -118,6 +148,35 @@ mod tests {
         assert!(!gate.enter());
         assert_eq!(gate.held(), u32::MAX);
         assert_eq!(gate.limit(), u32::MAX);
+    }
+
+    #[test]
+    fn a_lower_limit_turns_nobody_out_and_admits_nobody_until_enough_leave() {
+        let mut gate = Gate::new(4);
+        assert!((0..4).all(|_| gate.enter()));
+        gate.retune(2);
+        assert_eq!((gate.held(), gate.limit()), (4, 2));
+        assert!(!gate.enter());
+        gate.leave();
+        gate.leave();
+        assert!(!gate.enter(), "two inside is the limit, not under it");
+        gate.leave();
+        assert!(gate.enter());
+        assert!(!gate.enter());
+        gate.retune(0);
+        assert!(!gate.enter());
+        assert_eq!(gate.held(), 2);
+    }
+
+    #[test]
+    fn a_higher_limit_has_room_at_once() {
+        let mut gate = Gate::new(1);
+        assert!(gate.enter());
+        gate.retune(3);
+        assert!(gate.enter());
+        assert!(gate.enter());
+        assert!(!gate.enter());
+        assert_eq!(gate.held(), 3);
     }
 
     #[test]

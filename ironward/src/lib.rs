@@ -43,6 +43,22 @@
 //! assert_eq!(breaker.ratio(now), 0.0);
 //! ```
 //!
+//! # Changing a policy live
+//!
+//! Every piece that keeps state changes its policy in place with `retune`, keeping its
+//! history, so that reloading a configuration neither forgets an outage nor hands out a fresh
+//! allowance. Retuning to the policy a piece already has changes nothing.
+//!
+//! | method | keeps |
+//! | --- | --- |
+//! | [`Breaker::retune`] | the window's outcomes (moved into one bucket when the bucket count or width changes) and the probe's clock |
+//! | [`Shedder::retune`] | the calls in flight, their moving average, the heat, and the windows as far as the bucket width allows |
+//! | [`Bucket::retune`] | the tokens, refilled to `now` at the old rate, capped at the new burst |
+//! | [`Sliding::retune`] | the events inside the window, the newest `quota` of them |
+//! | [`Period::retune`] | the open period's start and its count |
+//! | [`Gate::retune`] | everyone inside: a lower limit admits nobody until enough leave |
+//! | [`Budget::retune`] | the tokens, capped at the new maximum |
+//!
 //! # Edge cases
 //!
 //! No operation panics, for any input. Where an input is out of range it is read as follows:

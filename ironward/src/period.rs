@@ -180,6 +180,65 @@ impl Period {
         }
     }
 
+    /// Changes the quota and the period in place at `now`, keeping the period open at `now`
+    /// and its count.
+    ///
+    /// The period open at `now` keeps its start and every event it has counted, and ends
+    /// at its start plus the new period: a longer period stays open longer, and a shorter
+    /// one may already have ended, the next event then opening a fresh one. On an
+    /// [`aligned`](Period::aligned) counter the open period becomes the one of the new
+    /// length that holds its start, so that periods stay on the multiples of the new period
+    /// (an hourly quota made daily at 12:30 counts the hour's events until midnight). A
+    /// period that had ended by `now` stays ended. Events admitted under the old quota are
+    /// not taken back: a lower quota counts them, so the open period admits only what is
+    /// left of the new quota, and nothing if they already reach it; a higher quota admits
+    /// the difference at once.
+    ///
+    /// `period` is read as [`new`](Period::new) reads it. A `now` earlier than one already
+    /// seen is read as the latest seen, and the counter remembers it, as after a
+    /// [`take`](Period::take). Retuning to the quota and period the counter already has (as
+    /// read) changes nothing, not even its clock.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::{Period, Quota};
+    ///
+    /// let secs = Duration::from_secs;
+    /// let mut limit = Period::new(10, secs(60));
+    /// for _ in 0..4 {
+    ///     assert_eq!(limit.take(secs(5)), Quota::Under);
+    /// }
+    /// // Five a period now: the four already taken count, one is left.
+    /// limit.retune(5, secs(60), secs(20));
+    /// assert_eq!(limit.left(secs(20)), 1);
+    /// assert_eq!(limit.take(secs(20)), Quota::Hit);
+    /// assert_eq!(limit.take(secs(20)), Quota::Over);
+    /// // A two-minute period: the one open since 5 s now ends at 125 s.
+    /// limit.retune(5, secs(120), secs(30));
+    /// assert_eq!(limit.next(secs(30)), secs(95));
+    /// ```
+    pub fn retune(&mut self, quota: u32, period: Duration, now: Duration) {
+        let period = nanos(period).max(1);
+        if quota == self.quota && period == self.period {
+            return;
+        }
+        let t = self.latest.advance(now);
+        self.start = self.open(t).map(|start| {
+            if self.align {
+                start - start % period
+            } else {
+                start
+            }
+        });
+        if self.start.is_none() {
+            self.count = 0;
+        }
+        self.quota = quota;
+        self.period = period;
+    }
+
     /// How many more events the period admits at `now`, without changing anything.
     ///
     /// The whole quota when no period is open at `now`, since the next event opens one.
@@ -439,6 +498,87 @@ mod tests {
             Period::aligned(1, Duration::MAX).idle(),
             Duration::from_nanos(u64::MAX)
         );
+    }
+
+    #[test]
+    fn a_lower_quota_counts_what_the_open_period_already_took() {
+        let mut period = Period::new(5, secs(10));
+        assert_eq!(tally(&mut period, secs(1), 3), [3, 0, 0]);
+        period.retune(2, secs(10), secs(2));
+        assert_eq!(period.left(secs(2)), 0);
+        assert_eq!(period.take(secs(2)), Quota::Over);
+        assert_eq!(period.take(secs(11) - Duration::from_nanos(1)), Quota::Over);
+        // The period opened at 1 s still ends at 11 s.
+        assert_eq!(tally(&mut period, secs(11), 3), [1, 1, 1]);
+    }
+
+    #[test]
+    fn a_higher_quota_admits_the_difference_at_once() {
+        let mut period = Period::new(2, secs(10));
+        assert_eq!(tally(&mut period, secs(0), 3), [1, 1, 1]);
+        // Three events counted, the refused one included, as go-zero counts them.
+        period.retune(5, secs(10), secs(1));
+        assert_eq!(period.left(secs(1)), 2);
+        assert_eq!(tally(&mut period, secs(1), 3), [1, 1, 1]);
+    }
+
+    #[test]
+    fn a_new_period_moves_the_end_of_the_open_one_and_never_reopens_an_ended_one() {
+        let mut period = Period::new(1, secs(10));
+        assert_eq!(period.take(secs(3)), Quota::Hit);
+        period.retune(1, secs(30), secs(5));
+        assert_eq!(period.next(secs(5)), secs(28));
+        assert_eq!(period.take(secs(32)), Quota::Over);
+        // Shortened under the time already spent: the period has ended.
+        period.retune(1, secs(20), secs(32));
+        assert_eq!(period.left(secs(32)), 1);
+        assert_eq!(period.next(secs(32)), Duration::ZERO);
+        // A period that had ended stays ended, however long the new one.
+        let mut ended = Period::new(1, secs(10));
+        assert_eq!(ended.take(secs(0)), Quota::Hit);
+        ended.retune(1, secs(100), secs(50));
+        assert_eq!(ended.take(secs(50)), Quota::Hit);
+        assert_eq!(ended.next(secs(50)), secs(100));
+    }
+
+    #[test]
+    fn an_aligned_period_moves_to_the_new_grid() {
+        let hour = secs(3600);
+        let day = secs(86_400);
+        let mut period = Period::aligned(10, hour);
+        let half_past_noon = secs(12 * 3600 + 1800);
+        assert_eq!(tally(&mut period, half_past_noon, 4), [4, 0, 0]);
+        // Daily from now: the hour's four events count until midnight.
+        period.retune(5, day, half_past_noon);
+        assert_eq!(period.left(half_past_noon), 1);
+        assert_eq!(period.next(half_past_noon), secs(11 * 3600 + 1800));
+        assert_eq!(period.take(day - Duration::from_nanos(1)), Quota::Hit);
+        assert_eq!(period.take(day), Quota::Under);
+        // Hourly again at 06:10: the day's period shrinks to [00:00, 01:00), long ended.
+        let ten_past_six = day + secs(6 * 3600 + 600);
+        period.retune(5, hour, ten_past_six);
+        assert_eq!(period.left(ten_past_six), 5);
+        assert_eq!(period.take(ten_past_six), Quota::Under);
+        assert_eq!(period.next(ten_past_six), secs(50 * 60));
+    }
+
+    #[test]
+    fn retuning_reads_a_clock_going_backwards_as_the_latest_seen() {
+        let mut period = Period::new(1, secs(10));
+        assert_eq!(period.take(secs(100)), Quota::Hit);
+        // Read as 100 s: the period is open, and is kept.
+        period.retune(2, secs(10), secs(0));
+        assert_eq!(period.left(secs(0)), 1);
+        assert_eq!(period.next(secs(0)), secs(10));
+    }
+
+    #[test]
+    fn retuning_to_the_same_policy_changes_nothing() {
+        let mut period = Period::new(2, Duration::ZERO);
+        assert_eq!(period.take(secs(5)), Quota::Under);
+        period.retune(2, Duration::from_nanos(1), secs(9));
+        // The clock did not move to 9 s, so the period opened at 5 s is still open there.
+        assert_eq!(period.take(secs(5)), Quota::Hit);
     }
 
     #[test]

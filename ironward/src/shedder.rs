@@ -6,7 +6,7 @@ use crate::clock::{Latest, nanos};
 use crate::constant::constant;
 use crate::extremes::Extremes;
 use crate::tally::Total;
-use crate::window::Window;
+use crate::window::{Window, grid};
 
 /// The constants of adaptive load shedding, after go-zero's `core/load/adaptiveshedder.go`.
 ///
@@ -250,6 +250,66 @@ impl Shedder {
         self.average
     }
 
+    /// Changes the policy in place, keeping the calls in flight and what the shedder has
+    /// learnt.
+    ///
+    /// The count in flight, its moving average, and when the CPU was last hot and whether the
+    /// shedder has refused since are all kept; the new `cpu`, `latency`, `beta`, `cool` and
+    /// `floor` apply from the next call (a new `cool` to the time already spent cooling).
+    /// The windows of passes and response times are kept as far as their buckets allow:
+    ///
+    /// - the same bucket count and width (as [`Window::new`] reads `size` and `window`): kept
+    ///   exactly as they are, and `now` is not read;
+    /// - the same width, another count: the buckets stay on their grid and the newest of them
+    ///   are kept, as many as the new count (a larger count adds empty buckets older than
+    ///   them: nothing that had left the window comes back);
+    /// - another width: the windows start empty at `now`. A bucket counts the passes of one
+    ///   width, and the fullest bucket is the shedder's measure of its capacity; cut into
+    ///   narrower buckets or merged into wider ones it would measure traffic nobody saw.
+    ///   Until the first new bucket ends, the shedder assumes `latency` and one pass a
+    ///   bucket, as a new shedder does.
+    ///
+    /// When the windows change, a `now` earlier than one already seen is read as the latest
+    /// seen, which the shedder then remembers.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::{Shed, SHED, Shedder};
+    ///
+    /// let ms = Duration::from_millis;
+    /// let mut shedder = Shedder::new(SHED, ms(0));
+    /// let first = shedder.allow(ms(0), 500).expect("idle");
+    /// let second = shedder.allow(ms(0), 500).expect("idle");
+    /// shedder.pass(first, ms(20));
+    /// let average = shedder.average();
+    ///
+    /// // Overloaded from 400 ‰ on, over a window twice as long: the call in flight stays.
+    /// let strict = Shed { cpu: 400, window: Duration::from_secs(10), ..SHED };
+    /// shedder.retune(strict, ms(30));
+    /// assert_eq!((shedder.flying(), shedder.average()), (1, average));
+    /// assert_eq!(shedder.shed().cpu, 400);
+    /// shedder.pass(second, ms(40));
+    /// assert_eq!(shedder.flying(), 0);
+    /// ```
+    pub fn retune(&mut self, shed: Shed, now: Duration) {
+        if !self.window.fits(shed.size, shed.window) {
+            let now = self.clock.advance(now);
+            let (_, width) = grid(shed.size, shed.window);
+            if width == self.window.width_nanos() {
+                self.window.resize(shed.size, now);
+                self.extremes = taken_in(&self.window);
+            } else {
+                self.window = Window::new(shed.size, shed.window, Duration::from_nanos(now));
+                self.extremes = Extremes::new(self.window.size(), width);
+            }
+        }
+        self.shed = shed;
+        self.beta = constant(shed.beta, 0.0, 1.0, 1.0);
+        self.floor = constant(shed.floor, 0.0, 1.0, 1.0);
+    }
+
     /// The policy this shedder runs, as it was given.
     #[must_use]
     pub fn shed(&self) -> &Shed {
@@ -341,6 +401,29 @@ impl Shedder {
         let factor = f64::from(1000 - cpu) / f64::from(1000 - threshold);
         factor.max(self.floor).min(1.0)
     }
+}
+
+/// The extremes of `window`'s complete buckets, taken in oldest first as if each had been
+/// taken in when it ended. The newest bucket is left for [`Shedder::roll`] to take in once it
+/// ends, as it would be without a retune.
+fn taken_in(window: &Window<Total>) -> Extremes {
+    let mut extremes = Extremes::new(window.size(), window.width_nanos());
+    let (newest, _) = window.newest();
+    let width = window.width_nanos();
+    let mut back = window.size();
+    // Read at the newest bucket's start, every bucket of the window is visited.
+    window.visit(newest, true, |bucket| {
+        back -= 1;
+        // A bucket that would start before the clock's zero was never written: only the
+        // buckets holding passes need taking in, and each started at a reading.
+        let start = (back as u64)
+            .checked_mul(width)
+            .and_then(|span| newest.checked_sub(span));
+        if let Some(start) = start.filter(|_| back > 0 && bucket.count > 0) {
+            extremes.advance(start + width, start, bucket);
+        }
+    });
+    extremes
 }
 
 #[cfg(test)]
@@ -633,5 +716,228 @@ mod tests {
                 b.capacity(nanos(ms(200)), 1000)
             );
         }
+    }
+
+    /// Every bucket still in the window at `now`, the current one included, oldest first.
+    fn buckets(shedder: &Shedder, now: u64) -> alloc::vec::Vec<Total> {
+        let mut seen = alloc::vec::Vec::new();
+        shedder.window.visit(now, true, |bucket| seen.push(*bucket));
+        seen
+    }
+
+    /// Passes `count` calls started at `start` at `at`, each taking `at − start`.
+    fn passes(shedder: &mut Shedder, start: u64, at: u64, count: usize) {
+        let tickets: alloc::vec::Vec<_> = (0..count)
+            .map(|_| shedder.allow(ms(start), 0).expect("a cool CPU"))
+            .collect();
+        for ticket in tickets {
+            shedder.pass(ticket, ms(at));
+        }
+    }
+
+    #[test]
+    fn retuning_the_constants_keeps_the_flight_the_heat_and_the_windows() {
+        let (mut shedder, _open) = loaded(SHED, 200);
+        assert!(shedder.allow(ms(200), 950).is_none(), "hot and full");
+        let twin = shedder.clone();
+        shedder.retune(Shed { cpu: 960, ..SHED }, ms(300));
+        assert_eq!(shedder.flying(), twin.flying());
+        assert_eq!(shedder.average(), twin.average());
+        assert_eq!((shedder.hot, shedder.dropped), (twin.hot, twin.dropped));
+        assert_eq!(
+            shedder.clock, twin.clock,
+            "the windows stay: no clock is read"
+        );
+        let now = nanos(ms(300));
+        assert_eq!(buckets(&shedder, now), buckets(&twin, now));
+        assert_eq!(shedder.scan(now), twin.scan(now));
+        // 950 ‰ is under the new threshold, but the shedder refused 100 ms ago: still hot.
+        assert!(shedder.clone().allow(ms(300), 950).is_none());
+        // A shorter cooling time applies to the time already spent cooling.
+        shedder.retune(
+            Shed {
+                cpu: 960,
+                cool: ms(100),
+                ..SHED
+            },
+            ms(300),
+        );
+        assert!(shedder.allow(ms(300), 950).is_some());
+    }
+
+    #[test]
+    fn a_new_count_of_the_same_width_keeps_the_newest_buckets() {
+        let mut shedder = Shedder::new(SHED, ms(0));
+        passes(&mut shedder, 0, 50, 5); // bucket [0, 100): 5 passes of 50 ms
+        passes(&mut shedder, 130, 150, 3); // [100, 200): 3 of 20 ms
+        passes(&mut shedder, 200, 290, 8); // [200, 300): 8 of 90 ms
+        passes(&mut shedder, 300, 310, 1); // [300, 400), still current at 350 ms
+        let now = nanos(ms(350));
+        assert_eq!(shedder.scan(now), (8, 20e6));
+        // Two buckets of 100 ms: the current one and [200, 300).
+        let fewer = Shed {
+            size: 2,
+            window: ms(200),
+            ..SHED
+        };
+        shedder.retune(fewer, ms(350));
+        assert_eq!(
+            buckets(&shedder, now),
+            [
+                Total {
+                    sum: 8 * 90_000_000,
+                    count: 8
+                },
+                Total {
+                    sum: 10_000_000,
+                    count: 1
+                }
+            ]
+        );
+        assert_eq!(shedder.scan(now), (8, 90e6));
+        // The kept extremes agree with the scan (`capacity` asserts it): 8 · 90 / 100.
+        assert_eq!(shedder.capacity(now, 0), 7.2);
+        // Back to fifty: the buckets that left do not come back.
+        shedder.retune(SHED, ms(350));
+        assert_eq!(buckets(&shedder, now).len(), 50);
+        assert_eq!(shedder.scan(now), (8, 90e6));
+        // At 400 ms the current bucket ends and counts: the fastest is 10 ms now, and
+        // 8 · 10 / 100 is raised to 1.
+        assert_eq!(shedder.scan(nanos(ms(400))), (8, 10e6));
+        assert_eq!(shedder.capacity(nanos(ms(400)), 0), 1.0);
+    }
+
+    #[test]
+    fn a_new_width_starts_the_windows_afresh_and_keeps_the_flight() {
+        let mut shedder = Shedder::new(SHED, ms(0));
+        passes(&mut shedder, 0, 50, 5);
+        let open = shedder.allow(ms(60), 0).expect("a cool CPU");
+        let average = shedder.average();
+        shedder.retune(
+            Shed {
+                window: Duration::from_secs(10),
+                ..SHED
+            },
+            ms(150),
+        );
+        assert_eq!((shedder.flying(), shedder.average()), (1, average));
+        assert_eq!(shedder.window.width(), ms(200));
+        assert_eq!(shedder.window.newest().0, nanos(ms(150)));
+        // As a new shedder assumes: one pass a bucket, the assumed latency.
+        let now = nanos(ms(150));
+        assert_eq!(shedder.scan(now), (1, 1e9));
+        assert_eq!(shedder.capacity(now, 0), 5.0);
+        shedder.pass(open, ms(200));
+        // The call that started before the retune counts with its whole response time.
+        assert_eq!(shedder.scan(nanos(ms(350))), (1, 140e6));
+        assert_eq!(shedder.capacity(nanos(ms(350)), 0), 1.0);
+    }
+
+    #[test]
+    fn rebuilding_the_windows_reads_a_clock_going_backwards_as_the_latest_seen() {
+        let mut shedder = Shedder::new(SHED, ms(0));
+        passes(&mut shedder, 400, 420, 2);
+        shedder.retune(
+            Shed {
+                size: 10,
+                window: ms(1000),
+                ..SHED
+            },
+            ms(100),
+        );
+        // Read as 420 ms: the bucket of 400 ms is the current one, kept.
+        assert_eq!(shedder.window.newest().0, nanos(ms(400)));
+        assert_eq!(buckets(&shedder, nanos(ms(420)))[9].count, 2);
+        shedder.retune(SHED, ms(0));
+        assert_eq!(shedder.clock.get(), nanos(ms(420)));
+    }
+
+    #[test]
+    fn the_kept_extremes_match_a_scan_of_the_window_across_retunes() {
+        let policies = [
+            SHED,
+            Shed { size: 3, ..SHED },
+            Shed {
+                size: 3,
+                window: ms(300),
+                ..SHED
+            },
+            Shed {
+                size: 120,
+                window: ms(12_000),
+                ..SHED
+            },
+            Shed {
+                size: 7,
+                window: ms(1_000),
+                beta: 0.5,
+                ..SHED
+            },
+            Shed {
+                size: 1,
+                window: ms(50),
+                ..SHED
+            },
+        ];
+        let mut shedder = Shedder::new(SHED, ms(0));
+        let mut flying = alloc::collections::VecDeque::new();
+        let mut walk = crate::walk::Walk::new();
+        for step in 0..20_000u64 {
+            let (now, x) = walk.step();
+            let at = ms(now.saturating_sub(x >> 62));
+            if step % 211 == 0 {
+                let before = (shedder.flying(), shedder.average());
+                shedder.retune(policies[(x >> 40) as usize % policies.len()], at);
+                assert_eq!((shedder.flying(), shedder.average()), before);
+            }
+            let cpu = if (step / 500) % 2 == 0 { 950 } else { 300 };
+            if let Some(ticket) = shedder.allow(at, cpu) {
+                flying.push_back(ticket);
+            }
+            for _ in 0..(x >> 61) {
+                match flying.pop_front() {
+                    Some(ticket) if x & 1 == 0 => shedder.pass(ticket, at),
+                    Some(ticket) => shedder.fail(ticket),
+                    None => break,
+                }
+            }
+            let latest = shedder.clock.get();
+            let kept = shedder.capacity(latest, 1000);
+            let (max_pass, min_rt) = shedder.scan(latest);
+            let width = shedder.window.width_nanos() as f64;
+            let scanned = (max_pass as f64 * min_rt / width).max(1.0) * 0.1;
+            assert_eq!(kept, scanned, "step {step}");
+        }
+    }
+
+    #[test]
+    fn hostile_retunes_do_not_panic() {
+        let (mut shedder, open) = loaded(SHED, 20);
+        for (size, window, beta, floor) in [
+            (usize::MAX, Duration::MAX, f64::NAN, f64::NAN),
+            (0, Duration::ZERO, f64::INFINITY, -1.0),
+            (1 << 61, Duration::from_nanos(3), -1.0, 2.0),
+            (50, Duration::MAX, 0.5, 0.5),
+            (1, Duration::ZERO, 0.9, 0.1),
+        ] {
+            let shed = Shed {
+                size,
+                window,
+                beta,
+                floor,
+                cpu: u32::MAX,
+                latency: Duration::MAX,
+                cool: Duration::MAX,
+            };
+            shedder.retune(shed, ms(300));
+            assert!(shedder.window.fits(size, window));
+            assert_eq!(shedder.flying(), 20);
+            let _ = shedder.capacity(nanos(ms(300)), 1000);
+        }
+        shedder.retune(SHED, Duration::MAX);
+        for ticket in open {
+            shedder.pass(ticket, Duration::MAX);
+        }
+        assert_eq!(shedder.flying(), 0);
     }
 }

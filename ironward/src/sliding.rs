@@ -78,6 +78,71 @@ impl Sliding {
         }
     }
 
+    /// Changes the quota and the window in place at `now`, keeping the events the window
+    /// holds.
+    ///
+    /// The events still inside the old window at `now` are kept, with their stamps, and from
+    /// then on each counts until its stamp plus the new window: a longer window holds them
+    /// longer, a shorter one lets them go sooner, and an event that had already left does
+    /// not come back. A lower quota keeps only the newest `quota` of them. That is enough to
+    /// decide exactly: a window holding `quota` events is full whatever older ones it also
+    /// holds, and the newest `quota` are the last to leave, so every answer is the one a log
+    /// of every kept event would give. Events admitted under the old quota are not taken
+    /// back: a window left holding more than the new quota admits nothing until enough have
+    /// left it.
+    ///
+    /// `window` is read as [`new`](Sliding::new) reads it. A `now` earlier than one already
+    /// seen is read as the latest seen, and the log remembers it, as after a
+    /// [`take`](Sliding::take). Retuning to the quota and window the log already has (as
+    /// read) changes nothing, not even its clock. The ring's room follows the new quota as
+    /// [`new`](Sliding::new) sets it: `min(quota, 4096)` stamps reserved, so decisions under a
+    /// raised quota up to 4096 still never allocate, and a lowered quota gives back the room
+    /// it no longer needs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Sliding;
+    ///
+    /// let secs = Duration::from_secs;
+    /// let mut limit = Sliding::new(5, secs(10));
+    /// for t in 0..4 {
+    ///     assert!(limit.take(secs(t)));
+    /// }
+    /// // A quota of 2: the four events inside more than fill it.
+    /// limit.retune(2, secs(10), secs(4));
+    /// assert_eq!(limit.left(secs(4)), 0);
+    /// // The newest two (2 s and 3 s) decide: room again when the 2 s event leaves.
+    /// assert_eq!(limit.next(secs(4)), secs(8));
+    /// assert!(limit.take(secs(12)));
+    ///
+    /// // A longer window keeps the events it holds for longer.
+    /// limit.retune(2, secs(60), secs(12));
+    /// assert_eq!(limit.next(secs(12)), secs(51));
+    /// ```
+    pub fn retune(&mut self, quota: u32, window: Duration, now: Duration) {
+        let window = nanos(window).max(1);
+        if quota == self.quota && window == self.window {
+            return;
+        }
+        let t = self.latest.advance(now);
+        // The stamps that have left the old window go first, so that none comes back inside
+        // a longer one; then all but the newest `quota`.
+        let gone = self.first_inside(t);
+        let excess = (self.stamps.len() - gone).saturating_sub(quota as usize);
+        self.stamps.drain(..gone + excess);
+        self.quota = quota;
+        self.window = window;
+        // Room as `new` reserves it, and none past the quota: memory stays bounded by it.
+        let reserved = quota.min(RESERVED) as usize;
+        if self.stamps.capacity() < reserved {
+            self.stamps.reserve(reserved - self.stamps.len());
+        } else if self.stamps.capacity() > quota as usize {
+            self.stamps.shrink_to(reserved);
+        }
+    }
+
     /// Whether an event at `now` is within the quota, counting it if it is.
     ///
     /// Stamps that have left the window are dropped first.
@@ -383,6 +448,91 @@ mod tests {
             Sliding::new(5, Duration::MAX).idle(),
             Duration::from_nanos(u64::MAX)
         );
+    }
+
+    #[test]
+    fn a_lower_quota_keeps_the_newest_stamps_and_decides_as_if_it_kept_them_all() {
+        let mut limit = Sliding::new(4, secs(10));
+        for t in [0, 2, 4, 6] {
+            assert!(limit.take(secs(t)));
+        }
+        limit.retune(2, secs(10), secs(7));
+        assert_eq!(limit.stamps, [secs(4), secs(6)].map(nanos));
+        // At 11 s a log of all four events holds three (2, 4 and 6 s); under a quota of 2 it
+        // has room once only one is left, when the 4 s event leaves at 14 s.
+        assert_eq!(limit.left(secs(11)), 0);
+        assert_eq!(limit.next(secs(11)), secs(3));
+        assert!(!limit.take(secs(14) - Duration::from_nanos(1)));
+        assert!(limit.take(secs(14)));
+        assert!(!limit.take(secs(14)));
+    }
+
+    #[test]
+    fn a_higher_quota_has_room_at_once_and_keeps_counting_the_stamps() {
+        let mut limit = Sliding::new(2, secs(10));
+        assert!(limit.take(secs(1)));
+        assert!(limit.take(secs(2)));
+        assert!(!limit.take(secs(3)));
+        limit.retune(3, secs(10), secs(3));
+        assert!(limit.take(secs(3)));
+        assert!(!limit.take(secs(4)));
+        assert_eq!(limit.next(secs(4)), secs(7));
+    }
+
+    #[test]
+    fn a_new_window_applies_to_the_kept_stamps_and_never_brings_one_back() {
+        let mut limit = Sliding::new(2, secs(10));
+        assert!(limit.take(secs(0)));
+        assert!(limit.take(secs(8)));
+        // At 12 s the 0 s event has left (though still in the ring): a longer window does
+        // not bring it back.
+        limit.retune(2, secs(60), secs(12));
+        assert_eq!(limit.left(secs(12)), 1);
+        assert_eq!(limit.left(secs(67)), 1);
+        assert_eq!(limit.left(secs(68)), 2);
+        // A shorter window lets the 8 s event go at 9 s.
+        limit.retune(1, secs(1), secs(12));
+        assert_eq!(limit.left(secs(12)), 1);
+        assert!(limit.stamps.len() <= 1);
+    }
+
+    #[test]
+    fn retuning_reads_a_clock_going_backwards_as_the_latest_seen() {
+        let mut limit = Sliding::new(1, secs(10));
+        assert!(limit.take(secs(100)));
+        // Read as 100 s: the event is inside the old window and kept.
+        limit.retune(1, secs(20), secs(0));
+        assert!(!limit.take(secs(110)));
+        assert!(limit.take(secs(120)));
+    }
+
+    #[test]
+    fn retuning_to_the_same_policy_changes_nothing() {
+        let mut limit = Sliding::new(2, Duration::ZERO);
+        assert!(limit.take(secs(5)));
+        limit.retune(2, Duration::from_nanos(1), secs(9));
+        // The clock did not move to 9 s: 5 s is still the latest seen.
+        assert_eq!(limit.latest.get(), nanos(secs(5)));
+        assert_eq!(limit.stamps.len(), 1);
+    }
+
+    #[test]
+    fn retuning_keeps_the_reservation_new_would_make() {
+        let mut limit = Sliding::new(10, secs(1));
+        limit.retune(3000, secs(1), secs(0));
+        assert!(limit.stamps.capacity() >= 3000);
+        let capacity = limit.stamps.capacity();
+        assert!((0..3000).all(|i| limit.take(Duration::from_nanos(i))));
+        assert_eq!(limit.stamps.capacity(), capacity);
+        limit.retune(5, secs(1), ms(1));
+        assert_eq!(limit.stamps.len(), 5);
+        assert!(limit.stamps.capacity() < 3000);
+        limit.retune(u32::MAX, secs(1), ms(1));
+        assert!((4096..8192).contains(&limit.stamps.capacity()));
+        limit.retune(0, secs(1), ms(1));
+        assert!(limit.stamps.is_empty());
+        assert!(!limit.take(ms(1)));
+        assert_eq!(limit.next(ms(1)), Duration::MAX);
     }
 
     #[test]

@@ -92,8 +92,7 @@ impl<B: Default> Window<B> {
     /// assert_eq!(window.width(), Duration::from_secs(1));
     /// ```
     pub fn new(size: usize, window: Duration, now: Duration) -> Self {
-        let size = size.clamp(1, MAX_SIZE);
-        let width = (nanos(window) / size as u64).max(1);
+        let (size, width) = grid(size, window);
         let mut buckets = Vec::with_capacity(size);
         buckets.resize_with(size, B::default);
         Self {
@@ -129,6 +128,26 @@ impl<B: Default> Window<B> {
             self.sweep(since, gone);
         }
         &mut self.buckets[self.head]
+    }
+
+    /// Keeps the newest `size` buckets (read as [`new`](Window::new) reads it) on the same
+    /// grid: the window first moves to `now` as [`slot`](Window::slot) does, clearing the
+    /// buckets that have ended, then drops its oldest buckets, or adds empty ones older than
+    /// them, so that the newest bucket, its start and its width stay as they are.
+    pub(crate) fn resize(&mut self, size: usize, now: u64) {
+        let size = size.clamp(1, MAX_SIZE);
+        self.slot_at(now);
+        let old = self.buckets.len();
+        let keep = old.min(size);
+        let mut buckets = Vec::with_capacity(size);
+        buckets.resize_with(size - keep, B::default);
+        // The `keep` buckets ending at the head, oldest first.
+        for back in (0..keep).rev() {
+            let at = (self.head + old - back) % old;
+            buckets.push(core::mem::take(&mut self.buckets[at]));
+        }
+        self.buckets = buckets;
+        self.head = size - 1;
     }
 
     /// Moves the newest bucket on by the whole widths in `since` (at least one), clearing
@@ -245,6 +264,12 @@ impl<B> Window<B> {
         self.width
     }
 
+    /// Whether [`new`](Window::new) given `size` and `window` would lay out the same buckets
+    /// as this window has: as many, as wide.
+    pub(crate) fn fits(&self, size: usize, window: Duration) -> bool {
+        grid(size, window) == (self.buckets.len(), self.width)
+    }
+
     /// The buckets a gap of `widths` whole widths sweeps past: all of them past `size`.
     fn span(&self, widths: u64) -> usize {
         let size = self.buckets.len();
@@ -266,6 +291,13 @@ impl<B> Window<B> {
     pub fn width(&self) -> Duration {
         Duration::from_nanos(self.width)
     }
+}
+
+/// The bucket count and width, in nanoseconds, of a window of `size` buckets over `window`:
+/// the count held to 1 ..= 65 536, the width at least 1 ns.
+pub(crate) fn grid(size: usize, window: Duration) -> (usize, u64) {
+    let size = size.clamp(1, MAX_SIZE);
+    (size, (nanos(window) / size as u64).max(1))
 }
 
 #[cfg(test)]
@@ -404,6 +436,46 @@ mod tests {
             Window::<u64>::new(MAX_SIZE + 1, ms(1), ms(0)).size(),
             MAX_SIZE
         );
+    }
+
+    #[test]
+    fn resizing_keeps_the_newest_buckets_on_the_same_grid() {
+        let mut w = Window::new(4, ms(40), ms(0));
+        for (at, value) in [(0, 1), (10, 2), (20, 3), (35, 4)] {
+            add(&mut w, ms(at), &[value]);
+        }
+        // Fewer buckets: the oldest go, the newest keeps its start (30 ms) and width.
+        let mut fewer = w.clone();
+        fewer.resize(2, nanos(ms(35)));
+        assert_eq!((fewer.size(), fewer.width()), (2, ms(10)));
+        assert_eq!(sums(&fewer, ms(35), true), [3, 4]);
+        assert_eq!(sums(&fewer, ms(45), true), [4]);
+        add(&mut fewer, ms(41), &[5]);
+        assert_eq!(sums(&fewer, ms(41), true), [4, 5]);
+        // More buckets: empty ones are added before the oldest, and every bucket stays
+        // until the longer window has passed it.
+        let mut more = w.clone();
+        more.resize(6, nanos(ms(35)));
+        assert_eq!(sums(&more, ms(35), true), [0, 0, 1, 2, 3, 4]);
+        assert_eq!(sums(&more, ms(45), true), [0, 1, 2, 3, 4]);
+        // Resizing moves the window to `now` first: at 55 ms the buckets of 0 and 10 are
+        // gone from the four-bucket window, and a larger window does not bring them back.
+        let mut later = w.clone();
+        later.resize(8, nanos(ms(55)));
+        assert_eq!(sums(&later, ms(55), true), [0, 0, 0, 0, 3, 4, 0, 0]);
+    }
+
+    #[test]
+    fn a_window_fits_the_sizes_new_would_read_the_same() {
+        let w = Window::<u64>::new(40, Duration::from_secs(10), ms(0));
+        assert!(w.fits(40, Duration::from_secs(10)));
+        // The same 250 ms buckets, the extra nanosecond lost to the division.
+        assert!(w.fits(40, Duration::from_secs(10) + Duration::from_nanos(1)));
+        assert!(!w.fits(41, Duration::from_secs(10)));
+        assert!(!w.fits(40, Duration::from_secs(20)));
+        let huge = Window::<u64>::new(usize::MAX, Duration::ZERO, ms(0));
+        assert!(huge.fits(MAX_SIZE, Duration::ZERO));
+        assert!(huge.fits(MAX_SIZE + 1, Duration::from_nanos(1)));
     }
 
     #[test]

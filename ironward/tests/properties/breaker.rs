@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 
 use ironward::{Breaker, SRE, Sre, Tally};
 use proptest::prelude::*;
+use proptest::test_runner::TestCaseError;
 
 #[derive(Debug, Clone)]
 enum Op {
@@ -32,6 +33,8 @@ fn op() -> impl Strategy<Value = Op> {
 /// The drop ratio computed from scratch from every outcome ever recorded.
 struct Log {
     sre: Sre,
+    /// Where the window's grid starts: zero, or the latest reading when a retune rebuilt it.
+    origin: u64,
     width: u64,
     latest: u64,
     /// (start of the bucket it landed in, the outcome's effect)
@@ -40,7 +43,51 @@ struct Log {
 
 impl Log {
     fn grid(&self, t: u64) -> u64 {
-        t / self.width * self.width
+        self.origin + (t - self.origin) / self.width * self.width
+    }
+
+    /// The buckets still in the window at `at` (read as the latest seen), by start.
+    fn window(&self, at: u64) -> BTreeMap<u64, Tally> {
+        let at = at.max(self.latest);
+        let size = self.sre.size as u64;
+        let mut buckets: BTreeMap<u64, Tally> = BTreeMap::new();
+        for (start, t) in &self.records {
+            if start + size * self.width > at {
+                let b = buckets.entry(*start).or_default();
+                b.total += t.total;
+                b.success += t.success;
+                b.failure += t.failure;
+                b.drop += t.drop;
+            }
+        }
+        buckets
+    }
+
+    /// Successes and calls in the window at `at`.
+    fn counts(&self, at: u64) -> (u64, u64) {
+        self.window(at)
+            .values()
+            .fold((0, 0), |(a, t), b| (a + b.success, t + b.total))
+    }
+
+    /// What `Breaker::retune` does at `at`: new buckets (`width` wide) move every outcome
+    /// still in the window into one bucket that opens at the latest reading; the same
+    /// buckets are kept as they are.
+    fn retune(&mut self, sre: Sre, width: u64, at: u64) {
+        if (sre.size, width) != (self.sre.size, self.width) {
+            self.latest = self.latest.max(at);
+            let mut kept = Tally::default();
+            for b in self.window(self.latest).values() {
+                kept.total += b.total;
+                kept.success += b.success;
+                kept.failure += b.failure;
+                kept.drop += b.drop;
+            }
+            self.records = vec![(self.latest, kept)];
+            self.origin = self.latest;
+            self.width = width;
+        }
+        self.sre = sre;
     }
 
     fn record(&mut self, at: u64, ok: Option<bool>) {
@@ -70,18 +117,7 @@ impl Log {
     }
 
     fn ratio(&self, at: u64) -> f64 {
-        let at = at.max(self.latest);
-        let size = self.sre.size as u64;
-        let mut buckets: BTreeMap<u64, Tally> = BTreeMap::new();
-        for (start, t) in &self.records {
-            if start + size * self.width > at {
-                let b = buckets.entry(*start).or_default();
-                b.total += t.total;
-                b.success += t.success;
-                b.failure += t.failure;
-                b.drop += t.drop;
-            }
-        }
+        let buckets = self.window(at);
         let (mut accepts, mut total, mut working, mut failing) = (0u64, 0u64, 0usize, 0usize);
         for b in buckets.values() {
             accepts += b.success;
@@ -125,6 +161,59 @@ fn constant(ordinary: f64) -> impl Strategy<Value = f64> {
     ]
 }
 
+/// A policy whose buckets are whole milliseconds: 1 to 11 of them, 100, 250 or 400 ms wide,
+/// with one of a few `k`s and protections. Returns it with its width in nanoseconds.
+fn policy() -> impl Strategy<Value = (Sre, u64)> {
+    (
+        1..12usize,
+        prop::sample::select(vec![100u64, 250, 400]),
+        prop::sample::select(vec![1.1, 1.5, 2.0, 3.0]),
+        prop::sample::select(vec![0.0, 5.0]),
+    )
+        .prop_map(|(size, width, k, protection)| {
+            let sre = Sre {
+                size,
+                window: Duration::from_millis(width) * size as u32,
+                k,
+                protection,
+                ..SRE
+            };
+            (sre, width * 1_000_000)
+        })
+}
+
+/// One call to a breaker and to its log, checking the ratio first and the refusal after.
+fn call(
+    breaker: &mut Breaker,
+    log: &mut Log,
+    (at, roll, done, ok): (u64, f64, u64, bool),
+) -> Result<(), TestCaseError> {
+    let ms = Duration::from_millis;
+    let ratio = breaker.ratio(ms(at));
+    prop_assert_eq!(ratio, log.ratio(at * 1_000_000));
+    match breaker.allow(ms(at), roll) {
+        Some(permit) => {
+            log.latest = log.latest.max(at * 1_000_000);
+            if ok {
+                breaker.pass(permit, ms(done))
+            } else {
+                breaker.fail(permit, ms(done))
+            }
+            log.record(done * 1_000_000, Some(ok));
+        }
+        None => {
+            prop_assert!(
+                roll < ratio,
+                "refused a draw of {} over the ratio {}",
+                roll,
+                ratio
+            );
+            log.record(at * 1_000_000, None);
+        }
+    }
+    Ok(())
+}
+
 proptest! {
     /// The breaker's ratio is the SRE formula over exactly the outcomes of the last window,
     /// a refusal only happens for a draw under the ratio, and a clock that goes backwards
@@ -136,7 +225,7 @@ proptest! {
     ) {
         let sre = Sre { size, window: Duration::from_millis(250) * size as u32, ..SRE };
         let mut breaker = Breaker::new(sre, Duration::ZERO);
-        let mut log = Log { sre, width: 250_000_000, latest: 0, records: Vec::new() };
+        let mut log = Log { sre, origin: 0, width: 250_000_000, latest: 0, records: Vec::new() };
         let ms = Duration::from_millis;
         for op in ops {
             match op {
@@ -198,6 +287,114 @@ proptest! {
                     let draw = if roll > 0.0 { roll } else { 0.0 };
                     prop_assert!(draw < ratio, "refused a draw of {} at a ratio of {}", roll, ratio);
                 }
+            }
+        }
+    }
+
+    /// Retuning to the policy the breaker runs, or to other constants and straight back,
+    /// changes nothing: every later ratio and decision is the un-retuned twin's, a clock
+    /// going backwards included (neither retune reads the clock).
+    #[test]
+    fn retuning_to_the_same_policy_changes_nothing(
+        (sre, _) in policy(),
+        ops in prop::collection::vec((op(), prop::option::weighted(0.2, (0..20_000u64, 0.0..100.0f64))), 1..150),
+    ) {
+        let ms = Duration::from_millis;
+        let mut breaker = Breaker::new(sre, Duration::ZERO);
+        let mut twin = breaker.clone();
+        for (op, retune) in ops {
+            if let Some((at, k)) = retune {
+                breaker.retune(Sre { k, probe: Duration::ZERO, ..sre }, ms(at));
+                breaker.retune(sre, ms(at));
+            }
+            match op {
+                Op::Call { at, roll, done, ok } => {
+                    let (a, b) = (breaker.allow(ms(at), roll), twin.allow(ms(at), roll));
+                    prop_assert_eq!(a.is_some(), b.is_some());
+                    if let (Some(a), Some(b)) = (a, b) {
+                        if ok {
+                            breaker.pass(a, ms(done));
+                            twin.pass(b, ms(done));
+                        } else {
+                            breaker.fail(a, ms(done));
+                            twin.fail(b, ms(done));
+                        }
+                    }
+                }
+                Op::Ratio { at } => prop_assert_eq!(breaker.ratio(ms(at)), twin.ratio(ms(at))),
+            }
+        }
+    }
+
+    /// Through any run of calls and retunes, the ratio is the SRE formula under the policy
+    /// of the moment over the outcomes a log keeps: the same buckets while the bucket count
+    /// and width stay, and every outcome still in the window moved into one bucket opening
+    /// at the retune when they change.
+    #[test]
+    fn a_retuned_breaker_agrees_with_a_log_of_every_outcome(
+        (sre, width) in policy(),
+        ops in prop::collection::vec((op(), prop::option::weighted(0.05, (0..20_000u64, policy()))), 1..150),
+    ) {
+        let ms = Duration::from_millis;
+        let mut breaker = Breaker::new(sre, Duration::ZERO);
+        let mut log = Log { sre, origin: 0, width, latest: 0, records: Vec::new() };
+        for (op, retune) in ops {
+            if let Some((at, (sre, width))) = retune {
+                breaker.retune(sre, ms(at));
+                log.retune(sre, width, at * 1_000_000);
+                prop_assert_eq!(breaker.sre(), &sre);
+            }
+            match op {
+                Op::Call { at, roll, done, ok } => call(&mut breaker, &mut log, (at, roll, done, ok))?,
+                Op::Ratio { at } => prop_assert_eq!(breaker.ratio(ms(at)), log.ratio(at * 1_000_000)),
+            }
+        }
+    }
+
+    /// Under load, a breaker retuned from k = 1.5 to k = 2.0 keeps its window (the log's
+    /// totals still give its ratio, now and on every later call) and changes its ratio on
+    /// the next call: lower wherever anything was accepted, so that a draw between the two
+    /// ratios, refused by an un-retuned twin, is let through.
+    #[test]
+    fn raising_k_under_load_lowers_the_next_ratio_and_keeps_the_window(
+        size in 1..12usize,
+        load in prop::collection::vec(op(), 20..150),
+        at in 0..20_000u64,
+        after in prop::collection::vec(op(), 1..50),
+    ) {
+        let ms = Duration::from_millis;
+        // No probe: the twin's refusal below is the ratio's alone.
+        let sre = Sre { size, window: ms(250) * size as u32, probe: Duration::MAX, ..SRE };
+        let mut breaker = Breaker::new(sre, Duration::ZERO);
+        let mut log = Log { sre, origin: 0, width: 250_000_000, latest: 0, records: Vec::new() };
+        for op in load {
+            if let Op::Call { at, roll, done, ok } = op {
+                call(&mut breaker, &mut log, (at, roll, done, ok))?;
+            }
+        }
+        let twin = breaker.clone();
+        let before = breaker.ratio(ms(at));
+        let (accepts, total) = log.counts(at * 1_000_000);
+        let eager = Sre { k: 2.0, ..sre };
+        breaker.retune(eager, ms(at));
+        log.retune(eager, 250_000_000, at * 1_000_000);
+        prop_assert_eq!(log.counts(at * 1_000_000), (accepts, total), "the window is kept");
+        let ratio = breaker.ratio(ms(at));
+        prop_assert_eq!(ratio, log.ratio(at * 1_000_000));
+        prop_assert!(ratio <= before, "{} rose to {}", before, ratio);
+        if before > 0.0 && accepts > 0 {
+            prop_assert!(ratio < before, "{} with {} accepts of {}", ratio, accepts, total);
+            let draw = (ratio + before) / 2.0;
+            prop_assert!(twin.clone().allow(ms(at), draw).is_none());
+            // Let through and left unsettled: nothing is recorded, but the clock is read.
+            let admitted = breaker.allow(ms(at), draw).is_some();
+            prop_assert!(admitted, "refused {} at a ratio of {}", draw, ratio);
+            log.latest = log.latest.max(at * 1_000_000);
+        }
+        for op in after {
+            match op {
+                Op::Call { at, roll, done, ok } => call(&mut breaker, &mut log, (at, roll, done, ok))?,
+                Op::Ratio { at } => prop_assert_eq!(breaker.ratio(ms(at)), log.ratio(at * 1_000_000)),
             }
         }
     }

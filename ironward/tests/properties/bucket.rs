@@ -198,4 +198,94 @@ proptest! {
             prop_assert!((0.0..=burst).contains(&tokens), "tokens {}", tokens);
         }
     }
+
+    // Retuning to the rate and burst the bucket already has, as it reads them (a NaN burst
+    // and one below 1 are both 1; a NaN rate and a negative one both 0), changes nothing:
+    // every later answer is the un-retuned twin's, a clock going backwards included.
+    #[test]
+    fn retuning_to_the_same_policy_changes_nothing(
+        rate in figure(),
+        burst in figure(),
+        start in 0..1_000_000_000_000_u64,
+        ops in prop::collection::vec((step(2_000_000_000), op(), any::<bool>()), 1..200),
+    ) {
+        let mut clock = Clock::new(start);
+        let mut bucket = Bucket::new(rate, burst, clock.now());
+        let mut twin = bucket.clone();
+        // Another way of writing the same policy, where there is one.
+        let same_rate = if model_rate(rate) == 0.0 { f64::NAN } else { rate };
+        let same_burst = if model_burst(burst) == 1.0 { 0.25 } else { burst };
+        for (step, op, retune) in ops {
+            let now = clock.read(step);
+            if retune {
+                bucket.retune(same_rate, same_burst, now);
+            }
+            match op {
+                Op::Take(n) => prop_assert_eq!(bucket.take(now, n), twin.take(now, n)),
+                Op::Next(n) => prop_assert_eq!(bucket.next(now, n), twin.next(now, n)),
+                Op::Tokens => prop_assert_eq!(bucket.tokens(now), twin.tokens(now)),
+            }
+        }
+    }
+
+    // Retuned at `t` to another policy, a bucket answers from then on exactly as a fresh
+    // bucket of the new policy holding the tokens it held at `t` (capped at the new burst):
+    // a raised rate or burst refuses nothing that bucket would admit, a lowered one admits
+    // nothing it would refuse, and the takes after the retune add up to at most the new
+    // burst plus the new rate over any stretch.
+    #[test]
+    fn a_retuned_bucket_answers_as_a_fresh_one_holding_its_tokens(
+        rate in figure(),
+        burst in figure(),
+        retuned in (figure(), figure()),
+        start in 0..1_000_000_000_000_u64,
+        before in prop::collection::vec((step(2_000_000_000), cost()), 0..50),
+        at in step(2_000_000_000),
+        after in prop::collection::vec((step(2_000_000_000), op()), 1..150),
+    ) {
+        let (new_rate, new_burst) = retuned;
+        prop_assume!(
+            model_rate(new_rate) != model_rate(rate) || model_burst(new_burst) != model_burst(burst)
+        );
+        let mut clock = Clock::new(start);
+        let mut bucket = Bucket::new(rate, burst, clock.now());
+        for (step, n) in before {
+            let now = clock.read(step);
+            clock.change(now);
+            let _ = bucket.take(now, n);
+        }
+        let now = clock.read(at);
+        let held = bucket.tokens(now);
+        let t = Duration::from_nanos(clock.change(now));
+        bucket.retune(new_rate, new_burst, now);
+        let (rate, burst) = (model_rate(new_rate), model_burst(new_burst));
+        prop_assert_eq!((bucket.rate(), bucket.burst()), (rate, burst));
+        prop_assert_eq!(bucket.tokens(now), held.min(burst));
+        let mut fresh = Bucket::with_tokens(new_rate, new_burst, held, t);
+        let mut taken: Vec<(u64, f64)> = Vec::new();
+        for (step, op) in after {
+            let now = clock.read(step);
+            match op {
+                Op::Take(n) => {
+                    let at = clock.change(now);
+                    let answer = bucket.take(now, n);
+                    prop_assert_eq!(answer, fresh.take(now, n));
+                    if answer {
+                        taken.push((at, n));
+                    }
+                }
+                Op::Next(n) => prop_assert_eq!(bucket.next(now, n), fresh.next(now, n)),
+                Op::Tokens => prop_assert_eq!(bucket.tokens(now), fresh.tokens(now)),
+            }
+        }
+        for i in 0..taken.len() {
+            let mut sum = 0.0;
+            for &(at, n) in &taken[i..] {
+                sum += n;
+                let bound = burst + rate * (at - taken[i].0) as f64 / 1e9;
+                // The same slack for float drift as the bound without a retune.
+                prop_assert!(sum <= bound * (1.0 + 1e-9), "took {} against {}", sum, bound);
+            }
+        }
+    }
 }

@@ -28,4 +28,49 @@ proptest! {
             prop_assert!(gate.held() <= gate.limit());
         }
     }
+
+    // Enters, leaves and retunes: the gate answers as a counter whose ceiling can move. A
+    // lower limit turns nobody out and admits nobody until enough have left; the count never
+    // grows past the larger of the limit and what was held when the limit was set.
+    #[test]
+    fn retuning_keeps_the_holders_and_a_lower_limit_admits_nobody_until_enough_leave(
+        limit in prop_oneof![4 => 0..6_u32, 1 => Just(u32::MAX)],
+        ops in prop::collection::vec(
+            prop_oneof![
+                3 => Just(None),
+                1 => prop_oneof![4 => 0..6_u32, 1 => Just(u32::MAX), 1 => any::<u32>()].prop_map(Some),
+            ],
+            0..200,
+        ),
+        enters in prop::collection::vec(any::<bool>(), 200),
+    ) {
+        let mut gate = Gate::new(limit);
+        let (mut held, mut limit, mut ceiling) = (0_u64, u64::from(limit), u64::from(limit));
+        for (op, enter) in ops.into_iter().zip(enters) {
+            match op {
+                Some(retuned) => {
+                    let twin = gate.clone();
+                    gate.retune(retuned);
+                    prop_assert_eq!(gate.held(), twin.held());
+                    limit = u64::from(retuned);
+                    ceiling = limit.max(held);
+                }
+                None if enter => {
+                    let room = held < limit;
+                    if room {
+                        held += 1;
+                    }
+                    prop_assert_eq!(gate.enter(), room);
+                }
+                None => {
+                    held = held.saturating_sub(1);
+                    ceiling = ceiling.min(limit.max(held));
+                    gate.leave();
+                }
+            }
+            prop_assert_eq!(u64::from(gate.held()), held);
+            prop_assert_eq!(u64::from(gate.limit()), limit);
+            prop_assert!(held <= ceiling, "{} held past {}", held, ceiling);
+        }
+    }
 }

@@ -23,6 +23,8 @@ struct Model {
     period: u64,
     align: bool,
     opened: Vec<Opened>,
+    /// Whether a retune found no period open: the last one has ended for good.
+    ended: bool,
 }
 
 impl Model {
@@ -30,12 +32,25 @@ impl Model {
     fn open(&self, t: u64) -> Option<&Opened> {
         self.opened
             .last()
+            .filter(|_| !self.ended)
             .filter(|p| u128::from(t) < u128::from(p.start) + u128::from(self.period))
+    }
+
+    /// What `Period::retune` does at `t`: the period open then keeps its events and its
+    /// start (moved onto the new grid when aligned), and ends one new period after it.
+    fn retune(&mut self, quota: u32, period: u64, t: u64) {
+        self.ended = self.open(t).is_none();
+        if let Some(p) = self.opened.last_mut().filter(|_| self.align) {
+            p.start -= p.start % period;
+        }
+        self.quota = quota;
+        self.period = period;
     }
 
     fn take(&mut self, t: u64) -> Quota {
         if self.open(t).is_none() {
             let start = if self.align { t - t % self.period } else { t };
+            self.ended = false;
             self.opened.push(Opened {
                 start,
                 ..Opened::default()
@@ -78,6 +93,26 @@ impl Model {
     }
 }
 
+/// A period as `Period::new` reads it, in nanoseconds.
+fn read(period: Duration) -> u64 {
+    u64::try_from(period.as_nanos()).unwrap_or(u64::MAX).max(1)
+}
+
+/// What a counter is asked, or a new policy.
+#[derive(Debug, Clone, Copy)]
+enum Act {
+    Ask(Op),
+    Retune(u32, Duration),
+}
+
+/// Mostly questions, with retunes to hostile policies mixed in.
+fn act() -> impl Strategy<Value = Act> {
+    prop_oneof![
+        12 => op().prop_map(Act::Ask),
+        1 => (prop_oneof![0..8_u32, Just(u32::MAX)], span()).prop_map(|(q, p)| Act::Retune(q, p)),
+    ]
+}
+
 /// A period made by `Period::aligned` when `align` is set, else by `Period::new`.
 fn made(quota: u32, period: Duration, align: bool) -> Period {
     if align {
@@ -99,7 +134,7 @@ proptest! {
     ) {
         let mut limit = made(quota, period, align);
         let period = u64::try_from(period.as_nanos()).unwrap_or(u64::MAX).max(1);
-        let mut model = Model { quota, period, align, opened: Vec::new() };
+        let mut model = Model { quota, period, align, opened: Vec::new(), ended: false };
         let mut clock = Clock::new(0);
         for (step, op) in ops {
             let now = clock.read(step);
@@ -157,5 +192,127 @@ proptest! {
                 }
             }
         }
+    }
+
+    // Retuning to the quota and period the counter already has, as read (a zero period and
+    // a nanosecond are the same), changes nothing: every later answer is the un-retuned
+    // twin's, a clock going backwards included.
+    #[test]
+    fn retuning_to_the_same_policy_changes_nothing(
+        quota in 0..8_u32,
+        period in span(),
+        align in any::<bool>(),
+        ops in prop::collection::vec((step(3_000), op(), any::<bool>()), 1..200),
+    ) {
+        let mut limit = made(quota, period, align);
+        let mut twin = limit.clone();
+        let same = if read(period) == 1 { Duration::ZERO } else { Duration::from_nanos(read(period)) };
+        let mut clock = Clock::new(0);
+        for (step, op, retune) in ops {
+            let now = clock.read(step);
+            if retune {
+                limit.retune(quota, same, now);
+            }
+            match op {
+                Op::Take => prop_assert_eq!(limit.take(now), twin.take(now)),
+                Op::Left => prop_assert_eq!(limit.left(now), twin.left(now)),
+                Op::Next => prop_assert_eq!(limit.next(now), twin.next(now)),
+            }
+        }
+    }
+
+    // Through any run of questions and retunes to any policy, every answer is the naive
+    // model's: the period open at a retune keeps its count and its start (on the new grid
+    // when aligned), one that had ended stays ended, and aligned periods stay on the
+    // multiples of the period they were opened or retuned under.
+    #[test]
+    fn a_retuned_counter_answers_as_the_naive_model(
+        quota in 0..8_u32,
+        period in span(),
+        align in any::<bool>(),
+        acts in prop::collection::vec((step(3_000), act()), 1..200),
+    ) {
+        let mut limit = made(quota, period, align);
+        let mut model = Model { quota, period: read(period), align, opened: Vec::new(), ended: false };
+        let mut clock = Clock::new(0);
+        for (step, act) in acts {
+            let now = clock.read(step);
+            match act {
+                Act::Retune(quota, period) => {
+                    limit.retune(quota, period, now);
+                    if (quota, read(period)) != (model.quota, model.period) {
+                        model.retune(quota, read(period), clock.change(now));
+                    }
+                    prop_assert_eq!((limit.quota(), limit.period()), (quota, Duration::from_nanos(read(period))));
+                }
+                Act::Ask(Op::Take) => prop_assert_eq!(limit.take(now), model.take(clock.change(now))),
+                Act::Ask(Op::Left) => prop_assert_eq!(limit.left(now), model.left(clock.query(now))),
+                Act::Ask(Op::Next) => prop_assert_eq!(limit.next(now), model.next(clock.query(now))),
+            }
+            if let (true, Some(p)) = (align, model.opened.last()) {
+                prop_assert_eq!(p.start % model.period, 0, "{:?}", p);
+            }
+        }
+    }
+
+    // After lowering the quota, the period open at the retune counts what it had already
+    // taken: it admits only what is left of the new quota, nothing if that was already
+    // reached, and its answers are those of a counter of the new quota that had seen the
+    // same events.
+    #[test]
+    fn after_a_lower_quota_the_open_period_counts_what_it_took(
+        quota in 1..10_u32,
+        lower in 0..10_u32,
+        period in 1..5_000_u64,
+        align in any::<bool>(),
+        before in prop::collection::vec(step(300), 0..20),
+        at in step(300),
+        after in prop::collection::vec((step(300), op()), 1..100),
+    ) {
+        let lower = lower.min(quota - 1);
+        let span = Duration::from_nanos(period);
+        let mut limit = made(quota, span, align);
+        let mut model = Model { quota, period, align, opened: Vec::new(), ended: false };
+        let mut clock = Clock::new(0);
+        for step in before {
+            let now = clock.read(step);
+            prop_assert_eq!(limit.take(now), model.take(clock.change(now)));
+        }
+        let now = clock.read(at);
+        limit.retune(lower, span, now);
+        let t = clock.change(now);
+        let open = model.open(t).map(|p| (p.start, p.events));
+        let taken = open.map_or(0, |(_, events)| events);
+        let end = open.map(|(start, _)| u128::from(start) + u128::from(period));
+        // The same events, counted under the new quota from the start.
+        let opened = open.map(|(start, events)| Opened { start, events, ..Opened::default() });
+        let mut twin = Model {
+            quota: lower,
+            period,
+            align,
+            opened: opened.into_iter().collect(),
+            ended: false,
+        };
+        let mut admitted = 0_u64;
+        for (step, op) in after {
+            let now = clock.read(step);
+            match op {
+                Op::Take => {
+                    let at = clock.change(now);
+                    let answer = limit.take(now);
+                    prop_assert_eq!(answer, twin.take(at));
+                    // Admitted in the period open at the retune, while it still is.
+                    if answer != Quota::Over && end.is_some_and(|end| u128::from(at) < end) {
+                        admitted += 1;
+                    }
+                }
+                Op::Left => prop_assert_eq!(limit.left(now), twin.left(clock.query(now))),
+                Op::Next => prop_assert_eq!(limit.next(now), twin.next(clock.query(now))),
+            }
+        }
+        prop_assert!(
+            admitted <= u64::from(lower).saturating_sub(taken),
+            "{} admitted after {} were taken, under a quota of {}", admitted, taken, lower
+        );
     }
 }

@@ -1,5 +1,5 @@
-//! The rule order of [`decide`](super::decide), once: what [`decide`](super::decide),
-//! [`decide_response`](super::decide_response) and [`Run`](super::Run) all answer by.
+//! The rule order, once: what [`decide`](super::decide), [`decide_response`](super::decide_response)
+//! and [`Run`](super::Run) all answer by.
 
 use core::time::Duration;
 
@@ -11,8 +11,8 @@ use crate::backoff::{PPM, full_jitter};
 use crate::float::duration;
 
 /// What the rules read about an attempt: [`Attempt`]'s fields with the method already
-/// classified, so that a [`Run`], which outlives the request's borrow, decides by the same
-/// rules as [`decide`].
+/// classified, so that a [`Run`](super::Run), which outlives the request's borrow, decides by the same
+/// rules as [`decide`](super::decide).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Facts {
     pub(super) method: Method,
@@ -105,7 +105,8 @@ pub(super) fn baseline(
 }
 
 /// Rules 1 to 10 for a response whose raw `Retry-After` field values are `fields`: what
-/// [`decide_response`] and [`Run::response`] answer.
+/// [`decide_response`](super::decide_response) and [`Run::response`](super::Run::response)
+/// answer.
 pub(super) fn respond<'v>(
     settings: &Settings,
     facts: &Facts,

@@ -1,5 +1,5 @@
-//! The rule order, once: what [`decide`](super::decide), [`decide_response`](super::decide_response)
-//! and [`Run`](super::Run) all answer by.
+//! The rule order, once: what [`decide`](super::decide),
+//! [`decide_response`](super::decide_response) and [`Run`](super::Run) all answer by.
 
 use core::time::Duration;
 
@@ -11,8 +11,8 @@ use crate::backoff::{PPM, full_jitter};
 use crate::float::duration;
 
 /// What the rules read about an attempt: [`Attempt`]'s fields with the method already
-/// classified, so that a [`Run`](super::Run), which outlives the request's borrow, decides by the same
-/// rules as [`decide`](super::decide).
+/// classified, so that a [`Run`](super::Run), which outlives the request's borrow, decides by
+/// the same rules as [`decide`](super::decide).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Facts {
     pub(super) method: Method,

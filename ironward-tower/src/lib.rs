@@ -88,7 +88,9 @@ pub use deadline::{
 };
 pub use gate::{GateFull, GateFuture, GateLayer, GateService};
 pub use ironward_tokio::{Clock, Dice};
-pub use rate_limit::{Limit, Limited, RateLimitFuture, RateLimitLayer, RateLimitService};
+pub use rate_limit::{
+    ClientAddr, Limit, Limited, ProxyHeader, RateLimitFuture, RateLimitLayer, RateLimitService,
+};
 pub use retry::{
     ClassifyError, Fault, FinalErrors, GaveUp, HttpRetryFuture, HttpRetryLayer, HttpRetryService,
     Retried, Stop,

@@ -12,7 +12,7 @@ use tower_layer::Layer;
 use super::error::{DEFAULT_POLICY, policy_name};
 use super::keyed::{self, Keyed};
 use super::service::Shared;
-use super::{Limit, RateLimitService};
+use super::{ClientAddr, Limit, RateLimitService};
 use crate::Clock;
 
 /// Applies a rate limit to every service it wraps: one budget for all requests, or one per
@@ -34,8 +34,9 @@ use crate::Clock;
 /// keep the budgets they had. A layer in a `static` goes in a `std::sync::LazyLock`.
 ///
 /// A keyed layer ([`keyed`](RateLimitLayer::keyed), [`by_peer`](RateLimitLayer::by_peer),
-/// [`by_header`](RateLimitLayer::by_header)) holds at most `max_keys` keys, however many
-/// distinct keys arrive: [`keyed`](RateLimitLayer::keyed) says how, and what it costs.
+/// [`by_client`](RateLimitLayer::by_client), [`by_header`](RateLimitLayer::by_header)) holds
+/// at most `max_keys` keys, however many distinct keys arrive:
+/// [`keyed`](RateLimitLayer::keyed) says how, and what it costs.
 ///
 /// # Examples
 ///
@@ -157,10 +158,55 @@ impl RateLimitLayer {
     /// request with neither shares the budget of requests without a key, so a server that
     /// provides no peer address has one budget for all. The whole address is the key: behind
     /// a proxy every client shares the proxy's, and an IPv6 client that owns a /64 can
-    /// rotate through its addresses; key by a header the proxy sets, or by a prefix with
+    /// rotate through its addresses; key by the client behind the proxies with
+    /// [`by_client`](RateLimitLayer::by_client), or by a prefix with
     /// [`keyed`](RateLimitLayer::keyed), instead.
     pub fn by_peer(limit: Limit, max_keys: usize) -> Self {
         Self::keyed(limit, max_keys, keyed::peer_ip)
+    }
+
+    /// One budget of `limit` per client IP address, as `client` reads it behind your
+    /// proxies, at most `max_keys` of them.
+    ///
+    /// [`ClientAddr::ip`] is the key: the entry `client.proxies` from the right end of
+    /// `Forwarded` (RFC 7239) or `X-Forwarded-For`, which the proxy nearest the client
+    /// appended, with its port dropped; else the TCP peer, as
+    /// [`by_peer`](RateLimitLayer::by_peer) reads it. Entries a client writes itself, on
+    /// the left, are never read, so a forged one buys no new budget. With
+    /// [`ClientAddr::DIRECT`] (no proxy) this is [`by_peer`](RateLimitLayer::by_peer).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::net::SocketAddr;
+    /// use http::Request;
+    /// use ironward_tower::{ClientAddr, Limit, Limited, RateLimitLayer};
+    /// use tower::{Layer, Service, ServiceExt, service_fn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// // One load balancer in front, which appends to X-Forwarded-For: one a second a client.
+    /// let client = ClientAddr::behind(1);
+    /// let layer = RateLimitLayer::by_client(Limit::bucket(1.0, 1.0), 10_000, client);
+    /// let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>(()) }));
+    /// let via = |chain: &str| {
+    ///     let mut request = Request::get("/").header("x-forwarded-for", chain).body(()).unwrap();
+    ///     // The TCP peer is the load balancer.
+    ///     request.extensions_mut().insert("10.0.0.2:50000".parse::<SocketAddr>().unwrap());
+    ///     request
+    /// };
+    ///
+    /// assert!(service.ready().await.unwrap().call(via("192.0.2.1")).await.is_ok());
+    /// assert!(service.ready().await.unwrap().call(via("192.0.2.2")).await.is_ok());
+    /// // 192.0.2.1 again, with a forged entry on the left: the same client, refused.
+    /// let forged = via("203.0.113.66, 192.0.2.1");
+    /// let refused = service.ready().await.unwrap().call(forged).await.unwrap_err();
+    /// assert!(refused.is::<Limited>());
+    /// assert_eq!(layer.keys(), 2);
+    /// # }
+    /// ```
+    pub fn by_client(limit: Limit, max_keys: usize, client: ClientAddr) -> Self {
+        Self::keyed(limit, max_keys, move |head: &Parts| client.ip(head))
     }
 
     /// One budget of `limit` per value of the header `name` (its first value, compared byte

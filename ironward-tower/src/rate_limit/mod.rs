@@ -15,7 +15,8 @@
 //!   methods. tower's own `RateLimit` keeps its state per service, so each clone (each
 //!   connection) gets the full rate again (tower#794, axum#2634).
 //! - [`RateLimitLayer::keyed`] makes one budget per key that an extractor reads from the
-//!   request's head; [`RateLimitLayer::by_peer`] and [`RateLimitLayer::by_header`] are the
+//!   request's head; [`RateLimitLayer::by_peer`], [`RateLimitLayer::by_client`] (the
+//!   client behind your proxies, [`ClientAddr`]) and [`RateLimitLayer::by_header`] are the
 //!   common keys.
 //! - [`RateLimitService`] takes from the budget in `call` and either calls the inner service
 //!   or resolves at once ([`RateLimitFuture`]) to [`Limited`], boxed, which says how long to
@@ -87,6 +88,7 @@
 //! # }
 //! ```
 
+mod client;
 mod error;
 mod future;
 mod http;
@@ -95,6 +97,7 @@ mod layer;
 mod limit;
 mod service;
 
+pub use self::client::{ClientAddr, ProxyHeader};
 pub use self::error::Limited;
 pub use self::future::RateLimitFuture;
 pub use self::layer::RateLimitLayer;

@@ -57,6 +57,16 @@
 //! limit holds across connections. The lock is a `std::sync::Mutex` held only for the core's
 //! decision, never across an await.
 //!
+//! # Live retuning
+//!
+//! Every layer that holds a core value hands out a tuner ([`BreakerLayer::tuner`],
+//! [`ShedLayer::tuner`], [`RateLimitLayer::tuner`], [`GateLayer::tuner`]): one `Arc` clone of
+//! the shared state, whose `retune` changes the policy in place for every service and clone
+//! at once, on their next request, and keeps the core's history (the breaker's window, the
+//! requests in flight, a bucket's tokens, a window's stamps, the holders of a gate), so a
+//! configuration reload neither forgets an outage nor hands out a fresh allowance. A rate
+//! limit of another kind than the one in force is refused with [`KindMismatch`].
+//!
 //! # Time in tests
 //!
 //! The default [`Clock`] is tokio's monotonic clock, so `tokio::time::pause` and `advance` drive
@@ -80,22 +90,23 @@ pub mod retry;
 pub mod shed;
 mod source;
 
-pub use breaker::{BreakerFuture, BreakerLayer, BreakerRefused, BreakerService};
+pub use breaker::{BreakerFuture, BreakerLayer, BreakerRefused, BreakerService, BreakerTuner};
 pub use classify::{AnyError, Classify, GrpcFailures, HttpFailures, ShedFailures};
 pub use cpu::{Cpu, CpuDial, CpuSampler};
 pub use deadline::{
     DeadlineExceeded, DeadlineFuture, DeadlineLayer, DeadlineService, RequestDeadline, grpc_timeout,
 };
-pub use gate::{GateFull, GateFuture, GateLayer, GateService};
+pub use gate::{GateFull, GateFuture, GateLayer, GateService, GateTuner};
 pub use ironward_tokio::{Clock, Dice};
 pub use rate_limit::{
-    ClientAddr, Limit, Limited, ProxyHeader, RateLimitFuture, RateLimitLayer, RateLimitService,
+    ClientAddr, KindMismatch, Limit, Limited, ProxyHeader, RateLimitFuture, RateLimitLayer,
+    RateLimitService, RateLimitTuner,
 };
 pub use retry::{
     ClassifyError, Fault, FinalErrors, GaveUp, HttpRetryFuture, HttpRetryLayer, HttpRetryService,
     Retried, Stop,
 };
-pub use shed::{ShedFuture, ShedLayer, ShedRefused, ShedService};
+pub use shed::{ShedFuture, ShedLayer, ShedRefused, ShedService, ShedTuner};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

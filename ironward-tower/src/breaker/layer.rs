@@ -7,6 +7,7 @@ use ironward::{Breaker, Sre};
 use tower_layer::Layer;
 
 use super::service::{BreakerService, Shared};
+use super::tune::{BreakerTuner, Tune};
 use crate::{Clock, Dice, HttpFailures};
 
 /// Puts an SRE circuit breaker in front of a service: the client side's defence against a
@@ -45,6 +46,10 @@ use crate::{Clock, Dice, HttpFailures};
 /// layer first, then clone it or make services from it. Services and clones made before a
 /// builder keep the breaker they had. A layer in a `static` goes in a `std::sync::LazyLock`.
 ///
+/// To change the policy while the layer serves (a configuration reload), take a
+/// [`tuner`](Self::tuner) from the configured layer: it retunes the one breaker that every
+/// service and clone shares, keeping its window.
+///
 /// # Examples
 ///
 /// ```
@@ -82,7 +87,6 @@ use crate::{Clock, Dice, HttpFailures};
 /// # }
 /// ```
 pub struct BreakerLayer<C = HttpFailures> {
-    sre: Sre,
     shared: Arc<Shared<C>>,
 }
 
@@ -99,17 +103,16 @@ impl<C> BreakerLayer<C> {
     fn build(sre: Sre, classify: C, clock: Clock, dice: Dice) -> Self {
         let breaker = Breaker::new(sre, clock.now());
         Self {
-            sre,
             shared: Arc::new(Shared::new(breaker, clock, dice, classify)),
         }
     }
 
     /// The same layer with `classify` deciding which results are failures (see
-    /// [`Classify`](crate::Classify)), and a new breaker.
+    /// [`Classify`](crate::Classify)), and a new breaker under the policy in force.
     #[must_use]
     pub fn with_classifier<D>(self, classify: D) -> BreakerLayer<D> {
         let (clock, dice) = self.shared.sources();
-        BreakerLayer::build(self.sre, classify, clock, dice)
+        BreakerLayer::build(self.shared.sre(), classify, clock, dice)
     }
 
     /// The fraction of calls the breaker would refuse now ([`Breaker::ratio`]), for a
@@ -119,20 +122,42 @@ impl<C> BreakerLayer<C> {
     }
 }
 
+impl<C: Send + Sync + 'static> BreakerLayer<C> {
+    /// A handle that changes the policy of this layer's breaker in place, for every service
+    /// the layer made and every clone at once; see [`BreakerTuner`].
+    ///
+    /// One `Arc` clone. Take it from the layer once it is configured: a builder makes a new
+    /// breaker, which the tuner taken before it does not reach.
+    pub fn tuner(&self) -> BreakerTuner {
+        BreakerTuner::new(Arc::clone(&self.shared) as Arc<dyn Tune>)
+    }
+}
+
 impl<C: Clone> BreakerLayer<C> {
-    /// The same layer reading `now` from `clock`, with a new breaker whose window opens now on
-    /// `clock`.
+    /// The same layer reading `now` from `clock`, with a new breaker under the policy in
+    /// force, whose window opens now on `clock`.
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
         let (_, dice) = self.shared.sources();
-        Self::build(self.sre, self.shared.classifier().clone(), clock, dice)
+        Self::build(
+            self.shared.sre(),
+            self.shared.classifier().clone(),
+            clock,
+            dice,
+        )
     }
 
-    /// The same layer drawing its rolls from `dice`, with a new breaker.
+    /// The same layer drawing its rolls from `dice`, with a new breaker under the policy in
+    /// force.
     #[must_use]
     pub fn with_dice(self, dice: Dice) -> Self {
         let (clock, _) = self.shared.sources();
-        Self::build(self.sre, self.shared.classifier().clone(), clock, dice)
+        Self::build(
+            self.shared.sre(),
+            self.shared.classifier().clone(),
+            clock,
+            dice,
+        )
     }
 }
 
@@ -140,7 +165,6 @@ impl<C> Clone for BreakerLayer<C> {
     /// A layer sharing this one's breaker.
     fn clone(&self) -> Self {
         Self {
-            sre: self.sre,
             shared: Arc::clone(&self.shared),
         }
     }
@@ -149,7 +173,6 @@ impl<C> Clone for BreakerLayer<C> {
 impl<C: fmt::Debug> fmt::Debug for BreakerLayer<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BreakerLayer")
-            .field("sre", &self.sre)
             .field("shared", &self.shared)
             .finish()
     }

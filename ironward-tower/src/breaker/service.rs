@@ -4,11 +4,12 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use ironward::{Breaker, Permit};
+use ironward::{Breaker, Permit, Sre};
 use tower::BoxError;
 use tower_service::Service;
 
 use super::future::BreakerFuture;
+use super::tune::Tune;
 use crate::lock::lock;
 use crate::{Classify, Clock, Dice, HttpFailures};
 
@@ -161,9 +162,31 @@ impl<C> Shared<C> {
         &self.classify
     }
 
+    /// The policy the breaker runs, for a tuner and for a layer made anew under it.
+    pub(crate) fn sre(&self) -> Sre {
+        *lock(&self.breaker).sre()
+    }
+
     /// The standing throttle now.
     pub(crate) fn ratio(&self) -> f64 {
         let now = self.clock.now();
         lock(&self.breaker).ratio(now)
+    }
+}
+
+impl<C: Send + Sync> Tune for Shared<C> {
+    fn retune(&self, sre: Sre) {
+        let now = self.clock.now();
+        let was = {
+            let mut breaker = lock(&self.breaker);
+            let was = *breaker.sre();
+            breaker.retune(sre, now);
+            was
+        };
+        tracing::debug!(from = ?was, to = ?sre, "breaker retuned");
+    }
+
+    fn sre(&self) -> Sre {
+        Shared::sre(self)
     }
 }

@@ -5,8 +5,8 @@ use std::sync::{Arc, Mutex};
 use ironward::Gate;
 use tower_layer::Layer;
 
-use super::GateService;
 use super::future::Shared;
+use super::{GateService, GateTuner};
 use crate::lock::lock;
 
 /// Applies one concurrency limit, which refuses at once, to every service it wraps.
@@ -22,6 +22,9 @@ use crate::lock::lock;
 /// `GlobalConcurrencyLimitLayer` makes its semaphore and as every layer of this crate that
 /// shares state does: cloning the layer is an `Arc` clone, which is what keeps the limit
 /// whole however often the layer is cloned or applied.
+///
+/// To change the limit while the layer serves (a configuration reload), take a
+/// [`tuner`](Self::tuner): it retunes the one gate that every service and clone shares.
 ///
 /// # Examples
 ///
@@ -65,6 +68,12 @@ impl GateLayer {
     /// The most this layer's services let in at once.
     pub fn limit(&self) -> u32 {
         lock(&self.gate).limit()
+    }
+
+    /// A handle that changes the limit of this layer's gate in place, for every service the
+    /// layer made and every clone at once; see [`GateTuner`]. One `Arc` clone.
+    pub fn tuner(&self) -> GateTuner {
+        GateTuner::new(Arc::clone(&self.gate))
     }
 }
 

@@ -16,6 +16,8 @@
 //!   calling the inner service.
 //! - [`GateFuture`] gives the room back when the response is ready or the future is dropped
 //!   (a cancelled request, a closed connection).
+//! - [`GateTuner`], from [`GateLayer::tuner`], changes the limit while the gate serves (a
+//!   configuration reload), keeping everyone inside.
 //!
 //! The shared state is the core `Gate` behind a std `Mutex`: locking it costs about as much
 //! as an atomic compare-and-swap when uncontended, it is never held across an await, and it
@@ -53,8 +55,10 @@ mod error;
 mod future;
 mod layer;
 mod service;
+mod tune;
 
 pub use self::error::GateFull;
 pub use self::future::GateFuture;
 pub use self::layer::GateLayer;
 pub use self::service::GateService;
+pub use self::tune::GateTuner;

@@ -1,7 +1,9 @@
-//! The refusal of a rate limit.
+//! The refusal of a rate limit, and the error of a retune that cannot be made.
 
 use std::fmt;
 use std::time::Duration;
+
+use super::Limit;
 
 /// The policy name used when none is given, or when the one given cannot be sent.
 pub(super) const DEFAULT_POLICY: &str = "default";
@@ -114,6 +116,72 @@ impl fmt::Display for Limited {
 
 impl std::error::Error for Limited {}
 
+/// A [`RateLimitTuner`](super::RateLimitTuner) was asked to retune a limit into one of another
+/// kind: a token bucket into a sliding window, say, or a fixed period into an aligned one.
+/// Nothing was changed.
+///
+/// A retune keeps each budget's history (a bucket's tokens, a window's stamps, a period's
+/// count), and there is no faithful way to carry one kind's history into another's: a bucket
+/// retuned into a window would have to make up the stamps, and rebuilding every budget fresh
+/// would hand every key its whole allowance again in the middle of the window, which is
+/// what live retuning exists to avoid. So the tuner refuses, and a change of kind is made
+/// the way a new policy is: a new layer (and the services made from it), whose budgets
+/// start fresh on purpose. A period keeps its alignment for life in the core, so a change
+/// between [`Limit::period`] and [`Limit::aligned`] is a change of kind too.
+///
+/// It carries both limits, for the log line of a configuration reload that failed.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ironward_tower::{KindMismatch, Limit, RateLimitLayer};
+///
+/// let layer = RateLimitLayer::new(Limit::bucket(10.0, 20.0));
+/// let window = Limit::sliding(100, Duration::from_secs(10));
+/// let err: KindMismatch = layer.tuner().retune(window).unwrap_err();
+/// assert_eq!((err.in_force(), err.offered()), (Limit::bucket(10.0, 20.0), window));
+/// assert_eq!(err.to_string(), "a token bucket cannot be retuned into a sliding window");
+/// assert_eq!(layer.limit(), Limit::bucket(10.0, 20.0));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct KindMismatch {
+    in_force: Limit,
+    offered: Limit,
+}
+
+impl KindMismatch {
+    /// The refusal to retune `in_force` into `offered`.
+    ///
+    /// The tuner makes these; this is for tests of what a caller does with one.
+    pub const fn new(in_force: Limit, offered: Limit) -> Self {
+        Self { in_force, offered }
+    }
+
+    /// The limit in force, which stays.
+    pub const fn in_force(&self) -> Limit {
+        self.in_force
+    }
+
+    /// The limit the tuner was given, of another kind.
+    pub const fn offered(&self) -> Limit {
+        self.offered
+    }
+}
+
+impl fmt::Display for KindMismatch {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} cannot be retuned into {}",
+            self.in_force.kind(),
+            self.offered.kind()
+        )
+    }
+}
+
+impl std::error::Error for KindMismatch {}
+
 /// `name` if it can be sent as a policy name, `"default"` if not.
 pub(super) const fn policy_name(name: &'static str) -> &'static str {
     let bytes = name.as_bytes();
@@ -146,6 +214,21 @@ mod tests {
     fn displays_in_lower_case_without_a_full_stop() {
         let limited = Limited::new(Duration::from_millis(1500), 5, None);
         assert_eq!(limited.to_string(), "rate limit reached, retry after 1.5s");
+    }
+
+    #[test]
+    fn a_kind_mismatch_names_both_kinds() {
+        let secs = Duration::from_secs;
+        let err = KindMismatch::new(Limit::period(1, secs(1)), Limit::aligned(1, secs(1)));
+        assert_eq!(
+            err.to_string(),
+            "a fixed period cannot be retuned into an aligned period"
+        );
+        let err = KindMismatch::new(Limit::sliding(1, secs(1)), Limit::bucket(1.0, 1.0));
+        assert_eq!(
+            err.to_string(),
+            "a sliding window cannot be retuned into a token bucket"
+        );
     }
 
     #[test]

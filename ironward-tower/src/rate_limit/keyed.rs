@@ -10,7 +10,9 @@ use http::HeaderName;
 use http::request::Parts;
 use lru::LruCache;
 
-use super::limit::{Limit, Limiter};
+use super::error::DEFAULT_POLICY;
+use super::limit::{Budget, Limit, Limiter, Terms};
+use super::{KindMismatch, Limited};
 use crate::lock::lock;
 
 /// At most this many shards, each behind its own lock.
@@ -22,8 +24,8 @@ const SWEEP: usize = 8;
 
 /// A table of budgets, one per key, behind a type that does not name the key.
 pub(super) trait Keyed: Send + Sync {
-    /// Takes one request for the key of `parts` at `now`.
-    fn take(&self, parts: &Parts, now: Duration) -> Result<(), Duration>;
+    /// Takes one request for the key of `parts` at `now`, or refuses it.
+    fn take(&self, parts: &Parts, now: Duration) -> Result<(), Limited>;
 
     /// How many keys the table holds.
     fn len(&self) -> usize;
@@ -31,8 +33,16 @@ pub(super) trait Keyed: Send + Sync {
     /// The most keys the table holds.
     fn max(&self) -> usize;
 
-    /// An empty table with the same limit, bound and extractor.
-    fn fresh(&self) -> Arc<dyn Keyed>;
+    /// The terms in force: the ones the table was made with, or the last it was retuned to.
+    fn terms(&self) -> Terms;
+
+    /// Moves every budget the table holds, and the terms new keys get, to `limit` at `now`,
+    /// each keeping its history, and answers the limit it replaced; or refuses a limit of
+    /// another kind, changing nothing.
+    fn retune(&self, limit: Limit, now: Duration) -> Result<Limit, KindMismatch>;
+
+    /// An empty table under `terms`, with the same bound and extractor.
+    fn fresh(&self, terms: Terms) -> Arc<dyn Keyed>;
 }
 
 /// Builds the table behind [`RateLimitLayer::keyed`](super::RateLimitLayer::keyed).
@@ -41,7 +51,8 @@ where
     K: Hash + Eq + Send + 'static,
     F: Fn(&Parts) -> Option<K> + Send + Sync + 'static,
 {
-    Table::empty(limit, max_keys.max(1), Arc::new(extract))
+    let terms = Terms::new(limit, DEFAULT_POLICY);
+    Table::empty(terms, max_keys.max(1), Arc::new(extract))
 }
 
 impl<K, F> Table<K, F>
@@ -49,7 +60,7 @@ where
     K: Hash + Eq,
 {
     /// A table of at most `max` keys, none yet.
-    fn empty(limit: Limit, max: usize, extract: Arc<F>) -> Self {
+    fn empty(terms: Terms, max: usize, extract: Arc<F>) -> Self {
         let count = max.min(SHARDS);
         let shards = (0..count)
             .map(|i| {
@@ -58,17 +69,17 @@ where
                 Mutex::new(Shard {
                     entries: LruCache::unbounded(),
                     cap,
+                    terms,
                 })
             })
             .collect();
         Table {
             extract,
-            limit,
-            idle: limit.idle(),
+            terms: Mutex::new(terms),
             max,
             hasher: RandomState::new(),
             shards,
-            unkeyed: Mutex::new(Limiter::new(&limit, Duration::ZERO)),
+            unkeyed: Mutex::new(Budget::new(terms, Duration::ZERO)),
         }
     }
 }
@@ -101,21 +112,25 @@ pub(super) fn header(name: HeaderName) -> impl Fn(&Parts) -> Option<Box<[u8]>> +
 pub(super) struct Table<K, F> {
     /// Reads a request's key; shared with the tables made [`fresh`](Keyed::fresh) from this one.
     extract: Arc<F>,
-    limit: Limit,
-    /// Keys untouched for longer than this are dropped: [`Limit::idle`].
-    idle: Duration,
+    /// The terms in force. Requests read each shard's copy instead, under the shard's lock,
+    /// so that none waits for this one; a retune holds it while it goes through the shards,
+    /// so that two retunes take turns and every shard ends under the same terms.
+    terms: Mutex<Terms>,
     max: usize,
     /// Picks a key's shard; seeded per table, so a client cannot aim at one shard.
     hasher: RandomState,
     shards: Box<[Mutex<Shard<K>>]>,
     /// The one budget shared by every request the extractor finds no key for.
-    unkeyed: Mutex<Limiter>,
+    unkeyed: Mutex<Budget>,
 }
 
 struct Shard<K> {
     /// Least recently used first, which is also the order of `seen`.
     entries: LruCache<K, Entry>,
     cap: usize,
+    /// The terms of every key in the shard, and of the keys it takes in: keys untouched for
+    /// longer than their `idle` are dropped.
+    terms: Terms,
 }
 
 struct Entry {
@@ -129,23 +144,13 @@ where
     K: Hash + Eq + Send + 'static,
     F: Fn(&Parts) -> Option<K> + Send + Sync + 'static,
 {
-    fn take(&self, parts: &Parts, now: Duration) -> Result<(), Duration> {
+    fn take(&self, parts: &Parts, now: Duration) -> Result<(), Limited> {
         let Some(key) = (*self.extract)(parts) else {
             return lock(&self.unkeyed).take(now);
         };
         // The modulo keeps the index below the shard count, which is at most 16.
         let index = (self.hasher.hash_one(&key) % self.shards.len() as u64) as usize;
-        let mut shard = lock(&self.shards[index]);
-        shard.sweep(now, self.idle);
-        if shard.entries.len() >= shard.cap && !shard.entries.contains(&key) {
-            shard.entries.pop_lru();
-        }
-        let entry = shard.entries.get_or_insert_mut(key, || Entry {
-            limiter: Limiter::new(&self.limit, now),
-            seen: now,
-        });
-        entry.seen = entry.seen.max(now);
-        entry.limiter.take(now)
+        lock(&self.shards[index]).take(key, now)
     }
 
     fn len(&self) -> usize {
@@ -159,8 +164,31 @@ where
         self.max
     }
 
-    fn fresh(&self) -> Arc<dyn Keyed> {
-        Arc::new(Self::empty(self.limit, self.max, Arc::clone(&self.extract)))
+    fn terms(&self) -> Terms {
+        *lock(&self.terms)
+    }
+
+    fn retune(&self, limit: Limit, now: Duration) -> Result<Limit, KindMismatch> {
+        let mut in_force = lock(&self.terms);
+        let terms = in_force.retuned(limit)?;
+        let was = in_force.limit;
+        // The same limit changes no budget (the core's retunes leave their state alone):
+        // spare the pass over every key.
+        if was == limit {
+            return Ok(was);
+        }
+        // Shard by shard, each under its own lock, so that requests for the other shards go
+        // on meanwhile; each key is decided wholly under the old terms or the new ones.
+        for shard in &self.shards {
+            lock(shard).retune(terms, now);
+        }
+        lock(&self.unkeyed).retune(terms, now);
+        *in_force = terms;
+        Ok(was)
+    }
+
+    fn fresh(&self, terms: Terms) -> Arc<dyn Keyed> {
+        Arc::new(Self::empty(terms, self.max, Arc::clone(&self.extract)))
     }
 }
 
@@ -168,8 +196,25 @@ impl<K> Shard<K>
 where
     K: Hash + Eq,
 {
-    /// Drops up to [`SWEEP`] keys untouched for longer than `idle`, oldest first.
-    fn sweep(&mut self, now: Duration, idle: Duration) {
+    /// Takes one request for `key` at `now`: forgets idle keys, makes room for a new one if
+    /// the shard is full, then asks the key's limiter.
+    fn take(&mut self, key: K, now: Duration) -> Result<(), Limited> {
+        self.sweep(now);
+        if self.entries.len() >= self.cap && !self.entries.contains(&key) {
+            self.entries.pop_lru();
+        }
+        let terms = &self.terms;
+        let entry = self.entries.get_or_insert_mut(key, || Entry {
+            limiter: Limiter::new(&terms.limit, now),
+            seen: now,
+        });
+        entry.seen = entry.seen.max(now);
+        entry.limiter.take(now).map_err(|wait| terms.refusal(wait))
+    }
+
+    /// Drops up to [`SWEEP`] keys untouched for longer than the terms' `idle`, oldest first.
+    fn sweep(&mut self, now: Duration) {
+        let idle = self.terms.idle;
         for _ in 0..SWEEP {
             match self.entries.peek_lru() {
                 Some((_, entry)) if now.saturating_sub(entry.seen) > idle => {
@@ -179,14 +224,29 @@ where
             }
         }
     }
+
+    /// Moves every key's limiter, and the keys taken in from now on, to `terms` at `now`.
+    ///
+    /// A retune counts as a use of every key: a bucket retuned at `now` is as good as new
+    /// one `idle` of the new terms after `now` (the time before it ran at the old rate), so
+    /// only from then on does forgetting it change no answer. Raising each `seen` to `now`
+    /// keeps the least-recently-used order the order of `seen`.
+    fn retune(&mut self, terms: Terms, now: Duration) {
+        for (_, entry) in self.entries.iter_mut() {
+            entry.limiter.retune(&terms.limit, now);
+            entry.seen = entry.seen.max(now);
+        }
+        self.terms = terms;
+    }
 }
 
 impl<K, F> fmt::Debug for Table<K, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let terms = *lock(&self.terms);
         f.debug_struct("Table")
-            .field("limit", &self.limit)
+            .field("limit", &terms.limit)
             .field("max", &self.max)
-            .field("idle", &self.idle)
+            .field("idle", &terms.idle)
             .field("shards", &self.shards.len())
             .finish_non_exhaustive()
     }
@@ -210,6 +270,11 @@ mod tests {
         request.body(()).unwrap().into_parts().0
     }
 
+    /// A take's answer as the wait it gives, if any.
+    fn waits(taken: Result<(), Limited>) -> Result<(), Duration> {
+        taken.map_err(|refused| refused.retry_after())
+    }
+
     fn by_key(limit: Limit, max: usize) -> impl Keyed {
         table(limit, max, header(HeaderName::from_static("x-key")))
     }
@@ -218,9 +283,9 @@ mod tests {
     fn each_key_has_its_own_budget() {
         let table = by_key(Limit::period(2, secs(10)), 100);
         for key in ["a", "b"] {
-            assert_eq!(table.take(&parts(Some(key)), secs(0)), Ok(()));
-            assert_eq!(table.take(&parts(Some(key)), secs(1)), Ok(()));
-            assert_eq!(table.take(&parts(Some(key)), secs(2)), Err(secs(8)));
+            assert_eq!(waits(table.take(&parts(Some(key)), secs(0))), Ok(()));
+            assert_eq!(waits(table.take(&parts(Some(key)), secs(1))), Ok(()));
+            assert_eq!(waits(table.take(&parts(Some(key)), secs(2))), Err(secs(8)));
         }
         assert_eq!(table.len(), 2);
     }
@@ -228,12 +293,12 @@ mod tests {
     #[test]
     fn requests_without_a_key_share_one_budget() {
         let table = by_key(Limit::period(2, secs(10)), 100);
-        assert_eq!(table.take(&parts(None), secs(0)), Ok(()));
-        assert_eq!(table.take(&parts(None), secs(0)), Ok(()));
-        assert_eq!(table.take(&parts(None), secs(4)), Err(secs(6)));
+        assert_eq!(waits(table.take(&parts(None), secs(0))), Ok(()));
+        assert_eq!(waits(table.take(&parts(None), secs(0))), Ok(()));
+        assert_eq!(waits(table.take(&parts(None), secs(4))), Err(secs(6)));
         // The shared budget is not a key: it is never evicted and never counted.
         assert_eq!(table.len(), 0);
-        assert_eq!(table.take(&parts(Some("a")), secs(4)), Ok(()));
+        assert_eq!(waits(table.take(&parts(Some("a")), secs(4))), Ok(()));
     }
 
     #[test]
@@ -250,12 +315,12 @@ mod tests {
     fn a_full_table_forgets_its_least_recently_used_key() {
         // One shard, so the order is global.
         let table = by_key(Limit::period(1, secs(100)), 1);
-        assert_eq!(table.take(&parts(Some("a")), secs(0)), Ok(()));
-        assert_eq!(table.take(&parts(Some("a")), secs(1)), Err(secs(99)));
-        assert_eq!(table.take(&parts(Some("b")), secs(2)), Ok(()));
+        assert_eq!(waits(table.take(&parts(Some("a")), secs(0))), Ok(()));
+        assert_eq!(waits(table.take(&parts(Some("a")), secs(1))), Err(secs(99)));
+        assert_eq!(waits(table.take(&parts(Some("b")), secs(2))), Ok(()));
         assert_eq!(table.len(), 1);
         // "a" was evicted to make room for "b": it starts afresh. That is the trade-off.
-        assert_eq!(table.take(&parts(Some("a")), secs(3)), Ok(()));
+        assert_eq!(waits(table.take(&parts(Some("a")), secs(3))), Ok(()));
     }
 
     #[test]
@@ -263,12 +328,12 @@ mod tests {
         let table = by_key(Limit::sliding(1, secs(10)), 1000);
         let stale = ["a", "b", "c", "d"];
         for key in stale {
-            assert_eq!(table.take(&parts(Some(key)), secs(0)), Ok(()));
+            assert_eq!(waits(table.take(&parts(Some(key)), secs(0))), Ok(()));
         }
         // Exactly one window later no key is idle yet: it must be untouched for longer.
         for i in 0..200 {
             let key = format!("x-{i}");
-            assert_eq!(table.take(&parts(Some(&key)), secs(10)), Ok(()));
+            assert_eq!(waits(table.take(&parts(Some(&key)), secs(10))), Ok(()));
         }
         assert_eq!(table.len(), 204);
         // A nanosecond later the first four are idle, and an access to a shard drops those
@@ -276,12 +341,12 @@ mod tests {
         let later = secs(10) + Duration::from_nanos(1);
         let swept = (0..1000).find(|&i| {
             let key = format!("y-{i}");
-            assert_eq!(table.take(&parts(Some(&key)), later), Ok(()));
+            assert_eq!(waits(table.take(&parts(Some(&key)), later)), Ok(()));
             table.len() == 200 + i + 1
         });
         assert!(swept.is_some(), "{} keys", table.len());
         for key in stale {
-            assert_eq!(table.take(&parts(Some(key)), later), Ok(()));
+            assert_eq!(waits(table.take(&parts(Some(key)), later)), Ok(()));
         }
     }
 
@@ -294,11 +359,41 @@ mod tests {
         let times = [0, 0, 0, 0, 0, 100, 2_200, 2_200, 2_200, 2_200, 2_200, 9_000];
         for ms in times.map(Duration::from_millis) {
             assert_eq!(
-                table.take(&parts(Some("a")), ms),
+                waits(table.take(&parts(Some("a")), ms)),
                 kept.take(ms),
                 "at {ms:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_retune_counts_as_a_use_so_forgetting_a_key_still_changes_no_answer() {
+        // A bucket that refills slowly, emptied at 0 s and sped up at 9 s, holds 1.59 tokens
+        // at 10.5 s, though its last request came longer ago than the new refill time (10 s):
+        // forgotten then, it would come back full.
+        let table = by_key(Limit::bucket(0.01, 10.0), 1);
+        let a = || parts(Some("a"));
+        for _ in 0..10 {
+            assert_eq!(waits(table.take(&a(), secs(0))), Ok(()));
+        }
+        let was = table.retune(Limit::bucket(1.0, 10.0), secs(9));
+        assert_eq!(was, Ok(Limit::bucket(0.01, 10.0)));
+        let later = Duration::from_millis(10_500);
+        assert_eq!(waits(table.take(&a(), later)), Ok(()));
+        assert!(table.take(&a(), later).is_err());
+        assert_eq!(table.len(), 1);
+    }
+
+    #[test]
+    fn a_table_refuses_a_limit_of_another_kind_and_keeps_its_terms() {
+        let table = by_key(Limit::sliding(1, secs(10)), 10);
+        assert_eq!(waits(table.take(&parts(Some("a")), secs(0))), Ok(()));
+        let err = table
+            .retune(Limit::period(5, secs(10)), secs(1))
+            .unwrap_err();
+        assert_eq!(err.in_force(), Limit::sliding(1, secs(10)));
+        assert_eq!(table.terms().limit, Limit::sliding(1, secs(10)));
+        assert_eq!(waits(table.take(&parts(Some("a")), secs(1))), Err(secs(9)));
     }
 
     #[test]

@@ -12,6 +12,7 @@ use tower_layer::Layer;
 use super::error::{DEFAULT_POLICY, policy_name};
 use super::keyed::{self, Keyed};
 use super::service::Shared;
+use super::tune::RateLimitTuner;
 use super::{ClientAddr, Limit, RateLimitService};
 use crate::Clock;
 
@@ -32,6 +33,10 @@ use crate::Clock;
 /// new budgets (the ones made before were made on the old clock and name): configure the layer
 /// first, then clone it or make services from it. Services and clones made before a builder
 /// keep the budgets they had. A layer in a `static` goes in a `std::sync::LazyLock`.
+///
+/// To change the limit while the layer serves (a configuration reload), take a
+/// [`tuner`](RateLimitLayer::tuner) from the configured layer: it retunes every budget that
+/// the services and clones share, each keeping its history.
 ///
 /// A keyed layer ([`keyed`](RateLimitLayer::keyed), [`by_peer`](RateLimitLayer::by_peer),
 /// [`by_client`](RateLimitLayer::by_client), [`by_header`](RateLimitLayer::by_header)) holds
@@ -66,7 +71,6 @@ use crate::Clock;
 /// ```
 #[derive(Clone)]
 pub struct RateLimitLayer {
-    limit: Limit,
     shared: Arc<Shared>,
 }
 
@@ -81,7 +85,6 @@ impl RateLimitLayer {
     /// budget, or the table `keyed`.
     fn build(limit: Limit, keyed: Option<Arc<dyn Keyed>>) -> Self {
         Self {
-            limit,
             shared: Arc::new(Shared::new(limit, DEFAULT_POLICY, Clock::default(), keyed)),
         }
     }
@@ -244,12 +247,12 @@ impl RateLimitLayer {
     /// The same layer on `clock` instead of tokio's monotonic clock: [`Clock::unix`] for a
     /// [`Limit::Period`] aligned on calendar time, or a scripted clock for a test.
     ///
-    /// Makes new budgets, since the ones made before read the old clock (a bucket starts full
-    /// at the moment it is made, on the clock it was made on); services and clones made before
-    /// keep theirs.
+    /// Makes new budgets under the limit in force, since the ones made before read the old
+    /// clock (a bucket starts full at the moment it is made, on the clock it was made on);
+    /// services and clones made before keep theirs.
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
-        let policy = self.shared.policy();
+        let policy = self.shared.terms().policy();
         self.remade(policy, clock)
     }
 
@@ -265,17 +268,27 @@ impl RateLimitLayer {
         self.remade(policy_name(policy), clock)
     }
 
-    /// The same layer with new state: the policy named `policy`, on `clock`.
+    /// The same layer with new state under the limit in force: the policy named `policy`, on
+    /// `clock`.
     fn remade(self, policy: &'static str, clock: Clock) -> Self {
         Self {
-            limit: self.limit,
-            shared: Arc::new(self.shared.remade(self.limit, policy, clock)),
+            shared: Arc::new(self.shared.remade(policy, clock)),
         }
     }
 
-    /// The limit each budget follows.
-    pub const fn limit(&self) -> Limit {
-        self.limit
+    /// The limit each budget follows: the one the layer was made with, or the last one a
+    /// [`RateLimitTuner`] retuned it to.
+    pub fn limit(&self) -> Limit {
+        self.shared.terms().limit
+    }
+
+    /// A handle that changes the limit of this layer's budgets in place, for every service
+    /// the layer made and every clone at once; see [`RateLimitTuner`].
+    ///
+    /// One `Arc` clone. Take it from the layer once it is configured: a builder makes new
+    /// budgets, which the tuner taken before it does not reach.
+    pub fn tuner(&self) -> RateLimitTuner {
+        RateLimitTuner::new(Arc::clone(&self.shared))
     }
 
     /// How many keys the layer holds now: 0 for a layer without keys, at most `max_keys`.
@@ -295,7 +308,6 @@ impl<S> Layer<S> for RateLimitLayer {
 impl fmt::Debug for RateLimitLayer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RateLimitLayer")
-            .field("limit", &self.limit)
             .field("shared", &self.shared)
             .finish()
     }

@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use ironward::{Bucket, Period, Quota, Sliding};
 
-use super::Limited;
+use super::{KindMismatch, Limited};
 
 /// Which limiter of the `ironward` core a [`RateLimitLayer`](super::RateLimitLayer) runs, with
 /// its parameters: a token bucket, a sliding window or a fixed period.
@@ -141,6 +141,28 @@ impl Limit {
         Limited::new(retry_after, quota, window)
     }
 
+    /// Whether a limiter of this limit can be retuned to `other` in place: the same core
+    /// limiter, and for a period the same alignment (the core's `Period` keeps its alignment
+    /// for life).
+    pub(super) fn retunes_to(&self, other: &Limit) -> bool {
+        match (self, other) {
+            (Self::Bucket { .. }, Self::Bucket { .. })
+            | (Self::Sliding { .. }, Self::Sliding { .. }) => true,
+            (Self::Period { align, .. }, Self::Period { align: other, .. }) => align == other,
+            _ => false,
+        }
+    }
+
+    /// What the kind of limiter is called, with its article, in an error.
+    pub(super) const fn kind(&self) -> &'static str {
+        match self {
+            Self::Bucket { .. } => "a token bucket",
+            Self::Sliding { .. } => "a sliding window",
+            Self::Period { align: false, .. } => "a fixed period",
+            Self::Period { align: true, .. } => "an aligned period",
+        }
+    }
+
     /// The quota and window a refusal reports, as [`Limited::quota`](super::Limited::quota)
     /// and [`Limited::window`](super::Limited::window) document them.
     pub(super) fn policy(&self) -> (u64, Option<Duration>) {
@@ -158,6 +180,84 @@ impl Limit {
                 (u64::from(quota), Some(self.idle()))
             }
         }
+    }
+}
+
+/// What every budget under one limit reads from it, worked out once per limit rather than
+/// once a request: the limit, how long a key may idle, and the refusal to give.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Terms {
+    pub(super) limit: Limit,
+    /// [`Limit::idle`].
+    pub(super) idle: Duration,
+    /// The refusal to give, but for its wait: the limit's quota and window, under the
+    /// policy's name.
+    refusal: Limited,
+}
+
+impl Terms {
+    /// The terms of `limit` under the policy named `policy`.
+    pub(super) fn new(limit: Limit, policy: &'static str) -> Self {
+        Self {
+            limit,
+            idle: limit.idle(),
+            refusal: limit.refusal(Duration::ZERO).named(policy),
+        }
+    }
+
+    /// The terms of `limit` under the same policy name, if a limiter of these terms can be
+    /// retuned to it.
+    pub(super) fn retuned(&self, limit: Limit) -> Result<Self, KindMismatch> {
+        if self.limit.retunes_to(&limit) {
+            Ok(Self::new(limit, self.policy()))
+        } else {
+            Err(KindMismatch::new(self.limit, limit))
+        }
+    }
+
+    /// The policy's name, as a refusal gives it.
+    pub(super) fn policy(&self) -> &'static str {
+        self.refusal.policy()
+    }
+
+    /// The refusal of a request that would be admitted after `wait`.
+    pub(super) fn refusal(&self, wait: Duration) -> Limited {
+        self.refusal.after(wait)
+    }
+}
+
+/// One budget on its own (a global limit's, or the one a keyed table gives requests
+/// without a key): a limiter and the terms it runs under.
+#[derive(Debug)]
+pub(super) struct Budget {
+    limiter: Limiter,
+    terms: Terms,
+}
+
+impl Budget {
+    /// A fresh budget under `terms`, its clock at `now`.
+    pub(super) fn new(terms: Terms, now: Duration) -> Self {
+        Self {
+            limiter: Limiter::new(&terms.limit, now),
+            terms,
+        }
+    }
+
+    /// Takes one request at `now`, or refuses it, saying how long to wait.
+    pub(super) fn take(&mut self, now: Duration) -> Result<(), Limited> {
+        let terms = &self.terms;
+        self.limiter.take(now).map_err(|wait| terms.refusal(wait))
+    }
+
+    /// Moves the budget to `terms` at `now`, keeping its history ([`Limiter::retune`]).
+    pub(super) fn retune(&mut self, terms: Terms, now: Duration) {
+        self.limiter.retune(&terms.limit, now);
+        self.terms = terms;
+    }
+
+    /// The terms the budget runs under.
+    pub(super) fn terms(&self) -> &Terms {
+        &self.terms
     }
 }
 
@@ -199,6 +299,26 @@ impl Limiter {
             Ok(())
         } else {
             Err(self.next(now))
+        }
+    }
+
+    /// Moves the limiter to `limit` at `now`, keeping its history: the core's `retune`
+    /// (tokens, stamps in the window, the open period and its count).
+    ///
+    /// A limit this one cannot be retuned to ([`Limit::retunes_to`]) is the caller's to
+    /// refuse beforehand; given one anyway, the limiter stays as it is.
+    pub(super) fn retune(&mut self, limit: &Limit, now: Duration) {
+        match (self, *limit) {
+            (Self::Bucket(bucket), Limit::Bucket { rate, burst }) => {
+                bucket.retune(rate, burst, now);
+            }
+            (Self::Sliding(sliding), Limit::Sliding { quota, window }) => {
+                sliding.retune(quota, window, now);
+            }
+            (Self::Period(period_limit), Limit::Period { quota, period, .. }) => {
+                period_limit.retune(quota, period, now);
+            }
+            _ => {}
         }
     }
 
@@ -299,6 +419,43 @@ mod tests {
         // The request that hits the quota is still admitted.
         assert_eq!(period.take(secs(14)), Ok(()));
         assert_eq!(period.take(secs(15)), Err(secs(5)));
+    }
+
+    #[test]
+    fn only_a_limiter_of_the_same_kind_retunes() {
+        let bucket = Limit::bucket(1.0, 1.0);
+        assert!(bucket.retunes_to(&Limit::bucket(5.0, 50.0)));
+        assert!(!bucket.retunes_to(&Limit::sliding(1, secs(1))));
+        assert!(Limit::sliding(1, secs(1)).retunes_to(&Limit::sliding(9, secs(9))));
+        assert!(Limit::period(1, secs(1)).retunes_to(&Limit::period(2, secs(2))));
+        assert!(Limit::aligned(1, secs(1)).retunes_to(&Limit::aligned(2, secs(2))));
+        // The core's `Period` keeps its alignment for life.
+        assert!(!Limit::period(1, secs(1)).retunes_to(&Limit::aligned(1, secs(1))));
+        assert!(!Limit::aligned(1, secs(1)).retunes_to(&Limit::period(1, secs(1))));
+    }
+
+    #[test]
+    fn a_retuned_budget_keeps_its_history_and_reports_its_new_terms() {
+        let terms = Terms::new(Limit::sliding(3, secs(10)), "api");
+        let mut budget = Budget::new(terms, Duration::ZERO);
+        assert_eq!(budget.take(secs(1)), Ok(()));
+        assert_eq!(budget.take(secs(2)), Ok(()));
+        let lower = terms.retuned(Limit::sliding(2, secs(10))).unwrap();
+        budget.retune(lower, secs(3));
+        // The two taken fill the new quota: the next is refused under the new terms.
+        let refused = budget.take(secs(3)).unwrap_err();
+        assert_eq!((refused.quota(), refused.policy()), (2, "api"));
+        assert_eq!(refused.retry_after(), secs(8));
+        let mismatch = terms.retuned(Limit::bucket(1.0, 1.0)).unwrap_err();
+        assert_eq!(mismatch.in_force(), Limit::sliding(3, secs(10)));
+    }
+
+    #[test]
+    fn a_limiter_given_another_kind_stays_as_it_is() {
+        let mut limiter = Limiter::new(&Limit::period(1, secs(10)), Duration::ZERO);
+        assert_eq!(limiter.take(secs(1)), Ok(()));
+        limiter.retune(&Limit::bucket(100.0, 100.0), secs(2));
+        assert_eq!(limiter.take(secs(2)), Err(secs(9)));
     }
 
     #[test]

@@ -21,6 +21,9 @@
 //! - [`RateLimitService`] takes from the budget in `call` and either calls the inner service
 //!   or resolves at once ([`RateLimitFuture`]) to [`Limited`], boxed, which says how long to
 //!   wait: the limiter's own `next()`, as governor's `NotUntil` does.
+//! - [`RateLimitTuner`], from [`RateLimitLayer::tuner`], changes the limit while the layer
+//!   serves (a configuration reload), each budget keeping its history; a limit of another
+//!   kind is refused with [`KindMismatch`].
 //! - [`Limited::headers`] and [`Limited::into_response`] turn a refusal into `429 Too Many
 //!   Requests` with `Retry-After` in whole seconds, rounded up, and the `RateLimit-Policy` and
 //!   `RateLimit` fields of the IETF httpapi draft "RateLimit header fields for HTTP"
@@ -96,10 +99,12 @@ mod keyed;
 mod layer;
 mod limit;
 mod service;
+mod tune;
 
 pub use self::client::{ClientAddr, ProxyHeader};
-pub use self::error::Limited;
+pub use self::error::{KindMismatch, Limited};
 pub use self::future::RateLimitFuture;
 pub use self::layer::RateLimitLayer;
 pub use self::limit::Limit;
 pub use self::service::RateLimitService;
+pub use self::tune::RateLimitTuner;

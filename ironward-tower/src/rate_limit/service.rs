@@ -3,28 +3,27 @@
 use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
-use std::time::Duration;
 
 use http::Request;
 use tower_service::Service;
 
 use super::keyed::Keyed;
-use super::limit::Limiter;
-use super::{Limit, Limited, RateLimitFuture};
+use super::limit::{Budget, Terms};
+use super::{KindMismatch, Limit, RateLimitFuture};
 use crate::Clock;
 use crate::lock::lock;
 
 /// A service that admits requests within its rate limit and refuses the rest at once with
-/// [`Limited`], made by [`RateLimitLayer`](super::RateLimitLayer).
+/// [`Limited`](super::Limited), made by [`RateLimitLayer`](super::RateLimitLayer).
 ///
 /// `poll_ready` is the inner service's; `call` reads the clock, takes one request from the
 /// budget (the request's key's, for a keyed layer) under a std `Mutex` held for that alone,
-/// and either calls the inner service or resolves to the boxed [`Limited`] without calling
-/// it. It serves `http::Request`s with any body (axum, hyper and tonic services alike), as
-/// a keyed limit reads its key from the request's head.
+/// and either calls the inner service or resolves to the boxed [`Limited`](super::Limited)
+/// without calling it. It serves `http::Request`s with any body (axum, hyper and tonic
+/// services alike), as a keyed limit reads its key from the request's head.
 ///
 /// `Clone` shares the budget: clones, one per connection in a server, hold one limit
-/// together.
+/// together, and a [`RateLimitTuner`](super::RateLimitTuner) retunes it for all of them.
 ///
 /// # Examples
 ///
@@ -88,7 +87,7 @@ where
         // A global limit leaves the request where it is: moving an `http::Request` in and out
         // of a helper copied it twice, a third of the layer's own cost.
         let taken = match &shared.table {
-            Table::Global(limiter) => lock(limiter).take(now),
+            Table::Global(budget) => lock(budget).take(now),
             Table::Keyed(table) => {
                 let (head, body) = request.into_parts();
                 let taken = table.take(&head, now);
@@ -98,7 +97,7 @@ where
         };
         match taken {
             Ok(()) => RateLimitFuture::admitted(self.inner.call(request)),
-            Err(wait) => RateLimitFuture::limited(shared.refusal.after(wait)),
+            Err(limited) => RateLimitFuture::limited(limited),
         }
     }
 }
@@ -115,46 +114,47 @@ impl<S: fmt::Debug> fmt::Debug for RateLimitService<S> {
 /// What every service of one [`RateLimitLayer`](super::RateLimitLayer) shares.
 pub(super) struct Shared {
     clock: Clock,
-    /// The refusal to give, but for its wait.
-    refusal: Limited,
     table: Table,
 }
 
-/// Where the budgets are.
+/// Where the budgets are, each with the terms it runs under.
 enum Table {
     /// One budget for every request.
-    Global(Mutex<Limiter>),
+    Global(Mutex<Budget>),
     /// One budget per key.
     Keyed(Arc<dyn Keyed>),
 }
 
 impl Shared {
+    /// The state of a layer of `limit`, under the policy named `policy`, on `clock`: one
+    /// budget, or the table `keyed`, which was made under the same limit and name.
     pub(super) fn new(
         limit: Limit,
         policy: &'static str,
         clock: Clock,
         keyed: Option<Arc<dyn Keyed>>,
     ) -> Self {
-        let (quota, window) = limit.policy();
-        let table = match keyed {
-            Some(keyed) => Table::Keyed(keyed),
-            None => Table::Global(Mutex::new(Limiter::new(&limit, clock.now()))),
-        };
-        Self {
-            refusal: Limited::new(Duration::ZERO, quota, window).named(policy),
-            clock,
-            table,
-        }
+        Self::under(Terms::new(limit, policy), clock, keyed)
     }
 
-    /// The same state made anew: the policy named `policy`, on `clock`, with budgets as good
-    /// as new (a fresh limiter, or an empty table of keys with the same bound and extractor).
-    pub(super) fn remade(&self, limit: Limit, policy: &'static str, clock: Clock) -> Self {
+    fn under(terms: Terms, clock: Clock, keyed: Option<Arc<dyn Keyed>>) -> Self {
+        let table = match keyed {
+            Some(keyed) => Table::Keyed(keyed),
+            None => Table::Global(Mutex::new(Budget::new(terms, clock.now()))),
+        };
+        Self { clock, table }
+    }
+
+    /// The same state made anew under the limit in force: the policy named `policy`, on
+    /// `clock`, with budgets as good as new (a fresh limiter, or an empty table of keys with
+    /// the same bound and extractor).
+    pub(super) fn remade(&self, policy: &'static str, clock: Clock) -> Self {
+        let terms = Terms::new(self.terms().limit, policy);
         let keyed = match &self.table {
             Table::Global(_) => None,
-            Table::Keyed(table) => Some(table.fresh()),
+            Table::Keyed(table) => Some(table.fresh(terms)),
         };
-        Self::new(limit, policy, clock, keyed)
+        Self::under(terms, clock, keyed)
     }
 
     /// The clock every budget reads.
@@ -162,9 +162,30 @@ impl Shared {
         &self.clock
     }
 
-    /// The policy's name, as a refusal gives it.
-    pub(super) fn policy(&self) -> &'static str {
-        self.refusal.policy()
+    /// The terms in force: the limit the layer was made with, or the last it was retuned to,
+    /// under the policy's name.
+    pub(super) fn terms(&self) -> Terms {
+        match &self.table {
+            Table::Global(budget) => *lock(budget).terms(),
+            Table::Keyed(table) => table.terms(),
+        }
+    }
+
+    /// Moves every budget, and the budgets keys get from now on, to `limit` now, each keeping
+    /// its history; or refuses a limit of another kind, changing nothing.
+    pub(super) fn retune(&self, limit: Limit) -> Result<(), KindMismatch> {
+        let now = self.clock.now();
+        let was = match &self.table {
+            Table::Global(budget) => {
+                let mut budget = lock(budget);
+                let was = *budget.terms();
+                budget.retune(was.retuned(limit)?, now);
+                was.limit
+            }
+            Table::Keyed(table) => table.retune(limit, now)?,
+        };
+        tracing::debug!(from = ?was, to = ?limit, "rate limit retuned");
+        Ok(())
     }
 
     pub(super) fn keys(&self) -> usize {
@@ -181,10 +202,10 @@ impl fmt::Debug for Shared {
             Table::Global(_) => None,
             Table::Keyed(table) => Some(table.max()),
         };
+        let terms = self.terms();
         f.debug_struct("Shared")
-            .field("policy", &self.refusal.policy())
-            .field("quota", &self.refusal.quota())
-            .field("window", &self.refusal.window())
+            .field("policy", &terms.policy())
+            .field("limit", &terms.limit)
             .field("max_keys", &keys)
             .field("clock", &self.clock)
             .finish()
@@ -200,7 +221,7 @@ mod tests {
     use tower::{Layer, Service, ServiceExt, service_fn};
 
     use super::*;
-    use crate::RateLimitLayer;
+    use crate::{Limited, RateLimitLayer};
 
     #[tokio::test]
     async fn a_refused_request_never_reaches_the_inner_service() {

@@ -7,6 +7,7 @@ use ironward::{Shed, Shedder};
 use tower_layer::Layer;
 
 use super::service::{Shared, ShedService};
+use super::tune::{ShedTuner, Tune};
 use crate::{Clock, Cpu, ShedFailures};
 
 /// Sheds requests while the server is both hot and full: go-zero's adaptive load shedding as a
@@ -49,6 +50,10 @@ use crate::{Clock, Cpu, ShedFailures};
 /// Services and clones made before a builder keep the shedder they had. A layer in a `static`
 /// goes in a `std::sync::LazyLock`.
 ///
+/// To change the policy while the layer serves (a configuration reload), take a
+/// [`tuner`](Self::tuner) from the configured layer: it retunes the one shedder that every
+/// service and clone shares, keeping the requests in flight and what it has learnt.
+///
 /// # Examples
 ///
 /// ```
@@ -86,7 +91,6 @@ use crate::{Clock, Cpu, ShedFailures};
 /// # }
 /// ```
 pub struct ShedLayer<C = ShedFailures> {
-    shed: Shed,
     shared: Arc<Shared<C>>,
 }
 
@@ -103,17 +107,16 @@ impl<C> ShedLayer<C> {
     fn build(shed: Shed, classify: C, clock: Clock, cpu: Cpu) -> Self {
         let shedder = Shedder::new(shed, clock.now());
         Self {
-            shed,
             shared: Arc::new(Shared::new(shedder, clock, cpu, classify)),
         }
     }
 
     /// The same layer with `classify` deciding which results are failures (see
-    /// [`Classify`](crate::Classify)), and a new shedder.
+    /// [`Classify`](crate::Classify)), and a new shedder under the policy in force.
     #[must_use]
     pub fn with_classifier<D>(self, classify: D) -> ShedLayer<D> {
         let (clock, cpu) = self.shared.sources();
-        ShedLayer::build(self.shed, classify, clock, cpu)
+        ShedLayer::build(self.shared.shed(), classify, clock, cpu)
     }
 
     /// How many requests are in flight through this layer's services ([`Shedder::flying`]).
@@ -122,13 +125,29 @@ impl<C> ShedLayer<C> {
     }
 }
 
+impl<C: Send + Sync + 'static> ShedLayer<C> {
+    /// A handle that changes the policy of this layer's shedder in place, for every service
+    /// the layer made and every clone at once; see [`ShedTuner`].
+    ///
+    /// One `Arc` clone. Take it from the layer once it is configured: a builder makes a new
+    /// shedder, which the tuner taken before it does not reach.
+    pub fn tuner(&self) -> ShedTuner {
+        ShedTuner::new(Arc::clone(&self.shared) as Arc<dyn Tune>)
+    }
+}
+
 impl<C: Clone> ShedLayer<C> {
-    /// The same layer reading `now` from `clock`, with a new shedder whose window opens now
-    /// on `clock`.
+    /// The same layer reading `now` from `clock`, with a new shedder under the policy in
+    /// force, whose window opens now on `clock`.
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
         let (_, cpu) = self.shared.sources();
-        Self::build(self.shed, self.shared.classifier().clone(), clock, cpu)
+        Self::build(
+            self.shared.shed(),
+            self.shared.classifier().clone(),
+            clock,
+            cpu,
+        )
     }
 }
 
@@ -136,7 +155,6 @@ impl<C> Clone for ShedLayer<C> {
     /// A layer sharing this one's shedder.
     fn clone(&self) -> Self {
         Self {
-            shed: self.shed,
             shared: Arc::clone(&self.shared),
         }
     }
@@ -145,7 +163,6 @@ impl<C> Clone for ShedLayer<C> {
 impl<C: fmt::Debug> fmt::Debug for ShedLayer<C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ShedLayer")
-            .field("shed", &self.shed)
             .field("shared", &self.shared)
             .finish()
     }

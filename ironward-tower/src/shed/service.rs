@@ -4,11 +4,12 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use ironward::{Shedder, Ticket};
+use ironward::{Shed, Shedder, Ticket};
 use tower::BoxError;
 use tower_service::Service;
 
 use super::future::{Flight, ShedFuture};
+use super::tune::Tune;
 use crate::lock::lock;
 use crate::{Classify, Clock, Cpu, ShedFailures};
 
@@ -164,8 +165,30 @@ impl<C> Shared<C> {
         &self.classify
     }
 
+    /// The policy the shedder runs, for a tuner and for a layer made anew under it.
+    pub(crate) fn shed(&self) -> Shed {
+        *lock(&self.shedder).shed()
+    }
+
     /// How many requests are in flight now.
     pub(crate) fn flying(&self) -> u64 {
         lock(&self.shedder).flying()
+    }
+}
+
+impl<C: Send + Sync> Tune for Shared<C> {
+    fn retune(&self, shed: Shed) {
+        let now = self.clock.now();
+        let was = {
+            let mut shedder = lock(&self.shedder);
+            let was = *shedder.shed();
+            shedder.retune(shed, now);
+            was
+        };
+        tracing::debug!(from = ?was, to = ?shed, "shedder retuned");
+    }
+
+    fn shed(&self) -> Shed {
+        Shared::shed(self)
     }
 }

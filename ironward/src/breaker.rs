@@ -5,6 +5,7 @@ use core::time::Duration;
 use crate::clock::{Latest, nanos};
 use crate::constant::constant;
 use crate::float::unit;
+use crate::reason::BreakerReason;
 use crate::tally::{Outcome, Tally};
 use crate::window::Window;
 
@@ -310,8 +311,41 @@ impl Breaker {
     /// above as just below 1); the call is refused when it falls under the drop fraction. A
     /// refusal is recorded as a [`Outcome::Drop`]. The caller settles the permit with
     /// [`pass`](Breaker::pass) or [`fail`](Breaker::fail) once the call has finished.
+    ///
+    /// This is [`check`](Breaker::check) without the reason for a refusal.
     #[must_use = "dropping the answer loses the Permit: the call goes unrecorded, and a refusal is ignored"]
     pub fn allow(&mut self, now: Duration, roll: f64) -> Option<Permit> {
+        self.check(now, roll).ok()
+    }
+
+    /// [`allow`](Breaker::allow) with the numbers behind a refusal: `allow` is this with the
+    /// reason discarded, so the two always decide alike.
+    ///
+    /// `Err` is a refusal, an answer rather than a failure. It carries the window the breaker
+    /// read, the weight `k` had decayed to, the drop fraction and the draw as clamped, each
+    /// computed by the decision anyway (see [`BreakerReason`]); the refusal is then recorded
+    /// as a [`Outcome::Drop`], which the reason's `total` leaves out.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::{Breaker, SRE};
+    ///
+    /// let ms = Duration::from_millis;
+    /// let mut breaker = Breaker::new(SRE, ms(0));
+    /// for _ in 0..100 {
+    ///     let permit = breaker.check(ms(0), 0.99).expect("over the drop fraction");
+    ///     breaker.fail(permit, ms(0));
+    /// }
+    /// let reason = breaker.check(ms(100), 0.5).expect_err("under the drop fraction");
+    /// // No accepts in 100 calls, one bucket of failures: (100 − 5 − 1.49·0) / 101.
+    /// assert_eq!((reason.total, reason.accepts, reason.failing), (100, 0, 1));
+    /// assert_eq!((reason.drop, reason.roll), (95.0 / 101.0, 0.5));
+    /// ```
+    #[inline]
+    #[must_use = "dropping the answer loses the Permit: the call goes unrecorded, and a refusal is ignored"]
+    pub fn check(&mut self, now: Duration, roll: f64) -> Result<Permit, BreakerReason> {
         let now = self.clock.advance(now);
         // Clearing the buckets that have left the window changes no reading at `now` or
         // later, and brings the kept totals up to `now`.
@@ -320,7 +354,7 @@ impl Breaker {
         // numerator (the denominator is at least 1). When even that is not positive, the
         // exact value is not either (step 3): no division is needed to let the call through.
         if self.throttled(self.constants.floor) <= 0.0 {
-            return Some(Permit { _settle_once: () });
+            return Ok(Permit { _settle_once: () });
         }
         let history = History {
             accepts: self.accepts,
@@ -333,19 +367,32 @@ impl Breaker {
             self.history(now),
             "the kept history matches a scan"
         );
-        let drop = self.throttle(&history);
+        let (k, drop) = self.weighed(&history);
         if drop <= 0.0 {
-            return Some(Permit { _settle_once: () });
+            return Ok(Permit { _settle_once: () });
         }
         let probed = self
             .last
             .is_some_and(|last| now - last > nanos(self.sre.probe));
-        if probed || unit(roll) >= self.recover(drop, &history) {
+        if probed {
             self.last = Some(now);
-            return Some(Permit { _settle_once: () });
+            return Ok(Permit { _settle_once: () });
+        }
+        let (roll, drop) = (unit(roll), self.recover(drop, &history));
+        if roll >= drop {
+            self.last = Some(now);
+            return Ok(Permit { _settle_once: () });
         }
         self.record(now, Outcome::Drop);
-        None
+        Err(BreakerReason {
+            total: history.total,
+            accepts: history.accepts,
+            failing: history.failing,
+            working: history.working,
+            k,
+            drop,
+            roll,
+        })
     }
 
     /// Records the call behind `permit` as a success, at `now` (its completion time).
@@ -507,10 +554,15 @@ impl Breaker {
     }
 
     /// SRE equation 21-1 with go-zero's decaying `k`: steps 1 and 2 of the decision.
-    ///
-    /// Below 1 and never NaN: the constants are finite and not negative, so `w` is too, the
-    /// product `w·accepts` is at worst `+inf` and the numerator at worst `−inf`.
     fn throttle(&self, history: &History) -> f64 {
+        self.weighed(history).1
+    }
+
+    /// [`throttle`](Breaker::throttle) with the weight `w` it gave each accept: `(w, drop)`.
+    ///
+    /// The drop is below 1 and never NaN: the constants are finite and not negative, so `w`
+    /// is too, the product `w·accepts` is at worst `+inf` and the numerator at worst `−inf`.
+    fn weighed(&self, history: &History) -> (f64, f64) {
         let Constants {
             k,
             floor,
@@ -528,7 +580,8 @@ impl Breaker {
         };
         let w = (k - decay).max(floor);
         let total = history.total as f64;
-        (total - protection - w * history.accepts as f64) / (total + 1.0)
+        let drop = (total - protection - w * history.accepts as f64) / (total + 1.0);
+        (w, drop)
     }
 
     /// The numerator of [`throttle`](Breaker::throttle) over the kept totals with `w` given:

@@ -4,6 +4,7 @@ use core::time::Duration;
 
 use crate::clock::Latest;
 use crate::float::{ceil_nanos, whole_f64};
+use crate::reason::BucketReason;
 
 /// Nanoseconds in a second, as the float the refill divides by.
 const PER_SEC: f64 = 1e9;
@@ -157,18 +158,56 @@ impl Bucket {
     /// Whether `n` tokens are there at `now`, taking them if they are.
     ///
     /// A cost that is negative, NaN or infinite is refused. A cost of zero always passes.
+    /// This is [`check`](Bucket::check) without the reason for a refusal.
     #[must_use = "an unchecked take spends the tokens without enforcing the limit"]
     pub fn take(&mut self, now: Duration, n: f64) -> bool {
+        self.check(now, n).is_ok()
+    }
+
+    /// [`take`](Bucket::take) with the numbers behind a refusal: `take` is this with the
+    /// reason discarded, so the two always decide alike.
+    ///
+    /// `Err` is a refusal, an answer rather than a failure. It carries the tokens the bucket
+    /// held at `now` (a refusal keeps them all), the cost wanted, the burst, the rate and
+    /// when the tokens were counted, each read by the decision anyway (see
+    /// [`BucketReason`]). When the tokens will be there is not worked out on a refusal: it
+    /// costs several times the decision itself, so [`BucketReason::next`] works it out from
+    /// those fields when asked, as [`next`](Bucket::next) answers on the bucket the
+    /// refusal left.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Bucket;
+    ///
+    /// let ms = Duration::from_millis;
+    /// let mut bucket = Bucket::new(10.0, 2.0, ms(0));
+    /// assert!(bucket.check(ms(0), 1.5).is_ok());
+    /// let reason = bucket.check(ms(0), 1.0).expect_err("half a token left");
+    /// assert_eq!((reason.tokens, reason.wanted, reason.burst), (0.5, 1.0, 2.0));
+    /// assert_eq!(reason.next(), ms(50));
+    /// assert_eq!(reason.next(), bucket.next(ms(0), 1.0));
+    /// ```
+    #[inline]
+    #[must_use = "an unchecked take spends the tokens without enforcing the limit"]
+    pub fn check(&mut self, now: Duration, n: f64) -> Result<(), BucketReason> {
         let elapsed = self.elapsed(now);
-        self.latest.advance(now);
+        let at = self.latest.advance(now);
         let held = self.held(elapsed);
         // `n <= held` first: it is the test that usually decides.
         if n <= held && is_cost(n) {
             self.tokens = held - n;
-            true
+            Ok(())
         } else {
             self.tokens = held;
-            false
+            Err(BucketReason {
+                tokens: held,
+                wanted: n,
+                burst: self.burst,
+                rate: self.rate,
+                at: Duration::from_nanos(at),
+            })
         }
     }
 

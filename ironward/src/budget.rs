@@ -1,5 +1,7 @@
 //! A retry budget: gRPC proposal A6's retry throttling.
 
+use crate::reason::BudgetReason;
+
 /// The most tokens a budget holds: gRPC A6 bounds `maxTokens` to 1000.
 const MOST_TOKENS: u32 = 1000;
 
@@ -133,10 +135,43 @@ impl Budget {
     }
 
     /// Whether a retry may be made now: the count is above half of `max_tokens`.
+    ///
+    /// This is [`check`](Budget::check) without the reason for a refusal.
     #[must_use = "a retry budget only throttles when its answer decides whether to retry"]
     pub fn can_retry(&self) -> bool {
+        self.check().is_ok()
+    }
+
+    /// [`can_retry`](Budget::can_retry) with the numbers behind a refusal: `can_retry` is
+    /// this with the reason discarded, so the two always decide alike.
+    ///
+    /// `Err` is a refusal, an answer rather than a failure: it carries the tokens held and
+    /// the maximum they are at or below half of (see [`BudgetReason`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::Budget;
+    ///
+    /// let mut budget = Budget::new(10, 0.1);
+    /// for _ in 0..5 {
+    ///     budget.fail();
+    /// }
+    /// let reason = budget.check().expect_err("5 is not above half of 10");
+    /// assert_eq!((reason.tokens, reason.max_tokens), (5.0, 10));
+    /// ```
+    #[inline]
+    #[must_use = "a retry budget only throttles when its answer decides whether to retry"]
+    pub fn check(&self) -> Result<(), BudgetReason> {
         // `held > most / 2`, without rounding the half down for an odd `most`.
-        u64::from(self.held) * 2 > u64::from(self.most)
+        if u64::from(self.held) * 2 > u64::from(self.most) {
+            Ok(())
+        } else {
+            Err(BudgetReason {
+                tokens: self.tokens(),
+                max_tokens: self.max_tokens(),
+            })
+        }
     }
 
     /// The tokens held now, to three decimal places.
@@ -362,6 +397,39 @@ mod tests {
         );
         budget.retune(3, -2.0);
         assert_eq!((budget.tokens(), budget.token_ratio()), (1.0, 0.0));
+    }
+
+    // gRPC A6's example policy: the refusal at exactly half gives the tokens it counted.
+    #[test]
+    fn a_refusal_gives_the_tokens_at_or_below_half() {
+        let mut budget = Budget::default();
+        for _ in 0..5 {
+            assert!(budget.check().is_ok());
+            budget.fail();
+        }
+        let reason = budget.check().expect_err("exactly half is not above half");
+        assert_eq!(
+            reason,
+            BudgetReason {
+                tokens: 5.0,
+                max_tokens: 10
+            }
+        );
+        budget.fail();
+        budget.pass();
+        assert_eq!(budget.check().unwrap_err().tokens, 4.1);
+        // An odd maximum is halved exactly: 1.5 of 3 is refused.
+        let mut odd = Budget::new(3, 0.5);
+        odd.fail();
+        odd.fail();
+        odd.pass();
+        assert_eq!(
+            odd.check(),
+            Err(BudgetReason {
+                tokens: 1.5,
+                max_tokens: 3
+            })
+        );
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! A concurrency gate: a count with a ceiling.
 
+use crate::reason::GateReason;
+
 /// A count with a ceiling: at most `limit` callers inside at once.
 ///
 /// Unlike a rate, this has nothing to do with time: it is how many things are happening at
@@ -42,13 +44,41 @@ impl Gate {
     }
 
     /// Whether there is room, taking it if there is.
+    ///
+    /// This is [`check`](Gate::check) without the reason for a refusal.
     #[must_use = "an unchecked enter either takes room nothing will give back or ignores a full gate"]
     pub fn enter(&mut self) -> bool {
+        self.check().is_ok()
+    }
+
+    /// [`enter`](Gate::enter) with the numbers behind a refusal: `enter` is this with the
+    /// reason discarded, so the two always decide alike.
+    ///
+    /// `Err` is a refusal, an answer rather than a failure: it carries how many are inside
+    /// and the limit they reach, or pass after [`retune`](Gate::retune) lowered it (see
+    /// [`GateReason`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::Gate;
+    ///
+    /// let mut gate = Gate::new(1);
+    /// assert!(gate.check().is_ok());
+    /// let reason = gate.check().expect_err("one inside");
+    /// assert_eq!((reason.held, reason.limit), (1, 1));
+    /// ```
+    #[inline]
+    #[must_use = "an unchecked enter either takes room nothing will give back or ignores a full gate"]
+    pub fn check(&mut self) -> Result<(), GateReason> {
         if self.held < self.limit {
             self.held += 1;
-            true
+            Ok(())
         } else {
-            false
+            Err(GateReason {
+                held: self.held,
+                limit: self.limit,
+            })
         }
     }
 
@@ -177,6 +207,30 @@ mod tests {
         assert!(gate.enter());
         assert!(!gate.enter());
         assert_eq!(gate.held(), 3);
+    }
+
+    #[test]
+    fn a_refusal_gives_the_count_and_the_limit_it_reaches() {
+        let mut gate = Gate::new(2);
+        assert!(gate.check().is_ok() && gate.check().is_ok());
+        assert_eq!(gate.check(), Err(GateReason { held: 2, limit: 2 }));
+        gate.retune(1);
+        assert_eq!(gate.check(), Err(GateReason { held: 2, limit: 1 }));
+        assert_eq!(Gate::new(0).check(), Err(GateReason { held: 0, limit: 0 }));
+    }
+
+    #[test]
+    fn enter_is_check_with_the_reason_discarded() {
+        let mut gate = Gate::new(3);
+        let mut twin = gate.clone();
+        for i in 0..100_u32 {
+            if i % 3 == 0 {
+                gate.leave();
+                twin.leave();
+            }
+            assert_eq!(gate.enter(), twin.check().is_ok(), "step {i}");
+            assert_eq!(gate.held(), twin.held());
+        }
     }
 
     #[test]

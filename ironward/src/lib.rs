@@ -43,6 +43,47 @@
 //! assert_eq!(breaker.ratio(now), 0.0);
 //! ```
 //!
+//! # Why a call was refused
+//!
+//! A refusal is an answer, not an error: `allow` says `None`, `take` says `false`. Beside
+//! each decision, `check` gives the same answer as a `Result` whose `Err` explains the
+//! refusal in the numbers that decided it, as governor's `check() -> Result<(), NotUntil>`
+//! does. The decision is `check` with the reason discarded, so there is one rule and the two
+//! never disagree. A reason is a small `Copy` record of what the decision computed anyway:
+//! nothing is allocated, and nothing is worked out for a caller who does not look (a
+//! bucket's wait is computed only when [`BucketReason::next`] is asked).
+//!
+//! | decision | `check` answers | the reason holds |
+//! | --- | --- | --- |
+//! | [`Breaker::allow`] | `Result<Permit, BreakerReason>` | calls and accepts in the window, the failing and working runs, the decayed `k`, the drop fraction and the draw |
+//! | [`Shedder::allow`] | `Result<Ticket, ShedReason>` | the CPU reading, the calls in flight and their average, the capacity, and whether the CPU or an earlier refusal made it hot |
+//! | [`Bucket::take`] | `Result<(), BucketReason>` | the tokens held, the cost wanted, the burst and the rate; the wait on asking |
+//! | [`Sliding::take`] | `Result<(), QuotaReason>` | the events in the window, the quota, the wait for room |
+//! | [`Period::take`] | `Result<Quota, QuotaReason>` (`Ok(Under)`, `Ok(Hit)`, or `Err` for `Over`) | the events in the period, the quota, the wait for the next |
+//! | [`Gate::enter`] | `Result<(), GateReason>` | how many are inside, and the limit |
+//! | [`Budget::can_retry`] | `Result<(), BudgetReason>` | the tokens held, and the maximum |
+//!
+//! Every reason has public fields, a `Display` that prints it on one line, and implements
+//! [`core::error::Error`], so that an edge can log it or return it as the source of its
+//! refusal.
+//!
+//! ```
+//! use core::time::Duration;
+//! use ironward::{Breaker, SRE};
+//!
+//! let mut breaker = Breaker::new(SRE, Duration::ZERO);
+//! for _ in 0..100 {
+//!     let permit = breaker.allow(Duration::ZERO, 0.99).expect("over the drop fraction");
+//!     breaker.fail(permit, Duration::ZERO);
+//! }
+//! let reason = breaker.check(Duration::ZERO, 0.41).expect_err("under the drop fraction");
+//! assert!(reason.roll < reason.drop);
+//! assert_eq!(
+//!     reason.to_string(),
+//!     "breaker dropped 94.1% of calls (roll 0.41): 0 accepts in 100 calls, failing 1 bucket, working 0",
+//! );
+//! ```
+//!
 //! # Changing a policy live
 //!
 //! Every piece that keeps state changes its policy in place with `retune`, keeping its
@@ -104,7 +145,8 @@
 //!   three decimal places, as gRPC A6 says; a ratio that is NaN, negative or truncates to 0
 //!   gives no token back, so retries stop once failures have spent half the budget.
 //! - **Backoff.** Every delay saturates at `Duration::MAX`. Retry 0 is read as 1.
-//! - **Counts** ([`Tally`], [`Total`], calls in flight, a [`Period`]'s count) saturate.
+//! - **Counts** ([`Tally`], [`Total`], calls in flight, a [`Period`]'s count) saturate; a
+//!   [`QuotaReason::count`] past `u32::MAX` reads as `u32::MAX`.
 //! - **Rounding.** Float results round to the nearest nanosecond, except [`Bucket::next`],
 //!   which rounds up so that a take at `now + next` succeeds.
 //!
@@ -138,6 +180,7 @@ mod humane;
 #[cfg(doctest)]
 mod must_use;
 mod period;
+mod reason;
 mod shedder;
 mod sliding;
 mod tally;
@@ -152,6 +195,7 @@ pub use budget::Budget;
 pub use deadline::Deadline;
 pub use gate::Gate;
 pub use period::{Period, Quota};
+pub use reason::{BreakerReason, BucketReason, BudgetReason, GateReason, QuotaReason, ShedReason};
 pub use shedder::{SHED, Shed, Shedder, Ticket};
 pub use sliding::Sliding;
 pub use tally::{Outcome, Tally, Total};

@@ -129,3 +129,28 @@
 //! let _ = permit;
 //! let _permit = breaker.allow(Duration::ZERO, 0.5).unwrap();
 //! ```
+//!
+//! Asking for the reason does not make the answer optional: a discarded `check` is the same
+//! mistake as a discarded `allow`.
+//!
+//! ```compile_fail
+//! #![deny(unused_must_use)]
+//! use core::time::Duration;
+//! let mut breaker = ironward::Breaker::new(ironward::SRE, Duration::ZERO);
+//! breaker.check(Duration::ZERO, 0.5);
+//! ```
+//!
+//! ```compile_fail
+//! #![deny(unused_must_use)]
+//! let mut gate = ironward::Gate::new(1);
+//! gate.check();
+//! ```
+//!
+//! ```
+//! #![deny(unused_must_use)]
+//! use core::time::Duration;
+//! let mut breaker = ironward::Breaker::new(ironward::SRE, Duration::ZERO);
+//! let mut gate = ironward::Gate::new(1);
+//! let answers = (breaker.check(Duration::ZERO, 0.5), gate.check());
+//! # assert!(answers.0.is_ok() && answers.1.is_ok());
+//! ```

@@ -5,6 +5,7 @@ use core::time::Duration;
 use crate::clock::{Latest, nanos};
 use crate::constant::constant;
 use crate::extremes::Extremes;
+use crate::reason::ShedReason;
 use crate::tally::Total;
 use crate::window::{Window, grid};
 
@@ -205,20 +206,67 @@ impl Shedder {
     /// The caller settles the ticket with [`pass`](Shedder::pass) or
     /// [`fail`](Shedder::fail) once the call has finished. The moving average is not updated
     /// here, only when a call leaves flight, so it lags the count in flight as go-zero's does.
+    ///
+    /// This is [`check`](Shedder::check) without the reason for a refusal.
     #[must_use = "dropping the answer loses the Ticket: the call stays counted in flight forever, and a refusal is ignored"]
     pub fn allow(&mut self, now: Duration, cpu: u32) -> Option<Ticket> {
+        self.check(now, cpu).ok()
+    }
+
+    /// [`allow`](Shedder::allow) with the numbers behind a refusal: `allow` is this with the
+    /// reason discarded, so the two always decide alike.
+    ///
+    /// `Err` is a refusal, an answer rather than a failure. It carries the CPU reading as
+    /// read, the calls in flight and their moving average, the capacity both exceeded, and
+    /// which heat made the shedder weigh them: a reading at or over [`Shed::cpu`], or a
+    /// refusal within [`Shed::cool`] of the last overload. The decision computed each of them
+    /// anyway (see [`ShedReason`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::{SHED, Shedder};
+    ///
+    /// let ms = Duration::from_millis;
+    /// let mut shedder = Shedder::new(SHED, ms(0));
+    /// let mut tickets: Vec<_> = (0..100).map(|_| shedder.check(ms(0), 950).unwrap()).collect();
+    /// for ticket in tickets.drain(..50) {
+    ///     shedder.pass(ticket, ms(50));
+    /// }
+    /// // No bucket has ended, so the preset's 1 s latency and one pass a bucket stand:
+    /// // 10 calls at once, halved at 950 ‰.
+    /// let reason = shedder.check(ms(60), 950).expect_err("hot and full");
+    /// assert_eq!((reason.cpu, reason.flying, reason.capacity), (950, 50, 5.0));
+    /// assert!(reason.overloaded && reason.average > reason.capacity);
+    /// ```
+    #[inline]
+    #[must_use = "dropping the answer loses the Ticket: the call stays counted in flight forever, and a refusal is ignored"]
+    pub fn check(&mut self, now: Duration, cpu: u32) -> Result<Ticket, ShedReason> {
         let now = self.clock.advance(now);
         let cpu = cpu.min(1000);
         let overloaded = cpu >= self.shed.cpu;
         if overloaded {
             self.hot = Some(now);
         }
-        if (overloaded || self.still_hot(now)) && self.full(now, cpu) {
-            self.dropped = true;
-            return None;
+        if overloaded || self.still_hot(now) {
+            let capacity = self.capacity(now, cpu);
+            // Full: both the average and the count in flight exceed the capacity.
+            if self.average > capacity && self.flying as f64 > capacity {
+                self.dropped = true;
+                return Err(ShedReason {
+                    cpu,
+                    flying: self.flying,
+                    average: self.average,
+                    capacity,
+                    overloaded,
+                    // Asked only under the threshold: that heat is the earlier refusal's.
+                    cooling: !overloaded,
+                });
+            }
         }
         self.flying = self.flying.saturating_add(1);
-        Some(Ticket { start: now })
+        Ok(Ticket { start: now })
     }
 
     /// The call behind `ticket` succeeded at `now`: it leaves flight, and its response time
@@ -344,12 +392,6 @@ impl Shedder {
     fn roll(&mut self, now: u64) {
         let (start, newest) = self.window.newest();
         self.extremes.advance(now, start, newest);
-    }
-
-    /// Whether both the average and the count in flight exceed the capacity.
-    fn full(&mut self, now: u64, cpu: u32) -> bool {
-        let capacity = self.capacity(now, cpu);
-        self.average > capacity && self.flying as f64 > capacity
     }
 
     /// How many calls the server has shown it can carry at once, scaled for the CPU.

@@ -70,6 +70,12 @@ fn decisions_allocate_nothing_after_construction() {
                 breaker.fail(permit, now)
             }
         }
+        // The same decisions asked for their reasons, each read so that none is optimised
+        // away: a reason is a `Copy` record, and a bucket's wait is worked out on asking.
+        match breaker.check(now, roll) {
+            Ok(permit) => breaker.pass(permit, now),
+            Err(reason) => admitted += reason.total % 2,
+        }
         let _ = breaker.ratio(now);
         if let Some(ticket) = shedder.allow(now, cpu) {
             if i % 5 == 0 {
@@ -78,16 +84,37 @@ fn decisions_allocate_nothing_after_construction() {
                 shedder.pass(ticket, now + ms(4))
             }
         }
+        match shedder.check(now, cpu) {
+            Ok(ticket) => shedder.pass(ticket, now + ms(3)),
+            Err(reason) => admitted += u64::from(reason.overloaded),
+        }
         *window.slot(now) += 1;
         window.each_past(now, |b| admitted += *b % 2);
 
         admitted += u64::from(bucket.take(now, 1.0));
         let _ = (bucket.next(now, 2.0), bucket.tokens(now));
+        if let Err(reason) = bucket.check(now, 1.5) {
+            waited += reason.next().min(ms(1));
+        }
         admitted += u64::from(sliding.take(now));
+        if let Err(reason) = sliding.check(now) {
+            waited += reason.next.min(ms(1));
+        }
+        if let Err(reason) = period.check(now) {
+            admitted += u64::from(reason.count % 2);
+        }
         let _ = (sliding.left(now), sliding.next(now));
         let _ = (period.take(now), period.left(now), period.next(now));
         if gate.enter() && i % 2 == 0 {
             gate.leave();
+        }
+        if let Err(reason) = gate.check() {
+            admitted += u64::from(reason.held % 2);
+        } else if i % 3 == 0 {
+            gate.leave();
+        }
+        if let Err(reason) = budget.check() {
+            admitted += u64::from(reason.max_tokens % 2);
         }
         let _ = (deadline.expired(now), deadline.remaining(now));
         if budget.can_retry() || i % 4 == 0 {

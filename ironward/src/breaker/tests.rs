@@ -691,3 +691,109 @@ fn the_kept_totals_and_runs_match_a_scan_across_retunes() {
         );
     }
 }
+
+// The reason a refusal gives is the numbers the decision used: go-zero
+// googlebreaker_test.go's history cases, refused with a draw of 0.
+#[test]
+fn a_refusal_gives_the_numbers_of_the_worked_drop_ratios() {
+    // (buckets oldest first, accepts, total, failing, working, drop)
+    type Case = (std::vec::Vec<(u64, u64, u64)>, u64, u64, usize, usize, f64);
+    let cases: [Case; 4] = [
+        (std::vec![(0, 100, 0)], 0, 100, 1, 0, 0.9405940594059405),
+        (
+            std::vec![(100, 100, 0)],
+            100,
+            200,
+            0,
+            0,
+            0.22388059701492538,
+        ),
+        (
+            repeat(10, (0, 10, 0))
+                .chain(repeat(4, (10, 0, 0)))
+                .collect(),
+            40,
+            140,
+            0,
+            4,
+            0.4787234042553192,
+        ),
+        (
+            repeat(1, (100, 0, 0))
+                .chain(repeat(20, (0, 10, 0)))
+                .collect(),
+            100,
+            300,
+            20,
+            0,
+            0.5481727574750831,
+        ),
+    ];
+    for (buckets, accepts, total, failing, working, drop) in cases {
+        let (mut breaker, now) = with_buckets(&buckets);
+        let now = Duration::from_nanos(now);
+        let reason = breaker.check(now, 0.0).expect_err("a draw of 0 is refused");
+        // k decays from 1.5 towards 1.1 by the failing run, over the 40 buckets.
+        let k = 1.5 - (1.5 - 1.1) * failing as f64 / 40.0;
+        assert_eq!(
+            reason,
+            BreakerReason {
+                total,
+                accepts,
+                failing,
+                working,
+                k,
+                drop,
+                roll: 0.0,
+            },
+            "{buckets:?}"
+        );
+        // The refusal was recorded after the reason was read.
+        assert_eq!(breaker.history(nanos(now)).total, total + 1);
+    }
+}
+
+#[test]
+fn a_refusal_gives_the_draw_as_clamped_and_the_ratio_it_fell_under() {
+    let (mut breaker, now) = with_buckets(&[(0, 100, 0)]);
+    let now = Duration::from_nanos(now);
+    for (roll, read) in [(f64::NAN, 0.0), (-3.0, 0.0), (0.5, 0.5)] {
+        let ratio = breaker.ratio(now);
+        let reason = breaker.check(now, roll).expect_err("under the ratio");
+        assert_eq!((reason.roll, reason.drop), (read, ratio));
+        assert!(reason.roll < reason.drop);
+    }
+    assert!(breaker.check(now, 1.0).is_ok(), "1 reads as just below 1");
+}
+
+#[test]
+fn a_refusal_during_a_run_of_successes_gives_the_eased_drop() {
+    let (mut breaker, now) =
+        with_buckets(&[(0, 100, 0), (0, 0, 0), (5, 0, 0), (0, 0, 3), (5, 0, 0)]);
+    let history = breaker.history(now);
+    let eased = breaker.throttle(&history) * (38.0 / 40.0);
+    let reason = breaker
+        .check(Duration::from_nanos(now), 0.0)
+        .expect_err("a draw of 0 is refused");
+    assert_eq!((reason.working, reason.failing), (2, 0));
+    assert_eq!((reason.accepts, reason.total, reason.k), (10, 113, 1.5));
+    assert_eq!(reason.drop, eased);
+}
+
+#[test]
+fn allow_is_check_with_the_reason_discarded() {
+    let (mut breaker, now) = with_buckets(&[(0, 100, 0)]);
+    let mut twin = breaker.clone();
+    let mut at = Duration::from_nanos(now);
+    for i in 0..2_000u64 {
+        at += ms(i % 7);
+        let roll = (i % 100) as f64 / 100.0;
+        let (a, b) = (breaker.allow(at, roll), twin.check(at, roll));
+        assert_eq!(a.is_some(), b.is_ok(), "call {i}");
+        if let (Some(a), Ok(b)) = (a, b) {
+            breaker.fail(a, at);
+            twin.fail(b, at);
+        }
+    }
+    assert_eq!(breaker.ratio(at), twin.ratio(at));
+}

@@ -375,3 +375,81 @@ fn a_clone_spends_independently() {
     assert!(twin.take(secs(0), 1.0));
     assert!(!bucket.take(secs(0), 1.0));
 }
+
+#[test]
+fn a_refusal_gives_the_tokens_held_and_the_wait_for_the_rest() {
+    let mut bucket = Bucket::new(2.0, 4.0, secs(0));
+    assert!(bucket.take(secs(0), 4.0));
+    // At 250 ms half a token is there; the three more needed take 1.5 s at two a second.
+    let reason = bucket.check(ms(250), 3.5).expect_err("half a token");
+    assert_eq!(
+        reason,
+        BucketReason {
+            tokens: 0.5,
+            wanted: 3.5,
+            burst: 4.0,
+            rate: 2.0,
+            at: ms(250),
+        }
+    );
+    assert_eq!(reason.next(), ms(1500));
+    // The refusal kept the tokens: the bucket answers as the reason does.
+    assert_eq!(bucket.tokens(ms(250)), reason.tokens);
+    assert_eq!(bucket.next(ms(250), 3.5), reason.next());
+}
+
+#[test]
+fn a_refusal_reads_the_clock_as_the_decision_did() {
+    let mut bucket = Bucket::new(3.0, 1.0, secs(10));
+    assert!(bucket.take(secs(10), 1.0));
+    // A clock going backwards is read as the latest seen, and so is the reason's.
+    let reason = bucket.check(secs(5), 1.0).expect_err("empty");
+    assert_eq!((reason.tokens, reason.at), (0.0, secs(10)));
+    // A third of a second, rounded up as `next` rounds it.
+    assert_eq!(reason.next(), Duration::from_nanos(333_333_334));
+    let reason = bucket
+        .check(Duration::MAX, 2.0)
+        .expect_err("over the burst");
+    assert_eq!(reason.at, Duration::from_nanos(u64::MAX));
+    assert_eq!(reason.next(), Duration::MAX);
+}
+
+#[test]
+fn a_refused_cost_that_is_no_cost_never_comes() {
+    let mut bucket = Bucket::new(1.0, 5.0, secs(0));
+    for n in [-1.0, f64::NAN, f64::INFINITY, 6.0] {
+        let reason = bucket
+            .check(secs(0), n)
+            .expect_err("not a cost a bucket charges");
+        assert_eq!(reason.tokens, 5.0);
+        assert_eq!(reason.next(), Duration::MAX, "{n}");
+        assert_eq!(reason.next(), bucket.next(secs(0), n), "{n}");
+    }
+    let mut still = Bucket::new(0.0, 5.0, secs(0));
+    assert!(still.take(secs(0), 5.0));
+    assert_eq!(still.check(secs(9), 1.0).unwrap_err().next(), Duration::MAX);
+}
+
+#[test]
+fn take_is_check_with_the_reason_discarded() {
+    let mut bucket = Bucket::new(7.0, 3.0, secs(0));
+    let mut twin = bucket.clone();
+    let mut walk = crate::walk::Walk::new();
+    let mut refused = 0;
+    for step in 0..5_000 {
+        let (now, x) = walk.step();
+        let n = (x % 5) as f64 * 0.75;
+        let now = ms(now / 50);
+        match (bucket.take(now, n), twin.check(now, n)) {
+            (true, Ok(())) => {}
+            // The wait from the bucket as the refusal left it, its tokens counted at `now`.
+            (false, Err(reason)) => {
+                assert_eq!(reason.next(), twin.next(now, n), "step {step}");
+                refused += 1;
+            }
+            (taken, checked) => panic!("step {step}: take {taken}, check {checked:?}"),
+        }
+        assert_eq!(bucket.tokens(now), twin.tokens(now));
+    }
+    assert!(refused > 0, "the walk refuses some takes");
+}

@@ -512,3 +512,82 @@ fn hostile_retunes_do_not_panic() {
     }
     assert_eq!(shedder.flying(), 0);
 }
+
+// The reasons along the virtual-clock sequence above (go-zero adaptiveshedder_test
+// drives the same rules with its own clock): each is the numbers the refusal used.
+#[test]
+fn a_refusal_gives_the_numbers_of_the_virtual_clock_sequence() {
+    let mut shedder = Shedder::new(SHED, ms(0));
+    let mut tickets: [Option<Ticket>; 100] = core::array::from_fn(|_| None);
+    for ticket in &mut tickets {
+        *ticket = Some(shedder.check(ms(0), 950).expect("average 0 is not full"));
+    }
+    for ticket in tickets.iter_mut().take(50) {
+        shedder.pass(ticket.take().expect("let through"), ms(50));
+    }
+    let average = 58.43823850240212;
+    // max_pass 1, min_rt 1000 ms, max_flight 10, factor 0.5.
+    let hot = ShedReason {
+        cpu: 950,
+        flying: 50,
+        average,
+        capacity: 5.0,
+        overloaded: true,
+        cooling: false,
+    };
+    assert_eq!(shedder.check(ms(60), 950).unwrap_err(), hot);
+    // A cool CPU, still hot from the refusal: factor 1, so the whole max_flight.
+    let cooling = ShedReason {
+        cpu: 0,
+        capacity: 10.0,
+        overloaded: false,
+        cooling: true,
+        ..hot
+    };
+    assert_eq!(shedder.check(ms(60), 0).unwrap_err(), cooling);
+    // Bucket 0 is visible now: max_pass 50, min_rt 50 ms, max_flight 25, m 12.5; a reading
+    // over 1000 is read as 1000, where the factor is the floor.
+    assert_eq!(
+        shedder.check(ms(150), 950).unwrap_err(),
+        ShedReason {
+            capacity: 12.5,
+            ..hot
+        }
+    );
+    assert_eq!(
+        shedder.check(ms(150), u32::MAX).unwrap_err(),
+        ShedReason {
+            cpu: 1000,
+            capacity: 2.5,
+            ..hot
+        }
+    );
+    assert!(shedder.check(ms(1150), 0).is_ok(), "cooled off");
+}
+
+#[test]
+fn allow_is_check_with_the_reason_discarded() {
+    let mut shedder = Shedder::new(SHED, ms(0));
+    let mut twin = shedder.clone();
+    let mut open = alloc::vec::Vec::new();
+    let mut walk = crate::walk::Walk::new();
+    let mut refused = 0;
+    for step in 0..5_000u64 {
+        let (now, x) = walk.step();
+        let cpu = if (step / 500) % 2 == 0 { 950 } else { 300 };
+        let (a, b) = (shedder.allow(ms(now), cpu), twin.check(ms(now), cpu));
+        assert_eq!(a.is_some(), b.is_ok(), "step {step}");
+        refused += usize::from(a.is_none());
+        if let (Some(a), Ok(b)) = (a, b) {
+            open.push((a, b));
+        }
+        for _ in 0..(x >> 62) {
+            if let Some((a, b)) = open.pop() {
+                shedder.pass(a, ms(now));
+                twin.pass(b, ms(now));
+            }
+        }
+        assert_eq!(shedder.average().to_bits(), twin.average().to_bits());
+    }
+    assert!(refused > 0, "the walk refuses some calls");
+}

@@ -399,3 +399,61 @@ proptest! {
         }
     }
 }
+
+/// A draw as the breaker reads it: NaN and negatives are 0, 1 and above just below 1.
+fn clamped(roll: f64) -> f64 {
+    if roll >= 1.0 {
+        1.0 - f64::EPSILON / 2.0
+    } else if roll > 0.0 {
+        roll
+    } else {
+        0.0
+    }
+}
+
+proptest! {
+    /// `allow` is `check` with the reason discarded: twins, one asked through each, decide
+    /// alike on every call. A refusal's reason shows a refusing state: the draw as clamped
+    /// under a drop that is the ratio at that instant, over a window of as many calls and
+    /// accepts as a log of every outcome holds.
+    #[test]
+    fn check_decides_as_allow_and_its_reason_shows_a_refusal(
+        (sre, width) in policy(),
+        ops in prop::collection::vec((op(), prop_oneof![4 => Just(None), 1 => prop_oneof![Just(f64::NAN), Just(-1.0), Just(1.0), any::<f64>()].prop_map(Some)]), 1..150),
+    ) {
+        let ms = Duration::from_millis;
+        let mut breaker = Breaker::new(sre, Duration::ZERO);
+        let mut twin = breaker.clone();
+        let mut log = Log { sre, origin: 0, width, latest: 0, records: Vec::new() };
+        for (op, hostile) in ops {
+            let Op::Call { at, roll, done, ok } = op else { continue };
+            let roll = hostile.unwrap_or(roll);
+            let ratio = twin.ratio(ms(at));
+            let (counts, size) = (log.counts(at * 1_000_000), sre.size);
+            match (breaker.allow(ms(at), roll), twin.check(ms(at), roll)) {
+                (Some(a), Ok(b)) => {
+                    log.latest = log.latest.max(at * 1_000_000);
+                    if ok {
+                        breaker.pass(a, ms(done));
+                        twin.pass(b, ms(done));
+                    } else {
+                        breaker.fail(a, ms(done));
+                        twin.fail(b, ms(done));
+                    }
+                    log.record(done * 1_000_000, Some(ok));
+                }
+                (None, Err(reason)) => {
+                    prop_assert_eq!(reason.roll, clamped(roll));
+                    prop_assert!(reason.roll < reason.drop, "{:?}", reason);
+                    prop_assert_eq!(reason.drop, ratio);
+                    prop_assert_eq!((reason.accepts, reason.total), counts);
+                    prop_assert!(reason.failing + reason.working <= size, "{:?}", reason);
+                    prop_assert!(reason.k >= sre.floor.min(sre.k) && reason.k <= sre.k.max(sre.floor));
+                    log.record(at * 1_000_000, None);
+                }
+                (a, b) => prop_assert!(false, "allow {:?}, check {:?}", a.is_some(), b.map(|_| ())),
+            }
+            prop_assert_eq!(breaker.ratio(ms(at)), twin.ratio(ms(at)));
+        }
+    }
+}

@@ -289,3 +289,43 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    // `take` is `check` with the reason discarded: twins, one asked through each, decide
+    // alike on every take, hostile policies, costs and clocks included. A refusal's reason
+    // shows a refusing state (fewer tokens than wanted, or no cost at all) and the bucket
+    // as the refusal left it: its tokens, and a wait that `next` names too.
+    #[test]
+    fn check_decides_as_take_and_its_reason_shows_a_refusal(
+        rate in figure(),
+        burst in figure(),
+        start in 0..1_000_000_000_000_u64,
+        ops in prop::collection::vec((step(2_000_000_000), op()), 1..200),
+    ) {
+        let mut clock = Clock::new(start);
+        let mut bucket = Bucket::new(rate, burst, clock.now());
+        let mut twin = bucket.clone();
+        for (step, op) in ops {
+            let now = clock.read(step);
+            let Op::Take(n) = op else { continue };
+            let t = clock.change(now);
+            match (bucket.take(now, n), twin.check(now, n)) {
+                (true, Ok(())) => {}
+                (false, Err(reason)) => {
+                    let is_cost = (0.0..=f64::MAX).contains(&n);
+                    prop_assert!(!is_cost || reason.tokens < reason.wanted, "{:?}", reason);
+                    prop_assert_eq!(reason.wanted.to_bits(), n.to_bits());
+                    prop_assert_eq!((reason.rate, reason.burst), (twin.rate(), twin.burst()));
+                    prop_assert_eq!(reason.at, Duration::from_nanos(t));
+                    prop_assert_eq!(reason.tokens, twin.tokens(now));
+                    prop_assert!((0.0..=reason.burst).contains(&reason.tokens));
+                    let next = reason.next();
+                    prop_assert_eq!(next, twin.next(now, n));
+                    prop_assert!(next > Duration::ZERO);
+                }
+                (a, b) => prop_assert!(false, "take {}, check {:?}", a, b),
+            }
+            prop_assert_eq!(bucket.tokens(now), twin.tokens(now));
+        }
+    }
+}

@@ -82,3 +82,40 @@ proptest! {
         prop_assert_eq!(budget.tokens(), before.min(f64::from(budget.max_tokens())));
     }
 }
+
+proptest! {
+    // `can_retry` is `check` with the reason discarded, through any run of outcomes and
+    // retunes. A refusal's reason shows a budget at or below half, its tokens and maximum
+    // those the budget reports.
+    #[test]
+    fn check_decides_as_can_retry_and_its_reason_shows_a_spent_budget(
+        max_tokens in prop_oneof![Just(0u32), 1..=20u32, Just(1000), Just(u32::MAX)],
+        ratio in prop_oneof![Just(f64::NAN), 0.0..2.0f64],
+        ops in prop::collection::vec(
+            prop_oneof![
+                6 => any::<bool>().prop_map(Some),
+                1 => Just(None),
+            ],
+            0..300,
+        ),
+        retunes in prop::collection::vec((prop_oneof![Just(0u32), 1..=20u32, Just(u32::MAX)], 0.0..2.0f64), 300),
+    ) {
+        let mut budget = Budget::new(max_tokens, ratio);
+        for (op, (max_tokens, ratio)) in ops.into_iter().zip(retunes) {
+            match op {
+                Some(true) => budget.pass(),
+                Some(false) => budget.fail(),
+                None => budget.retune(max_tokens, ratio),
+            }
+            match (budget.can_retry(), budget.check()) {
+                (true, Ok(())) => {}
+                (false, Err(reason)) => {
+                    prop_assert!(2.0 * reason.tokens <= f64::from(reason.max_tokens), "{:?}", reason);
+                    prop_assert_eq!(reason.tokens, budget.tokens());
+                    prop_assert_eq!(reason.max_tokens, budget.max_tokens());
+                }
+                (a, b) => prop_assert!(false, "can_retry {}, check {:?}", a, b),
+            }
+        }
+    }
+}

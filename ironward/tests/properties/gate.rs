@@ -74,3 +74,47 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    // `enter` is `check` with the reason discarded: twins, one asked through each, decide
+    // alike through enters, leaves and retunes. A refusal's reason shows a full gate, its
+    // count at or past its limit, both as the gate holds them.
+    #[test]
+    fn check_decides_as_enter_and_its_reason_shows_a_full_gate(
+        limit in prop_oneof![4 => 0..6_u32, 1 => Just(u32::MAX)],
+        ops in prop::collection::vec(
+            prop_oneof![
+                6 => Just(Some(true)),
+                3 => Just(Some(false)),
+                // A retune, to the next of `limits`.
+                1 => Just(None),
+            ],
+            0..200,
+        ),
+        limits in prop::collection::vec(prop_oneof![4 => 0..6_u32, 1 => Just(u32::MAX)], 200),
+    ) {
+        let mut gate = Gate::new(limit);
+        let mut twin = gate.clone();
+        for (op, retuned) in ops.into_iter().zip(limits) {
+            match op {
+                Some(true) => match (gate.enter(), twin.check()) {
+                    (true, Ok(())) => {}
+                    (false, Err(reason)) => {
+                        prop_assert!(reason.held >= reason.limit, "{:?}", reason);
+                        prop_assert_eq!((reason.held, reason.limit), (twin.held(), twin.limit()));
+                    }
+                    (a, b) => prop_assert!(false, "enter {}, check {:?}", a, b),
+                },
+                Some(false) => {
+                    gate.leave();
+                    twin.leave();
+                }
+                None => {
+                    gate.retune(retuned);
+                    twin.retune(retuned);
+                }
+            }
+            prop_assert_eq!(gate.held(), twin.held());
+        }
+    }
+}

@@ -316,3 +316,49 @@ proptest! {
         );
     }
 }
+
+proptest! {
+    // `take` is `check` with a refusal read as `Over`: twins, one asked through each, answer
+    // alike on every event, retunes to hostile policies included. A refusal's reason shows a
+    // refusing state, a count past the quota, with the count and the wait of the naive model.
+    #[test]
+    fn check_decides_as_take_and_its_reason_shows_a_refusal(
+        quota in 0..8_u32,
+        period in span(),
+        align in any::<bool>(),
+        acts in prop::collection::vec((step(3_000), act()), 1..200),
+    ) {
+        let mut limit = made(quota, period, align);
+        let mut twin = limit.clone();
+        let mut model = Model { quota, period: read(period), align, opened: Vec::new(), ended: false };
+        let mut clock = Clock::new(0);
+        for (step, act) in acts {
+            let now = clock.read(step);
+            match act {
+                Act::Retune(quota, period) => {
+                    let t = clock.change(now);
+                    limit.retune(quota, period, now);
+                    twin.retune(quota, period, now);
+                    model.retune(quota, read(period), t);
+                }
+                Act::Ask(Op::Take) => {
+                    let t = clock.change(now);
+                    let answer = model.take(t);
+                    let checked = twin.check(now);
+                    prop_assert_eq!(limit.take(now), answer);
+                    prop_assert_eq!(checked.unwrap_or(Quota::Over), answer);
+                    if let Err(reason) = checked {
+                        let events = model.open(t).map_or(0, |p| p.events);
+                        prop_assert!(reason.count > reason.quota, "{:?}", reason);
+                        prop_assert_eq!(reason.quota, model.quota);
+                        prop_assert_eq!(u64::from(reason.count), events.min(u64::from(u32::MAX)));
+                        prop_assert_eq!(reason.next, model.next(t));
+                        prop_assert_eq!(reason.next, twin.next(now));
+                        prop_assert!(reason.next > Duration::ZERO);
+                    }
+                }
+                Act::Ask(_) => {}
+            }
+        }
+    }
+}

@@ -221,3 +221,53 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// `allow` is `check` with the reason discarded: twins, one asked through each, decide
+    /// alike on every call, under the preset and under retuned policies. A refusal's reason
+    /// shows a refusing state: the reading as read, the count in flight and its average both
+    /// over the capacity, and exactly one heat, the reading's or the earlier refusal's.
+    #[test]
+    fn check_decides_as_allow_and_its_reason_shows_a_refusal(
+        shed in prop_oneof![3 => Just(SHED), 1 => policy()],
+        ops in prop::collection::vec(op(), 1..300),
+    ) {
+        let ms = Duration::from_millis;
+        let mut shedder = Shedder::new(shed, Duration::ZERO);
+        let mut twin = shedder.clone();
+        let mut open: Vec<(Ticket, Ticket)> = Vec::new();
+        for op in ops {
+            match op {
+                Op::Allow { at, cpu } => {
+                    let (flying, average) = (twin.flying(), twin.average());
+                    match (shedder.allow(ms(at), cpu), twin.check(ms(at), cpu)) {
+                        (Some(a), Ok(b)) => open.push((a, b)),
+                        (None, Err(reason)) => {
+                            prop_assert_eq!(reason.cpu, cpu.min(1000));
+                            prop_assert_eq!((reason.flying, reason.average), (flying, average));
+                            prop_assert!(reason.average > reason.capacity, "{:?}", reason);
+                            prop_assert!(reason.flying as f64 > reason.capacity, "{:?}", reason);
+                            prop_assert!(reason.capacity >= 0.0, "{:?}", reason);
+                            prop_assert_eq!(reason.overloaded, reason.cpu >= shed.cpu);
+                            prop_assert_ne!(reason.overloaded, reason.cooling);
+                        }
+                        (a, b) => prop_assert!(false, "allow {:?}, check {:?}", a.is_some(), b.is_ok()),
+                    }
+                }
+                Op::Pass { which, at } if !open.is_empty() => {
+                    let (a, b) = open.swap_remove(which % open.len());
+                    shedder.pass(a, ms(at));
+                    twin.pass(b, ms(at));
+                }
+                Op::Fail { which } if !open.is_empty() => {
+                    let (a, b) = open.swap_remove(which % open.len());
+                    shedder.fail(a);
+                    twin.fail(b);
+                }
+                _ => {}
+            }
+            prop_assert_eq!(shedder.flying(), twin.flying());
+            prop_assert_eq!(shedder.average().to_bits(), twin.average().to_bits());
+        }
+    }
+}

@@ -311,3 +311,50 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    // `take` is `check` with the reason discarded: twins, one asked through each, decide
+    // alike on every event, retunes to hostile policies included. A refusal's reason shows
+    // a refusing state, the window holding at least the quota, with the count and the wait
+    // of a naive log of every admitted stamp.
+    #[test]
+    fn check_decides_as_take_and_its_reason_shows_a_refusal(
+        quota in 0..8_u32,
+        window in span(),
+        acts in prop::collection::vec((step(3_000), act()), 1..200),
+    ) {
+        let mut limit = Sliding::new(quota, window);
+        let mut twin = limit.clone();
+        let mut log = Log { quota, window: read(window), stamps: Vec::new() };
+        let mut clock = Clock::new(0);
+        for (step, act) in acts {
+            let now = clock.read(step);
+            match act {
+                Act::Retune(quota, window) => {
+                    let t = clock.change(now);
+                    limit.retune(quota, window, now);
+                    twin.retune(quota, window, now);
+                    log.retune(quota, read(window), t);
+                }
+                Act::Ask(Op::Take) => {
+                    let t = clock.change(now);
+                    let admitted = log.take(t);
+                    match (limit.take(now), twin.check(now)) {
+                        (true, Ok(())) => prop_assert!(admitted),
+                        (false, Err(reason)) => {
+                            prop_assert!(!admitted);
+                            prop_assert!(reason.count >= reason.quota, "{:?}", reason);
+                            prop_assert_eq!(reason.quota, log.quota);
+                            prop_assert_eq!(reason.count as usize, log.inside(t).len());
+                            prop_assert_eq!(reason.next, log.next(t));
+                            prop_assert_eq!(reason.next, twin.next(now));
+                            prop_assert!(reason.next > Duration::ZERO);
+                        }
+                        (a, b) => prop_assert!(false, "take {}, check {:?}", a, b),
+                    }
+                }
+                Act::Ask(_) => {}
+            }
+        }
+    }
+}

@@ -84,7 +84,8 @@ impl governor::clock::Clock for Stepping {
 /// `Bucket::take` against governor's direct `check`, both in `iter` on a [`Stepping`] clock
 /// read inside the routine. Allowed: a million tokens a second, burst 10, a step of 1 µs, so
 /// every call finds one. Refused: one token a second, burst 1, a step of 1 ns, drained before
-/// measuring. Both check after the measurement that the last call went the intended way.
+/// measuring; `refused_check` is the same through `Bucket::check`, which builds the reason.
+/// Both check after the measurement that the last call went the intended way.
 fn bucket(c: &mut Criterion) {
     let mut g = group(c, "bucket_fake_clock");
     for (case, rate, burst, step) in [("allowed", 1_000_000, 10, 1_000), ("refused", 1, 1, 1)] {
@@ -98,6 +99,21 @@ fn bucket(c: &mut Criterion) {
             let next = Duration::from_nanos(clock.tick());
             assert_eq!(bucket.take(next, 1.0), case == "allowed");
         });
+        // The refused workload through `check`. The reason goes through `black_box`, so it is
+        // built in full, and the row returns a `bool` as the `take` row does (its wait is
+        // worked out only when asked, which nobody does here).
+        if case == "refused" {
+            g.bench_function("ironward/refused_check", |b| {
+                let mut bucket = Bucket::new(1.0, 1.0, Duration::ZERO);
+                assert!(bucket.take(Duration::ZERO, 1.0));
+                let clock = Stepping::new(step);
+                b.iter(|| {
+                    black_box(bucket.check(Duration::from_nanos(clock.tick()), 1.0)).is_err()
+                });
+                let next = Duration::from_nanos(clock.tick());
+                assert!(bucket.check(next, 1.0).is_err());
+            });
+        }
         g.bench_function(format!("governor/{case}"), |b| {
             let clock = Stepping::new(step);
             let limiter = governor::RateLimiter::direct_with_clock(quota(rate, burst), clock);
@@ -284,7 +300,8 @@ fn refusing(sre: Sre) -> Breaker {
 }
 
 /// A healthy breaker allows and settles a success (`healthy`), or only allows
-/// (`healthy_allow`); a refusing one is asked with a draw of 0, which its throttle refuses.
+/// (`healthy_allow`); a refusing one is asked with a draw of 0, which its throttle refuses,
+/// through `allow` (`refusing`) or `check` (`refusing_check`, which builds the reason).
 /// Time steps 1 ns a call, so no probe falls in the run.
 fn breaker(c: &mut Criterion) {
     let mut g = group(c, "breaker");
@@ -329,6 +346,22 @@ fn breaker(c: &mut Criterion) {
                     Duration::from_nanos(t)
                 },
                 |now| breaker.allow(black_box(now), 0.0).is_some(),
+                BatchSize::SmallInput,
+            );
+        });
+        // The same refusals through `check`. The reason goes through `black_box`, so it is
+        // built in full, and the row returns a `bool` as the `allow` row does: criterion keeps
+        // every output of a batch, and would measure storing 64 bytes instead of one. (A
+        // permit, never given here, would be dropped unsettled.)
+        g.bench_function(format!("ironward/refusing_check/{size}"), |b| {
+            let mut breaker = refusing(sre);
+            let mut t = 200_000;
+            b.iter_batched(
+                || {
+                    t += 1;
+                    Duration::from_nanos(t)
+                },
+                |now| black_box(breaker.check(black_box(now), 0.0).map(drop)).is_ok(),
                 BatchSize::SmallInput,
             );
         });
@@ -385,8 +418,30 @@ fn breaker(c: &mut Criterion) {
     g.finish();
 }
 
+/// A shedder of `size` buckets, every one holding a pass, with far more in flight than they
+/// show the server carries, so that a hot CPU refuses; with the reading, in nanoseconds, to
+/// step on from.
+fn overloaded(size: usize) -> (Shedder, u64) {
+    let shed = Shed { size, ..SHED };
+    let mut shedder = Shedder::new(shed, Duration::ZERO);
+    let width = shed.window.as_nanos() as u64 / size as u64;
+    for k in 0..size as u64 {
+        let ticket = shedder.allow(Duration::from_nanos(k * width), 100);
+        let done = Duration::from_nanos(k * width + 1_000);
+        shedder.pass(ticket.expect("a cool CPU"), done);
+    }
+    let last = Duration::from_nanos((size as u64 - 1) * width + 2_000);
+    let tickets: Vec<_> = (0..300).filter_map(|_| shedder.allow(last, 100)).collect();
+    for ticket in tickets.into_iter().take(100) {
+        shedder.pass(ticket, last);
+    }
+    assert!(shedder.allow(last, 1000).is_none());
+    (shedder, last.as_nanos() as u64)
+}
+
 /// `Shedder::allow` with a cool CPU (allowed, settled at once), and with a hot CPU and far
-/// more in flight than the window shows the server carries (refused) at 10 to 1000 buckets.
+/// more in flight than the window shows the server carries (refused) at 10 to 1000 buckets,
+/// through `allow` (`refused`) or `check` (`refused_check`, which builds the reason).
 ///
 /// Before a refused row is measured every bucket of its window holds a pass, which is the
 /// worst case for a shedder that scans its buckets per call; the clock then steps 1 ns a
@@ -405,27 +460,25 @@ fn shedder(c: &mut Criterion) {
     });
     for size in [10, 50, 100, 1000] {
         g.bench_function(format!("ironward/refused/{size}"), |b| {
-            let shed = Shed { size, ..SHED };
-            let mut shedder = Shedder::new(shed, Duration::ZERO);
-            let width = shed.window.as_nanos() as u64 / size as u64;
-            for k in 0..size as u64 {
-                let ticket = shedder.allow(Duration::from_nanos(k * width), 100);
-                let done = Duration::from_nanos(k * width + 1_000);
-                shedder.pass(ticket.expect("a cool CPU"), done);
-            }
-            let last = Duration::from_nanos((size as u64 - 1) * width + 2_000);
-            let tickets: Vec<_> = (0..300).filter_map(|_| shedder.allow(last, 100)).collect();
-            for ticket in tickets.into_iter().take(100) {
-                shedder.pass(ticket, last);
-            }
-            assert!(shedder.allow(last, 1000).is_none());
-            let mut t = last.as_nanos() as u64;
+            let (mut shedder, mut t) = overloaded(size);
             b.iter_batched(
                 || {
                     t += 1;
                     Duration::from_nanos(t)
                 },
                 |now| shedder.allow(black_box(now), 1000).is_some(),
+                BatchSize::SmallInput,
+            );
+        });
+        // The same refusals through `check`, the reason built in full as the breaker's is.
+        g.bench_function(format!("ironward/refused_check/{size}"), |b| {
+            let (mut shedder, mut t) = overloaded(size);
+            b.iter_batched(
+                || {
+                    t += 1;
+                    Duration::from_nanos(t)
+                },
+                |now| black_box(shedder.check(black_box(now), 1000).map(drop)).is_ok(),
                 BatchSize::SmallInput,
             );
         });

@@ -114,7 +114,8 @@ fn rate_limit(c: &mut Criterion) {
 /// Allowed: a limit of 8, one request at a time, so there is always room.
 ///
 /// Refused: a limit of 1, held by a request whose response future the setup keeps pending.
-/// ironward's `call` answers at once with `GateFull` (zero-sized, no allocation). tower's
+/// ironward's `call` answers at once with `GateFull`, which carries the gate's count and limit
+/// (8 bytes, so the one `Box` of the error is an allocation, and its free is in the row too). tower's
 /// `poll_ready` answers `Pending`: the setup's first poll queued the service as a waiter on the
 /// semaphore (an allocation, once), and each later poll re-polls that queued acquire, as a
 /// caller woken spuriously would. `tower+load_shed` turns the `Pending` into tower's

@@ -21,8 +21,8 @@ use axum::routing::{get, post};
 use axum::{Extension, Router};
 use ironward::{SHED, SRE};
 use ironward_tower::{
-    AnyError, BreakerLayer, BreakerService, Cpu, CpuSampler, DeadlineLayer, GateLayer, Limit,
-    RateLimitLayer, RequestDeadline, ShedLayer,
+    AnyError, BreakerLayer, BreakerRefused, BreakerService, Cpu, CpuSampler, DeadlineLayer,
+    GateLayer, Limit, RateLimitLayer, RequestDeadline, ShedLayer,
 };
 use tower::util::BoxCloneSyncService;
 use tower::{BoxError, Layer, Service, ServiceBuilder, ServiceExt, service_fn};
@@ -90,7 +90,6 @@ async fn slow(Extension(deadline): Extension<RequestDeadline>) -> String {
 /// Calls the backend through the breaker: a backend that keeps failing is refused at once.
 async fn upstream(State(app): State<App>) -> (StatusCode, String) {
     let mut backend = app.backend.clone();
-    let ratio = backend.ratio();
     let result = match backend.ready().await {
         Ok(ready) => ready.call(()).await,
         Err(err) => Err(err),
@@ -99,7 +98,15 @@ async fn upstream(State(app): State<App>) -> (StatusCode, String) {
         Ok(body) => (StatusCode::OK, format!("{body}\n")),
         Err(err) => {
             let status = ironward_tower::http::status_for(&*err).unwrap_or(StatusCode::BAD_GATEWAY);
-            (status, format!("{err} (breaker ratio {ratio:.3})\n"))
+            if err.is::<BreakerRefused>() {
+                // A refusal's one line says why: the drop fraction and the window behind it.
+                (status, format!("{err}\n"))
+            } else {
+                (
+                    status,
+                    format!("{err} (breaker ratio {:.3})\n", backend.ratio()),
+                )
+            }
         }
     }
 }

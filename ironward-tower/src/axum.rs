@@ -43,6 +43,7 @@ use http::StatusCode;
 ///
 /// ```
 /// use axum::{Router, error_handling::HandleErrorLayer, http::StatusCode, routing::get};
+/// use ironward::GateReason;
 /// use ironward_tower::{GateFull, GateLayer};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -52,7 +53,8 @@ use http::StatusCode;
 ///     .layer((HandleErrorLayer::new(ironward_tower::axum::handle_error), GateLayer::new(8)));
 /// # let _ = app;
 ///
-/// let full = ironward_tower::axum::handle_error(Box::new(GateFull::new())).await;
+/// let full = GateFull::new(GateReason { held: 8, limit: 8 });
+/// let full = ironward_tower::axum::handle_error(Box::new(full)).await;
 /// assert_eq!(full.status(), StatusCode::SERVICE_UNAVAILABLE);
 /// let other = ironward_tower::axum::handle_error("boom".into()).await;
 /// assert_eq!(other.status(), StatusCode::INTERNAL_SERVER_ERROR);
@@ -70,13 +72,17 @@ mod tests {
 
     use ::axum::body::to_bytes;
 
+    use ironward::GateReason;
+
     use super::*;
     use crate::{DeadlineExceeded, GateFull, Limited};
 
     #[tokio::test]
     async fn a_refusal_gets_its_conventional_response() {
         assert_eq!(
-            handle_error(Box::new(GateFull::new())).await.status(),
+            handle_error(Box::new(GateFull::new(GateReason { held: 1, limit: 1 })))
+                .await
+                .status(),
             StatusCode::SERVICE_UNAVAILABLE
         );
         assert_eq!(

@@ -24,12 +24,14 @@
 //!
 //! ```
 //! use http::StatusCode;
+//! use ironward::GateReason;
 //! use ironward_tower::{DeadlineExceeded, GateFull, http::{response_for, status_for}};
 //!
 //! let err: Box<dyn std::error::Error + Send + Sync> = Box::new(DeadlineExceeded::new());
 //! let response = response_for::<String>(&err).unwrap();
 //! assert_eq!(response.status(), StatusCode::GATEWAY_TIMEOUT);
-//! assert_eq!(status_for(&GateFull::new()), Some(StatusCode::SERVICE_UNAVAILABLE));
+//! let full = GateFull::new(GateReason { held: 8, limit: 8 });
+//! assert_eq!(status_for(&full), Some(StatusCode::SERVICE_UNAVAILABLE));
 //! assert_eq!(status_for(&std::fmt::Error), None);
 //! ```
 
@@ -53,9 +55,11 @@ const DEPTH: usize = 16;
 ///
 /// ```
 /// use http::StatusCode;
+/// use ironward::GateReason;
 /// use ironward_tower::{DeadlineExceeded, GateFull, http::status_for};
 ///
-/// let err: Box<dyn std::error::Error + Send + Sync> = Box::new(GateFull::new());
+/// let full = GateFull::new(GateReason { held: 8, limit: 8 });
+/// let err: Box<dyn std::error::Error + Send + Sync> = Box::new(full);
 /// assert_eq!(status_for(&*err), Some(StatusCode::SERVICE_UNAVAILABLE));
 /// assert_eq!(status_for(&DeadlineExceeded::new()), Some(StatusCode::GATEWAY_TIMEOUT));
 /// assert_eq!(status_for(&std::fmt::Error), None);
@@ -75,9 +79,11 @@ pub fn status_for(err: &(dyn Error + 'static)) -> Option<StatusCode> {
 ///
 /// ```
 /// use http::StatusCode;
+/// use ironward::GateReason;
 /// use ironward_tower::{GateFull, http::response_for};
 ///
-/// let err: Box<dyn std::error::Error + Send + Sync> = Box::new(GateFull::new());
+/// let full = GateFull::new(GateReason { held: 8, limit: 8 });
+/// let err: Box<dyn std::error::Error + Send + Sync> = Box::new(full);
 /// let response = response_for::<String>(&err).unwrap();
 /// assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
 /// assert!(response.body().is_empty());
@@ -130,6 +136,8 @@ mod tests {
     use std::fmt;
     use std::time::Duration;
 
+    use ironward::{BreakerReason, GateReason, ShedReason};
+
     use super::*;
 
     type BoxError = Box<dyn Error + Send + Sync>;
@@ -142,18 +150,39 @@ mod tests {
         )
     }
 
+    fn breaker_refused() -> BreakerRefused {
+        BreakerRefused::new(BreakerReason {
+            total: 100,
+            accepts: 0,
+            failing: 1,
+            working: 0,
+            k: 1.5,
+            drop: 0.94,
+            roll: 0.5,
+        })
+    }
+
+    fn shed_refused() -> ShedRefused {
+        ShedRefused::new(ShedReason {
+            cpu: 950,
+            flying: 50,
+            average: 58.0,
+            capacity: 5.0,
+            overloaded: true,
+            cooling: false,
+        })
+    }
+
+    fn gate_full() -> GateFull {
+        GateFull::new(GateReason { held: 8, limit: 8 })
+    }
+
     #[test]
     fn each_refusal_maps_to_its_conventional_status() {
         let table: [(BoxError, StatusCode); 5] = [
-            (
-                Box::new(BreakerRefused::new()),
-                StatusCode::SERVICE_UNAVAILABLE,
-            ),
-            (
-                Box::new(ShedRefused::new()),
-                StatusCode::SERVICE_UNAVAILABLE,
-            ),
-            (Box::new(GateFull::new()), StatusCode::SERVICE_UNAVAILABLE),
+            (Box::new(breaker_refused()), StatusCode::SERVICE_UNAVAILABLE),
+            (Box::new(shed_refused()), StatusCode::SERVICE_UNAVAILABLE),
+            (Box::new(gate_full()), StatusCode::SERVICE_UNAVAILABLE),
             (Box::new(limited()), StatusCode::TOO_MANY_REQUESTS),
             (
                 Box::new(DeadlineExceeded::new()),
@@ -178,7 +207,7 @@ mod tests {
 
     #[test]
     fn other_refusals_carry_no_headers_and_an_empty_body() {
-        let err: BoxError = Box::new(GateFull::new());
+        let err: BoxError = Box::new(gate_full());
         let response = response_for::<String>(&err).unwrap();
         assert!(response.headers().is_empty());
         assert!(response.body().is_empty());

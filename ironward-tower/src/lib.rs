@@ -19,7 +19,9 @@
 //! refusal's conventional response. Every item is also re-exported here, at the crate root.
 //!
 //! Every refusal is a small error boxed into `tower::BoxError`, so a caller tests it with
-//! `err.is::<BreakerRefused>()`; the zero-sized ones cost no allocation. [`http::status_for`]
+//! `err.is::<BreakerRefused>()` and reads the numbers that decided it from the refusal (its
+//! `reason()`, the core's own, or a [`Limited`]'s quota and wait): the `Box` is a refusal's
+//! one allocation, and nothing is formatted until it is displayed. [`http::status_for`]
 //! and [`http::response_for`] map them to their conventional responses, and with the `axum`
 //! feature `ironward_tower::axum::handle_error` does it in one line:
 //!

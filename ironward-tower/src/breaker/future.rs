@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use ironward::Permit;
+use ironward::{BreakerReason, Permit};
 use pin_project_lite::pin_project;
 use tower::BoxError;
 
@@ -56,7 +56,9 @@ pin_project! {
             future: F,
             settle: Option<(Permit, Arc<Shared<C>>)>,
         },
-        Refused,
+        Refused {
+            reason: BreakerReason,
+        },
     }
 }
 
@@ -70,9 +72,9 @@ impl<F, C> BreakerFuture<F, C> {
         }
     }
 
-    pub(crate) fn refused() -> Self {
+    pub(crate) fn refused(reason: BreakerReason) -> Self {
         Self {
-            state: State::Refused,
+            state: State::Refused { reason },
         }
     }
 }
@@ -94,8 +96,10 @@ where
                 }
                 Poll::Ready(result)
             }
-            // A zero-sized value: boxing it does not allocate.
-            StateProj::Refused => Poll::Ready(Err(Box::new(BreakerRefused::new()))),
+            // The `Box` a `BoxError` needs is the refusal's one allocation.
+            StateProj::Refused { reason } => {
+                Poll::Ready(Err(Box::new(BreakerRefused::new(*reason))))
+            }
         }
     }
 }
@@ -104,7 +108,7 @@ impl<F, C> fmt::Debug for BreakerFuture<F, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match &self.state {
             State::Called { .. } => "called",
-            State::Refused => "refused",
+            State::Refused { .. } => "refused",
         };
         f.debug_struct("BreakerFuture")
             .field("state", &state)

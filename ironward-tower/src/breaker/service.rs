@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use ironward::{Breaker, Permit, Sre};
+use ironward::{Breaker, BreakerReason, Permit, Sre};
 use tower::BoxError;
 use tower_service::Service;
 
@@ -102,11 +102,11 @@ where
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        match self.shared.allow() {
-            Some(permit) => {
+        match self.shared.check() {
+            Ok(permit) => {
                 BreakerFuture::called(self.inner.call(request), permit, Arc::clone(&self.shared))
             }
-            None => BreakerFuture::refused(),
+            Err(reason) => BreakerFuture::refused(reason),
         }
     }
 }
@@ -130,11 +130,12 @@ impl<C> Shared<C> {
         }
     }
 
-    /// Asks the breaker for a call now. The sources are read before the lock is taken.
-    fn allow(&self) -> Option<Permit> {
+    /// Asks the breaker for a call now, with the numbers behind a refusal
+    /// ([`Breaker::check`]). The sources are read before the lock is taken.
+    fn check(&self) -> Result<Permit, BreakerReason> {
         let now = self.clock.now();
         let roll = self.dice.roll();
-        lock(&self.breaker).allow(now, roll)
+        lock(&self.breaker).check(now, roll)
     }
 
     /// Records the call behind `permit` as the classifier reads `result`, now.

@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use ironward::Gate;
+use ironward::{Gate, GateReason};
 use pin_project_lite::pin_project;
 
 use super::GateFull;
@@ -23,9 +23,10 @@ pub(super) type Shared = Arc<Mutex<Gate>>;
 pub(super) struct Room(Shared);
 
 impl Room {
-    /// Takes room if there is some.
-    pub(super) fn enter(gate: &Shared) -> Option<Self> {
-        lock(gate).enter().then(|| Self(Arc::clone(gate)))
+    /// Takes room if there is some, or says why not ([`Gate::check`]).
+    pub(super) fn enter(gate: &Shared) -> Result<Self, GateReason> {
+        lock(gate).check()?;
+        Ok(Self(Arc::clone(gate)))
     }
 }
 
@@ -74,7 +75,9 @@ pin_project! {
             future: F,
             room: Option<Room>,
         },
-        Full,
+        Full {
+            reason: GateReason,
+        },
     }
 }
 
@@ -88,8 +91,10 @@ impl<F> GateFuture<F> {
         }
     }
 
-    pub(super) fn full() -> Self {
-        Self { state: State::Full }
+    pub(super) fn full(reason: GateReason) -> Self {
+        Self {
+            state: State::Full { reason },
+        }
     }
 }
 
@@ -108,7 +113,8 @@ where
                 drop(room.take());
                 Poll::Ready(output.map_err(Into::into))
             }
-            StateProj::Full => Poll::Ready(Err(GateFull::new().into())),
+            // The `Box` of the boxed error is the refusal's one allocation.
+            StateProj::Full { reason } => Poll::Ready(Err(Box::new(GateFull::new(*reason)))),
         }
     }
 }
@@ -118,7 +124,7 @@ impl<F> fmt::Debug for GateFuture<F> {
         let state = match &self.state {
             State::Admitted { room: Some(_), .. } => "admitted",
             State::Admitted { room: None, .. } => "done",
-            State::Full => "full",
+            State::Full { .. } => "full",
         };
         f.debug_tuple("GateFuture").field(&state).finish()
     }

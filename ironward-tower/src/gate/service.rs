@@ -15,8 +15,9 @@ use crate::lock::lock;
 /// queues: a server past its limit answers straight away, so a queue cannot become the outage
 /// (go-zero's `rest/handler/maxconnshandler.go` does the same). `poll_ready` is the inner
 /// service's; `call` enters the gate, and the room is given back when the
-/// response future completes or is dropped. A refusal takes one uncontended lock and
-/// allocates nothing.
+/// response future completes or is dropped. A refusal takes one uncontended lock, and
+/// allocates only the `Box` of its boxed error, which carries the gate's
+/// [`GateReason`](ironward::GateReason).
 ///
 /// `Clone` shares the gate: clones, one per connection in a server, hold one limit together.
 ///
@@ -77,8 +78,8 @@ where
 
     fn call(&mut self, request: Req) -> Self::Future {
         match Room::enter(&self.gate) {
-            Some(room) => GateFuture::admitted(self.inner.call(request), room),
-            None => GateFuture::full(),
+            Ok(room) => GateFuture::admitted(self.inner.call(request), room),
+            Err(reason) => GateFuture::full(reason),
         }
     }
 }
@@ -91,6 +92,7 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::task::{Context, Poll, Waker};
 
+    use ironward::GateReason;
     use tower::{Layer, Service, ServiceExt, service_fn};
 
     use crate::{GateFull, GateLayer};
@@ -179,9 +181,33 @@ mod tests {
         assert_eq!(calls.load(Ordering::Relaxed), 0);
     }
 
-    #[test]
-    fn a_refusal_is_zero_sized() {
-        // A `Box` of a zero-sized type never calls the allocator.
-        assert_eq!(size_of::<GateFull>(), 0);
+    #[tokio::test]
+    async fn a_refusal_carries_the_gates_count_and_limit_on_one_line() {
+        let calls = Arc::new(AtomicUsize::new(0));
+        let layer = GateLayer::new(2);
+        let mut service = layer.layer(stuck(&calls));
+        let _held = [service.call(()), service.call(())];
+        let err: BoxError = service.call(()).await.unwrap_err();
+        assert!(err.is::<GateFull>());
+        assert!(
+            err.source().is_none(),
+            "the reason is in the line, not a source"
+        );
+        let full = err.downcast_ref::<GateFull>().unwrap();
+        assert_eq!(full.reason(), GateReason { held: 2, limit: 2 });
+        let line = err.to_string();
+        assert_eq!(
+            line,
+            "concurrency cap refused the request: gate full: 2 held against a limit of 2"
+        );
+        assert!(!line.contains('\n') && !line.ends_with('.'));
+        assert_eq!(line, line.to_lowercase());
+
+        // Lowered under its holders, the gate reports them past the new limit.
+        layer.tuner().retune(1);
+        let err = service.call(()).await.unwrap_err();
+        let full = err.downcast_ref::<GateFull>().unwrap();
+        assert_eq!(full.reason(), GateReason { held: 2, limit: 1 });
+        assert_eq!(calls.load(Ordering::Relaxed), 2);
     }
 }

@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use ironward::Ticket;
+use ironward::{ShedReason, Ticket};
 use pin_project_lite::pin_project;
 use tower::BoxError;
 
@@ -53,7 +53,9 @@ pin_project! {
             future: F,
             flight: Flight<C>,
         },
-        Overloaded,
+        Overloaded {
+            reason: ShedReason,
+        },
     }
 }
 
@@ -64,9 +66,9 @@ impl<F, C> ShedFuture<F, C> {
         }
     }
 
-    pub(crate) fn overloaded() -> Self {
+    pub(crate) fn overloaded(reason: ShedReason) -> Self {
         Self {
-            state: State::Overloaded,
+            state: State::Overloaded { reason },
         }
     }
 }
@@ -86,8 +88,10 @@ where
                 flight.land(&result);
                 Poll::Ready(result)
             }
-            // A zero-sized value: boxing it does not allocate.
-            StateProj::Overloaded => Poll::Ready(Err(Box::new(ShedRefused::new()))),
+            // The `Box` a `BoxError` needs is the refusal's one allocation.
+            StateProj::Overloaded { reason } => {
+                Poll::Ready(Err(Box::new(ShedRefused::new(*reason))))
+            }
         }
     }
 }
@@ -96,7 +100,7 @@ impl<F, C> fmt::Debug for ShedFuture<F, C> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match &self.state {
             State::Called { .. } => "called",
-            State::Overloaded => "overloaded",
+            State::Overloaded { .. } => "overloaded",
         };
         f.debug_struct("ShedFuture")
             .field("state", &state)

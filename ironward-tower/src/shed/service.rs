@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use ironward::{Shed, Shedder, Ticket};
+use ironward::{Shed, ShedReason, Shedder, Ticket};
 use tower::BoxError;
 use tower_service::Service;
 
@@ -99,14 +99,14 @@ where
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        match self.shared.allow() {
-            Some(ticket) => {
+        match self.shared.check() {
+            Ok(ticket) => {
                 // In flight before the inner call starts, so that even a panicking `call`
                 // lands the ticket as the guard unwinds.
                 let flight = Flight::new(ticket, Arc::clone(&self.shared));
                 ShedFuture::called(self.inner.call(request), flight)
             }
-            None => ShedFuture::overloaded(),
+            Err(reason) => ShedFuture::overloaded(reason),
         }
     }
 }
@@ -130,11 +130,12 @@ impl<C> Shared<C> {
         }
     }
 
-    /// Asks the shedder to admit a request now. The sources are read before the lock is taken.
-    fn allow(&self) -> Option<Ticket> {
+    /// Asks the shedder to admit a request now, with the numbers behind a refusal
+    /// ([`Shedder::check`]). The sources are read before the lock is taken.
+    fn check(&self) -> Result<Ticket, ShedReason> {
         let now = self.clock.now();
         let cpu = self.cpu.read();
-        lock(&self.shedder).allow(now, cpu)
+        lock(&self.shedder).check(now, cpu)
     }
 
     /// Lands the request behind `ticket` as the classifier reads `result`, now.

@@ -27,7 +27,13 @@ pub(super) const DEFAULT_POLICY: &str = "default";
 /// effective window (`t`) is the wait itself: the draft (§6) wants a `Retry-After` no earlier
 /// than the end of that window, and the limiter has no room before the wait is over. Over
 /// HTTP it is `429 Too Many Requests` (RFC 6585 §4) with `Retry-After` and both draft fields:
-/// [`headers`](Limited::headers), [`into_response`](Limited::into_response).
+/// [`headers`](Limited::headers), [`into_response`](Limited::into_response). `Display` gives
+/// the same numbers on one line.
+///
+/// It does not carry the core's [`QuotaReason`](ironward::QuotaReason) or
+/// [`BucketReason`](ironward::BucketReason): a Redis limiter makes the same refusal without
+/// either, and the numbers a reply needs are these three (the layer's wait is the reason's
+/// own, so it is read from the refusal the core made).
 ///
 /// # Examples
 ///
@@ -42,7 +48,7 @@ pub(super) const DEFAULT_POLICY: &str = "default";
 /// assert_eq!(limited.retry_after(), Duration::from_millis(2500));
 /// assert_eq!((limited.quota(), limited.window()), (100, Some(Duration::from_secs(60))));
 /// assert_eq!(limited.policy(), "default");
-/// assert_eq!(err.to_string(), "rate limit reached, retry after 2.5s");
+/// assert_eq!(err.to_string(), "rate limit reached: 100 requests per 60s, retry after 2.5s");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Limited {
@@ -110,7 +116,20 @@ impl Limited {
 
 impl fmt::Display for Limited {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "rate limit reached, retry after {:?}", self.retry_after)
+        let noun = if self.quota == 1 {
+            "request"
+        } else {
+            "requests"
+        };
+        write!(f, "rate limit reached: {} {noun}", self.quota)?;
+        match self.window {
+            Some(window) => write!(f, " per {window:?}, ")?,
+            None => f.write_str(" that never come back, ")?,
+        }
+        match self.retry_after {
+            Duration::MAX => f.write_str("no retry will pass"),
+            wait => write!(f, "retry after {wait:?}"),
+        }
     }
 }
 
@@ -211,9 +230,28 @@ mod tests {
     }
 
     #[test]
-    fn displays_in_lower_case_without_a_full_stop() {
-        let limited = Limited::new(Duration::from_millis(1500), 5, None);
-        assert_eq!(limited.to_string(), "rate limit reached, retry after 1.5s");
+    fn displays_its_numbers_on_one_line_in_lower_case_without_a_full_stop() {
+        let secs = Duration::from_secs;
+        let cases = [
+            (
+                Limited::new(Duration::from_millis(1500), 5, Some(secs(10))),
+                "rate limit reached: 5 requests per 10s, retry after 1.5s",
+            ),
+            (
+                Limited::new(secs(1), 1, Some(secs(1))),
+                "rate limit reached: 1 request per 1s, retry after 1s",
+            ),
+            (
+                Limited::new(Duration::MAX, 20, None),
+                "rate limit reached: 20 requests that never come back, no retry will pass",
+            ),
+        ];
+        for (limited, line) in cases {
+            let shown = limited.to_string();
+            assert_eq!(shown, line);
+            assert!(!shown.contains('\n') && !shown.ends_with('.'));
+            assert_eq!(shown, shown.to_lowercase());
+        }
     }
 
     #[test]

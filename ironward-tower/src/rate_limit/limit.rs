@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use ironward::{Bucket, Period, Quota, Sliding};
+use ironward::{Bucket, Period, Sliding};
 
 use super::{KindMismatch, Limited};
 
@@ -289,16 +289,16 @@ impl Limiter {
     }
 
     /// Takes one request at `now`, or says how long until one would be admitted.
+    ///
+    /// The core's `check` decides, and the wait is its reason's: a window's or a period's
+    /// `next` as the refusal computed it, a bucket's worked out from the tokens it read
+    /// ([`BucketReason::next`](ironward::BucketReason::next)), so the wait comes from the
+    /// same reading as the refusal.
     pub(super) fn take(&mut self, now: Duration) -> Result<(), Duration> {
-        let admitted = match self {
-            Self::Bucket(bucket) => bucket.take(now, 1.0),
-            Self::Sliding(sliding) => sliding.take(now),
-            Self::Period(period) => period.take(now) != Quota::Over,
-        };
-        if admitted {
-            Ok(())
-        } else {
-            Err(self.next(now))
+        match self {
+            Self::Bucket(bucket) => bucket.check(now, 1.0).map_err(|reason| reason.next()),
+            Self::Sliding(sliding) => sliding.check(now).map_err(|reason| reason.next),
+            Self::Period(period) => period.check(now).map(drop).map_err(|reason| reason.next),
         }
     }
 
@@ -319,15 +319,6 @@ impl Limiter {
                 period_limit.retune(quota, period, now);
             }
             _ => {}
-        }
-    }
-
-    /// How long after `now` a request would be admitted.
-    fn next(&self, now: Duration) -> Duration {
-        match self {
-            Self::Bucket(bucket) => bucket.next(now, 1.0),
-            Self::Sliding(sliding) => sliding.next(now),
-            Self::Period(period) => period.next(now),
         }
     }
 }

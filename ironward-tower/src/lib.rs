@@ -69,6 +69,43 @@
 //! configuration reload neither forgets an outage nor hands out a fresh allowance. A rate
 //! limit of another kind than the one in force is refused with [`KindMismatch`].
 //!
+//! # Metrics
+//!
+//! With the `metrics` feature, every refusing layer counts its decisions through the
+//! [`metrics`](https://docs.rs/metrics) facade, to whichever recorder the application installs
+//! (a Prometheus or OpenTelemetry exporter); without it nothing is recorded and no dependency
+//! is pulled in. Each layer registers its handles once, when it is made ([`DeadlineLayer`],
+//! whose `new` is `const`, when it makes a service), so a decision costs an increment on a
+//! handle, and nothing at all while no recorder is installed. Names follow the OpenTelemetry
+//! conventions: dot-separated, lower case, the unit in braces for a count of things.
+//!
+//! | name | kind | unit | labels | what |
+//! | --- | --- | --- | --- | --- |
+//! | `ironward.requests` | counter | `{request}` | `piece`, `name`, `outcome`, `reason` (refused only) | calls a layer decided on |
+//! | `ironward.breaker.ratio` | gauge | `1` | `name` | the drop fraction the breaker's last refusal computed, in `[0, 1]` |
+//! | `ironward.shed.in_flight` | gauge | `{request}` | `name` | calls the shedder admitted and has not yet seen complete, set on each decision and each completion |
+//!
+//! The labels take a small fixed set of values:
+//!
+//! - `piece`: `breaker`, `shed`, `rate_limit`, `gate` or `deadline`;
+//! - `outcome`: `admitted` or `refused`;
+//! - `reason`, on refusals: `throttled` (breaker), `overloaded` or `cooling` (shed, the
+//!   [`ShedReason`](ironward::ShedReason)'s heat), `limited` (rate limit), `full` (gate),
+//!   `exceeded` (deadline: the time had run out when the request arrived; one that runs out
+//!   inside counts as admitted);
+//! - `name`: the layer's name, `"default"` unless set with [`BreakerLayer::with_name`],
+//!   [`ShedLayer::with_name`], [`GateLayer::with_name`], [`DeadlineLayer::with_name`] or, for
+//!   a rate limit, its policy name, [`RateLimitLayer::named`], so that two breakers in one
+//!   process are told apart.
+//!
+//! The breaker's gauge is set on refusals only: an admitted call's drop fraction is not
+//! returned by the core, and reading it would scan the window a second time on every call.
+//! For the standing throttle now, read [`BreakerLayer::ratio`].
+//!
+//! Whatever the feature, each refusal is a `tracing` event at the `DEBUG` level (a refusal is
+//! an answer, not an error), with the layer's `name` and the numbers that decided it as
+//! fields.
+//!
 //! # Time in tests
 //!
 //! The default [`Clock`] is tokio's monotonic clock, so `tokio::time::pause` and `advance` drive
@@ -87,6 +124,7 @@ pub mod deadline;
 pub mod gate;
 pub mod http;
 mod lock;
+mod meter;
 pub mod rate_limit;
 pub mod retry;
 pub mod shed;

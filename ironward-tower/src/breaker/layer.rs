@@ -8,6 +8,7 @@ use tower_layer::Layer;
 
 use super::service::{BreakerService, Shared};
 use super::tune::{BreakerTuner, Tune};
+use crate::meter::DEFAULT_NAME;
 use crate::{Clock, Dice, HttpFailures};
 
 /// Puts an SRE circuit breaker in front of a service: the client side's defence against a
@@ -94,16 +95,22 @@ impl BreakerLayer {
     /// A layer running the `sre` policy, counting errors and 5xx responses as failures
     /// ([`HttpFailures`]), on the monotonic clock with real randomness.
     pub fn new(sre: Sre) -> Self {
-        Self::build(sre, HttpFailures, Clock::default(), Dice::default())
+        Self::build(
+            sre,
+            HttpFailures,
+            Clock::default(),
+            Dice::default(),
+            DEFAULT_NAME,
+        )
     }
 }
 
 impl<C> BreakerLayer<C> {
     /// A layer with a new breaker on these sources, its window opening now.
-    fn build(sre: Sre, classify: C, clock: Clock, dice: Dice) -> Self {
+    fn build(sre: Sre, classify: C, clock: Clock, dice: Dice, name: &'static str) -> Self {
         let breaker = Breaker::new(sre, clock.now());
         Self {
-            shared: Arc::new(Shared::new(breaker, clock, dice, classify)),
+            shared: Arc::new(Shared::new(breaker, clock, dice, classify, name)),
         }
     }
 
@@ -112,7 +119,7 @@ impl<C> BreakerLayer<C> {
     #[must_use]
     pub fn with_classifier<D>(self, classify: D) -> BreakerLayer<D> {
         let (clock, dice) = self.shared.sources();
-        BreakerLayer::build(self.shared.sre(), classify, clock, dice)
+        BreakerLayer::build(self.shared.sre(), classify, clock, dice, self.shared.name())
     }
 
     /// The fraction of calls the breaker would refuse now ([`Breaker::ratio`]), for a
@@ -144,6 +151,7 @@ impl<C: Clone> BreakerLayer<C> {
             self.shared.classifier().clone(),
             clock,
             dice,
+            self.shared.name(),
         )
     }
 
@@ -157,6 +165,23 @@ impl<C: Clone> BreakerLayer<C> {
             self.shared.classifier().clone(),
             clock,
             dice,
+            self.shared.name(),
+        )
+    }
+
+    /// The same layer reporting under `name` (by default `"default"`), with a new breaker
+    /// under the policy in force: the `name` label of its metrics and the `name` field of its
+    /// `tracing` events, so that two breakers in one process are told apart (see the crate
+    /// docs' `# Metrics`).
+    #[must_use]
+    pub fn with_name(self, name: &'static str) -> Self {
+        let (clock, dice) = self.shared.sources();
+        Self::build(
+            self.shared.sre(),
+            self.shared.classifier().clone(),
+            clock,
+            dice,
+            name,
         )
     }
 }

@@ -11,6 +11,7 @@ use tower_service::Service;
 use super::future::BreakerFuture;
 use super::tune::Tune;
 use crate::lock::lock;
+use crate::meter::{Level, Meter};
 use crate::{Classify, Clock, Dice, HttpFailures};
 
 /// A service behind an SRE circuit breaker; made by a [`BreakerLayer`](crate::BreakerLayer),
@@ -104,30 +105,71 @@ where
     fn call(&mut self, request: Request) -> Self::Future {
         match self.shared.check() {
             Ok(permit) => {
+                self.shared.meter.admitted();
                 BreakerFuture::called(self.inner.call(request), permit, Arc::clone(&self.shared))
             }
-            Err(reason) => BreakerFuture::refused(reason),
+            Err(reason) => {
+                self.shared.refused(&reason);
+                BreakerFuture::refused(reason)
+            }
         }
     }
 }
 
-/// What every clone of one service shares: the breaker, its sources and its classifier.
+/// What every clone of one service shares: the breaker, its sources, its classifier and the
+/// handles it reports through.
 #[derive(Debug)]
 pub(crate) struct Shared<C> {
     breaker: Mutex<Breaker>,
     clock: Clock,
     dice: Dice,
     classify: C,
+    meter: Meter,
+    ratio: Level,
 }
 
+/// The one reason a breaker refuses for, as the `reason` label gives it.
+const REASONS: &[&str] = &["throttled"];
+
 impl<C> Shared<C> {
-    pub(crate) fn new(breaker: Breaker, clock: Clock, dice: Dice, classify: C) -> Self {
+    pub(crate) fn new(
+        breaker: Breaker,
+        clock: Clock,
+        dice: Dice,
+        classify: C,
+        name: &'static str,
+    ) -> Self {
         Self {
             breaker: Mutex::new(breaker),
             clock,
             dice,
             classify,
+            meter: Meter::new("breaker", name, REASONS),
+            ratio: Level::breaker_ratio(name),
         }
+    }
+
+    /// The name the breaker reports under.
+    pub(crate) fn name(&self) -> &'static str {
+        self.meter.name()
+    }
+
+    /// Reports a refusal: the counter, the drop fraction it computed, and a debug event with
+    /// the numbers that decided it.
+    fn refused(&self, reason: &BreakerReason) {
+        self.meter.refused(0);
+        self.ratio.set(reason.drop);
+        tracing::debug!(
+            name = self.meter.name(),
+            drop = reason.drop,
+            roll = reason.roll,
+            total = reason.total,
+            accepts = reason.accepts,
+            failing = reason.failing,
+            working = reason.working,
+            k = reason.k,
+            "breaker refused a call"
+        );
     }
 
     /// Asks the breaker for a call now, with the numbers behind a refusal

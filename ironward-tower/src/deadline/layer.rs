@@ -8,6 +8,7 @@ use http::request::Parts;
 use tower_layer::Layer;
 
 use super::{DeadlineService, grpc_timeout};
+use crate::meter::{DEFAULT_NAME, Meter};
 
 /// Gives every request a time budget, fixed or read from the request, and fails it with
 /// [`DeadlineExceeded`](super::DeadlineExceeded) when the budget runs out.
@@ -55,6 +56,7 @@ use super::{DeadlineService, grpc_timeout};
 #[derive(Clone)]
 pub struct DeadlineLayer {
     budget: Budget,
+    name: &'static str,
 }
 
 /// Where a request's budget comes from.
@@ -81,6 +83,7 @@ impl DeadlineLayer {
     pub const fn new(budget: Duration) -> Self {
         Self {
             budget: Budget::Fixed(budget),
+            name: DEFAULT_NAME,
         }
     }
 
@@ -88,6 +91,7 @@ impl DeadlineLayer {
     pub fn from_request(read: impl Fn(&Parts) -> Option<Duration> + Send + Sync + 'static) -> Self {
         Self {
             budget: Budget::FromRequest(Arc::new(read)),
+            name: DEFAULT_NAME,
         }
     }
 
@@ -107,10 +111,23 @@ impl DeadlineLayer {
     }
 }
 
+impl DeadlineLayer {
+    /// The same layer reporting under `name` (by default `"default"`): the `name` label of
+    /// its metrics and the `name` field of its `tracing` events (see the crate docs'
+    /// `# Metrics`). Since [`new`](Self::new) is `const`, each service registers its
+    /// counters when the layer makes it, once, rather than the layer.
+    #[must_use]
+    pub const fn with_name(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self
+    }
+}
+
 impl fmt::Debug for DeadlineLayer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("DeadlineLayer")
             .field("budget", &self.budget)
+            .field("name", &self.name)
             .finish()
     }
 }
@@ -119,6 +136,7 @@ impl<S> Layer<S> for DeadlineLayer {
     type Service = DeadlineService<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        DeadlineService::new(inner, self.budget.clone())
+        let meter = Meter::new("deadline", self.name, super::service::REASONS);
+        DeadlineService::new(inner, self.budget.clone(), Arc::new(meter))
     }
 }

@@ -1,5 +1,6 @@
 //! [`DeadlineService`]: a time budget around each call.
 
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use http::Request;
@@ -7,6 +8,7 @@ use tower_service::Service;
 
 use super::layer::Budget;
 use super::{DeadlineFuture, RequestDeadline};
+use crate::meter::Meter;
 
 /// A service that cuts each request off when its time budget runs out, made by
 /// [`DeadlineLayer`](super::DeadlineLayer).
@@ -48,11 +50,20 @@ use super::{DeadlineFuture, RequestDeadline};
 pub struct DeadlineService<S> {
     inner: S,
     budget: Budget,
+    meter: Arc<Meter>,
 }
 
+/// The one reason a deadline refuses for, as the `reason` label gives it: the request's time
+/// had run out when it arrived.
+pub(super) const REASONS: &[&str] = &["exceeded"];
+
 impl<S> DeadlineService<S> {
-    pub(super) fn new(inner: S, budget: Budget) -> Self {
-        Self { inner, budget }
+    pub(super) fn new(inner: S, budget: Budget, meter: Arc<Meter>) -> Self {
+        Self {
+            inner,
+            budget,
+            meter,
+        }
     }
 }
 
@@ -89,9 +100,17 @@ where
             deadline = deadline.earlier(*outer);
         }
         let end = deadline.end();
-        if end.is_some_and(|end| end <= now) {
+        if let Some(end) = end.filter(|&end| end <= now) {
+            self.meter.refused(0);
+            tracing::debug!(
+                name = self.meter.name(),
+                budget = ?budget,
+                over = ?now.saturating_duration_since(end),
+                "deadline refused a request whose time had run out"
+            );
             return DeadlineFuture::exceeded();
         }
+        self.meter.admitted();
         request.extensions_mut().insert(deadline);
         let future = self.inner.call(request);
         DeadlineFuture::new(future, end.map(tokio::time::sleep_until))

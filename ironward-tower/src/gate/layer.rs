@@ -8,6 +8,7 @@ use tower_layer::Layer;
 use super::future::Shared;
 use super::{GateService, GateTuner};
 use crate::lock::lock;
+use crate::meter::{DEFAULT_NAME, Meter};
 
 /// Applies one concurrency limit, which refuses at once, to every service it wraps.
 ///
@@ -50,6 +51,7 @@ use crate::lock::lock;
 #[derive(Debug, Clone)]
 pub struct GateLayer {
     gate: Shared,
+    meter: Arc<Meter>,
 }
 
 impl GateLayer {
@@ -57,6 +59,18 @@ impl GateLayer {
     pub fn new(limit: u32) -> Self {
         Self {
             gate: Arc::new(Mutex::new(Gate::new(limit))),
+            meter: Arc::new(Meter::new("gate", DEFAULT_NAME, super::service::REASONS)),
+        }
+    }
+
+    /// The same layer, and the same gate, reporting under `name` (by default `"default"`):
+    /// the `name` label of its metrics and the `name` field of its `tracing` events (see the
+    /// crate docs' `# Metrics`). Services made before keep the name they had.
+    #[must_use]
+    pub fn with_name(self, name: &'static str) -> Self {
+        Self {
+            gate: self.gate,
+            meter: Arc::new(Meter::new("gate", name, super::service::REASONS)),
         }
     }
 
@@ -81,6 +95,6 @@ impl<S> Layer<S> for GateLayer {
     type Service = GateService<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        GateService::new(inner, Arc::clone(&self.gate))
+        GateService::new(inner, Arc::clone(&self.gate), Arc::clone(&self.meter))
     }
 }

@@ -1,5 +1,6 @@
 //! [`GateService`]: enter the gate or fail fast.
 
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use tower_service::Service;
@@ -7,6 +8,7 @@ use tower_service::Service;
 use super::GateFuture;
 use super::future::{Room, Shared};
 use crate::lock::lock;
+use crate::meter::Meter;
 
 /// A service that lets at most a gate's limit of requests in flight and refuses the rest at
 /// once with [`GateFull`](super::GateFull), made by [`GateLayer`](super::GateLayer).
@@ -45,11 +47,15 @@ use crate::lock::lock;
 pub struct GateService<S> {
     inner: S,
     gate: Shared,
+    meter: Arc<Meter>,
 }
 
+/// The one reason a gate refuses for, as the `reason` label gives it.
+pub(super) const REASONS: &[&str] = &["full"];
+
 impl<S> GateService<S> {
-    pub(super) fn new(inner: S, gate: Shared) -> Self {
-        Self { inner, gate }
+    pub(super) fn new(inner: S, gate: Shared, meter: Arc<Meter>) -> Self {
+        Self { inner, gate, meter }
     }
 
     /// How many requests are in flight through this service and everything sharing its gate.
@@ -78,8 +84,20 @@ where
 
     fn call(&mut self, request: Req) -> Self::Future {
         match Room::enter(&self.gate) {
-            Ok(room) => GateFuture::admitted(self.inner.call(request), room),
-            Err(reason) => GateFuture::full(reason),
+            Ok(room) => {
+                self.meter.admitted();
+                GateFuture::admitted(self.inner.call(request), room)
+            }
+            Err(reason) => {
+                self.meter.refused(0);
+                tracing::debug!(
+                    name = self.meter.name(),
+                    held = reason.held,
+                    limit = reason.limit,
+                    "gate refused a request"
+                );
+                GateFuture::full(reason)
+            }
         }
     }
 }

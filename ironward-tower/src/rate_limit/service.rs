@@ -12,6 +12,7 @@ use super::limit::{Budget, Terms};
 use super::{KindMismatch, Limit, RateLimitFuture};
 use crate::Clock;
 use crate::lock::lock;
+use crate::meter::Meter;
 
 /// A service that admits requests within its rate limit and refuses the rest at once with
 /// [`Limited`](super::Limited), made by [`RateLimitLayer`](super::RateLimitLayer).
@@ -96,8 +97,21 @@ where
             }
         };
         match taken {
-            Ok(()) => RateLimitFuture::admitted(self.inner.call(request)),
-            Err(limited) => RateLimitFuture::limited(limited),
+            Ok(()) => {
+                shared.meter.admitted();
+                RateLimitFuture::admitted(self.inner.call(request))
+            }
+            Err(limited) => {
+                shared.meter.refused(0);
+                tracing::debug!(
+                    name = limited.policy(),
+                    quota = limited.quota(),
+                    window = ?limited.window(),
+                    retry_after = ?limited.retry_after(),
+                    "rate limit refused a request"
+                );
+                RateLimitFuture::limited(limited)
+            }
         }
     }
 }
@@ -115,7 +129,11 @@ impl<S: fmt::Debug> fmt::Debug for RateLimitService<S> {
 pub(super) struct Shared {
     clock: Clock,
     table: Table,
+    meter: Meter,
 }
+
+/// The one reason a rate limit refuses for, as the `reason` label gives it.
+const REASONS: &[&str] = &["limited"];
 
 /// Where the budgets are, each with the terms it runs under.
 enum Table {
@@ -142,7 +160,13 @@ impl Shared {
             Some(keyed) => Table::Keyed(keyed),
             None => Table::Global(Mutex::new(Budget::new(terms, clock.now()))),
         };
-        Self { clock, table }
+        // The policy's name names the layer's metrics too.
+        let meter = Meter::new("rate_limit", terms.policy(), REASONS);
+        Self {
+            clock,
+            table,
+            meter,
+        }
     }
 
     /// The same state made anew under the limit in force: the policy named `policy`, on

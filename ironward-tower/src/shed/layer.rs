@@ -8,6 +8,7 @@ use tower_layer::Layer;
 
 use super::service::{Shared, ShedService};
 use super::tune::{ShedTuner, Tune};
+use crate::meter::DEFAULT_NAME;
 use crate::{Clock, Cpu, ShedFailures};
 
 /// Sheds requests while the server is both hot and full: go-zero's adaptive load shedding as a
@@ -98,16 +99,16 @@ impl ShedLayer {
     /// A layer running the `shed` policy on the readings of `cpu`, counting 503s and timeouts
     /// as failures ([`ShedFailures`]), on the monotonic clock.
     pub fn new(shed: Shed, cpu: Cpu) -> Self {
-        Self::build(shed, ShedFailures, Clock::default(), cpu)
+        Self::build(shed, ShedFailures, Clock::default(), cpu, DEFAULT_NAME)
     }
 }
 
 impl<C> ShedLayer<C> {
     /// A layer with a new shedder on these sources, its window opening now.
-    fn build(shed: Shed, classify: C, clock: Clock, cpu: Cpu) -> Self {
+    fn build(shed: Shed, classify: C, clock: Clock, cpu: Cpu, name: &'static str) -> Self {
         let shedder = Shedder::new(shed, clock.now());
         Self {
-            shared: Arc::new(Shared::new(shedder, clock, cpu, classify)),
+            shared: Arc::new(Shared::new(shedder, clock, cpu, classify, name)),
         }
     }
 
@@ -116,7 +117,7 @@ impl<C> ShedLayer<C> {
     #[must_use]
     pub fn with_classifier<D>(self, classify: D) -> ShedLayer<D> {
         let (clock, cpu) = self.shared.sources();
-        ShedLayer::build(self.shared.shed(), classify, clock, cpu)
+        ShedLayer::build(self.shared.shed(), classify, clock, cpu, self.shared.name())
     }
 
     /// How many requests are in flight through this layer's services ([`Shedder::flying`]).
@@ -147,6 +148,22 @@ impl<C: Clone> ShedLayer<C> {
             self.shared.classifier().clone(),
             clock,
             cpu,
+            self.shared.name(),
+        )
+    }
+
+    /// The same layer reporting under `name` (by default `"default"`), with a new shedder
+    /// under the policy in force: the `name` label of its metrics and the `name` field of its
+    /// `tracing` events (see the crate docs' `# Metrics`).
+    #[must_use]
+    pub fn with_name(self, name: &'static str) -> Self {
+        let (clock, cpu) = self.shared.sources();
+        Self::build(
+            self.shared.shed(),
+            self.shared.classifier().clone(),
+            clock,
+            cpu,
+            name,
         )
     }
 }

@@ -11,6 +11,7 @@ use tower_service::Service;
 use super::future::{Flight, ShedFuture};
 use super::tune::Tune;
 use crate::lock::lock;
+use crate::meter::{Level, Meter};
 use crate::{Classify, Clock, Cpu, ShedFailures};
 
 /// A service behind an adaptive load shedder; made by a [`ShedLayer`](crate::ShedLayer), whose
@@ -101,41 +102,91 @@ where
     fn call(&mut self, request: Request) -> Self::Future {
         match self.shared.check() {
             Ok(ticket) => {
+                self.shared.meter.admitted();
                 // In flight before the inner call starts, so that even a panicking `call`
                 // lands the ticket as the guard unwinds.
                 let flight = Flight::new(ticket, Arc::clone(&self.shared));
                 ShedFuture::called(self.inner.call(request), flight)
             }
-            Err(reason) => ShedFuture::overloaded(reason),
+            Err(reason) => {
+                self.shared.refused(&reason);
+                ShedFuture::overloaded(reason)
+            }
         }
     }
 }
 
-/// What every clone of one service shares: the shedder, its sources and its classifier.
+/// What every clone of one service shares: the shedder, its sources, its classifier and the
+/// handles it reports through.
 #[derive(Debug)]
 pub(crate) struct Shared<C> {
     shedder: Mutex<Shedder>,
     clock: Clock,
     cpu: Cpu,
     classify: C,
+    meter: Meter,
+    in_flight: Level,
 }
 
+/// The reasons a shedder refuses for, as the `reason` label gives them: at or over the CPU
+/// threshold, or under it within the cooling time of the last overload.
+const REASONS: &[&str] = &["overloaded", "cooling"];
+
 impl<C> Shared<C> {
-    pub(crate) fn new(shedder: Shedder, clock: Clock, cpu: Cpu, classify: C) -> Self {
+    pub(crate) fn new(
+        shedder: Shedder,
+        clock: Clock,
+        cpu: Cpu,
+        classify: C,
+        name: &'static str,
+    ) -> Self {
         Self {
             shedder: Mutex::new(shedder),
             clock,
             cpu,
             classify,
+            meter: Meter::new("shed", name, REASONS),
+            in_flight: Level::shed_in_flight(name),
         }
     }
 
+    /// The name the shedder reports under.
+    pub(crate) fn name(&self) -> &'static str {
+        self.meter.name()
+    }
+
     /// Asks the shedder to admit a request now, with the numbers behind a refusal
-    /// ([`Shedder::check`]). The sources are read before the lock is taken.
+    /// ([`Shedder::check`]). The sources are read before the lock is taken; the count in
+    /// flight the gauge is set to is read under the same lock, and set after it.
     fn check(&self) -> Result<Ticket, ShedReason> {
         let now = self.clock.now();
         let cpu = self.cpu.read();
-        lock(&self.shedder).check(now, cpu)
+        let (decision, flying) = {
+            let mut shedder = lock(&self.shedder);
+            let decision = shedder.check(now, cpu);
+            (decision, Level::is_read().then(|| shedder.flying()))
+        };
+        if let Some(flying) = flying {
+            self.in_flight.set(flying as f64);
+        }
+        decision
+    }
+
+    /// Reports a refusal: the counter for its heat and a debug event with the numbers that
+    /// decided it.
+    fn refused(&self, reason: &ShedReason) {
+        // The core refuses only while hot: overloaded, or else cooling.
+        self.meter.refused(usize::from(!reason.overloaded));
+        tracing::debug!(
+            name = self.meter.name(),
+            cpu = reason.cpu,
+            flying = reason.flying,
+            average = reason.average,
+            capacity = reason.capacity,
+            overloaded = reason.overloaded,
+            cooling = reason.cooling,
+            "shedder refused a request"
+        );
     }
 
     /// Lands the request behind `ticket` as the classifier reads `result`, now.
@@ -147,13 +198,28 @@ impl<C> Shared<C> {
             self.abandon(ticket);
         } else {
             let now = self.clock.now();
-            lock(&self.shedder).pass(ticket, now);
+            let flying = {
+                let mut shedder = lock(&self.shedder);
+                shedder.pass(ticket, now);
+                shedder.flying()
+            };
+            self.landed(flying);
         }
     }
 
     /// Lands the request behind `ticket` as a failure: out of flight, no response time.
     pub(crate) fn abandon(&self, ticket: Ticket) {
-        lock(&self.shedder).fail(ticket);
+        let flying = {
+            let mut shedder = lock(&self.shedder);
+            shedder.fail(ticket);
+            shedder.flying()
+        };
+        self.landed(flying);
+    }
+
+    /// Sets the gauge of calls in flight to `flying`, read as a request landed.
+    fn landed(&self, flying: u64) {
+        self.in_flight.set(flying as f64);
     }
 
     /// The clock and the CPU source, for a layer made anew on them.

@@ -81,15 +81,16 @@
 //!
 //! | name | kind | unit | labels | what |
 //! | --- | --- | --- | --- | --- |
-//! | `ironward.requests` | counter | `{request}` | `piece`, `name`, `outcome`, `reason` (refused only) | calls a layer decided on |
+//! | `ironward.requests` | counter | `{request}` | `piece`, `name`, `outcome`, `reason` (refused and shadowed only) | calls a layer decided on |
 //! | `ironward.breaker.ratio` | gauge | `1` | `name` | the drop fraction the breaker's last refusal computed, in `[0, 1]` |
 //! | `ironward.shed.in_flight` | gauge | `{request}` | `name` | calls the shedder admitted and has not yet seen complete, set on each decision and each completion |
 //!
 //! The labels take a small fixed set of values:
 //!
 //! - `piece`: `breaker`, `shed`, `rate_limit`, `gate` or `deadline`;
-//! - `outcome`: `admitted` or `refused`;
-//! - `reason`, on refusals: `throttled` (breaker), `overloaded` or `cooling` (shed, the
+//! - `outcome`: `admitted`, `refused`, or `shadowed`: a call a layer in [`Mode::Shadow`]
+//!   would have refused and let through (a shadow layer counts no `refused`);
+//! - `reason`, on refusals and shadowed calls: `throttled` (breaker), `overloaded` or `cooling` (shed, the
 //!   [`ShedReason`](ironward::ShedReason)'s heat), `limited` (rate limit), `full` (gate),
 //!   `exceeded` (deadline: the time had run out when the request arrived; one that runs out
 //!   inside counts as admitted);
@@ -103,8 +104,17 @@
 //! For the standing throttle now, read [`BreakerLayer::ratio`].
 //!
 //! Whatever the feature, each refusal is a `tracing` event at the `DEBUG` level (a refusal is
-//! an answer, not an error), with the layer's `name` and the numbers that decided it as
-//! fields.
+//! an answer, not an error), with the layer's `name`, its `outcome` (`refused` or `shadowed`)
+//! and the numbers that decided it as fields.
+//!
+//! # Shadow mode
+//!
+//! The breaker, the shedder, the rate limit and the gate each take
+//! `with_mode(Mode::Shadow)` (and report it with `mode()`): the layer decides exactly as it
+//! would enforcing, state changes and all, but lets a call it would refuse through to the
+//! inner service, reporting it as `shadowed`, so that a tighter policy can be tried on real
+//! traffic before it refuses anyone. [`Mode`] says what each layer does with a shadowed
+//! call, and where the would-be refusal can be read. [`DeadlineLayer`] has no shadow mode.
 //!
 //! # Time in tests
 //!
@@ -125,6 +135,7 @@ pub mod gate;
 pub mod http;
 mod lock;
 mod meter;
+mod mode;
 pub mod rate_limit;
 pub mod retry;
 pub mod shed;
@@ -138,6 +149,7 @@ pub use deadline::{
 };
 pub use gate::{GateFull, GateFuture, GateLayer, GateService, GateTuner};
 pub use ironward_tokio::{Clock, Dice};
+pub use mode::Mode;
 pub use rate_limit::{
     ClientAddr, KindMismatch, Limit, Limited, ProxyHeader, RateLimitFuture, RateLimitLayer,
     RateLimitService, RateLimitTuner,

@@ -7,7 +7,10 @@
 
 use std::fmt;
 
-/// The counter of every decision: admitted and refused calls, by piece, name and reason.
+use crate::Mode;
+
+/// The counter of every decision: admitted, refused and shadowed calls, by piece, name and
+/// reason.
 #[cfg(feature = "metrics")]
 const REQUESTS: &str = "ironward.requests";
 /// The breaker's drop fraction, as its last refusal computed it.
@@ -20,10 +23,12 @@ const SHED_IN_FLIGHT: &str = "ironward.shed.in_flight";
 /// The name a layer reports under until it is given one.
 pub(crate) const DEFAULT_NAME: &str = "default";
 
-/// One layer's counters: one handle for its admissions and one per reason it refuses for.
+/// One layer's counters: one handle for its admissions and one per reason it refuses for,
+/// under `outcome="refused"` or, for a layer in [`Mode::Shadow`], `outcome="shadowed"`.
 pub(crate) struct Meter {
     piece: &'static str,
     name: &'static str,
+    mode: Mode,
     #[cfg(feature = "metrics")]
     admitted: metrics::Counter,
     #[cfg(feature = "metrics")]
@@ -31,24 +36,26 @@ pub(crate) struct Meter {
 }
 
 impl Meter {
-    /// Registers the counters of the layer `name` of `piece`, which refuses for `reasons`
-    /// (indexed as [`refused`](Self::refused) reads them).
+    /// Registers the counters of the layer `name` of `piece` in `mode`, which refuses for
+    /// `reasons` (indexed as [`refused`](Self::refused) reads them).
     pub(crate) fn new(
         piece: &'static str,
         name: &'static str,
         reasons: &'static [&'static str],
+        mode: Mode,
     ) -> Self {
         #[cfg(not(feature = "metrics"))]
         let _ = reasons;
         Self {
             piece,
             name,
+            mode,
             #[cfg(feature = "metrics")]
             admitted: {
                 metrics::describe_counter!(
                     REQUESTS,
                     metrics::Unit::Count,
-                    "Calls a layer decided on, admitted or refused ({request})"
+                    "Calls a layer decided on, admitted, refused or shadowed ({request})"
                 );
                 metrics::counter!(REQUESTS, "piece" => piece, "name" => name, "outcome" => "admitted")
             },
@@ -60,7 +67,7 @@ impl Meter {
                         REQUESTS,
                         "piece" => piece,
                         "name" => name,
-                        "outcome" => "refused",
+                        "outcome" => mode.refusal(),
                         "reason" => reason,
                     )
                 })
@@ -73,13 +80,24 @@ impl Meter {
         self.name
     }
 
+    /// Whether the layer enforces its refusals or only reports them.
+    pub(crate) fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    /// The `outcome` of the layer's refusals: `"refused"`, or `"shadowed"` in shadow mode.
+    pub(crate) fn refusal(&self) -> &'static str {
+        self.mode.refusal()
+    }
+
     /// Counts one admitted call.
     pub(crate) fn admitted(&self) {
         #[cfg(feature = "metrics")]
         self.admitted.increment(1);
     }
 
-    /// Counts one call refused for the reason at `reason` in the list the meter was made with.
+    /// Counts one call refused (or, in shadow mode, shadowed) for the reason at `reason` in
+    /// the list the meter was made with.
     pub(crate) fn refused(&self, reason: usize) {
         #[cfg(feature = "metrics")]
         if let Some(counter) = self.refused.get(reason) {
@@ -95,6 +113,7 @@ impl fmt::Debug for Meter {
         f.debug_struct("Meter")
             .field("piece", &self.piece)
             .field("name", &self.name)
+            .field("mode", &self.mode)
             .finish_non_exhaustive()
     }
 }

@@ -19,7 +19,9 @@ pin_project! {
     /// settling the breaker's permit when it completes, or a [`BreakerRefused`] error at once.
     ///
     /// Dropping it before it completes leaves the permit unsettled: the call is recorded neither
-    /// as a success nor as a failure.
+    /// as a success nor as a failure. A call the breaker refused in
+    /// [`Mode::Shadow`](crate::Mode::Shadow) is the inner call's future alone, with no permit,
+    /// and its `Debug` says `"shadowed"`.
     ///
     /// # Examples
     ///
@@ -59,6 +61,10 @@ pin_project! {
         Refused {
             reason: BreakerReason,
         },
+        Shadowed {
+            #[pin]
+            future: F,
+        },
     }
 }
 
@@ -69,6 +75,13 @@ impl<F, C> BreakerFuture<F, C> {
                 future,
                 settle: Some((permit, shared)),
             },
+        }
+    }
+
+    /// A call the breaker refused in shadow mode, run without a permit.
+    pub(crate) fn shadowed(future: F) -> Self {
+        Self {
+            state: State::Shadowed { future },
         }
     }
 
@@ -100,6 +113,7 @@ where
             StateProj::Refused { reason } => {
                 Poll::Ready(Err(Box::new(BreakerRefused::new(*reason))))
             }
+            StateProj::Shadowed { future } => future.poll(cx).map_err(Into::into),
         }
     }
 }
@@ -109,6 +123,7 @@ impl<F, C> fmt::Debug for BreakerFuture<F, C> {
         let state = match &self.state {
             State::Called { .. } => "called",
             State::Refused { .. } => "refused",
+            State::Shadowed { .. } => "shadowed",
         };
         f.debug_struct("BreakerFuture")
             .field("state", &state)

@@ -9,7 +9,7 @@ use tower_layer::Layer;
 use super::service::{BreakerService, Shared};
 use super::tune::{BreakerTuner, Tune};
 use crate::meter::DEFAULT_NAME;
-use crate::{Clock, Dice, HttpFailures};
+use crate::{Clock, Dice, HttpFailures, Mode};
 
 /// Puts an SRE circuit breaker in front of a service: the client side's defence against a
 /// backend that has started failing.
@@ -101,16 +101,24 @@ impl BreakerLayer {
             Clock::default(),
             Dice::default(),
             DEFAULT_NAME,
+            Mode::Enforce,
         )
     }
 }
 
 impl<C> BreakerLayer<C> {
     /// A layer with a new breaker on these sources, its window opening now.
-    fn build(sre: Sre, classify: C, clock: Clock, dice: Dice, name: &'static str) -> Self {
+    fn build(
+        sre: Sre,
+        classify: C,
+        clock: Clock,
+        dice: Dice,
+        name: &'static str,
+        mode: Mode,
+    ) -> Self {
         let breaker = Breaker::new(sre, clock.now());
         Self {
-            shared: Arc::new(Shared::new(breaker, clock, dice, classify, name)),
+            shared: Arc::new(Shared::new(breaker, clock, dice, classify, name, mode)),
         }
     }
 
@@ -119,13 +127,26 @@ impl<C> BreakerLayer<C> {
     #[must_use]
     pub fn with_classifier<D>(self, classify: D) -> BreakerLayer<D> {
         let (clock, dice) = self.shared.sources();
-        BreakerLayer::build(self.shared.sre(), classify, clock, dice, self.shared.name())
+        BreakerLayer::build(
+            self.shared.sre(),
+            classify,
+            clock,
+            dice,
+            self.shared.name(),
+            self.shared.mode(),
+        )
     }
 
     /// The fraction of calls the breaker would refuse now ([`Breaker::ratio`]), for a
     /// dashboard or an alert; the same as [`BreakerService::ratio`] on any of its services.
     pub fn ratio(&self) -> f64 {
         self.shared.ratio()
+    }
+
+    /// Whether the layer enforces its refusals or only reports them; see
+    /// [`with_mode`](Self::with_mode).
+    pub fn mode(&self) -> Mode {
+        self.shared.mode()
     }
 }
 
@@ -152,6 +173,7 @@ impl<C: Clone> BreakerLayer<C> {
             clock,
             dice,
             self.shared.name(),
+            self.shared.mode(),
         )
     }
 
@@ -166,6 +188,7 @@ impl<C: Clone> BreakerLayer<C> {
             clock,
             dice,
             self.shared.name(),
+            self.shared.mode(),
         )
     }
 
@@ -182,6 +205,25 @@ impl<C: Clone> BreakerLayer<C> {
             clock,
             dice,
             name,
+            self.shared.mode(),
+        )
+    }
+
+    /// The same layer in `mode` (by default [`Mode::Enforce`]), with a new breaker under the
+    /// policy in force. In [`Mode::Shadow`] a call the breaker refuses goes through to the
+    /// inner service instead, without a permit, so its outcome is not recorded, exactly as
+    /// the enforcing breaker, which never ran it, records nothing of it; the core counts the
+    /// refusal as a drop either way. The refusal is reported as `shadowed` (see [`Mode`]).
+    #[must_use]
+    pub fn with_mode(self, mode: Mode) -> Self {
+        let (clock, dice) = self.shared.sources();
+        Self::build(
+            self.shared.sre(),
+            self.shared.classifier().clone(),
+            clock,
+            dice,
+            self.shared.name(),
+            mode,
         )
     }
 }

@@ -12,7 +12,7 @@ use super::future::BreakerFuture;
 use super::tune::Tune;
 use crate::lock::lock;
 use crate::meter::{Level, Meter};
-use crate::{Classify, Clock, Dice, HttpFailures};
+use crate::{Classify, Clock, Dice, HttpFailures, Mode};
 
 /// A service behind an SRE circuit breaker; made by a [`BreakerLayer`](crate::BreakerLayer),
 /// whose docs say what it does and where it belongs.
@@ -110,7 +110,12 @@ where
             }
             Err(reason) => {
                 self.shared.refused(&reason);
-                BreakerFuture::refused(reason)
+                match self.shared.meter.mode() {
+                    Mode::Enforce => BreakerFuture::refused(reason),
+                    // No permit: the enforcing twin never ran the call, so nothing of it is
+                    // recorded.
+                    Mode::Shadow => BreakerFuture::shadowed(self.inner.call(request)),
+                }
             }
         }
     }
@@ -138,13 +143,14 @@ impl<C> Shared<C> {
         dice: Dice,
         classify: C,
         name: &'static str,
+        mode: Mode,
     ) -> Self {
         Self {
             breaker: Mutex::new(breaker),
             clock,
             dice,
             classify,
-            meter: Meter::new("breaker", name, REASONS),
+            meter: Meter::new("breaker", name, REASONS, mode),
             ratio: Level::breaker_ratio(name),
         }
     }
@@ -154,13 +160,19 @@ impl<C> Shared<C> {
         self.meter.name()
     }
 
-    /// Reports a refusal: the counter, the drop fraction it computed, and a debug event with
+    /// Whether the breaker enforces its refusals or only reports them.
+    pub(crate) fn mode(&self) -> Mode {
+        self.meter.mode()
+    }
+
+    /// Reports a refusal (or, in shadow mode, a would-be refusal): the counter, the drop fraction it computed, and a debug event with
     /// the numbers that decided it.
     fn refused(&self, reason: &BreakerReason) {
         self.meter.refused(0);
         self.ratio.set(reason.drop);
         tracing::debug!(
             name = self.meter.name(),
+            outcome = self.meter.refusal(),
             drop = reason.drop,
             roll = reason.roll,
             total = reason.total,

@@ -8,6 +8,7 @@ use http::request::Parts;
 use tower_layer::Layer;
 
 use super::{DeadlineService, grpc_timeout};
+use crate::Mode;
 use crate::meter::{DEFAULT_NAME, Meter};
 
 /// Gives every request a time budget, fixed or read from the request, and fails it with
@@ -136,7 +137,12 @@ impl<S> Layer<S> for DeadlineLayer {
     type Service = DeadlineService<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        let meter = Meter::new("deadline", self.name, super::service::REASONS);
+        let meter = Meter::new(
+            "deadline",
+            self.name,
+            super::service::REASONS,
+            Mode::Enforce,
+        );
         DeadlineService::new(inner, self.budget.clone(), Arc::new(meter))
     }
 }

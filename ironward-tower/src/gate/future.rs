@@ -42,7 +42,9 @@ pin_project! {
     /// An admitted request holds its room until its inner future completes or this future is
     /// dropped, whichever comes first; a refused one resolves at once to [`GateFull`],
     /// boxed. For HTTP, the room is held until the response head is ready, not until its body is
-    /// sent (as tower's `ConcurrencyLimit` does).
+    /// sent (as tower's `ConcurrencyLimit` does). A request the gate refused in
+    /// [`Mode::Shadow`](crate::Mode::Shadow) is the inner future alone, holding no room, and
+    /// its `Debug` says `"shadowed"`.
     ///
     /// # Examples
     ///
@@ -78,6 +80,10 @@ pin_project! {
         Full {
             reason: GateReason,
         },
+        Shadowed {
+            #[pin]
+            future: F,
+        },
     }
 }
 
@@ -88,6 +94,13 @@ impl<F> GateFuture<F> {
                 future,
                 room: Some(room),
             },
+        }
+    }
+
+    /// A request the gate refused in shadow mode, run without a room.
+    pub(super) fn shadowed(future: F) -> Self {
+        Self {
+            state: State::Shadowed { future },
         }
     }
 
@@ -115,6 +128,7 @@ where
             }
             // The `Box` of the boxed error is the refusal's one allocation.
             StateProj::Full { reason } => Poll::Ready(Err(Box::new(GateFull::new(*reason)))),
+            StateProj::Shadowed { future } => future.poll(cx).map_err(Into::into),
         }
     }
 }
@@ -125,6 +139,7 @@ impl<F> fmt::Debug for GateFuture<F> {
             State::Admitted { room: Some(_), .. } => "admitted",
             State::Admitted { room: None, .. } => "done",
             State::Full { .. } => "full",
+            State::Shadowed { .. } => "shadowed",
         };
         f.debug_tuple("GateFuture").field(&state).finish()
     }

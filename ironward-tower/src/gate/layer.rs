@@ -7,6 +7,7 @@ use tower_layer::Layer;
 
 use super::future::Shared;
 use super::{GateService, GateTuner};
+use crate::Mode;
 use crate::lock::lock;
 use crate::meter::{DEFAULT_NAME, Meter};
 
@@ -59,7 +60,12 @@ impl GateLayer {
     pub fn new(limit: u32) -> Self {
         Self {
             gate: Arc::new(Mutex::new(Gate::new(limit))),
-            meter: Arc::new(Meter::new("gate", DEFAULT_NAME, super::service::REASONS)),
+            meter: Arc::new(Meter::new(
+                "gate",
+                DEFAULT_NAME,
+                super::service::REASONS,
+                Mode::Enforce,
+            )),
         }
     }
 
@@ -70,8 +76,37 @@ impl GateLayer {
     pub fn with_name(self, name: &'static str) -> Self {
         Self {
             gate: self.gate,
-            meter: Arc::new(Meter::new("gate", name, super::service::REASONS)),
+            meter: Arc::new(Meter::new(
+                "gate",
+                name,
+                super::service::REASONS,
+                self.meter.mode(),
+            )),
         }
+    }
+
+    /// The same layer, and the same gate, in `mode` (by default [`Mode::Enforce`]). In
+    /// [`Mode::Shadow`] a request the gate refuses goes through to the inner service
+    /// instead, holding no room (as the enforcing gate let it have none), so the count in
+    /// flight is the one the enforcing gate would see. The refusal is reported as `shadowed`
+    /// (see [`Mode`]). Services made before keep the mode they had.
+    #[must_use]
+    pub fn with_mode(self, mode: Mode) -> Self {
+        Self {
+            gate: self.gate,
+            meter: Arc::new(Meter::new(
+                "gate",
+                self.meter.name(),
+                super::service::REASONS,
+                mode,
+            )),
+        }
+    }
+
+    /// Whether the layer enforces its refusals or only reports them; see
+    /// [`with_mode`](Self::with_mode).
+    pub fn mode(&self) -> Mode {
+        self.meter.mode()
     }
 
     /// How many requests are in flight through this layer's services.

@@ -7,6 +7,7 @@ use tower_service::Service;
 
 use super::GateFuture;
 use super::future::{Room, Shared};
+use crate::Mode;
 use crate::lock::lock;
 use crate::meter::Meter;
 
@@ -92,11 +93,16 @@ where
                 self.meter.refused(0);
                 tracing::debug!(
                     name = self.meter.name(),
+                    outcome = self.meter.refusal(),
                     held = reason.held,
                     limit = reason.limit,
                     "gate refused a request"
                 );
-                GateFuture::full(reason)
+                match self.meter.mode() {
+                    Mode::Enforce => GateFuture::full(reason),
+                    // No room, as the enforcing twin gave it none.
+                    Mode::Shadow => GateFuture::shadowed(self.inner.call(request)),
+                }
             }
         }
     }

@@ -14,7 +14,7 @@ use super::keyed::{self, Keyed};
 use super::service::Shared;
 use super::tune::RateLimitTuner;
 use super::{ClientAddr, Limit, RateLimitService};
-use crate::Clock;
+use crate::{Clock, Mode};
 
 /// Applies a rate limit to every service it wraps: one budget for all requests, or one per
 /// key that an extractor reads from each request.
@@ -253,7 +253,8 @@ impl RateLimitLayer {
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
         let policy = self.shared.terms().policy();
-        self.remade(policy, clock)
+        let mode = self.shared.mode();
+        self.remade(policy, clock, mode)
     }
 
     /// The same layer under the policy name `policy`, which the `RateLimit` and
@@ -265,14 +266,58 @@ impl RateLimitLayer {
     #[must_use]
     pub fn named(self, policy: &'static str) -> Self {
         let clock = self.shared.clock().clone();
-        self.remade(policy_name(policy), clock)
+        let mode = self.shared.mode();
+        self.remade(policy_name(policy), clock, mode)
+    }
+
+    /// The same layer in `mode` (by default [`Mode::Enforce`]). In [`Mode::Shadow`] a
+    /// request over the limit goes through to the inner service instead, having taken
+    /// nothing from the budget (as the enforcing layer took nothing for its refusal), with
+    /// the [`Limited`](super::Limited) that would have refused it in the request's
+    /// extensions, for the handler or an outer layer to read. The refusal is reported as
+    /// `shadowed` (see [`Mode`]). Like [`with_clock`](RateLimitLayer::with_clock), it makes
+    /// new budgets; services and clones made before keep theirs, and their mode.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use http::Request;
+    /// use ironward_tower::{Limit, Limited, Mode, RateLimitLayer};
+    /// use tower::{Layer, Service, ServiceExt, service_fn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let layer = RateLimitLayer::new(Limit::sliding(1, Duration::from_secs(60)))
+    ///     .with_mode(Mode::Shadow);
+    /// let handler = service_fn(|request: Request<()>| async move {
+    ///     Ok::<_, Limited>(request.extensions().get::<Limited>().copied())
+    /// });
+    /// let mut service = layer.layer(handler);
+    /// let first = service.ready().await.unwrap().call(Request::new(())).await.unwrap();
+    /// let second = service.ready().await.unwrap().call(Request::new(())).await.unwrap();
+    /// assert_eq!(first, None);
+    /// assert_eq!(second.map(|limited| limited.quota()), Some(1));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_mode(self, mode: Mode) -> Self {
+        let clock = self.shared.clock().clone();
+        let policy = self.shared.terms().policy();
+        self.remade(policy, clock, mode)
+    }
+
+    /// Whether the layer enforces its refusals or only reports them; see
+    /// [`with_mode`](Self::with_mode).
+    pub fn mode(&self) -> Mode {
+        self.shared.mode()
     }
 
     /// The same layer with new state under the limit in force: the policy named `policy`, on
-    /// `clock`.
-    fn remade(self, policy: &'static str, clock: Clock) -> Self {
+    /// `clock`, in `mode`.
+    fn remade(self, policy: &'static str, clock: Clock, mode: Mode) -> Self {
         Self {
-            shared: Arc::new(self.shared.remade(policy, clock)),
+            shared: Arc::new(self.shared.remade(policy, clock, mode)),
         }
     }
 

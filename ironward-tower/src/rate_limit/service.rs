@@ -10,9 +10,9 @@ use tower_service::Service;
 use super::keyed::Keyed;
 use super::limit::{Budget, Terms};
 use super::{KindMismatch, Limit, RateLimitFuture};
-use crate::Clock;
 use crate::lock::lock;
 use crate::meter::Meter;
+use crate::{Clock, Mode};
 
 /// A service that admits requests within its rate limit and refuses the rest at once with
 /// [`Limited`](super::Limited), made by [`RateLimitLayer`](super::RateLimitLayer).
@@ -105,12 +105,20 @@ where
                 shared.meter.refused(0);
                 tracing::debug!(
                     name = limited.policy(),
+                    outcome = shared.meter.refusal(),
                     quota = limited.quota(),
                     window = ?limited.window(),
                     retry_after = ?limited.retry_after(),
                     "rate limit refused a request"
                 );
-                RateLimitFuture::limited(limited)
+                match shared.meter.mode() {
+                    Mode::Enforce => RateLimitFuture::limited(limited),
+                    // Nothing was taken; the handler can read what would have refused it.
+                    Mode::Shadow => {
+                        request.extensions_mut().insert(limited);
+                        RateLimitFuture::admitted(self.inner.call(request))
+                    }
+                }
             }
         }
     }
@@ -152,16 +160,16 @@ impl Shared {
         clock: Clock,
         keyed: Option<Arc<dyn Keyed>>,
     ) -> Self {
-        Self::under(Terms::new(limit, policy), clock, keyed)
+        Self::under(Terms::new(limit, policy), clock, keyed, Mode::Enforce)
     }
 
-    fn under(terms: Terms, clock: Clock, keyed: Option<Arc<dyn Keyed>>) -> Self {
+    fn under(terms: Terms, clock: Clock, keyed: Option<Arc<dyn Keyed>>, mode: Mode) -> Self {
         let table = match keyed {
             Some(keyed) => Table::Keyed(keyed),
             None => Table::Global(Mutex::new(Budget::new(terms, clock.now()))),
         };
         // The policy's name names the layer's metrics too.
-        let meter = Meter::new("rate_limit", terms.policy(), REASONS);
+        let meter = Meter::new("rate_limit", terms.policy(), REASONS, mode);
         Self {
             clock,
             table,
@@ -170,15 +178,20 @@ impl Shared {
     }
 
     /// The same state made anew under the limit in force: the policy named `policy`, on
-    /// `clock`, with budgets as good as new (a fresh limiter, or an empty table of keys with
-    /// the same bound and extractor).
-    pub(super) fn remade(&self, policy: &'static str, clock: Clock) -> Self {
+    /// `clock`, in `mode`, with budgets as good as new (a fresh limiter, or an empty table of
+    /// keys with the same bound and extractor).
+    pub(super) fn remade(&self, policy: &'static str, clock: Clock, mode: Mode) -> Self {
         let terms = Terms::new(self.terms().limit, policy);
         let keyed = match &self.table {
             Table::Global(_) => None,
             Table::Keyed(table) => Some(table.fresh(terms)),
         };
-        Self::under(terms, clock, keyed)
+        Self::under(terms, clock, keyed, mode)
+    }
+
+    /// Whether the limit enforces its refusals or only reports them.
+    pub(super) fn mode(&self) -> Mode {
+        self.meter.mode()
     }
 
     /// The clock every budget reads.
@@ -232,6 +245,7 @@ impl fmt::Debug for Shared {
             .field("limit", &terms.limit)
             .field("max_keys", &keys)
             .field("clock", &self.clock)
+            .field("mode", &self.mode())
             .finish()
     }
 }

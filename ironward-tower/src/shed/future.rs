@@ -18,7 +18,9 @@ pin_project! {
     /// The response future of a [`ShedService`](crate::ShedService): the inner request's,
     /// taking it out of flight when it completes, or a [`ShedRefused`] error at once.
     ///
-    /// Dropping it before it completes takes the request out of flight as a failure.
+    /// Dropping it before it completes takes the request out of flight as a failure. A
+    /// request the shedder refused in [`Mode::Shadow`](crate::Mode::Shadow) is the inner
+    /// future alone, never in flight, and its `Debug` says `"shadowed"`.
     ///
     /// # Examples
     ///
@@ -56,6 +58,10 @@ pin_project! {
         Overloaded {
             reason: ShedReason,
         },
+        Shadowed {
+            #[pin]
+            future: F,
+        },
     }
 }
 
@@ -63,6 +69,13 @@ impl<F, C> ShedFuture<F, C> {
     pub(crate) fn called(future: F, flight: Flight<C>) -> Self {
         Self {
             state: State::Called { future, flight },
+        }
+    }
+
+    /// A request the shedder refused in shadow mode, run out of flight.
+    pub(crate) fn shadowed(future: F) -> Self {
+        Self {
+            state: State::Shadowed { future },
         }
     }
 
@@ -92,6 +105,7 @@ where
             StateProj::Overloaded { reason } => {
                 Poll::Ready(Err(Box::new(ShedRefused::new(*reason))))
             }
+            StateProj::Shadowed { future } => future.poll(cx).map_err(Into::into),
         }
     }
 }
@@ -101,6 +115,7 @@ impl<F, C> fmt::Debug for ShedFuture<F, C> {
         let state = match &self.state {
             State::Called { .. } => "called",
             State::Overloaded { .. } => "overloaded",
+            State::Shadowed { .. } => "shadowed",
         };
         f.debug_struct("ShedFuture")
             .field("state", &state)

@@ -9,7 +9,7 @@ use tower_layer::Layer;
 use super::service::{Shared, ShedService};
 use super::tune::{ShedTuner, Tune};
 use crate::meter::DEFAULT_NAME;
-use crate::{Clock, Cpu, ShedFailures};
+use crate::{Clock, Cpu, Mode, ShedFailures};
 
 /// Sheds requests while the server is both hot and full: go-zero's adaptive load shedding as a
 /// tower layer, for the server side.
@@ -99,16 +99,30 @@ impl ShedLayer {
     /// A layer running the `shed` policy on the readings of `cpu`, counting 503s and timeouts
     /// as failures ([`ShedFailures`]), on the monotonic clock.
     pub fn new(shed: Shed, cpu: Cpu) -> Self {
-        Self::build(shed, ShedFailures, Clock::default(), cpu, DEFAULT_NAME)
+        Self::build(
+            shed,
+            ShedFailures,
+            Clock::default(),
+            cpu,
+            DEFAULT_NAME,
+            Mode::Enforce,
+        )
     }
 }
 
 impl<C> ShedLayer<C> {
     /// A layer with a new shedder on these sources, its window opening now.
-    fn build(shed: Shed, classify: C, clock: Clock, cpu: Cpu, name: &'static str) -> Self {
+    fn build(
+        shed: Shed,
+        classify: C,
+        clock: Clock,
+        cpu: Cpu,
+        name: &'static str,
+        mode: Mode,
+    ) -> Self {
         let shedder = Shedder::new(shed, clock.now());
         Self {
-            shared: Arc::new(Shared::new(shedder, clock, cpu, classify, name)),
+            shared: Arc::new(Shared::new(shedder, clock, cpu, classify, name, mode)),
         }
     }
 
@@ -117,12 +131,25 @@ impl<C> ShedLayer<C> {
     #[must_use]
     pub fn with_classifier<D>(self, classify: D) -> ShedLayer<D> {
         let (clock, cpu) = self.shared.sources();
-        ShedLayer::build(self.shared.shed(), classify, clock, cpu, self.shared.name())
+        ShedLayer::build(
+            self.shared.shed(),
+            classify,
+            clock,
+            cpu,
+            self.shared.name(),
+            self.shared.mode(),
+        )
     }
 
     /// How many requests are in flight through this layer's services ([`Shedder::flying`]).
     pub fn flying(&self) -> u64 {
         self.shared.flying()
+    }
+
+    /// Whether the layer enforces its refusals or only reports them; see
+    /// [`with_mode`](Self::with_mode).
+    pub fn mode(&self) -> Mode {
+        self.shared.mode()
     }
 }
 
@@ -149,6 +176,7 @@ impl<C: Clone> ShedLayer<C> {
             clock,
             cpu,
             self.shared.name(),
+            self.shared.mode(),
         )
     }
 
@@ -164,6 +192,25 @@ impl<C: Clone> ShedLayer<C> {
             clock,
             cpu,
             name,
+            self.shared.mode(),
+        )
+    }
+
+    /// The same layer in `mode` (by default [`Mode::Enforce`]), with a new shedder under the
+    /// policy in force. In [`Mode::Shadow`] a request the shedder refuses goes through to the
+    /// inner service instead, not in flight (as the enforcing shedder never let it in), so it
+    /// adds nothing to the load the shedder sees and its response time teaches it nothing.
+    /// The refusal is reported as `shadowed` (see [`Mode`]).
+    #[must_use]
+    pub fn with_mode(self, mode: Mode) -> Self {
+        let (clock, cpu) = self.shared.sources();
+        Self::build(
+            self.shared.shed(),
+            self.shared.classifier().clone(),
+            clock,
+            cpu,
+            self.shared.name(),
+            mode,
         )
     }
 }

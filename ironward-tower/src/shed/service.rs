@@ -12,7 +12,7 @@ use super::future::{Flight, ShedFuture};
 use super::tune::Tune;
 use crate::lock::lock;
 use crate::meter::{Level, Meter};
-use crate::{Classify, Clock, Cpu, ShedFailures};
+use crate::{Classify, Clock, Cpu, Mode, ShedFailures};
 
 /// A service behind an adaptive load shedder; made by a [`ShedLayer`](crate::ShedLayer), whose
 /// docs say what it does.
@@ -110,7 +110,11 @@ where
             }
             Err(reason) => {
                 self.shared.refused(&reason);
-                ShedFuture::overloaded(reason)
+                match self.shared.meter.mode() {
+                    Mode::Enforce => ShedFuture::overloaded(reason),
+                    // Not in flight, as the enforcing twin never let it in.
+                    Mode::Shadow => ShedFuture::shadowed(self.inner.call(request)),
+                }
             }
         }
     }
@@ -139,13 +143,14 @@ impl<C> Shared<C> {
         cpu: Cpu,
         classify: C,
         name: &'static str,
+        mode: Mode,
     ) -> Self {
         Self {
             shedder: Mutex::new(shedder),
             clock,
             cpu,
             classify,
-            meter: Meter::new("shed", name, REASONS),
+            meter: Meter::new("shed", name, REASONS, mode),
             in_flight: Level::shed_in_flight(name),
         }
     }
@@ -153,6 +158,11 @@ impl<C> Shared<C> {
     /// The name the shedder reports under.
     pub(crate) fn name(&self) -> &'static str {
         self.meter.name()
+    }
+
+    /// Whether the shedder enforces its refusals or only reports them.
+    pub(crate) fn mode(&self) -> Mode {
+        self.meter.mode()
     }
 
     /// Asks the shedder to admit a request now, with the numbers behind a refusal
@@ -172,13 +182,14 @@ impl<C> Shared<C> {
         decision
     }
 
-    /// Reports a refusal: the counter for its heat and a debug event with the numbers that
+    /// Reports a refusal (or, in shadow mode, a would-be refusal): the counter for its heat and a debug event with the numbers that
     /// decided it.
     fn refused(&self, reason: &ShedReason) {
         // The core refuses only while hot: overloaded, or else cooling.
         self.meter.refused(usize::from(!reason.overloaded));
         tracing::debug!(
             name = self.meter.name(),
+            outcome = self.meter.refusal(),
             cpu = reason.cpu,
             flying = reason.flying,
             average = reason.average,

@@ -1,0 +1,78 @@
+//! [`Mode`]: whether a layer enforces its refusals or only reports them.
+
+/// Whether a refusing layer enforces its decisions or only reports them: shadow mode, for
+/// trying a tighter policy on real traffic before it refuses anyone.
+///
+/// A layer in [`Mode::Shadow`] decides exactly as the enforcing one does, with the same core
+/// check and the same changes to its state; where the enforcing layer would fail the call with
+/// its refusal, the shadow one lets it through to the inner service and reports the refusal
+/// it would have made: the `tracing` event, with `outcome = "shadowed"`, and the
+/// `ironward.requests` counter under `outcome="shadowed"` and the refusal's `reason` (see the
+/// crate docs' `# Metrics`). What the shadowed call then does is not the layer's business:
+///
+/// - a shadowed breaker call holds no permit, so its outcome is not recorded, exactly as the
+///   enforcing breaker never ran it (the core records its refusal as a drop either way);
+/// - a shadowed shed request is not in flight, as a refused one is not;
+/// - a shadowed gate entry holds no room, and a shadowed rate-limited request took nothing
+///   from the budget.
+///
+/// A shadow layer therefore sees the traffic its enforcing twin would have let in, and
+/// refuses nothing: its decisions are the twin's, not those of a layer that let the
+/// shadowed calls count.
+///
+/// Where the service serves `http::Request`s ([`RateLimitLayer`](crate::RateLimitLayer)),
+/// the refusal value ([`Limited`](crate::Limited)) is also put in the *request's* extensions,
+/// so that the handler or an outer layer can read it. The breaker, the shedder and the gate
+/// serve any request type, so they report a shadowed refusal through the event and the
+/// counter alone; and none of the layers can put it in the response's extensions, since the
+/// response type is the inner service's, whatever it is.
+///
+/// The mode is checked on the refusal path only: an admitted call costs what it did.
+///
+/// # Examples
+///
+/// ```
+/// use ironward_tower::{GateLayer, Mode};
+/// use tower::{Layer, Service, service_fn};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let layer = GateLayer::new(1).with_mode(Mode::Shadow);
+/// assert_eq!(layer.mode(), Mode::Shadow);
+/// let mut service = layer.layer(service_fn(|n: u32| async move {
+///     Ok::<_, std::convert::Infallible>(n)
+/// }));
+/// let first = service.call(1);
+/// // Past the limit: the enforcing gate would refuse, the shadow one lets it through,
+/// // holding no room.
+/// let second = service.call(2);
+/// assert_eq!(layer.held(), 1);
+/// assert_eq!(first.await.unwrap() + second.await.unwrap(), 3);
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Mode {
+    /// Refuse: a refused call fails with the layer's refusal and never reaches the inner
+    /// service. The default.
+    #[default]
+    Enforce,
+    /// Report only: a would-be refusal is counted and logged as `shadowed`, and the call goes
+    /// through to the inner service.
+    Shadow,
+}
+
+impl Mode {
+    /// Whether this is [`Mode::Shadow`].
+    pub const fn is_shadow(self) -> bool {
+        matches!(self, Self::Shadow)
+    }
+
+    /// The `outcome` label and `tracing` field of a refusal in this mode: `"refused"` or
+    /// `"shadowed"`.
+    pub(crate) const fn refusal(self) -> &'static str {
+        match self {
+            Self::Enforce => "refused",
+            Self::Shadow => "shadowed",
+        }
+    }
+}

@@ -1,0 +1,401 @@
+//! Shadow mode: each refusing layer in `Mode::Shadow` beside an enforcing twin under the same
+//! traffic (the same seeded dice, the same manual clock, the same CPU script). The shadow lets
+//! every request through to its inner service, and the requests it shadowed are exactly the
+//! ones its twin refused, by index; with the `metrics` feature, its `shadowed` counters equal
+//! the twin's `refused` ones.
+
+use std::collections::BTreeSet;
+use std::future::{Future, pending, ready};
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use http::{Request, Response};
+use ironward::{SHED, SRE};
+use ironward_tower::{
+    AnyError, BreakerLayer, BreakerRefused, Clock, Cpu, Dice, GateFull, GateLayer, Limit, Limited,
+    Mode, RateLimitLayer, ShedLayer, ShedRefused,
+};
+use tower::{BoxError, Layer, Service, service_fn};
+
+/// A future the inner services return: ready at once, or never.
+type Reply<T> = Pin<Box<dyn Future<Output = Result<T, BoxError>> + Send>>;
+
+/// The indices of the requests an inner service was called with, in order.
+#[derive(Clone, Default)]
+struct Reached(Arc<Mutex<Vec<usize>>>);
+
+impl Reached {
+    fn push(&self, index: usize) {
+        self.0.lock().unwrap().push(index);
+    }
+
+    fn all(&self) -> Vec<usize> {
+        self.0.lock().unwrap().clone()
+    }
+}
+
+/// Whether a response future is one its layer shadowed, as its `Debug` says.
+fn is_shadowed(future: &impl std::fmt::Debug) -> bool {
+    format!("{future:?}").contains("shadowed")
+}
+
+/// The counters of both layers of a test, when the `metrics` feature records them.
+struct Counters {
+    #[cfg(feature = "metrics")]
+    recorder: metrics_util::debugging::DebuggingRecorder,
+}
+
+impl Counters {
+    fn new() -> Self {
+        Self {
+            #[cfg(feature = "metrics")]
+            recorder: metrics_util::debugging::DebuggingRecorder::new(),
+        }
+    }
+
+    /// Makes a layer whose handles record here.
+    fn make<T>(&self, make: impl FnOnce() -> T) -> T {
+        #[cfg(feature = "metrics")]
+        return metrics::with_local_recorder(&self.recorder, make);
+        #[cfg(not(feature = "metrics"))]
+        make()
+    }
+
+    /// With the feature: the shadow layer (named `shadow`) counted as shadowed exactly what
+    /// the twin (named `twin`) counted as refused, reason by reason, admitted the same, and
+    /// refused nothing.
+    fn agree(&self, piece: &str, reasons: &[&str], refused: usize) {
+        #[cfg(feature = "metrics")]
+        {
+            use metrics_util::debugging::DebugValue;
+            let snapshot = self.recorder.snapshotter().snapshot().into_vec();
+            let count = |name: &str, outcome: &str, reason: Option<&str>| -> u64 {
+                snapshot
+                    .iter()
+                    .filter(|(key, ..)| {
+                        let key = key.key();
+                        let label = |k: &str| {
+                            key.labels()
+                                .find(|l| l.key() == k)
+                                .map(|l| l.value().to_owned())
+                        };
+                        key.name() == "ironward.requests"
+                            && label("piece").as_deref() == Some(piece)
+                            && label("name").as_deref() == Some(name)
+                            && label("outcome").as_deref() == Some(outcome)
+                            && (reason.is_none() || label("reason").as_deref() == reason)
+                    })
+                    .map(|(.., value)| match value {
+                        DebugValue::Counter(n) => *n,
+                        other => panic!("ironward.requests is a counter, not {other:?}"),
+                    })
+                    .sum()
+            };
+            let mut total = 0;
+            for &reason in reasons {
+                let twin = count("twin", "refused", Some(reason));
+                assert_eq!(count("shadow", "shadowed", Some(reason)), twin, "{reason}");
+                total += twin;
+            }
+            assert_eq!(total, refused as u64);
+            assert_eq!(count("shadow", "refused", None), 0);
+            assert_eq!(count("twin", "shadowed", None), 0);
+            assert_eq!(
+                count("shadow", "admitted", None),
+                count("twin", "admitted", None)
+            );
+        }
+        #[cfg(not(feature = "metrics"))]
+        let _ = (piece, reasons, refused);
+    }
+}
+
+/// Asserts what every test shows: the shadow reached its inner service with every request of
+/// `0..sent`, it shadowed what the twin refused, and the twin refused some but not all.
+fn same_decisions(sent: usize, reached: &Reached, shadowed: &BTreeSet<usize>, refused: &[usize]) {
+    assert_eq!(reached.all(), (0..sent).collect::<Vec<_>>());
+    let refused: BTreeSet<usize> = refused.iter().copied().collect();
+    assert_eq!(*shadowed, refused);
+    assert!(
+        !refused.is_empty() && refused.len() < sent,
+        "refused {} of {sent}",
+        refused.len()
+    );
+    eprintln!("the twin refused {} of {sent}", refused.len());
+}
+
+#[test]
+fn every_layer_enforces_unless_told_otherwise() {
+    assert_eq!(Mode::default(), Mode::Enforce);
+    assert_eq!(BreakerLayer::new(SRE).mode(), Mode::Enforce);
+    assert_eq!(ShedLayer::new(SHED, Cpu::fixed(0)).mode(), Mode::Enforce);
+    assert_eq!(
+        RateLimitLayer::new(Limit::bucket(1.0, 1.0)).mode(),
+        Mode::Enforce
+    );
+    assert_eq!(GateLayer::new(1).mode(), Mode::Enforce);
+    // Each builder keeps the mode.
+    let breaker = BreakerLayer::new(SRE)
+        .with_mode(Mode::Shadow)
+        .with_name("b")
+        .with_classifier(AnyError)
+        .with_dice(Dice::seeded(1));
+    assert!(breaker.mode().is_shadow());
+    let shed = ShedLayer::new(SHED, Cpu::fixed(0))
+        .with_mode(Mode::Shadow)
+        .with_name("s")
+        .with_classifier(AnyError);
+    assert!(shed.mode().is_shadow());
+    let (clock, _) = Clock::manual(Duration::ZERO);
+    let limit = RateLimitLayer::new(Limit::bucket(1.0, 1.0))
+        .with_mode(Mode::Shadow)
+        .named("r")
+        .with_clock(clock);
+    assert!(limit.mode().is_shadow());
+    assert!(
+        GateLayer::new(1)
+            .with_mode(Mode::Shadow)
+            .with_name("g")
+            .mode()
+            .is_shadow()
+    );
+}
+
+/// A backend that fails its first 300 calls and every third after: the breaker throttles,
+/// recovers as passes come back, and throttles again.
+fn breaker_fails(index: usize) -> bool {
+    index < 300 || index.is_multiple_of(3)
+}
+
+#[tokio::test]
+async fn a_shadow_breaker_lets_through_exactly_what_its_twin_refuses() {
+    let counters = Counters::new();
+    let (clock, hand) = Clock::manual(Duration::ZERO);
+    let make = |name, mode| {
+        counters.make(|| {
+            BreakerLayer::new(SRE)
+                .with_classifier(AnyError)
+                .with_clock(clock.clone())
+                .with_dice(Dice::seeded(7))
+                .with_name(name)
+                .with_mode(mode)
+        })
+    };
+    let (twin, shadow) = (make("twin", Mode::Enforce), make("shadow", Mode::Shadow));
+    assert_eq!(shadow.mode(), Mode::Shadow);
+    let backend = |reached: Reached| {
+        service_fn(move |index: usize| {
+            reached.push(index);
+            ready(if breaker_fails(index) {
+                Err::<usize, BoxError>("backend down".into())
+            } else {
+                Ok(index)
+            })
+        })
+    };
+    let reached = Reached::default();
+    let mut twin = twin.layer(backend(Reached::default()));
+    let mut shadow = shadow.layer(backend(reached.clone()));
+
+    let sent = 1000;
+    let (mut refused, mut shadowed) = (Vec::new(), BTreeSet::new());
+    for index in 0..sent {
+        hand.advance(Duration::from_millis(25));
+        match twin.call(index).await {
+            Err(err) if err.is::<BreakerRefused>() => refused.push(index),
+            Err(_) => assert!(breaker_fails(index)),
+            Ok(n) => assert_eq!(n, index),
+        }
+        let future = shadow.call(index);
+        if is_shadowed(&future) {
+            shadowed.insert(index);
+        }
+        // Shadowed or not, the answer is the backend's.
+        match future.await {
+            Err(err) => assert!(!err.is::<BreakerRefused>() && breaker_fails(index)),
+            Ok(n) => assert_eq!(n, index),
+        }
+    }
+    same_decisions(sent, &reached, &shadowed, &refused);
+    // A shadowed call's outcome was not recorded: both breakers read the same window.
+    assert_eq!(twin.ratio(), shadow.ratio());
+    counters.agree("breaker", &["throttled"], refused.len());
+}
+
+#[tokio::test]
+async fn a_shadow_shedder_lets_through_exactly_what_its_twin_sheds() {
+    let counters = Counters::new();
+    let (clock, hand) = Clock::manual(Duration::ZERO);
+    let (cpu, dial) = Cpu::scripted(100);
+    let make = |name, mode| {
+        counters.make(|| {
+            ShedLayer::new(SHED, cpu.clone())
+                .with_clock(clock.clone())
+                .with_name(name)
+                .with_mode(mode)
+        })
+    };
+    let (twin, shadow) = (make("twin", Mode::Enforce), make("shadow", Mode::Shadow));
+    // Every fifth request answers at once; the rest hang until the test lets them go.
+    let server = |reached: Reached| {
+        service_fn(move |index: usize| -> Reply<Response<()>> {
+            reached.push(index);
+            if index.is_multiple_of(5) {
+                Box::pin(ready(Ok(Response::new(()))))
+            } else {
+                Box::pin(pending())
+            }
+        })
+    };
+    let reached = Reached::default();
+    let mut twin = twin.layer(server(Reached::default()));
+    let mut shadow = shadow.layer(server(reached.clone()));
+
+    let sent = 600;
+    let (mut refused, mut shadowed) = (Vec::new(), BTreeSet::new());
+    let (mut twin_held, mut shadow_held) = (Vec::new(), Vec::new());
+    for index in 0..sent {
+        hand.advance(Duration::from_millis(7));
+        // Hot from the 200th request to the 400th, then cool again.
+        dial.set(if (200..400).contains(&index) {
+            950
+        } else {
+            100
+        });
+        // Every 40 requests, the oldest half of what hangs is let go.
+        if index % 40 == 39 {
+            let (t, s) = (twin_held.len() / 2, shadow_held.len() / 2);
+            twin_held.drain(..t);
+            shadow_held.drain(..s);
+        }
+
+        let future = twin.call(index);
+        if index.is_multiple_of(5) {
+            if let Err(err) = future.await {
+                assert!(err.is::<ShedRefused>());
+                refused.push(index);
+            }
+        } else if format!("{future:?}").contains("overloaded") {
+            assert!(future.await.unwrap_err().is::<ShedRefused>());
+            refused.push(index);
+        } else {
+            twin_held.push(future);
+        }
+
+        let future = shadow.call(index);
+        if is_shadowed(&future) {
+            shadowed.insert(index);
+            // Out of flight: holding it or not changes nothing.
+            drop(future);
+        } else if index.is_multiple_of(5) {
+            future.await.unwrap();
+        } else {
+            shadow_held.push(future);
+        }
+        assert_eq!(shadow.flying(), twin.flying());
+    }
+    same_decisions(sent, &reached, &shadowed, &refused);
+    counters.agree("shed", &["overloaded", "cooling"], refused.len());
+}
+
+#[tokio::test]
+async fn a_shadow_rate_limit_lets_through_exactly_what_its_twin_limits() {
+    let counters = Counters::new();
+    let (clock, hand) = Clock::manual(Duration::ZERO);
+    let make = |name, mode| {
+        counters.make(|| {
+            RateLimitLayer::new(Limit::bucket(10.0, 5.0))
+                .with_clock(clock.clone())
+                .named(name)
+                .with_mode(mode)
+        })
+    };
+    let (twin, shadow) = (make("twin", Mode::Enforce), make("shadow", Mode::Shadow));
+    // The handler answers with the refusal it finds in the request's extensions.
+    let handler = |reached: Reached| {
+        service_fn(move |request: Request<usize>| {
+            reached.push(*request.body());
+            ready(Ok::<_, BoxError>(
+                request.extensions().get::<Limited>().copied(),
+            ))
+        })
+    };
+    let reached = Reached::default();
+    let mut twin = twin.layer(handler(Reached::default()));
+    let mut shadow = shadow.layer(handler(reached.clone()));
+
+    let sent = 500;
+    let (mut refused, mut shadowed) = (Vec::new(), BTreeSet::new());
+    for index in 0..sent {
+        // Bursts of twelve 5 ms apart, then eight 150 ms apart: ten a second is too few for
+        // the bursts.
+        let gap = if index % 20 < 12 { 5 } else { 150 };
+        hand.advance(Duration::from_millis(gap));
+        let twin_limited = match twin.call(Request::new(index)).await {
+            Err(err) => {
+                refused.push(index);
+                err.downcast_ref::<Limited>().copied()
+            }
+            Ok(found) => {
+                assert_eq!(found, None);
+                None
+            }
+        };
+        let found = shadow.call(Request::new(index)).await.unwrap();
+        if let Some(limited) = found {
+            shadowed.insert(index);
+            // The same refusal, to the numbers, but for the policy's name.
+            let twin_limited = twin_limited.expect("the twin refused it too");
+            assert_eq!(limited.policy(), "shadow");
+            assert_eq!(limited.retry_after(), twin_limited.retry_after());
+            assert_eq!(limited.quota(), twin_limited.quota());
+        }
+    }
+    same_decisions(sent, &reached, &shadowed, &refused);
+    counters.agree("rate_limit", &["limited"], refused.len());
+}
+
+#[tokio::test]
+async fn a_shadow_gate_lets_through_exactly_what_its_twin_finds_full() {
+    let counters = Counters::new();
+    let make = |name, mode| counters.make(|| GateLayer::new(3).with_name(name).with_mode(mode));
+    let (twin, shadow) = (make("twin", Mode::Enforce), make("shadow", Mode::Shadow));
+    let stuck = |reached: Reached| {
+        service_fn(move |index: usize| {
+            reached.push(index);
+            pending::<Result<(), BoxError>>()
+        })
+    };
+    let reached = Reached::default();
+    let mut twin_service = twin.layer(stuck(Reached::default()));
+    let mut shadow_service = shadow.layer(stuck(reached.clone()));
+
+    let sent: usize = 300;
+    let (mut refused, mut shadowed) = (Vec::new(), BTreeSet::new());
+    let (mut twin_held, mut shadow_held) = (Vec::new(), Vec::new());
+    for index in 0..sent {
+        // Now and then the oldest request in flight completes.
+        if index.is_multiple_of(4) && !twin_held.is_empty() {
+            twin_held.remove(0);
+            shadow_held.remove(0);
+        }
+        let future = twin_service.call(index);
+        if format!("{future:?}").contains("full") {
+            assert!(future.await.unwrap_err().is::<GateFull>());
+            refused.push(index);
+        } else {
+            twin_held.push(future);
+        }
+        let future = shadow_service.call(index);
+        if is_shadowed(&future) {
+            shadowed.insert(index);
+        } else {
+            shadow_held.push(future);
+        }
+        // A shadowed entry holds nothing.
+        assert_eq!(shadow.held(), twin.held());
+    }
+    same_decisions(sent, &reached, &shadowed, &refused);
+    counters.agree("gate", &["full"], refused.len());
+}

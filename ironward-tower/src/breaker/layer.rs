@@ -95,30 +95,30 @@ impl BreakerLayer {
     /// A layer running the `sre` policy, counting errors and 5xx responses as failures
     /// ([`HttpFailures`]), on the monotonic clock with real randomness.
     pub fn new(sre: Sre) -> Self {
-        Self::build(
+        Parts {
             sre,
-            HttpFailures,
-            Clock::default(),
-            Dice::default(),
-            DEFAULT_NAME,
-            Mode::Enforce,
-        )
+            classify: HttpFailures,
+            clock: Clock::default(),
+            dice: Dice::default(),
+            name: DEFAULT_NAME,
+            mode: Mode::Enforce,
+        }
+        .build()
     }
 }
 
 impl<C> BreakerLayer<C> {
-    /// A layer with a new breaker on these sources, its window opening now.
-    fn build(
-        sre: Sre,
-        classify: C,
-        clock: Clock,
-        dice: Dice,
-        name: &'static str,
-        mode: Mode,
-    ) -> Self {
-        let breaker = Breaker::new(sre, clock.now());
-        Self {
-            shared: Arc::new(Shared::new(breaker, clock, dice, classify, name, mode)),
+    /// What this layer was built from, with `classify` for its classifier: the parts a
+    /// builder changes one of before building a new breaker.
+    fn parts<D>(&self, classify: D) -> Parts<D> {
+        let (clock, dice) = self.shared.sources();
+        Parts {
+            sre: self.shared.sre(),
+            classify,
+            clock,
+            dice,
+            name: self.shared.name(),
+            mode: self.shared.mode(),
         }
     }
 
@@ -126,15 +126,7 @@ impl<C> BreakerLayer<C> {
     /// [`Classify`](crate::Classify)), and a new breaker under the policy in force.
     #[must_use]
     pub fn with_classifier<D>(self, classify: D) -> BreakerLayer<D> {
-        let (clock, dice) = self.shared.sources();
-        BreakerLayer::build(
-            self.shared.sre(),
-            classify,
-            clock,
-            dice,
-            self.shared.name(),
-            self.shared.mode(),
-        )
+        self.parts(classify).build()
     }
 
     /// The fraction of calls the breaker would refuse now ([`Breaker::ratio`]), for a
@@ -166,30 +158,22 @@ impl<C: Clone> BreakerLayer<C> {
     /// force, whose window opens now on `clock`.
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
-        let (_, dice) = self.shared.sources();
-        Self::build(
-            self.shared.sre(),
-            self.shared.classifier().clone(),
+        Parts {
             clock,
-            dice,
-            self.shared.name(),
-            self.shared.mode(),
-        )
+            ..self.parts(self.shared.classifier().clone())
+        }
+        .build()
     }
 
     /// The same layer drawing its rolls from `dice`, with a new breaker under the policy in
     /// force.
     #[must_use]
     pub fn with_dice(self, dice: Dice) -> Self {
-        let (clock, _) = self.shared.sources();
-        Self::build(
-            self.shared.sre(),
-            self.shared.classifier().clone(),
-            clock,
+        Parts {
             dice,
-            self.shared.name(),
-            self.shared.mode(),
-        )
+            ..self.parts(self.shared.classifier().clone())
+        }
+        .build()
     }
 
     /// The same layer reporting under `name` (by default `"default"`), with a new breaker
@@ -198,15 +182,11 @@ impl<C: Clone> BreakerLayer<C> {
     /// docs' `# Metrics`).
     #[must_use]
     pub fn with_name(self, name: &'static str) -> Self {
-        let (clock, dice) = self.shared.sources();
-        Self::build(
-            self.shared.sre(),
-            self.shared.classifier().clone(),
-            clock,
-            dice,
+        Parts {
             name,
-            self.shared.mode(),
-        )
+            ..self.parts(self.shared.classifier().clone())
+        }
+        .build()
     }
 
     /// The same layer in `mode` (by default [`Mode::Enforce`]), with a new breaker under the
@@ -216,15 +196,39 @@ impl<C: Clone> BreakerLayer<C> {
     /// refusal as a drop either way. The refusal is reported as `shadowed` (see [`Mode`]).
     #[must_use]
     pub fn with_mode(self, mode: Mode) -> Self {
-        let (clock, dice) = self.shared.sources();
-        Self::build(
-            self.shared.sre(),
-            self.shared.classifier().clone(),
-            clock,
-            dice,
-            self.shared.name(),
+        Parts {
             mode,
-        )
+            ..self.parts(self.shared.classifier().clone())
+        }
+        .build()
+    }
+}
+
+/// What a [`BreakerLayer`] is built from. Every builder changes one part and builds a new
+/// breaker from the rest, so that no builder forgets one.
+struct Parts<C> {
+    sre: Sre,
+    classify: C,
+    clock: Clock,
+    dice: Dice,
+    name: &'static str,
+    mode: Mode,
+}
+
+impl<C> Parts<C> {
+    /// A layer with a new breaker on these parts, its window opening now.
+    fn build(self) -> BreakerLayer<C> {
+        let breaker = Breaker::new(self.sre, self.clock.now());
+        BreakerLayer {
+            shared: Arc::new(Shared::new(
+                breaker,
+                self.clock,
+                self.dice,
+                self.classify,
+                self.name,
+                self.mode,
+            )),
+        }
     }
 }
 

@@ -99,30 +99,30 @@ impl ShedLayer {
     /// A layer running the `shed` policy on the readings of `cpu`, counting 503s and timeouts
     /// as failures ([`ShedFailures`]), on the monotonic clock.
     pub fn new(shed: Shed, cpu: Cpu) -> Self {
-        Self::build(
+        Parts {
             shed,
-            ShedFailures,
-            Clock::default(),
+            classify: ShedFailures,
+            clock: Clock::default(),
             cpu,
-            DEFAULT_NAME,
-            Mode::Enforce,
-        )
+            name: DEFAULT_NAME,
+            mode: Mode::Enforce,
+        }
+        .build()
     }
 }
 
 impl<C> ShedLayer<C> {
-    /// A layer with a new shedder on these sources, its window opening now.
-    fn build(
-        shed: Shed,
-        classify: C,
-        clock: Clock,
-        cpu: Cpu,
-        name: &'static str,
-        mode: Mode,
-    ) -> Self {
-        let shedder = Shedder::new(shed, clock.now());
-        Self {
-            shared: Arc::new(Shared::new(shedder, clock, cpu, classify, name, mode)),
+    /// What this layer was built from, with `classify` for its classifier: the parts a
+    /// builder changes one of before building a new shedder.
+    fn parts<D>(&self, classify: D) -> Parts<D> {
+        let (clock, cpu) = self.shared.sources();
+        Parts {
+            shed: self.shared.shed(),
+            classify,
+            clock,
+            cpu,
+            name: self.shared.name(),
+            mode: self.shared.mode(),
         }
     }
 
@@ -130,15 +130,7 @@ impl<C> ShedLayer<C> {
     /// [`Classify`](crate::Classify)), and a new shedder under the policy in force.
     #[must_use]
     pub fn with_classifier<D>(self, classify: D) -> ShedLayer<D> {
-        let (clock, cpu) = self.shared.sources();
-        ShedLayer::build(
-            self.shared.shed(),
-            classify,
-            clock,
-            cpu,
-            self.shared.name(),
-            self.shared.mode(),
-        )
+        self.parts(classify).build()
     }
 
     /// How many requests are in flight through this layer's services ([`Shedder::flying`]).
@@ -169,15 +161,11 @@ impl<C: Clone> ShedLayer<C> {
     /// force, whose window opens now on `clock`.
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
-        let (_, cpu) = self.shared.sources();
-        Self::build(
-            self.shared.shed(),
-            self.shared.classifier().clone(),
+        Parts {
             clock,
-            cpu,
-            self.shared.name(),
-            self.shared.mode(),
-        )
+            ..self.parts(self.shared.classifier().clone())
+        }
+        .build()
     }
 
     /// The same layer reporting under `name` (by default `"default"`), with a new shedder
@@ -185,15 +173,11 @@ impl<C: Clone> ShedLayer<C> {
     /// `tracing` events (see the crate docs' `# Metrics`).
     #[must_use]
     pub fn with_name(self, name: &'static str) -> Self {
-        let (clock, cpu) = self.shared.sources();
-        Self::build(
-            self.shared.shed(),
-            self.shared.classifier().clone(),
-            clock,
-            cpu,
+        Parts {
             name,
-            self.shared.mode(),
-        )
+            ..self.parts(self.shared.classifier().clone())
+        }
+        .build()
     }
 
     /// The same layer in `mode` (by default [`Mode::Enforce`]), with a new shedder under the
@@ -203,15 +187,39 @@ impl<C: Clone> ShedLayer<C> {
     /// The refusal is reported as `shadowed` (see [`Mode`]).
     #[must_use]
     pub fn with_mode(self, mode: Mode) -> Self {
-        let (clock, cpu) = self.shared.sources();
-        Self::build(
-            self.shared.shed(),
-            self.shared.classifier().clone(),
-            clock,
-            cpu,
-            self.shared.name(),
+        Parts {
             mode,
-        )
+            ..self.parts(self.shared.classifier().clone())
+        }
+        .build()
+    }
+}
+
+/// What a [`ShedLayer`] is built from. Every builder changes one part and builds a new
+/// shedder from the rest, so that no builder forgets one.
+struct Parts<C> {
+    shed: Shed,
+    classify: C,
+    clock: Clock,
+    cpu: Cpu,
+    name: &'static str,
+    mode: Mode,
+}
+
+impl<C> Parts<C> {
+    /// A layer with a new shedder on these parts, its window opening now.
+    fn build(self) -> ShedLayer<C> {
+        let shedder = Shedder::new(self.shed, self.clock.now());
+        ShedLayer {
+            shared: Arc::new(Shared::new(
+                shedder,
+                self.clock,
+                self.cpu,
+                self.classify,
+                self.name,
+                self.mode,
+            )),
+        }
     }
 }
 

@@ -426,6 +426,61 @@ pub enum StopReason {
     InvalidRetryAfter,
 }
 
+impl StopReason {
+    /// Every reason, in the [rule order](self#rule-order)'s order.
+    ///
+    /// For a client that registers one handle per reason up front (a metrics counter, a log
+    /// filter) rather than on first sight.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::http_retry::StopReason;
+    ///
+    /// assert_eq!(StopReason::ALL.len(), 8);
+    /// assert_eq!(StopReason::ALL[0], StopReason::InvalidSettings);
+    /// ```
+    pub const ALL: [Self; 8] = [
+        Self::InvalidSettings,
+        Self::InvalidInput,
+        Self::NotRetryable,
+        Self::NotReplayable,
+        Self::AttemptsExhausted,
+        Self::BudgetExhausted,
+        Self::ServerDelayExceedsCap,
+        Self::InvalidRetryAfter,
+    ];
+
+    /// The reason as a fixed `snake_case` label: the variant's name, for a metric label or a
+    /// structured log field.
+    ///
+    /// Where [`Display`](fmt::Display) is a phrase for people, this is a value for machines:
+    /// one per variant, distinct, never reworded, so that every client labels a stop alike and
+    /// a dashboard keyed on it survives an upgrade.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::http_retry::StopReason;
+    ///
+    /// assert_eq!(StopReason::AttemptsExhausted.as_str(), "attempts_exhausted");
+    /// assert_eq!(StopReason::ServerDelayExceedsCap.as_str(), "server_delay_exceeds_cap");
+    /// ```
+    #[must_use]
+    pub const fn as_str(&self) -> &'static str {
+        match self {
+            Self::InvalidSettings => "invalid_settings",
+            Self::InvalidInput => "invalid_input",
+            Self::NotRetryable => "not_retryable",
+            Self::NotReplayable => "not_replayable",
+            Self::AttemptsExhausted => "attempts_exhausted",
+            Self::BudgetExhausted => "budget_exhausted",
+            Self::ServerDelayExceedsCap => "server_delay_exceeds_cap",
+            Self::InvalidRetryAfter => "invalid_retry_after",
+        }
+    }
+}
+
 impl fmt::Display for StopReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {

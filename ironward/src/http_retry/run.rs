@@ -195,6 +195,61 @@ pub enum Stop {
     Refused,
 }
 
+impl Stop {
+    /// Every stop: each [`StopReason`] decided (in [`StopReason::ALL`]'s order), then
+    /// [`Throttled`](Self::Throttled) and [`Refused`](Self::Refused).
+    ///
+    /// For a client that registers one handle per stop up front, as the retrying clients in
+    /// this workspace register one metrics counter per call outcome.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::http_retry::{Stop, StopReason};
+    ///
+    /// assert_eq!(Stop::ALL.len(), StopReason::ALL.len() + 2);
+    /// assert_eq!(Stop::ALL.last(), Some(&Stop::Refused));
+    /// ```
+    pub const ALL: [Self; 10] = [
+        Self::Decided(StopReason::InvalidSettings),
+        Self::Decided(StopReason::InvalidInput),
+        Self::Decided(StopReason::NotRetryable),
+        Self::Decided(StopReason::NotReplayable),
+        Self::Decided(StopReason::AttemptsExhausted),
+        Self::Decided(StopReason::BudgetExhausted),
+        Self::Decided(StopReason::ServerDelayExceedsCap),
+        Self::Decided(StopReason::InvalidRetryAfter),
+        Self::Throttled,
+        Self::Refused,
+    ];
+
+    /// The stop as a fixed `snake_case` label, for a metric label or a structured log field:
+    /// a decided stop is its reason's [`StopReason::as_str`], the two guards are `throttled`
+    /// (the retry budget) and `refused` (the circuit breaker).
+    ///
+    /// Every variant has its own label, never reworded; the retrying clients in this
+    /// workspace label a call's end with it (through [`Retried::outcome`]) so that they count
+    /// alike, and no label is spelled in a client.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::http_retry::{Stop, StopReason};
+    ///
+    /// assert_eq!(Stop::Decided(StopReason::NotReplayable).as_str(), "not_replayable");
+    /// assert_eq!(Stop::Throttled.as_str(), "throttled");
+    /// assert_eq!(Stop::Refused.as_str(), "refused");
+    /// ```
+    #[must_use]
+    pub const fn as_str(&self) -> &'static str {
+        match self {
+            Self::Decided(reason) => reason.as_str(),
+            Self::Throttled => "throttled",
+            Self::Refused => "refused",
+        }
+    }
+}
+
 impl From<StopReason> for Stop {
     fn from(reason: StopReason) -> Self {
         Self::Decided(reason)
@@ -258,6 +313,35 @@ impl Retried {
     #[must_use]
     pub fn is_success(&self) -> bool {
         self.stop.is_none()
+    }
+
+    /// How the call ended, as a fixed `snake_case` label: `success`, or its stop's
+    /// [`Stop::as_str`].
+    ///
+    /// The one label both retrying clients in this workspace give a finished call (their
+    /// `ironward.retry.calls` counter's `outcome`), so a call ends under the same label
+    /// whichever client made it. A run still going reads as `success`: it has no stop yet.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::http_retry::{Retried, Stop, StopReason};
+    ///
+    /// let recovered = Retried { attempts: 3, waited: Duration::from_millis(600), stop: None };
+    /// assert_eq!(recovered.outcome(), "success");
+    /// let exhausted = Retried {
+    ///     stop: Some(Stop::Decided(StopReason::AttemptsExhausted)),
+    ///     ..recovered
+    /// };
+    /// assert_eq!(exhausted.outcome(), "attempts_exhausted");
+    /// ```
+    #[must_use]
+    pub const fn outcome(&self) -> &'static str {
+        match &self.stop {
+            None => "success",
+            Some(stop) => stop.as_str(),
+        }
     }
 }
 

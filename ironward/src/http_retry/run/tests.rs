@@ -325,3 +325,70 @@ fn idempotency_keys_vouch_only_when_not_blank() {
     assert!(!vouches(Some(b"  \t ")));
     assert!(!vouches(None));
 }
+
+/// The position of `reason` in the rule order; a new variant fails to compile here until it is
+/// placed, and then fails `every_reason_is_in_all_in_order` until `StopReason::ALL` has it.
+fn ordinal(reason: StopReason) -> usize {
+    match reason {
+        StopReason::InvalidSettings => 0,
+        StopReason::InvalidInput => 1,
+        StopReason::NotRetryable => 2,
+        StopReason::NotReplayable => 3,
+        StopReason::AttemptsExhausted => 4,
+        StopReason::BudgetExhausted => 5,
+        StopReason::ServerDelayExceedsCap => 6,
+        StopReason::InvalidRetryAfter => 7,
+    }
+}
+
+#[test]
+fn every_reason_is_in_all_in_order() {
+    let ordinals = StopReason::ALL.map(ordinal);
+    assert_eq!(ordinals, [0, 1, 2, 3, 4, 5, 6, 7]);
+    let guards = Stop::ALL
+        .iter()
+        .filter(|stop| matches!(stop, Stop::Throttled | Stop::Refused))
+        .count();
+    assert_eq!(guards, 2);
+    for (i, reason) in StopReason::ALL.iter().enumerate() {
+        assert_eq!(Stop::ALL[i], Stop::Decided(*reason));
+    }
+}
+
+#[test]
+fn every_stop_and_success_has_its_own_snake_case_label() {
+    let mut labels: alloc::vec::Vec<&str> = Stop::ALL.iter().map(Stop::as_str).collect();
+    labels.push(Retried::default().outcome());
+    for label in &labels {
+        assert!(
+            !label.is_empty() && label.bytes().all(|b| b.is_ascii_lowercase() || b == b'_'),
+            "{label} is not snake_case"
+        );
+    }
+    let count = labels.len();
+    labels.sort_unstable();
+    labels.dedup();
+    assert_eq!(
+        labels.len(),
+        count,
+        "two outcomes share a label: {labels:?}"
+    );
+    assert_eq!(count, 11);
+}
+
+#[test]
+fn a_decided_stop_is_labelled_by_its_reason() {
+    for reason in StopReason::ALL {
+        assert_eq!(Stop::from(reason).as_str(), reason.as_str());
+        let retried = Retried {
+            stop: Some(reason.into()),
+            ..Retried::default()
+        };
+        assert_eq!(retried.outcome(), reason.as_str());
+    }
+    let refused = Retried {
+        stop: Some(Stop::Refused),
+        ..Retried::default()
+    };
+    assert_eq!(refused.outcome(), "refused");
+}

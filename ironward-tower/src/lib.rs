@@ -151,8 +151,8 @@ pub use gate::{GateFull, GateFuture, GateLayer, GateService, GateTuner};
 pub use ironward_tokio::{Clock, Dice};
 pub use mode::Mode;
 pub use rate_limit::{
-    ClientAddr, KindMismatch, Limit, Limited, ProxyHeader, RateLimitFuture, RateLimitLayer,
-    RateLimitService, RateLimitTuner,
+    ClientAddr, Headroom, KindMismatch, Limit, Limited, ProxyHeader, RateLimitFuture,
+    RateLimitLayer, RateLimitService, RateLimitTuner,
 };
 pub use retry::{
     ClassifyError, Fault, FinalErrors, GaveUp, HttpRetryFuture, HttpRetryLayer, HttpRetryService,

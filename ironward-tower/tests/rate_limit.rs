@@ -72,10 +72,10 @@ fn fields(response: &reqwest::Response) -> (StatusCode, [String; 3]) {
 /// admitted or how long the refusal says to wait.
 async fn take<S>(service: &mut S, request: Request<()>) -> Result<(), Duration>
 where
-    S: Service<Request<()>, Response = (), Error = BoxError>,
+    S: Service<Request<()>, Response = Response<()>, Error = BoxError>,
 {
     match service.ready().await.unwrap().call(request).await {
-        Ok(()) => Ok(()),
+        Ok(_) => Ok(()),
         Err(err) => Err(err
             .downcast_ref::<Limited>()
             .expect("a refusal")
@@ -83,8 +83,10 @@ where
     }
 }
 
-fn ok() -> impl Service<Request<()>, Response = (), Error = BoxError, Future: Send> + Clone + Send {
-    service_fn(|_: Request<()>| async { Ok(()) })
+fn ok()
+-> impl Service<Request<()>, Response = Response<()>, Error = BoxError, Future: Send> + Clone + Send
+{
+    service_fn(|_: Request<()>| async { Ok(Response::new(())) })
 }
 
 fn keyed(key: &str) -> Request<()> {
@@ -101,8 +103,15 @@ async fn a_route_answers_429_with_retry_after_once_the_quota_is_spent() {
     let client = client();
 
     for n in 0..5 {
+        millis.store(n * 1000, Ordering::Relaxed);
         let response = client.get(server.url("/")).send().await.unwrap();
-        assert_eq!(response.status(), StatusCode::OK, "request {n}");
+        // Each admitted response shows the headroom left: no Retry-After, the fields only.
+        let expected = [
+            String::new(),
+            r#""default";q=5;w=60"#.to_owned(),
+            format!(r#""default";r={};t={}"#, 4 - n, 60 - n),
+        ];
+        assert_eq!(fields(&response), (StatusCode::OK, expected), "request {n}");
         assert_eq!(response.text().await.unwrap(), "hello");
     }
     // The period opened at 0 s; at 17.2 s it has 42.8 s to go, which is 43 whole seconds.
@@ -130,9 +139,16 @@ async fn a_bucket_route_tells_the_client_when_the_next_token_comes() {
     let server = Server::start(app(limit)).await;
     let client = client();
 
-    for _ in 0..3 {
+    // Each admission leaves a token fewer, and the whole burst back 500 ms later than the
+    // last: 0.5 s, 1 s, 1.5 s, in whole seconds 1, 1, 2.
+    for (left, full) in [(2, 1), (1, 1), (0, 2)] {
         let response = client.get(server.url("/")).send().await.unwrap();
-        assert_eq!(response.status(), StatusCode::OK);
+        let expected = [
+            String::new(),
+            r#""burst";q=3;w=2"#.to_owned(),
+            format!(r#""burst";r={left};t={full}"#),
+        ];
+        assert_eq!(fields(&response), (StatusCode::OK, expected));
     }
     // A token every 500 ms: half a second rounds up to 1 s. The burst of 3 refills in 1.5 s,
     // which the policy reports as 2 whole seconds.
@@ -146,6 +162,59 @@ async fn a_bucket_route_tells_the_client_when_the_next_token_comes() {
     millis.store(500, Ordering::Relaxed);
     let response = client.get(server.url("/")).send().await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
+}
+
+// draft-ietf-httpapi-ratelimit-headers-11 §3 and §4: both fields are lists, a member per
+// policy, so a request that passed two limits carries both, the inner layer's first.
+#[tokio::test]
+async fn stacked_limits_each_add_their_member_to_the_fields() {
+    let minute = RateLimitLayer::new(Limit::sliding(5, secs(60))).named("minute");
+    let hour = RateLimitLayer::new(Limit::period(100, secs(3600))).named("hour");
+    let mut service = hour.layer(minute.layer(ok()));
+    let response = service
+        .ready()
+        .await
+        .unwrap()
+        .call(Request::new(()))
+        .await
+        .unwrap();
+    let all = |name| {
+        response
+            .headers()
+            .get_all(name)
+            .iter()
+            .map(|value| value.to_str().unwrap())
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        all("ratelimit"),
+        [r#""minute";r=4;t=60"#, r#""hour";r=99;t=3600"#]
+    );
+    assert_eq!(
+        all("ratelimit-policy"),
+        [r#""minute";q=5;w=60"#, r#""hour";q=100;w=3600"#]
+    );
+}
+
+// A layer told not to publish its limits sends the fields on its refusals only.
+#[tokio::test]
+async fn a_layer_without_headers_sends_them_on_refusals_only() {
+    let limit = RateLimitLayer::new(Limit::period(1, secs(60))).with_headers(false);
+    assert!(!limit.headers());
+    let server = Server::start(app(limit)).await;
+    let client = client();
+    let admitted = client.get(server.url("/")).send().await.unwrap();
+    assert_eq!(
+        fields(&admitted),
+        (
+            StatusCode::OK,
+            [String::new(), String::new(), String::new()]
+        )
+    );
+    let refused = client.get(server.url("/")).send().await.unwrap();
+    let (status, [retry_after, policy, _]) = fields(&refused);
+    assert_eq!(status, StatusCode::TOO_MANY_REQUESTS);
+    assert!(!retry_after.is_empty() && !policy.is_empty());
 }
 
 // Clones share state: a limit of 10 across 4 connections admits 10 in total. axum clones the

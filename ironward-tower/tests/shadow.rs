@@ -316,9 +316,9 @@ async fn a_shadow_rate_limit_lets_through_exactly_what_its_twin_limits() {
     let handler = |reached: Reached| {
         service_fn(move |request: Request<usize>| {
             reached.push(*request.body());
-            ready(Ok::<_, BoxError>(
+            ready(Ok::<_, BoxError>(Response::new(
                 request.extensions().get::<Limited>().copied(),
-            ))
+            )))
         })
     };
     let reached = Reached::default();
@@ -338,11 +338,14 @@ async fn a_shadow_rate_limit_lets_through_exactly_what_its_twin_limits() {
                 err.downcast_ref::<Limited>().copied()
             }
             Ok(found) => {
-                assert_eq!(found, None);
+                assert_eq!(*found.body(), None);
                 None
             }
         };
         let found = shadow.call(Request::new(index)).await.unwrap();
+        // A shadow limit sends no fields: its policy is not in force.
+        assert!(found.headers().get("ratelimit").is_none());
+        let found = found.into_body();
         if let Some(limited) = found {
             shadowed.insert(index);
             // The same refusal, to the numbers, but for the policy's name.

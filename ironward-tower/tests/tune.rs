@@ -280,8 +280,8 @@ async fn a_gate_lowered_below_the_calls_inside_admits_nobody_until_enough_leave(
 // Rate limits
 // ---------------------------------------------------------------------------------------
 
-fn ok() -> impl Service<Request<()>, Response = (), Error = BoxError> + Clone {
-    service_fn(|_: Request<()>| async { Ok(()) })
+fn ok() -> impl Service<Request<()>, Response = Response<()>, Error = BoxError> + Clone {
+    service_fn(|_: Request<()>| async { Ok(Response::new(())) })
 }
 
 /// Whether `service` admits a request now; a refusal must be a `Limited`, which is returned.
@@ -332,7 +332,7 @@ async fn a_lowered_sliding_window_admits_no_more_than_the_new_quota_in_any_windo
         hand.set(secs(t));
         for _ in 0..5 {
             match call(&mut service, Request::new(())).await {
-                Ok(()) => stamps.push(secs(t)),
+                Ok(_) => stamps.push(secs(t)),
                 Err(limited) => {
                     assert_eq!((limited.quota(), limited.window()), (6, Some(secs(60))));
                     assert!(limited.retry_after() <= secs(60));

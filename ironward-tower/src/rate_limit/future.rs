@@ -3,18 +3,22 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::task::{Context, Poll};
+use std::task::{Context, Poll, ready};
+
+use http::Response;
 
 use pin_project_lite::pin_project;
 
-use super::Limited;
+use super::{Headroom, Limited};
 
 pin_project! {
     /// The response future of [`RateLimitService`](super::RateLimitService): the inner
     /// service's future for an admitted request, or a refusal that is ready at once.
     ///
     /// A refused request resolves on its first poll to [`Limited`], boxed; an admitted one
-    /// to whatever the inner future gives, its error boxed. The budget was taken in `call`,
+    /// to whatever the inner future gives, its error boxed, and its response carrying the
+    /// request's [`Headroom`] as the `RateLimit` fields unless the layer was told not to
+    /// send them. The budget was taken in `call`,
     /// so dropping this future gives nothing back: a request counts when it is admitted,
     /// as go-zero's limiters count it.
     ///
@@ -22,18 +26,19 @@ pin_project! {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use http::Request;
+    /// use http::{Request, Response};
     /// use ironward_tower::{Limit, Limited, RateLimitFuture, RateLimitLayer};
     /// use tower::{Layer, Service, service_fn};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
     /// let layer = RateLimitLayer::new(Limit::sliding(1, Duration::from_secs(60)));
-    /// let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>(7) }));
+    /// let ok = service_fn(|_: Request<()>| async { Ok::<_, Limited>(Response::new(7)) });
+    /// let mut service = layer.layer(ok);
     /// let admitted: RateLimitFuture<_> = service.call(Request::new(()));
     /// let refused = service.call(Request::new(()));
     /// assert!(refused.await.unwrap_err().is::<Limited>());
-    /// assert_eq!(admitted.await.unwrap(), 7);
+    /// assert_eq!(*admitted.await.unwrap().body(), 7);
     /// # }
     /// ```
     pub struct RateLimitFuture<F> {
@@ -48,6 +53,7 @@ pin_project! {
         Admitted {
             #[pin]
             future: F,
+            headroom: Option<Headroom>,
         },
         Limited {
             limited: Limited,
@@ -56,9 +62,10 @@ pin_project! {
 }
 
 impl<F> RateLimitFuture<F> {
-    pub(super) fn admitted(future: F) -> Self {
+    /// The inner service's `future`, whose response gets the fields of `headroom`, if any.
+    pub(super) fn admitted(future: F, headroom: Option<Headroom>) -> Self {
         Self {
-            state: State::Admitted { future },
+            state: State::Admitted { future, headroom },
         }
     }
 
@@ -69,16 +76,22 @@ impl<F> RateLimitFuture<F> {
     }
 }
 
-impl<F, T, E> Future for RateLimitFuture<F>
+impl<F, B, E> Future for RateLimitFuture<F>
 where
-    F: Future<Output = Result<T, E>>,
+    F: Future<Output = Result<Response<B>, E>>,
     E: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
-    type Output = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+    type Output = Result<Response<B>, Box<dyn std::error::Error + Send + Sync>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().state.project() {
-            StateProj::Admitted { future } => future.poll(cx).map_err(Into::into),
+            StateProj::Admitted { future, headroom } => {
+                let mut response = ready!(future.poll(cx)).map_err(Into::into)?;
+                if let Some(headroom) = headroom.take() {
+                    headroom.append_to(response.headers_mut());
+                }
+                Poll::Ready(Ok(response))
+            }
             StateProj::Limited { limited } => Poll::Ready(Err(Box::new(*limited))),
         }
     }

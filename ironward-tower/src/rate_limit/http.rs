@@ -1,4 +1,5 @@
-//! A [`Limited`] refusal as HTTP: `429`, `Retry-After` and the draft's `RateLimit` fields.
+//! A rate limit as HTTP: a [`Limited`] refusal is `429` with `Retry-After` and the draft's
+//! `RateLimit` fields, an admitted request's [`Headroom`] is the same two fields.
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -6,7 +7,7 @@ use std::time::Duration;
 use http::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 use http::{Response, StatusCode};
 
-use super::Limited;
+use super::{Headroom, Limited};
 
 /// The `RateLimit-Policy` field: the policy's quota and window.
 const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
@@ -58,34 +59,14 @@ impl Limited {
         let wait = whole_seconds(self.retry_after()).min(MAX_INTEGER);
         let mut headers = HeaderMap::with_capacity(3);
         headers.insert(RETRY_AFTER, HeaderValue::from(wait));
-
-        let mut policy = item(self.policy());
-        let quota = self.quota().min(MAX_INTEGER);
-        // Writing to a `String` cannot fail.
-        let _ = match self.window() {
-            Some(window) if window < Duration::from_secs(1) => {
-                // Scale the quota to a second: q per window is q · 1 s / window per second.
-                let per_second = u128::from(quota) * 1_000_000_000 / window.as_nanos().max(1);
-                let quota = u64::try_from(per_second)
-                    .unwrap_or(u64::MAX)
-                    .min(MAX_INTEGER);
-                write!(policy, ";q={quota};w=1")
-            }
-            Some(window) => {
-                let window = whole_seconds(window).min(MAX_INTEGER);
-                write!(policy, ";q={quota};w={window}")
-            }
-            None => write!(policy, ";q={quota}"),
-        };
-        if let Ok(value) = HeaderValue::try_from(policy) {
-            headers.insert(RATELIMIT_POLICY, value);
-        }
-
-        let mut limit = item(self.policy());
-        let _ = write!(limit, ";r=0;t={wait}");
-        if let Ok(value) = HeaderValue::try_from(limit) {
-            headers.insert(RATELIMIT, value);
-        }
+        fields(
+            &mut headers,
+            self.policy(),
+            self.quota(),
+            self.window(),
+            0,
+            wait,
+        );
         headers
     }
 
@@ -110,6 +91,90 @@ impl Limited {
         *response.status_mut() = StatusCode::TOO_MANY_REQUESTS;
         *response.headers_mut() = self.headers();
         response
+    }
+}
+
+impl Headroom {
+    /// The response header fields of this admission: `RateLimit-Policy` and `RateLimit`, as
+    /// [`Limited::headers`] writes them, with what is left of the quota as `r` and the
+    /// [`reset`](Headroom::reset) in whole seconds, rounded up, as `t`.
+    ///
+    /// This allocates the map and its values; [`append_to`](Headroom::append_to) adds them
+    /// to a map that exists already, as the layer does to each admitted response.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward_tower::Headroom;
+    ///
+    /// let headroom = Headroom::new(7, Duration::from_millis(41_500), 10, Some(Duration::from_secs(60)));
+    /// let headers = headroom.headers();
+    /// assert_eq!(headers["ratelimit-policy"], r#""default";q=10;w=60"#);
+    /// assert_eq!(headers["ratelimit"], r#""default";r=7;t=42"#);
+    /// assert!(headers.get("retry-after").is_none());
+    /// ```
+    pub fn headers(&self) -> HeaderMap {
+        let mut headers = HeaderMap::with_capacity(2);
+        self.append_to(&mut headers);
+        headers
+    }
+
+    /// Appends the two fields of [`headers`](Headroom::headers) to `headers`, keeping any
+    /// already there.
+    ///
+    /// Both fields are lists (draft-ietf-httpapi-ratelimit-headers-11 §3 and §4), one member
+    /// per policy, so a request that passed two rate limits carries a member of each: an
+    /// inner layer's fields are appended to, never replaced.
+    pub fn append_to(&self, headers: &mut HeaderMap) {
+        let reset = whole_seconds(self.reset()).min(MAX_INTEGER);
+        fields(
+            headers,
+            self.policy(),
+            self.quota(),
+            self.window(),
+            self.remaining(),
+            reset,
+        );
+    }
+}
+
+/// Appends `RateLimit-Policy: "<policy>";q=<quota>;w=<window>` and
+/// `RateLimit: "<policy>";r=<remaining>;t=<reset>` to `headers`, `reset` in whole seconds.
+fn fields(
+    headers: &mut HeaderMap,
+    policy: &str,
+    quota: u64,
+    window: Option<Duration>,
+    remaining: u64,
+    reset: u64,
+) {
+    let mut value = item(policy);
+    let quota = quota.min(MAX_INTEGER);
+    // Writing to a `String` cannot fail.
+    let _ = match window {
+        Some(window) if window < Duration::from_secs(1) => {
+            // Scale the quota to a second: q per window is q · 1 s / window per second.
+            let per_second = u128::from(quota) * 1_000_000_000 / window.as_nanos().max(1);
+            let quota = u64::try_from(per_second)
+                .unwrap_or(u64::MAX)
+                .min(MAX_INTEGER);
+            write!(value, ";q={quota};w=1")
+        }
+        Some(window) => {
+            let window = whole_seconds(window).min(MAX_INTEGER);
+            write!(value, ";q={quota};w={window}")
+        }
+        None => write!(value, ";q={quota}"),
+    };
+    if let Ok(value) = HeaderValue::try_from(value) {
+        headers.append(RATELIMIT_POLICY, value);
+    }
+
+    let mut value = item(policy);
+    let _ = write!(value, ";r={};t={reset}", remaining.min(MAX_INTEGER));
+    if let Ok(value) = HeaderValue::try_from(value) {
+        headers.append(RATELIMIT, value);
     }
 }
 
@@ -198,6 +263,35 @@ mod tests {
         let headers = limited.headers();
         assert_eq!(headers[RATELIMIT_POLICY], r#""a \"b\" \\c";q=10;w=10"#);
         assert_eq!(headers[RATELIMIT], r#""a \"b\" \\c";r=0;t=3"#);
+    }
+
+    #[test]
+    fn an_admission_sends_what_is_left_and_when_all_of_it_is_back() {
+        let headroom = Headroom::new(3, Duration::from_millis(2001), 5, Some(secs(10)));
+        let headers = headroom.named("api").headers();
+        assert_eq!(headers.len(), 2);
+        assert_eq!(headers[RATELIMIT_POLICY], r#""api";q=5;w=10"#);
+        assert_eq!(headers[RATELIMIT], r#""api";r=3;t=3"#);
+        // A bucket that never refills, with an endless burst: every integer capped.
+        let endless = Headroom::new(u64::MAX, Duration::MAX, u64::MAX, None).headers();
+        assert_eq!(
+            endless[RATELIMIT],
+            r#""default";r=999999999999999;t=999999999999999"#
+        );
+        assert_eq!(endless[RATELIMIT_POLICY], r#""default";q=999999999999999"#);
+    }
+
+    #[test]
+    fn fields_are_appended_to_those_already_there() {
+        let mut headers = Headroom::new(1, secs(1), 2, Some(secs(1)))
+            .named("a")
+            .headers();
+        Headroom::new(7, secs(9), 9, Some(secs(9)))
+            .named("b")
+            .append_to(&mut headers);
+        let members: Vec<_> = headers.get_all(RATELIMIT).iter().collect();
+        assert_eq!(members, [r#""a";r=1;t=1"#, r#""b";r=7;t=9"#]);
+        assert_eq!(headers.get_all(RATELIMIT_POLICY).iter().count(), 2);
     }
 
     #[test]

@@ -12,7 +12,7 @@ use lru::LruCache;
 
 use super::error::DEFAULT_POLICY;
 use super::limit::{Budget, Limit, Limiter, Terms};
-use super::{KindMismatch, Limited};
+use super::{Headroom, KindMismatch, Limited};
 use crate::lock::lock;
 
 /// At most this many shards, each behind its own lock.
@@ -25,7 +25,7 @@ const SWEEP: usize = 8;
 /// A table of budgets, one per key, behind a type that does not name the key.
 pub(super) trait Keyed: Send + Sync {
     /// Takes one request for the key of `parts` at `now`, or refuses it.
-    fn take(&self, parts: &Parts, now: Duration) -> Result<(), Limited>;
+    fn take(&self, parts: &Parts, now: Duration) -> Result<Headroom, Limited>;
 
     /// How many keys the table holds.
     fn len(&self) -> usize;
@@ -144,7 +144,7 @@ where
     K: Hash + Eq + Send + 'static,
     F: Fn(&Parts) -> Option<K> + Send + Sync + 'static,
 {
-    fn take(&self, parts: &Parts, now: Duration) -> Result<(), Limited> {
+    fn take(&self, parts: &Parts, now: Duration) -> Result<Headroom, Limited> {
         let Some(key) = (*self.extract)(parts) else {
             return lock(&self.unkeyed).take(now);
         };
@@ -198,7 +198,7 @@ where
 {
     /// Takes one request for `key` at `now`: forgets idle keys, makes room for a new one if
     /// the shard is full, then asks the key's limiter.
-    fn take(&mut self, key: K, now: Duration) -> Result<(), Limited> {
+    fn take(&mut self, key: K, now: Duration) -> Result<Headroom, Limited> {
         self.sweep(now);
         if self.entries.len() >= self.cap && !self.entries.contains(&key) {
             self.entries.pop_lru();
@@ -209,7 +209,7 @@ where
             seen: now,
         });
         entry.seen = entry.seen.max(now);
-        entry.limiter.take(now).map_err(|wait| terms.refusal(wait))
+        terms.answer(entry.limiter.take(now))
     }
 
     /// Drops up to [`SWEEP`] keys untouched for longer than the terms' `idle`, oldest first.
@@ -271,8 +271,8 @@ mod tests {
     }
 
     /// A take's answer as the wait it gives, if any.
-    fn waits(taken: Result<(), Limited>) -> Result<(), Duration> {
-        taken.map_err(|refused| refused.retry_after())
+    fn waits(taken: Result<Headroom, Limited>) -> Result<(), Duration> {
+        taken.map(drop).map_err(|refused| refused.retry_after())
     }
 
     fn by_key(limit: Limit, max: usize) -> impl Keyed {
@@ -360,7 +360,7 @@ mod tests {
         for ms in times.map(Duration::from_millis) {
             assert_eq!(
                 waits(table.take(&parts(Some("a")), ms)),
-                kept.take(ms),
+                kept.take(ms).map(drop),
                 "at {ms:?}"
             );
         }

@@ -11,7 +11,7 @@ use tower_layer::Layer;
 
 use super::error::{DEFAULT_POLICY, policy_name};
 use super::keyed::{self, Keyed};
-use super::service::Shared;
+use super::service::{Knobs, Shared};
 use super::tune::RateLimitTuner;
 use super::{ClientAddr, Limit, RateLimitService};
 use crate::{Clock, Mode};
@@ -47,7 +47,7 @@ use crate::{Clock, Mode};
 ///
 /// ```
 /// use std::time::Duration;
-/// use http::Request;
+/// use http::{Request, Response};
 /// use ironward_tower::{Limit, Limited, RateLimitLayer};
 /// use tower::{Layer, Service, ServiceExt, service_fn};
 ///
@@ -56,12 +56,15 @@ use crate::{Clock, Mode};
 /// // Three a minute, shared by two routes.
 /// const MINUTE: Duration = Duration::from_secs(60);
 /// let limit = RateLimitLayer::new(Limit::period(3, MINUTE));
-/// let hello = service_fn(|_: Request<()>| async { Ok::<_, Limited>("hello") });
+/// let hello = service_fn(|_: Request<()>| async { Ok::<_, Limited>(Response::new("hello")) });
 /// let mut a = limit.layer(hello);
 /// let mut b = limit.layer(hello); // a second route: the same budget
 ///
-/// for _ in 0..3 {
-///     assert_eq!(a.ready().await.unwrap().call(Request::new(())).await.unwrap(), "hello");
+/// for left in (0..3).rev() {
+///     let response = a.ready().await.unwrap().call(Request::new(())).await.unwrap();
+///     assert_eq!(*response.body(), "hello");
+///     // Each response tells the client what it has left.
+///     assert_eq!(response.headers()["ratelimit"], format!(r#""default";r={left};t=60"#));
 /// }
 /// let refused = b.ready().await.unwrap().call(Request::new(())).await.unwrap_err();
 /// let limited = refused.downcast_ref::<Limited>().unwrap();
@@ -85,7 +88,11 @@ impl RateLimitLayer {
     /// budget, or the table `keyed`.
     fn build(limit: Limit, keyed: Option<Arc<dyn Keyed>>) -> Self {
         Self {
-            shared: Arc::new(Shared::new(limit, DEFAULT_POLICY, Clock::default(), keyed)),
+            shared: Arc::new(Shared::new(
+                limit,
+                Knobs::new(DEFAULT_POLICY, Clock::default()),
+                keyed,
+            )),
         }
     }
 
@@ -124,7 +131,7 @@ impl RateLimitLayer {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use http::Request;
+    /// use http::{Request, Response};
     /// use ironward_tower::{Limit, Limited, RateLimitLayer};
     /// use tower::{Layer, Service, ServiceExt, service_fn};
     ///
@@ -135,7 +142,7 @@ impl RateLimitLayer {
     /// let layer = RateLimitLayer::keyed(limit, 10_000, |head: &http::request::Parts| {
     ///     Some(head.uri.path().to_owned())
     /// });
-    /// let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>(()) }));
+    /// let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>(Response::new(())) }));
     /// let get = |path: &str| Request::get(path).body(()).unwrap();
     ///
     /// assert!(service.ready().await.unwrap().call(get("/a")).await.is_ok());
@@ -182,7 +189,7 @@ impl RateLimitLayer {
     ///
     /// ```
     /// use std::net::SocketAddr;
-    /// use http::Request;
+    /// use http::{Request, Response};
     /// use ironward_tower::{ClientAddr, Limit, Limited, RateLimitLayer};
     /// use tower::{Layer, Service, ServiceExt, service_fn};
     ///
@@ -191,7 +198,7 @@ impl RateLimitLayer {
     /// // One load balancer in front, which appends to X-Forwarded-For: one a second a client.
     /// let client = ClientAddr::behind(1);
     /// let layer = RateLimitLayer::by_client(Limit::bucket(1.0, 1.0), 10_000, client);
-    /// let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>(()) }));
+    /// let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>(Response::new(())) }));
     /// let via = |chain: &str| {
     ///     let mut request = Request::get("/").header("x-forwarded-for", chain).body(()).unwrap();
     ///     // The TCP peer is the load balancer.
@@ -223,7 +230,7 @@ impl RateLimitLayer {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use http::{HeaderName, Request};
+    /// use http::{HeaderName, Request, Response};
     /// use ironward_tower::{Limit, Limited, RateLimitLayer};
     /// use tower::{Layer, Service, ServiceExt, service_fn};
     ///
@@ -231,7 +238,7 @@ impl RateLimitLayer {
     /// # async fn main() {
     /// let key = HeaderName::from_static("x-api-key");
     /// let layer = RateLimitLayer::by_header(Limit::bucket(1.0, 1.0), 1000, key);
-    /// let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>(()) }));
+    /// let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>(Response::new(())) }));
     /// let from = |client: &str| Request::get("/").header("x-api-key", client).body(()).unwrap();
     ///
     /// assert!(service.ready().await.unwrap().call(from("alice")).await.is_ok());
@@ -252,9 +259,7 @@ impl RateLimitLayer {
     /// services and clones made before keep theirs.
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
-        let policy = self.shared.terms().policy();
-        let mode = self.shared.mode();
-        self.remade(policy, clock, mode)
+        self.remade(|knobs| knobs.clock = clock)
     }
 
     /// The same layer under the policy name `policy`, which the `RateLimit` and
@@ -265,9 +270,7 @@ impl RateLimitLayer {
     /// clones made before keep theirs, and their name.
     #[must_use]
     pub fn named(self, policy: &'static str) -> Self {
-        let clock = self.shared.clock().clone();
-        let mode = self.shared.mode();
-        self.remade(policy_name(policy), clock, mode)
+        self.remade(|knobs| knobs.policy = policy_name(policy))
     }
 
     /// The same layer in `mode` (by default [`Mode::Enforce`]). In [`Mode::Shadow`] a
@@ -282,7 +285,7 @@ impl RateLimitLayer {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use http::Request;
+    /// use http::{Request, Response};
     /// use ironward_tower::{Limit, Limited, Mode, RateLimitLayer};
     /// use tower::{Layer, Service, ServiceExt, service_fn};
     ///
@@ -291,20 +294,18 @@ impl RateLimitLayer {
     /// let layer = RateLimitLayer::new(Limit::sliding(1, Duration::from_secs(60)))
     ///     .with_mode(Mode::Shadow);
     /// let handler = service_fn(|request: Request<()>| async move {
-    ///     Ok::<_, Limited>(request.extensions().get::<Limited>().copied())
+    ///     Ok::<_, Limited>(Response::new(request.extensions().get::<Limited>().copied()))
     /// });
     /// let mut service = layer.layer(handler);
     /// let first = service.ready().await.unwrap().call(Request::new(())).await.unwrap();
     /// let second = service.ready().await.unwrap().call(Request::new(())).await.unwrap();
-    /// assert_eq!(first, None);
-    /// assert_eq!(second.map(|limited| limited.quota()), Some(1));
+    /// assert_eq!(*first.body(), None);
+    /// assert_eq!(second.body().map(|limited| limited.quota()), Some(1));
     /// # }
     /// ```
     #[must_use]
     pub fn with_mode(self, mode: Mode) -> Self {
-        let clock = self.shared.clock().clone();
-        let policy = self.shared.terms().policy();
-        self.remade(policy, clock, mode)
+        self.remade(|knobs| knobs.mode = mode)
     }
 
     /// Whether the layer enforces its refusals or only reports them; see
@@ -315,9 +316,57 @@ impl RateLimitLayer {
 
     /// The same layer with new state under the limit in force: the policy named `policy`, on
     /// `clock`, in `mode`.
-    fn remade(self, policy: &'static str, clock: Clock, mode: Mode) -> Self {
+    /// The same layer, adding (`true`, the default) or not the `RateLimit-Policy` and
+    /// `RateLimit` fields to every admitted response: the request's
+    /// [`Headroom`](super::Headroom), appended
+    /// to whatever fields the inner service set, so that a client sees what it has left
+    /// before it runs out. A refusal's `429` carries them whatever this says.
+    ///
+    /// Writing the fields costs two small allocations per admitted request; a server that
+    /// does not want to publish its limits turns them off. A layer in [`Mode::Shadow`] never
+    /// adds them, since its policy is not in force. Like
+    /// [`with_clock`](RateLimitLayer::with_clock), it makes new budgets; services and clones
+    /// made before keep theirs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use http::{Request, Response};
+    /// use ironward_tower::{Limit, RateLimitLayer};
+    /// use tower::{Layer, Service, ServiceExt, service_fn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let ok = || service_fn(|_: Request<()>| async { Ok::<_, std::io::Error>(Response::new(())) });
+    /// let layer = RateLimitLayer::new(Limit::sliding(5, Duration::from_secs(60))).named("api");
+    /// let mut service = layer.clone().layer(ok());
+    /// let response = service.ready().await.unwrap().call(Request::new(())).await.unwrap();
+    /// assert_eq!(response.headers()["ratelimit-policy"], r#""api";q=5;w=60"#);
+    /// assert_eq!(response.headers()["ratelimit"], r#""api";r=4;t=60"#);
+    ///
+    /// let quiet = layer.with_headers(false);
+    /// assert!(!quiet.headers());
+    /// let response = quiet.layer(ok()).oneshot(Request::new(())).await.unwrap();
+    /// assert!(response.headers().is_empty());
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_headers(self, headers: bool) -> Self {
+        self.remade(|knobs| knobs.headers = headers)
+    }
+
+    /// Whether admitted responses carry the `RateLimit-Policy` and `RateLimit` fields.
+    pub fn headers(&self) -> bool {
+        self.shared.knobs().headers
+    }
+
+    /// The same layer with new budgets, its knobs changed by `change`.
+    fn remade(self, change: impl FnOnce(&mut Knobs)) -> Self {
+        let mut knobs = self.shared.knobs().clone();
+        change(&mut knobs);
         Self {
-            shared: Arc::new(self.shared.remade(policy, clock, mode)),
+            shared: Arc::new(self.shared.remade(knobs)),
         }
     }
 
@@ -364,7 +413,7 @@ mod tests {
     use std::sync::atomic::{AtomicU64, Ordering};
     use std::time::Duration;
 
-    use http::Request;
+    use http::{Request, Response};
     use tower::{Layer, Service, ServiceExt, service_fn};
 
     use super::*;
@@ -372,8 +421,8 @@ mod tests {
 
     type BoxError = Box<dyn std::error::Error + Send + Sync>;
 
-    fn ok() -> impl Service<Request<()>, Response = (), Error = BoxError> + Clone {
-        service_fn(|_: Request<()>| async { Ok(()) })
+    fn ok() -> impl Service<Request<()>, Response = Response<()>, Error = BoxError> + Clone {
+        service_fn(|_: Request<()>| async { Ok(Response::new(())) })
     }
 
     async fn admitted<S>(service: &mut S) -> bool

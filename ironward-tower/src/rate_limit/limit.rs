@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use ironward::{Bucket, Period, Sliding};
 
-use super::{KindMismatch, Limited};
+use super::{Headroom, KindMismatch, Limited};
 
 /// Which limiter of the `ironward` core a [`RateLimitLayer`](super::RateLimitLayer) runs, with
 /// its parameters: a token bucket, a sliding window or a fixed period.
@@ -224,6 +224,23 @@ impl Terms {
     pub(super) fn refusal(&self, wait: Duration) -> Limited {
         self.refusal.after(wait)
     }
+
+    /// An admission's headroom under these terms: `remaining` left, all back after `reset`.
+    pub(super) fn headroom(&self, (remaining, reset): (u64, Duration)) -> Headroom {
+        let refusal = &self.refusal;
+        Headroom::new(remaining, reset, refusal.quota(), refusal.window()).named(refusal.policy())
+    }
+
+    /// The answer to one take: its headroom, or its refusal.
+    pub(super) fn answer(
+        &self,
+        taken: Result<(u64, Duration), Duration>,
+    ) -> Result<Headroom, Limited> {
+        match taken {
+            Ok(left) => Ok(self.headroom(left)),
+            Err(wait) => Err(self.refusal(wait)),
+        }
+    }
 }
 
 /// One budget on its own (a global limit's, or the one a keyed table gives requests
@@ -244,9 +261,8 @@ impl Budget {
     }
 
     /// Takes one request at `now`, or refuses it, saying how long to wait.
-    pub(super) fn take(&mut self, now: Duration) -> Result<(), Limited> {
-        let terms = &self.terms;
-        self.limiter.take(now).map_err(|wait| terms.refusal(wait))
+    pub(super) fn take(&mut self, now: Duration) -> Result<Headroom, Limited> {
+        self.terms.answer(self.limiter.take(now))
     }
 
     /// Moves the budget to `terms` at `now`, keeping its history ([`Limiter::retune`]).
@@ -294,11 +310,23 @@ impl Limiter {
     /// `next` as the refusal computed it, a bucket's worked out from the tokens it read
     /// ([`BucketReason::next`](ironward::BucketReason::next)), so the wait comes from the
     /// same reading as the refusal.
-    pub(super) fn take(&mut self, now: Duration) -> Result<(), Duration> {
+    pub(super) fn take(&mut self, now: Duration) -> Result<(u64, Duration), Duration> {
         match self {
-            Self::Bucket(bucket) => bucket.check(now, 1.0).map_err(|reason| reason.next()),
-            Self::Sliding(sliding) => sliding.check(now).map_err(|reason| reason.next),
-            Self::Period(period) => period.check(now).map(drop).map_err(|reason| reason.next),
+            Self::Bucket(bucket) => {
+                bucket.check(now, 1.0).map_err(|reason| reason.next())?;
+                // `as` saturates: an infinite burst holds `u64::MAX` whole tokens.
+                let tokens = bucket.tokens(now).floor() as u64;
+                Ok((tokens, bucket.next(now, bucket.burst())))
+            }
+            Self::Sliding(sliding) => {
+                sliding.check(now).map_err(|reason| reason.next)?;
+                // The stamp just taken is the newest: the whole quota is back a window on.
+                Ok((u64::from(sliding.left(now)), sliding.window()))
+            }
+            Self::Period(period) => {
+                period.check(now).map_err(|reason| reason.next)?;
+                Ok((u64::from(period.left(now)), period.next(now)))
+            }
         }
     }
 
@@ -398,18 +426,40 @@ mod tests {
     #[test]
     fn a_refusal_says_when_the_next_request_would_pass() {
         let mut bucket = Limiter::new(&Limit::bucket(4.0, 1.0), Duration::ZERO);
-        assert_eq!(bucket.take(Duration::ZERO), Ok(()));
+        assert!(bucket.take(Duration::ZERO).is_ok());
         assert_eq!(bucket.take(ms(100)), Err(ms(150)));
 
         let mut sliding = Limiter::new(&Limit::sliding(1, secs(10)), Duration::ZERO);
-        assert_eq!(sliding.take(secs(2)), Ok(()));
+        assert!(sliding.take(secs(2)).is_ok());
         assert_eq!(sliding.take(secs(5)), Err(secs(7)));
 
         let mut period = Limiter::new(&Limit::aligned(2, secs(10)), Duration::ZERO);
-        assert_eq!(period.take(secs(13)), Ok(()));
+        assert!(period.take(secs(13)).is_ok());
         // The request that hits the quota is still admitted.
-        assert_eq!(period.take(secs(14)), Ok(()));
+        assert!(period.take(secs(14)).is_ok());
         assert_eq!(period.take(secs(15)), Err(secs(5)));
+    }
+
+    // The draft's `r` and `t` of an admission: what is left, and when all of it is back.
+    #[test]
+    fn an_admission_says_what_is_left_and_when_all_of_it_is_back() {
+        // Four a second, a burst of 3: one taken leaves 2 whole tokens, full again in 250 ms.
+        let mut bucket = Limiter::new(&Limit::bucket(4.0, 3.0), Duration::ZERO);
+        assert_eq!(bucket.take(Duration::ZERO), Ok((2, ms(250))));
+        assert_eq!(bucket.take(ms(100)), Ok((1, ms(400))));
+        // A bucket that never refills is never whole again.
+        let mut frozen = Limiter::new(&Limit::bucket(0.0, 2.0), Duration::ZERO);
+        assert_eq!(frozen.take(secs(1)), Ok((1, Duration::MAX)));
+
+        // A window is whole again one window after its newest stamp: the one just taken.
+        let mut sliding = Limiter::new(&Limit::sliding(3, secs(10)), Duration::ZERO);
+        assert_eq!(sliding.take(secs(2)), Ok((2, secs(10))));
+        assert_eq!(sliding.take(secs(7)), Ok((1, secs(10))));
+
+        // A period is whole again when it ends.
+        let mut period = Limiter::new(&Limit::aligned(2, secs(10)), Duration::ZERO);
+        assert_eq!(period.take(secs(13)), Ok((1, secs(7))));
+        assert_eq!(period.take(secs(14)), Ok((0, secs(6))));
     }
 
     #[test]
@@ -429,8 +479,9 @@ mod tests {
     fn a_retuned_budget_keeps_its_history_and_reports_its_new_terms() {
         let terms = Terms::new(Limit::sliding(3, secs(10)), "api");
         let mut budget = Budget::new(terms, Duration::ZERO);
-        assert_eq!(budget.take(secs(1)), Ok(()));
-        assert_eq!(budget.take(secs(2)), Ok(()));
+        let first = budget.take(secs(1)).unwrap();
+        assert_eq!((first.remaining(), first.policy()), (2, "api"));
+        assert_eq!(budget.take(secs(2)).unwrap().remaining(), 1);
         let lower = terms.retuned(Limit::sliding(2, secs(10))).unwrap();
         budget.retune(lower, secs(3));
         // The two taken fill the new quota: the next is refused under the new terms.
@@ -444,7 +495,7 @@ mod tests {
     #[test]
     fn a_limiter_given_another_kind_stays_as_it_is() {
         let mut limiter = Limiter::new(&Limit::period(1, secs(10)), Duration::ZERO);
-        assert_eq!(limiter.take(secs(1)), Ok(()));
+        assert!(limiter.take(secs(1)).is_ok());
         limiter.retune(&Limit::bucket(100.0, 100.0), secs(2));
         assert_eq!(limiter.take(secs(2)), Err(secs(9)));
     }

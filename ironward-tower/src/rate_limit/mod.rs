@@ -94,6 +94,7 @@
 mod client;
 mod error;
 mod future;
+mod headroom;
 mod http;
 mod keyed;
 mod layer;
@@ -104,6 +105,7 @@ mod tune;
 pub use self::client::{ClientAddr, ProxyHeader};
 pub use self::error::{KindMismatch, Limited};
 pub use self::future::RateLimitFuture;
+pub use self::headroom::Headroom;
 pub use self::layer::RateLimitLayer;
 pub use self::limit::Limit;
 pub use self::service::RateLimitService;

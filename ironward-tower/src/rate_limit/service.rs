@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 
-use http::Request;
+use http::{Request, Response};
 use tower_service::Service;
 
 use super::keyed::Keyed;
@@ -30,7 +30,7 @@ use crate::{Clock, Mode};
 ///
 /// ```
 /// use std::time::Duration;
-/// use http::Request;
+/// use http::{Request, Response};
 /// use ironward_tower::{Limit, Limited, RateLimitLayer, RateLimitService};
 /// use tower::{Layer, Service, ServiceExt, service_fn};
 ///
@@ -38,17 +38,23 @@ use crate::{Clock, Mode};
 /// # async fn main() {
 /// // Two a second, with room for a burst of two.
 /// let layer = RateLimitLayer::new(Limit::bucket(2.0, 2.0));
-/// let echo = service_fn(|request: Request<u32>| async move { Ok::<_, Limited>(*request.body()) });
+/// let echo = service_fn(|request: Request<u32>| async move {
+///     Ok::<_, Limited>(Response::new(request.into_body()))
+/// });
 /// let mut service: RateLimitService<_> = layer.layer(echo);
 /// let mut clone = service.clone();
 ///
-/// assert_eq!(service.ready().await.unwrap().call(Request::new(1)).await.unwrap(), 1);
-/// assert_eq!(clone.ready().await.unwrap().call(Request::new(2)).await.unwrap(), 2);
+/// let first = service.ready().await.unwrap().call(Request::new(1)).await.unwrap();
+/// assert_eq!(*first.body(), 1);
+/// assert_eq!(first.headers()["ratelimit"], r#""default";r=1;t=1"#);
+/// let second = clone.ready().await.unwrap().call(Request::new(2)).await.unwrap();
+/// assert_eq!(*second.body(), 2);
 /// let err = clone.ready().await.unwrap().call(Request::new(3)).await.unwrap_err();
 /// assert_eq!(err.downcast_ref::<Limited>().unwrap().retry_after(), Duration::from_millis(500));
 ///
 /// tokio::time::advance(Duration::from_millis(500)).await;
-/// assert_eq!(service.ready().await.unwrap().call(Request::new(4)).await.unwrap(), 4);
+/// let fourth = service.ready().await.unwrap().call(Request::new(4)).await.unwrap();
+/// assert_eq!(*fourth.body(), 4);
 /// assert_eq!(service.keys(), 0);
 /// # }
 /// ```
@@ -69,9 +75,9 @@ impl<S> RateLimitService<S> {
     }
 }
 
-impl<S, B> Service<Request<B>> for RateLimitService<S>
+impl<S, B, ResB> Service<Request<B>> for RateLimitService<S>
 where
-    S: Service<Request<B>>,
+    S: Service<Request<B>, Response = Response<ResB>>,
     S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     type Response = S::Response;
@@ -84,7 +90,7 @@ where
 
     fn call(&mut self, mut request: Request<B>) -> Self::Future {
         let shared = &*self.shared;
-        let now = shared.clock.now();
+        let now = shared.knobs.clock.now();
         // A global limit leaves the request where it is: moving an `http::Request` in and out
         // of a helper copied it twice, a third of the layer's own cost.
         let taken = match &shared.table {
@@ -97,9 +103,10 @@ where
             }
         };
         match taken {
-            Ok(()) => {
+            Ok(headroom) => {
                 shared.meter.admitted();
-                RateLimitFuture::admitted(self.inner.call(request))
+                let headroom = shared.headers.then_some(headroom);
+                RateLimitFuture::admitted(self.inner.call(request), headroom)
             }
             Err(limited) => {
                 shared.meter.refused(0);
@@ -116,7 +123,7 @@ where
                     // Nothing was taken; the handler can read what would have refused it.
                     Mode::Shadow => {
                         request.extensions_mut().insert(limited);
-                        RateLimitFuture::admitted(self.inner.call(request))
+                        RateLimitFuture::admitted(self.inner.call(request), None)
                     }
                 }
             }
@@ -135,9 +142,37 @@ impl<S: fmt::Debug> fmt::Debug for RateLimitService<S> {
 
 /// What every service of one [`RateLimitLayer`](super::RateLimitLayer) shares.
 pub(super) struct Shared {
-    clock: Clock,
+    knobs: Knobs,
     table: Table,
     meter: Meter,
+    /// Whether admitted responses carry the `RateLimit` fields: as the knobs say, and never
+    /// in shadow mode, whose policy is not in force.
+    headers: bool,
+}
+
+/// What a layer's builders set, which a remade layer carries over.
+#[derive(Clone)]
+pub(super) struct Knobs {
+    /// The policy's name, which names the layer's metrics too.
+    pub(super) policy: &'static str,
+    /// The clock every budget reads.
+    pub(super) clock: Clock,
+    /// Whether refusals are enforced or only reported.
+    pub(super) mode: Mode,
+    /// Whether admitted responses carry the `RateLimit` fields.
+    pub(super) headers: bool,
+}
+
+impl Knobs {
+    /// A new layer's: enforcing, sending the fields, on `clock`.
+    pub(super) fn new(policy: &'static str, clock: Clock) -> Self {
+        Self {
+            policy,
+            clock,
+            mode: Mode::Enforce,
+            headers: true,
+        }
+    }
 }
 
 /// The one reason a rate limit refuses for, as the `reason` label gives it.
@@ -152,51 +187,43 @@ enum Table {
 }
 
 impl Shared {
-    /// The state of a layer of `limit`, under the policy named `policy`, on `clock`: one
-    /// budget, or the table `keyed`, which was made under the same limit and name.
-    pub(super) fn new(
-        limit: Limit,
-        policy: &'static str,
-        clock: Clock,
-        keyed: Option<Arc<dyn Keyed>>,
-    ) -> Self {
-        Self::under(Terms::new(limit, policy), clock, keyed, Mode::Enforce)
-    }
-
-    fn under(terms: Terms, clock: Clock, keyed: Option<Arc<dyn Keyed>>, mode: Mode) -> Self {
+    /// The state of a layer of `limit` set up by `knobs`: one budget, or the table `keyed`,
+    /// which was made under the same limit and policy name.
+    pub(super) fn new(limit: Limit, knobs: Knobs, keyed: Option<Arc<dyn Keyed>>) -> Self {
+        let terms = Terms::new(limit, knobs.policy);
         let table = match keyed {
             Some(keyed) => Table::Keyed(keyed),
-            None => Table::Global(Mutex::new(Budget::new(terms, clock.now()))),
+            None => Table::Global(Mutex::new(Budget::new(terms, knobs.clock.now()))),
         };
         // The policy's name names the layer's metrics too.
-        let meter = Meter::new("rate_limit", terms.policy(), REASONS, mode);
+        let meter = Meter::new("rate_limit", terms.policy(), REASONS, knobs.mode);
         Self {
-            clock,
+            headers: knobs.headers && !knobs.mode.is_shadow(),
+            knobs,
             table,
             meter,
         }
     }
 
-    /// The same state made anew under the limit in force: the policy named `policy`, on
-    /// `clock`, in `mode`, with budgets as good as new (a fresh limiter, or an empty table of
-    /// keys with the same bound and extractor).
-    pub(super) fn remade(&self, policy: &'static str, clock: Clock, mode: Mode) -> Self {
-        let terms = Terms::new(self.terms().limit, policy);
+    /// What the layer's builders set: its policy's name, clock, mode and headers.
+    pub(super) fn knobs(&self) -> &Knobs {
+        &self.knobs
+    }
+
+    /// The same state made anew under the limit in force with `knobs`, with budgets as good
+    /// as new (a fresh limiter, or an empty table of keys with the same bound and extractor).
+    pub(super) fn remade(&self, knobs: Knobs) -> Self {
+        let limit = self.terms().limit;
         let keyed = match &self.table {
             Table::Global(_) => None,
-            Table::Keyed(table) => Some(table.fresh(terms)),
+            Table::Keyed(table) => Some(table.fresh(Terms::new(limit, knobs.policy))),
         };
-        Self::under(terms, clock, keyed, mode)
+        Self::new(limit, knobs, keyed)
     }
 
     /// Whether the limit enforces its refusals or only reports them.
     pub(super) fn mode(&self) -> Mode {
         self.meter.mode()
-    }
-
-    /// The clock every budget reads.
-    pub(super) fn clock(&self) -> &Clock {
-        &self.clock
     }
 
     /// The terms in force: the limit the layer was made with, or the last it was retuned to,
@@ -211,7 +238,7 @@ impl Shared {
     /// Moves every budget, and the budgets keys get from now on, to `limit` now, each keeping
     /// its history; or refuses a limit of another kind, changing nothing.
     pub(super) fn retune(&self, limit: Limit) -> Result<(), KindMismatch> {
-        let now = self.clock.now();
+        let now = self.knobs.clock.now();
         let was = match &self.table {
             Table::Global(budget) => {
                 let mut budget = lock(budget);
@@ -244,7 +271,8 @@ impl fmt::Debug for Shared {
             .field("policy", &terms.policy())
             .field("limit", &terms.limit)
             .field("max_keys", &keys)
-            .field("clock", &self.clock)
+            .field("clock", &self.knobs.clock)
+            .field("headers", &self.knobs.headers)
             .field("mode", &self.mode())
             .finish()
     }
@@ -255,7 +283,7 @@ mod tests {
     use std::sync::atomic::{AtomicUsize, Ordering};
     use std::time::Duration;
 
-    use http::Request;
+    use http::{Request, Response};
     use tower::{Layer, Service, ServiceExt, service_fn};
 
     use super::*;
@@ -267,7 +295,7 @@ mod tests {
         let counted = Arc::clone(&calls);
         let inner = service_fn(move |_: Request<()>| {
             counted.fetch_add(1, Ordering::Relaxed);
-            async { Ok::<_, Limited>(()) }
+            async { Ok::<_, Limited>(Response::new(())) }
         });
         let mut service =
             RateLimitLayer::new(Limit::sliding(2, Duration::from_secs(1))).layer(inner);
@@ -279,7 +307,8 @@ mod tests {
 
     #[tokio::test]
     async fn an_inner_error_passes_through_boxed() {
-        let failing = service_fn(|_: Request<()>| async { Err::<(), _>(std::fmt::Error) });
+        let failing =
+            service_fn(|_: Request<()>| async { Err::<Response<()>, _>(std::fmt::Error) });
         let mut service = RateLimitLayer::new(Limit::bucket(1.0, 1.0)).layer(failing);
         let err = service
             .ready()
@@ -294,7 +323,9 @@ mod tests {
     #[tokio::test]
     async fn a_refusal_names_the_policy_and_its_quota() {
         let layer = RateLimitLayer::new(Limit::sliding(1, Duration::from_secs(30))).named("slow");
-        let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>(()) }));
+        let mut service = layer.layer(service_fn(|_: Request<()>| async {
+            Ok::<_, Limited>(Response::new(()))
+        }));
         service
             .ready()
             .await

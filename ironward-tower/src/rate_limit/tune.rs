@@ -45,7 +45,7 @@ use super::{KindMismatch, Limit};
 ///
 /// ```
 /// use std::time::Duration;
-/// use http::Request;
+/// use http::{Request, Response};
 /// use ironward_tower::{Limit, Limited, RateLimitLayer};
 /// use tower::{Layer, Service, ServiceExt, service_fn};
 ///
@@ -53,7 +53,7 @@ use super::{KindMismatch, Limit};
 /// # async fn main() {
 /// const MINUTE: Duration = Duration::from_secs(60);
 /// let layer = RateLimitLayer::new(Limit::sliding(5, MINUTE));
-/// let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>(()) }));
+/// let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>(Response::new(())) }));
 /// let tuner = layer.tuner();
 /// for _ in 0..3 {
 ///     assert!(service.ready().await.unwrap().call(Request::new(())).await.is_ok());

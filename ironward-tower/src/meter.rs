@@ -178,3 +178,122 @@ impl fmt::Debug for Level {
         f.debug_struct("Level").finish_non_exhaustive()
     }
 }
+
+/// The counter of the attempts a retry layer sent, by kind (`first` or `retry`).
+#[cfg(feature = "metrics")]
+const RETRY_ATTEMPTS: &str = "ironward.retry.attempts";
+/// The counter of a retry layer's finished calls, by outcome (`success` or the stop's label).
+#[cfg(feature = "metrics")]
+const RETRY_CALLS: &str = "ironward.retry.calls";
+/// The histogram of the waits a retry layer decided, in seconds.
+#[cfg(feature = "metrics")]
+const RETRY_WAIT: &str = "ironward.retry.wait";
+
+/// One retry layer's handles: attempts by kind, finished calls by outcome and the waits
+/// between attempts, registered once when the layer is made (or renamed).
+///
+/// The outcome labels are the core's ([`Retried::outcome`](ironward::http_retry::Retried::outcome)):
+/// one counter for `success` and one per [`Stop::ALL`](ironward::http_retry::Stop::ALL), in
+/// that order.
+pub(crate) struct RetryMeter {
+    name: &'static str,
+    #[cfg(feature = "metrics")]
+    first: metrics::Counter,
+    #[cfg(feature = "metrics")]
+    retry: metrics::Counter,
+    #[cfg(feature = "metrics")]
+    calls: [metrics::Counter; 1 + ironward::http_retry::Stop::ALL.len()],
+    #[cfg(feature = "metrics")]
+    wait: metrics::Histogram,
+}
+
+impl RetryMeter {
+    /// Registers the handles of the retry layer `name`.
+    pub(crate) fn new(name: &'static str) -> Self {
+        #[cfg(feature = "metrics")]
+        {
+            use ironward::http_retry::{Retried, Stop};
+
+            metrics::describe_counter!(
+                RETRY_ATTEMPTS,
+                metrics::Unit::Count,
+                "Attempts a retrying client sent, the first and each retry ({attempt})"
+            );
+            metrics::describe_counter!(
+                RETRY_CALLS,
+                metrics::Unit::Count,
+                "Calls a retrying client finished, by how they ended ({call})"
+            );
+            metrics::describe_histogram!(
+                RETRY_WAIT,
+                metrics::Unit::Seconds,
+                "Waits a retrying client decided before a retry (s)"
+            );
+            let outcome = |i: usize| match i.checked_sub(1) {
+                None => Retried::default().outcome(),
+                Some(stop) => Stop::ALL[stop].as_str(),
+            };
+            Self {
+                name,
+                first: metrics::counter!(RETRY_ATTEMPTS, "name" => name, "kind" => "first"),
+                retry: metrics::counter!(RETRY_ATTEMPTS, "name" => name, "kind" => "retry"),
+                calls: std::array::from_fn(
+                    |i| metrics::counter!(RETRY_CALLS, "name" => name, "outcome" => outcome(i)),
+                ),
+                wait: metrics::histogram!(RETRY_WAIT, "name" => name),
+            }
+        }
+        #[cfg(not(feature = "metrics"))]
+        Self { name }
+    }
+
+    /// The name the layer reports under.
+    pub(crate) fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Counts the attempt numbered `number` (1 for the first), as the run counted it.
+    pub(crate) fn attempt(&self, number: u32) {
+        #[cfg(feature = "metrics")]
+        match number {
+            1 => self.first.increment(1),
+            _ => self.retry.increment(1),
+        }
+        #[cfg(not(feature = "metrics"))]
+        let _ = number;
+    }
+
+    /// Records a wait decided before a retry.
+    pub(crate) fn wait(&self, wait: std::time::Duration) {
+        #[cfg(feature = "metrics")]
+        self.wait.record(wait.as_secs_f64());
+        #[cfg(not(feature = "metrics"))]
+        let _ = wait;
+    }
+
+    /// Counts one finished call under its outcome.
+    pub(crate) fn ended(&self, retried: &ironward::http_retry::Retried) {
+        #[cfg(feature = "metrics")]
+        {
+            use ironward::http_retry::Stop;
+
+            let index = match retried.stop {
+                None => Some(0),
+                Some(stop) => Stop::ALL.iter().position(|&s| s == stop).map(|i| i + 1),
+            };
+            if let Some(counter) = index.and_then(|i| self.calls.get(i)) {
+                counter.increment(1);
+            }
+        }
+        #[cfg(not(feature = "metrics"))]
+        let _ = retried;
+    }
+}
+
+impl fmt::Debug for RetryMeter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RetryMeter")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}

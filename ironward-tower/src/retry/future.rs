@@ -92,8 +92,8 @@ enum Last<Res> {
     Response(Res),
     /// An error of the inner service (from `call` or `poll_ready`), boxed.
     Error(BoxError),
-    /// Its timeout ran out.
-    TimedOut,
+    /// Its timeout ran out after this long.
+    TimedOut(Duration),
 }
 
 /// How one attempt ended.
@@ -158,13 +158,14 @@ where
                     let now = this.config.clock.now();
                     match this.run.attempt(now, this.config.attempt_timeout) {
                         Ok(timeout) => {
+                            this.config.meter.attempt(this.run.retried().attempts);
                             // The retry is going ahead: the failure it replaces is not needed.
                             *this.last = Last::None;
                             let deadline = tokio::time::sleep(timeout.duration());
                             this.state.set(State::Readying { timeout, deadline });
                         }
                         Err(stop) => {
-                            stopped(this.request, this.run, stop);
+                            stopped(this.config, this.request, this.run, stop);
                             this.state.set(State::Stopped);
                         }
                     }
@@ -189,13 +190,14 @@ where
                 }
                 StateProj::Stopped => {
                     let retried = this.run.retried();
+                    this.config.meter.ended(&retried);
                     let (timed_out, error) = match mem::replace(this.last, Last::None) {
                         Last::Response(mut response) => {
                             response.extensions_mut().insert(retried);
                             return Poll::Ready(Ok(response));
                         }
                         Last::Error(error) => (false, Some(error)),
-                        Last::TimedOut => (true, None),
+                        Last::TimedOut(_) => (true, None),
                         Last::None => (false, None),
                     };
                     let gave_up = GaveUp::new(retried, timed_out, error);
@@ -217,7 +219,9 @@ where
                         config.budget().as_deref_mut(),
                     );
                     if step == Step::Done {
-                        response.extensions_mut().insert(this.run.retried());
+                        let retried = this.run.retried();
+                        config.meter.ended(&retried);
+                        response.extensions_mut().insert(retried);
                         this.state.set(State::Stopped);
                         return Poll::Ready(Ok(response));
                     }
@@ -233,19 +237,23 @@ where
                 }
                 Outcome::TimedOut(timeout) => {
                     let reading = reading(config, now, true);
-                    *this.last = Last::TimedOut;
+                    *this.last = Last::TimedOut(timeout.duration());
                     this.run
                         .timed_out(timeout, reading, config.budget().as_deref_mut())
                 }
             };
             match step {
                 Step::Wait(wait) => {
+                    config.meter.wait(wait);
                     tracing::debug!(
+                        name = config.meter.name(),
                         method = %this.request.method(),
                         uri = %this.request.uri(),
-                        retry = this.run.retried().attempts,
+                        attempt = this.run.retried().attempts,
                         wait = ?wait,
-                        "retrying after a failed attempt"
+                        status = this.last.status(),
+                        reason = %this.last,
+                        "retrying request"
                     );
                     this.state.set(State::Waiting {
                         sleep: config.clock.sleep(wait),
@@ -254,7 +262,7 @@ where
                 // Only a response is done, and it was returned above.
                 Step::Done | Step::Stop(_) => {
                     if let Some(stop) = this.run.retried().stop {
-                        stopped(this.request, this.run, stop);
+                        stopped(config, this.request, this.run, stop);
                     }
                     this.state.set(State::Stopped);
                 }
@@ -274,15 +282,42 @@ fn reading<F>(config: &Config<F>, now: Duration, failed: bool) -> Reading {
     }
 }
 
-/// Reports that the run stopped, and why.
-fn stopped<B>(request: &Request<B>, run: &Run, stop: Stop) {
+/// Reports that the run stopped, and why: an answer, not an error, so a debug event with the
+/// stop's label and the record's numbers.
+fn stopped<F, B>(config: &Config<F>, request: &Request<B>, run: &Run, stop: Stop) {
+    let retried = run.retried();
     tracing::debug!(
+        name = config.meter.name(),
         method = %request.method(),
         uri = %request.uri(),
-        attempts = run.retried().attempts,
+        attempts = retried.attempts,
+        waited = ?retried.waited,
+        stop = stop.as_str(),
         reason = %stop,
         "not retrying"
     );
+}
+
+impl<B> Last<Response<B>> {
+    /// The failed response's status; `None` for an error or a timeout.
+    fn status(&self) -> Option<u16> {
+        match self {
+            Self::Response(response) => Some(response.status().as_u16()),
+            Self::None | Self::Error(_) | Self::TimedOut(_) => None,
+        }
+    }
+}
+
+/// Why the last attempt failed, for the retry's event: the status, the error, or the timeout.
+impl<B> fmt::Display for Last<Response<B>> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::None => f.write_str("no failure"),
+            Self::Response(response) => fmt::Display::fmt(&response.status(), f),
+            Self::Error(error) => fmt::Display::fmt(error, f),
+            Self::TimedOut(after) => write!(f, "attempt timed out after {after:?}"),
+        }
+    }
 }
 
 /// A copy of the whole request, extensions included, to send as one attempt.

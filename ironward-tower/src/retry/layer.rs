@@ -11,6 +11,7 @@ use tower_layer::Layer;
 
 use super::{FinalErrors, HttpRetryService};
 use crate::lock::lock;
+use crate::meter::{DEFAULT_NAME, RetryMeter};
 use crate::{Clock, Dice};
 
 /// The header by which a client asks the server to deduplicate a request
@@ -42,6 +43,7 @@ const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 /// | idempotency header | `Idempotency-Key` | draft-ietf-httpapi-idempotency-key-header |
 /// | attempt timeout | none: each attempt may take what is left of the budget | |
 /// | errors | [`FinalErrors`]: none retried | |
+/// | name | `"default"`, the `name` its metrics and events carry | |
 ///
 /// # Examples
 ///
@@ -99,6 +101,8 @@ pub(super) struct Config<F> {
     pub(super) idempotency: Option<HeaderName>,
     pub(super) attempt_timeout: Option<Duration>,
     pub(super) errors: F,
+    /// The handles the layer reports through, registered when it was made or renamed.
+    pub(super) meter: Arc<RetryMeter>,
 }
 
 impl<F> Config<F> {
@@ -121,6 +125,7 @@ impl HttpRetryLayer {
                 idempotency: Some(IDEMPOTENCY_KEY),
                 attempt_timeout: None,
                 errors: FinalErrors,
+                meter: Arc::new(RetryMeter::new(DEFAULT_NAME)),
             },
         }
     }
@@ -189,6 +194,30 @@ impl<F> HttpRetryLayer<F> {
         self
     }
 
+    /// The same layer reporting under `name` (by default `"default"`): the `name` label of its
+    /// metrics and the `name` field of its `tracing` events, so that two retry policies in one
+    /// process (a patient one for reports, a brisk one for search) are told apart (see the
+    /// crate docs' `# Metrics`). The handles are registered anew under it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward_tower::retry::HttpRetryLayer;
+    ///
+    /// let layer = HttpRetryLayer::default().with_name("search");
+    /// assert_eq!(layer.name(), "search");
+    /// assert_eq!(HttpRetryLayer::default().name(), "default");
+    /// ```
+    pub fn with_name(mut self, name: &'static str) -> Self {
+        self.config.meter = Arc::new(RetryMeter::new(name));
+        self
+    }
+
+    /// The name the layer reports under.
+    pub fn name(&self) -> &'static str {
+        self.config.meter.name()
+    }
+
     /// Says which errors of the inner service are retried: `classifier` answers a
     /// [`Fault`](super::Fault) for each (by default [`FinalErrors`]: none).
     ///
@@ -239,6 +268,7 @@ impl<F> HttpRetryLayer<F> {
             idempotency,
             attempt_timeout,
             errors: _,
+            meter,
         } = self.config;
         HttpRetryLayer {
             config: Config {
@@ -250,6 +280,7 @@ impl<F> HttpRetryLayer<F> {
                 idempotency,
                 attempt_timeout,
                 errors: classifier,
+                meter,
             },
         }
     }
@@ -282,6 +313,7 @@ impl<F> fmt::Debug for Config<F> {
             .field("idempotency", &self.idempotency)
             .field("attempt_timeout", &self.attempt_timeout)
             .field("errors", &std::any::type_name::<F>())
+            .field("name", &self.meter.name())
             .finish()
     }
 }

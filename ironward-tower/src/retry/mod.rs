@@ -74,10 +74,23 @@
 //!
 //! # Observability
 //!
-//! Each retry is a `tracing` event at the debug level with the `method`, the `uri`, which
-//! `retry` it is (1 for the first) and the `wait`; each stop is one with the `method`, the
-//! `uri`, the `attempts` and the `reason`. A stop is not an error, so neither is logged as
-//! one; the [`Retried`] on the response, or in the [`GaveUp`], says the same to the caller.
+//! Each retry is a `tracing` event at the debug level with the layer's `name`, the `method`,
+//! the `uri`, the `attempt` that failed (1 for the first), the `wait`, and why: the `status`
+//! (none for an error or a timeout) and the `reason` (the status, the error, or the timeout).
+//! Each stop is one with the `name`, the `method`, the `uri`, the `attempts`, the time
+//! `waited`, the `stop`'s label ([`Stop::as_str`]) and the `reason` as a phrase. A stop is not
+//! an error, so neither is logged as one; the [`Retried`] on the response, or in the
+//! [`GaveUp`], says the same to the caller. `ironward-reqwest`'s middleware logs the same
+//! events with the same fields.
+//!
+//! With the `metrics` feature, the layer counts every attempt it sends
+//! (`ironward.retry.attempts`, `kind` `first` or `retry`), every call it finishes
+//! (`ironward.retry.calls`, `outcome` [`Retried::outcome`]: `success` or the stop's label) and
+//! records every wait it decides (`ironward.retry.wait`, in seconds), under the
+//! [name](HttpRetryLayer::with_name) it was given; see the crate docs' `# Metrics`. The
+//! attempts counted are the record's: their sum over kinds is the sum of
+//! [`Retried::attempts`]. A call whose future is dropped before it ends counts its attempts
+//! but no outcome.
 //!
 //! # Examples
 //!

@@ -131,6 +131,9 @@ where
         // The clock is read when the call starts and before each attempt, the first included.
         let mut run = Run::new(config.settings, &call, config.clock.now());
         let attempt = run.attempt(config.clock.now(), config.attempt_timeout);
+        if attempt.is_ok() {
+            config.meter.attempt(run.retried().attempts);
+        }
         let future = attempt.map(|timeout| {
             let sent = tokio::time::timeout(timeout.duration(), self.inner.call(copy(&request)));
             (timeout, sent)

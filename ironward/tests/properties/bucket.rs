@@ -329,3 +329,157 @@ proptest! {
         }
     }
 }
+
+/// The naive model of a bucket: its level and when it was last counted, refilled at the rate
+/// up to the burst on each take, in plain `f64` arithmetic. It follows the decisions of the
+/// bucket it models (`spend`), so float noise in one answer does not set the two apart for
+/// the rest of the run.
+#[derive(Debug, Clone, Copy)]
+struct Model {
+    rate: f64,
+    burst: f64,
+    tokens: f64,
+    at: u64,
+}
+
+impl Model {
+    /// A model of the policy `(rate, burst)`, read as a bucket reads it, holding `tokens` at
+    /// `at`.
+    fn new(rate: f64, burst: f64, tokens: f64, at: u64) -> Self {
+        let burst = model_burst(burst);
+        Self {
+            rate: model_rate(rate),
+            burst,
+            tokens: tokens.min(burst),
+            at,
+        }
+    }
+
+    /// The level at `t`, refilled since the last count.
+    fn level(&self, t: u64) -> f64 {
+        let secs = t.saturating_sub(self.at) as f64 / 1e9;
+        (self.tokens + self.rate * secs).min(self.burst)
+    }
+
+    /// Whether the model admits `n` at `t` with room to spare: more than float noise.
+    fn admits(&self, t: u64, n: f64) -> bool {
+        let level = self.level(t);
+        (0.0..=f64::MAX).contains(&n) && n <= level - 1e-9 * level.abs().max(1.0)
+    }
+
+    /// Counts at `t`, and spends `n` if the bucket took it.
+    fn spend(&mut self, t: u64, n: f64, taken: bool) {
+        self.tokens = self.level(t) - if taken { n } else { 0.0 };
+        self.at = self.at.max(t);
+    }
+}
+
+/// Two rates or bursts, the first the one a bucket reads as no smaller.
+fn ordered(a: f64, b: f64, read: fn(f64) -> f64) -> (f64, f64) {
+    if read(a) >= read(b) { (a, b) } else { (b, a) }
+}
+
+proptest! {
+    // After a retune to a lower rate, a lower burst or both, the takes from the retune on add
+    // up, over any stretch [a, b], to at most the new burst plus the new rate · (b − a), and
+    // from the retune itself to at most the tokens kept (what the old policy had left, capped
+    // at the new burst) plus the new rate · (b − t): lowering the limit hands out no new
+    // allowance. The model is the list of takes and the old policy's level at the retune.
+    #[test]
+    fn after_a_lower_rate_or_burst_no_stretch_admits_more_than_it(
+        rates in (figure(), figure()),
+        bursts in (figure(), figure()),
+        start in 0..1_000_000_000_000_u64,
+        before in prop::collection::vec((step(2_000_000_000), cost()), 0..50),
+        at in step(2_000_000_000),
+        after in prop::collection::vec((step(2_000_000_000), cost()), 1..150),
+    ) {
+        let (rate, lower_rate) = ordered(rates.0, rates.1, model_rate);
+        let (burst, lower_burst) = ordered(bursts.0, bursts.1, model_burst);
+        prop_assume!(
+            model_rate(lower_rate) != model_rate(rate)
+                || model_burst(lower_burst) != model_burst(burst)
+        );
+        let mut clock = Clock::new(start);
+        let mut bucket = Bucket::new(rate, burst, clock.now());
+        let mut model = Model::new(rate, burst, f64::INFINITY, start);
+        for (step, n) in before {
+            let now = clock.read(step);
+            let t = clock.change(now);
+            model.spend(t, n, bucket.take(now, n));
+        }
+        let now = clock.read(at);
+        let t = clock.change(now);
+        bucket.retune(lower_rate, lower_burst, now);
+        let (rate, burst) = (model_rate(lower_rate), model_burst(lower_burst));
+        let kept = model.level(t).min(burst);
+        let mut taken: Vec<(u64, f64)> = Vec::new();
+        for (step, n) in after {
+            let now = clock.read(step);
+            let at = clock.change(now);
+            if bucket.take(now, n) {
+                taken.push((at, n));
+            }
+        }
+        // The same slack for float drift as the bound without a retune.
+        let within = |sum: f64, bound: f64| sum <= bound * (1.0 + 1e-9);
+        let mut since_retune = 0.0;
+        for &(at, n) in &taken {
+            since_retune += n;
+            let bound = kept + rate * (at - t) as f64 / 1e9;
+            prop_assert!(within(since_retune, bound), "took {} since the retune; bound {}", since_retune, bound);
+        }
+        for i in 0..taken.len() {
+            let mut sum = 0.0;
+            for &(at, n) in &taken[i..] {
+                sum += n;
+                let bound = burst + rate * (at - taken[i].0) as f64 / 1e9;
+                prop_assert!(within(sum, bound), "took {} against {}", sum, bound);
+            }
+        }
+    }
+
+    // After a retune to a higher rate, a higher burst or both, nothing is refused that a
+    // bucket of the new policy, holding the tokens the old one had left at the retune, would
+    // admit: raising the limit forgets no tokens and refills at the new rate from the retune
+    // on. The model is the naive bucket, given the old policy's level at the retune.
+    #[test]
+    fn after_a_higher_rate_or_burst_nothing_the_new_policy_admits_is_refused(
+        rates in (figure(), figure()),
+        bursts in (figure(), figure()),
+        start in 0..1_000_000_000_000_u64,
+        before in prop::collection::vec((step(2_000_000_000), cost()), 0..50),
+        at in step(2_000_000_000),
+        after in prop::collection::vec((step(2_000_000_000), cost()), 1..150),
+    ) {
+        let (higher_rate, rate) = ordered(rates.0, rates.1, model_rate);
+        let (higher_burst, burst) = ordered(bursts.0, bursts.1, model_burst);
+        prop_assume!(
+            model_rate(higher_rate) != model_rate(rate)
+                || model_burst(higher_burst) != model_burst(burst)
+        );
+        let mut clock = Clock::new(start);
+        let mut bucket = Bucket::new(rate, burst, clock.now());
+        let mut model = Model::new(rate, burst, f64::INFINITY, start);
+        for (step, n) in before {
+            let now = clock.read(step);
+            let t = clock.change(now);
+            model.spend(t, n, bucket.take(now, n));
+        }
+        let now = clock.read(at);
+        let t = clock.change(now);
+        bucket.retune(higher_rate, higher_burst, now);
+        let mut model = Model::new(higher_rate, higher_burst, model.level(t), t);
+        for (step, n) in after {
+            let now = clock.read(step);
+            let at = clock.change(now);
+            let admits = model.admits(at, n);
+            let taken = bucket.take(now, n);
+            prop_assert!(
+                taken || !admits,
+                "refused {} at {} ns holding {}, which the new policy admits", n, at, model.level(at)
+            );
+            model.spend(at, n, taken);
+        }
+    }
+}

@@ -315,6 +315,71 @@ proptest! {
             "{} admitted after {} were taken, under a quota of {}", admitted, taken, lower
         );
     }
+
+    // After raising the quota, the period open at the retune counts what it had already
+    // taken and admits the difference at once: `left` is the new quota less those events,
+    // every event in that period is admitted until they reach the new quota, and every
+    // answer is that of a counter of the new quota that had seen the same events. Nothing
+    // the new policy admits is refused.
+    #[test]
+    fn after_a_higher_quota_nothing_the_new_policy_admits_is_refused(
+        quota in 0..10_u32,
+        more in prop_oneof![8 => 1..10_u32, 1 => Just(u32::MAX)],
+        period in 1..5_000_u64,
+        align in any::<bool>(),
+        before in prop::collection::vec(step(300), 0..20),
+        at in step(300),
+        after in prop::collection::vec((step(300), op()), 1..100),
+    ) {
+        let higher = quota.saturating_add(more);
+        let span = Duration::from_nanos(period);
+        let mut limit = made(quota, span, align);
+        let mut model = Model { quota, period, align, opened: Vec::new(), ended: false };
+        let mut clock = Clock::new(0);
+        for step in before {
+            let now = clock.read(step);
+            prop_assert_eq!(limit.take(now), model.take(clock.change(now)));
+        }
+        let now = clock.read(at);
+        limit.retune(higher, span, now);
+        let t = clock.change(now);
+        let open = model.open(t).map(|p| (p.start, p.events));
+        let end = open.map(|(start, _)| u128::from(start) + u128::from(period));
+        // The difference, at once: the events already taken count against the new quota.
+        let taken = open.map_or(0, |(_, events)| events);
+        let left = u64::from(higher).saturating_sub(taken);
+        prop_assert_eq!(u64::from(limit.left(now)), if open.is_some() { left } else { u64::from(higher) });
+        // The same events, counted under the new quota from the start.
+        let opened = open.map(|(start, events)| Opened { start, events, ..Opened::default() });
+        let mut twin = Model {
+            quota: higher,
+            period,
+            align,
+            opened: opened.into_iter().collect(),
+            ended: false,
+        };
+        let mut events = taken;
+        for (step, op) in after {
+            let now = clock.read(step);
+            match op {
+                Op::Take => {
+                    let at = clock.change(now);
+                    let answer = limit.take(now);
+                    prop_assert_eq!(answer, twin.take(at));
+                    // In the period open at the retune, while it still is: admitted until
+                    // its events reach the new quota.
+                    if end.is_some_and(|end| u128::from(at) < end) {
+                        events += 1;
+                        if events <= u64::from(higher) {
+                            prop_assert_ne!(answer, Quota::Over, "event {} of {} refused", events, higher);
+                        }
+                    }
+                }
+                Op::Left => prop_assert_eq!(limit.left(now), twin.left(clock.query(now))),
+                Op::Next => prop_assert_eq!(limit.next(now), twin.next(clock.query(now))),
+            }
+        }
+    }
 }
 
 proptest! {

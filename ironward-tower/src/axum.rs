@@ -1,10 +1,11 @@
-//! The one line an axum app needs: [`handle_error`], each refusal as its conventional
-//! response.
+//! The one line an axum app needs: [`handle_error`], each refusal as its response.
 //!
 //! An axum `Router` only takes services that never fail, so the layers' typed errors must
 //! become responses before they reach it: axum's `HandleErrorLayer` with [`handle_error`] does
 //! that for every layer of this crate at once, with the statuses [`crate::http`] gives (503,
-//! 429 with `Retry-After` and the `RateLimit` fields, 504) and a bare 500 for anything else.
+//! 429 with `Retry-After` and the `RateLimit` fields, 504), a body that says which piece
+//! refused and why (RFC 9457 problem details for a client that asks for
+//! `application/problem+json`, a line of text otherwise), and a bare 500 for anything else.
 //!
 //! # Examples
 //!
@@ -20,29 +21,40 @@
 //! let app = Router::new()
 //!     .route("/", get(|| async { "hello" }))
 //!     .layer((HandleErrorLayer::new(ironward_tower::axum::handle_error), GateLayer::new(0)));
-//! let response = app.oneshot(Request::new(Body::empty())).await.unwrap();
+//! let request = Request::get("/")
+//!     .header("accept", "application/problem+json")
+//!     .body(Body::empty())
+//!     .unwrap();
+//! let response = app.oneshot(request).await.unwrap();
 //! assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+//! assert_eq!(response.headers()["content-type"], "application/problem+json");
 //! # }
 //! ```
 
 use ::axum::BoxError;
 use ::axum::body::Body;
-use ::axum::response::{IntoResponse, Response};
+use ::axum::response::Response;
 use http::StatusCode;
+use http::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 
-/// Turns an error from this crate's layers into its conventional response, for axum's
-/// `HandleErrorLayer`.
+use crate::http::{Format, response_for};
+
+/// Turns an error from this crate's layers into its response, for axum's
+/// `HandleErrorLayer`; the request's headers choose the body's format.
 ///
-/// Each refusal gets [`crate::http::response_for`]'s answer (503, 429 with `Retry-After`,
-/// 504); any other error is `500 Internal Server Error` with a short plain-text body that
-/// says nothing of the error itself, which may hold details a client should not see. axum
-/// needs this because a `Router` only takes services that never fail: the layer turns each
-/// error into a response.
+/// Each refusal gets [`crate::http::response_for`]'s answer in the [`Format`] the request's
+/// `Accept` asks for ([`Format::from_accept`]): its status (503, 429 with `Retry-After`, 504)
+/// and a body naming the piece that refused and the numbers that decided it. Any other error
+/// is `500 Internal Server Error` with a body that says nothing of the error itself, which
+/// may hold details a client should not see (`{"title":"Internal Server Error","status":500}`
+/// as problem details, `internal server error` as text). axum needs this because a `Router`
+/// only takes services that never fail: the layer turns each error into a response.
 ///
 /// # Examples
 ///
 /// ```
-/// use axum::{Router, error_handling::HandleErrorLayer, http::StatusCode, routing::get};
+/// use axum::{Router, error_handling::HandleErrorLayer, http::{HeaderMap, StatusCode}};
+/// use axum::routing::get;
 /// use ironward::GateReason;
 /// use ironward_tower::{GateFull, GateLayer};
 ///
@@ -54,16 +66,32 @@ use http::StatusCode;
 /// # let _ = app;
 ///
 /// let full = GateFull::new(GateReason { held: 8, limit: 8 });
-/// let full = ironward_tower::axum::handle_error(Box::new(full)).await;
+/// let full = ironward_tower::axum::handle_error(HeaderMap::new(), Box::new(full)).await;
 /// assert_eq!(full.status(), StatusCode::SERVICE_UNAVAILABLE);
-/// let other = ironward_tower::axum::handle_error("boom".into()).await;
+/// let other = ironward_tower::axum::handle_error(HeaderMap::new(), "boom".into()).await;
 /// assert_eq!(other.status(), StatusCode::INTERNAL_SERVER_ERROR);
 /// # }
 /// ```
-pub async fn handle_error(err: BoxError) -> Response {
-    crate::http::response_for::<Body>(&err).unwrap_or_else(|| {
-        (StatusCode::INTERNAL_SERVER_ERROR, "internal server error").into_response()
-    })
+pub async fn handle_error(headers: HeaderMap, err: BoxError) -> Response {
+    let format = Format::from_accept(&headers);
+    response_for::<Body>(&err, format).unwrap_or_else(|| internal(format))
+}
+
+/// The `500` for an error that is not a refusal, in `format`, without its details.
+fn internal(format: Format) -> Response {
+    let (body, content_type) = match format {
+        Format::Problem => (
+            r#"{"title":"Internal Server Error","status":500}"#,
+            "application/problem+json",
+        ),
+        Format::Text => ("internal server error", "text/plain; charset=utf-8"),
+    };
+    let mut response = Response::new(Body::from(body));
+    *response.status_mut() = StatusCode::INTERNAL_SERVER_ERROR;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
 }
 
 #[cfg(test)]
@@ -77,31 +105,50 @@ mod tests {
     use super::*;
     use crate::{DeadlineExceeded, GateFull, Limited};
 
+    fn asking(accept: &'static str) -> HeaderMap {
+        let mut headers = HeaderMap::new();
+        headers.insert(http::header::ACCEPT, HeaderValue::from_static(accept));
+        headers
+    }
+
+    async fn body(response: Response) -> String {
+        let bytes = to_bytes(response.into_body(), 4096).await.unwrap();
+        String::from_utf8(bytes.to_vec()).unwrap()
+    }
+
     #[tokio::test]
-    async fn a_refusal_gets_its_conventional_response() {
-        assert_eq!(
-            handle_error(Box::new(GateFull::new(GateReason { held: 1, limit: 1 })))
-                .await
-                .status(),
-            StatusCode::SERVICE_UNAVAILABLE
-        );
-        assert_eq!(
-            handle_error(Box::new(DeadlineExceeded::new()))
-                .await
-                .status(),
-            StatusCode::GATEWAY_TIMEOUT
-        );
+    async fn a_refusal_gets_its_response() {
+        let full = GateFull::new(GateReason { held: 1, limit: 1 });
+        let response = handle_error(HeaderMap::new(), Box::new(full)).await;
+        assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+        assert!(body(response).await.contains("1 held against a limit of 1"));
+        let response = handle_error(HeaderMap::new(), Box::new(DeadlineExceeded::new())).await;
+        assert_eq!(response.status(), StatusCode::GATEWAY_TIMEOUT);
         let limited = Limited::new(Duration::from_secs(3), 1, Some(Duration::from_secs(1)));
-        let response = handle_error(Box::new(limited)).await;
+        let response = handle_error(HeaderMap::new(), Box::new(limited)).await;
         assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
         assert_eq!(response.headers()["retry-after"], "3");
     }
 
     #[tokio::test]
+    async fn a_client_asking_for_problem_details_gets_them() {
+        let full = GateFull::new(GateReason { held: 4, limit: 4 });
+        let response = handle_error(asking("application/problem+json"), Box::new(full)).await;
+        assert_eq!(response.headers()[CONTENT_TYPE], "application/problem+json");
+        let json: serde_json::Value = serde_json::from_str(&body(response).await).unwrap();
+        assert_eq!(json["piece"], "gate");
+        assert_eq!(json["status"], 503);
+    }
+
+    #[tokio::test]
     async fn any_other_error_is_a_500_that_keeps_its_details_to_itself() {
-        let response = handle_error("database password is hunter2".into()).await;
-        assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
-        let body = to_bytes(response.into_body(), 1024).await.unwrap();
-        assert_eq!(body, "internal server error");
+        for accept in ["*/*", "application/problem+json"] {
+            let response =
+                handle_error(asking(accept), "database password is hunter2".into()).await;
+            assert_eq!(response.status(), StatusCode::INTERNAL_SERVER_ERROR);
+            let body = body(response).await;
+            assert!(!body.contains("hunter2"), "{body}");
+            assert!(body.contains("nternal"), "{body}");
+        }
     }
 }

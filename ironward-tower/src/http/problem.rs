@@ -1,0 +1,245 @@
+//! [`Piece`] and [`Problem`]: which layer refused, and the refusal as a response body.
+
+use std::error::Error;
+use std::fmt;
+
+use http::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
+use http::{Response, StatusCode};
+
+use super::Format;
+use super::accept::PROBLEM_JSON;
+use crate::{BreakerRefused, DeadlineExceeded, GateFull, Limited, ShedRefused};
+
+/// Where the problem types are documented: each [`Piece`] variant's anchor on docs.rs.
+const TYPES: &str = "https://docs.rs/ironward-tower/latest/ironward_tower/http/enum.Piece.html";
+
+/// Which layer of this crate refused a request.
+///
+/// Each piece has its conventional status ([`Piece::status`]), a short [`title`](Piece::title)
+/// for a response body, and a problem type URI ([`Piece::type_uri`]): this variant's entry in
+/// these docs, which is what the RFC 9457 `type` member points a developer to.
+///
+/// # Examples
+///
+/// ```
+/// use http::StatusCode;
+/// use ironward_tower::http::Piece;
+///
+/// assert_eq!(Piece::Shed.status(), StatusCode::SERVICE_UNAVAILABLE);
+/// assert_eq!(Piece::RateLimit.as_str(), "rate_limit");
+/// assert!(Piece::Gate.type_uri().ends_with("#variant.Gate"));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Piece {
+    /// A [`BreakerLayer`](crate::BreakerLayer) refused the call: a backend this server
+    /// depends on is failing, and the breaker throttles calls to it. `503`, no `Retry-After`
+    /// (the breaker admits a share of calls at every moment; there is no time at which it
+    /// surely will).
+    Breaker,
+    /// A [`ShedLayer`](crate::ShedLayer) shed the request: the server's CPU is hot and it
+    /// has more in flight than it can finish (RFC 9110 §15.6.4). `503`, no `Retry-After`.
+    Shed,
+    /// A [`GateLayer`](crate::GateLayer) was full: the server already runs as many requests
+    /// as it allows at once. `503`, no `Retry-After` (room comes back when a request ends).
+    Gate,
+    /// A [`RateLimitLayer`](crate::RateLimitLayer) refused the request: this client sent
+    /// more than its quota (RFC 6585 §4). `429`, with `Retry-After` and the `RateLimit`
+    /// fields ([`Limited::headers`]).
+    RateLimit,
+    /// A [`DeadlineLayer`](crate::DeadlineLayer)'s time ran out before the response was
+    /// ready. `504`.
+    Deadline,
+}
+
+impl Piece {
+    /// The piece whose refusal `err` is, looking at `err` alone (not its sources).
+    pub(super) fn of(err: &(dyn Error + 'static)) -> Option<Self> {
+        if err.is::<BreakerRefused>() {
+            Some(Self::Breaker)
+        } else if err.is::<ShedRefused>() {
+            Some(Self::Shed)
+        } else if err.is::<GateFull>() {
+            Some(Self::Gate)
+        } else if err.is::<Limited>() {
+            Some(Self::RateLimit)
+        } else if err.is::<DeadlineExceeded>() {
+            Some(Self::Deadline)
+        } else {
+            None
+        }
+    }
+
+    /// The conventional status: 503 for the breaker, the shedder and the gate, 429 for a
+    /// rate limit, 504 for a deadline, as gRPC's mapping of `UNAVAILABLE`,
+    /// `RESOURCE_EXHAUSTED` and `DEADLINE_EXCEEDED` has them.
+    pub const fn status(self) -> StatusCode {
+        match self {
+            Self::Breaker | Self::Shed | Self::Gate => StatusCode::SERVICE_UNAVAILABLE,
+            Self::RateLimit => StatusCode::TOO_MANY_REQUESTS,
+            Self::Deadline => StatusCode::GATEWAY_TIMEOUT,
+        }
+    }
+
+    /// The piece's name, as the `piece` member of a problem body and the `piece` label of
+    /// the crate's metrics give it: `breaker`, `shed`, `gate`, `rate_limit` or `deadline`.
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Self::Breaker => "breaker",
+            Self::Shed => "shed",
+            Self::Gate => "gate",
+            Self::RateLimit => "rate_limit",
+            Self::Deadline => "deadline",
+        }
+    }
+
+    /// A short summary for people, the same for every refusal of the piece (RFC 9457
+    /// §3.1.4's `title`).
+    pub const fn title(self) -> &'static str {
+        match self {
+            Self::Breaker => "A backend this server needs is failing",
+            Self::Shed => "The server is overloaded",
+            Self::Gate => "The server is running all the requests it can",
+            Self::RateLimit => "Too many requests",
+            Self::Deadline => "The request ran out of time",
+        }
+    }
+
+    /// The problem type URI (RFC 9457 §3.1.1): this variant's entry in the crate's docs on
+    /// docs.rs.
+    pub fn type_uri(self) -> String {
+        let variant = match self {
+            Self::Breaker => "Breaker",
+            Self::Shed => "Shed",
+            Self::Gate => "Gate",
+            Self::RateLimit => "RateLimit",
+            Self::Deadline => "Deadline",
+        };
+        format!("{TYPES}#variant.{variant}")
+    }
+}
+
+impl fmt::Display for Piece {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A refusal of this crate's layers as a response: its status, its headers and a body that
+/// says which piece refused and why, as RFC 9457 problem details or one line of text.
+///
+/// | member | what |
+/// | --- | --- |
+/// | `type` | [`Piece::type_uri`]: the piece's entry in these docs |
+/// | `title` | [`Piece::title`] |
+/// | `status` | the response's status |
+/// | `detail` | the refusal's `Display`: its one line, with the numbers that decided it |
+/// | `piece` | [`Piece::as_str`], to match a response to the `piece` label of the metrics |
+/// | `retry_after` | for a rate limit, `Retry-After` in whole seconds; absent otherwise |
+///
+/// The text body is `"<title>: <detail>\n"`. The `detail` tells a client the numbers behind
+/// the decision (a breaker's window totals, a shedder's CPU reading): what an operator
+/// needs to see why, and nothing about the request or the backend beyond that. A server
+/// that would rather not tell maps [`status_for`](super::status_for) to a body of its own.
+///
+/// # Examples
+///
+/// ```
+/// use ironward::GateReason;
+/// use ironward_tower::GateFull;
+/// use ironward_tower::http::{Format, Piece, Problem};
+///
+/// let full = GateFull::new(GateReason { held: 8, limit: 8 });
+/// let problem = Problem::from_error(&full).unwrap();
+/// assert_eq!(problem.piece(), Piece::Gate);
+/// let json: serde_json::Value = serde_json::from_str(&problem.to_json()).unwrap();
+/// assert_eq!(json["status"], 503);
+/// assert_eq!(json["piece"], "gate");
+/// assert_eq!(json["detail"], full.to_string());
+///
+/// let response = problem.into_response::<String>(Format::Problem);
+/// assert_eq!(response.headers()["content-type"], "application/problem+json");
+/// ```
+#[derive(Debug, Clone)]
+pub struct Problem {
+    piece: Piece,
+    detail: String,
+    headers: HeaderMap,
+}
+
+impl Problem {
+    /// The first refusal along `err`'s source chain as a problem, or `None` when there is
+    /// none (see [`status_for`](super::status_for)).
+    pub fn from_error(err: &(dyn Error + 'static)) -> Option<Self> {
+        let (piece, link) = super::refusal(err)?;
+        let headers = link
+            .downcast_ref::<Limited>()
+            .map(Limited::headers)
+            .unwrap_or_default();
+        Some(Self {
+            piece,
+            detail: link.to_string(),
+            headers,
+        })
+    }
+
+    /// The piece that refused.
+    pub fn piece(&self) -> Piece {
+        self.piece
+    }
+
+    /// The response's status: the piece's.
+    pub fn status(&self) -> StatusCode {
+        self.piece.status()
+    }
+
+    /// The refusal's one line, with the numbers that decided it.
+    pub fn detail(&self) -> &str {
+        &self.detail
+    }
+
+    /// The header fields the response carries besides `Content-Type`: for a rate limit,
+    /// `Retry-After` and the `RateLimit` fields; nothing for the other pieces, which know no
+    /// wait.
+    pub fn headers(&self) -> &HeaderMap {
+        &self.headers
+    }
+
+    /// The body as RFC 9457 problem details in JSON (see the [table](Problem)).
+    pub fn to_json(&self) -> String {
+        let mut body = serde_json::json!({
+            "type": self.piece.type_uri(),
+            "title": self.piece.title(),
+            "status": self.status().as_u16(),
+            "detail": self.detail,
+            "piece": self.piece.as_str(),
+        });
+        if let Some(wait) = self.headers.get(RETRY_AFTER) {
+            // `Retry-After` is the wait in whole seconds, rounded up, as digits.
+            let seconds = wait.to_str().ok().and_then(|s| s.parse::<u64>().ok());
+            body["retry_after"] = seconds.into();
+        }
+        body.to_string()
+    }
+
+    /// The body as one line of text: `"<title>: <detail>\n"`.
+    pub fn to_text(&self) -> String {
+        format!("{}: {}\n", self.piece.title(), self.detail)
+    }
+
+    /// The response: the status, the [headers](Problem::headers), and the body in `format`
+    /// with its `Content-Type`.
+    pub fn into_response<B: From<String>>(self, format: Format) -> Response<B> {
+        let (body, content_type) = match format {
+            Format::Problem => (self.to_json(), HeaderValue::from_static(PROBLEM_JSON)),
+            Format::Text => (
+                self.to_text(),
+                HeaderValue::from_static("text/plain; charset=utf-8"),
+            ),
+        };
+        let mut response = Response::new(B::from(body));
+        *response.status_mut() = self.status();
+        *response.headers_mut() = self.headers;
+        response.headers_mut().insert(CONTENT_TYPE, content_type);
+        response
+    }
+}

@@ -22,6 +22,7 @@
 
 mod common;
 
+use common::overhead::{self, Piece};
 use common::{answer, answered, group, refused_with, send};
 
 use std::task::{Context, Waker};
@@ -29,11 +30,7 @@ use std::time::Duration;
 
 use criterion::Criterion;
 use http::Request;
-use ironward::{SHED, SRE};
-use ironward_tower::{
-    BreakerLayer, Clock, Cpu, DeadlineLayer, Dice, GateFull, GateLayer, Limit, Limited,
-    RateLimitLayer, ShedLayer,
-};
+use ironward_tower::{GateFull, GateLayer, Limit, Limited, RateLimitLayer};
 use tower::limit::{ConcurrencyLimitLayer, RateLimitLayer as TowerRateLimitLayer};
 use tower::load_shed::LoadShedLayer;
 use tower::load_shed::error::Overloaded as TowerOverloaded;
@@ -181,26 +178,13 @@ fn concurrency(c: &mut Criterion) {
 }
 
 /// What each ironward layer adds to a request that it lets through, over the bare inner
-/// service (`bare/inner`). The breaker, the shedder and the rate limit read a fixed clock
-/// (`Clock::from_fn`, an indirect call returning a constant), the breaker a fixed draw and the
-/// shedder a fixed cool CPU reading (`Cpu::fixed(100)`), so the rows are the layers' own work:
-/// the locks, the core's decision and record, the `Arc` clone a breaker's or a shedder's
-/// response future holds to settle the call. Their default classifiers (`HttpFailures`,
-/// `ShedFailures`) read the response's status.
+/// service (`bare/inner`): each layer as `common::overhead` builds it (its docs say what each
+/// row does), beside tower's `TimeoutLayer` for the deadline. `metered.rs` measures the same
+/// layers with their metrics on.
 ///
-/// - `breaker`: a healthy breaker (nothing but successes), `allow` in `call` and `pass` when
-///   the response future completes, each under the lock.
-/// - `shed`: a cool server, `allow` then `pass` likewise.
-/// - `rate_limit`: a token bucket with a burst of 10^15, which a fixed clock never refills and
-///   a run never empties.
-/// - `gate`: a limit of 8, entered in `call` and left when the response future completes.
-/// - `deadline`: a budget of one second. This layer takes no clock of its own: it reads tokio's
-///   (here `std::time::Instant`) to start the `RequestDeadline` and to compute what is left,
-///   inserts that into the request's extensions (which allocates the extension map and the
-///   value) and makes a `tokio::time::Sleep` to race the inner future (not polled, as the
-///   inner future answers first, so it is never registered with the timer). `tower/deadline`
-///   is tower's `TimeoutLayer` of one second, the same race with no deadline handed to the
-///   inner service: a `Sleep` made in `call`, the inner future polled first.
+/// `tower/deadline` is tower's `TimeoutLayer` of one second, the same race as ironward's
+/// `DeadlineLayer` with no deadline handed to the inner service: a `Sleep` made in `call`, the
+/// inner future polled first.
 fn overhead(c: &mut Criterion) {
     let mut g = group(c, "layer_overhead");
     g.bench_function("bare/inner", |b| {
@@ -208,45 +192,11 @@ fn overhead(c: &mut Criterion) {
         assert!(answered(&send(&mut service)));
         b.iter(|| send(&mut service));
     });
-    let fixed = || Clock::from_fn(|| Duration::from_secs(1));
-    g.bench_function("ironward/breaker", |b| {
-        let layer = BreakerLayer::new(SRE)
-            .with_clock(fixed())
-            .with_dice(Dice::from_fn(|| 0.5));
-        let mut service = layer.layer(service_fn(answer));
-        assert!(answered(&send(&mut service)));
-        b.iter(|| send(&mut service));
-        assert!(answered(&send(&mut service)));
-        assert_eq!(layer.ratio(), 0.0);
-    });
-    g.bench_function("ironward/shed", |b| {
-        let layer = ShedLayer::new(SHED, Cpu::fixed(100)).with_clock(fixed());
-        let mut service = layer.layer(service_fn(answer));
-        assert!(answered(&send(&mut service)));
-        b.iter(|| send(&mut service));
-        assert!(answered(&send(&mut service)));
-        assert_eq!(layer.flying(), 0);
-    });
-    g.bench_function("ironward/rate_limit", |b| {
-        let layer = RateLimitLayer::new(Limit::bucket(1.0, 1e15)).with_clock(fixed());
-        let mut service = layer.layer(service_fn(answer));
-        assert!(answered(&send(&mut service)));
-        b.iter(|| send(&mut service));
-        assert!(answered(&send(&mut service)));
-    });
-    g.bench_function("ironward/gate", |b| {
-        let layer = GateLayer::new(8);
-        let mut service = layer.layer(service_fn(answer));
-        assert!(answered(&send(&mut service)));
-        b.iter(|| send(&mut service));
-        assert_eq!(layer.held(), 0);
-    });
-    g.bench_function("ironward/deadline", |b| {
-        let mut service = DeadlineLayer::new(Duration::from_secs(1)).layer(service_fn(answer));
-        assert!(answered(&send(&mut service)));
-        b.iter(|| send(&mut service));
-        assert!(answered(&send(&mut service)));
-    });
+    for piece in Piece::ALL {
+        g.bench_function(format!("ironward/{}", piece.name()), |b| {
+            overhead::admitted(b, piece);
+        });
+    }
     g.bench_function("tower/deadline", |b| {
         let mut service = TimeoutLayer::new(Duration::from_secs(1)).layer(service_fn(answer));
         assert!(answered(&send(&mut service)));

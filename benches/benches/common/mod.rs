@@ -6,6 +6,8 @@
 
 #![allow(dead_code, reason = "each bench target uses the part it needs")]
 
+pub(crate) mod overhead;
+
 use std::convert::Infallible;
 use std::future::{Future, Ready, ready};
 use std::hint::black_box;

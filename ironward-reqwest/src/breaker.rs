@@ -6,6 +6,7 @@ use ironward::{Breaker, Permit, Sre};
 use ironward_tokio::{Clock, Dice, lock};
 
 use crate::classify::Verdict;
+use crate::meter::{BreakerMeter, DEFAULT_NAME};
 
 /// An [`ironward::Breaker`] behind a lock, with the clock and dice it reads: the client-side
 /// circuit breaker a [`RetryMiddleware`](crate::RetryMiddleware) consults before every
@@ -24,6 +25,13 @@ use crate::classify::Verdict;
 /// `Clone` shares the breaker: give one to every middleware, on every client, that talks to the
 /// same backend, and they throttle together. The lock is held only for the core's decision,
 /// never across an await.
+///
+/// Each attempt it admits or refuses is counted (with the `metrics` feature) as
+/// `ironward.requests` with `piece="breaker"`, its [name](Self::with_name), and `outcome`
+/// `admitted` or `refused` (`reason="throttled"`), and each refusal sets
+/// `ironward.breaker.ratio`, exactly as `ironward-tower`'s breaker layer counts; each refusal
+/// is also a `tracing` event at `DEBUG` with the numbers that decided it (see the crate docs'
+/// `# Metrics`).
 ///
 /// # Default
 ///
@@ -51,6 +59,7 @@ pub struct SharedBreaker {
     breaker: Arc<Mutex<Breaker>>,
     clock: Clock,
     dice: Dice,
+    meter: Arc<BreakerMeter>,
 }
 
 impl SharedBreaker {
@@ -67,7 +76,8 @@ impl SharedBreaker {
     /// assert_eq!(breaker.ratio(), 0.0);
     /// ```
     pub fn new(sre: Sre) -> Self {
-        Self::with_sources(sre, Clock::monotonic(), Dice::random())
+        let meter = Arc::new(BreakerMeter::new(DEFAULT_NAME));
+        Self::with_sources(sre, Clock::monotonic(), Dice::random(), meter)
     }
 
     /// The same policy on `clock`, with a fresh breaker whose window opens at the clock's now.
@@ -87,7 +97,7 @@ impl SharedBreaker {
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
         let sre = *self.lock().sre();
-        Self::with_sources(sre, clock, self.dice)
+        Self::with_sources(sre, clock, self.dice, self.meter)
     }
 
     /// The same breaker rolling `dice` (for example [`Dice::seeded`] in a test).
@@ -107,6 +117,41 @@ impl SharedBreaker {
         self
     }
 
+    /// The same breaker reporting under `name` (by default `"default"`): the `name` label of
+    /// its metrics and the `name` field of its refusal events, so that the breakers of two
+    /// backends in one process are told apart. The handles are registered anew under it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::SRE;
+    /// use ironward_reqwest::SharedBreaker;
+    ///
+    /// let breaker = SharedBreaker::new(SRE).with_name("payments");
+    /// assert_eq!(breaker.name(), "payments");
+    /// assert_eq!(SharedBreaker::new(SRE).name(), "default");
+    /// ```
+    #[must_use]
+    pub fn with_name(mut self, name: &'static str) -> Self {
+        self.meter = Arc::new(BreakerMeter::new(name));
+        self
+    }
+
+    /// The name the breaker reports under.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::SRE;
+    /// use ironward_reqwest::SharedBreaker;
+    ///
+    /// assert_eq!(SharedBreaker::new(SRE).name(), "default");
+    /// ```
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        self.meter.name()
+    }
+
     /// The fraction of calls the breaker would refuse now ([`Breaker::ratio`]), for a dashboard
     /// or an alert.
     ///
@@ -124,10 +169,35 @@ impl SharedBreaker {
         self.lock().ratio(self.clock.now())
     }
 
-    /// Asks to send one attempt now.
+    /// Asks to send one attempt now, and reports the answer: the count, and for a refusal
+    /// the drop fraction and a debug event with the numbers that decided it (a refusal is an
+    /// answer, not an error).
     pub(crate) fn allow(&self) -> Option<Permit> {
         let roll = self.dice.roll();
-        self.lock().allow(self.clock.now(), roll)
+        let now = self.clock.now();
+        let checked = self.lock().check(now, roll);
+        match checked {
+            Ok(permit) => {
+                self.meter.admitted();
+                Some(permit)
+            }
+            Err(reason) => {
+                self.meter.refused(reason.drop);
+                tracing::debug!(
+                    name = self.meter.name(),
+                    outcome = "refused",
+                    drop = reason.drop,
+                    roll = reason.roll,
+                    total = reason.total,
+                    accepts = reason.accepts,
+                    failing = reason.failing,
+                    working = reason.working,
+                    k = reason.k,
+                    "breaker refused a call"
+                );
+                None
+            }
+        }
     }
 
     /// Records the attempt behind `permit` as `verdict` says, now; `Verdict::Neither` drops
@@ -140,11 +210,12 @@ impl SharedBreaker {
         }
     }
 
-    fn with_sources(sre: Sre, clock: Clock, dice: Dice) -> Self {
+    fn with_sources(sre: Sre, clock: Clock, dice: Dice, meter: Arc<BreakerMeter>) -> Self {
         Self {
             breaker: Arc::new(Mutex::new(Breaker::new(sre, clock.now()))),
             clock,
             dice,
+            meter,
         }
     }
 

@@ -51,6 +51,7 @@ impl Middleware for RetryMiddleware {
                 Ok(timeout) => timeout,
                 Err(stop) => return self.give_up(last, run.retried(), stop),
             };
+            self.meter.attempt(run.retried().attempts);
             // The attempt is going ahead: the failed response it replaces is no longer needed.
             drop(last.take());
             let sent = next.clone().run(request, extensions);
@@ -71,7 +72,9 @@ impl Middleware for RetryMiddleware {
                     let step = self
                         .budgeted(|budget| run.response(status.as_u16(), fields, reading, budget));
                     if step == Step::Done {
-                        return Ok(mark(response, run.retried()));
+                        let retried = run.retried();
+                        self.meter.ended(&retried);
+                        return Ok(mark(response, retried));
                     }
                     (step, Failed::Response(response))
                 }
@@ -105,10 +108,12 @@ impl Middleware for RetryMiddleware {
                 let stop = StopReason::NotReplayable.into();
                 return self.give_up(Some(failed), run.retried(), stop);
             };
-            tracing::info!(
+            self.meter.wait(wait);
+            tracing::debug!(
+                name = self.meter.name(),
                 attempt = run.retried().attempts,
-                status = failed.status(),
                 wait = ?wait,
+                status = failed.status(),
                 reason = %failed,
                 "retrying request"
             );
@@ -133,7 +138,16 @@ impl RetryMiddleware {
             stop: Some(stop),
             ..retried
         };
-        tracing::debug!(attempts = retried.attempts, reason = %stop, "not retrying");
+        self.meter.ended(&retried);
+        // A refusal to retry is an answer, not an error.
+        tracing::debug!(
+            name = self.meter.name(),
+            attempts = retried.attempts,
+            waited = ?retried.waited,
+            stop = stop.as_str(),
+            reason = %stop,
+            "not retrying"
+        );
         match last {
             Some(Failed::Response(response)) => Ok(mark(response, retried)),
             Some(Failed::Error(error)) => Err(GaveUp::new(retried, stop, Some(error)).into()),

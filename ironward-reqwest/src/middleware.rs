@@ -10,6 +10,7 @@ use ironward::http_retry::{Reading, Settings};
 use ironward_tokio::{Clock, Dice, lock};
 
 use crate::SharedBreaker;
+use crate::meter::{DEFAULT_NAME, RetryMeter};
 
 /// The header that marks a request as deduplicated by the server, by default:
 /// `Idempotency-Key` (IETF draft-ietf-httpapi-idempotency-key-header, as Stripe and others
@@ -54,8 +55,10 @@ pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key
 ///    an attempt that ran out of its time goes to it as timed out (out of the budget, the call
 ///    ends with `BudgetExhausted`; out of the attempt timeout, it is a `Sent` fault).
 /// 5. The run answers: done, stop (with why), or wait. On a wait the middleware logs the retry
-///    (a `tracing` event at `INFO` with `attempt`, `status`, `wait` and `reason`), sleeps on
-///    its [clock](Self::with_clock), and goes back to step 1.
+///    (a `tracing` event at `DEBUG` with its `name`, the failed `attempt`, the `wait`, the
+///    `status` and the `reason`), sleeps on its [clock](Self::with_clock), and goes back to
+///    step 1. A stop is a `DEBUG` event too (a refusal to retry is an answer, not an error),
+///    with the `attempts`, the time `waited` and the `stop`'s label.
 ///
 /// The run is told the monotonic clock when the call starts, before each attempt and after
 /// each attempt. An attempt that failed (a status of 400 or more, an error, or a timeout) is
@@ -111,6 +114,7 @@ pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key
 /// | wall clock | [`Clock::unix`] | |
 /// | replay-safe header | [`IDEMPOTENCY_KEY`] | IETF idempotency-key draft |
 /// | retry budget, breaker | none | |
+/// | name | `"default"`, the `name` its metrics and events carry | |
 ///
 /// `Clone` shares the budget, the breaker, the clocks and the dice.
 ///
@@ -158,6 +162,8 @@ pub struct RetryMiddleware {
     pub(crate) dice: Dice,
     pub(crate) clock: Clock,
     pub(crate) wall_clock: Clock,
+    /// The handles it reports through, registered when it was made or renamed.
+    pub(crate) meter: Arc<RetryMeter>,
 }
 
 impl RetryMiddleware {
@@ -188,6 +194,7 @@ impl RetryMiddleware {
             dice: Dice::random(),
             clock: Clock::monotonic(),
             wall_clock: Clock::unix(),
+            meter: Arc::new(RetryMeter::new(DEFAULT_NAME)),
         }
     }
 
@@ -365,6 +372,40 @@ impl RetryMiddleware {
     pub fn with_idempotency_header(mut self, name: Option<HeaderName>) -> Self {
         self.idempotency_header = name;
         self
+    }
+
+    /// The same middleware reporting under `name` (by default `"default"`): the `name` label of
+    /// its metrics and the `name` field of its `tracing` events, so that two retry policies in
+    /// one process are told apart (see the crate docs' `# Metrics`). The handles are
+    /// registered anew under it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward_reqwest::RetryMiddleware;
+    ///
+    /// let search = RetryMiddleware::default().with_name("search");
+    /// assert_eq!(search.name(), "search");
+    /// assert_eq!(RetryMiddleware::default().name(), "default");
+    /// ```
+    #[must_use]
+    pub fn with_name(mut self, name: &'static str) -> Self {
+        self.meter = Arc::new(RetryMeter::new(name));
+        self
+    }
+
+    /// The name the middleware reports under.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward_reqwest::RetryMiddleware;
+    ///
+    /// assert_eq!(RetryMiddleware::default().name(), "default");
+    /// ```
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        self.meter.name()
     }
 
     /// The retry settings.

@@ -9,12 +9,18 @@
 //! empty idempotency key, a `Retry-After` that is not UTF-8, a time budget that runs out while
 //! the client waits, and a connection refused before anything was sent.
 //!
+//! With the `metrics` feature, each edge also counts every row on a recorder of its own, and
+//! both must count the same attempts by kind, the same call outcome (the core's label) and the
+//! same waits, and what the row's record says.
+//!
 //! Time is a manual clock ([`Clock::manual`]) shared by both clients and the server: a sleep on
 //! it moves it forward at once, so the waits cost no real time and the instants the server
 //! records are exactly the waits decided, to the nanosecond. The wall clock is fixed, so an
 //! HTTP-date `Retry-After` is a known delay; the dice are either "no jitter" or one seeded
 //! sequence, the same for both edges.
 
+#[path = "edges/counts.rs"]
+mod counts;
 #[path = "common/http_date.rs"]
 mod http_date;
 #[path = "edges/server.rs"]
@@ -36,6 +42,7 @@ use ironward_tower::HttpRetryLayer;
 use reqwest_middleware::ClientBuilder;
 use tower::{ServiceBuilder, ServiceExt};
 
+use counts::{Counts, Meter};
 use http_date::http_date;
 use server::{Hit, Reply, Server};
 
@@ -108,6 +115,8 @@ struct Seen {
     effects: u32,
     /// The status returned, or `None` for an error.
     status: Option<u16>,
+    /// What the edge counted through the `metrics` facade.
+    counts: Counts,
 }
 
 impl Row {
@@ -369,13 +378,14 @@ async fn serve(row: &Row, clock: &Clock) -> (Option<Server>, String) {
     (Some(server), url)
 }
 
-/// What a row's server saw and did.
-fn seen(server: Option<Server>, retried: Retried, status: Option<u16>) -> Seen {
+/// What a row's server saw and did, and what the edge counted.
+fn seen(server: Option<Server>, meter: &Meter, retried: Retried, status: Option<u16>) -> Seen {
     Seen {
         hits: server.as_ref().map(Server::hits).unwrap_or_default(),
         effects: server.as_ref().map_or(0, Server::effects),
         retried,
         status,
+        counts: meter.counts(),
     }
 }
 
@@ -383,10 +393,13 @@ fn seen(server: Option<Server>, retried: Retried, status: Option<u16>) -> Seen {
 async fn through_reqwest(row: &Row) -> Seen {
     let (clock, _hand, dice) = row.sources();
     let (server, url) = serve(row, &clock).await;
-    let middleware = RetryMiddleware::new(row.settings)
-        .with_clock(clock)
-        .with_wall_clock(Clock::from_fn(|| Duration::from_secs(WALL)))
-        .with_dice(dice);
+    let meter = Meter::new();
+    let middleware = meter.made(|| {
+        RetryMiddleware::new(row.settings)
+            .with_clock(clock)
+            .with_wall_clock(Clock::from_fn(|| Duration::from_secs(WALL)))
+            .with_dice(dice)
+    });
     let client = ClientBuilder::new(reqwest::Client::new())
         .with(middleware)
         .build();
@@ -407,11 +420,11 @@ async fn through_reqwest(row: &Row) -> Seen {
                 .extensions()
                 .get::<Retried>()
                 .expect("every response carries a Retried");
-            seen(server, retried, Some(response.status().as_u16()))
+            seen(server, &meter, retried, Some(response.status().as_u16()))
         }
         Err(err) => {
             let gave_up = GaveUp::find(&err).expect("every error is a GaveUp");
-            seen(server, gave_up.retried(), None)
+            seen(server, &meter, gave_up.retried(), None)
         }
     }
 }
@@ -427,11 +440,14 @@ async fn through_tower(row: &Row) -> Seen {
             Fault::Sent
         }
     };
-    let layer = HttpRetryLayer::new(row.settings)
-        .with_clock(clock)
-        .with_wall_clock(Clock::from_fn(|| Duration::from_secs(WALL)))
-        .with_dice(dice)
-        .with_errors(classify);
+    let meter = Meter::new();
+    let layer = meter.made(|| {
+        HttpRetryLayer::new(row.settings)
+            .with_clock(clock)
+            .with_wall_clock(Clock::from_fn(|| Duration::from_secs(WALL)))
+            .with_dice(dice)
+            .with_errors(classify)
+    });
     let client = Client::builder(TokioExecutor::new()).build_http::<Full<Bytes>>();
     let service = ServiceBuilder::new().layer(layer).service(client);
     let Body::Fixed(body) = row.body else {
@@ -450,13 +466,13 @@ async fn through_tower(row: &Row) -> Seen {
                 .extensions()
                 .get::<Retried>()
                 .expect("every response carries a Retried");
-            seen(server, retried, Some(response.status().as_u16()))
+            seen(server, &meter, retried, Some(response.status().as_u16()))
         }
         Err(err) => {
             let gave_up = err
                 .downcast_ref::<ironward_tower::retry::GaveUp>()
                 .expect("every error is a GaveUp");
-            seen(server, gave_up.retried(), None)
+            seen(server, &meter, gave_up.retried(), None)
         }
     }
 }
@@ -506,6 +522,7 @@ async fn both_edges_retry_every_row_alike() {
             assert_eq!(instants, row.expect.requests, "{}", row.name);
             assert_eq!(reqwest.retried, row.expect.retried, "{}", row.name);
         }
+        counts::check(&reqwest.counts, &reqwest.retried, row.name);
         if row.body == Body::Streamed {
             continue;
         }

@@ -1,0 +1,330 @@
+//! The `metrics` feature: the middleware's attempts by kind, its finished calls by outcome
+//! (the core's labels: `success` or the stop's `as_str`) and its waits, and the shared
+//! breaker's decisions, equal what a scripted local server saw, read from `metrics-util`'s
+//! `DebuggingRecorder`. Each test makes its middleware and breaker inside
+//! `metrics::with_local_recorder`, so the handles they register record to that test's
+//! recorder alone. Time is a manual clock: every wait is exact and takes no real time.
+#![cfg(feature = "metrics")]
+
+// The table's server; this file reads what it saw, not the effects it performed.
+#[allow(dead_code)]
+#[path = "edges/server.rs"]
+mod server;
+
+use std::future::Future;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ironward::http_retry::{Settings, Stop, StopReason};
+use ironward::{Budget, SRE};
+use ironward_reqwest::{Clock, Dice, GaveUp, Retried, RetryMiddleware, SharedBreaker};
+use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
+use reqwest_middleware::ClientBuilder;
+
+use server::{Reply, Server};
+
+/// How long one test may take in real time: its waits are free, its requests local.
+const LIMIT: Duration = Duration::from_secs(20);
+
+/// A metric's labels, sorted by key.
+type Labels = Vec<(String, String)>;
+
+/// One snapshot of a recorder: every value by name and sorted labels.
+struct Seen(Vec<(String, Labels, DebugValue)>);
+
+impl Seen {
+    fn take(snapshotter: &Snapshotter) -> Self {
+        let values = snapshotter
+            .snapshot()
+            .into_vec()
+            .into_iter()
+            .map(|(key, _, _, value)| {
+                let key = key.key();
+                let mut labels: Vec<_> = key
+                    .labels()
+                    .map(|l| (l.key().to_owned(), l.value().to_owned()))
+                    .collect();
+                labels.sort();
+                (key.name().to_owned(), labels, value)
+            })
+            .collect();
+        Self(values)
+    }
+
+    fn find(&self, metric: &str, labels: &[(&str, &str)]) -> Option<&DebugValue> {
+        let mut want: Vec<_> = labels
+            .iter()
+            .map(|&(k, v)| (k.to_owned(), v.to_owned()))
+            .collect();
+        want.sort();
+        self.0
+            .iter()
+            .find(|(n, l, _)| n == metric && *l == want)
+            .map(|(_, _, value)| value)
+    }
+
+    fn counter(&self, metric: &str, labels: &[(&str, &str)]) -> u64 {
+        match self.find(metric, labels) {
+            Some(DebugValue::Counter(count)) => *count,
+            other => panic!("{metric} {labels:?} is a registered counter, not {other:?}"),
+        }
+    }
+
+    fn attempts(&self, name: &str, kind: &str) -> u64 {
+        self.counter("ironward.retry.attempts", &[("name", name), ("kind", kind)])
+    }
+
+    fn calls(&self, name: &str, outcome: &str) -> u64 {
+        self.counter(
+            "ironward.retry.calls",
+            &[("name", name), ("outcome", outcome)],
+        )
+    }
+
+    /// Every call the middleware `name` finished, whatever the outcome.
+    fn all_calls(&self, name: &str) -> u64 {
+        let label = ("name".to_owned(), name.to_owned());
+        self.0
+            .iter()
+            .filter(|(n, l, _)| n == "ironward.retry.calls" && l.contains(&label))
+            .map(|(_, _, value)| match value {
+                DebugValue::Counter(count) => *count,
+                other => panic!("a calls counter, not {other:?}"),
+            })
+            .sum()
+    }
+
+    fn waits(&self, name: &str) -> Vec<f64> {
+        match self.find("ironward.retry.wait", &[("name", name)]) {
+            Some(DebugValue::Histogram(values)) => values.iter().map(|v| v.0).collect(),
+            other => panic!("ironward.retry.wait is a histogram, not {other:?}"),
+        }
+    }
+
+    /// The breaker `name`'s count of `outcome`, as `ironward-tower`'s breaker labels it.
+    fn breaker(&self, name: &str, outcome: &str) -> u64 {
+        let mut labels = vec![("piece", "breaker"), ("name", name), ("outcome", outcome)];
+        if outcome == "refused" {
+            labels.push(("reason", "throttled"));
+        }
+        self.counter("ironward.requests", &labels)
+    }
+
+    fn gauge(&self, metric: &str, labels: &[(&str, &str)]) -> f64 {
+        match self.find(metric, labels) {
+            Some(DebugValue::Gauge(value)) => value.0,
+            other => panic!("{metric} {labels:?} is a gauge, not {other:?}"),
+        }
+    }
+}
+
+/// A middleware on `clock` with no jitter: the waits are 200, 400 and 800 ms exactly.
+fn middleware(settings: Settings, clock: &Clock) -> RetryMiddleware {
+    RetryMiddleware::new(settings)
+        .with_clock(clock.clone())
+        .with_dice(Dice::from_fn(|| 1.0))
+}
+
+/// Sends a GET to `server` through `middleware`: the status and the record, or `None` and the
+/// record for a call that gave up without a response.
+async fn get(middleware: RetryMiddleware, server: &Server) -> (Option<u16>, Retried) {
+    let client = ClientBuilder::new(reqwest::Client::new())
+        .with(middleware)
+        .build();
+    let url = format!("http://{}/items", server.addr);
+    match client.get(url).send().await {
+        Ok(response) => {
+            let retried = *response.extensions().get::<Retried>().expect("a record");
+            (Some(response.status().as_u16()), retried)
+        }
+        Err(err) => {
+            let gave_up = GaveUp::find(&err).expect("the middleware's error");
+            (None, gave_up.retried())
+        }
+    }
+}
+
+async fn bounded<F: Future>(test: F) -> F::Output {
+    tokio::time::timeout(LIMIT, test)
+        .await
+        .expect("the test finishes in time")
+}
+
+fn statuses(script: &[u16]) -> Vec<Reply> {
+    script.iter().map(|&s| Reply::status(s)).collect()
+}
+
+#[tokio::test]
+async fn a_call_that_recovers_counts_one_first_two_retries_and_a_success() {
+    bounded(async {
+        let (clock, _hand) = Clock::manual(Duration::ZERO);
+        let server = Server::start(statuses(&[503, 503, 200]), false, clock.clone()).await;
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        let retry =
+            metrics::with_local_recorder(&recorder, || middleware(Settings::default(), &clock));
+
+        let (status, retried) = get(retry, &server).await;
+        assert_eq!((status, retried.attempts), (Some(200), 3));
+        assert_eq!(server.hits().len(), 3);
+
+        let seen = Seen::take(&snapshotter);
+        assert_eq!(seen.attempts("default", "first"), 1);
+        assert_eq!(seen.attempts("default", "retry"), 2);
+        assert_eq!(seen.calls("default", "success"), 1);
+        assert_eq!(seen.all_calls("default"), 1);
+        assert_eq!(seen.waits("default"), [0.2, 0.4]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_call_that_runs_out_of_retries_counts_attempts_exhausted() {
+    bounded(async {
+        let (clock, _hand) = Clock::manual(Duration::ZERO);
+        let server = Server::start(statuses(&[503]), false, clock.clone()).await;
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        let retry =
+            metrics::with_local_recorder(&recorder, || middleware(Settings::default(), &clock));
+
+        let (status, retried) = get(retry, &server).await;
+        let exhausted = Stop::Decided(StopReason::AttemptsExhausted);
+        assert_eq!((status, retried.stop), (Some(503), Some(exhausted)));
+
+        let seen = Seen::take(&snapshotter);
+        assert_eq!(seen.attempts("default", "first"), 1);
+        assert_eq!(seen.attempts("default", "retry"), 3);
+        assert_eq!(seen.calls("default", "attempts_exhausted"), 1);
+        assert_eq!(seen.calls("default", "success"), 0);
+        assert_eq!(seen.all_calls("default"), 1);
+        assert_eq!(seen.waits("default"), [0.2, 0.4, 0.8]);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn a_retry_the_budget_holds_back_counts_throttled_and_no_retry() {
+    // gRPC A6: two tokens, one lost to the first 503, leaves the budget at half: no retry.
+    bounded(async {
+        let (clock, _hand) = Clock::manual(Duration::ZERO);
+        let server = Server::start(statuses(&[503]), false, clock.clone()).await;
+        let budget = Arc::new(Mutex::new(Budget::new(2, 0.5)));
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        let retry = metrics::with_local_recorder(&recorder, || {
+            middleware(Settings::default(), &clock).with_budget(Arc::clone(&budget))
+        });
+
+        let (status, retried) = get(retry, &server).await;
+        assert_eq!((status, retried.stop), (Some(503), Some(Stop::Throttled)));
+        assert_eq!(server.hits().len(), 1);
+
+        let seen = Seen::take(&snapshotter);
+        assert_eq!(seen.attempts("default", "first"), 1);
+        assert_eq!(seen.attempts("default", "retry"), 0);
+        assert_eq!(seen.calls("default", "throttled"), 1);
+        assert_eq!(seen.all_calls("default"), 1);
+        assert!(seen.waits("default").is_empty());
+    })
+    .await;
+}
+
+// Google SRE client-side throttling: under a server that always fails the breaker refuses a
+// growing share of attempts. Each call asks it at most until the first refusal, which ends
+// the call as `refused`, so its refusals are exactly the calls ending so; its admissions are
+// exactly the attempts sent, and the requests the server saw.
+#[tokio::test]
+async fn the_breaker_counts_what_it_admits_and_refuses_as_the_tower_breaker_does() {
+    bounded(async {
+        let (clock, _hand) = Clock::manual(Duration::ZERO);
+        let server = Server::start(statuses(&[503]), false, clock.clone()).await;
+        let settings = Settings {
+            max_retries: 1,
+            base_delay: Duration::from_millis(1),
+            ..Settings::default()
+        };
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        let (retry, breaker) = metrics::with_local_recorder(&recorder, || {
+            let breaker = SharedBreaker::new(SRE)
+                .with_clock(clock.clone())
+                .with_dice(Dice::seeded(11))
+                .with_name("payments");
+            let retry = middleware(settings, &clock)
+                .with_breaker(breaker.clone())
+                .with_name("payments");
+            (retry, breaker)
+        });
+        assert_eq!(breaker.name(), "payments");
+
+        let mut refused_first = 0;
+        for _ in 0..60 {
+            let (status, retried) = get(retry.clone(), &server).await;
+            if status.is_none() {
+                assert_eq!((retried.attempts, retried.stop), (0, Some(Stop::Refused)));
+                refused_first += 1;
+            }
+        }
+
+        let seen = Seen::take(&snapshotter);
+        let sent = seen.attempts("payments", "first") + seen.attempts("payments", "retry");
+        assert_eq!(seen.breaker("payments", "admitted"), sent);
+        assert_eq!(server.hits().len() as u64, sent);
+        let refused = seen.breaker("payments", "refused");
+        assert_eq!(seen.calls("payments", "refused"), refused);
+        assert!(
+            refused > refused_first as u64 && refused_first > 20,
+            "{refused}, {refused_first}"
+        );
+        assert_eq!(
+            seen.attempts("payments", "first"),
+            60 - refused_first as u64
+        );
+        assert_eq!(
+            seen.calls("payments", "refused") + seen.calls("payments", "attempts_exhausted"),
+            60
+        );
+        assert_eq!(seen.all_calls("payments"), 60);
+        println!(
+            "breaker: {sent} attempts admitted, {refused} refused ({refused_first} first attempts) over 60 calls"
+        );
+        let drop = seen.gauge("ironward.breaker.ratio", &[("name", "payments")]);
+        assert!(drop > 0.5 && drop <= 1.0, "drop {drop}");
+        // The default name was registered by `new` and then replaced: it counted nothing.
+        assert_eq!(seen.breaker("default", "admitted"), 0);
+        assert_eq!(seen.all_calls("default"), 0);
+    })
+    .await;
+}
+
+#[tokio::test]
+async fn two_named_middlewares_count_apart() {
+    bounded(async {
+        let (clock, _hand) = Clock::manual(Duration::ZERO);
+        let healthy = Server::start(statuses(&[200]), false, clock.clone()).await;
+        let failing = Server::start(statuses(&[404]), false, clock.clone()).await;
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        let (search, reports) = metrics::with_local_recorder(&recorder, || {
+            let search = middleware(Settings::default(), &clock).with_name("search");
+            let reports = middleware(Settings::default(), &clock).with_name("reports");
+            (search, reports)
+        });
+        assert_eq!((search.name(), reports.name()), ("search", "reports"));
+        for _ in 0..3 {
+            assert_eq!(get(search.clone(), &healthy).await.0, Some(200));
+        }
+        assert_eq!(get(reports, &failing).await.0, Some(404));
+
+        let seen = Seen::take(&snapshotter);
+        assert_eq!(seen.attempts("search", "first"), 3);
+        assert_eq!(seen.calls("search", "success"), 3);
+        assert_eq!(seen.all_calls("search"), 3);
+        assert_eq!(seen.attempts("reports", "first"), 1);
+        assert_eq!(seen.attempts("reports", "retry"), 0);
+        assert_eq!(seen.calls("reports", "not_retryable"), 1);
+        assert_eq!(seen.all_calls("reports"), 1);
+    })
+    .await;
+}

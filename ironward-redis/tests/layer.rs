@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use http::{HeaderName, Request, StatusCode};
 use ironward_redis::{Mode, Options, RateLimitLayer, Store};
+use ironward_tower::http::Format;
 use ironward_tower::{Clock, Limit, Limited};
 use tower::{BoxError, Layer, Service, ServiceExt, service_fn};
 
@@ -61,7 +62,7 @@ async fn layers_of_one_name_share_one_budget_across_stores() {
 
     // The same HTTP answer as ironward-tower's own layer gives.
     let err: BoxError = Box::new(limited);
-    let response = ironward_tower::http::response_for::<()>(&err).unwrap();
+    let response = ironward_tower::http::response_for::<String>(&err, Format::Text).unwrap();
     assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
     assert_eq!(response.headers()["retry-after"], "50");
     assert_eq!(

@@ -5,6 +5,7 @@ use std::time::Duration;
 use ironward::Quota;
 
 use crate::Mode;
+use crate::meter::Admits;
 
 /// What a fleet-wide limiter answered to a `take`: the in-memory type's answer, its
 /// `next()` right after, and which store decided.
@@ -42,13 +43,13 @@ pub struct Answer<T> {
 impl Answer<Quota> {
     /// Whether the event was admitted: [`Quota::Under`] or [`Quota::Hit`].
     pub fn admitted(&self) -> bool {
-        self.value != Quota::Over
+        self.value.admits()
     }
 }
 
 impl Answer<bool> {
     /// Whether the event was admitted.
     pub fn admitted(&self) -> bool {
-        self.value
+        self.value.admits()
     }
 }

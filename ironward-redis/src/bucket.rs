@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::local::Local;
+use crate::meter::{self, Meter, Piece};
 use crate::store::Ran;
 use crate::wire::{self, Reading};
 use crate::{Answer, Error, Mode, Store, script};
@@ -87,6 +88,7 @@ struct Inner {
     /// The fallback's rate and burst: the store's share of each.
     local_rate: f64,
     local_burst: f64,
+    meter: Meter,
 }
 
 /// A bucket's state as a script returns it.
@@ -105,13 +107,20 @@ impl Bucket {
     /// `name` tells limiters apart in Redis (an empty one is read as `"ironward"`); two
     /// limiters with the same name and different parameters would share state.
     pub fn new(store: &Store, name: &str, rate: f64, burst: f64) -> Self {
+        Self::with(store, name, rate, burst, Piece::Bucket)
+    }
+
+    /// [`new`](Bucket::new), reporting its decisions as `piece`.
+    pub(crate) fn with(store: &Store, name: &str, rate: f64, burst: f64, piece: Piece) -> Self {
         let core = ironward::Bucket::new(rate, burst, Duration::ZERO);
         let (rate, burst) = (core.rate(), core.burst());
         let fresh = core.idle();
         let share = store.options().local_share();
+        let name = wire::name(name);
         Self(Arc::new(Inner {
             store: store.clone(),
-            name: wire::name(name),
+            meter: Meter::new(piece, &name),
+            name,
             rate,
             burst,
             ttl_ms: wire::ttl_ms(fresh),
@@ -163,7 +172,8 @@ impl Bucket {
             };
             Some(reading.wait_nanos(self.wait(&state, n)))
         };
-        match this.store.run("bucket_next", &call, decode).await? {
+        let ran = this.store.run(&this.meter, "bucket_next", &call, decode);
+        match ran.await? {
             Ran::Answered(wait) => Ok(wait),
             Ran::Local => {
                 this.store.answered_locally();
@@ -191,8 +201,41 @@ impl Bucket {
         &self.0.store
     }
 
-    /// [`take`](Bucket::take) for `key`, or for the budget of requests without a key.
+    /// [`take`](Bucket::take) for `key`, or for the budget of requests without a key,
+    /// counted and, when refused, reported.
     pub(crate) async fn take_key(
+        &self,
+        key: Option<&[u8]>,
+        now: Duration,
+        n: f64,
+    ) -> Result<Answer<bool>, Error> {
+        let decided = self.decide(key, now, n).await;
+        let this = &self.0;
+        let meter = &this.meter;
+        meter.count(&decided);
+        if let Ok(answer) = &decided
+            && !answer.admitted()
+        {
+            let (rate, burst) = match answer.mode {
+                Mode::Redis => (this.rate, this.burst),
+                Mode::Local => (this.local_rate, this.local_burst),
+            };
+            tracing::debug!(
+                piece = meter.piece(),
+                name = meter.name(),
+                source = meter::source(answer.mode),
+                rate,
+                burst,
+                cost = n,
+                retry_after = ?answer.next,
+                "bucket short of tokens; refused"
+            );
+        }
+        decided
+    }
+
+    /// What [`take_key`](Bucket::take_key) decides, before it is counted.
+    async fn decide(
         &self,
         key: Option<&[u8]>,
         now: Duration,
@@ -236,7 +279,8 @@ impl Bucket {
                 mode: Mode::Redis,
             })
         };
-        match this.store.run("bucket", &call, decode).await? {
+        let ran = this.store.run(&this.meter, "bucket", &call, decode);
+        match ran.await? {
             Ran::Answered(answer) => Ok(answer),
             Ran::Local => {
                 this.store.answered_locally();

@@ -3,9 +3,9 @@
 
 use std::time::Duration;
 
-use crate::Store;
 use crate::local::Local;
-use crate::wire;
+use crate::meter::{Meter, Piece};
+use crate::{Mode, Store, wire};
 
 /// A quota over a span, in the keys named `name`, with a fallback of core limiters `L`.
 pub(crate) struct Counted<L> {
@@ -20,16 +20,20 @@ pub(crate) struct Counted<L> {
     pub(crate) local: Local<L>,
     /// The fallback's quota: the store's share of `quota`, rounded down.
     pub(crate) local_quota: u32,
+    pub(crate) meter: Meter,
 }
 
 impl<L> Counted<L> {
-    /// `quota` over `span`, which the core has already read (raised to 1 ns).
-    pub(crate) fn new(store: &Store, name: &str, quota: u32, span: Duration) -> Self {
+    /// `quota` over `span`, which the core has already read (raised to 1 ns), reporting as
+    /// `piece`.
+    pub(crate) fn new(store: &Store, name: &str, quota: u32, span: Duration, piece: Piece) -> Self {
         let micros = wire::span_micros(span);
         let options = store.options();
+        let name = wire::name(name);
         Self {
             store: store.clone(),
-            name: wire::name(name),
+            meter: Meter::new(piece, &name),
+            name,
             quota,
             span,
             micros,
@@ -37,6 +41,15 @@ impl<L> Counted<L> {
             local: Local::new(options.local_keys),
             // The product is below 2^32, and `as` truncates towards zero.
             local_quota: (f64::from(quota) * options.local_share()) as u32,
+        }
+    }
+
+    /// The quota that decided an answer from `mode`'s store: the fallback's share, or the
+    /// whole of it.
+    pub(crate) fn quota_of(&self, mode: Mode) -> u32 {
+        match mode {
+            Mode::Redis => self.quota,
+            Mode::Local => self.local_quota,
         }
     }
 

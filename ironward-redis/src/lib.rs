@@ -136,7 +136,9 @@
 //!   on it would hand every process its own. A Redis that accepts connections and never
 //!   answers is therefore refused, not failed over: watch [`Stats::timeouts`].
 //! - **Observable.** [`Store::mode`] and [`Store::stats`] (answers by mode, timeouts,
-//!   failovers, recoveries).
+//!   failovers, recoveries); a `WARN` event at each failover and an `INFO` at each return
+//!   (see "Tracing"); with the `metrics` feature, the decisions by source, the failovers,
+//!   the time on the fallback and each round trip's (see "Metrics").
 //!
 //! The bound, for a fleet of `N` processes and a quota `Q` per window: while Redis is
 //! away, each process admits what its own fallback admits, at most `⌊share · Q⌋` per
@@ -148,6 +150,69 @@
 //! `tests/fault.rs` kills `redis-server` mid-load and counts exactly `Q` admitted before
 //! the kill, `⌊share · Q⌋` during the outage and `Q` after the restart (its server keeps
 //! no data), the bound `2 · Q + ⌊share · Q⌋` for one process.
+//!
+//! # Metrics
+//!
+//! With the `metrics` feature, every limiter and every store report through the
+//! [`metrics`](https://docs.rs/metrics) facade, to whichever recorder the application installs
+//! (a Prometheus or OpenTelemetry exporter); without it nothing is recorded and no dependency
+//! is pulled in. Handles are registered once, when a limiter, a layer or a store is made, so
+//! a decision costs an increment on a handle (and a round trip one reading of tokio's
+//! clock), and nothing at all while no recorder is installed. Names follow the OpenTelemetry
+//! conventions: dot-separated, lower case, the unit in braces for a count of things,
+//! durations in seconds. `ironward.requests` is the counter ironward-tower's layers count
+//! under, so one query sees a fleet-wide limit beside the local ones.
+//!
+//! | name | kind | unit | labels | what |
+//! | --- | --- | --- | --- | --- |
+//! | `ironward.requests` | counter | `{request}` | `piece`, `name`, `source`, `outcome`, `reason` (refused only) | each `take` of a limiter, and each request a [`RateLimitLayer`] decided on |
+//! | `ironward.redis.failovers` | counter | `{failover}` | none | switches of a store from Redis to its local fallback: one per outage, however many calls it answers |
+//! | `ironward.redis.fallback.duration` | histogram | `s` | none | how long each stretch on the fallback lasted, from the failover to the `PING` Redis answered, recorded when it ends |
+//! | `ironward.redis.decision.duration` | histogram | `s` | `piece`, `name`, `outcome` | the round trip of each script call (every `take` and `next` Redis is asked), from sending it to its reply, its error or its timeout |
+//!
+//! The labels take a small fixed set of values (keys are never labels):
+//!
+//! - `piece`: `redis_period`, `redis_bucket` or `redis_sliding` for a [`Period`], [`Bucket`]
+//!   or [`Sliding`] of its own; `rate_limit`, ironward-tower's rate limit's piece, for the
+//!   limiter inside a [`RateLimitLayer`], whatever its kind, so that a request through the
+//!   layer is counted once;
+//! - `name`: the limiter's name as its keys read it (an empty one is `ironward`); for a
+//!   [`RateLimitLayer`] the name given to [`RateLimitLayer::new`], which names its budgets
+//!   for the whole fleet, and not its policy name, which several layers may share;
+//! - `source`: which store decided, the [`Answer`]'s [`Mode`]: `redis`, or `local` for the
+//!   fallback; a refusal without an answer is `redis`'s;
+//! - `outcome` of a request: `admitted` or `refused`; of a round trip: `ok` (a reply that
+//!   decoded) or `error` (an error reply or a dropped connection, which fails over; a
+//!   timeout; a reply no script gives);
+//! - `reason`, on refusals: `limited` (over the quota: [`Quota::Over`](ironward::Quota), or
+//!   `false`), `timeout` (Redis did not answer in time, [`Error::Timeout`]) or `bad_reply`
+//!   (Redis's reply was none a script gives, [`Error::Reply`]). A failover is no refusal:
+//!   the fallback answers, under `source="local"`.
+//!
+//! The stretches on the fallback are a histogram rather than a counter of seconds because
+//! it holds the counter and more: its sum is the time spent on the fallback (its rate the
+//! fraction of time a process ran on its share of the quota), its count the recoveries, its
+//! buckets how long outages last. A stretch still under way is recorded when it ends: until
+//! then it shows as one more `ironward.redis.failovers` than fallback stretches, and, at
+//! once, as `ironward.requests{source="local"}`. [`Store::stats`] holds the same counts
+//! without the feature.
+//!
+//! # Tracing
+//!
+//! Whatever the feature, the crate reports through [`tracing`](https://docs.rs/tracing),
+//! each event with the limiter's `piece` and `name` as fields:
+//!
+//! | level | when | fields |
+//! | --- | --- | --- |
+//! | `DEBUG` | a `take` refused over its quota (a refusal is an answer, not an error) | `source`, and the numbers that decided it: `quota` and `period` or `window`, or `rate`, `burst` and `cost` (the fallback's share on `source="local"`), and `retry_after` |
+//! | `DEBUG` | a call refused because Redis did not answer in time | `script`, `timeout` |
+//! | `WARN` | a store fails over to its local fallback | `script`, `error` (what Redis or the connection said), `probe`, `share` |
+//! | `ERROR` | a store fails over because a limiter's key holds another type (`WRONGTYPE`): another program's data, which fails over again after each recovery until someone looks | `script`, `error` |
+//! | `ERROR` | Redis gave a reply no script gives ([`Error::Reply`]) | `script`, `reply` |
+//! | `INFO` | a store is back on Redis | `lasted`: how long it ran on the fallback |
+//!
+//! A failover is reported once, by the call that switched the store; the calls the
+//! fallback answers after it are not.
 //!
 //! # Edge cases
 //!
@@ -168,12 +233,14 @@
 //! changing the layer and nothing else.
 
 #![forbid(unsafe_code)]
+#![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod answer;
 mod bucket;
 mod counted;
 mod error;
 mod local;
+mod meter;
 mod period;
 mod rate_limit;
 mod script;

@@ -7,6 +7,7 @@ use std::time::Duration;
 use ironward::Quota;
 
 use crate::counted::Counted;
+use crate::meter::{self, Piece};
 use crate::store::Ran;
 use crate::wire::{self, Reading};
 use crate::{Answer, Error, Store, script};
@@ -90,7 +91,7 @@ impl Period {
     /// limiters with the same name and different parameters would share state. A `period`
     /// below 1 µs is raised to 1 µs, and is rounded up to whole microseconds.
     pub fn new(store: &Store, name: &str, quota: u32, period: Duration) -> Self {
-        Self::with(store, name, quota, period, false)
+        Self::with(store, name, quota, period, false, Piece::Period)
     }
 
     /// A quota of `quota` events per `period` for each key, in the keys named `name`,
@@ -100,15 +101,23 @@ impl Period {
     ///
     /// `name` and `period` are read as [`new`](Period::new) reads them.
     pub fn aligned(store: &Store, name: &str, quota: u32, period: Duration) -> Self {
-        Self::with(store, name, quota, period, true)
+        Self::with(store, name, quota, period, true, Piece::Period)
     }
 
-    /// [`new`](Period::new) or, with `align`, [`aligned`](Period::aligned).
-    fn with(store: &Store, name: &str, quota: u32, period: Duration, align: bool) -> Self {
+    /// [`new`](Period::new) or, with `align`, [`aligned`](Period::aligned), reporting its
+    /// decisions as `piece`.
+    pub(crate) fn with(
+        store: &Store,
+        name: &str,
+        quota: u32,
+        period: Duration,
+        align: bool,
+        piece: Piece,
+    ) -> Self {
         // The period as the core reads it; a `Period` allocates nothing.
         let period = ironward::Period::new(quota, period).period();
         Self(Arc::new(Inner {
-            counted: Counted::new(store, name, quota, period),
+            counted: Counted::new(store, name, quota, period, piece),
             align,
         }))
     }
@@ -134,7 +143,8 @@ impl Period {
         call.arg(reading.arg()).arg(this.micros);
         let decode =
             |reply: &redis::Value| wire::micros(reply).map(|wait| reading.wait(wait as i64));
-        match this.store.run("period_next", &call, decode).await? {
+        let ran = this.store.run(&this.meter, "period_next", &call, decode);
+        match ran.await? {
             Ran::Answered(wait) => Ok(wait),
             Ran::Local => {
                 this.store.answered_locally();
@@ -162,12 +172,35 @@ impl Period {
         &self.0.counted.store
     }
 
-    /// [`take`](Period::take) for `key`, or for the budget of requests without a key.
+    /// [`take`](Period::take) for `key`, or for the budget of requests without a key,
+    /// counted and, when refused, reported.
     pub(crate) async fn take_key(
         &self,
         key: Option<&[u8]>,
         now: Duration,
     ) -> Result<Answer<Quota>, Error> {
+        let decided = self.decide(key, now).await;
+        let this = &self.0.counted;
+        let meter = &this.meter;
+        meter.count(&decided);
+        if let Ok(answer) = &decided
+            && !answer.admitted()
+        {
+            tracing::debug!(
+                piece = meter.piece(),
+                name = meter.name(),
+                source = meter::source(answer.mode),
+                quota = this.quota_of(answer.mode),
+                period = ?this.span,
+                retry_after = ?answer.next,
+                "period over its quota; refused"
+            );
+        }
+        decided
+    }
+
+    /// What [`take_key`](Period::take_key) decides, before it is counted.
+    async fn decide(&self, key: Option<&[u8]>, now: Duration) -> Result<Answer<Quota>, Error> {
         let (this, align) = (&self.0.counted, self.0.align);
         let reading = Reading::new(this.store.options().time, now);
         let [count, start, ts] = this.keys(key, ["count", "start", "ts"]);
@@ -193,7 +226,8 @@ impl Period {
                 mode: crate::Mode::Redis,
             })
         };
-        match this.store.run("period", &call, decode).await? {
+        let ran = this.store.run(&this.meter, "period", &call, decode);
+        match ran.await? {
             Ran::Answered(answer) => Ok(answer),
             Ran::Local => {
                 this.store.answered_locally();

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::counted::Counted;
+use crate::meter::{self, Piece};
 use crate::store::Ran;
 use crate::wire::{self, Reading};
 use crate::{Answer, Error, Mode, Store, script};
@@ -79,8 +80,19 @@ impl Sliding {
     /// limiters with the same name and different parameters would share state. A `window`
     /// below 1 µs is raised to 1 µs, and is rounded up to whole microseconds.
     pub fn new(store: &Store, name: &str, quota: u32, window: Duration) -> Self {
+        Self::with(store, name, quota, window, Piece::Sliding)
+    }
+
+    /// [`new`](Sliding::new), reporting its decisions as `piece`.
+    pub(crate) fn with(
+        store: &Store,
+        name: &str,
+        quota: u32,
+        window: Duration,
+        piece: Piece,
+    ) -> Self {
         let window = ironward::Sliding::new(0, window).window();
-        Self(Arc::new(Counted::new(store, name, quota, window)))
+        Self(Arc::new(Counted::new(store, name, quota, window, piece)))
     }
 
     /// Whether an event for `key` at `now` is within the quota, counting it if it is.
@@ -102,7 +114,8 @@ impl Sliding {
         call.key(log).key(ts);
         call.arg(reading.arg()).arg(this.quota).arg(this.micros);
         let decode = |reply: &redis::Value| wire::wait(reply).map(|wait| reading.wait(wait));
-        match this.store.run("sliding_next", &call, decode).await? {
+        let ran = this.store.run(&this.meter, "sliding_next", &call, decode);
+        match ran.await? {
             Ran::Answered(wait) => Ok(wait),
             Ran::Local => {
                 this.store.answered_locally();
@@ -131,12 +144,35 @@ impl Sliding {
         &self.0.store
     }
 
-    /// [`take`](Sliding::take) for `key`, or for the budget of requests without a key.
+    /// [`take`](Sliding::take) for `key`, or for the budget of requests without a key,
+    /// counted and, when refused, reported.
     pub(crate) async fn take_key(
         &self,
         key: Option<&[u8]>,
         now: Duration,
     ) -> Result<Answer<bool>, Error> {
+        let decided = self.decide(key, now).await;
+        let this = &self.0;
+        let meter = &this.meter;
+        meter.count(&decided);
+        if let Ok(answer) = &decided
+            && !answer.admitted()
+        {
+            tracing::debug!(
+                piece = meter.piece(),
+                name = meter.name(),
+                source = meter::source(answer.mode),
+                quota = this.quota_of(answer.mode),
+                window = ?this.span,
+                retry_after = ?answer.next,
+                "sliding window full; refused"
+            );
+        }
+        decided
+    }
+
+    /// What [`take_key`](Sliding::take_key) decides, before it is counted.
+    async fn decide(&self, key: Option<&[u8]>, now: Duration) -> Result<Answer<bool>, Error> {
         let this = &self.0;
         let reading = Reading::new(this.store.options().time, now);
         let [log, ts] = this.keys(key, ["log", "ts"]);
@@ -159,7 +195,8 @@ impl Sliding {
                 mode: Mode::Redis,
             })
         };
-        match this.store.run("sliding", &call, decode).await? {
+        let ran = this.store.run(&this.meter, "sliding", &call, decode);
+        match ran.await? {
             Ran::Answered(answer) => Ok(answer),
             Ran::Local => {
                 this.store.answered_locally();

@@ -9,6 +9,7 @@ use std::time::Duration;
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::{Client, IntoConnectionInfo, RedisResult, ScriptInvocation, Value};
 
+use crate::meter::{Meter, Stopwatch, StoreMeter};
 use crate::{Error, script};
 
 /// How a [`Store`] talks to Redis and what it does when Redis is away.
@@ -217,6 +218,7 @@ struct Shared {
     unknown: AtomicU64,
     failovers: AtomicU64,
     recoveries: AtomicU64,
+    meter: StoreMeter,
 }
 
 /// What running a script came to.
@@ -244,6 +246,7 @@ impl Store {
             unknown: AtomicU64::new(0),
             failovers: AtomicU64::new(0),
             recoveries: AtomicU64::new(0),
+            meter: StoreMeter::new(),
         }))
     }
 
@@ -324,12 +327,15 @@ impl Store {
         Ok(())
     }
 
-    /// Runs `call` and decodes its reply with `decode`, failing over on an error.
+    /// Runs `call` for the limiter of `meter` and decodes its reply with `decode`, failing
+    /// over on an error.
     ///
     /// Counts what came of it, but for a local answer, which the caller counts with
-    /// [`answered_locally`](Store::answered_locally) when it gives one.
+    /// [`answered_locally`](Store::answered_locally) when it gives one; records the round
+    /// trip on `meter`, whatever it came to.
     pub(crate) async fn run<T>(
         &self,
+        meter: &Meter,
         script: &'static str,
         call: &ScriptInvocation<'_>,
         decode: impl FnOnce(&Value) -> Option<T>,
@@ -338,27 +344,40 @@ impl Store {
             return Ok(Ran::Local);
         }
         let mut conn = self.0.conn.clone();
+        let watch = Stopwatch::start();
         let reply = tokio::time::timeout(self.0.options.timeout, call.invoke_async(&mut conn));
-        match reply.await {
-            Ok(Ok(value)) => match decode(&value) {
-                Some(answer) => {
-                    self.0.redis.fetch_add(1, Ordering::Relaxed);
-                    Ok(Ran::Answered(answer))
-                }
-                None => {
-                    self.0.unknown.fetch_add(1, Ordering::Relaxed);
-                    Err(Error::Reply {
-                        script,
-                        reply: crate::wire::describe(&value),
-                    })
-                }
-            },
-            Ok(Err(err)) if err.is_timeout() => Err(self.timed_out()),
-            Ok(Err(_)) => {
-                self.fail_over();
+        let reply = reply.await;
+        let answer = match &reply {
+            Ok(Ok(value)) => decode(value),
+            _ => None,
+        };
+        meter.round_trip(watch, answer.is_some());
+        match (reply, answer) {
+            (_, Some(answer)) => {
+                self.0.redis.fetch_add(1, Ordering::Relaxed);
+                Ok(Ran::Answered(answer))
+            }
+            (Ok(Ok(value)), None) => {
+                self.0.unknown.fetch_add(1, Ordering::Relaxed);
+                let reply = crate::wire::describe(&value);
+                // Not a passing fault: another program's data under the limiter's keys, or
+                // a script of another version. Every call on those keys fails until a
+                // person looks.
+                tracing::error!(
+                    piece = meter.piece(),
+                    name = meter.name(),
+                    script,
+                    reply = %reply,
+                    "redis gave a reply no script gives; the call is refused"
+                );
+                Err(Error::Reply { script, reply })
+            }
+            (Ok(Err(err)), None) if err.is_timeout() => Err(self.timed_out(meter, script)),
+            (Ok(Err(err)), None) => {
+                self.fail_over(meter, script, &err);
                 Ok(Ran::Local)
             }
-            Err(_) => Err(self.timed_out()),
+            (Err(_), None) => Err(self.timed_out(meter, script)),
         }
     }
 
@@ -367,14 +386,23 @@ impl Store {
         self.0.answered_locally.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn timed_out(&self) -> Error {
+    fn timed_out(&self, meter: &Meter, script: &'static str) -> Error {
         self.0.timeouts.fetch_add(1, Ordering::Relaxed);
+        // A refusal, as the answer to the call is: a slow Redis shows in
+        // `ironward.requests{reason="timeout"}`, not in a log line per call.
+        tracing::debug!(
+            piece = meter.piece(),
+            name = meter.name(),
+            script,
+            timeout = ?self.0.options.timeout,
+            "redis did not answer in time; the call is refused and the store stays on redis"
+        );
         Error::Timeout
     }
 
-    /// Switches to the local fallback and starts the probe, unless another call already
-    /// did.
-    fn fail_over(&self) {
+    /// Switches to the local fallback after `err` and starts the probe, unless another call
+    /// already did.
+    fn fail_over(&self, meter: &Meter, script: &'static str, err: &redis::RedisError) {
         let Ok(runtime) = tokio::runtime::Handle::try_current() else {
             // No runtime to probe from: stay on Redis, and let the next call try again.
             return;
@@ -386,14 +414,39 @@ impl Store {
             .is_ok()
         {
             self.0.failovers.fetch_add(1, Ordering::Relaxed);
-            runtime.spawn(probe(Arc::downgrade(&self.0)));
+            self.0.meter.failed_over();
+            let options = &self.0.options;
+            if err.code() == Some("WRONGTYPE") {
+                // Not an outage: another program's data under the limiter's keys, which
+                // fails over again after every recovery until a person looks.
+                tracing::error!(
+                    piece = meter.piece(),
+                    name = meter.name(),
+                    script,
+                    error = %err,
+                    "a limiter's key holds another type; answering from the local fallback"
+                );
+            } else {
+                tracing::warn!(
+                    piece = meter.piece(),
+                    name = meter.name(),
+                    script,
+                    error = %err,
+                    probe = ?options.probe,
+                    share = options.local_share(),
+                    "redis failed; answering from the local fallback until a PING is answered"
+                );
+            }
+            let since = tokio::time::Instant::now();
+            runtime.spawn(probe(Arc::downgrade(&self.0), since));
         }
     }
 }
 
 /// Sends `PING` every probe interval until Redis answers `PONG`, then switches the store
-/// back to Redis. Ends too when the store is dropped.
-async fn probe(store: Weak<Shared>) {
+/// back to Redis and reports how long it was away, counted from `since`, the failover.
+/// Ends too when the store is dropped.
+async fn probe(store: Weak<Shared>, since: tokio::time::Instant) {
     loop {
         let Some(interval) = store.upgrade().map(|shared| shared.options.probe) else {
             return;
@@ -410,6 +463,9 @@ async fn probe(store: Weak<Shared>) {
         {
             shared.local.store(false, Ordering::Release);
             shared.recoveries.fetch_add(1, Ordering::Relaxed);
+            let lasted = since.elapsed();
+            shared.meter.recovered(lasted);
+            tracing::info!(lasted = ?lasted, "redis answers again; the store is back on redis");
             return;
         }
     }

@@ -12,6 +12,7 @@ use ironward_tower::{Clock, Limit, Limited};
 use tower::Layer;
 
 use super::RateLimitService;
+use crate::meter::Piece;
 use crate::{Bucket, Error, Period, Sliding, Store};
 
 /// Reads a request's key from its head.
@@ -113,22 +114,23 @@ enum Limiter {
 impl RateLimitLayer {
     /// One budget of `limit` for every request, in the keys named `name`, under the policy
     /// name `"default"`.
+    ///
+    /// With the `metrics` feature, the layer's decisions count under `piece="rate_limit"`
+    /// and `name`, the name its budgets are kept under (see the crate docs, "Metrics").
     pub fn new(store: &Store, name: &str, limit: Limit) -> Self {
+        let piece = Piece::RateLimit;
         let limiter = match limit {
-            Limit::Bucket { rate, burst } => Limiter::Bucket(Bucket::new(store, name, rate, burst)),
+            Limit::Bucket { rate, burst } => {
+                Limiter::Bucket(Bucket::with(store, name, rate, burst, piece))
+            }
             Limit::Sliding { quota, window } => {
-                Limiter::Sliding(Sliding::new(store, name, quota, window))
+                Limiter::Sliding(Sliding::with(store, name, quota, window, piece))
             }
             Limit::Period {
                 quota,
                 period,
-                align: false,
-            } => Limiter::Period(Period::new(store, name, quota, period)),
-            Limit::Period {
-                quota,
-                period,
-                align: true,
-            } => Limiter::Period(Period::aligned(store, name, quota, period)),
+                align,
+            } => Limiter::Period(Period::with(store, name, quota, period, align, piece)),
         };
         Self {
             shared: Arc::new(Shared {

@@ -84,9 +84,6 @@
 //! | `ironward.requests` | counter | `{request}` | `piece`, `name`, `outcome`, `reason` (refused and shadowed only) | calls a layer decided on |
 //! | `ironward.breaker.ratio` | gauge | `1` | `name` | the drop fraction the breaker's last refusal computed, in `[0, 1]` |
 //! | `ironward.shed.in_flight` | gauge | `{request}` | `name` | calls the shedder admitted and has not yet seen complete, set on each decision and each completion |
-//! | `ironward.retry.attempts` | counter | `{attempt}` | `name`, `kind` (`first` or `retry`) | attempts [`HttpRetryLayer`] sent, as [`Retried::attempts`] counts them |
-//! | `ironward.retry.calls` | counter | `{call}` | `name`, `outcome` (`success` or the stop's label: `not_retryable`, `not_replayable`, `attempts_exhausted`, `budget_exhausted`, `server_delay_exceeds_cap`, `invalid_retry_after`, `invalid_settings`, `invalid_input`, `throttled`, `refused`) | calls [`HttpRetryLayer`] finished, labelled by [`Retried::outcome`] |
-//! | `ironward.retry.wait` | histogram | `s` | `name` | each wait [`HttpRetryLayer`] decided before a retry, in seconds |
 //!
 //! The labels take a small fixed set of values:
 //!
@@ -95,11 +92,13 @@
 //!   would have refused and let through (a shadow layer counts no `refused`);
 //! - `reason`, on refusals and shadowed calls: `throttled` (breaker), `overloaded` or `cooling` (shed, the
 //!   [`ShedReason`](ironward::ShedReason)'s heat), `limited` (rate limit), `full` (gate),
-//!   `exceeded` (deadline: the time had run out when the request arrived; one that runs out
-//!   inside counts as admitted);
+//!   `exceeded` or `elapsed` (deadline: the time had run out when the request arrived, or it
+//!   ran out while the inner service worked on the call, which the enforcing layer cuts and
+//!   a shadow one lets finish). A call with a deadline is counted once, when it ends:
+//!   `admitted` if it answered in time (a response ready at the deadline is in time) or was
+//!   dropped before its deadline, `elapsed` if it was cut or dropped after it;
 //! - `name`: the layer's name, `"default"` unless set with [`BreakerLayer::with_name`],
-//!   [`ShedLayer::with_name`], [`GateLayer::with_name`], [`DeadlineLayer::with_name`],
-//!   [`HttpRetryLayer::with_name`] or, for
+//!   [`ShedLayer::with_name`], [`GateLayer::with_name`], [`DeadlineLayer::with_name`] or, for
 //!   a rate limit, its policy name, [`RateLimitLayer::named`], so that two breakers in one
 //!   process are told apart.
 //!
@@ -113,12 +112,14 @@
 //!
 //! # Shadow mode
 //!
-//! The breaker, the shedder, the rate limit and the gate each take
+//! The breaker, the shedder, the rate limit, the gate and the deadline each take
 //! `with_mode(Mode::Shadow)` (and report it with `mode()`): the layer decides exactly as it
 //! would enforcing, state changes and all, but lets a call it would refuse through to the
 //! inner service, reporting it as `shadowed`, so that a tighter policy can be tried on real
-//! traffic before it refuses anyone. [`Mode`] says what each layer does with a shadowed
-//! call, and where the would-be refusal can be read. [`DeadlineLayer`] has no shadow mode.
+//! traffic before it refuses anyone. A shadow [`DeadlineLayer`] cuts no call: one that runs
+//! past its deadline finishes with its own response and is reported when it ends. [`Mode`]
+//! says what each layer does with a shadowed call, and where the would-be refusal can be
+//! read.
 //!
 //! # Time in tests
 //!

@@ -14,20 +14,29 @@
 ///   enforcing breaker never ran it (the core records its refusal as a drop either way);
 /// - a shadowed shed request is not in flight, as a refused one is not;
 /// - a shadowed gate entry holds no room, and a shadowed rate-limited request took nothing
-///   from the budget.
+///   from the budget;
+/// - a shadow deadline sets no timer: a request whose time had run out when it arrived
+///   (reason `exceeded`) goes through, and a call that runs past its deadline is let finish
+///   with its own response and reported when it ends (reason `elapsed`).
 ///
 /// A shadow layer therefore sees the traffic its enforcing twin would have let in, and
 /// refuses nothing: its decisions are the twin's, not those of a layer that let the
 /// shadowed calls count.
 ///
-/// Where the service serves `http::Request`s ([`RateLimitLayer`](crate::RateLimitLayer)),
-/// the refusal value ([`Limited`](crate::Limited)) is also put in the *request's* extensions,
-/// so that the handler or an outer layer can read it. The breaker, the shedder and the gate
-/// serve any request type, so they report a shadowed refusal through the event and the
-/// counter alone; and none of the layers can put it in the response's extensions, since the
-/// response type is the inner service's, whatever it is.
+/// Where the service serves `http::Request`s ([`RateLimitLayer`](crate::RateLimitLayer),
+/// [`DeadlineLayer`](crate::DeadlineLayer)), the refusal value ([`Limited`](crate::Limited),
+/// [`DeadlineExceeded`](crate::DeadlineExceeded)) is also put in the *request's* extensions,
+/// so that the handler or an outer layer can read it. A deadline can do so only for a
+/// request that arrived out of time: whether a call will run out inside is not known when
+/// it goes in (its handler reads [`RequestDeadline`](crate::RequestDeadline) for that). The
+/// breaker, the shedder and the gate serve any request type, so they report a shadowed
+/// refusal through the event and the counter alone; and none of the layers can put it in
+/// the response's extensions, since the response type is the inner service's, whatever it
+/// is.
 ///
-/// The mode is checked on the refusal path only: an admitted call costs what it did.
+/// The mode is checked on the refusal path only: an admitted call costs what it did. The
+/// deadline is the exception, since it decides when a call ends: a shadow deadline reads
+/// the clock once when the call ends, in place of the enforcing layer's timer.
 ///
 /// # Examples
 ///

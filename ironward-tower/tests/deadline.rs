@@ -405,3 +405,53 @@ mod over_http {
         assert_eq!(body, "none");
     }
 }
+
+// Shadow mode: the enforcing test above, `a_spent_deadline_fails_at_once_...`, in reverse.
+#[tokio::test(start_paused = true)]
+async fn a_shadow_deadline_passes_a_spent_request_on_with_its_refusal_in_the_extensions() {
+    let handler = service_fn(|request: Request<()>| async move {
+        let extensions = request.extensions();
+        Ok::<_, BoxError>((
+            extensions.get::<DeadlineExceeded>().copied(),
+            extensions.get::<RequestDeadline>().copied(),
+        ))
+    });
+    let mut request = Request::new(());
+    request
+        .extensions_mut()
+        .insert(RequestDeadline::start(ms(100)));
+    advance(ms(150)).await;
+    let layer = DeadlineLayer::new(ms(5000)).with_mode(ironward_tower::Mode::Shadow);
+    let (refusal, deadline) = layer.layer(handler).oneshot(request).await.unwrap();
+    assert_eq!(refusal, Some(DeadlineExceeded::new()));
+    // The spent deadline from further out, not the layer's fresh one.
+    let deadline = deadline.unwrap();
+    assert_eq!(deadline.budget(), ms(100));
+    assert_eq!(deadline.remaining(), Some(Duration::ZERO));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shadow_deadline_cuts_nothing_and_hides_no_inner_error() {
+    let layer = DeadlineLayer::new(ms(300)).with_mode(ironward_tower::Mode::Shadow);
+    // Past its deadline, and still within it: the handler's own answer either way.
+    let seen = layer
+        .layer(working(ms(900)))
+        .oneshot(Request::new(()))
+        .await;
+    assert!(seen.unwrap().unwrap().expired());
+    let seen = layer
+        .layer(working(ms(100)))
+        .oneshot(Request::new(()))
+        .await;
+    assert_eq!(seen.unwrap().unwrap().remaining(), Some(ms(200)));
+    let failing = service_fn(|_: Request<()>| async {
+        sleep(ms(500)).await;
+        Err::<(), _>(std::fmt::Error)
+    });
+    let err = layer
+        .layer(failing)
+        .oneshot(Request::new(()))
+        .await
+        .unwrap_err();
+    assert!(err.is::<std::fmt::Error>());
+}

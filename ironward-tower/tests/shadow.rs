@@ -13,9 +13,11 @@ use std::time::Duration;
 use http::{Request, Response};
 use ironward::{SHED, SRE};
 use ironward_tower::{
-    AnyError, BreakerLayer, BreakerRefused, Clock, Cpu, Dice, GateFull, GateLayer, Limit, Limited,
-    Mode, RateLimitLayer, ShedLayer, ShedRefused,
+    AnyError, BreakerLayer, BreakerRefused, Clock, Cpu, DeadlineExceeded, DeadlineLayer, Dice,
+    GateFull, GateLayer, Limit, Limited, Mode, RateLimitLayer, RequestDeadline, ShedLayer,
+    ShedRefused,
 };
+use tokio::time::Instant;
 use tower::{BoxError, Layer, Service, service_fn};
 
 /// A future the inner services return: ready at once, or never.
@@ -401,4 +403,202 @@ async fn a_shadow_gate_lets_through_exactly_what_its_twin_finds_full() {
     }
     same_decisions(sent, &reached, &shadowed, &refused);
     counters.agree("gate", &["full"], refused.len());
+}
+
+#[test]
+fn a_deadline_enforces_unless_told_otherwise() {
+    assert_eq!(
+        DeadlineLayer::new(Duration::from_secs(1)).mode(),
+        Mode::Enforce
+    );
+    // `with_mode` is `const`, as `new` is, and the other builders keep it.
+    const SHADOW: DeadlineLayer = DeadlineLayer::new(Duration::from_secs(1))
+        .with_mode(Mode::Shadow)
+        .with_name("d");
+    assert!(SHADOW.mode().is_shadow());
+    let grpc = DeadlineLayer::from_grpc_timeout(Duration::from_secs(1)).with_mode(Mode::Shadow);
+    assert!(grpc.mode().is_shadow());
+    assert!(format!("{grpc:?}").contains("Shadow"));
+}
+
+/// What a deadline's handler answers: the request's index, whether the would-be refusal was
+/// in its extensions, and the deadline it found there.
+type Seen = (usize, bool, Option<RequestDeadline>);
+
+/// A handler that works for `work(index)`, then answers with what it found.
+fn deadline_handler(
+    reached: Reached,
+    work: fn(usize) -> Duration,
+) -> impl Service<Request<usize>, Response = Seen, Error = BoxError, Future: Send> {
+    service_fn(move |request: Request<usize>| {
+        let index = *request.body();
+        reached.push(index);
+        async move {
+            tokio::time::sleep(work(index)).await;
+            let extensions = request.extensions();
+            Ok::<_, BoxError>((
+                index,
+                extensions.get::<DeadlineExceeded>().is_some(),
+                extensions.get::<RequestDeadline>().copied(),
+            ))
+        }
+    })
+}
+
+/// The layers' budget in the scripted traffic.
+const BUDGET: Duration = Duration::from_millis(200);
+
+/// How long the handler works on request `index`: under the budget, at it (a tie the
+/// enforcing race delivers), or past it.
+fn deadline_work(index: usize) -> Duration {
+    match index % 10 {
+        3 => BUDGET,
+        4 | 8 => BUDGET + Duration::from_millis(1 + index as u64 % 97),
+        n => Duration::from_millis(20 * n as u64),
+    }
+}
+
+/// Request `index` as the script sends it: every seventh carries a deadline from further out
+/// that is already spent, every seventh after those one with 100 ms left, shorter than the
+/// layer's own. Advances the paused clock to spend what is spent.
+async fn deadline_request(index: usize) -> Request<usize> {
+    let mut request = Request::new(index);
+    match index % 7 {
+        0 => {
+            let outer = RequestDeadline::start(Duration::from_millis(50));
+            tokio::time::advance(Duration::from_millis(50)).await;
+            request.extensions_mut().insert(outer);
+        }
+        1 => {
+            let outer = RequestDeadline::start(Duration::from_millis(150));
+            tokio::time::advance(Duration::from_millis(50)).await;
+            request.extensions_mut().insert(outer);
+        }
+        _ => {}
+    }
+    request
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shadow_deadline_lets_through_exactly_what_its_twin_cuts() {
+    let counters = Counters::new();
+    let twin_reached = Reached::default();
+    let reached = Reached::default();
+    // A deadline registers its counters when it makes its service.
+    let mut twin = counters.make(|| {
+        DeadlineLayer::new(BUDGET)
+            .with_name("twin")
+            .layer(deadline_handler(twin_reached.clone(), deadline_work))
+    });
+    let mut shadow = counters.make(|| {
+        DeadlineLayer::new(BUDGET)
+            .with_name("shadow")
+            .with_mode(Mode::Shadow)
+            .layer(deadline_handler(reached.clone(), deadline_work))
+    });
+
+    let sent = 140;
+    let (mut exceeded, mut cut, mut shadowed) = (Vec::new(), Vec::new(), BTreeSet::new());
+    for index in 0..sent {
+        let work = deadline_work(index);
+        let request = deadline_request(index).await;
+        let start = Instant::now();
+        let answer = twin.call(request).await;
+        let took = start.elapsed();
+        match answer {
+            Ok((n, found, _)) => assert!(n == index && !found && took == work),
+            Err(err) if twin_reached.all().last() == Some(&index) => {
+                assert!(err.is::<DeadlineExceeded>() && took < work);
+                cut.push(index);
+            }
+            Err(err) => {
+                assert!(err.is::<DeadlineExceeded>() && took.is_zero());
+                exceeded.push(index);
+            }
+        }
+
+        let request = deadline_request(index).await;
+        let start = Instant::now();
+        let future = shadow.call(request);
+        if is_shadowed(&future) {
+            shadowed.insert(index);
+        }
+        // Whatever the twin did, the shadow's answer is the handler's, after all its work.
+        let (n, found, deadline) = future.await.unwrap();
+        assert_eq!(start.elapsed(), work);
+        assert_eq!(n, index);
+        // The would-be refusal is in the extensions exactly when it was shadowed on arrival.
+        assert_eq!(found, shadowed.contains(&index));
+        let deadline = deadline.expect("the handler sees its deadline");
+        assert!(!found || deadline.expired());
+    }
+    // Shadowed on arrival: the ones the twin refused on arrival.
+    same_decisions(sent, &reached, &shadowed, &exceeded);
+    assert!(!cut.is_empty());
+    eprintln!("the twin cut {} of {sent} inside", cut.len());
+    // By reason, the shadow's counters are the twin's refusals, both kinds.
+    counters.agree(
+        "deadline",
+        &["exceeded", "elapsed"],
+        exceeded.len() + cut.len(),
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_shadow_deadline_lets_a_slow_call_finish_with_its_own_response() {
+    let counters = Counters::new();
+    let slow = || {
+        service_fn(|_: Request<()>| async {
+            tokio::time::sleep(Duration::from_secs(1)).await;
+            Ok::<_, BoxError>("the slow answer")
+        })
+    };
+    let make = |name, mode| {
+        counters.make(|| {
+            DeadlineLayer::new(Duration::from_millis(100))
+                .with_name(name)
+                .with_mode(mode)
+                .layer(slow())
+        })
+    };
+    let (mut twin, mut shadow) = (make("twin", Mode::Enforce), make("shadow", Mode::Shadow));
+
+    let start = Instant::now();
+    let err = twin.call(Request::new(())).await.unwrap_err();
+    assert!(err.is::<DeadlineExceeded>());
+    assert_eq!(start.elapsed(), Duration::from_millis(100));
+
+    let start = Instant::now();
+    let future = shadow.call(Request::new(()));
+    // Not known to be shadowed until it runs out.
+    assert!(!is_shadowed(&future));
+    assert_eq!(future.await.unwrap(), "the slow answer");
+    assert_eq!(start.elapsed(), Duration::from_secs(1));
+    counters.agree("deadline", &["exceeded", "elapsed"], 1);
+}
+
+// Without the feature there is nothing to read: the call was never answered.
+#[cfg(feature = "metrics")]
+#[tokio::test(start_paused = true)]
+async fn a_deadline_counts_a_dropped_call_by_the_clock_in_either_mode() {
+    let counters = Counters::new();
+    let never = || service_fn(|_: Request<()>| pending::<Result<(), BoxError>>());
+    let make = |name, mode| {
+        counters.make(|| {
+            DeadlineLayer::new(Duration::from_millis(100))
+                .with_name(name)
+                .with_mode(mode)
+                .layer(never())
+        })
+    };
+    let (mut twin, mut shadow) = (make("twin", Mode::Enforce), make("shadow", Mode::Shadow));
+    // Dropped in time: admitted.
+    let early = (twin.call(Request::new(())), shadow.call(Request::new(())));
+    tokio::time::advance(Duration::from_millis(100)).await;
+    drop(early);
+    // Dropped, never polled, after its deadline: it ran out inside.
+    let late = (twin.call(Request::new(())), shadow.call(Request::new(())));
+    tokio::time::advance(Duration::from_millis(101)).await;
+    drop(late);
+    counters.agree("deadline", &["exceeded", "elapsed"], 1);
 }

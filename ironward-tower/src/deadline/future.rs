@@ -3,12 +3,17 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use pin_project_lite::pin_project;
-use tokio::time::Sleep;
+use tokio::time::{Instant, Sleep};
 
 use super::DeadlineExceeded;
+use super::service::ELAPSED;
+use crate::Mode;
+use crate::meter::Meter;
 
 pin_project! {
     /// The response future of [`DeadlineService`](super::DeadlineService): the inner future
@@ -16,7 +21,12 @@ pin_project! {
     ///
     /// The inner future is polled first, so a response ready at the deadline is delivered;
     /// after that the sleep, and when it fires the future resolves to [`DeadlineExceeded`],
-    /// boxed. Without a deadline it is the inner future with its error boxed.
+    /// boxed. Without a deadline it is the inner future with its error boxed. In
+    /// [`Mode::Shadow`] there is no sleep: the inner future runs to its end, and is reported
+    /// as `shadowed` (reason `elapsed`) if that end came after the deadline.
+    ///
+    /// A call with a deadline is counted when it ends: `admitted` if the inner service
+    /// answered in time (or the future was dropped before the deadline), `elapsed` if not.
     ///
     /// # Examples
     ///
@@ -37,6 +47,18 @@ pin_project! {
     pub struct DeadlineFuture<F> {
         #[pin]
         state: State<F>,
+        // What the call is counted as when it ends; `None` once it is counted, or when it
+        // was counted on arrival (no deadline, or a time already spent).
+        watch: Option<Watch>,
+    }
+
+    impl<F> PinnedDrop for DeadlineFuture<F> {
+        fn drop(this: Pin<&mut Self>) {
+            // Dropped before it ended (the caller gave up): counted by the clock.
+            if let Some(watch) = this.project().watch.take() {
+                watch.settle(Instant::now());
+            }
+        }
     }
 }
 
@@ -46,23 +68,96 @@ pin_project! {
         Running {
             #[pin]
             future: F,
+            // The deadline's timer: `None` for no deadline, and in shadow mode, which never
+            // cuts a call.
             #[pin]
             sleep: Option<Sleep>,
         },
         Exceeded,
+        // A shadowed request whose time had run out when it arrived: the inner future, with
+        // nothing left to decide.
+        Shadowed {
+            #[pin]
+            future: F,
+        },
+    }
+}
+
+/// A call with a deadline, to be counted when it ends.
+struct Watch {
+    meter: Arc<Meter>,
+    end: Instant,
+    budget: Duration,
+}
+
+impl Watch {
+    /// The inner service answered. An enforcing race that gets here was not lost, so the
+    /// call was in time and no clock is read; a shadow one reads the clock.
+    fn answered(self) {
+        match self.meter.mode() {
+            Mode::Enforce => self.meter.admitted(),
+            Mode::Shadow => self.settle(Instant::now()),
+        }
+    }
+
+    /// The call ended at `now`: in time if that is no later than the deadline, as the
+    /// enforcing race delivers a response ready at it.
+    fn settle(self, now: Instant) {
+        if now > self.end {
+            self.elapsed(now);
+        } else {
+            self.meter.admitted();
+        }
+    }
+
+    /// The deadline passed inside the call, which the enforcing layer cuts at `now` and the
+    /// shadow one let run until `now`.
+    fn elapsed(self, now: Instant) {
+        self.meter.refused(ELAPSED);
+        tracing::debug!(
+            name = self.meter.name(),
+            outcome = self.meter.refusal(),
+            budget = ?self.budget,
+            over = ?now.saturating_duration_since(self.end),
+            "deadline ran out inside a call"
+        );
     }
 }
 
 impl<F> DeadlineFuture<F> {
-    pub(super) fn new(future: F, sleep: Option<Sleep>) -> Self {
+    /// The inner future, raced against `end` unless `mode` is shadow; counted through
+    /// `meter` when it ends. Without a deadline, counted already.
+    pub(super) fn new(
+        future: F,
+        end: Option<Instant>,
+        budget: Duration,
+        meter: &Arc<Meter>,
+    ) -> Self {
+        let sleep = end
+            .filter(|_| meter.mode() == Mode::Enforce)
+            .map(tokio::time::sleep_until);
         Self {
             state: State::Running { future, sleep },
+            watch: end.map(|end| Watch {
+                meter: Arc::clone(meter),
+                end,
+                budget,
+            }),
         }
     }
 
     pub(super) fn exceeded() -> Self {
         Self {
             state: State::Exceeded,
+            watch: None,
+        }
+    }
+
+    /// The inner future of a request a shadow deadline found out of time.
+    pub(super) fn shadowed(future: F) -> Self {
+        Self {
+            state: State::Shadowed { future },
+            watch: None,
         }
     }
 }
@@ -75,32 +170,40 @@ where
     type Output = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        match self.project().state.project() {
+        let this = self.project();
+        match this.state.project() {
             StateProj::Running { future, sleep } => {
                 if let Poll::Ready(output) = future.poll(cx) {
+                    if let Some(watch) = this.watch.take() {
+                        watch.answered();
+                    }
                     return Poll::Ready(output.map_err(Into::into));
                 }
                 match sleep.as_pin_mut().map(|sleep| sleep.poll(cx)) {
-                    Some(Poll::Ready(())) => Poll::Ready(Err(DeadlineExceeded::new().into())),
+                    Some(Poll::Ready(())) => {
+                        if let Some(watch) = this.watch.take() {
+                            watch.elapsed(Instant::now());
+                        }
+                        Poll::Ready(Err(DeadlineExceeded::new().into()))
+                    }
                     _ => Poll::Pending,
                 }
             }
             StateProj::Exceeded => Poll::Ready(Err(DeadlineExceeded::new().into())),
+            StateProj::Shadowed { future } => future.poll(cx).map_err(Into::into),
         }
     }
 }
 
 impl<F> fmt::Debug for DeadlineFuture<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let deadline = match &self.state {
-            State::Running {
-                sleep: Some(sleep), ..
-            } => Some(sleep.deadline()),
-            State::Running { sleep: None, .. } => None,
-            State::Exceeded => return f.write_str("DeadlineFuture(exceeded)"),
-        };
-        f.debug_struct("DeadlineFuture")
-            .field("deadline", &deadline)
-            .finish()
+        match &self.state {
+            State::Exceeded => f.write_str("DeadlineFuture(exceeded)"),
+            State::Shadowed { .. } => f.write_str("DeadlineFuture(shadowed)"),
+            State::Running { .. } => f
+                .debug_struct("DeadlineFuture")
+                .field("deadline", &self.watch.as_ref().map(|watch| watch.end))
+                .finish(),
+        }
     }
 }

@@ -19,6 +19,9 @@ use crate::meter::{DEFAULT_NAME, Meter};
 /// `None` from the reader, is no deadline, as with [`ironward::Deadline`], go-zero's
 /// `Timeout: 0` and a gRPC call without a deadline.
 ///
+/// In [`Mode::Shadow`] ([`with_mode`](Self::with_mode)) it cuts nothing and reports what it
+/// would have cut.
+///
 /// `Clone` shares the reader (an `Arc`); the layer holds no other state.
 ///
 /// # Examples
@@ -58,6 +61,7 @@ use crate::meter::{DEFAULT_NAME, Meter};
 pub struct DeadlineLayer {
     budget: Budget,
     name: &'static str,
+    mode: Mode,
 }
 
 /// Where a request's budget comes from.
@@ -85,6 +89,7 @@ impl DeadlineLayer {
         Self {
             budget: Budget::Fixed(budget),
             name: DEFAULT_NAME,
+            mode: Mode::Enforce,
         }
     }
 
@@ -93,6 +98,7 @@ impl DeadlineLayer {
         Self {
             budget: Budget::FromRequest(Arc::new(read)),
             name: DEFAULT_NAME,
+            mode: Mode::Enforce,
         }
     }
 
@@ -122,6 +128,55 @@ impl DeadlineLayer {
         self.name = name;
         self
     }
+
+    /// The same layer in `mode` (by default [`Mode::Enforce`]). A deadline in
+    /// [`Mode::Shadow`] never cuts a call: it starts the same
+    /// [`RequestDeadline`](super::RequestDeadline) and puts it in the request's extensions,
+    /// but sets no timer, and reports as `shadowed` (see [`Mode`]) what the enforcing layer
+    /// would have refused:
+    ///
+    /// - a request whose time had run out when it arrived (reason `exceeded`) goes through
+    ///   to the inner service, with the [`DeadlineExceeded`](super::DeadlineExceeded) that
+    ///   would have refused it in its extensions beside the spent deadline;
+    /// - a call still running when its time runs out (reason `elapsed`) is let finish with
+    ///   its own response, and reported when it does. Nothing can be put in its extensions,
+    ///   since that is not known when the request goes in: a handler that wants to know
+    ///   reads [`RequestDeadline::expired`](super::RequestDeadline::expired).
+    ///
+    /// The layer holds no state, so services made before keep the mode they had.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward_tower::{DeadlineExceeded, DeadlineLayer, Mode, RequestDeadline};
+    /// use tower::{Layer, ServiceExt, service_fn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let layer = DeadlineLayer::new(Duration::from_millis(100)).with_mode(Mode::Shadow);
+    /// assert_eq!(layer.mode(), Mode::Shadow);
+    /// let slow = service_fn(|request: http::Request<()>| async move {
+    ///     tokio::time::sleep(Duration::from_secs(1)).await;
+    ///     let deadline = request.extensions().get::<RequestDeadline>().unwrap();
+    ///     Ok::<_, DeadlineExceeded>(deadline.expired())
+    /// });
+    /// // Ten times its budget, and still answered: the shadow deadline only reports it.
+    /// let ran_out = layer.layer(slow).oneshot(http::Request::new(())).await.unwrap();
+    /// assert!(ran_out);
+    /// # }
+    /// ```
+    #[must_use]
+    pub const fn with_mode(mut self, mode: Mode) -> Self {
+        self.mode = mode;
+        self
+    }
+
+    /// Whether the layer enforces its deadlines or only reports them; see
+    /// [`with_mode`](Self::with_mode).
+    pub const fn mode(&self) -> Mode {
+        self.mode
+    }
 }
 
 impl fmt::Debug for DeadlineLayer {
@@ -129,6 +184,7 @@ impl fmt::Debug for DeadlineLayer {
         f.debug_struct("DeadlineLayer")
             .field("budget", &self.budget)
             .field("name", &self.name)
+            .field("mode", &self.mode)
             .finish()
     }
 }
@@ -137,12 +193,7 @@ impl<S> Layer<S> for DeadlineLayer {
     type Service = DeadlineService<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        let meter = Meter::new(
-            "deadline",
-            self.name,
-            super::service::REASONS,
-            Mode::Enforce,
-        );
+        let meter = Meter::new("deadline", self.name, super::service::REASONS, self.mode);
         DeadlineService::new(inner, self.budget.clone(), Arc::new(meter))
     }
 }

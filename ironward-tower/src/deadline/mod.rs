@@ -14,6 +14,8 @@
 //!   A zero budget is no deadline.
 //! - [`DeadlineService`] races the inner future against a `tokio::time::Sleep` and puts a
 //!   [`RequestDeadline`] in the request's extensions; [`DeadlineFuture`] is the race.
+//! - [`DeadlineLayer::with_mode`] with [`Mode::Shadow`](crate::Mode::Shadow) cuts nothing
+//!   and reports what it would have cut, to try a tighter budget on real traffic first.
 //!
 //! Time is tokio's: the `Sleep` that enforces a deadline and the `RequestDeadline` a handler
 //! reads use the same clock, so `tokio::time::pause` drives both in tests. A scripted

@@ -7,7 +7,8 @@ use http::Request;
 use tower_service::Service;
 
 use super::layer::Budget;
-use super::{DeadlineFuture, RequestDeadline};
+use super::{DeadlineExceeded, DeadlineFuture, RequestDeadline};
+use crate::Mode;
 use crate::meter::Meter;
 
 /// A service that cuts each request off when its time budget runs out, made by
@@ -20,6 +21,11 @@ use crate::meter::Meter;
 /// `RequestDeadline` (from a layer further out, or put there by the caller) keeps whichever of
 /// the two ends first, so a budget only ever shrinks on its way in; one already spent fails at
 /// once without reaching the inner service.
+///
+/// In [`Mode::Shadow`] it sets no timer and lets every request through: one already spent
+/// reaches the inner service with the [`DeadlineExceeded`] that would have refused it in its
+/// extensions, and a call that runs past its deadline finishes, reported when it ends (see
+/// [`DeadlineLayer::with_mode`](super::DeadlineLayer::with_mode)).
 ///
 /// It serves `http::Request<B>`, the request type of axum, hyper and tonic alike: the
 /// budget's reader and the extensions it writes are parts of an HTTP request. For any other
@@ -53,9 +59,16 @@ pub struct DeadlineService<S> {
     meter: Arc<Meter>,
 }
 
-/// The one reason a deadline refuses for, as the `reason` label gives it: the request's time
-/// had run out when it arrived.
-pub(super) const REASONS: &[&str] = &["exceeded"];
+/// The reasons a deadline refuses for, as the `reason` label gives them: the request's time
+/// had run out when it arrived ([`EXCEEDED`]), or it ran out while the inner service worked
+/// on the call ([`ELAPSED`]).
+pub(super) const REASONS: &[&str] = &["exceeded", "elapsed"];
+
+/// The index in [`REASONS`] of a request whose time had run out when it arrived.
+const EXCEEDED: usize = 0;
+
+/// The index in [`REASONS`] of a call whose time ran out inside.
+pub(super) const ELAPSED: usize = 1;
 
 impl<S> DeadlineService<S> {
     pub(super) fn new(inner: S, budget: Budget, meter: Arc<Meter>) -> Self {
@@ -101,18 +114,32 @@ where
         }
         let end = deadline.end();
         if let Some(end) = end.filter(|&end| end <= now) {
-            self.meter.refused(0);
+            self.meter.refused(EXCEEDED);
             tracing::debug!(
                 name = self.meter.name(),
+                outcome = self.meter.refusal(),
                 budget = ?budget,
                 over = ?now.saturating_duration_since(end),
                 "deadline refused a request whose time had run out"
             );
-            return DeadlineFuture::exceeded();
+            return match self.meter.mode() {
+                Mode::Enforce => DeadlineFuture::exceeded(),
+                // The handler sees the spent deadline, and what would have refused it.
+                Mode::Shadow => {
+                    let extensions = request.extensions_mut();
+                    extensions.insert(deadline);
+                    extensions.insert(DeadlineExceeded::new());
+                    DeadlineFuture::shadowed(self.inner.call(request))
+                }
+            };
         }
-        self.meter.admitted();
+        // Nothing can cut a call without a deadline: it is counted now. One with a deadline
+        // is counted when it ends, as admitted or elapsed.
+        if end.is_none() {
+            self.meter.admitted();
+        }
         request.extensions_mut().insert(deadline);
         let future = self.inner.call(request);
-        DeadlineFuture::new(future, end.map(tokio::time::sleep_until))
+        DeadlineFuture::new(future, end, budget, &self.meter)
     }
 }

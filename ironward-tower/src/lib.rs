@@ -84,6 +84,9 @@
 //! | `ironward.requests` | counter | `{request}` | `piece`, `name`, `outcome`, `reason` (refused and shadowed only) | calls a layer decided on |
 //! | `ironward.breaker.ratio` | gauge | `1` | `name` | the drop fraction the breaker's last refusal computed, in `[0, 1]` |
 //! | `ironward.shed.in_flight` | gauge | `{request}` | `name` | calls the shedder admitted and has not yet seen complete, set on each decision and each completion |
+//! | `ironward.retry.attempts` | counter | `{attempt}` | `name`, `kind` (`first` or `retry`) | attempts [`HttpRetryLayer`] sent, as [`Retried::attempts`] counts them |
+//! | `ironward.retry.calls` | counter | `{call}` | `name`, `outcome` (`success` or the stop's label: `not_retryable`, `not_replayable`, `attempts_exhausted`, `budget_exhausted`, `server_delay_exceeds_cap`, `invalid_retry_after`, `invalid_settings`, `invalid_input`, `throttled`, `refused`) | calls [`HttpRetryLayer`] finished, labelled by [`Retried::outcome`] |
+//! | `ironward.retry.wait` | histogram | `s` | `name` | each wait [`HttpRetryLayer`] decided before a retry, in seconds |
 //!
 //! The labels take a small fixed set of values:
 //!
@@ -98,7 +101,8 @@
 //!   `admitted` if it answered in time (a response ready at the deadline is in time) or was
 //!   dropped before its deadline, `elapsed` if it was cut or dropped after it;
 //! - `name`: the layer's name, `"default"` unless set with [`BreakerLayer::with_name`],
-//!   [`ShedLayer::with_name`], [`GateLayer::with_name`], [`DeadlineLayer::with_name`] or, for
+//!   [`ShedLayer::with_name`], [`GateLayer::with_name`], [`DeadlineLayer::with_name`],
+//!   [`HttpRetryLayer::with_name`] or, for
 //!   a rate limit, its policy name, [`RateLimitLayer::named`], so that two breakers in one
 //!   process are told apart.
 //!

@@ -114,18 +114,26 @@ impl Limited {
     }
 }
 
+/// Writes `quota` requests `what` `window`: "5 requests left per 60s, ", with `what` between
+/// the count and the window, as `Limited` and `Headroom` print their policy.
+pub(super) fn policy(
+    f: &mut fmt::Formatter<'_>,
+    quota: u64,
+    what: &str,
+    window: Option<Duration>,
+) -> fmt::Result {
+    let noun = if quota == 1 { "request" } else { "requests" };
+    write!(f, "{quota} {noun}{what}")?;
+    match window {
+        Some(window) => write!(f, " per {window:?}, "),
+        None => f.write_str(" that never come back, "),
+    }
+}
+
 impl fmt::Display for Limited {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let noun = if self.quota == 1 {
-            "request"
-        } else {
-            "requests"
-        };
-        write!(f, "rate limit reached: {} {noun}", self.quota)?;
-        match self.window {
-            Some(window) => write!(f, " per {window:?}, ")?,
-            None => f.write_str(" that never come back, ")?,
-        }
+        f.write_str("rate limit reached: ")?;
+        policy(f, self.quota, "", self.window)?;
         match self.retry_after {
             Duration::MAX => f.write_str("no retry will pass"),
             wait => write!(f, "retry after {wait:?}"),

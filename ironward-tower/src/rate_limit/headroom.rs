@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::error::{DEFAULT_POLICY, policy_name};
+use super::error::{DEFAULT_POLICY, policy, policy_name};
 
 /// What an admitted request left of its rate limit: how many more the limit admits now, and
 /// how long until the whole quota is available again.
@@ -105,16 +105,8 @@ impl Headroom {
 
 impl fmt::Display for Headroom {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let noun = if self.quota == 1 {
-            "request"
-        } else {
-            "requests"
-        };
-        write!(f, "{} of {} {noun} left", self.remaining, self.quota)?;
-        match self.window {
-            Some(window) => write!(f, " per {window:?}, ")?,
-            None => f.write_str(" that never come back, ")?,
-        }
+        write!(f, "{} of ", self.remaining)?;
+        policy(f, self.quota, " left", self.window)?;
         match self.reset {
             Duration::MAX => f.write_str("never all back"),
             reset => write!(f, "all back in {reset:?}"),

@@ -9,13 +9,10 @@ use std::fmt;
 use std::time::Duration;
 
 use ironward::Quota;
+use ironward_tokio::meter::Decisions;
 
 use crate::{Answer, Error, Mode};
 
-/// The counter of every decision, by piece, name, source, outcome and reason: the name
-/// ironward-tower's layers count under, so one query sees both.
-#[cfg(feature = "metrics")]
-const REQUESTS: &str = "ironward.requests";
 /// The counter of switches from Redis to the local fallback.
 #[cfg(feature = "metrics")]
 const FAILOVERS: &str = "ironward.redis.failovers";
@@ -60,30 +57,29 @@ pub(crate) fn source(mode: Mode) -> &'static str {
     }
 }
 
-/// The `reason` of a call refused because Redis gave no answer in time.
+/// The reasons a limiter refuses for, as the `reason` label gives them, by source: Redis
+/// refuses over the quota (`limited`), for no answer in time (`timeout`) or for a reply no
+/// script gives (`bad_reply`); the local fallback only over its quota. Indexed by the
+/// constants below.
+const REDIS_REASONS: &[&str] = &["limited", "timeout", "bad_reply"];
+const LOCAL_REASONS: &[&str] = &["limited"];
+/// The index of `limited` in both lists.
 #[cfg(feature = "metrics")]
-const TIMEOUT: &str = "timeout";
-/// The `reason` of a call refused because Redis gave a reply no script gives.
+const LIMITED: usize = 0;
+/// The index of `timeout` in [`REDIS_REASONS`].
 #[cfg(feature = "metrics")]
-const BAD_REPLY: &str = "bad_reply";
+const TIMEOUT: usize = 1;
+/// The index of `bad_reply` in [`REDIS_REASONS`].
+#[cfg(feature = "metrics")]
+const BAD_REPLY: usize = 2;
 
-/// One limiter's handles: its decisions by source and outcome, its refusals without an
-/// answer, and its round trips to Redis.
+/// One limiter's handles: its decisions by source and outcome (the edges' shared
+/// `ironward.requests` handles, one set per source), its refusals without an answer, and its
+/// round trips to Redis.
 pub(crate) struct Meter {
     piece: Piece,
-    name: Box<str>,
-    /// Admitted, by source: Redis, then local.
-    #[cfg(feature = "metrics")]
-    admitted: [metrics::Counter; 2],
-    /// Refused over the quota, by source: Redis, then local.
-    #[cfg(feature = "metrics")]
-    limited: [metrics::Counter; 2],
-    /// Refused because Redis did not answer in time.
-    #[cfg(feature = "metrics")]
-    timeout: metrics::Counter,
-    /// Refused because Redis's reply was none a script gives.
-    #[cfg(feature = "metrics")]
-    bad_reply: metrics::Counter,
+    /// Decided by Redis, then by the local fallback.
+    decisions: [Decisions; 2],
     /// Round trips that brought back a reply that decoded.
     #[cfg(feature = "metrics")]
     ok: metrics::Histogram,
@@ -94,22 +90,18 @@ pub(crate) struct Meter {
 
 impl Meter {
     /// Registers the handles of the limiter `name` (as the keys read it) of `piece`.
+    /// A limiter's name is final when it is made, so its handles are registered here.
     pub(crate) fn new(piece: Piece, name: &str) -> Self {
+        let decisions =
+            [(Mode::Redis, REDIS_REASONS), (Mode::Local, LOCAL_REASONS)].map(|(mode, reasons)| {
+                let decisions = Decisions::new(piece.label(), name.to_owned(), "refused", reasons)
+                    .with_source(source(mode));
+                decisions.register();
+                decisions
+            });
         Self {
             piece,
-            name: name.into(),
-            #[cfg(feature = "metrics")]
-            admitted: {
-                describe_requests();
-                [Mode::Redis, Mode::Local].map(|mode| requests(piece, name, mode, "admitted", None))
-            },
-            #[cfg(feature = "metrics")]
-            limited: [Mode::Redis, Mode::Local]
-                .map(|mode| requests(piece, name, mode, "refused", Some("limited"))),
-            #[cfg(feature = "metrics")]
-            timeout: requests(piece, name, Mode::Redis, "refused", Some(TIMEOUT)),
-            #[cfg(feature = "metrics")]
-            bad_reply: requests(piece, name, Mode::Redis, "refused", Some(BAD_REPLY)),
+            decisions,
             #[cfg(feature = "metrics")]
             ok: {
                 metrics::describe_histogram!(
@@ -132,7 +124,7 @@ impl Meter {
 
     /// The name the limiter reports under: its keys' name.
     pub(crate) fn name(&self) -> &str {
-        &self.name
+        self.decisions[0].name()
     }
 
     /// Counts what a `take` came to: admitted or not by the store its answer names, or
@@ -140,10 +132,10 @@ impl Meter {
     pub(crate) fn count<T: Admits>(&self, decided: &Result<Answer<T>, Error>) {
         #[cfg(feature = "metrics")]
         match decided {
-            Ok(answer) if answer.value.admits() => self.admitted[slot(answer.mode)].increment(1),
-            Ok(answer) => self.limited[slot(answer.mode)].increment(1),
-            Err(Error::Timeout) => self.timeout.increment(1),
-            Err(Error::Reply { .. }) => self.bad_reply.increment(1),
+            Ok(answer) if answer.value.admits() => self.decisions[slot(answer.mode)].admitted(),
+            Ok(answer) => self.decisions[slot(answer.mode)].refused(LIMITED),
+            Err(Error::Timeout) => self.decisions[slot(Mode::Redis)].refused(TIMEOUT),
+            Err(Error::Reply { .. }) => self.decisions[slot(Mode::Redis)].refused(BAD_REPLY),
         }
         #[cfg(not(feature = "metrics"))]
         let _ = decided;
@@ -163,7 +155,7 @@ impl fmt::Debug for Meter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Meter")
             .field("piece", &self.piece)
-            .field("name", &self.name)
+            .field("name", &self.name())
             .finish_non_exhaustive()
     }
 }
@@ -193,36 +185,6 @@ fn slot(mode: Mode) -> usize {
         Mode::Redis => 0,
         Mode::Local => 1,
     }
-}
-
-#[cfg(feature = "metrics")]
-fn describe_requests() {
-    metrics::describe_counter!(
-        REQUESTS,
-        metrics::Unit::Count,
-        "Calls a limiter decided on, admitted or refused ({request})"
-    );
-}
-
-/// The `ironward.requests` handle of one label set.
-#[cfg(feature = "metrics")]
-fn requests(
-    piece: Piece,
-    name: &str,
-    mode: Mode,
-    outcome: &'static str,
-    reason: Option<&'static str>,
-) -> metrics::Counter {
-    let mut labels = vec![
-        metrics::Label::from_static_parts("piece", piece.label()),
-        metrics::Label::new("name", name.to_owned()),
-        metrics::Label::from_static_parts("source", source(mode)),
-        metrics::Label::from_static_parts("outcome", outcome),
-    ];
-    if let Some(reason) = reason {
-        labels.push(metrics::Label::from_static_parts("reason", reason));
-    }
-    metrics::counter!(REQUESTS, labels)
 }
 
 /// The `ironward.redis.decision.duration` handle of one outcome.

@@ -119,7 +119,8 @@ impl SharedBreaker {
 
     /// The same breaker reporting under `name` (by default `"default"`): the `name` label of
     /// its metrics and the `name` field of its refusal events, so that the breakers of two
-    /// backends in one process are told apart. The handles are registered anew under it.
+    /// backends in one process are told apart. The handles are registered under it when the
+    /// breaker decides its first call, so the default name never shows.
     ///
     /// # Examples
     ///

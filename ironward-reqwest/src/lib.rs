@@ -93,9 +93,10 @@
 //! With the `metrics` feature, the middleware and the breaker count what they do through the
 //! [`metrics`](https://docs.rs/metrics) facade, to whichever recorder the application installs
 //! (a Prometheus or OpenTelemetry exporter); without it nothing is recorded and no dependency
-//! is pulled in. Each registers its handles once, when it is made or renamed
-//! ([`RetryMiddleware::with_name`], [`SharedBreaker::with_name`]), so an attempt costs an
-//! increment on a handle. The names, units and labels are `ironward-tower`'s, and the stop
+//! is pulled in. Each registers its handles once, on first use (the middleware's first
+//! attempt, the breaker's first decision), its name then final: a middleware or a breaker
+//! renamed with [`RetryMiddleware::with_name`] or [`SharedBreaker::with_name`] leaves no
+//! series under `name="default"`. An attempt then costs an increment on a handle. The names, units and labels are `ironward-tower`'s, and the stop
 //! labels are the core's ([`Stop::as_str`], [`Retried::outcome`]), so a call counts the same
 //! through either edge.
 //!
@@ -110,8 +111,8 @@
 //! The `outcome` of a call is `success`, or one of `not_retryable`, `not_replayable`,
 //! `attempts_exhausted`, `budget_exhausted`, `server_delay_exceeds_cap`,
 //! `invalid_retry_after`, `invalid_settings`, `invalid_input` (the rules' stops),
-//! `throttled` (the retry budget) or `refused` (the breaker). Every label is registered when
-//! the middleware is made, at zero. A call whose future is dropped before it ends counts its
+//! `throttled` (the retry budget) or `refused` (the breaker). Every label is registered with
+//! the middleware's first attempt, at zero. A call whose future is dropped before it ends counts its
 //! attempts but no outcome.
 //!
 //! Whatever the feature, each retry is a `tracing` event at `DEBUG` with the middleware's

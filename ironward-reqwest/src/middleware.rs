@@ -162,7 +162,7 @@ pub struct RetryMiddleware {
     pub(crate) dice: Dice,
     pub(crate) clock: Clock,
     pub(crate) wall_clock: Clock,
-    /// The handles it reports through, registered when it was made or renamed.
+    /// The handles it reports through, registered when it sends its first attempt.
     pub(crate) meter: Arc<RetryMeter>,
 }
 
@@ -377,7 +377,8 @@ impl RetryMiddleware {
     /// The same middleware reporting under `name` (by default `"default"`): the `name` label of
     /// its metrics and the `name` field of its `tracing` events, so that two retry policies in
     /// one process are told apart (see the crate docs' `# Metrics`). The handles are
-    /// registered anew under it.
+    /// registered under it when the middleware sends its first attempt, so the default name
+    /// never shows.
     ///
     /// # Examples
     ///

@@ -11,6 +11,7 @@
 //! | [`Clock`] | `now` as a `Duration`: tokio's monotonic clock (so `tokio::time::pause` drives it), the wall clock, a [manual](Clock::manual) clock a test moves, or a closure; and [`Clock::sleep`] on the same clock |
 //! | [`Dice`] | draws from `[0, 1)`: real randomness, a seeded sequence, or a closure |
 //! | [`lock`] | a `Mutex` lock that passes over poison, for core values that cannot be left half-updated |
+//! | [`meter`] | the metric handles every edge counts its decisions through: the edges' plumbing, not something an application uses |
 //!
 //! # Examples
 //!
@@ -35,6 +36,7 @@
 
 mod clock;
 mod dice;
+pub mod meter;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 

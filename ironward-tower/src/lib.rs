@@ -74,9 +74,10 @@
 //! With the `metrics` feature, every refusing layer counts its decisions through the
 //! [`metrics`](https://docs.rs/metrics) facade, to whichever recorder the application installs
 //! (a Prometheus or OpenTelemetry exporter); without it nothing is recorded and no dependency
-//! is pulled in. Each layer registers its handles once, when it is made ([`DeadlineLayer`],
-//! whose `new` is `const`, when it makes a service), so a decision costs an increment on a
-//! handle, and nothing at all while no recorder is installed. Names follow the OpenTelemetry
+//! is pulled in. Each layer registers its handles once, when it first makes a service
+//! (`Layer::layer`), its name then final: a layer renamed with `with_name` leaves no series
+//! under `name="default"`. A decision then costs an increment on a handle, and nothing at all
+//! while no recorder is installed. Names follow the OpenTelemetry
 //! conventions: dot-separated, lower case, the unit in braces for a count of things.
 //!
 //! | name | kind | unit | labels | what |

@@ -247,4 +247,16 @@ async fn every_counter_equals_what_the_clients_sent_and_saw() {
     assert_eq!(gauge(&scrape, "ironward_shed_in_flight", "default"), 0.0);
     let ratio = gauge(&scrape, "ironward_breaker_ratio", "backend");
     assert!(ratio > 0.0 && ratio <= 1.0, "{ratio}");
+    // The breaker and the rate limit were renamed after `new`: no series is left under the
+    // name they were made with.
+    let strays: Vec<_> = scrape
+        .lines()
+        .filter(|line| !line.starts_with('#') && line.contains(r#"name="default""#))
+        .filter(|line| {
+            line.starts_with("ironward_breaker_ratio")
+                || line.contains(r#"piece="breaker""#)
+                || line.contains(r#"piece="rate_limit""#)
+        })
+        .collect();
+    assert!(strays.is_empty(), "{strays:#?}");
 }

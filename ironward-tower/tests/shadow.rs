@@ -42,25 +42,34 @@ fn is_shadowed(future: &impl std::fmt::Debug) -> bool {
     format!("{future:?}").contains("shadowed")
 }
 
-/// The counters of both layers of a test, when the `metrics` feature records them.
+/// The counters of both layers of a test, when the `metrics` feature records them: a
+/// recorder set as the test thread's while this lives, since a layer registers its handles
+/// when it makes its service, and the test makes its services and runs them on that thread.
 struct Counters {
     #[cfg(feature = "metrics")]
-    recorder: metrics_util::debugging::DebuggingRecorder,
+    recorder: &'static metrics_util::debugging::DebuggingRecorder,
+    #[cfg(feature = "metrics")]
+    _guard: metrics::LocalRecorderGuard<'static>,
 }
 
 impl Counters {
     fn new() -> Self {
-        Self {
-            #[cfg(feature = "metrics")]
-            recorder: metrics_util::debugging::DebuggingRecorder::new(),
+        #[cfg(feature = "metrics")]
+        {
+            // Leaked so that the guard may borrow it for the rest of the test: a few bytes.
+            let recorder: &'static _ =
+                Box::leak(Box::new(metrics_util::debugging::DebuggingRecorder::new()));
+            Self {
+                recorder,
+                _guard: metrics::set_default_local_recorder(recorder),
+            }
         }
+        #[cfg(not(feature = "metrics"))]
+        Self {}
     }
 
     /// Makes a layer whose handles record here.
     fn make<T>(&self, make: impl FnOnce() -> T) -> T {
-        #[cfg(feature = "metrics")]
-        return metrics::with_local_recorder(&self.recorder, make);
-        #[cfg(not(feature = "metrics"))]
         make()
     }
 

@@ -20,6 +20,7 @@ mod imp {
     use std::time::Duration;
 
     use ironward::http_retry::{Retried, Stop};
+    use metrics::LocalRecorderGuard;
     use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 
     /// One value as the table compares it.
@@ -43,26 +44,29 @@ mod imp {
         }
     }
 
-    /// A recorder of its own for one edge's middleware or layer.
+    /// A recorder of its own for one edge's middleware or layer, set as the thread's recorder
+    /// while the meter lives: an edge registers its handles when its name is final (the
+    /// middleware at its first attempt, the layer when it makes its service), after `made`,
+    /// and the row's call runs on the test's thread, in the future the test blocks on.
     pub(crate) struct Meter {
-        recorder: DebuggingRecorder,
         snapshotter: Snapshotter,
+        _guard: LocalRecorderGuard<'static>,
     }
 
     impl Meter {
         pub(crate) fn new() -> Self {
-            let recorder = DebuggingRecorder::new();
-            let snapshotter = recorder.snapshotter();
+            // Leaked so that the guard may borrow it for the rest of the row: a few bytes.
+            let recorder: &'static DebuggingRecorder =
+                Box::leak(Box::new(DebuggingRecorder::new()));
             Self {
-                recorder,
-                snapshotter,
+                snapshotter: recorder.snapshotter(),
+                _guard: metrics::set_default_local_recorder(recorder),
             }
         }
 
-        /// Runs `make` with this recorder installed on the thread, so that the handles it
-        /// registers record here, on whichever thread the call runs later.
+        /// Makes the edge's middleware or layer while this recorder is the thread's.
         pub(crate) fn made<T>(&self, make: impl FnOnce() -> T) -> T {
-            metrics::with_local_recorder(&self.recorder, make)
+            make()
         }
 
         pub(crate) fn counts(&self) -> Counts {

@@ -252,7 +252,10 @@ impl<C: fmt::Debug> fmt::Debug for BreakerLayer<C> {
 impl<S, C> Layer<S> for BreakerLayer<C> {
     type Service = BreakerService<S, C>;
 
+    /// A service sharing the layer's breaker. The first one registers the breaker's metrics,
+    /// under the name that is now final.
     fn layer(&self, inner: S) -> Self::Service {
+        self.shared.register();
         BreakerService::new(inner, Arc::clone(&self.shared))
     }
 }

@@ -194,6 +194,7 @@ impl<S> Layer<S> for DeadlineLayer {
 
     fn layer(&self, inner: S) -> Self::Service {
         let meter = Meter::new("deadline", self.name, super::service::REASONS, self.mode);
+        meter.register();
         DeadlineService::new(inner, self.budget.clone(), Arc::new(meter))
     }
 }

@@ -129,7 +129,10 @@ impl GateLayer {
 impl<S> Layer<S> for GateLayer {
     type Service = GateService<S>;
 
+    /// A service sharing the layer's gate. The first one registers the gate's metrics, under
+    /// the name that is now final.
     fn layer(&self, inner: S) -> Self::Service {
+        self.meter.register();
         GateService::new(inner, Arc::clone(&self.gate), Arc::clone(&self.meter))
     }
 }

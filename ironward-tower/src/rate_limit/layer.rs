@@ -314,13 +314,10 @@ impl RateLimitLayer {
         self.shared.mode()
     }
 
-    /// The same layer with new state under the limit in force: the policy named `policy`, on
-    /// `clock`, in `mode`.
     /// The same layer, adding (`true`, the default) or not the `RateLimit-Policy` and
     /// `RateLimit` fields to every admitted response: the request's
-    /// [`Headroom`](super::Headroom), appended
-    /// to whatever fields the inner service set, so that a client sees what it has left
-    /// before it runs out. A refusal's `429` carries them whatever this says.
+    /// [`Headroom`](super::Headroom), appended to whatever fields the inner service set, so
+    /// that a client sees what it has left before it runs out. A refusal's `429` carries them whatever this says.
     ///
     /// Writing the fields costs two small allocations per admitted request; a server that
     /// does not want to publish its limits turns them off. A layer in [`Mode::Shadow`] never
@@ -394,7 +391,10 @@ impl RateLimitLayer {
 impl<S> Layer<S> for RateLimitLayer {
     type Service = RateLimitService<S>;
 
+    /// A service sharing the layer's budgets. The first one registers the limit's metrics,
+    /// under the policy name that is now final.
     fn layer(&self, inner: S) -> Self::Service {
+        self.shared.register();
         RateLimitService::new(inner, Arc::clone(&self.shared))
     }
 }

@@ -21,7 +21,10 @@ use crate::{Clock, Mode};
 /// budget (the request's key's, for a keyed layer) under a std `Mutex` held for that alone,
 /// and either calls the inner service or resolves to the boxed [`Limited`](super::Limited)
 /// without calling it. It serves `http::Request`s with any body (axum, hyper and tonic
-/// services alike), as a keyed limit reads its key from the request's head.
+/// services alike), as a keyed limit reads its key from the request's head, and answers with
+/// the inner service's `http::Response`, to which it appends the request's
+/// [`Headroom`](super::Headroom) as the `RateLimit` fields (unless the layer was made
+/// [`with_headers(false)`](super::RateLimitLayer::with_headers)).
 ///
 /// `Clone` shares the budget: clones, one per connection in a server, hold one limit
 /// together, and a [`RateLimitTuner`](super::RateLimitTuner) retunes it for all of them.
@@ -219,6 +222,12 @@ impl Shared {
             Table::Keyed(table) => Some(table.fresh(Terms::new(limit, knobs.policy))),
         };
         Self::new(limit, knobs, keyed)
+    }
+
+    /// Registers the limit's metrics, if they are not yet: when its layer makes a service,
+    /// its policy name final.
+    pub(super) fn register(&self) {
+        self.meter.register();
     }
 
     /// Whether the limit enforces its refusals or only reports them.

@@ -101,7 +101,7 @@ pub(super) struct Config<F> {
     pub(super) idempotency: Option<HeaderName>,
     pub(super) attempt_timeout: Option<Duration>,
     pub(super) errors: F,
-    /// The handles the layer reports through, registered when it was made or renamed.
+    /// The handles the layer reports through, registered when it first makes a service.
     pub(super) meter: Arc<RetryMeter>,
 }
 
@@ -197,7 +197,8 @@ impl<F> HttpRetryLayer<F> {
     /// The same layer reporting under `name` (by default `"default"`): the `name` label of its
     /// metrics and the `name` field of its `tracing` events, so that two retry policies in one
     /// process (a patient one for reports, a brisk one for search) are told apart (see the
-    /// crate docs' `# Metrics`). The handles are registered anew under it.
+    /// crate docs' `# Metrics`). The handles are registered under it when the layer makes its
+    /// first service, so the default name never shows.
     ///
     /// # Examples
     ///
@@ -289,7 +290,10 @@ impl<F> HttpRetryLayer<F> {
 impl<S, F: Clone> Layer<S> for HttpRetryLayer<F> {
     type Service = HttpRetryService<S, F>;
 
+    /// A service retrying through the layer's budget. The first one registers the layer's
+    /// metrics, under the name that is now final.
     fn layer(&self, inner: S) -> Self::Service {
+        self.config.meter.register();
         HttpRetryService::new(inner, Arc::new(self.config.clone()))
     }
 }

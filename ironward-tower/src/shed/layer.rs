@@ -243,7 +243,10 @@ impl<C: fmt::Debug> fmt::Debug for ShedLayer<C> {
 impl<S, C> Layer<S> for ShedLayer<C> {
     type Service = ShedService<S, C>;
 
+    /// A service sharing the layer's shedder. The first one registers the shedder's metrics,
+    /// under the name that is now final.
     fn layer(&self, inner: S) -> Self::Service {
+        self.shared.register();
         ShedService::new(inner, Arc::clone(&self.shared))
     }
 }

@@ -155,6 +155,13 @@ impl<C> Shared<C> {
         }
     }
 
+    /// Registers the shedder's metrics, if they are not yet: when its layer makes a service,
+    /// its name final.
+    pub(crate) fn register(&self) {
+        self.meter.register();
+        self.in_flight.register();
+    }
+
     /// The name the shedder reports under.
     pub(crate) fn name(&self) -> &'static str {
         self.meter.name()

@@ -1,0 +1,561 @@
+//! The metric handles the edges share: plumbing for `ironward-tower`, `ironward-reqwest` and
+//! `ironward-redis`, not something an application needs to use.
+//!
+//! Each edge counts its decisions under the same names and labels, so one dashboard query sees
+//! every layer, middleware and limiter in a process; the names, units and descriptions are
+//! written here once, and each edge's `# Metrics` table documents what it reports:
+//!
+//! | metric | kind | labels | handle |
+//! | --- | --- | --- | --- |
+//! | `ironward.requests` | counter | `piece`, `name`, (`source`), `outcome`, (`reason`) | [`Decisions`] |
+//! | `ironward.breaker.ratio` | gauge (fraction) | `name` | [`Level::breaker_ratio`] |
+//! | `ironward.shed.in_flight` | gauge (requests) | `name` | [`Level::shed_in_flight`] |
+//! | `ironward.retry.attempts` | counter | `name`, `kind` (`first`, `retry`) | [`Retries`] |
+//! | `ironward.retry.calls` | counter | `name`, `outcome` | [`Retries`] |
+//! | `ironward.retry.wait` | histogram (seconds) | `name` | [`Retries`] |
+//!
+//! **Registered once, when the name is final.** A handle set is registered with the
+//! installed `metrics` recorder the first time it is asked to count (or when
+//! [`register`](Decisions::register) is called, which an edge does when its name can no longer
+//! change: a tower layer when it makes a service, a Redis limiter when it is made), and kept in
+//! a `OnceLock`. A layer that is made and then renamed therefore leaves no series under the
+//! name it started with, and a decision costs one load of the `OnceLock` and an increment on a
+//! handle, never a lookup by name.
+//!
+//! **Free without the `metrics` feature.** Without this crate's `metrics` feature (which each
+//! edge's own `metrics` feature turns on) the types are still here, holding their labels for
+//! the edges' `tracing` events, and every method that counts is empty; there is no `metrics`
+//! dependency at all.
+//!
+//! # Examples
+//!
+//! A rate limit's decisions, counted under `piece="rate_limit"`, `name="api"`:
+//!
+//! ```
+//! use ironward_tokio::meter::Decisions;
+//!
+//! let decisions = Decisions::new("rate_limit", "api", "refused", &["limited"]);
+//! decisions.register();
+//! decisions.admitted();
+//! decisions.refused(0);
+//! assert_eq!(decisions.name(), "api");
+//! assert_eq!(decisions.refusal(), "refused");
+//! ```
+
+use std::borrow::Cow;
+use std::fmt;
+#[cfg(feature = "metrics")]
+use std::sync::OnceLock;
+use std::time::Duration;
+
+use ironward::http_retry::Retried;
+#[cfg(feature = "metrics")]
+use ironward::http_retry::Stop;
+
+/// The counter of every decision: admitted, refused and shadowed calls.
+#[cfg(feature = "metrics")]
+const REQUESTS: &str = "ironward.requests";
+/// The breaker's drop fraction, as its last refusal computed it.
+#[cfg(feature = "metrics")]
+const BREAKER_RATIO: &str = "ironward.breaker.ratio";
+/// The shedder's calls in flight.
+#[cfg(feature = "metrics")]
+const SHED_IN_FLIGHT: &str = "ironward.shed.in_flight";
+/// The counter of the attempts a retrying client sent, by kind (`first` or `retry`).
+#[cfg(feature = "metrics")]
+const RETRY_ATTEMPTS: &str = "ironward.retry.attempts";
+/// The counter of a retrying client's finished calls, by outcome.
+#[cfg(feature = "metrics")]
+const RETRY_CALLS: &str = "ironward.retry.calls";
+/// The histogram of the waits a retrying client decided, in seconds.
+#[cfg(feature = "metrics")]
+const RETRY_WAIT: &str = "ironward.retry.wait";
+
+/// The name a layer, a middleware or a breaker reports under until it is given one.
+pub const DEFAULT_NAME: &str = "default";
+
+/// One deciding piece's `ironward.requests` handles: one for its admissions and one per
+/// reason it refuses for.
+///
+/// The series are labelled `piece`, `name`, `source` (only where one was given with
+/// [`with_source`](Self::with_source), as a Redis limiter says which store decided),
+/// `outcome` (`admitted`, or the refusal's: `refused`, or `shadowed` for a layer that only
+/// reports) and, for a refusal, `reason`.
+///
+/// # Examples
+///
+/// A shedder that refuses for two reasons, in shadow mode:
+///
+/// ```
+/// use ironward_tokio::meter::Decisions;
+///
+/// let decisions = Decisions::new("shed", "api", "shadowed", &["overloaded", "cooling"]);
+/// decisions.refused(1); // registers the handles, then counts one `reason="cooling"`
+/// decisions.refused(7); // no such reason: nothing is counted
+/// assert_eq!(decisions.piece(), "shed");
+/// ```
+pub struct Decisions {
+    piece: &'static str,
+    name: Cow<'static, str>,
+    source: Option<&'static str>,
+    refusal: &'static str,
+    #[cfg(feature = "metrics")]
+    reasons: &'static [&'static str],
+    #[cfg(feature = "metrics")]
+    handles: OnceLock<DecisionHandles>,
+}
+
+/// The registered handles of a [`Decisions`].
+#[cfg(feature = "metrics")]
+struct DecisionHandles {
+    admitted: metrics::Counter,
+    refused: Box<[metrics::Counter]>,
+}
+
+impl Decisions {
+    /// The handles of `piece`'s `name`, whose refusals are counted under the outcome
+    /// `refusal` for `reasons` (indexed as [`refused`](Self::refused) reads them). Nothing is
+    /// registered yet.
+    pub fn new(
+        piece: &'static str,
+        name: impl Into<Cow<'static, str>>,
+        refusal: &'static str,
+        reasons: &'static [&'static str],
+    ) -> Self {
+        #[cfg(not(feature = "metrics"))]
+        let _ = reasons;
+        Self {
+            piece,
+            name: name.into(),
+            source: None,
+            refusal,
+            #[cfg(feature = "metrics")]
+            reasons,
+            #[cfg(feature = "metrics")]
+            handles: OnceLock::new(),
+        }
+    }
+
+    /// The same handles with a `source` label (the store that decided).
+    #[must_use]
+    pub fn with_source(self, source: &'static str) -> Self {
+        Self {
+            source: Some(source),
+            ..self
+        }
+    }
+
+    /// Registers the handles now, if they are not yet: once the name is final, so that every
+    /// series shows (at zero) before the first decision.
+    pub fn register(&self) {
+        #[cfg(feature = "metrics")]
+        self.handles();
+    }
+
+    /// The `piece` label.
+    pub fn piece(&self) -> &'static str {
+        self.piece
+    }
+
+    /// The `name` label.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// The `outcome` label of a refusal: `"refused"`, or `"shadowed"`.
+    pub fn refusal(&self) -> &'static str {
+        self.refusal
+    }
+
+    /// Counts one admitted call.
+    pub fn admitted(&self) {
+        #[cfg(feature = "metrics")]
+        self.handles().admitted.increment(1);
+    }
+
+    /// Counts one call refused for the reason at `reason` in the list the handles were made
+    /// with; nothing for an index past its end.
+    pub fn refused(&self, reason: usize) {
+        #[cfg(feature = "metrics")]
+        if let Some(counter) = self.handles().refused.get(reason) {
+            counter.increment(1);
+        }
+        #[cfg(not(feature = "metrics"))]
+        let _ = reason;
+    }
+
+    /// The handles, registered on first use.
+    #[cfg(feature = "metrics")]
+    fn handles(&self) -> &DecisionHandles {
+        self.handles.get_or_init(|| {
+            metrics::describe_counter!(
+                REQUESTS,
+                metrics::Unit::Count,
+                "Calls a layer or a limiter decided on, admitted, refused or shadowed ({request})"
+            );
+            let series = |outcome: &'static str, reason: Option<&'static str>| {
+                let mut labels = vec![
+                    metrics::Label::from_static_parts("piece", self.piece),
+                    metrics::Label::new("name", self.name.clone()),
+                ];
+                if let Some(source) = self.source {
+                    labels.push(metrics::Label::from_static_parts("source", source));
+                }
+                labels.push(metrics::Label::from_static_parts("outcome", outcome));
+                if let Some(reason) = reason {
+                    labels.push(metrics::Label::from_static_parts("reason", reason));
+                }
+                metrics::counter!(REQUESTS, labels)
+            };
+            DecisionHandles {
+                admitted: series("admitted", None),
+                refused: self
+                    .reasons
+                    .iter()
+                    .map(|&reason| series(self.refusal, Some(reason)))
+                    .collect(),
+            }
+        })
+    }
+}
+
+impl fmt::Debug for Decisions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Decisions")
+            .field("piece", &self.piece)
+            .field("name", &self.name)
+            .field("source", &self.source)
+            .field("refusal", &self.refusal)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Which gauge a [`Level`] sets.
+#[derive(Debug, Clone, Copy)]
+enum Gauge {
+    BreakerRatio,
+    ShedInFlight,
+}
+
+/// One gauge of one piece, labelled `name`, set from a number a decision computed anyway.
+///
+/// # Examples
+///
+/// ```
+/// use ironward_tokio::meter::Level;
+///
+/// let ratio = Level::breaker_ratio("payments");
+/// if Level::is_read() {
+///     ratio.set(0.25);
+/// }
+/// ```
+pub struct Level {
+    gauge: Gauge,
+    name: &'static str,
+    #[cfg(feature = "metrics")]
+    handle: OnceLock<metrics::Gauge>,
+}
+
+impl Level {
+    /// The breaker `name`'s drop fraction (`ironward.breaker.ratio`), as its last refusal
+    /// computed it. Nothing is registered yet.
+    pub fn breaker_ratio(name: &'static str) -> Self {
+        Self::new(Gauge::BreakerRatio, name)
+    }
+
+    /// The shedder `name`'s calls in flight (`ironward.shed.in_flight`). Nothing is
+    /// registered yet.
+    pub fn shed_in_flight(name: &'static str) -> Self {
+        Self::new(Gauge::ShedInFlight, name)
+    }
+
+    fn new(gauge: Gauge, name: &'static str) -> Self {
+        Self {
+            gauge,
+            name,
+            #[cfg(feature = "metrics")]
+            handle: OnceLock::new(),
+        }
+    }
+
+    /// Registers the gauge now, if it is not yet; see [`Decisions::register`].
+    pub fn register(&self) {
+        #[cfg(feature = "metrics")]
+        self.handle();
+    }
+
+    /// Sets the gauge to `value`.
+    pub fn set(&self, value: f64) {
+        #[cfg(feature = "metrics")]
+        self.handle().set(value);
+        #[cfg(not(feature = "metrics"))]
+        let _ = value;
+    }
+
+    /// Whether anything reads the gauge: with the `metrics` feature off, nothing, so a caller
+    /// need not compute the value.
+    pub const fn is_read() -> bool {
+        cfg!(feature = "metrics")
+    }
+
+    /// The gauge, registered on first use.
+    #[cfg(feature = "metrics")]
+    fn handle(&self) -> &metrics::Gauge {
+        self.handle.get_or_init(|| match self.gauge {
+            Gauge::BreakerRatio => {
+                metrics::describe_gauge!(
+                    BREAKER_RATIO,
+                    "Fraction of calls the breaker drops, as its last refusal computed it (1)"
+                );
+                metrics::gauge!(BREAKER_RATIO, "name" => self.name)
+            }
+            Gauge::ShedInFlight => {
+                metrics::describe_gauge!(
+                    SHED_IN_FLIGHT,
+                    metrics::Unit::Count,
+                    "Calls admitted by the shedder and not yet completed ({request})"
+                );
+                metrics::gauge!(SHED_IN_FLIGHT, "name" => self.name)
+            }
+        })
+    }
+}
+
+impl fmt::Debug for Level {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Level")
+            .field("gauge", &self.gauge)
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// One retrying client's handles: attempts by kind, finished calls by outcome and the waits
+/// between attempts.
+///
+/// The outcome labels are the core's ([`Retried::outcome`]): `success`, or the label of the
+/// `Stop` that ended the call, so every edge that retries
+/// counts alike.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ironward::http_retry::Retried;
+/// use ironward_tokio::meter::Retries;
+///
+/// let retries = Retries::new("payments");
+/// retries.attempt(1);
+/// retries.wait(Duration::from_millis(100));
+/// retries.attempt(2);
+/// retries.ended(&Retried::default());
+/// assert_eq!(retries.name(), "payments");
+/// ```
+pub struct Retries {
+    name: &'static str,
+    #[cfg(feature = "metrics")]
+    handles: OnceLock<RetryHandles>,
+}
+
+/// The registered handles of a [`Retries`].
+#[cfg(feature = "metrics")]
+struct RetryHandles {
+    first: metrics::Counter,
+    retry: metrics::Counter,
+    /// `success`, then one per [`Stop::ALL`], in that order.
+    calls: [metrics::Counter; 1 + Stop::ALL.len()],
+    wait: metrics::Histogram,
+}
+
+impl Retries {
+    /// The handles of the retrying client `name`. Nothing is registered yet.
+    pub fn new(name: &'static str) -> Self {
+        Self {
+            name,
+            #[cfg(feature = "metrics")]
+            handles: OnceLock::new(),
+        }
+    }
+
+    /// Registers the handles now, if they are not yet; see [`Decisions::register`].
+    pub fn register(&self) {
+        #[cfg(feature = "metrics")]
+        self.handles();
+    }
+
+    /// The `name` label.
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Counts the attempt numbered `number` (1 for the first), as the run counted it.
+    pub fn attempt(&self, number: u32) {
+        #[cfg(feature = "metrics")]
+        match number {
+            1 => self.handles().first.increment(1),
+            _ => self.handles().retry.increment(1),
+        }
+        #[cfg(not(feature = "metrics"))]
+        let _ = number;
+    }
+
+    /// Records a wait decided before a retry.
+    pub fn wait(&self, wait: Duration) {
+        #[cfg(feature = "metrics")]
+        self.handles().wait.record(wait.as_secs_f64());
+        #[cfg(not(feature = "metrics"))]
+        let _ = wait;
+    }
+
+    /// Counts one finished call under its outcome.
+    pub fn ended(&self, retried: &Retried) {
+        #[cfg(feature = "metrics")]
+        {
+            let index = match retried.stop {
+                None => Some(0),
+                Some(stop) => Stop::ALL.iter().position(|&s| s == stop).map(|i| i + 1),
+            };
+            if let Some(counter) = index.and_then(|i| self.handles().calls.get(i)) {
+                counter.increment(1);
+            }
+        }
+        #[cfg(not(feature = "metrics"))]
+        let _ = retried;
+    }
+
+    /// The handles, registered on first use.
+    #[cfg(feature = "metrics")]
+    fn handles(&self) -> &RetryHandles {
+        self.handles.get_or_init(|| {
+            metrics::describe_counter!(
+                RETRY_ATTEMPTS,
+                metrics::Unit::Count,
+                "Attempts a retrying client sent, the first and each retry ({attempt})"
+            );
+            metrics::describe_counter!(
+                RETRY_CALLS,
+                metrics::Unit::Count,
+                "Calls a retrying client finished, by how they ended ({call})"
+            );
+            metrics::describe_histogram!(
+                RETRY_WAIT,
+                metrics::Unit::Seconds,
+                "Waits a retrying client decided before a retry (s)"
+            );
+            let name = self.name;
+            let outcome = |i: usize| match i.checked_sub(1) {
+                None => Retried::default().outcome(),
+                Some(stop) => Stop::ALL[stop].as_str(),
+            };
+            RetryHandles {
+                first: metrics::counter!(RETRY_ATTEMPTS, "name" => name, "kind" => "first"),
+                retry: metrics::counter!(RETRY_ATTEMPTS, "name" => name, "kind" => "retry"),
+                calls: std::array::from_fn(
+                    |i| metrics::counter!(RETRY_CALLS, "name" => name, "outcome" => outcome(i)),
+                ),
+                wait: metrics::histogram!(RETRY_WAIT, "name" => name),
+            }
+        })
+    }
+}
+
+impl fmt::Debug for Retries {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Retries")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(all(test, feature = "metrics"))]
+mod tests {
+    use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+
+    use super::{Decisions, Level, Retries};
+
+    /// The series a recorder holds, as `name{labels}` and the counter's value or 0.
+    fn series(recorder: &DebuggingRecorder) -> Vec<(String, u64)> {
+        let mut all: Vec<_> = recorder
+            .snapshotter()
+            .snapshot()
+            .into_vec()
+            .into_iter()
+            .map(|(key, _, _, value)| {
+                let key = key.key();
+                let labels: Vec<_> = key
+                    .labels()
+                    .map(|l| format!("{}={}", l.key(), l.value()))
+                    .collect();
+                let count = match value {
+                    DebugValue::Counter(n) => n,
+                    _ => 0,
+                };
+                (format!("{}{{{}}}", key.name(), labels.join(",")), count)
+            })
+            .collect();
+        all.sort();
+        all
+    }
+
+    #[test]
+    fn nothing_is_registered_until_the_handles_are_first_used() {
+        let recorder = DebuggingRecorder::new();
+        let seen = metrics::with_local_recorder(&recorder, || {
+            let decisions = Decisions::new("breaker", "default", "refused", &["throttled"]);
+            let ratio = Level::breaker_ratio("default");
+            let retries = Retries::new("default");
+            let before = series(&recorder);
+            drop((decisions, ratio, retries));
+            before
+        });
+        assert_eq!(seen, vec![]);
+        assert_eq!(series(&recorder), vec![]);
+    }
+
+    #[test]
+    fn registering_shows_every_series_at_zero_once() {
+        let recorder = DebuggingRecorder::new();
+        metrics::with_local_recorder(&recorder, || {
+            let decisions =
+                Decisions::new("redis_period", String::from("api"), "refused", &["limited"])
+                    .with_source("redis");
+            decisions.register();
+            decisions.register();
+            decisions.refused(0);
+            decisions.refused(1);
+        });
+        assert_eq!(
+            series(&recorder),
+            vec![
+                (
+                    "ironward.requests{piece=redis_period,name=api,source=redis,outcome=admitted}"
+                        .to_owned(),
+                    0
+                ),
+                (
+                    "ironward.requests{piece=redis_period,name=api,source=redis,outcome=refused,reason=limited}"
+                        .to_owned(),
+                    1
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_retry_counts_under_the_cores_outcome_labels() {
+        let recorder = DebuggingRecorder::new();
+        metrics::with_local_recorder(&recorder, || {
+            let retries = Retries::new("api");
+            retries.attempt(1);
+            retries.attempt(2);
+            retries.ended(&ironward::http_retry::Retried::default());
+        });
+        let seen = series(&recorder);
+        assert!(seen.contains(&("ironward.retry.attempts{name=api,kind=first}".to_owned(), 1)));
+        assert!(seen.contains(&("ironward.retry.attempts{name=api,kind=retry}".to_owned(), 1)));
+        assert!(seen.contains(&(
+            "ironward.retry.calls{name=api,outcome=success}".to_owned(),
+            1
+        )));
+    }
+}

@@ -13,7 +13,7 @@
 //! ```
 //!
 //! Both builds install the same recorder, [`Tally`], before any layer is built (a layer
-//! registers its handles when it is made, the deadline when it makes its service). It records
+//! registers its handles when it makes its first service, once its name is final). It records
 //! nothing anyone reads, but it hands out real handles: each counter and gauge is an
 //! `Arc<AtomicU64>` behind `metrics::Counter::from_arc`, one per key, which is how the
 //! exporters' registries (`metrics-util`'s `AtomicStorage`) keep them, so an `on` row pays
@@ -123,7 +123,7 @@ impl Recorder for Tally {
 }
 
 fn main() {
-    // Before any layer is built: each registers its handles when it is made.
+    // Before any layer is built: each registers its handles when it makes its first service.
     let tally: &'static Tally = Box::leak(Box::default());
     metrics::set_global_recorder(tally).expect("the first recorder of the process");
     // Entered, never run: see the module docs.

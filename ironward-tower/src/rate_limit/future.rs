@@ -9,7 +9,8 @@ use http::Response;
 
 use pin_project_lite::pin_project;
 
-use super::{Headroom, Limited};
+use super::Limited;
+use super::headroom::Stamp;
 
 pin_project! {
     /// The response future of [`RateLimitService`](super::RateLimitService): the inner
@@ -53,7 +54,7 @@ pin_project! {
         Admitted {
             #[pin]
             future: F,
-            headroom: Option<Headroom>,
+            stamp: Option<Stamp>,
         },
         Limited {
             limited: Limited,
@@ -62,10 +63,10 @@ pin_project! {
 }
 
 impl<F> RateLimitFuture<F> {
-    /// The inner service's `future`, whose response gets the fields of `headroom`, if any.
-    pub(super) fn admitted(future: F, headroom: Option<Headroom>) -> Self {
+    /// The inner service's `future`, whose response gets the fields of `stamp`, if any.
+    pub(super) fn admitted(future: F, stamp: Option<Stamp>) -> Self {
         Self {
-            state: State::Admitted { future, headroom },
+            state: State::Admitted { future, stamp },
         }
     }
 
@@ -85,10 +86,10 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().state.project() {
-            StateProj::Admitted { future, headroom } => {
+            StateProj::Admitted { future, stamp } => {
                 let mut response = ready!(future.poll(cx)).map_err(Into::into)?;
-                if let Some(headroom) = headroom.take() {
-                    headroom.append_to(response.headers_mut());
+                if let Some(stamp) = stamp.take() {
+                    stamp.append_to(response.headers_mut());
                 }
                 Poll::Ready(Ok(response))
             }

@@ -3,6 +3,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use http::{HeaderMap, HeaderValue};
+
 use super::error::{DEFAULT_POLICY, policy, policy_name};
 
 /// What an admitted request left of its rate limit: how many more the limit admits now, and
@@ -111,5 +113,26 @@ impl fmt::Display for Headroom {
             Duration::MAX => f.write_str("never all back"),
             reset => write!(f, "all back in {reset:?}"),
         }
+    }
+}
+
+/// What a layer adds to one admitted response: the request's headroom, and the policy's
+/// `RateLimit-Policy` value, made once per limit and cloned (a reference count) rather than
+/// written again for every request.
+#[derive(Debug)]
+pub(super) struct Stamp {
+    pub(super) headroom: Headroom,
+    pub(super) policy: Option<HeaderValue>,
+}
+
+impl Stamp {
+    /// Appends both fields to `headers`, as [`Headroom::append_to`] writes them.
+    pub(super) fn append_to(self, headers: &mut HeaderMap) {
+        let Self { headroom, policy } = self;
+        if let Some(policy) = policy {
+            headers.append(super::http::RATELIMIT_POLICY, policy);
+        }
+        let reset = super::http::header_seconds(headroom.reset());
+        super::http::append_limit(headers, headroom.policy(), headroom.remaining(), reset);
     }
 }

@@ -1,7 +1,6 @@
 //! A rate limit as HTTP: a [`Limited`] refusal is `429` with `Retry-After` and the draft's
 //! `RateLimit` fields, an admitted request's [`Headroom`] is the same two fields.
 
-use std::fmt::Write as _;
 use std::time::Duration;
 
 use http::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
@@ -10,7 +9,7 @@ use http::{Response, StatusCode};
 use super::{Headroom, Limited};
 
 /// The `RateLimit-Policy` field: the policy's quota and window.
-const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
+pub(super) const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
 
 /// The `RateLimit` field: what is left of the quota, and for how long.
 const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
@@ -127,7 +126,7 @@ impl Headroom {
     /// per policy, so a request that passed two rate limits carries a member of each: an
     /// inner layer's fields are appended to, never replaced.
     pub fn append_to(&self, headers: &mut HeaderMap) {
-        let reset = whole_seconds(self.reset()).min(MAX_INTEGER);
+        let reset = header_seconds(self.reset());
         fields(
             headers,
             self.policy(),
@@ -149,53 +148,108 @@ fn fields(
     remaining: u64,
     reset: u64,
 ) {
-    let mut value = item(policy);
+    if let Some(value) = policy_field(policy, quota, window) {
+        headers.append(RATELIMIT_POLICY, value);
+    }
+    append_limit(headers, policy, remaining, reset);
+}
+
+/// The `RateLimit-Policy` value `"<policy>";q=<quota>;w=<window>`: the same for every
+/// response under one policy, so the layer makes it once per limit and clones it.
+pub(super) fn policy_field(
+    policy: &str,
+    quota: u64,
+    window: Option<Duration>,
+) -> Option<HeaderValue> {
     let quota = quota.min(MAX_INTEGER);
-    // Writing to a `String` cannot fail.
-    let _ = match window {
+    let mut value = Field::item(policy);
+    match window {
         Some(window) if window < Duration::from_secs(1) => {
             // Scale the quota to a second: q per window is q · 1 s / window per second.
             let per_second = u128::from(quota) * 1_000_000_000 / window.as_nanos().max(1);
             let quota = u64::try_from(per_second)
                 .unwrap_or(u64::MAX)
                 .min(MAX_INTEGER);
-            write!(value, ";q={quota};w=1")
+            value.param(b";q=", quota);
+            value.param(b";w=", 1);
         }
         Some(window) => {
-            let window = whole_seconds(window).min(MAX_INTEGER);
-            write!(value, ";q={quota};w={window}")
+            value.param(b";q=", quota);
+            value.param(b";w=", whole_seconds(window).min(MAX_INTEGER));
         }
-        None => write!(value, ";q={quota}"),
-    };
-    if let Ok(value) = HeaderValue::try_from(value) {
-        headers.append(RATELIMIT_POLICY, value);
+        None => value.param(b";q=", quota),
     }
+    value.value()
+}
 
-    let mut value = item(policy);
-    let _ = write!(value, ";r={};t={reset}", remaining.min(MAX_INTEGER));
-    if let Ok(value) = HeaderValue::try_from(value) {
+/// Appends `RateLimit: "<policy>";r=<remaining>;t=<reset>` to `headers`, written into a
+/// buffer on the stack and copied once into its `HeaderValue`.
+pub(super) fn append_limit(headers: &mut HeaderMap, policy: &str, remaining: u64, reset: u64) {
+    let mut value = Field::item(policy);
+    value.param(b";r=", remaining.min(MAX_INTEGER));
+    value.param(b";t=", reset.min(MAX_INTEGER));
+    if let Some(value) = value.value() {
         headers.append(RATELIMIT, value);
     }
+}
+
+/// One field value being written: a list member whose value is the policy's name as a
+/// structured-field string (RFC 9651 §3.3.3), then integer parameters.
+///
+/// The name is at most 64 printable ASCII bytes ([`Limited::named`]), 130 quoted and escaped
+/// at worst, and two parameters of at most 15 digits add 36: 192 bytes always hold it.
+struct Field {
+    bytes: [u8; 192],
+    len: usize,
+}
+
+impl Field {
+    /// A value that starts with `name`, quoted, `"` and `\` escaped.
+    fn item(name: &str) -> Self {
+        let mut field = Self {
+            bytes: [0; 192],
+            len: 0,
+        };
+        field.push(b"\"");
+        for &byte in name.as_bytes() {
+            if matches!(byte, b'"' | b'\\') {
+                field.push(b"\\");
+            }
+            field.push(&[byte]);
+        }
+        field.push(b"\"");
+        field
+    }
+
+    /// Adds `key` (`;q=`, say) and `value` in decimal.
+    fn param(&mut self, key: &[u8], value: u64) {
+        self.push(key);
+        self.push(itoa::Buffer::new().format(value).as_bytes());
+    }
+
+    /// Adds `bytes`, or as many as fit (never fewer than the bound above allows).
+    fn push(&mut self, bytes: &[u8]) {
+        let room = self.bytes.len() - self.len;
+        let n = bytes.len().min(room);
+        self.bytes[self.len..self.len + n].copy_from_slice(&bytes[..n]);
+        self.len += n;
+    }
+
+    /// The value; `None` for one that is not a valid field value (which the bounds on names
+    /// rule out), left out rather than sent broken.
+    fn value(&self) -> Option<HeaderValue> {
+        HeaderValue::from_bytes(&self.bytes[..self.len]).ok()
+    }
+}
+
+/// `d` as a field's whole seconds: rounded up, capped at the 15 digits a field carries.
+pub(super) fn header_seconds(d: Duration) -> u64 {
+    whole_seconds(d).min(MAX_INTEGER)
 }
 
 /// `d` in whole seconds, rounded up, saturating at `u64::MAX`.
 fn whole_seconds(d: Duration) -> u64 {
     d.as_secs().saturating_add(u64::from(d.subsec_nanos() > 0))
-}
-
-/// The start of a list member: `name` as a structured-field string (RFC 9651 §3.3.3), which
-/// quotes it and escapes `"` and `\`. The name is printable ASCII ([`Limited::named`]).
-fn item(name: &str) -> String {
-    let mut item = String::with_capacity(name.len() + 32);
-    item.push('"');
-    for c in name.chars() {
-        if matches!(c, '"' | '\\') {
-            item.push('\\');
-        }
-        item.push(c);
-    }
-    item.push('"');
-    item
 }
 
 #[cfg(test)]

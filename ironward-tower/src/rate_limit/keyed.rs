@@ -11,8 +11,9 @@ use http::request::Parts;
 use lru::LruCache;
 
 use super::error::DEFAULT_POLICY;
+use super::headroom::Stamp;
 use super::limit::{Budget, Limit, Limiter, Terms};
-use super::{Headroom, KindMismatch, Limited};
+use super::{KindMismatch, Limited};
 use crate::lock::lock;
 
 /// At most this many shards, each behind its own lock.
@@ -25,7 +26,7 @@ const SWEEP: usize = 8;
 /// A table of budgets, one per key, behind a type that does not name the key.
 pub(super) trait Keyed: Send + Sync {
     /// Takes one request for the key of `parts` at `now`, or refuses it.
-    fn take(&self, parts: &Parts, now: Duration) -> Result<Headroom, Limited>;
+    fn take(&self, parts: &Parts, now: Duration, headroom: bool) -> Result<Option<Stamp>, Limited>;
 
     /// How many keys the table holds.
     fn len(&self) -> usize;
@@ -69,17 +70,17 @@ where
                 Mutex::new(Shard {
                     entries: LruCache::unbounded(),
                     cap,
-                    terms,
+                    terms: terms.clone(),
                 })
             })
             .collect();
         Table {
             extract,
+            unkeyed: Mutex::new(Budget::new(terms.clone(), Duration::ZERO)),
             terms: Mutex::new(terms),
             max,
             hasher: RandomState::new(),
             shards,
-            unkeyed: Mutex::new(Budget::new(terms, Duration::ZERO)),
         }
     }
 }
@@ -144,13 +145,13 @@ where
     K: Hash + Eq + Send + 'static,
     F: Fn(&Parts) -> Option<K> + Send + Sync + 'static,
 {
-    fn take(&self, parts: &Parts, now: Duration) -> Result<Headroom, Limited> {
+    fn take(&self, parts: &Parts, now: Duration, headroom: bool) -> Result<Option<Stamp>, Limited> {
         let Some(key) = (*self.extract)(parts) else {
-            return lock(&self.unkeyed).take(now);
+            return lock(&self.unkeyed).take(now, headroom);
         };
         // The modulo keeps the index below the shard count, which is at most 16.
         let index = (self.hasher.hash_one(&key) % self.shards.len() as u64) as usize;
-        lock(&self.shards[index]).take(key, now)
+        lock(&self.shards[index]).take(key, now, headroom)
     }
 
     fn len(&self) -> usize {
@@ -165,7 +166,7 @@ where
     }
 
     fn terms(&self) -> Terms {
-        *lock(&self.terms)
+        lock(&self.terms).clone()
     }
 
     fn retune(&self, limit: Limit, now: Duration) -> Result<Limit, KindMismatch> {
@@ -180,9 +181,9 @@ where
         // Shard by shard, each under its own lock, so that requests for the other shards go
         // on meanwhile; each key is decided wholly under the old terms or the new ones.
         for shard in &self.shards {
-            lock(shard).retune(terms, now);
+            lock(shard).retune(terms.clone(), now);
         }
-        lock(&self.unkeyed).retune(terms, now);
+        lock(&self.unkeyed).retune(terms.clone(), now);
         *in_force = terms;
         Ok(was)
     }
@@ -198,7 +199,7 @@ where
 {
     /// Takes one request for `key` at `now`: forgets idle keys, makes room for a new one if
     /// the shard is full, then asks the key's limiter.
-    fn take(&mut self, key: K, now: Duration) -> Result<Headroom, Limited> {
+    fn take(&mut self, key: K, now: Duration, headroom: bool) -> Result<Option<Stamp>, Limited> {
         self.sweep(now);
         if self.entries.len() >= self.cap && !self.entries.contains(&key) {
             self.entries.pop_lru();
@@ -209,7 +210,7 @@ where
             seen: now,
         });
         entry.seen = entry.seen.max(now);
-        terms.answer(entry.limiter.take(now))
+        terms.answer(entry.limiter.take_reading(now, headroom))
     }
 
     /// Drops up to [`SWEEP`] keys untouched for longer than the terms' `idle`, oldest first.
@@ -242,7 +243,7 @@ where
 
 impl<K, F> fmt::Debug for Table<K, F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let terms = *lock(&self.terms);
+        let terms = lock(&self.terms).clone();
         f.debug_struct("Table")
             .field("limit", &terms.limit)
             .field("max", &self.max)
@@ -271,7 +272,7 @@ mod tests {
     }
 
     /// A take's answer as the wait it gives, if any.
-    fn waits(taken: Result<Headroom, Limited>) -> Result<(), Duration> {
+    fn waits(taken: Result<Option<Stamp>, Limited>) -> Result<(), Duration> {
         taken.map(drop).map_err(|refused| refused.retry_after())
     }
 
@@ -283,9 +284,12 @@ mod tests {
     fn each_key_has_its_own_budget() {
         let table = by_key(Limit::period(2, secs(10)), 100);
         for key in ["a", "b"] {
-            assert_eq!(waits(table.take(&parts(Some(key)), secs(0))), Ok(()));
-            assert_eq!(waits(table.take(&parts(Some(key)), secs(1))), Ok(()));
-            assert_eq!(waits(table.take(&parts(Some(key)), secs(2))), Err(secs(8)));
+            assert_eq!(waits(table.take(&parts(Some(key)), secs(0), true)), Ok(()));
+            assert_eq!(waits(table.take(&parts(Some(key)), secs(1), true)), Ok(()));
+            assert_eq!(
+                waits(table.take(&parts(Some(key)), secs(2), true)),
+                Err(secs(8))
+            );
         }
         assert_eq!(table.len(), 2);
     }
@@ -293,12 +297,12 @@ mod tests {
     #[test]
     fn requests_without_a_key_share_one_budget() {
         let table = by_key(Limit::period(2, secs(10)), 100);
-        assert_eq!(waits(table.take(&parts(None), secs(0))), Ok(()));
-        assert_eq!(waits(table.take(&parts(None), secs(0))), Ok(()));
-        assert_eq!(waits(table.take(&parts(None), secs(4))), Err(secs(6)));
+        assert_eq!(waits(table.take(&parts(None), secs(0), true)), Ok(()));
+        assert_eq!(waits(table.take(&parts(None), secs(0), true)), Ok(()));
+        assert_eq!(waits(table.take(&parts(None), secs(4), true)), Err(secs(6)));
         // The shared budget is not a key: it is never evicted and never counted.
         assert_eq!(table.len(), 0);
-        assert_eq!(waits(table.take(&parts(Some("a")), secs(4))), Ok(()));
+        assert_eq!(waits(table.take(&parts(Some("a")), secs(4), true)), Ok(()));
     }
 
     #[test]
@@ -315,12 +319,15 @@ mod tests {
     fn a_full_table_forgets_its_least_recently_used_key() {
         // One shard, so the order is global.
         let table = by_key(Limit::period(1, secs(100)), 1);
-        assert_eq!(waits(table.take(&parts(Some("a")), secs(0))), Ok(()));
-        assert_eq!(waits(table.take(&parts(Some("a")), secs(1))), Err(secs(99)));
-        assert_eq!(waits(table.take(&parts(Some("b")), secs(2))), Ok(()));
+        assert_eq!(waits(table.take(&parts(Some("a")), secs(0), true)), Ok(()));
+        assert_eq!(
+            waits(table.take(&parts(Some("a")), secs(1), true)),
+            Err(secs(99))
+        );
+        assert_eq!(waits(table.take(&parts(Some("b")), secs(2), true)), Ok(()));
         assert_eq!(table.len(), 1);
         // "a" was evicted to make room for "b": it starts afresh. That is the trade-off.
-        assert_eq!(waits(table.take(&parts(Some("a")), secs(3))), Ok(()));
+        assert_eq!(waits(table.take(&parts(Some("a")), secs(3), true)), Ok(()));
     }
 
     #[test]
@@ -328,12 +335,15 @@ mod tests {
         let table = by_key(Limit::sliding(1, secs(10)), 1000);
         let stale = ["a", "b", "c", "d"];
         for key in stale {
-            assert_eq!(waits(table.take(&parts(Some(key)), secs(0))), Ok(()));
+            assert_eq!(waits(table.take(&parts(Some(key)), secs(0), true)), Ok(()));
         }
         // Exactly one window later no key is idle yet: it must be untouched for longer.
         for i in 0..200 {
             let key = format!("x-{i}");
-            assert_eq!(waits(table.take(&parts(Some(&key)), secs(10))), Ok(()));
+            assert_eq!(
+                waits(table.take(&parts(Some(&key)), secs(10), true)),
+                Ok(())
+            );
         }
         assert_eq!(table.len(), 204);
         // A nanosecond later the first four are idle, and an access to a shard drops those
@@ -341,12 +351,12 @@ mod tests {
         let later = secs(10) + Duration::from_nanos(1);
         let swept = (0..1000).find(|&i| {
             let key = format!("y-{i}");
-            assert_eq!(waits(table.take(&parts(Some(&key)), later)), Ok(()));
+            assert_eq!(waits(table.take(&parts(Some(&key)), later, true)), Ok(()));
             table.len() == 200 + i + 1
         });
         assert!(swept.is_some(), "{} keys", table.len());
         for key in stale {
-            assert_eq!(waits(table.take(&parts(Some(key)), later)), Ok(()));
+            assert_eq!(waits(table.take(&parts(Some(key)), later, true)), Ok(()));
         }
     }
 
@@ -359,7 +369,7 @@ mod tests {
         let times = [0, 0, 0, 0, 0, 100, 2_200, 2_200, 2_200, 2_200, 2_200, 9_000];
         for ms in times.map(Duration::from_millis) {
             assert_eq!(
-                waits(table.take(&parts(Some("a")), ms)),
+                waits(table.take(&parts(Some("a")), ms, true)),
                 kept.take(ms).map(drop),
                 "at {ms:?}"
             );
@@ -374,26 +384,29 @@ mod tests {
         let table = by_key(Limit::bucket(0.01, 10.0), 1);
         let a = || parts(Some("a"));
         for _ in 0..10 {
-            assert_eq!(waits(table.take(&a(), secs(0))), Ok(()));
+            assert_eq!(waits(table.take(&a(), secs(0), true)), Ok(()));
         }
         let was = table.retune(Limit::bucket(1.0, 10.0), secs(9));
         assert_eq!(was, Ok(Limit::bucket(0.01, 10.0)));
         let later = Duration::from_millis(10_500);
-        assert_eq!(waits(table.take(&a(), later)), Ok(()));
-        assert!(table.take(&a(), later).is_err());
+        assert_eq!(waits(table.take(&a(), later, true)), Ok(()));
+        assert!(table.take(&a(), later, true).is_err());
         assert_eq!(table.len(), 1);
     }
 
     #[test]
     fn a_table_refuses_a_limit_of_another_kind_and_keeps_its_terms() {
         let table = by_key(Limit::sliding(1, secs(10)), 10);
-        assert_eq!(waits(table.take(&parts(Some("a")), secs(0))), Ok(()));
+        assert_eq!(waits(table.take(&parts(Some("a")), secs(0), true)), Ok(()));
         let err = table
             .retune(Limit::period(5, secs(10)), secs(1))
             .unwrap_err();
         assert_eq!(err.in_force(), Limit::sliding(1, secs(10)));
         assert_eq!(table.terms().limit, Limit::sliding(1, secs(10)));
-        assert_eq!(waits(table.take(&parts(Some("a")), secs(1))), Err(secs(9)));
+        assert_eq!(
+            waits(table.take(&parts(Some("a")), secs(1), true)),
+            Err(secs(9))
+        );
     }
 
     #[test]

@@ -5,6 +5,9 @@ use std::time::Duration;
 
 use ironward::{Bucket, Period, Sliding};
 
+use http::HeaderValue;
+
+use super::headroom::Stamp;
 use super::{Headroom, KindMismatch, Limited};
 
 /// Which limiter of the `ironward` core a [`RateLimitLayer`](super::RateLimitLayer) runs, with
@@ -185,7 +188,7 @@ impl Limit {
 
 /// What every budget under one limit reads from it, worked out once per limit rather than
 /// once a request: the limit, how long a key may idle, and the refusal to give.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub(super) struct Terms {
     pub(super) limit: Limit,
     /// [`Limit::idle`].
@@ -193,15 +196,23 @@ pub(super) struct Terms {
     /// The refusal to give, but for its wait: the limit's quota and window, under the
     /// policy's name.
     refusal: Limited,
+    /// The `RateLimit-Policy` value every admitted response under these terms carries.
+    policy_field: Option<HeaderValue>,
 }
 
 impl Terms {
     /// The terms of `limit` under the policy named `policy`.
     pub(super) fn new(limit: Limit, policy: &'static str) -> Self {
+        let refusal = limit.refusal(Duration::ZERO).named(policy);
         Self {
             limit,
             idle: limit.idle(),
-            refusal: limit.refusal(Duration::ZERO).named(policy),
+            policy_field: super::http::policy_field(
+                refusal.policy(),
+                refusal.quota(),
+                refusal.window(),
+            ),
+            refusal,
         }
     }
 
@@ -231,13 +242,17 @@ impl Terms {
         Headroom::new(remaining, reset, refusal.quota(), refusal.window()).named(refusal.policy())
     }
 
-    /// The answer to one take: its headroom, or its refusal.
+    /// The answer to one take: what to stamp on its response if its headroom was read, or
+    /// its refusal.
     pub(super) fn answer(
         &self,
-        taken: Result<(u64, Duration), Duration>,
-    ) -> Result<Headroom, Limited> {
+        taken: Result<Option<(u64, Duration)>, Duration>,
+    ) -> Result<Option<Stamp>, Limited> {
         match taken {
-            Ok(left) => Ok(self.headroom(left)),
+            Ok(left) => Ok(left.map(|left| Stamp {
+                headroom: self.headroom(left),
+                policy: self.policy_field.clone(),
+            })),
             Err(wait) => Err(self.refusal(wait)),
         }
     }
@@ -261,8 +276,9 @@ impl Budget {
     }
 
     /// Takes one request at `now`, or refuses it, saying how long to wait.
-    pub(super) fn take(&mut self, now: Duration) -> Result<Headroom, Limited> {
-        self.terms.answer(self.limiter.take(now))
+    /// Takes one request at `now`, reading what it left when `headroom` is asked for.
+    pub(super) fn take(&mut self, now: Duration, headroom: bool) -> Result<Option<Stamp>, Limited> {
+        self.terms.answer(self.limiter.take_reading(now, headroom))
     }
 
     /// Moves the budget to `terms` at `now`, keeping its history ([`Limiter::retune`]).
@@ -310,24 +326,37 @@ impl Limiter {
     /// `next` as the refusal computed it, a bucket's worked out from the tokens it read
     /// ([`BucketReason::next`](ironward::BucketReason::next)), so the wait comes from the
     /// same reading as the refusal.
-    pub(super) fn take(&mut self, now: Duration) -> Result<(u64, Duration), Duration> {
+    pub(super) fn take(&mut self, now: Duration) -> Result<(), Duration> {
         match self {
-            Self::Bucket(bucket) => {
-                bucket.check(now, 1.0).map_err(|reason| reason.next())?;
-                // `as` saturates: an infinite burst holds `u64::MAX` whole tokens.
-                let tokens = bucket.tokens(now).floor() as u64;
-                Ok((tokens, bucket.next(now, bucket.burst())))
-            }
-            Self::Sliding(sliding) => {
-                sliding.check(now).map_err(|reason| reason.next)?;
-                // The stamp just taken is the newest: the whole quota is back a window on.
-                Ok((u64::from(sliding.left(now)), sliding.window()))
-            }
-            Self::Period(period) => {
-                period.check(now).map_err(|reason| reason.next)?;
-                Ok((u64::from(period.left(now)), period.next(now)))
-            }
+            Self::Bucket(bucket) => bucket.check(now, 1.0).map_err(|reason| reason.next()),
+            Self::Sliding(sliding) => sliding.check(now).map_err(|reason| reason.next),
+            Self::Period(period) => period.check(now).map(drop).map_err(|reason| reason.next),
         }
+    }
+
+    /// What is left right after a take at `now`, and how long until all of it is back: the
+    /// draft's `r` and `t`, read from the core without changing anything.
+    pub(super) fn left(&self, now: Duration) -> (u64, Duration) {
+        match self {
+            // `as` saturates: an infinite burst holds `u64::MAX` whole tokens.
+            Self::Bucket(bucket) => (
+                bucket.tokens(now).floor() as u64,
+                bucket.next(now, bucket.burst()),
+            ),
+            // The stamp just taken is the newest: the whole quota is back a window on.
+            Self::Sliding(sliding) => (u64::from(sliding.left(now)), sliding.window()),
+            Self::Period(period) => (u64::from(period.left(now)), period.next(now)),
+        }
+    }
+
+    /// A take at `now` and, when `headroom` is asked for, what it left.
+    pub(super) fn take_reading(
+        &mut self,
+        now: Duration,
+        headroom: bool,
+    ) -> Result<Option<(u64, Duration)>, Duration> {
+        self.take(now)?;
+        Ok(headroom.then(|| self.left(now)))
     }
 
     /// Moves the limiter to `limit` at `now`, keeping its history: the core's `retune`
@@ -445,21 +474,27 @@ mod tests {
     fn an_admission_says_what_is_left_and_when_all_of_it_is_back() {
         // Four a second, a burst of 3: one taken leaves 2 whole tokens, full again in 250 ms.
         let mut bucket = Limiter::new(&Limit::bucket(4.0, 3.0), Duration::ZERO);
-        assert_eq!(bucket.take(Duration::ZERO), Ok((2, ms(250))));
-        assert_eq!(bucket.take(ms(100)), Ok((1, ms(400))));
+        assert_eq!(
+            bucket.take_reading(Duration::ZERO, true),
+            Ok(Some((2, ms(250))))
+        );
+        assert_eq!(bucket.take_reading(ms(100), true), Ok(Some((1, ms(400)))));
         // A bucket that never refills is never whole again.
         let mut frozen = Limiter::new(&Limit::bucket(0.0, 2.0), Duration::ZERO);
-        assert_eq!(frozen.take(secs(1)), Ok((1, Duration::MAX)));
+        assert_eq!(
+            frozen.take_reading(secs(1), true),
+            Ok(Some((1, Duration::MAX)))
+        );
 
         // A window is whole again one window after its newest stamp: the one just taken.
         let mut sliding = Limiter::new(&Limit::sliding(3, secs(10)), Duration::ZERO);
-        assert_eq!(sliding.take(secs(2)), Ok((2, secs(10))));
-        assert_eq!(sliding.take(secs(7)), Ok((1, secs(10))));
+        assert_eq!(sliding.take_reading(secs(2), true), Ok(Some((2, secs(10)))));
+        assert_eq!(sliding.take_reading(secs(7), true), Ok(Some((1, secs(10)))));
 
         // A period is whole again when it ends.
         let mut period = Limiter::new(&Limit::aligned(2, secs(10)), Duration::ZERO);
-        assert_eq!(period.take(secs(13)), Ok((1, secs(7))));
-        assert_eq!(period.take(secs(14)), Ok((0, secs(6))));
+        assert_eq!(period.take_reading(secs(13), true), Ok(Some((1, secs(7)))));
+        assert_eq!(period.take_reading(secs(14), true), Ok(Some((0, secs(6)))));
     }
 
     #[test]
@@ -478,14 +513,18 @@ mod tests {
     #[test]
     fn a_retuned_budget_keeps_its_history_and_reports_its_new_terms() {
         let terms = Terms::new(Limit::sliding(3, secs(10)), "api");
-        let mut budget = Budget::new(terms, Duration::ZERO);
-        let first = budget.take(secs(1)).unwrap();
-        assert_eq!((first.remaining(), first.policy()), (2, "api"));
-        assert_eq!(budget.take(secs(2)).unwrap().remaining(), 1);
+        let mut budget = Budget::new(terms.clone(), Duration::ZERO);
+        let first = budget.take(secs(1), true).unwrap().unwrap();
+        assert_eq!(
+            (first.headroom.remaining(), first.headroom.policy()),
+            (2, "api")
+        );
+        assert_eq!(first.policy.unwrap(), r#""api";q=3;w=10"#);
+        assert!(budget.take(secs(2), false).unwrap().is_none());
         let lower = terms.retuned(Limit::sliding(2, secs(10))).unwrap();
         budget.retune(lower, secs(3));
         // The two taken fill the new quota: the next is refused under the new terms.
-        let refused = budget.take(secs(3)).unwrap_err();
+        let refused = budget.take(secs(3), true).unwrap_err();
         assert_eq!((refused.quota(), refused.policy()), (2, "api"));
         assert_eq!(refused.retry_after(), secs(8));
         let mismatch = terms.retuned(Limit::bucket(1.0, 1.0)).unwrap_err();

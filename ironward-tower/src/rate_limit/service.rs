@@ -97,10 +97,10 @@ where
         // A global limit leaves the request where it is: moving an `http::Request` in and out
         // of a helper copied it twice, a third of the layer's own cost.
         let taken = match &shared.table {
-            Table::Global(budget) => lock(budget).take(now),
+            Table::Global(budget) => lock(budget).take(now, shared.headers),
             Table::Keyed(table) => {
                 let (head, body) = request.into_parts();
-                let taken = table.take(&head, now);
+                let taken = table.take(&head, now, shared.headers);
                 request = Request::from_parts(head, body);
                 taken
             }
@@ -108,7 +108,6 @@ where
         match taken {
             Ok(headroom) => {
                 shared.meter.admitted();
-                let headroom = shared.headers.then_some(headroom);
                 RateLimitFuture::admitted(self.inner.call(request), headroom)
             }
             Err(limited) => {
@@ -194,12 +193,12 @@ impl Shared {
     /// which was made under the same limit and policy name.
     pub(super) fn new(limit: Limit, knobs: Knobs, keyed: Option<Arc<dyn Keyed>>) -> Self {
         let terms = Terms::new(limit, knobs.policy);
+        // The policy's name names the layer's metrics too.
+        let meter = Meter::new("rate_limit", terms.policy(), REASONS, knobs.mode);
         let table = match keyed {
             Some(keyed) => Table::Keyed(keyed),
             None => Table::Global(Mutex::new(Budget::new(terms, knobs.clock.now()))),
         };
-        // The policy's name names the layer's metrics too.
-        let meter = Meter::new("rate_limit", terms.policy(), REASONS, knobs.mode);
         Self {
             headers: knobs.headers && !knobs.mode.is_shadow(),
             knobs,
@@ -239,7 +238,7 @@ impl Shared {
     /// under the policy's name.
     pub(super) fn terms(&self) -> Terms {
         match &self.table {
-            Table::Global(budget) => *lock(budget).terms(),
+            Table::Global(budget) => lock(budget).terms().clone(),
             Table::Keyed(table) => table.terms(),
         }
     }
@@ -251,9 +250,10 @@ impl Shared {
         let was = match &self.table {
             Table::Global(budget) => {
                 let mut budget = lock(budget);
-                let was = *budget.terms();
-                budget.retune(was.retuned(limit)?, now);
-                was.limit
+                let terms = budget.terms().retuned(limit)?;
+                let was = budget.terms().limit;
+                budget.retune(terms, now);
+                was
             }
             Table::Keyed(table) => table.retune(limit, now)?,
         };

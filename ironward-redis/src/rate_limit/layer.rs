@@ -35,7 +35,10 @@ type Extract = Arc<dyn Fn(&Parts) -> Option<Vec<u8>> + Send + Sync>;
 ///   set [`Time::Server`](crate::Time::Server) on the store, to read Redis's);
 /// - while Redis is away each process serves from its own fallback (see [`Store`]); a
 ///   decision Redis does not give in time is refused with a `Limited` whose wait is the
-///   store's timeout.
+///   store's timeout;
+/// - an admitted response carries no `RateLimit` fields, where the local layer's carries
+///   its headroom: a script answers the decision and the wait, not what is left, and
+///   asking Redis for it would be a second round trip on every request.
 ///
 /// Requests without a key (the extractor returns `None`) share one budget, which is not
 /// any key's.

@@ -2,6 +2,12 @@
 
 use crate::reason::GateReason;
 
+#[cfg(target_has_atomic = "64")]
+mod shared;
+
+#[cfg(target_has_atomic = "64")]
+pub use shared::SharedGate;
+
 /// A count with a ceiling: at most `limit` callers inside at once.
 ///
 /// Unlike a rate, this has nothing to do with time: it is how many things are happening at
@@ -15,7 +21,8 @@ use crate::reason::GateReason;
 /// without an `enter` never takes the count below zero; a limit of 0 admits nothing.
 ///
 /// `Clone` makes an independent copy of the count: the two gates then admit separately, so
-/// cloning a gate doubles the room. Share one gate to share one limit.
+/// cloning a gate doubles the room. Share one gate to share one limit: across threads,
+/// [`SharedGate`] is the same gate shared by `&` without a lock.
 ///
 /// # Examples
 ///

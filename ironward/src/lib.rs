@@ -16,7 +16,7 @@
 //! | [`Bucket`] | whether a call is within a rate, and when one would be | token bucket |
 //! | [`Sliding`] | whether it is within a quota over any window-long stretch | exact sliding-window log |
 //! | [`Period`] | the same quota per fixed period | go-zero `core/limit/periodlimit.go` |
-//! | [`Gate`] | whether there is room right now | concurrency limit |
+//! | [`Gate`] ([`SharedGate`]) | whether there is room right now; shared by `&` across threads without a lock | concurrency limit |
 //! | [`Backoff`] ([`Jitter`]) | how long to wait before a retry, and whether to retry | gRPC A6; AWS "Exponential Backoff and Jitter" |
 //! | [`Budget`] | whether a retry may be made while calls are failing | gRPC A6 retry throttling |
 //! | [`Deadline`] | how much of a time budget is left | go-zero and gRPC timeouts |
@@ -60,7 +60,7 @@
 //! | [`Bucket::take`] | `Result<(), BucketReason>` | the tokens held, the cost wanted, the burst and the rate; the wait on asking |
 //! | [`Sliding::take`] | `Result<(), QuotaReason>` | the events in the window, the quota, the wait for room |
 //! | [`Period::take`] | `Result<Quota, QuotaReason>` (`Ok(Under)`, `Ok(Hit)`, or `Err` for `Over`) | the events in the period, the quota, the wait for the next |
-//! | [`Gate::enter`] | `Result<(), GateReason>` | how many are inside, and the limit |
+//! | [`Gate::enter`], [`SharedGate::enter`] | `Result<(), GateReason>` | how many are inside, and the limit |
 //! | [`Budget::can_retry`] | `Result<(), BudgetReason>` | the tokens held, and the maximum |
 //!
 //! Every reason has public fields, a `Display` that prints it on one line, and implements
@@ -97,7 +97,7 @@
 //! | [`Bucket::retune`] | the tokens, refilled to `now` at the old rate, capped at the new burst |
 //! | [`Sliding::retune`] | the events inside the window, the newest `quota` of them |
 //! | [`Period::retune`] | the open period's start and its count |
-//! | [`Gate::retune`] | everyone inside: a lower limit admits nobody until enough leave |
+//! | [`Gate::retune`], [`SharedGate::retune`] | everyone inside: a lower limit admits nobody until enough leave |
 //! | [`Budget::retune`] | the tokens, capped at the new maximum |
 //!
 //! # Edge cases
@@ -194,6 +194,8 @@ pub use bucket::Bucket;
 pub use budget::Budget;
 pub use deadline::Deadline;
 pub use gate::Gate;
+#[cfg(target_has_atomic = "64")]
+pub use gate::SharedGate;
 pub use period::{Period, Quota};
 pub use reason::{BreakerReason, BucketReason, BudgetReason, GateReason, QuotaReason, ShedReason};
 pub use shedder::{SHED, Shed, Shedder, Ticket};

@@ -95,6 +95,27 @@
 //! # assert!(entered);
 //! ```
 //!
+//! The same for the gate shared by `&`, whose decisions take `&self`:
+//!
+//! ```compile_fail
+//! #![deny(unused_must_use)]
+//! let gate = ironward::SharedGate::new(1);
+//! gate.enter();
+//! ```
+//!
+//! ```compile_fail
+//! #![deny(unused_must_use)]
+//! let gate = ironward::SharedGate::new(1);
+//! gate.check();
+//! ```
+//!
+//! ```
+//! #![deny(unused_must_use)]
+//! let gate = ironward::SharedGate::new(2);
+//! let answers = (gate.enter(), gate.check());
+//! # assert!(answers.0 && answers.1.is_ok());
+//! ```
+//!
 //! A retry budget asked and not heeded throttles nothing:
 //!
 //! ```compile_fail

@@ -15,9 +15,10 @@ use ironward::GateReason;
 /// RFC 9110 §15.6.4 gives 503 to a server unable to handle a request "due to a temporary
 /// overload", and go-zero's `rest/handler/maxconnshandler.go` answers it past its limit.
 ///
-/// It carries the [`GateReason`] the core's [`Gate::check`](ironward::Gate::check) refused
-/// with: how many were inside, and the limit. The reason is `Copy` and was read by the
-/// decision anyway, so a refusal costs the one `Box` that makes it a boxed error and nothing
+/// It carries the [`GateReason`] the core's [`SharedGate::check`](ironward::SharedGate::check)
+/// (the layer's gate; [`Gate::check`](ironward::Gate::check) gives the same) refused with:
+/// how many were inside, and the limit. The reason is `Copy` and was read by the decision
+/// anyway, so a refusal costs the one `Box` that makes it a boxed error and nothing
 /// else; nothing is formatted until it is displayed. `Display` is one line, what refused and
 /// then the reason's own line; because the reason is in it,
 /// [`source`](std::error::Error::source) is `None`, so that a report walking the chain does
@@ -57,7 +58,8 @@ impl GateFull {
         Self { reason }
     }
 
-    /// Why the gate refused: the numbers [`Gate::check`](ironward::Gate::check) decided by.
+    /// Why the gate refused: the numbers [`SharedGate::check`](ironward::SharedGate::check)
+    /// decided by.
     pub const fn reason(&self) -> GateReason {
         self.reason
     }

@@ -3,36 +3,36 @@
 use std::fmt;
 use std::future::Future;
 use std::pin::Pin;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use ironward::{Gate, GateReason};
+use ironward::{GateReason, SharedGate};
 use pin_project_lite::pin_project;
 
 use super::GateFull;
-use crate::lock::lock;
 
 /// The core gate behind one [`GateLayer`](super::GateLayer), shared by every service it makes.
 ///
-/// A std `Mutex`, locked only for `enter` or `leave` (a compare and an add) and never across an
-/// await, so it is uncontended in practice and cannot be poisoned by anything it runs.
-pub(super) type Shared = Arc<Mutex<Gate>>;
+/// The core's [`SharedGate`]: the count and the limit in one atomic word, so that entering,
+/// leaving and retuning are each one compare-and-swap and the services of every thread never
+/// wait for one another's lock. A refusal is one load and writes nothing.
+pub(super) type Shared = Arc<SharedGate>;
 
 /// One unit of room taken from the gate, given back when dropped.
 #[derive(Debug)]
 pub(super) struct Room(Shared);
 
 impl Room {
-    /// Takes room if there is some, or says why not ([`Gate::check`]).
+    /// Takes room if there is some, or says why not ([`SharedGate::check`]).
     pub(super) fn enter(gate: &Shared) -> Result<Self, GateReason> {
-        lock(gate).check()?;
+        gate.check()?;
         Ok(Self(Arc::clone(gate)))
     }
 }
 
 impl Drop for Room {
     fn drop(&mut self) {
-        lock(&self.0).leave();
+        self.0.leave();
     }
 }
 

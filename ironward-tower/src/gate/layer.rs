@@ -1,21 +1,21 @@
 //! [`GateLayer`]: one concurrency limit, shared by every service it makes.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
-use ironward::Gate;
+use ironward::SharedGate;
 use tower_layer::Layer;
 
 use super::future::Shared;
 use super::{GateService, GateTuner};
 use crate::Mode;
-use crate::lock::lock;
 use crate::meter::{DEFAULT_NAME, Meter};
 
 /// Applies one concurrency limit, which refuses at once, to every service it wraps.
 ///
-/// The layer owns the [`Gate`]: every service it makes, and every clone of those, enters the
-/// same one, so `Router::layer(GateLayer::new(100))` is 100 in flight across all the routes,
-/// methods and connections of the app. (axum calls `layer` once per route and per method, and
+/// The layer owns the gate (the core's [`SharedGate`], shared by `&` without a lock): every
+/// service it makes, and every clone of those, enters the same one, so
+/// `Router::layer(GateLayer::new(100))` is 100 in flight across all the routes, methods and
+/// connections of the app. (axum calls `layer` once per route and per method, and
 /// a limit made inside `layer`, as tower's `ConcurrencyLimitLayer` makes its semaphore, ends up
 /// one per route: axum#2582.) For a separate limit per route, give each route its own
 /// `GateLayer::new`.
@@ -59,7 +59,7 @@ impl GateLayer {
     /// A gate with room for `limit` requests in flight at once; a limit of 0 refuses all.
     pub fn new(limit: u32) -> Self {
         Self {
-            gate: Arc::new(Mutex::new(Gate::new(limit))),
+            gate: Arc::new(SharedGate::new(limit)),
             meter: Arc::new(Meter::new(
                 "gate",
                 DEFAULT_NAME,
@@ -111,12 +111,12 @@ impl GateLayer {
 
     /// How many requests are in flight through this layer's services.
     pub fn held(&self) -> u32 {
-        lock(&self.gate).held()
+        self.gate.held()
     }
 
     /// The most this layer's services let in at once.
     pub fn limit(&self) -> u32 {
-        lock(&self.gate).limit()
+        self.gate.limit()
     }
 
     /// A handle that changes the limit of this layer's gate in place, for every service the

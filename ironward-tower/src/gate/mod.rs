@@ -19,10 +19,11 @@
 //! - [`GateTuner`], from [`GateLayer::tuner`], changes the limit while the gate serves (a
 //!   configuration reload), keeping everyone inside.
 //!
-//! The shared state is the core `Gate` behind a std `Mutex`: locking it costs about as much
-//! as an atomic compare-and-swap when uncontended, it is never held across an await, and it
-//! keeps the core's semantics (a `leave` never takes the count below zero) in one place
-//! instead of reimplementing them with atomics.
+//! The shared state is the core's [`ironward::SharedGate`]: the count and the limit in one
+//! atomic word, entered and left by one compare-and-swap each, with no lock for the services
+//! of a busy server's threads to queue on. It decides exactly as `Gate` does, in the order the
+//! calls land, so the core's semantics (a `leave` never takes the count below zero, a lower
+//! limit turns nobody out) stay in one place, the core.
 //!
 //! # Examples
 //!

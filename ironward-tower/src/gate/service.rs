@@ -8,7 +8,6 @@ use tower_service::Service;
 use super::GateFuture;
 use super::future::{Room, Shared};
 use crate::Mode;
-use crate::lock::lock;
 use crate::meter::Meter;
 
 /// A service that lets at most a gate's limit of requests in flight and refuses the rest at
@@ -18,7 +17,8 @@ use crate::meter::Meter;
 /// queues: a server past its limit answers straight away, so a queue cannot become the outage
 /// (go-zero's `rest/handler/maxconnshandler.go` does the same). `poll_ready` is the inner
 /// service's; `call` enters the gate, and the room is given back when the
-/// response future completes or is dropped. A refusal takes one uncontended lock, and
+/// response future completes or is dropped. Entering and leaving are one compare-and-swap each
+/// on the shared gate, with no lock; a refusal is one atomic load that writes nothing, and
 /// allocates only the `Box` of its boxed error, which carries the gate's
 /// [`GateReason`](ironward::GateReason).
 ///
@@ -61,12 +61,12 @@ impl<S> GateService<S> {
 
     /// How many requests are in flight through this service and everything sharing its gate.
     pub fn held(&self) -> u32 {
-        lock(&self.gate).held()
+        self.gate.held()
     }
 
     /// The most the gate lets in at once.
     pub fn limit(&self) -> u32 {
-        lock(&self.gate).limit()
+        self.gate.limit()
     }
 }
 
@@ -195,6 +195,52 @@ mod tests {
             assert!(service.call(()).await.unwrap_err().is::<GateFull>());
         }
         assert_eq!(layer.held(), 3);
+    }
+
+    // The gate is one atomic word, not a lock: clones on eight threads, each counting itself
+    // into the inner service while its room is held, never find more inside than the limit,
+    // and every room comes back.
+    #[test]
+    fn clones_on_many_threads_never_hold_more_than_the_limit() {
+        const LIMIT: usize = 3;
+        let inside = Arc::new(AtomicUsize::new(0));
+        let counted = Arc::clone(&inside);
+        let layer = GateLayer::new(LIMIT as u32);
+        let service = layer.layer(service_fn(move |()| {
+            let now = counted.fetch_add(1, Ordering::SeqCst) + 1;
+            assert!(now <= LIMIT, "{now} inside a gate of {LIMIT}");
+            let counted = Arc::clone(&counted);
+            async move {
+                counted.fetch_sub(1, Ordering::SeqCst);
+                Ok::<_, GateFull>(())
+            }
+        }));
+        let admitted: usize = std::thread::scope(|s| {
+            let workers: Vec<_> = (0..8)
+                .map(|_| {
+                    let mut service = service.clone();
+                    s.spawn(move || {
+                        let mut cx = Context::from_waker(Waker::noop());
+                        (0..10_000)
+                            .filter(|_| {
+                                let mut future = pin!(service.call(()));
+                                match future.as_mut().poll(&mut cx) {
+                                    Poll::Ready(Ok(())) => true,
+                                    Poll::Ready(Err(err)) => {
+                                        assert!(err.is::<GateFull>());
+                                        false
+                                    }
+                                    Poll::Pending => unreachable!("the inner future is ready"),
+                                }
+                            })
+                            .count()
+                    })
+                })
+                .collect();
+            workers.into_iter().map(|w| w.join().unwrap()).sum()
+        });
+        assert!(admitted > 0);
+        assert_eq!((layer.held(), inside.load(Ordering::SeqCst)), (0, 0));
     }
 
     #[tokio::test]

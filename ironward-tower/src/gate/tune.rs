@@ -3,7 +3,6 @@
 use std::fmt;
 
 use super::future::Shared;
-use crate::lock::lock;
 
 /// Changes the limit of a [`GateLayer`](super::GateLayer)'s gate in place, for a
 /// configuration reload: every service the layer made, every clone of those and of the layer
@@ -12,7 +11,9 @@ use crate::lock::lock;
 /// Made by [`GateLayer::tuner`](super::GateLayer::tuner). It holds the layer's gate (one
 /// `Arc`), so it is cheap to clone, `Send` and `Sync`, and keeps no copy of the limit:
 /// [`limit`](Self::limit) reads the one in force. [`retune`](Self::retune) calls
-/// [`ironward::Gate::retune`] under the lock the requests take. Nobody inside is turned out:
+/// [`ironward::SharedGate::retune`] on the one atomic word the requests enter and leave by, so
+/// a request deciding at the same time decides against the old limit or the new one, never
+/// half of each. Nobody inside is turned out:
 /// a limit lowered below the requests in flight admits nobody until enough of them have left
 /// to bring the count under it, and a raised one has room at once. The gate reads no clock,
 /// so neither does the tuner. Each retune is a `tracing` event at the debug level, with the
@@ -54,29 +55,24 @@ impl GateTuner {
     }
 
     /// Sets the most the gate lets in at once to `limit`, keeping everyone inside
-    /// ([`ironward::Gate::retune`]); a limit of 0 refuses every request from now on.
+    /// ([`ironward::SharedGate::retune`]); a limit of 0 refuses every request from now on.
     pub fn retune(&self, limit: u32) {
-        let was = {
-            let mut gate = lock(&self.gate);
-            let was = gate.limit();
-            gate.retune(limit);
-            was
-        };
+        // The limit replaced, read in the same swap: exact even while another tuner retunes.
+        let was = self.gate.retune(limit);
         tracing::debug!(from = was, to = limit, "gate retuned");
     }
 
     /// The most the gate lets in at once now.
     pub fn limit(&self) -> u32 {
-        lock(&self.gate).limit()
+        self.gate.limit()
     }
 }
 
 impl fmt::Debug for GateTuner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let gate = lock(&self.gate);
         f.debug_struct("GateTuner")
-            .field("limit", &gate.limit())
-            .field("held", &gate.held())
+            .field("limit", &self.gate.limit())
+            .field("held", &self.gate.held())
             .finish()
     }
 }

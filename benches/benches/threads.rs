@@ -1,6 +1,8 @@
 //! The cost of one decision when two threads share one handle, ironward's (a core value behind
-//! a `std::sync::Mutex`, as ironward-tower shares it) beside peers shared by `&` (governor's
-//! atomics, failsafe's lock, tokio's semaphore).
+//! a `std::sync::Mutex`, as ironward-tower shares it, or for the gate the core's `SharedGate`,
+//! one atomic word) beside peers shared by `&` (governor's atomics, failsafe's lock, tokio's
+//! semaphore). The gate also has a row with as many threads as the machine has cores, so
+//! that a run on a larger machine shows how it scales.
 //!
 //! Each measurement (criterion's `iter_custom`) splits its `iters` decisions evenly over the
 //! threads of the row, started together at a `Barrier`; its time is the wall time from the
@@ -165,16 +167,25 @@ fn bucket(c: &mut Criterion) {
     g.finish();
 }
 
-/// One concurrency limit of 8 shared by the threads, each sending one request at a time through
-/// its own clone of the service (as each connection of a server holds its own clone):
-/// ironward-tower's `GateService` (one `Arc<Mutex<Gate>>`, entered in `call`, left when the
-/// response future completes) against tower's `ConcurrencyLimit` (one tokio semaphore, a permit
-/// taken in `poll_ready` and given back when the response future is dropped). Two threads never
-/// fill it, so every request is allowed.
+/// One concurrency limit of 8 (or the core count, if higher) shared by the threads, each
+/// sending one request at a time through its own clone of the service (as each connection of a
+/// server holds its own clone): ironward-tower's `GateService` (one `Arc<SharedGate>`, entered
+/// by a compare-and-swap in `call`, left by another when the response future completes)
+/// against tower's `ConcurrencyLimit` (one tokio semaphore, a permit taken in `poll_ready` and
+/// given back when the response future is dropped). No thread count here fills it, so every
+/// request is allowed. `allowed_<n>_threads` is one thread per core (`available_parallelism`);
+/// on a two-core machine it is the `allowed` row again.
 fn gate(c: &mut Criterion) {
     let mut g = group(c, "shared_gate_2_threads");
-    for (threads, case) in [(2, "allowed"), (1, "allowed_1_thread")] {
-        let layer = GateLayer::new(8);
+    let cores = thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let limit = u32::try_from(cores).unwrap_or(u32::MAX).max(8);
+    let all = format!("allowed_{cores}_threads");
+    for (threads, case) in [
+        (2, "allowed"),
+        (1, "allowed_1_thread"),
+        (cores, all.as_str()),
+    ] {
+        let layer = GateLayer::new(limit);
         let service = layer.layer(service_fn(answer));
         shared(
             &mut g,
@@ -186,7 +197,7 @@ fn gate(c: &mut Criterion) {
         );
         assert_eq!(layer.held(), 0);
 
-        let service = ConcurrencyLimitLayer::new(8).layer(service_fn(answer));
+        let service = ConcurrencyLimitLayer::new(limit as usize).layer(service_fn(answer));
         shared(
             &mut g,
             &format!("tower/{case}"),

@@ -2,6 +2,12 @@
 
 use crate::reason::BudgetReason;
 
+#[cfg(target_has_atomic = "64")]
+mod shared;
+
+#[cfg(target_has_atomic = "64")]
+pub use shared::SharedBudget;
+
 /// The most tokens a budget holds: gRPC A6 bounds `maxTokens` to 1000.
 const MOST_TOKENS: u32 = 1000;
 
@@ -36,8 +42,9 @@ const MILLI: u32 = 1000;
 /// closed, as a retry storm is the thing a budget exists to stop. A ratio above `max_tokens`
 /// (infinity included) is `max_tokens`.
 ///
-/// `Clone` copies the count; the copies then evolve independently (share one budget behind a
-/// lock to share it between calls).
+/// `Clone` copies the count; the copies then evolve independently. To share one budget
+/// between calls on many threads, use [`SharedBudget`]: the same budget shared by `&`
+/// without a lock.
 ///
 /// # Default
 ///

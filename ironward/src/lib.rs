@@ -18,7 +18,7 @@
 //! | [`Period`] | the same quota per fixed period | go-zero `core/limit/periodlimit.go` |
 //! | [`Gate`] ([`SharedGate`]) | whether there is room right now; shared by `&` across threads without a lock | concurrency limit |
 //! | [`Backoff`] ([`Jitter`]) | how long to wait before a retry, and whether to retry | gRPC A6; AWS "Exponential Backoff and Jitter" |
-//! | [`Budget`] | whether a retry may be made while calls are failing | gRPC A6 retry throttling |
+//! | [`Budget`] ([`SharedBudget`]) | whether a retry may be made while calls are failing; shared by `&` across threads without a lock | gRPC A6 retry throttling |
 //! | [`Deadline`] | how much of a time budget is left | go-zero and gRPC timeouts |
 //! | [`Window`] ([`Tally`], [`Total`]) | the rolling window under the breaker and the shedder | go-zero `core/collection/rollingwindow.go` |
 //! | [`http_retry`] | whether and when to retry a failed HTTP response | RFC 9110 |
@@ -61,7 +61,7 @@
 //! | [`Sliding::take`] | `Result<(), QuotaReason>` | the events in the window, the quota, the wait for room |
 //! | [`Period::take`] | `Result<Quota, QuotaReason>` (`Ok(Under)`, `Ok(Hit)`, or `Err` for `Over`) | the events in the period, the quota, the wait for the next |
 //! | [`Gate::enter`], [`SharedGate::enter`] | `Result<(), GateReason>` | how many are inside, and the limit |
-//! | [`Budget::can_retry`] | `Result<(), BudgetReason>` | the tokens held, and the maximum |
+//! | [`Budget::can_retry`], [`SharedBudget::can_retry`] | `Result<(), BudgetReason>` | the tokens held, and the maximum |
 //!
 //! Every reason has public fields, a `Display` that prints it on one line, and implements
 //! [`core::error::Error`], so that an edge can log it or return it as the source of its
@@ -98,7 +98,7 @@
 //! | [`Sliding::retune`] | the events inside the window, the newest `quota` of them |
 //! | [`Period::retune`] | the open period's start and its count |
 //! | [`Gate::retune`], [`SharedGate::retune`] | everyone inside: a lower limit admits nobody until enough leave |
-//! | [`Budget::retune`] | the tokens, capped at the new maximum |
+//! | [`Budget::retune`], [`SharedBudget::retune`] | the tokens, capped at the new maximum |
 //!
 //! # Edge cases
 //!
@@ -192,6 +192,8 @@ pub use backoff::{BACKOFF, Backoff, Jitter};
 pub use breaker::{Breaker, Permit, SRE, Sre};
 pub use bucket::Bucket;
 pub use budget::Budget;
+#[cfg(target_has_atomic = "64")]
+pub use budget::SharedBudget;
 pub use deadline::Deadline;
 pub use gate::Gate;
 #[cfg(target_has_atomic = "64")]

@@ -131,6 +131,27 @@
 //! # assert!(retry);
 //! ```
 //!
+//! The same for the retry budget shared by `&`:
+//!
+//! ```compile_fail
+//! #![deny(unused_must_use)]
+//! let budget = ironward::SharedBudget::default();
+//! budget.can_retry();
+//! ```
+//!
+//! ```compile_fail
+//! #![deny(unused_must_use)]
+//! let budget = ironward::SharedBudget::default();
+//! budget.check();
+//! ```
+//!
+//! ```
+//! #![deny(unused_must_use)]
+//! let budget = ironward::SharedBudget::default();
+//! let answers = (budget.can_retry(), budget.check());
+//! # assert!(answers.0 && answers.1.is_ok());
+//! ```
+//!
 //! A permit or ticket let go of without being settled:
 //!
 //! ```compile_fail

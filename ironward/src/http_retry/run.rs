@@ -6,6 +6,8 @@ use core::time::Duration;
 use super::rules::{Facts, Method, baseline, respond};
 use super::{Settings, StopReason, retryable_status};
 use crate::Budget;
+#[cfg(target_has_atomic = "64")]
+use crate::SharedBudget;
 use crate::backoff::sample_ppm;
 
 /// The status a failure without a response is decided as: 503 Service Unavailable, the status
@@ -505,16 +507,57 @@ impl Run {
         status: u16,
         retry_after: impl IntoIterator<Item = &'v [u8]>,
         reading: Reading,
-        mut budget: Option<&mut Budget>,
+        budget: Option<&mut Budget>,
+    ) -> Step {
+        self.respond(status, retry_after, reading, Teller::own(budget))
+    }
+
+    /// [`response`](Self::response), reporting to a retry budget shared by `&` across
+    /// threads: the same decision, with the budget told and asked as `response` tells and
+    /// asks a [`Budget`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::SharedBudget;
+    /// use ironward::http_retry::{Call, Reading, Run, Settings, Step, Stop};
+    ///
+    /// let budget = SharedBudget::new(2, 0.1);
+    /// budget.fail();
+    /// let call = Call { method: "GET", body_replayable: true, replay_safe: false };
+    /// let mut run = Run::new(Settings::default(), &call, Duration::ZERO);
+    /// let reading = Reading { now: Duration::ZERO, unix: Duration::ZERO, roll: 1.0 };
+    /// assert!(run.attempt(Duration::ZERO, None).is_ok());
+    /// // The 503 takes the budget to 0 of 2: no retry.
+    /// let step = run.response_shared(503, [], reading, Some(&budget));
+    /// assert_eq!(step, Step::Stop(Stop::Throttled));
+    /// assert_eq!(budget.tokens(), 0.0);
+    /// ```
+    #[cfg(target_has_atomic = "64")]
+    pub fn response_shared<'v>(
+        &mut self,
+        status: u16,
+        retry_after: impl IntoIterator<Item = &'v [u8]>,
+        reading: Reading,
+        budget: Option<&SharedBudget>,
+    ) -> Step {
+        self.respond(status, retry_after, reading, Teller::shared(budget))
+    }
+
+    /// [`response`](Self::response) with any budget.
+    fn respond<'v>(
+        &mut self,
+        status: u16,
+        retry_after: impl IntoIterator<Item = &'v [u8]>,
+        reading: Reading,
+        mut budget: Teller<'_>,
     ) -> Step {
         if status < 400 {
-            report(budget, Some(true));
+            budget.report(Some(true));
             return Step::Done;
         }
-        report(
-            budget.as_deref_mut(),
-            retryable_status(status).then_some(false),
-        );
+        budget.report(retryable_status(status).then_some(false));
         let facts = self.facts(status, self.replay_safe, reading);
         let verdict = respond(
             &self.settings,
@@ -530,18 +573,29 @@ impl Run {
     /// [`Fault::Final`] stops with [`StopReason::NotRetryable`] and tells the budget nothing.
     /// [`Fault::Sent`] and [`Fault::Unsent`] fail the budget and are decided like a 503
     /// without `Retry-After`; an unsent request is replay-safe whatever its method.
-    pub fn error(
+    pub fn error(&mut self, fault: Fault, reading: Reading, budget: Option<&mut Budget>) -> Step {
+        self.fault(fault, reading, Teller::own(budget))
+    }
+
+    /// [`error`](Self::error), reporting to a retry budget shared by `&` across threads.
+    #[cfg(target_has_atomic = "64")]
+    pub fn error_shared(
         &mut self,
         fault: Fault,
         reading: Reading,
-        mut budget: Option<&mut Budget>,
+        budget: Option<&SharedBudget>,
     ) -> Step {
+        self.fault(fault, reading, Teller::shared(budget))
+    }
+
+    /// [`error`](Self::error) with any budget.
+    fn fault(&mut self, fault: Fault, reading: Reading, mut budget: Teller<'_>) -> Step {
         let replay_safe = match fault {
             Fault::Final => return Step::Stop(self.end(StopReason::NotRetryable.into())),
             Fault::Sent => self.replay_safe,
             Fault::Unsent => true,
         };
-        report(budget.as_deref_mut(), Some(false));
+        budget.report(Some(false));
         let facts = self.facts(UNAVAILABLE, replay_safe, reading);
         let verdict =
             baseline(&self.settings, &facts, true).and_then(|plan| plan.wait(&self.settings, None));
@@ -559,8 +613,25 @@ impl Run {
         reading: Reading,
         budget: Option<&mut Budget>,
     ) -> Step {
+        self.expired(timeout, reading, Teller::own(budget))
+    }
+
+    /// [`timed_out`](Self::timed_out), reporting to a retry budget shared by `&` across
+    /// threads.
+    #[cfg(target_has_atomic = "64")]
+    pub fn timed_out_shared(
+        &mut self,
+        timeout: Timeout,
+        reading: Reading,
+        budget: Option<&SharedBudget>,
+    ) -> Step {
+        self.expired(timeout, reading, Teller::shared(budget))
+    }
+
+    /// [`timed_out`](Self::timed_out) with any budget.
+    fn expired(&mut self, timeout: Timeout, reading: Reading, budget: Teller<'_>) -> Step {
         match timeout {
-            Timeout::Attempt(_) => self.error(Fault::Sent, reading, budget),
+            Timeout::Attempt(_) => self.fault(Fault::Sent, reading, budget),
             Timeout::Budget(_) => {
                 self.observe(reading.now);
                 Step::Stop(self.end(StopReason::BudgetExhausted.into()))
@@ -589,15 +660,9 @@ impl Run {
     }
 
     /// A wait the rules allowed is taken only while the budget, if any, allows a retry.
-    fn conclude(
-        &mut self,
-        verdict: Result<Duration, StopReason>,
-        budget: Option<&mut Budget>,
-    ) -> Step {
+    fn conclude(&mut self, verdict: Result<Duration, StopReason>, budget: Teller<'_>) -> Step {
         match verdict {
-            Ok(_) if budget.is_some_and(|budget| !budget.can_retry()) => {
-                Step::Stop(self.end(Stop::Throttled))
-            }
+            Ok(_) if !budget.can_retry() => Step::Stop(self.end(Stop::Throttled)),
             Ok(wait) => {
                 self.record.waited = self.record.waited.saturating_add(wait);
                 self.previous = Some(wait);
@@ -620,13 +685,49 @@ impl Run {
     }
 }
 
-/// Tells the budget, if any, that an attempt passed (`Some(true)`) or failed (`Some(false)`);
-/// `None` tells it nothing.
-fn report(budget: Option<&mut Budget>, passed: Option<bool>) {
-    match (budget, passed) {
-        (Some(budget), Some(true)) => budget.pass(),
-        (Some(budget), Some(false)) => budget.fail(),
-        _ => {}
+/// The retry budget a run reports to, if any: one of its own, or one shared by `&`.
+enum Teller<'a> {
+    /// No budget: every retry the rules allow is taken.
+    Nobody,
+    /// A budget the caller holds by `&mut` (behind its own lock, if shared).
+    Own(&'a mut Budget),
+    /// A budget shared by `&` across threads.
+    #[cfg(target_has_atomic = "64")]
+    Shared(&'a SharedBudget),
+}
+
+impl<'a> Teller<'a> {
+    fn own(budget: Option<&'a mut Budget>) -> Self {
+        budget.map_or(Self::Nobody, Self::Own)
+    }
+
+    #[cfg(target_has_atomic = "64")]
+    fn shared(budget: Option<&'a SharedBudget>) -> Self {
+        budget.map_or(Self::Nobody, Self::Shared)
+    }
+
+    /// Tells the budget, if any, that an attempt passed (`Some(true)`) or failed
+    /// (`Some(false)`); `None` tells it nothing.
+    fn report(&mut self, passed: Option<bool>) {
+        match (self, passed) {
+            (Self::Own(budget), Some(true)) => budget.pass(),
+            (Self::Own(budget), Some(false)) => budget.fail(),
+            #[cfg(target_has_atomic = "64")]
+            (Self::Shared(budget), Some(true)) => budget.pass(),
+            #[cfg(target_has_atomic = "64")]
+            (Self::Shared(budget), Some(false)) => budget.fail(),
+            _ => {}
+        }
+    }
+
+    /// Whether the budget, if any, allows a retry.
+    fn can_retry(&self) -> bool {
+        match self {
+            Self::Nobody => true,
+            Self::Own(budget) => budget.can_retry(),
+            #[cfg(target_has_atomic = "64")]
+            Self::Shared(budget) => budget.can_retry(),
+        }
     }
 }
 

@@ -202,6 +202,51 @@ fn the_budget_is_told_of_every_attempt_as_grpc_a6_counts_them() {
     );
 }
 
+// The same run told of the same attempts, once with a budget by `&mut` and once with the
+// shared form by `&`: every step, and the budget after it, alike.
+#[test]
+fn a_shared_budget_is_told_and_asked_as_a_budget_is() {
+    let mut own = Budget::new(4, 0.5);
+    let shared = crate::SharedBudget::new(4, 0.5);
+    let mut first = Run::new(SETTINGS, &get(), ms(0));
+    let mut second = Run::new(SETTINGS, &get(), ms(0));
+    let mut steps = 0;
+    for (t, status) in [(1, 200), (2, 404), (3, 503), (4, 500), (5, 200), (6, 429)] {
+        let _ = (first.attempt(ms(t), None), second.attempt(ms(t), None));
+        assert_eq!(
+            second.response_shared(status, [], at(ms(t), 1.0), Some(&shared)),
+            first.response(status, [], at(ms(t), 1.0), Some(&mut own)),
+            "{status}"
+        );
+        assert_eq!(shared.snapshot(), own, "{status}");
+        steps += 1;
+    }
+    for (t, fault) in [(7, Fault::Sent), (8, Fault::Unsent), (9, Fault::Final)] {
+        assert_eq!(
+            second.error_shared(fault, at(ms(t), 1.0), Some(&shared)),
+            first.error(fault, at(ms(t), 1.0), Some(&mut own)),
+        );
+        assert_eq!(shared.snapshot(), own);
+        steps += 1;
+    }
+    let timeout = Timeout::Attempt(ms(5));
+    assert_eq!(
+        second.timed_out_shared(timeout, at(ms(10), 1.0), Some(&shared)),
+        first.timed_out(timeout, at(ms(10), 1.0), Some(&mut own)),
+    );
+    assert_eq!(shared.snapshot(), own);
+    assert_eq!(first.retried(), second.retried());
+    // 4, full; 3 and 2 after the 503 and the 500; 2.5, 1.5, 0.5, then empty.
+    assert_eq!((steps, shared.tokens()), (9, 0.0));
+    // And no budget is no budget, either way.
+    let mut alone = Run::new(SETTINGS, &get(), ms(0));
+    let _ = alone.attempt(ms(0), None);
+    assert!(matches!(
+        alone.response_shared(503, [], at(ms(1), 1.0), None),
+        Step::Wait(_)
+    ));
+}
+
 #[test]
 fn after_waking_the_budget_must_still_hold_the_reserve() {
     let settings = Settings {

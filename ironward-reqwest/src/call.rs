@@ -69,8 +69,7 @@ impl Middleware for RetryMiddleware {
                     let reading = self.reading(now, status.as_u16() >= 400);
                     let retry_after = response.headers().get_all(RETRY_AFTER);
                     let fields = retry_after.iter().map(HeaderValue::as_bytes);
-                    let step = self
-                        .budgeted(|budget| run.response(status.as_u16(), fields, reading, budget));
+                    let step = run.response_shared(status.as_u16(), fields, reading, self.budget());
                     if step == Step::Done {
                         let retried = run.retried();
                         self.meter.ended(&retried);
@@ -82,13 +81,13 @@ impl Middleware for RetryMiddleware {
                     let fault = classify::fault(&error);
                     settle(Verdict::of_fault(fault));
                     let reading = self.reading(now, true);
-                    let step = self.budgeted(|budget| run.error(fault, reading, budget));
+                    let step = run.error_shared(fault, reading, self.budget());
                     (step, Failed::Error(error))
                 }
                 Err(_elapsed) => {
                     settle(Verdict::of_timeout(timeout));
                     let reading = self.reading(now, true);
-                    let step = self.budgeted(|budget| run.timed_out(timeout, reading, budget));
+                    let step = run.timed_out_shared(timeout, reading, self.budget());
                     (step, Failed::TimedOut(timeout.duration()))
                 }
             };

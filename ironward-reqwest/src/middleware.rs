@@ -1,13 +1,13 @@
 //! [`RetryMiddleware`]: what it holds and how it is configured. The call itself, attempt by
 //! attempt, is in `call.rs`.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use http::HeaderName;
-use ironward::Budget;
+use ironward::SharedBudget;
 use ironward::http_retry::{Reading, Settings};
-use ironward_tokio::{Clock, Dice, lock};
+use ironward_tokio::{Clock, Dice};
 
 use crate::SharedBreaker;
 use crate::meter::{DEFAULT_NAME, RetryMeter};
@@ -124,17 +124,17 @@ pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key
 /// that the waits take no time:
 ///
 /// ```
-/// use std::sync::{Arc, Mutex};
+/// use std::sync::Arc;
 /// use std::time::Duration;
 /// use ironward::http_retry::{Settings, Stop, StopReason};
-/// use ironward::{Budget, SRE};
+/// use ironward::{SRE, SharedBudget};
 /// use ironward_reqwest::{Clock, GaveUp, RetryMiddleware, SharedBreaker};
 /// use reqwest_middleware::ClientBuilder;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
 /// let settings = Settings { total_budget: Duration::from_secs(20), ..Settings::default() };
-/// let budget = Arc::new(Mutex::new(Budget::default()));
+/// let budget = Arc::new(SharedBudget::default());
 /// let (clock, _hand) = Clock::manual(Duration::ZERO);
 /// let retry = RetryMiddleware::new(settings)
 ///     .with_attempt_timeout(Duration::from_secs(5))
@@ -149,7 +149,7 @@ pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key
 /// let gave_up = GaveUp::find(&err).unwrap();
 /// assert_eq!(gave_up.retried().attempts, 4);
 /// assert_eq!(gave_up.stop(), Stop::Decided(StopReason::AttemptsExhausted));
-/// assert_eq!(budget.lock().unwrap().tokens(), 6.0);
+/// assert_eq!(budget.tokens(), 6.0);
 /// # }
 /// ```
 #[derive(Debug, Clone)]
@@ -157,7 +157,7 @@ pub struct RetryMiddleware {
     pub(crate) settings: Settings,
     pub(crate) attempt_timeout: Option<Duration>,
     pub(crate) idempotency_header: Option<HeaderName>,
-    pub(crate) budget: Option<Arc<Mutex<Budget>>>,
+    pub(crate) budget: Option<Arc<SharedBudget>>,
     pub(crate) breaker: Option<SharedBreaker>,
     pub(crate) dice: Dice,
     pub(crate) clock: Clock,
@@ -230,30 +230,30 @@ impl RetryMiddleware {
     /// middleware that holds it (gRPC A6 retry throttling).
     ///
     /// The core's run tells it of each attempt: a status below 400 gives tokens back
-    /// ([`Budget::pass`]), a retryable status or a retried network failure takes one
-    /// ([`Budget::fail`]); anything else (a 404) neither. A retry is made only while
-    /// [`Budget::can_retry`] holds, else the call stops with
+    /// ([`SharedBudget::pass`]), a retryable status or a retried network failure takes one
+    /// ([`SharedBudget::fail`]); anything else (a 404) neither. A retry is made only while
+    /// [`SharedBudget::can_retry`] holds, else the call stops with
     /// [`Stop::Throttled`](crate::Stop::Throttled); first attempts are never throttled. Share
-    /// one budget per backend, across clients. The lock is held only while the run decides,
-    /// never across an await.
+    /// one budget per backend, across clients: it is shared by `&` without a lock, so calls
+    /// on every core report to it without taking turns.
     ///
     /// # Examples
     ///
     /// ```
-    /// use std::sync::{Arc, Mutex};
-    /// use ironward::Budget;
+    /// use std::sync::Arc;
+    /// use ironward::SharedBudget;
     /// use ironward_reqwest::RetryMiddleware;
     ///
     /// // gRPC A6's example policy, shared by the middlewares of two clients.
-    /// let budget = Arc::new(Mutex::new(Budget::new(10, 0.1)));
+    /// let budget = Arc::new(SharedBudget::new(10, 0.1));
     /// let reports = RetryMiddleware::default().with_budget(Arc::clone(&budget));
     /// let uploads = RetryMiddleware::default().with_budget(Arc::clone(&budget));
-    /// assert_eq!(budget.lock().unwrap().tokens(), 10.0);
+    /// assert_eq!(budget.tokens(), 10.0);
     /// assert_eq!(Arc::strong_count(&budget), 3);
     /// # let _ = (reports, uploads);
     /// ```
     #[must_use]
-    pub fn with_budget(mut self, budget: Arc<Mutex<Budget>>) -> Self {
+    pub fn with_budget(mut self, budget: Arc<SharedBudget>) -> Self {
         self.budget = Some(budget);
         self
     }
@@ -471,12 +471,9 @@ impl RetryMiddleware {
         }
     }
 
-    /// Runs `decide` with the retry budget, if any, locked for just that long.
-    pub(crate) fn budgeted<T>(&self, decide: impl FnOnce(Option<&mut Budget>) -> T) -> T {
-        match &self.budget {
-            Some(budget) => decide(Some(&mut lock(budget))),
-            None => decide(None),
-        }
+    /// The retry budget, if any, shared by `&` without a lock.
+    pub(crate) fn budget(&self) -> Option<&SharedBudget> {
+        self.budget.as_deref()
     }
 }
 
@@ -488,6 +485,8 @@ impl Default for RetryMiddleware {
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Mutex;
+
     use ironward::http_retry::SETTINGS;
 
     use super::*;
@@ -522,11 +521,11 @@ mod tests {
     }
 
     #[test]
-    fn the_budget_is_locked_only_while_deciding() {
-        let budget = Arc::new(Mutex::new(Budget::new(2, 0.5)));
+    fn the_budget_is_shared_with_the_caller() {
+        let budget = Arc::new(SharedBudget::new(2, 0.5));
         let middleware = RetryMiddleware::default().with_budget(Arc::clone(&budget));
-        middleware.budgeted(|budget| budget.expect("a budget").fail());
-        assert_eq!(lock(&budget).tokens(), 1.0);
-        assert!(RetryMiddleware::default().budgeted(|budget| budget.is_none()));
+        middleware.budget().expect("a budget").fail();
+        assert_eq!(budget.tokens(), 1.0);
+        assert!(RetryMiddleware::default().budget().is_none());
     }
 }

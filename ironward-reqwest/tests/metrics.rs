@@ -13,11 +13,11 @@
 mod server;
 
 use std::future::Future;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use ironward::http_retry::{Settings, Stop, StopReason};
-use ironward::{Budget, SRE};
+use ironward::{SRE, SharedBudget};
 use ironward_reqwest::{Clock, Dice, GaveUp, Retried, RetryMiddleware, SharedBreaker};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use reqwest_middleware::ClientBuilder;
@@ -227,7 +227,7 @@ async fn a_retry_the_budget_holds_back_counts_throttled_and_no_retry() {
     bounded(async {
         let (clock, _hand) = Clock::manual(Duration::ZERO);
         let server = Server::start(statuses(&[503]), false, clock.clone()).await;
-        let budget = Arc::new(Mutex::new(Budget::new(2, 0.5)));
+        let budget = Arc::new(SharedBudget::new(2, 0.5));
         let recording = Recording::start();
         let retry = { middleware(Settings::default(), &clock).with_budget(Arc::clone(&budget)) };
 

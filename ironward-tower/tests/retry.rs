@@ -14,7 +14,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use http::{HeaderName, HeaderValue, Method, Request, Response, StatusCode};
-use ironward::Budget;
+use ironward::SharedBudget;
 use ironward::http_retry::{Settings, StopReason};
 use ironward_tower::retry::{Fault, GaveUp, HttpRetryLayer, Retried, Stop};
 use ironward_tower::{Clock, Dice};
@@ -450,7 +450,7 @@ async fn a_draining_budget_stops_retries_while_first_attempts_continue() {
     // once each, and their retries are throttled (5, then 4 tokens).
     let rig = Rig::new();
     let service = rig.backend(Duration::ZERO, |_| answer(503, &[]));
-    let budget = Arc::new(Mutex::new(Budget::new(10, 0.1)));
+    let budget = Arc::new(SharedBudget::new(10, 0.1));
     let client = rig
         .layer(Settings::default(), 1.0)
         .with_budget(Arc::clone(&budget))
@@ -472,7 +472,7 @@ async fn a_draining_budget_stops_retries_while_first_attempts_continue() {
         ]
     );
     assert_eq!(rig.count(), 6);
-    assert_eq!(budget.lock().unwrap().tokens(), 4.0);
+    assert_eq!(budget.tokens(), 4.0);
 }
 
 #[tokio::test]

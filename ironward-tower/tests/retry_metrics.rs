@@ -8,12 +8,12 @@
 #[path = "common/seen.rs"]
 mod seen;
 
+use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http::{Request, Response};
-use ironward::Budget;
+use ironward::SharedBudget;
 use ironward::http_retry::{Retried, Settings, Stop, StopReason};
 use ironward_tower::retry::{GaveUp, HttpRetryLayer};
 use ironward_tower::{Clock, Dice};
@@ -89,7 +89,7 @@ async fn a_call_that_runs_out_of_retries_counts_attempts_exhausted() {
 #[tokio::test]
 async fn a_retry_the_budget_holds_back_counts_throttled_and_no_retry() {
     // gRPC A6: two tokens, one lost to the first 503, leaves the budget at half: no retry.
-    let budget = Arc::new(Mutex::new(Budget::new(2, 0.5)));
+    let budget = Arc::new(SharedBudget::new(2, 0.5));
     let recording = Recording::start();
     let layer = { layer(Settings::default()).with_budget(Arc::clone(&budget)) };
     let client = layer.layer(backend(|_| 503));

@@ -1,10 +1,10 @@
 //! The shared guards under a failing server: the retry budget stops retries while first
 //! attempts go on, and the breaker refuses attempts before they reach the server.
 
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use ironward::http_retry::StopReason;
-use ironward::{Budget, SRE};
+use ironward::{SRE, SharedBudget};
 use ironward_reqwest::{Dice, GaveUp, SharedBreaker, Stop};
 
 use crate::server::{Reply, Server};
@@ -30,9 +30,9 @@ async fn call(
 async fn a_draining_budget_stops_retries_but_not_first_attempts() {
     bounded(async {
         let server = Server::start(vec![Reply::status(503)]).await;
-        let budget = Arc::new(Mutex::new(Budget::new(10, 0.1)));
+        let budget = Arc::new(SharedBudget::new(10, 0.1));
         let client = client(instant(fast()).0.with_budget(Arc::clone(&budget)));
-        let tokens = || budget.lock().unwrap().tokens();
+        let tokens = || budget.tokens();
 
         let mut per_call = Vec::new();
         for _ in 0..5 {
@@ -75,7 +75,7 @@ async fn a_draining_budget_stops_retries_but_not_first_attempts() {
 async fn clients_sharing_a_budget_throttle_together() {
     bounded(async {
         let server = Server::start(vec![Reply::status(503)]).await;
-        let budget = Arc::new(Mutex::new(Budget::new(4, 0.1)));
+        let budget = Arc::new(SharedBudget::new(4, 0.1));
         let first = client(instant(fast()).0.with_budget(Arc::clone(&budget)));
         let second = client(instant(fast()).0.with_budget(Arc::clone(&budget)));
         // 4 → 3 → 2: the first client's one retry, then it is throttled.

@@ -212,11 +212,11 @@ where
                     let status = response.status().as_u16();
                     let reading = reading(config, now, status >= 400);
                     let retry_after = response.headers().get_all(RETRY_AFTER);
-                    let step = this.run.response(
+                    let step = this.run.response_shared(
                         status,
                         retry_after.iter().map(HeaderValue::as_bytes),
                         reading,
-                        config.budget().as_deref_mut(),
+                        config.budget(),
                     );
                     if step == Step::Done {
                         let retried = this.run.retried();
@@ -232,14 +232,12 @@ where
                     let fault = config.errors.fault(&error);
                     let reading = reading(config, now, true);
                     *this.last = Last::Error(error.into());
-                    this.run
-                        .error(fault, reading, config.budget().as_deref_mut())
+                    this.run.error_shared(fault, reading, config.budget())
                 }
                 Outcome::TimedOut(timeout) => {
                     let reading = reading(config, now, true);
                     *this.last = Last::TimedOut(timeout.duration());
-                    this.run
-                        .timed_out(timeout, reading, config.budget().as_deref_mut())
+                    this.run.timed_out_shared(timeout, reading, config.budget())
                 }
             };
             match step {

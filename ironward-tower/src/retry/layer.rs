@@ -1,16 +1,15 @@
 //! [`HttpRetryLayer`]: the settings and the sources a retrying client reads.
 
 use std::fmt;
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use http::HeaderName;
-use ironward::Budget;
+use ironward::SharedBudget;
 use ironward::http_retry::Settings;
 use tower_layer::Layer;
 
 use super::{FinalErrors, HttpRetryService};
-use crate::lock::lock;
 use crate::meter::{DEFAULT_NAME, RetryMeter};
 use crate::{Clock, Dice};
 
@@ -97,7 +96,7 @@ pub(super) struct Config<F> {
     pub(super) clock: Clock,
     pub(super) wall: Clock,
     pub(super) dice: Dice,
-    pub(super) budget: Option<Arc<Mutex<Budget>>>,
+    pub(super) budget: Option<Arc<SharedBudget>>,
     pub(super) idempotency: Option<HeaderName>,
     pub(super) attempt_timeout: Option<Duration>,
     pub(super) errors: F,
@@ -106,9 +105,9 @@ pub(super) struct Config<F> {
 }
 
 impl<F> Config<F> {
-    /// The retry budget, locked for one decision of the run; never held across an await.
-    pub(super) fn budget(&self) -> Option<MutexGuard<'_, Budget>> {
-        self.budget.as_deref().map(lock)
+    /// The retry budget, shared by `&` without a lock.
+    pub(super) fn budget(&self) -> Option<&SharedBudget> {
+        self.budget.as_deref()
     }
 }
 
@@ -165,9 +164,10 @@ impl<F> HttpRetryLayer<F> {
     }
 
     /// A retry budget shared with other clients (gRPC A6 retry throttling): every attempt is
-    /// reported to it, and a retry is taken only while [`Budget::can_retry`]. First attempts
-    /// are never held back. The lock is held for one decision, never across an await.
-    pub fn with_budget(mut self, budget: Arc<Mutex<Budget>>) -> Self {
+    /// reported to it, and a retry is taken only while [`SharedBudget::can_retry`]. First
+    /// attempts are never held back. The budget is shared by `&` without a lock, so clients
+    /// on every core report to it without taking turns.
+    pub fn with_budget(mut self, budget: Arc<SharedBudget>) -> Self {
         self.config.budget = Some(budget);
         self
     }

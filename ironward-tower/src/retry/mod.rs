@@ -6,7 +6,7 @@
 //! to what is left of the call's time budget. The core's [`Run`](ironward::http_retry::Run)
 //! answers all of that from readings passed in: the rules of the MoonBit package `http_retry`
 //! (RFC 9110 §9.2.2 idempotent methods, §10.2.3 `Retry-After`), full-jitter exponential
-//! backoff, and gRPC A6 retry throttling through a shared [`ironward::Budget`]. This layer
+//! backoff, and gRPC A6 retry throttling through a shared [`ironward::SharedBudget`]. This layer
 //! owns no retry rule: it reads the clocks and the dice, calls the inner service, and maps the
 //! answers to tower's types, so that it retries exactly as `ironward-reqwest` does on the same
 //! inputs, and leaves the same [`Retried`] record.
@@ -31,7 +31,8 @@
 //!    nothing. A response goes to `Run::response` with its status and its raw `Retry-After`
 //!    field values (`headers.get_all(RETRY_AFTER)`, as bytes: a value that is not UTF-8 is
 //!    malformed); an error to `Run::error` with the [`Fault`] its classifier answers; a
-//!    timeout to `Run::timed_out`. A retry budget, if any, is locked for that one decision.
+//!    timeout to `Run::timed_out` (each in its `_shared` form, so that a retry budget, if
+//!    any, is told and asked without a lock).
 //! 4. A wait is `clock.sleep(wait)`. On waking, step 2 is the check the rules ask for: the
 //!    budget must still hold the request reserve (a loaded runtime may oversleep). Then the
 //!    inner service's `poll_ready` is driven, within the attempt's timeout, and the next

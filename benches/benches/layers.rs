@@ -193,8 +193,9 @@ fn concurrency(c: &mut Criterion) {
 /// layers with their metrics on.
 ///
 /// `tower/deadline` is tower's `TimeoutLayer` of one second, the same race as ironward's
-/// `DeadlineLayer` with no deadline handed to the inner service: a `Sleep` made in `call`, the
-/// inner future polled first.
+/// `DeadlineLayer` with no deadline handed to the inner service: a `Sleep` made in `call`
+/// (ironward's makes its own only when the inner future is pending), the inner future polled
+/// first.
 fn overhead(c: &mut Criterion) {
     let mut g = group(c, "layer_overhead");
     g.bench_function("bare/inner", |b| {

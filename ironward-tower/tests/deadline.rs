@@ -455,3 +455,63 @@ async fn a_shadow_deadline_cuts_nothing_and_hides_no_inner_error() {
         .unwrap_err();
     assert!(err.is::<std::fmt::Error>());
 }
+
+// The race's timer is made by the first poll that finds the inner future pending: a call
+// answered at once makes none, so it needs no tokio timer at all (here, no runtime).
+#[test]
+fn a_call_answered_at_once_makes_no_timer() {
+    use std::future::Future;
+    use std::task::{Context, Poll, Waker};
+
+    let ready = service_fn(|request: Request<()>| {
+        std::future::ready(Ok::<_, BoxError>(
+            request.extensions().get::<RequestDeadline>().copied(),
+        ))
+    });
+    let mut service = DeadlineLayer::new(ms(300)).layer(ready);
+    let mut cx = Context::from_waker(Waker::noop());
+    assert!(service.poll_ready(&mut cx).is_ready());
+    let mut future = std::pin::pin!(service.call(Request::new(())));
+    let Poll::Ready(Ok(Some(seen))) = future.as_mut().poll(&mut cx) else {
+        panic!("an answer with the deadline in its extensions");
+    };
+    assert_eq!(seen.budget(), ms(300));
+}
+
+// A timer made late still ends at the deadline the call started: from the instant of the
+// call, not of the first poll.
+#[tokio::test(start_paused = true)]
+async fn a_call_first_polled_late_is_cut_at_its_budget_from_the_call() {
+    let start = Instant::now();
+    let mut service = DeadlineLayer::new(ms(300)).layer(working(ms(5000)));
+    let future = service.ready().await.unwrap().call(Request::new(()));
+    advance(ms(200)).await;
+    let err = future.await.unwrap_err();
+    assert!(err.is::<DeadlineExceeded>());
+    assert_eq!(start.elapsed(), ms(300));
+}
+
+// A deadline already in the request is replaced by the earlier of the two, and nothing
+// else in the extensions is touched.
+#[tokio::test(start_paused = true)]
+async fn a_later_deadline_in_the_request_gives_way_to_the_layers_and_keeps_its_neighbours() {
+    let handler = service_fn(|request: Request<()>| async move {
+        let extensions = request.extensions();
+        Ok::<_, BoxError>((
+            extensions.get::<RequestDeadline>().copied(),
+            extensions.get::<&'static str>().copied(),
+        ))
+    });
+    let mut request = Request::new(());
+    request
+        .extensions_mut()
+        .insert(RequestDeadline::start(ms(5000)));
+    request.extensions_mut().insert("neighbour");
+    let (deadline, neighbour) = DeadlineLayer::new(ms(1000))
+        .layer(handler)
+        .oneshot(request)
+        .await
+        .unwrap();
+    assert_eq!(deadline.unwrap().budget(), ms(1000));
+    assert_eq!(neighbour, Some("neighbour"));
+}

@@ -36,10 +36,11 @@ pub(crate) enum Piece {
     Gate,
     /// A budget of one second. This layer takes no clock of its own: it reads tokio's (here
     /// `std::time::Instant`) to start the `RequestDeadline` and to compute what is left,
-    /// inserts that into the request's extensions (which allocates the extension map and the
-    /// value) and makes a `tokio::time::Sleep` to race the inner future (not polled, as the
-    /// inner future answers first, so it is never registered with the timer; a tokio runtime
-    /// must be entered).
+    /// inserts that into the request's extensions (which allocates the extension map, its
+    /// table and the value, and frees them when the request is dropped: about 65 ns of the
+    /// row) and races the inner future, which answers on the first poll, so that no
+    /// `tokio::time::Sleep` is made (one is made only by a poll that finds the inner future
+    /// pending).
     Deadline,
 }
 

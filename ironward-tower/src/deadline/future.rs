@@ -68,8 +68,12 @@ pin_project! {
         Running {
             #[pin]
             future: F,
-            // The deadline's timer: `None` for no deadline, and in shadow mode, which never
-            // cuts a call.
+            // When the enforcing race cuts the call: `None` for no deadline, and in shadow
+            // mode, which never cuts one.
+            cut: Option<Instant>,
+            // The timer of `cut`, made by the first poll that finds the inner future pending:
+            // a call answered at once (most are) makes none, and `sleep_until` reads no clock,
+            // so making it later changes nothing of when it wakes.
             #[pin]
             sleep: Option<Sleep>,
         },
@@ -83,9 +87,61 @@ pin_project! {
     }
 }
 
+/// What a call's future keeps of its layer's meter, to count the call when it ends: the
+/// shared meter with the `metrics` feature, which holds the handles; without it, only the
+/// labels its `tracing` event reads, copied, so that a call costs no reference count.
+#[cfg(feature = "metrics")]
+type Tally = Arc<Meter>;
+
+/// What a call's future keeps of its layer's meter without the `metrics` feature: the labels
+/// its `tracing` event reads, all `Copy`, so that a call touches no reference count.
+#[cfg(not(feature = "metrics"))]
+#[derive(Clone, Copy)]
+struct Tally {
+    name: &'static str,
+    mode: Mode,
+    refusal: &'static str,
+}
+
+/// The tally of a call through `meter`'s layer.
+#[cfg(feature = "metrics")]
+fn tally(meter: &Arc<Meter>) -> Tally {
+    Arc::clone(meter)
+}
+
+/// The tally of a call through `meter`'s layer.
+#[cfg(not(feature = "metrics"))]
+fn tally(meter: &Arc<Meter>) -> Tally {
+    Tally {
+        name: meter.name(),
+        mode: meter.mode(),
+        refusal: meter.refusal(),
+    }
+}
+
+/// The methods of the meter a call reads; without the `metrics` feature counting is empty.
+#[cfg(not(feature = "metrics"))]
+impl Tally {
+    fn name(&self) -> &'static str {
+        self.name
+    }
+
+    fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    fn refusal(&self) -> &'static str {
+        self.refusal
+    }
+
+    fn admitted(&self) {}
+
+    fn refused(&self, _reason: usize) {}
+}
+
 /// A call with a deadline, to be counted when it ends.
 struct Watch {
-    meter: Arc<Meter>,
+    meter: Tally,
     end: Instant,
     budget: Duration,
 }
@@ -133,13 +189,14 @@ impl<F> DeadlineFuture<F> {
         budget: Duration,
         meter: &Arc<Meter>,
     ) -> Self {
-        let sleep = end
-            .filter(|_| meter.mode() == Mode::Enforce)
-            .map(tokio::time::sleep_until);
         Self {
-            state: State::Running { future, sleep },
+            state: State::Running {
+                future,
+                cut: end.filter(|_| meter.mode() == Mode::Enforce),
+                sleep: None,
+            },
             watch: end.map(|end| Watch {
-                meter: Arc::clone(meter),
+                meter: tally(meter),
                 end,
                 budget,
             }),
@@ -172,12 +229,19 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         match this.state.project() {
-            StateProj::Running { future, sleep } => {
+            StateProj::Running {
+                future,
+                cut,
+                mut sleep,
+            } => {
                 if let Poll::Ready(output) = future.poll(cx) {
                     if let Some(watch) = this.watch.take() {
                         watch.answered();
                     }
                     return Poll::Ready(output.map_err(Into::into));
+                }
+                if let (None, Some(end)) = (sleep.as_ref().get_ref(), *cut) {
+                    sleep.set(Some(tokio::time::sleep_until(end)));
                 }
                 match sleep.as_pin_mut().map(|sleep| sleep.poll(cx)) {
                     Some(Poll::Ready(())) => {

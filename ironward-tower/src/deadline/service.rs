@@ -15,9 +15,11 @@ use crate::meter::Meter;
 /// [`DeadlineLayer`](super::DeadlineLayer).
 ///
 /// For each request it starts a [`RequestDeadline`], puts it in the request's extensions for
-/// the handler, and races the inner future against a `tokio::time::Sleep` of the budget; on
-/// expiry the call resolves to [`DeadlineExceeded`](super::DeadlineExceeded) and the inner
-/// future is dropped, as tower's `Timeout` does. A request that already carries a
+/// the handler, and races the inner future against a `tokio::time::Sleep` of the budget
+/// (made by the first poll that finds the inner future pending, so that a call answered at
+/// once makes none); on expiry the call resolves to
+/// [`DeadlineExceeded`](super::DeadlineExceeded) and the inner future is dropped, as tower's
+/// `Timeout` does. A request that already carries a
 /// `RequestDeadline` (from a layer further out, or put there by the caller) keeps whichever of
 /// the two ends first, so a budget only ever shrinks on its way in; one already spent fails at
 /// once without reaching the inner service.
@@ -31,8 +33,8 @@ use crate::meter::Meter;
 /// budget's reader and the extensions it writes are parts of an HTTP request. For any other
 /// request type, tower's `Timeout` is the fixed-budget equivalent.
 ///
-/// `Clone` shares the budget's reader; there is no other state. It must be called within a
-/// tokio runtime with the time driver enabled, which the `Sleep` needs.
+/// `Clone` shares the budget's reader; there is no other state. Its futures must be polled
+/// within a tokio runtime with the time driver enabled, which the `Sleep` needs.
 ///
 /// # Examples
 ///
@@ -109,8 +111,13 @@ where
         // The one clock reading of the call: what has ended, and when the sleep wakes, are
         // both measured from it (`sleep_until` reads no clock, `sleep` would).
         let now = deadline.origin();
-        if let Some(outer) = request.extensions().get::<RequestDeadline>() {
+        // The request's deadline from now on, written over an outer one in place (no
+        // allocation) or put in beside the rest below, once the call is let through.
+        let outer = request.extensions_mut().get_mut::<RequestDeadline>();
+        let written = outer.is_some();
+        if let Some(outer) = outer {
             deadline = deadline.earlier(*outer);
+            *outer = deadline;
         }
         let end = deadline.end();
         if let Some(end) = end.filter(|&end| end <= now) {
@@ -127,7 +134,9 @@ where
                 // The handler sees the spent deadline, and what would have refused it.
                 Mode::Shadow => {
                     let extensions = request.extensions_mut();
-                    extensions.insert(deadline);
+                    if !written {
+                        extensions.insert(deadline);
+                    }
                     extensions.insert(DeadlineExceeded::new());
                     DeadlineFuture::shadowed(self.inner.call(request))
                 }
@@ -138,7 +147,9 @@ where
         if end.is_none() {
             self.meter.admitted();
         }
-        request.extensions_mut().insert(deadline);
+        if !written {
+            request.extensions_mut().insert(deadline);
+        }
         let future = self.inner.call(request);
         DeadlineFuture::new(future, end, budget, &self.meter)
     }

@@ -112,6 +112,36 @@ struct DecisionHandles {
     refused: Box<[metrics::Counter]>,
 }
 
+/// Where one call of a [`Decisions`] is counted when it ends: as admitted, or as refused for
+/// the one reason it was made for ([`Decisions::ending`]).
+#[derive(Clone)]
+pub struct Ending {
+    #[cfg(feature = "metrics")]
+    admitted: metrics::Counter,
+    #[cfg(feature = "metrics")]
+    refused: metrics::Counter,
+}
+
+impl Ending {
+    /// Counts the call as admitted.
+    pub fn admitted(&self) {
+        #[cfg(feature = "metrics")]
+        self.admitted.increment(1);
+    }
+
+    /// Counts the call as refused for its reason.
+    pub fn refused(&self) {
+        #[cfg(feature = "metrics")]
+        self.refused.increment(1);
+    }
+}
+
+impl fmt::Debug for Ending {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Ending").finish_non_exhaustive()
+    }
+}
+
 impl Decisions {
     /// The handles of `piece`'s `name`, whose refusals are counted under the outcome
     /// `refusal` for `reasons` (indexed as [`refused`](Self::refused) reads them). Nothing is
@@ -182,6 +212,44 @@ impl Decisions {
         }
         #[cfg(not(feature = "metrics"))]
         let _ = reason;
+    }
+
+    /// The two counters a call decided now but counted when it ends may land on: admitted,
+    /// or refused for the reason at `reason` (nothing, for an index past the list's end).
+    ///
+    /// A future that counts its call when it ends keeps this rather than a reference to the
+    /// layer's handles: while the recorder hands out no-op handles, and without the `metrics`
+    /// feature, it is free to make and to drop; with counting handles it costs two reference
+    /// counts.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward_tokio::meter::Decisions;
+    ///
+    /// let decisions = Decisions::new("deadline", "api", "refused", &["exceeded", "elapsed"]);
+    /// let ending = decisions.ending(1);
+    /// // Later, when the call ends: counted once, as admitted or as `reason="elapsed"`.
+    /// ending.refused();
+    /// ```
+    pub fn ending(&self, reason: usize) -> Ending {
+        #[cfg(feature = "metrics")]
+        {
+            let handles = self.handles();
+            Ending {
+                admitted: handles.admitted.clone(),
+                refused: handles
+                    .refused
+                    .get(reason)
+                    .cloned()
+                    .unwrap_or_else(metrics::Counter::noop),
+            }
+        }
+        #[cfg(not(feature = "metrics"))]
+        {
+            let _ = reason;
+            Ending {}
+        }
     }
 
     /// The handles, registered on first use.

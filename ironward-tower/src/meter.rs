@@ -13,7 +13,7 @@
 //! [`Layer::layer`]: tower_layer::Layer::layer
 
 use ironward_tokio::meter::Decisions;
-pub(crate) use ironward_tokio::meter::{DEFAULT_NAME, Level, Retries as RetryMeter};
+pub(crate) use ironward_tokio::meter::{DEFAULT_NAME, Ending, Level, Retries as RetryMeter};
 
 use crate::Mode;
 
@@ -72,5 +72,11 @@ impl Meter {
     /// the list the meter was made with.
     pub(crate) fn refused(&self, reason: usize) {
         self.decisions.refused(reason);
+    }
+
+    /// Where a call decided now and counted when it ends lands: admitted, or refused for the
+    /// reason at `reason`.
+    pub(crate) fn ending(&self, reason: usize) -> Ending {
+        self.decisions.ending(reason)
     }
 }

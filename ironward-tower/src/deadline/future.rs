@@ -13,7 +13,7 @@ use tokio::time::{Instant, Sleep};
 use super::DeadlineExceeded;
 use super::service::ELAPSED;
 use crate::Mode;
-use crate::meter::Meter;
+use crate::meter::{Ending, Meter};
 
 pin_project! {
     /// The response future of [`DeadlineService`](super::DeadlineService): the inner future
@@ -87,61 +87,16 @@ pin_project! {
     }
 }
 
-/// What a call's future keeps of its layer's meter, to count the call when it ends: the
-/// shared meter with the `metrics` feature, which holds the handles; without it, only the
-/// labels its `tracing` event reads, copied, so that a call costs no reference count.
-#[cfg(feature = "metrics")]
-type Tally = Arc<Meter>;
-
-/// What a call's future keeps of its layer's meter without the `metrics` feature: the labels
-/// its `tracing` event reads, all `Copy`, so that a call touches no reference count.
-#[cfg(not(feature = "metrics"))]
-#[derive(Clone, Copy)]
-struct Tally {
+/// A call with a deadline, to be counted when it ends.
+///
+/// It keeps the counters its end may land on and the labels its `tracing` event reads, all
+/// of them free to copy while nobody reads the counters, rather than a reference to the
+/// layer's meter, whose count every call would pay for.
+struct Watch {
+    ending: Ending,
     name: &'static str,
     mode: Mode,
     refusal: &'static str,
-}
-
-/// The tally of a call through `meter`'s layer.
-#[cfg(feature = "metrics")]
-fn tally(meter: &Arc<Meter>) -> Tally {
-    Arc::clone(meter)
-}
-
-/// The tally of a call through `meter`'s layer.
-#[cfg(not(feature = "metrics"))]
-fn tally(meter: &Arc<Meter>) -> Tally {
-    Tally {
-        name: meter.name(),
-        mode: meter.mode(),
-        refusal: meter.refusal(),
-    }
-}
-
-/// The methods of the meter a call reads; without the `metrics` feature counting is empty.
-#[cfg(not(feature = "metrics"))]
-impl Tally {
-    fn name(&self) -> &'static str {
-        self.name
-    }
-
-    fn mode(&self) -> Mode {
-        self.mode
-    }
-
-    fn refusal(&self) -> &'static str {
-        self.refusal
-    }
-
-    fn admitted(&self) {}
-
-    fn refused(&self, _reason: usize) {}
-}
-
-/// A call with a deadline, to be counted when it ends.
-struct Watch {
-    meter: Tally,
     end: Instant,
     budget: Duration,
 }
@@ -150,8 +105,8 @@ impl Watch {
     /// The inner service answered. An enforcing race that gets here was not lost, so the
     /// call was in time and no clock is read; a shadow one reads the clock.
     fn answered(self) {
-        match self.meter.mode() {
-            Mode::Enforce => self.meter.admitted(),
+        match self.mode {
+            Mode::Enforce => self.ending.admitted(),
             Mode::Shadow => self.settle(Instant::now()),
         }
     }
@@ -162,17 +117,17 @@ impl Watch {
         if now > self.end {
             self.elapsed(now);
         } else {
-            self.meter.admitted();
+            self.ending.admitted();
         }
     }
 
     /// The deadline passed inside the call, which the enforcing layer cuts at `now` and the
     /// shadow one let run until `now`.
     fn elapsed(self, now: Instant) {
-        self.meter.refused(ELAPSED);
+        self.ending.refused();
         tracing::debug!(
-            name = self.meter.name(),
-            outcome = self.meter.refusal(),
+            name = self.name,
+            outcome = self.refusal,
             budget = ?self.budget,
             over = ?now.saturating_duration_since(self.end),
             "deadline ran out inside a call"
@@ -196,7 +151,10 @@ impl<F> DeadlineFuture<F> {
                 sleep: None,
             },
             watch: end.map(|end| Watch {
-                meter: tally(meter),
+                ending: meter.ending(ELAPSED),
+                name: meter.name(),
+                mode: meter.mode(),
+                refusal: meter.refusal(),
                 end,
                 budget,
             }),

@@ -132,11 +132,13 @@ impl Budget {
     }
 
     /// An attempt succeeded: `token_ratio` tokens come back, up to `max_tokens`.
+    #[inline]
     pub fn pass(&mut self) {
         self.held = self.held.saturating_add(self.ratio).min(self.most);
     }
 
     /// An attempt failed: one token goes, down to zero.
+    #[inline]
     pub fn fail(&mut self) {
         self.held = self.held.saturating_sub(MILLI);
     }

@@ -79,11 +79,13 @@ const BITS: u32 = 20;
 const MASK: u64 = (1 << BITS) - 1;
 
 /// The word holding a budget's state.
+#[inline]
 const fn pack(budget: Budget) -> u64 {
     (budget.ratio as u64) << (2 * BITS) | (budget.most as u64) << BITS | budget.held as u64
 }
 
 /// The budget a word holds.
+#[inline]
 const fn unpack(word: u64) -> Budget {
     Budget {
         held: (word & MASK) as u32,
@@ -235,7 +237,7 @@ impl SharedBudget {
 
     /// Applies `change` to the budget in the word, writing only when the count changes.
     #[inline]
-    fn update(&self, change: fn(&mut Budget)) {
+    fn update(&self, change: impl Fn(&mut Budget)) {
         let mut word = self.state.load(Ordering::Relaxed);
         loop {
             let mut budget = unpack(word);

@@ -1,7 +1,7 @@
 //! The cost of one decision when two threads share one handle, ironward's (a core value behind
-//! a `std::sync::Mutex`, as ironward-tower shares it, or for the gate the core's `SharedGate`,
-//! one atomic word) beside peers shared by `&` (governor's atomics, failsafe's lock, tokio's
-//! semaphore). The gate also has a row with as many threads as the machine has cores, so
+//! a `std::sync::Mutex`, as ironward-tower shares it, or for the gate and the retry budget the
+//! core's `SharedGate` and `SharedBudget`, one atomic word each) beside peers shared by `&`
+//! (governor's atomics, failsafe's lock, tokio's semaphore, tower's `TpsBudget`). The gate also has a row with as many threads as the machine has cores, so
 //! that a run on a larger machine shows how it scales.
 //!
 //! Each measurement (criterion's `iter_custom`) splits its `iters` decisions evenly over the
@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkGroup, Criterion, measurement::WallTime};
 use failsafe::CircuitBreaker;
-use ironward::{Breaker, Bucket, SRE};
+use ironward::{Breaker, Bucket, Budget, SRE, SharedBudget};
 use ironward_tower::GateLayer;
 use tower::limit::ConcurrencyLimitLayer;
 use tower::{Layer, service_fn};
@@ -210,6 +210,143 @@ fn gate(c: &mut Criterion) {
     g.finish();
 }
 
+/// One retry budget shared by the threads, each with its own `Arc` to it as each client of
+/// the retry edges holds one: ironward's `SharedBudget` (one `AtomicU64`, shared by `&`),
+/// against the `Mutex<Budget>` it replaces in the edges (locked once per decision, as they
+/// locked it), and tower's `TpsBudget` (shared by `&`: a lock on its generation and atomic
+/// slots, reading `Instant` inside). Allowed is `decisions`' `budget` workload: a success
+/// reported, then a retry asked for and taken (`fail` on ironward's, `withdraw` on tower's,
+/// one retry per success on both); the count never nears half, so every retry is allowed.
+/// Healthy: a success reported to a full budget and nothing else, a healthy backend's every
+/// response (ironward's writes nothing then). Refused: a retry asked of a spent budget, with no
+/// success reported. Each measurement starts from a fresh budget, so
+/// that no tower measurement outlives its 10 s window.
+fn budget(c: &mut Criterion) {
+    use std::sync::Arc;
+    use tower::retry::budget::{Budget as _, TpsBudget};
+
+    /// `n` handles to one `value`, one for each thread.
+    fn handles<T>(value: T, n: usize) -> Vec<Arc<T>> {
+        let shared = Arc::new(value);
+        vec![shared; n]
+    }
+    let mut g = group(c, "shared_budget_2_threads");
+    let cores = thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let all = format!("allowed_{cores}_threads");
+    for (threads, case) in [(2, "healthy"), (1, "healthy_1_thread")] {
+        shared(
+            &mut g,
+            &format!("ironward/{case}"),
+            threads,
+            true,
+            |n| handles(SharedBudget::new(10, 0.1), n),
+            |budget| {
+                budget.pass();
+                true
+            },
+        );
+        shared(
+            &mut g,
+            &format!("mutex/{case}"),
+            threads,
+            true,
+            |n| handles(Mutex::new(Budget::new(10, 0.1)), n),
+            |budget| {
+                lock(budget).pass();
+                true
+            },
+        );
+        shared(
+            &mut g,
+            &format!("tower/{case}"),
+            threads,
+            true,
+            |n| handles(TpsBudget::new(Duration::from_secs(10), 0, 0.1), n),
+            |budget| {
+                budget.deposit();
+                true
+            },
+        );
+    }
+    for (threads, allowed, case) in [
+        (2, true, "allowed"),
+        (1, true, "allowed_1_thread"),
+        (cores, true, all.as_str()),
+        (2, false, "refused"),
+        (1, false, "refused_1_thread"),
+    ] {
+        let (max_tokens, ratio) = if allowed { (10, 1.0) } else { (10, 0.1) };
+        let spent = move |budget: &mut Budget| {
+            if !allowed {
+                for _ in 0..max_tokens {
+                    budget.fail();
+                }
+            }
+        };
+        shared(
+            &mut g,
+            &format!("ironward/{case}"),
+            threads,
+            allowed,
+            |n| {
+                let mut budget = Budget::new(max_tokens, ratio);
+                spent(&mut budget);
+                handles(SharedBudget::from(budget), n)
+            },
+            |budget| {
+                if allowed {
+                    budget.pass();
+                }
+                let retry = budget.can_retry();
+                if retry {
+                    budget.fail();
+                }
+                retry
+            },
+        );
+        shared(
+            &mut g,
+            &format!("mutex/{case}"),
+            threads,
+            allowed,
+            |n| {
+                let mut budget = Budget::new(max_tokens, ratio);
+                spent(&mut budget);
+                handles(Mutex::new(budget), n)
+            },
+            |budget| {
+                let mut budget = lock(budget);
+                if allowed {
+                    budget.pass();
+                }
+                let retry = budget.can_retry();
+                if retry {
+                    budget.fail();
+                }
+                retry
+            },
+        );
+        shared(
+            &mut g,
+            &format!("tower/{case}"),
+            threads,
+            allowed,
+            |n| {
+                let budget = TpsBudget::new(Duration::from_secs(10), 0, ratio as f32);
+                assert!(allowed || !budget.withdraw());
+                handles(budget, n)
+            },
+            |budget| {
+                if allowed {
+                    budget.deposit();
+                }
+                budget.withdraw()
+            },
+        );
+    }
+    g.finish();
+}
+
 /// One healthy breaker shared by the threads, a call allowed and recorded as a success:
 /// ironward's `Breaker` in a `Mutex`, as ironward-tower's `BreakerService` drives it (the clock
 /// read and `allow` under the lock when the call starts, the clock read and `pass` under the
@@ -284,6 +421,7 @@ fn main() {
     let mut c = common::criterion();
     bucket(&mut c);
     gate(&mut c);
+    budget(&mut c);
     breaker(&mut c);
     unshared(&mut c);
     c.final_summary();

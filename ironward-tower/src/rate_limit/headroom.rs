@@ -119,6 +119,9 @@ impl fmt::Display for Headroom {
 /// What a layer adds to one admitted response: the request's headroom, and the policy's
 /// `RateLimit-Policy` value, made once per limit and cloned (a reference count) rather than
 /// written again for every request.
+///
+/// [`Headroom::append_to`] and a [`Limited`](super::Limited)'s headers write their fields
+/// through one too, with the policy's value made on the spot.
 #[derive(Debug)]
 pub(super) struct Stamp {
     pub(super) headroom: Headroom,
@@ -126,13 +129,22 @@ pub(super) struct Stamp {
 }
 
 impl Stamp {
-    /// Appends both fields to `headers`, as [`Headroom::append_to`] writes them.
+    /// The fields of `headroom`, `policy` being its `RateLimit-Policy` value.
+    pub(super) fn new(headroom: Headroom, policy: Option<HeaderValue>) -> Self {
+        Self { headroom, policy }
+    }
+
+    /// Appends both fields to `headers`, keeping any already there.
     pub(super) fn append_to(self, headers: &mut HeaderMap) {
         let Self { headroom, policy } = self;
         if let Some(policy) = policy {
             headers.append(super::http::RATELIMIT_POLICY, policy);
         }
-        let reset = super::http::header_seconds(headroom.reset());
-        super::http::append_limit(headers, headroom.policy(), headroom.remaining(), reset);
+        super::http::append_limit(
+            headers,
+            headroom.policy(),
+            headroom.remaining(),
+            headroom.reset(),
+        );
     }
 }

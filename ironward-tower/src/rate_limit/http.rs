@@ -6,6 +6,7 @@ use std::time::Duration;
 use http::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 use http::{Response, StatusCode};
 
+use super::headroom::Stamp;
 use super::{Headroom, Limited};
 
 /// The `RateLimit-Policy` field: the policy's quota and window.
@@ -58,14 +59,11 @@ impl Limited {
         let wait = whole_seconds(self.retry_after()).min(MAX_INTEGER);
         let mut headers = HeaderMap::with_capacity(3);
         headers.insert(RETRY_AFTER, HeaderValue::from(wait));
-        fields(
-            &mut headers,
-            self.policy(),
-            self.quota(),
-            self.window(),
-            0,
-            wait,
-        );
+        // Nothing is left, and all of the quota the wait away: the fields of that headroom,
+        // whose `t` is the same whole seconds as `Retry-After`.
+        Headroom::new(0, self.retry_after(), self.quota(), self.window())
+            .named(self.policy())
+            .append_to(&mut headers);
         headers
     }
 
@@ -126,32 +124,9 @@ impl Headroom {
     /// per policy, so a request that passed two rate limits carries a member of each: an
     /// inner layer's fields are appended to, never replaced.
     pub fn append_to(&self, headers: &mut HeaderMap) {
-        let reset = header_seconds(self.reset());
-        fields(
-            headers,
-            self.policy(),
-            self.quota(),
-            self.window(),
-            self.remaining(),
-            reset,
-        );
+        let policy = policy_field(self.policy(), self.quota(), self.window());
+        Stamp::new(*self, policy).append_to(headers);
     }
-}
-
-/// Appends `RateLimit-Policy: "<policy>";q=<quota>;w=<window>` and
-/// `RateLimit: "<policy>";r=<remaining>;t=<reset>` to `headers`, `reset` in whole seconds.
-fn fields(
-    headers: &mut HeaderMap,
-    policy: &str,
-    quota: u64,
-    window: Option<Duration>,
-    remaining: u64,
-    reset: u64,
-) {
-    if let Some(value) = policy_field(policy, quota, window) {
-        headers.append(RATELIMIT_POLICY, value);
-    }
-    append_limit(headers, policy, remaining, reset);
 }
 
 /// The `RateLimit-Policy` value `"<policy>";q=<quota>;w=<window>`: the same for every
@@ -182,12 +157,13 @@ pub(super) fn policy_field(
     value.value()
 }
 
-/// Appends `RateLimit: "<policy>";r=<remaining>;t=<reset>` to `headers`, written into a
-/// buffer on the stack and copied once into its `HeaderValue`.
-pub(super) fn append_limit(headers: &mut HeaderMap, policy: &str, remaining: u64, reset: u64) {
+/// Appends `RateLimit: "<policy>";r=<remaining>;t=<reset>` to `headers`, `reset` in whole
+/// seconds rounded up, written into a buffer on the stack and copied once into its
+/// `HeaderValue`.
+pub(super) fn append_limit(headers: &mut HeaderMap, policy: &str, remaining: u64, reset: Duration) {
     let mut value = Field::item(policy);
     value.param(b";r=", remaining.min(MAX_INTEGER));
-    value.param(b";t=", reset.min(MAX_INTEGER));
+    value.param(b";t=", whole_seconds(reset).min(MAX_INTEGER));
     if let Some(value) = value.value() {
         headers.append(RATELIMIT, value);
     }
@@ -240,11 +216,6 @@ impl Field {
     fn value(&self) -> Option<HeaderValue> {
         HeaderValue::from_bytes(&self.bytes[..self.len]).ok()
     }
-}
-
-/// `d` as a field's whole seconds: rounded up, capped at the 15 digits a field carries.
-pub(super) fn header_seconds(d: Duration) -> u64 {
-    whole_seconds(d).min(MAX_INTEGER)
 }
 
 /// `d` in whole seconds, rounded up, saturating at `u64::MAX`.

@@ -249,10 +249,9 @@ impl Terms {
         taken: Result<Option<(u64, Duration)>, Duration>,
     ) -> Result<Option<Stamp>, Limited> {
         match taken {
-            Ok(left) => Ok(left.map(|left| Stamp {
-                headroom: self.headroom(left),
-                policy: self.policy_field.clone(),
-            })),
+            Ok(left) => {
+                Ok(left.map(|left| Stamp::new(self.headroom(left), self.policy_field.clone())))
+            }
             Err(wait) => Err(self.refusal(wait)),
         }
     }

@@ -3,7 +3,7 @@
 use std::error::Error;
 use std::fmt;
 
-use http::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
+use http::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
 use http::{Response, StatusCode};
 
 use super::Format;
@@ -163,6 +163,8 @@ impl fmt::Display for Piece {
 pub struct Problem {
     piece: Piece,
     detail: String,
+    /// A rate limit's `Retry-After`, in its whole seconds.
+    retry_after: Option<u64>,
     headers: HeaderMap,
 }
 
@@ -171,14 +173,12 @@ impl Problem {
     /// none (see [`status_for`](super::status_for)).
     pub fn from_error(err: &(dyn Error + 'static)) -> Option<Self> {
         let (piece, link) = super::refusal(err)?;
-        let headers = link
-            .downcast_ref::<Limited>()
-            .map(Limited::headers)
-            .unwrap_or_default();
+        let limited = link.downcast_ref::<Limited>();
         Some(Self {
             piece,
             detail: link.to_string(),
-            headers,
+            retry_after: limited.map(Limited::retry_after_seconds),
+            headers: limited.map(Limited::headers).unwrap_or_default(),
         })
     }
 
@@ -213,9 +213,7 @@ impl Problem {
             "detail": self.detail,
             "piece": self.piece.as_str(),
         });
-        if let Some(wait) = self.headers.get(RETRY_AFTER) {
-            // `Retry-After` is the wait in whole seconds, rounded up, as digits.
-            let seconds = wait.to_str().ok().and_then(|s| s.parse::<u64>().ok());
+        if let Some(seconds) = self.retry_after {
             body["retry_after"] = seconds.into();
         }
         body.to_string()

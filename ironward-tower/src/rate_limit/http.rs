@@ -56,7 +56,7 @@ impl Limited {
     /// assert_eq!(headers["ratelimit"], r#""default";r=0;t=30"#);
     /// ```
     pub fn headers(&self) -> HeaderMap {
-        let wait = whole_seconds(self.retry_after()).min(MAX_INTEGER);
+        let wait = self.retry_after_seconds();
         let mut headers = HeaderMap::with_capacity(3);
         headers.insert(RETRY_AFTER, HeaderValue::from(wait));
         // Nothing is left, and all of the quota the wait away: the fields of that headroom,
@@ -65,6 +65,12 @@ impl Limited {
             .named(self.policy())
             .append_to(&mut headers);
         headers
+    }
+
+    /// [`retry_after`](Limited::retry_after) as `Retry-After` gives it: whole seconds,
+    /// rounded up, capped at the 15 digits a field carries.
+    pub(crate) fn retry_after_seconds(&self) -> u64 {
+        whole_seconds(self.retry_after()).min(MAX_INTEGER)
     }
 
     /// A `429 Too Many Requests` response with an empty body and [`headers`](Limited::headers).

@@ -3,7 +3,7 @@
 use core::fmt;
 use core::sync::atomic::{AtomicU64, Ordering};
 
-use super::{Budget, MILLI, most, thousandths};
+use super::{Budget, MILLI};
 use crate::reason::BudgetReason;
 
 /// A [`Budget`] that many threads share by `&`, without a lock: the tokens held, the
@@ -174,26 +174,7 @@ impl SharedBudget {
     /// assert_eq!((budget.tokens(), budget.max_tokens()), (4.0, 4));
     /// ```
     pub fn retune(&self, max_tokens: u32, token_ratio: f64) -> Budget {
-        let most = most(max_tokens);
-        let ratio = thousandths(token_ratio, most);
-        let mut word = self.state.load(Ordering::Relaxed);
-        loop {
-            let was = unpack(word);
-            let now = Budget {
-                most,
-                ratio,
-                held: was.held.min(most),
-            };
-            match self.state.compare_exchange_weak(
-                word,
-                pack(now),
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return was,
-                Err(seen) => word = seen,
-            }
-        }
+        self.update(|budget| budget.retune(max_tokens, token_ratio))
     }
 
     /// The budget as it stands, count and policy read together in one load: a [`Budget`]
@@ -235,26 +216,21 @@ impl SharedBudget {
         self.snapshot().token_ratio()
     }
 
-    /// Applies `change` to the budget in the word, writing only when the count changes.
+    /// Applies `change` to the budget in the word, writing only when the word changes, and
+    /// answers the budget it found.
     #[inline]
-    fn update(&self, change: impl Fn(&mut Budget)) {
-        let mut word = self.state.load(Ordering::Relaxed);
-        loop {
-            let mut budget = unpack(word);
-            change(&mut budget);
-            let next = pack(budget);
-            if next == word {
-                // Full on a pass, empty on a fail: the line stays shared.
-                return;
-            }
-            match self
-                .state
-                .compare_exchange_weak(word, next, Ordering::Relaxed, Ordering::Relaxed)
-            {
-                Ok(_) => return,
-                Err(seen) => word = seen,
-            }
-        }
+    fn update(&self, change: impl Fn(&mut Budget)) -> Budget {
+        let was = self
+            .state
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |word| {
+                let mut budget = unpack(word);
+                change(&mut budget);
+                let next = pack(budget);
+                // Full on a pass, empty on a fail: nothing to write, the line stays shared.
+                (next != word).then_some(next)
+            })
+            .unwrap_or_else(|word| word);
+        unpack(was)
     }
 }
 

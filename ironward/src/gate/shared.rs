@@ -118,43 +118,31 @@ impl SharedGate {
     #[inline]
     #[must_use = "an unchecked enter either takes room nothing will give back or ignores a full gate"]
     pub fn check(&self) -> Result<(), GateReason> {
-        let mut word = self.state.load(Ordering::Relaxed);
-        loop {
-            let (held, limit) = unpack(word);
-            if held >= limit {
-                // Written nowhere: a refusal leaves the line shared.
-                return Err(GateReason { held, limit });
-            }
-            // `held < limit <= u32::MAX`, so `held + 1` stays in the low half.
-            match self.state.compare_exchange_weak(
-                word,
-                word + 1,
-                Ordering::Acquire,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return Ok(()),
-                Err(now) => word = now,
-            }
-        }
+        self.state
+            .fetch_update(Ordering::Acquire, Ordering::Relaxed, |word| {
+                let (held, limit) = unpack(word);
+                // `held < limit <= u32::MAX`, so `held + 1` stays in the low half. A full
+                // gate writes nowhere: a refusal leaves the line shared.
+                (held < limit).then(|| word + 1)
+            })
+            .map(drop)
+            .map_err(|word| {
+                let (held, limit) = unpack(word);
+                GateReason { held, limit }
+            })
     }
 
     /// Gives room back; a `leave` with nobody inside does nothing, and writes nothing, as
     /// [`Gate::leave`](crate::Gate::leave) never takes the count below zero.
     #[inline]
     pub fn leave(&self) {
-        let mut word = self.state.load(Ordering::Relaxed);
-        // `held > 0`, so `word - 1` takes only the low half down.
-        while unpack(word).0 > 0 {
-            match self.state.compare_exchange_weak(
-                word,
-                word - 1,
-                Ordering::Release,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return,
-                Err(now) => word = now,
-            }
-        }
+        // Only while `held > 0`, so `word - 1` takes only the low half down; with nobody
+        // inside nothing is written.
+        let _ = self
+            .state
+            .fetch_update(Ordering::Release, Ordering::Relaxed, |word| {
+                (unpack(word).0 > 0).then(|| word - 1)
+            });
     }
 
     /// Changes the limit in place, keeping everyone inside, and returns the limit it replaced
@@ -183,19 +171,13 @@ impl SharedGate {
     /// assert!(gate.enter());
     /// ```
     pub fn retune(&self, limit: u32) -> u32 {
-        let mut word = self.state.load(Ordering::Relaxed);
-        loop {
-            let (held, was) = unpack(word);
-            match self.state.compare_exchange_weak(
-                word,
-                pack(held, limit),
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            ) {
-                Ok(_) => return was,
-                Err(now) => word = now,
-            }
-        }
+        let was = self
+            .state
+            .fetch_update(Ordering::Relaxed, Ordering::Relaxed, |word| {
+                Some(pack(unpack(word).0, limit))
+            })
+            .unwrap_or_else(|word| word);
+        unpack(was).1
     }
 
     /// How many are inside: at most the limit, unless [`retune`](Self::retune) lowered it

@@ -601,5 +601,7 @@ impl Breaker {
     }
 }
 
+mod horizon;
+
 #[cfg(test)]
 mod tests;

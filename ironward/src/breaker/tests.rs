@@ -797,3 +797,132 @@ fn allow_is_check_with_the_reason_discarded() {
     }
     assert_eq!(breaker.ratio(at), twin.ratio(at));
 }
+
+/// What a fresh `check` at `now` would find on its first test: whether the window's totals,
+/// with `k` at its floor, put the drop at or below zero.
+fn first_test_passes(breaker: &Breaker) -> bool {
+    breaker.throttled(breaker.constants.floor) <= 0.0
+}
+
+#[test]
+fn a_fresh_breaker_is_healthy_until_its_first_bucket_ends() {
+    let breaker = Breaker::new(SRE, ms(1_000));
+    assert_eq!(breaker.healthy_until(), Some(ms(1_250)));
+    // A window of one bucket of the whole width.
+    let one = Breaker::new(Sre { size: 1, ..SRE }, ms(0));
+    assert_eq!(one.healthy_until(), Some(Duration::from_secs(10)));
+}
+
+// The promise of `healthy_until`: from any window it answers `Some` for, any number of
+// successes keeps the first test of `check` passing, so a call is let through unweighed.
+#[test]
+fn successes_never_end_the_healthy_answer() {
+    let mut healthy = 0;
+    for buckets in WINDOWS {
+        for sre in [
+            SRE,
+            Sre { floor: 1.0, ..SRE },
+            Sre {
+                k: 1.0,
+                floor: 1.0,
+                protection: 0.3,
+                ..SRE
+            },
+        ] {
+            let (mut breaker, now) = with_policy(sre, buckets);
+            breaker.roll(now);
+            let Some(end) = breaker.healthy_until() else {
+                continue;
+            };
+            assert!(first_test_passes(&breaker), "{buckets:?}");
+            let end = nanos(end);
+            for n in [1, 2, 7, 1_000, 1 << 20, 1 << 40] {
+                let mut more = breaker.clone();
+                more.pass_many(n, Duration::from_nanos(end - 1));
+                assert!(first_test_passes(&more), "{buckets:?} + {n}");
+                assert!(more.check(Duration::from_nanos(end - 1), 0.0).is_ok());
+            }
+            healthy += 1;
+        }
+    }
+    assert!(healthy >= 6, "only {healthy} healthy windows tried");
+}
+
+#[test]
+fn a_throttling_window_or_a_floor_below_one_is_not_certainly_healthy() {
+    let (mut breaker, now) = with_buckets(&[(0, 100, 0)]);
+    breaker.roll(now);
+    assert_eq!(breaker.healthy_until(), None);
+    // Exactly on the line (no protection, one accept per call, a floor of 1): the drop is 0
+    // and the call goes through, but the margin against rounding is not there.
+    let mut line = Breaker::new(
+        Sre {
+            k: 1.0,
+            floor: 1.0,
+            protection: 0.0,
+            ..SRE
+        },
+        ms(0),
+    );
+    line.pass_many(10, ms(0));
+    assert!(first_test_passes(&line));
+    assert_eq!(line.healthy_until(), None);
+    // Below a floor of 1 each success raises the drop a little: never certain.
+    let low = Breaker::new(Sre { floor: 0.9, ..SRE }, ms(0));
+    assert!(first_test_passes(&low));
+    assert_eq!(low.healthy_until(), None);
+}
+
+// Edge cases: an infinite or NaN constant turns the throttle off, and a protection past any
+// count covers failures too; either is healthy to the end of every bucket.
+#[test]
+fn a_throttle_that_is_off_is_always_healthy_until_the_bucket_ends() {
+    for value in [f64::NAN, f64::INFINITY, 1e300] {
+        for (field, sre) in each_constant(value) {
+            if field != "protection" && value == 1e300 {
+                continue;
+            }
+            let mut breaker = Breaker::new(sre, ms(0));
+            for _ in 0..50 {
+                let permit = breaker.allow(ms(10), 0.0).expect("the throttle is off");
+                breaker.fail(permit, ms(10));
+            }
+            assert_eq!(breaker.healthy_until(), Some(ms(250)), "{field} {value}");
+        }
+    }
+}
+
+// Edge cases: a bucket ending past the end of the clock saturates there, and a total too
+// large to convert exactly gives no answer rather than a wrong one.
+#[test]
+fn the_healthy_answer_saturates_and_stops_at_inexact_totals() {
+    let far = Breaker::new(SRE, Duration::MAX);
+    assert_eq!(far.healthy_until(), Some(Duration::from_nanos(u64::MAX)));
+    let mut huge = Breaker::new(SRE, ms(0));
+    huge.pass_many(u64::MAX, ms(0));
+    assert_eq!((huge.total, huge.accepts), (u64::MAX, u64::MAX));
+    assert_eq!(huge.healthy_until(), None);
+    assert!(first_test_passes(&huge));
+}
+
+#[test]
+fn passing_many_is_passing_each() {
+    let (mut many, now) = with_buckets(&[(3, 1, 0), (0, 4, 2)]);
+    let mut each = many.clone();
+    let later = Duration::from_nanos(now) + ms(700);
+    many.pass_many(5, later);
+    for _ in 0..5 {
+        each.pass(Permit { _settle_once: () }, later);
+    }
+    assert_eq!(buckets(&many, nanos(later)), buckets(&each, nanos(later)));
+    assert_eq!(
+        (many.accepts, many.total, many.runs),
+        (each.accepts, each.total, each.runs)
+    );
+    assert_eq!(many.clock, each.clock);
+    // None at all only moves the clock, as a call let through does.
+    let mut none = each.clone();
+    none.pass_many(0, later + ms(1));
+    assert_eq!(none.clock.get(), nanos(later + ms(1)));
+    assert_eq!(buckets(&none, nanos(later)), buckets(&each, nanos(later)));
+}

@@ -383,7 +383,7 @@ impl Breaker {
             self.last = Some(now);
             return Ok(Permit { _settle_once: () });
         }
-        self.record(now, Outcome::Drop);
+        self.add(now, Outcome::Drop);
         Err(BreakerReason {
             total: history.total,
             accepts: history.accepts,
@@ -497,11 +497,11 @@ impl Breaker {
 
     fn settle(&mut self, Permit { _settle_once: () }: Permit, now: Duration, outcome: Outcome) {
         let now = self.clock.advance(now);
-        self.record(now, outcome);
+        self.add(now, outcome);
     }
 
     /// Counts `outcome` in the bucket `now` falls in, and in the kept totals.
-    fn record(&mut self, now: u64, outcome: Outcome) {
+    fn add(&mut self, now: u64, outcome: Outcome) {
         self.roll(now);
         let bucket = self.window.slot_at(now);
         self.runs.count(bucket, outcome);

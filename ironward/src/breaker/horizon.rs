@@ -1,5 +1,5 @@
 //! What a breaker shared between threads needs to decide the healthy case without a lock:
-//! how long the healthy answer lasts, successes counted in bulk, and the window to read.
+//! how long the healthy answer lasts, outcomes counted in bulk, and the window to read.
 
 use core::time::Duration;
 
@@ -32,7 +32,7 @@ impl Breaker {
     ///
     /// The promise: for every `now` before the end, after any outcomes at all but failures and
     /// drops (fewer than 2^52 successes, [`pass`](Breaker::pass) or
-    /// [`pass_many`](Breaker::pass_many), at times before the end), `check(now, roll)` lets
+    /// [`record`](Breaker::record), at times before the end), `check(now, roll)` lets
     /// the call through at its first test, without reading `roll` or touching the probe. A
     /// failure, a drop or a [`retune`](Breaker::retune) breaks the promise, so ask again
     /// after any of them. A floor below 1 gives `None` (each success then raises the drop a
@@ -52,13 +52,13 @@ impl Breaker {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Breaker, SRE};
+    /// use ironward::{Breaker, Outcome, SRE};
     ///
     /// let ms = Duration::from_millis;
     /// let mut breaker = Breaker::new(SRE, ms(0));
     /// // The preset's buckets are 250 ms wide: the answer holds until the first one ends.
     /// assert_eq!(breaker.healthy_until(), Some(ms(250)));
-    /// breaker.pass_many(1_000, ms(300));
+    /// breaker.record(Outcome::Success, 1_000, ms(300));
     /// assert_eq!(breaker.healthy_until(), Some(ms(500)));
     /// // A window of failures is not healthy.
     /// for _ in 0..100 {
@@ -93,40 +93,50 @@ impl Breaker {
         (drop <= -((calls.abs() + weighed.abs()) * MARGIN)).then_some(end)
     }
 
-    /// Records `n` calls as successes at `now`, as `n` calls let through and settled with
-    /// [`pass`](Breaker::pass) at `now` would be, without their permits.
+    /// Records `n` calls ending as `outcome` at `now`, as `n` calls let through and settled
+    /// at `now` would be (or, for [`Outcome::Drop`], `n` refused at `now`), without their
+    /// permits.
     ///
-    /// For a breaker shared between threads that counts the successes of the healthy case
-    /// outside its lock and hands them over together, at a time in the bucket they were
-    /// counted in (see [`healthy_until`](Breaker::healthy_until)). Like `pass`, it moves the
-    /// breaker's clock to `now` (read as the latest seen if earlier), so `n = 0` records
-    /// nothing and only moves the clock, as a call let through at `now` does. Counts saturate
-    /// at `u64::MAX`.
+    /// For a breaker shared between threads, which hands out permits of its own: it counts
+    /// the successes of the healthy case outside its lock and hands them over together, at a
+    /// time in the bucket they were counted in (see
+    /// [`healthy_until`](Breaker::healthy_until)), and settles the rest one at a time. Like
+    /// [`pass`](Breaker::pass), it moves the breaker's clock to `now` (read as the latest seen
+    /// if earlier), so `n = 0` records nothing and only moves the clock, as a call let through
+    /// at `now` does. Counts saturate at `u64::MAX`.
     ///
     /// # Examples
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Breaker, SRE, Tally};
+    /// use ironward::{Breaker, Outcome, SRE, Tally};
     ///
     /// let mut breaker = Breaker::new(SRE, Duration::ZERO);
-    /// breaker.pass_many(3, Duration::from_millis(10));
+    /// breaker.record(Outcome::Success, 3, Duration::from_millis(10));
+    /// breaker.record(Outcome::Failure, 1, Duration::from_millis(10));
     /// let mut seen = Tally::default();
-    /// breaker.window().each(Duration::from_millis(10), |t| seen.success += t.success);
-    /// assert_eq!(seen.success, 3);
+    /// breaker.window().each(Duration::from_millis(10), |t| seen = *t);
+    /// assert_eq!(seen, Tally { total: 4, success: 3, failure: 1, drop: 0 });
     /// ```
-    pub fn pass_many(&mut self, n: u64, now: Duration) {
+    pub fn record(&mut self, outcome: Outcome, n: u64, now: Duration) {
         let now = self.clock.advance(now);
         self.roll(now);
         if n == 0 {
             return;
         }
         let bucket = self.window.slot_at(now);
-        self.runs.count(bucket, Outcome::Success);
+        self.runs.count(bucket, outcome);
         bucket.total = bucket.total.saturating_add(n);
-        bucket.success = bucket.success.saturating_add(n);
+        let count = match outcome {
+            Outcome::Success => &mut bucket.success,
+            Outcome::Failure => &mut bucket.failure,
+            Outcome::Drop => &mut bucket.drop,
+        };
+        *count = count.saturating_add(n);
         self.total = self.total.saturating_add(n);
-        self.accepts = self.accepts.saturating_add(n);
+        if outcome == Outcome::Success {
+            self.accepts = self.accepts.saturating_add(n);
+        }
     }
 
     /// The window of outcomes the breaker decides by, for a dashboard or a test that reads it

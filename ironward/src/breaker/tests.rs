@@ -838,7 +838,7 @@ fn successes_never_end_the_healthy_answer() {
             let end = nanos(end);
             for n in [1, 2, 7, 1_000, 1 << 20, 1 << 40] {
                 let mut more = breaker.clone();
-                more.pass_many(n, Duration::from_nanos(end - 1));
+                more.record(Outcome::Success, n, Duration::from_nanos(end - 1));
                 assert!(first_test_passes(&more), "{buckets:?} + {n}");
                 assert!(more.check(Duration::from_nanos(end - 1), 0.0).is_ok());
             }
@@ -864,7 +864,7 @@ fn a_throttling_window_or_a_floor_below_one_is_not_certainly_healthy() {
         },
         ms(0),
     );
-    line.pass_many(10, ms(0));
+    line.record(Outcome::Success, 10, ms(0));
     assert!(first_test_passes(&line));
     assert_eq!(line.healthy_until(), None);
     // Below a floor of 1 each success raises the drop a little: never certain.
@@ -899,18 +899,18 @@ fn the_healthy_answer_saturates_and_stops_at_inexact_totals() {
     let far = Breaker::new(SRE, Duration::MAX);
     assert_eq!(far.healthy_until(), Some(Duration::from_nanos(u64::MAX)));
     let mut huge = Breaker::new(SRE, ms(0));
-    huge.pass_many(u64::MAX, ms(0));
+    huge.record(Outcome::Success, u64::MAX, ms(0));
     assert_eq!((huge.total, huge.accepts), (u64::MAX, u64::MAX));
     assert_eq!(huge.healthy_until(), None);
     assert!(first_test_passes(&huge));
 }
 
 #[test]
-fn passing_many_is_passing_each() {
+fn recording_many_is_settling_each() {
     let (mut many, now) = with_buckets(&[(3, 1, 0), (0, 4, 2)]);
     let mut each = many.clone();
     let later = Duration::from_nanos(now) + ms(700);
-    many.pass_many(5, later);
+    many.record(Outcome::Success, 5, later);
     for _ in 0..5 {
         each.pass(Permit { _settle_once: () }, later);
     }
@@ -922,7 +922,30 @@ fn passing_many_is_passing_each() {
     assert_eq!(many.clock, each.clock);
     // None at all only moves the clock, as a call let through does.
     let mut none = each.clone();
-    none.pass_many(0, later + ms(1));
+    none.record(Outcome::Success, 0, later + ms(1));
     assert_eq!(none.clock.get(), nanos(later + ms(1)));
     assert_eq!(buckets(&none, nanos(later)), buckets(&each, nanos(later)));
+}
+
+#[test]
+fn recording_many_failures_or_drops_is_recording_each() {
+    for outcome in [Outcome::Failure, Outcome::Drop] {
+        let (mut many, now) = with_buckets(&[(3, 0, 0), (2, 0, 1)]);
+        let mut each = many.clone();
+        let at = Duration::from_nanos(now) + ms(10);
+        many.record(outcome, 4, at);
+        for _ in 0..4 {
+            each.add(nanos(at), outcome);
+        }
+        assert_eq!(
+            buckets(&many, nanos(at)),
+            buckets(&each, nanos(at)),
+            "{outcome:?}"
+        );
+        assert_eq!(
+            (many.accepts, many.total, many.runs),
+            (each.accepts, each.total, each.runs)
+        );
+        assert_eq!(many.ratio(at), each.ratio(at));
+    }
 }

@@ -98,7 +98,9 @@ fn keyed(key: &str) -> Request<()> {
 #[tokio::test]
 async fn a_route_answers_429_with_retry_after_once_the_quota_is_spent() {
     let (clock, millis) = manual_clock();
-    let limit = RateLimitLayer::new(Limit::period(5, secs(60))).with_clock(clock);
+    let limit = RateLimitLayer::new(Limit::period(5, secs(60)))
+        .with_clock(clock)
+        .with_headers(true);
     let server = Server::start(app(limit)).await;
     let client = client();
 
@@ -135,7 +137,8 @@ async fn a_bucket_route_tells_the_client_when_the_next_token_comes() {
     let (clock, millis) = manual_clock();
     let limit = RateLimitLayer::new(Limit::bucket(2.0, 3.0))
         .with_clock(clock)
-        .named("burst");
+        .named("burst")
+        .with_headers(true);
     let server = Server::start(app(limit)).await;
     let client = client();
 
@@ -168,8 +171,12 @@ async fn a_bucket_route_tells_the_client_when_the_next_token_comes() {
 // policy, so a request that passed two limits carries both, the inner layer's first.
 #[tokio::test]
 async fn stacked_limits_each_add_their_member_to_the_fields() {
-    let minute = RateLimitLayer::new(Limit::sliding(5, secs(60))).named("minute");
-    let hour = RateLimitLayer::new(Limit::period(100, secs(3600))).named("hour");
+    let minute = RateLimitLayer::new(Limit::sliding(5, secs(60)))
+        .named("minute")
+        .with_headers(true);
+    let hour = RateLimitLayer::new(Limit::period(100, secs(3600)))
+        .named("hour")
+        .with_headers(true);
     let mut service = hour.layer(minute.layer(ok()));
     let response = service
         .ready()
@@ -196,11 +203,19 @@ async fn stacked_limits_each_add_their_member_to_the_fields() {
     );
 }
 
-// A layer told not to publish its limits sends the fields on its refusals only.
+// A layer not told to publish its limits (the default) sends the fields on its refusals
+// only.
 #[tokio::test]
 async fn a_layer_without_headers_sends_them_on_refusals_only() {
-    let limit = RateLimitLayer::new(Limit::period(1, secs(60))).with_headers(false);
+    let limit = RateLimitLayer::new(Limit::period(1, secs(60)));
     assert!(!limit.headers());
+    assert!(
+        !limit
+            .clone()
+            .with_headers(true)
+            .with_headers(false)
+            .headers()
+    );
     let server = Server::start(app(limit)).await;
     let client = client();
     let admitted = client.get(server.url("/")).send().await.unwrap();

@@ -119,7 +119,11 @@ pub(crate) fn app(config: Config, metrics: PrometheusHandle) -> (Router, Layers)
         // Shed load only while the CPU is hot and more is in flight than the server can carry.
         .layer(layers.shed.clone())
         // A budget per client address, told on every response how much of it is left.
-        .layer(RateLimitLayer::by_client(config.rate, 10_000, config.client).named("client"))
+        .layer(
+            RateLimitLayer::by_client(config.rate, 10_000, config.client)
+                .named("client")
+                .with_headers(true),
+        )
         // At most so many requests at once; one more is answered at once, never queued.
         .layer(layers.gate.clone())
         // A time budget per request; a handler sees what is left in its extensions.

@@ -1,7 +1,10 @@
 //! The refusal of a rate limit, and the error of a retune that cannot be made.
 
 use std::fmt;
+use std::hash::{Hash, Hasher};
 use std::time::Duration;
+
+use ironward::BucketReason;
 
 use super::Limit;
 
@@ -10,14 +13,19 @@ pub(super) const DEFAULT_POLICY: &str = "default";
 
 /// The request was over its rate limit: refused at once, it never reached the inner service.
 ///
-/// It carries what a reply needs and nothing else, so it is `Copy` and small (56 bytes on a
-/// 64-bit target), and the one `Box` that turns it into the service's
+/// It carries what a reply needs and nothing else, so it is `Copy` and small (at most 104
+/// bytes on a 64-bit target), and the one `Box` that turns it into the service's
 /// `Box<dyn Error + Send + Sync>` is the only allocation a refusal makes. Test for it with
 /// `err.is::<Limited>()` and read it with `err.downcast_ref::<Limited>()`, as with tower's
 /// `load_shed::error::Overloaded`.
 ///
 /// - [`retry_after`](Limited::retry_after) is the limiter's own `next()`: the wait after
-///   which the same request would have been admitted, as governor's `NotUntil` gives it.
+///   which the same request would have been admitted, as governor's `NotUntil` gives it. A
+///   token bucket's wait is the costliest part of a refusal (an exact search for the first
+///   whole nanosecond at which the refill suffices, several times the decision itself), so
+///   a bucket's refusal keeps the numbers it decided by and works the wait out when
+///   `retry_after` is first asked, which the HTTP mapping does and a caller that only counts
+///   refusals never does.
 /// - [`quota`](Limited::quota) and [`window`](Limited::window) describe the policy, as the
 ///   `q` and `w` of the `RateLimit-Policy` field of the IETF httpapi draft "RateLimit header
 ///   fields for HTTP" (draft-ietf-httpapi-ratelimit-headers-11) describe it.
@@ -30,10 +38,11 @@ pub(super) const DEFAULT_POLICY: &str = "default";
 /// [`headers`](Limited::headers), [`into_response`](Limited::into_response). `Display` gives
 /// the same numbers on one line.
 ///
-/// It does not carry the core's [`QuotaReason`](ironward::QuotaReason) or
-/// [`BucketReason`](ironward::BucketReason): a Redis limiter makes the same refusal without
-/// either, and the numbers a reply needs are these three (the layer's wait is the reason's
-/// own, so it is read from the refusal the core made).
+/// It does not expose the core's [`QuotaReason`](ironward::QuotaReason) or
+/// [`BucketReason`]: a Redis limiter makes the same refusal without either, and the numbers a
+/// reply needs are these three (the layer's wait is the reason's own, read from the refusal
+/// the core made). Two refusals are equal when they give the same four numbers, however the
+/// wait was kept.
 ///
 /// # Examples
 ///
@@ -50,12 +59,32 @@ pub(super) const DEFAULT_POLICY: &str = "default";
 /// assert_eq!(limited.policy(), "default");
 /// assert_eq!(err.to_string(), "rate limit reached: 100 requests per 60s, retry after 2.5s");
 /// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy)]
 pub struct Limited {
-    retry_after: Duration,
+    wait: Wait,
     window: Option<Duration>,
     quota: u64,
     policy: &'static str,
+}
+
+/// How long a refused request should wait: known when the refusal was made, or a token
+/// bucket's, worked out from its reason when asked.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Wait {
+    /// The wait itself: a window's or a period's `next`, or one given to [`Limited::new`].
+    Known(Duration),
+    /// A bucket's refusal: [`BucketReason::next`] is the wait.
+    Bucket(BucketReason),
+}
+
+impl Wait {
+    /// The wait, worked out now if it is a bucket's.
+    pub(super) fn get(&self) -> Duration {
+        match self {
+            Self::Known(wait) => *wait,
+            Self::Bucket(reason) => reason.next(),
+        }
+    }
 }
 
 impl Limited {
@@ -65,7 +94,7 @@ impl Limited {
     /// The layer makes these; this is for other limiters and for tests of the HTTP mapping.
     pub const fn new(retry_after: Duration, quota: u64, window: Option<Duration>) -> Self {
         Self {
-            retry_after,
+            wait: Wait::Known(retry_after),
             window,
             quota,
             policy: DEFAULT_POLICY,
@@ -85,8 +114,12 @@ impl Limited {
     /// How long after the refusal the same request would have been admitted: the limiter's
     /// `next()`. `Duration::MAX` when it never would be (a quota of 0, a bucket that does
     /// not refill).
-    pub const fn retry_after(&self) -> Duration {
-        self.retry_after
+    ///
+    /// A token bucket's refusal works this out from the numbers it decided by each time it
+    /// is asked (a few tens of nanoseconds); every other refusal keeps it.
+    #[must_use]
+    pub fn retry_after(&self) -> Duration {
+        self.wait.get()
     }
 
     /// How many requests the policy allows per [`window`](Limited::window): a window's or a
@@ -107,10 +140,39 @@ impl Limited {
         self.policy
     }
 
-    /// The same refusal with a wait of `retry_after`.
-    pub(super) const fn after(mut self, retry_after: Duration) -> Self {
-        self.retry_after = retry_after;
-        self
+    /// A refusal waiting `wait` under a policy of `quota` per `window` named `policy`, a
+    /// name already read as [`named`](Limited::named) reads it.
+    pub(super) const fn of(
+        wait: Wait,
+        quota: u64,
+        window: Option<Duration>,
+        policy: &'static str,
+    ) -> Self {
+        Self {
+            wait,
+            window,
+            quota,
+            policy,
+        }
+    }
+
+    /// The four numbers a refusal gives, which are what make two refusals the same.
+    fn key(&self) -> (Duration, Option<Duration>, u64, &'static str) {
+        (self.retry_after(), self.window, self.quota, self.policy)
+    }
+}
+
+impl PartialEq for Limited {
+    fn eq(&self, other: &Self) -> bool {
+        self.key() == other.key()
+    }
+}
+
+impl Eq for Limited {}
+
+impl Hash for Limited {
+    fn hash<H: Hasher>(&self, state: &mut H) {
+        self.key().hash(state);
     }
 }
 
@@ -134,7 +196,7 @@ impl fmt::Display for Limited {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("rate limit reached: ")?;
         policy(f, self.quota, "", self.window)?;
-        match self.retry_after {
+        match self.retry_after() {
             Duration::MAX => f.write_str("no retry will pass"),
             wait => write!(f, "retry after {wait:?}"),
         }
@@ -231,10 +293,30 @@ mod tests {
 
     #[test]
     fn is_small_and_copy() {
-        assert_eq!(size_of::<Limited>(), 56);
+        assert!(size_of::<Limited>() <= 104, "{}", size_of::<Limited>());
         let limited = Limited::new(Duration::from_secs(1), 5, None);
         let copy = limited;
         assert_eq!(copy, limited);
+    }
+
+    // A bucket's refusal keeps its reason and works the wait out when asked: it is the
+    // reason's `next`, and the refusal equals (and hashes as) one made with that wait.
+    #[test]
+    fn a_bucket_refusal_works_its_wait_out_when_asked() {
+        use std::hash::BuildHasher;
+
+        let ms = Duration::from_millis;
+        let mut bucket = ironward::Bucket::new(4.0, 1.0, ms(0));
+        assert!(bucket.take(ms(0), 1.0));
+        let reason = bucket.check(ms(100), 1.0).expect_err("a token is 250 ms");
+        let lazy = Limited::of(Wait::Bucket(reason), 1, Some(ms(250)), DEFAULT_POLICY);
+        assert_eq!(lazy.retry_after(), ms(150));
+        let known = Limited::new(ms(150), 1, Some(ms(250)));
+        assert_eq!(lazy, known);
+        let hasher = std::hash::RandomState::new();
+        assert_eq!(hasher.hash_one(lazy), hasher.hash_one(known));
+        assert_ne!(lazy, Limited::new(ms(151), 1, Some(ms(250))));
+        assert_eq!(lazy.to_string(), known.to_string());
     }
 
     #[test]

@@ -10,9 +10,9 @@ use super::error::{DEFAULT_POLICY, policy, policy_name};
 /// What an admitted request left of its rate limit: how many more the limit admits now, and
 /// how long until the whole quota is available again.
 ///
-/// A [`RateLimitService`](super::RateLimitService) computes it on every admission and, for
-/// a layer that sends them (the default; see
-/// [`RateLimitLayer::with_headers`](super::RateLimitLayer::with_headers)), adds it to the
+/// A [`RateLimitService`](super::RateLimitService) whose layer sends the fields (made
+/// [`with_headers(true)`](super::RateLimitLayer::with_headers)) computes it on every
+/// admission and adds it to the
 /// response as the `RateLimit-Policy` and `RateLimit` fields of the IETF httpapi draft
 /// "RateLimit header fields for HTTP" (draft-ietf-httpapi-ratelimit-headers-11), so that a
 /// client sees its headroom before it runs out, not only in the `429` that tells it so
@@ -66,6 +66,24 @@ impl Headroom {
             quota,
             window,
             policy: DEFAULT_POLICY,
+        }
+    }
+
+    /// `remaining` left of a policy of `quota` per `window` named `policy`, a name already
+    /// read as [`named`](Headroom::named) reads it, all of it back after `reset`.
+    pub(super) const fn of(
+        remaining: u64,
+        reset: Duration,
+        quota: u64,
+        window: Option<Duration>,
+        policy: &'static str,
+    ) -> Self {
+        Self {
+            remaining,
+            reset,
+            quota,
+            window,
+            policy,
         }
     }
 

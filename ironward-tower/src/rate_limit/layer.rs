@@ -55,7 +55,7 @@ use crate::{Clock, Mode};
 /// # async fn main() {
 /// // Three a minute, shared by two routes.
 /// const MINUTE: Duration = Duration::from_secs(60);
-/// let limit = RateLimitLayer::new(Limit::period(3, MINUTE));
+/// let limit = RateLimitLayer::new(Limit::period(3, MINUTE)).with_headers(true);
 /// let hello = service_fn(|_: Request<()>| async { Ok::<_, Limited>(Response::new("hello")) });
 /// let mut a = limit.layer(hello);
 /// let mut b = limit.layer(hello); // a second route: the same budget
@@ -314,13 +314,19 @@ impl RateLimitLayer {
         self.shared.mode()
     }
 
-    /// The same layer, adding (`true`, the default) or not the `RateLimit-Policy` and
-    /// `RateLimit` fields to every admitted response: the request's
+    /// The same layer, adding (`true`) or not (`false`, the default) the `RateLimit-Policy`
+    /// and `RateLimit` fields to every admitted response: the request's
     /// [`Headroom`](super::Headroom), appended to whatever fields the inner service set, so
-    /// that a client sees what it has left before it runs out. A refusal's `429` carries them whatever this says.
+    /// that a client sees what it has left before it runs out. A refusal's `429` carries them
+    /// whatever this says.
     ///
-    /// Writing the fields costs two small allocations per admitted request; a server that
-    /// does not want to publish its limits turns them off. A layer in [`Mode::Shadow`] never
+    /// They are off unless asked for because they are the one part of an admission that
+    /// costs more than the decision: a formatted header value (an allocation), a reference
+    /// count on the policy's value, and for a response whose header map was empty the map's
+    /// own storage, several times what the layer costs without them (BENCHMARKS.md,
+    /// `layer_rate_limit allowed_with_headers`). A server that publishes its limits turns
+    /// them on; the draft that defines them is not yet an RFC, and a limit on a client of
+    /// another service would mix its own fields into that service's. A layer in [`Mode::Shadow`] never
     /// adds them, since its policy is not in force. Like
     /// [`with_clock`](RateLimitLayer::with_clock), it makes new budgets; services and clones
     /// made before keep theirs.
@@ -336,7 +342,9 @@ impl RateLimitLayer {
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
     /// let ok = || service_fn(|_: Request<()>| async { Ok::<_, std::io::Error>(Response::new(())) });
-    /// let layer = RateLimitLayer::new(Limit::sliding(5, Duration::from_secs(60))).named("api");
+    /// let layer = RateLimitLayer::new(Limit::sliding(5, Duration::from_secs(60)))
+    ///     .named("api")
+    ///     .with_headers(true);
     /// let mut service = layer.clone().layer(ok());
     /// let response = service.ready().await.unwrap().call(Request::new(())).await.unwrap();
     /// assert_eq!(response.headers()["ratelimit-policy"], r#""api";q=5;w=60"#);
@@ -344,6 +352,7 @@ impl RateLimitLayer {
     ///
     /// let quiet = layer.with_headers(false);
     /// assert!(!quiet.headers());
+    /// assert!(!RateLimitLayer::new(Limit::sliding(5, Duration::from_secs(60))).headers());
     /// let response = quiet.layer(ok()).oneshot(Request::new(())).await.unwrap();
     /// assert!(response.headers().is_empty());
     /// # }

@@ -7,6 +7,7 @@ use ironward::{Bucket, Period, Sliding};
 
 use http::HeaderValue;
 
+use super::error::Wait;
 use super::headroom::Stamp;
 use super::{Headroom, KindMismatch, Limited};
 
@@ -193,9 +194,12 @@ pub(super) struct Terms {
     pub(super) limit: Limit,
     /// [`Limit::idle`].
     pub(super) idle: Duration,
-    /// The refusal to give, but for its wait: the limit's quota and window, under the
-    /// policy's name.
-    refusal: Limited,
+    /// What a refusal or a headroom says of the policy: the limit's quota and window, as
+    /// [`Limited::quota`] and [`Limited::window`] give them, and the policy's name, read as
+    /// [`Limited::named`] reads it.
+    quota: u64,
+    window: Option<Duration>,
+    policy: &'static str,
     /// The `RateLimit-Policy` value every admitted response under these terms carries.
     policy_field: Option<HeaderValue>,
 }
@@ -204,15 +208,14 @@ impl Terms {
     /// The terms of `limit` under the policy named `policy`.
     pub(super) fn new(limit: Limit, policy: &'static str) -> Self {
         let refusal = limit.refusal(Duration::ZERO).named(policy);
+        let (quota, window, policy) = (refusal.quota(), refusal.window(), refusal.policy());
         Self {
             limit,
             idle: limit.idle(),
-            policy_field: super::http::policy_field(
-                refusal.policy(),
-                refusal.quota(),
-                refusal.window(),
-            ),
-            refusal,
+            quota,
+            window,
+            policy,
+            policy_field: super::http::policy_field(policy, quota, window),
         }
     }
 
@@ -228,25 +231,24 @@ impl Terms {
 
     /// The policy's name, as a refusal gives it.
     pub(super) fn policy(&self) -> &'static str {
-        self.refusal.policy()
+        self.policy
     }
 
     /// The refusal of a request that would be admitted after `wait`.
-    pub(super) fn refusal(&self, wait: Duration) -> Limited {
-        self.refusal.after(wait)
+    pub(super) fn refusal(&self, wait: Wait) -> Limited {
+        Limited::of(wait, self.quota, self.window, self.policy)
     }
 
     /// An admission's headroom under these terms: `remaining` left, all back after `reset`.
     pub(super) fn headroom(&self, (remaining, reset): (u64, Duration)) -> Headroom {
-        let refusal = &self.refusal;
-        Headroom::new(remaining, reset, refusal.quota(), refusal.window()).named(refusal.policy())
+        Headroom::of(remaining, reset, self.quota, self.window, self.policy)
     }
 
     /// The answer to one take: what to stamp on its response if its headroom was read, or
     /// its refusal.
     pub(super) fn answer(
         &self,
-        taken: Result<Option<(u64, Duration)>, Duration>,
+        taken: Result<Option<(u64, Duration)>, Wait>,
     ) -> Result<Option<Stamp>, Limited> {
         match taken {
             Ok(left) => {
@@ -322,14 +324,20 @@ impl Limiter {
     /// Takes one request at `now`, or says how long until one would be admitted.
     ///
     /// The core's `check` decides, and the wait is its reason's: a window's or a period's
-    /// `next` as the refusal computed it, a bucket's worked out from the tokens it read
-    /// ([`BucketReason::next`](ironward::BucketReason::next)), so the wait comes from the
-    /// same reading as the refusal.
-    pub(super) fn take(&mut self, now: Duration) -> Result<(), Duration> {
+    /// `next` as the refusal computed it, a bucket's reason itself, from which
+    /// [`BucketReason::next`](ironward::BucketReason::next) works the wait out when it is
+    /// asked for, so the wait comes from the same reading as the refusal and costs nothing
+    /// until then.
+    pub(super) fn take(&mut self, now: Duration) -> Result<(), Wait> {
         match self {
-            Self::Bucket(bucket) => bucket.check(now, 1.0).map_err(|reason| reason.next()),
-            Self::Sliding(sliding) => sliding.check(now).map_err(|reason| reason.next),
-            Self::Period(period) => period.check(now).map(drop).map_err(|reason| reason.next),
+            Self::Bucket(bucket) => bucket.check(now, 1.0).map_err(Wait::Bucket),
+            Self::Sliding(sliding) => sliding
+                .check(now)
+                .map_err(|reason| Wait::Known(reason.next)),
+            Self::Period(period) => period
+                .check(now)
+                .map(drop)
+                .map_err(|reason| Wait::Known(reason.next)),
         }
     }
 
@@ -353,7 +361,7 @@ impl Limiter {
         &mut self,
         now: Duration,
         headroom: bool,
-    ) -> Result<Option<(u64, Duration)>, Duration> {
+    ) -> Result<Option<(u64, Duration)>, Wait> {
         self.take(now)?;
         Ok(headroom.then(|| self.left(now)))
     }
@@ -389,6 +397,11 @@ mod tests {
 
     fn ms(n: u64) -> Duration {
         Duration::from_millis(n)
+    }
+
+    /// A take's answer with its wait worked out.
+    fn waited(taken: Result<(), Wait>) -> Result<(), Duration> {
+        taken.map_err(|wait| wait.get())
     }
 
     #[test]
@@ -455,17 +468,17 @@ mod tests {
     fn a_refusal_says_when_the_next_request_would_pass() {
         let mut bucket = Limiter::new(&Limit::bucket(4.0, 1.0), Duration::ZERO);
         assert!(bucket.take(Duration::ZERO).is_ok());
-        assert_eq!(bucket.take(ms(100)), Err(ms(150)));
+        assert_eq!(waited(bucket.take(ms(100))), Err(ms(150)));
 
         let mut sliding = Limiter::new(&Limit::sliding(1, secs(10)), Duration::ZERO);
         assert!(sliding.take(secs(2)).is_ok());
-        assert_eq!(sliding.take(secs(5)), Err(secs(7)));
+        assert_eq!(waited(sliding.take(secs(5))), Err(secs(7)));
 
         let mut period = Limiter::new(&Limit::aligned(2, secs(10)), Duration::ZERO);
         assert!(period.take(secs(13)).is_ok());
         // The request that hits the quota is still admitted.
         assert!(period.take(secs(14)).is_ok());
-        assert_eq!(period.take(secs(15)), Err(secs(5)));
+        assert_eq!(waited(period.take(secs(15))), Err(secs(5)));
     }
 
     // The draft's `r` and `t` of an admission: what is left, and when all of it is back.
@@ -535,14 +548,14 @@ mod tests {
         let mut limiter = Limiter::new(&Limit::period(1, secs(10)), Duration::ZERO);
         assert!(limiter.take(secs(1)).is_ok());
         limiter.retune(&Limit::bucket(100.0, 100.0), secs(2));
-        assert_eq!(limiter.take(secs(2)), Err(secs(9)));
+        assert_eq!(waited(limiter.take(secs(2))), Err(secs(9)));
     }
 
     #[test]
     fn a_quota_of_zero_refuses_everything() {
         let mut sliding = Limiter::new(&Limit::sliding(0, secs(1)), Duration::ZERO);
-        assert_eq!(sliding.take(Duration::ZERO), Err(Duration::MAX));
+        assert_eq!(waited(sliding.take(Duration::ZERO)), Err(Duration::MAX));
         let mut period = Limiter::new(&Limit::period(0, secs(1)), Duration::ZERO);
-        assert_eq!(period.take(ms(300)), Err(secs(1)));
+        assert_eq!(waited(period.take(ms(300))), Err(secs(1)));
     }
 }

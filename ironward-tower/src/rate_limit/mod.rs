@@ -31,8 +31,10 @@
 //!
 //! Each budget is a core limiter behind a std `Mutex`, locked for one `take` (a few
 //! comparisons, no allocation) and never across an await. A refusal allocates only the `Box`
-//! of its error. Allowed responses get no headers: the fields would cost a formatted header
-//! on every response, and a limit on a client would mix its own fields into the server's.
+//! of its error, and works out its wait only when asked. Admitted responses get the
+//! `RateLimit` fields only from a layer made
+//! [`with_headers(true)`](RateLimitLayer::with_headers): they would cost a formatted header on
+//! every response, several times the decision.
 //!
 //! # Keys
 //!

@@ -23,8 +23,8 @@ use crate::{Clock, Mode};
 /// without calling it. It serves `http::Request`s with any body (axum, hyper and tonic
 /// services alike), as a keyed limit reads its key from the request's head, and answers with
 /// the inner service's `http::Response`, to which it appends the request's
-/// [`Headroom`](super::Headroom) as the `RateLimit` fields (unless the layer was made
-/// [`with_headers(false)`](super::RateLimitLayer::with_headers)).
+/// [`Headroom`](super::Headroom) as the `RateLimit` fields when the layer was made
+/// [`with_headers(true)`](super::RateLimitLayer::with_headers).
 ///
 /// `Clone` shares the budget: clones, one per connection in a server, hold one limit
 /// together, and a [`RateLimitTuner`](super::RateLimitTuner) retunes it for all of them.
@@ -40,7 +40,7 @@ use crate::{Clock, Mode};
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() {
 /// // Two a second, with room for a burst of two.
-/// let layer = RateLimitLayer::new(Limit::bucket(2.0, 2.0));
+/// let layer = RateLimitLayer::new(Limit::bucket(2.0, 2.0)).with_headers(true);
 /// let echo = service_fn(|request: Request<u32>| async move {
 ///     Ok::<_, Limited>(Response::new(request.into_body()))
 /// });
@@ -166,13 +166,13 @@ pub(super) struct Knobs {
 }
 
 impl Knobs {
-    /// A new layer's: enforcing, sending the fields, on `clock`.
+    /// A new layer's: enforcing, sending no fields on admitted responses, on `clock`.
     pub(super) fn new(policy: &'static str, clock: Clock) -> Self {
         Self {
             policy,
             clock,
             mode: Mode::Enforce,
-            headers: true,
+            headers: false,
         }
     }
 }

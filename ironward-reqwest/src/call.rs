@@ -32,7 +32,10 @@ impl Middleware for RetryMiddleware {
             body_replayable: spare.is_some(),
             replay_safe: vouches(key.map(HeaderValue::as_bytes)),
         };
-        let mut run = Run::new(self.settings, &call, self.clock.now());
+        // The clock is read when the call starts, which is when its first attempt is asked
+        // for too, when each attempt ends, and after each wait, for the attempt it was for.
+        let mut asked = self.clock.now();
+        let mut run = Run::new(self.settings, &call, asked);
         let mut request = req;
         let mut last: Option<Failed> = None;
         loop {
@@ -47,7 +50,7 @@ impl Middleware for RetryMiddleware {
                 },
             };
             // An attempt the run refuses is not sent: its permit is dropped unsettled.
-            let timeout = match run.attempt(self.clock.now(), self.attempt_timeout) {
+            let timeout = match run.attempt(asked, self.attempt_timeout) {
                 Ok(timeout) => timeout,
                 Err(stop) => return self.give_up(last, run.retried(), stop),
             };
@@ -117,6 +120,7 @@ impl Middleware for RetryMiddleware {
                 "retrying request"
             );
             self.clock.sleep(wait).await;
+            asked = self.clock.now();
             spare = retry.try_clone();
             request = retry;
             last = Some(failed);

@@ -22,7 +22,8 @@
 //!    request is replay-safe: the core's [`vouches`](ironward::http_retry::vouches) on the
 //!    idempotency header's value (`Idempotency-Key` unless
 //!    [`with_idempotency_header`](HttpRetryLayer::with_idempotency_header) says otherwise).
-//! 2. Before every attempt, the first included, the clock is read and `Run::attempt` says how
+//! 2. Before every attempt, the clock is read (for the first, the reading of step 1 serves)
+//!    and `Run::attempt` says how
 //!    long the attempt may take: what is left of the total budget, or the
 //!    [attempt timeout](HttpRetryLayer::with_attempt_timeout) when that is shorter. The attempt
 //!    is `tokio::time::timeout(that, inner.call(request))`.

@@ -128,9 +128,11 @@ where
             body_replayable: true,
             replay_safe: vouches(key),
         };
-        // The clock is read when the call starts and before each attempt, the first included.
-        let mut run = Run::new(config.settings, &call, config.clock.now());
-        let attempt = run.attempt(config.clock.now(), config.attempt_timeout);
+        // The clock is read when the call starts, which is when its first attempt is asked
+        // for too, and before each later attempt.
+        let now = config.clock.now();
+        let mut run = Run::new(config.settings, &call, now);
+        let attempt = run.attempt(now, config.attempt_timeout);
         if attempt.is_ok() {
             config.meter.attempt(run.retried().attempts);
         }

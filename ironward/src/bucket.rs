@@ -6,6 +6,12 @@ use crate::clock::Latest;
 use crate::float::{ceil_nanos, whole_f64};
 use crate::reason::BucketReason;
 
+#[cfg(target_has_atomic = "64")]
+mod shared;
+
+#[cfg(target_has_atomic = "64")]
+pub use shared::SharedBucket;
+
 /// Nanoseconds in a second, as the float the refill divides by.
 const PER_SEC: f64 = 1e9;
 

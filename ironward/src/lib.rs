@@ -191,6 +191,8 @@ mod window;
 pub use backoff::{BACKOFF, Backoff, Jitter};
 pub use breaker::{Breaker, Permit, SRE, Sre};
 pub use bucket::Bucket;
+#[cfg(target_has_atomic = "64")]
+pub use bucket::SharedBucket;
 pub use budget::Budget;
 #[cfg(target_has_atomic = "64")]
 pub use budget::SharedBudget;

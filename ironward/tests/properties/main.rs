@@ -9,6 +9,7 @@ mod budget;
 mod deadline;
 mod gate;
 mod period;
+mod shared_bucket;
 mod shared_budget;
 mod shared_gate;
 mod shedder;

@@ -13,7 +13,7 @@ pub(super) const DEFAULT_POLICY: &str = "default";
 
 /// The request was over its rate limit: refused at once, it never reached the inner service.
 ///
-/// It carries what a reply needs and nothing else, so it is `Copy` and small (at most 104
+/// It carries what a reply needs and nothing else, so it is `Copy` and small (at most 72
 /// bytes on a 64-bit target), and the one `Box` that turns it into the service's
 /// `Box<dyn Error + Send + Sync>` is the only allocation a refusal makes. Test for it with
 /// `err.is::<Limited>()` and read it with `err.downcast_ref::<Limited>()`, as with tower's
@@ -61,28 +61,39 @@ pub(super) const DEFAULT_POLICY: &str = "default";
 /// ```
 #[derive(Debug, Clone, Copy)]
 pub struct Limited {
-    wait: Wait,
-    window: Option<Duration>,
-    quota: u64,
+    said: Said,
     policy: &'static str,
 }
 
-/// How long a refused request should wait: known when the refusal was made, or a token
-/// bucket's, worked out from its reason when asked.
+/// What a refusal says: its wait and its policy's quota and window, known when it was made,
+/// or a token bucket's reason, from which they are worked out when asked.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) enum Wait {
-    /// The wait itself: a window's or a period's `next`, or one given to [`Limited::new`].
-    Known(Duration),
-    /// A bucket's refusal: [`BucketReason::next`] is the wait.
+pub(super) enum Said {
+    /// The numbers themselves: a window's or a period's, or those given to [`Limited::new`].
+    Known {
+        wait: Duration,
+        quota: u64,
+        window: Option<Duration>,
+    },
+    /// A bucket's refusal: [`BucketReason::next`] is the wait, and its burst and rate are the
+    /// policy, as [`Limit::refusal`] reports a bucket's.
     Bucket(BucketReason),
 }
 
-impl Wait {
+impl Said {
     /// The wait, worked out now if it is a bucket's.
-    pub(super) fn get(&self) -> Duration {
+    pub(super) fn wait(&self) -> Duration {
         match self {
-            Self::Known(wait) => *wait,
+            Self::Known { wait, .. } => *wait,
             Self::Bucket(reason) => reason.next(),
+        }
+    }
+
+    /// The quota and the window, worked out now if they are a bucket's.
+    fn policy(&self) -> (u64, Option<Duration>) {
+        match *self {
+            Self::Known { quota, window, .. } => (quota, window),
+            Self::Bucket(reason) => super::limit::bucket_policy(reason.rate, reason.burst),
         }
     }
 }
@@ -94,9 +105,11 @@ impl Limited {
     /// The layer makes these; this is for other limiters and for tests of the HTTP mapping.
     pub const fn new(retry_after: Duration, quota: u64, window: Option<Duration>) -> Self {
         Self {
-            wait: Wait::Known(retry_after),
-            window,
-            quota,
+            said: Said::Known {
+                wait: retry_after,
+                quota,
+                window,
+            },
             policy: DEFAULT_POLICY,
         }
     }
@@ -119,20 +132,22 @@ impl Limited {
     /// is asked (a few tens of nanoseconds); every other refusal keeps it.
     #[must_use]
     pub fn retry_after(&self) -> Duration {
-        self.wait.get()
+        self.said.wait()
     }
 
     /// How many requests the policy allows per [`window`](Limited::window): a window's or a
     /// period's quota, a bucket's burst (rounded down).
-    pub const fn quota(&self) -> u64 {
-        self.quota
+    #[must_use]
+    pub fn quota(&self) -> u64 {
+        self.said.policy().0
     }
 
     /// The span the quota is counted over: the window, the period, or the time a bucket
     /// takes to refill from empty (`burst / rate`). `None` when the quota never comes back
     /// (a bucket with a rate of 0 or an infinite burst).
-    pub const fn window(&self) -> Option<Duration> {
-        self.window
+    #[must_use]
+    pub fn window(&self) -> Option<Duration> {
+        self.said.policy().1
     }
 
     /// The policy's name, as the `RateLimit` and `RateLimit-Policy` fields give it.
@@ -140,25 +155,16 @@ impl Limited {
         self.policy
     }
 
-    /// A refusal waiting `wait` under a policy of `quota` per `window` named `policy`, a
-    /// name already read as [`named`](Limited::named) reads it.
-    pub(super) const fn of(
-        wait: Wait,
-        quota: u64,
-        window: Option<Duration>,
-        policy: &'static str,
-    ) -> Self {
-        Self {
-            wait,
-            window,
-            quota,
-            policy,
-        }
+    /// The refusal that says `said` under the policy named `policy`, a name already read as
+    /// [`named`](Limited::named) reads it.
+    pub(super) const fn of(said: Said, policy: &'static str) -> Self {
+        Self { said, policy }
     }
 
     /// The four numbers a refusal gives, which are what make two refusals the same.
     fn key(&self) -> (Duration, Option<Duration>, u64, &'static str) {
-        (self.retry_after(), self.window, self.quota, self.policy)
+        let (quota, window) = self.said.policy();
+        (self.retry_after(), window, quota, self.policy)
     }
 }
 
@@ -195,7 +201,8 @@ pub(super) fn policy(
 impl fmt::Display for Limited {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str("rate limit reached: ")?;
-        policy(f, self.quota, "", self.window)?;
+        let (quota, window) = self.said.policy();
+        policy(f, quota, "", window)?;
         match self.retry_after() {
             Duration::MAX => f.write_str("no retry will pass"),
             wait => write!(f, "retry after {wait:?}"),
@@ -293,7 +300,7 @@ mod tests {
 
     #[test]
     fn is_small_and_copy() {
-        assert!(size_of::<Limited>() <= 104, "{}", size_of::<Limited>());
+        assert!(size_of::<Limited>() <= 72, "{}", size_of::<Limited>());
         let limited = Limited::new(Duration::from_secs(1), 5, None);
         let copy = limited;
         assert_eq!(copy, limited);
@@ -309,7 +316,7 @@ mod tests {
         let mut bucket = ironward::Bucket::new(4.0, 1.0, ms(0));
         assert!(bucket.take(ms(0), 1.0));
         let reason = bucket.check(ms(100), 1.0).expect_err("a token is 250 ms");
-        let lazy = Limited::of(Wait::Bucket(reason), 1, Some(ms(250)), DEFAULT_POLICY);
+        let lazy = Limited::of(Said::Bucket(reason), DEFAULT_POLICY);
         assert_eq!(lazy.retry_after(), ms(150));
         let known = Limited::new(ms(150), 1, Some(ms(250)));
         assert_eq!(lazy, known);

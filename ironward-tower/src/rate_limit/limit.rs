@@ -7,7 +7,7 @@ use ironward::{Bucket, Period, Sliding};
 
 use http::HeaderValue;
 
-use super::error::Wait;
+use super::error::Said;
 use super::headroom::Stamp;
 use super::{Headroom, KindMismatch, Limited};
 
@@ -173,18 +173,24 @@ impl Limit {
         match *self {
             Self::Bucket { rate, burst } => {
                 let bucket = Bucket::new(rate, burst, Duration::ZERO);
-                // `as` saturates: an infinite burst is `u64::MAX`.
-                let quota = bucket.burst().floor() as u64;
-                let window = (bucket.rate() > 0.0)
-                    .then(|| Duration::try_from_secs_f64(bucket.burst() / bucket.rate()).ok())
-                    .flatten();
-                (quota, window)
+                bucket_policy(bucket.rate(), bucket.burst())
             }
             Self::Sliding { quota, .. } | Self::Period { quota, .. } => {
                 (u64::from(quota), Some(self.idle()))
             }
         }
     }
+}
+
+/// The quota and window a bucket of `rate` and `burst`, as the core reads them, reports: its
+/// whole tokens, and the time it takes to refill from empty.
+pub(super) fn bucket_policy(rate: f64, burst: f64) -> (u64, Option<Duration>) {
+    // `as` saturates: an infinite burst is `u64::MAX`.
+    let quota = burst.floor() as u64;
+    let window = (rate > 0.0)
+        .then(|| Duration::try_from_secs_f64(burst / rate).ok())
+        .flatten();
+    (quota, window)
 }
 
 /// What every budget under one limit reads from it, worked out once per limit rather than
@@ -236,7 +242,15 @@ impl Terms {
 
     /// The refusal of a request that would be admitted after `wait`.
     pub(super) fn refusal(&self, wait: Wait) -> Limited {
-        Limited::of(wait, self.quota, self.window, self.policy)
+        let said = match wait {
+            Wait::Known(wait) => Said::Known {
+                wait,
+                quota: self.quota,
+                window: self.window,
+            },
+            Wait::Bucket(reason) => Said::Bucket(reason),
+        };
+        Limited::of(said, self.policy)
     }
 
     /// An admission's headroom under these terms: `remaining` left, all back after `reset`.
@@ -291,6 +305,28 @@ impl Budget {
     /// The terms the budget runs under.
     pub(super) fn terms(&self) -> &Terms {
         &self.terms
+    }
+}
+
+/// How long a refused request should wait: known when the limiter refused, or a bucket's
+/// reason, from which [`BucketReason::next`](ironward::BucketReason::next) works it out when
+/// it is asked for.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) enum Wait {
+    /// A window's or a period's `next`.
+    Known(Duration),
+    /// A bucket's refusal.
+    Bucket(ironward::BucketReason),
+}
+
+impl Wait {
+    /// The wait, worked out now if it is a bucket's.
+    #[cfg(test)]
+    pub(super) fn get(&self) -> Duration {
+        match self {
+            Self::Known(wait) => *wait,
+            Self::Bucket(reason) => reason.next(),
+        }
     }
 }
 

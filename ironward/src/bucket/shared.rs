@@ -175,14 +175,28 @@ const TWO_62: f64 = 4_611_686_018_427_387_904.0;
 /// ```
 pub struct SharedBucket {
     /// `tat << 2 | generation`: when the bucket is full, in ticks since `origin`, and the
-    /// slot of `terms` it was written under.
-    state: AtomicU64,
+    /// slot of `terms` it was written under. Alone on its line, so that a swap invalidates
+    /// neither the terms every take reads nor whatever lies beside the bucket in memory.
+    state: Line<AtomicU64>,
     /// The terms of the last four generations.
     terms: [Slot; GENS],
     /// The caller's clock when the bucket was made, in nanoseconds: tick 0.
     origin: u64,
     /// Held by a retune, so that two never write the same slot.
     retuning: AtomicBool,
+}
+
+/// A value alone on a 128-byte line: two 64-byte cache lines, which x86's adjacent-line
+/// prefetcher fetches as a pair (the width crossbeam's `CachePadded` uses there).
+#[repr(align(128))]
+struct Line<T>(T);
+
+impl<T> core::ops::Deref for Line<T> {
+    type Target = T;
+
+    fn deref(&self) -> &T {
+        &self.0
+    }
 }
 
 /// A rate and burst as the word's arithmetic uses them.
@@ -349,7 +363,7 @@ impl SharedBucket {
         let terms = Terms::new(rate, burst);
         let tokens = if tokens >= 0.0 { tokens } else { 0.0 };
         let bucket = Self {
-            state: AtomicU64::new(terms.tat(tokens, 0) << GEN_BITS),
+            state: Line(AtomicU64::new(terms.tat(tokens, 0) << GEN_BITS)),
             terms: Default::default(),
             origin: nanos(now),
             retuning: AtomicBool::new(false),

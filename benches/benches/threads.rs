@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkGroup, Criterion, measurement::WallTime};
 use failsafe::CircuitBreaker;
-use ironward::{Breaker, Bucket, Budget, SRE, SharedBudget};
+use ironward::{Breaker, Bucket, Budget, SRE, SharedBucket, SharedBudget};
 use ironward_tower::GateLayer;
 use tower::limit::ConcurrencyLimitLayer;
 use tower::{Layer, service_fn};
@@ -108,26 +108,45 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
 
-/// One token bucket shared by the threads: ironward's `Bucket` in a `Mutex`, the clock read
-/// before the lock is taken (as ironward-tower's `RateLimitService` does), against governor's
-/// direct `RateLimiter` on its `MonotonicClock`, shared by `&` (a compare-and-swap loop on
-/// one `AtomicU64`). Allowed: a billion a second with a burst of a billion. The burst is that
-/// large because governor reads the clock once, before its compare-and-swap loop: with a burst
-/// of 10 (a 10 ns tolerance at this rate), a reading left stale by the other thread's update
-/// refused about 2 % of the calls of a measurement under two threads. Refused: one an hour,
-/// burst 1, drained in the setup, so nothing comes back within a run.
+/// One token bucket shared by the threads: ironward's `SharedBucket` (its theoretical
+/// arrival time in one `AtomicU64`, a take one compare-and-swap, a refusal one load), the
+/// `Mutex<Bucket>` it replaces (the clock read before the lock is taken, as ironward-tower's
+/// `RateLimitService` did), and governor's direct `RateLimiter` on its `MonotonicClock`,
+/// shared by `&` (a compare-and-swap loop on one `AtomicU64`). Allowed: a billion a second
+/// with a burst of a billion. The burst is that large because both GCRA forms read the clock
+/// once, before their compare-and-swap loop: with a burst of 10 (a 10 ns tolerance at this
+/// rate), a reading left stale by the other thread's update refused about 2 % of the calls of
+/// a measurement under two threads. Refused: one an hour, burst 1, drained in the setup, so
+/// nothing comes back within a run. `*_<n>_threads` is one thread per core
+/// (`available_parallelism`); on a two-core machine it is the two-thread row again.
 fn bucket(c: &mut Criterion) {
     let mut g = group(c, "shared_bucket_2_threads");
     let nz = |n: u32| NonZeroU32::new(n).expect("a positive count");
     let billion = governor::Quota::per_second(nz(1_000_000_000)).allow_burst(nz(1_000_000_000));
     let hourly = governor::Quota::per_hour(nz(1));
+    let cores = thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let all = format!("_{cores}_threads");
     for (case, rate, burst, quota, allowed) in [
         ("allowed", 1e9, 1e9, billion, true),
         ("refused", 1.0 / 3600.0, 1.0, hourly, false),
     ] {
-        for (threads, suffix) in [(2, ""), (1, "_1_thread")] {
-            let id = format!("ironward/{case}{suffix}");
+        for (threads, suffix) in [(2, ""), (1, "_1_thread"), (cores, all.as_str())] {
             let start = Instant::now();
+            let atomic = SharedBucket::new(rate, burst, start.elapsed());
+            if !allowed {
+                assert!(atomic.take(start.elapsed(), 1.0));
+                assert!(!atomic.take(start.elapsed(), 1.0));
+            }
+            let bucket = &atomic;
+            shared(
+                &mut g,
+                &format!("ironward/{case}{suffix}"),
+                threads,
+                allowed,
+                |n| vec![bucket; n],
+                |bucket| bucket.take(start.elapsed(), 1.0),
+            );
+
             let mutex = Mutex::new(Bucket::new(rate, burst, start.elapsed()));
             if !allowed {
                 assert!(lock(&mutex).take(start.elapsed(), 1.0));
@@ -136,7 +155,7 @@ fn bucket(c: &mut Criterion) {
             let bucket = &mutex;
             shared(
                 &mut g,
-                &id,
+                &format!("mutex/{case}{suffix}"),
                 threads,
                 allowed,
                 |n| vec![bucket; n],
@@ -146,7 +165,6 @@ fn bucket(c: &mut Criterion) {
                 },
             );
 
-            let id = format!("governor/{case}{suffix}");
             let limiter =
                 governor::RateLimiter::direct_with_clock(quota, governor::clock::MonotonicClock);
             if !allowed {
@@ -156,7 +174,7 @@ fn bucket(c: &mut Criterion) {
             let limiter = &limiter;
             shared(
                 &mut g,
-                &id,
+                &format!("governor/{case}{suffix}"),
                 threads,
                 allowed,
                 |n| vec![limiter; n],

@@ -13,7 +13,7 @@
 //! | --- | --- | --- |
 //! | [`Breaker`] ([`Sre`]) | whether to call a backend that has been failing | Google SRE book eq. 21-1; go-zero `core/breaker/googlebreaker.go` |
 //! | [`Shedder`] ([`Shed`]) | whether this server should take on another call | go-zero `core/load/adaptiveshedder.go` |
-//! | [`Bucket`] | whether a call is within a rate, and when one would be | token bucket |
+//! | [`Bucket`] ([`SharedBucket`]) | whether a call is within a rate, and when one would be; shared by `&` across threads without a lock | token bucket; GCRA |
 //! | [`Sliding`] | whether it is within a quota over any window-long stretch | exact sliding-window log |
 //! | [`Period`] | the same quota per fixed period | go-zero `core/limit/periodlimit.go` |
 //! | [`Gate`] ([`SharedGate`]) | whether there is room right now; shared by `&` across threads without a lock | concurrency limit |

@@ -96,6 +96,7 @@
 mod client;
 mod error;
 mod future;
+mod global;
 mod headroom;
 mod http;
 mod keyed;

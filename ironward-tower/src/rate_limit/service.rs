@@ -1,24 +1,25 @@
 //! [`RateLimitService`]: take from the budget, or refuse with [`Limited`].
 
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use http::{Request, Response};
 use tower_service::Service;
 
+use super::global::Global;
 use super::keyed::Keyed;
-use super::limit::{Budget, Terms};
+use super::limit::Terms;
 use super::{KindMismatch, Limit, RateLimitFuture};
-use crate::lock::lock;
 use crate::meter::Meter;
 use crate::{Clock, Mode};
 
 /// A service that admits requests within its rate limit and refuses the rest at once with
 /// [`Limited`](super::Limited), made by [`RateLimitLayer`](super::RateLimitLayer).
 ///
-/// `poll_ready` is the inner service's; `call` reads the clock, takes one request from the
-/// budget (the request's key's, for a keyed layer) under a std `Mutex` held for that alone,
+/// `poll_ready` is the inner service's; `call` reads the clock once, takes one request from
+/// the budget (the request's key's, for a keyed layer: a compare-and-swap for a global token
+/// bucket, shared without a lock, a std `Mutex` held for that alone otherwise),
 /// and either calls the inner service or resolves to the boxed [`Limited`](super::Limited)
 /// without calling it. It serves `http::Request`s with any body (axum, hyper and tonic
 /// services alike), as a keyed limit reads its key from the request's head, and answers with
@@ -97,7 +98,7 @@ where
         // A global limit leaves the request where it is: moving an `http::Request` in and out
         // of a helper copied it twice, a third of the layer's own cost.
         let taken = match &shared.table {
-            Table::Global(budget) => lock(budget).take(now, shared.headers),
+            Table::Global(budget) => budget.take(now, shared.headers, shared.policy),
             Table::Keyed(table) => {
                 let (head, body) = request.into_parts();
                 let taken = table.take(&head, now, shared.headers);
@@ -150,6 +151,9 @@ pub(super) struct Shared {
     /// Whether admitted responses carry the `RateLimit` fields: as the knobs say, and never
     /// in shadow mode, whose policy is not in force.
     headers: bool,
+    /// The policy's name as a refusal gives it (the knobs' name, if it can be sent), which a
+    /// retune keeps.
+    policy: &'static str,
 }
 
 /// What a layer's builders set, which a remade layer carries over.
@@ -181,9 +185,13 @@ impl Knobs {
 const REASONS: &[&str] = &["limited"];
 
 /// Where the budgets are, each with the terms it runs under.
+#[expect(
+    clippy::large_enum_variant,
+    reason = "a layer has one, inside its `Arc`; boxing the budget would add a load to every request"
+)]
 enum Table {
     /// One budget for every request.
-    Global(Mutex<Budget>),
+    Global(Global),
     /// One budget per key.
     Keyed(Arc<dyn Keyed>),
 }
@@ -193,14 +201,16 @@ impl Shared {
     /// which was made under the same limit and policy name.
     pub(super) fn new(limit: Limit, knobs: Knobs, keyed: Option<Arc<dyn Keyed>>) -> Self {
         let terms = Terms::new(limit, knobs.policy);
+        let policy = terms.policy();
         // The policy's name names the layer's metrics too.
-        let meter = Meter::new("rate_limit", terms.policy(), REASONS, knobs.mode);
+        let meter = Meter::new("rate_limit", policy, REASONS, knobs.mode);
         let table = match keyed {
             Some(keyed) => Table::Keyed(keyed),
-            None => Table::Global(Mutex::new(Budget::new(terms, knobs.clock.now()))),
+            None => Table::Global(Global::new(terms, knobs.clock.now())),
         };
         Self {
             headers: knobs.headers && !knobs.mode.is_shadow(),
+            policy,
             knobs,
             table,
             meter,
@@ -238,7 +248,7 @@ impl Shared {
     /// under the policy's name.
     pub(super) fn terms(&self) -> Terms {
         match &self.table {
-            Table::Global(budget) => lock(budget).terms().clone(),
+            Table::Global(budget) => budget.terms(),
             Table::Keyed(table) => table.terms(),
         }
     }
@@ -248,13 +258,7 @@ impl Shared {
     pub(super) fn retune(&self, limit: Limit) -> Result<(), KindMismatch> {
         let now = self.knobs.clock.now();
         let was = match &self.table {
-            Table::Global(budget) => {
-                let mut budget = lock(budget);
-                let terms = budget.terms().retuned(limit)?;
-                let was = budget.terms().limit;
-                budget.retune(terms, now);
-                was
-            }
+            Table::Global(budget) => budget.retune(limit, now)?,
             Table::Keyed(table) => table.retune(limit, now)?,
         };
         tracing::debug!(from = ?was, to = ?limit, "rate limit retuned");

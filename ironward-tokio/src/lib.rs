@@ -11,6 +11,8 @@
 //! | [`Clock`] | `now` as a `Duration`: tokio's monotonic clock (so `tokio::time::pause` drives it), the wall clock, a [manual](Clock::manual) clock a test moves, or a closure; and [`Clock::sleep`] on the same clock |
 //! | [`Dice`] | draws from `[0, 1)`: real randomness, a seeded sequence, or a closure |
 //! | [`lock`] | a `Mutex` lock that passes over poison, for core values that cannot be left half-updated |
+//! | [`SharedBreaker`] | the SRE circuit breaker shared by `&`, a healthy backend's calls let through and recorded without a lock |
+//! | [`stripe`] | a value per thread on a cache line of its own, for counters many threads add to |
 //! | [`meter`] | the metric handles every edge counts its decisions through: the edges' plumbing, not something an application uses |
 //!
 //! # Examples
@@ -34,12 +36,15 @@
 
 #![forbid(unsafe_code)]
 
+mod breaker;
 mod clock;
 mod dice;
 pub mod meter;
+pub mod stripe;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
+pub use breaker::{BreakerPermit, SharedBreaker};
 pub use clock::{Clock, Hand, Sleep};
 pub use dice::Dice;
 

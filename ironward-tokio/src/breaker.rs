@@ -1,0 +1,413 @@
+//! [`SharedBreaker`]: the SRE circuit breaker shared by `&`, a healthy backend's calls let
+//! through and recorded without a lock.
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Mutex, MutexGuard};
+use std::time::Duration;
+
+use ironward::{Breaker, BreakerReason, Outcome, Sre};
+
+use crate::lock;
+use crate::stripe::{Padded, Stripes};
+
+/// An [`ironward::Breaker`] that every task of every core shares by `&`, taking no lock for
+/// the calls of a healthy backend.
+///
+/// A client's every call asks its breaker twice, to be let through and to be recorded, and a
+/// `Mutex<Breaker>` makes the cores take turns for both, though while the backend is healthy
+/// the answer is always yes and the record only adds a success. This type keeps one exact
+/// `Breaker` behind a lock for everything else, and the healthy case in atomics:
+///
+/// - the breaker says how long its healthy answer lasts whatever successes come
+///   ([`Breaker::healthy_until`]: the drop certainly below zero with `k` at its floor, the
+///   floor at least 1, until the window's newest bucket ends), and that instant is published
+///   in one word, the *horizon*; [`check`](Self::check) before it is one load and a note of
+///   the time on the thread's stripe;
+/// - [`pass`](Self::pass) before it adds the success to its thread's stripe (see
+///   [`stripe`](crate::stripe): one counter a thread, on a cache line of its own), and the
+///   stripes are handed to the exact breaker ([`Breaker::record`]) before anything reads it.
+///
+/// Everything else takes the lock and asks the exact breaker: a call at or past the horizon
+/// (the first of each bucket, then every call while the breaker is throttling), every
+/// [`fail`](Self::fail), [`ratio`](Self::ratio), [`retune`](Self::retune). Each of those first
+/// *closes* the fast path (the horizon to 0, every stripe swapped for a closed mark, their
+/// successes and times recorded), then does its work on the exact breaker, then opens the
+/// fast path again if the breaker is healthy, with the stripes at 0 and the horizon at the
+/// new bucket's end. A refusing breaker keeps it closed, so its calls pay the lock and
+/// nothing more.
+///
+/// # Deciding as `Breaker` does
+///
+/// Calls that do not overlap are decided and recorded exactly as one [`Breaker`] decides and
+/// records them: the same answers and reasons for the same `(now, roll)`, the same window
+/// bucket by bucket, the same ratio, clocks going backwards and retunes included (the
+/// property tests hold it to that against the `&mut` breaker). The fast path lets a call
+/// through only before the horizon, where `Breaker::check` lets it through at its first test
+/// having changed nothing but its clock, which the stripe's note of the time changes in the
+/// same way (every note is recorded at the next close). A success counted on a stripe is a
+/// success at a time before the horizon, so in the bucket the horizon ends, which is the
+/// exact breaker's newest: the close records it there, with the latest time noted, before
+/// the bucket can change or anything reads it. Successes only make a floor of 1 or more
+/// healthier, so the fast path never needs to see them.
+///
+/// # What may differ under overlap, and by how much
+///
+/// Each call takes effect at one instant: a fast `check` at its load of the horizon, a fast
+/// `pass` at its add to a stripe, anything else inside the lock. The calls of all threads are
+/// then the calls of one `Breaker` in the order of those instants, with two differences,
+/// both confined to calls that overlap:
+///
+/// - **A call let through while another thread's failure is being recorded.** The horizon is
+///   closed at the end of the failure's turn under the lock, so a `check` whose load falls
+///   between the failure and the close is let through on the old answer. It is decided as if
+///   it came just before the failure, which it overlaps, so some order of the calls of one
+///   `Breaker` lets it through: no call is let through that every order refuses. At most the
+///   calls whose load falls in that one critical section are, one per other thread.
+/// - **The breaker's clock.** A fast `check` notes its time on its stripe after its load; a
+///   close that runs between the two records the stripe without it, and the exact breaker's
+///   latest time may then lag that `check`'s until the next close. The lag is less than the
+///   bucket the check fell in (its time was before the horizon), so no outcome lands in
+///   another bucket, and it is visible only to the probe: a refusing breaker's probe may
+///   fire up to that lag early.
+///
+/// No success or failure is lost: an add to a stripe either lands before the close that
+/// swaps it (and is recorded by it) or finds the closed mark and goes to the lock instead;
+/// a failure always takes the lock. And nothing lands in a bucket other than its time's: a
+/// stripe's successes are for the bucket that was newest when it opened, and the horizon
+/// never moves back, so an add that read an older horizon and lands in a later opening is a
+/// success recorded after that opening's bucket began, which is where `Breaker` records a
+/// settle whose time is earlier than one it has seen.
+///
+/// The words are `Acquire`/`Release`: an open's stripes at 0 happen before its horizon is
+/// seen, so an add after a load of it never finds the previous close's mark.
+///
+/// # One clock read or two
+///
+/// A call reads the clock when it asks and when it is settled, as [`Breaker`] does. The
+/// outcome belongs to the bucket the call ends in: a failure seen after a 30 s timeout is
+/// news about the backend then, and recording it at the call's start would put it in a
+/// bucket that may have left the window, so the settle's reading is not the ask's.
+///
+/// This type is not `Clone`; share it by `&` or an `Arc`. It takes `now` and the draw from
+/// the caller, as the core does: the edges read them from a [`Clock`](crate::Clock) and
+/// [`Dice`](crate::Dice).
+///
+/// # Examples
+///
+/// ```
+/// use std::thread;
+/// use std::time::Duration;
+/// use ironward::SRE;
+/// use ironward_tokio::SharedBreaker;
+///
+/// let ms = Duration::from_millis;
+/// let breaker = SharedBreaker::new(SRE, ms(0));
+/// thread::scope(|s| {
+///     for _ in 0..4 {
+///         s.spawn(|| {
+///             for i in 0..100 {
+///                 let permit = breaker.allow(ms(i), 0.5).expect("a healthy backend");
+///                 breaker.pass(permit, ms(i));
+///             }
+///         });
+///     }
+/// });
+/// assert_eq!(breaker.ratio(ms(100)), 0.0);
+/// // Every success was recorded in the exact breaker's window.
+/// let mut successes = 0;
+/// breaker.snapshot().window().each(ms(100), |t| successes += t.success);
+/// assert_eq!(successes, 400);
+/// ```
+pub struct SharedBreaker {
+    /// Until when, in nanoseconds and exclusive, a call is let through on one load; 0 while
+    /// the fast path is closed. Alone on its line: every call reads it, a close writes it.
+    horizon: Padded<AtomicU64>,
+    stripes: Stripes<Stripe>,
+    exact: Mutex<Exact>,
+}
+
+/// What one thread (or a few) adds to between two closes.
+#[derive(Debug, Default)]
+struct Stripe {
+    /// Successes counted since the fast path opened, or [`CLOSED`] while it is closed.
+    successes: AtomicU64,
+    /// The latest time a fast call on this stripe saw, in nanoseconds.
+    latest: AtomicU64,
+}
+
+/// A stripe's successes while the fast path is closed: an add that finds it recorded
+/// nothing, and goes to the lock. Far above any count an open stripe reaches.
+const CLOSED: u64 = 1 << 63;
+
+/// The most successes a stripe counts before its adder hands them over under the lock:
+/// 2^40, so that 256 stripes stay far below the 2^52 [`Breaker::healthy_until`] allows.
+const FULL: u64 = 1 << 40;
+
+/// The exact breaker and the state of the fast path, under the lock.
+#[derive(Debug)]
+struct Exact {
+    breaker: Breaker,
+    /// Whether the fast path is open: the horizon published, the stripes counting.
+    open: bool,
+    /// The latest horizon ever published, in nanoseconds. None is published below it, so an
+    /// add that read an older horizon always lands in a bucket ending at or after it.
+    published: u64,
+}
+
+/// A call the [`SharedBreaker`] let through.
+///
+/// Exactly one of [`SharedBreaker::pass`] and [`SharedBreaker::fail`] settles it, which
+/// consumes it. Not `Clone`, so a call cannot be counted twice; dropping it unsettled leaves
+/// the call out of the record, as with the core's [`Permit`](ironward::Permit).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ironward::SRE;
+/// use ironward_tokio::SharedBreaker;
+///
+/// let breaker = SharedBreaker::new(SRE, Duration::ZERO);
+/// let permit = breaker.allow(Duration::ZERO, 0.5).expect("a fresh breaker refuses nothing");
+/// breaker.fail(permit, Duration::from_millis(30));
+/// ```
+#[must_use = "settle the permit with SharedBreaker::pass or SharedBreaker::fail once the call has finished"]
+#[derive(Debug)]
+pub struct BreakerPermit {
+    _settle_once: (),
+}
+
+/// Whole nanoseconds in `d`, saturating at `u64::MAX`, as the core counts time.
+#[inline]
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+impl SharedBreaker {
+    /// A breaker with an empty window opening at `now`, as [`Breaker::new`] makes it.
+    pub fn new(sre: Sre, now: Duration) -> Self {
+        Self::from(Breaker::new(sre, now))
+    }
+
+    /// Asks to make one call at `now`; `Some` means go ahead, `None` that the call is refused.
+    ///
+    /// This is [`check`](Self::check) without the reason for a refusal.
+    #[inline]
+    #[must_use = "dropping the answer loses the permit: the call goes unrecorded, and a refusal is ignored"]
+    pub fn allow(&self, now: Duration, roll: f64) -> Option<BreakerPermit> {
+        self.check(now, roll).ok()
+    }
+
+    /// [`Breaker::check`] shared: the same answer, with the numbers behind a refusal.
+    ///
+    /// Before the horizon (a healthy breaker, until its newest bucket ends) this is one load
+    /// and a note of the time; otherwise the exact breaker decides under the lock. `roll` is
+    /// read only there.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward::SRE;
+    /// use ironward_tokio::SharedBreaker;
+    ///
+    /// let ms = Duration::from_millis;
+    /// let breaker = SharedBreaker::new(SRE, ms(0));
+    /// for _ in 0..100 {
+    ///     let permit = breaker.check(ms(0), 0.99).expect("over the drop fraction");
+    ///     breaker.fail(permit, ms(0));
+    /// }
+    /// let reason = breaker.check(ms(100), 0.5).expect_err("under the drop fraction");
+    /// assert_eq!((reason.total, reason.accepts, reason.failing), (100, 0, 1));
+    /// ```
+    #[inline]
+    #[must_use = "dropping the answer loses the permit: the call goes unrecorded, and a refusal is ignored"]
+    pub fn check(&self, now: Duration, roll: f64) -> Result<BreakerPermit, BreakerReason> {
+        let at = nanos(now);
+        if at < self.horizon.load(Ordering::Acquire) {
+            self.stripes.mine().saw(at);
+            return Ok(BreakerPermit { _settle_once: () });
+        }
+        self.locked(|breaker| {
+            breaker
+                .check(now, roll)
+                .map(|_| BreakerPermit { _settle_once: () })
+        })
+    }
+
+    /// Records the call behind `permit` as a success, at `now` (its completion time).
+    ///
+    /// Before the horizon this is an add to the thread's stripe; otherwise (and when the
+    /// stripe was closed under it) the exact breaker records it under the lock.
+    #[inline]
+    pub fn pass(&self, permit: BreakerPermit, now: Duration) {
+        let BreakerPermit { _settle_once: () } = permit;
+        let at = nanos(now);
+        if at < self.horizon.load(Ordering::Acquire) {
+            let stripe = self.stripes.mine();
+            stripe.saw(at);
+            let held = stripe.successes.fetch_add(1, Ordering::Relaxed);
+            if held < FULL {
+                return;
+            }
+            if held & CLOSED == 0 {
+                // Counted, on a stripe that is full: hand it over now.
+                self.locked(|_| ());
+                return;
+            }
+            // Closed under this add, which counted nothing: the next open resets the word.
+        }
+        self.locked(|breaker| breaker.record(Outcome::Success, 1, now));
+    }
+
+    /// Records the call behind `permit` as a failure, at `now` (its completion time), under
+    /// the lock.
+    pub fn fail(&self, permit: BreakerPermit, now: Duration) {
+        let BreakerPermit { _settle_once: () } = permit;
+        self.locked(|breaker| breaker.record(Outcome::Failure, 1, now));
+    }
+
+    /// The fraction of calls the breaker would refuse at `now` ([`Breaker::ratio`]), every
+    /// success counted so far included.
+    #[must_use]
+    pub fn ratio(&self, now: Duration) -> f64 {
+        self.locked(|breaker| breaker.ratio(now))
+    }
+
+    /// Changes the policy in place, keeping the outcomes in the window, as
+    /// [`Breaker::retune`] does; a call deciding at the same time decides wholly under the
+    /// old policy or wholly under the new one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward::{SRE, Sre};
+    /// use ironward_tokio::SharedBreaker;
+    ///
+    /// let breaker = SharedBreaker::new(SRE, Duration::ZERO);
+    /// breaker.retune(Sre { k: 2.0, ..SRE }, Duration::ZERO);
+    /// assert_eq!(breaker.sre().k, 2.0);
+    /// ```
+    pub fn retune(&self, sre: Sre, now: Duration) {
+        self.locked(|breaker| breaker.retune(sre, now));
+    }
+
+    /// The policy this breaker runs, as it was last given.
+    #[must_use]
+    pub fn sre(&self) -> Sre {
+        *self.exact().breaker.sre()
+    }
+
+    /// A copy of the exact breaker with every success counted so far recorded: for a test,
+    /// or a dashboard that reads the window bucket by bucket.
+    #[must_use]
+    pub fn snapshot(&self) -> Breaker {
+        self.locked(|breaker| breaker.clone())
+    }
+
+    /// Runs `work` on the exact breaker with the fast path closed around it: every counted
+    /// success recorded first, the fast path opened again after if the breaker is healthy.
+    fn locked<R>(&self, work: impl FnOnce(&mut Breaker) -> R) -> R {
+        let mut exact = self.exact();
+        self.close(&mut exact);
+        let answer = work(&mut exact.breaker);
+        self.open(&mut exact);
+        answer
+    }
+
+    /// The exact breaker, locked by the edges' one poison-tolerant lock.
+    fn exact(&self) -> MutexGuard<'_, Exact> {
+        lock(&self.exact)
+    }
+
+    /// Closes the fast path, recording the successes the stripes counted, at the latest time
+    /// they saw.
+    fn close(&self, exact: &mut Exact) {
+        if !exact.open {
+            return;
+        }
+        exact.open = false;
+        self.horizon.store(0, Ordering::Relaxed);
+        let (mut successes, mut latest) = (0u64, 0u64);
+        for stripe in self.stripes.iter() {
+            // Taken while open, so never the closed mark: at most a full stripe's count and
+            // the adds racing with it.
+            let held = stripe.successes.swap(CLOSED, Ordering::AcqRel);
+            successes = successes.saturating_add(held & !CLOSED);
+            latest = latest.max(stripe.latest.load(Ordering::Relaxed));
+        }
+        // Every time noted is before the horizon, so in the breaker's newest bucket; with no
+        // successes this only moves the clock.
+        exact
+            .breaker
+            .record(Outcome::Success, successes, Duration::from_nanos(latest));
+    }
+
+    /// Opens the fast path if the breaker is healthy until a horizon no earlier than any
+    /// published before.
+    fn open(&self, exact: &mut Exact) {
+        let Some(end) = exact.breaker.healthy_until() else {
+            return;
+        };
+        let end = nanos(end);
+        if end < exact.published {
+            // A retune to narrower buckets: wait for a bucket that ends past every horizon
+            // an add may still hold.
+            return;
+        }
+        for stripe in self.stripes.iter() {
+            stripe.successes.store(0, Ordering::Relaxed);
+        }
+        exact.open = true;
+        exact.published = end;
+        self.horizon.store(end, Ordering::Release);
+    }
+}
+
+impl Stripe {
+    /// Notes that a call on this stripe saw `at`.
+    #[inline]
+    fn saw(&self, at: u64) {
+        // Most calls of a monotonic clock are later than the last: the load keeps the write
+        // from being a swap loop when they are not.
+        if at > self.latest.load(Ordering::Relaxed) {
+            self.latest.fetch_max(at, Ordering::Relaxed);
+        }
+    }
+}
+
+impl From<Breaker> for SharedBreaker {
+    /// Shares `breaker`, with its window and its clock as they are.
+    fn from(breaker: Breaker) -> Self {
+        let shared = Self {
+            horizon: Padded::new(AtomicU64::new(0)),
+            stripes: Stripes::new(Stripe::default),
+            exact: Mutex::new(Exact {
+                breaker,
+                open: false,
+                published: 0,
+            }),
+        };
+        shared.open(&mut shared.exact());
+        shared
+    }
+}
+
+/// The policy and the fast path's state; never waits on the lock held by another thread.
+impl fmt::Debug for SharedBreaker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = f.debug_struct("SharedBreaker");
+        out.field("horizon", &self.horizon.load(Ordering::Relaxed))
+            .field("stripes", &self.stripes.len());
+        match self.exact.try_lock() {
+            Ok(exact) => out.field("sre", exact.breaker.sre()),
+            Err(_) => out.field("sre", &"<locked>"),
+        };
+        out.finish()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -13,6 +13,7 @@
 //! | [`lock`] | a `Mutex` lock that passes over poison, for core values that cannot be left half-updated |
 //! | [`SharedBreaker`] | the SRE circuit breaker shared by `&`, a healthy backend's calls let through and recorded without a lock |
 //! | [`stripe`] | a value per thread on a cache line of its own, for counters many threads add to |
+//! | [`SharedShedder`] | go-zero's adaptive load shedder shared by `&`, a cool server's calls decided and recorded without a lock |
 //! | [`meter`] | the metric handles every edge counts its decisions through: the edges' plumbing, not something an application uses |
 //!
 //! # Examples
@@ -41,12 +42,14 @@ mod clock;
 mod dice;
 pub mod meter;
 pub mod stripe;
+mod shedder;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 pub use breaker::{BreakerPermit, SharedBreaker};
 pub use clock::{Clock, Hand, Sleep};
 pub use dice::Dice;
+pub use shedder::{ShedTicket, SharedShedder};
 
 /// Locks a shared core value (a breaker, a shedder, a limiter, a gate, a retry budget),
 /// passing over poison.

@@ -6,7 +6,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use ironward::{ShedReason, Ticket};
+use ironward::ShedReason;
+use ironward_tokio::ShedTicket;
 use pin_project_lite::pin_project;
 use tower::BoxError;
 
@@ -125,12 +126,12 @@ impl<F, C> fmt::Debug for ShedFuture<F, C> {
 
 /// A request in flight: lands once, when it completes or, failing that, when it is dropped.
 pub(crate) struct Flight<C> {
-    ticket: Option<Ticket>,
+    ticket: Option<ShedTicket>,
     shared: Arc<Shared<C>>,
 }
 
 impl<C> Flight<C> {
-    pub(crate) fn new(ticket: Ticket, shared: Arc<Shared<C>>) -> Self {
+    pub(crate) fn new(ticket: ShedTicket, shared: Arc<Shared<C>>) -> Self {
         Self {
             ticket: Some(ticket),
             shared,

@@ -3,7 +3,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-use ironward::{Shed, Shedder};
+use ironward::Shed;
+use ironward_tokio::SharedShedder;
 use tower_layer::Layer;
 
 use super::service::{Shared, ShedService};
@@ -15,7 +16,11 @@ use crate::{Clock, Cpu, Mode, ShedFailures};
 /// tower layer, for the server side.
 ///
 /// Each request first asks an [`ironward::Shedder`] running the [`Shed`] policy, with the CPU
-/// reading of the layer's [`Cpu`] source. The shedder refuses only while the CPU is at or over
+/// reading of the layer's [`Cpu`] source, shared by every thread as a [`SharedShedder`]: a
+/// cool server's requests are let in and recorded without a lock, decided exactly as the
+/// `Shedder` decides them (its docs say what may differ while requests overlap, and by how
+/// much). A request reads the clock twice, when it starts and when it passes, for its response
+/// time. The shedder refuses only while the CPU is at or over
 /// the policy's threshold (or was, less than the cooling time ago, and the shedder has refused
 /// since) *and* more requests are in flight than the server has shown it can carry (the most
 /// it finished in one bucket, times the shortest mean response time, over the bucket's width;
@@ -133,7 +138,8 @@ impl<C> ShedLayer<C> {
         self.parts(classify).build()
     }
 
-    /// How many requests are in flight through this layer's services ([`Shedder::flying`]).
+    /// How many requests are in flight through this layer's services
+    /// ([`SharedShedder::flying`]).
     pub fn flying(&self) -> u64 {
         self.shared.flying()
     }
@@ -209,7 +215,7 @@ struct Parts<C> {
 impl<C> Parts<C> {
     /// A layer with a new shedder on these parts, its window opening now.
     fn build(self) -> ShedLayer<C> {
-        let shedder = Shedder::new(self.shed, self.clock.now());
+        let shedder = SharedShedder::new(self.shed, self.clock.now());
         ShedLayer {
             shared: Arc::new(Shared::new(
                 shedder,

@@ -1,16 +1,16 @@
 //! The service a [`ShedLayer`](crate::ShedLayer) makes.
 
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use ironward::{Shed, ShedReason, Shedder, Ticket};
+use ironward::{Shed, ShedReason};
+use ironward_tokio::{SharedShedder, ShedTicket};
 use tower::BoxError;
 use tower_service::Service;
 
 use super::future::{Flight, ShedFuture};
 use super::tune::Tune;
-use crate::lock::lock;
 use crate::meter::{Level, Meter};
 use crate::{Classify, Clock, Cpu, Mode, ShedFailures};
 
@@ -21,8 +21,10 @@ use crate::{Classify, Clock, Cpu, Mode, ShedFailures};
 /// the inner service's. A shed request returns a future that fails at once with
 /// [`ShedRefused`](crate::ShedRefused), boxed; an admitted request's error is boxed as it is.
 /// Every clone, and every service the same layer made, shares one shedder (one
-/// `Arc<Mutex<Shedder>>`, the lock held only to decide and to record, never across an await),
-/// so the count in flight is the server's, not one connection's.
+/// [`SharedShedder`](ironward_tokio::SharedShedder) behind an `Arc`: a cool server's requests
+/// are let in and recorded without a lock, and the lock a hot one takes is held only to decide
+/// and to record, never across an await), so the count in flight is the server's, not one
+/// connection's.
 ///
 /// `C` is the classifier; it defaults to [`ShedFailures`], so the common case is written
 /// `ShedService<S>` (see [`BreakerService`](crate::BreakerService) for why it is a type
@@ -61,7 +63,8 @@ impl<S, C> ShedService<S, C> {
         Self { inner, shared }
     }
 
-    /// How many requests are in flight: admitted and not yet completed ([`Shedder::flying`]).
+    /// How many requests are in flight: admitted and not yet completed
+    /// ([`Shedder::flying`](ironward::Shedder::flying)).
     pub fn flying(&self) -> u64 {
         self.shared.flying()
     }
@@ -124,7 +127,7 @@ where
 /// handles it reports through.
 #[derive(Debug)]
 pub(crate) struct Shared<C> {
-    shedder: Mutex<Shedder>,
+    shedder: SharedShedder,
     clock: Clock,
     cpu: Cpu,
     classify: C,
@@ -138,7 +141,7 @@ const REASONS: &[&str] = &["overloaded", "cooling"];
 
 impl<C> Shared<C> {
     pub(crate) fn new(
-        shedder: Shedder,
+        shedder: SharedShedder,
         clock: Clock,
         cpu: Cpu,
         classify: C,
@@ -146,7 +149,7 @@ impl<C> Shared<C> {
         mode: Mode,
     ) -> Self {
         Self {
-            shedder: Mutex::new(shedder),
+            shedder,
             clock,
             cpu,
             classify,
@@ -173,18 +176,13 @@ impl<C> Shared<C> {
     }
 
     /// Asks the shedder to admit a request now, with the numbers behind a refusal
-    /// ([`Shedder::check`]). The sources are read before the lock is taken; the count in
-    /// flight the gauge is set to is read under the same lock, and set after it.
-    fn check(&self) -> Result<Ticket, ShedReason> {
-        let now = self.clock.now();
-        let cpu = self.cpu.read();
-        let (decision, flying) = {
-            let mut shedder = lock(&self.shedder);
-            let decision = shedder.check(now, cpu);
-            (decision, Level::is_read().then(|| shedder.flying()))
-        };
-        if let Some(flying) = flying {
-            self.in_flight.set(flying as f64);
+    /// ([`SharedShedder::check`]): one clock read, the start of the request's response time.
+    /// The count in flight the gauge is set to is read just after the decision, and only
+    /// when a recorder reads the gauge.
+    fn check(&self) -> Result<ShedTicket, ShedReason> {
+        let decision = self.shedder.check(self.clock.now(), self.cpu.read());
+        if Level::is_read() {
+            self.in_flight.set(self.shedder.flying() as f64);
         }
         decision
     }
@@ -207,37 +205,31 @@ impl<C> Shared<C> {
         );
     }
 
-    /// Lands the request behind `ticket` as the classifier reads `result`, now.
-    pub(crate) fn settle<Res>(&self, ticket: Ticket, result: &Result<Res, BoxError>)
+    /// Lands the request behind `ticket` as the classifier reads `result`: a pass reads the
+    /// clock a second time, for the end of its response time.
+    pub(crate) fn settle<Res>(&self, ticket: ShedTicket, result: &Result<Res, BoxError>)
     where
         C: Classify<Res>,
     {
         if self.classify.is_failure(result) {
             self.abandon(ticket);
         } else {
-            let now = self.clock.now();
-            let flying = {
-                let mut shedder = lock(&self.shedder);
-                shedder.pass(ticket, now);
-                shedder.flying()
-            };
-            self.landed(flying);
+            self.shedder.pass(ticket, self.clock.now());
+            self.landed();
         }
     }
 
     /// Lands the request behind `ticket` as a failure: out of flight, no response time.
-    pub(crate) fn abandon(&self, ticket: Ticket) {
-        let flying = {
-            let mut shedder = lock(&self.shedder);
-            shedder.fail(ticket);
-            shedder.flying()
-        };
-        self.landed(flying);
+    pub(crate) fn abandon(&self, ticket: ShedTicket) {
+        self.shedder.fail(ticket);
+        self.landed();
     }
 
-    /// Sets the gauge of calls in flight to `flying`, read as a request landed.
-    fn landed(&self, flying: u64) {
-        self.in_flight.set(flying as f64);
+    /// Sets the gauge of calls in flight, read as a request landed, if a recorder reads it.
+    fn landed(&self) {
+        if Level::is_read() {
+            self.in_flight.set(self.shedder.flying() as f64);
+        }
     }
 
     /// The clock and the CPU source, for a layer made anew on them.
@@ -252,24 +244,18 @@ impl<C> Shared<C> {
 
     /// The policy the shedder runs, for a tuner and for a layer made anew under it.
     pub(crate) fn shed(&self) -> Shed {
-        *lock(&self.shedder).shed()
+        self.shedder.shed()
     }
 
     /// How many requests are in flight now.
     pub(crate) fn flying(&self) -> u64 {
-        lock(&self.shedder).flying()
+        self.shedder.flying()
     }
 }
 
 impl<C: Send + Sync> Tune for Shared<C> {
     fn retune(&self, shed: Shed) {
-        let now = self.clock.now();
-        let was = {
-            let mut shedder = lock(&self.shedder);
-            let was = *shedder.shed();
-            shedder.retune(shed, now);
-            was
-        };
+        let was = self.shedder.retune(shed, self.clock.now());
         tracing::debug!(from = ?was, to = ?shed, "shedder retuned");
     }
 

@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use criterion::Criterion;
 use http::Request;
-use ironward_tower::{GateFull, GateLayer, Limit, Limited, RateLimitLayer};
+use ironward_tower::{Clock, GateFull, GateLayer, Limit, Limited, RateLimitLayer};
 use tower::limit::{ConcurrencyLimitLayer, RateLimitLayer as TowerRateLimitLayer};
 use tower::load_shed::LoadShedLayer;
 use tower::load_shed::error::Overloaded as TowerOverloaded;
@@ -78,6 +78,16 @@ fn rate_limit(c: &mut Criterion) {
         let sent = send(&mut service);
         assert!(matches!(&sent, Poll::Ready(Ok(r)) if r.headers().contains_key("ratelimit")));
     });
+    // The same on `Clock::coarse`: a reading is one load of what a ticker thread stored, not
+    // a read of the system clock, which is what the option buys a server.
+    let coarse = Clock::coarse(Duration::from_millis(1));
+    g.bench_function("ironward/allowed_coarse_clock", |b| {
+        let layer = RateLimitLayer::new(Limit::bucket(1e9, 1e9)).with_clock(coarse.clone());
+        let mut service = layer.layer(service_fn(answer));
+        assert!(answered(&send(&mut service)));
+        b.iter(|| send(&mut service));
+        assert!(answered(&send(&mut service)));
+    });
     let plenty = || TowerRateLimitLayer::new(u64::MAX, Duration::from_secs(3600));
     g.bench_function("tower/allowed", |b| {
         let mut service = plenty().layer(service_fn(answer));
@@ -94,6 +104,14 @@ fn rate_limit(c: &mut Criterion) {
 
     g.bench_function("ironward/refused", |b| {
         let mut service = RateLimitLayer::new(Limit::bucket(1e-6, 1.0)).layer(service_fn(answer));
+        assert!(answered(&send(&mut service)));
+        assert!(refused_with::<Limited>(&send(&mut service)));
+        b.iter(|| send(&mut service));
+        assert!(refused_with::<Limited>(&send(&mut service)));
+    });
+    g.bench_function("ironward/refused_coarse_clock", |b| {
+        let layer = RateLimitLayer::new(Limit::bucket(1e-6, 1.0)).with_clock(coarse.clone());
+        let mut service = layer.layer(service_fn(answer));
         assert!(answered(&send(&mut service)));
         assert!(refused_with::<Limited>(&send(&mut service)));
         b.iter(|| send(&mut service));

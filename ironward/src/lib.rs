@@ -201,6 +201,8 @@ pub use gate::Gate;
 #[cfg(target_has_atomic = "64")]
 pub use gate::SharedGate;
 pub use period::{Period, Quota};
+#[cfg(target_has_atomic = "64")]
+pub use period::{Headroom, SharedPeriod};
 pub use reason::{BreakerReason, BucketReason, BudgetReason, GateReason, QuotaReason, ShedReason};
 pub use shedder::{SHED, Shed, Shedder, Ticket};
 pub use sliding::Sliding;

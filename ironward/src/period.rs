@@ -5,6 +5,12 @@ use core::time::Duration;
 use crate::clock::{Latest, nanos};
 use crate::reason::QuotaReason;
 
+#[cfg(target_has_atomic = "64")]
+mod shared;
+
+#[cfg(target_has_atomic = "64")]
+pub use shared::{Headroom, SharedPeriod};
+
 /// Where a [`Period`] stands after an event: under the quota, exactly on it, or past it.
 ///
 /// The event that reaches the quota is still admitted; it is told apart because it is the

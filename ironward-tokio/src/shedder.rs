@@ -54,9 +54,9 @@ use crate::stripe::{Padded, Stripes};
 ///
 /// Each call changes each word in one atomic step, so every word, taken alone, is exact: no
 /// admission or settle is lost (the count in flight returns to 0 once every ticket is
-/// settled), no pass is lost (the window's totals are the passes made; the stress tests
-/// count them), and the clock never goes back. What overlap changes is which order the
-/// words see the calls in, and so what a decision or a bucket reads:
+/// settled), and no pass is lost (the window's totals are the passes made; the stress tests
+/// count them). What overlap changes is which order the words see the calls in, and so what
+/// a decision or a bucket reads:
 ///
 /// - **The moving average.** A settle takes the call out of the count, then folds the count
 ///   it left into the average; two settles that overlap may fold their counts in the other
@@ -72,6 +72,14 @@ use crate::stripe::{Padded, Stripes};
 ///   as made before that refusal: it is never one the refusal's own rule would have refused
 ///   later, since the shedder starts refusing under the threshold only once the mirror says
 ///   it refused.
+/// - **The latest reading.** A call that reads the clock later than the latest stores its
+///   reading (a store, not a read-modify-write, which would cost every request two locked
+///   instructions); two calls that overlap may both store, and the earlier of their two
+///   readings may be left. The latest then lags the true latest by at most the spread of
+///   the readings of calls that overlap, until the next call moves it on, and only a reading
+///   earlier than that is read differently (as the lagging latest rather than the true
+///   one). The exact shedder keeps its own clock, which never goes back, so the heat and
+///   the window are measured on a clock that does not.
 /// - **Which bucket a pass lands in, and its response time.** A pass that read the newest
 ///   bucket's end just before another thread moved the window on lands in the next bucket,
 ///   as if made after the one that moved it (which `Shedder` does to a pass at an earlier
@@ -84,10 +92,11 @@ use crate::stripe::{Padded, Stripes};
 ///
 /// # Cost
 ///
-/// A cool call is one load of the mirror, the clock update (a load, and a
-/// compare-and-swap when the reading is later) and an add to the count in flight; its pass
-/// is the clock update, two compare-and-swaps (the count and the average) and one on its
-/// stripe. The stripes are [`Stripes`]: twice as many as the machine has cores, each on a
+/// A cool call is one load of the mirror, the clock update (a load, and a store when the
+/// reading is later) and an add to the count in flight; its pass is the clock update, two
+/// compare-and-swaps (the count and the average) and one on its stripe: four locked
+/// instructions a request, as many as the two lock and unlock pairs of a `Mutex<Shedder>`,
+/// but none of them waits for another thread's critical section. The stripes are [`Stripes`]: twice as many as the machine has cores, each on a
 /// cache line of its own, a thread always on the same one. The
 /// lock is taken once per bucket (go-zero's 100 ms) by the first pass past its end, and by
 /// every decision while the server is hot.
@@ -400,7 +409,13 @@ impl SharedShedder {
     }
 
     /// Moves the clock to `now` unless it has seen later, and returns the time to use: one
-    /// load when it has, as a clock read twice in the same nanosecond or stepped back is.
+    /// load when it has, as a clock read twice in the same nanosecond or stepped back is, and
+    /// a store when it has not.
+    ///
+    /// A store, not a read-modify-write: a clock that moves on is what every call finds, and
+    /// a `fetch_max` would lock the line twice a request for the one case (two overlapping
+    /// calls both moving it) where a store can leave the earlier of two readings; the type's
+    /// docs bound what that changes.
     #[inline]
     fn advance(&self, now: u64) -> u64 {
         let latest = &self.flight.latest;
@@ -408,7 +423,8 @@ impl SharedShedder {
         if now <= seen {
             return seen;
         }
-        latest.fetch_max(now, Relaxed).max(now)
+        latest.store(now, Relaxed);
+        now
     }
 
     /// One call leaves flight; the moving average takes the count it left, by

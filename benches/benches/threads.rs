@@ -414,6 +414,68 @@ fn breaker(c: &mut Criterion) {
     g.finish();
 }
 
+/// One cool server's shedder shared by the threads, every call let in and passing at once,
+/// the clock read at its start and at its end (the two readings a response time needs):
+/// ironward-tokio's `SharedShedder` (atomic words for the count in flight, its average and
+/// the clock, a stripe per thread for the bucket's passes, the lock taken once a bucket),
+/// against the `Mutex<Shedder>` it replaces in ironward-tower's `ShedLayer`, locked to decide
+/// and again to record, as the layer locked it. No peer keeps go-zero's window; the rows are
+/// the two forms of the one decision. `healthy_<n>_threads` is one thread per core
+/// (`available_parallelism`); on a two-core machine it is the `healthy` row again.
+fn shedder(c: &mut Criterion) {
+    use ironward::{SHED, Shedder};
+    use ironward_tokio::SharedShedder;
+    use std::sync::Arc;
+
+    let mut g = group(c, "shared_shedder_2_threads");
+    let cores = thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let all = format!("healthy_{cores}_threads");
+    for (threads, case) in [
+        (2, "healthy"),
+        (1, "healthy_1_thread"),
+        (cores, all.as_str()),
+    ] {
+        let start = Instant::now();
+        let shedder = Arc::new(SharedShedder::new(SHED, start.elapsed()));
+        shared(
+            &mut g,
+            &format!("ironward/{case}"),
+            threads,
+            true,
+            |n| vec![Arc::clone(&shedder); n],
+            |shedder| {
+                let ticket = shedder.allow(start.elapsed(), 100);
+                ticket.is_some_and(|ticket| {
+                    shedder.pass(ticket, start.elapsed());
+                    true
+                })
+            },
+        );
+        assert_eq!(shedder.flying(), 0);
+
+        let start = Instant::now();
+        let mutex = Arc::new(Mutex::new(Shedder::new(SHED, start.elapsed())));
+        shared(
+            &mut g,
+            &format!("mutex/{case}"),
+            threads,
+            true,
+            |n| vec![Arc::clone(&mutex); n],
+            |shedder| {
+                let now = start.elapsed();
+                let ticket = lock(shedder).allow(now, 100);
+                ticket.is_some_and(|ticket| {
+                    let now = start.elapsed();
+                    lock(shedder).pass(ticket, now);
+                    true
+                })
+            },
+        );
+        assert_eq!(lock(&mutex).flying(), 0);
+    }
+    g.finish();
+}
+
 /// The machine's own scaling, for reading the rows above: each thread reads `Instant` and
 /// shares nothing (`bare`), the cost that dominates the bucket and breaker rows. On a machine
 /// whose two CPUs both ran the threads at full speed, the two-thread row would be half the
@@ -441,6 +503,7 @@ fn main() {
     gate(&mut c);
     budget(&mut c);
     breaker(&mut c);
+    shedder(&mut c);
     unshared(&mut c);
     c.final_summary();
 }

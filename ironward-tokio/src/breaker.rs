@@ -64,12 +64,13 @@ use crate::stripe::{Padded, Stripes};
 ///   it came just before the failure, which it overlaps, so some order of the calls of one
 ///   `Breaker` lets it through: no call is let through that every order refuses. At most the
 ///   calls whose load falls in that one critical section are, one per other thread.
-/// - **The breaker's clock.** A fast `check` notes its time on its stripe after its load; a
-///   close that runs between the two records the stripe without it, and the exact breaker's
-///   latest time may then lag that `check`'s until the next close. The lag is less than the
-///   bucket the check fell in (its time was before the horizon), so no outcome lands in
-///   another bucket, and it is visible only to the probe: a refusing breaker's probe may
-///   fire up to that lag early.
+/// - **The breaker's clock.** A fast call notes its time on its stripe after its load; a
+///   close that runs between the two records the stripe without it, and two threads that
+///   share a stripe (more threads than stripes) may each leave the other's later time
+///   unnoted. The exact breaker's latest time may then lag that call's until the next
+///   close. The lag is less than the bucket the call fell in (its time was before the
+///   horizon), so no outcome lands in another bucket, and it is visible only to the probe:
+///   a refusing breaker's probe may fire up to that lag early.
 ///
 /// No success or failure is lost: an add to a stripe either lands before the close that
 /// swaps it (and is recorded by it) or finds the closed mark and goes to the lock instead;
@@ -181,7 +182,13 @@ pub struct BreakerPermit {
 /// Whole nanoseconds in `d`, saturating at `u64::MAX`, as the core counts time.
 #[inline]
 fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+    // Up to 18 446 744 072 s the count fits a `u64` and is computed in one, without the
+    // `u128` product of `as_nanos`: every call starts here.
+    if d.as_secs() <= 18_446_744_072 {
+        d.as_secs() * 1_000_000_000 + u64::from(d.subsec_nanos())
+    } else {
+        u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+    }
 }
 
 impl SharedBreaker {
@@ -370,10 +377,11 @@ impl Stripe {
     /// Notes that a call on this stripe saw `at`.
     #[inline]
     fn saw(&self, at: u64) {
-        // Most calls of a monotonic clock are later than the last: the load keeps the write
-        // from being a swap loop when they are not.
+        // A load and a plain store, not a swap loop: a stripe is one thread's but for
+        // collisions, and two threads racing here can only leave the earlier of two times that
+        // both fall before the horizon (see the type's docs, the breaker's clock).
         if at > self.latest.load(Ordering::Relaxed) {
-            self.latest.fetch_max(at, Ordering::Relaxed);
+            self.latest.store(at, Ordering::Relaxed);
         }
     }
 }

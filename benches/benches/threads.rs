@@ -32,7 +32,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkGroup, Criterion, measurement::WallTime};
 use failsafe::CircuitBreaker;
-use ironward::{Breaker, Bucket, Budget, SRE, SharedBucket, SharedBudget};
+use ironward::{Breaker, Bucket, Budget, SRE, SharedBucket, SharedBudget, Sre};
 use ironward_tower::GateLayer;
 use tower::limit::ConcurrencyLimitLayer;
 use tower::{Layer, service_fn};
@@ -365,51 +365,105 @@ fn budget(c: &mut Criterion) {
     g.finish();
 }
 
-/// One healthy breaker shared by the threads, a call allowed and recorded as a success:
-/// ironward's `Breaker` in a `Mutex`, as ironward-tower's `BreakerService` drives it (the clock
-/// read and `allow` under the lock when the call starts, the clock read and `pass` under the
-/// lock when it ends; a fixed draw, which a healthy breaker does not look at), against
-/// failsafe's `StateMachine` shared by `&` (a consecutive-failures policy: `call` takes its
-/// lock to check the state and again to record the success, and reads no clock while closed).
+/// One breaker shared by the threads, against failsafe's `StateMachine` shared by `&` (a
+/// consecutive-failures policy: `call` takes its lock to check the state and, when closed,
+/// again to record the outcome; it reads no clock while closed).
+///
+/// Healthy: a call allowed and recorded as a success, the clock read when it starts and when
+/// it ends, as ironward-tower's `BreakerService` drives it (a fixed draw, which a healthy
+/// breaker does not look at). `ironward` is ironward-tokio's `SharedBreaker` (one load of the
+/// horizon and a note of the time to allow, an add to the thread's stripe to pass); `mutex` is
+/// the `Mutex<Breaker>` it replaced, `allow` and `pass` each under the lock. Refusing: a call
+/// refused, the clock read once. ironward's window holds 100 failures, and each draw of 0
+/// falls under its drop fraction (the probe an hour, so none is let through); failsafe's
+/// breaker is open after 5 failures, for an hour. `<case>_<n>_threads` is one thread per core
+/// (`available_parallelism`); on a two-core machine it is the 2-thread row again.
 fn breaker(c: &mut Criterion) {
-    let mut g = group(c, "shared_breaker_2_threads");
-    for (threads, case) in [(2, "healthy"), (1, "healthy_1_thread")] {
-        let start = Instant::now();
-        let mutex = Mutex::new(Breaker::new(SRE, start.elapsed()));
-        let breaker = &mutex;
-        shared(
-            &mut g,
-            &format!("ironward/{case}"),
-            threads,
-            true,
-            |n| vec![breaker; n],
-            |breaker| {
-                let now = start.elapsed();
-                let permit = lock(breaker).allow(now, 0.5);
-                permit.is_some_and(|permit| {
-                    let now = start.elapsed();
-                    lock(breaker).pass(permit, now);
-                    true
-                })
-            },
-        );
-        assert_eq!(lock(&mutex).ratio(start.elapsed()), 0.0);
+    use ironward_tokio::SharedBreaker;
 
-        let policy = failsafe::failure_policy::consecutive_failures(
-            5,
-            failsafe::backoff::constant(Duration::from_secs(3600)),
-        );
-        let failsafe_breaker = failsafe::Config::new().failure_policy(policy).build();
-        let breaker = &failsafe_breaker;
-        shared(
-            &mut g,
-            &format!("failsafe/{case}"),
-            threads,
-            true,
-            |n| vec![breaker; n],
-            |breaker| breaker.call(|| Ok::<_, ()>(black_box(1u8))).is_ok(),
-        );
-        assert!(failsafe_breaker.is_call_permitted());
+    let mut g = group(c, "shared_breaker_2_threads");
+    let cores = thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let hour = Duration::from_secs(3600);
+    let refusing_sre = Sre { probe: hour, ..SRE };
+    // A breaker under `sre` whose window holds 100 failures, if `failed`.
+    let made = |sre: Sre, failed: bool, start: Instant| {
+        let mut breaker = Breaker::new(sre, start.elapsed());
+        for _ in 0..if failed { 100 } else { 0 } {
+            let permit = breaker
+                .allow(start.elapsed(), 0.99)
+                .expect("over the ratio");
+            breaker.fail(permit, start.elapsed());
+        }
+        breaker
+    };
+    for healthy in [true, false] {
+        let name = if healthy { "healthy" } else { "refusing" };
+        let all = format!("{name}_{cores}_threads");
+        let one = format!("{name}_1_thread");
+        let sre = if healthy { SRE } else { refusing_sre };
+        let roll = if healthy { 0.5 } else { 0.0 };
+        for (threads, case) in [(2, name), (1, one.as_str()), (cores, all.as_str())] {
+            let start = Instant::now();
+            let shared_breaker = SharedBreaker::from(made(sre, !healthy, start));
+            let breaker = &shared_breaker;
+            shared(
+                &mut g,
+                &format!("ironward/{case}"),
+                threads,
+                healthy,
+                |n| vec![breaker; n],
+                |breaker| {
+                    let permit = breaker.allow(start.elapsed(), roll);
+                    permit.is_some_and(|permit| {
+                        breaker.pass(permit, start.elapsed());
+                        true
+                    })
+                },
+            );
+            assert_eq!(shared_breaker.ratio(start.elapsed()) == 0.0, healthy);
+
+            let start = Instant::now();
+            let mutex = Mutex::new(made(sre, !healthy, start));
+            let breaker = &mutex;
+            shared(
+                &mut g,
+                &format!("mutex/{case}"),
+                threads,
+                healthy,
+                |n| vec![breaker; n],
+                |breaker| {
+                    let now = start.elapsed();
+                    let permit = lock(breaker).allow(now, roll);
+                    permit.is_some_and(|permit| {
+                        let now = start.elapsed();
+                        lock(breaker).pass(permit, now);
+                        true
+                    })
+                },
+            );
+
+            let policy = failsafe::failure_policy::consecutive_failures(
+                5,
+                failsafe::backoff::constant(hour),
+            );
+            let failsafe_breaker = failsafe::Config::new().failure_policy(policy).build();
+            if !healthy {
+                for _ in 0..5 {
+                    let _ = failsafe_breaker.call(|| Err::<u8, _>(()));
+                }
+            }
+            assert_eq!(failsafe_breaker.is_call_permitted(), healthy);
+            let breaker = &failsafe_breaker;
+            shared(
+                &mut g,
+                &format!("failsafe/{case}"),
+                threads,
+                healthy,
+                |n| vec![breaker; n],
+                |breaker| breaker.call(|| Ok::<_, ()>(black_box(1u8))).is_ok(),
+            );
+            assert_eq!(failsafe_breaker.is_call_permitted(), healthy);
+        }
     }
     g.finish();
 }

@@ -4,7 +4,7 @@
 use std::sync::{Mutex, RwLock};
 use std::time::Duration;
 
-use ironward::SharedBucket;
+use ironward::{QuotaReason, SharedBucket, SharedPeriod};
 
 use super::error::Said;
 use super::headroom::Stamp;
@@ -14,21 +14,22 @@ use crate::lock::lock;
 
 /// The budget every request of a layer without keys takes from.
 ///
-/// A token bucket is the core's [`SharedBucket`]: a take is one compare-and-swap, a refusal
-/// one load, so the tasks of every core decide at once instead of taking turns, and a
-/// refusal does not read the terms at all (the bucket's reason holds its burst and rate, which
-/// are the policy a refusal reports). The terms are read only when an admission's headroom
-/// is sent and by the tuner, behind a `RwLock` that a retune alone writes. A sliding window
-/// keeps a log, which no atomic word holds, and a period keeps a count; both stay a core
-/// limiter behind a `Mutex`, locked for one take, together with their terms.
+/// A token bucket is the core's [`SharedBucket`] and a fixed period its [`SharedPeriod`]: a
+/// take is one compare-and-swap, a refusal one load, so the tasks of every core decide at
+/// once instead of taking turns, and a refusal does not read the terms (a bucket's reason
+/// holds its burst and rate, a period's its quota, and the period is the limiter's own),
+/// which are the policy a refusal reports. The terms are read only when an admission's
+/// headroom is sent and by the tuner, behind a `RwLock` that a retune alone writes. A sliding
+/// window keeps a log, which no atomic word holds: it stays a core limiter behind a `Mutex`,
+/// locked for one take, together with its terms.
 #[derive(Debug)]
-#[expect(
-    clippy::large_enum_variant,
-    reason = "a layer has one, inside its `Arc`; boxing the bucket would add a load to every request"
-)]
 pub(super) enum Global {
     Bucket {
         bucket: SharedBucket,
+        terms: RwLock<Terms>,
+    },
+    Period {
+        period: SharedPeriod,
         terms: RwLock<Terms>,
     },
     Locked(Mutex<Budget>),
@@ -42,9 +43,19 @@ impl Global {
                 bucket: SharedBucket::new(rate, burst, now),
                 terms: RwLock::new(terms),
             },
-            Limit::Sliding { .. } | Limit::Period { .. } => {
-                Self::Locked(Mutex::new(Budget::new(terms, now)))
-            }
+            Limit::Period {
+                quota,
+                period,
+                align,
+            } => Self::Period {
+                period: if align {
+                    SharedPeriod::aligned(quota, period)
+                } else {
+                    SharedPeriod::new(quota, period)
+                },
+                terms: RwLock::new(terms),
+            },
+            Limit::Sliding { .. } => Self::Locked(Mutex::new(Budget::new(terms, now))),
         }
     }
 
@@ -72,6 +83,21 @@ impl Global {
                 let left = (left.floor() as u64, bucket.next(now, bucket.burst()));
                 read(terms).answer(Ok(Some(left)))
             }
+            Self::Period { period, terms } => {
+                let refused = |reason: QuotaReason| {
+                    let said = Said::Known {
+                        wait: reason.next,
+                        quota: u64::from(reason.quota),
+                        window: Some(period.period()),
+                    };
+                    Limited::of(said, policy)
+                };
+                if !headroom {
+                    return period.check(now).map(|_| None).map_err(refused);
+                }
+                let left = period.check_left(now).map_err(refused)?;
+                read(terms).answer(Ok(Some((u64::from(left.left), left.reset))))
+            }
             Self::Locked(budget) => lock(budget).take(now, headroom),
         }
     }
@@ -79,7 +105,7 @@ impl Global {
     /// The terms in force.
     pub(super) fn terms(&self) -> Terms {
         match self {
-            Self::Bucket { terms, .. } => read(terms).clone(),
+            Self::Bucket { terms, .. } | Self::Period { terms, .. } => read(terms).clone(),
             Self::Locked(budget) => lock(budget).terms().clone(),
         }
     }
@@ -95,6 +121,21 @@ impl Global {
                 let retuned = terms.retuned(limit)?;
                 if let Limit::Bucket { rate, burst } = limit {
                     bucket.retune(rate, burst, now);
+                }
+                Ok(std::mem::replace(&mut *terms, retuned).limit)
+            }
+            Self::Period { period, terms } => {
+                let mut terms = terms
+                    .write()
+                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                let retuned = terms.retuned(limit)?;
+                if let Limit::Period {
+                    quota,
+                    period: span,
+                    ..
+                } = limit
+                {
+                    period.retune(quota, span, now);
                 }
                 Ok(std::mem::replace(&mut *terms, retuned).limit)
             }
@@ -115,4 +156,55 @@ fn read(terms: &RwLock<Terms>) -> std::sync::RwLockReadGuard<'_, Terms> {
     terms
         .read()
         .unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// What a take answered, as plain numbers: the headroom's, or the refusal's.
+    fn said(taken: Result<Option<Stamp>, Limited>) -> Result<Option<(u64, Duration)>, String> {
+        taken
+            .map(|stamp| stamp.map(|s| (s.headroom.remaining(), s.headroom.reset())))
+            .map_err(|limited| limited.to_string())
+    }
+
+    // The lock-free budgets answer as the locked core limiter does, headroom, refusals (their
+    // wait, quota and window) and retunes included, on one thread.
+    #[test]
+    fn each_global_budget_answers_as_the_locked_limiter() {
+        let ms = Duration::from_millis;
+        for (limit, retuned) in [
+            (Limit::bucket(4.0, 3.0), Limit::bucket(2.0, 1.0)),
+            (Limit::period(3, ms(1000)), Limit::period(1, ms(500))),
+            (Limit::aligned(3, ms(1000)), Limit::aligned(5, ms(2000))),
+            (Limit::sliding(3, ms(1000)), Limit::sliding(2, ms(1000))),
+        ] {
+            let terms = Terms::new(limit, "api");
+            let global = Global::new(terms.clone(), ms(0));
+            let mut budget = Budget::new(terms.clone(), ms(0));
+            for step in 0..40_u64 {
+                let now = ms(step * 125);
+                if step == 20 {
+                    let was = global.retune(retuned, now).expect("the same kind");
+                    assert_eq!(was, limit);
+                    budget.retune(terms.retuned(retuned).unwrap(), now);
+                }
+                let headroom = step % 3 == 0;
+                assert_eq!(
+                    said(global.take(now, headroom, "api")),
+                    said(budget.take(now, headroom)),
+                    "{limit:?} at {now:?}"
+                );
+            }
+            assert_eq!(global.terms().limit, retuned);
+            // A limit of another kind is refused, and changes nothing.
+            let other = match limit {
+                Limit::Sliding { .. } => Limit::bucket(1.0, 1.0),
+                _ => Limit::sliding(1, ms(1)),
+            };
+            assert!(global.retune(other, ms(9000)).is_err(), "{limit:?}");
+            assert_eq!(global.terms().limit, retuned);
+        }
+    }
 }

@@ -283,7 +283,9 @@ impl SharedBreaker {
     }
 
     /// Changes the policy in place, keeping the outcomes in the window, as
-    /// [`Breaker::retune`] does; a call deciding at the same time decides wholly under the
+    /// [`Breaker::retune`] does, and returns the policy it replaced (read in the same turn
+    /// under the lock, so that a caller reporting the change reports the one that happened
+    /// even while others retune). A call deciding at the same time decides wholly under the
     /// old policy or wholly under the new one.
     ///
     /// # Examples
@@ -294,11 +296,15 @@ impl SharedBreaker {
     /// use ironward_tokio::SharedBreaker;
     ///
     /// let breaker = SharedBreaker::new(SRE, Duration::ZERO);
-    /// breaker.retune(Sre { k: 2.0, ..SRE }, Duration::ZERO);
-    /// assert_eq!(breaker.sre().k, 2.0);
+    /// let was = breaker.retune(Sre { k: 2.0, ..SRE }, Duration::ZERO);
+    /// assert_eq!((was.k, breaker.sre().k), (1.5, 2.0));
     /// ```
-    pub fn retune(&self, sre: Sre, now: Duration) {
-        self.locked(|breaker| breaker.retune(sre, now));
+    pub fn retune(&self, sre: Sre, now: Duration) -> Sre {
+        self.locked(|breaker| {
+            let was = *breaker.sre();
+            breaker.retune(sre, now);
+            was
+        })
     }
 
     /// The policy this breaker runs, as it was last given.

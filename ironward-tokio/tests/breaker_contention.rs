@@ -226,7 +226,8 @@ fn hostile_readings_and_retunes_under_contention_lose_nothing() {
                 for call in 0..20_000u64 {
                     if thread == 0 && call % 2_000 == 0 {
                         let floor = if call % 4_000 == 0 { 0.5 } else { 1.1 };
-                        breaker.retune(Sre { floor, ..SRE }, Duration::from_millis(call));
+                        let _was =
+                            breaker.retune(Sre { floor, ..SRE }, Duration::from_millis(call));
                     }
                     let now = match call % 5 {
                         0 => Duration::MAX,

@@ -155,9 +155,10 @@ proptest! {
                 Op::Retune { sre, step: s } => {
                     let now = clock.next(s);
                     last = now;
-                    shared.retune(sre, now);
+                    let was = format!("{:?}", breaker.sre());
                     breaker.retune(sre, now);
                     // Debug, so that a NaN constant reads as itself.
+                    prop_assert_eq!(format!("{:?}", shared.retune(sre, now)), was);
                     prop_assert_eq!(format!("{:?}", shared.sre()), format!("{:?}", breaker.sre()));
                 }
                 _ => {}

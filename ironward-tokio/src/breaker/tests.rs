@@ -78,7 +78,7 @@ fn a_floor_below_one_keeps_the_fast_path_closed_and_no_throttle_keeps_it_open() 
 fn the_horizon_never_moves_back() {
     let breaker = SharedBreaker::new(SRE, ms(0));
     assert_eq!(breaker.horizon.load(Ordering::Relaxed), nanos(ms(250)));
-    breaker.retune(
+    let _was = breaker.retune(
         Sre {
             window: Duration::from_secs(1),
             ..SRE

@@ -6,7 +6,8 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use ironward::{BreakerReason, Permit};
+use ironward::BreakerReason;
+use ironward_tokio::BreakerPermit;
 use pin_project_lite::pin_project;
 use tower::BoxError;
 
@@ -56,7 +57,7 @@ pin_project! {
         Called {
             #[pin]
             future: F,
-            settle: Option<(Permit, Arc<Shared<C>>)>,
+            settle: Option<(BreakerPermit, Arc<Shared<C>>)>,
         },
         Refused {
             reason: BreakerReason,
@@ -69,7 +70,7 @@ pin_project! {
 }
 
 impl<F, C> BreakerFuture<F, C> {
-    pub(crate) fn called(future: F, permit: Permit, shared: Arc<Shared<C>>) -> Self {
+    pub(crate) fn called(future: F, permit: BreakerPermit, shared: Arc<Shared<C>>) -> Self {
         Self {
             state: State::Called {
                 future,

@@ -3,7 +3,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-use ironward::{Breaker, Sre};
+use ironward::Sre;
+use ironward_tokio::SharedBreaker;
 use tower_layer::Layer;
 
 use super::service::{BreakerService, Shared};
@@ -14,11 +15,12 @@ use crate::{Clock, Dice, HttpFailures, Mode};
 /// Puts an SRE circuit breaker in front of a service: the client side's defence against a
 /// backend that has started failing.
 ///
-/// Each call first asks an [`ironward::Breaker`] running the [`Sre`] policy. A refused call
-/// fails at once with [`BreakerRefused`](crate::BreakerRefused) and never reaches the inner
-/// service; an admitted one runs, and when its response future completes the classifier (`C`,
-/// by default [`HttpFailures`]) says whether it failed, and the breaker records it, at that
-/// moment on the layer's clock. The breaker refuses a fraction of calls that grows with the
+/// Each call first asks an [`ironward::Breaker`] running the [`Sre`] policy, shared between
+/// threads as an [`ironward_tokio::SharedBreaker`] (no lock for a healthy backend's calls).
+/// A refused call fails at once with [`BreakerRefused`](crate::BreakerRefused) and never
+/// reaches the inner service; an admitted one runs, and when its response future completes
+/// the classifier (`C`, by default [`HttpFailures`]) says whether it failed, and the breaker
+/// records it, at that moment on the layer's clock. The breaker refuses a fraction of calls that grows with the
 /// failures in its window rather than cutting the backend off, so a struggling backend keeps
 /// the traffic it can still serve (Google SRE book, chapter 21, "client-side throttling";
 /// go-zero `core/breaker/googlebreaker.go`, whose client interceptor and HTTP handler this
@@ -129,7 +131,7 @@ impl<C> BreakerLayer<C> {
         self.parts(classify).build()
     }
 
-    /// The fraction of calls the breaker would refuse now ([`Breaker::ratio`]), for a
+    /// The fraction of calls the breaker would refuse now ([`Breaker::ratio`](ironward::Breaker::ratio)), for a
     /// dashboard or an alert; the same as [`BreakerService::ratio`] on any of its services.
     pub fn ratio(&self) -> f64 {
         self.shared.ratio()
@@ -218,7 +220,7 @@ struct Parts<C> {
 impl<C> Parts<C> {
     /// A layer with a new breaker on these parts, its window opening now.
     fn build(self) -> BreakerLayer<C> {
-        let breaker = Breaker::new(self.sre, self.clock.now());
+        let breaker = SharedBreaker::new(self.sre, self.clock.now());
         BreakerLayer {
             shared: Arc::new(Shared::new(
                 breaker,

@@ -1,16 +1,16 @@
 //! The service a [`BreakerLayer`](crate::BreakerLayer) makes.
 
 use std::fmt;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use ironward::{Breaker, BreakerReason, Permit, Sre};
+use ironward::{BreakerReason, Sre};
+use ironward_tokio::{BreakerPermit, SharedBreaker};
 use tower::BoxError;
 use tower_service::Service;
 
 use super::future::BreakerFuture;
 use super::tune::Tune;
-use crate::lock::lock;
 use crate::meter::{Level, Meter};
 use crate::{Classify, Clock, Dice, HttpFailures, Mode};
 
@@ -21,8 +21,15 @@ use crate::{Classify, Clock, Dice, HttpFailures, Mode};
 /// the inner service's. A refused call returns a future that fails at once with
 /// [`BreakerRefused`](crate::BreakerRefused), boxed; an admitted call's error is boxed as it
 /// is, so the caller can downcast it. Every clone, and every service the same layer made,
-/// shares one breaker (one `Arc<Mutex<Breaker>>`, the lock held only to decide and to record,
-/// never across an await).
+/// shares one breaker: an [`ironward_tokio::SharedBreaker`] behind an `Arc`, which lets a
+/// healthy backend's calls through and records their successes without a lock (one load to
+/// decide, an add to the thread's stripe to record), and takes its lock for the rest, never
+/// across an await. It decides exactly as one [`ironward::Breaker`] would; its docs say
+/// what may differ between calls that overlap.
+///
+/// The clock is read twice a call, when it is decided and when it completes: an outcome is
+/// news about the backend at the time it is seen, and a call that fails after a 30 s timeout
+/// belongs to the bucket it failed in.
 ///
 /// `C` is the classifier; it defaults to [`HttpFailures`], so the common case is written
 /// `BreakerService<S>`. It is a type parameter rather than a boxed value because what it reads
@@ -63,7 +70,7 @@ impl<S, C> BreakerService<S, C> {
     }
 
     /// The fraction of calls the breaker would refuse now, zero while the backend is healthy
-    /// ([`Breaker::ratio`]: the standing throttle, without the probe), for a dashboard or an
+    /// ([`Breaker::ratio`](ironward::Breaker::ratio): the standing throttle, without the probe), for a dashboard or an
     /// alert.
     pub fn ratio(&self) -> f64 {
         self.shared.ratio()
@@ -125,7 +132,7 @@ where
 /// handles it reports through.
 #[derive(Debug)]
 pub(crate) struct Shared<C> {
-    breaker: Mutex<Breaker>,
+    breaker: SharedBreaker,
     clock: Clock,
     dice: Dice,
     classify: C,
@@ -138,7 +145,7 @@ const REASONS: &[&str] = &["throttled"];
 
 impl<C> Shared<C> {
     pub(crate) fn new(
-        breaker: Breaker,
+        breaker: SharedBreaker,
         clock: Clock,
         dice: Dice,
         classify: C,
@@ -146,7 +153,7 @@ impl<C> Shared<C> {
         mode: Mode,
     ) -> Self {
         Self {
-            breaker: Mutex::new(breaker),
+            breaker,
             clock,
             dice,
             classify,
@@ -192,25 +199,24 @@ impl<C> Shared<C> {
     }
 
     /// Asks the breaker for a call now, with the numbers behind a refusal
-    /// ([`Breaker::check`]). The sources are read before the lock is taken.
-    fn check(&self) -> Result<Permit, BreakerReason> {
+    /// ([`SharedBreaker::check`]): one load for a healthy breaker, the lock otherwise.
+    fn check(&self) -> Result<BreakerPermit, BreakerReason> {
         let now = self.clock.now();
         let roll = self.dice.roll();
-        lock(&self.breaker).check(now, roll)
+        self.breaker.check(now, roll)
     }
 
     /// Records the call behind `permit` as the classifier reads `result`, now.
-    pub(crate) fn settle<Res>(&self, permit: Permit, result: &Result<Res, BoxError>)
+    pub(crate) fn settle<Res>(&self, permit: BreakerPermit, result: &Result<Res, BoxError>)
     where
         C: Classify<Res>,
     {
         let failed = self.classify.is_failure(result);
         let now = self.clock.now();
-        let mut breaker = lock(&self.breaker);
         if failed {
-            breaker.fail(permit, now);
+            self.breaker.fail(permit, now);
         } else {
-            breaker.pass(permit, now);
+            self.breaker.pass(permit, now);
         }
     }
 
@@ -226,25 +232,18 @@ impl<C> Shared<C> {
 
     /// The policy the breaker runs, for a tuner and for a layer made anew under it.
     pub(crate) fn sre(&self) -> Sre {
-        *lock(&self.breaker).sre()
+        self.breaker.sre()
     }
 
     /// The standing throttle now.
     pub(crate) fn ratio(&self) -> f64 {
-        let now = self.clock.now();
-        lock(&self.breaker).ratio(now)
+        self.breaker.ratio(self.clock.now())
     }
 }
 
 impl<C: Send + Sync> Tune for Shared<C> {
     fn retune(&self, sre: Sre) {
-        let now = self.clock.now();
-        let was = {
-            let mut breaker = lock(&self.breaker);
-            let was = *breaker.sre();
-            breaker.retune(sre, now);
-            was
-        };
+        let was = self.breaker.retune(sre, self.clock.now());
         tracing::debug!(from = ?was, to = ?sre, "breaker retuned");
     }
 

@@ -10,7 +10,8 @@ use crate::clock::nanos;
 use crate::reason::QuotaReason;
 
 /// The bits of the word that hold the count: up to `u32::MAX + 1`, a quota of `u32::MAX`
-/// plus the one refusal that is counted.
+/// plus the one refusal that is counted (a retune keeps the count, and it stops at the
+/// largest quota it was counted under plus one).
 const COUNT_MASK: u64 = (1 << 33) - 1;
 
 /// A bit of the word: the generation's start is being written by the call that opened it.
@@ -37,7 +38,7 @@ const TAGS: usize = 4;
 /// Every task of every core asks the same quota, and a `Mutex<Period>` makes them take turns
 /// for a compare and an add, the refused ones included. This is the same counter with the
 /// state split where a lock-free form needs it: the word holds the count of the open period
-/// (stopped at `quota + 1`, the first refusal), a generation numbering the periods opened,
+/// (the events admitted and the first refusal, no more), a generation numbering the periods opened,
 /// and a 2-bit tag naming the terms; the start of the open period sits in one of two slots,
 /// chosen by the generation's parity. An admitted take is one compare-and-swap on the word;
 /// a refusal, a count already past the quota, is two loads of it and one of the start and
@@ -57,7 +58,8 @@ const TAGS: usize = 4;
 /// back. Two things a refusal would have to write are not kept:
 ///
 /// * refused events past the first are not counted (`Period` counts every one, as go-zero's
-///   `INCRBY` does), so a refusal's [`QuotaReason::count`] is the quota plus one, and after a
+///   `INCRBY` does), so a refusal's [`QuotaReason::count`] is the events admitted, the
+///   first refusal and itself, a lower bound of `Period`'s, and after a
 ///   [`retune`](Self::retune) that raises the quota, a period that had refused two or more
 ///   events admits up to the new quota less its admitted events and one, where `Period`
 ///   admits the new quota less every event it counted;
@@ -108,8 +110,7 @@ const TAGS: usize = 4;
 ///
 /// [`retune`](Self::retune) replaces the quota and the period while takes run. It writes the
 /// new terms into the next of four slots, then swaps the word to the next generation under
-/// the new tag, with the open period's count (capped at the new quota plus one) or none if it
-/// has ended, and writes the start (moved onto the new grid when aligned) as an opening does.
+/// the new tag, with the open period's count whole or none if it has ended, and writes the start (moved onto the new grid when aligned) as an opening does.
 /// A take reads the tag with the word and decides under that slot's terms: before the
 /// retune's swap under the old quota and period on the old count, after it under the new
 /// ones on the count carried over, never a mix, and its own swap fails (and it decides again)
@@ -254,6 +255,8 @@ struct Refused {
     view: View,
     start: Option<u64>,
     t: u64,
+    /// The events counted, this one included.
+    count: u64,
 }
 
 /// The period as [`Period::new`](crate::Period::new) reads it, in nanoseconds.
@@ -352,9 +355,9 @@ impl SharedPeriod {
     /// event admitted, `Err` for one over the quota, with the quota, the count, and how long
     /// until the period ends, all from the loads the refusal decided by.
     ///
-    /// The count is the quota plus one (saturating at `u32::MAX`): refusals past the first
-    /// are not counted, so that a refusal writes nothing. The wait is counted from `now`
-    /// (see the type's docs on time).
+    /// The count is the events admitted, the first refusal and this one (saturating at
+    /// `u32::MAX`): refusals past the first are not counted, so that a refusal writes
+    /// nothing. The wait is counted from `now` (see the type's docs on time).
     ///
     /// # Examples
     ///
@@ -400,8 +403,7 @@ impl SharedPeriod {
         self.attempt(now).map_err(|refused| {
             let view = refused.view;
             QuotaReason {
-                count: u32::try_from(view.count().max(u64::from(view.quota) + 1))
-                    .unwrap_or(u32::MAX),
+                count: u32::try_from(refused.count).unwrap_or(u32::MAX),
                 quota: view.quota,
                 next: view.wait(refused.start, refused.t),
             }
@@ -526,7 +528,9 @@ impl SharedPeriod {
                         start
                     };
                     if t.saturating_sub(start) < period {
-                        (count.min(u64::from(quota) + 1), start)
+                        // Kept whole, past a lower quota too: at most the larger quota plus
+                        // one, so it stays in its 33 bits.
+                        (count, start)
                     } else {
                         // Ended under the new period: the next event opens one.
                         (0, t)
@@ -566,7 +570,14 @@ impl SharedPeriod {
             let count = view.count();
             if let Some(start) = view.open(t) {
                 if count > u64::from(view.quota) {
-                    return Err(Refused { view, start, t });
+                    // What the word counted before this refusal, and this one.
+                    let count = count + 1;
+                    return Err(Refused {
+                        view,
+                        start,
+                        t,
+                        count,
+                    });
                 }
                 // At most `quota + 1 ≤ 2^32`: the count stays in its 33 bits.
                 match self.state.compare_exchange_weak(
@@ -619,7 +630,12 @@ impl SharedPeriod {
         t: u64,
     ) -> Result<Headroom, Refused> {
         match standing(count, view.quota) {
-            Quota::Over => Err(Refused { view, start, t }),
+            Quota::Over => Err(Refused {
+                view,
+                start,
+                t,
+                count,
+            }),
             quota => Ok(Headroom {
                 quota,
                 // Below the quota the difference fits a `u32`.
@@ -717,7 +733,7 @@ mod tests {
     }
 
     #[test]
-    fn a_refusal_writes_nothing_and_reports_the_quota_plus_one() {
+    fn a_refusal_writes_nothing_and_counts_only_the_first_refusal() {
         let limit = SharedPeriod::new(2, SECS(10));
         assert_eq!(limit.check(SECS(1)), Ok(Quota::Under));
         assert_eq!(limit.check(SECS(2)), Ok(Quota::Hit));
@@ -730,7 +746,7 @@ mod tests {
             "the word is untouched"
         );
         assert_eq!((first.count, first.quota, first.next), (3, 2, SECS(8)));
-        assert_eq!((again.count, again.quota, again.next), (3, 2, SECS(7)));
+        assert_eq!((again.count, again.quota, again.next), (4, 2, SECS(7)));
     }
 
     #[test]
@@ -738,7 +754,7 @@ mod tests {
         let none = SharedPeriod::aligned(0, SECS(10));
         assert_eq!(none.take(SECS(3)), Quota::Over);
         let reason = none.check(SECS(4)).expect_err("nothing is admitted");
-        assert_eq!((reason.count, reason.quota, reason.next), (1, 0, SECS(6)));
+        assert_eq!((reason.count, reason.quota, reason.next), (2, 0, SECS(6)));
         assert_eq!(none.left(SECS(4)), 0);
 
         let huge = SharedPeriod::new(u32::MAX, SECS(1));
@@ -811,6 +827,25 @@ mod tests {
         limit.retune(5, SECS(10), SECS(1000));
         assert_eq!(limit.state.load(Ordering::Relaxed), word);
         assert_eq!((limit.quota(), limit.period()), (5, SECS(10)));
+    }
+
+    // A period whose quota is lowered and raised again keeps every event it admitted, as
+    // `Period` counts them.
+    #[test]
+    fn lowering_then_raising_the_quota_forgets_nothing_admitted() {
+        let limit = SharedPeriod::new(7, SECS(10));
+        let mut alone = Period::new(7, SECS(10));
+        for _ in 0..6 {
+            assert_eq!(limit.take(SECS(1)), alone.take(SECS(1)));
+        }
+        limit.retune(0, SECS(10), SECS(2));
+        alone.retune(0, SECS(10), SECS(2));
+        assert_eq!(limit.check(SECS(2)).expect_err("over").count, 7);
+        limit.retune(7, SECS(10), SECS(3));
+        alone.retune(7, SECS(10), SECS(3));
+        assert_eq!(limit.take(SECS(3)), Quota::Hit);
+        assert_eq!(alone.take(SECS(3)), Quota::Hit);
+        assert_eq!(limit.take(SECS(3)), Quota::Over);
     }
 
     #[test]

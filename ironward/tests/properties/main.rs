@@ -12,6 +12,7 @@ mod period;
 mod shared_bucket;
 mod shared_budget;
 mod shared_gate;
+mod shared_period;
 mod shedder;
 mod sliding;
 mod strategies;

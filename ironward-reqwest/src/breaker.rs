@@ -1,16 +1,16 @@
 //! A circuit breaker several clients can share, with the clock and dice it reads.
 
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::Arc;
 
-use ironward::{Breaker, Permit, Sre};
-use ironward_tokio::{Clock, Dice, lock};
+use ironward::Sre;
+use ironward_tokio::{BreakerPermit, Clock, Dice};
 
 use crate::classify::Verdict;
 use crate::meter::{BreakerMeter, DEFAULT_NAME};
 
-/// An [`ironward::Breaker`] behind a lock, with the clock and dice it reads: the client-side
-/// circuit breaker a [`RetryMiddleware`](crate::RetryMiddleware) consults before every
-/// attempt.
+/// An [`ironward::Breaker`] shared between threads, with the clock and dice it reads: the
+/// client-side circuit breaker a [`RetryMiddleware`](crate::RetryMiddleware) consults before
+/// every attempt.
 ///
 /// The breaker runs Google SRE client-side throttling (go-zero's
 /// `core/breaker/googlebreaker.go`): as failures fill its window it refuses a growing fraction
@@ -23,8 +23,12 @@ use crate::meter::{BreakerMeter, DEFAULT_NAME};
 /// network failure, and an attempt cut short by the call's time budget, count neither way.
 ///
 /// `Clone` shares the breaker: give one to every middleware, on every client, that talks to the
-/// same backend, and they throttle together. The lock is held only for the core's decision,
-/// never across an await.
+/// same backend, and they throttle together. The breaker is an
+/// [`ironward_tokio::SharedBreaker`]: a healthy backend's attempts are let through and their
+/// successes recorded without a lock, and the rest take one for the core's decision, never
+/// across an await. It decides exactly as one `Breaker` would; its docs say what may differ
+/// between attempts that overlap. The clock is read when an attempt is asked for and again
+/// when it is settled, since an outcome belongs to the bucket it was seen in.
 ///
 /// Each attempt it admits or refuses is counted (with the `metrics` feature) as
 /// `ironward.requests` with `piece="breaker"`, its [name](Self::with_name), and `outcome`
@@ -56,7 +60,7 @@ use crate::meter::{BreakerMeter, DEFAULT_NAME};
 /// ```
 #[derive(Debug, Clone)]
 pub struct SharedBreaker {
-    breaker: Arc<Mutex<Breaker>>,
+    breaker: Arc<ironward_tokio::SharedBreaker>,
     clock: Clock,
     dice: Dice,
     meter: Arc<BreakerMeter>,
@@ -96,7 +100,7 @@ impl SharedBreaker {
     /// ```
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
-        let sre = *self.lock().sre();
+        let sre = self.breaker.sre();
         Self::with_sources(sre, clock, self.dice, self.meter)
     }
 
@@ -153,8 +157,8 @@ impl SharedBreaker {
         self.meter.name()
     }
 
-    /// The fraction of calls the breaker would refuse now ([`Breaker::ratio`]), for a dashboard
-    /// or an alert.
+    /// The fraction of calls the breaker would refuse now
+    /// ([`Breaker::ratio`](ironward::Breaker::ratio)), for a dashboard or an alert.
     ///
     /// # Examples
     ///
@@ -167,16 +171,16 @@ impl SharedBreaker {
     /// ```
     #[must_use]
     pub fn ratio(&self) -> f64 {
-        self.lock().ratio(self.clock.now())
+        self.breaker.ratio(self.clock.now())
     }
 
     /// Asks to send one attempt now, and reports the answer: the count, and for a refusal
     /// the drop fraction and a debug event with the numbers that decided it (a refusal is an
     /// answer, not an error).
-    pub(crate) fn allow(&self) -> Option<Permit> {
+    pub(crate) fn allow(&self) -> Option<BreakerPermit> {
         let roll = self.dice.roll();
         let now = self.clock.now();
-        let checked = self.lock().check(now, roll);
+        let checked = self.breaker.check(now, roll);
         match checked {
             Ok(permit) => {
                 self.meter.admitted();
@@ -203,26 +207,21 @@ impl SharedBreaker {
 
     /// Records the attempt behind `permit` as `verdict` says, now; `Verdict::Neither` drops
     /// the permit unsettled.
-    pub(crate) fn settle(&self, permit: Permit, verdict: Verdict) {
+    pub(crate) fn settle(&self, permit: BreakerPermit, verdict: Verdict) {
         match verdict {
-            Verdict::Pass => self.lock().pass(permit, self.clock.now()),
-            Verdict::Fail => self.lock().fail(permit, self.clock.now()),
+            Verdict::Pass => self.breaker.pass(permit, self.clock.now()),
+            Verdict::Fail => self.breaker.fail(permit, self.clock.now()),
             Verdict::Neither => drop(permit),
         }
     }
 
     fn with_sources(sre: Sre, clock: Clock, dice: Dice, meter: Arc<BreakerMeter>) -> Self {
         Self {
-            breaker: Arc::new(Mutex::new(Breaker::new(sre, clock.now()))),
+            breaker: Arc::new(ironward_tokio::SharedBreaker::new(sre, clock.now())),
             clock,
             dice,
             meter,
         }
-    }
-
-    /// The breaker, locked by the edges' one poison-tolerant lock.
-    fn lock(&self) -> MutexGuard<'_, Breaker> {
-        lock(&self.breaker)
     }
 }
 
@@ -248,6 +247,35 @@ mod tests {
         // A new clock is a new breaker.
         let fresh = breaker.with_clock(Clock::monotonic());
         assert_eq!(fresh.ratio(), 0.0);
+    }
+
+    // Attempts settled on many threads at once land on one record, as the same attempts
+    // settled one after another on the core's `Breaker` would: no failure is lost.
+    #[test]
+    fn failures_from_many_threads_count_as_one_breaker() {
+        let (clock, _hand) = Clock::manual(Duration::from_secs(5));
+        let breaker = SharedBreaker::new(SRE)
+            .with_clock(clock)
+            .with_dice(Dice::from_fn(|| 0.99));
+        std::thread::scope(|s| {
+            for _ in 0..4 {
+                s.spawn(|| {
+                    for _ in 0..100 {
+                        let permit = breaker.allow().expect("a draw over the ratio");
+                        breaker.settle(permit, Verdict::Fail);
+                    }
+                });
+            }
+        });
+        let mut core = ironward::Breaker::new(SRE, Duration::from_secs(5));
+        for _ in 0..400 {
+            let permit = core
+                .allow(Duration::from_secs(5), 0.99)
+                .expect("over the ratio");
+            core.fail(permit, Duration::from_secs(5));
+        }
+        assert_eq!(breaker.ratio(), core.ratio(Duration::from_secs(5)));
+        assert!(breaker.ratio() > 0.9);
     }
 
     #[tokio::test(start_paused = true)]

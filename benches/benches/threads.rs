@@ -185,6 +185,64 @@ fn bucket(c: &mut Criterion) {
     g.finish();
 }
 
+/// One fixed-window quota shared by the threads: ironward's `SharedPeriod` (the count of the
+/// open period in one `AtomicU64`, a take one compare-and-swap, a refusal loads of it, its
+/// start and its terms that write nothing), against the `Mutex<Period>` a layer would otherwise share (the clock
+/// read before the lock is taken). Periods of an hour, opening at the first event. Allowed: a
+/// quota of `u32::MAX`, a fresh counter each measurement, so that every take is admitted.
+/// Refused: a quota of 1, spent in the setup, so nothing is admitted within a run. No peer
+/// keeps go-zero's fixed window in memory; the rows are the two forms of the one decision.
+/// `*_<n>_threads` is one thread per core (`available_parallelism`); on a two-core machine
+/// it is the two-thread row again.
+fn period(c: &mut Criterion) {
+    use ironward::{Period, Quota, SharedPeriod};
+    use std::sync::Arc;
+
+    let mut g = group(c, "shared_period_2_threads");
+    let hour = Duration::from_secs(3600);
+    let cores = thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let all = format!("_{cores}_threads");
+    for (case, quota, allowed) in [("allowed", u32::MAX, true), ("refused", 1, false)] {
+        for (threads, suffix) in [(2, ""), (1, "_1_thread"), (cores, all.as_str())] {
+            let start = Instant::now();
+            shared(
+                &mut g,
+                &format!("ironward/{case}{suffix}"),
+                threads,
+                allowed,
+                |n| {
+                    let limit = SharedPeriod::new(quota, hour);
+                    if !allowed {
+                        assert_eq!(limit.take(start.elapsed()), Quota::Hit);
+                    }
+                    let shared = Arc::new(limit);
+                    vec![shared; n]
+                },
+                |limit| limit.take(start.elapsed()) != Quota::Over,
+            );
+            shared(
+                &mut g,
+                &format!("mutex/{case}{suffix}"),
+                threads,
+                allowed,
+                |n| {
+                    let mut limit = Period::new(quota, hour);
+                    if !allowed {
+                        assert_eq!(limit.take(start.elapsed()), Quota::Hit);
+                    }
+                    let shared = Arc::new(Mutex::new(limit));
+                    vec![shared; n]
+                },
+                |limit| {
+                    let now = start.elapsed();
+                    lock(limit).take(now) != Quota::Over
+                },
+            );
+        }
+    }
+    g.finish();
+}
+
 /// One concurrency limit of 8 (or the core count, if higher) shared by the threads, each
 /// sending one request at a time through its own clone of the service (as each connection of a
 /// server holds its own clone): ironward-tower's `GateService` (one `Arc<SharedGate>`, entered
@@ -554,6 +612,7 @@ fn unshared(c: &mut Criterion) {
 fn main() {
     let mut c = common::criterion();
     bucket(&mut c);
+    period(&mut c);
     gate(&mut c);
     budget(&mut c);
     breaker(&mut c);

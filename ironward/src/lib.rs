@@ -15,7 +15,7 @@
 //! | [`Shedder`] ([`Shed`]) | whether this server should take on another call | go-zero `core/load/adaptiveshedder.go` |
 //! | [`Bucket`] ([`SharedBucket`]) | whether a call is within a rate, and when one would be; shared by `&` across threads without a lock | token bucket; GCRA |
 //! | [`Sliding`] | whether it is within a quota over any window-long stretch | exact sliding-window log |
-//! | [`Period`] | the same quota per fixed period | go-zero `core/limit/periodlimit.go` |
+//! | [`Period`] ([`SharedPeriod`]) | the same quota per fixed period; shared by `&` across threads without a lock | go-zero `core/limit/periodlimit.go` |
 //! | [`Gate`] ([`SharedGate`]) | whether there is room right now; shared by `&` across threads without a lock | concurrency limit |
 //! | [`Backoff`] ([`Jitter`]) | how long to wait before a retry, and whether to retry | gRPC A6; AWS "Exponential Backoff and Jitter" |
 //! | [`Budget`] ([`SharedBudget`]) | whether a retry may be made while calls are failing; shared by `&` across threads without a lock | gRPC A6 retry throttling |
@@ -59,7 +59,7 @@
 //! | [`Shedder::allow`] | `Result<Ticket, ShedReason>` | the CPU reading, the calls in flight and their average, the capacity, and whether the CPU or an earlier refusal made it hot |
 //! | [`Bucket::take`] | `Result<(), BucketReason>` | the tokens held, the cost wanted, the burst and the rate; the wait on asking |
 //! | [`Sliding::take`] | `Result<(), QuotaReason>` | the events in the window, the quota, the wait for room |
-//! | [`Period::take`] | `Result<Quota, QuotaReason>` (`Ok(Under)`, `Ok(Hit)`, or `Err` for `Over`) | the events in the period, the quota, the wait for the next |
+//! | [`Period::take`], [`SharedPeriod::take`] | `Result<Quota, QuotaReason>` (`Ok(Under)`, `Ok(Hit)`, or `Err` for `Over`) | the events in the period, the quota, the wait for the next |
 //! | [`Gate::enter`], [`SharedGate::enter`] | `Result<(), GateReason>` | how many are inside, and the limit |
 //! | [`Budget::can_retry`], [`SharedBudget::can_retry`] | `Result<(), BudgetReason>` | the tokens held, and the maximum |
 //!
@@ -96,7 +96,7 @@
 //! | [`Shedder::retune`] | the calls in flight, their moving average, the heat, and the windows as far as the bucket width allows |
 //! | [`Bucket::retune`] | the tokens, refilled to `now` at the old rate, capped at the new burst |
 //! | [`Sliding::retune`] | the events inside the window, the newest `quota` of them |
-//! | [`Period::retune`] | the open period's start and its count |
+//! | [`Period::retune`], [`SharedPeriod::retune`] | the open period's start and its count |
 //! | [`Gate::retune`], [`SharedGate::retune`] | everyone inside: a lower limit admits nobody until enough leave |
 //! | [`Budget::retune`], [`SharedBudget::retune`] | the tokens, capped at the new maximum |
 //!
@@ -108,7 +108,10 @@
 //!   the latest seen; read-only queries use the later of `now` and the latest seen. A clock
 //!   that steps back therefore never frees capacity, never measures a negative span, and never
 //!   triggers a probe. A [`Window`] reads a `now` before its newest bucket as falling in it; a
-//!   [`Deadline`] reads a `now` before its start as no time elapsed.
+//!   [`Deadline`] reads a `now` before its start as no time elapsed. A [`SharedPeriod`] keeps
+//!   no latest reading (it would make every refusal write): an earlier `now` counts in the
+//!   open period, so it decides as [`Period`] does, and only the wait it reports is counted
+//!   from it.
 //! - **Huge times.** Times and spans are held in whole nanoseconds as `u64`, which covers about
 //!   584 years; a later reading (up to `Duration::MAX`) saturates there, which stops time
 //!   rather than wrapping it.

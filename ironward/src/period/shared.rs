@@ -93,10 +93,10 @@ const TAGS: usize = 4;
 /// word: a generation admits at most `quota` events. A take opens the next generation only
 /// when the open one has ended at its reading (at least `period` past its start), or holds no
 /// event, and its start is that reading, or the multiple of the period below it, so the
-/// starts of generations that admitted anything lie at least a period apart. Over any run,
-/// whatever the order and whichever readings the threads pass, the events admitted are at
-/// most `quota` for each period-long stretch from the first start to the latest reading, the
-/// bound a `Period` keeps.
+/// starts of generations that admitted anything lie at least a period apart. Over any run
+/// between retunes, whatever the order and whichever readings the threads pass, the events
+/// admitted are at most `quota` for each period-long stretch from the first start to the
+/// latest reading, the bound a `Period` keeps.
 ///
 /// Opening a period writes two things, the word and the start, and the word goes first: the
 /// swap that opens generation `g + 1` also sets a flag saying its start is still being
@@ -114,8 +114,10 @@ const TAGS: usize = 4;
 /// A take reads the tag with the word and decides under that slot's terms: before the
 /// retune's swap under the old quota and period on the old count, after it under the new
 /// ones on the count carried over, never a mix, and its own swap fails (and it decides again)
-/// if the retune landed in between. So the period open across a retune admits at most the
-/// larger of the two quotas. Retunes wait for one another and for an opening's second write
+/// if the retune landed in between. The count carried over is whole, so the period open
+/// across a retune admits at most the larger of the two quotas, as `Period`'s does (an
+/// aligned one moved onto a coarser grid reaches back over time already counted, as
+/// `Period`'s does too). Retunes wait for one another and for an opening's second write
 /// (they are rare: a configuration reload); a take never waits.
 ///
 /// The generation is 28 bits: a call could misread the word only if 2^28 periods opened or

@@ -1,5 +1,6 @@
-//! What ironward's tokio edges read and share at run time: a [`Clock`], [`Dice`] and a
-//! poison-tolerant [`lock`].
+//! What ironward's tokio edges read and share at run time: a [`Clock`], [`Dice`], a
+//! poison-tolerant [`lock`], and the breaker and shedder they share between threads without a
+//! lock per call ([`SharedBreaker`], [`SharedShedder`]).
 //!
 //! The `ironward` core reads no clock and draws no number: every decision takes `now` and the
 //! draw as arguments. The edges (`ironward-tower`'s layers, `ironward-reqwest`'s middleware,
@@ -8,7 +9,7 @@
 //!
 //! | item | what it is |
 //! | --- | --- |
-//! | [`Clock`] | `now` as a `Duration`: tokio's monotonic clock (so `tokio::time::pause` drives it), the wall clock, a [manual](Clock::manual) clock a test moves, or a closure; and [`Clock::sleep`] on the same clock |
+//! | [`Clock`] | `now` as a `Duration`: tokio's monotonic clock (so `tokio::time::pause` drives it), a [coarse](Clock::coarse) monotonic clock read in one load, the wall clock, a [manual](Clock::manual) clock a test moves, or a closure; and [`Clock::sleep`] on the same clock |
 //! | [`Dice`] | draws from `[0, 1)`: real randomness, a seeded sequence, or a closure |
 //! | [`lock`] | a `Mutex` lock that passes over poison, for core values that cannot be left half-updated |
 //! | [`SharedBreaker`] | the SRE circuit breaker shared by `&`, a healthy backend's calls let through and recorded without a lock |

@@ -1,8 +1,10 @@
-//! The cost of one decision when two threads share one handle, ironward's (a core value behind
-//! a `std::sync::Mutex`, as ironward-tower shares it, or for the gate and the retry budget the
-//! core's `SharedGate` and `SharedBudget`, one atomic word each) beside peers shared by `&`
-//! (governor's atomics, failsafe's lock, tokio's semaphore, tower's `TpsBudget`). The gate also has a row with as many threads as the machine has cores, so
-//! that a run on a larger machine shows how it scales.
+//! The cost of one decision when two threads share one handle: ironward's shared forms (the
+//! core's `SharedGate`, `SharedBudget`, `SharedBucket` and `SharedPeriod`, one atomic word each,
+//! and ironward-tokio's `SharedBreaker` and `SharedShedder`, a lock only off their common case),
+//! each beside the `Mutex` around the core value it replaces (`mutex/...`) and peers shared by
+//! `&` (governor's atomics, failsafe's lock, tokio's semaphore, tower's `TpsBudget`). Each
+//! shared form also has a row with as many threads as the machine has cores (`*_<n>_threads`
+//! names the count), so that a run on a larger machine shows how it scales.
 //!
 //! Each measurement (criterion's `iter_custom`) splits its `iters` decisions evenly over the
 //! threads of the row, started together at a `Barrier`; its time is the wall time from the

@@ -180,6 +180,8 @@ mod float;
 mod gate;
 #[cfg(feature = "serde")]
 mod humane;
+#[cfg(target_has_atomic = "64")]
+mod line;
 #[cfg(doctest)]
 mod must_use;
 mod period;
@@ -205,7 +207,7 @@ pub use gate::Gate;
 pub use gate::SharedGate;
 pub use period::{Period, Quota};
 #[cfg(target_has_atomic = "64")]
-pub use period::{Headroom, SharedPeriod};
+pub use period::{PeriodLeft, SharedPeriod};
 pub use reason::{BreakerReason, BucketReason, BudgetReason, GateReason, QuotaReason, ShedReason};
 pub use shedder::{SHED, Shed, Shedder, Ticket};
 pub use sliding::Sliding;

@@ -9,7 +9,7 @@ use crate::reason::QuotaReason;
 mod shared;
 
 #[cfg(target_has_atomic = "64")]
-pub use shared::{Headroom, SharedPeriod};
+pub use shared::{PeriodLeft, SharedPeriod};
 
 /// Where a [`Period`] stands after an event: under the quota, exactly on it, or past it.
 ///

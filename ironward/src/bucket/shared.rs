@@ -7,6 +7,7 @@ use core::time::Duration;
 
 use super::{is_cost, read_burst, read_rate};
 use crate::clock::nanos;
+use crate::line::Line;
 use crate::reason::BucketReason;
 
 /// Ticks in a nanosecond: the word counts time in quarters of a nanosecond.
@@ -184,19 +185,6 @@ pub struct SharedBucket {
     origin: u64,
     /// Held by a retune, so that two never write the same slot.
     retuning: AtomicBool,
-}
-
-/// A value alone on a 128-byte line: two 64-byte cache lines, which x86's adjacent-line
-/// prefetcher fetches as a pair (the width crossbeam's `CachePadded` uses there).
-#[repr(align(128))]
-struct Line<T>(T);
-
-impl<T> core::ops::Deref for Line<T> {
-    type Target = T;
-
-    fn deref(&self) -> &T {
-        &self.0
-    }
 }
 
 /// A rate and burst as the word's arithmetic uses them.

@@ -7,6 +7,7 @@ use core::time::Duration;
 
 use super::Quota;
 use crate::clock::nanos;
+use crate::line::Line;
 use crate::reason::QuotaReason;
 
 /// The bits of the word that hold the count: up to `u32::MAX + 1`, a quota of `u32::MAX`
@@ -163,19 +164,6 @@ pub struct SharedPeriod {
     retuning: AtomicBool,
 }
 
-/// A value alone on a 128-byte line: two 64-byte cache lines, which x86's adjacent-line
-/// prefetcher fetches as a pair (the width crossbeam's `CachePadded` uses there).
-#[repr(align(128))]
-struct Line<T>(T);
-
-impl<T> core::ops::Deref for Line<T> {
-    type Target = T;
-
-    fn deref(&self) -> &T {
-        &self.0
-    }
-}
-
 /// One tag's terms, each number in an atomic so that a retune can write them.
 struct Slot {
     quota: AtomicU64,
@@ -199,15 +187,15 @@ impl Slot {
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::{Headroom, Quota, SharedPeriod};
+/// use ironward::{PeriodLeft, Quota, SharedPeriod};
 ///
 /// let secs = Duration::from_secs;
 /// let limit = SharedPeriod::new(3, secs(60));
 /// let room = limit.check_left(secs(10)).expect("a fresh period");
-/// assert_eq!(room, Headroom { quota: Quota::Under, left: 2, reset: secs(60) });
+/// assert_eq!(room, PeriodLeft { quota: Quota::Under, left: 2, reset: secs(60) });
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Headroom {
+pub struct PeriodLeft {
     /// Where the quota stands after the event: [`Quota::Under`] or [`Quota::Hit`].
     pub quota: Quota,
     /// How many more events the period admits.
@@ -401,7 +389,7 @@ impl SharedPeriod {
     /// ```
     #[inline]
     #[must_use = "an unchecked take counts the event without enforcing the quota"]
-    pub fn check_left(&self, now: Duration) -> Result<Headroom, QuotaReason> {
+    pub fn check_left(&self, now: Duration) -> Result<PeriodLeft, QuotaReason> {
         self.attempt(now).map_err(|refused| {
             let view = refused.view;
             QuotaReason {
@@ -564,7 +552,7 @@ impl SharedPeriod {
     /// The one decision: a loop of compare-and-swaps for an admitted take or an opening, two
     /// loads for a refusal.
     #[inline]
-    fn attempt(&self, now: Duration) -> Result<Headroom, Refused> {
+    fn attempt(&self, now: Duration) -> Result<PeriodLeft, Refused> {
         let t = nanos(now);
         let mut view = self.view(self.state.load(Ordering::Acquire));
         loop {
@@ -630,7 +618,7 @@ impl SharedPeriod {
         count: u64,
         start: Option<u64>,
         t: u64,
-    ) -> Result<Headroom, Refused> {
+    ) -> Result<PeriodLeft, Refused> {
         match standing(count, view.quota) {
             Quota::Over => Err(Refused {
                 view,
@@ -638,7 +626,7 @@ impl SharedPeriod {
                 t,
                 count,
             }),
-            quota => Ok(Headroom {
+            quota => Ok(PeriodLeft {
                 quota,
                 // Below the quota the difference fits a `u32`.
                 left: u32::try_from(u64::from(view.quota) - count).unwrap_or(u32::MAX),
@@ -868,7 +856,7 @@ mod tests {
         let first = limit.check_left(SECS(4)).expect("room");
         assert_eq!(
             first,
-            Headroom {
+            PeriodLeft {
                 quota: Quota::Under,
                 left: 1,
                 reset: SECS(10)
@@ -877,7 +865,7 @@ mod tests {
         let second = limit.check_left(SECS(6)).expect("room");
         assert_eq!(
             second,
-            Headroom {
+            PeriodLeft {
                 quota: Quota::Hit,
                 left: 0,
                 reset: SECS(8)

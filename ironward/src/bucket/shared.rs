@@ -287,6 +287,9 @@ struct Slot {
     burst: AtomicU64,
     per_token: AtomicU64,
     tau: AtomicU64,
+    /// One token in whole ticks, rounded up (`cost_ticks(1.0, per_token)`): the cost of
+    /// almost every take, kept so that a take of one multiplies and rounds nothing.
+    one: AtomicU64,
 }
 
 impl Slot {
@@ -308,6 +311,8 @@ impl Slot {
         store(&self.burst, terms.burst);
         store(&self.per_token, terms.per_token);
         self.tau.store(terms.tau, Ordering::Relaxed);
+        self.one
+            .store(cost_ticks(1.0, terms.per_token), Ordering::Relaxed);
     }
 }
 
@@ -576,21 +581,25 @@ impl SharedBucket {
     fn attempt(&self, now: Duration, n: f64) -> Result<Admitted, Refused> {
         let ns = nanos(now);
         let mut word = self.state.load(Ordering::Acquire);
+        // Two comparisons, false for NaN. Nothing below depends on the word for this answer.
+        if !is_cost(n) {
+            return Err(Refused { word, ns });
+        }
         loop {
             let slot = self.slot(word);
-            let per_token = f64::from_bits(slot.per_token.load(Ordering::Relaxed));
             let tau = slot.tau.load(Ordering::Relaxed);
             let t = self.tick(ns, tau);
             let tat = word >> GEN_BITS;
             let deficit = tat.saturating_sub(t);
-            // Two comparisons, false for NaN: the first is the test that usually decides.
-            if !is_cost(n) {
-                return Err(Refused { word, ns });
-            }
             if tau & UNBOUNDED != 0 && deficit == 0 {
                 return Ok(Admitted { word, t });
             }
-            let cost = cost_ticks(n, per_token);
+            // The same ticks `cost_ticks` gives a cost of one, kept by the slot.
+            let cost = if n == 1.0 {
+                slot.one.load(Ordering::Relaxed)
+            } else {
+                cost_ticks(n, f64::from_bits(slot.per_token.load(Ordering::Relaxed)))
+            };
             if cost > (tau & TAU_MASK).saturating_sub(deficit) {
                 return Err(Refused { word, ns });
             }

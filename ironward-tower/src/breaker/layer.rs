@@ -15,16 +15,15 @@ use crate::{Clock, Dice, HttpFailures, Mode};
 /// Puts an SRE circuit breaker in front of a service: the client side's defence against a
 /// backend that has started failing.
 ///
-/// Each call first asks an [`ironward::Breaker`] running the [`Sre`] policy, shared between
-/// threads as an [`ironward_tokio::SharedBreaker`] (no lock for a healthy backend's calls).
-/// A refused call fails at once with [`BreakerRefused`](crate::BreakerRefused) and never
-/// reaches the inner service; an admitted one runs, and when its response future completes
-/// the classifier (`C`, by default [`HttpFailures`]) says whether it failed, and the breaker
-/// records it, at that moment on the layer's clock. The breaker refuses a fraction of calls that grows with the
-/// failures in its window rather than cutting the backend off, so a struggling backend keeps
-/// the traffic it can still serve (Google SRE book, chapter 21, "client-side throttling";
-/// go-zero `core/breaker/googlebreaker.go`, whose client interceptor and HTTP handler this
-/// follows).
+/// Each call first asks an [`ironward::Breaker`] running the [`Sre`] policy, shared between threads
+/// as an [`ironward_tokio::SharedBreaker`] (no lock for a healthy backend's calls). A refused call
+/// fails at once with [`BreakerRefused`](crate::BreakerRefused) and never reaches the inner
+/// service; an admitted one runs, and when its response future completes the classifier (`C`, by
+/// default [`HttpFailures`]) says whether it failed, and the breaker records it, at that moment on
+/// the layer's clock. The breaker refuses a fraction of calls that grows with the failures in its
+/// window rather than cutting the backend off, so a struggling backend keeps the traffic it can
+/// still serve (Google SRE book, chapter 21, "client-side throttling"; go-zero
+/// `core/breaker/googlebreaker.go`, whose client interceptor and HTTP handler this follows).
 ///
 /// The breaker belongs on the client, around whatever makes the call (a hyper, reqwest or tonic
 /// client). Put any timeout *inside* it (`ServiceBuilder::new().layer(breaker)
@@ -131,8 +130,9 @@ impl<C> BreakerLayer<C> {
         self.parts(classify).build()
     }
 
-    /// The fraction of calls the breaker would refuse now ([`Breaker::ratio`](ironward::Breaker::ratio)), for a
-    /// dashboard or an alert; the same as [`BreakerService::ratio`] on any of its services.
+    /// The fraction of calls the breaker would refuse now
+    /// ([`Breaker::ratio`](ironward::Breaker::ratio)), for a dashboard or an alert; the same as
+    /// [`BreakerService::ratio`] on any of its services.
     pub fn ratio(&self) -> f64 {
         self.shared.ratio()
     }

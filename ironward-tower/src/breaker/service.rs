@@ -70,8 +70,8 @@ impl<S, C> BreakerService<S, C> {
     }
 
     /// The fraction of calls the breaker would refuse now, zero while the backend is healthy
-    /// ([`Breaker::ratio`](ironward::Breaker::ratio): the standing throttle, without the probe), for a dashboard or an
-    /// alert.
+    /// ([`Breaker::ratio`](ironward::Breaker::ratio): the standing throttle, without the probe),
+    /// for a dashboard or an alert.
     pub fn ratio(&self) -> f64 {
         self.shared.ratio()
     }
@@ -179,8 +179,8 @@ impl<C> Shared<C> {
         self.meter.mode()
     }
 
-    /// Reports a refusal (or, in shadow mode, a would-be refusal): the counter, the drop fraction it computed, and a debug event with
-    /// the numbers that decided it.
+    /// Reports a refusal (or, in shadow mode, a would-be refusal): the counter, the drop fraction
+    /// it computed, and a debug event with the numbers that decided it.
     fn refused(&self, reason: &BreakerReason) {
         self.meter.refused(0);
         self.ratio.set(reason.drop);

@@ -320,13 +320,13 @@ impl RateLimitLayer {
     /// that a client sees what it has left before it runs out. A refusal's `429` carries them
     /// whatever this says.
     ///
-    /// They are off unless asked for because they are the one part of an admission that
-    /// costs more than the decision: a formatted header value (an allocation), a reference
-    /// count on the policy's value, and for a response whose header map was empty the map's
-    /// own storage, several times what the layer costs without them (BENCHMARKS.md,
-    /// `layer_rate_limit allowed_with_headers`). A server that publishes its limits turns
-    /// them on; the draft that defines them is not yet an RFC, and a limit on a client of
-    /// another service would mix its own fields into that service's. A layer in [`Mode::Shadow`] never
+    /// They are off unless asked for because they are the one part of an admission that costs
+    /// more than the decision: a formatted header value (an allocation), a reference count on
+    /// the policy's value, and for a response whose header map was empty the map's own storage,
+    /// several times what the layer costs without them (BENCHMARKS.md,
+    /// `layer_rate_limit allowed_with_headers`). A server that publishes its limits turns them
+    /// on; the draft that defines them is not yet an RFC, and a limit on a client of another
+    /// service would mix its own fields into that service's. A layer in [`Mode::Shadow`] never
     /// adds them, since its policy is not in force. Like
     /// [`with_clock`](RateLimitLayer::with_clock), it makes new budgets; services and clones
     /// made before keep theirs.

@@ -187,8 +187,8 @@ impl<C> Shared<C> {
         decision
     }
 
-    /// Reports a refusal (or, in shadow mode, a would-be refusal): the counter for its heat and a debug event with the numbers that
-    /// decided it.
+    /// Reports a refusal (or, in shadow mode, a would-be refusal): the counter for its heat and a
+    /// debug event with the numbers that decided it.
     fn refused(&self, reason: &ShedReason) {
         // The core refuses only while hot: overloaded, or else cooling.
         self.meter.refused(usize::from(!reason.overloaded));

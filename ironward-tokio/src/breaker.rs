@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use ironward::{Breaker, BreakerReason, Outcome, Sre};
 
+use crate::clock::nanos;
 use crate::lock;
 use crate::stripe::{Padded, Stripes};
 
@@ -177,18 +178,6 @@ struct Exact {
 #[derive(Debug)]
 pub struct BreakerPermit {
     _settle_once: (),
-}
-
-/// Whole nanoseconds in `d`, saturating at `u64::MAX`, as the core counts time.
-#[inline]
-fn nanos(d: Duration) -> u64 {
-    // Up to 18 446 744 072 s the count fits a `u64` and is computed in one, without the
-    // `u128` product of `as_nanos`: every call starts here.
-    if d.as_secs() <= 18_446_744_072 {
-        d.as_secs() * 1_000_000_000 + u64::from(d.subsec_nanos())
-    } else {
-        u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-    }
 }
 
 impl SharedBreaker {

@@ -135,7 +135,7 @@ impl Clock {
     /// clock reads afterwards is exactly the sum of what was slept and what the hand added.
     /// Its readings are nanoseconds in a `u64` (about 584 years), saturating there.
     pub fn manual(start: Duration) -> (Self, Hand) {
-        let nanos = Arc::new(AtomicU64::new(saturating_nanos(start)));
+        let nanos = Arc::new(AtomicU64::new(nanos(start)));
         (Self(Source::Manual(Arc::clone(&nanos))), Hand(nanos))
     }
 
@@ -218,7 +218,7 @@ impl Hand {
     /// Sets the clock to read `now` (a clock set back is read by the core as the latest time
     /// it has seen).
     pub fn set(&self, now: Duration) {
-        self.0.store(saturating_nanos(now), Ordering::Release);
+        self.0.store(nanos(now), Ordering::Release);
     }
 
     /// Moves the clock forward by `by`, saturating.
@@ -249,16 +249,24 @@ impl Future for Sleep {
     }
 }
 
-/// `d` in whole nanoseconds, saturating at `u64::MAX`.
-fn saturating_nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+/// `d` in whole nanoseconds, saturating at `u64::MAX`, as the core counts time: what the
+/// clocks store and the shared breaker and shedder compare.
+#[inline]
+pub(crate) fn nanos(d: Duration) -> u64 {
+    // Up to 18 446 744 072 s the count fits a `u64` and is computed in one, without the
+    // `u128` product of `as_nanos`: every call of a shared handle starts here.
+    if d.as_secs() <= 18_446_744_072 {
+        d.as_secs() * 1_000_000_000 + u64::from(d.subsec_nanos())
+    } else {
+        u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+    }
 }
 
 /// Moves a manual clock's reading forward by `by`, saturating.
-fn advance(nanos: &AtomicU64, by: Duration) {
-    let by = saturating_nanos(by);
+fn advance(reading: &AtomicU64, by: Duration) {
+    let by = nanos(by);
     // `fetch_update` cannot fail here: the closure always returns `Some`.
-    let _ = nanos.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
+    let _ = reading.fetch_update(Ordering::AcqRel, Ordering::Acquire, |n| {
         Some(n.saturating_add(by))
     });
 }
@@ -307,7 +315,7 @@ impl Ticker {
 
     /// Nanoseconds since `origin` on the system clock, saturating.
     fn elapsed(&self) -> u64 {
-        saturating_nanos(self.origin.elapsed())
+        nanos(self.origin.elapsed())
     }
 
     fn now(&self) -> Duration {

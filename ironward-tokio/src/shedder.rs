@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use ironward::{Shed, ShedReason, Shedder, Total};
 
+use crate::clock::nanos;
 use crate::lock;
 use crate::stripe::{Padded, Stripes};
 
@@ -485,18 +486,6 @@ impl SharedShedder {
 /// cooled.
 fn gate(exact: &Shedder) -> u64 {
     u64::from(exact.shed().cpu) << 1 | u64::from(exact.is_shedding())
-}
-
-/// Whole nanoseconds in `d`, saturating at `u64::MAX`, as the core reads a `Duration`.
-#[inline]
-fn nanos(d: Duration) -> u64 {
-    // Up to 18_446_744_072 s the count fits a `u64` and is computed in one, without the
-    // `u128` product of `as_nanos`.
-    if d.as_secs() <= 18_446_744_072 {
-        d.as_secs() * 1_000_000_000 + u64::from(d.subsec_nanos())
-    } else {
-        u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-    }
 }
 
 /// The count and the average as the atomic words hold them, and the policy if the lock is

@@ -60,13 +60,7 @@ impl Headroom {
         quota: u64,
         window: Option<Duration>,
     ) -> Self {
-        Self {
-            remaining,
-            reset,
-            quota,
-            window,
-            policy: DEFAULT_POLICY,
-        }
+        Self::of(remaining, reset, quota, window, DEFAULT_POLICY)
     }
 
     /// `remaining` left of a policy of `quota` per `window` named `policy`, a name already

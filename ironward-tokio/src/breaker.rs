@@ -1,8 +1,8 @@
 //! [`SharedBreaker`]: the SRE circuit breaker shared by `&`, a healthy backend's calls let
-//! through and recorded without a lock.
+//! through and recorded without a lock, and a refusing one's calls refused without it.
 
 use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering, fence};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -13,7 +13,7 @@ use crate::lock;
 use crate::stripe::{Padded, Stripes};
 
 /// An [`ironward::Breaker`] that every task of every core shares by `&`, taking no lock for
-/// the calls of a healthy backend.
+/// the calls of a healthy backend, nor for the refusals of a failing one.
 ///
 /// A client's every call asks its breaker twice, to be let through and to be recorded, and a
 /// `Mutex<Breaker>` makes the cores take turns for both, though while the backend is healthy
@@ -35,15 +35,40 @@ use crate::stripe::{Padded, Stripes};
 /// *closes* the fast path (the horizon to 0, every stripe swapped for a closed mark, their
 /// successes and times recorded), then does its work on the exact breaker, then opens the
 /// fast path again if the breaker is healthy, with the stripes at 0 and the horizon at the
-/// new bucket's end. A refusing breaker keeps it closed, so its calls pay the lock and
-/// nothing more.
+/// new bucket's end.
+///
+/// A refusing breaker has a fast path of its own, since a server keeps asking it at full
+/// rate. Between two turns under the lock a refusal changes only the window's call total
+/// (one drop in the newest bucket) and the clock: the accepts, the runs, the constants and
+/// the probe's time stay as they are. So a turn that leaves the breaker refusing publishes
+/// what [`Breaker::refusing`] returns (the window it weighs, and until when: the newest
+/// bucket's end, or the probe's, if sooner) in a *view*, and opens a word on every stripe,
+/// `(generation, open, drops)`. A call before that `until` is weighed by [`Sre::refusal`],
+/// the core's own formula, against the view's total plus its stripe's drops; a refusal is a
+/// compare-and-swap of the stripe's word from `drops` to `drops + 1`, and returns the
+/// reason. A call the formula lets through, at or past `until`, or on a closed word, takes
+/// the lock. Each turn first closes every word, recording their drops in the exact breaker
+/// ([`Breaker::record`]) at the latest time the stripes noted, then decides, then
+/// republishes with the next generation.
+///
+/// The view is many words, read without a lock: the open writes them only while every word
+/// is closed, after a `Release` fence, and a reader loads them between its `Acquire` load of
+/// its word and an `Acquire` fence before its swap. A reader that saw any write of a later
+/// open therefore sees that the close before it happened, and its swap fails (the
+/// generation, 32 bits, keeps an old word from reappearing short of 2^32 openings during one
+/// refusal); one whose swap succeeds read the view of its word's generation, whole.
 ///
 /// # Deciding as `Breaker` does
 ///
 /// Calls that do not overlap are decided and recorded exactly as one [`Breaker`] decides and
 /// records them: the same answers and reasons for the same `(now, roll)`, the same window
 /// bucket by bucket, the same ratio, clocks going backwards and retunes included (the
-/// property tests hold it to that against the `&mut` breaker). The fast path lets a call
+/// property tests hold it to that against the `&mut` breaker). The refusing path refuses a
+/// call only before `until`, where `Breaker::check` reads the same window but for the drops
+/// since the turn, which on one thread are all on the one stripe: the same weighing of the
+/// same total, so the same refusal and reason; its drop is recorded, with its time, in the
+/// bucket `check` records it in (the view's, the newest until `until`), before anything
+/// reads the window. The fast path lets a call
 /// through only before the horizon, where `Breaker::check` lets it through at its first test
 /// having changed nothing but its clock, which the stripe's note of the time changes in the
 /// same way (every note is recorded at the next close). A success counted on a stripe is a
@@ -73,7 +98,19 @@ use crate::stripe::{Padded, Stripes};
 ///   horizon), so no outcome lands in another bucket, and it is visible only to the probe:
 ///   a refusing breaker's probe may fire up to that lag early.
 ///
-/// No success or failure is lost: an add to a stripe either lands before the close that
+/// - **A refusal decided without the other threads' latest drops.** A fast refusal weighs the
+///   view's total plus the drops on its own stripe, not those other threads counted on
+///   theirs since the last turn under the lock, so its reason's `total` may be short of the
+///   exact breaker's by them, and its drop fraction is the one for that smaller total.
+///   Drops only add to the calls, so in real arithmetic that fraction is at most the exact
+///   one: a draw it refuses, the exact breaker refuses too. The fast path never lets a call
+///   through: every call it does not refuse is decided by the exact breaker under the lock,
+///   after every drop counted so far has been recorded, so no call is let through that the
+///   exact breaker, alone on one thread, would refuse at that moment.
+///
+/// No drop is lost: a swap either lands before the close that swaps the word shut (which
+/// records its count) or fails and the call decides again, on the lock if the word is
+/// closed. No success or failure is lost: an add to a stripe either lands before the close that
 /// swaps it (and is recorded by it) or finds the closed mark and goes to the lock instead;
 /// a failure always takes the lock. And nothing lands in a bucket other than its time's: a
 /// stripe's successes are for the bucket that was newest when it opened, and the horizon
@@ -126,7 +163,34 @@ pub struct SharedBreaker {
     /// the fast path is closed. Alone on its line: every call reads it, a close writes it.
     horizon: Padded<AtomicU64>,
     stripes: Stripes<Stripe>,
+    /// The window the fast refusals weigh, written only while their word is closed.
+    view: Padded<View>,
     exact: Mutex<Exact>,
+}
+
+/// The word's flag for an open refusing path.
+const OPEN: u64 = 1 << 31;
+
+/// The word's count of refusals; at its largest the next refusal takes the lock instead.
+const DROPS: u64 = OPEN - 1;
+
+/// A copy of what [`Breaker::refusing`] returned and the constants to weigh it by, each in a
+/// word of its own: consistent for any reader whose swap of the refusing word succeeds.
+#[derive(Debug, Default)]
+struct View {
+    /// Until when, in nanoseconds and exclusive, the window decides every refusal.
+    until: AtomicU64,
+    total: AtomicU64,
+    accepts: AtomicU64,
+    failing: AtomicU64,
+    working: AtomicU64,
+    /// The policy's `k`, `floor` and `protection` as bits, its `size` and `window` in
+    /// nanoseconds: what [`Sre::refusal`] reads.
+    k: AtomicU64,
+    floor: AtomicU64,
+    protection: AtomicU64,
+    size: AtomicU64,
+    window: AtomicU64,
 }
 
 /// What one thread (or a few) adds to between two closes.
@@ -136,6 +200,9 @@ struct Stripe {
     successes: AtomicU64,
     /// The latest time a fast call on this stripe saw, in nanoseconds.
     latest: AtomicU64,
+    /// `generation << 32 | OPEN | drops`: the opening of the refusing path this is, whether
+    /// it is open, and the refusals this stripe counted since it opened.
+    refused: AtomicU64,
 }
 
 /// A stripe's successes while the fast path is closed: an add that finds it recorded
@@ -152,9 +219,14 @@ struct Exact {
     breaker: Breaker,
     /// Whether the fast path is open: the horizon published, the stripes counting.
     open: bool,
-    /// The latest horizon ever published, in nanoseconds. None is published below it, so an
-    /// add that read an older horizon always lands in a bucket ending at or after it.
+    /// The latest horizon or refusing `until` ever published, in nanoseconds. None is
+    /// published below it, so an add that read an older horizon always lands in a bucket
+    /// ending at or after it, and a time a stripe noted is before the newest bucket's end.
     published: u64,
+    /// Whether the refusing path is open: the view written, the word open.
+    refusing: bool,
+    /// The refusing path's openings so far, wrapping.
+    generation: u32,
 }
 
 /// A call the [`SharedBreaker`] let through.
@@ -198,8 +270,9 @@ impl SharedBreaker {
     /// [`Breaker::check`] shared: the same answer, with the numbers behind a refusal.
     ///
     /// Before the horizon (a healthy breaker, until its newest bucket ends) this is one load
-    /// and a note of the time; otherwise the exact breaker decides under the lock. `roll` is
-    /// read only there.
+    /// and a note of the time. A refusing breaker refuses from its copy of the window, with
+    /// one swap; anything else, and every call it would let through, the exact breaker
+    /// decides under the lock.
     ///
     /// # Examples
     ///
@@ -224,6 +297,9 @@ impl SharedBreaker {
         if at < self.horizon.load(Ordering::Acquire) {
             self.stripes.mine().saw(at);
             return Ok(BreakerPermit { _settle_once: () });
+        }
+        if let Some(reason) = self.refuse(at, roll) {
+            return Err(reason);
         }
         self.locked(|breaker| {
             breaker
@@ -324,9 +400,67 @@ impl SharedBreaker {
         lock(&self.exact)
     }
 
-    /// Closes the fast path, recording the successes the stripes counted, at the latest time
-    /// they saw.
+    /// Refuses the call at `at` from the view, if the refusing path is open and the window it
+    /// holds refuses `roll` with the refusals since counted: `None` sends the call to the
+    /// lock.
+    #[inline]
+    fn refuse(&self, at: u64, roll: f64) -> Option<BreakerReason> {
+        let stripe = self.stripes.mine();
+        let word = &stripe.refused;
+        let view = &*self.view;
+        let mut seen = word.load(Ordering::Acquire);
+        loop {
+            let drops = seen & DROPS;
+            if seen & OPEN == 0 || drops == DROPS || at >= view.until.load(Ordering::Relaxed) {
+                return None;
+            }
+            let sre = Sre {
+                k: f64::from_bits(view.k.load(Ordering::Relaxed)),
+                floor: f64::from_bits(view.floor.load(Ordering::Relaxed)),
+                protection: f64::from_bits(view.protection.load(Ordering::Relaxed)),
+                probe: Duration::ZERO,
+                size: usize::try_from(view.size.load(Ordering::Relaxed)).unwrap_or(usize::MAX),
+                window: Duration::from_nanos(view.window.load(Ordering::Relaxed)),
+            };
+            let count = |n: &AtomicU64| usize::try_from(n.load(Ordering::Relaxed)).unwrap_or(0);
+            let reason = sre.refusal(
+                view.total.load(Ordering::Relaxed).saturating_add(drops),
+                view.accepts.load(Ordering::Relaxed),
+                count(&view.failing),
+                count(&view.working),
+                roll,
+            );
+            // The view's loads come before the swap: one that read a later open's writes makes
+            // the close before them visible to the swap, which then fails.
+            fence(Ordering::Acquire);
+            // Let through (or read torn, which the swap would reject): the lock decides.
+            let reason = reason?;
+            stripe.saw(at);
+            match word.compare_exchange_weak(seen, seen + 1, Ordering::AcqRel, Ordering::Acquire) {
+                Ok(_) => return Some(reason),
+                Err(now) => seen = now,
+            }
+        }
+    }
+
+    /// Closes both fast paths: the refusals counted recorded as drops, the successes the
+    /// stripes counted as successes, each at the latest time its path saw.
     fn close(&self, exact: &mut Exact) {
+        if exact.refusing {
+            exact.refusing = false;
+            let (mut drops, mut latest) = (0u64, 0u64);
+            for stripe in self.stripes.iter() {
+                let was = stripe.refused.fetch_and(!(OPEN | DROPS), Ordering::AcqRel);
+                drops = drops.saturating_add(was & DROPS);
+                latest = latest.max(stripe.latest.load(Ordering::Relaxed));
+            }
+            // Every refusal counted was decided in the view's bucket, the exact breaker's
+            // newest, before `until`, and so is every time noted (see `published`): the drops land
+            // where `Breaker::check` would have put them one at a time.
+            exact
+                .breaker
+                .record(Outcome::Drop, drops, Duration::from_nanos(latest));
+        }
         if !exact.open {
             return;
         }
@@ -347,10 +481,11 @@ impl SharedBreaker {
             .record(Outcome::Success, successes, Duration::from_nanos(latest));
     }
 
-    /// Opens the fast path if the breaker is healthy until a horizon no earlier than any
-    /// published before.
+    /// Opens the healthy path if the breaker is healthy until a horizon no earlier than any
+    /// published before, or else the refusing path if the breaker is refusing.
     fn open(&self, exact: &mut Exact) {
         let Some(end) = exact.breaker.healthy_until() else {
+            self.open_refusals(exact);
             return;
         };
         let end = nanos(end);
@@ -365,6 +500,49 @@ impl SharedBreaker {
         exact.open = true;
         exact.published = end;
         self.horizon.store(end, Ordering::Release);
+    }
+
+    /// Opens the refusing path if the exact breaker is refusing until an `until` no earlier
+    /// than any given before: the view written, then the word opened with a new generation.
+    fn open_refusals(&self, exact: &mut Exact) {
+        let Some((until, window)) = exact.breaker.refusing() else {
+            return;
+        };
+        let until = nanos(until);
+        if until < exact.published {
+            // A retune to narrower buckets or a shorter probe: wait until a time noted against
+            // an older view is certainly in the newest bucket.
+            return;
+        }
+        exact.published = until;
+        // Pairs with the fence in `refuse`: a reader that sees any of these writes fails its
+        // swap, the word having been closed before them.
+        fence(Ordering::Release);
+        let view = &*self.view;
+        let sre = exact.breaker.sre();
+        let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
+        for (word, value) in [
+            (&view.until, until),
+            (&view.total, window.total),
+            (&view.accepts, window.accepts),
+            (&view.failing, count(window.failing)),
+            (&view.working, count(window.working)),
+            (&view.k, sre.k.to_bits()),
+            (&view.floor, sre.floor.to_bits()),
+            (&view.protection, sre.protection.to_bits()),
+            (&view.size, count(sre.size)),
+            (&view.window, nanos(sre.window)),
+        ] {
+            word.store(value, Ordering::Relaxed);
+        }
+        // A new generation, so that no swap against an earlier opening's word succeeds (short
+        // of 2^32 openings while one refusal decides).
+        exact.generation = exact.generation.wrapping_add(1);
+        let word = u64::from(exact.generation) << 32 | OPEN;
+        for stripe in self.stripes.iter() {
+            stripe.refused.store(word, Ordering::Release);
+        }
+        exact.refusing = true;
     }
 }
 
@@ -387,10 +565,13 @@ impl From<Breaker> for SharedBreaker {
         let shared = Self {
             horizon: Padded::new(AtomicU64::new(0)),
             stripes: Stripes::new(Stripe::default),
+            view: Padded::new(View::default()),
             exact: Mutex::new(Exact {
                 breaker,
                 open: false,
                 published: 0,
+                refusing: false,
+                generation: 0,
             }),
         };
         shared.open(&mut shared.exact());

@@ -250,3 +250,75 @@ fn hostile_readings_and_retunes_under_contention_lose_nothing() {
     assert_eq!(successes, made.load(Ordering::Relaxed));
     assert_eq!(made.load(Ordering::Relaxed), 20_000 * THREADS as u64);
 }
+
+// A breaker refusing most calls, every thread asking at once on one manual clock that a
+// thread moves across bucket ends and past the probe: the refusals decided from the copy of
+// the window and those decided under the lock all reach the exact breaker's window, and so
+// does every call let through, each as the threads counted it.
+#[test]
+fn refusals_on_every_thread_all_reach_the_window() {
+    let width = Duration::from_millis(10);
+    let sre = Sre {
+        size: 64,
+        window: width * 64,
+        probe: Duration::from_millis(25),
+        ..SRE
+    };
+    let breaker = SharedBreaker::new(sre, Duration::ZERO);
+    // An outage: failures over the drop fraction until the breaker refuses under it.
+    for _ in 0..1_000 {
+        if let Some(permit) = breaker.allow(Duration::ZERO, 0.99) {
+            breaker.fail(permit, Duration::ZERO);
+        }
+    }
+    let sum = |breaker: &SharedBreaker, now| {
+        buckets(breaker, now)
+            .iter()
+            .fold(Tally::default(), |sum, t| Tally {
+                total: sum.total + t.total,
+                success: sum.success + t.success,
+                failure: sum.failure + t.failure,
+                drop: sum.drop + t.drop,
+            })
+    };
+    assert!(breaker.check(Duration::ZERO, 0.5).is_err(), "refusing");
+    let before = sum(&breaker, Duration::ZERO);
+    let (clock, hand) = Clock::manual(Duration::ZERO);
+    let counts = Counts::default();
+    let barrier = Barrier::new(THREADS);
+    let calls = 50_000u64;
+    thread::scope(|s| {
+        for thread in 0..THREADS as u64 {
+            let (breaker, clock, hand, counts, barrier) =
+                (&breaker, &clock, &hand, &counts, &barrier);
+            s.spawn(move || {
+                barrier.wait();
+                for call in 0..calls {
+                    if thread == 0 && call % 2_000 == 0 {
+                        // 25 steps of 3 ms: 75 ms in all, across 7 bucket ends and 3 probes.
+                        hand.advance(Duration::from_millis(3));
+                    }
+                    let roll = ((call * 7_919 + thread * 104_729) % 1_000) as f64 / 1_000.0;
+                    match breaker.allow(clock.now(), roll) {
+                        Some(permit) => {
+                            breaker.fail(permit, clock.now());
+                            counts.failure.fetch_add(1, Ordering::Relaxed);
+                        }
+                        None => {
+                            counts.drop.fetch_add(1, Ordering::Relaxed);
+                        }
+                    }
+                }
+            });
+        }
+    });
+    let made = counts.tally();
+    let after = sum(&breaker, clock.now());
+    assert_eq!(made.total, calls * THREADS as u64);
+    assert_eq!(after.total - before.total, made.total, "{after:?} {made:?}");
+    assert_eq!(after.drop - before.drop, made.drop, "{after:?} {made:?}");
+    assert_eq!(after.failure - before.failure, made.failure);
+    assert_eq!(after.success, 0);
+    // Drawn uniformly, the calls under a drop fraction above 0.9 are refused.
+    assert!(made.drop > made.total * 9 / 10, "{made:?}");
+}

@@ -11,12 +11,36 @@ use proptest::prelude::*;
 /// One call on both breakers; times are steps from the latest reading.
 #[derive(Debug, Clone)]
 enum Op {
-    Check { step: Step, roll: f64 },
-    Pass { which: usize, step: Step },
-    Fail { which: usize, step: Step },
-    Drop { which: usize },
-    Ratio { step: Step },
-    Retune { sre: Sre, step: Step },
+    Check {
+        step: Step,
+        roll: f64,
+    },
+    Pass {
+        which: usize,
+        step: Step,
+    },
+    Fail {
+        which: usize,
+        step: Step,
+    },
+    Drop {
+        which: usize,
+    },
+    Ratio {
+        step: Step,
+    },
+    Retune {
+        sre: Sre,
+        step: Step,
+    },
+    /// A run of asks a few microseconds apart (one in `back` read backwards), each call let
+    /// through failing at once: enough of them and the breaker refuses for long stretches,
+    /// which a shared breaker decides from its copy of the window.
+    Storm {
+        calls: usize,
+        back: usize,
+        rolls: Vec<f64>,
+    },
 }
 
 /// One clock reading, relative to the latest one taken, in nanoseconds.
@@ -72,18 +96,26 @@ fn sre() -> impl Strategy<Value = Sre> {
 
 fn op() -> impl Strategy<Value = Op> {
     prop_oneof![
-        8 => (step(), prop_oneof![4 => 0.0..1.0f64, 1 => Just(0.0), 1 => Just(f64::NAN), 1 => Just(2.0)])
+        8 => (step(), roll())
             .prop_map(|(step, roll)| Op::Check { step, roll }),
         6 => (any::<usize>(), step()).prop_map(|(which, step)| Op::Pass { which, step }),
         3 => (any::<usize>(), step()).prop_map(|(which, step)| Op::Fail { which, step }),
         1 => any::<usize>().prop_map(|which| Op::Drop { which }),
         1 => step().prop_map(|step| Op::Ratio { step }),
         1 => (sre(), step()).prop_map(|(sre, step)| Op::Retune { sre, step }),
+        1 => (0..200usize, 2..20usize, prop::collection::vec(roll(), 1..8))
+            .prop_map(|(calls, back, rolls)| Op::Storm { calls, back, rolls }),
     ]
 }
 
-/// The readings of one run: every step from the latest, a backwards step read from there.
-struct Readings(u64);
+/// Draws anywhere in `[0, 1)`, and the hostile ones: 0, NaN and past 1.
+fn roll() -> impl Strategy<Value = f64> {
+    prop_oneof![4 => 0.0..1.0f64, 1 => Just(0.0), 1 => Just(f64::NAN), 1 => Just(2.0)]
+}
+
+/// The readings of one run: every step from the latest, a backwards step read from there,
+/// and the end of the clock read as no step at all unless `.1`.
+struct Readings(u64, bool);
 
 impl Readings {
     fn next(&mut self, step: Step) -> Duration {
@@ -93,7 +125,8 @@ impl Readings {
                 self.0
             }
             Step::Back(n) => self.0.saturating_sub(n),
-            Step::End => return Duration::MAX,
+            Step::End if self.1 => return Duration::MAX,
+            Step::End => self.0,
         };
         Duration::from_nanos(at)
     }
@@ -106,6 +139,104 @@ fn buckets(breaker: &Breaker, now: Duration) -> Vec<Tally> {
     seen
 }
 
+/// Runs `ops` on a shared breaker and on its `&mut` twin, asserting that they answer every ask
+/// alike, reasons included, read the same ratio, and end with the same window, bucket by
+/// bucket; `end` lets a step reach the end of the clock, which every later reading then is.
+fn same_as_breaker(sre: Sre, start: u64, ops: Vec<Op>, end: bool) -> Result<(), TestCaseError> {
+    let start = Duration::from_nanos(start);
+    let shared = SharedBreaker::new(sre, start);
+    let mut breaker = Breaker::new(sre, start);
+    let mut clock = Readings(start.as_nanos() as u64, end);
+    let mut open: Vec<(BreakerPermit, Permit)> = Vec::new();
+    let mut last = start;
+    for (step, op) in ops.into_iter().enumerate() {
+        match op {
+            Op::Check { step: s, roll } => {
+                let now = clock.next(s);
+                last = now;
+                let (a, b) = (shared.check(now, roll), breaker.check(now, roll));
+                match (a, b) {
+                    (Ok(a), Ok(b)) => open.push((a, b)),
+                    (Err(a), Err(b)) => prop_assert_eq!(a, b, "step {}", step),
+                    (a, b) => prop_assert!(
+                        false,
+                        "step {}: {:?} against {:?}",
+                        step,
+                        a.map(drop),
+                        b.map(drop)
+                    ),
+                }
+            }
+            Op::Pass { which, step: s } | Op::Fail { which, step: s } if !open.is_empty() => {
+                let now = clock.next(s);
+                last = now;
+                let (a, b) = open.swap_remove(which % open.len());
+                if matches!(op, Op::Pass { .. }) {
+                    shared.pass(a, now);
+                    breaker.pass(b, now);
+                } else {
+                    shared.fail(a, now);
+                    breaker.fail(b, now);
+                }
+            }
+            Op::Drop { which } if !open.is_empty() => {
+                drop(open.swap_remove(which % open.len()));
+            }
+            Op::Ratio { step: s } => {
+                let now = clock.next(s);
+                prop_assert_eq!(shared.ratio(now), breaker.ratio(now), "step {}", step);
+            }
+            Op::Retune { sre, step: s } => {
+                let now = clock.next(s);
+                last = now;
+                let was = format!("{:?}", breaker.sre());
+                breaker.retune(sre, now);
+                // Debug, so that a NaN constant reads as itself.
+                prop_assert_eq!(format!("{:?}", shared.retune(sre, now)), was);
+                prop_assert_eq!(
+                    format!("{:?}", shared.sre()),
+                    format!("{:?}", breaker.sre())
+                );
+            }
+            Op::Storm { calls, back, rolls } => {
+                for call in 0..calls {
+                    let s = if call % back == 0 {
+                        Step::Back(20_000)
+                    } else {
+                        Step::Forward(7_000)
+                    };
+                    let now = clock.next(s);
+                    last = now;
+                    let roll = rolls[call % rolls.len()];
+                    match (shared.check(now, roll), breaker.check(now, roll)) {
+                        (Ok(a), Ok(b)) => {
+                            shared.fail(a, now);
+                            breaker.fail(b, now);
+                        }
+                        (Err(a), Err(b)) => {
+                            prop_assert_eq!(a, b, "step {} call {}", step, call);
+                        }
+                        (a, b) => prop_assert!(
+                            false,
+                            "step {} call {}: {:?} against {:?}",
+                            step,
+                            call,
+                            a.map(drop),
+                            b.map(drop)
+                        ),
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    let snapshot = shared.snapshot();
+    prop_assert_eq!(buckets(&snapshot, last), buckets(&breaker, last));
+    prop_assert_eq!(snapshot.ratio(last), breaker.ratio(last));
+    prop_assert_eq!(snapshot.healthy_until(), breaker.healthy_until());
+    Ok(())
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(256))]
 
@@ -115,59 +246,16 @@ proptest! {
     // ratio, and ends with the same window, bucket by bucket.
     #[test]
     fn decides_exactly_as_breaker_on_one_thread(sre in sre(), start in 0..1_000_000_000u64, ops in prop::collection::vec(op(), 0..400)) {
-        let start = Duration::from_nanos(start);
-        let shared = SharedBreaker::new(sre, start);
-        let mut breaker = Breaker::new(sre, start);
-        let mut clock = Readings(start.as_nanos() as u64);
-        let mut open: Vec<(BreakerPermit, Permit)> = Vec::new();
-        let mut last = start;
-        for (step, op) in ops.into_iter().enumerate() {
-            match op {
-                Op::Check { step: s, roll } => {
-                    let now = clock.next(s);
-                    last = now;
-                    let (a, b) = (shared.check(now, roll), breaker.check(now, roll));
-                    match (a, b) {
-                        (Ok(a), Ok(b)) => open.push((a, b)),
-                        (Err(a), Err(b)) => prop_assert_eq!(a, b, "step {}", step),
-                        (a, b) => prop_assert!(false, "step {}: {:?} against {:?}", step, a.map(drop), b.map(drop)),
-                    }
-                }
-                Op::Pass { which, step: s } | Op::Fail { which, step: s } if !open.is_empty() => {
-                    let now = clock.next(s);
-                    last = now;
-                    let (a, b) = open.swap_remove(which % open.len());
-                    if matches!(op, Op::Pass { .. }) {
-                        shared.pass(a, now);
-                        breaker.pass(b, now);
-                    } else {
-                        shared.fail(a, now);
-                        breaker.fail(b, now);
-                    }
-                }
-                Op::Drop { which } if !open.is_empty() => {
-                    drop(open.swap_remove(which % open.len()));
-                }
-                Op::Ratio { step: s } => {
-                    let now = clock.next(s);
-                    prop_assert_eq!(shared.ratio(now), breaker.ratio(now), "step {}", step);
-                }
-                Op::Retune { sre, step: s } => {
-                    let now = clock.next(s);
-                    last = now;
-                    let was = format!("{:?}", breaker.sre());
-                    breaker.retune(sre, now);
-                    // Debug, so that a NaN constant reads as itself.
-                    prop_assert_eq!(format!("{:?}", shared.retune(sre, now)), was);
-                    prop_assert_eq!(format!("{:?}", shared.sre()), format!("{:?}", breaker.sre()));
-                }
-                _ => {}
-            }
-        }
-        let snapshot = shared.snapshot();
-        prop_assert_eq!(buckets(&snapshot, last), buckets(&breaker, last));
-        prop_assert_eq!(snapshot.ratio(last), breaker.ratio(last));
-        prop_assert_eq!(snapshot.healthy_until(), breaker.healthy_until());
+        same_as_breaker(sre, start, ops, true)?;
+    }
+
+    // The same runs, with no reading at the end of the clock (where no bucket ever ends, so
+    // the calls all take the lock): the storms leave the breaker refusing for long stretches,
+    // refused from the shared breaker's copy of the window, and every refusal has the reason
+    // `Breaker::check` gives it, the probe and the bucket ends included.
+    #[test]
+    fn decides_exactly_as_breaker_through_long_refusals(sre in sre(), start in 0..1_000_000_000u64, ops in prop::collection::vec(op(), 0..300)) {
+        same_as_breaker(sre, start, ops, false)?;
     }
 }
 

@@ -7,7 +7,7 @@ use crate::constant::constant;
 use crate::float::unit;
 use crate::reason::BreakerReason;
 use crate::tally::{Outcome, Tally};
-use crate::window::Window;
+use crate::window::{Window, grid};
 
 /// The constants of Google SRE client-side throttling, with go-zero's refinements.
 ///
@@ -384,15 +384,65 @@ impl Breaker {
             return Ok(Permit { _settle_once: () });
         }
         self.add(now, Outcome::Drop);
-        Err(BreakerReason {
-            total: history.total,
-            accepts: history.accepts,
-            failing: history.failing,
-            working: history.working,
-            k,
-            drop,
-            roll,
-        })
+        Err(history.reason(k, drop, roll))
+    }
+
+    /// Until when, exclusive, every refusal is decided by the window as it stands, and the
+    /// window it reads: `Some((until, window))` while a draw of 0 at the latest time seen
+    /// would be refused, `None` otherwise.
+    ///
+    /// A breaker shared between threads can refuse without its lock if it knows which
+    /// history the refusals read. Between two calls let through or settled, a refusal
+    /// changes only the window's call total (one drop in the newest bucket) and the clock;
+    /// the accepts, the runs, the constants and the probe's time stay as they are. So until
+    /// the newest bucket ends, or the probe falls due if sooner, [`check`](Breaker::check)
+    /// at any `now` decides as [`Sre::refusal`] does given this window's counts with the
+    /// refusals since added to its `total`: a refusal there is the same refusal with the
+    /// same reason, recorded as a drop in that bucket, which [`record`](Breaker::record)
+    /// can do for many at once. A call it lets through is not covered: ask `check`.
+    ///
+    /// The returned reason is the one a draw of 0 is refused with at the latest time seen;
+    /// its `total`, `accepts`, `failing` and `working` are the window to weigh.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::{Breaker, Outcome, SRE};
+    ///
+    /// let ms = Duration::from_millis;
+    /// let mut breaker = Breaker::new(SRE, ms(0));
+    /// assert_eq!(breaker.refusing(), None);
+    /// breaker.record(Outcome::Failure, 100, ms(10));
+    /// let (until, window) = breaker.refusing().expect("a window of failures");
+    /// // The preset's first bucket ends at 250 ms; no call has been let through to probe.
+    /// assert_eq!((until, window.total), (ms(250), 100));
+    /// // Three refusals later, a draw of 0.5 is refused with the reason `check` gives.
+    /// breaker.record(Outcome::Drop, 3, ms(20));
+    /// let weighed = SRE.refusal(window.total + 3, window.accepts, window.failing, window.working, 0.5);
+    /// assert_eq!(weighed, breaker.check(ms(30), 0.5).err());
+    /// ```
+    #[must_use]
+    pub fn refusing(&self) -> Option<(Duration, BreakerReason)> {
+        let (start, _) = self.window.newest();
+        let end = start.saturating_add(self.window.width_nanos());
+        // `now − last > probe` is `now ≥ last + probe + 1`; saturated, a probe that never
+        // falls due only sends the calls at the end of the clock to `check`.
+        let due = self.last.map_or(u64::MAX, |last| {
+            last.saturating_add(nanos(self.sre.probe)).saturating_add(1)
+        });
+        let until = end.min(due);
+        if self.clock.get() >= until {
+            return None;
+        }
+        let history = History {
+            accepts: self.accepts,
+            total: self.total,
+            working: self.runs.working,
+            failing: self.runs.failing,
+        };
+        let reason = refusal(&self.constants, self.window.size(), &history, 0.0)?;
+        Some((Duration::from_nanos(until), reason))
     }
 
     /// Records the call behind `permit` as a success, at `now` (its completion time).
@@ -563,25 +613,7 @@ impl Breaker {
     /// The drop is below 1 and never NaN: the constants are finite and not negative, so `w`
     /// is too, the product `w·accepts` is at worst `+inf` and the numerator at worst `−inf`.
     fn weighed(&self, history: &History) -> (f64, f64) {
-        let Constants {
-            k,
-            floor,
-            protection,
-        } = self.constants;
-        let size = self.window.size() as f64;
-        let failing = history.failing as f64;
-        let decay = (k - floor) * failing;
-        // The decay is a fraction of `k − floor`; multiplied first, as go-zero does, it can
-        // pass `f64::MAX` for a `k` or `floor` near it, and is then divided first instead.
-        let decay = if decay.is_finite() {
-            decay / size
-        } else {
-            (k - floor) * (failing / size)
-        };
-        let w = (k - decay).max(floor);
-        let total = history.total as f64;
-        let drop = (total - protection - w * history.accepts as f64) / (total + 1.0);
-        (w, drop)
+        weigh(&self.constants, self.window.size(), history)
     }
 
     /// The numerator of [`throttle`](Breaker::throttle) over the kept totals with `w` given:
@@ -592,12 +624,113 @@ impl Breaker {
 
     /// go-zero's recovery scaling: a run of all-success buckets eases the throttle.
     fn recover(&self, drop: f64, history: &History) -> f64 {
-        if history.working == 0 {
-            // The scaling is exactly 1: skip its division on the refusing path.
-            return drop;
+        recover(drop, self.window.size(), history)
+    }
+}
+
+impl Sre {
+    /// The reason [`Breaker::check`] refuses a call with when its window holds `total` calls
+    /// (drops included), `accepts` successes and runs of `failing` and `working` buckets at
+    /// its newest end, and the probe is not due; `None` when the throttle lets the call
+    /// through at that draw.
+    ///
+    /// The same weighing, in the same float operations, as `check` makes: for a breaker
+    /// shared between threads, which refuses from a copy of the window
+    /// ([`Breaker::refusing`]) without its lock. `roll` is read as `check` reads it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::SRE;
+    ///
+    /// // No accepts in 100 calls, one bucket of failures: (100 − 5 − 1.49·0) / 101.
+    /// let reason = SRE.refusal(100, 0, 1, 0, 0.5).expect("under the drop fraction");
+    /// assert_eq!((reason.total, reason.drop), (100, 95.0 / 101.0));
+    /// assert_eq!(SRE.refusal(100, 0, 1, 0, 0.99), None);
+    /// ```
+    #[must_use]
+    pub fn refusal(
+        &self,
+        total: u64,
+        accepts: u64,
+        failing: usize,
+        working: usize,
+        roll: f64,
+    ) -> Option<BreakerReason> {
+        let history = History {
+            accepts,
+            total,
+            working,
+            failing,
+        };
+        let (size, _) = grid(self.size, self.window);
+        refusal(&Constants::read(self), size, &history, roll)
+    }
+}
+
+/// The refusal of a draw of `roll` against `history`, before the probe is considered: the
+/// throttle's steps 1 to 3 as [`Breaker::check`] takes them.
+fn refusal(
+    constants: &Constants,
+    size: usize,
+    history: &History,
+    roll: f64,
+) -> Option<BreakerReason> {
+    let (k, drop) = weigh(constants, size, history);
+    if drop <= 0.0 {
+        return None;
+    }
+    let (roll, drop) = (unit(roll), recover(drop, size, history));
+    (roll < drop).then(|| history.reason(k, drop, roll))
+}
+
+/// SRE equation 21-1 with go-zero's decaying `k` over a window of `size` buckets: `(w, drop)`.
+fn weigh(constants: &Constants, size: usize, history: &History) -> (f64, f64) {
+    let Constants {
+        k,
+        floor,
+        protection,
+    } = *constants;
+    let size = size as f64;
+    let failing = history.failing as f64;
+    let decay = (k - floor) * failing;
+    // The decay is a fraction of `k − floor`; multiplied first, as go-zero does, it can
+    // pass `f64::MAX` for a `k` or `floor` near it, and is then divided first instead.
+    let decay = if decay.is_finite() {
+        decay / size
+    } else {
+        (k - floor) * (failing / size)
+    };
+    let w = (k - decay).max(floor);
+    let total = history.total as f64;
+    let drop = (total - protection - w * history.accepts as f64) / (total + 1.0);
+    (w, drop)
+}
+
+/// go-zero's recovery scaling over a window of `size` buckets: a run of all-success buckets
+/// eases the throttle.
+fn recover(drop: f64, size: usize, history: &History) -> f64 {
+    if history.working == 0 {
+        // The scaling is exactly 1: skip its division on the refusing path.
+        return drop;
+    }
+    // A run longer than the window (only from counts given to `Sre::refusal`) eases it all.
+    let working = history.working.min(size);
+    drop * ((size - working) as f64 / size as f64)
+}
+
+impl History {
+    /// The reason a refusal against this history carries.
+    fn reason(&self, k: f64, drop: f64, roll: f64) -> BreakerReason {
+        BreakerReason {
+            total: self.total,
+            accepts: self.accepts,
+            failing: self.failing,
+            working: self.working,
+            k,
+            drop,
+            roll,
         }
-        let size = self.window.size();
-        drop * ((size - history.working) as f64 / size as f64)
     }
 }
 

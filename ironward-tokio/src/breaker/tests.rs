@@ -138,3 +138,16 @@ fn debug_shows_the_policy_and_never_waits_for_the_lock() {
     let _held = breaker.exact();
     assert!(format!("{breaker:?}").contains("<locked>"));
 }
+
+#[test]
+fn a_refusing_breaker_refuses_without_the_lock() {
+    let breaker = SharedBreaker::new(SRE, ms(0));
+    for _ in 0..100 {
+        let permit = breaker.allow(ms(0), 0.99).expect("over the ratio");
+        breaker.fail(permit, ms(0));
+    }
+    assert!(breaker.exact().refusing);
+    let word = breaker.stripes.mine().refused.load(Ordering::Relaxed);
+    assert_eq!(word & OPEN, OPEN, "{word:x}");
+    assert_eq!(breaker.view.until.load(Ordering::Relaxed), nanos(ms(250)));
+}

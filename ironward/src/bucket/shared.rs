@@ -149,6 +149,12 @@ const TWO_62: f64 = 4_611_686_018_427_387_904.0;
 /// between its load of the word and its swap (or its load of the terms, the next
 /// instruction) and left the word as it was, to the quarter nanosecond.
 ///
+/// A retune's reading may be earlier than the takes that emptied the bucket (another thread
+/// read its clock later): there the bucket is short of empty, and converting the clamped
+/// zero it reads would hand back what those takes spent, a burst a retune. It is converted
+/// instead at the instant it was last empty, which is no later than those takes, so a retune
+/// never frees capacity the old terms did not hold.
+///
 /// This type is built only for targets with 64-bit atomics (every tier-1 target). It is not
 /// `Clone`: a copy would be a second bucket, doubling what the pair admits, so share it by `&`
 /// or an `Arc`.
@@ -556,9 +562,20 @@ impl SharedBucket {
             self.terms[next as usize].set(new);
             let (old_t, new_t) = (self.tick(ns, old.tau), self.tick(ns, new.tau));
             loop {
-                let held = old.held(word >> GEN_BITS, old_t);
+                let tat = word >> GEN_BITS;
+                // A reading earlier than the takes that emptied the bucket (another thread's,
+                // at a later reading) would find it short of empty, and converting its
+                // clamped zero there would hand back what those takes spent: convert it at
+                // the instant it was last empty instead, which is no later than them.
+                let (old_at, new_at) = if old.frozen() || new.frozen() {
+                    (old_t, new_t)
+                } else {
+                    let at = old_t.max(tat.saturating_sub(old.tau()));
+                    (at, at)
+                };
+                let held = old.held(tat, old_at);
                 let capped = if held < new.burst { held } else { new.burst };
-                let retuned = new.tat(capped, new_t) << GEN_BITS | next;
+                let retuned = new.tat(capped, new_at) << GEN_BITS | next;
                 // Release: a take that loads the new tag sees the terms written above.
                 match self.state.compare_exchange_weak(
                     word,
@@ -805,6 +822,20 @@ mod tests {
         assert!(!bucket.take(MS(1000), 0.5));
         assert!(bucket.take(MS(1000), 0.0));
         assert_eq!(bucket.tokens(MS(2000)), 1.0);
+    }
+
+    // A retune read before the takes that emptied the bucket converts it where it was empty:
+    // it does not hand back what they spent.
+    #[test]
+    fn a_retune_at_an_earlier_reading_frees_nothing_the_takes_spent() {
+        let bucket = SharedBucket::new(100.0, 10.0, MS(0));
+        assert!(bucket.take(MS(50), 10.0));
+        bucket.retune(1000.0, 3.0, MS(0));
+        assert_eq!(bucket.tokens(MS(50)), 0.0);
+        assert!(!bucket.take(MS(50), 1.0));
+        // From empty at 50 ms, at the new rate: a token a millisecond, up to three.
+        assert!(bucket.take(MS(51), 1.0));
+        assert_eq!(bucket.tokens(MS(60)), 3.0);
     }
 
     #[test]

@@ -42,15 +42,15 @@ mod breaker;
 mod clock;
 mod dice;
 pub mod meter;
-pub mod stripe;
 mod shedder;
+pub mod stripe;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 pub use breaker::{BreakerPermit, SharedBreaker};
 pub use clock::{Clock, Hand, Sleep};
 pub use dice::Dice;
-pub use shedder::{ShedTicket, SharedShedder};
+pub use shedder::{SharedShedder, ShedTicket};
 
 /// Locks a shared core value (a breaker, a shedder, a limiter, a gate, a retry budget),
 /// passing over poison.

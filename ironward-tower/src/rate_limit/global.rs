@@ -1,7 +1,7 @@
 //! [`Global`]: the one budget of a layer without keys, shared by every request without a lock
 //! where the core has a form that needs none.
 
-use std::sync::{Mutex, RwLock};
+use std::sync::{Mutex, PoisonError, RwLock, RwLockReadGuard, RwLockWriteGuard};
 use std::time::Duration;
 
 use ironward::{QuotaReason, SharedBucket, SharedPeriod};
@@ -81,7 +81,7 @@ impl Global {
                 let left = bucket.check_left(now, 1.0).map_err(refused)?;
                 // `as` saturates: an infinite hold is `u64::MAX` whole tokens.
                 let left = (left.floor() as u64, bucket.next(now, bucket.burst()));
-                read(terms).answer(Ok(Some(left)))
+                Ok(Some(read(terms).stamp(left)))
             }
             Self::Period { period, terms } => {
                 let refused = |reason: QuotaReason| {
@@ -96,7 +96,7 @@ impl Global {
                     return period.check(now).map(|_| None).map_err(refused);
                 }
                 let left = period.check_left(now).map_err(refused)?;
-                read(terms).answer(Ok(Some((u64::from(left.left), left.reset))))
+                Ok(Some(read(terms).stamp((u64::from(left.left), left.reset))))
             }
             Self::Locked(budget) => lock(budget).take(now, headroom),
         }
@@ -115,9 +115,7 @@ impl Global {
     pub(super) fn retune(&self, limit: Limit, now: Duration) -> Result<Limit, KindMismatch> {
         match self {
             Self::Bucket { bucket, terms } => {
-                let mut terms = terms
-                    .write()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                let mut terms = write(terms);
                 let retuned = terms.retuned(limit)?;
                 if let Limit::Bucket { rate, burst } = limit {
                     bucket.retune(rate, burst, now);
@@ -125,9 +123,7 @@ impl Global {
                 Ok(std::mem::replace(&mut *terms, retuned).limit)
             }
             Self::Period { period, terms } => {
-                let mut terms = terms
-                    .write()
-                    .unwrap_or_else(|poisoned| poisoned.into_inner());
+                let mut terms = write(terms);
                 let retuned = terms.retuned(limit)?;
                 if let Limit::Period {
                     quota,
@@ -152,10 +148,13 @@ impl Global {
 
 /// Reads the terms; a poisoned lock still holds sound terms, since nothing panics while it
 /// is held.
-fn read(terms: &RwLock<Terms>) -> std::sync::RwLockReadGuard<'_, Terms> {
-    terms
-        .read()
-        .unwrap_or_else(|poisoned| poisoned.into_inner())
+fn read(terms: &RwLock<Terms>) -> RwLockReadGuard<'_, Terms> {
+    terms.read().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// Writes the terms, for a retune, passing over poison as [`read`] does.
+fn write(terms: &RwLock<Terms>) -> RwLockWriteGuard<'_, Terms> {
+    terms.write().unwrap_or_else(PoisonError::into_inner)
 }
 
 #[cfg(test)]

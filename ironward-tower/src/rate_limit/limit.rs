@@ -258,6 +258,12 @@ impl Terms {
         Headroom::of(remaining, reset, self.quota, self.window, self.policy)
     }
 
+    /// What to stamp on the response of an admission that left `left`: its headroom and the
+    /// policy's value.
+    pub(super) fn stamp(&self, left: (u64, Duration)) -> Stamp {
+        Stamp::new(self.headroom(left), self.policy_field.clone())
+    }
+
     /// The answer to one take: what to stamp on its response if its headroom was read, or
     /// its refusal.
     pub(super) fn answer(
@@ -265,9 +271,7 @@ impl Terms {
         taken: Result<Option<(u64, Duration)>, Wait>,
     ) -> Result<Option<Stamp>, Limited> {
         match taken {
-            Ok(left) => {
-                Ok(left.map(|left| Stamp::new(self.headroom(left), self.policy_field.clone())))
-            }
+            Ok(left) => Ok(left.map(|left| self.stamp(left))),
             Err(wait) => Err(self.refusal(wait)),
         }
     }

@@ -180,6 +180,7 @@ mod float;
 mod gate;
 #[cfg(feature = "serde")]
 mod humane;
+pub mod limit;
 #[cfg(target_has_atomic = "64")]
 mod line;
 #[cfg(doctest)]

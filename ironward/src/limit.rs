@@ -1,0 +1,23 @@
+//! Adaptive concurrency limits: how many calls may be in flight at once, following the
+//! latency the backend shows, with callers' criticality deciding who is refused first.
+//!
+//! The pieces, after Netflix's concurrency-limits library:
+//!
+//! - an [`Estimator`] runs one algorithm ([`Aimd`], [`Vegas`] or [`Gradient2`]) over one
+//!   [`Sample`] per sampling window and says what the limit is now;
+//! - a [`Sampler`] turns the latencies of finished calls into that one sample per window (an
+//!   average or a percentile of the window's latencies, allocation-free);
+//! - a [`Limiter`] counts the calls in flight against the limit, admits by [`Criticality`],
+//!   and feeds its sampler and estimator as calls settle.
+
+mod aimd;
+mod estimator;
+mod gradient2;
+mod sampler;
+mod vegas;
+
+pub use aimd::{AIMD, Aimd};
+pub use estimator::{Algorithm, Estimator, Sample};
+pub use gradient2::{GRADIENT2, Gradient2};
+pub use sampler::{SAMPLING, Sampler, Sampling};
+pub use vegas::{VEGAS, Vegas};

@@ -237,6 +237,51 @@ pub struct Phase {
     pub slowdown: Option<Change>,
 }
 
+impl Phase {
+    /// What the phase does, in a word or two, for a picture to mark it with: "outage" for
+    /// every call failing, "cold start" for a slowdown that eases back to normal, otherwise
+    /// the failure share or the slowdown factor ("5% errors", "errors 0→30%", "slow ×3");
+    /// `None` for a phase that changes nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward_sim::{Change, Phase};
+    ///
+    /// let outage = Phase { failure: Some(Change { from: 1.0, to: 1.0 }), ..Phase::default() };
+    /// assert_eq!(outage.label().as_deref(), Some("outage"));
+    /// let cold = Phase { slowdown: Some(Change { from: 4.0, to: 1.0 }), ..Phase::default() };
+    /// assert_eq!(cold.label().as_deref(), Some("cold start"));
+    /// assert_eq!(Phase::default().label(), None);
+    /// ```
+    pub fn label(&self) -> Option<String> {
+        let percent = |v: f64| format!("{}%", trim(100.0 * v));
+        let failure = self.failure.and_then(|c| match (c.from, c.to) {
+            (a, b) if a >= 1.0 && b >= 1.0 => Some("outage".to_string()),
+            (a, b) if a <= 0.0 && b <= 0.0 => None,
+            (a, b) if a == b => Some(format!("{} errors", percent(a))),
+            (a, b) => Some(format!("errors {}→{}", trim(100.0 * a), percent(b))),
+        });
+        let slowdown = self.slowdown.and_then(|c| match (c.from, c.to) {
+            (a, b) if a == 1.0 && b == 1.0 => None,
+            (a, b) if a > b && b <= 1.0 => Some("cold start".to_string()),
+            (a, b) if a == b => Some(format!("slow ×{}", trim(a))),
+            (a, b) => Some(format!("slow ×{}→×{}", trim(a), trim(b))),
+        });
+        match (failure, slowdown) {
+            (Some(f), Some(s)) => Some(format!("{f}, {s}")),
+            (f, s) => f.or(s),
+        }
+    }
+}
+
+/// A figure with at most two decimals and no trailing zeros: 3, 2.5, 0.25.
+fn trim(v: f64) -> String {
+    let text = format!("{v:.2}");
+    text.trim_end_matches('0').trim_end_matches('.').to_string()
+}
+
 /// A value that moves linearly from `from` to `to`; written as a number when it holds still.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(from = "Written")]
@@ -471,6 +516,34 @@ mod tests {
         assert_eq!(at(19), (1.0, 1.0));
         assert_eq!(at(20), (0.01, 5.0));
         assert_eq!(at(25), (0.01, 3.0));
+    }
+
+    #[test]
+    fn a_phase_is_labelled_by_what_it_does() {
+        let still = |v| Some(Change { from: v, to: v });
+        let moving = |from, to| Some(Change { from, to });
+        let label = |failure, slowdown| {
+            Phase {
+                failure,
+                slowdown,
+                ..Phase::default()
+            }
+            .label()
+        };
+        assert_eq!(label(still(1.0), None).as_deref(), Some("outage"));
+        assert_eq!(label(still(0.05), None).as_deref(), Some("5% errors"));
+        assert_eq!(
+            label(moving(0.0, 0.3), None).as_deref(),
+            Some("errors 0→30%")
+        );
+        assert_eq!(label(None, moving(4.0, 1.0)).as_deref(), Some("cold start"));
+        assert_eq!(label(None, still(2.5)).as_deref(), Some("slow ×2.5"));
+        assert_eq!(label(None, moving(1.0, 3.0)).as_deref(), Some("slow ×1→×3"));
+        assert_eq!(
+            label(still(1.0), still(2.0)).as_deref(),
+            Some("outage, slow ×2")
+        );
+        assert_eq!(label(still(0.0), still(1.0)), None);
     }
 
     #[test]

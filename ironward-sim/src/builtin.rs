@@ -156,7 +156,7 @@ fn outage(report: &Report) -> Option<String> {
 pub(crate) fn rise(run: &Run, focus: Focus) -> u64 {
     run.rows
         .windows(2)
-        .filter(|w| focus.contains(w[1].start, run.duration))
+        .filter(|w| focus.contains(w[1].start, run.variant.duration))
         .map(|w| w[1].admitted.saturating_sub(w[0].admitted))
         .max()
         .unwrap_or(0)
@@ -166,7 +166,7 @@ fn overload(report: &Report) -> Option<String> {
     let [shedder, none] = runs(report, ["shedder", "none"])?;
     let focus = report.focus;
     let to = if focus.to.is_zero() {
-        shedder.duration
+        shedder.variant.duration
     } else {
         focus.to
     };
@@ -176,7 +176,7 @@ fn overload(report: &Report) -> Option<String> {
         let mut each: Vec<Duration> = run
             .rows
             .iter()
-            .filter(|r| focus.contains(r.start, run.duration))
+            .filter(|r| focus.contains(r.start, run.variant.duration))
             .filter_map(|r| r.p99)
             .collect();
         each.sort();
@@ -234,7 +234,7 @@ fn retry_storm(report: &Report) -> Option<String> {
 
 fn quota(report: &Report) -> Option<String> {
     let [bucket, sliding, period] = runs(report, ["bucket", "sliding", "period"])?;
-    let window = bucket.window;
+    let window = bucket.variant.window;
     Some(format!(
         "The most calls reaching the backend in any {}: Bucket {}, Sliding {}, Period {}.\n  \
          A fixed period resets at its boundary, so a client that spends the quota just before\n  \
@@ -256,7 +256,7 @@ fn scale(report: &Report) -> Option<String> {
         grouped(total.attempts()),
         grouped(total.offered),
         grouped(total.retries),
-        span(run.duration),
+        span(run.variant.duration),
     ))
 }
 

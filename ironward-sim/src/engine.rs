@@ -548,11 +548,8 @@ impl Engine {
             .count() as u64;
         let quantile = |q| self.latency.quantile(q).map(Duration::from_micros);
         Run {
-            name: v.name.clone(),
-            seed: v.seed,
+            variant: v.clone(),
             rows: self.rows,
-            duration: v.duration,
-            window: v.window,
             peak_window: self.peak_window,
             p50: quantile(0.5),
             p99: quantile(0.99),

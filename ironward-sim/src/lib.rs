@@ -77,6 +77,7 @@ mod dice;
 mod engine;
 mod histogram;
 mod humane;
+mod layout;
 mod plot;
 #[cfg(feature = "png")]
 mod png;

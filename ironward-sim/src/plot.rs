@@ -5,13 +5,12 @@ use core::fmt;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
-use crate::report::Report;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
-/// Width of the picture, in pixels.
-pub(crate) const WIDTH: u32 = 1100;
-/// Height of one panel, and of the title above them all.
-const PANEL: u32 = 230;
-const TITLE: u32 = 40;
+use crate::layout::{
+    CAPTION, CAPTION_FONT, Kind, LABEL_FONT, Layout, PHASE_FONT, SWATCH, TITLE_FONT, WIDTH, height,
+};
+use crate::report::Report;
 
 /// The variants' colours, in order: a palette readable by the colour-blind (Okabe and Ito,
 /// 2008), black last.
@@ -49,13 +48,14 @@ impl fmt::Display for PlotError {
 
 impl std::error::Error for PlotError {}
 
-/// The picture's height for a report: a title and a panel per series.
-pub(crate) fn height(report: &Report) -> u32 {
-    TITLE + PANEL * report.plot.len().max(1) as u32
-}
-
 /// Draws `report` as SVG: a panel for each series of [`Report::plot`], over the run's time,
-/// with a line and a legend entry for each variant.
+/// with a line for each variant.
+///
+/// Each panel's title says what is counted and over how long ("per 1 s"), and its value
+/// axis the unit. The stretches in which the backend fails or slows down (its `schedule`),
+/// or in which a source of calls starts or stops, are shaded and labelled in every panel, so
+/// a line's rise or fall can be read against its cause. The legend sits in a strip beside
+/// each panel, where it covers no line.
 ///
 /// The text is the same for the same report, so a picture is as reproducible as the CSV.
 ///
@@ -64,141 +64,256 @@ pub(crate) fn height(report: &Report) -> u32 {
 /// ```
 /// use ironward_sim::{Scenario, draw_svg};
 ///
-/// let report = Scenario::from_toml("duration = \"5s\"").unwrap().run(|_| {});
+/// let report = Scenario::from_toml(r#"
+///     duration = "30s"
+///     backend.schedule = [{ start = "10s", end = "20s", failure = 1.0 }]
+/// "#).unwrap().run(|_| {});
 /// let svg = draw_svg(&report).unwrap();
 /// assert!(svg.starts_with("<svg"));
-/// assert!(svg.contains("attempts reaching the backend"));
+/// assert!(svg.contains("attempts reaching the backend, per 1 s"));
+/// assert!(svg.contains("outage"), "the failing stretch is marked");
 /// ```
 pub fn draw_svg(report: &Report) -> Result<String, PlotError> {
     let mut svg = String::new();
     {
-        let backend = SVGBackend::with_string(&mut svg, (WIDTH, height(report)));
+        let backend = SVGBackend::with_string(&mut svg, (WIDTH as u32, height(report)));
         draw(backend.into_drawing_area(), report)?;
     }
     Ok(svg)
 }
 
-/// Draws `report` on any plotters backend.
+/// The shade of a stretch, and the colour of its label.
+fn shade(kind: Kind) -> (RGBAColor, RGBColor) {
+    match kind {
+        Kind::Failure => (RGBColor(204, 40, 40).mix(0.13), RGBColor(160, 20, 20)),
+        Kind::Slow => (RGBColor(230, 159, 0).mix(0.18), RGBColor(140, 90, 0)),
+        Kind::Load => (RGBColor(90, 90, 140).mix(0.13), RGBColor(60, 60, 110)),
+    }
+}
+
+/// Draws `report` on any plotters backend, measuring text as the backend does.
 pub(crate) fn draw<DB: DrawingBackend>(
     root: DrawingArea<DB, Shift>,
     report: &Report,
 ) -> Result<(), PlotError> {
     let fail = |e: DrawingAreaErrorKind<DB::ErrorType>| PlotError::Draw(e.to_string());
-    root.fill(&WHITE).map_err(fail)?;
-    let title = match report.about.as_str() {
-        "" => report.name.clone(),
-        about => format!("{}: {about}", report.name),
+    let font = |size: f64| TextStyle::from(("sans-serif", size).into_font());
+    let measure = |text: &str, size: f64| {
+        root.estimate_text_size(text, &font(size)).map_or(
+            (size * 0.6) as i32 * text.chars().count() as i32,
+            |(w, _)| w as i32,
+        )
     };
-    let root = root
-        .titled(&title, ("sans-serif", 20).into_font())
-        .map_err(fail)?;
-    let end = report
-        .runs
-        .iter()
-        .map(|r| r.duration.as_secs_f64())
-        .fold(0.0, f64::max)
-        .max(1e-3);
-    let panels = root.split_evenly((report.plot.len().max(1), 1));
-    for (panel, &column) in panels.iter().zip(&report.plot) {
-        let top = report
-            .runs
-            .iter()
-            .flat_map(|r| r.rows.iter().filter_map(|row| row.value(column)))
-            .fold(0.0, f64::max);
-        let top = if top > 0.0 { top * 1.1 } else { 1.0 };
-        let mut chart = ChartBuilder::on(panel)
-            .caption(column.caption(), ("sans-serif", 15).into_font())
-            .margin(6)
-            .x_label_area_size(24)
-            .y_label_area_size(64)
-            .build_cartesian_2d(0.0..end, 0.0..top)
+    let layout = Layout::new(report, &measure);
+    root.fill(&WHITE).map_err(fail)?;
+    let anchored = |size: f64, h: HPos, v: VPos| font(size).pos(Pos::new(h, v));
+    root.draw_text(
+        &layout.title,
+        &anchored(TITLE_FONT, HPos::Center, VPos::Top),
+        (layout.width / 2, 10),
+    )
+    .map_err(fail)?;
+    let grid = RGBColor(232, 232, 232);
+    let ink = RGBColor(60, 60, 60);
+    for panel in &layout.panels {
+        let plot = panel.plot;
+        for span in &layout.spans {
+            let (fill, _) = shade(span.kind);
+            root.draw(&Rectangle::new(
+                [
+                    (span.left, plot.top),
+                    (span.right.max(span.left + 1), plot.bottom),
+                ],
+                fill.filled(),
+            ))
             .map_err(fail)?;
-        chart
-            .configure_mesh()
-            .light_line_style(RGBColor(235, 235, 235))
-            .x_labels(12)
-            .y_labels(5)
-            .x_label_formatter(&|t| format!("{t:.0} s"))
-            .y_label_formatter(&|v| label(*v))
-            .draw()
+        }
+        for tick in &panel.y_ticks {
+            root.draw(&PathElement::new(
+                vec![(plot.left, tick.at), (plot.right, tick.at)],
+                grid,
+            ))
             .map_err(fail)?;
+            root.draw_text(
+                &tick.label,
+                &anchored(LABEL_FONT, HPos::Right, VPos::Center),
+                (plot.left - 6, tick.at),
+            )
+            .map_err(fail)?;
+        }
+        for tick in &layout.x_ticks {
+            root.draw(&PathElement::new(
+                vec![(tick.at, plot.top), (tick.at, plot.bottom)],
+                grid,
+            ))
+            .map_err(fail)?;
+            root.draw(&PathElement::new(
+                vec![(tick.at, plot.bottom), (tick.at, plot.bottom + 4)],
+                ink,
+            ))
+            .map_err(fail)?;
+            root.draw_text(
+                &tick.label,
+                &anchored(LABEL_FONT, HPos::Center, VPos::Top),
+                (tick.at, plot.bottom + 6),
+            )
+            .map_err(fail)?;
+        }
+        for span in &layout.spans {
+            let (_, color) = shade(span.kind);
+            root.draw_text(
+                &span.label,
+                &anchored(PHASE_FONT, HPos::Left, VPos::Top).color(&color),
+                (span.label_x, panel.label_y(span.row)),
+            )
+            .map_err(fail)?;
+        }
         for (i, run) in report.runs.iter().enumerate() {
             let color = PALETTE[i % PALETTE.len()];
-            let style = color.stroke_width(2);
-            // A missing value (a percentile with no success) breaks the line.
-            let mut segments: Vec<Vec<(f64, f64)>> = vec![Vec::new()];
-            for row in &run.rows {
-                match row.value(column) {
-                    Some(v) => segments
-                        .last_mut()
-                        .map_or((), |s| s.push((row.start.as_secs_f64(), v))),
-                    None if segments.last().is_some_and(|s| !s.is_empty()) => {
-                        segments.push(Vec::new())
-                    }
-                    None => {}
-                }
-            }
-            for (j, segment) in segments.into_iter().enumerate() {
-                let series = chart
-                    .draw_series(LineSeries::new(segment, style))
+            for segment in layout.segments(panel, run) {
+                root.draw(&PathElement::new(segment, color.stroke_width(2)))
                     .map_err(fail)?;
-                if j == 0 && report.runs.len() > 1 {
-                    series.label(run.name.as_str()).legend(move |(x, y)| {
-                        PathElement::new(vec![(x, y), (x + 18, y)], color.stroke_width(3))
-                    });
-                }
             }
         }
-        if report.runs.len() > 1 {
-            chart
-                .configure_series_labels()
-                .position(SeriesLabelPosition::UpperRight)
-                .background_style(WHITE.mix(0.85))
-                .border_style(RGBColor(180, 180, 180))
-                .label_font(("sans-serif", 13).into_font())
-                .draw()
+        root.draw(&PathElement::new(
+            vec![
+                (plot.left, plot.top),
+                (plot.left, plot.bottom),
+                (plot.right, plot.bottom),
+            ],
+            ink,
+        ))
+        .map_err(fail)?;
+        root.draw_text(
+            &panel.caption,
+            &anchored(CAPTION_FONT, HPos::Center, VPos::Top),
+            ((plot.left + plot.right) / 2, plot.top - CAPTION + 6),
+        )
+        .map_err(fail)?;
+        root.draw_text(
+            &panel.unit,
+            &anchored(LABEL_FONT, HPos::Center, VPos::Center).transform(FontTransform::Rotate270),
+            (12, (plot.top + plot.bottom) / 2),
+        )
+        .map_err(fail)?;
+        if let Some(legend) = &panel.legend {
+            let frame = legend.frame;
+            root.draw(&Rectangle::new(
+                [(frame.left, frame.top), (frame.right, frame.bottom)],
+                RGBColor(180, 180, 180),
+            ))
+            .map_err(fail)?;
+            for (i, (&y, run)) in legend.entries.iter().zip(&report.runs).enumerate() {
+                let color = PALETTE[i % PALETTE.len()];
+                let x = frame.left + 8;
+                root.draw(&PathElement::new(
+                    vec![(x, y), (x + SWATCH, y)],
+                    color.stroke_width(3),
+                ))
                 .map_err(fail)?;
+                root.draw_text(
+                    &run.variant.name,
+                    &anchored(LABEL_FONT, HPos::Left, VPos::Center),
+                    (x + SWATCH + 6, y),
+                )
+                .map_err(fail)?;
+            }
         }
     }
     root.present().map_err(fail)
-}
-
-/// A tick label: whole numbers grouped, fractions to two places.
-fn label(v: f64) -> String {
-    if v.fract() == 0.0 && v.abs() < 1e15 {
-        crate::summary::grouped(v.abs() as u64)
-    } else if v.abs() >= 100.0 {
-        format!("{v:.0}")
-    } else {
-        format!("{v:.2}")
-    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn tick_labels_are_short() {
-        assert_eq!(label(12000.0), "12,000");
-        assert_eq!(label(0.25), "0.25");
-        assert_eq!(label(1234.7), "1235");
+    fn svg(toml: &str) -> String {
+        draw_svg(&crate::Scenario::from_toml(toml).unwrap().run(|_| {})).unwrap()
+    }
+
+    /// The SVG's text items, each as written between its tags.
+    fn texts(svg: &str) -> Vec<&str> {
+        svg.split("<text")
+            .skip(1)
+            .filter_map(|t| {
+                t.split_once('>')
+                    .and_then(|(_, rest)| rest.split_once("</text>"))
+            })
+            .map(|(text, _)| text.trim())
+            .collect()
     }
 
     #[test]
-    fn every_panel_and_variant_appears() {
-        let scenario = crate::Scenario::from_toml(
-            "duration = \"3s\"\nplot = [\"offered\", \"cpu\"]\n[[variant]]\nname = \"left\"\n[[variant]]\nname = \"right\"",
-        )
-        .unwrap();
-        let svg = draw_svg(&scenario.run(|_| {})).unwrap();
+    fn every_panel_has_a_title_a_value_axis_title_and_every_variant_a_legend_entry() {
+        let svg = svg(
+            "duration = \"3s\"\nplot = [\"offered\", \"cpu\", \"p99_ms\"]\n\
+             [[variant]]\nname = \"left\"\n[[variant]]\nname = \"right\"",
+        );
+        let texts = texts(&svg);
         for text in [
-            "calls offered per interval",
-            "backend CPU",
-            "\nleft\n",
-            "\nright\n",
+            "calls offered, per 1 s",
+            "calls per 1 s",
+            "backend CPU: the busy share of its workers, smoothed, read every 1 s",
+            "‰ of the workers busy",
+            "ms",
         ] {
-            assert!(svg.contains(text), "{text} in {svg}");
+            assert!(texts.contains(&text), "{text} in {texts:?}");
         }
+        for name in ["left", "right"] {
+            assert_eq!(texts.iter().filter(|t| **t == name).count(), 3, "{name}");
+        }
+        assert_eq!(
+            svg.matches("rotate(270").count(),
+            3,
+            "one value-axis title a panel"
+        );
+    }
+
+    #[test]
+    fn counts_say_the_interval_they_are_counted_over() {
+        let texts_of = svg("duration = \"3s\"\ninterval = \"100ms\"\nplot = [\"admitted\"]");
+        let texts = texts(&texts_of);
+        assert!(
+            texts.contains(&"attempts reaching the backend, per 100 ms"),
+            "{texts:?}"
+        );
+        assert!(texts.contains(&"attempts per 100 ms"), "{texts:?}");
+        assert!(!texts_of.contains("per interval"));
+    }
+
+    #[test]
+    fn latency_panels_say_they_are_of_successes_with_their_retries() {
+        let svg = svg("duration = \"3s\"\nplot = [\"p50_ms\", \"p99_ms\"]");
+        for which in ["median", "99th-percentile"] {
+            let title = format!(
+                "{which} latency of the calls that succeeded in each 1 s, \
+                 from first attempt to success (retries included)"
+            );
+            assert!(texts(&svg).contains(&title.as_str()), "{title}");
+        }
+    }
+
+    #[test]
+    fn every_schedule_entry_is_shaded_and_labelled_in_every_panel() {
+        let svg = svg(r#"
+            duration = "60s"
+            plot = ["admitted", "succeeded", "p99_ms", "cpu"]
+            backend.schedule = [
+                { start = "10s", end = "20s", failure = 1.0 },
+                { start = "20s", end = "30s", slowdown = [4.0, 1.0] },
+                { start = "40s", end = "50s", slowdown = 2.0 },
+            ]
+            "#);
+        let texts = texts(&svg);
+        for label in ["outage", "cold start", "slow ×2"] {
+            assert_eq!(texts.iter().filter(|t| **t == label).count(), 4, "{label}");
+        }
+        let shaded = |color: RGBColor| {
+            let RGBColor(r, g, b) = color;
+            svg.matches(&format!("fill=\"#{r:02X}{g:02X}{b:02X}\" stroke=\"none\""))
+                .count()
+        };
+        assert_eq!(shaded(RGBColor(204, 40, 40)), 4, "one outage shade a panel");
+        assert_eq!(shaded(RGBColor(230, 159, 0)), 8, "two slow shades a panel");
     }
 }

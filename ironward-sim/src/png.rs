@@ -18,7 +18,8 @@ use plotters_backend::{
     BackendColor, BackendCoord, BackendStyle, BackendTextStyle, DrawingErrorKind,
 };
 
-use crate::plot::{PlotError, WIDTH, draw, height};
+use crate::layout::{WIDTH, height};
+use crate::plot::{PlotError, draw};
 use crate::report::Report;
 
 /// Draws `report` as a PNG at `path`, the same picture as [`draw_svg`](crate::draw_svg),
@@ -31,7 +32,7 @@ pub fn draw_png(report: &Report, font: &Path, path: &Path) -> Result<(), PlotErr
         std::fs::read(font).map_err(|e| PlotError::Font(format!("{}: {e}", font.display())))?;
     let font = FontVec::try_from_vec(bytes)
         .map_err(|e| PlotError::Font(format!("{}: {e}", font.display())))?;
-    let size = (WIDTH, height(report));
+    let size = (WIDTH as u32, height(report));
     let mut pixels = vec![0u8; size.0 as usize * size.1 as usize * 3];
     {
         let backend = Glyphs {

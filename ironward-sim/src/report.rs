@@ -6,7 +6,8 @@ use core::time::Duration;
 
 use serde::Deserialize;
 
-use crate::scenario::Focus;
+use crate::scenario::{Focus, Variant};
+use crate::summary::span;
 
 /// One column of the CSV, and a series a picture can draw.
 ///
@@ -135,33 +136,100 @@ impl Column {
         }
     }
 
-    /// A caption for a panel drawing the column.
-    pub fn caption(self) -> &'static str {
+    /// The title of a panel drawing the column for runs of `variant`: what is counted or
+    /// read, and over which stretch (its `interval`, and its `window` for `peak_window`),
+    /// so that a reader need not know what "an interval" is.
+    ///
+    /// The latency columns say that they are of the calls that succeeded, timed from the
+    /// first attempt, so a call's retries count in its latency.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward_sim::{Column, Variant};
+    ///
+    /// let every_100ms = Variant { interval: Duration::from_millis(100), ..Variant::default() };
+    /// assert_eq!(Column::Admitted.caption(&every_100ms), "attempts reaching the backend, per 100 ms");
+    /// assert!(Column::P99Ms.caption(&every_100ms).contains("retries included"));
+    /// ```
+    pub fn caption(self, variant: &Variant) -> String {
+        let each = span(variant.interval);
+        let per = |what: &str| format!("{what}, per {each}");
+        let read = |what: &str| format!("{what}, read every {each}");
+        let latency = |which: &str| {
+            format!(
+                "{which} latency of the calls that succeeded in each {each}, \
+                 from first attempt to success (retries included)"
+            )
+        };
         match self {
-            Self::T => "time (s)",
-            Self::Offered => "calls offered per interval",
-            Self::Retries => "retries per interval",
-            Self::Admitted => "attempts reaching the backend per interval",
-            Self::RefusedBreaker => "refused by the breaker per interval",
-            Self::RefusedShedder => "refused by the shedder per interval",
-            Self::RefusedBucket => "refused by the bucket per interval",
-            Self::RefusedSliding => "refused by the sliding window per interval",
-            Self::RefusedPeriod => "refused by the period per interval",
-            Self::RefusedGate => "refused by the gate per interval",
-            Self::RefusedQueue => "refused by the full backend queue per interval",
-            Self::Succeeded => "calls succeeded (goodput) per interval",
-            Self::Failed => "backend errors per interval",
-            Self::TimedOut => "attempts timed out per interval",
-            Self::GaveUp => "calls given up per interval",
-            Self::InFlight => "calls inside the backend",
-            Self::PeakInFlight => "most calls inside the backend",
-            Self::PeakWindow => "most attempts reaching the backend in any window",
-            Self::Cpu => "backend CPU (‰)",
-            Self::BreakerRatio => "breaker: share refused",
-            Self::ShedderFlying => "shedder: calls in flight",
-            Self::ShedderAverage => "shedder: average in flight",
-            Self::P50Ms => "median latency of successes (ms)",
-            Self::P99Ms => "99th-percentile latency of successes (ms)",
+            Self::T => "the start of each interval".into(),
+            Self::Offered => per("calls offered"),
+            Self::Retries => per("retry attempts"),
+            Self::Admitted => per("attempts reaching the backend"),
+            Self::RefusedBreaker => per("attempts refused by the breaker"),
+            Self::RefusedShedder => per("attempts refused by the shedder"),
+            Self::RefusedBucket => per("attempts refused by the bucket"),
+            Self::RefusedSliding => per("attempts refused by the sliding window"),
+            Self::RefusedPeriod => per("attempts refused by the period"),
+            Self::RefusedGate => per("attempts refused by the gate"),
+            Self::RefusedQueue => per("attempts refused by the full backend queue"),
+            Self::Succeeded => per("calls succeeded (goodput)"),
+            Self::Failed => per("backend errors"),
+            Self::TimedOut => per("attempts timed out"),
+            Self::GaveUp => per("calls given up"),
+            Self::InFlight => read("calls inside the backend (waiting or served)"),
+            Self::PeakInFlight => {
+                format!("most calls inside the backend (waiting or served) in each {each}")
+            }
+            Self::PeakWindow => format!(
+                "most attempts reaching the backend in any {} window ending within each {each}",
+                span(variant.window)
+            ),
+            Self::Cpu => read("backend CPU: the busy share of its workers, smoothed"),
+            Self::BreakerRatio => read("breaker: the share of calls it refuses"),
+            Self::ShedderFlying => read("shedder: calls in flight"),
+            Self::ShedderAverage => read("shedder: moving average of calls in flight"),
+            Self::P50Ms => latency("median"),
+            Self::P99Ms => latency("99th-percentile"),
+        }
+    }
+
+    /// What the column's figures are counted in, for runs of `variant`: the title of a
+    /// panel's value axis ("attempts per 1 s", "ms").
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward_sim::{Column, Variant};
+    ///
+    /// assert_eq!(Column::Succeeded.unit(&Variant::default()), "calls per 1 s");
+    /// assert_eq!(Column::P50Ms.unit(&Variant::default()), "ms");
+    /// ```
+    pub fn unit(self, variant: &Variant) -> String {
+        let per = |what: &str| format!("{what} per {}", span(variant.interval));
+        match self {
+            Self::T => "s".into(),
+            Self::Offered | Self::Succeeded | Self::GaveUp => per("calls"),
+            Self::Retries
+            | Self::Admitted
+            | Self::RefusedBreaker
+            | Self::RefusedShedder
+            | Self::RefusedBucket
+            | Self::RefusedSliding
+            | Self::RefusedPeriod
+            | Self::RefusedGate
+            | Self::RefusedQueue
+            | Self::Failed
+            | Self::TimedOut => per("attempts"),
+            Self::InFlight | Self::PeakInFlight | Self::ShedderFlying | Self::ShedderAverage => {
+                "calls".into()
+            }
+            Self::PeakWindow => format!("attempts per {}", span(variant.window)),
+            Self::Cpu => "‰ of the workers busy".into(),
+            Self::BreakerRatio => "share refused, 0 to 1".into(),
+            Self::P50Ms | Self::P99Ms => "ms".into(),
         }
     }
 }
@@ -289,16 +357,13 @@ pub(crate) fn millis(d: Duration) -> f64 {
 /// One variant's run: its rows and what only the whole run can say.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Run {
-    /// The variant's name.
-    pub name: String,
-    /// The seed the run drew from.
-    pub seed: u64,
+    /// The setup simulated, as it ran (with any seed or duration given on the command line):
+    /// its `name` labels the run, its `duration` is the simulated time covered, its `window`
+    /// the stretch `peak_window` is counted over, and its backend's `schedule` is what a
+    /// picture shades.
+    pub variant: Variant,
     /// One row per interval, in time order.
     pub rows: Vec<Row>,
-    /// The simulated time the run covered.
-    pub duration: Duration,
-    /// The stretch `peak_window` is counted over.
-    pub window: Duration,
     /// The most attempts that reached the backend in any `window`-long stretch.
     pub peak_window: u64,
     /// Latency of the calls that succeeded, from first attempt to success: median.
@@ -348,7 +413,7 @@ impl Run {
         for row in self
             .rows
             .iter()
-            .filter(|r| focus.contains(r.start, self.duration))
+            .filter(|r| focus.contains(r.start, self.variant.duration))
         {
             sum.offered += row.offered;
             sum.retries += row.retries;
@@ -367,6 +432,28 @@ impl Run {
     /// The whole run added up.
     pub fn total(&self) -> Sum {
         self.sum(Focus::default())
+    }
+
+    /// Whether `focus` lies inside the run: it starts before the run ends and, when it has
+    /// an end, ends by then. Figures summed over a stretch the run never reached are zeros
+    /// that measured nothing, so a summary reads a stretch only when this holds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward_sim::{Focus, Scenario};
+    ///
+    /// let run = &Scenario::from_toml("duration = \"60s\"").unwrap().run(|_| {}).runs[0];
+    /// let s = Duration::from_secs;
+    /// assert!(run.covers(Focus { from: s(10), to: s(20) }));
+    /// assert!(run.covers(Focus { from: s(10), to: Duration::ZERO }), "to the end");
+    /// assert!(!run.covers(Focus { from: s(50), to: s(70) }), "past the end");
+    /// assert!(!run.covers(Focus { from: s(60), to: Duration::ZERO }), "nothing left");
+    /// ```
+    pub fn covers(&self, focus: Focus) -> bool {
+        let end = self.variant.duration;
+        focus.from < end && (focus.to.is_zero() || (focus.from < focus.to && focus.to <= end))
     }
 }
 
@@ -402,7 +489,7 @@ pub struct Report {
 impl Report {
     /// The run of the variant called `name`.
     pub fn run(&self, name: &str) -> Option<&Run> {
-        self.runs.iter().find(|r| r.name == name)
+        self.runs.iter().find(|r| r.variant.name == name)
     }
 
     /// Writes every run's rows as CSV: a header, then a row per variant and interval,
@@ -418,7 +505,7 @@ impl Report {
         writeln!(out)?;
         for run in &self.runs {
             for row in &run.rows {
-                write!(out, "{}", run.name)?;
+                write!(out, "{}", run.variant.name)?;
                 for column in Column::ALL {
                     write!(out, ",")?;
                     row.write_cell(column, &mut out)?;

@@ -32,14 +32,14 @@ pub fn summary(report: &Report) -> String {
     let _ = writeln!(
         out,
         "{head}\n{} of simulated time per variant, seed {}",
-        span(first.map_or(Duration::ZERO, |r| r.duration)),
-        first.map_or(0, |r| r.seed),
+        span(first.map_or(Duration::ZERO, |r| r.variant.duration)),
+        first.map_or(0, |r| r.variant.seed),
     );
     let totals: Vec<Sum> = report.runs.iter().map(Run::total).collect();
     let width = report
         .runs
         .iter()
-        .map(|r| r.name.chars().count() + 2)
+        .map(|r| r.variant.name.chars().count() + 2)
         .max()
         .unwrap_or(0)
         .max(13);
@@ -47,7 +47,7 @@ pub fn summary(report: &Report) -> String {
         out: &mut out,
         width,
     };
-    table.line("", report.runs.iter().map(|r| r.name.clone()));
+    table.line("", report.runs.iter().map(|r| r.variant.name.clone()));
     table.sums("", &totals, false);
     let line = |run: &Run| {
         let ms = |d: Option<Duration>| d.map_or("-".into(), |d| format!("{:.0}", millis(d)));
@@ -60,7 +60,7 @@ pub fn summary(report: &Report) -> String {
     );
     if let Some(run) = first {
         table.line(
-            &format!("most reaching it in any {}", span(run.window)),
+            &format!("most reaching it in any {}", span(run.variant.window)),
             report.runs.iter().map(|r| grouped(r.peak_window)),
         );
     }

@@ -21,7 +21,7 @@ fn named<'a>(report: &'a Report, name: &str) -> &'a Run {
 fn rise(run: &Run, focus: Focus) -> u64 {
     run.rows
         .windows(2)
-        .filter(|w| focus.contains(w[1].start, run.duration))
+        .filter(|w| focus.contains(w[1].start, run.variant.duration))
         .map(|w| w[1].admitted.saturating_sub(w[0].admitted))
         .max()
         .unwrap_or(0)
@@ -90,7 +90,7 @@ fn under_overload_the_shedder_keeps_the_goodput_that_a_full_queue_loses() {
         let mut each: Vec<Duration> = run
             .rows
             .iter()
-            .filter(|r| focus.contains(r.start, run.duration))
+            .filter(|r| focus.contains(r.start, run.variant.duration))
             .filter_map(|r| r.p99)
             .collect();
         each.sort();
@@ -114,7 +114,11 @@ fn full_and_decorrelated_jitter_make_fewer_calls_and_finish_sooner_than_rigid_ba
     for run in &report.runs {
         let total = run.total();
         assert_eq!(total.offered, 1000);
-        assert_eq!(total.succeeded, 1000, "{} gives up on no call", run.name);
+        assert_eq!(
+            total.succeeded, 1000,
+            "{} gives up on no call",
+            run.variant.name
+        );
     }
     assert!(Builtin::RetryStorm.verdict(&report).is_some());
 }

@@ -8,8 +8,10 @@ use crate::report::{Report, Run, Sum, millis};
 /// A one-screen summary of `report`: the scenario, then a table with a column per variant
 /// of the totals, and of the focus stretch when there is one.
 ///
-/// Rows for pieces that refused nothing in any variant are left out. The text depends only
-/// on the report, so it is as reproducible as the CSV.
+/// Rows for pieces that refused nothing in any variant are left out. A focus that is not
+/// inside the run (a `--duration` shorter than the scenario was written for) is said to be
+/// so, with no figures: sums over a stretch never simulated would be zeros that measured
+/// nothing. The text depends only on the report, so it is as reproducible as the CSV.
 ///
 /// # Examples
 ///
@@ -84,17 +86,39 @@ pub fn summary(report: &Report) -> String {
         } else {
             format!("{} s", focus.to.as_secs_f64())
         };
-        let _ = writeln!(table.out, "from {} s to {to}:", focus.from.as_secs_f64());
-        let sums: Vec<Sum> = report.runs.iter().map(|r| r.sum(focus)).collect();
-        table.sums("  ", &sums, true);
-        table.line(
-            "  most reaching it in an interval",
-            sums.iter().map(|s| grouped(s.peak_admitted)),
-        );
-        table.line(
-            "  most inside the backend",
-            sums.iter().map(|s| grouped(s.peak_in_flight)),
-        );
+        let stretch = format!("from {} s to {to}", focus.from.as_secs_f64());
+        match report.runs.iter().find(|r| !r.covers(focus)) {
+            Some(short) => {
+                // Sums over rows that were never simulated are zeros that measured nothing.
+                let alike = report
+                    .runs
+                    .iter()
+                    .all(|r| r.variant.duration == short.variant.duration);
+                let _ = writeln!(
+                    table.out,
+                    "{stretch}, the scenario's focus: not inside the run, which ends at {} s{}.\n  \
+                     Nothing was measured there, so no figures are given for it.",
+                    short.variant.duration.as_secs_f64(),
+                    match alike {
+                        true => String::new(),
+                        false => format!(" for {}", short.variant.name),
+                    },
+                );
+            }
+            None => {
+                let _ = writeln!(table.out, "{stretch}:");
+                let sums: Vec<Sum> = report.runs.iter().map(|r| r.sum(focus)).collect();
+                table.sums("  ", &sums, true);
+                table.line(
+                    "  most reaching it in an interval",
+                    sums.iter().map(|s| grouped(s.peak_admitted)),
+                );
+                table.line(
+                    "  most inside the backend",
+                    sums.iter().map(|s| grouped(s.peak_in_flight)),
+                );
+            }
+        }
     }
     out
 }
@@ -189,6 +213,42 @@ pub(crate) fn span(d: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn report(toml: &str) -> Report {
+        crate::Scenario::from_toml(toml).unwrap().run(|_| {})
+    }
+
+    #[test]
+    fn a_focus_past_the_end_of_the_run_is_said_to_be_outside_it_with_no_figures() {
+        let text = summary(&report(
+            "duration = \"20s\"\nfocus = { from = \"20s\", to = \"30s\" }",
+        ));
+        assert!(
+            text.contains(
+                "from 20 s to 30 s, the scenario's focus: not inside the run, which ends at 20 s."
+            ),
+            "{text}"
+        );
+        assert!(
+            !text.contains("  calls succeeded"),
+            "no zeros for it: {text}"
+        );
+        // Reaching past the end is not inside either, though it starts inside.
+        let text = summary(&report(
+            "duration = \"20s\"\nfocus = { from = \"10s\", to = \"30s\" }",
+        ));
+        assert!(text.contains("not inside the run"), "{text}");
+    }
+
+    #[test]
+    fn a_focus_inside_the_run_gets_its_own_figures() {
+        let text = summary(&report(
+            "duration = \"20s\"\nfocus = { from = \"5s\", to = \"10s\" }",
+        ));
+        assert!(text.contains("from 5 s to 10 s:\n"), "{text}");
+        assert!(text.contains("  calls succeeded"), "{text}");
+        assert!(!text.contains("not inside"), "{text}");
+    }
 
     #[test]
     fn counts_are_grouped_by_thousands() {

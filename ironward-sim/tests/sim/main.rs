@@ -1,6 +1,7 @@
 //! The simulator through its public API: determinism, the built-in scenarios' comparisons,
-//! and the scenario format.
+//! the scenario format, and verdicts that state only what a run measured.
 
 mod builtins;
 mod determinism;
 mod format;
+mod verdicts;

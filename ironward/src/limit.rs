@@ -17,7 +17,7 @@ mod sampler;
 mod vegas;
 
 pub use aimd::{AIMD, Aimd};
-pub use estimator::{Algorithm, Estimator, Sample};
+pub use estimator::{Algorithm, Estimator, Sample, Step};
 pub use gradient2::{GRADIENT2, Gradient2};
 pub use sampler::{SAMPLING, Sampler, Sampling};
-pub use vegas::{VEGAS, Vegas};
+pub use vegas::{Decrease, VEGAS, Vegas};

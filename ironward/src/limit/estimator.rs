@@ -1,13 +1,42 @@
-//! One algorithm's state, fed one sample per window.
+//! One algorithm's state, fed one sample per window: the limit it has reached and what it
+//! remembers (Vegas' no-load latency and probe count, Gradient2's long average).
+//!
+//! The three algorithms read different signals. [`Aimd`] reads only drops and timeouts, so it
+//! suits a backend whose latency says little about its load. [`Vegas`] compares each window's
+//! latency with the least it has seen, the latency with no queue, and estimates the queue
+//! from the difference; it suits a backend whose no-load latency is stable. [`Gradient2`]
+//! compares each window's latency with a long average of them, so it follows a backend whose
+//! latency drifts, at the cost of reacting later. The [`Algorithm`] docs say when to pick
+//! which.
+//!
+//! The pieces shared by the algorithms live here: the bounds every limit is held to
+//! ([`Bounds`]) and the counts that follow the limit ([`Step`]).
 
 use core::time::Duration;
 
 use super::{Aimd, Gradient2, Vegas};
+use super::{aimd, gradient2, vegas};
+use crate::float::{duration, round_nanos};
 
 /// What a sampling window measured: what Netflix's `Limit.onSample` is given.
-#[derive(Debug, Clone, Copy, PartialEq)]
+///
+/// A [`Sampler`](super::Sampler) makes one from the calls that finished in its window; a
+/// caller who samples in its own way may make them directly.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::limit::{AIMD, Algorithm, Estimator, Sample};
+///
+/// let mut estimator = Estimator::new(Algorithm::Aimd(AIMD));
+/// let busy = Sample { rtt: Duration::from_millis(5), in_flight: 15, dropped: false };
+/// assert_eq!(estimator.update(busy), 21);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Sample {
-    /// The window's latency: its average or percentile of the calls' round trips.
+    /// The window's latency: its average or percentile of the calls' round trips. Held in
+    /// whole nanoseconds, saturating at `u64::MAX` (about 584 years).
     pub rtt: Duration,
     /// The most calls that were in flight when a call of the window started.
     pub in_flight: u32,
@@ -16,50 +45,359 @@ pub struct Sample {
 }
 
 /// Which algorithm adapts the limit, with its constants.
+///
+/// | algorithm | reacts to | pick it when |
+/// | --- | --- | --- |
+/// | [`Aimd`] | drops and calls slower than its timeout | latency says little about load (a backend that refuses when full, calls whose cost varies widely), or as the simplest one to reason about |
+/// | [`Vegas`] | each window's latency against the least seen, the latency with no queue | the backend's latency without load is stable and any growth over it is queueing: the default of Netflix's limiters |
+/// | [`Gradient2`] | each window's latency against a long average of them | latency drifts over the day (caches warming, batches), where a minimum would be stale and shed too much |
+///
+/// Every algorithm ignores growth while fewer than half the limit were in flight (the limit
+/// was not what held the calls back) and holds the limit within its `min` and `max`.
+///
+/// # Examples
+///
+/// ```
+/// use ironward::limit::{Algorithm, GRADIENT2, Gradient2};
+///
+/// let wide = Algorithm::Gradient2(Gradient2 { max: 1000, ..GRADIENT2 });
+/// assert_ne!(wide, Algorithm::Gradient2(GRADIENT2));
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Algorithm {
-    /// Additive increase, multiplicative decrease.
+    /// Additive increase, multiplicative decrease: Netflix's `AIMDLimit`.
     Aimd(Aimd),
-    /// TCP Vegas' queue estimate.
+    /// TCP Vegas' queue estimate: Netflix's `VegasLimit`.
     Vegas(Vegas),
-    /// The gradient of a short latency average against a long one.
+    /// The gradient of the window's latency against a long average: Netflix's
+    /// `Gradient2Limit`.
     Gradient2(Gradient2),
 }
 
+impl Algorithm {
+    /// The bounds the algorithm holds its limit to.
+    fn bounds(&self) -> Bounds {
+        match self {
+            Self::Aimd(aimd) => Bounds::new(aimd.min, aimd.max),
+            Self::Vegas(vegas) => Bounds::new(vegas.min, vegas.max),
+            Self::Gradient2(gradient) => Bounds::new(gradient.min, gradient.max),
+        }
+    }
+
+    /// The limit before any sample.
+    fn initial(&self) -> u32 {
+        match self {
+            Self::Aimd(aimd) => aimd.initial,
+            Self::Vegas(vegas) => vegas.initial,
+            Self::Gradient2(gradient) => gradient.initial,
+        }
+    }
+}
+
 /// An algorithm's state: the limit it has reached and what it remembers.
+///
+/// This is Netflix concurrency-limits' `Limit`: [`update`](Estimator::update) is its
+/// `onSample` and [`limit`](Estimator::limit) its `getLimit`, deciding as the reference does
+/// on every sample (the algorithm's docs list where and why they differ). It has no clock:
+/// the algorithms count samples, not time, so one sample per window is what paces them.
+///
+/// The limit stays within the algorithm's `min ..= max` once it is there. An initial limit
+/// outside them is kept, as the reference keeps it, until samples move it in: Aimd's first
+/// update holds it to them, while Vegas and Gradient2 move their unrounded limit towards
+/// them only on updates that change it (and only part of the way, with smoothing under 1).
+/// An initial limit of 0 is read as 1: a limit of 0 admits nothing, so no sample would
+/// ever come to raise it.
+///
+/// `Clone` copies the whole state; the copies then evolve independently.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::limit::{Algorithm, Estimator, Sample, VEGAS};
+///
+/// let ms = Duration::from_millis;
+/// let mut estimator = Estimator::new(Algorithm::Vegas(VEGAS));
+/// assert_eq!(estimator.limit(), 20);
+/// // The first sample only measures the latency with no queue.
+/// estimator.update(Sample { rtt: ms(10), in_flight: 20, dropped: false });
+/// // No queue at that latency, and the limit in use: grow by Vegas' beta, 6 × log10(20).
+/// assert_eq!(estimator.update(Sample { rtt: ms(10), in_flight: 20, dropped: false }), 26);
+/// ```
 #[derive(Debug, Clone, PartialEq)]
 pub struct Estimator {
     algorithm: Algorithm,
     limit: u32,
+    memory: Memory,
+}
+
+/// What an algorithm remembers besides its limit.
+#[derive(Debug, Clone, PartialEq)]
+enum Memory {
+    /// Aimd remembers nothing: the limit is its whole state.
+    Aimd,
+    Vegas(vegas::State),
+    Gradient2(gradient2::State),
+}
+
+impl Memory {
+    /// Fresh memory for `algorithm`, starting from `limit`.
+    fn new(algorithm: &Algorithm, limit: u32) -> Self {
+        match algorithm {
+            Algorithm::Aimd(_) => Self::Aimd,
+            Algorithm::Vegas(vegas) => Self::Vegas(vegas::State::new(vegas, limit)),
+            Algorithm::Gradient2(_) => Self::Gradient2(gradient2::State::new(limit)),
+        }
+    }
 }
 
 impl Estimator {
-    /// An estimator at the algorithm's initial limit.
+    /// An estimator at the algorithm's initial limit (0 read as 1), remembering nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::limit::{AIMD, Aimd, Algorithm, Estimator};
+    ///
+    /// assert_eq!(Estimator::new(Algorithm::Aimd(AIMD)).limit(), 20);
+    /// // An initial limit over the maximum is kept until the first sample.
+    /// let high = Aimd { initial: 500, ..AIMD };
+    /// assert_eq!(Estimator::new(Algorithm::Aimd(high)).limit(), 500);
+    /// ```
     pub fn new(algorithm: Algorithm) -> Self {
+        let limit = algorithm.initial().max(1);
         Self {
+            memory: Memory::new(&algorithm, limit),
             algorithm,
-            limit: 20,
+            limit,
         }
     }
 
-    /// The limit now.
+    /// The limit now: how many calls may be in flight at once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::limit::{Algorithm, Estimator, GRADIENT2};
+    ///
+    /// assert_eq!(Estimator::new(Algorithm::Gradient2(GRADIENT2)).limit(), 20);
+    /// ```
     pub fn limit(&self) -> u32 {
         self.limit
     }
 
     /// Feeds one window's sample and returns the new limit.
+    ///
+    /// Any sample is taken: a zero `rtt`, one that saturates at `u64::MAX` nanoseconds, and
+    /// an `in_flight` of 0 or `u32::MAX` each decide as the algorithm's docs say, without
+    /// overflow, and the limit stays within the bounds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::limit::{AIMD, Algorithm, Estimator, Sample};
+    ///
+    /// let mut estimator = Estimator::new(Algorithm::Aimd(AIMD));
+    /// let ok = Sample { rtt: Duration::from_millis(3), in_flight: 20, dropped: false };
+    /// assert_eq!(estimator.update(ok), 21);
+    /// // A drop cuts the limit by the backoff, 0.9, truncated: 18, then held to the min 20.
+    /// assert_eq!(estimator.update(Sample { dropped: true, ..ok }), 20);
+    /// ```
     pub fn update(&mut self, sample: Sample) -> u32 {
-        let _ = sample;
+        let bounds = self.algorithm.bounds();
+        self.limit = match (&self.algorithm, &mut self.memory) {
+            (Algorithm::Aimd(policy), _) => aimd::update(policy, bounds, self.limit, sample),
+            (Algorithm::Vegas(policy), Memory::Vegas(state)) => {
+                state.update(policy, bounds, sample)
+            }
+            (Algorithm::Gradient2(policy), Memory::Gradient2(state)) => {
+                state.update(policy, bounds, sample)
+            }
+            // `new` and `retune` keep the memory the algorithm's own; were it not, the
+            // algorithm would start afresh from the limit reached.
+            (algorithm, memory) => {
+                *memory = Memory::new(algorithm, self.limit);
+                self.limit
+            }
+        };
         self.limit
     }
 
     /// The algorithm and its constants.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::limit::{AIMD, Algorithm, Estimator};
+    ///
+    /// let estimator = Estimator::new(Algorithm::Aimd(AIMD));
+    /// assert_eq!(estimator.algorithm(), &Algorithm::Aimd(AIMD));
+    /// ```
     pub fn algorithm(&self) -> &Algorithm {
         &self.algorithm
     }
 
-    /// Changes the algorithm's constants in place.
+    /// The latency the algorithm measures each window against: Vegas' latency with no
+    /// queue, Gradient2's long average (rounded to the nanosecond); `None` for Aimd, and
+    /// before the first sample.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::limit::{Algorithm, Estimator, Sample, VEGAS};
+    ///
+    /// let mut estimator = Estimator::new(Algorithm::Vegas(VEGAS));
+    /// assert_eq!(estimator.baseline(), None);
+    /// let rtt = Duration::from_millis(8);
+    /// estimator.update(Sample { rtt, in_flight: 1, dropped: false });
+    /// assert_eq!(estimator.baseline(), Some(rtt));
+    /// ```
+    pub fn baseline(&self) -> Option<Duration> {
+        match &self.memory {
+            Memory::Aimd => None,
+            Memory::Vegas(state) => state.noload().map(Duration::from_nanos),
+            Memory::Gradient2(state) => state.long().map(|n| duration(round_nanos(n))),
+        }
+    }
+
+    /// Changes the algorithm or its constants in place.
+    ///
+    /// The limit reached is kept, held to the new bounds. With the same algorithm, what it
+    /// remembers is kept too: Vegas' latency with no queue, its count towards the next probe
+    /// and its probe jitters; Gradient2's long average and its unrounded limit. A change of
+    /// algorithm starts the new one from the limit reached, remembering nothing else, as
+    /// [`new`](Estimator::new) would with that limit as the initial one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::limit::{AIMD, Aimd, Algorithm, Estimator, Sample};
+    ///
+    /// let mut estimator = Estimator::new(Algorithm::Aimd(AIMD));
+    /// let ok = Sample { rtt: Duration::from_millis(3), in_flight: 40, dropped: false };
+    /// for _ in 0..10 {
+    ///     estimator.update(ok);
+    /// }
+    /// assert_eq!(estimator.limit(), 30);
+    /// estimator.retune(Algorithm::Aimd(Aimd { max: 25, ..AIMD }));
+    /// assert_eq!(estimator.limit(), 25);
+    /// ```
     pub fn retune(&mut self, algorithm: Algorithm) {
+        let bounds = algorithm.bounds();
+        self.limit = bounds.clamp(self.limit);
+        match (&algorithm, &mut self.memory) {
+            (Algorithm::Aimd(_), Memory::Aimd) => {}
+            (Algorithm::Vegas(_), Memory::Vegas(state)) => self.limit = state.retune(bounds),
+            (Algorithm::Gradient2(_), Memory::Gradient2(state)) => {
+                self.limit = state.retune(bounds);
+            }
+            (_, memory) => *memory = Memory::new(&algorithm, self.limit),
+        }
         self.algorithm = algorithm;
     }
 }
+
+/// The bounds an algorithm holds its limit to, read from its `min` and `max`.
+///
+/// A limit of 0 admits nothing, so no call finishes to raise it again: `max` is at least 1
+/// and `min` at least 1. A `min` over `max` is read as `max`, the order of `AIMDLimit`'s
+/// clamp.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct Bounds {
+    pub(super) lo: u32,
+    pub(super) hi: u32,
+}
+
+impl Bounds {
+    pub(super) fn new(min: u32, max: u32) -> Self {
+        let hi = max.max(1);
+        Self {
+            lo: min.clamp(1, hi),
+            hi,
+        }
+    }
+
+    /// `limit` held to the bounds.
+    pub(super) fn clamp(self, limit: u32) -> u32 {
+        limit.clamp(self.lo, self.hi)
+    }
+
+    /// An unrounded limit held to the bounds: `max(lo, min(hi, x))`, the order of
+    /// `Gradient2Limit` and `VegasLimit` (the same as the other while `lo <= hi`).
+    pub(super) fn clamp_f64(self, x: f64) -> f64 {
+        x.min(f64::from(self.hi)).max(f64::from(self.lo))
+    }
+}
+
+/// An unrounded limit as the whole limit it allows: truncated, as Java's `(int)` cast does
+/// (saturating, NaN as 0), and at least 1, since a limit of 0 would admit nothing ever again.
+pub(super) fn whole(x: f64) -> u32 {
+    (x as u32).max(1)
+}
+
+/// A count that follows the limit: Vegas' thresholds and steps, Gradient2's queue allowance.
+///
+/// Netflix concurrency-limits takes a function of the limit for each of these; the functions
+/// its presets and its documentation use are these three, so that a policy stays a plain
+/// `Copy` record that can be compared and written to a config file. With `limit` the whole
+/// limit now:
+///
+/// | variant | count | Netflix |
+/// | --- | --- | --- |
+/// | `Fixed(n)` | `n` | a constant, as `VegasLimit.Builder.alpha(3)` |
+/// | `Log10(n)` | `n × max(1, ⌊log10 limit⌋)` | `n * Log10RootIntFunction`; 1 up to a limit of 99, 2 up to 999 |
+/// | `Sqrt(n)` | `max(n, max(1, ⌊√limit⌋))` | `SquareRootFunction.create(n)` |
+///
+/// The logarithm and the root are worked out exactly in integers (the reference's tables and
+/// its `Math.log10` and `Math.sqrt` agree with them for every `int`); a product past
+/// `u32::MAX` saturates.
+///
+/// # Examples
+///
+/// ```
+/// use ironward::limit::Step;
+///
+/// assert_eq!(Step::Log10(3).of(20), 3);
+/// assert_eq!(Step::Log10(3).of(10_000), 12);
+/// assert_eq!(Step::Sqrt(4).of(2500), 50);
+/// assert_eq!(Step::Fixed(4).of(2500), 4);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub enum Step {
+    /// The same count whatever the limit.
+    Fixed(u32),
+    /// The count times the limit's whole base-10 logarithm, at least 1: slow growth that
+    /// keeps large limits from swinging by a fixed few.
+    Log10(u32),
+    /// The limit's whole square root, at least 1 and at least the count.
+    Sqrt(u32),
+}
+
+impl Step {
+    /// The count at a whole limit of `limit`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::limit::Step;
+    ///
+    /// // Netflix's `Log10RootIntFunction` is 1 at 0 and under 100.
+    /// assert_eq!(Step::Log10(1).of(0), 1);
+    /// assert_eq!(Step::Log10(1).of(100), 2);
+    /// ```
+    pub fn of(self, limit: u32) -> u32 {
+        match self {
+            Self::Fixed(n) => n,
+            Self::Log10(n) => n.saturating_mul(limit.checked_ilog10().unwrap_or(0).max(1)),
+            Self::Sqrt(n) => n.max(limit.isqrt().max(1)),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -19,5 +19,5 @@ mod vegas;
 pub use aimd::{AIMD, Aimd};
 pub use estimator::{Algorithm, Estimator, Sample, Step};
 pub use gradient2::{GRADIENT2, Gradient2};
-pub use sampler::{SAMPLING, Sampler, Sampling};
+pub use sampler::{Latency, SAMPLING, Sampler, Sampling};
 pub use vegas::{Decrease, VEGAS, Vegas};

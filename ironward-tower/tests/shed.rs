@@ -16,7 +16,7 @@ use axum::error_handling::HandleErrorLayer;
 use axum::http::StatusCode;
 use axum::routing::get;
 use http::Response;
-use ironward::{SHED, ShedReason};
+use ironward::{Criticality, SHED, ShedReason};
 use ironward_tower::{Clock, Cpu, ShedLayer, ShedRefused, ShedService};
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 use tower::{BoxError, Layer, Service, ServiceBuilder, ServiceExt, service_fn};
@@ -154,6 +154,8 @@ async fn follows_the_go_zero_virtual_clock_sequence_through_the_layer() {
         capacity: 5.0,
         overloaded: true,
         cooling: false,
+        criticality: Criticality::Critical,
+        floor: Criticality::Sheddable,
     };
     assert_eq!(shed(&mut server).await, Some(hot), "t=60, 950 ‰: m = 5");
     dial.set(0);
@@ -162,6 +164,7 @@ async fn follows_the_go_zero_virtual_clock_sequence_through_the_layer() {
         capacity: 10.0,
         overloaded: false,
         cooling: true,
+        floor: Criticality::Critical,
         ..hot
     };
     assert_eq!(

@@ -174,6 +174,7 @@ mod bucket;
 mod budget;
 mod clock;
 mod constant;
+mod criticality;
 mod deadline;
 mod extremes;
 mod float;
@@ -202,10 +203,12 @@ pub use bucket::SharedBucket;
 pub use budget::Budget;
 #[cfg(target_has_atomic = "64")]
 pub use budget::SharedBudget;
+pub use criticality::{Criticality, SHARES, Shares, UnknownCriticality};
 pub use deadline::Deadline;
 pub use gate::Gate;
 #[cfg(target_has_atomic = "64")]
 pub use gate::SharedGate;
+pub use limit::{ADAPTIVE, Adaptive, Grant, Limiter, LimiterReason, Settle};
 pub use period::{Period, Quota};
 #[cfg(target_has_atomic = "64")]
 pub use period::{PeriodLeft, SharedPeriod};

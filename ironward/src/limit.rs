@@ -13,11 +13,13 @@
 mod aimd;
 mod estimator;
 mod gradient2;
+mod limiter;
 mod sampler;
 mod vegas;
 
 pub use aimd::{AIMD, Aimd};
 pub use estimator::{Algorithm, Estimator, Sample, Step};
 pub use gradient2::{GRADIENT2, Gradient2};
+pub use limiter::{ADAPTIVE, Adaptive, Grant, Limiter, LimiterReason, Settle};
 pub use sampler::{Latency, SAMPLING, Sampler, Sampling};
 pub use vegas::{Decrease, VEGAS, Vegas};

@@ -14,6 +14,7 @@ use core::fmt;
 use core::time::Duration;
 
 use crate::bucket::Bucket;
+use crate::criticality::Criticality;
 
 /// Why a [`Breaker`](crate::Breaker) refused a call: the window it read and the draw it
 /// compared, from [`Breaker::check`](crate::Breaker::check).
@@ -123,18 +124,35 @@ pub struct ShedReason {
     /// The reading is under the threshold, but the shedder refused within the cooling time
     /// of the last overload: it is still hot.
     pub cooling: bool,
+    /// The class the call asked as ([`Criticality::Critical`] for
+    /// [`Shedder::check`](crate::Shedder::check)); `capacity` is that class's share.
+    pub criticality: Criticality,
+    /// The least critical class admitted at the time. A `criticality` below it was refused
+    /// because a more critical call was refused within the cooling time, however full.
+    pub floor: Criticality,
 }
 
 impl fmt::Display for ShedReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        if self.criticality < self.floor {
+            return write!(
+                f,
+                "shedder refused a {} call: classes below {} are refused after a refusal ({} in flight)",
+                self.criticality, self.floor, self.flying,
+            );
+        }
         let heat = match (self.overloaded, self.cooling) {
             (true, _) => "overloaded",
             (false, true) => "cooling after a refusal",
             (false, false) => "not hot",
         };
+        f.write_str("shedder refused")?;
+        if self.criticality != Criticality::Critical {
+            write!(f, " a {} call", self.criticality)?;
+        }
         write!(
             f,
-            "shedder refused at cpu {}.{}% ({heat}): {} in flight, {:.2} on average, over a capacity of {:.2}",
+            " at cpu {}.{}% ({heat}): {} in flight, {:.2} on average, over a capacity of {:.2}",
             self.cpu / 10,
             self.cpu % 10,
             self.flying,
@@ -397,6 +415,8 @@ mod tests {
             capacity: 1.0,
             overloaded: false,
             cooling: true,
+            criticality: Criticality::Critical,
+            floor: Criticality::Sheddable,
         };
         assert_eq!(
             reason.to_string(),

@@ -4,6 +4,7 @@ use core::time::Duration;
 
 use crate::clock::{Latest, nanos};
 use crate::constant::constant;
+use crate::criticality::{Criticality, Floor, SHARES, Shares};
 use crate::extremes::Extremes;
 use crate::reason::ShedReason;
 use crate::tally::Total;
@@ -32,6 +33,7 @@ use crate::window::{Window, grid};
 /// | `beta` | 0.9 | the weight of the past in the moving average of calls in flight |
 /// | `cool` | 1 s | how long the server stays hot after an overload, once it has refused |
 /// | `floor` | 0.1 | the least fraction of capacity kept however hot the CPU runs |
+/// | `shares` | [`SHARES`] | the share of the capacity each criticality may fill (not go-zero's: its shedder has no classes) |
 ///
 /// # Examples
 ///
@@ -69,6 +71,9 @@ pub struct Shed {
     /// The least fraction of capacity kept, however close to 100% the CPU runs: 0 to 1 (NaN
     /// is 1, which keeps the whole capacity).
     pub floor: f64,
+    /// The share of the capacity each [`Criticality`] may fill while the server is hot; see
+    /// [`Shedder::check_as`].
+    pub shares: Shares,
 }
 
 /// The go-zero preset: 50 buckets over 5 s, overloaded at 900 ‰ CPU, 1 s assumed response
@@ -81,6 +86,7 @@ pub const SHED: Shed = Shed {
     beta: 0.9,
     cool: Duration::from_secs(1),
     floor: 0.1,
+    shares: SHARES,
 };
 
 impl Default for Shed {
@@ -146,6 +152,8 @@ pub struct Shedder {
     hot: Option<u64>,
     /// Whether the shedder has refused since it last cooled.
     dropped: bool,
+    /// When each criticality was last refused for want of capacity.
+    classes: Floor,
     clock: Latest,
 }
 
@@ -196,6 +204,7 @@ impl Shedder {
             average: 0.0,
             hot: None,
             dropped: false,
+            classes: Floor::default(),
             clock: Latest::new(now),
         }
     }
@@ -243,14 +252,59 @@ impl Shedder {
     #[inline]
     #[must_use = "dropping the answer loses the Ticket: the call stays counted in flight forever, and a refusal is ignored"]
     pub fn check(&mut self, now: Duration, cpu: u32) -> Result<Ticket, ShedReason> {
-        let start = self.decide(now, cpu, self.flying, self.average)?;
+        self.check_as(now, cpu, Criticality::Critical)
+    }
+
+    /// [`check`](Shedder::check) for a call of class `criticality`: under overload the less
+    /// critical classes are refused first.
+    ///
+    /// Two rules, shared with the [`Limiter`](crate::Limiter) (see [`Criticality`]):
+    ///
+    /// - while hot, a call is refused when the average and the count in flight both exceed
+    ///   its class's share of the capacity ([`Shares::of`] of [`Shed::shares`]), so that the
+    ///   sheddable meet a full server first;
+    /// - for [`Shed::cool`] after a call of one class is so refused, every less critical
+    ///   class is refused outright, so that the room calls leaving flight free goes to the
+    ///   more critical.
+    ///
+    /// [`Criticality::Critical`] has the whole capacity by default: `check` is this with
+    /// that class, and decides as go-zero's shedder, which has no classes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::{Criticality, SHED, Shedder};
+    ///
+    /// let ms = Duration::from_millis;
+    /// let mut shedder = Shedder::new(SHED, ms(0));
+    /// let mut tickets: Vec<_> = (0..100).map(|_| shedder.check(ms(0), 950).unwrap()).collect();
+    /// for ticket in tickets.drain(..96) {
+    ///     shedder.pass(ticket, ms(50));
+    /// }
+    /// // Hot, with 4 in flight against the assumed capacity of 5: room for the critical, but
+    /// // not for the sheddable, whose share is half of it.
+    /// let reason = shedder.check_as(ms(60), 950, Criticality::Sheddable).unwrap_err();
+    /// assert_eq!((reason.flying, reason.capacity), (4, 2.5));
+    /// let critical = shedder.check_as(ms(60), 950, Criticality::Critical).expect("room");
+    /// # drop((tickets, critical));
+    /// ```
+    #[inline]
+    #[must_use = "dropping the answer loses the Ticket: the call stays counted in flight forever, and a refusal is ignored"]
+    pub fn check_as(
+        &mut self,
+        now: Duration,
+        cpu: u32,
+        criticality: Criticality,
+    ) -> Result<Ticket, ShedReason> {
+        let start = self.decide(now, cpu, self.flying, self.average, criticality)?;
         self.flying = self.flying.saturating_add(1);
         Ok(Ticket { start })
     }
 
-    /// The decision of [`check`](Shedder::check) with `flying` calls in flight and a moving
-    /// average of `average`, leaving the count in flight to the caller: the start of an
-    /// admitted call, on the shedder's clock, or the reason for a refusal.
+    /// The decision of [`check_as`](Shedder::check_as) with `flying` calls in flight and a
+    /// moving average of `average`, leaving the count in flight to the caller: the start of
+    /// an admitted call, on the shedder's clock, or the reason for a refusal.
     #[inline]
     fn decide(
         &mut self,
@@ -258,6 +312,7 @@ impl Shedder {
         cpu: u32,
         flying: u64,
         average: f64,
+        criticality: Criticality,
     ) -> Result<u64, ShedReason> {
         let now = self.clock.advance(now);
         let cpu = cpu.min(1000);
@@ -265,11 +320,17 @@ impl Shedder {
         if overloaded {
             self.hot = Some(now);
         }
-        if overloaded || self.still_hot(now) {
-            let capacity = self.capacity(now, cpu);
-            // Full: both the average and the count in flight exceed the capacity.
-            if average > capacity && flying as f64 > capacity {
-                self.dropped = true;
+        let floor = self.classes.at(now, nanos(self.shed.cool));
+        let hot = overloaded || self.still_hot(now);
+        if hot || criticality < floor {
+            let capacity = self.capacity(now, cpu) * self.shed.shares.of(criticality);
+            // Full: both the average and the count in flight exceed the class's capacity.
+            let full = hot && average > capacity && flying as f64 > capacity;
+            if full || criticality < floor {
+                if full {
+                    self.dropped = true;
+                    self.classes.refuse(criticality, now);
+                }
                 return Err(ShedReason {
                     cpu,
                     flying,
@@ -277,7 +338,9 @@ impl Shedder {
                     capacity,
                     overloaded,
                     // Asked only under the threshold: that heat is the earlier refusal's.
-                    cooling: !overloaded,
+                    cooling: hot && !overloaded,
+                    criticality,
+                    floor,
                 });
             }
         }
@@ -328,7 +391,21 @@ impl Shedder {
         flying: u64,
         average: f64,
     ) -> Result<Duration, ShedReason> {
-        self.decide(now, cpu, flying, average)
+        self.check_flight_as(now, cpu, flying, average, Criticality::Critical)
+    }
+
+    /// [`check_flight`](Shedder::check_flight) for a call of class `criticality`, deciding
+    /// as [`check_as`](Shedder::check_as) does.
+    #[inline]
+    pub fn check_flight_as(
+        &mut self,
+        now: Duration,
+        cpu: u32,
+        flying: u64,
+        average: f64,
+        criticality: Criticality,
+    ) -> Result<Duration, ShedReason> {
+        self.decide(now, cpu, flying, average, criticality)
             .map(Duration::from_nanos)
     }
 

@@ -176,6 +176,8 @@ mod tests {
             capacity: 5.0,
             overloaded: true,
             cooling: false,
+            criticality: ironward::Criticality::Critical,
+            floor: ironward::Criticality::Sheddable,
         })
     }
 

@@ -1,5 +1,8 @@
 //! Unit tests of `shedder` that need its private items.
 
+use alloc::string::ToString;
+use alloc::vec::Vec;
+
 use super::*;
 
 fn ms(n: u64) -> Duration {
@@ -188,6 +191,12 @@ fn hostile_policies_do_not_panic() {
         beta: f64::NAN,
         cool: Duration::MAX,
         floor: f64::NAN,
+        shares: Shares {
+            sheddable: f64::NAN,
+            sheddable_concurrent: f64::INFINITY,
+            critical: -0.0,
+            critical_plus: f64::NEG_INFINITY,
+        },
     };
     let mut shedder = Shedder::new(hostile, Duration::MAX);
     for cpu in [0, 500, 1000, u32::MAX] {
@@ -500,6 +509,7 @@ fn hostile_retunes_do_not_panic() {
             cpu: u32::MAX,
             latency: Duration::MAX,
             cool: Duration::MAX,
+            shares: SHARES,
         };
         shedder.retune(shed, ms(300));
         assert!(shedder.window.fits(size, window));
@@ -534,6 +544,8 @@ fn a_refusal_gives_the_numbers_of_the_virtual_clock_sequence() {
         capacity: 5.0,
         overloaded: true,
         cooling: false,
+        criticality: Criticality::Critical,
+        floor: Criticality::Sheddable,
     };
     assert_eq!(shedder.check(ms(60), 950).unwrap_err(), hot);
     // A cool CPU, still hot from the refusal: factor 1, so the whole max_flight.
@@ -542,6 +554,8 @@ fn a_refusal_gives_the_numbers_of_the_virtual_clock_sequence() {
         capacity: 10.0,
         overloaded: false,
         cooling: true,
+        // The first refusal raised the floor to the class it refused.
+        floor: Criticality::Critical,
         ..hot
     };
     assert_eq!(shedder.check(ms(60), 0).unwrap_err(), cooling);
@@ -551,6 +565,7 @@ fn a_refusal_gives_the_numbers_of_the_virtual_clock_sequence() {
         shedder.check(ms(150), 950).unwrap_err(),
         ShedReason {
             capacity: 12.5,
+            floor: Criticality::Critical,
             ..hot
         }
     );
@@ -559,6 +574,7 @@ fn a_refusal_gives_the_numbers_of_the_virtual_clock_sequence() {
         ShedReason {
             cpu: 1000,
             capacity: 2.5,
+            floor: Criticality::Critical,
             ..hot
         }
     );
@@ -590,4 +606,89 @@ fn allow_is_check_with_the_reason_discarded() {
         assert_eq!(shedder.average().to_bits(), twin.average().to_bits());
     }
     assert!(refused > 0, "the walk refuses some calls");
+}
+
+/// A hot shedder with `flying` calls in flight and a moving average well over the assumed
+/// capacity of 5 (1 s latency, one pass a 100 ms bucket, halved at 950 ‰).
+fn hot_with(flying: usize) -> (Shedder, Vec<Ticket>) {
+    let mut shedder = Shedder::new(SHED, ms(0));
+    let mut tickets: Vec<_> = (0..100)
+        .map(|_| shedder.check(ms(0), 950).expect("average 0 is not full"))
+        .collect();
+    for ticket in tickets.drain(..100 - flying) {
+        shedder.pass(ticket, ms(50));
+    }
+    assert!(shedder.average() > 5.0);
+    (shedder, tickets)
+}
+
+#[test]
+fn the_sheddable_meet_a_full_server_first() {
+    // 4 in flight: over the sheddable's 2.5 and the sheddable-concurrent's 3.75, under the
+    // critical classes' 5.
+    let (mut shedder, tickets) = hot_with(4);
+    for class in [Criticality::Sheddable, Criticality::SheddableConcurrent] {
+        let reason = shedder.check_as(ms(60), 950, class).unwrap_err();
+        assert_eq!(reason.capacity, 5.0 * SHARES.of(class));
+        assert_eq!(reason.criticality, class);
+    }
+    let critical = shedder
+        .check_as(ms(60), 950, Criticality::Critical)
+        .expect("room");
+    let plus = shedder
+        .check_as(ms(60), 950, Criticality::CriticalPlus)
+        .expect("room");
+    assert_eq!(shedder.flying(), 6);
+    drop((tickets, critical, plus));
+}
+
+#[test]
+fn a_refused_class_keeps_the_less_critical_out_for_the_cooling_time() {
+    let (mut shedder, tickets) = hot_with(6);
+    let reason = shedder.check(ms(60), 950).unwrap_err();
+    assert_eq!(
+        (reason.criticality, reason.floor),
+        (Criticality::Critical, Criticality::Sheddable)
+    );
+    // Cool CPU, nothing in flight: the floor alone refuses the sheddable for 1 s.
+    for ticket in tickets {
+        shedder.pass(ticket, ms(70));
+    }
+    let floored = shedder
+        .check_as(ms(80), 0, Criticality::SheddableConcurrent)
+        .unwrap_err();
+    assert_eq!(floored.floor, Criticality::Critical);
+    assert_eq!(
+        floored.to_string(),
+        "shedder refused a sheddable_concurrent call: classes below critical are refused after a refusal (0 in flight)"
+    );
+    // The critical themselves are not floored.
+    let critical = shedder
+        .check(ms(80), 0)
+        .expect("room for the refused class");
+    shedder.pass(critical, ms(90));
+    // Cooled: 1 s after the refusal, the sheddable are back.
+    assert!(
+        shedder
+            .check_as(ms(1_059), 0, Criticality::Sheddable)
+            .is_err()
+    );
+    let back = shedder
+        .check_as(ms(1_060), 0, Criticality::Sheddable)
+        .expect("cooled");
+    shedder.pass(back, ms(1_070));
+}
+
+#[test]
+fn without_a_class_the_shedder_decides_as_a_critical_call() {
+    let (mut a, ta) = hot_with(6);
+    let (mut b, tb) = hot_with(6);
+    for (step, cpu) in [(60, 950), (61, 0), (150, 1000), (900, 0), (1_200, 950)] {
+        let x = a.check(ms(step), cpu).map(|t| t.start());
+        let y = b
+            .check_as(ms(step), cpu, Criticality::Critical)
+            .map(|t| t.start());
+        assert_eq!(x, y, "at {step} ms");
+    }
+    drop((ta, tb));
 }

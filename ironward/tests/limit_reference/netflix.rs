@@ -188,10 +188,8 @@ impl VegasLimit {
         let queue_size = (estimated_limit * (1.0 - rtt_noload as f64 / rtt as f64)).ceil() as i32;
 
         let mut new_limit;
-        // Treat any drop (i.e timeout) as needing to reduce the limit
         if did_drop {
             new_limit = (self.decrease_func)(estimated_limit);
-        // Prevent upward drift if not close to the limit
         } else if f64::from(inflight.wrapping_mul(2)) < estimated_limit {
             return estimated_limit as i32;
         } else {
@@ -199,16 +197,12 @@ impl VegasLimit {
             let beta = (self.beta_func)(estimated_limit as i32);
             let threshold = (self.threshold_func)(estimated_limit as i32);
 
-            // Aggressive increase when no queuing
             if queue_size <= threshold {
                 new_limit = estimated_limit + f64::from(beta);
-            // Increase the limit if queue is still manageable
             } else if queue_size < alpha {
                 new_limit = (self.increase_func)(estimated_limit);
-            // Detecting latency so decrease
             } else if queue_size > beta {
                 new_limit = (self.decrease_func)(estimated_limit);
-            // We're within he sweet spot so nothing to do
             } else {
                 return estimated_limit as i32;
             }
@@ -309,7 +303,6 @@ impl Gradient2Limit {
             self.long_rtt.update(|current| current * 0.95);
         }
 
-        // Don't grow the limit if we are app limited
         if f64::from(inflight) < estimated_limit / 2.0 {
             return estimated_limit as i32;
         }

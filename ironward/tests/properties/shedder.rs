@@ -118,7 +118,7 @@ proptest! {
             any::<bool>(),
         ), 1..80),
     ) {
-        let shed = Shed { size, window, cpu: threshold, latency, beta, cool, floor };
+        let shed = Shed { size, window, cpu: threshold, latency, beta, cool, floor, shares: ironward::SHARES };
         let mut shedder = Shedder::new(shed, calls[0].0);
         let mut admitted = 0u64;
         for (now, cpu, ok) in calls {

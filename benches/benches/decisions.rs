@@ -526,8 +526,61 @@ fn budget(c: &mut Criterion) {
     g.finish();
 }
 
+/// `Limiter::acquire` with its `settle`, as one element: a call let in, finished 1 ms later,
+/// sampled. Windows close on their count (no minimum time), so that every `size` calls one
+/// reaches the algorithm: the average at 10 calls a window, and the 90th percentile at 10,
+/// 100 and 1000, which must cost the same per call however large the window. `refused` is a
+/// full limiter turning a critical call away.
+fn limiter(c: &mut Criterion) {
+    use ironward::limit::{Algorithm, GRADIENT2, Latency, SAMPLING, Sampling};
+    use ironward::{ADAPTIVE, Adaptive, Limiter, Settle};
+    let policy = |size, latency| Adaptive {
+        algorithm: Algorithm::Gradient2(GRADIENT2),
+        sampling: Sampling {
+            size,
+            min_window: Duration::ZERO,
+            max_window: Duration::ZERO,
+            latency,
+            ..SAMPLING
+        },
+        ..ADAPTIVE
+    };
+    let mut g = group(c, "limiter");
+    let cases = [
+        ("average/10", 10, Latency::Average),
+        ("p90/10", 10, Latency::Percentile(0.9)),
+        ("p90/100", 100, Latency::Percentile(0.9)),
+        ("p90/1000", 1000, Latency::Percentile(0.9)),
+    ];
+    for (name, size, latency) in cases {
+        g.bench_function(format!("ironward/allowed/{name}"), |b| {
+            let mut limiter = Limiter::new(policy(size, latency), Duration::ZERO);
+            let mut windows = 0u64;
+            stepped(b, 1_000, |now| match limiter.acquire(now) {
+                Ok(grant) => {
+                    // The latency varies over a window, so the percentile has work to do.
+                    let rtt = Duration::from_micros(1_000 + now.as_nanos() as u64 % 997);
+                    limiter.settle(grant, Settle::Success, now + rtt);
+                    windows += u64::from(limiter.limit());
+                    true
+                }
+                Err(_) => false,
+            });
+            black_box(windows);
+        });
+    }
+    g.bench_function("ironward/refused", |b| {
+        let mut limiter = Limiter::new(ADAPTIVE, Duration::ZERO);
+        let held: Vec<_> = std::iter::from_fn(|| limiter.acquire(Duration::ZERO).ok()).collect();
+        stepped(b, 1, |now| black_box(limiter.acquire(now)).is_ok());
+        drop(held);
+    });
+    g.finish();
+}
+
 fn main() {
     let mut c = common::criterion();
+    limiter(&mut c);
     bucket(&mut c);
     windows(&mut c);
     backoff(&mut c);

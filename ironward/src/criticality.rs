@@ -226,6 +226,12 @@ impl Shares {
             .map(|&share| constant(share, 0.0, 1.0, 1.0))
             .fold(1.0, f64::min)
     }
+
+    /// Every class's share as [`of`](Shares::of) reads it, least critical first: what a piece
+    /// keeps so that a decision indexes it instead of reading four constants.
+    pub(crate) fn read(&self) -> [f64; 4] {
+        Criticality::ALL.map(|class| self.of(class))
+    }
 }
 
 /// The floor that follows refusals: when each class was last refused, on a piece's clock.

@@ -8,9 +8,10 @@ use std::alloc::System;
 use std::time::Duration;
 
 use ironward::http_retry::{self, Attempt, Settings};
+use ironward::limit::{AIMD, Algorithm, GRADIENT2, Latency, SAMPLING, Sampling};
 use ironward::{
-    BACKOFF, Backoff, Breaker, Bucket, Budget, Deadline, Gate, Jitter, Period, SHED, SRE, Shedder,
-    Sliding, Window,
+    ADAPTIVE, Adaptive, BACKOFF, Backoff, Breaker, Bucket, Budget, Criticality, Deadline, Gate,
+    Jitter, Limiter, Period, SHED, SRE, Settle, Shedder, Sliding, Window,
 };
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
@@ -31,6 +32,31 @@ fn decisions_allocate_nothing_after_construction() {
     let mut sliding = Sliding::new(1000, ms(1000));
     let mut period = Period::aligned(1000, ms(1000));
     let mut gate = Gate::new(8);
+    let p99 = Adaptive {
+        sampling: Sampling {
+            latency: Latency::Percentile(0.99),
+            min_window: ms(50),
+            ..SAMPLING
+        },
+        ..ADAPTIVE
+    };
+    let mut limiters = [
+        Limiter::new(p99, ms(0)),
+        Limiter::new(
+            Adaptive {
+                algorithm: Algorithm::Gradient2(GRADIENT2),
+                ..p99
+            },
+            ms(0),
+        ),
+        Limiter::new(
+            Adaptive {
+                algorithm: Algorithm::Aimd(AIMD),
+                ..ADAPTIVE
+            },
+            ms(0),
+        ),
+    ];
     let mut budget = Budget::default();
     let deadline = Deadline::start(ms(5_000), ms(0));
     let backoffs = [
@@ -87,6 +113,24 @@ fn decisions_allocate_nothing_after_construction() {
         match shedder.check(now, cpu) {
             Ok(ticket) => shedder.pass(ticket, now + ms(3)),
             Err(reason) => admitted += u64::from(reason.overloaded),
+        }
+        let class = Criticality::ALL[(i % 4) as usize];
+        match shedder.check_as(now, cpu, class) {
+            Ok(ticket) => shedder.pass(ticket, now + ms(2)),
+            Err(reason) => admitted += u64::from(reason.floor > reason.criticality),
+        }
+        for limiter in &mut limiters {
+            let settle = [
+                Settle::Success,
+                Settle::Success,
+                Settle::Dropped,
+                Settle::Ignored,
+            ][(i % 4) as usize];
+            match limiter.acquire_as(now, class) {
+                // Latencies of 1 to 40 ms, so that windows close and percentiles are taken.
+                Ok(grant) => limiter.settle(grant, settle, now + ms(1 + i % 40)),
+                Err(reason) => admitted += u64::from(reason.room % 2),
+            }
         }
         *window.slot(now) += 1;
         window.each_past(now, |b| admitted += *b % 2);

@@ -112,6 +112,10 @@ pub struct Limiter {
     /// Calls let in and not yet settled.
     flying: u32,
     floor: Floor,
+    /// `policy.shares` as read ([`Shares::of`]) and `policy.cool` in nanoseconds, worked out
+    /// once per policy rather than on every call.
+    shares: [f64; 4],
+    cool: u64,
     clock: Latest,
 }
 
@@ -222,6 +226,8 @@ impl Limiter {
         Self {
             estimator: Estimator::new(policy.algorithm),
             sampler: Sampler::new(policy.sampling, now),
+            shares: policy.shares.read(),
+            cool: nanos(policy.cool),
             policy,
             flying: 0,
             floor: Floor::default(),
@@ -275,8 +281,8 @@ impl Limiter {
     ) -> Result<Grant, LimiterReason> {
         let now = self.clock.advance(now);
         let limit = self.estimator.limit();
-        let room = room(limit, self.policy.shares.of(criticality));
-        let floor = self.floor.at(now, nanos(self.policy.cool));
+        let room = room(limit, self.shares[criticality.rank()]);
+        let floor = self.floor.at(now, self.cool);
         if criticality < floor || self.flying >= room {
             if criticality >= floor {
                 self.floor.refuse(criticality, now);
@@ -333,7 +339,7 @@ impl Limiter {
     /// share. The floor may still refuse it; see [`floor`](Limiter::floor).
     #[must_use]
     pub fn room(&self, criticality: Criticality) -> u32 {
-        room(self.limit(), self.policy.shares.of(criticality))
+        room(self.limit(), self.shares[criticality.rank()])
     }
 
     /// The least critical class admitted at `now`.
@@ -361,6 +367,8 @@ impl Limiter {
         let now = Duration::from_nanos(self.clock.advance(now));
         self.estimator.retune(policy.algorithm);
         self.sampler.retune(policy.sampling, now);
+        self.shares = policy.shares.read();
+        self.cool = nanos(policy.cool);
         self.policy = policy;
     }
 }

@@ -1,6 +1,7 @@
 //! What ironward's tokio edges read and share at run time: a [`Clock`], [`Dice`], a
-//! poison-tolerant [`lock`], and the breaker and shedder they share between threads without a
-//! lock per call ([`SharedBreaker`], [`SharedShedder`]).
+//! poison-tolerant [`lock`], the breaker and shedder they share between threads without a
+//! lock per call ([`SharedBreaker`], [`SharedShedder`]), and the adaptive concurrency limiter
+//! with its wait queue ([`SharedLimiter`]).
 //!
 //! The `ironward` core reads no clock and draws no number: every decision takes `now` and the
 //! draw as arguments. The edges (`ironward-tower`'s layers, `ironward-reqwest`'s middleware,
@@ -14,7 +15,8 @@
 //! | [`lock`] | a `Mutex` lock that passes over poison, for core values that cannot be left half-updated |
 //! | [`SharedBreaker`] | the SRE circuit breaker shared by `&`, a healthy backend's calls let through and recorded without a lock |
 //! | [`stripe`] | a value per thread on a cache line of its own, for counters many threads add to |
-//! | [`SharedShedder`] | go-zero's adaptive load shedder shared by `&`, a cool server's calls decided and recorded without a lock |
+//! | [`SharedShedder`] | go-zero's adaptive load shedder shared by `&`, a cool server's calls decided and recorded without a lock, admitting by [`Criticality`](ironward::Criticality) ([`check_as`](SharedShedder::check_as)) |
+//! | [`SharedLimiter`] | the adaptive concurrency limit every task shares: [`LimiterPermit`]s that settle on drop, and an optional bounded [`Queue`] with failsafe-go's gradual rejection, let in by criticality |
 //! | [`meter`] | the metric handles every edge counts its decisions through: the edges' plumbing, not something an application uses |
 //!
 //! # Examples
@@ -41,6 +43,7 @@
 mod breaker;
 mod clock;
 mod dice;
+mod limiter;
 pub mod meter;
 mod shedder;
 pub mod stripe;
@@ -50,6 +53,9 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 pub use breaker::{BreakerPermit, SharedBreaker};
 pub use clock::{Clock, Hand, Sleep};
 pub use dice::Dice;
+pub use limiter::{
+    Admission, LimiterPermit, LimiterRefusal, QUEUE, Queue, Queued, SharedLimiter, Waiter,
+};
 pub use shedder::{SharedShedder, ShedTicket};
 
 /// Locks a shared core value (a breaker, a shedder, a limiter, a gate, a retry budget),

@@ -7,9 +7,10 @@
 //!
 //! | metric | kind | labels | handle |
 //! | --- | --- | --- | --- |
-//! | `ironward.requests` | counter | `piece`, `name`, (`source`), `outcome`, (`reason`) | [`Decisions`] |
+//! | `ironward.requests` | counter | `piece`, `name`, (`source`), `outcome`, (`reason`), (`criticality`) | [`Decisions`] |
 //! | `ironward.breaker.ratio` | gauge (fraction) | `name` | [`Level::breaker_ratio`] |
 //! | `ironward.shed.in_flight` | gauge (requests) | `name` | [`Level::shed_in_flight`] |
+//! | `ironward.limiter.limit` | gauge (requests) | `name` | [`Level::limiter_limit`] |
 //! | `ironward.retry.attempts` | counter | `name`, `kind` (`first`, `retry`) | [`Retries`] |
 //! | `ironward.retry.calls` | counter | `name`, `outcome` | [`Retries`] |
 //! | `ironward.retry.wait` | histogram (seconds) | `name` | [`Retries`] |
@@ -48,6 +49,7 @@ use std::fmt;
 use std::sync::OnceLock;
 use std::time::Duration;
 
+use ironward::Criticality;
 use ironward::http_retry::Retried;
 #[cfg(feature = "metrics")]
 use ironward::http_retry::Stop;
@@ -61,6 +63,9 @@ const BREAKER_RATIO: &str = "ironward.breaker.ratio";
 /// The shedder's calls in flight.
 #[cfg(feature = "metrics")]
 const SHED_IN_FLIGHT: &str = "ironward.shed.in_flight";
+/// An adaptive limiter's limit.
+#[cfg(feature = "metrics")]
+const LIMITER_LIMIT: &str = "ironward.limiter.limit";
 /// The counter of the attempts a retrying client sent, by kind (`first` or `retry`).
 #[cfg(feature = "metrics")]
 const RETRY_ATTEMPTS: &str = "ironward.retry.attempts";
@@ -80,7 +85,9 @@ pub const DEFAULT_NAME: &str = "default";
 /// The series are labelled `piece`, `name`, `source` (only where one was given with
 /// [`with_source`](Self::with_source), as a Redis limiter says which store decided),
 /// `outcome` (`admitted`, or the refusal's: `refused`, or `shadowed` for a layer that only
-/// reports) and, for a refusal, `reason`.
+/// reports), for a refusal, `reason`, and, for a piece that admits by class (made
+/// [`by_criticality`](Self::by_criticality)), `criticality`: one of
+/// [`Criticality::name`]'s four.
 ///
 /// # Examples
 ///
@@ -99,16 +106,19 @@ pub struct Decisions {
     name: Cow<'static, str>,
     source: Option<&'static str>,
     refusal: &'static str,
+    /// Whether every series is split by class.
+    classed: bool,
     #[cfg(feature = "metrics")]
     reasons: &'static [&'static str],
     #[cfg(feature = "metrics")]
     handles: OnceLock<DecisionHandles>,
 }
 
-/// The registered handles of a [`Decisions`].
+/// The registered handles of a [`Decisions`]: one admitted counter per class (or one), and
+/// one refused counter per reason and class, the classes of a reason side by side.
 #[cfg(feature = "metrics")]
 struct DecisionHandles {
-    admitted: metrics::Counter,
+    admitted: Box<[metrics::Counter]>,
     refused: Box<[metrics::Counter]>,
 }
 
@@ -159,6 +169,7 @@ impl Decisions {
             name: name.into(),
             source: None,
             refusal,
+            classed: false,
             #[cfg(feature = "metrics")]
             reasons,
             #[cfg(feature = "metrics")]
@@ -171,6 +182,29 @@ impl Decisions {
     pub fn with_source(self, source: &'static str) -> Self {
         Self {
             source: Some(source),
+            ..self
+        }
+    }
+
+    /// The same handles split by the class of each call: every series gains a `criticality`
+    /// label, and [`admitted_as`](Self::admitted_as) and [`refused_as`](Self::refused_as)
+    /// count under it (the plain [`admitted`](Self::admitted) and
+    /// [`refused`](Self::refused) under `critical`, the default class).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::Criticality;
+    /// use ironward_tokio::meter::Decisions;
+    ///
+    /// let decisions = Decisions::new("limiter", "api", "refused", &["full"]).by_criticality();
+    /// decisions.admitted_as(Criticality::Sheddable);
+    /// decisions.refused_as(0, Criticality::CriticalPlus);
+    /// ```
+    #[must_use]
+    pub fn by_criticality(self) -> Self {
+        Self {
+            classed: true,
             ..self
         }
     }
@@ -199,19 +233,57 @@ impl Decisions {
 
     /// Counts one admitted call.
     pub fn admitted(&self) {
+        self.admitted_as(Criticality::Critical);
+    }
+
+    /// Counts one admitted call of class `criticality`, under its `criticality` label if the
+    /// handles are split by class.
+    pub fn admitted_as(&self, criticality: Criticality) {
         #[cfg(feature = "metrics")]
-        self.handles().admitted.increment(1);
+        if let Some(counter) = self.handles().admitted.get(self.slot(criticality)) {
+            counter.increment(1);
+        }
+        #[cfg(not(feature = "metrics"))]
+        let _ = criticality;
     }
 
     /// Counts one call refused for the reason at `reason` in the list the handles were made
     /// with; nothing for an index past its end.
     pub fn refused(&self, reason: usize) {
+        self.refused_as(reason, Criticality::Critical);
+    }
+
+    /// Counts one call of class `criticality` refused for the reason at `reason`, under its
+    /// `criticality` label if the handles are split by class; nothing for an index past the
+    /// list's end.
+    pub fn refused_as(&self, reason: usize, criticality: Criticality) {
         #[cfg(feature = "metrics")]
-        if let Some(counter) = self.handles().refused.get(reason) {
-            counter.increment(1);
+        {
+            let index = reason
+                .checked_mul(self.classes())
+                .and_then(|first| first.checked_add(self.slot(criticality)));
+            if let Some(counter) = index.and_then(|i| self.handles().refused.get(i)) {
+                counter.increment(1);
+            }
         }
         #[cfg(not(feature = "metrics"))]
-        let _ = reason;
+        let _ = (reason, criticality);
+    }
+
+    /// How many classes each series is split into: 4, or 1.
+    #[cfg(feature = "metrics")]
+    fn classes(&self) -> usize {
+        if self.classed {
+            Criticality::ALL.len()
+        } else {
+            1
+        }
+    }
+
+    /// Where a call of `criticality` is counted among a series' classes.
+    #[cfg(feature = "metrics")]
+    fn slot(&self, criticality: Criticality) -> usize {
+        if self.classed { criticality.rank() } else { 0 }
     }
 
     /// The two counters a call decided now but counted when it ends may land on: admitted,
@@ -236,13 +308,19 @@ impl Decisions {
         #[cfg(feature = "metrics")]
         {
             let handles = self.handles();
-            Ending {
-                admitted: handles.admitted.clone(),
-                refused: handles
-                    .refused
-                    .get(reason)
+            let slot = self.slot(Criticality::Critical);
+            let at = |counters: &[metrics::Counter], index: Option<usize>| {
+                index
+                    .and_then(|i| counters.get(i))
                     .cloned()
-                    .unwrap_or_else(metrics::Counter::noop),
+                    .unwrap_or_else(metrics::Counter::noop)
+            };
+            let refused = reason
+                .checked_mul(self.classes())
+                .and_then(|first| first.checked_add(slot));
+            Ending {
+                admitted: at(&handles.admitted, Some(slot)),
+                refused: at(&handles.refused, refused),
             }
         }
         #[cfg(not(feature = "metrics"))]
@@ -261,7 +339,9 @@ impl Decisions {
                 metrics::Unit::Count,
                 "Calls a layer or a limiter decided on, admitted, refused or shadowed ({request})"
             );
-            let series = |outcome: &'static str, reason: Option<&'static str>| {
+            let series = |outcome: &'static str,
+                          reason: Option<&'static str>,
+                          class: Option<Criticality>| {
                 let mut labels = vec![
                     metrics::Label::from_static_parts("piece", self.piece),
                     metrics::Label::new("name", self.name.clone()),
@@ -273,14 +353,32 @@ impl Decisions {
                 if let Some(reason) = reason {
                     labels.push(metrics::Label::from_static_parts("reason", reason));
                 }
+                if let Some(class) = class {
+                    labels.push(metrics::Label::from_static_parts(
+                        "criticality",
+                        class.name(),
+                    ));
+                }
                 metrics::counter!(REQUESTS, labels)
             };
+            let classes: Vec<Option<Criticality>> = if self.classed {
+                Criticality::ALL.into_iter().map(Some).collect()
+            } else {
+                vec![None]
+            };
             DecisionHandles {
-                admitted: series("admitted", None),
+                admitted: classes
+                    .iter()
+                    .map(|&class| series("admitted", None, class))
+                    .collect(),
                 refused: self
                     .reasons
                     .iter()
-                    .map(|&reason| series(self.refusal, Some(reason)))
+                    .flat_map(|&reason| {
+                        classes
+                            .iter()
+                            .map(move |&class| series(self.refusal, Some(reason), class))
+                    })
                     .collect(),
             }
         })
@@ -294,6 +392,7 @@ impl fmt::Debug for Decisions {
             .field("name", &self.name)
             .field("source", &self.source)
             .field("refusal", &self.refusal)
+            .field("classed", &self.classed)
             .finish_non_exhaustive()
     }
 }
@@ -303,6 +402,7 @@ impl fmt::Debug for Decisions {
 enum Gauge {
     BreakerRatio,
     ShedInFlight,
+    LimiterLimit,
 }
 
 /// One gauge of one piece, labelled `name`, set from a number a decision computed anyway.
@@ -335,6 +435,12 @@ impl Level {
     /// registered yet.
     pub fn shed_in_flight(name: &'static str) -> Self {
         Self::new(Gauge::ShedInFlight, name)
+    }
+
+    /// The adaptive limiter `name`'s limit (`ironward.limiter.limit`): how many calls it lets
+    /// in flight at once now. Nothing is registered yet.
+    pub fn limiter_limit(name: &'static str) -> Self {
+        Self::new(Gauge::LimiterLimit, name)
     }
 
     fn new(gauge: Gauge, name: &'static str) -> Self {
@@ -384,6 +490,14 @@ impl Level {
                     "Calls admitted by the shedder and not yet completed ({request})"
                 );
                 metrics::gauge!(SHED_IN_FLIGHT, "name" => self.name)
+            }
+            Gauge::LimiterLimit => {
+                metrics::describe_gauge!(
+                    LIMITER_LIMIT,
+                    metrics::Unit::Count,
+                    "Calls the adaptive limiter lets in flight at once, as its latest sample set it ({request})"
+                );
+                metrics::gauge!(LIMITER_LIMIT, "name" => self.name)
             }
         })
     }
@@ -606,6 +720,54 @@ mod tests {
                     1
                 ),
             ]
+        );
+    }
+
+    #[test]
+    fn handles_split_by_class_count_each_class_apart() {
+        use ironward::Criticality;
+        let recorder = DebuggingRecorder::new();
+        metrics::with_local_recorder(&recorder, || {
+            let decisions =
+                Decisions::new("limiter", "api", "refused", &["full", "floor"]).by_criticality();
+            decisions.admitted_as(Criticality::Sheddable);
+            decisions.admitted(); // as critical
+            decisions.refused_as(1, Criticality::SheddableConcurrent);
+            decisions.refused_as(1, Criticality::SheddableConcurrent);
+            decisions.refused_as(2, Criticality::Critical); // no such reason
+            Level::limiter_limit("api").set(17.0);
+        });
+        let seen = series(&recorder);
+        // Four admitted series and eight refused, every one registered.
+        assert_eq!(seen.len(), 4 + 8 + 1, "{seen:?}");
+        let count = |key: &str| seen.iter().find(|(k, _)| k == key).map(|(_, n)| *n);
+        assert_eq!(
+            count(
+                "ironward.requests{piece=limiter,name=api,outcome=admitted,criticality=sheddable}"
+            ),
+            Some(1)
+        );
+        assert_eq!(
+            count(
+                "ironward.requests{piece=limiter,name=api,outcome=admitted,criticality=critical}"
+            ),
+            Some(1)
+        );
+        assert_eq!(
+            count(
+                "ironward.requests{piece=limiter,name=api,outcome=refused,reason=floor,criticality=sheddable_concurrent}"
+            ),
+            Some(2)
+        );
+        assert_eq!(
+            count(
+                "ironward.requests{piece=limiter,name=api,outcome=refused,reason=full,criticality=critical_plus}"
+            ),
+            Some(0)
+        );
+        assert!(
+            seen.iter()
+                .any(|(k, _)| k == "ironward.limiter.limit{name=api}")
         );
     }
 

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use std::sync::atomic::{AtomicU64, Ordering::Relaxed};
 use std::time::Duration;
 
-use ironward::{Shed, ShedReason, Shedder, Total};
+use ironward::{Criticality, Shed, ShedReason, Shedder, Total};
 
 use crate::clock::nanos;
 use crate::lock;
@@ -33,8 +33,9 @@ use crate::stripe::{Padded, Stripes};
 ///   [`passes`](Self::passes) asks.
 ///
 /// Everything else (a CPU reading at or over the threshold, a shedder still cooling after a
-/// refusal, the first pass of each bucket, a retune) takes the lock and asks the exact shedder
-/// ([`Shedder::check_flight`]), with the count and the average from the atomic words. The
+/// refusal, a class that a more critical one's refusal may still hold below the floor, the
+/// first pass of each bucket, a retune) takes the lock and asks the exact shedder
+/// ([`Shedder::check_flight_as`]), with the count and the average from the atomic words. The
 /// response time needs the clock twice, at the start and at the end of a call; nothing else
 /// reads it.
 ///
@@ -42,10 +43,14 @@ use crate::stripe::{Padded, Stripes};
 ///
 /// Calls that do not overlap are decided and recorded exactly as one [`Shedder`] decides
 /// and records them, refusals' numbers included, clocks going backwards included (the
-/// property tests hold it to that against the `&mut` shedder). The fast path admits only
-/// when the mirror says the CPU reading is under the threshold and no refusal is waiting to
-/// cool; `Shedder::check` then admits too, having changed nothing but its clock and the
-/// count in flight, which the fast path changes in the same way. The window is read only by
+/// property tests hold it to that against the `&mut` shedder, for every [`Criticality`]).
+/// The fast path admits only when the mirror says the CPU reading is under the threshold, no
+/// refusal is waiting to cool, and no refusal of a class above the call's has been seen
+/// within the cooling time; `Shedder::check_as` then admits too, having changed nothing but
+/// its clock and the count in flight, which the fast path changes in the same way. The
+/// mirror's floor errs one way only: it remembers every refusal, one nanosecond late, where
+/// the core's floor remembers those made for want of capacity, so a call it sends to the
+/// lock may still be admitted there, and a call it admits the core admits. The window is read only by
 /// a hot decision, and only its complete buckets; the stripes hold passes of the newest
 /// bucket alone, and reach the exact shedder before a decision at or past that bucket's end
 /// reads it, in one [`Shedder::record`], which leaves what as many `pass` calls would have
@@ -88,13 +93,15 @@ use crate::stripe::{Padded, Stripes};
 ///   by at most the time it took between its clock read and its add.
 ///
 /// None of these admits a call on the fast path that the exact shedder, asked at that
-/// instant, would refuse: the fast path runs only while the mirror shows a cool shedder, and
-/// the mirror changes only under the lock, in the same step as the shedder it mirrors.
+/// instant, would refuse: the fast path runs only while the mirror shows a cool shedder and
+/// a floor under the call's class, and the mirror changes only under the lock, in the same
+/// step as the shedder it mirrors.
 ///
 /// # Cost
 ///
-/// A cool call is one load of the mirror, the clock update (a load, and a store when the
-/// reading is later) and an add to the count in flight; its pass is the clock update, two
+/// A cool call is two loads of the mirror (the gate and its class's floor, on one line), the
+/// clock update (a load, and a store when the reading is later) and an add to the count in
+/// flight; its pass is the clock update, two
 /// compare-and-swaps (the count and the average) and one on its stripe: four locked
 /// instructions a request, as many as the two lock and unlock pairs of a `Mutex<Shedder>`,
 /// but none of them waits for another thread's critical section. The stripes are [`Stripes`]: twice as many as the machine has cores, each on a
@@ -132,6 +139,10 @@ pub struct SharedShedder {
     /// Passes of the window's newest bucket not yet handed to `exact`: `count << SUM_BITS |
     /// sum`.
     stripes: Stripes<AtomicU64>,
+    /// Per class, least critical first: the latest refusal (in nanoseconds, plus one, so that
+    /// 0 is none) of any class above it. Written and read under the lock only, to work out
+    /// [`Mirror::floors`] again when the cooling time changes.
+    above: [AtomicU64; 4],
     exact: Mutex<Shedder>,
 }
 
@@ -157,6 +168,10 @@ struct Mirror {
     /// When the window's newest bucket ends, in nanoseconds: a pass before it goes to a
     /// stripe.
     until: AtomicU64,
+    /// Per class, least critical first: until when (in nanoseconds, exclusive) a more
+    /// critical class's refusal may hold the class below the floor; 0 when none can, and
+    /// `u64::MAX` for a cooling time that never ends, which always asks the lock.
+    floors: [AtomicU64; 4],
 }
 
 /// The low bits of a stripe hold the summed response times, in nanoseconds.
@@ -214,8 +229,10 @@ impl SharedShedder {
                 gate: AtomicU64::new(gate(&exact)),
                 beta: AtomicU64::new(exact.beta().to_bits()),
                 until: AtomicU64::new(nanos(exact.bucket_end())),
+                floors: Default::default(),
             }),
             stripes: Stripes::new(|| AtomicU64::new(0)),
+            above: Default::default(),
             exact: Mutex::new(exact),
         }
     }
@@ -253,21 +270,69 @@ impl SharedShedder {
     #[inline]
     #[must_use = "dropping the answer loses the ticket: the call stays counted in flight forever, and a refusal is ignored"]
     pub fn check(&self, now: Duration, cpu: u32) -> Result<ShedTicket, ShedReason> {
-        let now = self.advance(nanos(now));
-        let gate = self.mirror.gate.load(Relaxed);
-        // Under the threshold and not cooling: `Shedder::check` admits without reading its
-        // window, changing nothing but its clock (done) and the count in flight.
-        if gate & 1 == 0 && u64::from(cpu.min(1000)) < gate >> 1 {
-            self.flight.flying.fetch_add(1, Relaxed);
-            return Ok(ShedTicket { start: now });
-        }
-        self.decide(now, cpu)
+        self.check_as(now, cpu, Criticality::Critical)
     }
 
-    /// The locked half of [`check`](Self::check): the exact shedder decides, with the count
-    /// in flight and the average from the atomic words.
+    /// [`check`](Self::check) for a call of class `criticality`, decided exactly as
+    /// [`Shedder::check_as`] decides it: while hot, the less critical classes meet a full
+    /// server first, and for the cooling time after a class is refused every class below it
+    /// is refused outright.
+    ///
+    /// Under the CPU threshold, with no refusal waiting to cool and none of a more critical
+    /// class within the cooling time, this takes no lock, as `check` does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward::{Criticality, SHED};
+    /// use ironward_tokio::SharedShedder;
+    ///
+    /// let ms = Duration::from_millis;
+    /// let shedder = SharedShedder::new(SHED, ms(0));
+    /// let mut tickets: Vec<_> = (0..100).map(|_| shedder.check(ms(0), 950).unwrap()).collect();
+    /// for ticket in tickets.drain(..96) {
+    ///     shedder.pass(ticket, ms(50));
+    /// }
+    /// // Hot, 4 in flight against an assumed capacity of 5: room for the critical only.
+    /// let reason = shedder.check_as(ms(60), 950, Criticality::Sheddable).unwrap_err();
+    /// assert_eq!((reason.flying, reason.capacity), (4, 2.5));
+    /// tickets.push(shedder.check_as(ms(60), 950, Criticality::Critical).expect("room"));
+    /// # for ticket in tickets { shedder.fail(ticket); }
+    /// ```
+    #[inline]
+    #[must_use = "dropping the answer loses the ticket: the call stays counted in flight forever, and a refusal is ignored"]
+    pub fn check_as(
+        &self,
+        now: Duration,
+        cpu: u32,
+        criticality: Criticality,
+    ) -> Result<ShedTicket, ShedReason> {
+        let now = self.advance(nanos(now));
+        let mirror = &*self.mirror;
+        let gate = mirror.gate.load(Relaxed);
+        // Under the threshold, not cooling, and no class above this one refused within the
+        // cooling time: `Shedder::check_as` admits without reading its window, changing
+        // nothing but its clock (done) and the count in flight.
+        if gate & 1 == 0 && u64::from(cpu.min(1000)) < gate >> 1 {
+            let floor = mirror.floors[criticality.rank()].load(Relaxed);
+            if now >= floor && floor != u64::MAX {
+                self.flight.flying.fetch_add(1, Relaxed);
+                return Ok(ShedTicket { start: now });
+            }
+        }
+        self.decide(now, cpu, criticality)
+    }
+
+    /// The locked half of [`check_as`](Self::check_as): the exact shedder decides, with the
+    /// count in flight and the average from the atomic words.
     #[inline(never)]
-    fn decide(&self, now: u64, cpu: u32) -> Result<ShedTicket, ShedReason> {
+    fn decide(
+        &self,
+        now: u64,
+        cpu: u32,
+        criticality: Criticality,
+    ) -> Result<ShedTicket, ShedReason> {
         let mut exact = lock(&self.exact);
         // A decision at or past the newest bucket's end reads that bucket: its passes first.
         if now >= self.mirror.until.load(Relaxed) {
@@ -276,8 +341,12 @@ impl SharedShedder {
         let flight = &*self.flight;
         let flying = flight.flying.load(Relaxed);
         let average = f64::from_bits(flight.average.load(Relaxed));
-        let decision = exact.check_flight(Duration::from_nanos(now), cpu, flying, average);
+        let decision =
+            exact.check_flight_as(Duration::from_nanos(now), cpu, flying, average, criticality);
         self.mirror.gate.store(gate(&exact), Relaxed);
+        if decision.is_err() {
+            self.refused(&exact, criticality);
+        }
         // Counted under the lock, so that the next locked decision sees it.
         decision.map(|start| {
             flight.flying.fetch_add(1, Relaxed);
@@ -395,7 +464,31 @@ impl SharedShedder {
         mirror.beta.store(exact.beta().to_bits(), Relaxed);
         mirror.until.store(nanos(exact.bucket_end()), Relaxed);
         mirror.gate.store(gate(&exact), Relaxed);
+        // The core's floor reads the cooling time in force: so does the mirror's.
+        let cool = nanos(shed.cool);
+        for (floor, above) in mirror.floors.iter().zip(&self.above) {
+            floor.store(floor_until(above.load(Relaxed), cool), Relaxed);
+        }
         was
+    }
+
+    /// Remembers, under the lock, a refusal of class `criticality` at the exact shedder's
+    /// clock: every class below it may be held below the floor for the cooling time.
+    ///
+    /// Every refusal is remembered, though the core's floor remembers only those made for
+    /// want of capacity (a refusal under the floor raises nothing), and at one nanosecond
+    /// past the core's reading: either way the mirror holds a class below the floor no
+    /// shorter than the core does, so the fast path never admits a call the core would
+    /// refuse; a call held back too long is decided by the core under the lock.
+    fn refused(&self, exact: &Shedder, criticality: Criticality) {
+        let at = nanos(exact.latest()).saturating_add(1);
+        let cool = nanos(exact.shed().cool);
+        let below = &self.above[..criticality.rank()];
+        for (floor, above) in self.mirror.floors.iter().zip(below) {
+            let latest = above.load(Relaxed).max(at);
+            above.store(latest, Relaxed);
+            floor.store(floor_until(latest, cool), Relaxed);
+        }
     }
 
     /// The policy this shedder runs, as it was given.
@@ -480,6 +573,13 @@ impl SharedShedder {
             self.mirror.until.store(nanos(end), Relaxed);
         }
     }
+}
+
+/// Until when a class whose latest refusal above it was at `at` (plus one; 0 for none) may be
+/// held below the floor with a cooling time of `cool`, both in nanoseconds: 0 for none, and
+/// `u64::MAX` when the sum does not fit, which the fast path never passes.
+fn floor_until(at: u64, cool: u64) -> u64 {
+    if at == 0 { 0 } else { at.saturating_add(cool) }
 }
 
 /// The mirror word of `exact`: its CPU threshold, and whether it has refused since it last

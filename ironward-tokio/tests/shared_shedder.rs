@@ -4,18 +4,32 @@
 
 use std::time::Duration;
 
-use ironward::{Shed, ShedReason, Shedder, Ticket};
+use ironward::{Criticality, Shares, Shed, ShedReason, Shedder, Ticket};
 use ironward_tokio::{SharedShedder, ShedTicket};
 use proptest::prelude::*;
 
 /// One call on both shedders; times are steps from the latest reading.
 #[derive(Debug, Clone)]
 enum Op {
-    Check { step: Step, cpu: u32 },
-    Pass { which: usize, step: Step },
-    Fail { which: usize },
-    Retune { shed: Shed, step: Step },
-    Passes { step: Step },
+    Check {
+        step: Step,
+        cpu: u32,
+        class: Criticality,
+    },
+    Pass {
+        which: usize,
+        step: Step,
+    },
+    Fail {
+        which: usize,
+    },
+    Retune {
+        shed: Shed,
+        step: Step,
+    },
+    Passes {
+        step: Step,
+    },
 }
 
 /// One clock reading, relative to the latest one taken, in nanoseconds.
@@ -43,6 +57,30 @@ fn cpu() -> impl Strategy<Value = u32> {
 }
 
 /// Small windows (so that buckets end within a run), the preset's, and hostile constants.
+/// The classes a call asks as: the default most often.
+fn class() -> impl Strategy<Value = Criticality> {
+    prop_oneof![
+        3 => Just(Criticality::Critical),
+        1 => Just(Criticality::Sheddable),
+        1 => Just(Criticality::SheddableConcurrent),
+        1 => Just(Criticality::CriticalPlus),
+    ]
+}
+
+/// The preset's shares, and hostile ones.
+fn shares() -> impl Strategy<Value = Shares> {
+    let share = || prop_oneof![0.0..=1.0f64, Just(f64::NAN), Just(-1.0), Just(2.0)];
+    prop_oneof![
+        3 => Just(ironward::SHARES),
+        1 => (share(), share(), share(), share()).prop_map(|(a, b, c, d)| Shares {
+            sheddable: a,
+            sheddable_concurrent: b,
+            critical: c,
+            critical_plus: d,
+        }),
+    ]
+}
+
 fn policy() -> impl Strategy<Value = Shed> {
     (
         prop_oneof![1 => Just(0usize), 6 => 1..8usize, 1 => Just(50usize), 1 => Just(usize::MAX)],
@@ -71,22 +109,26 @@ fn policy() -> impl Strategy<Value = Shed> {
             (0..30u64).prop_map(Duration::from_millis)
         ],
         prop_oneof![Just(f64::NAN), 0.0..1.0f64, Just(0.1), Just(f64::INFINITY)],
+        shares(),
     )
-        .prop_map(|(size, window, cpu, latency, beta, cool, floor)| Shed {
-            size,
-            window,
-            cpu,
-            latency,
-            beta,
-            cool,
-            floor,
-        })
+        .prop_map(
+            |(size, window, cpu, latency, beta, cool, floor, shares)| Shed {
+                size,
+                window,
+                cpu,
+                latency,
+                beta,
+                cool,
+                floor,
+                shares,
+            },
+        )
 }
 
 fn ops() -> impl Strategy<Value = Vec<Op>> {
     prop::collection::vec(
         prop_oneof![
-            8 => (step(), cpu()).prop_map(|(step, cpu)| Op::Check { step, cpu }),
+            8 => (step(), cpu(), class()).prop_map(|(step, cpu, class)| Op::Check { step, cpu, class }),
             5 => (any::<usize>(), step()).prop_map(|(which, step)| Op::Pass { which, step }),
             2 => any::<usize>().prop_map(|which| Op::Fail { which }),
             1 => (policy(), step()).prop_map(|(shed, step)| Op::Retune { shed, step }),
@@ -109,7 +151,7 @@ fn read(latest: &mut u64, step: Step) -> Duration {
 }
 
 /// A refusal's numbers, the floats as bits so that a NaN compares equal to itself.
-fn numbers(reason: &ShedReason) -> (u32, u64, u64, u64, bool, bool) {
+fn numbers(reason: &ShedReason) -> (u32, u64, u64, u64, bool, bool, Criticality, Criticality) {
     (
         reason.cpu,
         reason.flying,
@@ -117,6 +159,8 @@ fn numbers(reason: &ShedReason) -> (u32, u64, u64, u64, bool, bool) {
         reason.capacity.to_bits(),
         reason.overloaded,
         reason.cooling,
+        reason.criticality,
+        reason.floor,
     )
 }
 
@@ -128,8 +172,8 @@ fn shown(shed: &Shed) -> String {
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(512))]
 
-    // Any run of decisions, passes, fails, retunes and window reads under any policy, with a
-    // clock that steps back and jumps to its end: the shared shedder answers every call as
+    // Any run of decisions of every class, passes, fails, retunes and window reads under any
+    // policy, with a clock that steps back and jumps to its end: the shared shedder answers every call as
     // `Shedder` does (each start, and each refusal's numbers to the bit), retune returns the
     // policy it replaced, and after every call the two hold the same count in flight and the
     // same average; the window totals agree whenever they are read, and at the end.
@@ -145,9 +189,9 @@ proptest! {
         let mut open: Vec<(ShedTicket, Ticket)> = Vec::new();
         for (step, op) in ops.into_iter().enumerate() {
             match op {
-                Op::Check { step: at, cpu } => {
+                Op::Check { step: at, cpu, class } => {
                     let now = read(&mut latest, at);
-                    match (shared.check(now, cpu), exact.check(now, cpu)) {
+                    match (shared.check_as(now, cpu, class), exact.check_as(now, cpu, class)) {
                         (Ok(a), Ok(b)) => {
                             prop_assert_eq!(a.start(), b.start(), "step {}", step);
                             open.push((a, b));

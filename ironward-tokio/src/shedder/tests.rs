@@ -5,7 +5,7 @@ use std::sync::Barrier;
 use std::sync::atomic::AtomicU64;
 use std::thread;
 
-use ironward::SHED;
+use ironward::{Criticality, SHED};
 
 use super::*;
 
@@ -109,11 +109,19 @@ fn hostile_inputs_do_not_panic() {
         beta: f64::NAN,
         cool: Duration::MAX,
         floor: f64::NAN,
+        shares: ironward::Shares {
+            sheddable: f64::NAN,
+            sheddable_concurrent: -1.0,
+            critical: f64::INFINITY,
+            critical_plus: 2.0,
+        },
     };
     let shedder = SharedShedder::new(hostile, Duration::MAX);
     for cpu in [0, 500, 1000, u32::MAX] {
-        if let Some(ticket) = shedder.allow(Duration::MAX, cpu) {
-            shedder.pass(ticket, Duration::ZERO);
+        for class in Criticality::ALL {
+            if let Ok(ticket) = shedder.check_as(Duration::MAX, cpu, class) {
+                shedder.pass(ticket, Duration::ZERO);
+            }
         }
     }
     let _ = shedder.retune(SHED, Duration::ZERO);
@@ -123,6 +131,83 @@ fn hostile_inputs_do_not_panic() {
         "a NaN beta is 1: the average stays at 0"
     );
     assert_eq!(shedder.flying(), 0);
+}
+
+// The core's floor can outlast its heat: a refusal while cooling holds the classes below it
+// for the cooling time from then, after the heat itself has cooled and the mirror's gate
+// says so. The mirror's floor keeps the fast path from admitting them meanwhile.
+#[test]
+fn a_floor_that_outlasts_the_heat_still_refuses_the_less_critical() {
+    let shedder = SharedShedder::new(SHED, ms(0));
+    let mut tickets: Vec<_> = (0..100)
+        .map(|_| shedder.check(ms(0), 950).unwrap())
+        .collect();
+    for ticket in tickets.drain(..50) {
+        shedder.pass(ticket, ms(50));
+    }
+    // Overloaded at 60 ms; still hot (cooling) and full at 500 ms under the threshold.
+    assert!(shedder.check(ms(60), 950).is_err());
+    let cooling = shedder.check(ms(500), 0).expect_err("cooling and full");
+    assert!(cooling.cooling);
+    // 1100 ms: the heat of 60 ms has cooled, the refusal of 500 ms has not.
+    tickets.push(shedder.check(ms(1100), 0).expect("the heat has cooled"));
+    assert_eq!(
+        shedder.mirror.gate.load(Relaxed) & 1,
+        0,
+        "the gate says cool"
+    );
+    let floor = shedder
+        .check_as(ms(1100), 0, Criticality::Sheddable)
+        .expect_err("below the floor");
+    assert_eq!(
+        (floor.criticality, floor.floor),
+        (Criticality::Sheddable, Criticality::Critical)
+    );
+    // Past the cooling time of the last refusal, the sheddable are let in without the lock:
+    // the exact shedder's clock does not move.
+    let before = lock(&shedder.exact).latest();
+    tickets.push(
+        shedder
+            .check_as(ms(1501), 0, Criticality::Sheddable)
+            .expect("cooled"),
+    );
+    assert_eq!(lock(&shedder.exact).latest(), before);
+    for ticket in tickets {
+        shedder.fail(ticket);
+    }
+    assert_eq!(shedder.flying(), 0);
+}
+
+// A retune that lengthens the cooling time lengthens the floor the mirror holds, as the
+// core's floor reads the cooling time in force.
+#[test]
+fn a_longer_cooling_time_holds_the_floor_longer() {
+    let shedder = SharedShedder::new(SHED, ms(0));
+    let mut tickets: Vec<_> = (0..100)
+        .map(|_| shedder.check(ms(0), 950).unwrap())
+        .collect();
+    for ticket in tickets.drain(..50) {
+        shedder.pass(ticket, ms(50));
+    }
+    assert!(shedder.check(ms(60), 950).is_err());
+    let long = Shed {
+        cool: Duration::from_secs(3),
+        ..SHED
+    };
+    let _ = shedder.retune(long, ms(70));
+    for ticket in tickets.drain(..) {
+        shedder.fail(ticket);
+    }
+    // Cool, empty, and 2 s after the refusal: within the new cooling time.
+    assert!(
+        shedder
+            .check_as(ms(2060), 0, Criticality::Sheddable)
+            .is_err()
+    );
+    let ticket = shedder
+        .check_as(ms(3061), 0, Criticality::Sheddable)
+        .expect("past the new cooling time");
+    shedder.fail(ticket);
 }
 
 #[test]

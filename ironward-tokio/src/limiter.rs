@@ -1,0 +1,736 @@
+//! [`SharedLimiter`]: the adaptive concurrency limiter shared by every task, each call's
+//! permit settled once, on drop if not before, and an optional wait queue in front of it.
+
+mod queue;
+
+use std::cmp::Reverse;
+use std::collections::BTreeMap;
+use std::fmt;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
+use std::sync::{Arc, Mutex, TryLockError};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use ironward::{Adaptive, Criticality, Grant, Limiter, LimiterReason, Settle};
+
+pub use self::queue::{QUEUE, Queue};
+use crate::{Clock, Dice, Sleep, lock};
+
+/// An [`ironward::Limiter`] that every task shares: one adaptive concurrency limit, read and
+/// moved under a lock held only for the core's decision, never across an await.
+///
+/// The core limiter is pure: it is told `now` and handed each call's [`Grant`] back. This
+/// handle owns the [`Clock`] (read once per decision: to admit, to settle, to give up
+/// waiting) and turns each grant into a [`LimiterPermit`], which settles the call when it is
+/// told how the call ended and, if it is dropped first (the call's future was cancelled),
+/// settles it as [`Settle::Ignored`]: the call leaves flight and teaches the limit nothing,
+/// so no cancelled call stays counted in flight.
+///
+/// `Clone` is an `Arc` clone: every clone shares the one limiter, so cloning never
+/// multiplies the limit.
+///
+/// [`Limiter`]'s docs say when to put a limiter in front of a backend, and when a breaker or
+/// a shedder fits instead: the limiter follows latency, the breaker failures, the shedder
+/// this server's CPU.
+///
+/// # The queue
+///
+/// By default a call that finds no room is refused at once ([`Admission::Refused`]). Made
+/// [`with_queue`](Self::with_queue), the limiter may queue it instead
+/// ([`Admission::Queued`]), as failsafe-go's adaptive limiter does with `WithQueueing`: the
+/// [`Queue`] docs say how its chance of being turned away rises as the queue fills, and the
+/// draw that decides comes from the limiter's [`Dice`]. As calls leave flight the queue's
+/// calls are let in, the most critical first and, within a class, the first to arrive
+/// first, each when the core would admit it: while the core's floor refuses its class, or
+/// its class's share of the limit is full, it waits. A waiting call is looked at again
+/// whenever a call arrives or leaves flight, at a retune, and once every cooling time
+/// ([`Adaptive::cool`]) while it waits, so that a call held back only by the floor gets in
+/// once the floor has cooled even when nothing else happens. A call waits at most the
+/// queue's `wait`, then asks the core once more, which either lets it in or refuses it
+/// (that refusal is the core's, and raises its floor as any refusal does). A [`Waiter`] that is
+/// dropped leaves the queue; one dropped after it was let in settles its call as ignored,
+/// and the room goes to the next.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ironward::limit::{AIMD, Aimd, Algorithm};
+/// use ironward::{ADAPTIVE, Adaptive, Criticality, Settle};
+/// use ironward_tokio::{Admission, Clock, SharedLimiter};
+///
+/// let (clock, hand) = Clock::manual(Duration::ZERO);
+/// let two = Adaptive { algorithm: Algorithm::Aimd(Aimd { initial: 2, min: 1, ..AIMD }), ..ADAPTIVE };
+/// let limiter = SharedLimiter::new(two, clock);
+/// let Admission::Admitted(first) = limiter.admit(Criticality::Critical) else { panic!() };
+/// let Admission::Admitted(second) = limiter.admit(Criticality::Critical) else { panic!() };
+/// let Admission::Refused(refusal) = limiter.admit(Criticality::Critical) else { panic!() };
+/// assert_eq!((refusal.reason.flying, refusal.reason.limit), (2, 2));
+///
+/// hand.advance(Duration::from_millis(40));
+/// first.settle(Settle::Success);
+/// drop(second); // cancelled: settled as ignored
+/// assert_eq!(limiter.flying(), 0);
+/// ```
+#[derive(Clone)]
+pub struct SharedLimiter {
+    inner: Arc<Inner>,
+}
+
+/// What every clone of a [`SharedLimiter`], its permits and its waiters share.
+struct Inner {
+    state: Mutex<State>,
+    /// The core's limit, copied under the lock whenever it may have moved (a settle, a
+    /// retune), so that reading it takes no lock: a gauge reads it after every call.
+    limit: AtomicU32,
+    clock: Clock,
+    dice: Dice,
+}
+
+/// The state behind the lock: the core limiter and the queue in front of it.
+struct State {
+    limiter: Limiter,
+    queue: Option<Queue>,
+    /// The calls waiting, the most critical first, then in order of arrival, each with the
+    /// waker of the task that last polled it.
+    waiting: BTreeMap<Place, Option<Waker>>,
+    /// The calls let in from the queue whose waiter has not yet taken its grant, by arrival.
+    granted: BTreeMap<u64, Grant>,
+    /// The arrival number of the next queued call.
+    next: u64,
+}
+
+/// A queued call's place: its class (the most critical sorts first) and its arrival.
+type Place = (Reverse<Criticality>, u64);
+
+/// The first answer of [`SharedLimiter::admit`]: in, queued, or refused.
+#[must_use = "an admitted call must be settled, and a queued one awaited; dropping either settles or leaves at once"]
+#[derive(Debug)]
+pub enum Admission {
+    /// The call is let in: run it, then settle the permit.
+    Admitted(LimiterPermit),
+    /// There was no room, and the call waits in the queue: await the waiter for a permit or
+    /// the refusal.
+    Queued(Waiter),
+    /// There was no room, and no place in the queue (or no queue).
+    Refused(LimiterRefusal),
+}
+
+/// Why a [`SharedLimiter`] refused a call: the core's reason, and what the queue did.
+///
+/// `Display` is one line, lower case: the core's reason and then, if there is a queue, why it
+/// did not hold the call.
+///
+/// # Examples
+///
+/// ```
+/// use ironward::{Criticality, LimiterReason};
+/// use ironward_tokio::{LimiterRefusal, Queued};
+///
+/// let reason = LimiterReason {
+///     flying: 20,
+///     limit: 20,
+///     room: 20,
+///     criticality: Criticality::Critical,
+///     floor: Criticality::Sheddable,
+/// };
+/// let refusal = LimiterRefusal { reason, queued: Queued::Rejected { waiting: 50, rejection: 0.5 } };
+/// assert_eq!(
+///     refusal.to_string(),
+///     "limiter refused a critical call: 20 in flight fill its room of 20 (limit 20); \
+///      the queue of 50 turned it away (rejection 0.50)",
+/// );
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LimiterRefusal {
+    /// The core's refusal: on arrival, or after the wait in the queue.
+    pub reason: LimiterReason,
+    /// What the queue did with the call.
+    pub queued: Queued,
+}
+
+/// What a [`SharedLimiter`]'s queue did with a call it refused.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Queued {
+    /// The limiter has no queue: the call was refused as soon as it found no room.
+    Off,
+    /// The queue turned the call away on arrival: `waiting` calls were queued, and the chance
+    /// of being turned away with that many was `rejection` ([`Queue::rejection`]).
+    Rejected {
+        /// The calls queued when this one arrived.
+        waiting: usize,
+        /// The chance of being turned away, in `[0, 1]`; the draw was at most this.
+        rejection: f64,
+    },
+    /// The call waited in the queue as long as the queue allows, and the core refused it
+    /// then.
+    Expired {
+        /// How long it waited, on the limiter's clock.
+        waited: Duration,
+    },
+}
+
+impl fmt::Display for LimiterRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.reason, f)?;
+        match self.queued {
+            Queued::Off => Ok(()),
+            Queued::Rejected { waiting, rejection } => write!(
+                f,
+                "; the queue of {waiting} turned it away (rejection {rejection:.2})"
+            ),
+            Queued::Expired { waited } => write!(f, "; it waited {waited:?} in the queue"),
+        }
+    }
+}
+
+impl std::error::Error for LimiterRefusal {}
+
+/// A call a [`SharedLimiter`] let in: settle it with how the call ended.
+///
+/// [`settle`](Self::settle) consumes it, once. Dropped unsettled (the call's future was
+/// cancelled, a panic unwound), it settles as [`Settle::Ignored`]: the call leaves flight and
+/// its latency is not sampled. Either way the room it held goes to the first call in the
+/// queue the core would now admit.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ironward::{ADAPTIVE, Criticality, Settle};
+/// use ironward_tokio::{Admission, Clock, SharedLimiter};
+///
+/// let (clock, hand) = Clock::manual(Duration::ZERO);
+/// let limiter = SharedLimiter::new(ADAPTIVE, clock);
+/// let Admission::Admitted(permit) = limiter.admit(Criticality::Sheddable) else { panic!() };
+/// assert_eq!(permit.criticality(), Criticality::Sheddable);
+/// assert_eq!(limiter.flying(), 1);
+/// hand.advance(Duration::from_millis(30));
+/// permit.settle(Settle::Dropped);
+/// assert_eq!(limiter.flying(), 0);
+/// ```
+#[must_use = "settle the permit once the call has finished; dropped, it settles as ignored and the call's latency is lost"]
+pub struct LimiterPermit {
+    grant: Option<Grant>,
+    inner: Arc<Inner>,
+}
+
+/// A call waiting in a [`SharedLimiter`]'s queue: a future of its permit, or of the refusal
+/// once it has waited as long as the queue allows.
+///
+/// Dropped before it is done, it leaves the queue; if it had been let in meanwhile, its
+/// call is settled as ignored at once, and the room goes to the next in the queue. The wait
+/// starts when the call is queued and is measured on the limiter's clock; its timer
+/// ([`Clock::sleep`]) is made on the first poll, so that a waiter can be made outside a
+/// runtime, and rings at the end of the wait and, before it, once every cooling time of the
+/// limiter's policy, when the waiter looks at the queue again. Polled again after it has
+/// finished, it stays pending.
+#[must_use = "a waiter is let in only when polled; dropped, it leaves the queue"]
+pub struct Waiter {
+    inner: Arc<Inner>,
+    place: Place,
+    /// When the call was queued, on the limiter's clock.
+    arrived: Duration,
+    wait: Duration,
+    /// The policy's cooling time when the call was queued: how often it looks again.
+    cool: Duration,
+    sleep: Option<Pin<Box<Sleep>>>,
+    done: bool,
+}
+
+impl SharedLimiter {
+    /// A limiter under `policy` on `clock`, with nothing in flight, that refuses at once a
+    /// call that finds no room.
+    pub fn new(policy: Adaptive, clock: Clock) -> Self {
+        Self::build(policy, None, clock, Dice::default())
+    }
+
+    /// A limiter under `policy` on `clock` whose full limit queues calls as `queue` says,
+    /// with `dice` drawing for the queue's gradual rejection.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward::limit::{AIMD, Aimd, Algorithm};
+    /// use ironward::{ADAPTIVE, Adaptive, Criticality, Settle};
+    /// use ironward_tokio::{Admission, Clock, Dice, QUEUE, SharedLimiter};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let one = Adaptive { algorithm: Algorithm::Aimd(Aimd { initial: 1, min: 1, ..AIMD }), ..ADAPTIVE };
+    /// let limiter = SharedLimiter::with_queue(one, QUEUE, Clock::monotonic(), Dice::from_fn(|| 0.5));
+    /// let Admission::Admitted(running) = limiter.admit(Criticality::Critical) else { panic!() };
+    /// let Admission::Queued(waiter) = limiter.admit(Criticality::Critical) else { panic!() };
+    /// assert_eq!(limiter.queued(), 1);
+    /// running.settle(Settle::Success);
+    /// // The room went to the queued call: its waiter holds the permit.
+    /// let permit = waiter.await.expect("let in");
+    /// assert_eq!((limiter.flying(), limiter.queued()), (1, 0));
+    /// # drop(permit);
+    /// # }
+    /// ```
+    pub fn with_queue(policy: Adaptive, queue: Queue, clock: Clock, dice: Dice) -> Self {
+        Self::build(policy, Some(queue), clock, dice)
+    }
+
+    fn build(policy: Adaptive, queue: Option<Queue>, clock: Clock, dice: Dice) -> Self {
+        let limiter = Limiter::new(policy, clock.now());
+        Self {
+            inner: Arc::new(Inner {
+                limit: AtomicU32::new(limiter.limit()),
+                state: Mutex::new(State {
+                    limiter,
+                    queue,
+                    waiting: BTreeMap::new(),
+                    granted: BTreeMap::new(),
+                    next: 0,
+                }),
+                clock,
+                dice,
+            }),
+        }
+    }
+
+    /// Asks to start a call of class `criticality` now: let in, queued, or refused.
+    ///
+    /// The clock is read once. If calls are queued, those the core would now admit are let
+    /// in first (a floor that has cooled since the last call left may admit some); then the
+    /// core decides this call ([`Limiter::acquire_as`]), so a call never passes a queued one
+    /// of its class or above. Without a queue, a refusal is [`Queued::Off`].
+    pub fn admit(&self, criticality: Criticality) -> Admission {
+        let now = self.inner.clock.now();
+        let mut wake = Vec::new();
+        let admission = {
+            let mut state = lock(&self.inner.state);
+            if !state.waiting.is_empty() {
+                state.pump(now, &mut wake);
+            }
+            state.admit(now, criticality, &self.inner.dice)
+        };
+        wake.into_iter().for_each(Waker::wake);
+        match admission {
+            Entry::Admitted(grant) => Admission::Admitted(self.inner.permit(grant)),
+            Entry::Queued { place, wait, cool } => Admission::Queued(Waiter {
+                inner: Arc::clone(&self.inner),
+                place,
+                arrived: now,
+                wait,
+                cool,
+                sleep: None,
+                done: false,
+            }),
+            Entry::Refused(refusal) => Admission::Refused(refusal),
+        }
+    }
+
+    /// [`admit`](Self::admit), waiting in the queue if the call is queued: the permit, or
+    /// why the call was refused.
+    ///
+    /// The decision is made when the future is first polled. Dropping the future leaves the
+    /// queue, as dropping a [`Waiter`] does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::{ADAPTIVE, Criticality, Settle};
+    /// use ironward_tokio::{Clock, SharedLimiter};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let limiter = SharedLimiter::new(ADAPTIVE, Clock::monotonic());
+    /// let permit = limiter.acquire(Criticality::CriticalPlus).await.expect("room");
+    /// permit.settle(Settle::Success);
+    /// assert_eq!(limiter.flying(), 0);
+    /// # }
+    /// ```
+    pub async fn acquire(&self, criticality: Criticality) -> Result<LimiterPermit, LimiterRefusal> {
+        match self.admit(criticality) {
+            Admission::Admitted(permit) => Ok(permit),
+            Admission::Queued(waiter) => waiter.await,
+            Admission::Refused(refusal) => Err(refusal),
+        }
+    }
+
+    /// The limit now ([`Limiter::limit`]), as the latest settle or retune left it; takes no
+    /// lock.
+    pub fn limit(&self) -> u32 {
+        self.inner.limit.load(Relaxed)
+    }
+
+    /// The calls let in and not yet settled ([`Limiter::flying`]), those let in from the
+    /// queue whose waiter has not yet been polled included.
+    pub fn flying(&self) -> u32 {
+        lock(&self.inner.state).limiter.flying()
+    }
+
+    /// The calls waiting in the queue.
+    pub fn queued(&self) -> usize {
+        lock(&self.inner.state).waiting.len()
+    }
+
+    /// How many calls in flight a call of `criticality` may join now ([`Limiter::room`]).
+    pub fn room(&self, criticality: Criticality) -> u32 {
+        lock(&self.inner.state).limiter.room(criticality)
+    }
+
+    /// The least critical class admitted now ([`Limiter::floor`]); reads the clock.
+    pub fn floor(&self) -> Criticality {
+        let now = self.inner.clock.now();
+        lock(&self.inner.state).limiter.floor(now)
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> Adaptive {
+        *lock(&self.inner.state).limiter.policy()
+    }
+
+    /// The queue in front of the limit, if it has one.
+    pub fn queue(&self) -> Option<Queue> {
+        lock(&self.inner.state).queue
+    }
+
+    /// Changes the policy in place now, keeping the calls in flight, the limit reached, the
+    /// open sampling window and the floor ([`Limiter::retune`]), and returns the policy it
+    /// replaced.
+    ///
+    /// Under the lock every decision takes, so a call is decided wholly under the old policy
+    /// or wholly under the new one. Queued calls the new policy makes room for are let in.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward::limit::{AIMD, Aimd, Algorithm};
+    /// use ironward::{ADAPTIVE, Adaptive};
+    /// use ironward_tokio::{Clock, SharedLimiter};
+    ///
+    /// let (clock, _hand) = Clock::manual(Duration::ZERO);
+    /// let limiter = SharedLimiter::new(ADAPTIVE, clock);
+    /// let aimd = Adaptive { algorithm: Algorithm::Aimd(AIMD), ..ADAPTIVE };
+    /// let was = limiter.retune(aimd);
+    /// assert_eq!(was, ADAPTIVE);
+    /// assert_eq!(limiter.policy(), aimd);
+    /// ```
+    pub fn retune(&self, policy: Adaptive) -> Adaptive {
+        let now = self.inner.clock.now();
+        let mut wake = Vec::new();
+        let was = {
+            let mut state = lock(&self.inner.state);
+            let was = *state.limiter.policy();
+            state.limiter.retune(policy, now);
+            self.inner.limit.store(state.limiter.limit(), Relaxed);
+            state.pump(now, &mut wake);
+            was
+        };
+        wake.into_iter().for_each(Waker::wake);
+        was
+    }
+
+    /// The clock the limiter reads.
+    pub fn clock(&self) -> &Clock {
+        &self.inner.clock
+    }
+}
+
+/// What [`State::admit`] decided, before it is dressed for the caller.
+enum Entry {
+    Admitted(Grant),
+    Queued {
+        place: Place,
+        wait: Duration,
+        cool: Duration,
+    },
+    Refused(LimiterRefusal),
+}
+
+impl State {
+    /// The core's decision for one call at `now`, then the queue's if the core refused.
+    fn admit(&mut self, now: Duration, criticality: Criticality, dice: &Dice) -> Entry {
+        let reason = match self.limiter.acquire_as(now, criticality) {
+            Ok(grant) => return Entry::Admitted(grant),
+            Err(reason) => reason,
+        };
+        let Some(queue) = self.queue else {
+            return Entry::Refused(LimiterRefusal {
+                reason,
+                queued: Queued::Off,
+            });
+        };
+        let waiting = self.waiting.len();
+        let rejection = queue.rejection(reason.limit, waiting);
+        if queue::turns_away(rejection, || dice.roll()) {
+            return Entry::Refused(LimiterRefusal {
+                reason,
+                queued: Queued::Rejected { waiting, rejection },
+            });
+        }
+        let place = (Reverse(criticality), self.next);
+        self.next = self.next.wrapping_add(1);
+        self.waiting.insert(place, None);
+        Entry::Queued {
+            place,
+            wait: queue.wait,
+            cool: self.limiter.policy().cool,
+        }
+    }
+
+    /// Lets in, at `now`, the queued calls the core admits, the most critical first, and
+    /// collects the wakers of their tasks into `wake`, to be woken once the lock is let go.
+    ///
+    /// It stops at the first call the core would refuse: every call behind it is of its
+    /// class or below, whose floor is no lower and whose room no larger. A call is asked of
+    /// the core only once its class is at or over the floor and its room has a place, so
+    /// that a call still waiting is never counted as a refusal (which would raise the floor).
+    fn pump(&mut self, now: Duration, wake: &mut Vec<Waker>) {
+        while let Some((&place, _)) = self.waiting.first_key_value() {
+            let class = place.0.0;
+            let limiter = &mut self.limiter;
+            if class < limiter.floor(now) || limiter.flying() >= limiter.room(class) {
+                return;
+            }
+            let Ok(grant) = limiter.acquire_as(now, class) else {
+                return;
+            };
+            if let Some(waker) = self.waiting.remove(&place).flatten() {
+                wake.push(waker);
+            }
+            self.granted.insert(place.1, grant);
+        }
+    }
+}
+
+impl Inner {
+    /// A permit for `grant`, settled through this limiter.
+    fn permit(self: &Arc<Self>, grant: Grant) -> LimiterPermit {
+        LimiterPermit {
+            grant: Some(grant),
+            inner: Arc::clone(self),
+        }
+    }
+
+    /// Settles `grant` now, and lets in the queued calls its room admits.
+    fn settle(&self, grant: Grant, settle: Settle) {
+        let now = self.clock.now();
+        let mut wake = Vec::new();
+        {
+            let mut state = lock(&self.state);
+            state.limiter.settle(grant, settle, now);
+            self.limit.store(state.limiter.limit(), Relaxed);
+            if !state.waiting.is_empty() {
+                state.pump(now, &mut wake);
+            }
+        }
+        wake.into_iter().for_each(Waker::wake);
+    }
+
+    /// A look at the queue at `now` on a waiter's behalf, between its arrival and the end of
+    /// its wait: the grant if the call is let in, else the cooling time in force, after
+    /// which it looks again.
+    fn look(&self, place: Place, now: Duration) -> Result<Grant, Duration> {
+        let mut wake = Vec::new();
+        let look = {
+            let mut state = lock(&self.state);
+            state.pump(now, &mut wake);
+            state
+                .granted
+                .remove(&place.1)
+                .ok_or(state.limiter.policy().cool)
+        };
+        wake.into_iter().for_each(Waker::wake);
+        look
+    }
+
+    /// The end of a wait at `now`: the grant if the call was let in meanwhile (or now, the
+    /// queue moved on first), else the core's answer to one last ask, out of the queue.
+    fn expire(
+        self: &Arc<Self>,
+        place: Place,
+        arrived: Duration,
+        now: Duration,
+    ) -> Result<LimiterPermit, LimiterRefusal> {
+        let mut wake = Vec::new();
+        let decision = {
+            let mut state = lock(&self.state);
+            state.pump(now, &mut wake);
+            match state.granted.remove(&place.1) {
+                Some(grant) => Ok(grant),
+                None => {
+                    state.waiting.remove(&place);
+                    state
+                        .limiter
+                        .acquire_as(now, place.0.0)
+                        .map_err(|reason| LimiterRefusal {
+                            reason,
+                            queued: Queued::Expired {
+                                waited: now.saturating_sub(arrived),
+                            },
+                        })
+                }
+            }
+        };
+        wake.into_iter().for_each(Waker::wake);
+        decision.map(|grant| self.permit(grant))
+    }
+}
+
+impl LimiterPermit {
+    /// The call ended as `settle` says: it leaves flight now and, unless ignored, its
+    /// latency (from when it was let in to now, on the limiter's clock) is sampled
+    /// ([`Limiter::settle`]).
+    pub fn settle(mut self, settle: Settle) {
+        if let Some(grant) = self.grant.take() {
+            self.inner.settle(grant, settle);
+        }
+    }
+
+    /// The class the call was let in as.
+    pub fn criticality(&self) -> Criticality {
+        self.grant
+            .as_ref()
+            .map_or(Criticality::Critical, Grant::criticality)
+    }
+
+    /// When the call was let in, on the limiter's clock: the start of its latency.
+    pub fn start(&self) -> Duration {
+        self.grant.as_ref().map_or(Duration::ZERO, Grant::start)
+    }
+}
+
+impl Drop for LimiterPermit {
+    /// Settles an unsettled call as ignored: out of flight, not sampled.
+    fn drop(&mut self) {
+        if let Some(grant) = self.grant.take() {
+            self.inner.settle(grant, Settle::Ignored);
+        }
+    }
+}
+
+impl Future for Waiter {
+    type Output = Result<LimiterPermit, LimiterRefusal>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.get_mut();
+        if this.done {
+            return Poll::Pending;
+        }
+        {
+            let mut state = lock(&this.inner.state);
+            if let Some(grant) = state.granted.remove(&this.place.1) {
+                drop(state);
+                this.done = true;
+                return Poll::Ready(Ok(this.inner.permit(grant)));
+            }
+            // Under the lock that lets calls in, so that a grant made after the check above
+            // finds this waker.
+            if let Some(slot) = state.waiting.get_mut(&this.place)
+                && !slot.as_ref().is_some_and(|w| w.will_wake(cx.waker()))
+            {
+                *slot = Some(cx.waker().clone());
+            }
+        }
+        let deadline = this.arrived.saturating_add(this.wait);
+        loop {
+            let sleep = this.sleep.get_or_insert_with(|| {
+                let now = this.inner.clock.now();
+                Box::pin(this.inner.clock.sleep(pause(now, deadline, this.cool)))
+            });
+            if sleep.as_mut().poll(cx).is_pending() {
+                return Poll::Pending;
+            }
+            let now = this.inner.clock.now();
+            if now >= deadline {
+                this.done = true;
+                return Poll::Ready(this.inner.expire(this.place, this.arrived, now));
+            }
+            // A look between arrival and the end of the wait: let in, or sleep again.
+            match this.inner.look(this.place, now) {
+                Ok(grant) => {
+                    this.done = true;
+                    return Poll::Ready(Ok(this.inner.permit(grant)));
+                }
+                Err(cool) => {
+                    this.cool = cool;
+                    this.sleep = None;
+                }
+            }
+        }
+    }
+}
+
+/// How long a waiter sleeps from `now`: to its `deadline`, or for the cooling time `cool`
+/// if that is sooner and not zero (a zero cooling time has no floor to wait out).
+fn pause(now: Duration, deadline: Duration, cool: Duration) -> Duration {
+    let left = deadline.saturating_sub(now);
+    if cool.is_zero() { left } else { left.min(cool) }
+}
+
+impl Drop for Waiter {
+    /// Leaves the queue; a call let in meanwhile is settled as ignored, its room passed on.
+    fn drop(&mut self) {
+        if self.done {
+            return;
+        }
+        let now = self.inner.clock.now();
+        let mut wake = Vec::new();
+        {
+            let mut state = lock(&self.inner.state);
+            state.waiting.remove(&self.place);
+            if let Some(grant) = state.granted.remove(&self.place.1) {
+                state.limiter.settle(grant, Settle::Ignored, now);
+                state.pump(now, &mut wake);
+            }
+        }
+        wake.into_iter().for_each(Waker::wake);
+    }
+}
+
+/// The limit, the calls in flight and queued if the lock is free (as `Mutex`'s own `Debug`
+/// shows its value), and the clock and the dice by kind: formatting never waits, reads the
+/// clock or draws.
+impl fmt::Debug for SharedLimiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut out = f.debug_struct("SharedLimiter");
+        let state = match self.inner.state.try_lock() {
+            Ok(state) => Some(state),
+            Err(TryLockError::Poisoned(poisoned)) => Some(poisoned.into_inner()),
+            Err(TryLockError::WouldBlock) => None,
+        };
+        match state {
+            Some(state) => out
+                .field("limit", &state.limiter.limit())
+                .field("flying", &state.limiter.flying())
+                .field("queued", &state.waiting.len())
+                .field("queue", &state.queue),
+            None => out.field("state", &format_args!("<locked>")),
+        };
+        out.field("clock", &self.inner.clock)
+            .field("dice", &self.inner.dice)
+            .finish()
+    }
+}
+
+impl fmt::Debug for LimiterPermit {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LimiterPermit")
+            .field("grant", &self.grant)
+            .finish_non_exhaustive()
+    }
+}
+
+impl fmt::Debug for Waiter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Waiter")
+            .field("criticality", &self.place.0.0)
+            .field("arrival", &self.place.1)
+            .field("arrived", &self.arrived)
+            .field("wait", &self.wait)
+            .field("done", &self.done)
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -17,6 +17,8 @@
 //! | [`Sliding`] | whether it is within a quota over any window-long stretch | exact sliding-window log |
 //! | [`Period`] ([`SharedPeriod`]) | the same quota per fixed period; shared by `&` across threads without a lock | go-zero `core/limit/periodlimit.go` |
 //! | [`Gate`] ([`SharedGate`]) | whether there is room right now; shared by `&` across threads without a lock | concurrency limit |
+//! | [`Limiter`] ([`limit`]) | how many calls may be in flight, following the backend's latency, and who is refused first | Netflix concurrency-limits: `AIMDLimit`, `VegasLimit`, `Gradient2Limit`, `WindowedLimit` |
+//! | [`Criticality`] ([`Shares`]) | which calls the shedder and the limiter refuse first under overload | Google SRE book, "Handling Overload" |
 //! | [`Backoff`] ([`Jitter`]) | how long to wait before a retry, and whether to retry | gRPC A6; AWS "Exponential Backoff and Jitter" |
 //! | [`Budget`] ([`SharedBudget`]) | whether a retry may be made while calls are failing; shared by `&` across threads without a lock | gRPC A6 retry throttling |
 //! | [`Deadline`] | how much of a time budget is left | go-zero and gRPC timeouts |
@@ -135,6 +137,12 @@
 //!   | [`Shed::floor`] | 0 to 1 | 1 | keeps the whole capacity however hot the CPU |
 //!   | [`Backoff::factor`] | 1 to infinity | 1 | never grows the delay |
 //!   | [`Jitter::Spread`] | 0 to 1 | 0 | adds no jitter |
+//!   | [`Shares`]' fields | 0 to 1 | 1 | gives the class the whole capacity |
+//!   | [`limit::Aimd`]'s `backoff` | 0.5 to 1 | 1 | never lowers the limit on a drop |
+//!   | `smoothing` of [`limit::Vegas`] and [`limit::Gradient2`] | 0 to 1 | 0 | freezes the limit |
+//!   | [`limit::Gradient2`]'s `tolerance` | 1 to infinity | infinity | never reads a latency as a queue |
+//!   | [`limit::Decrease`]'s `Ratio` | 0 to 1 | 1 | never lowers the limit |
+//!   | [`limit::Latency`]'s `Percentile` | 0 to 1 | 0 | samples the fastest call |
 //!
 //!   A negative breaker constant is therefore 0, a shedder fraction past 1 is 1, and so on.
 //!   [`Breaker::ratio`] always lies in `[0, 1]` and is what [`Breaker::allow`] decides by: a
@@ -148,6 +156,10 @@
 //!   three decimal places, as gRPC A6 says; a ratio that is NaN, negative or truncates to 0
 //!   gives no token back, so retries stop once failures have spent half the budget.
 //! - **Backoff.** Every delay saturates at `Duration::MAX`. Retry 0 is read as 1.
+//! - **Concurrency limits.** A limit, `min` or `initial` of 0 is read as 1 and a `min` above
+//!   `max` as `max`, so a [`Limiter`] always admits one call at a time; a
+//!   [`limit::Sampling`] `size` of 0 is 1. A class's room is its share of the limit,
+//!   truncated, so a share under `1 / limit` admits none of that class.
 //! - **Counts** ([`Tally`], [`Total`], calls in flight, a [`Period`]'s count) saturate; a
 //!   [`QuotaReason::count`] past `u32::MAX` reads as `u32::MAX`.
 //! - **Rounding.** Float results round to the nearest nanosecond, except [`Bucket::next`],
@@ -159,7 +171,10 @@
 //! # Features
 //!
 //! - `serde` (off by default): `Serialize` and `Deserialize` for the policy records
-//!   ([`Sre`], [`Shed`], [`Backoff`], [`Jitter`], [`http_retry::Settings`]), with durations
+//!   ([`Sre`], [`Shed`], [`Shares`], [`Criticality`], [`Backoff`], [`Jitter`],
+//!   [`Adaptive`] and the limit module's [`limit::Algorithm`], [`limit::Aimd`],
+//!   [`limit::Vegas`], [`limit::Gradient2`], [`limit::Step`], [`limit::Decrease`],
+//!   [`limit::Sampling`] and [`limit::Latency`], [`http_retry::Settings`]), with durations
 //!   as humane strings such as `"100ms"` or `"10s"`.
 
 #![no_std]

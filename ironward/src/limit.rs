@@ -7,8 +7,9 @@
 //!   [`Sample`] per sampling window and says what the limit is now;
 //! - a [`Sampler`] turns the latencies of finished calls into that one sample per window (an
 //!   average or a percentile of the window's latencies, allocation-free);
-//! - a [`Limiter`] counts the calls in flight against the limit, admits by [`Criticality`],
-//!   and feeds its sampler and estimator as calls settle.
+//! - a [`Limiter`] counts the calls in flight against the limit, admits by
+//!   [`Criticality`](crate::Criticality), and feeds its sampler and estimator as calls
+//!   settle.
 
 mod aimd;
 mod estimator;

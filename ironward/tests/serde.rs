@@ -14,7 +14,10 @@ fn the_presets_are_written_with_humane_durations() {
     );
     assert_eq!(
         serde_json::to_string(&SHED).unwrap(),
-        r#"{"size":50,"window":"5s","cpu":900,"latency":"1s","beta":0.9,"cool":"1s","floor":0.1}"#
+        concat!(
+            r#"{"size":50,"window":"5s","cpu":900,"latency":"1s","beta":0.9,"cool":"1s","floor":0.1,"#,
+            r#""shares":{"sheddable":0.5,"sheddable_concurrent":0.75,"critical":1.0,"critical_plus":1.0}}"#
+        )
     );
     assert_eq!(
         serde_json::to_string(&BACKOFF).unwrap(),
@@ -111,4 +114,39 @@ fn unknown_fields_and_bad_durations_are_refused_with_a_reason() {
         .unwrap_err()
         .to_string();
     assert!(number.contains("a duration such as"), "{number}");
+}
+
+#[test]
+fn a_limiter_policy_reads_from_a_partial_record() {
+    use ironward::limit::{AIMD, Aimd, Algorithm, Latency, SAMPLING, Sampling};
+    use ironward::{ADAPTIVE, Adaptive, Criticality, SHARES, Shares};
+    let policy: Adaptive = serde_json::from_str(
+        r#"{"algorithm": {"Aimd": {"max": 50}}, "cool": "250ms",
+            "sampling": {"latency": {"Percentile": 0.9}}, "shares": {"sheddable": 0.25}}"#,
+    )
+    .unwrap();
+    assert_eq!(
+        policy,
+        Adaptive {
+            algorithm: Algorithm::Aimd(Aimd { max: 50, ..AIMD }),
+            sampling: Sampling {
+                latency: Latency::Percentile(0.9),
+                ..SAMPLING
+            },
+            shares: Shares {
+                sheddable: 0.25,
+                ..SHARES
+            },
+            cool: Duration::from_millis(250),
+        }
+    );
+    let back: Adaptive = serde_json::from_str(&serde_json::to_string(&ADAPTIVE).unwrap()).unwrap();
+    assert_eq!(back, ADAPTIVE);
+    let class: Criticality = serde_json::from_str(r#""sheddable_concurrent""#).unwrap();
+    assert_eq!(class, Criticality::SheddableConcurrent);
+    let typo = serde_json::from_str::<Adaptive>(r#"{"cooling": "1s"}"#).unwrap_err();
+    assert!(
+        typo.to_string().contains("unknown field `cooling`"),
+        "{typo}"
+    );
 }

@@ -35,6 +35,11 @@ use crate::criticality::{Criticality, Floor, SHARES, Shares};
 /// assert_eq!(Adaptive::default(), ADAPTIVE);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(
+    feature = "serde",
+    derive(serde::Serialize, serde::Deserialize),
+    serde(default, deny_unknown_fields)
+)]
 pub struct Adaptive {
     /// The algorithm that moves the limit, with its constants.
     pub algorithm: Algorithm,
@@ -44,6 +49,7 @@ pub struct Adaptive {
     pub shares: Shares,
     /// How long after a call of one class is refused for want of room the classes below it
     /// are refused outright; zero turns the floor off.
+    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
     pub cool: Duration,
 }
 
@@ -90,7 +96,8 @@ impl Default for Adaptive {
 /// use ironward::{Criticality, ADAPTIVE, Adaptive, Limiter, Settle};
 ///
 /// let ms = Duration::from_millis;
-/// let policy = Adaptive { algorithm: Algorithm::Aimd(Aimd { initial: 2, ..AIMD }), ..ADAPTIVE };
+/// let aimd = Aimd { initial: 2, min: 1, ..AIMD };
+/// let policy = Adaptive { algorithm: Algorithm::Aimd(aimd), ..ADAPTIVE };
 /// let mut limiter = Limiter::new(policy, ms(0));
 /// let first = limiter.acquire(ms(0)).expect("room");
 /// let second = limiter.acquire(ms(1)).expect("room");

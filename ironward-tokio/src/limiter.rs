@@ -41,7 +41,9 @@ use crate::{Clock, Dice, Sleep, lock};
 /// [`with_queue`](Self::with_queue), the limiter may queue it instead
 /// ([`Admission::Queued`]), as failsafe-go's adaptive limiter does with `WithQueueing`: the
 /// [`Queue`] docs say how its chance of being turned away rises as the queue fills, and the
-/// draw that decides comes from the limiter's [`Dice`]. As calls leave flight the queue's
+/// draw that decides comes from the limiter's [`Dice`]. The queue a call sees is the calls it
+/// would wait behind, those of its class and above, so that a queue full of sheddable calls
+/// never turns a critical one away (failsafe-go's plain queueing counts every queued call). As calls leave flight the queue's
 /// calls are let in, the most critical first and, within a class, the first to arrive
 /// first, each when the core would admit it: while the core's floor refuses its class, or
 /// its class's share of the limit is full, it waits. A waiting call is looked at again
@@ -96,6 +98,8 @@ struct State {
     /// The calls waiting, the most critical first, then in order of arrival, each with the
     /// waker of the task that last polled it.
     waiting: BTreeMap<Place, Option<Waker>>,
+    /// How many of `waiting` are of each class, least critical first.
+    counts: [usize; 4],
     /// The calls let in from the queue whose waiter has not yet taken its grant, by arrival.
     granted: BTreeMap<u64, Grant>,
     /// The arrival number of the next queued call.
@@ -126,22 +130,21 @@ pub enum Admission {
 /// # Examples
 ///
 /// ```
-/// use ironward::{Criticality, LimiterReason};
+/// use std::time::Duration;
+/// use ironward::{ADAPTIVE, Limiter};
 /// use ironward_tokio::{LimiterRefusal, Queued};
 ///
-/// let reason = LimiterReason {
-///     flying: 20,
-///     limit: 20,
-///     room: 20,
-///     criticality: Criticality::Critical,
-///     floor: Criticality::Sheddable,
-/// };
+/// // The core's reason, from a full limiter of 20.
+/// let mut limiter = Limiter::new(ADAPTIVE, Duration::ZERO);
+/// let grants: Vec<_> = (0..20).map(|_| limiter.acquire(Duration::ZERO).unwrap()).collect();
+/// let reason = limiter.acquire(Duration::ZERO).unwrap_err();
 /// let refusal = LimiterRefusal { reason, queued: Queued::Rejected { waiting: 50, rejection: 0.5 } };
 /// assert_eq!(
 ///     refusal.to_string(),
 ///     "limiter refused a critical call: 20 in flight fill its room of 20 (limit 20); \
 ///      the queue of 50 turned it away (rejection 0.50)",
 /// );
+/// # drop(grants);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct LimiterRefusal {
@@ -156,10 +159,12 @@ pub struct LimiterRefusal {
 pub enum Queued {
     /// The limiter has no queue: the call was refused as soon as it found no room.
     Off,
-    /// The queue turned the call away on arrival: `waiting` calls were queued, and the chance
-    /// of being turned away with that many was `rejection` ([`Queue::rejection`]).
+    /// The queue turned the call away on arrival: `waiting` calls of its class or above were
+    /// queued, and the chance of being turned away with that many was `rejection`
+    /// ([`Queue::rejection`]).
     Rejected {
-        /// The calls queued when this one arrived.
+        /// The calls of this one's class or above queued when it arrived: those it would
+        /// have waited behind.
         waiting: usize,
         /// The chance of being turned away, in `[0, 1]`; the draw was at most this.
         rejection: f64,
@@ -285,6 +290,7 @@ impl SharedLimiter {
                     limiter,
                     queue,
                     waiting: BTreeMap::new(),
+                    counts: [0; 4],
                     granted: BTreeMap::new(),
                     next: 0,
                 }),
@@ -297,9 +303,12 @@ impl SharedLimiter {
     /// Asks to start a call of class `criticality` now: let in, queued, or refused.
     ///
     /// The clock is read once. If calls are queued, those the core would now admit are let
-    /// in first (a floor that has cooled since the last call left may admit some); then the
-    /// core decides this call ([`Limiter::acquire_as`]), so a call never passes a queued one
-    /// of its class or above. Without a queue, a refusal is [`Queued::Off`].
+    /// in first (a floor that has cooled since the last call left may admit some), so a call
+    /// never passes a queued one of its class or above. Without a queue the core then decides
+    /// this call ([`Limiter::acquire_as`]), and a refusal is [`Queued::Off`]. With one, a
+    /// call the core would not admit goes to the queue without asking the core, which would
+    /// count it refused and raise its floor: only a call the queue turns away, or one whose
+    /// wait runs out, is refused by the core, and raises the floor.
     pub fn admit(&self, criticality: Criticality) -> Admission {
         let now = self.inner.clock.now();
         let mut wake = Vec::new();
@@ -435,6 +444,15 @@ impl SharedLimiter {
     }
 }
 
+/// Whether the core would admit a call of `class` at `now`: its class at or over the floor,
+/// and fewer calls in flight than its room ([`Limiter::acquire_as`]'s rule, read through the
+/// core's queries, which record nothing). The queue asks this before it asks the core, so
+/// that only a call the core admits, or one that is refused for good, reaches
+/// `acquire_as`, whose refusals raise the floor.
+fn fits(limiter: &Limiter, now: Duration, class: Criticality) -> bool {
+    class >= limiter.floor(now) && limiter.flying() < limiter.room(class)
+}
+
 /// What [`State::admit`] decided, before it is dressed for the caller.
 enum Entry {
     Admitted(Grant),
@@ -448,33 +466,58 @@ enum Entry {
 
 impl State {
     /// The core's decision for one call at `now`, then the queue's if the core refused.
+    ///
+    /// Without a queue the core decides, and a refusal is its own. With one, the core is
+    /// asked only for a call it would admit, or once the queue has turned the call away: a
+    /// call that waits is not refused, and must not raise the core's floor (were it to, a
+    /// stream of critical-plus calls meeting a full limit would hold every critical call in
+    /// the queue below the floor until it expired).
     fn admit(&mut self, now: Duration, criticality: Criticality, dice: &Dice) -> Entry {
-        let reason = match self.limiter.acquire_as(now, criticality) {
-            Ok(grant) => return Entry::Admitted(grant),
-            Err(reason) => reason,
-        };
         let Some(queue) = self.queue else {
-            return Entry::Refused(LimiterRefusal {
-                reason,
-                queued: Queued::Off,
-            });
+            return match self.limiter.acquire_as(now, criticality) {
+                Ok(grant) => Entry::Admitted(grant),
+                Err(reason) => Entry::Refused(LimiterRefusal {
+                    reason,
+                    queued: Queued::Off,
+                }),
+            };
         };
-        let waiting = self.waiting.len();
-        let rejection = queue.rejection(reason.limit, waiting);
+        if fits(&self.limiter, now, criticality)
+            && let Ok(grant) = self.limiter.acquire_as(now, criticality)
+        {
+            return Entry::Admitted(grant);
+        }
+        // The calls this one would wait behind: a queue full of less critical calls does not
+        // turn a more critical one away.
+        let waiting = self.counts[criticality.rank()..].iter().sum();
+        let rejection = queue.rejection(self.limiter.limit(), waiting);
         if queue::turns_away(rejection, || dice.roll()) {
-            return Entry::Refused(LimiterRefusal {
-                reason,
-                queued: Queued::Rejected { waiting, rejection },
-            });
+            // Refused now: the core records it (raising the floor) and says why.
+            return match self.limiter.acquire_as(now, criticality) {
+                Ok(grant) => Entry::Admitted(grant),
+                Err(reason) => Entry::Refused(LimiterRefusal {
+                    reason,
+                    queued: Queued::Rejected { waiting, rejection },
+                }),
+            };
         }
         let place = (Reverse(criticality), self.next);
         self.next = self.next.wrapping_add(1);
         self.waiting.insert(place, None);
+        self.counts[criticality.rank()] += 1;
         Entry::Queued {
             place,
             wait: queue.wait,
             cool: self.limiter.policy().cool,
         }
+    }
+
+    /// Takes the call at `place` out of the queue, if it is there: its waker.
+    fn leave(&mut self, place: Place) -> Option<Option<Waker>> {
+        let waker = self.waiting.remove(&place)?;
+        let count = &mut self.counts[place.0.0.rank()];
+        *count = count.saturating_sub(1);
+        Some(waker)
     }
 
     /// Lets in, at `now`, the queued calls the core admits, the most critical first, and
@@ -487,14 +530,13 @@ impl State {
     fn pump(&mut self, now: Duration, wake: &mut Vec<Waker>) {
         while let Some((&place, _)) = self.waiting.first_key_value() {
             let class = place.0.0;
-            let limiter = &mut self.limiter;
-            if class < limiter.floor(now) || limiter.flying() >= limiter.room(class) {
+            if !fits(&self.limiter, now, class) {
                 return;
             }
-            let Ok(grant) = limiter.acquire_as(now, class) else {
+            let Ok(grant) = self.limiter.acquire_as(now, class) else {
                 return;
             };
-            if let Some(waker) = self.waiting.remove(&place).flatten() {
+            if let Some(waker) = self.leave(place).flatten() {
                 wake.push(waker);
             }
             self.granted.insert(place.1, grant);
@@ -558,7 +600,7 @@ impl Inner {
             match state.granted.remove(&place.1) {
                 Some(grant) => Ok(grant),
                 None => {
-                    state.waiting.remove(&place);
+                    state.leave(place);
                     state
                         .limiter
                         .acquire_as(now, place.0.0)
@@ -677,7 +719,7 @@ impl Drop for Waiter {
         let mut wake = Vec::new();
         {
             let mut state = lock(&self.inner.state);
-            state.waiting.remove(&self.place);
+            state.leave(self.place);
             if let Some(grant) = state.granted.remove(&self.place.1) {
                 state.limiter.settle(grant, Settle::Ignored, now);
                 state.pump(now, &mut wake);

@@ -187,7 +187,7 @@ async fn the_queue_turns_calls_away_gradually_at_fixed_draws() {
     assert_eq!(limiter.queued(), 20);
     set(0.999);
     let before = draws.load(Ordering::Relaxed);
-    let Admission::Refused(full) = limiter.admit(Criticality::CriticalPlus) else {
+    let Admission::Refused(full) = limiter.admit(Criticality::Critical) else {
         panic!("the queue is full")
     };
     assert_eq!(
@@ -198,10 +198,47 @@ async fn the_queue_turns_calls_away_gradually_at_fixed_draws() {
         }
     );
     assert_eq!(draws.load(Ordering::Relaxed), before);
+    // A critical-plus call waits behind none of them.
+    waiters.push(queued(limiter.admit(Criticality::CriticalPlus)));
     drop(waiters);
     assert_eq!(limiter.queued(), 0);
     drop(held);
     assert_eq!(limiter.flying(), 0);
+}
+
+// The queue a call sees is the calls it would wait behind: a queue full of sheddable calls
+// turns the next sheddable one away, and queues a critical one as if it were empty.
+#[tokio::test(start_paused = true)]
+async fn a_queue_full_of_sheddable_calls_never_turns_a_critical_one_away() {
+    // Every draw is 0, which turns away any chance over 0.
+    let (dice, _, _) = dial(0.0);
+    let limiter = SharedLimiter::with_queue(aimd(2), QUEUE, Clock::monotonic(), dice);
+    let mut held: Vec<_> = (0..2)
+        .map(|_| admitted(limiter.admit(Criticality::Critical)))
+        .collect();
+    // QUEUE with a limit of 2: a chance of 0 up to 4 waiting, 0.5 at 5, 1 from 6.
+    let sheddable: Vec<_> = (0..5)
+        .map(|_| queued(limiter.admit(Criticality::Sheddable)))
+        .collect();
+    let Admission::Refused(refusal) = limiter.admit(Criticality::Sheddable) else {
+        panic!("five ahead, a chance of 0.5 and a draw of 0")
+    };
+    assert_eq!(
+        refusal.queued,
+        Queued::Rejected {
+            waiting: 5,
+            rejection: 0.5
+        }
+    );
+    // None of the five is ahead of a critical call: it sees an empty queue.
+    let critical = queued(limiter.admit(Criticality::Critical));
+    assert_eq!(limiter.queued(), 6);
+    // And it is let in first.
+    held.pop().unwrap().settle(Settle::Success);
+    let permit = critical.await.expect("first in line");
+    assert_eq!(permit.criticality(), Criticality::Critical);
+    drop((permit, held, sheddable));
+    assert_eq!((limiter.flying(), limiter.queued()), (0, 0));
 }
 
 // The queue lets calls in as calls leave flight, the most critical first, then in order of
@@ -262,22 +299,35 @@ async fn the_queue_lets_in_by_criticality_then_arrival() {
     assert_eq!((limiter.flying(), limiter.queued()), (0, 0));
 }
 
-// With the floor on, a critical-plus call refused on arrival holds the less critical queued
-// calls out for the cooling time, though room frees: the room goes to the critical-plus
-// call, and the sheddable one gets in when the floor has cooled, a second on, with nothing
-// else happening meanwhile: the waiter looks again once every cooling time.
+// With the floor on, a critical-plus call the queue turns away raises the floor: the
+// less critical queued calls are held out for the cooling time though room frees, the room
+// going to the critical-plus call that waits; the sheddable one gets in when the floor has
+// cooled, a second on, with nothing else happening meanwhile (the waiter looks again once
+// every cooling time). A call that waits raises nothing.
 #[tokio::test(start_paused = true)]
 async fn a_refusal_holds_the_queued_classes_below_it_for_the_cooling_time() {
-    let patient = Queue {
+    let (dice, _, _) = dial(0.4);
+    // A chance of `waiting / 2` up to 2 waiting ahead: 0 for the first, 0.5 for the second.
+    let steep = Queue {
+        initial: 0.0,
+        max: 1.0,
         wait: Duration::from_secs(5),
-        ..QUEUE
     };
-    let limiter = SharedLimiter::with_queue(aimd(2), patient, Clock::monotonic(), Dice::seeded(9));
+    let limiter = SharedLimiter::with_queue(aimd(2), steep, Clock::monotonic(), dice);
     let running: Vec<_> = (0..2)
         .map(|_| admitted(limiter.admit(Criticality::Critical)))
         .collect();
     let sheddable = queued(limiter.admit(Criticality::Sheddable));
     let critical_plus = queued(limiter.admit(Criticality::CriticalPlus));
+    assert_eq!(
+        limiter.floor(),
+        Criticality::Sheddable,
+        "waiting raises nothing"
+    );
+    let Admission::Refused(refusal) = limiter.admit(Criticality::CriticalPlus) else {
+        panic!("one ahead: a chance of 0.5, and a draw of 0.4")
+    };
+    assert_eq!(refusal.reason.criticality, Criticality::CriticalPlus);
     assert_eq!(limiter.floor(), Criticality::CriticalPlus);
     drop(running);
     let first = critical_plus.await.expect("the most critical first");

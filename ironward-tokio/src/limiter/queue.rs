@@ -14,8 +14,9 @@ use std::time::Duration;
 ///
 /// This is failsafe-go's queueing for its adaptive limiter (the `adaptivelimiter` package,
 /// `WithQueueing(initialRejectionFactor, maxRejectionFactor)` with `WithMaxWaitTime`). With
-/// `limit` the limiter's limit and `waiting` the calls already queued when a call finds no
-/// room, the queue turns it away with the probability
+/// `limit` the limiter's limit and `waiting` the calls already queued that the call would
+/// wait behind (those of its class or above) when it finds no room, the queue turns it away
+/// with the probability
 ///
 /// - 0 while `waiting < ⌊limit × initial⌋`: the queue takes it;
 /// - 1 once `waiting ≥ ⌊limit × max⌋`: the queue is full;
@@ -25,6 +26,11 @@ use std::time::Duration;
 /// A call is turned away when a draw from `[0, 1)` is at most that probability (failsafe-go
 /// compares `rejectionRate >= rand.Float64()`); the draw is taken only between the two
 /// thresholds. [`rejection`](Queue::rejection) is that probability.
+///
+/// failsafe-go counts every queued execution; counting only those ahead keeps a queue full of
+/// sheddable calls from turning a critical one away, and still bounds the queue: each class
+/// joins only while the calls of its class and above are under the maximum, so the queue
+/// holds at most four times `⌊limit × max⌋`.
 ///
 /// A queued call is let in as calls leave flight, the most critical first and, within a
 /// class, the first to arrive first; it waits at most `wait` (the time failsafe-go's

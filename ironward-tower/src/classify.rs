@@ -1,5 +1,6 @@
 //! Which results count as failures: the question the breaker and the shedder put to every
-//! response before they settle its permit.
+//! response before they settle its permit, and how a call counts towards an adaptive limit,
+//! the limiter's.
 //!
 //! A breaker that counted a `404` against its backend would trip on a client's typos, and one
 //! that ignored a `503` would never trip at all, so what "failure" means is the one thing each
@@ -17,6 +18,14 @@
 //! | [`ShedFailures`] | a 503, `DEADLINE_EXCEEDED` or a timeout (go-zero's shedding handlers) | [`ShedLayer`](crate::ShedLayer) |
 //! | [`AnyError`] | any error, whatever the response | |
 //! | a closure | whatever it answers | |
+//!
+//! The [`LimiterLayer`](crate::LimiterLayer) asks a three-way question instead, [`Grade`]:
+//! whether a call's latency is a sample of the backend's, a sign of overload, or neither.
+//!
+//! | grade | a call is | the default of |
+//! | --- | --- | --- |
+//! | [`Overloads`] | dropped on a timeout, a 503, 429 or 504, a gRPC `DEADLINE_EXCEEDED`, `RESOURCE_EXHAUSTED` or `UNAVAILABLE`, or a refusal of this crate's layers; ignored on any other error; a success otherwise | [`LimiterLayer`](crate::LimiterLayer) |
+//! | a closure | whatever [`Settle`] it answers | |
 //!
 //! # Examples
 //!
@@ -48,6 +57,7 @@ use std::error::Error;
 use std::io;
 
 use http::{HeaderMap, HeaderName, Response, StatusCode};
+use ironward::Settle;
 use tower::BoxError;
 
 /// Decides whether a completed call counts as a failure.
@@ -239,6 +249,108 @@ impl<B> Classify<Response<B>> for ShedFailures {
     }
 }
 
+/// Decides how a call an adaptive limiter let in counts towards the limit, once it has
+/// completed.
+///
+/// The [`LimiterLayer`](crate::LimiterLayer) settles each call it let in with the answer
+/// ([`ironward::Limiter::settle`]): [`Settle::Success`] samples the call's latency,
+/// [`Settle::Dropped`] lowers the limit as overload (Netflix concurrency-limits'
+/// `onDropped`), and [`Settle::Ignored`] takes the call out of flight and nothing else
+/// (`onIgnore`). A call whose future is dropped before it completes is ignored without
+/// being graded. `Res` is the inner service's response type; the error has already been
+/// boxed.
+///
+/// The ready-made grade is [`Overloads`]. Any `Fn(&Result<Res, BoxError>) -> Settle` is a
+/// grade too; annotate the closure's argument so that its type is known.
+///
+/// # Examples
+///
+/// ```
+/// use ironward::Settle;
+/// use ironward_tower::classify::Grade;
+///
+/// type BoxError = Box<dyn std::error::Error + Send + Sync>;
+///
+/// // A queue client whose "busy" answer is overload, and whose errors say nothing.
+/// let busy = |result: &Result<&str, BoxError>| match result {
+///     Ok(answer) if *answer == "busy" => Settle::Dropped,
+///     Ok(_) => Settle::Success,
+///     Err(_) => Settle::Ignored,
+/// };
+/// assert_eq!(busy.grade(&Ok("busy")), Settle::Dropped);
+/// assert_eq!(busy.grade(&Err("bad request".into())), Settle::Ignored);
+/// ```
+pub trait Grade<Res> {
+    /// How `result`, the outcome of one call, settles it.
+    fn grade(&self, result: &Result<Res, BoxError>) -> Settle;
+}
+
+impl<F, Res> Grade<Res> for F
+where
+    F: Fn(&Result<Res, BoxError>) -> Settle,
+{
+    fn grade(&self, result: &Result<Res, BoxError>) -> Settle {
+        self(result)
+    }
+}
+
+/// A call that says the backend is overloaded is dropped; any other error is ignored; any
+/// other response is a success, its latency a sample.
+///
+/// Overload is what an adaptive limit must answer by shrinking: a timeout (as
+/// [`ShedFailures`] reads one, anywhere in the error's `source()` chain), a response of
+/// `503 Service Unavailable`, `429 Too Many Requests` or `504 Gateway Timeout`, a gRPC
+/// status of `DEADLINE_EXCEEDED` (4), `RESOURCE_EXHAUSTED` (8) or `UNAVAILABLE` (14) in a
+/// trailers-only response's `grpc-status` header, or a refusal of this crate's layers (any
+/// error [`http::status_for`](crate::http::status_for) maps, so a limiter in front of a
+/// shedder, a gate or a rate limit sees their refusals). Netflix concurrency-limits calls
+/// `onDropped` for the timeouts and the refusals of the backend. Any other error (a bad
+/// request, a connection refused before anything was sent) says nothing of the backend's
+/// latency and is ignored, as `onIgnore`; a `500` took as long as a `200` to produce, and is
+/// a success.
+///
+/// This is the limiter's default grade.
+///
+/// # Examples
+///
+/// ```
+/// use http::{Response, StatusCode};
+/// use ironward::Settle;
+/// use ironward_tower::{GateFull, Overloads, classify::Grade};
+///
+/// let with = |status: StatusCode| Ok(Response::builder().status(status).body(()).unwrap());
+/// assert_eq!(Overloads.grade(&with(StatusCode::TOO_MANY_REQUESTS)), Settle::Dropped);
+/// assert_eq!(Overloads.grade(&with(StatusCode::INTERNAL_SERVER_ERROR)), Settle::Success);
+/// let full = GateFull::new(ironward::GateReason { held: 4, limit: 4 });
+/// assert_eq!(Overloads.grade(&Err::<Response<()>, _>(full.into())), Settle::Dropped);
+/// assert_eq!(Overloads.grade(&Err::<Response<()>, _>("bad body".into())), Settle::Ignored);
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Overloads;
+
+impl<B> Grade<Response<B>> for Overloads {
+    fn grade(&self, result: &Result<Response<B>, BoxError>) -> Settle {
+        match result {
+            Ok(response) => {
+                let status = response.status();
+                if status == StatusCode::SERVICE_UNAVAILABLE
+                    || status == StatusCode::TOO_MANY_REQUESTS
+                    || status == StatusCode::GATEWAY_TIMEOUT
+                    || matches!(grpc_status(response.headers()), Some(4 | 8 | 14))
+                {
+                    Settle::Dropped
+                } else {
+                    Settle::Success
+                }
+            }
+            Err(error) if is_timeout(&**error) || crate::http::status_for(&**error).is_some() => {
+                Settle::Dropped
+            }
+            Err(_) => Settle::Ignored,
+        }
+    }
+}
+
 /// The `grpc-status` header's name, made once: looked up by a `&str`, the name would be
 /// parsed and lower-cased again on every response the shedder and the breaker classify.
 static GRPC_STATUS: HeaderName = HeaderName::from_static("grpc-status");
@@ -392,6 +504,55 @@ mod tests {
             .await
             .expect_err("a zero timeout on a pending future elapses");
         assert!(ShedFailures.is_failure(&error(elapsed)));
+    }
+
+    // Netflix concurrency-limits: `onDropped` for timeouts and the backend's refusals,
+    // `onIgnore` for failures that say nothing of load, `onSuccess` otherwise.
+    #[test]
+    fn overloads_drop_on_overload_ignore_other_errors_and_pass_the_rest() {
+        for code in [429, 503, 504] {
+            assert_eq!(Overloads.grade(&status(code)), Settle::Dropped, "{code}");
+        }
+        for code in [200, 204, 400, 404, 500, 502] {
+            assert_eq!(Overloads.grade(&status(code)), Settle::Success, "{code}");
+        }
+        for code in ["4", "8", "14"] {
+            assert_eq!(
+                Overloads.grade(&grpc(code)),
+                Settle::Dropped,
+                "grpc-status {code}"
+            );
+        }
+        for code in ["0", "2", "5", "13", "fourteen"] {
+            assert_eq!(
+                Overloads.grade(&grpc(code)),
+                Settle::Success,
+                "grpc-status {code}"
+            );
+        }
+        let elapsed = Wrapped(tower::timeout::error::Elapsed::new().into());
+        assert_eq!(Overloads.grade(&error(elapsed)), Settle::Dropped);
+        assert_eq!(
+            Overloads.grade(&error(crate::DeadlineExceeded::new())),
+            Settle::Dropped
+        );
+        let shed = crate::ShedRefused::new(ironward::ShedReason {
+            cpu: 950,
+            flying: 9,
+            average: 9.0,
+            capacity: 5.0,
+            overloaded: true,
+            cooling: false,
+            criticality: ironward::Criticality::Critical,
+            floor: ironward::Criticality::Sheddable,
+        });
+        assert_eq!(
+            Overloads.grade(&error(Wrapped(shed.into()))),
+            Settle::Dropped
+        );
+        assert_eq!(Overloads.grade(&error("malformed body")), Settle::Ignored);
+        let reset = io::Error::new(io::ErrorKind::ConnectionReset, "reset");
+        assert_eq!(Overloads.grade(&error(reset)), Settle::Ignored);
     }
 
     #[test]

@@ -11,12 +11,19 @@
 //! | [`shed`] | [`ShedLayer`] | [`ironward::Shedder`]: refuse while hot and full | [`ShedRefused`] | 503 |
 //! | [`rate_limit`] | [`RateLimitLayer`] | [`ironward::Bucket`], [`ironward::Sliding`] or [`ironward::Period`], global or keyed | [`Limited`] | 429 + `Retry-After`, `RateLimit`, `RateLimit-Policy` |
 //! | [`gate`] | [`GateLayer`] | [`ironward::Gate`]: a concurrency limit that never queues | [`GateFull`] | 503 |
+//! | [`limiter`] | [`LimiterLayer`] (server or client side) | [`ironward::Limiter`]: an adaptive concurrency limit that follows latency, admitting by criticality, with an optional bounded [`Queue`] | [`LimiterRefused`] | 503 |
 //! | [`deadline`] | [`DeadlineLayer`] | [`ironward::Deadline`]: a per-request budget | [`DeadlineExceeded`] | 504 |
 //! | [`retry`] | [`HttpRetryLayer`] (client side) | [`ironward::http_retry::Run`]: RFC 9110 retries within a time budget, each attempt under a timeout, an optional [`ironward::Budget`] | [`GaveUp`] when no response; a response carries [`Retried`] | honours `Retry-After` |
 //!
-//! The layers share three more modules: [`classify`], which results count as failures for the
-//! breaker and the shedder; [`cpu`], the CPU reading the shedder runs on; and [`http`], each
-//! refusal's conventional response. Every item is also re-exported here, at the crate root.
+//! The layers share four more modules: [`classify`], which results count as failures for the
+//! breaker and the shedder and how a call settles the limiter; [`criticality`], where the
+//! limiter reads each request's class; [`cpu`], the CPU reading the shedder
+//! runs on; and [`http`], each refusal's conventional response. Every item is also
+//! re-exported here, at the crate root.
+//!
+//! The breaker protects a backend that fails, the shedder this server's CPU, the limiter a
+//! backend (or this server) that slows down; [`ironward::Limiter`]'s docs say when to use
+//! which.
 //!
 //! Every refusal is a small error boxed into `tower::BoxError`, so a caller tests it with
 //! `err.is::<BreakerRefused>()` and reads the numbers that decided it from the refusal (its
@@ -63,7 +70,8 @@
 //! # Live retuning
 //!
 //! Every layer that holds a core value hands out a tuner ([`BreakerLayer::tuner`],
-//! [`ShedLayer::tuner`], [`RateLimitLayer::tuner`], [`GateLayer::tuner`]): one `Arc` clone of
+//! [`ShedLayer::tuner`], [`RateLimitLayer::tuner`], [`GateLayer::tuner`],
+//! [`LimiterLayer::tuner`]): one `Arc` clone of
 //! the shared state, whose `retune` changes the policy in place for every service and clone
 //! at once, on their next request, and keeps the core's history (the breaker's window, the
 //! requests in flight, a bucket's tokens, a window's stamps, the holders of a gate), so a
@@ -86,24 +94,30 @@
 //! | `ironward.requests` | counter | `{request}` | `piece`, `name`, `outcome`, `reason` (refused and shadowed only) | calls a layer decided on |
 //! | `ironward.breaker.ratio` | gauge | `1` | `name` | the drop fraction the breaker's last refusal computed, in `[0, 1]` |
 //! | `ironward.shed.in_flight` | gauge | `{request}` | `name` | calls the shedder admitted and has not yet seen complete, set on each decision and each completion |
+//! | `ironward.limiter.limit` | gauge | `{request}` | `name` | the limiter's limit, set when its layer makes a service, after each completion and at each retune |
 //! | `ironward.retry.attempts` | counter | `{attempt}` | `name`, `kind` (`first` or `retry`) | attempts [`HttpRetryLayer`] sent, as [`Retried::attempts`] counts them |
 //! | `ironward.retry.calls` | counter | `{call}` | `name`, `outcome` (`success` or the stop's label: `not_retryable`, `not_replayable`, `attempts_exhausted`, `budget_exhausted`, `server_delay_exceeds_cap`, `invalid_retry_after`, `invalid_settings`, `invalid_input`, `throttled`, `refused`) | calls [`HttpRetryLayer`] finished, labelled by [`Retried::outcome`] |
 //! | `ironward.retry.wait` | histogram | `s` | `name` | each wait [`HttpRetryLayer`] decided before a retry, in seconds |
 //!
 //! The labels take a small fixed set of values:
 //!
-//! - `piece`: `breaker`, `shed`, `rate_limit`, `gate` or `deadline`;
+//! - `piece`: `breaker`, `shed`, `rate_limit`, `gate`, `limiter` or `deadline`;
 //! - `outcome`: `admitted`, `refused`, or `shadowed`: a call a layer in [`Mode::Shadow`]
 //!   would have refused and let through (a shadow layer counts no `refused`);
-//! - `reason`, on refusals and shadowed calls: `throttled` (breaker), `overloaded` or `cooling` (shed, the
-//!   [`ShedReason`](ironward::ShedReason)'s heat), `limited` (rate limit), `full` (gate),
-//!   `exceeded` or `elapsed` (deadline: the time had run out when the request arrived, or it
+//! - `reason`, on refusals and shadowed calls: `throttled` (breaker), `overloaded` or
+//!   `cooling` (shed, the [`ShedReason`](ironward::ShedReason)'s heat), `limited` (rate limit), `full`
+//!   (gate), `full`, `floor`, `queue` or `expired` (limiter: no room for the class, a class
+//!   under the floor, turned away by the queue, or out of time in it), `exceeded` or
+//!   `elapsed` (deadline: the time had run out when the request arrived, or it
 //!   ran out while the inner service worked on the call, which the enforcing layer cuts and
 //!   a shadow one lets finish). A call with a deadline is counted once, when it ends:
 //!   `admitted` if it answered in time (a response ready at the deadline is in time) or was
 //!   dropped before its deadline, `elapsed` if it was cut or dropped after it;
+//! - `criticality`, on the limiter's series only: the request's class, `sheddable`,
+//!   `sheddable_concurrent`, `critical` or `critical_plus`;
 //! - `name`: the layer's name, `"default"` unless set with [`BreakerLayer::with_name`],
-//!   [`ShedLayer::with_name`], [`GateLayer::with_name`], [`DeadlineLayer::with_name`],
+//!   [`ShedLayer::with_name`], [`GateLayer::with_name`], [`LimiterLayer::with_name`],
+//!   [`DeadlineLayer::with_name`],
 //!   [`HttpRetryLayer::with_name`] or, for
 //!   a rate limit, its policy name, [`RateLimitLayer::named`], so that two breakers in one
 //!   process are told apart.
@@ -141,9 +155,11 @@ pub mod axum;
 pub mod breaker;
 pub mod classify;
 pub mod cpu;
+pub mod criticality;
 pub mod deadline;
 pub mod gate;
 pub mod http;
+pub mod limiter;
 mod lock;
 mod meter;
 mod mode;
@@ -153,13 +169,17 @@ pub mod shed;
 mod source;
 
 pub use breaker::{BreakerFuture, BreakerLayer, BreakerRefused, BreakerService, BreakerTuner};
-pub use classify::{AnyError, Classify, GrpcFailures, HttpFailures, ShedFailures};
+pub use classify::{
+    AnyError, Classify, Grade, GrpcFailures, HttpFailures, Overloads, ShedFailures,
+};
 pub use cpu::{Cpu, CpuDial, CpuSampler};
+pub use criticality::{CriticalityHeader, ReadCriticality};
 pub use deadline::{
     DeadlineExceeded, DeadlineFuture, DeadlineLayer, DeadlineService, RequestDeadline, grpc_timeout,
 };
 pub use gate::{GateFull, GateFuture, GateLayer, GateService, GateTuner};
-pub use ironward_tokio::{Clock, Dice};
+pub use ironward_tokio::{Clock, Dice, LimiterRefusal, QUEUE, Queue, Queued};
+pub use limiter::{LimiterFuture, LimiterLayer, LimiterRefused, LimiterService, LimiterTuner};
 pub use mode::Mode;
 pub use rate_limit::{
     ClientAddr, Headroom, KindMismatch, Limit, Limited, ProxyHeader, RateLimitFuture,

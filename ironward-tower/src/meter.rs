@@ -12,6 +12,7 @@
 //!
 //! [`Layer::layer`]: tower_layer::Layer::layer
 
+use ironward::Criticality;
 use ironward_tokio::meter::Decisions;
 pub(crate) use ironward_tokio::meter::{DEFAULT_NAME, Ending, Level, Retries as RetryMeter};
 
@@ -40,6 +41,15 @@ impl Meter {
             name,
             mode,
             decisions: Decisions::new(piece, name, mode.refusal(), reasons),
+        }
+    }
+
+    /// The same counters split by the class of each call (a `criticality` label), for a layer
+    /// that admits by class.
+    pub(crate) fn by_criticality(self) -> Self {
+        Self {
+            decisions: self.decisions.by_criticality(),
+            ..self
         }
     }
 
@@ -72,6 +82,16 @@ impl Meter {
     /// the list the meter was made with.
     pub(crate) fn refused(&self, reason: usize) {
         self.decisions.refused(reason);
+    }
+
+    /// Counts one admitted call of class `criticality`.
+    pub(crate) fn admitted_as(&self, criticality: Criticality) {
+        self.decisions.admitted_as(criticality);
+    }
+
+    /// Counts one call of class `criticality` refused for the reason at `reason`.
+    pub(crate) fn refused_as(&self, reason: usize, criticality: Criticality) {
+        self.decisions.refused_as(reason, criticality);
     }
 
     /// Where a call decided now and counted when it ends lands: admitted, or refused for the

@@ -10,13 +10,14 @@
 //! | [`BreakerRefused`] | [`Piece::Breaker`] | `503 Service Unavailable` | a backend this server needs is failing; the server cannot serve, through no fault of the client |
 //! | [`ShedRefused`] | [`Piece::Shed`] | `503 Service Unavailable` | the server is overloaded (RFC 9110 §15.6.4) |
 //! | [`GateFull`] | [`Piece::Gate`] | `503 Service Unavailable` | a server-wide concurrency limit is the server's state, not the client's doing |
+//! | [`LimiterRefused`] | [`Piece::Limiter`] | `503 Service Unavailable` | an adaptive concurrency limit, the state of the server or of the backend it calls |
 //! | [`Limited`] | [`Piece::RateLimit`] | `429 Too Many Requests`, with [`Limited::headers`] | this client sent too many (RFC 6585 §4) |
 //! | [`DeadlineExceeded`] | [`Piece::Deadline`] | `504 Gateway Timeout` | the server's own time budget ran out |
 //!
 //! They match gRPC's HTTP mapping of status codes (google.rpc `Code`): `UNAVAILABLE` is 503,
 //! `RESOURCE_EXHAUSTED` 429, `DEADLINE_EXCEEDED` 504.
 //!
-//! Three 503s must still be told apart, by a client and by the operator reading its report,
+//! Four 503s must still be told apart, by a client and by the operator reading its report,
 //! so each response says which piece refused and why ([`Problem`]): as RFC 9457 problem
 //! details (`application/problem+json`) for a client whose `Accept` asks for them, one line
 //! of text otherwise ([`Format::from_accept`]). `Retry-After` is sent wherever a wait is
@@ -54,7 +55,7 @@ use http::{Response, StatusCode};
 pub use self::accept::Format;
 pub use self::problem::{Piece, Problem};
 #[cfg(doc)]
-use crate::{BreakerRefused, DeadlineExceeded, GateFull, Limited, ShedRefused};
+use crate::{BreakerRefused, DeadlineExceeded, GateFull, Limited, LimiterRefused, ShedRefused};
 
 /// How many links of a source chain are searched, so that even a cyclic chain ends.
 const DEPTH: usize = 16;
@@ -62,7 +63,8 @@ const DEPTH: usize = 16;
 /// The conventional status for a refusal of this crate's layers, or `None` for any other
 /// error.
 ///
-/// 503 for [`BreakerRefused`], [`ShedRefused`] and [`GateFull`]; 429 for [`Limited`]; 504
+/// 503 for [`BreakerRefused`], [`ShedRefused`], [`GateFull`] and [`LimiterRefused`]; 429
+/// for [`Limited`]; 504
 /// for [`DeadlineExceeded`]; see the [module docs](self) for why. The first refusal along the
 /// error's source chain decides.
 ///
@@ -141,10 +143,11 @@ mod tests {
     use std::fmt;
     use std::time::Duration;
 
-    use ironward::{BreakerReason, GateReason, ShedReason};
+    use ironward::{ADAPTIVE, BreakerReason, Criticality, GateReason, Limiter, ShedReason};
+    use ironward_tokio::{LimiterRefusal, Queued};
 
     use super::*;
-    use crate::{BreakerRefused, DeadlineExceeded, GateFull, Limited, ShedRefused};
+    use crate::{BreakerRefused, DeadlineExceeded, GateFull, Limited, LimiterRefused, ShedRefused};
 
     type BoxError = Box<dyn Error + Send + Sync>;
 
@@ -176,8 +179,24 @@ mod tests {
             capacity: 5.0,
             overloaded: true,
             cooling: false,
-            criticality: ironward::Criticality::Critical,
-            floor: ironward::Criticality::Sheddable,
+            criticality: Criticality::Critical,
+            floor: Criticality::Sheddable,
+        })
+    }
+
+    fn limiter_refused() -> LimiterRefused {
+        // The core's own reason, from a full limiter of 20.
+        let mut limiter = Limiter::new(ADAPTIVE, Duration::ZERO);
+        let grants: Vec<_> = (0..20)
+            .map(|_| limiter.acquire(Duration::ZERO).unwrap())
+            .collect();
+        let reason = limiter.acquire(Duration::ZERO).unwrap_err();
+        drop(grants);
+        LimiterRefused::new(LimiterRefusal {
+            reason,
+            queued: Queued::Expired {
+                waited: Duration::from_secs(1),
+            },
         })
     }
 
@@ -187,10 +206,11 @@ mod tests {
 
     #[test]
     fn each_refusal_maps_to_its_conventional_status() {
-        let table: [(BoxError, StatusCode); 5] = [
+        let table: [(BoxError, StatusCode); 6] = [
             (Box::new(breaker_refused()), StatusCode::SERVICE_UNAVAILABLE),
             (Box::new(shed_refused()), StatusCode::SERVICE_UNAVAILABLE),
             (Box::new(gate_full()), StatusCode::SERVICE_UNAVAILABLE),
+            (Box::new(limiter_refused()), StatusCode::SERVICE_UNAVAILABLE),
             (Box::new(limited()), StatusCode::TOO_MANY_REQUESTS),
             (
                 Box::new(DeadlineExceeded::new()),
@@ -209,10 +229,11 @@ mod tests {
     // RFC 9457 §3.1: type, title, status and detail, and the piece to tell three 503s apart.
     #[test]
     fn each_piece_writes_problem_details_that_name_it() {
-        let table: [(BoxError, &str, &str); 5] = [
+        let table: [(BoxError, &str, &str); 6] = [
             (Box::new(breaker_refused()), "breaker", "Breaker"),
             (Box::new(shed_refused()), "shed", "Shed"),
             (Box::new(gate_full()), "gate", "Gate"),
+            (Box::new(limiter_refused()), "limiter", "Limiter"),
             (Box::new(limited()), "rate_limit", "RateLimit"),
             (Box::new(DeadlineExceeded::new()), "deadline", "Deadline"),
         ];

@@ -8,7 +8,7 @@ use http::{Response, StatusCode};
 
 use super::Format;
 use super::accept::PROBLEM_JSON;
-use crate::{BreakerRefused, DeadlineExceeded, GateFull, Limited, ShedRefused};
+use crate::{BreakerRefused, DeadlineExceeded, GateFull, Limited, LimiterRefused, ShedRefused};
 
 /// Where the problem types are documented: each [`Piece`] variant's anchor on docs.rs.
 const TYPES: &str = "https://docs.rs/ironward-tower/latest/ironward_tower/http/enum.Piece.html";
@@ -42,6 +42,11 @@ pub enum Piece {
     /// A [`GateLayer`](crate::GateLayer) was full: the server already runs as many requests
     /// as it allows at once. `503`, no `Retry-After` (room comes back when a request ends).
     Gate,
+    /// A [`LimiterLayer`](crate::LimiterLayer) refused the request: the calls in flight fill
+    /// the adaptive limit (or the request's class's share of it), and the queue, if any,
+    /// did not hold it. `503`, no `Retry-After` (room comes back when a call ends, and the
+    /// limit follows latency, so no time is sure).
+    Limiter,
     /// A [`RateLimitLayer`](crate::RateLimitLayer) refused the request: this client sent
     /// more than its quota (RFC 6585 §4). `429`, with `Retry-After` and the `RateLimit`
     /// fields ([`Limited::headers`]).
@@ -60,6 +65,8 @@ impl Piece {
             Some(Self::Shed)
         } else if err.is::<GateFull>() {
             Some(Self::Gate)
+        } else if err.is::<LimiterRefused>() {
+            Some(Self::Limiter)
         } else if err.is::<Limited>() {
             Some(Self::RateLimit)
         } else if err.is::<DeadlineExceeded>() {
@@ -69,24 +76,28 @@ impl Piece {
         }
     }
 
-    /// The conventional status: 503 for the breaker, the shedder and the gate, 429 for a
-    /// rate limit, 504 for a deadline, as gRPC's mapping of `UNAVAILABLE`,
+    /// The conventional status: 503 for the breaker, the shedder, the gate and the limiter,
+    /// 429 for a rate limit, 504 for a deadline, as gRPC's mapping of `UNAVAILABLE`,
     /// `RESOURCE_EXHAUSTED` and `DEADLINE_EXCEEDED` has them.
     pub const fn status(self) -> StatusCode {
         match self {
-            Self::Breaker | Self::Shed | Self::Gate => StatusCode::SERVICE_UNAVAILABLE,
+            Self::Breaker | Self::Shed | Self::Gate | Self::Limiter => {
+                StatusCode::SERVICE_UNAVAILABLE
+            }
             Self::RateLimit => StatusCode::TOO_MANY_REQUESTS,
             Self::Deadline => StatusCode::GATEWAY_TIMEOUT,
         }
     }
 
     /// The piece's name, as the `piece` member of a problem body and the `piece` label of
-    /// the crate's metrics give it: `breaker`, `shed`, `gate`, `rate_limit` or `deadline`.
+    /// the crate's metrics give it: `breaker`, `shed`, `gate`, `limiter`, `rate_limit` or
+    /// `deadline`.
     pub const fn as_str(self) -> &'static str {
         match self {
             Self::Breaker => "breaker",
             Self::Shed => "shed",
             Self::Gate => "gate",
+            Self::Limiter => "limiter",
             Self::RateLimit => "rate_limit",
             Self::Deadline => "deadline",
         }
@@ -99,6 +110,7 @@ impl Piece {
             Self::Breaker => "A backend this server needs is failing",
             Self::Shed => "The server is overloaded",
             Self::Gate => "The server is running all the requests it can",
+            Self::Limiter => "The concurrency limit is reached",
             Self::RateLimit => "Too many requests",
             Self::Deadline => "The request ran out of time",
         }
@@ -111,6 +123,7 @@ impl Piece {
             Self::Breaker => "Breaker",
             Self::Shed => "Shed",
             Self::Gate => "Gate",
+            Self::Limiter => "Limiter",
             Self::RateLimit => "RateLimit",
             Self::Deadline => "Deadline",
         };

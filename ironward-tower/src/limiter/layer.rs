@@ -1,0 +1,280 @@
+//! The layer that puts an adaptive concurrency limit in front of a service.
+
+use std::fmt;
+use std::sync::Arc;
+
+use ironward::{Adaptive, Criticality};
+use ironward_tokio::{Queue, SharedLimiter};
+use tower_layer::Layer;
+
+use super::service::{LimiterService, Shared};
+use super::tune::{LimiterTuner, Tune};
+use crate::classify::Overloads;
+use crate::meter::DEFAULT_NAME;
+use crate::{Clock, Dice};
+
+/// Keeps no more requests in flight than an adaptive limit, which follows the latency the
+/// inner service shows: the core's [`ironward::Limiter`] as a tower layer, for a server's
+/// handlers or around a client.
+///
+/// Each request is first given a class by the layer's criticality source (by default every
+/// request is `Critical`; see [`criticality`](crate::criticality)), then asks a
+/// [`SharedLimiter`] running the [`Adaptive`] policy, with one clock read: let in while the
+/// calls in flight are under the class's share of the limit and no more critical class was
+/// refused within the cooling time, refused with [`LimiterRefused`](crate::LimiterRefused)
+/// otherwise, at once. A layer made [`with_queue`](Self::with_queue) queues a request that
+/// finds no room instead, up to the [`Queue`]'s bound, failsafe-go's gradual rejection
+/// turning more away as it fills; a queued request is let in as calls leave flight, the most
+/// critical first, and refused once it has waited as long as the queue allows.
+///
+/// An admitted request counts as in flight until its response future completes; the grade
+/// (`C`, by default [`Overloads`]) then settles it: a success samples its latency, which the
+/// algorithm moves the limit by; a drop (a timeout, a 503, a 429, a refusal of an inner layer
+/// of this crate) lowers the limit as overload; any other error is ignored. A request whose
+/// response future is dropped before it completes (a client that hung up, a timeout outside
+/// this layer) leaves flight as ignored: it no longer occupies the backend, and its latency
+/// was never seen. For HTTP, the latency is the time to the response head, not to the end of
+/// its body.
+///
+/// [`ironward::Limiter`]'s docs say when to use the limiter rather than, or beside, the
+/// breaker and the shedder: the breaker trips on failures, the shedder on this server's CPU,
+/// the limiter on latency, finding how much the backend can take without being told.
+///
+/// **One layer, one limiter.** Every service the layer makes, every clone of those (one per
+/// connection) and every clone of the layer share one limiter, as tower's
+/// `GlobalConcurrencyLimitLayer` shares its semaphore: [`new`](Self::new) makes it behind an
+/// `Arc`. The builders that change what the limiter is made of
+/// ([`with_queue`](Self::with_queue), [`with_dice`](Self::with_dice),
+/// [`with_clock`](Self::with_clock), [`with_name`](Self::with_name),
+/// [`with_classifier`](Self::with_classifier)) each make a new one under the policy in
+/// force; [`with_criticality`](Self::with_criticality) keeps it. Configure the layer first,
+/// then clone it or make services from it. A layer in a `static` goes in a
+/// `std::sync::LazyLock`.
+///
+/// To change the policy while the layer serves (a configuration reload), take a
+/// [`tuner`](Self::tuner) from the configured layer.
+///
+/// The service requires the inner service to be `Clone`: a queued request takes the ready
+/// service with it and calls it when let in, leaving a clone in its place.
+///
+/// # Examples
+///
+/// ```
+/// use http::{Request, Response};
+/// use ironward::{ADAPTIVE, Criticality};
+/// use ironward_tower::criticality::CriticalityHeader;
+/// use ironward_tower::{LimiterLayer, QUEUE};
+/// use tower::{BoxError, Layer, ServiceExt, service_fn};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let layer = LimiterLayer::new(ADAPTIVE)
+///     .with_queue(QUEUE)
+///     .with_criticality(CriticalityHeader::default())
+///     .with_name("backend");
+/// let backend = layer.layer(service_fn(|_: Request<()>| async {
+///     Ok::<_, BoxError>(Response::new(()))
+/// }));
+/// let request = Request::builder().header("x-criticality", "sheddable").body(()).unwrap();
+/// backend.oneshot(request).await.unwrap();
+/// assert_eq!(layer.limit(), 20); // Vegas starts at 20
+/// assert_eq!(layer.flying(), 0);
+/// # }
+/// ```
+pub struct LimiterLayer<C = Overloads, Q = Criticality> {
+    shared: Arc<Shared<C>>,
+    parts: Parts,
+    criticality: Q,
+}
+
+/// What a layer's limiter is made of besides its grade: every builder changes one and makes
+/// a new limiter from the rest, so that no builder forgets one.
+#[derive(Debug, Clone)]
+struct Parts {
+    queue: Option<Queue>,
+    clock: Clock,
+    dice: Dice,
+    name: &'static str,
+}
+
+impl LimiterLayer {
+    /// A layer running `policy`, refusing at once past its limit, every request `Critical`,
+    /// graded by [`Overloads`], on the monotonic clock.
+    pub fn new(policy: Adaptive) -> Self {
+        let parts = Parts {
+            queue: None,
+            clock: Clock::default(),
+            dice: Dice::default(),
+            name: DEFAULT_NAME,
+        };
+        Self {
+            shared: parts.build(policy, Overloads),
+            parts,
+            criticality: Criticality::Critical,
+        }
+    }
+}
+
+impl Parts {
+    /// A new limiter on these parts under `policy`, with nothing in flight.
+    fn build<C>(&self, policy: Adaptive, classify: C) -> Arc<Shared<C>> {
+        let limiter = match self.queue {
+            None => SharedLimiter::new(policy, self.clock.clone()),
+            Some(queue) => {
+                SharedLimiter::with_queue(policy, queue, self.clock.clone(), self.dice.clone())
+            }
+        };
+        Arc::new(Shared::new(limiter, classify, self.name))
+    }
+}
+
+impl<C, Q> LimiterLayer<C, Q> {
+    /// The same layer with `parts`, and a new limiter on them under the policy in force.
+    fn rebuilt(self, parts: Parts) -> Self
+    where
+        C: Clone,
+    {
+        let policy = self.shared.limiter.policy();
+        Self {
+            shared: parts.build(policy, self.shared.classifier().clone()),
+            parts,
+            criticality: self.criticality,
+        }
+    }
+
+    /// The same layer with `classify` grading each completed request (see
+    /// [`Grade`](crate::classify::Grade)), and a new limiter under the policy in force.
+    #[must_use]
+    pub fn with_classifier<D>(self, classify: D) -> LimiterLayer<D, Q> {
+        let policy = self.shared.limiter.policy();
+        LimiterLayer {
+            shared: self.parts.build(policy, classify),
+            parts: self.parts,
+            criticality: self.criticality,
+        }
+    }
+
+    /// The same layer, and the same limiter, reading each request's class from `source`: a
+    /// [`CriticalityHeader`](crate::criticality::CriticalityHeader), a closure
+    /// `Fn(&Request) -> Criticality`, or a fixed [`Criticality`] (see
+    /// [`criticality`](crate::criticality)). A request without a readable class is
+    /// `Critical` unless the source says otherwise.
+    #[must_use]
+    pub fn with_criticality<P>(self, source: P) -> LimiterLayer<C, P> {
+        LimiterLayer {
+            shared: self.shared,
+            parts: self.parts,
+            criticality: source,
+        }
+    }
+
+    /// How many requests are in flight through this layer's services.
+    pub fn flying(&self) -> u32 {
+        self.shared.limiter.flying()
+    }
+
+    /// How many requests are waiting in the queue.
+    pub fn queued(&self) -> usize {
+        self.shared.limiter.queued()
+    }
+
+    /// The limit now: how many requests the layer's services let in flight at once.
+    pub fn limit(&self) -> u32 {
+        self.shared.limiter.limit()
+    }
+
+    /// The queue in front of the limit, if the layer has one.
+    pub fn queue(&self) -> Option<Queue> {
+        self.parts.queue
+    }
+}
+
+impl<C: Clone, Q> LimiterLayer<C, Q> {
+    /// The same layer queueing a request that finds no room as `queue` says, with a new
+    /// limiter under the policy in force; see [`Queue`] for failsafe-go's gradual rejection
+    /// and the wait's bound.
+    #[must_use]
+    pub fn with_queue(self, queue: Queue) -> Self {
+        let parts = Parts {
+            queue: Some(queue),
+            ..self.parts.clone()
+        };
+        self.rebuilt(parts)
+    }
+
+    /// The same layer drawing the queue's gradual rejection from `dice` (by default
+    /// [`Dice::random`]), with a new limiter under the policy in force: a test fixes the
+    /// draw with `Dice::from_fn(|| 0.5)`.
+    #[must_use]
+    pub fn with_dice(self, dice: Dice) -> Self {
+        let parts = Parts {
+            dice,
+            ..self.parts.clone()
+        };
+        self.rebuilt(parts)
+    }
+
+    /// The same layer reading `now` from `clock` (by default [`Clock::monotonic`]), with a
+    /// new limiter under the policy in force, its first sampling window opening now.
+    #[must_use]
+    pub fn with_clock(self, clock: Clock) -> Self {
+        let parts = Parts {
+            clock,
+            ..self.parts.clone()
+        };
+        self.rebuilt(parts)
+    }
+
+    /// The same layer reporting under `name` (by default `"default"`), with a new limiter
+    /// under the policy in force: the `name` label of its metrics and the `name` field of
+    /// its `tracing` events (see the crate docs' `# Metrics`).
+    #[must_use]
+    pub fn with_name(self, name: &'static str) -> Self {
+        let parts = Parts {
+            name,
+            ..self.parts.clone()
+        };
+        self.rebuilt(parts)
+    }
+}
+
+impl<C: Send + Sync + 'static, Q> LimiterLayer<C, Q> {
+    /// A handle that changes the policy of this layer's limiter in place, for every service
+    /// the layer made and every clone at once; see [`LimiterTuner`].
+    ///
+    /// One `Arc` clone. Take it from the layer once it is configured: a builder makes a new
+    /// limiter, which the tuner taken before it does not reach.
+    pub fn tuner(&self) -> LimiterTuner {
+        LimiterTuner::new(Arc::clone(&self.shared) as Arc<dyn Tune>)
+    }
+}
+
+impl<C, Q: Clone> Clone for LimiterLayer<C, Q> {
+    /// A layer sharing this one's limiter.
+    fn clone(&self) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+            parts: self.parts.clone(),
+            criticality: self.criticality.clone(),
+        }
+    }
+}
+
+impl<C, Q> fmt::Debug for LimiterLayer<C, Q> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LimiterLayer")
+            .field("shared", &self.shared)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S, C, Q: Clone> Layer<S> for LimiterLayer<C, Q> {
+    type Service = LimiterService<S, C, Q>;
+
+    /// A service sharing the layer's limiter. The first one registers the limiter's metrics,
+    /// under the name that is now final.
+    fn layer(&self, inner: S) -> Self::Service {
+        self.shared.register();
+        LimiterService::new(inner, Arc::clone(&self.shared), self.criticality.clone())
+    }
+}

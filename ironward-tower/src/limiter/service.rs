@@ -1,0 +1,238 @@
+//! The service a [`LimiterLayer`](crate::LimiterLayer) makes.
+
+use std::fmt;
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use ironward::{Adaptive, Criticality, Settle};
+use ironward_tokio::{Admission, LimiterRefusal, Queued, SharedLimiter};
+use tower::BoxError;
+use tower_service::Service;
+
+use super::future::{Flight, LimiterFuture};
+use super::tune::Tune;
+use crate::classify::{Grade, Overloads};
+use crate::criticality::ReadCriticality;
+use crate::meter::{Level, Meter};
+
+/// A service behind an adaptive concurrency limit; made by a
+/// [`LimiterLayer`](crate::LimiterLayer), whose docs say what it does.
+///
+/// The limiter decides in `call`, with the request's class read first and the clock read
+/// once; readiness is the inner service's. A refused request returns a future that fails at
+/// once with [`LimiterRefused`](crate::LimiterRefused), boxed; an admitted request's error
+/// is boxed as it is. A request the limiter queues waits in its future, holding the inner
+/// service that `poll_ready` made ready (a clone takes its place in this service, as tower's
+/// docs advise), and calls it once let in. Every clone, and every service the same layer
+/// made, shares one limiter (one [`SharedLimiter`] behind an `Arc`, its lock held only for
+/// each decision), so the count in flight is the server's, not one connection's.
+///
+/// `C` is the grade (by default [`Overloads`]) and `Q` the criticality source (by default a
+/// fixed `Critical`); both are type parameters for the reason
+/// [`BreakerService`](crate::BreakerService) gives: what they read depends on the response
+/// and the request type.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ironward::ADAPTIVE;
+/// use ironward_tower::{LimiterLayer, LimiterService};
+/// use tower::{Layer, Service, ServiceExt, service_fn};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let slow = service_fn(|_request: ()| async {
+///     tokio::time::sleep(Duration::from_millis(100)).await;
+///     Ok::<_, std::convert::Infallible>(http::Response::new(()))
+/// });
+/// let mut server: LimiterService<_> = LimiterLayer::new(ADAPTIVE).layer(slow);
+/// let other = server.clone();
+///
+/// let call = server.ready().await.unwrap().call(());
+/// assert_eq!(other.flying(), 1); // one limiter, seen from the clone
+/// call.await.unwrap();
+/// assert_eq!(other.flying(), 0);
+/// # }
+/// ```
+pub struct LimiterService<S, C = Overloads, Q = Criticality> {
+    inner: S,
+    shared: Arc<Shared<C>>,
+    criticality: Q,
+}
+
+impl<S, C, Q> LimiterService<S, C, Q> {
+    pub(crate) fn new(inner: S, shared: Arc<Shared<C>>, criticality: Q) -> Self {
+        Self {
+            inner,
+            shared,
+            criticality,
+        }
+    }
+
+    /// How many requests are in flight: admitted and not yet completed.
+    pub fn flying(&self) -> u32 {
+        self.shared.limiter.flying()
+    }
+
+    /// The limit now.
+    pub fn limit(&self) -> u32 {
+        self.shared.limiter.limit()
+    }
+}
+
+impl<S: Clone, C, Q: Clone> Clone for LimiterService<S, C, Q> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            shared: Arc::clone(&self.shared),
+            criticality: self.criticality.clone(),
+        }
+    }
+}
+
+impl<S: fmt::Debug, C, Q> fmt::Debug for LimiterService<S, C, Q> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("LimiterService")
+            .field("inner", &self.inner)
+            .field("shared", &self.shared)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<S, C, Q, R> Service<R> for LimiterService<S, C, Q>
+where
+    S: Service<R> + Clone,
+    S::Error: Into<BoxError>,
+    C: Grade<S::Response>,
+    Q: ReadCriticality<R>,
+{
+    type Response = S::Response;
+    type Error = BoxError;
+    type Future = LimiterFuture<S, R, C>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx).map_err(Into::into)
+    }
+
+    fn call(&mut self, request: R) -> Self::Future {
+        let class = self.criticality.criticality(&request);
+        match self.shared.limiter.admit(class) {
+            Admission::Admitted(permit) => {
+                self.shared.meter.admitted_as(class);
+                // In flight before the inner call starts, so that even a panicking `call`
+                // settles the permit as the guard unwinds.
+                let flight = Flight::new(permit, Arc::clone(&self.shared));
+                LimiterFuture::called(self.inner.call(request), flight)
+            }
+            Admission::Queued(waiter) => {
+                // The ready service waits with the request; a clone, not yet ready, stays.
+                let clone = self.inner.clone();
+                let ready = std::mem::replace(&mut self.inner, clone);
+                LimiterFuture::waiting(waiter, ready, request, Arc::clone(&self.shared))
+            }
+            Admission::Refused(refusal) => {
+                self.shared.refused(&refusal);
+                LimiterFuture::refused(refusal)
+            }
+        }
+    }
+}
+
+/// What every clone of one service shares: the limiter, the grade, and the handles it
+/// reports through.
+pub(crate) struct Shared<C> {
+    pub(super) limiter: SharedLimiter,
+    classify: C,
+    pub(super) meter: Meter,
+    limit: Level,
+}
+
+/// The reasons a limiter refuses for, as the `reason` label gives them: no room for the
+/// class, a class under the floor, turned away by the queue, or out of time in it.
+const REASONS: &[&str] = &["full", "floor", "queue", "expired"];
+
+impl<C> Shared<C> {
+    pub(crate) fn new(limiter: SharedLimiter, classify: C, name: &'static str) -> Self {
+        Self {
+            limiter,
+            classify,
+            meter: Meter::new("limiter", name, REASONS, crate::Mode::Enforce).by_criticality(),
+            limit: Level::limiter_limit(name),
+        }
+    }
+
+    /// Registers the limiter's metrics, if they are not yet: when its layer makes a service,
+    /// its name final. The gauge starts at the limit.
+    pub(crate) fn register(&self) {
+        self.meter.register();
+        self.limit.register();
+        self.gauge();
+    }
+
+    /// The grade, for a layer made anew with it.
+    pub(crate) fn classifier(&self) -> &C {
+        &self.classify
+    }
+
+    /// Reports a refusal: the counter for its reason and class, and a debug event with the
+    /// numbers that decided it.
+    pub(super) fn refused(&self, refusal: &LimiterRefusal) {
+        let reason = refusal.reason;
+        let index = match refusal.queued {
+            Queued::Rejected { .. } => 2,
+            Queued::Expired { .. } => 3,
+            Queued::Off if reason.criticality < reason.floor => 1,
+            Queued::Off => 0,
+        };
+        self.meter.refused_as(index, reason.criticality);
+        tracing::debug!(
+            name = self.meter.name(),
+            outcome = self.meter.refusal(),
+            reason = REASONS[index],
+            criticality = reason.criticality.name(),
+            floor = reason.floor.name(),
+            flying = reason.flying,
+            limit = reason.limit,
+            room = reason.room,
+            queued = ?refusal.queued,
+            "limiter refused a request"
+        );
+    }
+
+    /// How `result` settles its call, by the grade.
+    pub(super) fn grade<Res>(&self, result: &Result<Res, BoxError>) -> Settle
+    where
+        C: Grade<Res>,
+    {
+        self.classify.grade(result)
+    }
+
+    /// Sets the limit gauge, if a recorder reads it: after a settle, which may have moved it.
+    pub(super) fn gauge(&self) {
+        if Level::is_read() {
+            self.limit.set(f64::from(self.limiter.limit()));
+        }
+    }
+}
+
+impl<C> fmt::Debug for Shared<C> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Shared")
+            .field("limiter", &self.limiter)
+            .field("name", &self.meter.name())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C: Send + Sync> Tune for Shared<C> {
+    fn retune(&self, policy: Adaptive) {
+        let was = self.limiter.retune(policy);
+        self.gauge();
+        tracing::debug!(from = ?was, to = ?policy, "limiter retuned");
+    }
+
+    fn policy(&self) -> Adaptive {
+        self.limiter.policy()
+    }
+}

@@ -1,14 +1,14 @@
-//! Where a layer reads how critical a request is: the source the
-//! [`LimiterLayer`](crate::LimiterLayer) takes.
+//! Where a layer reads how critical a request is: the one source the
+//! [`LimiterLayer`](crate::LimiterLayer) and the [`ShedLayer`](crate::ShedLayer) share.
 //!
-//! Under overload it refuses the least critical requests first (the core's
-//! [`Criticality`] docs say how), so it needs to know a request's class before it decides.
+//! Under overload both refuse the least critical requests first (the core's
+//! [`Criticality`] docs say how), so each needs to know a request's class before it decides.
 //! [`ReadCriticality`] is that question, asked of the request before the inner service sees
 //! it:
 //!
 //! | source | the class is | for |
 //! | --- | --- | --- |
-//! | a [`Criticality`] | that class, for every request (`Criticality::Critical` is the default) | any request type |
+//! | a [`Criticality`] | that class, for every request (`Criticality::Critical` is both layers' default) | any request type |
 //! | [`CriticalityHeader`] | a header's value, read leniently (`CRITICAL_PLUS`, `critical-plus`, `CriticalPlus`), or `critical` when it is absent or not a class | `http::Request`, HTTP and gRPC alike |
 //! | a closure `Fn(&R) -> Criticality` | whatever it answers: a route, a user's plan, an extension an outer layer set | any request type |
 //!

@@ -8,7 +8,7 @@
 //! | module | layer | policy | refusal | HTTP |
 //! | --- | --- | --- | --- | --- |
 //! | [`breaker`] | [`BreakerLayer`] (client side) | [`ironward::Breaker`]: SRE adaptive throttling | [`BreakerRefused`] | 503 |
-//! | [`shed`] | [`ShedLayer`] | [`ironward::Shedder`]: refuse while hot and full | [`ShedRefused`] | 503 |
+//! | [`shed`] | [`ShedLayer`] | [`ironward::Shedder`]: refuse while hot and full, the less critical first | [`ShedRefused`] | 503 |
 //! | [`rate_limit`] | [`RateLimitLayer`] | [`ironward::Bucket`], [`ironward::Sliding`] or [`ironward::Period`], global or keyed | [`Limited`] | 429 + `Retry-After`, `RateLimit`, `RateLimit-Policy` |
 //! | [`gate`] | [`GateLayer`] | [`ironward::Gate`]: a concurrency limit that never queues | [`GateFull`] | 503 |
 //! | [`limiter`] | [`LimiterLayer`] (server or client side) | [`ironward::Limiter`]: an adaptive concurrency limit that follows latency, admitting by criticality, with an optional bounded [`Queue`] | [`LimiterRefused`] | 503 |
@@ -17,7 +17,7 @@
 //!
 //! The layers share four more modules: [`classify`], which results count as failures for the
 //! breaker and the shedder and how a call settles the limiter; [`criticality`], where the
-//! limiter reads each request's class; [`cpu`], the CPU reading the shedder
+//! limiter and the shedder read each request's class; [`cpu`], the CPU reading the shedder
 //! runs on; and [`http`], each refusal's conventional response. Every item is also
 //! re-exported here, at the crate root.
 //!
@@ -104,8 +104,9 @@
 //! - `piece`: `breaker`, `shed`, `rate_limit`, `gate`, `limiter` or `deadline`;
 //! - `outcome`: `admitted`, `refused`, or `shadowed`: a call a layer in [`Mode::Shadow`]
 //!   would have refused and let through (a shadow layer counts no `refused`);
-//! - `reason`, on refusals and shadowed calls: `throttled` (breaker), `overloaded` or
-//!   `cooling` (shed, the [`ShedReason`](ironward::ShedReason)'s heat), `limited` (rate limit), `full`
+//! - `reason`, on refusals and shadowed calls: `throttled` (breaker), `overloaded`, `cooling`
+//!   or `floor` (shed: the [`ShedReason`](ironward::ShedReason)'s heat, or a class held
+//!   under the floor a more critical class's refusal raised), `limited` (rate limit), `full`
 //!   (gate), `full`, `floor`, `queue` or `expired` (limiter: no room for the class, a class
 //!   under the floor, turned away by the queue, or out of time in it), `exceeded` or
 //!   `elapsed` (deadline: the time had run out when the request arrived, or it

@@ -212,7 +212,8 @@ async fn a_renamed_layer_leaves_no_series_under_its_old_name() {
     }
     assert_eq!(seen.series_named("ironward.requests", "backend"), 2);
     assert_eq!(seen.series_named("ironward.breaker.ratio", "backend"), 1);
-    assert_eq!(seen.series_named("ironward.requests", "api"), 3);
+    // The shedder's admitted, and its refusals `overloaded`, `cooling` and `floor`.
+    assert_eq!(seen.series_named("ironward.requests", "api"), 4);
     assert_eq!(seen.series_named("ironward.shed.in_flight", "api"), 1);
     assert_eq!(seen.series_named("ironward.requests", "db"), 2);
     assert_eq!(seen.series_named("ironward.requests", "login"), 2);

@@ -478,3 +478,72 @@ async fn a_shedder_on_a_hot_cpu_sheds_concurrent_load_and_recovers_when_the_cpu_
     }
     eprintln!("cooled: 40 concurrent requests all served");
 }
+
+/// A request whose class is `class` in `x-criticality` and whose handling is `call`.
+fn classed(class: &str, call: Call) -> http::Request<()> {
+    let mut request = http::Request::builder()
+        .header("x-criticality", class)
+        .body(())
+        .expect("request");
+    request.extensions_mut().insert(call);
+    request
+}
+
+// The core's `Shedder::check_as` through the layer: hot, with four requests in flight
+// against the capacity of five assumed while nothing has passed, a sheddable request (half
+// of it) is shed and a critical one admitted; a malformed class reads as critical.
+#[tokio::test(start_paused = true)]
+async fn a_hot_server_sheds_the_sheddable_first_by_the_requests_header() {
+    let layer = ShedLayer::new(SHED, Cpu::fixed(950))
+        .with_criticality(ironward_tower::CriticalityHeader::default());
+    let mut server = layer.layer(service_fn(|request: http::Request<()>| {
+        let call = request
+            .extensions()
+            .get::<Call>()
+            .copied()
+            .unwrap_or(Call::Hang);
+        serve(call)
+    }));
+    let mut held = Vec::new();
+    for k in 0..100 {
+        let call = if k < 96 {
+            Call::Answer(200, ms(50))
+        } else {
+            Call::Hang
+        };
+        held.push(tokio::spawn(
+            server
+                .ready()
+                .await
+                .unwrap()
+                .call(classed("critical", call)),
+        ));
+    }
+    tokio::time::sleep(ms(60)).await;
+    assert_eq!(layer.flying(), 4);
+    let err = server
+        .ready()
+        .await
+        .unwrap()
+        .call(classed("SHEDDABLE", Call::Hang))
+        .await
+        .unwrap_err();
+    let reason = err.downcast_ref::<ShedRefused>().unwrap().reason();
+    assert_eq!(
+        (reason.criticality, reason.flying, reason.capacity),
+        (Criticality::Sheddable, 4, 2.5)
+    );
+    // Not a class: critical, which the capacity of five still admits.
+    held.push(tokio::spawn(
+        server
+            .ready()
+            .await
+            .unwrap()
+            .call(classed("very important", Call::Hang)),
+    ));
+    tokio::task::yield_now().await;
+    assert_eq!(layer.flying(), 5);
+    for call in held {
+        call.abort();
+    }
+}

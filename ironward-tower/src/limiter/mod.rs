@@ -11,7 +11,8 @@
 //! [`Queue`](crate::Queue), lets them wait a bounded time with failsafe-go's gradual
 //! rejection (its `adaptivelimiter` package's `WithQueueing`). Under overload the least
 //! critical requests are refused first: each request's class comes from the layer's
-//! [`criticality`](crate::criticality) source.
+//! [`criticality`](crate::criticality) source, the same one [`ShedLayer`](crate::ShedLayer)
+//! takes.
 //!
 //! [`ironward::Limiter`]'s docs say when to use the breaker, the shedder and the limiter: the
 //! breaker for a backend that fails, the shedder for this server's own CPU, the limiter for a

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use ironward::Shed;
+use ironward::{Criticality, Shed};
 use ironward_tokio::SharedShedder;
 use tower_layer::Layer;
 
@@ -60,6 +60,14 @@ use crate::{Clock, Cpu, Mode, ShedFailures};
 /// [`tuner`](Self::tuner) from the configured layer: it retunes the one shedder that every
 /// service and clone shares, keeping the requests in flight and what it has learnt.
 ///
+/// Every request is `Critical` by default, and the shedder decides as go-zero's, which has no
+/// classes. [`with_criticality`](Self::with_criticality) gives each request its class from a
+/// header or an extractor (the [`criticality`](crate::criticality) source the
+/// [`LimiterLayer`](crate::LimiterLayer) takes too): while the server is hot the less
+/// critical classes meet a full server first, each allowed its share of the capacity
+/// ([`Shed::shares`]), and for the cooling time after a class is refused every class below
+/// it is refused outright ([`Shedder::check_as`](ironward::Shedder::check_as)).
+///
 /// # Examples
 ///
 /// ```
@@ -96,15 +104,16 @@ use crate::{Clock, Cpu, Mode, ShedFailures};
 /// assert_eq!(shed.flying(), 0);
 /// # }
 /// ```
-pub struct ShedLayer<C = ShedFailures> {
+pub struct ShedLayer<C = ShedFailures, Q = Criticality> {
     shared: Arc<Shared<C>>,
+    criticality: Q,
 }
 
 impl ShedLayer {
     /// A layer running the `shed` policy on the readings of `cpu`, counting 503s and timeouts
-    /// as failures ([`ShedFailures`]), on the monotonic clock.
+    /// as failures ([`ShedFailures`]), every request `Critical`, on the monotonic clock.
     pub fn new(shed: Shed, cpu: Cpu) -> Self {
-        Parts {
+        let shared = Parts {
             shed,
             classify: ShedFailures,
             clock: Clock::default(),
@@ -112,11 +121,15 @@ impl ShedLayer {
             name: DEFAULT_NAME,
             mode: Mode::Enforce,
         }
-        .build()
+        .build();
+        Self {
+            shared,
+            criticality: Criticality::Critical,
+        }
     }
 }
 
-impl<C> ShedLayer<C> {
+impl<C, Q> ShedLayer<C, Q> {
     /// What this layer was built from, with `classify` for its classifier: the parts a
     /// builder changes one of before building a new shedder.
     fn parts<D>(&self, classify: D) -> Parts<D> {
@@ -134,8 +147,45 @@ impl<C> ShedLayer<C> {
     /// The same layer with `classify` deciding which results are failures (see
     /// [`Classify`](crate::Classify)), and a new shedder under the policy in force.
     #[must_use]
-    pub fn with_classifier<D>(self, classify: D) -> ShedLayer<D> {
-        self.parts(classify).build()
+    pub fn with_classifier<D>(self, classify: D) -> ShedLayer<D, Q> {
+        ShedLayer {
+            shared: self.parts(classify).build(),
+            criticality: self.criticality,
+        }
+    }
+
+    /// The same layer, and the same shedder, reading each request's class from `source`: a
+    /// [`CriticalityHeader`](crate::criticality::CriticalityHeader), a closure
+    /// `Fn(&Request) -> Criticality`, or a fixed [`Criticality`] (see
+    /// [`criticality`](crate::criticality)). A request without a readable class is
+    /// `Critical` unless the source says otherwise.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use http::{Request, Response};
+    /// use ironward::SHED;
+    /// use ironward_tower::criticality::CriticalityHeader;
+    /// use ironward_tower::{Cpu, ShedLayer};
+    /// use tower::{BoxError, Layer, ServiceExt, service_fn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let shed = ShedLayer::new(SHED, Cpu::fixed(300)).with_criticality(CriticalityHeader::default());
+    /// let server = shed.layer(service_fn(|_: Request<()>| async {
+    ///     Ok::<_, BoxError>(Response::new(()))
+    /// }));
+    /// let batch = Request::builder().header("x-criticality", "sheddable").body(()).unwrap();
+    /// // A cool server admits every class.
+    /// server.oneshot(batch).await.unwrap();
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_criticality<P>(self, source: P) -> ShedLayer<C, P> {
+        ShedLayer {
+            shared: self.shared,
+            criticality: source,
+        }
     }
 
     /// How many requests are in flight through this layer's services
@@ -151,7 +201,7 @@ impl<C> ShedLayer<C> {
     }
 }
 
-impl<C: Send + Sync + 'static> ShedLayer<C> {
+impl<C: Send + Sync + 'static, Q> ShedLayer<C, Q> {
     /// A handle that changes the policy of this layer's shedder in place, for every service
     /// the layer made and every clone at once; see [`ShedTuner`].
     ///
@@ -162,16 +212,22 @@ impl<C: Send + Sync + 'static> ShedLayer<C> {
     }
 }
 
-impl<C: Clone> ShedLayer<C> {
+impl<C: Clone, Q> ShedLayer<C, Q> {
+    /// The same layer, with the same classifier and criticality source, and a new shedder on
+    /// `parts`.
+    fn rebuilt(self, parts: impl FnOnce(Parts<C>) -> Parts<C>) -> Self {
+        let shared = parts(self.parts(self.shared.classifier().clone())).build();
+        Self {
+            shared,
+            criticality: self.criticality,
+        }
+    }
+
     /// The same layer reading `now` from `clock`, with a new shedder under the policy in
     /// force, whose window opens now on `clock`.
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
-        Parts {
-            clock,
-            ..self.parts(self.shared.classifier().clone())
-        }
-        .build()
+        self.rebuilt(|parts| Parts { clock, ..parts })
     }
 
     /// The same layer reporting under `name` (by default `"default"`), with a new shedder
@@ -179,11 +235,7 @@ impl<C: Clone> ShedLayer<C> {
     /// `tracing` events (see the crate docs' `# Metrics`).
     #[must_use]
     pub fn with_name(self, name: &'static str) -> Self {
-        Parts {
-            name,
-            ..self.parts(self.shared.classifier().clone())
-        }
-        .build()
+        self.rebuilt(|parts| Parts { name, ..parts })
     }
 
     /// The same layer in `mode` (by default [`Mode::Enforce`]), with a new shedder under the
@@ -193,11 +245,7 @@ impl<C: Clone> ShedLayer<C> {
     /// The refusal is reported as `shadowed` (see [`Mode`]).
     #[must_use]
     pub fn with_mode(self, mode: Mode) -> Self {
-        Parts {
-            mode,
-            ..self.parts(self.shared.classifier().clone())
-        }
-        .build()
+        self.rebuilt(|parts| Parts { mode, ..parts })
     }
 }
 
@@ -213,46 +261,45 @@ struct Parts<C> {
 }
 
 impl<C> Parts<C> {
-    /// A layer with a new shedder on these parts, its window opening now.
-    fn build(self) -> ShedLayer<C> {
+    /// A new shedder on these parts, its window opening now.
+    fn build(self) -> Arc<Shared<C>> {
         let shedder = SharedShedder::new(self.shed, self.clock.now());
-        ShedLayer {
-            shared: Arc::new(Shared::new(
-                shedder,
-                self.clock,
-                self.cpu,
-                self.classify,
-                self.name,
-                self.mode,
-            )),
-        }
+        Arc::new(Shared::new(
+            shedder,
+            self.clock,
+            self.cpu,
+            self.classify,
+            self.name,
+            self.mode,
+        ))
     }
 }
 
-impl<C> Clone for ShedLayer<C> {
+impl<C, Q: Clone> Clone for ShedLayer<C, Q> {
     /// A layer sharing this one's shedder.
     fn clone(&self) -> Self {
         Self {
             shared: Arc::clone(&self.shared),
+            criticality: self.criticality.clone(),
         }
     }
 }
 
-impl<C: fmt::Debug> fmt::Debug for ShedLayer<C> {
+impl<C: fmt::Debug, Q> fmt::Debug for ShedLayer<C, Q> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ShedLayer")
             .field("shared", &self.shared)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
-impl<S, C> Layer<S> for ShedLayer<C> {
-    type Service = ShedService<S, C>;
+impl<S, C, Q: Clone> Layer<S> for ShedLayer<C, Q> {
+    type Service = ShedService<S, C, Q>;
 
     /// A service sharing the layer's shedder. The first one registers the shedder's metrics,
     /// under the name that is now final.
     fn layer(&self, inner: S) -> Self::Service {
         self.shared.register();
-        ShedService::new(inner, Arc::clone(&self.shared))
+        ShedService::new(inner, Arc::clone(&self.shared), self.criticality.clone())
     }
 }

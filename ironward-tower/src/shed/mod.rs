@@ -7,7 +7,10 @@
 //! shedding handlers. As in tower's `limit::concurrency`, the module holds the layer, the
 //! service it makes, the service's response future (which keeps the count in flight honest
 //! when a request is cancelled) and the refusal, and one more piece: [`ShedTuner`], which
-//! changes the policy of a layer's shedder while it serves.
+//! changes the policy of a layer's shedder while it serves. Given a
+//! [`criticality`](crate::criticality) source ([`ShedLayer::with_criticality`]), the
+//! shedder refuses the less critical requests first, as the core's
+//! [`Shedder::check_as`](ironward::Shedder::check_as) decides.
 //!
 //! # Examples
 //!

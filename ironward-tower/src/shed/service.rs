@@ -4,13 +4,14 @@ use std::fmt;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use ironward::{Shed, ShedReason};
+use ironward::{Criticality, Shed, ShedReason};
 use ironward_tokio::{SharedShedder, ShedTicket};
 use tower::BoxError;
 use tower_service::Service;
 
 use super::future::{Flight, ShedFuture};
 use super::tune::Tune;
+use crate::criticality::ReadCriticality;
 use crate::meter::{Level, Meter};
 use crate::{Classify, Clock, Cpu, Mode, ShedFailures};
 
@@ -28,7 +29,9 @@ use crate::{Classify, Clock, Cpu, Mode, ShedFailures};
 ///
 /// `C` is the classifier; it defaults to [`ShedFailures`], so the common case is written
 /// `ShedService<S>` (see [`BreakerService`](crate::BreakerService) for why it is a type
-/// parameter).
+/// parameter). `Q` is where each request's class is read
+/// ([`ReadCriticality`](crate::criticality::ReadCriticality)); it defaults to a fixed
+/// `Critical`, which decides as go-zero's shedder, without classes.
 ///
 /// # Examples
 ///
@@ -53,14 +56,19 @@ use crate::{Classify, Clock, Cpu, Mode, ShedFailures};
 /// assert_eq!(other.flying(), 0);
 /// # }
 /// ```
-pub struct ShedService<S, C = ShedFailures> {
+pub struct ShedService<S, C = ShedFailures, Q = Criticality> {
     inner: S,
     shared: Arc<Shared<C>>,
+    criticality: Q,
 }
 
-impl<S, C> ShedService<S, C> {
-    pub(crate) fn new(inner: S, shared: Arc<Shared<C>>) -> Self {
-        Self { inner, shared }
+impl<S, C, Q> ShedService<S, C, Q> {
+    pub(crate) fn new(inner: S, shared: Arc<Shared<C>>, criticality: Q) -> Self {
+        Self {
+            inner,
+            shared,
+            criticality,
+        }
     }
 
     /// How many requests are in flight: admitted and not yet completed
@@ -70,29 +78,31 @@ impl<S, C> ShedService<S, C> {
     }
 }
 
-impl<S: Clone, C> Clone for ShedService<S, C> {
+impl<S: Clone, C, Q: Clone> Clone for ShedService<S, C, Q> {
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
             shared: Arc::clone(&self.shared),
+            criticality: self.criticality.clone(),
         }
     }
 }
 
-impl<S: fmt::Debug, C: fmt::Debug> fmt::Debug for ShedService<S, C> {
+impl<S: fmt::Debug, C: fmt::Debug, Q> fmt::Debug for ShedService<S, C, Q> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ShedService")
             .field("inner", &self.inner)
             .field("shared", &self.shared)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
-impl<S, C, Request> Service<Request> for ShedService<S, C>
+impl<S, C, Q, Request> Service<Request> for ShedService<S, C, Q>
 where
     S: Service<Request>,
     S::Error: Into<BoxError>,
     C: Classify<S::Response>,
+    Q: ReadCriticality<Request>,
 {
     type Response = S::Response;
     type Error = BoxError;
@@ -103,7 +113,8 @@ where
     }
 
     fn call(&mut self, request: Request) -> Self::Future {
-        match self.shared.check() {
+        let class = self.criticality.criticality(&request);
+        match self.shared.check(class) {
             Ok(ticket) => {
                 self.shared.meter.admitted();
                 // In flight before the inner call starts, so that even a panicking `call`
@@ -136,8 +147,9 @@ pub(crate) struct Shared<C> {
 }
 
 /// The reasons a shedder refuses for, as the `reason` label gives them: at or over the CPU
-/// threshold, or under it within the cooling time of the last overload.
-const REASONS: &[&str] = &["overloaded", "cooling"];
+/// threshold, under it within the cooling time of the last overload, or a class below the
+/// floor a more critical class's refusal raised.
+const REASONS: &[&str] = &["overloaded", "cooling", "floor"];
 
 impl<C> Shared<C> {
     pub(crate) fn new(
@@ -175,26 +187,36 @@ impl<C> Shared<C> {
         self.meter.mode()
     }
 
-    /// Asks the shedder to admit a request now, with the numbers behind a refusal
-    /// ([`SharedShedder::check`]): one clock read, the start of the request's response time.
-    /// The count in flight the gauge is set to is read just after the decision, and only
-    /// when a recorder reads the gauge.
-    fn check(&self) -> Result<ShedTicket, ShedReason> {
-        let decision = self.shedder.check(self.clock.now(), self.cpu.read());
+    /// Asks the shedder to admit a request of class `criticality` now, with the numbers
+    /// behind a refusal ([`SharedShedder::check_as`]): one clock read, the start of the
+    /// request's response time. The count in flight the gauge is set to is read just after
+    /// the decision, and only when a recorder reads the gauge.
+    fn check(&self, criticality: Criticality) -> Result<ShedTicket, ShedReason> {
+        let decision = self
+            .shedder
+            .check_as(self.clock.now(), self.cpu.read(), criticality);
         if Level::is_read() {
             self.in_flight.set(self.shedder.flying() as f64);
         }
         decision
     }
 
-    /// Reports a refusal (or, in shadow mode, a would-be refusal): the counter for its heat and a
-    /// debug event with the numbers that decided it.
+    /// Reports a refusal (or, in shadow mode, a would-be refusal): the counter for its heat (or
+    /// the floor) and a debug event with the numbers that decided it.
     fn refused(&self, reason: &ShedReason) {
-        // The core refuses only while hot: overloaded, or else cooling.
-        self.meter.refused(usize::from(!reason.overloaded));
+        // Below the floor whatever the heat; else the core refused while hot: overloaded, or
+        // else cooling.
+        let index = if reason.criticality < reason.floor {
+            2
+        } else {
+            usize::from(!reason.overloaded)
+        };
+        self.meter.refused(index);
         tracing::debug!(
             name = self.meter.name(),
             outcome = self.meter.refusal(),
+            criticality = reason.criticality.name(),
+            floor = reason.floor.name(),
             cpu = reason.cpu,
             flying = reason.flying,
             average = reason.average,

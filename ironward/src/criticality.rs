@@ -9,8 +9,11 @@
 //!   critical classes meet a full server first and leave headroom to the rest.
 //! - **A floor that follows refusals.** Once a call of class `c` has been refused, every class
 //!   below `c` is refused outright for the cooling time after it, whatever is in flight: the
-//!   room that calls leaving flight free goes to `c` and above, and a class that has been
-//!   refused is never refused while a less critical one is admitted in the same stretch.
+//!   room that calls leaving flight free goes to `c` and above. A refusal by the floor counts
+//!   as a refusal of its class too, so the floor comes down one class per cooling time, the
+//!   most critical first, rather than letting every class back in at once; and a less
+//!   critical class is admitted only after a whole cooling time in which no more critical
+//!   one was refused.
 
 use crate::constant::constant;
 use core::fmt;

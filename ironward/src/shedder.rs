@@ -327,10 +327,8 @@ impl Shedder {
             // Full: both the average and the count in flight exceed the class's capacity.
             let full = hot && average > capacity && flying as f64 > capacity;
             if full || criticality < floor {
-                if full {
-                    self.dropped = true;
-                    self.classes.refuse(criticality, now);
-                }
+                self.dropped |= full;
+                self.classes.refuse(criticality, now);
                 return Err(ShedReason {
                     cpu,
                     flying,

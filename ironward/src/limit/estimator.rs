@@ -263,6 +263,42 @@ impl Estimator {
         }
     }
 
+    /// Takes `rtt`, a latency measured with no queue, as the baseline the algorithm measures
+    /// against (see [`baseline`](Estimator::baseline)): Vegas' latency with no queue,
+    /// Gradient2's long average. Aimd keeps no baseline and is unchanged; a zero `rtt` changes
+    /// nothing.
+    ///
+    /// Neither algorithm can tell a backend that has slowed for good from a queue: Vegas
+    /// keeps the least latency it has seen, and Gradient2's long average follows the queue
+    /// up. A [`Limiter`](crate::Limiter) with [`Adaptive::probe`](crate::Adaptive::probe)
+    /// set drains its calls now and then to measure the latency with no queue, and hands it
+    /// here.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::limit::{Algorithm, Estimator, Sample, VEGAS};
+    ///
+    /// let ms = Duration::from_millis;
+    /// let mut estimator = Estimator::new(Algorithm::Vegas(VEGAS));
+    /// estimator.update(Sample { rtt: ms(20), in_flight: 20, dropped: false });
+    /// // The backend has slowed to 60 ms with no queue: Vegas alone would keep 20 ms.
+    /// estimator.rebase(ms(60));
+    /// assert_eq!(estimator.baseline(), Some(ms(60)));
+    /// ```
+    pub fn rebase(&mut self, rtt: Duration) {
+        let rtt = crate::clock::nanos(rtt);
+        if rtt == 0 {
+            return;
+        }
+        match &mut self.memory {
+            Memory::Aimd => {}
+            Memory::Vegas(state) => state.rebase(rtt),
+            Memory::Gradient2(state) => state.rebase(rtt as f64),
+        }
+    }
+
     /// Changes the algorithm or its constants in place.
     ///
     /// The limit reached is kept, held to the new bounds. With the same algorithm, what it

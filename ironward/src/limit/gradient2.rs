@@ -200,6 +200,16 @@ impl State {
         (self.long.count > 0).then_some(self.long.value)
     }
 
+    /// Takes `rtt` nanoseconds, measured with no queue, as the long average, warmed up: the
+    /// average then moves from it as from any other value.
+    pub(super) fn rebase(&mut self, rtt: f64) {
+        self.long = Average {
+            value: rtt,
+            sum: rtt * f64::from(WARMUP),
+            count: WARMUP,
+        };
+    }
+
     /// Holds the unrounded limit to new bounds and returns the whole limit.
     pub(super) fn retune(&mut self, bounds: Bounds) -> u32 {
         self.estimate = bounds.clamp_f64(self.estimate);

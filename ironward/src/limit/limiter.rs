@@ -22,6 +22,7 @@ use crate::criticality::{Criticality, Floor, SHARES, Shares};
 /// | `sampling` | [`SAMPLING`] | Netflix's `WindowedLimit` defaults |
 /// | `shares` | [`SHARES`] | half the limit for the sheddable, three quarters for the sheddable-concurrent, all of it for the critical |
 /// | `cool` | 1 s | how long the classes below a refused one stay refused |
+/// | `probe` | 10 s | how often the limiter drains to measure the latency with no queue: BBR's `ProbeRTT` interval (not Netflix's, whose limiters never drain; 0 turns it off) |
 ///
 /// # Examples
 ///
@@ -51,6 +52,20 @@ pub struct Adaptive {
     /// are refused outright; zero turns the floor off.
     #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
     pub cool: Duration,
+    /// How often the limiter drains to measure the backend's latency with no queue; zero
+    /// never, which decides as Netflix's limiters do.
+    ///
+    /// Vegas keeps the least latency it has seen as the latency with no queue, so a backend
+    /// that slows for good reads as a queue and the limit collapses; Gradient2's long average
+    /// follows a standing queue up, so the limit runs away. Neither can tell the two apart
+    /// from latencies alone. With a probe, every `probe` the limiter admits calls only while
+    /// fewer than half the limit are in flight, which empties the backend's queue, for one
+    /// sampling window of calls let in since; that window's latency is then the
+    /// estimator's baseline ([`Estimator::rebase`]) in place of its sample. This is BBR's `ProbeRTT` state
+    /// (draft-ietf-ccwg-bbr) for a concurrency limit: a short dip in admissions buys a
+    /// baseline that follows the backend both ways.
+    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    pub probe: Duration,
 }
 
 /// The default [`Adaptive`]: Netflix concurrency-limits' defaults, the SRE book's classes.
@@ -59,6 +74,7 @@ pub const ADAPTIVE: Adaptive = Adaptive {
     sampling: SAMPLING,
     shares: SHARES,
     cool: Duration::from_secs(1),
+    probe: Duration::from_secs(10),
 };
 
 impl Default for Adaptive {
@@ -123,7 +139,17 @@ pub struct Limiter {
     /// once per policy rather than on every call.
     shares: [f64; 4],
     cool: u64,
+    /// When the next probe starts, in nanoseconds; `None` for never.
+    probe_at: Option<u64>,
+    /// The probe under way, if one is.
+    drain: Option<Drain>,
     clock: Latest,
+}
+
+/// A probe under way: when it began.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Drain {
+    since: u64,
 }
 
 /// A call the [`Limiter`] let in: when, how many were in flight with it, and its class.
@@ -194,7 +220,7 @@ pub enum Settle {
 pub struct LimiterReason {
     /// Calls in flight, not counting this one.
     pub flying: u32,
-    /// The limit at the time.
+    /// The limit admissions were held to: the estimator's, halved while a probe drains.
     pub limit: u32,
     /// How many calls in flight the class may join: the limit times the class's share.
     pub room: u32,
@@ -203,6 +229,8 @@ pub struct LimiterReason {
     /// The least critical class admitted at the time. A `criticality` below it was refused
     /// because a more critical call was refused within the cooling time, whatever the room.
     pub floor: Criticality,
+    /// A probe was draining ([`Adaptive::probe`]), so `limit` is half the estimator's.
+    pub probing: bool,
 }
 
 impl fmt::Display for LimiterReason {
@@ -217,8 +245,15 @@ impl fmt::Display for LimiterReason {
         } else {
             write!(
                 f,
-                "{} in flight fill its room of {} (limit {})",
-                self.flying, self.room, self.limit
+                "{} in flight fill its room of {} (limit {}{})",
+                self.flying,
+                self.room,
+                self.limit,
+                if self.probing {
+                    ", halved by a probe"
+                } else {
+                    ""
+                }
             )
         }
     }
@@ -235,6 +270,8 @@ impl Limiter {
             sampler: Sampler::new(policy.sampling, now),
             shares: policy.shares.read(),
             cool: nanos(policy.cool),
+            probe_at: next_probe(nanos(now), policy.probe),
+            drain: None,
             policy,
             flying: 0,
             floor: Floor::default(),
@@ -257,8 +294,8 @@ impl Limiter {
     ///
     /// The call is let in when its class is at or above the floor (no more critical call
     /// has been refused within [`Adaptive::cool`]) and fewer calls are in flight than its room,
-    /// the limit times its share ([`Shares::of`]). A call refused for want of room raises the
-    /// floor to its class for the cooling time.
+    /// the limit times its share ([`Shares::of`]). A refused call, for want of room or by
+    /// the floor, holds the floor at least at its class for the cooling time.
     ///
     /// # Examples
     ///
@@ -287,19 +324,22 @@ impl Limiter {
         criticality: Criticality,
     ) -> Result<Grant, LimiterReason> {
         let now = self.clock.advance(now);
-        let limit = self.estimator.limit();
+        if self.drain.is_none() && self.probe_at.is_some_and(|at| now >= at) {
+            self.drain = Some(Drain { since: now });
+            self.sampler.restart(Duration::from_nanos(now));
+        }
+        let limit = self.in_force();
         let room = room(limit, self.shares[criticality.rank()]);
         let floor = self.floor.at(now, self.cool);
         if criticality < floor || self.flying >= room {
-            if criticality >= floor {
-                self.floor.refuse(criticality, now);
-            }
+            self.floor.refuse(criticality, now);
             return Err(LimiterReason {
                 flying: self.flying,
                 limit,
                 room,
                 criticality,
                 floor,
+                probing: self.drain.is_some(),
             });
         }
         self.flying += 1;
@@ -321,19 +361,47 @@ impl Limiter {
             Settle::Dropped => true,
             Settle::Ignored => return,
         };
+        if self.drain.is_some_and(|drain| grant.start < drain.since) {
+            // Let in before the probe began, it may have queued: the probe's window is only
+            // of calls let in while it drains.
+            return;
+        }
         let rtt = Duration::from_nanos(now.saturating_sub(grant.start));
-        if let Some(sample) =
-            self.sampler
-                .add(Duration::from_nanos(now), rtt, grant.flying, dropped)
-        {
+        let Some(sample) = self
+            .sampler
+            .add(Duration::from_nanos(now), rtt, grant.flying, dropped)
+        else {
+            return;
+        };
+        if self.drain.take().is_some() {
+            self.estimator.rebase(sample.rtt);
+            self.probe_at = next_probe(now, self.policy.probe);
+        } else {
             self.estimator.update(sample);
         }
     }
 
-    /// The limit now.
+    /// The limit admissions are held to: the estimator's, or half of it while a probe drains.
+    fn in_force(&self) -> u32 {
+        let limit = self.estimator.limit();
+        if self.drain.is_some() {
+            (limit / 2).max(1)
+        } else {
+            limit
+        }
+    }
+
+    /// The limit now: the estimator's, whether or not a probe is draining.
     #[must_use]
     pub fn limit(&self) -> u32 {
         self.estimator.limit()
+    }
+
+    /// Whether a probe ([`Adaptive::probe`]) is draining: admissions are held to half the
+    /// limit until it has measured the latency with no queue.
+    #[must_use]
+    pub fn probing(&self) -> bool {
+        self.drain.is_some()
     }
 
     /// Calls let in and not yet settled.
@@ -346,7 +414,7 @@ impl Limiter {
     /// share. The floor may still refuse it; see [`floor`](Limiter::floor).
     #[must_use]
     pub fn room(&self, criticality: Criticality) -> u32 {
-        room(self.limit(), self.shares[criticality.rank()])
+        room(self.in_force(), self.shares[criticality.rank()])
     }
 
     /// The least critical class admitted at `now`.
@@ -376,8 +444,19 @@ impl Limiter {
         self.sampler.retune(policy.sampling, now);
         self.shares = policy.shares.read();
         self.cool = nanos(policy.cool);
+        if policy.probe != self.policy.probe {
+            self.probe_at = next_probe(nanos(now), policy.probe);
+            if policy.probe.is_zero() {
+                self.drain = None;
+            }
+        }
         self.policy = policy;
     }
+}
+
+/// When the probe after one ending at `now` starts: `probe` later, or never for a zero one.
+fn next_probe(now: u64, probe: Duration) -> Option<u64> {
+    (!probe.is_zero()).then(|| now.saturating_add(nanos(probe)))
 }
 
 /// The calls in flight a class with `share` of `limit` may join: the product, truncated.
@@ -429,6 +508,7 @@ mod tests {
                     room,
                     criticality: class,
                     floor: Criticality::Sheddable,
+                    probing: false,
                 }
             );
             drop((grants, mine));
@@ -455,13 +535,19 @@ mod tests {
                 )
             );
         }
-        // Refusals by the floor do not extend it.
+        // The floor steps down a class at a time: the sheddable-concurrent refused at 7 ms
+        // hold it a cooling time after the critical refusal has cooled.
         assert_eq!(limiter.floor(ms(1_004)), Criticality::Critical);
-        assert_eq!(limiter.floor(ms(1_005)), Criticality::Sheddable);
+        assert_eq!(limiter.floor(ms(1_005)), Criticality::SheddableConcurrent);
+        let concurrent = limiter
+            .acquire_as(ms(1_005), Criticality::SheddableConcurrent)
+            .expect("at the floor");
+        assert_eq!(limiter.floor(ms(1_007)), Criticality::Sheddable);
         let back = limiter
-            .acquire_as(ms(1_005), Criticality::Sheddable)
+            .acquire_as(ms(1_007), Criticality::Sheddable)
             .expect("cooled");
-        limiter.settle(back, Settle::Ignored, ms(1_006));
+        limiter.settle(back, Settle::Ignored, ms(1_008));
+        limiter.settle(concurrent, Settle::Ignored, ms(1_008));
         // The floor's own class and those above it are admitted while it stands.
         let (mut limiter, grants) = holding(20);
         let _ = limiter
@@ -516,6 +602,95 @@ mod tests {
         let late = limiter.acquire(Duration::MAX).unwrap();
         limiter.settle(late, Settle::Success, Duration::MAX);
         assert_eq!(limiter.flying(), 0);
+    }
+
+    /// A call every 10 ms over `span` (in ms), each taking `rtt` ms, settled in time order.
+    fn traffic(limiter: &mut Limiter, span: core::ops::Range<u64>, rtt: u64) {
+        let mut open = alloc::collections::VecDeque::new();
+        for t in span.step_by(10) {
+            while open.front().is_some_and(|&(done, _)| done <= t) {
+                let (done, grant) = open.pop_front().unwrap();
+                limiter.settle(grant, Settle::Success, ms(done));
+            }
+            open.push_back((t + rtt, limiter.acquire(ms(t)).expect("room")));
+        }
+        for (done, grant) in open {
+            limiter.settle(grant, Settle::Success, ms(done));
+        }
+    }
+
+    #[test]
+    fn a_probe_drains_to_half_the_limit_and_rebases_on_a_window_of_its_own_calls() {
+        use crate::limit::{AIMD, Aimd, Algorithm, GRADIENT2, Gradient2, SAMPLING, Sampling};
+        let sampling = Sampling {
+            size: 4,
+            min_window: ms(100),
+            max_window: ms(100),
+            ..SAMPLING
+        };
+        let policy = Adaptive {
+            algorithm: Algorithm::Gradient2(Gradient2 {
+                initial: 40,
+                ..GRADIENT2
+            }),
+            sampling,
+            probe: ms(1_000),
+            ..ADAPTIVE
+        };
+        let mut limiter = Limiter::new(policy, ms(0));
+        // Before the probe: 20 ms calls, windows of which feed the long average.
+        traffic(&mut limiter, 0..900, 20);
+        assert!(limiter.estimator().baseline() < Some(ms(21)));
+        assert!(!limiter.probing());
+        let old: Vec<_> = (0..25).map(|_| limiter.acquire(ms(990)).unwrap()).collect();
+        // The probe starts at 1 s: half the limit of 40, so 25 in flight refuse the next.
+        let reason = limiter.acquire(ms(1_000)).unwrap_err();
+        assert!(limiter.probing() && reason.probing);
+        assert_eq!(
+            (
+                reason.limit,
+                reason.room,
+                limiter.room(Criticality::Critical)
+            ),
+            (20, 20, 20)
+        );
+        assert!(
+            reason
+                .to_string()
+                .ends_with("(limit 20, halved by a probe)"),
+            "{reason}"
+        );
+        // The calls from before finish slowly, and are not the probe's.
+        for grant in old {
+            limiter.settle(grant, Settle::Success, ms(1_010));
+        }
+        // The backend has slowed: 60 ms with no queue. The probe's window rebases on it.
+        traffic(&mut limiter, 1_010..1_300, 60);
+        assert!(!limiter.probing(), "the probe's window closed");
+        assert_eq!(limiter.estimator().baseline(), Some(ms(60)));
+        assert_eq!(limiter.room(Criticality::Critical), limiter.limit());
+        // Off: no probe ever starts, and the default probes every 10 s.
+        let mut off = Limiter::new(
+            Adaptive {
+                probe: Duration::ZERO,
+                ..policy
+            },
+            ms(0),
+        );
+        let grant = off.acquire(Duration::MAX).unwrap();
+        assert!(!off.probing());
+        off.settle(grant, Settle::Success, Duration::MAX);
+        assert_eq!(ADAPTIVE.probe, Duration::from_secs(10));
+        // Aimd keeps no baseline: a probe drains and changes nothing else.
+        let aimd = Adaptive {
+            algorithm: Algorithm::Aimd(Aimd { min: 1, ..AIMD }),
+            ..policy
+        };
+        let mut limiter = Limiter::new(aimd, ms(0));
+        let grant = limiter.acquire(ms(1_000)).unwrap();
+        assert!(limiter.probing());
+        limiter.settle(grant, Settle::Success, ms(1_001));
+        assert_eq!(limiter.estimator().baseline(), None);
     }
 
     #[test]

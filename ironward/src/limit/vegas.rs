@@ -241,6 +241,14 @@ impl State {
         (self.noload > 0).then_some(self.noload)
     }
 
+    /// Takes `rtt` nanoseconds, measured with no queue, as the latency with no queue; a zero
+    /// `rtt` is ignored, as a zero sample is.
+    pub(super) fn rebase(&mut self, rtt: u64) {
+        if rtt > 0 {
+            self.noload = rtt;
+        }
+    }
+
     /// Holds the unrounded limit to new bounds and returns the whole limit.
     pub(super) fn retune(&mut self, bounds: Bounds) -> u32 {
         self.estimate = bounds.clamp_f64(self.estimate);

@@ -667,16 +667,21 @@ fn a_refused_class_keeps_the_less_critical_out_for_the_cooling_time() {
         .check(ms(80), 0)
         .expect("room for the refused class");
     shedder.pass(critical, ms(90));
-    // Cooled: 1 s after the refusal, the sheddable are back.
-    assert!(
-        shedder
-            .check_as(ms(1_059), 0, Criticality::Sheddable)
-            .is_err()
-    );
-    let back = shedder
-        .check_as(ms(1_060), 0, Criticality::Sheddable)
+    // Cooled a class at a time: 1 s after the critical refusal the sheddable-concurrent are
+    // back, and 1 s after the sheddable-concurrent one (at 80 ms) the sheddable. (Each
+    // refusal by the floor counts as one of its class.)
+    let concurrent = shedder
+        .check_as(ms(1_060), 0, Criticality::SheddableConcurrent)
         .expect("cooled");
-    shedder.pass(back, ms(1_070));
+    let held = shedder
+        .check_as(ms(1_060), 0, Criticality::Sheddable)
+        .unwrap_err();
+    assert_eq!(held.floor, Criticality::SheddableConcurrent);
+    let back = shedder
+        .check_as(ms(1_080), 0, Criticality::Sheddable)
+        .expect("cooled");
+    shedder.pass(back, ms(1_090));
+    shedder.pass(concurrent, ms(1_090));
 }
 
 #[test]

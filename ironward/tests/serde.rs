@@ -138,6 +138,7 @@ fn a_limiter_policy_reads_from_a_partial_record() {
                 ..SHARES
             },
             cool: Duration::from_millis(250),
+            ..ADAPTIVE
         }
     );
     let back: Adaptive = serde_json::from_str(&serde_json::to_string(&ADAPTIVE).unwrap()).unwrap();

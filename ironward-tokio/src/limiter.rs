@@ -449,6 +449,12 @@ impl SharedLimiter {
 /// core's queries, which record nothing). The queue asks this before it asks the core, so
 /// that only a call the core admits, or one that is refused for good, reaches
 /// `acquire_as`, whose refusals raise the floor.
+///
+/// A `false` is always the core's answer too. A `true` may not be at the one moment a probe
+/// ([`Adaptive::probe`]) is due but not yet begun: only `acquire_as` begins it, halving the
+/// room, so the call asked then may be refused, and counted, though it was said to fit; it
+/// then waits in the queue as if it had not fitted. That is one call a probe, and its class's
+/// refusal raises the floor for the cooling time as any refusal does.
 fn fits(limiter: &Limiter, now: Duration, class: Criticality) -> bool {
     class >= limiter.floor(now) && limiter.flying() < limiter.room(class)
 }

@@ -2,6 +2,7 @@
 
 use core::time::Duration;
 
+use ironward::Criticality;
 use serde::Deserialize;
 
 use crate::dice::Dice;
@@ -13,9 +14,14 @@ const NS: f64 = 1e9;
 ///
 /// In a scenario file each is a table whose `kind` picks the shape:
 ///
+/// Every source's calls are of one [`Criticality`], `critical` unless its table says
+/// `criticality = "sheddable"` (or `sheddable_concurrent`, `critical_plus`): the class the
+/// limiter and the shedder admit them by.
+///
 /// ```toml
 /// arrivals = [
 ///     { kind = "poisson", rate = 800.0 },                              # calls a second
+///     { kind = "poisson", rate = 200.0, criticality = "sheddable" },
 ///     { kind = "constant", rate = 50.0, start = "10s", end = "20s" },  # evenly spaced
 ///     { kind = "ramp", from = 0.0, to = 2000.0, start = "60s", end = "120s" },
 ///     { kind = "bursts", size = 1000, every = "30s", spread = "0s", count = 1 },
@@ -46,6 +52,15 @@ impl Default for Source {
 }
 
 impl Source {
+    /// The class of the source's calls.
+    pub fn criticality(&self) -> Criticality {
+        match self {
+            Self::Constant(s) | Self::Poisson(s) => s.criticality,
+            Self::Ramp(r) => r.criticality,
+            Self::Bursts(b) => b.criticality,
+        }
+    }
+
     /// What cannot be simulated in this source, if anything.
     pub(crate) fn check(&self) -> Result<(), String> {
         let rates = match self {
@@ -79,6 +94,8 @@ pub struct Steady {
     /// When it stops (exclusive); zero for the end of the run.
     #[serde(deserialize_with = "crate::humane::read")]
     pub end: Duration,
+    /// The class of its calls.
+    pub criticality: Criticality,
 }
 
 impl Default for Steady {
@@ -87,6 +104,7 @@ impl Default for Steady {
             rate: 100.0,
             start: Duration::ZERO,
             end: Duration::ZERO,
+            criticality: Criticality::Critical,
         }
     }
 }
@@ -109,6 +127,8 @@ pub struct Ramp {
     /// When it ends (exclusive); zero for the end of the run.
     #[serde(deserialize_with = "crate::humane::read")]
     pub end: Duration,
+    /// The class of its calls.
+    pub criticality: Criticality,
 }
 
 impl Default for Ramp {
@@ -118,6 +138,7 @@ impl Default for Ramp {
             to: 100.0,
             start: Duration::ZERO,
             end: Duration::ZERO,
+            criticality: Criticality::Critical,
         }
     }
 }
@@ -143,6 +164,8 @@ pub struct Bursts {
     pub spread: Duration,
     /// How many bursts; zero for as many as the run holds.
     pub count: u32,
+    /// The class of its calls.
+    pub criticality: Criticality,
 }
 
 impl Default for Bursts {
@@ -153,6 +176,7 @@ impl Default for Bursts {
             start: Duration::ZERO,
             spread: Duration::ZERO,
             count: 0,
+            criticality: Criticality::Critical,
         }
     }
 }
@@ -217,13 +241,16 @@ impl Arrivals {
         self.next.map(|(_, at)| at)
     }
 
-    /// Moves past the next call.
-    pub(crate) fn pop(&mut self) {
-        if let Some((i, at)) = self.next {
-            let feed = &mut self.feeds[i];
-            feed.next = feed.after(at, &mut self.dice);
-            self.next = self.earliest();
-        }
+    /// Moves past the next call, and says its class.
+    pub(crate) fn pop(&mut self) -> Criticality {
+        let Some((i, at)) = self.next else {
+            return Criticality::Critical;
+        };
+        let feed = &mut self.feeds[i];
+        let class = feed.source.criticality();
+        feed.next = feed.after(at, &mut self.dice);
+        self.next = self.earliest();
+        class
     }
 
     /// The feed with the earliest next call; ties go to the feed listed first.
@@ -386,6 +413,41 @@ mod tests {
     }
 
     #[test]
+    fn each_call_carries_its_source_class() {
+        let sources = [
+            Source::Constant(Steady {
+                rate: 1.0,
+                criticality: Criticality::Sheddable,
+                ..Steady::default()
+            }),
+            Source::Bursts(Bursts {
+                size: 1,
+                every: Duration::ZERO,
+                start: Duration::from_millis(500),
+                criticality: Criticality::CriticalPlus,
+                ..Bursts::default()
+            }),
+        ];
+        let mut arrivals = Arrivals::new(&sources, 2 * S, Dice::new(1));
+        let mut seen = Vec::new();
+        while let Some(at) = arrivals.peek() {
+            seen.push((at, arrivals.pop()));
+        }
+        assert_eq!(
+            seen,
+            [
+                (0, Criticality::Sheddable),
+                (S / 2, Criticality::CriticalPlus),
+                (S, Criticality::Sheddable),
+            ]
+        );
+        let read: Source =
+            toml::from_str("kind = \"poisson\"\ncriticality = \"sheddable_concurrent\"").unwrap();
+        assert_eq!(read.criticality(), Criticality::SheddableConcurrent);
+        assert_eq!(Source::default().criticality(), Criticality::Critical);
+    }
+
+    #[test]
     fn sources_merge_in_time_order_and_stop_at_their_end() {
         let calls = all(
             &[
@@ -393,6 +455,7 @@ mod tests {
                     rate: 2.0,
                     start: Duration::from_millis(250),
                     end: Duration::from_secs(1),
+                    criticality: Criticality::Sheddable,
                 }),
                 Source::Constant(Steady {
                     rate: 2.0,

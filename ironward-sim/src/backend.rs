@@ -180,6 +180,34 @@ fn ms80() -> Duration {
 const Z99: f64 = 2.326_347_874_040_841;
 
 impl Latency {
+    /// The mean service time: what a worker spends on a call on average, so that `workers`
+    /// workers complete `workers / mean` calls a second (Little's law).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward_sim::Latency;
+    ///
+    /// let ms = Duration::from_millis;
+    /// assert_eq!(Latency::Uniform { min: ms(10), max: ms(30) }.mean(), ms(20));
+    /// // A log-normal's mean is its median times e^(σ²/2).
+    /// let lognormal = Latency::LogNormal { median: ms(40), p99: ms(150) }.mean();
+    /// assert!(lognormal > ms(46) && lognormal < ms(48));
+    /// ```
+    pub fn mean(&self) -> Duration {
+        let nanos = match *self {
+            Self::Constant { value } => nanos(value) as f64,
+            Self::Uniform { min, max } => (nanos(min) as f64 + nanos(max) as f64) / 2.0,
+            Self::Exponential { mean } => nanos(mean) as f64,
+            Self::LogNormal { median, .. } => {
+                let sigma = self.sigma();
+                nanos(median) as f64 * libm::exp(sigma * sigma / 2.0)
+            }
+        };
+        Duration::from_nanos(nanos as u64)
+    }
+
     /// The log-normal's σ: `ln(p99 / median) / z₀.₉₉`, 0 for the other shapes or when the
     /// 99th percentile is not above the median.
     fn sigma(&self) -> f64 {

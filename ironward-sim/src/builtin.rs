@@ -46,16 +46,27 @@ pub enum Builtin {
     Quota,
     /// An hour of 10,000 calls a second through a breaker and a shedder.
     Scale,
+    /// The outage's cold start: the SRE breaker with the adaptive limiter, against either
+    /// breaker alone and the limiter alone.
+    ColdRecovery,
+    /// The backend's latency triples for two minutes under overload: the limit against
+    /// Little's law, for ironward's limiter, Vegas and Gradient2.
+    LatencyShift,
+    /// Twice the capacity, of four criticalities: the limiter and none.
+    Priorities,
 }
 
 impl Builtin {
     /// Every built-in scenario.
-    pub const ALL: [Builtin; 5] = [
+    pub const ALL: [Builtin; 8] = [
         Self::Outage,
         Self::Overload,
         Self::RetryStorm,
         Self::Quota,
         Self::Scale,
+        Self::ColdRecovery,
+        Self::LatencyShift,
+        Self::Priorities,
     ];
 
     /// The name it runs by.
@@ -66,6 +77,9 @@ impl Builtin {
             Self::RetryStorm => "retry-storm",
             Self::Quota => "quota",
             Self::Scale => "scale",
+            Self::ColdRecovery => "cold-recovery",
+            Self::LatencyShift => "latency-shift",
+            Self::Priorities => "priorities",
         }
     }
 
@@ -85,6 +99,9 @@ impl Builtin {
             Self::RetryStorm => include_str!("../scenarios/retry-storm.toml"),
             Self::Quota => include_str!("../scenarios/quota.toml"),
             Self::Scale => include_str!("../scenarios/scale.toml"),
+            Self::ColdRecovery => include_str!("../scenarios/cold-recovery.toml"),
+            Self::LatencyShift => include_str!("../scenarios/latency-shift.toml"),
+            Self::Priorities => include_str!("../scenarios/priorities.toml"),
         }
     }
 
@@ -108,6 +125,9 @@ impl Builtin {
             Self::RetryStorm => retry_storm(report),
             Self::Quota => quota(report),
             Self::Scale => scale(report),
+            Self::ColdRecovery => cold_recovery(report),
+            Self::LatencyShift => latency_shift(report),
+            Self::Priorities => priorities(report),
         }?;
         Some(wrap(&text, 92))
     }
@@ -588,6 +608,239 @@ fn scale(report: &Report) -> Option<String> {
     ))
 }
 
+/// How much slower than its latency the backend of `run` serves at `t`: the product of the
+/// slowdowns of the schedule's phases in force then, as the backend reads them.
+fn slowdown(run: &Run, t: Duration) -> f64 {
+    let mut factor = 1.0;
+    for phase in &run.variant.backend.schedule {
+        if let (Some(c), true) = (phase.slowdown, phase.start <= t && t < phase.end) {
+            let along = (t - phase.start).as_secs_f64() / (phase.end - phase.start).as_secs_f64();
+            factor *= c.from + (c.to - c.from) * along;
+        }
+    }
+    factor
+}
+
+/// How many calls inside the backend of `run` it completes within the client's timeout at
+/// `t`, by Little's law: its workers, each finishing `timeout / service time` calls in the
+/// time a caller waits.
+pub(crate) fn in_time(run: &Run, t: Duration) -> u64 {
+    let backend = &run.variant.backend;
+    let service = backend.latency.mean().as_secs_f64() * slowdown(run, t);
+    let timeout = run.variant.client.timeout.as_secs_f64();
+    (f64::from(backend.workers) * timeout / service.max(f64::MIN_POSITIVE)) as u64
+}
+
+fn cold_recovery(report: &Report) -> Option<String> {
+    let names = ["sre+limiter", "sre", "classic", "limiter"];
+    let all = runs(report, names)?;
+    let focus = report.focus;
+    if let Some(refusal) = outside(&all, focus, "the recovery") {
+        return Some(refusal);
+    }
+    let [b, s, c, l] = all.map(|r| r.sum(focus));
+    let bound = in_time(all[0], focus.from);
+    let list = |f: fn(&Sum) -> u64| {
+        names
+            .iter()
+            .zip([b, s, c, l])
+            .map(|(n, sum)| format!("{n} {}", grouped(f(&sum))))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let mut out = format!(
+        "From {}:\n  most calls inside the backend: {};\n  attempts timed out: {};\n  calls \
+         succeeded: {}.\n",
+        stretch(focus),
+        list(|s| s.peak_in_flight),
+        list(|s| s.timed_out),
+        list(|s| s.succeeded),
+    );
+    let _ = write!(
+        out,
+        "At {} s the backend serves {:.1} times slower than warm: its {} workers complete {} \
+         calls inside the client's {} timeout. With the SRE breaker and the limiter it held \
+         at most {} calls, {} that; it timed out {} attempts, {} the classic breaker's {}; \
+         and {} calls succeeded, {} the SRE breaker's {} and {} the classic breaker's {}.",
+        focus.from.as_secs_f64(),
+        slowdown(all[0], focus.from),
+        all[0].variant.backend.workers,
+        grouped(bound),
+        span(all[0].variant.client.timeout),
+        grouped(b.peak_in_flight),
+        if b.peak_in_flight <= bound {
+            "within"
+        } else {
+            "more than"
+        },
+        grouped(b.timed_out),
+        than(b.timed_out, c.timed_out),
+        grouped(c.timed_out),
+        grouped(b.succeeded),
+        than(b.succeeded, s.succeeded),
+        grouped(s.succeeded),
+        than(b.succeeded, c.succeeded),
+        grouped(c.succeeded),
+    );
+    Some(out)
+}
+
+/// The capacity Little's law gives the backend of `run`: it completes `workers / service`
+/// calls a second, each taking `service`, so `workers` calls in flight keep it busy without a
+/// queue, whatever its latency.
+pub(crate) fn little(run: &Run) -> u64 {
+    u64::from(run.variant.backend.workers)
+}
+
+/// For each shift of the backend's latency (each start and end of a slowdown inside the
+/// run), the shift and how long after it `run`'s limit came within `tolerance` of
+/// [`little`]'s capacity and stayed there until the next shift; `None` for never.
+pub(crate) fn settled(run: &Run, tolerance: f64) -> Vec<(Duration, Option<Duration>)> {
+    let end = run.variant.duration;
+    let mut shifts: Vec<Duration> = run
+        .variant
+        .backend
+        .schedule
+        .iter()
+        .filter(|p| p.slowdown.is_some())
+        .flat_map(|p| [p.start, p.end])
+        .filter(|&t| t < end)
+        .collect();
+    shifts.sort();
+    shifts.dedup();
+    let capacity = little(run) as f64;
+    let near = |limit: u32| (f64::from(limit) - capacity).abs() <= tolerance * capacity;
+    shifts
+        .iter()
+        .enumerate()
+        .map(|(i, &at)| {
+            let until = shifts.get(i + 1).copied().unwrap_or(end);
+            let rows: Vec<_> = run
+                .rows
+                .iter()
+                .filter(|r| r.start >= at && r.start < until)
+                .collect();
+            // The first row from which every row to the next shift is near the capacity.
+            let from = (0..rows.len())
+                .rev()
+                .take_while(|&k| near(rows[k].limit))
+                .last()
+                .map(|k| rows[k].start - at);
+            (at, from)
+        })
+        .collect()
+}
+
+fn latency_shift(report: &Report) -> Option<String> {
+    let names = ["limiter", "vegas", "gradient2"];
+    let all = runs(report, names)?;
+    let focus = report.focus;
+    if let Some(refusal) = outside(&all, focus, "the shifts") {
+        return Some(refusal);
+    }
+    let capacity = little(all[0]);
+    let mut out = format!(
+        "The backend has {} workers: by Little's law {} calls in flight keep it busy \
+         without a queue, at its normal latency and at three times it. The limit came within \
+         10 % of that and stayed there:",
+        all[0].variant.backend.workers,
+        grouped(capacity)
+    );
+    for (name, run) in names.iter().zip(all) {
+        let each: Vec<String> = settled(run, 0.1)
+            .into_iter()
+            .map(|(at, after)| match after {
+                Some(after) => format!("{} after the shift at {} s", span(after), at.as_secs()),
+                None => format!("never after the shift at {} s", at.as_secs()),
+            })
+            .collect();
+        let last = run.rows.last().map_or(0, |r| r.limit);
+        let _ = write!(
+            out,
+            "\n  {name}: {} (limit {} at the end);",
+            each.join(", "),
+            last
+        );
+    }
+    let worst = all[0]
+        .rows
+        .iter()
+        .filter(|r| focus.contains(r.start, all[0].variant.duration))
+        .filter_map(|r| r.p99)
+        .max();
+    if let Some(worst) = worst {
+        let timeout = all[0].variant.client.timeout;
+        let _ = write!(
+            out,
+            "\nThe limiter's worst p99 latency of an interval was {:.1} ms, {} the client's \
+             {} timeout.",
+            millis(worst),
+            if worst < timeout {
+                "under"
+            } else {
+                "not under"
+            },
+            span(timeout)
+        );
+    }
+    Some(out)
+}
+
+/// The intervals of `run` within `focus` in which a sheddable attempt reached the backend
+/// while a critical or critical_plus one was refused.
+pub(crate) fn inversions(run: &Run, focus: Focus) -> Vec<Duration> {
+    run.rows
+        .iter()
+        .filter(|r| focus.contains(r.start, run.variant.duration))
+        .filter(|r| r.admitted_by[0] > 0 && r.refused_by[2] + r.refused_by[3] > 0)
+        .map(|r| r.start)
+        .collect()
+}
+
+fn priorities(report: &Report) -> Option<String> {
+    let [limiter, none] = runs(report, ["limiter", "none"])?;
+    let focus = report.focus;
+    if let Some(refusal) = outside(&[limiter, none], focus, "the overload") {
+        return Some(refusal);
+    }
+    let mut out = format!("From {}, attempts admitted and refused:", stretch(focus));
+    for run in [limiter, none] {
+        let (mut admitted, mut refused) = ([0u64; 4], [0u64; 4]);
+        for row in run
+            .rows
+            .iter()
+            .filter(|r| focus.contains(r.start, run.variant.duration))
+        {
+            for k in 0..4 {
+                admitted[k] += row.admitted_by[k];
+                refused[k] += row.refused_by[k];
+            }
+        }
+        let classes: Vec<String> = ironward::Criticality::ALL
+            .into_iter()
+            .rev()
+            .map(|c| {
+                format!(
+                    "{c} {} / {}",
+                    grouped(admitted[c.rank()]),
+                    grouped(refused[c.rank()])
+                )
+            })
+            .collect();
+        let bad = inversions(run, focus).len();
+        let _ = write!(
+            out,
+            "\n  {}: {}; {} interval{} admitted a sheddable attempt while refusing a critical \
+             one.",
+            run.variant.name,
+            classes.join(", "),
+            grouped(bad as u64),
+            if bad == 1 { "" } else { "s" },
+        );
+    }
+    Some(out)
+}
+
 fn span(d: Duration) -> String {
     crate::summary::span(d)
 }
@@ -614,5 +867,100 @@ mod tests {
         let report = Scenario::default().run(|_| {});
         assert_eq!(Builtin::Outage.verdict(&report), None);
         assert!(Builtin::Scale.verdict(&report).is_some());
+    }
+
+    /// The built-in's report, with only the variants `keep` names run.
+    fn run_of(builtin: Builtin, keep: &[&str]) -> Report {
+        let mut scenario = builtin.scenario().unwrap();
+        scenario
+            .variants
+            .retain(|v| keep.contains(&v.name.as_str()));
+        assert_eq!(scenario.variants.len(), keep.len());
+        scenario.run(|_| {})
+    }
+
+    // With the SRE breaker and the limiter, after a cold recovery: the backend holds no more
+    // than it completes inside the client's timeout, no more attempts time out than with the
+    // classic breaker, and at least as many calls succeed as with either breaker alone.
+    #[test]
+    fn cold_recovery_breaker_and_limiter_hold_what_the_backend_serves_in_time() {
+        let report = run_of(Builtin::ColdRecovery, &["sre+limiter", "sre", "classic"]);
+        let focus = report.focus;
+        let both = report.run("sre+limiter").unwrap();
+        let [b, s, c] =
+            ["sre+limiter", "sre", "classic"].map(|n| report.run(n).unwrap().sum(focus));
+        let bound = in_time(both, focus.from);
+        assert_eq!(bound, 265, "50 workers at 4 × 47 ms in 1 s");
+        assert!(b.peak_in_flight <= bound, "{} > {bound}", b.peak_in_flight);
+        assert!(
+            b.timed_out <= c.timed_out,
+            "{} > {}",
+            b.timed_out,
+            c.timed_out
+        );
+        assert!(
+            b.succeeded >= s.succeeded.max(c.succeeded),
+            "{b:?} {s:?} {c:?}"
+        );
+        let verdict = Builtin::ColdRecovery.verdict(&report);
+        assert_eq!(verdict, None, "the verdict needs the limiter alone too");
+    }
+
+    // After each shift the limit comes within 10 % of the capacity Little's law gives within
+    // 30 s and stays there, and the p99 latency stays under the client's timeout.
+    #[test]
+    fn latency_shift_the_limit_settles_near_littles_law_after_each_shift() {
+        let report = run_of(Builtin::LatencyShift, &["limiter"]);
+        let run = report.run("limiter").unwrap();
+        let shifts = settled(run, 0.1);
+        assert_eq!(shifts.len(), 2);
+        for (at, after) in shifts {
+            let after = after.unwrap_or_else(|| panic!("never settled after {at:?}"));
+            assert!(after <= Duration::from_secs(30), "{after:?} after {at:?}");
+        }
+        let timeout = run.variant.client.timeout;
+        assert!(
+            run.rows
+                .iter()
+                .filter_map(|r| r.p99)
+                .all(|p99| p99 < timeout)
+        );
+    }
+
+    #[test]
+    fn latency_shift_vegas_as_netflix_runs_it_does_not_settle() {
+        let report = run_of(Builtin::LatencyShift, &["vegas"]);
+        let shifts = settled(report.run("vegas").unwrap(), 0.1);
+        // The slower backend reads as a queue it cannot drain: the limit falls away.
+        assert_eq!(shifts[0].1, None);
+    }
+
+    // At twice the capacity, no interval admits a sheddable attempt while refusing a
+    // critical or critical_plus one; without the limiter every interval does.
+    #[test]
+    fn priorities_never_admit_the_sheddable_while_refusing_the_critical() {
+        let report = Builtin::Priorities.scenario().unwrap().run(|_| {});
+        let focus = report.focus;
+        let limiter = report.run("limiter").unwrap();
+        assert_eq!(inversions(limiter, focus), []);
+        let refused: u64 = limiter.rows.iter().map(|r| r.refused_by[0]).sum();
+        assert!(refused > 0, "the overload refuses the sheddable");
+        let none = report.run("none").unwrap();
+        assert!(inversions(none, focus).len() > 100);
+        let verdict = Builtin::Priorities.verdict(&report).unwrap();
+        assert!(
+            verdict.contains("limiter: ") && verdict.contains("0 intervals"),
+            "{verdict}"
+        );
+    }
+
+    #[test]
+    fn the_limiter_verdicts_refuse_a_run_that_ends_before_their_stretch() {
+        let mut scenario = Builtin::Priorities.scenario().unwrap();
+        for variant in &mut scenario.variants {
+            variant.duration = Duration::from_secs(10);
+        }
+        let verdict = Builtin::Priorities.verdict(&scenario.run(|_| {})).unwrap();
+        assert!(verdict.starts_with("No conclusion"), "{verdict}");
     }
 }

@@ -13,8 +13,8 @@ use std::collections::VecDeque;
 use core::time::Duration;
 
 use ironward::{
-    Backoff, Breaker, Bucket, Budget, Deadline, Gate, Period, Permit, Quota, Shedder, Sliding,
-    Ticket,
+    Backoff, Breaker, Bucket, Budget, Criticality, Deadline, Gate, Grant, Limiter, Period, Permit,
+    Quota, Settle, Shedder, Sliding, Ticket,
 };
 
 use crate::arrivals::{Arrivals, nanos};
@@ -110,8 +110,8 @@ impl Variant {
                         engine.handle(what);
                     }
                 } else {
-                    engine.arrivals.pop();
-                    engine.arrive();
+                    let class = engine.arrivals.pop();
+                    engine.arrive(class);
                 }
             }
         }
@@ -119,17 +119,25 @@ impl Variant {
     }
 }
 
-/// One call: when it first arrived, which attempt is next, and the last backoff.
+/// One call: when it first arrived, which attempt is next, the last backoff, and its class.
 #[derive(Debug, Clone, Copy)]
 struct Call {
     start: u64,
     attempt: u32,
     previous: Option<Duration>,
+    class: Criticality,
+}
+
+/// What the client's limiter and breaker handed out for an attempt.
+#[derive(Debug)]
+struct Guard {
+    pass: Pass,
+    grant: Option<Grant>,
 }
 
 /// What the client's breaker handed out for an attempt.
 #[derive(Debug)]
-enum Guard {
+enum Pass {
     Unguarded,
     Sre(Permit),
     Classic(Trial),
@@ -187,6 +195,7 @@ struct Engine {
     arrivals: Arrivals,
     events: Queue<What>,
     front: Option<Front>,
+    limiter: Option<Limiter>,
     budget: Option<Budget>,
     shedder: Option<Shedder>,
     bucket: Option<Bucket>,
@@ -225,6 +234,7 @@ impl Engine {
                 BreakerPolicy::Sre(sre) => Front::Sre(Breaker::new(sre, zero)),
                 BreakerPolicy::Classic(classic) => Front::Classic(ClassicBreaker::new(classic)),
             }),
+            limiter: p.limiter.map(|policy| Limiter::new(policy, zero)),
             budget: v
                 .client
                 .budget
@@ -278,44 +288,64 @@ impl Engine {
                 if ok {
                     self.succeeded(call, guard);
                 } else {
-                    self.failed(call, guard);
+                    // An error says nothing of the backend's load: the limiter ignores it.
+                    self.failed(call, guard, Settle::Ignored);
                 }
             }
             What::Timeout { call, guard } => {
                 self.row.timed_out += 1;
-                self.failed(call, guard);
+                self.failed(call, guard, Settle::Dropped);
             }
             What::Finish { inside, ok } => self.finished(inside, ok),
             What::Retry { call } => self.attempt(call),
         }
     }
 
-    fn arrive(&mut self) {
+    fn arrive(&mut self, class: Criticality) {
         self.row.offered += 1;
         self.attempt(Call {
             start: self.now,
             attempt: 1,
             previous: None,
+            class,
         });
     }
 
-    /// One attempt: the client's breaker, the server's pieces, then the backend.
+    /// One attempt: the client's limiter and breaker, the server's pieces, then the backend.
     fn attempt(&mut self, call: Call) {
         if call.attempt > 1 {
             self.row.retries += 1;
         }
         let now = self.at();
-        let guard = match &mut self.front {
-            None => Some(Guard::Unguarded),
-            Some(Front::Sre(b)) => b.allow(now, self.rolls.roll()).map(Guard::Sre),
-            Some(Front::Classic(b)) => b.allow(self.now).map(Guard::Classic),
+        let rank = call.class.rank();
+        let grant = match &mut self.limiter {
+            None => None,
+            Some(limiter) => match limiter.acquire_as(now, call.class) {
+                Ok(grant) => Some(grant),
+                Err(_) => {
+                    self.row.refused.limiter += 1;
+                    self.row.refused_by[rank] += 1;
+                    self.end_call(false);
+                    return;
+                }
+            },
         };
-        let Some(guard) = guard else {
+        let pass = match &mut self.front {
+            None => Some(Pass::Unguarded),
+            Some(Front::Sre(b)) => b.allow(now, self.rolls.roll()).map(Pass::Sre),
+            Some(Front::Classic(b)) => b.allow(self.now).map(Pass::Classic),
+        };
+        let Some(pass) = pass else {
+            if let (Some(grant), Some(limiter)) = (grant, &mut self.limiter) {
+                limiter.settle(grant, Settle::Ignored, now);
+            }
             self.row.refused.breaker += 1;
+            self.row.refused_by[rank] += 1;
             self.end_call(false);
             return;
         };
-        let inside = match self.enter() {
+        let guard = Guard { pass, grant };
+        let inside = match self.enter(call.class) {
             Ok(inside) => inside,
             Err(piece) => {
                 let refused = &mut self.row.refused;
@@ -326,15 +356,18 @@ impl Engine {
                     Piece::Period => &mut refused.period,
                     Piece::Gate => &mut refused.gate,
                 } += 1;
-                return self.failed(call, guard);
+                self.row.refused_by[rank] += 1;
+                return self.failed(call, guard, Settle::Dropped);
             }
         };
         let Some((done, ok)) = self.server.admit(self.now) else {
             self.row.refused.queue += 1;
+            self.row.refused_by[rank] += 1;
             self.leave(inside, false);
-            return self.failed(call, guard);
+            return self.failed(call, guard, Settle::Dropped);
         };
         self.row.admitted += 1;
+        self.row.admitted_by[rank] += 1;
         self.count_in_window();
         self.row.peak_in_flight = self.row.peak_in_flight.max(self.server.inside());
         match self.limit(&call) {
@@ -354,14 +387,15 @@ impl Engine {
         }
     }
 
-    /// The server-side pieces in order; on a refusal, whatever was taken is given back.
-    fn enter(&mut self) -> Result<Inside, Piece> {
+    /// The server-side pieces in order, for a call of `class`; on a refusal, whatever was
+    /// taken is given back.
+    fn enter(&mut self, class: Criticality) -> Result<Inside, Piece> {
         let now = self.at();
         let ticket = match &mut self.shedder {
             Some(shedder) => Some(
                 shedder
-                    .allow(now, self.server.cpu())
-                    .ok_or(Piece::Shedder)?,
+                    .check_as(now, self.server.cpu(), class)
+                    .map_err(|_| Piece::Shedder)?,
             ),
             None => None,
         };
@@ -432,19 +466,22 @@ impl Engine {
         }
     }
 
-    /// Records the settled outcome with the client's breaker.
-    fn settle(&mut self, guard: Guard, ok: bool) {
+    /// Records the settled outcome with the client's breaker, and with its limiter as `how`.
+    fn settle(&mut self, guard: Guard, ok: bool, how: Settle) {
         let now = self.at();
-        match (guard, &mut self.front) {
-            (Guard::Sre(permit), Some(Front::Sre(b))) if ok => b.pass(permit, now),
-            (Guard::Sre(permit), Some(Front::Sre(b))) => b.fail(permit, now),
-            (Guard::Classic(trial), Some(Front::Classic(b))) => b.record(trial, !ok, self.now),
+        if let (Some(grant), Some(limiter)) = (guard.grant, &mut self.limiter) {
+            limiter.settle(grant, how, now);
+        }
+        match (guard.pass, &mut self.front) {
+            (Pass::Sre(permit), Some(Front::Sre(b))) if ok => b.pass(permit, now),
+            (Pass::Sre(permit), Some(Front::Sre(b))) => b.fail(permit, now),
+            (Pass::Classic(trial), Some(Front::Classic(b))) => b.record(trial, !ok, self.now),
             _ => {}
         }
     }
 
     fn succeeded(&mut self, call: Call, guard: Guard) {
-        self.settle(guard, true);
+        self.settle(guard, true, Settle::Success);
         if let Some(budget) = &mut self.budget {
             budget.pass();
         }
@@ -454,9 +491,10 @@ impl Engine {
         self.last_end = Some(self.now);
     }
 
-    /// The client hears that an attempt failed: retry it if the policy allows, or give up.
-    fn failed(&mut self, call: Call, guard: Guard) {
-        self.settle(guard, false);
+    /// The client hears that an attempt failed, its limiter told `how`: retry it if the
+    /// policy allows, or give up.
+    fn failed(&mut self, call: Call, guard: Guard, how: Settle) {
+        self.settle(guard, false, how);
         if let Some(budget) = &mut self.budget {
             budget.fail();
         }
@@ -524,6 +562,7 @@ impl Engine {
             Some(Front::Classic(b)) => b.ratio(self.now),
             None => 0.0,
         };
+        row.limit = self.limiter.as_ref().map_or(0, Limiter::limit);
         if let Some(shedder) = &self.shedder {
             row.shedder_flying = shedder.flying();
             row.shedder_average = shedder.average();

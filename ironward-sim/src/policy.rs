@@ -2,7 +2,7 @@
 
 use core::time::Duration;
 
-use ironward::{BACKOFF, Backoff, Budget, Shed, Sre};
+use ironward::{Adaptive, BACKOFF, Backoff, Budget, Shed, Sre};
 use serde::Deserialize;
 
 use crate::classic::Classic;
@@ -84,14 +84,19 @@ impl Default for BudgetPolicy {
 
 /// The pieces in front of the backend; each is there when its table is.
 ///
-/// The breaker is the client's: it sees every attempt and settles it when the client hears
-/// back (or gives up). The others are the server's, met in the order of a tower stack with
+/// The limiter and the breaker are the client's, met in that order: they see every attempt
+/// and settle it when the client hears back (or gives up). The limiter lets in an attempt of
+/// its call's [`Criticality`](ironward::Criticality) while its limit allows, and settles
+/// it as a success, as dropped (the client timed out, or a server-side piece or the full
+/// queue refused it) or as ignored (the backend answered with an error, which says nothing
+/// of its load). The others are the server's, met in the order of a tower stack with
 /// the shedder outermost: shedder, bucket, sliding window, period, gate, then the backend's
 /// own queue. A refusal anywhere is an immediate error to the client.
 ///
 /// ```toml
 /// [policies]
 /// breaker = { kind = "sre", k = 1.5 }    # or { kind = "classic", open = "5s" }
+/// limiter = { algorithm = { Gradient2 = { max = 400 } } }  # ironward::Adaptive
 /// shedder = { cpu = 900 }
 /// bucket = { rate = 100.0, burst = 100.0 }
 /// sliding = { quota = 100, window = "1s" }
@@ -107,6 +112,8 @@ impl Default for BudgetPolicy {
 pub struct Policies {
     /// A circuit breaker on the client.
     pub breaker: Option<BreakerPolicy>,
+    /// An adaptive concurrency limiter on the client ([`ironward::Limiter`]).
+    pub limiter: Option<Adaptive>,
     /// An adaptive load shedder ([`ironward::Shedder`]) fed the backend's CPU reading.
     pub shedder: Option<Shed>,
     /// A token bucket ([`ironward::Bucket`]).

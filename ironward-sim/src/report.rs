@@ -27,6 +27,8 @@ pub enum Column {
     Admitted,
     /// Attempts the client's breaker refused.
     RefusedBreaker,
+    /// Attempts the client's concurrency limiter refused.
+    RefusedLimiter,
     /// Attempts the shedder refused.
     RefusedShedder,
     /// Attempts the token bucket refused.
@@ -59,6 +61,8 @@ pub enum Column {
     /// The share of calls the breaker would refuse (SRE), or 1 while a classic breaker
     /// refuses and 0 while it lets calls through.
     BreakerRatio,
+    /// The concurrency limiter's limit: the most attempts it lets be in flight at once.
+    Limit,
     /// Calls the shedder counts in flight.
     ShedderFlying,
     /// The shedder's moving average of calls in flight.
@@ -67,16 +71,33 @@ pub enum Column {
     P50Ms,
     /// The 99th-percentile latency of the calls that succeeded, in milliseconds.
     P99Ms,
+    /// Attempts of `critical_plus` calls that reached the backend.
+    AdmittedCriticalPlus,
+    /// Attempts of `critical` calls that reached the backend.
+    AdmittedCritical,
+    /// Attempts of `sheddable_concurrent` calls that reached the backend.
+    AdmittedSheddableConcurrent,
+    /// Attempts of `sheddable` calls that reached the backend.
+    AdmittedSheddable,
+    /// Attempts of `critical_plus` calls refused, by any piece.
+    RefusedCriticalPlus,
+    /// Attempts of `critical` calls refused, by any piece.
+    RefusedCritical,
+    /// Attempts of `sheddable_concurrent` calls refused, by any piece.
+    RefusedSheddableConcurrent,
+    /// Attempts of `sheddable` calls refused, by any piece.
+    RefusedSheddable,
 }
 
 impl Column {
     /// Every column, in the CSV's order.
-    pub const ALL: [Column; 24] = [
+    pub const ALL: [Column; 34] = [
         Self::T,
         Self::Offered,
         Self::Retries,
         Self::Admitted,
         Self::RefusedBreaker,
+        Self::RefusedLimiter,
         Self::RefusedShedder,
         Self::RefusedBucket,
         Self::RefusedSliding,
@@ -92,10 +113,19 @@ impl Column {
         Self::PeakWindow,
         Self::Cpu,
         Self::BreakerRatio,
+        Self::Limit,
         Self::ShedderFlying,
         Self::ShedderAverage,
         Self::P50Ms,
         Self::P99Ms,
+        Self::AdmittedCriticalPlus,
+        Self::AdmittedCritical,
+        Self::AdmittedSheddableConcurrent,
+        Self::AdmittedSheddable,
+        Self::RefusedCriticalPlus,
+        Self::RefusedCritical,
+        Self::RefusedSheddableConcurrent,
+        Self::RefusedSheddable,
     ];
 
     /// What a picture draws when a scenario does not say.
@@ -114,6 +144,7 @@ impl Column {
             Self::Retries => "retries",
             Self::Admitted => "admitted",
             Self::RefusedBreaker => "refused_breaker",
+            Self::RefusedLimiter => "refused_limiter",
             Self::RefusedShedder => "refused_shedder",
             Self::RefusedBucket => "refused_bucket",
             Self::RefusedSliding => "refused_sliding",
@@ -129,10 +160,19 @@ impl Column {
             Self::PeakWindow => "peak_window",
             Self::Cpu => "cpu",
             Self::BreakerRatio => "breaker_ratio",
+            Self::Limit => "limit",
             Self::ShedderFlying => "shedder_flying",
             Self::ShedderAverage => "shedder_average",
             Self::P50Ms => "p50_ms",
             Self::P99Ms => "p99_ms",
+            Self::AdmittedCriticalPlus => "admitted_critical_plus",
+            Self::AdmittedCritical => "admitted_critical",
+            Self::AdmittedSheddableConcurrent => "admitted_sheddable_concurrent",
+            Self::AdmittedSheddable => "admitted_sheddable",
+            Self::RefusedCriticalPlus => "refused_critical_plus",
+            Self::RefusedCritical => "refused_critical",
+            Self::RefusedSheddableConcurrent => "refused_sheddable_concurrent",
+            Self::RefusedSheddable => "refused_sheddable",
         }
     }
 
@@ -169,6 +209,7 @@ impl Column {
             Self::Retries => per("retry attempts"),
             Self::Admitted => per("attempts reaching the backend"),
             Self::RefusedBreaker => per("attempts refused by the breaker"),
+            Self::RefusedLimiter => per("attempts refused by the concurrency limiter"),
             Self::RefusedShedder => per("attempts refused by the shedder"),
             Self::RefusedBucket => per("attempts refused by the bucket"),
             Self::RefusedSliding => per("attempts refused by the sliding window"),
@@ -189,10 +230,21 @@ impl Column {
             ),
             Self::Cpu => read("backend CPU: the busy share of its workers, smoothed"),
             Self::BreakerRatio => read("breaker: the share of calls it refuses"),
+            Self::Limit => read("limiter: the most attempts it lets be in flight"),
             Self::ShedderFlying => read("shedder: calls in flight"),
             Self::ShedderAverage => read("shedder: moving average of calls in flight"),
             Self::P50Ms => latency("median"),
             Self::P99Ms => latency("99th-percentile"),
+            Self::AdmittedCriticalPlus => per("critical_plus attempts reaching the backend"),
+            Self::AdmittedCritical => per("critical attempts reaching the backend"),
+            Self::AdmittedSheddableConcurrent => {
+                per("sheddable_concurrent attempts reaching the backend")
+            }
+            Self::AdmittedSheddable => per("sheddable attempts reaching the backend"),
+            Self::RefusedCriticalPlus => per("critical_plus attempts refused"),
+            Self::RefusedCritical => per("critical attempts refused"),
+            Self::RefusedSheddableConcurrent => per("sheddable_concurrent attempts refused"),
+            Self::RefusedSheddable => per("sheddable attempts refused"),
         }
     }
 
@@ -215,6 +267,7 @@ impl Column {
             Self::Retries
             | Self::Admitted
             | Self::RefusedBreaker
+            | Self::RefusedLimiter
             | Self::RefusedShedder
             | Self::RefusedBucket
             | Self::RefusedSliding
@@ -222,10 +275,19 @@ impl Column {
             | Self::RefusedGate
             | Self::RefusedQueue
             | Self::Failed
-            | Self::TimedOut => per("attempts"),
+            | Self::TimedOut
+            | Self::AdmittedCriticalPlus
+            | Self::AdmittedCritical
+            | Self::AdmittedSheddableConcurrent
+            | Self::AdmittedSheddable
+            | Self::RefusedCriticalPlus
+            | Self::RefusedCritical
+            | Self::RefusedSheddableConcurrent
+            | Self::RefusedSheddable => per("attempts"),
             Self::InFlight | Self::PeakInFlight | Self::ShedderFlying | Self::ShedderAverage => {
                 "calls".into()
             }
+            Self::Limit => "attempts at once".into(),
             Self::PeakWindow => format!("attempts per {}", span(variant.window)),
             Self::Cpu => "‰ of the workers busy".into(),
             Self::BreakerRatio => "share refused, 0 to 1".into(),
@@ -239,6 +301,8 @@ impl Column {
 pub struct Refused {
     /// By the client's circuit breaker.
     pub breaker: u64,
+    /// By the client's concurrency limiter.
+    pub limiter: u64,
     /// By the load shedder.
     pub shedder: u64,
     /// By the token bucket.
@@ -257,6 +321,7 @@ impl Refused {
     /// Every refusal.
     pub fn total(&self) -> u64 {
         self.breaker
+            + self.limiter
             + self.shedder
             + self.bucket
             + self.sliding
@@ -267,6 +332,7 @@ impl Refused {
 
     fn add(&mut self, other: &Refused) {
         self.breaker += other.breaker;
+        self.limiter += other.limiter;
         self.shedder += other.shedder;
         self.bucket += other.bucket;
         self.sliding += other.sliding;
@@ -297,10 +363,15 @@ pub struct Row {
     pub peak_window: u64,
     pub cpu: u32,
     pub breaker_ratio: f64,
+    pub limit: u32,
     pub shedder_flying: u64,
     pub shedder_average: f64,
     pub p50: Option<Duration>,
     pub p99: Option<Duration>,
+    /// The `admitted_<class>` columns, by [`ironward::Criticality::rank`]: `sheddable` first.
+    pub admitted_by: [u64; 4],
+    /// The `refused_<class>` columns, by [`ironward::Criticality::rank`].
+    pub refused_by: [u64; 4],
 }
 
 impl Row {
@@ -313,6 +384,7 @@ impl Row {
             Column::Retries => count(self.retries),
             Column::Admitted => count(self.admitted),
             Column::RefusedBreaker => count(self.refused.breaker),
+            Column::RefusedLimiter => count(self.refused.limiter),
             Column::RefusedShedder => count(self.refused.shedder),
             Column::RefusedBucket => count(self.refused.bucket),
             Column::RefusedSliding => count(self.refused.sliding),
@@ -328,10 +400,19 @@ impl Row {
             Column::PeakWindow => count(self.peak_window),
             Column::Cpu => Some(f64::from(self.cpu)),
             Column::BreakerRatio => Some(self.breaker_ratio),
+            Column::Limit => Some(f64::from(self.limit)),
             Column::ShedderFlying => count(self.shedder_flying),
             Column::ShedderAverage => Some(self.shedder_average),
             Column::P50Ms => self.p50.map(millis),
             Column::P99Ms => self.p99.map(millis),
+            Column::AdmittedCriticalPlus => count(self.admitted_by[3]),
+            Column::AdmittedCritical => count(self.admitted_by[2]),
+            Column::AdmittedSheddableConcurrent => count(self.admitted_by[1]),
+            Column::AdmittedSheddable => count(self.admitted_by[0]),
+            Column::RefusedCriticalPlus => count(self.refused_by[3]),
+            Column::RefusedCritical => count(self.refused_by[2]),
+            Column::RefusedSheddableConcurrent => count(self.refused_by[1]),
+            Column::RefusedSheddable => count(self.refused_by[0]),
         }
     }
 

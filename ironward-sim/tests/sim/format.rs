@@ -57,7 +57,8 @@ fn a_full_scenario_reads_into_the_records_it_names() {
         [Source::Constant(Steady {
             rate: 10.0,
             start: Duration::from_secs(5),
-            end: Duration::ZERO
+            end: Duration::ZERO,
+            criticality: ironward::Criticality::Critical,
         })]
     );
     assert_eq!(

@@ -261,6 +261,16 @@ impl Floor {
             .unwrap_or(Criticality::Sheddable)
     }
 
+    /// Whether the floor at `now` refuses `class`: whether a more critical class was refused
+    /// within `cool`. The same answer as `class < self.at(now, cool)`, reading only the
+    /// classes above `class`: one for a critical call, none for a critical-plus one.
+    #[inline]
+    pub(crate) fn holds_out(&self, class: Criticality, now: u64, cool: u64) -> bool {
+        self.refused[class.rank() + 1..]
+            .iter()
+            .any(|at| at.is_some_and(|at| now.saturating_sub(at) < cool))
+    }
+
     /// Remembers that a call of `class` was refused at `now`.
     pub(crate) fn refuse(&mut self, class: Criticality, now: u64) {
         self.refused[class.rank()] = Some(now);
@@ -343,5 +353,17 @@ mod tests {
         assert_eq!(floor.at(u64::MAX, u64::MAX), Criticality::Critical);
         // A zero cooling time never raises the floor.
         assert_eq!(floor.at(u64::MAX, 0), Criticality::Sheddable);
+        // `holds_out` is `at` read against one class.
+        let mut floor = Floor::default();
+        floor.refuse(Criticality::SheddableConcurrent, 100);
+        for now in [100, 500, 1_099, 1_100, 5_000] {
+            for class in Criticality::ALL {
+                assert_eq!(
+                    floor.holds_out(class, now, 1_000),
+                    class < floor.at(now, 1_000),
+                    "{class} at {now}"
+                );
+            }
+        }
     }
 }

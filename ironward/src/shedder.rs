@@ -152,8 +152,10 @@ pub struct Shedder {
     hot: Option<u64>,
     /// Whether the shedder has refused since it last cooled.
     dropped: bool,
-    /// When each criticality was last refused for want of capacity.
+    /// When each criticality was last refused, and `shed.shares` as read ([`Shares::of`]),
+    /// worked out once per policy.
     classes: Floor,
+    shares: [f64; 4],
     clock: Latest,
 }
 
@@ -205,6 +207,7 @@ impl Shedder {
             hot: None,
             dropped: false,
             classes: Floor::default(),
+            shares: shed.shares.read(),
             clock: Latest::new(now),
         }
     }
@@ -320,13 +323,15 @@ impl Shedder {
         if overloaded {
             self.hot = Some(now);
         }
-        let floor = self.classes.at(now, nanos(self.shed.cool));
+        let cool = nanos(self.shed.cool);
+        let floored = self.classes.holds_out(criticality, now, cool);
         let hot = overloaded || self.still_hot(now);
-        if hot || criticality < floor {
-            let capacity = self.capacity(now, cpu) * self.shed.shares.of(criticality);
+        if hot || floored {
+            let capacity = self.capacity(now, cpu) * self.shares[criticality.rank()];
             // Full: both the average and the count in flight exceed the class's capacity.
             let full = hot && average > capacity && flying as f64 > capacity;
-            if full || criticality < floor {
+            if full || floored {
+                let floor = self.classes.at(now, cool);
                 self.dropped |= full;
                 self.classes.refuse(criticality, now);
                 return Err(ShedReason {
@@ -636,6 +641,7 @@ impl Shedder {
             }
         }
         self.shed = shed;
+        self.shares = shed.shares.read();
         self.beta = constant(shed.beta, 0.0, 1.0, 1.0);
         self.floor = constant(shed.floor, 0.0, 1.0, 1.0);
     }

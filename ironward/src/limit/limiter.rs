@@ -330,8 +330,8 @@ impl Limiter {
         }
         let limit = self.in_force();
         let room = room(limit, self.shares[criticality.rank()]);
-        let floor = self.floor.at(now, self.cool);
-        if criticality < floor || self.flying >= room {
+        if self.flying >= room || self.floor.holds_out(criticality, now, self.cool) {
+            let floor = self.floor.at(now, self.cool);
             self.floor.refuse(criticality, now);
             return Err(LimiterReason {
                 flying: self.flying,

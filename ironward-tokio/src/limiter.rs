@@ -444,19 +444,12 @@ impl SharedLimiter {
     }
 }
 
-/// Whether the core would admit a call of `class` at `now`: its class at or over the floor,
-/// and fewer calls in flight than its room ([`Limiter::acquire_as`]'s rule, read through the
-/// core's queries, which record nothing). The queue asks this before it asks the core, so
-/// that only a call the core admits, or one that is refused for good, reaches
+/// Whether the core would admit a call of `class` at `now` ([`Limiter::admits`], which
+/// records nothing and counts a due probe as begun). The queue asks this before it asks the
+/// core, so that only a call the core admits, or one that is refused for good, reaches
 /// `acquire_as`, whose refusals raise the floor.
-///
-/// A `false` is always the core's answer too. A `true` may not be at the one moment a probe
-/// ([`Adaptive::probe`]) is due but not yet begun: only `acquire_as` begins it, halving the
-/// room, so the call asked then may be refused, and counted, though it was said to fit; it
-/// then waits in the queue as if it had not fitted. That is one call a probe, and its class's
-/// refusal raises the floor for the cooling time as any refusal does.
 fn fits(limiter: &Limiter, now: Duration, class: Criticality) -> bool {
-    class >= limiter.floor(now) && limiter.flying() < limiter.room(class)
+    limiter.admits(now, class)
 }
 
 /// What [`State::admit`] decided, before it is dressed for the caller.

@@ -328,7 +328,7 @@ impl Limiter {
             self.drain = Some(Drain { since: now });
             self.sampler.restart(Duration::from_nanos(now));
         }
-        let limit = self.in_force();
+        let limit = self.in_force(self.drain.is_some());
         let room = room(limit, self.shares[criticality.rank()]);
         if self.flying >= room || self.floor.holds_out(criticality, now, self.cool) {
             let floor = self.floor.at(now, self.cool);
@@ -381,14 +381,39 @@ impl Limiter {
         }
     }
 
+    /// Whether [`acquire_as`](Limiter::acquire_as) at `now` would let a call of
+    /// `criticality` in, recording nothing: for a caller that holds calls back (a queue) and
+    /// asks only when one would be admitted, since a refusal raises the floor.
+    ///
+    /// A probe that is due at `now` counts as begun, halving the room, as `acquire_as` would
+    /// begin it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::{ADAPTIVE, Criticality, Limiter};
+    ///
+    /// let mut limiter = Limiter::new(ADAPTIVE, Duration::ZERO);
+    /// let grants: Vec<_> = (0..10).map(|_| limiter.acquire(Duration::ZERO).unwrap()).collect();
+    /// assert!(limiter.admits(Duration::ZERO, Criticality::Critical));
+    /// assert!(!limiter.admits(Duration::ZERO, Criticality::Sheddable), "half of 20 is taken");
+    /// // At 10 s a probe is due: half the limit, and the 10 in flight fill it.
+    /// assert!(!limiter.admits(Duration::from_secs(10), Criticality::Critical));
+    /// # drop(grants);
+    /// ```
+    #[must_use]
+    pub fn admits(&self, now: Duration, criticality: Criticality) -> bool {
+        let now = self.clock.read(now);
+        let probing = self.drain.is_some() || self.probe_at.is_some_and(|at| now >= at);
+        let room = room(self.in_force(probing), self.shares[criticality.rank()]);
+        self.flying < room && !self.floor.holds_out(criticality, now, self.cool)
+    }
+
     /// The limit admissions are held to: the estimator's, or half of it while a probe drains.
-    fn in_force(&self) -> u32 {
+    fn in_force(&self, probing: bool) -> u32 {
         let limit = self.estimator.limit();
-        if self.drain.is_some() {
-            (limit / 2).max(1)
-        } else {
-            limit
-        }
+        if probing { (limit / 2).max(1) } else { limit }
     }
 
     /// The limit now: the estimator's, whether or not a probe is draining.
@@ -414,7 +439,10 @@ impl Limiter {
     /// share. The floor may still refuse it; see [`floor`](Limiter::floor).
     #[must_use]
     pub fn room(&self, criticality: Criticality) -> u32 {
-        room(self.in_force(), self.shares[criticality.rank()])
+        room(
+            self.in_force(self.drain.is_some()),
+            self.shares[criticality.rank()],
+        )
     }
 
     /// The least critical class admitted at `now`.
@@ -691,6 +719,40 @@ mod tests {
         assert!(limiter.probing());
         limiter.settle(grant, Settle::Success, ms(1_001));
         assert_eq!(limiter.estimator().baseline(), None);
+    }
+
+    #[test]
+    fn admits_is_acquire_as_without_its_effects() {
+        let policy = Adaptive {
+            probe: ms(300),
+            ..ADAPTIVE
+        };
+        let mut limiter = Limiter::new(policy, ms(0));
+        let mut held = alloc::collections::VecDeque::new();
+        for step in 0..3_000u64 {
+            let now = ms(step / 3);
+            let class = Criticality::ALL[(step * 7 % 4) as usize];
+            let before = limiter.clone();
+            let said = limiter.admits(now, class);
+            assert_eq!(
+                limiter.floor(now),
+                before.floor(now),
+                "admits records nothing"
+            );
+            match limiter.acquire_as(now, class) {
+                Ok(grant) => {
+                    assert!(said, "admitted at step {step}");
+                    held.push_back(grant);
+                }
+                Err(_) => assert!(!said, "refused at step {step}"),
+            }
+            // Calls finish 25 ms-ish later, a third of them as drops.
+            while held.len() > 12 || (step % 5 == 0 && !held.is_empty()) {
+                let grant = held.pop_front().unwrap();
+                let settle = [Settle::Success, Settle::Success, Settle::Dropped][step as usize % 3];
+                limiter.settle(grant, settle, now);
+            }
+        }
     }
 
     #[test]

@@ -8,7 +8,7 @@ use core::time::Duration;
 use serde::Deserialize;
 
 use crate::arrivals::nanos;
-use crate::dice::Dice;
+use crate::dice::{Dice, LogNormal};
 
 /// The server behind the policies: `workers` calls served at once, first come first served,
 /// up to `queue` more waiting, each taking a time drawn from `latency`.
@@ -224,19 +224,43 @@ impl Latency {
         }
     }
 
-    /// One service time, in nanoseconds, given the distribution's [`sigma`](Latency::sigma).
-    fn draw(&self, sigma: f64, dice: &mut Dice) -> f64 {
+    /// The distribution made ready to draw from, service times in nanoseconds: a
+    /// log-normal's quantile table is built here, once per run.
+    fn prepare(&self) -> Draw {
         match *self {
-            Self::Constant { value } => nanos(value) as f64,
+            Self::Constant { value } => Draw::Constant(nanos(value) as f64),
             Self::Uniform { min, max } => {
-                let (lo, hi) = (nanos(min) as f64, nanos(max) as f64);
-                lo + dice.roll() * (hi - lo).max(0.0)
+                let (low, high) = (nanos(min) as f64, nanos(max) as f64);
+                Draw::Uniform {
+                    low,
+                    span: (high - low).max(0.0),
+                }
             }
-            Self::Exponential { mean } => dice.exponential(nanos(mean) as f64),
+            Self::Exponential { mean } => Draw::Exponential(nanos(mean) as f64),
             Self::LogNormal { median, .. } => {
-                let median = nanos(median) as f64;
-                median * libm::exp(sigma * dice.normal())
+                Draw::LogNormal(LogNormal::new(nanos(median) as f64, self.sigma()))
             }
+        }
+    }
+}
+
+/// A [`Latency`] ready to draw service times from, in nanoseconds.
+#[derive(Debug, Clone, PartialEq)]
+enum Draw {
+    Constant(f64),
+    Uniform { low: f64, span: f64 },
+    Exponential(f64),
+    LogNormal(LogNormal),
+}
+
+impl Draw {
+    /// One service time.
+    fn draw(&self, dice: &mut Dice) -> f64 {
+        match self {
+            Self::Constant(value) => *value,
+            Self::Uniform { low, span } => low + dice.roll() * span,
+            Self::Exponential(mean) => dice.exponential(*mean),
+            Self::LogNormal(table) => table.draw(dice),
         }
     }
 }
@@ -377,10 +401,14 @@ impl Default for Meter {
 #[derive(Debug)]
 pub(crate) struct Server {
     config: Backend,
-    /// The latency's σ, worked out once.
-    sigma: f64,
+    /// The service-time distribution, ready to draw from.
+    latency: Draw,
+    /// The next admitted call's service time, before any slowdown.
+    next: f64,
     /// When each worker next becomes free.
-    free: BinaryHeap<Reverse<u64>>,
+    free: Workers,
+    /// A stretch `[from, to)` in which no phase of the schedule is in force.
+    calm: (u64, u64),
     /// The start times of admitted calls not yet started, earliest first.
     waiting: VecDeque<u64>,
     /// Calls admitted and not yet finished, waiting or served.
@@ -397,12 +425,16 @@ pub(crate) struct Server {
 
 impl Server {
     /// An idle server.
-    pub(crate) fn new(config: &Backend, service: Dice, outcome: Dice) -> Self {
+    pub(crate) fn new(config: &Backend, mut service: Dice, outcome: Dice) -> Self {
+        let latency = config.latency.prepare();
+        let next = latency.draw(&mut service);
         let workers = config.workers.max(1) as usize;
         Self {
             config: config.clone(),
-            sigma: config.latency.sigma(),
-            free: std::iter::repeat_n(Reverse(0), workers).collect(),
+            latency,
+            next,
+            free: Workers::new(workers as u64),
+            calm: (0, 0),
             waiting: VecDeque::with_capacity(config.queue.min(1 << 16) as usize),
             inside: 0,
             service,
@@ -419,16 +451,18 @@ impl Server {
         while self.waiting.front().is_some_and(|&start| start <= now) {
             self.waiting.pop_front();
         }
-        let mut earliest = self.free.peek_mut()?;
-        let start = earliest.0.max(now);
+        let (start, worker) = self.free.earliest(now);
         if start > now && self.waiting.len() >= self.config.queue as usize {
             return None;
         }
-        let (failure, slowdown) = self.config.conditions(now);
-        let service = self.config.latency.draw(self.sigma, &mut self.service) * slowdown;
+        let (failure, slowdown) = self.conditions(now);
+        // The next call's service time is drawn now, a call ahead: the stream is the
+        // service times' alone, so the values are the same, and the draw's long chain of
+        // arithmetic overlaps the rest of this call instead of holding up its end time.
+        let drawn = core::mem::replace(&mut self.next, self.latency.draw(&mut self.service));
+        let service = drawn * slowdown;
         let done = start.saturating_add(service as u64);
-        earliest.0 = done;
-        drop(earliest);
+        self.free.hand(worker, done);
         if start > now {
             self.waiting.push_back(start);
         }
@@ -436,6 +470,22 @@ impl Server {
         self.account(now);
         self.inside += 1;
         Some((done, ok))
+    }
+
+    /// The schedule's failure probability and slowdown at `now`, as
+    /// [`Backend::conditions`] works them out, without reading the schedule again while
+    /// `now` stays in a stretch where no phase is in force (most of a run, usually).
+    fn conditions(&mut self, now: u64) -> (f64, f64) {
+        if (self.calm.0..self.calm.1).contains(&now) {
+            return (self.config.failure, 1.0);
+        }
+        let phases = &self.config.schedule;
+        let spans = phases.iter().map(|p| (nanos(p.start), nanos(p.end)));
+        if !spans.clone().any(|(start, end)| start <= now && now < end) {
+            let next = spans.map(|(start, _)| start).filter(|&s| s > now).min();
+            self.calm = (now, next.unwrap_or(u64::MAX));
+        }
+        self.config.conditions(now)
     }
 
     /// A call finishes at `now`.
@@ -472,6 +522,135 @@ impl Server {
     }
 }
 
+/// A bucket of [`Workers`]' wheel: 2²⁰ ns, about a millisecond.
+const BUCKET_BITS: u32 = 20;
+/// Buckets in the wheel: about a quarter of a second ahead.
+const BUCKETS: u64 = 256;
+
+/// When each worker next becomes free: the multiset a first-come-first-served server takes
+/// its earliest from and hands each call's end to.
+///
+/// A binary heap of the workers' free times cost a sift through every level for each call,
+/// the new end sinking past all the workers long idle. But an idle worker's free time no
+/// longer matters, only that it has passed; so workers whose time has passed are a count,
+/// and the busy ones' times wait in a wheel of millisecond buckets (a service time is mostly
+/// a few milliseconds), with a heap for the few beyond its reach. Handing a call to an idle
+/// worker is a decrement and a push; only a call that finds every worker busy looks for the
+/// earliest time, in the first bucket that holds one. Workers are alike, so which of two
+/// workers free at the same time takes a call changes nothing: this is the heap's multiset,
+/// and every start time is the heap's.
+#[derive(Debug)]
+struct Workers {
+    /// Workers free at or before the start of bucket `cursor`.
+    idle: u64,
+    /// Bucket `b` (kept at `b % BUCKETS`) holds the free times in `[b, b + 1)` buckets, for
+    /// `b` from `cursor` to `cursor + BUCKETS`, unsorted.
+    wheel: Vec<Vec<u64>>,
+    /// The bucket of the latest `now` seen.
+    cursor: u64,
+    /// Free times in the wheel.
+    wheeled: usize,
+    /// Free times beyond the wheel's reach.
+    far: BinaryHeap<Reverse<u64>>,
+}
+
+/// Which worker [`Workers::earliest`] found.
+#[derive(Debug, Clone, Copy)]
+enum Worker {
+    Idle,
+    Wheel { bucket: usize, index: usize },
+    Far,
+}
+
+impl Workers {
+    /// `count` workers, all idle.
+    fn new(count: u64) -> Self {
+        Self {
+            idle: count,
+            wheel: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            cursor: 0,
+            wheeled: 0,
+            far: BinaryHeap::new(),
+        }
+    }
+
+    /// When the earliest worker is free from `now` on (`now` itself if one is idle), and
+    /// which it is, for [`hand`](Workers::hand). `now` never goes back.
+    fn earliest(&mut self, now: u64) -> (u64, Worker) {
+        self.advance(now >> BUCKET_BITS);
+        if self.idle > 0 {
+            return (now, Worker::Idle);
+        }
+        if self.wheeled > 0 {
+            for b in self.cursor..self.cursor + BUCKETS {
+                let bucket = (b % BUCKETS) as usize;
+                let times = &self.wheel[bucket];
+                if let Some((index, &at)) = times.iter().enumerate().min_by_key(|(_, t)| **t) {
+                    return (at.max(now), Worker::Wheel { bucket, index });
+                }
+            }
+        }
+        match self.far.peek() {
+            Some(&Reverse(at)) => (at.max(now), Worker::Far),
+            // Every worker is counted somewhere; an empty server has only idle ones.
+            None => (now, Worker::Idle),
+        }
+    }
+
+    /// Gives `worker`, found by the last [`earliest`](Workers::earliest), a call that ends
+    /// at `done`.
+    fn hand(&mut self, worker: Worker, done: u64) {
+        match worker {
+            Worker::Idle => self.idle = self.idle.saturating_sub(1),
+            Worker::Wheel { bucket, index } => {
+                self.wheel[bucket].swap_remove(index);
+                self.wheeled -= 1;
+            }
+            Worker::Far => {
+                self.far.pop();
+            }
+        }
+        self.put(done);
+    }
+
+    /// Files a busy worker's free time.
+    fn put(&mut self, at: u64) {
+        let b = at >> BUCKET_BITS;
+        if b < self.cursor {
+            self.idle += 1;
+        } else if b < self.cursor + BUCKETS {
+            self.wheel[(b % BUCKETS) as usize].push(at);
+            self.wheeled += 1;
+        } else {
+            self.far.push(Reverse(at));
+        }
+    }
+
+    /// Moves the cursor to bucket `to`, counting every worker free before it as idle.
+    fn advance(&mut self, to: u64) {
+        while self.cursor < to {
+            if self.wheeled == 0 {
+                // Nothing in the wheel: jump, up to the first far time's bucket at most.
+                let first = self.far.peek().map_or(to, |&Reverse(at)| at >> BUCKET_BITS);
+                self.cursor = self.cursor.max(first.min(to));
+            } else {
+                let times = &mut self.wheel[(self.cursor % BUCKETS) as usize];
+                self.idle += times.len() as u64;
+                self.wheeled -= times.len();
+                times.clear();
+                self.cursor += 1;
+            }
+            while let Some(&Reverse(at)) = self.far.peek() {
+                if at >> BUCKET_BITS >= self.cursor + BUCKETS {
+                    break;
+                }
+                self.far.pop();
+                self.put(at);
+            }
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -502,6 +681,35 @@ mod tests {
         assert_eq!(s.inside(), 3);
         // At 10 ms the waiting call has started, so the queue has room again.
         assert_eq!(s.admit(10 * MS), Some((21 * MS, true)));
+    }
+
+    // The workers against the binary heap of free times they replace, over arrivals that
+    // idle, saturate and leave long gaps, with service times from a microsecond to seconds:
+    // every start time agrees.
+    #[test]
+    fn workers_start_every_call_when_a_heap_of_free_times_would() {
+        let mut dice = Dice::new(3);
+        let mut workers = Workers::new(7);
+        let mut heap: BinaryHeap<Reverse<u64>> = std::iter::repeat_n(Reverse(0), 7).collect();
+        let mut now = 0u64;
+        for i in 0..200_000u64 {
+            now += match dice.roll() {
+                r if r < 0.001 => (dice.roll() * 5e9) as u64,
+                r if r < 0.3 => 0,
+                _ => (dice.roll() * 4e6) as u64,
+            };
+            let service = match i % 97 {
+                0 => (dice.roll() * 2e9) as u64,
+                1 => 1_000,
+                _ => (dice.roll() * 3e7) as u64,
+            };
+            let (start, worker) = workers.earliest(now);
+            let mut earliest = heap.peek_mut().expect("seven workers");
+            assert_eq!(start, earliest.0.max(now), "call {i} at {now}");
+            earliest.0 = start + service;
+            drop(earliest);
+            workers.hand(worker, start + service);
+        }
     }
 
     #[test]
@@ -581,10 +789,8 @@ mod tests {
             p99: Duration::from_millis(80),
         };
         let mut dice = Dice::new(9);
-        let sigma = latency.sigma();
-        let mut draws: Vec<f64> = (0..100_000)
-            .map(|_| latency.draw(sigma, &mut dice))
-            .collect();
+        let draw = latency.prepare();
+        let mut draws: Vec<f64> = (0..100_000).map(|_| draw.draw(&mut dice)).collect();
         draws.sort_by(f64::total_cmp);
         let (median, p99) = (draws[50_000] / 1e6, draws[99_000] / 1e6);
         assert!((median - 20.0).abs() < 0.5, "{median}");

@@ -5,10 +5,8 @@
 //! giving up on one, a retry starting) and the next arrival. Ties go in that order, so an
 //! event at an interval's boundary counts in the interval it opens, and a call that finishes
 //! at the instant another arrives frees its worker first. Nothing happens between events, so
-//! an idle hour costs nothing and a busy one costs a few heap operations a call; nothing is
+//! an idle hour costs nothing and a busy one costs a few vector pushes a call; nothing is
 //! rounded to a tick, so a 100 µs gap between arrivals is 100 µs.
-
-use std::collections::VecDeque;
 
 use core::time::Duration;
 
@@ -212,7 +210,9 @@ struct Engine {
     latency: Histogram,
     window: u64,
     /// When each attempt that reached the backend within the last `window` did.
-    stamps: VecDeque<u64>,
+    stamps: Vec<u64>,
+    /// Where the stamps still in the window start: those before it have left.
+    first: usize,
     peak_window: u64,
     last_end: Option<u64>,
 }
@@ -262,7 +262,8 @@ impl Engine {
             row_latency: Histogram::new(),
             latency: Histogram::new(),
             window: nanos(v.window).max(1),
-            stamps: VecDeque::new(),
+            stamps: Vec::new(),
+            first: 0,
             peak_window: 0,
             last_end: None,
         }
@@ -530,20 +531,37 @@ impl Engine {
     /// Counts an attempt that reached the backend towards the peak over any window.
     fn count_in_window(&mut self) {
         self.prune_window();
-        self.stamps.push_back(self.now);
-        let inside = self.stamps.len() as u64;
+        self.stamps.push(self.now);
+        let inside = (self.stamps.len() - self.first) as u64;
         self.row.peak_window = self.row.peak_window.max(inside);
         self.peak_window = self.peak_window.max(inside);
     }
 
     /// Forgets the attempts that have left the window ending now.
+    ///
+    /// The stamps are in time order, so those that left are a prefix, and about one leaves
+    /// for each that arrives: a loop that asked of each stamp in turn mispredicted its exit
+    /// on most calls, the costliest branch of a run. Four stamps are read at a time and the
+    /// ones gone counted without a branch; only four gone at once goes round again.
     fn prune_window(&mut self) {
-        while self
-            .stamps
-            .front()
-            .is_some_and(|&t| self.now - t >= self.window)
-        {
-            self.stamps.pop_front();
+        let (now, window) = (self.now, self.window);
+        let gone = |t: u64| usize::from(now - t >= window);
+        loop {
+            let left = &self.stamps[self.first..];
+            let Some(&[a, b, c, d]) = left.first_chunk::<4>() else {
+                self.first += left.iter().take_while(|&&t| now - t >= window).count();
+                break;
+            };
+            let n = gone(a) + gone(b) + gone(c) + gone(d);
+            self.first += n;
+            if n < 4 {
+                break;
+            }
+        }
+        // Drop the stamps gone once they are most of the vector: a copy per stamp, at most.
+        if self.first > 4096 && self.first * 2 > self.stamps.len() {
+            self.stamps.drain(..self.first);
+            self.first = 0;
         }
     }
 
@@ -571,7 +589,7 @@ impl Engine {
         let next = Row {
             start: now,
             peak_in_flight: self.server.inside(),
-            peak_window: self.stamps.len() as u64,
+            peak_window: (self.stamps.len() - self.first) as u64,
             ..Row::default()
         };
         self.rows.push(core::mem::replace(&mut self.row, next));

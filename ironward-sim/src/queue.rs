@@ -1,50 +1,96 @@
-//! The event queue: a timing wheel of small keys over a slab of events.
+//! The event queue: a timing wheel of buckets that hold the events themselves.
 
 use std::collections::BinaryHeap;
 
-use core::cmp::Reverse;
+use core::cmp::{Ordering, Reverse};
 
-/// Each slot of the wheel covers 2¹⁸ ns, about a quarter of a millisecond: few enough
-/// events that sorting a slot costs next to nothing.
+/// Each bucket of the wheel covers 2¹⁸ ns, about a quarter of a millisecond: a few events
+/// at ten thousand calls a second, which a sorting network orders without a branch.
 const SLOT_BITS: u32 = 18;
-/// Slots in the wheel: about four seconds ahead of the slot being taken.
-const SLOTS: u64 = 16_384;
+/// Buckets in the wheel: about half a second ahead of the bucket being taken, which holds
+/// every call's end and most retries; the wheel's memory is a few hundred kilobytes.
+const SLOTS: u64 = 2048;
 
 /// Events ordered by time, ties in the order they were scheduled.
 ///
 /// A simulation never schedules an event before the last one it took, and most events fall
 /// a few milliseconds ahead (a call finishing), so the queue is a timing wheel (Varghese and
-/// Lauck, "Hashed and hierarchical timing wheels", SOSP 1987): an event goes into the slot of
-/// its quarter millisecond, and the slots are taken in turn, each sorted as it comes up. Events
-/// further ahead than the wheel reaches wait in a binary heap until it does. A push is a
-/// `Vec::push` and a take a `Vec::pop`, where a binary heap over every event cost a seventh
-/// of a run at ten thousand calls a second.
+/// Lauck, "Hashed and hierarchical timing wheels", SOSP 1987): an event goes into the bucket
+/// of its quarter millisecond, and the buckets are taken in turn, each ordered as it comes
+/// up. Events further ahead than the wheel reaches wait in a binary heap until it does. A
+/// push is a `Vec::push` and a take a `Vec::pop`, where a binary heap over every event cost
+/// a seventh of a run at ten thousand calls a second.
 ///
-/// Events wait in a slab whose free slots are reused, and the wheel's vectors keep their
-/// capacity, so memory stays at the most events ever waiting at once.
+/// The events wait in the buckets themselves, not in a slab beside them: a push writes the
+/// event once, and a bucket becomes the one being taken by swapping its vector with the
+/// drained one, so nothing is copied and each keeps its capacity. A bucket's events are in
+/// the order they were scheduled (those that waited in the heap come in first, in order,
+/// before anything else can be pushed into the bucket), so a tie needs no counter: the
+/// bucket is ordered by keys of a time and a place in the bucket, sixteen bytes each, and
+/// the events stay where they are. Memory stays at the most events ever waiting in a bucket.
 #[derive(Debug)]
 pub(crate) struct Queue<T> {
-    /// Per slot, the keys of the events due in it, unsorted.
-    wheel: Vec<Vec<Key>>,
-    /// The slot being taken; every event of an earlier slot has been taken.
+    /// Per bucket, the events due in it, in the order scheduled.
+    wheel: Vec<Vec<Option<Entry<T>>>>,
+    /// The bucket being taken; every event of an earlier bucket has been taken.
     current: u64,
-    /// The current slot's keys, sorted latest first, so the next is at the end.
-    ready: Vec<Key>,
-    /// Keys in the wheel, outside `ready`.
+    /// The current bucket's events, each taken (`None`) in the order of `order`.
+    ready: Vec<Option<Entry<T>>>,
+    /// The keys of `ready`'s events not yet taken, latest first, so the next is at the end.
+    order: Vec<Key>,
+    /// Events in the wheel, outside `ready`.
     wheeled: usize,
-    /// Keys of events beyond the wheel's reach.
-    far: BinaryHeap<Reverse<Key>>,
-    slots: Vec<Option<T>>,
-    free: Vec<u32>,
+    /// Events beyond the wheel's reach, and the order they were scheduled in.
+    far: BinaryHeap<Reverse<Far<T>>>,
     seq: u64,
 }
 
-/// When an event is due, the order it was scheduled in, and where it waits.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-struct Key {
+/// An event and when it is due.
+#[derive(Debug)]
+struct Entry<T> {
     at: u64,
+    event: T,
+}
+
+/// An event's time above its place in `ready`: ordering keys orders the events, ties in
+/// the order they were scheduled.
+type Key = u128;
+
+fn key(at: u64, place: usize) -> Key {
+    (u128::from(at) << 64) | place as u128
+}
+
+/// An event beyond the wheel, with the count that breaks its ties.
+#[derive(Debug)]
+struct Far<T> {
     seq: u64,
-    slot: u32,
+    entry: Entry<T>,
+}
+
+impl<T> Far<T> {
+    fn rank(&self) -> (u64, u64) {
+        (self.entry.at, self.seq)
+    }
+}
+
+impl<T> PartialEq for Far<T> {
+    fn eq(&self, other: &Self) -> bool {
+        self.rank() == other.rank()
+    }
+}
+
+impl<T> Eq for Far<T> {}
+
+impl<T> PartialOrd for Far<T> {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl<T> Ord for Far<T> {
+    fn cmp(&self, other: &Self) -> Ordering {
+        self.rank().cmp(&other.rank())
+    }
 }
 
 impl<T> Queue<T> {
@@ -53,97 +99,135 @@ impl<T> Queue<T> {
             wheel: (0..SLOTS).map(|_| Vec::new()).collect(),
             current: 0,
             ready: Vec::new(),
+            order: Vec::new(),
             wheeled: 0,
             far: BinaryHeap::new(),
-            slots: Vec::new(),
-            free: Vec::new(),
             seq: 0,
         }
     }
 
     /// Schedules `event` at `at`, which must not be before the last event taken (an earlier
-    /// time is taken with the current slot's events, after those already due).
+    /// time is taken with the current bucket's events, after those already due).
+    #[inline]
     pub(crate) fn push(&mut self, at: u64, event: T) {
-        let slot = match self.free.pop() {
-            Some(slot) => {
-                self.slots[slot as usize] = Some(event);
-                slot
-            }
-            None => {
-                self.slots.push(Some(event));
-                (self.slots.len() - 1) as u32
-            }
-        };
-        self.seq += 1;
-        let key = Key {
-            at,
-            seq: self.seq,
-            slot,
-        };
+        let entry = Entry { at, event };
         let s = at >> SLOT_BITS;
         if s <= self.current {
-            // Latest first: the new key goes before every key due after it.
-            let i = self.ready.partition_point(|k| *k > key);
-            self.ready.insert(i, key);
+            // Latest first: the new event goes before every event due after it, and after
+            // (taken later than) those due at the same time.
+            self.ready.push(Some(entry));
+            let k = key(at, self.ready.len() - 1);
+            let i = self.order.partition_point(|&o| o > k);
+            self.order.insert(i, k);
         } else if s < self.current + SLOTS {
-            self.wheel[(s % SLOTS) as usize].push(key);
+            self.wheel[(s % SLOTS) as usize].push(Some(entry));
             self.wheeled += 1;
         } else {
-            self.far.push(Reverse(key));
+            self.seq += 1;
+            let seq = self.seq;
+            self.far.push(Reverse(Far { seq, entry }));
         }
     }
 
     /// When the next event is due.
+    #[inline]
     pub(crate) fn peek(&mut self) -> Option<u64> {
-        self.turn();
-        self.ready.last().map(|k| k.at)
+        if self.order.is_empty() {
+            self.turn();
+        }
+        self.order.last().map(|&k| (k >> 64) as u64)
     }
 
     /// Takes the next event.
+    #[inline]
     pub(crate) fn pop(&mut self) -> Option<T> {
-        self.turn();
-        let key = self.ready.pop()?;
-        self.free.push(key.slot);
-        self.slots[key.slot as usize].take()
+        if self.order.is_empty() {
+            self.turn();
+        }
+        let k = self.order.pop()?;
+        let place = k as u64 as usize;
+        self.ready.get_mut(place)?.take().map(|e| e.event)
     }
 
     /// The events still waiting, in no particular order.
     pub(crate) fn waiting(&self) -> impl Iterator<Item = &T> {
-        self.slots.iter().flatten()
+        let far = self.far.iter().map(|Reverse(f)| &f.entry);
+        self.ready
+            .iter()
+            .chain(self.wheel.iter().flatten())
+            .flatten()
+            .chain(far)
+            .map(|e| &e.event)
     }
 
-    /// Turns the wheel until the current slot has an event, if any is waiting.
+    /// Turns the wheel until the current bucket has an event, if any is waiting.
+    #[inline(never)]
     fn turn(&mut self) {
-        while self.ready.is_empty() {
+        while self.order.is_empty() {
             if self.wheeled == 0 {
-                // Nothing within reach: jump to the first far event's slot.
-                let Some(&Reverse(first)) = self.far.peek() else {
+                // Nothing within reach: jump to the first far event's bucket.
+                let Some(Reverse(first)) = self.far.peek() else {
                     return;
                 };
-                self.current = self.current.max(first.at >> SLOT_BITS);
+                self.current = self.current.max(first.entry.at >> SLOT_BITS);
             } else {
                 self.current += 1;
             }
-            while let Some(&Reverse(key)) = self.far.peek() {
-                let s = key.at >> SLOT_BITS;
+            // The current bucket becomes `ready`, whose drained vector takes its place.
+            self.ready.clear();
+            let bucket = (self.current % SLOTS) as usize;
+            core::mem::swap(&mut self.ready, &mut self.wheel[bucket]);
+            self.wheeled -= self.ready.len();
+            while let Some(Reverse(first)) = self.far.peek() {
+                let s = first.entry.at >> SLOT_BITS;
                 if s >= self.current + SLOTS {
                     break;
                 }
-                self.far.pop();
+                let Some(Reverse(far)) = self.far.pop() else {
+                    break;
+                };
+                // Only after a jump can a far event be due in the current bucket, which was
+                // then empty: the heap's order is the order scheduled.
                 if s <= self.current {
-                    self.ready.push(key);
+                    self.ready.push(Some(far.entry));
                 } else {
-                    self.wheel[(s % SLOTS) as usize].push(key);
+                    self.wheel[(s % SLOTS) as usize].push(Some(far.entry));
                     self.wheeled += 1;
                 }
             }
-            let slot = &mut self.wheel[(self.current % SLOTS) as usize];
-            self.wheeled -= slot.len();
-            self.ready.append(slot);
-            if self.ready.len() > 1 {
-                self.ready.sort_unstable_by(|a, b| b.cmp(a));
-            }
+            let keys = self.ready.iter().enumerate();
+            self.order
+                .extend(keys.filter_map(|(i, e)| e.as_ref().map(|e| key(e.at, i))));
+            order(&mut self.order);
         }
+    }
+}
+
+/// Sorts `keys` latest first: by a sorting network of compare-exchanges, which need no
+/// branch, for the two to four keys a bucket usually holds, and by a sort beyond that.
+fn order(keys: &mut [Key]) {
+    /// Puts the later of `keys[i]` and `keys[j]` first.
+    fn exchange(keys: &mut [Key], i: usize, j: usize) {
+        let (a, b) = (keys[i], keys[j]);
+        keys[i] = a.max(b);
+        keys[j] = a.min(b);
+    }
+    match keys.len() {
+        0 | 1 => {}
+        2 => exchange(keys, 0, 1),
+        3 => {
+            exchange(keys, 0, 1);
+            exchange(keys, 1, 2);
+            exchange(keys, 0, 1);
+        }
+        4 => {
+            exchange(keys, 0, 1);
+            exchange(keys, 2, 3);
+            exchange(keys, 0, 2);
+            exchange(keys, 1, 3);
+            exchange(keys, 1, 2);
+        }
+        _ => keys.sort_unstable_by(|a, b| b.cmp(a)),
     }
 }
 
@@ -195,16 +279,41 @@ mod tests {
     }
 
     #[test]
-    fn slots_are_reused() {
-        let mut queue = Queue::new();
-        for round in 0..100 {
-            queue.push(round, round);
-            queue.push(round, round);
-            queue.pop();
-            queue.pop();
+    fn the_sorting_network_orders_every_arrangement_of_up_to_four_keys() {
+        // Two keys tie on time, as events due at the same instant do.
+        let keys: [Key; 4] = [key(1, 0), key(1, 1), key(2, 0), key(3, 2)];
+        for n in 0..=4u32 {
+            // Every n-digit numeral in base n whose digits are all different is an arrangement.
+            for code in 0..n.pow(n).max(1) {
+                let picks: Vec<usize> = (0..n).map(|d| (code / n.pow(d) % n) as usize).collect();
+                let mut seen = picks.clone();
+                seen.sort();
+                seen.dedup();
+                if seen.len() != picks.len() {
+                    continue;
+                }
+                let mut arranged: Vec<Key> = picks.iter().map(|&p| keys[p]).collect();
+                let mut expected = arranged.clone();
+                expected.sort_by(|a, b| b.cmp(a));
+                order(&mut arranged);
+                assert_eq!(arranged, expected, "{picks:?}");
+            }
         }
-        assert_eq!(queue.slots.len(), 2);
-        assert_eq!(queue.waiting().count(), 0);
-        assert_eq!(queue.peek(), None);
+    }
+
+    #[test]
+    fn what_is_waiting_is_every_event_pushed_and_not_taken() {
+        let mut queue = Queue::new();
+        // Now, within the wheel's reach, and past it.
+        for (i, at) in [0, 1 << 20, 1 << 40, 5, 1 << 40].into_iter().enumerate() {
+            queue.push(at, i);
+        }
+        assert_eq!(queue.pop(), Some(0));
+        let mut waiting: Vec<usize> = queue.waiting().copied().collect();
+        waiting.sort();
+        assert_eq!(waiting, [1, 2, 3, 4]);
+        let order: Vec<usize> = core::iter::from_fn(|| queue.pop()).collect();
+        assert_eq!(order, [3, 1, 2, 4]);
+        assert_eq!((queue.waiting().count(), queue.peek()), (0, None));
     }
 }

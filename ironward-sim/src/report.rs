@@ -61,7 +61,8 @@ pub enum Column {
     /// The share of calls the breaker would refuse (SRE), or 1 while a classic breaker
     /// refuses and 0 while it lets calls through.
     BreakerRatio,
-    /// The concurrency limiter's limit: the most attempts it lets be in flight at once.
+    /// The concurrency limiter's limit: the most attempts it lets be in flight at once;
+    /// empty in a run without a limiter.
     Limit,
     /// Calls the shedder counts in flight.
     ShedderFlying,
@@ -400,7 +401,9 @@ impl Row {
             Column::PeakWindow => count(self.peak_window),
             Column::Cpu => Some(f64::from(self.cpu)),
             Column::BreakerRatio => Some(self.breaker_ratio),
-            Column::Limit => Some(f64::from(self.limit)),
+            // A limit is never 0, so 0 is a run without a limiter: no figure, as a percentile
+            // of an interval without a success has none.
+            Column::Limit => (self.limit > 0).then(|| f64::from(self.limit)),
             Column::ShedderFlying => count(self.shedder_flying),
             Column::ShedderAverage => Some(self.shedder_average),
             Column::P50Ms => self.p50.map(millis),

@@ -60,8 +60,12 @@ pub struct Adaptive {
     /// follows a standing queue up, so the limit runs away. Neither can tell the two apart
     /// from latencies alone. With a probe, every `probe` the limiter admits calls only while
     /// fewer than half the limit are in flight, which empties the backend's queue, for one
-    /// sampling window of calls let in since; that window's latency is then the
-    /// estimator's baseline ([`Estimator::rebase`]) in place of its sample. This is BBR's `ProbeRTT` state
+    /// sampling window ([`Sampling::min_window`]) of calls let in since, or as many as it
+    /// takes to hold [`Sampling::size`] calls; that window's latency is then the estimator's
+    /// baseline ([`Estimator::rebase`]) in place of its sample. A call refused only because
+    /// the probe halved the room raises the floor to the class below its own, not to its own:
+    /// the sheddable still go first, and a critical-plus call the probe turns away does not
+    /// hold out the critical. This is BBR's `ProbeRTT` state
     /// (draft-ietf-ccwg-bbr) for a concurrency limit: a short dip in admissions buys a
     /// baseline that follows the backend both ways.
     #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
@@ -326,13 +330,27 @@ impl Limiter {
         let now = self.clock.advance(now);
         if self.drain.is_none() && self.probe_at.is_some_and(|at| now >= at) {
             self.drain = Some(Drain { since: now });
-            self.sampler.restart(Duration::from_nanos(now));
+            // A whole window: a shorter one is closed by its fast calls before its slow ones
+            // finish, and reads the latency low.
+            let length = self.policy.sampling.min_window;
+            self.sampler.restart(Duration::from_nanos(now), length);
         }
         let limit = self.in_force(self.drain.is_some());
         let room = room(limit, self.shares[criticality.rank()]);
         if self.flying >= room || self.floor.holds_out(criticality, now, self.cool) {
             let floor = self.floor.at(now, self.cool);
-            self.floor.refuse(criticality, now);
+            // A refusal only a probe's halved room makes is the probe's, not overload's: it
+            // holds out the classes below the one under the refused call's, not the refused
+            // call's own, so that a critical-plus call the probe turns away leaves the
+            // critical their room, and the sheddable still go first.
+            let overload = criticality < floor
+                || self.flying
+                    >= self::room(self.estimator.limit(), self.shares[criticality.rank()]);
+            match (overload, criticality.rank()) {
+                (true, _) => self.floor.refuse(criticality, now),
+                (false, 0) => {}
+                (false, rank) => self.floor.refuse(Criticality::ALL[rank - 1], now),
+            }
             return Err(LimiterReason {
                 flying: self.flying,
                 limit,

@@ -336,9 +336,9 @@ impl Sampler {
         self.end = self.end.min(now.saturating_add(nanos(sampling.max_window)));
     }
 
-    /// Forgets the open window and opens a new one at `now`, as long as a first window: what
-    /// a [`Limiter`](crate::Limiter)'s probe does so that its window holds only calls let in
-    /// once the queue has drained.
+    /// Forgets the open window and opens a new one at `now` that lasts `length`: what a
+    /// [`Limiter`](crate::Limiter)'s probe does so that its window holds only calls let in
+    /// once the queue has drained. The window after it is as long as usual.
     ///
     /// # Examples
     ///
@@ -349,13 +349,13 @@ impl Sampler {
     /// let ms = Duration::from_millis;
     /// let mut sampler = Sampler::new(SAMPLING, ms(0));
     /// sampler.add(ms(300), ms(5), 1, false);
-    /// sampler.restart(ms(400));
-    /// assert_eq!((sampler.calls(), sampler.end()), (0, ms(1_400)));
+    /// sampler.restart(ms(400), ms(200));
+    /// assert_eq!((sampler.calls(), sampler.end()), (0, ms(600)));
     /// ```
-    pub fn restart(&mut self, now: Duration) {
+    pub fn restart(&mut self, now: Duration, length: Duration) {
         let now = self.clock.advance(now);
         *self = Self {
-            end: now.saturating_add(self.sampling.length(0)),
+            end: now.saturating_add(nanos(length)),
             calls: 0,
             sum: 0,
             fastest: u64::MAX,

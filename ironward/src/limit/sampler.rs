@@ -354,16 +354,8 @@ impl Sampler {
     /// ```
     pub fn restart(&mut self, now: Duration, length: Duration) {
         let now = self.clock.advance(now);
-        *self = Self {
-            end: now.saturating_add(nanos(length)),
-            calls: 0,
-            sum: 0,
-            fastest: u64::MAX,
-            in_flight: 0,
-            dropped: false,
-            held: 0,
-            ..*self
-        };
+        *self = Self::new(self.sampling, Duration::from_nanos(now));
+        self.end = now.saturating_add(nanos(length));
     }
 
     /// The sampling in use.

@@ -64,6 +64,7 @@
 //! | [`Period::take`], [`SharedPeriod::take`] | `Result<Quota, QuotaReason>` (`Ok(Under)`, `Ok(Hit)`, or `Err` for `Over`) | the events in the period, the quota, the wait for the next |
 //! | [`Gate::enter`], [`SharedGate::enter`] | `Result<(), GateReason>` | how many are inside, and the limit |
 //! | [`Budget::can_retry`], [`SharedBudget::can_retry`] | `Result<(), BudgetReason>` | the tokens held, and the maximum |
+//! | [`Limiter::acquire`], [`Limiter::acquire_as`] | `Result<Grant, LimiterReason>` | the calls in flight, the limit in force, the class's room and the floor, and whether a probe was draining |
 //!
 //! Every reason has public fields, a `Display` that prints it on one line, and implements
 //! [`core::error::Error`], so that an edge can log it or return it as the source of its
@@ -101,6 +102,7 @@
 //! | [`Period::retune`], [`SharedPeriod::retune`] | the open period's start and its count |
 //! | [`Gate::retune`], [`SharedGate::retune`] | everyone inside: a lower limit admits nobody until enough leave |
 //! | [`Budget::retune`], [`SharedBudget::retune`] | the tokens, capped at the new maximum |
+//! | [`Limiter::retune`] | the calls in flight, the limit reached (held to the new bounds), what the algorithm remembers, the open sampling window and the floor |
 //!
 //! # Edge cases
 //!

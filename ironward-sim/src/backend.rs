@@ -255,6 +255,7 @@ enum Draw {
 
 impl Draw {
     /// One service time.
+    #[inline]
     fn draw(&self, dice: &mut Dice) -> f64 {
         match self {
             Self::Constant(value) => *value,
@@ -421,6 +422,9 @@ pub(crate) struct Server {
     mark: u64,
     /// The smoothed busy fraction, 0 to 1.
     cpu: f64,
+    /// `cpu` in thousandths, as the shedder reads it: worked out at each sample, not at
+    /// each of the thousands of decisions between two.
+    reading: u32,
 }
 
 impl Server {
@@ -442,6 +446,7 @@ impl Server {
             area: 0,
             mark: 0,
             cpu: 0.0,
+            reading: 0,
         }
     }
 
@@ -501,6 +506,7 @@ impl Server {
         let busy = (self.area as f64 / capacity).min(1.0);
         let beta = self.config.cpu.beta;
         self.cpu = self.cpu * beta + busy * (1.0 - beta);
+        self.reading = (self.cpu * 1000.0).round().clamp(0.0, 1000.0) as u32;
         self.area = 0;
     }
 
@@ -511,7 +517,7 @@ impl Server {
 
     /// The CPU reading in thousandths.
     pub(crate) fn cpu(&self) -> u32 {
-        (self.cpu * 1000.0).round().clamp(0.0, 1000.0) as u32
+        self.reading
     }
 
     /// Adds the busy time since the last change.

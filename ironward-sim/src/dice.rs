@@ -214,6 +214,7 @@ impl LogNormal {
     }
 
     /// The deviate a random word stands for.
+    #[inline]
     fn draw_word(&self, bits: u64) -> f64 {
         let k = (bits >> (64 - BIN_BITS)) as usize;
         // The 52 bits after the bin's, as a fraction of the bin, never 0 or 1.

@@ -90,11 +90,11 @@ impl Variant {
             let arrival = engine.arrivals.peek();
             let work = event.unwrap_or(u64::MAX).min(arrival.unwrap_or(u64::MAX));
             if next_sample <= work && next_sample <= next_row {
-                engine.now = next_sample;
+                engine.tick(next_sample);
                 engine.server.sample(next_sample);
                 next_sample = next_sample.saturating_add(sample);
             } else if next_row <= work {
-                engine.now = next_row;
+                engine.tick(next_row);
                 engine.close_row();
                 progress(Duration::from_nanos(next_row));
                 if next_row >= end {
@@ -102,7 +102,7 @@ impl Variant {
                 }
                 next_row = next_row.saturating_add(interval).min(end);
             } else {
-                engine.now = work;
+                engine.tick(work);
                 if event == Some(work) {
                     if let Some(what) = engine.events.pop() {
                         engine.handle(what);
@@ -187,6 +187,8 @@ enum Piece {
 #[derive(Debug)]
 struct Engine {
     now: u64,
+    /// `now` as a [`Duration`], for the core's decisions.
+    at: Duration,
     timeout: u64,
     deadline: Duration,
     backoff: Backoff,
@@ -225,6 +227,7 @@ impl Engine {
         let rows = (v.duration.as_nanos() / v.interval.as_nanos().max(1)) as usize + 1;
         Self {
             now: 0,
+            at: Duration::ZERO,
             timeout: nanos(v.client.timeout),
             deadline: v.client.deadline,
             backoff: v.client.backoff,
@@ -270,7 +273,13 @@ impl Engine {
     }
 
     fn at(&self) -> Duration {
-        Duration::from_nanos(self.now)
+        self.at
+    }
+
+    /// Moves the clock to `now`, once an event, in both the forms the core and the queue take.
+    fn tick(&mut self, now: u64) {
+        self.now = now;
+        self.at = Duration::from_nanos(now);
     }
 
     fn push(&mut self, at: u64, what: What) {
@@ -432,7 +441,7 @@ impl Engine {
     fn leave(&mut self, inside: Inside, ok: bool) {
         if let (Some(ticket), Some(shedder)) = (inside.ticket, &mut self.shedder) {
             if ok {
-                shedder.pass(ticket, Duration::from_nanos(self.now));
+                shedder.pass(ticket, self.at);
             } else {
                 shedder.fail(ticket);
             }

@@ -255,7 +255,7 @@ enum Draw {
 
 impl Draw {
     /// One service time.
-    #[inline]
+    #[inline(always)]
     fn draw(&self, dice: &mut Dice) -> f64 {
         match self {
             Self::Constant(value) => *value,

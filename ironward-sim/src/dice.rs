@@ -208,13 +208,13 @@ impl LogNormal {
     }
 
     /// One deviate.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn draw(&self, dice: &mut Dice) -> f64 {
         self.draw_word(dice.next_u64())
     }
 
     /// The deviate a random word stands for.
-    #[inline]
+    #[inline(always)]
     fn draw_word(&self, bits: u64) -> f64 {
         let k = (bits >> (64 - BIN_BITS)) as usize;
         // The 52 bits after the bin's, as a fraction of the bin, never 0 or 1.

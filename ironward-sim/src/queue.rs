@@ -209,6 +209,7 @@ impl<T> Queue<T> {
 #[inline]
 fn order(keys: &mut [Key]) {
     /// Puts the later of `keys[i]` and `keys[j]` first.
+    #[inline(always)]
     fn exchange(keys: &mut [Key], i: usize, j: usize) {
         let (a, b) = (keys[i], keys[j]);
         keys[i] = a.max(b);

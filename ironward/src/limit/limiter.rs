@@ -65,7 +65,11 @@ pub struct Adaptive {
     /// baseline ([`Estimator::rebase`]) in place of its sample. A call refused only because
     /// the probe halved the room raises the floor to the class below its own, not to its own:
     /// the sheddable still go first, and a critical-plus call the probe turns away does not
-    /// hold out the critical. This is BBR's `ProbeRTT` state
+    /// hold out the critical.
+    ///
+    /// The price is up to half the throughput for one window every `probe`: with the
+    /// defaults, a second in eleven at half the limit, about 5 % of a saturated backend's
+    /// throughput. A longer `probe` costs less and follows a shifted backend later. This is BBR's `ProbeRTT` state
     /// (draft-ietf-ccwg-bbr) for a concurrency limit: a short dip in admissions buys a
     /// baseline that follows the backend both ways.
     #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]

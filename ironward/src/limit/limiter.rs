@@ -62,7 +62,8 @@ pub struct Adaptive {
     /// fewer than half the limit are in flight, which empties the backend's queue, for one
     /// sampling window ([`Sampling::min_window`]) of calls let in since, or as many as it
     /// takes to hold [`Sampling::size`] calls; that window's latency is then the estimator's
-    /// baseline ([`Estimator::rebase`]) in place of its sample. A call refused only because
+    /// baseline ([`Estimator::rebase`]) in place of its sample (unless a call of it was
+    /// dropped: then it is a sample like any other). A call refused only because
     /// the probe halved the room raises the floor to the class below its own, not to its own:
     /// the sheddable still go first, and a critical-plus call the probe turns away does not
     /// hold out the critical.
@@ -396,11 +397,15 @@ impl Limiter {
             return;
         };
         if self.drain.take().is_some() {
-            self.estimator.rebase(sample.rtt);
             self.probe_at = next_probe(now, self.policy.probe);
-        } else {
-            self.estimator.update(sample);
+            if !sample.dropped {
+                self.estimator.rebase(sample.rtt);
+                return;
+            }
+            // Dropped even at half the limit: overload, which the algorithm must hear of,
+            // and no measure of the latency with no queue.
         }
+        self.estimator.update(sample);
     }
 
     /// Whether [`acquire_as`](Limiter::acquire_as) at `now` would let a call of
@@ -741,6 +746,42 @@ mod tests {
         assert!(limiter.probing());
         limiter.settle(grant, Settle::Success, ms(1_001));
         assert_eq!(limiter.estimator().baseline(), None);
+    }
+
+    #[test]
+    fn a_probe_whose_window_drops_a_call_is_a_sample_not_a_baseline() {
+        use crate::limit::{Algorithm, SAMPLING, Sampling, VEGAS, Vegas};
+        let policy = Adaptive {
+            algorithm: Algorithm::Vegas(Vegas {
+                initial: 40,
+                ..VEGAS
+            }),
+            sampling: Sampling {
+                size: 2,
+                min_window: ms(100),
+                max_window: ms(100),
+                ..SAMPLING
+            },
+            probe: ms(1_000),
+            ..ADAPTIVE
+        };
+        let mut limiter = Limiter::new(policy, ms(0));
+        traffic(&mut limiter, 0..990, 20);
+        let (baseline, limit) = (limiter.estimator().baseline(), limiter.limit());
+        assert_eq!(baseline, Some(ms(20)));
+        // The probe's window: one call dropped, one slow.
+        let a = limiter.acquire(ms(1_000)).unwrap();
+        assert!(limiter.probing());
+        let b = limiter.acquire(ms(1_001)).unwrap();
+        limiter.settle(a, Settle::Dropped, ms(1_050));
+        limiter.settle(b, Settle::Success, ms(1_150));
+        assert!(!limiter.probing(), "the probe ended with its window");
+        assert_eq!(
+            limiter.estimator().baseline(),
+            baseline,
+            "no rebase on a drop"
+        );
+        assert!(limiter.limit() < limit, "Vegas cut the limit on the drop");
     }
 
     #[test]

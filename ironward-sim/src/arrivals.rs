@@ -194,6 +194,11 @@ pub(crate) struct Arrivals {
 #[derive(Debug)]
 struct Feed {
     source: Source,
+    /// The class of the source's calls.
+    class: Criticality,
+    /// A Poisson source's mean gap in nanoseconds, `1e9 / rate`: divided once, not at
+    /// each of its calls.
+    gap: f64,
     /// When the source stops, in nanoseconds.
     end: u64,
     /// Calls generated so far (constant and bursts count; Poisson and ramps keep the time).
@@ -217,8 +222,14 @@ impl Arrivals {
                     0 => run,
                     end => end.min(run),
                 };
+                let gap = match source {
+                    Source::Poisson(s) => NS / s.rate,
+                    _ => 0.0,
+                };
                 let mut feed = Feed {
                     source,
+                    class: source.criticality(),
+                    gap,
                     end,
                     k: 0,
                     next: None,
@@ -242,12 +253,19 @@ impl Arrivals {
     }
 
     /// Moves past the next call, and says its class.
+    #[inline]
     pub(crate) fn pop(&mut self) -> Criticality {
         let Some((i, at)) = self.next else {
             return Criticality::Critical;
         };
+        if let [feed] = &mut self.feeds[..] {
+            // One source, as most runs have: its next call is the next, with no search.
+            feed.next = feed.after(at, &mut self.dice);
+            self.next = feed.next.map(|at| (0, at));
+            return feed.class;
+        }
         let feed = &mut self.feeds[i];
-        let class = feed.source.criticality();
+        let class = feed.class;
         feed.next = feed.after(at, &mut self.dice);
         self.next = self.earliest();
         class
@@ -268,6 +286,7 @@ impl Arrivals {
 
 impl Feed {
     /// The call after one at `at`; for the first call, `at` is the source's start.
+    #[inline]
     fn after(&mut self, at: u64, dice: &mut Dice) -> Option<u64> {
         let next = match self.source {
             Source::Constant(s) => {
@@ -284,7 +303,7 @@ impl Feed {
                 if s.rate <= 0.0 {
                     return None;
                 }
-                at.saturating_add(dice.exponential(NS / s.rate) as u64)
+                at.saturating_add(dice.exponential(self.gap) as u64)
             }
             Source::Ramp(r) => self.thinned(r, at, dice)?,
             Source::Bursts(b) => {

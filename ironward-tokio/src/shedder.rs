@@ -48,9 +48,9 @@ use crate::stripe::{Padded, Stripes};
 /// refusal is waiting to cool, and no refusal of a class above the call's has been seen
 /// within the cooling time; `Shedder::check_as` then admits too, having changed nothing but
 /// its clock and the count in flight, which the fast path changes in the same way. The
-/// mirror's floor errs one way only: it remembers every refusal, one nanosecond late, where
-/// the core's floor remembers those made for want of capacity, so a call it sends to the
-/// lock may still be admitted there, and a call it admits the core admits. The window is read only by
+/// mirror's floor errs one way only: it remembers every refusal, as the core's floor does,
+/// one nanosecond late, so a call it sends to the lock may still be admitted there, and a
+/// call it admits the core admits. The window is read only by
 /// a hot decision, and only its complete buckets; the stripes hold passes of the newest
 /// bucket alone, and reach the exact shedder before a decision at or past that bucket's end
 /// reads it, in one [`Shedder::record`], which leaves what as many `pass` calls would have
@@ -475,10 +475,9 @@ impl SharedShedder {
     /// Remembers, under the lock, a refusal of class `criticality` at the exact shedder's
     /// clock: every class below it may be held below the floor for the cooling time.
     ///
-    /// Every refusal is remembered, though the core's floor remembers only those made for
-    /// want of capacity (a refusal under the floor raises nothing), and at one nanosecond
-    /// past the core's reading: either way the mirror holds a class below the floor no
-    /// shorter than the core does, so the fast path never admits a call the core would
+    /// Every refusal is remembered, as the core's floor remembers every refusal (one by the
+    /// floor as one of its own class), at one nanosecond past the core's reading: the mirror
+    /// holds a class below the floor no shorter than the core does, so the fast path never admits a call the core would
     /// refuse; a call held back too long is decided by the core under the lock.
     fn refused(&self, exact: &Shedder, criticality: Criticality) {
         let at = nanos(exact.latest()).saturating_add(1);

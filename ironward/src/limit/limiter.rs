@@ -48,8 +48,8 @@ pub struct Adaptive {
     pub sampling: Sampling,
     /// The share of the limit each criticality may fill.
     pub shares: Shares,
-    /// How long after a call of one class is refused for want of room the classes below it
-    /// are refused outright; zero turns the floor off.
+    /// How long after a call of one class is refused (for want of room, or by the floor
+    /// itself) the classes below it are refused outright; zero turns the floor off.
     #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
     pub cool: Duration,
     /// How often the limiter drains to measure the backend's latency with no queue; zero

@@ -96,7 +96,7 @@ impl Backend {
     /// The failure probability and the service-time multiplier at `t` nanoseconds: the
     /// highest of the base rate and every phase's failure in force, and the product of
     /// every phase's slowdown in force.
-    fn conditions(&self, t: u64) -> (f64, f64) {
+    pub(crate) fn conditions(&self, t: u64) -> (f64, f64) {
         let (mut failure, mut slowdown) = (self.failure, 1.0);
         for phase in &self.schedule {
             let (start, end) = (nanos(phase.start), nanos(phase.end));

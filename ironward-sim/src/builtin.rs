@@ -611,14 +611,7 @@ fn scale(report: &Report) -> Option<String> {
 /// How much slower than its latency the backend of `run` serves at `t`: the product of the
 /// slowdowns of the schedule's phases in force then, as the backend reads them.
 fn slowdown(run: &Run, t: Duration) -> f64 {
-    let mut factor = 1.0;
-    for phase in &run.variant.backend.schedule {
-        if let (Some(c), true) = (phase.slowdown, phase.start <= t && t < phase.end) {
-            let along = (t - phase.start).as_secs_f64() / (phase.end - phase.start).as_secs_f64();
-            factor *= c.from + (c.to - c.from) * along;
-        }
-    }
-    factor
+    run.variant.backend.conditions(crate::arrivals::nanos(t)).1
 }
 
 /// How many calls inside the backend of `run` it completes within the client's timeout at

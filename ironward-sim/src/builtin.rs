@@ -798,17 +798,11 @@ fn priorities(report: &Report) -> Option<String> {
     }
     let mut out = format!("From {}, attempts admitted and refused:", stretch(focus));
     for run in [limiter, none] {
-        let (mut admitted, mut refused) = ([0u64; 4], [0u64; 4]);
-        for row in run
-            .rows
-            .iter()
-            .filter(|r| focus.contains(r.start, run.variant.duration))
-        {
-            for k in 0..4 {
-                admitted[k] += row.admitted_by[k];
-                refused[k] += row.refused_by[k];
-            }
-        }
+        let Sum {
+            admitted_by: admitted,
+            refused_by: refused,
+            ..
+        } = run.sum(focus);
         let classes: Vec<String> = ironward::Criticality::ALL
             .into_iter()
             .rev()

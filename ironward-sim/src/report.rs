@@ -481,6 +481,10 @@ pub struct Sum {
     pub peak_in_flight: u64,
     /// The most attempts that reached the backend in one interval.
     pub peak_admitted: u64,
+    /// Attempts that reached the backend, by class ([`ironward::Criticality::rank`]).
+    pub admitted_by: [u64; 4],
+    /// Attempts refused, by class.
+    pub refused_by: [u64; 4],
 }
 
 impl Sum {
@@ -509,6 +513,10 @@ impl Run {
             sum.gave_up += row.gave_up;
             sum.peak_in_flight = sum.peak_in_flight.max(row.peak_in_flight);
             sum.peak_admitted = sum.peak_admitted.max(row.admitted);
+            for k in 0..4 {
+                sum.admitted_by[k] += row.admitted_by[k];
+                sum.refused_by[k] += row.refused_by[k];
+            }
         }
         sum
     }

@@ -32,6 +32,10 @@ pub(crate) struct Extremes {
     /// How long after its start a bucket leaves the window: `size · width`, or `None` when
     /// that is past `u64::MAX` and no bucket ever leaves by age.
     reach: Option<u64>,
+    /// The newest bucket's start and a time before which [`advance`](Extremes::advance)
+    /// has nothing to do while that bucket stays the newest: when it completes, or the
+    /// first front leaves, whichever is sooner.
+    still: (u64, u64),
 }
 
 impl Extremes {
@@ -47,6 +51,7 @@ impl Extremes {
             reach: u64::try_from(size)
                 .ok()
                 .and_then(|size| size.checked_mul(width.max(1))),
+            still: (0, 0),
         }
     }
 
@@ -55,7 +60,20 @@ impl Extremes {
     ///
     /// The caller passes the newest bucket before writing at `now`, so that a bucket is taken
     /// in before the window clears it for reuse.
+    ///
+    /// Nearly every call finds nothing to do, and says so with two comparisons: a bucket
+    /// completes and a front leaves only at instants on the window's grid, worked out when
+    /// something last changed.
+    #[inline]
     pub(crate) fn advance(&mut self, now: u64, start: u64, newest: &Total) {
+        if start == self.still.0 && now < self.still.1 {
+            return;
+        }
+        self.catch_up(now, start, newest);
+    }
+
+    /// [`advance`](Extremes::advance) when something may have to change.
+    fn catch_up(&mut self, now: u64, start: u64, newest: &Total) {
         if self.taken != Some(start) && now.saturating_sub(start) >= self.width {
             self.taken = Some(start);
             if newest.count > 0 {
@@ -71,14 +89,29 @@ impl Extremes {
                 self.fastest.push_back((start, mean));
             }
         }
-        let Some(reach) = self.reach else { return };
-        let gone = |begun: u64| now.saturating_sub(begun) >= reach;
-        while self.busiest.front().is_some_and(|&(s, _)| gone(s)) {
-            self.busiest.pop_front();
+        // The newest bucket completes at `start + width`; a sum past `u64::MAX` is never.
+        let mut until = if self.taken == Some(start) {
+            u64::MAX
+        } else {
+            start.saturating_add(self.width)
+        };
+        if let Some(reach) = self.reach {
+            let gone = |begun: u64| now.saturating_sub(begun) >= reach;
+            while self.busiest.front().is_some_and(|&(s, _)| gone(s)) {
+                self.busiest.pop_front();
+            }
+            while self.fastest.front().is_some_and(|&(s, _)| gone(s)) {
+                self.fastest.pop_front();
+            }
+            let fronts = self.busiest.front().map(|&(s, _)| s);
+            for begun in fronts
+                .into_iter()
+                .chain(self.fastest.front().map(|&(s, _)| s))
+            {
+                until = until.min(begun.saturating_add(reach));
+            }
         }
-        while self.fastest.front().is_some_and(|&(s, _)| gone(s)) {
-            self.fastest.pop_front();
-        }
+        self.still = (start, until);
     }
 
     /// The most passes in one complete bucket still in the window, if any bucket had one.
@@ -165,5 +198,32 @@ mod tests {
             (extremes.busiest.capacity(), extremes.fastest.capacity()),
             capacity
         );
+    }
+
+    proptest::proptest! {
+        // The shortcut that skips a call with nothing to do against an advance that always
+        // does the whole work: the same extremes after every call, over buckets of random
+        // counts and means, clocks that dwell in a bucket or jump several widths.
+        #[test]
+        fn skipping_when_nothing_is_due_changes_no_reading(
+            size in 1usize..6,
+            width in 1u64..50,
+            steps in proptest::collection::vec((0u64..3, 0u64..120, 0u64..9, 0u64..500), 1..200),
+        ) {
+            let (mut quick, mut whole) = (Extremes::new(size, width), Extremes::new(size, width));
+            let (mut now, mut start) = (0u64, 0u64);
+            for (rolls, dwell, count, sum) in steps {
+                // The window's newest bucket moves on only when written at a later bucket.
+                if rolls > 0 {
+                    start = now / width * width;
+                }
+                now += dwell % (2 * width);
+                let newest = total(sum * count, count);
+                quick.advance(now, start, &newest);
+                whole.catch_up(now, start, &newest);
+                proptest::prop_assert_eq!(quick.busiest(), whole.busiest());
+                proptest::prop_assert_eq!(quick.fastest(), whole.fastest());
+            }
+        }
     }
 }

@@ -5,6 +5,7 @@ use core::time::Duration;
 use ironward::Criticality;
 use serde::Deserialize;
 
+use crate::ahead::Ahead;
 use crate::dice::Dice;
 
 /// Nanoseconds in a second, as the float a rate divides.
@@ -181,9 +182,41 @@ impl Default for Bursts {
     }
 }
 
+/// The calls of every source in time order, each with its class, drawn ahead (see
+/// [`Ahead`]): the sources and their dice answer to nothing the simulation does.
+#[derive(Debug)]
+pub(crate) struct Arrivals(Ahead<(u64, Criticality)>);
+
+impl Arrivals {
+    /// The calls of `sources` over a run of `run` nanoseconds, drawn from `dice`.
+    pub(crate) fn new(sources: &[Source], run: u64, dice: Dice) -> Self {
+        let mut merge = Merge::new(sources, run, dice);
+        Self(Ahead::new(move |block, wanted| {
+            while block.len() < wanted {
+                let Some(at) = merge.peek() else { break };
+                block.push((at, merge.pop()));
+            }
+        }))
+    }
+
+    /// When the next call arrives, if one does.
+    #[inline]
+    pub(crate) fn peek(&self) -> Option<u64> {
+        self.0.peek().map(|(at, _)| at)
+    }
+
+    /// Moves past the next call, and says its class (`Critical` if there is none).
+    #[inline]
+    pub(crate) fn pop(&mut self) -> Criticality {
+        self.0
+            .take()
+            .map_or(Criticality::Critical, |(_, class)| class)
+    }
+}
+
 /// The merged stream of calls from every source, in time order.
 #[derive(Debug)]
-pub(crate) struct Arrivals {
+struct Merge {
     feeds: Vec<Feed>,
     dice: Dice,
     /// The feed whose call comes next, and when; `None` once every feed has run dry.
@@ -207,9 +240,9 @@ struct Feed {
     next: Option<u64>,
 }
 
-impl Arrivals {
+impl Merge {
     /// The calls of `sources` over a run of `run` nanoseconds, drawn from `dice`.
-    pub(crate) fn new(sources: &[Source], run: u64, mut dice: Dice) -> Self {
+    fn new(sources: &[Source], run: u64, mut dice: Dice) -> Self {
         let feeds = sources
             .iter()
             .map(|&source| {
@@ -238,23 +271,24 @@ impl Arrivals {
                 feed
             })
             .collect();
-        let mut arrivals = Self {
+        let mut merge = Self {
             feeds,
             dice,
             next: None,
         };
-        arrivals.next = arrivals.earliest();
-        arrivals
+        merge.next = merge.earliest();
+        merge
     }
 
     /// When the next call arrives, if one does.
-    pub(crate) fn peek(&self) -> Option<u64> {
+    #[inline]
+    fn peek(&self) -> Option<u64> {
         self.next.map(|(_, at)| at)
     }
 
     /// Moves past the next call, and says its class.
     #[inline]
-    pub(crate) fn pop(&mut self) -> Criticality {
+    fn pop(&mut self) -> Criticality {
         let Some((i, at)) = self.next else {
             return Criticality::Critical;
         };

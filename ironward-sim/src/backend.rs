@@ -7,6 +7,7 @@ use core::time::Duration;
 
 use serde::Deserialize;
 
+use crate::ahead::Ahead;
 use crate::arrivals::nanos;
 use crate::dice::{Dice, LogNormal};
 
@@ -402,10 +403,8 @@ impl Default for Meter {
 #[derive(Debug)]
 pub(crate) struct Server {
     config: Backend,
-    /// The service-time distribution, ready to draw from.
-    latency: Draw,
-    /// The next admitted call's service time, before any slowdown.
-    next: f64,
+    /// The admitted calls' service times in turn, before any slowdown.
+    service: Ahead<f64>,
     /// When each worker next becomes free.
     free: Workers,
     /// A stretch `[from, to)` in which no phase of the schedule is in force.
@@ -414,8 +413,8 @@ pub(crate) struct Server {
     waiting: VecDeque<u64>,
     /// Calls admitted and not yet finished, waiting or served.
     inside: u64,
-    service: Dice,
-    outcome: Dice,
+    /// Rolls against the failure probability, one per call admitted while it is above 0.
+    outcome: Ahead<f64>,
     /// Busy worker-nanoseconds since the last sample.
     area: u128,
     /// When `inside` last changed or a sample was taken.
@@ -429,20 +428,21 @@ pub(crate) struct Server {
 
 impl Server {
     /// An idle server.
-    pub(crate) fn new(config: &Backend, mut service: Dice, outcome: Dice) -> Self {
+    pub(crate) fn new(config: &Backend, mut service: Dice, mut outcome: Dice) -> Self {
         let latency = config.latency.prepare();
-        let next = latency.draw(&mut service);
         let workers = config.workers.max(1) as usize;
         Self {
             config: config.clone(),
-            latency,
-            next,
+            service: Ahead::new(move |block, wanted| {
+                block.extend((0..wanted).map(|_| latency.draw(&mut service)));
+            }),
+            outcome: Ahead::new(move |block, wanted| {
+                block.extend((0..wanted).map(|_| outcome.roll()));
+            }),
             free: Workers::new(workers as u64),
             calm: (0, 0),
             waiting: VecDeque::with_capacity(config.queue.min(1 << 16) as usize),
             inside: 0,
-            service,
-            outcome,
             area: 0,
             mark: 0,
             cpu: 0.0,
@@ -461,17 +461,14 @@ impl Server {
             return None;
         }
         let (failure, slowdown) = self.conditions(now);
-        // The next call's service time is drawn now, a call ahead: the stream is the
-        // service times' alone, so the values are the same, and the draw's long chain of
-        // arithmetic overlaps the rest of this call instead of holding up its end time.
-        let drawn = core::mem::replace(&mut self.next, self.latency.draw(&mut self.service));
+        let drawn = self.service.take().unwrap_or(0.0);
         let service = drawn * slowdown;
         let done = start.saturating_add(service as u64);
         self.free.hand(worker, done);
         if start > now {
             self.waiting.push_back(start);
         }
-        let ok = failure <= 0.0 || self.outcome.roll() >= failure;
+        let ok = failure <= 0.0 || self.outcome.take().unwrap_or(1.0) >= failure;
         self.account(now);
         self.inside += 1;
         Some((done, ok))

@@ -15,6 +15,7 @@ use ironward::{
     Quota, Settle, Shedder, Sliding, Ticket,
 };
 
+use crate::ahead::Ahead;
 use crate::arrivals::{Arrivals, nanos};
 use crate::backend::Server;
 use crate::classic::{ClassicBreaker, Trial};
@@ -213,7 +214,8 @@ struct Engine {
     period: Option<Period>,
     gate: Option<Gate>,
     server: Server,
-    rolls: Dice,
+    /// The breaker's rolls, one per attempt it decides.
+    rolls: Ahead<f64>,
     jitter: Dice,
     row: Row,
     rows: Vec<Row>,
@@ -268,7 +270,10 @@ impl Engine {
                 Dice::fork(seed, SERVICE),
                 Dice::fork(seed, OUTCOME),
             ),
-            rolls: Dice::fork(seed, BREAKER),
+            rolls: {
+                let mut dice = Dice::fork(seed, BREAKER);
+                Ahead::new(move |block, wanted| block.extend((0..wanted).map(|_| dice.roll())))
+            },
             jitter: Dice::fork(seed, JITTER),
             row: Row::default(),
             rows: Vec::with_capacity(rows.min(1 << 20)),
@@ -355,7 +360,9 @@ impl Engine {
         };
         let pass = match &mut self.front {
             None => Some(Pass::Unguarded),
-            Some(Front::Sre(b)) => b.allow(now, self.rolls.roll()).map(Pass::Sre),
+            Some(Front::Sre(b)) => b
+                .allow(now, self.rolls.take().unwrap_or(0.0))
+                .map(Pass::Sre),
             Some(Front::Classic(b)) => b.allow(self.now).map(Pass::Classic),
         };
         let Some(pass) = pass else {

@@ -69,6 +69,7 @@
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+mod ahead;
 mod arrivals;
 mod backend;
 mod builtin;

@@ -68,3 +68,30 @@ fn progress_counts_up_to_the_simulated_time() {
     assert_eq!(seen, [1, 2, 3, 4, 5, 6]);
     assert_eq!(scenario.simulated().as_secs(), 6);
 }
+
+// The PNG too: plotters' bitmap backend and the glyphs drawn from the font file give the
+// same pixels, and the encoder the same bytes, run after run.
+#[cfg(feature = "png")]
+#[test]
+fn the_same_run_gives_a_byte_identical_png() {
+    let font = std::path::Path::new("/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf");
+    let report = outage().run(|_| {});
+    let dir = std::env::temp_dir();
+    let paths = [1, 2].map(|n| dir.join(format!("ironward-sim-{}-{n}.png", std::process::id())));
+    for path in &paths {
+        ironward_sim::draw_png(&report, font, path).expect("drawing the PNG");
+    }
+    let bytes = paths
+        .clone()
+        .map(|path| std::fs::read(path).expect("reading the PNG back"));
+    for path in &paths {
+        let _ = std::fs::remove_file(path);
+    }
+    assert!(bytes[0].starts_with(b"\x89PNG\r\n\x1a\n"), "a PNG file");
+    assert!(
+        bytes[0].len() > 10_000,
+        "a picture, not an empty frame: {}",
+        bytes[0].len()
+    );
+    assert_eq!(bytes[0], bytes[1]);
+}

@@ -438,6 +438,41 @@ impl SharedLimiter {
         was
     }
 
+    /// Puts `queue` in front of the limit from now on (`None`: no queue, a call that finds
+    /// no room is refused at once), and returns the queue it replaced.
+    ///
+    /// Under the lock every decision takes. The calls already waiting keep their place and
+    /// the wait they were promised, and are let in as room appears whatever the new queue
+    /// says; only calls that arrive from now on are queued, turned away or refused under
+    /// it. A limiter made by [`new`](SharedLimiter::new) draws a queue's gradual rejection
+    /// from [`Dice::default`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward::limit::{AIMD, Aimd, Algorithm};
+    /// use ironward::{ADAPTIVE, Adaptive, Criticality};
+    /// use ironward_tokio::{Admission, Clock, QUEUE, Queue, SharedLimiter};
+    ///
+    /// let one = Adaptive { algorithm: Algorithm::Aimd(Aimd { initial: 1, min: 1, ..AIMD }), ..ADAPTIVE };
+    /// let (clock, _hand) = Clock::manual(Duration::ZERO);
+    /// let limiter = SharedLimiter::new(one, clock);
+    /// let Admission::Admitted(running) = limiter.admit(Criticality::Critical) else { panic!() };
+    /// assert!(matches!(limiter.admit(Criticality::Critical), Admission::Refused(_)));
+    ///
+    /// // From now on a full limit queues: two waiting calls per unit of limit before any is
+    /// // turned away.
+    /// assert_eq!(limiter.retune_queue(Some(QUEUE)), None);
+    /// assert_eq!(limiter.queue(), Some(QUEUE));
+    /// assert!(matches!(limiter.admit(Criticality::Critical), Admission::Queued(_)));
+    /// assert_eq!(limiter.retune_queue(None), Some(QUEUE));
+    /// # drop(running);
+    /// ```
+    pub fn retune_queue(&self, queue: Option<Queue>) -> Option<Queue> {
+        core::mem::replace(&mut lock(&self.inner.state).queue, queue)
+    }
+
     /// The clock the limiter reads.
     pub fn clock(&self) -> &Clock {
         &self.inner.clock

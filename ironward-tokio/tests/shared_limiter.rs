@@ -487,3 +487,51 @@ async fn clones_across_tasks_share_one_limit() {
     assert!(most.load(Ordering::SeqCst) >= 1);
     assert_eq!((limiter.flying(), limiter.queued()), (0, 0));
 }
+
+// A live change of the queue: a call already waiting keeps its place and is let in when
+// room appears, though the queue was taken away; calls arriving after are refused at once
+// (no queue), then turned away at once by a queue that holds none, then queued again.
+#[tokio::test(start_paused = true)]
+async fn a_retuned_queue_decides_new_calls_and_keeps_the_waiting_ones() {
+    let (dice, _cell, draws) = dial(0.5);
+    let limiter = SharedLimiter::with_queue(aimd(1), QUEUE, Clock::monotonic(), dice);
+    let running = admitted(limiter.admit(Criticality::Critical));
+    let waiter = queued(limiter.admit(Criticality::Critical));
+    assert_eq!(limiter.retune_queue(None), Some(QUEUE));
+    assert_eq!(limiter.queue(), None);
+    match limiter.admit(Criticality::Critical) {
+        Admission::Refused(refusal) => assert_eq!(refusal.queued, Queued::Off),
+        other => panic!("no queue: refused at once, got {other:?}"),
+    }
+    assert_eq!(limiter.queued(), 1, "the waiting call kept its place");
+
+    let none = Queue {
+        initial: 0.0,
+        max: 0.0,
+        ..QUEUE
+    };
+    assert_eq!(limiter.retune_queue(Some(none)), None);
+    match limiter.admit(Criticality::Critical) {
+        Admission::Refused(refusal) => assert_eq!(
+            refusal.queued,
+            Queued::Rejected {
+                waiting: 1,
+                rejection: 1.0
+            }
+        ),
+        other => panic!("a queue that holds none turns away, got {other:?}"),
+    }
+    assert_eq!(
+        draws.load(Ordering::Relaxed),
+        0,
+        "a certain rejection draws nothing"
+    );
+
+    running.settle(Settle::Success);
+    let permit = waiter.await.expect("the waiting call is let in");
+    assert_eq!((limiter.flying(), limiter.queued()), (1, 0));
+    assert_eq!(limiter.retune_queue(Some(QUEUE)), Some(none));
+    let again = queued(limiter.admit(Criticality::Critical));
+    assert_eq!(limiter.queued(), 1);
+    drop((permit, again));
+}

@@ -373,6 +373,63 @@ async fn a_tuner_retunes_the_limit_live() {
     assert_eq!(layer.flying(), 0);
 }
 
+// A queue put in front of a layer built without one, by its tuner: requests from then on
+// wait, drawing the gradual rejection from the layer's own dice; taken away again, the
+// next request is refused at once and the waiting one still gets in when room appears.
+#[tokio::test(start_paused = true)]
+async fn a_tuner_puts_a_queue_in_front_live_and_takes_it_away() {
+    let draws = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&draws);
+    let dice = Dice::from_fn(move || {
+        counted.fetch_add(1, Ordering::Relaxed);
+        0.9
+    });
+    let gate = Arc::new(Semaphore::new(0));
+    let held = Arc::clone(&gate);
+    let layer = LimiterLayer::new(of(1)).with_dice(dice);
+    let tuner = layer.tuner();
+    let service = layer.layer(service_fn(move |_: Request<()>| {
+        let held = Arc::clone(&held);
+        async move {
+            let _pass = held.acquire().await;
+            Ok::<_, Infallible>(Response::new(()))
+        }
+    }));
+    let call = || tokio::spawn(service.clone().oneshot(Request::new(())));
+    let running = call();
+    tokio::task::yield_now().await;
+    let err = service.clone().oneshot(Request::new(())).await.unwrap_err();
+    assert_eq!(refusal(&err).unwrap().queued(), Queued::Off);
+
+    let queue = Queue {
+        initial: 0.0,
+        max: 2.0,
+        wait: Duration::from_secs(30),
+    };
+    assert_eq!(tuner.retune_queue(Some(queue)), None);
+    assert_eq!((layer.queue(), tuner.queue()), (Some(queue), Some(queue)));
+    // The first waits for sure; the second, behind one, is turned away with a chance of
+    // a half, and the draw of 0.9 keeps it.
+    let waiting = [call(), call()];
+    tokio::task::yield_now().await;
+    assert_eq!(layer.queued(), 2);
+    assert_eq!(
+        draws.load(Ordering::Relaxed),
+        1,
+        "the layer's dice drew once"
+    );
+
+    assert_eq!(tuner.retune_queue(None), Some(queue));
+    let err = service.clone().oneshot(Request::new(())).await.unwrap_err();
+    assert_eq!(refusal(&err).unwrap().queued(), Queued::Off);
+    gate.add_permits(3);
+    assert!(running.await.unwrap().is_ok());
+    for waiter in waiting {
+        assert!(waiter.await.unwrap().is_ok(), "a waiting request got in");
+    }
+    assert_eq!((layer.flying(), layer.queued()), (0, 0));
+}
+
 /// What happened to one request of the overload test: when, its class, and whether it was
 /// let in.
 type Outcome = (Duration, Criticality, bool);

@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use ironward::{Adaptive, Criticality};
-use ironward_tokio::{Queue, SharedLimiter};
+use ironward_tokio::{QUEUE, Queue, SharedLimiter};
 use tower_layer::Layer;
 
 use super::service::{LimiterService, Shared};
@@ -118,12 +118,12 @@ impl LimiterLayer {
 impl Parts {
     /// A new limiter on these parts under `policy`, with nothing in flight.
     fn build<C>(&self, policy: Adaptive, classify: C) -> Arc<Shared<C>> {
-        let limiter = match self.queue {
-            None => SharedLimiter::new(policy, self.clock.clone()),
-            Some(queue) => {
-                SharedLimiter::with_queue(policy, queue, self.clock.clone(), self.dice.clone())
-            }
-        };
+        // Made with the layer's dice whether or not it queues, so that a queue a tuner puts
+        // in front of it later draws from them too.
+        let queue = self.queue.unwrap_or(QUEUE);
+        let limiter =
+            SharedLimiter::with_queue(policy, queue, self.clock.clone(), self.dice.clone());
+        limiter.retune_queue(self.queue);
         Arc::new(Shared::new(limiter, classify, self.name))
     }
 }
@@ -183,9 +183,10 @@ impl<C, Q> LimiterLayer<C, Q> {
         self.shared.limiter.limit()
     }
 
-    /// The queue in front of the limit, if the layer has one.
+    /// The queue in front of the limit, if the layer has one: as built, or as a
+    /// [`LimiterTuner`] last changed it.
     pub fn queue(&self) -> Option<Queue> {
-        self.parts.queue
+        self.shared.limiter.queue()
     }
 }
 

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use ironward::{Adaptive, Criticality, Settle};
-use ironward_tokio::{Admission, LimiterRefusal, Queued, SharedLimiter};
+use ironward_tokio::{Admission, LimiterRefusal, Queue, Queued, SharedLimiter};
 use tower::BoxError;
 use tower_service::Service;
 
@@ -234,5 +234,15 @@ impl<C: Send + Sync> Tune for Shared<C> {
 
     fn policy(&self) -> Adaptive {
         self.limiter.policy()
+    }
+
+    fn retune_queue(&self, queue: Option<Queue>) -> Option<Queue> {
+        let was = self.limiter.retune_queue(queue);
+        tracing::debug!(from = ?was, to = ?queue, "limiter queue retuned");
+        was
+    }
+
+    fn queue(&self) -> Option<Queue> {
+        self.limiter.queue()
     }
 }

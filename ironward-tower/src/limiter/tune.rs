@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use ironward::Adaptive;
+use ironward_tokio::Queue;
 
 /// What a tuner asks of the state a layer's services share, whatever their grade.
 pub(super) trait Tune: Send + Sync {
@@ -13,6 +14,12 @@ pub(super) trait Tune: Send + Sync {
 
     /// The policy the limiter runs.
     fn policy(&self) -> Adaptive;
+
+    /// Puts `queue` in front of the limit for calls from now on; returns the one replaced.
+    fn retune_queue(&self, queue: Option<Queue>) -> Option<Queue>;
+
+    /// The queue in front of the limit.
+    fn queue(&self) -> Option<Queue>;
 }
 
 /// Changes the policy of a [`LimiterLayer`](crate::LimiterLayer)'s limiter in place, for a
@@ -85,12 +92,41 @@ impl LimiterTuner {
     pub fn policy(&self) -> Adaptive {
         self.shared.policy()
     }
+
+    /// Puts `queue` in front of the limit for the requests that arrive from now on (`None`:
+    /// a request that finds no room is refused at once), returning the queue it replaced
+    /// ([`ironward_tokio::SharedLimiter::retune_queue`]). Requests already waiting keep
+    /// their place and the wait they were promised. A `tracing` debug event says what
+    /// changed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::ADAPTIVE;
+    /// use ironward_tokio::QUEUE;
+    /// use ironward_tower::LimiterLayer;
+    ///
+    /// let layer = LimiterLayer::new(ADAPTIVE);
+    /// let tuner = layer.tuner();
+    /// assert_eq!(tuner.retune_queue(Some(QUEUE)), None);
+    /// assert_eq!(tuner.queue(), Some(QUEUE));
+    /// assert_eq!(tuner.retune_queue(None), Some(QUEUE));
+    /// ```
+    pub fn retune_queue(&self, queue: Option<Queue>) -> Option<Queue> {
+        self.shared.retune_queue(queue)
+    }
+
+    /// The queue in front of the limit now, if any.
+    pub fn queue(&self) -> Option<Queue> {
+        self.shared.queue()
+    }
 }
 
 impl fmt::Debug for LimiterTuner {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("LimiterTuner")
             .field("policy", &self.policy())
+            .field("queue", &self.queue())
             .finish()
     }
 }

@@ -40,7 +40,9 @@ use crate::{Answer, Error, Mode, Store, script};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> redis::RedisResult<()> {
-/// let store = Store::connect("redis+unix:///nonexistent/redis.sock", Options::default()).await?;
+/// // No Redis there: start on the fallback, with the whole quota for this one process.
+/// let options = Options { start_local: true, share: 1.0, ..Options::default() };
+/// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
 /// let now = Duration::from_secs(1_700_000_000);
 /// // Ten a second, with room for a burst of twenty.
 /// let bucket = Bucket::new(&store, "api", 10.0, 20.0);
@@ -177,11 +179,13 @@ impl Bucket {
             Ran::Answered(wait) => Ok(wait),
             Ran::Local => {
                 this.store.answered_locally();
-                let next = |bucket: Option<&ironward::Bucket>| match bucket {
-                    Some(bucket) => bucket.next(now, n),
-                    None => self.local_bucket(now).next(now, n),
-                };
-                Ok(this.local.peek(key, next))
+                if let Some(answer) = self.refused_locally(n) {
+                    return Ok(answer.next);
+                }
+                let make = || self.local_bucket(now);
+                Ok(this
+                    .local
+                    .peek(key, now, make, |bucket| bucket.next(now, n)))
             }
         }
     }
@@ -284,8 +288,11 @@ impl Bucket {
             Ran::Answered(answer) => Ok(answer),
             Ran::Local => {
                 this.store.answered_locally();
+                if let Some(answer) = self.refused_locally(n) {
+                    return Ok(answer);
+                }
                 let make = || self.local_bucket(now);
-                Ok(this.local.with(key, make, |bucket| Answer {
+                Ok(this.local.with(key, now, make, |bucket| Answer {
                     value: bucket.take(now, n),
                     next: bucket.next(now, n),
                     mode: Mode::Local,
@@ -306,6 +313,29 @@ impl Bucket {
         } else {
             None
         }
+    }
+
+    /// The fallback's answer when its share of the burst is below one token, the least a
+    /// core bucket holds: a bucket of one token would admit more than the share, so no
+    /// bucket is made and every positive cost is refused, its `next` the probe interval
+    /// (when Redis may answer again). A cost of zero passes, as it always does, and a cost
+    /// that is not one is refused for good.
+    fn refused_locally(&self, n: f64) -> Option<Answer<bool>> {
+        if self.0.local_burst >= 1.0 {
+            return None;
+        }
+        let (value, next) = if n == 0.0 {
+            (true, Duration::ZERO)
+        } else if is_cost(n) {
+            (false, self.0.store.options().probe)
+        } else {
+            (false, Duration::MAX)
+        };
+        Some(Answer {
+            value,
+            next,
+            mode: Mode::Local,
+        })
     }
 
     /// A fresh fallback bucket, its clock at `now`.

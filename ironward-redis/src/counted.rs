@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use crate::local::Local;
+use crate::local::{Fallback, Local};
 use crate::meter::{Meter, Piece};
 use crate::{Mode, Store, wire};
 
@@ -23,7 +23,7 @@ pub(crate) struct Counted<L> {
     pub(crate) meter: Meter,
 }
 
-impl<L> Counted<L> {
+impl<L: Fallback> Counted<L> {
     /// `quota` over `span`, which the core has already read (raised to 1 ns), reporting as
     /// `piece`.
     pub(crate) fn new(store: &Store, name: &str, quota: u32, span: Duration, piece: Piece) -> Self {
@@ -51,6 +51,13 @@ impl<L> Counted<L> {
             Mode::Redis => self.quota,
             Mode::Local => self.local_quota,
         }
+    }
+
+    /// Whether the fallback refuses every event because its share of a quota above 0 is
+    /// below one event (a share of 0 among them): no core limiter is made for it, and a
+    /// refusal's `next` is the probe interval, when Redis may answer again.
+    pub(crate) fn refuses_locally(&self) -> bool {
+        self.local_quota == 0 && self.quota > 0
     }
 
     /// The Redis keys of `key`'s state, one per part.

@@ -123,33 +123,69 @@
 //! As go-zero's `TokenLimiter` does (`core/limit/tokenlimit.go`), with one [`Store`] per
 //! connection:
 //!
-//! - **An error fails over.** A connection refused or dropped, or an error reply, switches
-//!   the store to [`Mode::Local`]: that call and every later one are answered by the
-//!   limiter's local fallback, an `ironward` core limiter per key with
-//!   [`Options::share`] of the quota, on the `now` passed. A background task sends `PING`
-//!   every [`Options::probe`] (100 ms); when Redis answers, the store switches back to
-//!   [`Mode::Redis`]. With [`Store::connect`]'s reconnection, a Redis that comes back is
-//!   found within two probe intervals.
-//! - **A timeout is a refusal.** A call that Redis does not answer within
+//! - **A server error fails over.** A connection refused or dropped, or an error reply
+//!   about the server's health (`LOADING`, `READONLY`, `MASTERDOWN`, `BUSY`, `MISCONF`,
+//!   and any code not listed below), switches the store to [`Mode::Local`]: that call and
+//!   every later one are answered by the limiter's local fallback, an `ironward` core
+//!   limiter per key with [`Options::share`] of the quota, on the `now` passed. A
+//!   background task sends `PING` every [`Options::probe`] (100 ms); when Redis answers,
+//!   the store switches back to [`Mode::Redis`]. With [`Store::connect`]'s reconnection, a
+//!   Redis that comes back is found within two probe intervals.
+//! - **An error about one key is that key's.** `WRONGTYPE` (another program's data under
+//!   the limiter's keys), `OOM` (Redis at `maxmemory` under `noeviction`) and `NOPERM`
+//!   (an ACL) refuse that call with [`Error::Key`] and fail nothing over: the server is
+//!   healthy, its next `PING` would succeed, and the store would flap between Redis and
+//!   the fallback, handing every other key the fallback's share.
+//! - **A timeout is a refusal**, by default. A call that Redis does not answer within
 //!   [`Options::timeout`] is [`Error::Timeout`], and the store stays on Redis; a call the
 //!   caller drops is cancelled. A slow Redis is still the fleet's quota, and failing over
-//!   on it would hand every process its own. A Redis that accepts connections and never
-//!   answers is therefore refused, not failed over: watch [`Stats::timeouts`].
+//!   on it would hand every process its own. With [`OnTimeout::Fallback`] the call is
+//!   answered by the fallback instead (fail open, as far as the share goes), and the store
+//!   still stays on Redis. Either way watch [`Stats::timeouts`].
+//! - **A wrong address fails at start.** [`Store::connect`] connects at once and fails if
+//!   Redis cannot be reached, unless [`Options::start_local`] asks to start on the
+//!   fallback.
 //! - **Observable.** [`Store::mode`] and [`Store::stats`] (answers by mode, timeouts,
-//!   failovers, recoveries); a `WARN` event at each failover and an `INFO` at each return
-//!   (see "Tracing"); with the `metrics` feature, the decisions by source, the failovers,
-//!   the time on the fallback and each round trip's (see "Metrics").
+//!   key errors, failovers, recoveries, eviction warnings); a `WARN` event at each failover
+//!   and at a connect that finds an evicting policy, an `INFO` at each return, an `ERROR`
+//!   at each key error; with the `metrics` feature, the decisions by source and reason, the
+//!   failovers, the time on the fallback and each round trip's (see "Metrics").
 //!
-//! The bound, for a fleet of `N` processes and a quota `Q` per window: while Redis is
-//! away, each process admits what its own fallback admits, at most `⌊share · Q⌋` per
-//! window per key, so the fleet admits at most `N · ⌊share · Q⌋`; with `share = 1/N` it
-//! keeps the quota. The fallback keeps its state across outages (a key it has spent stays
-//! spent), and Redis keeps its own: what was counted before the outage still counts after,
-//! unless Redis lost its data (a restart without persistence starts every key afresh). A
-//! request in flight when Redis fails may have been counted by both. The test
-//! `tests/fault.rs` kills `redis-server` mid-load and counts exactly `Q` admitted before
-//! the kill, `⌊share · Q⌋` during the outage and `Q` after the restart (its server keeps
-//! no data), the bound `2 · Q + ⌊share · Q⌋` for one process.
+//! **The fallback's bound, per key.** The fallback never admits more than its share:
+//! a period's and a window's `⌊share · Q⌋` events (a share below one event refuses every
+//! event), a bucket's `share · burst` tokens at once and `share · rate` a second (a share
+//! of the burst below one token refuses every positive cost: a core bucket holds at least
+//! one). That holds however many keys pass through it: a key is forgotten from its table
+//! of [`Options::local_keys`] only once its limiter is as good as new (idle for the
+//! core's `idle()`), and keys that find the table full of limiters still counting share
+//! one overflow limiter, so that each of them (and all of them together) is held to one
+//! key's share; a key that later finds room starts from a copy of the overflow's state.
+//! Past `local_keys` busy keys, the price is that keys share one budget and are refused
+//! early, never that a key is admitted twice.
+//!
+//! **The fleet's bound.** For a fleet of `N` processes and a quota `Q` per window: while
+//! Redis is away, each process admits what its own fallback admits, at most `⌊share · Q⌋`
+//! per window per key, so the fleet admits at most `N · ⌊share · Q⌋`; with `share = 1/N`
+//! it keeps the quota. The default share is 0: a fleet that prefers serving to refusing
+//! during an outage says how large it is. The fallback keeps its state across outages (a
+//! key it has spent stays spent), and Redis keeps its own: what was counted before the
+//! outage still counts after, unless Redis lost its data (a restart without persistence
+//! starts every key afresh). A request in flight when Redis fails may have been counted
+//! by both. The test `tests/fault.rs` kills `redis-server` mid-load and counts exactly `Q`
+//! admitted before the kill, `⌊share · Q⌋` during the outage and `Q` after the restart
+//! (its server keeps no data), the bound `2 · Q + ⌊share · Q⌋` for one process.
+//!
+//! # Eviction
+//!
+//! A quota is only as good as Redis's memory of it. Set `maxmemory-policy noeviction` on
+//! the Redis the limiters use. Every key they write has a TTL, so the `volatile-*`
+//! policies evict them as readily as the `allkeys-*` ones (under `volatile-*` they may be
+//! the only candidates), and an evicted key is a fresh limiter: its quota resets, with no
+//! error and no failover, so under an evicting policy there is no bound at all. Under
+//! `noeviction` a full Redis refuses writes with `OOM`: each call is then refused with
+//! [`Error::Key`] (no failover, and nothing admitted past the quota), until memory is
+//! freed. [`Store::connect`] reads the policy (`CONFIG GET maxmemory-policy`) and warns
+//! when it can evict; `tests/fault.rs` counts what each policy admits under `maxmemory`.
 //!
 //! # Metrics
 //!
@@ -185,8 +221,9 @@
 //!   decoded) or `error` (an error reply or a dropped connection, which fails over; a
 //!   timeout; a reply no script gives);
 //! - `reason`, on refusals: `limited` (over the quota: [`Quota::Over`](ironward::Quota), or
-//!   `false`), `timeout` (Redis did not answer in time, [`Error::Timeout`]) or `bad_reply`
-//!   (Redis's reply was none a script gives, [`Error::Reply`]). A failover is no refusal:
+//!   `false`), `timeout` (Redis did not answer in time, [`Error::Timeout`]), `bad_reply`
+//!   (Redis's reply was none a script gives, [`Error::Reply`]) or `key_error` (Redis
+//!   refused the script for the key's sake, [`Error::Key`]). A failover is no refusal:
 //!   the fallback answers, under `source="local"`.
 //!
 //! The stretches on the fallback are a histogram rather than a counter of seconds because
@@ -254,7 +291,7 @@ pub use error::Error;
 pub use period::Period;
 pub use rate_limit::{RateLimitFuture, RateLimitLayer, RateLimitService};
 pub use sliding::Sliding;
-pub use store::{Mode, OPTIONS, Options, Stats, Store, Time};
+pub use store::{Mode, OPTIONS, OnTimeout, Options, Stats, Store, Time};
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

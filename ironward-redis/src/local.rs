@@ -1,50 +1,162 @@
-//! The local fallback: one `ironward` core limiter per key, in a bounded LRU table.
+//! The local fallback: one `ironward` core limiter per key, in a bounded table that forgets
+//! a key only once its limiter is as good as new, and an overflow limiter for the keys that
+//! find no room.
+//!
+//! Forgetting a key whose limiter still counts something would hand it a fresh quota: a
+//! flood of distinct keys during an outage would then cycle every key through the table
+//! and the per-key bound would be gone. So a key is forgotten only when its limiter has
+//! been idle for the core's `idle()` (the time after which it answers as a fresh one), and
+//! a key that finds the table full of limiters still counting is answered by one overflow
+//! limiter shared by all such keys. Each of them is then held to one key's bound (the
+//! overflow admits no more than one key's limiter would, whoever's events it counts), at
+//! the price of refusing some of them early.
+//!
+//! A key placed in the table while the overflow limiter still counts gets a copy of the
+//! overflow's state rather than a fresh limiter: it may have been answered by the overflow
+//! a moment ago, and a fresh limiter would forget that. Its events are then one core
+//! limiter's history (the overflow's, continued by the copy), so the bound holds across
+//! the move too.
 
 use std::sync::{Mutex, PoisonError};
+use std::time::Duration;
 
 use lru::LruCache;
 
 /// A key as the fallback table holds it: `None` for the budget of requests without one.
 type Key = Option<Box<[u8]>>;
 
-/// Core limiters by key, at most `max` of them: the least recently used is forgotten, and
-/// starts afresh if it comes back.
+/// A core limiter the fallback holds: it says how long it takes to be as good as new.
+pub(crate) trait Fallback: Clone {
+    /// The core's `idle()`: after this long without an event it answers as a fresh one.
+    fn idle(&self) -> Duration;
+}
+
+impl Fallback for ironward::Bucket {
+    fn idle(&self) -> Duration {
+        ironward::Bucket::idle(self)
+    }
+}
+
+impl Fallback for ironward::Period {
+    fn idle(&self) -> Duration {
+        ironward::Period::idle(self)
+    }
+}
+
+impl Fallback for ironward::Sliding {
+    fn idle(&self) -> Duration {
+        ironward::Sliding::idle(self)
+    }
+}
+
+/// A limiter and the latest reading it was used at.
+struct Entry<L> {
+    limiter: L,
+    latest: Duration,
+}
+
+impl<L: Fallback> Entry<L> {
+    fn new(limiter: L, now: Duration) -> Self {
+        Self {
+            limiter,
+            latest: now,
+        }
+    }
+
+    /// Whether the limiter answers at `now` as a fresh one would: idle for its `idle()`
+    /// since the latest reading. A clock that stepped back is not past it, so a limiter
+    /// is never forgotten on an earlier reading.
+    fn fresh_at(&self, now: Duration) -> bool {
+        now >= self.latest.saturating_add(self.limiter.idle())
+    }
+
+    fn touch(&mut self, now: Duration) -> &mut L {
+        self.latest = self.latest.max(now);
+        &mut self.limiter
+    }
+}
+
+struct Table<L> {
+    keys: LruCache<Key, Entry<L>>,
+    /// The limiter of the keys that found the table full, once one did.
+    overflow: Option<Entry<L>>,
+}
+
+/// Core limiters by key, at most `max` of them, and one overflow limiter.
 pub(crate) struct Local<L> {
-    table: Mutex<LruCache<Key, L>>,
+    table: Mutex<Table<L>>,
     max: usize,
 }
 
-impl<L> Local<L> {
+impl<L: Fallback> Local<L> {
     /// An empty table of at most `max` keys (at least 1).
     pub(crate) fn new(max: usize) -> Self {
         Self {
-            table: Mutex::new(LruCache::unbounded()),
+            table: Mutex::new(Table {
+                keys: LruCache::unbounded(),
+                overflow: None,
+            }),
             max: max.max(1),
         }
     }
 
-    /// Runs `f` on the limiter of `key`, made by `make` if the table has none.
+    /// Runs `f` on the limiter of `key` at `now`: its own, or a new one (made by `make`, or
+    /// a copy of the overflow's while it still counts) if there is room or the least
+    /// recently used key's limiter is as good as new, or else the overflow limiter.
     pub(crate) fn with<R>(
         &self,
         key: Option<&[u8]>,
+        now: Duration,
         make: impl FnOnce() -> L,
         f: impl FnOnce(&mut L) -> R,
     ) -> R {
         // A poisoned lock still holds valid limiters: the core never panics mid-update.
         let mut table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
+        let Table { keys, overflow } = &mut *table;
         let key: Key = key.map(Into::into);
-        if table.len() >= self.max && !table.contains(&key) {
-            table.pop_lru();
+        if let Some(entry) = keys.get_mut(&key) {
+            return f(entry.touch(now));
         }
-        f(table.get_or_insert_mut(key, make))
+        let room = keys.len() < self.max
+            || keys
+                .peek_lru()
+                .is_some_and(|(_, entry)| entry.fresh_at(now));
+        if room {
+            if keys.len() >= self.max {
+                keys.pop_lru();
+            }
+            let limiter = match overflow {
+                Some(entry) if !entry.fresh_at(now) => entry.limiter.clone(),
+                _ => make(),
+            };
+            let entry = keys.get_or_insert_mut(key, || Entry::new(limiter, now));
+            return f(entry.touch(now));
+        }
+        let entry = match overflow {
+            Some(entry) if !entry.fresh_at(now) => entry,
+            _ => overflow.insert(Entry::new(make(), now)),
+        };
+        f(entry.touch(now))
     }
 
-    /// Runs `f` on the limiter of `key`, or on `None` if the table has none, changing
-    /// nothing.
-    pub(crate) fn peek<R>(&self, key: Option<&[u8]>, f: impl FnOnce(Option<&L>) -> R) -> R {
+    /// Runs `f` on the limiter `with` would run on at `now`, changing nothing: the key's
+    /// own, else the overflow's while it still counts, else a new one made by `make`.
+    pub(crate) fn peek<R>(
+        &self,
+        key: Option<&[u8]>,
+        now: Duration,
+        make: impl FnOnce() -> L,
+        f: impl FnOnce(&L) -> R,
+    ) -> R {
         let table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
         let key: Key = key.map(Into::into);
-        f(table.peek(&key))
+        if let Some(entry) = table.keys.peek(&key) {
+            return f(&entry.limiter);
+        }
+        match &table.overflow {
+            Some(entry) if !entry.fresh_at(now) => f(&entry.limiter),
+            _ => f(&make()),
+        }
     }
 
     /// How many keys the table holds.
@@ -53,6 +165,7 @@ impl<L> Local<L> {
         self.table
             .lock()
             .unwrap_or_else(PoisonError::into_inner)
+            .keys
             .len()
     }
 }
@@ -61,17 +174,61 @@ impl<L> Local<L> {
 mod tests {
     use super::*;
 
+    const MINUTE: Duration = Duration::from_secs(60);
+
+    fn log() -> ironward::Sliding {
+        ironward::Sliding::new(5, MINUTE)
+    }
+
     #[test]
-    fn holds_at_most_its_bound_and_forgets_the_least_recently_used() {
+    fn a_key_still_counting_is_never_forgotten() {
         let local = Local::new(2);
-        for key in [b"a", b"b", b"a", b"c"] {
-            local.with(Some(key), || 0, |count| *count += 1);
+        let now = Duration::from_secs(1);
+        let mut admitted = [0u32; 3];
+        // Three keys through a table of two, fifty times each in one window: each is held
+        // to its quota of five, "c" on the overflow.
+        for _ in 0..50 {
+            for (i, key) in [b"a", b"b", b"c"].iter().enumerate() {
+                if local.with(Some(*key), now, log, |log| log.take(now)) {
+                    admitted[i] += 1;
+                }
+            }
         }
+        assert_eq!(admitted, [5, 5, 5]);
         assert_eq!(local.len(), 2);
-        // "b" was the least recently used when "c" came.
-        assert_eq!(local.peek(Some(b"b"), |count| count.copied()), None);
-        assert_eq!(local.peek(Some(b"a"), |count| count.copied()), Some(2));
-        local.with(None, || 0, |count| *count += 1);
-        assert_eq!(local.peek(None, |count| count.copied()), Some(1));
+        // "c" is answered by the overflow, which "c" alone has spent.
+        assert_eq!(
+            local.peek(Some(b"c"), now, log, |log| log.next(now)),
+            MINUTE
+        );
+    }
+
+    #[test]
+    fn a_key_as_good_as_new_makes_room() {
+        let local = Local::new(1);
+        let t = Duration::from_secs;
+        assert!(local.with(Some(b"a"), t(0), log, |log| log.take(t(0))));
+        // "a" still counts at 30 s: "b" goes to the overflow.
+        assert!(local.with(Some(b"b"), t(30), log, |log| log.take(t(30))));
+        assert_eq!(local.len(), 1);
+        assert_eq!(local.peek(Some(b"a"), t(30), log, |log| log.left(t(30))), 4);
+        // At 60 s "a" is a minute idle and is forgotten for "c", which gets a copy of the
+        // overflow ("b"'s event at 30 s still counts there).
+        assert!(local.with(Some(b"c"), t(60), log, |log| log.take(t(60))));
+        assert_eq!(local.peek(Some(b"c"), t(60), log, |log| log.left(t(60))), 3);
+        // "a" has left the table, so the overflow answers for it.
+        assert_eq!(local.peek(Some(b"a"), t(60), log, |log| log.left(t(60))), 4);
+        // A clock that steps back forgets nothing: at 61 s "c" was last used at 60 s.
+        assert!(local.with(Some(b"d"), t(61), log, |log| log.take(t(61))));
+        assert_eq!(local.peek(Some(b"c"), t(61), log, |log| log.left(t(61))), 3);
+    }
+
+    #[test]
+    fn the_budget_without_a_key_is_a_key_of_its_own() {
+        let local = Local::new(2);
+        let now = Duration::ZERO;
+        local.with(None, now, log, |log| assert!(log.take(now)));
+        assert_eq!(local.peek(None, now, log, |log| log.left(now)), 4);
+        assert_eq!(local.peek(Some(b""), now, log, |log| log.left(now)), 5);
     }
 }

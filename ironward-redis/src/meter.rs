@@ -59,9 +59,9 @@ pub(crate) fn source(mode: Mode) -> &'static str {
 
 /// The reasons a limiter refuses for, as the `reason` label gives them, by source: Redis
 /// refuses over the quota (`limited`), for no answer in time (`timeout`) or for a reply no
-/// script gives (`bad_reply`); the local fallback only over its quota. Indexed by the
-/// constants below.
-const REDIS_REASONS: &[&str] = &["limited", "timeout", "bad_reply"];
+/// script gives (`bad_reply`) or an error about the key's data (`key_error`); the local
+/// fallback only over its quota. Indexed by the constants below.
+const REDIS_REASONS: &[&str] = &["limited", "timeout", "bad_reply", "key_error"];
 const LOCAL_REASONS: &[&str] = &["limited"];
 /// The index of `limited` in both lists.
 #[cfg(feature = "metrics")]
@@ -72,6 +72,9 @@ const TIMEOUT: usize = 1;
 /// The index of `bad_reply` in [`REDIS_REASONS`].
 #[cfg(feature = "metrics")]
 const BAD_REPLY: usize = 2;
+/// The index of `key_error` in [`REDIS_REASONS`].
+#[cfg(feature = "metrics")]
+const KEY_ERROR: usize = 3;
 
 /// One limiter's handles: its decisions by source and outcome (the edges' shared
 /// `ironward.requests` handles, one set per source), its refusals without an answer, and its
@@ -136,6 +139,7 @@ impl Meter {
             Ok(answer) => self.decisions[slot(answer.mode)].refused(LIMITED),
             Err(Error::Timeout) => self.decisions[slot(Mode::Redis)].refused(TIMEOUT),
             Err(Error::Reply { .. }) => self.decisions[slot(Mode::Redis)].refused(BAD_REPLY),
+            Err(Error::Key { .. }) => self.decisions[slot(Mode::Redis)].refused(KEY_ERROR),
         }
         #[cfg(not(feature = "metrics"))]
         let _ = decided;

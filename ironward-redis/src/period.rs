@@ -42,7 +42,9 @@ use crate::{Answer, Error, Store, script};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> redis::RedisResult<()> {
-/// let store = Store::connect("redis+unix:///nonexistent/redis.sock", Options::default()).await?;
+/// // No Redis there: start on the fallback, with the whole quota for this one process.
+/// let options = Options { start_local: true, share: 1.0, ..Options::default() };
+/// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
 /// let at = Duration::from_secs;
 /// let limit = Period::new(&store, "login", 2, at(60));
 /// assert_eq!(limit.take("alice", at(10)).await.unwrap().value, Quota::Under);
@@ -148,10 +150,11 @@ impl Period {
             Ran::Answered(wait) => Ok(wait),
             Ran::Local => {
                 this.store.answered_locally();
-                let next = |period: Option<&ironward::Period>| {
-                    period.map_or(Duration::ZERO, |period| period.next(now))
-                };
-                Ok(this.local.peek(key, next))
+                if this.refuses_locally() {
+                    return Ok(this.store.options().probe);
+                }
+                let make = || self.local_period();
+                Ok(this.local.peek(key, now, make, |period| period.next(now)))
             }
         }
     }
@@ -231,19 +234,32 @@ impl Period {
             Ran::Answered(answer) => Ok(answer),
             Ran::Local => {
                 this.store.answered_locally();
-                let make = || {
-                    if align {
-                        ironward::Period::aligned(this.local_quota, this.span)
-                    } else {
-                        ironward::Period::new(this.local_quota, this.span)
-                    }
-                };
-                Ok(this.local.with(key, make, |period| Answer {
+                if this.refuses_locally() {
+                    return Ok(Answer {
+                        value: Quota::Over,
+                        next: this.store.options().probe,
+                        mode: crate::Mode::Local,
+                    });
+                }
+                let make = || self.local_period();
+                Ok(this.local.with(key, now, make, |period| Answer {
                     value: period.take(now),
                     next: period.next(now),
                     mode: crate::Mode::Local,
                 }))
             }
+        }
+    }
+}
+
+impl Period {
+    /// A fresh fallback counter.
+    fn local_period(&self) -> ironward::Period {
+        let this = &self.0.counted;
+        if self.0.align {
+            ironward::Period::aligned(this.local_quota, this.span)
+        } else {
+            ironward::Period::new(this.local_quota, this.span)
         }
     }
 }

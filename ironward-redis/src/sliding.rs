@@ -37,7 +37,9 @@ use crate::{Answer, Error, Mode, Store, script};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> redis::RedisResult<()> {
-/// let store = Store::connect("redis+unix:///nonexistent/redis.sock", Options::default()).await?;
+/// // No Redis there: start on the fallback, with the whole quota for this one process.
+/// let options = Options { start_local: true, share: 1.0, ..Options::default() };
+/// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
 /// let secs = Duration::from_secs;
 /// // Two events in any ten seconds.
 /// let limit = Sliding::new(&store, "search", 2, secs(10));
@@ -119,11 +121,11 @@ impl Sliding {
             Ran::Answered(wait) => Ok(wait),
             Ran::Local => {
                 this.store.answered_locally();
-                let next = |log: Option<&ironward::Sliding>| match log {
-                    Some(log) => log.next(now),
-                    None => self.local_log().next(now),
-                };
-                Ok(this.local.peek(key, next))
+                if this.refuses_locally() {
+                    return Ok(this.store.options().probe);
+                }
+                let make = || self.local_log();
+                Ok(this.local.peek(key, now, make, |log| log.next(now)))
             }
         }
     }
@@ -200,8 +202,16 @@ impl Sliding {
             Ran::Answered(answer) => Ok(answer),
             Ran::Local => {
                 this.store.answered_locally();
+                if this.refuses_locally() {
+                    return Ok(Answer {
+                        value: false,
+                        next: this.store.options().probe,
+                        mode: Mode::Local,
+                    });
+                }
                 Ok(this.local.with(
                     key,
+                    now,
                     || self.local_log(),
                     |log| Answer {
                         value: log.take(now),

@@ -1,6 +1,7 @@
 //! [`Store`]: the connection every limiter shares, its per-call timeout, the clock the
 //! scripts read, and the failover to local limiters while Redis is away.
 
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Weak};
@@ -25,8 +26,13 @@ use crate::{Error, script};
 /// | `timeout` | 100 ms | a decision is one round trip (about 50 µs on loopback, a millisecond across a data centre); one that takes a hundred times that is refused rather than left to hold the request up |
 /// | `time` | [`Time::Caller`] | the clock is passed in, as everywhere in ironward |
 /// | `probe` | 100 ms | go-zero's `pingInterval` (`core/limit/tokenlimit.go`) |
-/// | `share` | 1.0 | go-zero's rescue limiter has the whole rate; set `1/N` for a fleet of `N` so that the fleet together keeps the quota while Redis is away |
-/// | `local_keys` | 10 000 | the keys one limiter's fallback holds; the least recently used is forgotten past that |
+/// | `share` | 0.0 | a store cannot know how many processes share a quota, and any share above `1/N` lets a fleet of `N` admit more than the quota while Redis is away (go-zero's whole rate per process admits `N` times it); so by default the fallback refuses, and a fleet that prefers to serve sets `1/N` (see the crate docs, "Failover, and its bounds") |
+/// | `local_keys` | 10 000 | the keys one limiter's fallback holds; a key is forgotten only once its limiter is as good as new, and the keys that find no room share one overflow limiter |
+/// | `on_timeout` | [`OnTimeout::Refuse`] | a slow Redis is still the fleet's quota: refusing keeps its word, where answering from the fallback hands out the share as well |
+/// | `start_local` | `false` | a Redis that cannot be reached at start is most often a wrong address, and a store that started on its fallback would quietly turn a fleet quota into per-process ones |
+///
+/// Before 0.2 `share` was 1.0 and [`Store::connect`] never failed on an unreachable Redis:
+/// set `share: 1.0` and `start_local: true` for the old behaviour.
 ///
 /// # Examples
 ///
@@ -38,6 +44,7 @@ use crate::{Error, script};
 /// // is away.
 /// let options = Options { time: Time::Server, share: 0.25, ..Options::default() };
 /// assert_eq!(options.timeout, Duration::from_millis(100));
+/// assert_eq!(Options::default().share, 0.0);
 /// assert_eq!(options.probe, Duration::from_millis(100));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -50,11 +57,24 @@ pub struct Options {
     /// How often a store that has failed over sends Redis a `PING` (at least 1 ms).
     pub probe: Duration,
     /// The share of each quota the local fallback admits, from 0 to 1: a period's and a
-    /// window's quota (rounded down), a bucket's rate and burst (a burst below 1 is then 1).
-    /// NaN and negatives are 0 (the fallback refuses everything), above 1 is 1.
+    /// window's quota (rounded down), a bucket's rate and burst. NaN and negatives are 0,
+    /// above 1 is 1. A share that comes to less than what one call needs refuses every
+    /// call, with the probe interval as its `next`, and makes no core limiter: 0, a
+    /// period's or a window's share below one event (`share · quota < 1`), a bucket's share
+    /// of the burst below one token (a core bucket holds at least one token, which would be
+    /// more than the share; costs of zero still pass). So the fallback never admits more
+    /// than `share` of a quota.
     pub share: f64,
-    /// How many keys each limiter's local fallback holds (at least 1).
+    /// How many keys each limiter's local fallback holds (at least 1). A key is forgotten
+    /// only once its limiter is as good as new (idle for the core's `idle()`); keys that
+    /// find the table full of limiters still counting share one overflow limiter, so each
+    /// is still held to one key's share (see the crate docs, "Failover, and its bounds").
     pub local_keys: usize,
+    /// What a call Redis does not answer within [`timeout`](Options::timeout) comes to.
+    pub on_timeout: OnTimeout,
+    /// Whether [`Store::connect`] returns a store while Redis cannot be reached, to start
+    /// on the local fallback (`true`), or fails (`false`, the default).
+    pub start_local: bool,
 }
 
 /// The reference options: [`Options`]' `# Default`.
@@ -65,14 +85,17 @@ pub struct Options {
 /// use ironward_redis::{OPTIONS, Options};
 ///
 /// assert_eq!(OPTIONS, Options::default());
-/// assert_eq!((OPTIONS.share, OPTIONS.local_keys), (1.0, 10_000));
+/// assert_eq!((OPTIONS.share, OPTIONS.local_keys), (0.0, 10_000));
+/// assert!(!OPTIONS.start_local);
 /// ```
 pub const OPTIONS: Options = Options {
     timeout: Duration::from_millis(100),
     time: Time::Caller,
     probe: Duration::from_millis(100),
-    share: 1.0,
+    share: 0.0,
     local_keys: 10_000,
+    on_timeout: OnTimeout::Refuse,
+    start_local: false,
 };
 
 impl Default for Options {
@@ -92,6 +115,33 @@ impl Options {
             0.0
         }
     }
+}
+
+/// What a call that Redis does not answer in time comes to: fail closed or fail open.
+///
+/// Either way the store stays on Redis (a slow Redis is not a failed one) and the call is
+/// counted in [`Stats::timeouts`].
+///
+/// # Examples
+///
+/// ```
+/// use ironward_redis::{OnTimeout, Options};
+///
+/// assert_eq!(Options::default().on_timeout, OnTimeout::Refuse);
+/// // Fail open, with a fleet of four splitting the quota.
+/// let open = Options { on_timeout: OnTimeout::Fallback, share: 0.25, ..Options::default() };
+/// assert_eq!(open.on_timeout, OnTimeout::Fallback);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum OnTimeout {
+    /// Fail closed: the call is refused with [`Error::Timeout`], as go-zero's limiters
+    /// refuse on a deadline. The script may still have run and counted the event.
+    #[default]
+    Refuse,
+    /// Fail open, as far as the share goes: the call is answered by the limiter's local
+    /// fallback (its [`Answer`](crate::Answer)'s mode is [`Mode::Local`]), which admits
+    /// at most [`Options::share`] of the quota. With a share of 0 this refuses too.
+    Fallback,
 }
 
 /// Which clock a decision is taken on.
@@ -155,6 +205,12 @@ pub struct Stats {
     pub timeouts: u64,
     /// Calls refused because Redis gave a reply no script gives ([`Error::Reply`]).
     pub unknown: u64,
+    /// Calls refused because Redis refused the script for the key's sake: a wrong type,
+    /// out of memory under `noeviction`, an ACL ([`Error::Key`]).
+    pub key_errors: u64,
+    /// Times the store found, on connecting, that Redis may evict the limiters' keys
+    /// (a `maxmemory-policy` other than `noeviction`): 0 or 1.
+    pub eviction_warnings: u64,
     /// Switches from Redis to the local fallback.
     pub failovers: u64,
     /// Switches back to Redis after a `PING` was answered.
@@ -167,24 +223,27 @@ pub struct Stats {
 /// - **Calls** run one script each, with `EVALSHA` (the script is loaded the first time
 ///   Redis answers `NOSCRIPT`, and again after a restart), over one multiplexed
 ///   [`ConnectionManager`]: concurrent calls are pipelined on it.
-/// - **A timeout is a refusal**: a call Redis does not answer within
+/// - **A timeout is a refusal** (by default): a call Redis does not answer within
 ///   [`Options::timeout`] fails with [`Error::Timeout`], and the store stays on Redis. A
 ///   call the caller drops is cancelled the same way. Neither tells whether Redis is down
 ///   or slow, and failing over on a slow Redis would hand every process its own quota.
+///   [`OnTimeout::Fallback`] answers such a call from the fallback instead.
+/// - **An error about a key is that key's**: `WRONGTYPE`, `OOM`, `NOPERM` refuse the call
+///   with [`Error::Key`], and the store stays on Redis.
 /// - **Any other error fails over**: a connection refused or dropped, or an error reply
-///   (a Redis loading its data, out of memory, a read-only replica). The store switches to
-///   [`Mode::Local`], that call and every later one are answered by the limiter's local
-///   fallback (an `ironward` core limiter per key, with [`Options::share`] of the quota),
-///   and a background task sends `PING` every [`Options::probe`] until Redis answers; the
-///   store then switches back to [`Mode::Redis`].
+///   about the server (a Redis loading its data, a read-only replica, a master down). The
+///   store switches to [`Mode::Local`], that call and every later one are answered by the
+///   limiter's local fallback (an `ironward` core limiter per key, with [`Options::share`]
+///   of the quota), and a background task sends `PING` every [`Options::probe`] until
+///   Redis answers; the store then switches back to [`Mode::Redis`].
 /// - **Observable**: [`mode`](Store::mode) and [`stats`](Store::stats).
 ///
 /// `Clone` shares the connection, the mode and the counters.
 ///
 /// # Examples
 ///
-/// With no Redis at the address, the first call fails over and the limiter answers from
-/// its local fallback (this example runs without a server):
+/// With no Redis at the address and [`Options::start_local`], the first call fails over
+/// and the limiter answers from its local fallback (this example runs without a server):
 ///
 /// ```
 /// use std::time::Duration;
@@ -193,7 +252,9 @@ pub struct Stats {
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> redis::RedisResult<()> {
-/// let store = Store::connect("redis+unix:///nonexistent/redis.sock", Options::default()).await?;
+/// // No Redis there: start on the fallback, with the whole quota for this one process.
+/// let options = Options { start_local: true, share: 1.0, ..Options::default() };
+/// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
 /// assert_eq!(store.mode(), Mode::Redis);
 ///
 /// let limit = Period::new(&store, "api", 2, Duration::from_secs(60));
@@ -216,6 +277,10 @@ struct Shared {
     answered_locally: AtomicU64,
     timeouts: AtomicU64,
     unknown: AtomicU64,
+    key_errors: AtomicU64,
+    eviction_warnings: AtomicU64,
+    /// Whether Redis's eviction policy has been read (or `CONFIG` refused).
+    policy_read: AtomicBool,
     failovers: AtomicU64,
     recoveries: AtomicU64,
     meter: StoreMeter,
@@ -244,6 +309,9 @@ impl Store {
             answered_locally: AtomicU64::new(0),
             timeouts: AtomicU64::new(0),
             unknown: AtomicU64::new(0),
+            key_errors: AtomicU64::new(0),
+            eviction_warnings: AtomicU64::new(0),
+            policy_read: AtomicBool::new(false),
             failovers: AtomicU64::new(0),
             recoveries: AtomicU64::new(0),
             meter: StoreMeter::new(),
@@ -253,13 +321,92 @@ impl Store {
     /// A store on a new [`ConnectionManager`] to `info` (a `redis://` URL, for one), made
     /// with [`Store::config`].
     ///
-    /// Nothing is sent yet: the connection is made on the first call, so a process starts
-    /// even while Redis is away, on its local fallback. Fails only when `info` cannot be
-    /// read. Call it within a tokio runtime.
+    /// Connects now, within [`Options::timeout`], and fails when `info` cannot be read or
+    /// Redis cannot be reached: a wrong address is found at start rather than hidden
+    /// behind the fallback. With [`Options::start_local`] nothing is sent yet: the
+    /// connection is made on the first call, so a process starts even while Redis is away,
+    /// on its local fallback, and fails only when `info` cannot be read.
+    ///
+    /// Once connected it reads `CONFIG GET maxmemory-policy` and, if Redis may evict the
+    /// limiters' keys (any policy but `noeviction`: every key they write has a TTL, so
+    /// the `volatile-*` policies evict them too), logs a `WARN` and counts
+    /// [`Stats::eviction_warnings`]: an evicted key is a quota reset, silently. A `CONFIG`
+    /// the server refuses (managed Redis often renames it) is a `DEBUG` line, nothing
+    /// more. Call it within a tokio runtime.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward_redis::{Options, Store};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let nowhere = "redis+unix:///nonexistent/redis.sock";
+    /// assert!(Store::connect(nowhere, Options::default()).await.is_err());
+    /// let local = Options { start_local: true, ..Options::default() };
+    /// assert!(Store::connect(nowhere, local).await.is_ok());
+    /// # }
+    /// ```
     pub async fn connect<T: IntoConnectionInfo>(info: T, options: Options) -> RedisResult<Self> {
         let client = Client::open(info)?;
-        let conn = ConnectionManager::new_lazy_with_config(client, Self::config(&options))?;
-        Ok(Self::new(conn, options))
+        let config = Self::config(&options);
+        let conn = if options.start_local {
+            ConnectionManager::new_lazy_with_config(client, config)?
+        } else {
+            let connecting = ConnectionManager::new_with_config(client, config);
+            // The connection timeout bounds each attempt; this bounds the whole.
+            match tokio::time::timeout(options.timeout.saturating_mul(2), connecting).await {
+                Ok(conn) => conn?,
+                Err(_) => {
+                    return Err(redis::RedisError::from((
+                        redis::ErrorKind::Io,
+                        "redis did not answer in time at connect",
+                    )));
+                }
+            }
+        };
+        let store = Self::new(conn, options);
+        if !options.start_local {
+            store.read_policy().await;
+        }
+        Ok(store)
+    }
+
+    /// Reads Redis's `maxmemory-policy` once, warning if it may evict the limiters' keys.
+    /// Tried again at each recovery until Redis answers it (or refuses `CONFIG`).
+    async fn read_policy(&self) {
+        if self.0.policy_read.load(Ordering::Acquire) {
+            return;
+        }
+        let mut conn = self.0.conn.clone();
+        let mut cmd = redis::cmd("CONFIG");
+        cmd.arg("GET").arg("maxmemory-policy");
+        let reply = cmd.query_async::<HashMap<String, String>>(&mut conn);
+        let reply = tokio::time::timeout(self.0.options.timeout, reply).await;
+        match reply {
+            Ok(Ok(config)) => {
+                if self.0.policy_read.swap(true, Ordering::AcqRel) {
+                    return;
+                }
+                let policy = config.get("maxmemory-policy").map_or("", String::as_str);
+                if !policy.is_empty() && policy != "noeviction" {
+                    self.0.eviction_warnings.fetch_add(1, Ordering::Relaxed);
+                    tracing::warn!(
+                        policy,
+                        "redis may evict the limiters' keys (maxmemory-policy is not \
+                         noeviction): an evicted key resets its quota without a word"
+                    );
+                }
+            }
+            Ok(Err(err)) if err.code().is_some() => {
+                self.0.policy_read.store(true, Ordering::Release);
+                tracing::debug!(
+                    error = %err,
+                    "redis refused CONFIG GET; the eviction policy is not known"
+                );
+            }
+            _ => {}
+        }
     }
 
     /// The reconnection that suits the failover: one attempt per call, each bounded by the
@@ -306,6 +453,8 @@ impl Store {
             local: get(&self.0.answered_locally),
             timeouts: get(&self.0.timeouts),
             unknown: get(&self.0.unknown),
+            key_errors: get(&self.0.key_errors),
+            eviction_warnings: get(&self.0.eviction_warnings),
             failovers: get(&self.0.failovers),
             recoveries: get(&self.0.recoveries),
         }
@@ -372,12 +521,15 @@ impl Store {
                 );
                 Err(Error::Reply { script, reply })
             }
-            (Ok(Err(err)), None) if err.is_timeout() => Err(self.timed_out(meter, script)),
-            (Ok(Err(err)), None) => {
-                self.fail_over(meter, script, &err);
-                Ok(Ran::Local)
-            }
-            (Err(_), None) => Err(self.timed_out(meter, script)),
+            (Ok(Err(err)), None) if err.is_timeout() => self.timed_out(meter, script),
+            (Ok(Err(err)), None) => match key_error(&err) {
+                Some(code) => Err(self.key_error(meter, script, code, &err)),
+                None => {
+                    self.fail_over(meter, script, &err);
+                    Ok(Ran::Local)
+                }
+            },
+            (Err(_), None) => self.timed_out(meter, script),
         }
     }
 
@@ -386,8 +538,50 @@ impl Store {
         self.0.answered_locally.fetch_add(1, Ordering::Relaxed);
     }
 
-    fn timed_out(&self, meter: &Meter, script: &'static str) -> Error {
+    /// Counts and reports an error about the key's data, which refuses this call alone.
+    fn key_error(
+        &self,
+        meter: &Meter,
+        script: &'static str,
+        code: &str,
+        err: &redis::RedisError,
+    ) -> Error {
+        self.0.key_errors.fetch_add(1, Ordering::Relaxed);
+        let mut message = err.detail().unwrap_or_default().to_owned();
+        if let Some((at, _)) = message.char_indices().nth(200) {
+            message.truncate(at);
+            message.push('…');
+        }
+        // Not an outage: the server is healthy and the key is not. Every call on the key
+        // fails until a person looks (a wrong type), or until memory is freed (OOM).
+        tracing::error!(
+            piece = meter.piece(),
+            name = meter.name(),
+            script,
+            error = %err,
+            "redis refused the script for the key's sake; the call is refused and the \
+             store stays on redis"
+        );
+        Error::Key {
+            script,
+            code: code.to_owned(),
+            message,
+        }
+    }
+
+    /// A timeout: a refusal, or with [`OnTimeout::Fallback`] an answer from the fallback.
+    fn timed_out<T>(&self, meter: &Meter, script: &'static str) -> Result<Ran<T>, Error> {
         self.0.timeouts.fetch_add(1, Ordering::Relaxed);
+        if self.0.options.on_timeout == OnTimeout::Fallback {
+            tracing::debug!(
+                piece = meter.piece(),
+                name = meter.name(),
+                script,
+                timeout = ?self.0.options.timeout,
+                "redis did not answer in time; the fallback answers and the store stays on redis"
+            );
+            return Ok(Ran::Local);
+        }
         // A refusal, as the answer to the call is: a slow Redis shows in
         // `ironward.requests{reason="timeout"}`, not in a log line per call.
         tracing::debug!(
@@ -397,7 +591,7 @@ impl Store {
             timeout = ?self.0.options.timeout,
             "redis did not answer in time; the call is refused and the store stays on redis"
         );
-        Error::Timeout
+        Err(Error::Timeout)
     }
 
     /// Switches to the local fallback after `err` and starts the probe, unless another call
@@ -416,31 +610,29 @@ impl Store {
             self.0.failovers.fetch_add(1, Ordering::Relaxed);
             self.0.meter.failed_over();
             let options = &self.0.options;
-            if err.code() == Some("WRONGTYPE") {
-                // Not an outage: another program's data under the limiter's keys, which
-                // fails over again after every recovery until a person looks.
-                tracing::error!(
-                    piece = meter.piece(),
-                    name = meter.name(),
-                    script,
-                    error = %err,
-                    "a limiter's key holds another type; answering from the local fallback"
-                );
-            } else {
-                tracing::warn!(
-                    piece = meter.piece(),
-                    name = meter.name(),
-                    script,
-                    error = %err,
-                    probe = ?options.probe,
-                    share = options.local_share(),
-                    "redis failed; answering from the local fallback until a PING is answered"
-                );
-            }
+            tracing::warn!(
+                piece = meter.piece(),
+                name = meter.name(),
+                script,
+                error = %err,
+                probe = ?options.probe,
+                share = options.local_share(),
+                "redis failed; answering from the local fallback until a PING is answered"
+            );
             let since = tokio::time::Instant::now();
             runtime.spawn(probe(Arc::downgrade(&self.0), since));
         }
     }
+}
+
+/// The code of an error reply that is about one key's data rather than the server's
+/// health: `WRONGTYPE`, `OOM` or `NOPERM`. Every other error (a connection refused or
+/// dropped, `LOADING`, `READONLY`, `MASTERDOWN`, `BUSY`, `TRYAGAIN`, `CLUSTERDOWN`,
+/// `MISCONF`, and any code not known here) fails over.
+fn key_error(err: &redis::RedisError) -> Option<&'static str> {
+    ["WRONGTYPE", "OOM", "NOPERM"]
+        .into_iter()
+        .find(|&code| err.code() == Some(code))
 }
 
 /// Sends `PING` every probe interval until Redis answers `PONG`, then switches the store
@@ -466,6 +658,7 @@ async fn probe(store: Weak<Shared>, since: tokio::time::Instant) {
             let lasted = since.elapsed();
             shared.meter.recovered(lasted);
             tracing::info!(lasted = ?lasted, "redis answers again; the store is back on redis");
+            Store(shared).read_policy().await;
             return;
         }
     }

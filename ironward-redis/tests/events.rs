@@ -13,7 +13,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ironward_redis::{Bucket, Mode, Options, Period, Sliding, Store};
+use ironward_redis::{Bucket, Error, Mode, Options, Period, Sliding, Store};
 use redis::AsyncCommands;
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Metadata, Subscriber, span};
@@ -183,17 +183,21 @@ async fn another_programs_data_under_a_limiters_keys_is_an_error() {
     let store = server.store(Options::default()).await;
     let mut conn = server.conn().await;
 
-    // A string where the log should be: Redis answers WRONGTYPE, and the store fails over.
+    // A string where the log should be: Redis answers WRONGTYPE, which refuses that call
+    // and leaves the store on Redis.
     let log = unique("wrongtype");
     let sliding = Sliding::new(&store, &log, 1, HOUR);
     let () = conn.set(format!("{{{log}:k}}.log"), "x").await.unwrap();
-    assert_eq!(sliding.take("k", NOW).await.unwrap().mode, Mode::Local);
+    let err = sliding.take("k", NOW).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Key { script: "sliding", code, .. } if code == "WRONGTYPE"),
+        "{err:?}"
+    );
+    assert_eq!(store.mode(), Mode::Redis);
     let seen = events.drain();
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert_eq!(seen[0].level, Level::ERROR);
     assert!(seen[0].field("error").contains("WRONGTYPE"), "{seen:?}");
-    back_on_redis(&store).await;
-    events.drain();
 
     // A reading no caller can pass: a reply no script gives, refused.
     let odd = unique("odd");

@@ -148,6 +148,7 @@ async fn a_layer_without_redis_limits_on_its_fallback() {
         "redis+unix:///nonexistent/ironward-redis.sock",
         Options {
             share: 0.5,
+            start_local: true,
             ..Options::default()
         },
     )

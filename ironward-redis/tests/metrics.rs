@@ -415,10 +415,10 @@ async fn a_reply_no_script_gives_refuses_for_bad_reply() {
     assert_eq!(seen.failovers(), 0);
 }
 
-// Another program's string where the log should be: Redis answers WRONGTYPE, which fails
-// over (as any error reply does), once, and the call is answered locally.
+// Another program's string where the log should be: Redis answers WRONGTYPE, a refusal
+// for `key_error`, and no failover.
 #[tokio::test]
-async fn a_key_of_another_type_fails_over_once_and_is_answered_locally() {
+async fn a_key_of_another_type_refuses_for_key_error_and_does_not_fail_over() {
     let server = Server::start();
     let recorder = DebuggingRecorder::new();
     let snapshotter = recorder.snapshotter();
@@ -428,14 +428,19 @@ async fn a_key_of_another_type_fails_over_once_and_is_answered_locally() {
     let mut conn = server.conn().await;
     let () = conn.set(format!("{{{name}:k}}.log"), "x").await.unwrap();
 
-    let answer = limit.take("k", NOW).await.unwrap();
-    assert_eq!((answer.value, answer.mode), (true, Mode::Local));
-    back_on_redis(&store).await;
+    for _ in 0..3 {
+        let err = limit.take("k", NOW).await.unwrap_err();
+        assert!(matches!(err, Error::Key { .. }), "{err}");
+    }
+    assert!(limit.take("other", NOW).await.unwrap().admitted());
 
     let seen = Seen::take(&snapshotter);
     let piece = "redis_sliding";
-    assert_eq!(seen.failovers(), 1);
-    assert_eq!(seen.requests(piece, &name, "local", "admitted"), 1);
-    assert_eq!(seen.round_trips(piece, &name, "error").len(), 1);
-    assert_eq!(seen.fallbacks().len(), 1);
+    assert_eq!(seen.failovers(), 0);
+    assert_eq!(seen.requests(piece, &name, "redis", "refused:key_error"), 3);
+    assert_eq!(seen.requests(piece, &name, "redis", "admitted"), 1);
+    assert_eq!(seen.all_requests(), 4);
+    assert_eq!(seen.round_trips(piece, &name, "error").len(), 3);
+    assert_eq!(seen.fallbacks().len(), 0);
+    assert_eq!(store.mode(), Mode::Redis);
 }

@@ -20,6 +20,10 @@ const NOW: Duration = Duration::from_secs(1_700_000_000);
 
 /// A store on a socket where no Redis is: its first call fails over.
 async fn without_redis(options: Options) -> Store {
+    let options = Options {
+        start_local: true,
+        ..options
+    };
     Store::connect("redis+unix:///nonexistent/ironward-redis.sock", options)
         .await
         .unwrap()
@@ -156,27 +160,117 @@ async fn a_timeout_is_a_refusal_and_the_store_stays_on_redis() {
     assert_eq!(answer.mode, Mode::Redis);
 }
 
+// An error about one key's data is that key's: a wrong type beside a healthy key on a
+// healthy server fails no one over.
 #[tokio::test]
-async fn an_error_reply_fails_over_and_a_ping_brings_the_store_back() {
+async fn a_wrong_type_key_is_its_own_error_and_fails_nothing_over() {
     let server = Server::start();
     let store = server.store(Options::default()).await;
     let name = unique("wrongtype");
-    let limit = Sliding::new(&store, &name, 1, SECOND);
-    // Another program's string where the log should be: Redis answers WRONGTYPE.
+    let limit = Sliding::new(&store, &name, 300, Duration::from_secs(3600));
+    // Another program's string where one key's log should be: Redis answers WRONGTYPE.
     let mut conn = server.conn().await;
-    let () = conn.set(format!("{{{name}:k}}.log"), "x").await.unwrap();
+    let () = conn.set(format!("{{{name}:bad}}.log"), "x").await.unwrap();
+
+    let (mut admitted, mut key_errors) = (0, 0);
+    for i in 0..600 {
+        let now = NOW + Duration::from_millis(i);
+        if limit.take("good", now).await.unwrap().admitted() {
+            admitted += 1;
+        }
+        match limit.take("bad", now).await {
+            Err(Error::Key { script, code, .. }) => {
+                assert_eq!((script, code.as_str()), ("sliding", "WRONGTYPE"));
+                key_errors += 1;
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+    let next = limit.next("bad", NOW).await.unwrap_err();
+    assert!(
+        matches!(
+            next,
+            Error::Key {
+                script: "sliding_next",
+                ..
+            }
+        ),
+        "{next:?}"
+    );
+    assert_eq!((admitted, key_errors), (300, 600));
+    assert_eq!(store.mode(), Mode::Redis);
+    let stats = store.stats();
+    assert_eq!(
+        (stats.failovers, stats.key_errors, stats.redis, stats.local),
+        (0, 601, 600, 0)
+    );
+}
+
+// A server that is not fit to count (here a replica, READONLY) fails over, and a PING
+// brings the store back once it is.
+#[tokio::test]
+async fn a_read_only_server_fails_over_and_a_ping_brings_the_store_back() {
+    let server = Server::start();
+    let store = server
+        .store(Options {
+            share: 1.0,
+            ..Options::default()
+        })
+        .await;
+    let limit = Sliding::new(&store, &unique("readonly"), 1, SECOND);
+    let mut conn = server.conn().await;
+    let dead = common::free_port();
+    let () = redis::cmd("REPLICAOF")
+        .arg("127.0.0.1")
+        .arg(dead)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
 
     let answer = limit.take("k", NOW).await.unwrap();
     assert_eq!((answer.value, answer.mode), (true, Mode::Local));
     assert_eq!(store.mode(), Mode::Local);
+    let () = redis::cmd("REPLICAOF")
+        .arg("NO")
+        .arg("ONE")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
     // The probe's PING is answered: back on Redis within a few probe intervals.
     let deadline = Instant::now() + Duration::from_secs(10);
     while store.mode() == Mode::Local {
         assert!(Instant::now() < deadline, "never back on Redis");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
+    assert_eq!(limit.take("k", NOW).await.unwrap().mode, Mode::Redis);
     let stats = store.stats();
-    assert_eq!((stats.failovers, stats.recoveries, stats.local), (1, 1, 1));
+    assert_eq!((stats.failovers, stats.local, stats.key_errors), (1, 1, 0));
+}
+
+// A typo in the URL is found at start, unless the caller asks to start on the fallback.
+#[tokio::test]
+async fn connect_fails_on_an_unreachable_redis_unless_asked_to_start_local() {
+    let url = format!("redis://127.0.0.1:{}/", common::free_port());
+    let started = Instant::now();
+    assert!(
+        Store::connect(url.as_str(), Options::default())
+            .await
+            .is_err()
+    );
+    assert!(started.elapsed() < Duration::from_secs(5));
+    let options = Options {
+        start_local: true,
+        ..Options::default()
+    };
+    let store = Store::connect(url.as_str(), options).await.unwrap();
+    let limit = Period::new(&store, "typo", 5, SECOND);
+    // The default share is 0: the fallback refuses, and says when to ask again.
+    let answer = limit.take("k", NOW).await.unwrap();
+    assert_eq!(
+        (answer.value, answer.mode, answer.next),
+        (Quota::Over, Mode::Local, options.probe)
+    );
+    assert_eq!(store.stats().failovers, 1);
 }
 
 #[tokio::test]
@@ -290,4 +384,70 @@ async fn a_span_shorter_than_a_round_trip_keeps_its_keys_ten_seconds() {
     let mut conn = server.conn().await;
     let left: i64 = conn.pttl("{tiny:k}.log").await.unwrap();
     assert!(left > 9_000 && left <= 10_000, "{left} ms");
+}
+
+// A share of 0 refuses everything: a bucket's burst below one token was once raised to one
+// by the core, and 100 of 100 fresh keys were admitted.
+#[tokio::test]
+async fn a_share_of_zero_refuses_every_key_of_every_limiter() {
+    let store = without_redis(Options::default()).await;
+    let period = Period::new(&store, "p", 10, Duration::from_secs(60));
+    let sliding = Sliding::new(&store, "s", 10, Duration::from_secs(60));
+    let bucket = Bucket::new(&store, "b", 10.0, 10.0);
+    let probe = store.options().probe;
+    let mut admitted = 0;
+    for i in 0..100 {
+        let key = format!("fresh-{i}");
+        for answer in [
+            period.take(&key, NOW).await.unwrap().admitted(),
+            sliding.take(&key, NOW).await.unwrap().admitted(),
+            bucket.take(&key, NOW, 1.0).await.unwrap().admitted(),
+        ] {
+            admitted += u32::from(answer);
+        }
+    }
+    assert_eq!(admitted, 0);
+    let refused = bucket.take("k", NOW, 1.0).await.unwrap();
+    assert_eq!((refused.value, refused.next), (false, probe));
+    assert_eq!(period.next("k", NOW).await.unwrap(), probe);
+    assert_eq!(sliding.next("k", NOW).await.unwrap(), probe);
+    assert_eq!(bucket.next("k", NOW, 1.0).await.unwrap(), probe);
+    // A cost of zero passes, as it always does; a cost that is none is refused for good.
+    assert!(bucket.take("k", NOW, 0.0).await.unwrap().admitted());
+    assert_eq!(
+        bucket.take("k", NOW, f64::NAN).await.unwrap().next,
+        Duration::MAX
+    );
+    assert_eq!(store.stats().local, 100 * 3 + 1 + 3 + 2);
+}
+
+// A share that comes to less than one call refuses, rather than round up to one.
+#[tokio::test]
+async fn a_share_below_one_call_refuses_rather_than_round_up() {
+    let store = without_redis(Options {
+        share: 0.04,
+        ..Options::default()
+    })
+    .await;
+    // 0.04 · 20 = 0.8 events, and 0.8 tokens: below one.
+    let period = Period::new(&store, "p", 20, Duration::from_secs(60));
+    let sliding = Sliding::new(&store, "s", 20, Duration::from_secs(60));
+    let bucket = Bucket::new(&store, "b", 20.0, 20.0);
+    for i in 0..50 {
+        let key = format!("k{i}");
+        let now = NOW + Duration::from_secs(i);
+        assert_eq!(period.take(&key, now).await.unwrap().value, Quota::Over);
+        assert!(!sliding.take(&key, now).await.unwrap().admitted());
+        // Not even half a token: the fallback holds none.
+        assert!(!bucket.take(&key, now, 0.5).await.unwrap().admitted());
+    }
+    // 0.04 · 50 = 2 tokens: a share of the burst of at least one is the share, exactly.
+    let bigger = Bucket::new(&store, "bigger", 25.0, 50.0);
+    assert!(bigger.take("k", NOW, 2.0).await.unwrap().admitted());
+    let refused = bigger.take("k", NOW, 0.5).await.unwrap();
+    // One token a second (0.04 · 25): half a token in 500 ms.
+    assert_eq!(
+        (refused.value, refused.next),
+        (false, Duration::from_millis(500))
+    );
 }

@@ -29,7 +29,9 @@ use tower::BoxError;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> redis::RedisResult<()> {
-/// let store = Store::connect("redis+unix:///nonexistent/redis.sock", Options::default()).await?;
+/// // No Redis there: start on the fallback, with the whole quota for this one process.
+/// let options = Options { start_local: true, share: 1.0, ..Options::default() };
+/// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
 /// let layer = RateLimitLayer::new(&store, "seven", Limit::period(1, Duration::from_secs(60)));
 /// let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>(7) }));
 /// let first: RateLimitFuture<_> = service.call(Request::new(()));

@@ -57,7 +57,9 @@ type Extract = Arc<dyn Fn(&Parts) -> Option<Vec<u8>> + Send + Sync>;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> redis::RedisResult<()> {
-/// let store = Store::connect("redis+unix:///nonexistent/redis.sock", Options::default()).await?;
+/// // No Redis there: start on the fallback, with the whole quota for this one process.
+/// let options = Options { start_local: true, share: 1.0, ..Options::default() };
+/// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
 /// let layer = RateLimitLayer::new(&store, "api", Limit::sliding(1, Duration::from_secs(60)));
 /// let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>("hi") }));
 ///

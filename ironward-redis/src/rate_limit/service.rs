@@ -35,7 +35,9 @@ use super::layer::Shared;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> redis::RedisResult<()> {
-/// let store = Store::connect("redis+unix:///nonexistent/redis.sock", Options::default()).await?;
+/// // No Redis there: start on the fallback, with the whole quota for this one process.
+/// let options = Options { start_local: true, share: 1.0, ..Options::default() };
+/// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
 /// let layer = RateLimitLayer::new(&store, "echo", Limit::bucket(2.0, 2.0));
 /// let echo = service_fn(|request: Request<u32>| async move { Ok::<_, Limited>(*request.body()) });
 /// let mut service: RateLimitService<_> = layer.layer(echo);

@@ -185,7 +185,10 @@
 //! `noeviction` a full Redis refuses writes with `OOM`: each call is then refused with
 //! [`Error::Key`] (no failover, and nothing admitted past the quota), until memory is
 //! freed. [`Store::connect`] reads the policy (`CONFIG GET maxmemory-policy`) and warns
-//! when it can evict; `tests/fault.rs` counts what each policy admits under `maxmemory`.
+//! when it can evict. The test `tests/eviction.rs` spends a key of quota 50 and fills
+//! Redis past `maxmemory`: under `noeviction` nothing more is admitted (the calls are
+//! refused with `OOM`); under `allkeys-lru` and `volatile-lru` the key's state is evicted
+//! and the key takes at least a second quota, 100 or more admitted.
 //!
 //! # Metrics
 //!

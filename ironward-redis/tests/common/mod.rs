@@ -30,9 +30,15 @@ pub struct Server {
 impl Server {
     /// A server on a free loopback port.
     pub fn start() -> Self {
+        Self::start_with(&[])
+    }
+
+    /// A server on a free loopback port, with `args` added to its command line (as
+    /// `["--maxmemory", "2mb"]`).
+    pub fn start_with(args: &[&str]) -> Self {
         for _ in 0..20 {
             let port = free_port();
-            if let Some(server) = Self::start_on(port) {
+            if let Some(server) = Self::start_on_with(port, args) {
                 return server;
             }
         }
@@ -41,6 +47,11 @@ impl Server {
 
     /// A server on `port`, or `None` if it did not come up there (the port was taken).
     pub fn start_on(port: u16) -> Option<Self> {
+        Self::start_on_with(port, &[])
+    }
+
+    /// [`start_on`](Server::start_on) with `args` added to the command line.
+    pub fn start_on_with(port: u16, args: &[&str]) -> Option<Self> {
         static STARTED: AtomicUsize = AtomicUsize::new(0);
         let n = STARTED.fetch_add(1, Ordering::Relaxed);
         let dir =
@@ -50,6 +61,9 @@ impl Server {
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
             .args(["--loglevel", "warning", "--logfile", ""])
+            // `DEBUG SLEEP` for the fault tests: Redis 7 refuses DEBUG by default.
+            .args(["--enable-debug-command", "yes"])
+            .args(args)
             .arg("--dir")
             .arg(&dir)
             .stdin(Stdio::null())
@@ -108,6 +122,17 @@ impl Server {
             let _ = child.kill();
             let _ = child.wait();
         }
+    }
+
+    /// Sends the server `signal` (`"STOP"`, `"CONT"`), as `kill -<signal>` does.
+    pub fn signal(&self, signal: &str) {
+        let child = self.child.as_ref().expect("a running server");
+        let status = Command::new("kill")
+            .arg(format!("-{signal}"))
+            .arg(child.id().to_string())
+            .status()
+            .expect("kill(1) runs");
+        assert!(status.success(), "kill -{signal} failed");
     }
 
     fn exited(&mut self) -> bool {

@@ -1,0 +1,188 @@
+//! Redis under `maxmemory`, under each eviction policy: what a quota keeps.
+//!
+//! One key of a period limiter (quota 50 an hour) is spent, then filler keys of 1 KiB are
+//! written until Redis is full. Under `noeviction` the fillers fail with `OOM`, the
+//! limiter's calls are refused with `Error::Key` and nothing more is admitted: the bound is
+//! the quota, 50. Under `allkeys-lru` and `volatile-lru` (the limiter's keys all have a TTL,
+//! so they are candidates under both) the fillers push the limiter's keys out; once they
+//! are gone (checked with `EXISTS`) and the fillers deleted, the key takes a fresh quota:
+//! 100 admitted where the quota is 50, with no failover. Under `volatile-lru` a Redis full
+//! of keys without a TTL has only the limiters' keys to evict, and evicts them at every
+//! call: the key took at least a second quota while Redis was full. There is no bound
+//! under an evicting policy, which is why the store warns about it at connect.
+
+mod common;
+
+use std::time::Duration;
+
+use ironward::Quota;
+use ironward_redis::{Error, Mode, Options, Period, Store};
+use redis::AsyncCommands;
+use redis::aio::MultiplexedConnection;
+
+use common::{Server, unique};
+
+const QUOTA: u32 = 50;
+const HOUR: Duration = Duration::from_secs(3600);
+const NOW: Duration = Duration::from_secs(1_700_000_000);
+/// The most fillers written: 64 MiB, far past the 1 MiB of room.
+const MAX_FILLERS: usize = 65_536;
+
+/// What one run saw.
+#[derive(Debug, Default)]
+struct Seen {
+    /// Admitted before the fill, and after it.
+    admitted: [u32; 2],
+    /// Calls refused with `Error::Key`, and their codes.
+    key_errors: u32,
+    codes: Vec<String>,
+    /// Whether the limiter's keys were evicted.
+    evicted: bool,
+    /// Whether a filler was refused with OOM.
+    full: bool,
+}
+
+async fn used_memory(conn: &mut MultiplexedConnection) -> u64 {
+    let info: String = redis::cmd("INFO")
+        .arg("memory")
+        .query_async(conn)
+        .await
+        .unwrap();
+    info.lines()
+        .find_map(|line| line.strip_prefix("used_memory:"))
+        .and_then(|n| n.trim().parse().ok())
+        .expect("INFO memory gives used_memory")
+}
+
+async fn config_set(conn: &mut MultiplexedConnection, name: &str, value: &str) {
+    let () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg(name)
+        .arg(value)
+        .query_async(conn)
+        .await
+        .unwrap();
+}
+
+async fn take(limit: &Period, n: u32, seen: &mut Seen, phase: usize) {
+    for _ in 0..n {
+        match limit.take("k", NOW).await {
+            Ok(answer) => {
+                assert_eq!(answer.mode, Mode::Redis);
+                if answer.admitted() {
+                    seen.admitted[phase] += 1;
+                }
+            }
+            Err(Error::Key { code, .. }) => {
+                seen.key_errors += 1;
+                if !seen.codes.contains(&code) {
+                    seen.codes.push(code);
+                }
+            }
+            Err(err) => panic!("{err}"),
+        }
+    }
+}
+
+/// Spends the key, fills Redis under `policy`, and takes again.
+async fn run(policy: &str) -> (Seen, Store) {
+    let server = Server::start();
+    let mut conn = server.conn().await;
+    let room = used_memory(&mut conn).await + (1 << 20);
+    config_set(&mut conn, "maxmemory", &room.to_string()).await;
+    config_set(&mut conn, "maxmemory-policy", policy).await;
+    let store = server.store(Options::default()).await;
+    let name = unique("evict");
+    let limit = Period::new(&store, &name, QUOTA, HOUR);
+    let mut seen = Seen::default();
+    take(&limit, 2 * QUOTA, &mut seen, 0).await;
+
+    let count = format!("{{{name}:k}}.count");
+    let start = format!("{{{name}:k}}.start");
+    let filler = vec![b'x'; 1024];
+    let mut written = Vec::new();
+    for i in 0..MAX_FILLERS {
+        let key = format!("filler:{i}");
+        let set: redis::RedisResult<()> = conn.set(&key, &filler).await;
+        match set {
+            Ok(()) => written.push(key),
+            Err(err) if err.code() == Some("OOM") => seen.full = true,
+            Err(err) => panic!("{err}"),
+        }
+        let left: u32 = redis::cmd("EXISTS")
+            .arg(&count)
+            .arg(&start)
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        seen.evicted = left < 2;
+        if seen.evicted || seen.full {
+            break;
+        }
+    }
+    if seen.full {
+        // Full and refusing writes: the limiter cannot count, so it admits nothing.
+        take(&limit, 2 * QUOTA, &mut seen, 1).await;
+    }
+    // Room again: what Redis still knows of the key decides.
+    for chunk in written.chunks(512) {
+        let _: u64 = conn.del(chunk).await.unwrap();
+    }
+    take(&limit, 2 * QUOTA, &mut seen, 1).await;
+    (seen, store)
+}
+
+#[tokio::test]
+async fn under_noeviction_a_full_redis_refuses_with_oom_and_admits_nothing_past_the_quota() {
+    let (seen, store) = run("noeviction").await;
+    println!("{seen:?}\n{:?}", store.stats());
+    assert!(seen.full && !seen.evicted, "{seen:?}");
+    assert_eq!(seen.admitted, [QUOTA, 0]);
+    assert_eq!(seen.codes, ["OOM"]);
+    assert_eq!(seen.key_errors, 2 * QUOTA);
+    let stats = store.stats();
+    assert_eq!((stats.failovers, stats.eviction_warnings), (0, 0));
+    assert_eq!(stats.key_errors, u64::from(2 * QUOTA));
+    assert_eq!(store.mode(), Mode::Redis);
+}
+
+#[tokio::test]
+async fn under_allkeys_lru_an_evicted_key_takes_a_second_quota_and_the_store_warns() {
+    let (seen, store) = run("allkeys-lru").await;
+    println!("{seen:?}\n{:?}", store.stats());
+    assert!(seen.evicted && !seen.full, "{seen:?}");
+    assert_eq!(seen.admitted, [QUOTA, QUOTA]);
+    let stats = store.stats();
+    assert_eq!(
+        (stats.failovers, stats.key_errors, stats.eviction_warnings),
+        (0, 0, 1)
+    );
+}
+
+#[tokio::test]
+async fn under_volatile_lru_the_limiters_keys_with_their_ttls_are_evicted_too() {
+    let (seen, store) = run("volatile-lru").await;
+    println!("{seen:?}\n{:?}", store.stats());
+    // The fillers have no TTL: the limiter's keys are the only candidates, evicted before
+    // Redis gives up and refuses the filler, and again at each call while it is full.
+    assert!(seen.evicted && seen.full, "{seen:?}");
+    assert_eq!(seen.admitted[0], QUOTA);
+    assert!(seen.admitted[1] >= QUOTA, "{seen:?}");
+    let stats = store.stats();
+    assert_eq!(
+        (stats.failovers, stats.key_errors, stats.eviction_warnings),
+        (0, 0, 1)
+    );
+}
+
+// Managed Redis often renames CONFIG away: the policy is then not known, and that is
+// no reason to fail.
+#[tokio::test]
+async fn a_redis_that_refuses_config_is_used_without_a_warning() {
+    let server = Server::start_with(&["--rename-command", "CONFIG", ""]);
+    let store = server.store(Options::default()).await;
+    let limit = Period::new(&store, &unique("managed"), 1, HOUR);
+    assert_eq!(limit.take("k", NOW).await.unwrap().value, Quota::Hit);
+    let stats = store.stats();
+    assert_eq!((stats.eviction_warnings, stats.failovers), (0, 0));
+}

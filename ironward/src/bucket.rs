@@ -2,9 +2,10 @@
 
 use core::time::Duration;
 
-use crate::clock::Latest;
+use crate::clock::{Latest, nanos};
 use crate::float::{ceil_nanos, whole_f64};
 use crate::reason::BucketReason;
+use crate::reservation::Reservation;
 
 #[cfg(target_has_atomic = "64")]
 mod shared;
@@ -40,8 +41,34 @@ const PER_SEC: f64 = 1e9;
 ///   refuse everything); an infinite burst is kept and admits every finite cost;
 /// * a cost `n` that is negative, NaN or infinite is refused: [`take`](Bucket::take) answers
 ///   `false` and [`next`](Bucket::next) `Duration::MAX`;
+/// * a cost above the burst is refused however long the bucket is left alone, and `next` is
+///   then `Duration::MAX`; a huge finite cost (up to `f64::MAX`) is such a cost unless the
+///   burst is infinite, and never overflows the count;
+/// * a fractional cost is charged exactly as given, to the float: `take(now, 0.25)` four
+///   times spends one token;
+/// * a cost of 0 passes unless a debt is outstanding (see below);
+/// * an actual cost given to [`settle`](Bucket::settle) that is negative, NaN or infinite is
+///   no answer, and the estimate stands;
 /// * a `now` earlier than one already seen is read as the latest seen, so a clock that steps
 ///   back never adds tokens.
+///
+/// # Costs known after the fact
+///
+/// [`reserve`](Bucket::reserve) takes an estimate now and [`settle`](Bucket::settle) corrects
+/// it to the actual cost later (a [`Reservation`]). A refund puts the difference back, capped
+/// at the burst: a bucket that has refilled in the meantime has nowhere to put it, and the
+/// refund is lost to the extent it would overflow. A debt takes the difference out even if the
+/// bucket does not hold it: the tokens go negative, and no take passes (not even a cost of 0)
+/// until the refill has paid the debt and the cost is there. A settle after the
+/// reservation's deadline changes nothing, not even the bucket's clock.
+///
+/// The bound this keeps: over any stretch of time `d`, the costs charged (takes and
+/// estimates at the time they are taken, debts when settled, refunds subtracted when
+/// settled) are at most `burst + rate · d` plus the debts settled in the stretch after its
+/// last admission. Every admission leaves the tokens at 0 or more, so only a debt can push
+/// past the bucket's own bound, and a debt settled after the last admission is a debt of a
+/// reservation in flight at that admission. With one reservation in flight at a time, the
+/// bound is `burst + rate · d` plus the largest single overshoot (actual minus estimate).
 ///
 /// `Clone` makes an independent copy of the state: the two buckets then spend and refill
 /// separately, so cloning a bucket doubles the traffic the pair admits.
@@ -68,7 +95,8 @@ pub struct Bucket {
     rate: f64,
     /// The most the bucket holds: at least 1, possibly infinite.
     burst: f64,
-    /// Tokens held at the latest reading; never NaN, never negative.
+    /// Tokens held at the latest reading; never NaN, at least `-f64::MAX`: negative while a
+    /// settled debt is being paid.
     tokens: f64,
     /// The latest reading seen, which is when `tokens` was counted.
     latest: Latest,
@@ -89,7 +117,9 @@ impl Bucket {
     /// its answers are this type's to the last float.
     ///
     /// `rate` and `burst` are read as in [`new`](Bucket::new); `tokens` above the burst are
-    /// the burst, and NaN or negative tokens are none.
+    /// the burst, NaN tokens are none, and negative tokens are a debt (down to `-f64::MAX`,
+    /// `-inf` included), as a [`settle`](Bucket::settle) that cost more than its estimate
+    /// leaves one: the refill pays it before a take passes.
     ///
     /// # Examples
     ///
@@ -103,11 +133,11 @@ impl Bucket {
     /// ```
     pub fn with_tokens(rate: f64, burst: f64, tokens: f64, now: Duration) -> Self {
         let (rate, burst) = (read_rate(rate), read_burst(burst));
-        // NaN is not at least 0, so it is none too.
-        let tokens = if tokens >= 0.0 {
-            tokens.min(burst)
-        } else {
+        // NaN is none; `max` returns the other operand for NaN, and a NaN `min` does too.
+        let tokens = if tokens.is_nan() {
             0.0
+        } else {
+            tokens.min(burst).max(-f64::MAX)
         };
         Self {
             rate,
@@ -163,8 +193,27 @@ impl Bucket {
 
     /// Whether `n` tokens are there at `now`, taking them if they are.
     ///
-    /// A cost that is negative, NaN or infinite is refused. A cost of zero always passes.
-    /// This is [`check`](Bucket::check) without the reason for a refusal.
+    /// A cost that is negative, NaN or infinite is refused, and so is a cost above the burst,
+    /// whatever the bucket holds. A cost of zero passes unless a settled debt is still being
+    /// paid. Costs may be fractional (tokens are an `f64`). This is [`check`](Bucket::check)
+    /// without the reason for a refusal.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Bucket;
+    ///
+    /// let secs = Duration::from_secs;
+    /// // Tokens of a language model: 1 000 a second, 10 000 at once.
+    /// let mut bucket = Bucket::new(1_000.0, 10_000.0, secs(0));
+    /// assert!(bucket.take(secs(0), 2_500.5));
+    /// assert!(bucket.take(secs(0), 7_499.5));
+    /// assert!(!bucket.take(secs(0), 0.25));
+    /// // A request larger than the burst never passes.
+    /// assert!(!bucket.take(secs(3_600), 10_000.5));
+    /// assert_eq!(bucket.next(secs(3_600), 10_000.5), Duration::MAX);
+    /// ```
     #[must_use = "an unchecked take spends the tokens without enforcing the limit"]
     pub fn take(&mut self, now: Duration, n: f64) -> bool {
         self.check(now, n).is_ok()
@@ -247,7 +296,8 @@ impl Bucket {
         }
     }
 
-    /// How many tokens the bucket holds at `now`, for a caller that reports its headroom.
+    /// How many tokens the bucket holds at `now`, for a caller that reports its headroom:
+    /// negative while a settled debt is being paid.
     #[must_use]
     pub fn tokens(&self, now: Duration) -> f64 {
         self.held(self.elapsed(now))
@@ -256,6 +306,9 @@ impl Bucket {
     /// How long the bucket takes to be as good as new when left alone: the time to refill
     /// from empty, `burst / rate`, rounded up to the first whole nanosecond at which it is
     /// full.
+    ///
+    /// From a debt (a [`settle`](Bucket::settle) above its estimate) the refill takes longer,
+    /// by the debt over the rate, and so does this answer.
     ///
     /// After this long without a take the bucket is full whatever it held, so it answers as
     /// a fresh one would: a caller keeping a bucket per key may forget a key idle for longer
@@ -278,10 +331,11 @@ impl Bucket {
         if self.rate == 0.0 || self.burst == f64::INFINITY {
             return Duration::MAX;
         }
-        // An empty bucket with the same rate and burst, its clock at zero: the first
-        // nanosecond at which it holds the burst, found as `next` finds one.
+        // An empty bucket (or one as deep in debt as this one) with the same rate and burst,
+        // its clock at zero: the first nanosecond at which it holds the burst, found as
+        // `next` finds one.
         let empty = Self {
-            tokens: 0.0,
+            tokens: self.tokens.min(0.0),
             latest: Latest::default(),
             ..*self
         };
@@ -290,6 +344,90 @@ impl Bucket {
             Some(at) => Duration::from_nanos(at),
             None => Duration::MAX,
         }
+    }
+
+    /// Takes an estimated cost now, to be settled at the actual cost with
+    /// [`settle`](Bucket::settle) within `timeout`.
+    ///
+    /// The estimate is decided exactly as [`check`](Bucket::check) decides a cost (so a
+    /// refused estimate takes nothing and says why); the reservation it answers carries the
+    /// estimate and its deadline, `now` (read as the latest seen) plus `timeout`. A
+    /// reservation never settled, or settled after its deadline, costs its estimate.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Bucket;
+    ///
+    /// let secs = Duration::from_secs;
+    /// let mut bucket = Bucket::new(100.0, 1_000.0, secs(0));
+    /// let reservation = bucket.reserve(secs(0), 800.0, secs(60)).expect("room for it");
+    /// assert_eq!(bucket.tokens(secs(0)), 200.0);
+    /// assert!(bucket.reserve(secs(0), 300.0, secs(60)).is_err());
+    /// // It cost 500: 300 come back.
+    /// bucket.settle(reservation, 500.0, secs(0));
+    /// assert_eq!(bucket.tokens(secs(0)), 500.0);
+    /// ```
+    #[must_use = "a reservation left unsettled keeps costing its estimate: settle it with the actual cost"]
+    pub fn reserve(
+        &mut self,
+        now: Duration,
+        estimate: f64,
+        timeout: Duration,
+    ) -> Result<Reservation, BucketReason> {
+        self.check(now, estimate)?;
+        let at = self.counted_at();
+        Ok(Reservation {
+            estimate,
+            at,
+            epoch: 0,
+            deadline: at.saturating_add(nanos(timeout)),
+        })
+    }
+
+    /// Settles a [`reserve`](Bucket::reserve)d cost at its `actual` cost, at `now`.
+    ///
+    /// Below the estimate, the difference comes back, capped at the burst: a refund is lost
+    /// to the extent that the bucket has refilled since and has no room for it. Above the
+    /// estimate, the difference is taken as a debt, even past what the bucket holds: the
+    /// tokens go negative and no take passes until the refill has paid it, so a request that
+    /// cost more than it said delays the next ones rather than being forgiven. At `now`
+    /// after the reservation's deadline, or for an `actual` that is negative, NaN or
+    /// infinite, nothing changes (not even the clock): the estimate stands. A `now` earlier
+    /// than one already seen is read as the latest seen.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Bucket;
+    ///
+    /// let secs = Duration::from_secs;
+    /// let mut bucket = Bucket::new(10.0, 100.0, secs(0));
+    /// let reservation = bucket.reserve(secs(0), 50.0, secs(60)).unwrap();
+    /// // It cost 130: 80 more than the estimate, and the bucket held only 50.
+    /// bucket.settle(reservation, 130.0, secs(0));
+    /// assert_eq!(bucket.tokens(secs(0)), -30.0);
+    /// assert!(!bucket.take(secs(0), 0.0));
+    /// // The debt is paid in 3 s, one token more takes a tenth of a second longer.
+    /// assert_eq!(bucket.next(secs(0), 1.0), Duration::from_millis(3_100));
+    /// ```
+    pub fn settle(&mut self, reservation: Reservation, actual: f64, now: Duration) {
+        if self.latest.read(now) > reservation.deadline || !is_cost(actual) {
+            return;
+        }
+        let estimate = reservation.estimate;
+        let elapsed = self.elapsed(now);
+        self.latest.advance(now);
+        let held = self.held(elapsed);
+        self.tokens = if actual < estimate {
+            // A refund: `estimate − actual` is finite and positive, the sum at worst `+inf`.
+            (held + (estimate - actual)).min(self.burst)
+        } else {
+            // A debt (or nothing): kept finite, so that a refill never meets `-inf`.
+            (held - (actual - estimate)).max(-f64::MAX)
+        };
     }
 
     /// Tokens a second, as read by [`new`](Bucket::new).

@@ -205,6 +205,7 @@ mod line;
 mod must_use;
 mod period;
 mod reason;
+mod reservation;
 mod shedder;
 mod sliding;
 mod tally;
@@ -230,6 +231,7 @@ pub use period::{Period, Quota};
 #[cfg(target_has_atomic = "64")]
 pub use period::{PeriodLeft, SharedPeriod};
 pub use reason::{BreakerReason, BucketReason, BudgetReason, GateReason, QuotaReason, ShedReason};
+pub use reservation::Reservation;
 pub use shedder::{SHED, Shed, Shedder, Ticket};
 pub use sliding::Sliding;
 pub use tally::{Outcome, Tally, Total};

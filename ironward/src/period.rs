@@ -4,6 +4,7 @@ use core::time::Duration;
 
 use crate::clock::{Latest, nanos};
 use crate::reason::QuotaReason;
+use crate::reservation::Reservation;
 
 #[cfg(target_has_atomic = "64")]
 mod shared;
@@ -66,6 +67,35 @@ pub enum Quota {
 /// the clock starts at zero, and a `now` earlier than one already seen is read as the latest
 /// seen, so a clock that steps back never reopens a period.
 ///
+/// # Costs
+///
+/// [`take_n`](Period::take_n), [`check_n`](Period::check_n) and [`next_n`](Period::next_n)
+/// charge a request its cost in units (tokens of a language model, bytes): it passes when
+/// the period's count plus its cost is at most the quota, answering [`Quota::Hit`] when it
+/// lands exactly on it. The methods without `_n` are these with a cost of 1. A refused cost
+/// is not counted while the period has room left, so a request too large for what is left
+/// does not spend it; once the quota is used up, a refusal counts as one event, as go-zero
+/// counts every call over the quota (at a cost of 1 these are the same rule). A cost of 0
+/// passes unless the count is already past the quota, and opens a period like any event. A
+/// cost above the quota never passes: `next_n` answers `Duration::MAX` for it.
+/// [`left`](Period::left) stays a count of units.
+///
+/// # Costs known after the fact
+///
+/// [`reserve`](Period::reserve) takes an estimate now and [`settle`](Period::settle)
+/// corrects it to the actual cost later (a [`Reservation`]). A refund is taken off the count
+/// of the period the estimate was counted in, if that period is still open; once it has
+/// closed there is nothing to give back, and nothing changes. A debt is counted in the period
+/// open when it is settled (opening one if none is), past the quota if need be: nothing more
+/// passes in that period. A settle after the reservation's deadline changes nothing.
+///
+/// The bound this keeps: in any one period, the units charged (takes, estimates less their
+/// refunds, debts) are at most the quota plus the debts settled in it after its last
+/// admission. At that admission the count held every unit then charged to the period, and
+/// they fitted; what came after is debts of reservations in flight at it. With one
+/// reservation in flight at a time, the bound is the quota plus the largest single
+/// overshoot (actual minus estimate).
+///
 /// `Clone` makes an independent copy of the state: the two then count separately, so
 /// cloning a limiter doubles what the pair admits.
 ///
@@ -101,8 +131,12 @@ pub struct Period {
     align: bool,
     /// When the latest period started, in nanoseconds; `None` before the first event.
     start: Option<u64>,
-    /// Events counted in the latest period, admitted or not.
+    /// Units counted in the latest period: those admitted, debts, and refusals once the
+    /// quota is used up.
     count: u64,
+    /// Periods opened and retunes that changed the policy: a refund applies only within the
+    /// same one.
+    epoch: u64,
     latest: Latest,
 }
 
@@ -161,6 +195,7 @@ impl Period {
             align,
             start: None,
             count: 0,
+            epoch: 0,
             latest: Latest::default(),
         }
     }
@@ -168,10 +203,39 @@ impl Period {
     /// Counts one event at `now` and says where the quota stands.
     ///
     /// Every event is counted, refused ones too, as go-zero's `INCRBY` counts them. This is
-    /// [`check`](Period::check) with a refusal read as [`Quota::Over`].
+    /// [`check`](Period::check) with a refusal read as [`Quota::Over`], and
+    /// [`take_n`](Period::take_n) with a cost of 1.
     #[must_use = "an unchecked take counts the event without enforcing the quota"]
     pub fn take(&mut self, now: Duration) -> Quota {
         self.check(now).unwrap_or(Quota::Over)
+    }
+
+    /// Counts a request costing `cost` units at `now` and says where the quota stands.
+    ///
+    /// It passes when the count plus `cost` is at most the quota: [`Quota::Hit`] when it
+    /// lands on it, [`Quota::Under`] below. A refused cost is counted as one event once the
+    /// quota is used up, and not at all while room is left (see the type's docs). This is
+    /// [`check_n`](Period::check_n) with a refusal read as [`Quota::Over`].
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::{Period, Quota};
+    ///
+    /// let secs = Duration::from_secs;
+    /// // A million tokens a day.
+    /// let mut daily = Period::new(1_000_000, secs(86_400));
+    /// assert_eq!(daily.take_n(secs(0), 900_000), Quota::Under);
+    /// // Too large for what is left: refused, and the 100 000 left stay.
+    /// assert_eq!(daily.take_n(secs(1), 200_000), Quota::Over);
+    /// assert_eq!(daily.left(secs(1)), 100_000);
+    /// assert_eq!(daily.take_n(secs(2), 100_000), Quota::Hit);
+    /// assert_eq!(daily.take_n(secs(3), 1_000_001), Quota::Over);
+    /// ```
+    #[must_use = "an unchecked take counts the cost without enforcing the quota"]
+    pub fn take_n(&mut self, now: Duration, cost: u32) -> Quota {
+        self.check_n(now, cost).unwrap_or(Quota::Over)
     }
 
     /// [`take`](Period::take) with the numbers behind a refusal: `Ok(Under)` or `Ok(Hit)` for
@@ -198,29 +262,133 @@ impl Period {
     #[inline]
     #[must_use = "an unchecked take counts the event without enforcing the quota"]
     pub fn check(&mut self, now: Duration) -> Result<Quota, QuotaReason> {
+        self.check_n(now, 1)
+    }
+
+    /// [`take_n`](Period::take_n) with the numbers behind a refusal: `take_n` is this with
+    /// the reason read as [`Quota::Over`], so the two always decide alike.
+    ///
+    /// `Err` carries the open period's count after the refusal (saturating at `u32::MAX`),
+    /// the quota, and how long until the period ends, which is what [`next`](Period::next)
+    /// answers, even for a cost above the quota that no period admits (ask
+    /// [`next_n`](Period::next_n), which answers `Duration::MAX` for it). Its count plus
+    /// `cost` is past the quota; with a cost above 1 the count alone may be below it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Period;
+    ///
+    /// let secs = Duration::from_secs;
+    /// let mut limit = Period::new(100, secs(60));
+    /// assert!(limit.check_n(secs(0), 70).is_ok());
+    /// let reason = limit.check_n(secs(20), 50).expect_err("30 are left");
+    /// assert_eq!((reason.count, reason.quota, reason.next), (70, 100, secs(40)));
+    /// assert_eq!(limit.check_n(secs(20), 101).unwrap_err().next, secs(40));
+    /// assert_eq!(limit.next_n(secs(20), 101), Duration::MAX);
+    /// ```
+    #[inline]
+    #[must_use = "an unchecked take counts the cost without enforcing the quota"]
+    pub fn check_n(&mut self, now: Duration, cost: u32) -> Result<Quota, QuotaReason> {
         let t = self.latest.advance(now);
-        let start = match self.open(t) {
-            Some(start) => start,
-            None => {
-                let start = if self.align { t - t % self.period } else { t };
-                self.start = Some(start);
-                self.count = 0;
-                start
-            }
-        };
-        self.count = self.count.saturating_add(1);
+        let start = self.open_at(t);
         let quota = u64::from(self.quota);
-        if self.count < quota {
-            Ok(Quota::Under)
-        } else if self.count == quota {
-            Ok(Quota::Hit)
-        } else {
-            Err(QuotaReason {
-                count: u32::try_from(self.count).unwrap_or(u32::MAX),
-                quota: self.quota,
-                // The period is open at `t`: `t − start < period`.
-                next: Duration::from_nanos(self.period - (t - start)),
-            })
+        let after = self.count.saturating_add(u64::from(cost));
+        if after <= quota {
+            self.count = after;
+            return Ok(if after < quota {
+                Quota::Under
+            } else {
+                Quota::Hit
+            });
+        }
+        if self.count >= quota {
+            self.count = self.count.saturating_add(1);
+        }
+        Err(QuotaReason {
+            count: u32::try_from(self.count).unwrap_or(u32::MAX),
+            quota: self.quota,
+            // The period is open at `t`: `t − start < period`.
+            next: Duration::from_nanos(self.period - (t - start)),
+        })
+    }
+
+    /// Takes an estimated cost now, to be settled at the actual cost with
+    /// [`settle`](Period::settle) within `timeout`.
+    ///
+    /// The estimate is decided exactly as [`check_n`](Period::check_n) decides a cost (a
+    /// refused estimate is counted as that rule says, and says why); the reservation it
+    /// answers carries the estimate, the period it was counted in and its deadline, `now`
+    /// (read as the latest seen) plus `timeout`. A reservation never settled, or settled
+    /// after its deadline, costs its estimate.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Period;
+    ///
+    /// let secs = Duration::from_secs;
+    /// let mut limit = Period::new(1_000, secs(60));
+    /// let reservation = limit.reserve(secs(0), 800, secs(30)).expect("room for it");
+    /// assert_eq!(limit.left(secs(1)), 200);
+    /// limit.settle(reservation, 300, secs(2));
+    /// assert_eq!(limit.left(secs(2)), 700);
+    /// ```
+    #[must_use = "a reservation left unsettled keeps costing its estimate: settle it with the actual cost"]
+    pub fn reserve(
+        &mut self,
+        now: Duration,
+        estimate: u32,
+        timeout: Duration,
+    ) -> Result<Reservation, QuotaReason> {
+        self.check_n(now, estimate)?;
+        let at = self.latest.get();
+        Ok(Reservation {
+            estimate: f64::from(estimate),
+            at,
+            epoch: self.epoch,
+            deadline: at.saturating_add(nanos(timeout)),
+        })
+    }
+
+    /// Settles a [`reserve`](Period::reserve)d cost at its `actual` cost, at `now`.
+    ///
+    /// Below the estimate, the difference is taken off the count, if the period the estimate
+    /// was counted in is still open (and no retune that changed the policy came between);
+    /// once it has closed there is nothing to give back and nothing changes. Above the
+    /// estimate, the difference is counted in the period open at `now`, opening one if none
+    /// is, even past the quota. At `now` after the reservation's deadline nothing changes,
+    /// not even the clock. A `now` earlier than one already seen is read as the latest seen.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::{Period, Quota};
+    ///
+    /// let secs = Duration::from_secs;
+    /// let mut limit = Period::new(1_000, secs(60));
+    /// let reservation = limit.reserve(secs(0), 800, secs(30)).unwrap();
+    /// // It cost 1 100: 300 past the quota, so nothing more passes this period.
+    /// limit.settle(reservation, 1_100, secs(10));
+    /// assert_eq!(limit.take_n(secs(10), 0), Quota::Over);
+    /// assert_eq!(limit.next_n(secs(10), 1), secs(50));
+    /// ```
+    pub fn settle(&mut self, reservation: Reservation, actual: u32, now: Duration) {
+        if self.latest.read(now) > reservation.deadline {
+            return;
+        }
+        let t = self.latest.advance(now);
+        // `as` saturates, and reads NaN as 0: a reservation from a period holds a `u32`.
+        let estimate = reservation.estimate as u64;
+        let actual = u64::from(actual);
+        if actual > estimate {
+            self.open_at(t);
+            self.count = self.count.saturating_add(actual - estimate);
+        } else if reservation.epoch == self.epoch && self.open(t).is_some() {
+            self.count = self.count.saturating_sub(estimate - actual);
         }
     }
 
@@ -281,6 +449,7 @@ impl Period {
         }
         self.quota = quota;
         self.period = period;
+        self.epoch = self.epoch.saturating_add(1);
     }
 
     /// How many more events the period admits at `now`, without changing anything.
@@ -306,6 +475,42 @@ impl Period {
         match self.open(t) {
             Some(start) => Duration::from_nanos(self.period - (t - start)),
             None => Duration::ZERO,
+        }
+    }
+
+    /// How long after `now` a request costing `cost` units would pass, without changing
+    /// anything.
+    ///
+    /// Zero when it would pass now, or when no period is open (the next event opens one);
+    /// otherwise the time until the open period ends; `Duration::MAX` for a cost above the
+    /// quota, which never passes. Unlike [`next`](Period::next), which is when the open period
+    /// ends whatever room is left, this is zero while the cost fits: the two agree whenever
+    /// an event would be refused.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::{Period, Quota};
+    ///
+    /// let secs = Duration::from_secs;
+    /// let mut limit = Period::new(100, secs(60));
+    /// assert_eq!(limit.take_n(secs(0), 60), Quota::Under);
+    /// assert_eq!(limit.next_n(secs(15), 40), Duration::ZERO);
+    /// assert_eq!(limit.next_n(secs(15), 41), secs(45));
+    /// assert_eq!(limit.next_n(secs(15), 101), Duration::MAX);
+    /// ```
+    #[must_use = "next only computes the wait; it counts nothing"]
+    pub fn next_n(&self, now: Duration, cost: u32) -> Duration {
+        if cost > self.quota {
+            return Duration::MAX;
+        }
+        let t = self.latest.read(now);
+        match self.open(t) {
+            Some(start) if self.count.saturating_add(u64::from(cost)) > u64::from(self.quota) => {
+                Duration::from_nanos(self.period - (t - start))
+            }
+            _ => Duration::ZERO,
         }
     }
 
@@ -352,6 +557,20 @@ impl Period {
     /// overflow, where a saturating sum would reopen a period at the end of the clock.
     fn open(&self, t: u64) -> Option<u64> {
         self.start.filter(|&start| t - start < self.period)
+    }
+
+    /// The start of the period open at `t`, opening one (its count 0) if none is.
+    fn open_at(&mut self, t: u64) -> u64 {
+        match self.open(t) {
+            Some(start) => start,
+            None => {
+                let start = if self.align { t - t % self.period } else { t };
+                self.start = Some(start);
+                self.count = 0;
+                self.epoch = self.epoch.saturating_add(1);
+                start
+            }
+        }
     }
 }
 

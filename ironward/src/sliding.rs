@@ -5,11 +5,16 @@ use core::time::Duration;
 
 use crate::clock::{Latest, nanos};
 use crate::reason::QuotaReason;
+use crate::reservation::Reservation;
 
-/// Stamps reserved up front: enough that quotas up to this size never allocate again.
+/// Entries reserved up front: enough that quotas up to this size never allocate again.
 const RESERVED: u32 = 4096;
 
-/// A sliding-window log: at most `quota` events in any window-long stretch of time.
+/// An admitted cost: when it was taken, in nanoseconds, and how many units (at least 1).
+type Entry = (u64, u64);
+
+/// A sliding-window log: at most `quota` events (or units of cost) in any window-long
+/// stretch of time.
 ///
 /// Where a [`Bucket`](crate::Bucket) smooths, a window counts. "A thousand a day" is a
 /// window, not a rate: a bucket would let a client spend the day's allowance in the first
@@ -20,12 +25,43 @@ const RESERVED: u32 = 4096;
 /// The two-counter approximation some limiters use instead (weighting the previous fixed
 /// window) can be off by nearly the whole quota when traffic is uneven; this cannot.
 ///
-/// Memory is bounded by `quota`: the stamps live in a ring of `u64` nanoseconds, sorted by
-/// construction. [`new`](Sliding::new) reserves room for `min(quota, 4096)` stamps, so a
-/// quota up to 4096 never allocates after construction; a larger quota lets the ring grow on
-/// demand, up to `quota` stamps (8 bytes each), as traffic fills it. Nothing is allocated
-/// for a quota the traffic never reaches: a quota of `u32::MAX` costs 32 KiB until the
-/// window really holds more than 4096 events.
+/// Memory is bounded by `quota`: the log is a ring of entries, each a stamp in nanoseconds
+/// and the cost admitted at it (16 bytes), sorted by construction. Costs taken at the same
+/// reading share one entry, and a cost of 0 takes none, so every entry holds at least one
+/// unit and a window never holds more entries than its quota. [`new`](Sliding::new) reserves
+/// room for `min(quota, 4096)` entries, so a quota up to 4096 never allocates after
+/// construction; a larger quota lets the ring grow on demand, up to `quota` entries, as
+/// traffic fills it. Nothing is allocated for a quota the traffic never reaches: a quota of
+/// `u32::MAX` costs 64 KiB until the window really holds more than 4096 entries. (Debts
+/// settled by [`settle`](Sliding::settle) add one entry each, so the bound is then the quota
+/// plus the reservations settled above their estimate within a window.)
+///
+/// # Costs
+///
+/// [`take_n`](Sliding::take_n), [`check_n`](Sliding::check_n) and
+/// [`next_n`](Sliding::next_n) charge a request its cost in units (tokens of a language
+/// model, bytes): it passes when the units inside the window plus its cost are at most the
+/// quota. A cost of 1 is an event, and the methods without `_n` are these with a cost of 1.
+/// A cost of 0 passes unless settled debts hold the window past its quota, and takes no
+/// room. A cost above the quota never passes: `next_n` answers `Duration::MAX` for it.
+/// [`left`](Sliding::left) stays a count of units.
+///
+/// # Costs known after the fact
+///
+/// [`reserve`](Sliding::reserve) takes an estimate now and [`settle`](Sliding::settle)
+/// corrects it to the actual cost later (a [`Reservation`]). A refund lowers the entry the
+/// estimate was stamped with, so the room comes back at once and for as long as the estimate
+/// would have held it; a refund after the estimate has left the window changes nothing, as
+/// there is nothing left to give back. A debt is a new entry stamped when it is settled,
+/// which holds the window for a window from then, past the quota if need be: nothing passes
+/// until enough has left. A settle after the reservation's deadline changes nothing.
+///
+/// The bound this keeps: in any window-long stretch, the units charged (takes, estimates
+/// less their refunds, debts) are at most the quota plus the debts settled in the stretch
+/// after its last admission. At that admission the log saw every unit then in the stretch,
+/// and they fitted; what came after is debts of reservations in flight at it. With one
+/// reservation in flight at a time, the bound is the quota plus the largest single
+/// overshoot (actual minus estimate).
 ///
 /// # Edge cases
 ///
@@ -35,7 +71,7 @@ const RESERVED: u32 = 4096;
 /// at zero, and a `now` earlier than one already seen is read as the latest seen, so a clock
 /// that steps back never frees room.
 ///
-/// `Clone` makes an independent copy of the state (the stamps included): the two then count
+/// `Clone` makes an independent copy of the state (the entries included): the two then count
 /// separately, so cloning a limiter doubles what the pair admits.
 ///
 /// # Examples
@@ -61,20 +97,27 @@ pub struct Sliding {
     quota: u32,
     /// The window, in nanoseconds (at least 1).
     window: u64,
-    /// When each admitted event still (possibly) inside the window happened, oldest first.
-    stamps: VecDeque<u64>,
+    /// Each admitted cost still (possibly) inside the window, oldest first; stamps unique.
+    entries: VecDeque<Entry>,
+    /// The units in `entries`, saturating.
+    used: u64,
+    /// Retunes that changed the policy: a refund applies only to an estimate taken since the
+    /// latest, since a retune may have forgotten older entries.
+    epoch: u64,
     latest: Latest,
 }
 
 impl Sliding {
     /// An empty log admitting `quota` events in any stretch of `window`.
     ///
-    /// A `window` below 1 ns is raised to 1 ns. Reserves `min(quota, 4096)` stamps.
+    /// A `window` below 1 ns is raised to 1 ns. Reserves `min(quota, 4096)` entries.
     pub fn new(quota: u32, window: Duration) -> Self {
         Self {
             quota,
             window: nanos(window).max(1),
-            stamps: VecDeque::with_capacity(quota.min(RESERVED) as usize),
+            entries: VecDeque::with_capacity(quota.min(RESERVED) as usize),
+            used: 0,
+            epoch: 0,
             latest: Latest::default(),
         }
     }
@@ -85,18 +128,20 @@ impl Sliding {
     /// The events still inside the old window at `now` are kept, with their stamps, and from
     /// then on each counts until its stamp plus the new window: a longer window holds them
     /// longer, a shorter one lets them go sooner, and an event that had already left does
-    /// not come back. A lower quota keeps only the newest `quota` of them. That is enough to
-    /// decide exactly: a window holding `quota` events is full whatever older ones it also
-    /// holds, and the newest `quota` are the last to leave, so every answer is the one a log
-    /// of every kept event would give. Events admitted under the old quota are not taken
-    /// back: a window left holding more than the new quota admits nothing until enough have
-    /// left it.
+    /// not come back. A lower quota keeps only the fewest newest entries that hold `quota`
+    /// units (the newest `quota` events, at a cost of 1 each). That is enough to decide
+    /// exactly: a window holding `quota` units is full whatever older ones it also holds, and
+    /// the newest are the last to leave, so every answer is the one a log of every kept event
+    /// would give. Events admitted under the old quota are not taken back: a window left
+    /// holding more than the new quota admits nothing until enough have left it. For the same
+    /// reason a [`Reservation`] taken before a retune that changes the policy gets no refund
+    /// (its debt is still charged): its entry may be one the retune forgot.
     ///
     /// `window` is read as [`new`](Sliding::new) reads it. A `now` earlier than one already
     /// seen is read as the latest seen, and the log remembers it, as after a
     /// [`take`](Sliding::take). Retuning to the quota and window the log already has (as
     /// read) changes nothing, not even its clock. The ring's room follows the new quota as
-    /// [`new`](Sliding::new) sets it: `min(quota, 4096)` stamps reserved, so decisions under a
+    /// [`new`](Sliding::new) sets it: `min(quota, 4096)` entries reserved, so decisions under a
     /// raised quota up to 4096 still never allocate, and a lowered quota gives back the room
     /// it no longer needs.
     ///
@@ -128,29 +173,72 @@ impl Sliding {
             return;
         }
         let t = self.latest.advance(now);
-        // The stamps that have left the old window go first, so that none comes back inside
-        // a longer one; then all but the newest `quota`.
-        let gone = self.first_inside(t);
-        let excess = (self.stamps.len() - gone).saturating_sub(quota as usize);
-        self.stamps.drain(..gone + excess);
+        // The entries that have left the old window go first, so that none comes back inside
+        // a longer one; then all but the fewest newest that hold the quota.
+        self.drop_gone(t);
+        let quota_units = u64::from(quota);
+        while let Some(front) = self.entries.front_mut() {
+            let rest = self.used.saturating_sub(front.1);
+            if rest < quota_units {
+                // Units at one stamp are alike: keep just enough of the oldest kept entry.
+                let excess = self.used.saturating_sub(quota_units);
+                front.1 -= excess;
+                self.used -= excess;
+                break;
+            }
+            self.entries.pop_front();
+            self.used = rest;
+        }
         self.quota = quota;
         self.window = window;
+        self.epoch = self.epoch.saturating_add(1);
         // Room as `new` reserves it, and none past the quota: memory stays bounded by it.
         let reserved = quota.min(RESERVED) as usize;
-        if self.stamps.capacity() < reserved {
-            self.stamps.reserve(reserved - self.stamps.len());
-        } else if self.stamps.capacity() > quota as usize {
-            self.stamps.shrink_to(reserved);
+        if self.entries.capacity() < reserved {
+            self.entries.reserve(reserved - self.entries.len());
+        } else if self.entries.capacity() > quota as usize {
+            self.entries.shrink_to(reserved);
         }
     }
 
     /// Whether an event at `now` is within the quota, counting it if it is.
     ///
-    /// Stamps that have left the window are dropped first. This is
-    /// [`check`](Sliding::check) without the reason for a refusal.
+    /// Entries that have left the window are dropped first. This is
+    /// [`check`](Sliding::check) without the reason for a refusal, and
+    /// [`take_n`](Sliding::take_n) with a cost of 1.
     #[must_use = "an unchecked take counts the event without enforcing the quota"]
     pub fn take(&mut self, now: Duration) -> bool {
         self.check(now).is_ok()
+    }
+
+    /// Whether a request costing `cost` units at `now` is within the quota, counting its cost
+    /// if it is.
+    ///
+    /// It passes when the units inside the window plus `cost` are at most the quota. A cost
+    /// of 0 passes without taking room (unless settled debts hold the window past its quota);
+    /// a cost above the quota never passes. This is [`check_n`](Sliding::check_n) without
+    /// the reason for a refusal.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Sliding;
+    ///
+    /// let secs = Duration::from_secs;
+    /// // 10 000 tokens in any minute.
+    /// let mut tokens = Sliding::new(10_000, secs(60));
+    /// assert!(tokens.take_n(secs(0), 6_000));
+    /// assert!(!tokens.take_n(secs(30), 5_000));
+    /// assert!(tokens.take_n(secs(30), 4_000));
+    /// assert_eq!(tokens.left(secs(30)), 0);
+    /// // The 6 000 leave at 60 s.
+    /// assert!(tokens.take_n(secs(60), 5_000));
+    /// assert!(!tokens.take_n(secs(60), 10_001));
+    /// ```
+    #[must_use = "an unchecked take counts the cost without enforcing the quota"]
+    pub fn take_n(&mut self, now: Duration, cost: u32) -> bool {
+        self.check_n(now, cost).is_ok()
     }
 
     /// [`take`](Sliding::take) with the numbers behind a refusal: `take` is this with the
@@ -177,66 +265,197 @@ impl Sliding {
     #[inline]
     #[must_use = "an unchecked take counts the event without enforcing the quota"]
     pub fn check(&mut self, now: Duration) -> Result<(), QuotaReason> {
+        self.check_n(now, 1)
+    }
+
+    /// [`take_n`](Sliding::take_n) with the numbers behind a refusal: `take_n` is this with
+    /// the reason discarded, so the two always decide alike.
+    ///
+    /// `Err` carries the units inside the window (the refused cost not counted, saturating
+    /// at `u32::MAX`), the quota, and how long until enough have left for `cost` to pass,
+    /// which is what [`next_n`](Sliding::next_n) would answer: `Duration::MAX` for a cost
+    /// above the quota. Its count plus `cost` is past the quota; with a cost above 1 the
+    /// count alone may be below it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Sliding;
+    ///
+    /// let secs = Duration::from_secs;
+    /// let mut tokens = Sliding::new(100, secs(10));
+    /// assert!(tokens.check_n(secs(0), 60).is_ok());
+    /// assert!(tokens.check_n(secs(4), 30).is_ok());
+    /// let reason = tokens.check_n(secs(5), 50).expect_err("90 of 100 are taken");
+    /// assert_eq!((reason.count, reason.quota, reason.next), (90, 100, secs(5)));
+    /// assert_eq!(tokens.check_n(secs(5), 101).unwrap_err().next, Duration::MAX);
+    /// ```
+    #[inline]
+    #[must_use = "an unchecked take counts the cost without enforcing the quota"]
+    pub fn check_n(&mut self, now: Duration, cost: u32) -> Result<(), QuotaReason> {
         let t = self.latest.advance(now);
-        while self
-            .stamps
-            .front()
-            .is_some_and(|&stamp| self.gone(stamp, t))
-        {
-            self.stamps.pop_front();
-        }
+        self.drop_gone(t);
         // What is left in the ring is inside the window.
-        let inside = self.stamps.len();
-        if self.has_room(inside) {
-            self.stamps.push_back(t);
+        let cost = u64::from(cost);
+        if self.used.saturating_add(cost) <= u64::from(self.quota) {
+            self.charge(t, cost);
             return Ok(());
         }
-        // Full, so room comes when the oldest stamp leaves (it is inside: `t − oldest <
-        // window`); with no stamp at all the quota is 0, and there is never room.
-        let next = match self.stamps.front() {
-            Some(&oldest) => Duration::from_nanos(self.window - (t - oldest)),
-            None => Duration::MAX,
-        };
         Err(QuotaReason {
-            // The ring never holds more than `quota` stamps.
-            count: inside as u32,
+            count: u32::try_from(self.used).unwrap_or(u32::MAX),
             quota: self.quota,
-            next,
+            next: self.wait(t, 0, self.used, cost),
         })
     }
 
-    /// How many more events the window has room for at `now`, without changing anything.
+    /// Takes an estimated cost now, to be settled at the actual cost with
+    /// [`settle`](Sliding::settle) within `timeout`.
+    ///
+    /// The estimate is decided exactly as [`check_n`](Sliding::check_n) decides a cost (a
+    /// refused estimate takes nothing and says why); the reservation it answers carries the
+    /// estimate, the stamp it was taken at and its deadline, `now` (read as the latest seen)
+    /// plus `timeout`. A reservation never settled, or settled after its deadline, costs its
+    /// estimate for a window.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Sliding;
+    ///
+    /// let secs = Duration::from_secs;
+    /// let mut tokens = Sliding::new(1_000, secs(60));
+    /// let reservation = tokens.reserve(secs(0), 700, secs(10)).expect("room for it");
+    /// assert!(tokens.reserve(secs(1), 400, secs(10)).is_err());
+    /// // It cost 1 100: 400 more, charged at 2 s, for a minute from then.
+    /// tokens.settle(reservation, 1_100, secs(2));
+    /// assert_eq!(tokens.left(secs(2)), 0);
+    /// // 100 pass once the 700 leave at 60 s.
+    /// assert_eq!(tokens.next_n(secs(2), 100), secs(58));
+    /// ```
+    #[must_use = "a reservation left unsettled keeps costing its estimate: settle it with the actual cost"]
+    pub fn reserve(
+        &mut self,
+        now: Duration,
+        estimate: u32,
+        timeout: Duration,
+    ) -> Result<Reservation, QuotaReason> {
+        self.check_n(now, estimate)?;
+        let at = self.latest.get();
+        Ok(Reservation {
+            estimate: f64::from(estimate),
+            at,
+            epoch: self.epoch,
+            deadline: at.saturating_add(nanos(timeout)),
+        })
+    }
+
+    /// Settles a [`reserve`](Sliding::reserve)d cost at its `actual` cost, at `now`.
+    ///
+    /// Below the estimate, the difference is taken off the entry the estimate was stamped
+    /// with, so the room comes back at once; if the estimate has already left the window,
+    /// or a retune that changed the policy came between, there is nothing to give back and
+    /// nothing changes. Above the estimate, the difference is charged as a debt stamped
+    /// `now`, even past the quota: it holds the window for a window from `now`. At `now`
+    /// after the reservation's deadline nothing changes, not even the clock. A `now` earlier
+    /// than one already seen is read as the latest seen.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Sliding;
+    ///
+    /// let secs = Duration::from_secs;
+    /// let mut tokens = Sliding::new(1_000, secs(60));
+    /// let early = tokens.reserve(secs(0), 600, secs(120)).unwrap();
+    /// let late = tokens.reserve(secs(0), 400, secs(120)).unwrap();
+    /// // Settled within the window: 500 come back at once.
+    /// tokens.settle(early, 100, secs(30));
+    /// assert_eq!(tokens.left(secs(30)), 500);
+    /// // Settled after the window: the estimate has left already, nothing to refund.
+    /// tokens.settle(late, 0, secs(90));
+    /// assert_eq!(tokens.left(secs(90)), 1_000);
+    /// ```
+    pub fn settle(&mut self, reservation: Reservation, actual: u32, now: Duration) {
+        if self.latest.read(now) > reservation.deadline {
+            return;
+        }
+        let t = self.latest.advance(now);
+        // `as` saturates, and reads NaN as 0: a reservation from this log holds a `u32`.
+        let estimate = reservation.estimate as u64;
+        let actual = u64::from(actual);
+        if actual > estimate {
+            self.charge(t, actual - estimate);
+            return;
+        }
+        let at = reservation.at;
+        if reservation.epoch != self.epoch || at > t || self.gone(at, t) {
+            return;
+        }
+        let index = self.entries.partition_point(|&(stamp, _)| stamp < at);
+        if let Some(entry) = self.entries.get_mut(index).filter(|entry| entry.0 == at) {
+            let refund = (estimate - actual).min(entry.1);
+            entry.1 -= refund;
+            self.used = self.used.saturating_sub(refund);
+            if entry.1 == 0 {
+                self.entries.remove(index);
+            }
+        }
+    }
+
+    /// How many more units the window has room for at `now`, without changing anything:
+    /// events, at a cost of 1 each.
     #[must_use]
     pub fn left(&self, now: Duration) -> u32 {
         let t = self.latest.read(now);
-        let inside = self.stamps.len() - self.first_inside(t);
-        // The ring never holds more than `quota` stamps, so `inside` fits a `u32`.
-        u32::try_from(inside).map_or(0, |inside| self.quota.saturating_sub(inside))
+        let (_, inside) = self.inside(t);
+        u32::try_from(u64::from(self.quota).saturating_sub(inside)).unwrap_or(0)
     }
 
     /// How long after `now` the window will next have room, without changing anything.
     ///
     /// Zero when there is room now; otherwise the time until the oldest event inside leaves
-    /// it; `Duration::MAX` for a quota of 0, which never has room.
+    /// it; `Duration::MAX` for a quota of 0, which never has room. This is
+    /// [`next_n`](Sliding::next_n) with a cost of 1.
     #[must_use = "next only computes the wait; it counts nothing"]
     pub fn next(&self, now: Duration) -> Duration {
-        if self.quota == 0 {
-            return Duration::MAX;
-        }
+        self.next_n(now, 1)
+    }
+
+    /// How long after `now` a request costing `cost` units would pass, without changing
+    /// anything.
+    ///
+    /// Zero when it would pass now; otherwise the time until enough of the units inside have
+    /// left the window, oldest first; `Duration::MAX` for a cost above the quota, which never
+    /// passes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Sliding;
+    ///
+    /// let secs = Duration::from_secs;
+    /// let mut tokens = Sliding::new(100, secs(10));
+    /// assert!(tokens.take_n(secs(0), 50));
+    /// assert!(tokens.take_n(secs(3), 50));
+    /// assert_eq!(tokens.next_n(secs(5), 0), Duration::ZERO);
+    /// assert_eq!(tokens.next_n(secs(5), 50), secs(5));
+    /// assert_eq!(tokens.next_n(secs(5), 51), secs(8));
+    /// assert_eq!(tokens.next_n(secs(5), 101), Duration::MAX);
+    /// ```
+    #[must_use = "next only computes the wait; it counts nothing"]
+    pub fn next_n(&self, now: Duration, cost: u32) -> Duration {
         let t = self.latest.read(now);
-        let first = self.first_inside(t);
-        if self.has_room(self.stamps.len() - first) {
-            return Duration::ZERO;
-        }
-        // The window is full and the quota above 0, so `first` indexes the oldest stamp
-        // inside it: `t − oldest < window`.
-        let oldest = self.stamps[first];
-        Duration::from_nanos(self.window - (t - oldest))
+        let (first, inside) = self.inside(t);
+        self.wait(t, first, inside, u64::from(cost))
     }
 
     /// How long the log takes to be as good as new when left alone: its window.
     ///
-    /// After a window without a take every stamp has left it, so the log answers as a fresh
+    /// After a window without a take every entry has left it, so the log answers as a fresh
     /// one would: a caller keeping a log per key may forget a key idle for longer and give it
     /// a new log when it returns, changing no answer.
     ///
@@ -256,7 +475,7 @@ impl Sliding {
         self.window()
     }
 
-    /// The most events the window admits.
+    /// The most events (units) the window admits.
     #[must_use]
     pub fn quota(&self) -> u32 {
         self.quota
@@ -268,7 +487,7 @@ impl Sliding {
         Duration::from_nanos(self.window)
     }
 
-    /// Whether an event stamped `stamp` has left the window at `t`.
+    /// Whether an entry stamped `stamp` has left the window at `t`.
     ///
     /// Stamps are past readings of the latest clock, so `t ≥ stamp`: comparing the gap
     /// rather than `stamp + window` is exact and cannot overflow at the end of the clock.
@@ -276,15 +495,60 @@ impl Sliding {
         t - stamp >= self.window
     }
 
-    /// The index of the oldest stamp still inside the window at `t` (the ring's length when
-    /// none is): the stamps are sorted, so those that have left come first.
-    fn first_inside(&self, t: u64) -> usize {
-        self.stamps.partition_point(|&stamp| self.gone(stamp, t))
+    /// Drops the entries that have left the window at `t`.
+    fn drop_gone(&mut self, t: u64) {
+        while let Some(&(stamp, cost)) = self.entries.front() {
+            if !self.gone(stamp, t) {
+                break;
+            }
+            self.entries.pop_front();
+            self.used = self.used.saturating_sub(cost);
+        }
     }
 
-    /// Whether a window holding `inside` events has room for another.
-    fn has_room(&self, inside: usize) -> bool {
-        (inside as u64) < u64::from(self.quota)
+    /// The index of the oldest entry still inside the window at `t`, and the units from it
+    /// on. The entries are sorted, so those that have left come first; they are usually few,
+    /// so their units are subtracted rather than the rest added.
+    fn inside(&self, t: u64) -> (usize, u64) {
+        let first = self
+            .entries
+            .partition_point(|&(stamp, _)| self.gone(stamp, t));
+        let gone: u64 = self.entries.range(..first).map(|&(_, cost)| cost).sum();
+        (first, self.used.saturating_sub(gone))
+    }
+
+    /// Counts `cost` units at `t`, the latest reading: into the newest entry when it has the
+    /// same stamp, none for a cost of 0.
+    fn charge(&mut self, t: u64, cost: u64) {
+        if cost == 0 {
+            return;
+        }
+        self.used = self.used.saturating_add(cost);
+        match self.entries.back_mut() {
+            Some(back) if back.0 == t => back.1 = back.1.saturating_add(cost),
+            _ => self.entries.push_back((t, cost)),
+        }
+    }
+
+    /// How long after `t` a cost passes, the entries from `first` on holding `inside` units.
+    fn wait(&self, t: u64, first: usize, mut inside: u64, cost: u64) -> Duration {
+        let quota = u64::from(self.quota);
+        if cost > quota {
+            return Duration::MAX;
+        }
+        if inside.saturating_add(cost) <= quota {
+            return Duration::ZERO;
+        }
+        // Room comes when enough of the oldest have left; each is inside: `t − stamp <
+        // window`.
+        for &(stamp, units) in self.entries.range(first..) {
+            inside = inside.saturating_sub(units);
+            if inside.saturating_add(cost) <= quota {
+                return Duration::from_nanos(self.window - (t - stamp));
+            }
+        }
+        // Unreachable: with every entry gone `inside` is 0 and the cost fits the quota.
+        Duration::MAX
     }
 }
 

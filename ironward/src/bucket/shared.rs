@@ -344,9 +344,10 @@ impl SharedBucket {
     }
 
     /// A bucket that holds `tokens` at `now`, refilling at `rate` tokens a second up to
-    /// `burst`, read as [`Bucket::with_tokens`](crate::Bucket::with_tokens) reads them
-    /// (tokens above the burst are the burst, NaN or negative ones none). Its clock starts
-    /// at `now`.
+    /// `burst`, read as [`Bucket::with_tokens`](crate::Bucket::with_tokens) reads them:
+    /// tokens above the burst are the burst, and NaN ones none. Negative tokens are none
+    /// too, since this bucket keeps no debt (where `Bucket` keeps them as one). Its clock
+    /// starts at `now`.
     ///
     /// # Examples
     ///

@@ -24,9 +24,15 @@ fn a_bucket_made_with_tokens_holds_them_within_the_burst() {
         Bucket::with_tokens(1.0, 3.0, f64::NAN, secs(0)).tokens(secs(0)),
         0.0
     );
+    // Negative tokens are a debt, paid by the refill before a take passes.
+    let mut debt = Bucket::with_tokens(1.0, 3.0, -1.0, secs(0));
+    assert_eq!(debt.tokens(secs(0)), -1.0);
+    assert_eq!(debt.next(secs(0), 1.0), secs(2));
+    assert!(!debt.take(ms(500), 0.0));
+    assert!(debt.take(secs(2), 1.0));
     assert_eq!(
-        Bucket::with_tokens(1.0, 3.0, -1.0, secs(0)).tokens(secs(0)),
-        0.0
+        Bucket::with_tokens(1.0, 3.0, f64::NEG_INFINITY, secs(0)).tokens(secs(9)),
+        -f64::MAX
     );
     let mut bucket = Bucket::with_tokens(3.0, 1.0, 0.0, secs(5));
     let wait = bucket.next(secs(5), 1.0);

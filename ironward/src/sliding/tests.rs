@@ -61,7 +61,7 @@ fn left_counts_down_without_changing_anything() {
     assert_eq!(limit.left(ms(1000)), 2);
     assert_eq!(limit.left(ms(5000)), 3);
     // Reading the future dropped nothing and moved no clock.
-    assert_eq!(limit.stamps.len(), 2);
+    assert_eq!(limit.entries.len(), 2);
     assert_eq!(limit.left(ms(400)), 1);
 }
 
@@ -114,16 +114,16 @@ fn a_window_of_duration_max_holds_events_until_the_clock_runs_out() {
 
 #[test]
 fn reserves_at_most_4096_stamps_up_front() {
-    assert!(Sliding::new(10, secs(1)).stamps.capacity() >= 10);
+    assert!(Sliding::new(10, secs(1)).entries.capacity() >= 10);
     let huge = Sliding::new(u32::MAX, secs(1));
-    assert!(huge.stamps.capacity() >= 4096);
-    assert!(huge.stamps.capacity() < 8192);
+    assert!(huge.entries.capacity() >= 4096);
+    assert!(huge.entries.capacity() < 8192);
 }
 
 #[test]
 fn decisions_never_allocate_up_to_4096() {
     let mut limit = Sliding::new(4096, secs(1));
-    let capacity = limit.stamps.capacity();
+    let capacity = limit.entries.capacity();
     for round in 0..3 {
         // Each round frees the previous round's stamps one by one: the quota again.
         let admitted = (0..5000)
@@ -131,7 +131,7 @@ fn decisions_never_allocate_up_to_4096() {
             .count();
         assert_eq!(admitted, 4096, "round {round}");
     }
-    assert_eq!(limit.stamps.capacity(), capacity);
+    assert_eq!(limit.entries.capacity(), capacity);
     assert_eq!(limit.left(secs(2)), 0);
 }
 
@@ -142,7 +142,7 @@ fn grows_past_4096_on_demand_up_to_the_quota() {
         assert!(limit.take(Duration::from_nanos(i)));
     }
     assert!(!limit.take(ms(1)));
-    assert_eq!(limit.stamps.len(), 5000);
+    assert_eq!(limit.entries.len(), 5000);
 }
 
 #[test]
@@ -207,7 +207,7 @@ fn a_lower_quota_keeps_the_newest_stamps_and_decides_as_if_it_kept_them_all() {
         assert!(limit.take(secs(t)));
     }
     limit.retune(2, secs(10), secs(7));
-    assert_eq!(limit.stamps, [secs(4), secs(6)].map(nanos));
+    assert_eq!(limit.entries, [(nanos(secs(4)), 1), (nanos(secs(6)), 1)]);
     // At 11 s a log of all four events holds three (2, 4 and 6 s); under a quota of 2 it
     // has room once only one is left, when the 4 s event leaves at 14 s.
     assert_eq!(limit.left(secs(11)), 0);
@@ -243,7 +243,7 @@ fn a_new_window_applies_to_the_kept_stamps_and_never_brings_one_back() {
     // A shorter window lets the 8 s event go at 9 s.
     limit.retune(1, secs(1), secs(12));
     assert_eq!(limit.left(secs(12)), 1);
-    assert!(limit.stamps.len() <= 1);
+    assert!(limit.entries.len() <= 1);
 }
 
 #[test]
@@ -263,24 +263,24 @@ fn retuning_to_the_same_policy_changes_nothing() {
     limit.retune(2, Duration::from_nanos(1), secs(9));
     // The clock did not move to 9 s: 5 s is still the latest seen.
     assert_eq!(limit.latest.get(), nanos(secs(5)));
-    assert_eq!(limit.stamps.len(), 1);
+    assert_eq!(limit.entries.len(), 1);
 }
 
 #[test]
 fn retuning_keeps_the_reservation_new_would_make() {
     let mut limit = Sliding::new(10, secs(1));
     limit.retune(3000, secs(1), secs(0));
-    assert!(limit.stamps.capacity() >= 3000);
-    let capacity = limit.stamps.capacity();
+    assert!(limit.entries.capacity() >= 3000);
+    let capacity = limit.entries.capacity();
     assert!((0..3000).all(|i| limit.take(Duration::from_nanos(i))));
-    assert_eq!(limit.stamps.capacity(), capacity);
+    assert_eq!(limit.entries.capacity(), capacity);
     limit.retune(5, secs(1), ms(1));
-    assert_eq!(limit.stamps.len(), 5);
-    assert!(limit.stamps.capacity() < 3000);
+    assert_eq!(limit.entries.len(), 5);
+    assert!(limit.entries.capacity() < 3000);
     limit.retune(u32::MAX, secs(1), ms(1));
-    assert!((4096..8192).contains(&limit.stamps.capacity()));
+    assert!((4096..8192).contains(&limit.entries.capacity()));
     limit.retune(0, secs(1), ms(1));
-    assert!(limit.stamps.is_empty());
+    assert!(limit.entries.is_empty());
     assert!(!limit.take(ms(1)));
     assert_eq!(limit.next(ms(1)), Duration::MAX);
 }
@@ -335,4 +335,17 @@ fn a_refusal_at_the_end_of_the_clock_waits_a_window() {
     let mut limit = Sliding::new(1, secs(1));
     assert!(limit.check(Duration::MAX).is_ok());
     assert_eq!(limit.check(Duration::MAX).unwrap_err().next, secs(1));
+}
+
+#[test]
+fn a_lower_quota_keeps_the_newest_units_of_an_entry_shared_by_several_events() {
+    let mut limit = Sliding::new(3, secs(10));
+    assert!(limit.take(secs(1)));
+    assert!(limit.take_n(secs(2), 2));
+    limit.retune(1, secs(10), secs(2));
+    assert_eq!(limit.entries, [(nanos(secs(2)), 1)]);
+    // Raised again: one of the two units at 2 s is remembered, as a log of stamps would.
+    limit.retune(5, secs(10), secs(3));
+    assert_eq!(limit.left(secs(3)), 4);
+    assert_eq!(limit.left(secs(12)), 5);
 }

@@ -1,0 +1,94 @@
+//! A cost taken on an estimate, to be settled at the actual cost once it is known.
+
+use core::time::Duration;
+
+/// A cost taken on an estimate, to be settled at its actual cost once the request has run:
+/// from [`Bucket::reserve`](crate::Bucket::reserve), [`Sliding::reserve`](crate::Sliding::reserve)
+/// or [`Period::reserve`](crate::Period::reserve), settled by the same limiter's `settle`.
+///
+/// An API metered in tokens knows a request's cost only roughly when it starts and exactly
+/// when it ends. The limiter takes the estimate at once, so that concurrent requests see it,
+/// and `settle` corrects it: an actual below the estimate gives the difference back (a
+/// refund), one above it charges the difference (a debt, which delays the next admission
+/// until it is paid). Each limiter's `settle` says when a refund comes too late to count.
+///
+/// A reservation carries its deadline: a `settle` at a `now` after it changes nothing, so a
+/// request that never reports keeps costing its estimate, and so does a reservation dropped
+/// without a settle. The limiter keeps no list of reservations in flight: this value is all
+/// it needs, so a pure core can time one out without a clock of its own.
+///
+/// It is not `Clone`: one reservation settles once. Settling it on a limiter other than the
+/// one that made it does not panic, but its refund is then refused or lands on whatever the
+/// other limiter holds at the same stamp.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::Sliding;
+///
+/// let secs = Duration::from_secs;
+/// // 100 000 tokens a minute; a request estimated at 4 000 uses 2 500.
+/// let mut tokens = Sliding::new(100_000, secs(60));
+/// let reservation = tokens.reserve(secs(0), 4_000, secs(30)).expect("room for it");
+/// assert_eq!(reservation.estimate(), 4_000.0);
+/// assert_eq!(reservation.deadline(), secs(30));
+/// assert_eq!(tokens.left(secs(1)), 96_000);
+/// tokens.settle(reservation, 2_500, secs(2));
+/// assert_eq!(tokens.left(secs(2)), 97_500);
+/// ```
+#[derive(Debug, PartialEq)]
+#[must_use = "a reservation left unsettled keeps costing its estimate: settle it with the actual cost"]
+pub struct Reservation {
+    /// The cost taken: tokens for a bucket, units (a whole number) for a log or a period.
+    pub(crate) estimate: f64,
+    /// When it was taken, in nanoseconds: a log's stamp.
+    pub(crate) at: u64,
+    /// Which of the limiter's generations it was taken in: a log's retune count, a period's
+    /// serial number. A refund applies only within the same one.
+    pub(crate) epoch: u64,
+    /// The last reading, in nanoseconds, at which a settle still counts.
+    pub(crate) deadline: u64,
+}
+
+impl Reservation {
+    /// The cost taken when the reservation was made, and what it costs if never settled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Bucket;
+    ///
+    /// let mut bucket = Bucket::new(1.0, 10.0, Duration::ZERO);
+    /// let reservation = bucket.reserve(Duration::ZERO, 2.5, Duration::from_secs(1)).unwrap();
+    /// assert_eq!(reservation.estimate(), 2.5);
+    /// bucket.settle(reservation, 2.5, Duration::ZERO);
+    /// ```
+    #[must_use]
+    pub fn estimate(&self) -> f64 {
+        self.estimate
+    }
+
+    /// The latest `now` at which a settle still counts: the reading it was made at plus its
+    /// time-out, saturating at the end of the clock (about 584 years).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::Bucket;
+    ///
+    /// let secs = Duration::from_secs;
+    /// let mut bucket = Bucket::new(1.0, 10.0, secs(0));
+    /// let reservation = bucket.reserve(secs(5), 1.0, secs(10)).unwrap();
+    /// assert_eq!(reservation.deadline(), secs(15));
+    /// // Too late: the estimate stands.
+    /// bucket.settle(reservation, 0.0, secs(16));
+    /// assert_eq!(bucket.tokens(secs(5)), 9.0);
+    /// ```
+    #[must_use]
+    pub fn deadline(&self) -> Duration {
+        Duration::from_nanos(self.deadline)
+    }
+}

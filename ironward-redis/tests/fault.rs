@@ -1,3 +1,15 @@
+//! Faults of a real `redis-server`, each counting what was admitted against the bound the
+//! crate docs state for it:
+//!
+//! - killed with SIGKILL mid-load and restarted empty (below): `Q + ⌊share · Q⌋ + Q`;
+//! - frozen with SIGSTOP, then SIGCONT, and blocked with `DEBUG SLEEP`: a slow Redis, no
+//!   failover; a store failing closed admits nothing during the pause, one failing open
+//!   ([`OnTimeout::Fallback`](ironward_redis::OnTimeout)) at most its share, and Redis
+//!   never more than the quota;
+//! - `SCRIPT FLUSH` mid-load: scripts reloaded, exactly the quota, no failover;
+//! - twenty distinct keys through a fallback that holds four, during an outage: each held
+//!   to its share, the sixteen without room together to one key's share.
+//!
 //! Failover: `redis-server` killed mid-load, then restarted on the same port.
 //!
 //! Eight tasks take from one key of a period limiter (quota 200 an hour, fallback share
@@ -173,4 +185,245 @@ async fn a_killed_redis_fails_over_and_traffic_returns_within_a_second_of_the_re
     assert!(tally.admitted.iter().sum::<u32>() <= 2 * QUOTA + share);
     assert!(stats.failovers >= 1 && stats.recoveries >= 1, "{stats:?}");
     assert_eq!(store.mode(), Mode::Redis);
+}
+
+/// A server that stops answering for a while, and how.
+#[derive(Debug, Clone, Copy)]
+enum Pause {
+    /// `SIGSTOP`, then `SIGCONT`: the process is frozen, connections stay open.
+    Stop,
+    /// `DEBUG SLEEP`: the server blocks in its own event loop.
+    Sleep,
+}
+
+/// What the calls during and after a pause came to, for one store.
+#[derive(Debug, Default)]
+struct Paused {
+    /// Admitted by Redis (before and after the pause) and by the fallback.
+    redis: u32,
+    local: u32,
+    /// Calls refused with `Error::Timeout`, and other errors.
+    timeouts: u32,
+    errors: u32,
+}
+
+impl Paused {
+    fn count(
+        &mut self,
+        answer: Result<ironward_redis::Answer<ironward::Quota>, ironward_redis::Error>,
+    ) {
+        match answer {
+            Ok(answer) if answer.admitted() => match answer.mode {
+                Mode::Redis => self.redis += 1,
+                Mode::Local => self.local += 1,
+            },
+            Ok(_) => {}
+            Err(ironward_redis::Error::Timeout) => self.timeouts += 1,
+            Err(_) => self.errors += 1,
+        }
+    }
+}
+
+/// Takes from one key on two stores, one failing closed on a timeout and one failing open
+/// onto a fallback of share 0.5, before, during and after `pause`. The bound the docs
+/// state: Redis admits at most the quota (a timed-out call's script may still run when the
+/// server wakes, and count an event nobody was admitted for), the failing-open store's
+/// fallback at most ⌊0.5 · Q⌋, the failing-closed store nothing during the pause; and no
+/// failover, since a slow Redis is not a failed one.
+async fn pause_and_count(pause: Pause) {
+    use ironward_redis::OnTimeout;
+    const Q: u32 = 60;
+    /// Calls each store makes during the pause: 2 s of timeouts in all, where the pause
+    /// lasts 8 s (a `DEBUG SLEEP` is seen a second after it starts).
+    const CALLS: u32 = 4;
+    let server = Server::start();
+    let closed = server
+        .store(Options {
+            timeout: TIMEOUT,
+            ..Options::default()
+        })
+        .await;
+    let open = server
+        .store(Options {
+            timeout: TIMEOUT,
+            share: SHARE,
+            on_timeout: OnTimeout::Fallback,
+            ..Options::default()
+        })
+        .await;
+    let name = common::unique("pause");
+    let limits =
+        [&closed, &open].map(|store| Period::new(store, &name, Q, Duration::from_secs(3600)));
+    let mut seen = [Paused::default(), Paused::default()];
+    let now = || SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    for _ in 0..10 {
+        for (limit, seen) in limits.iter().zip(&mut seen) {
+            seen.count(limit.take("k", now()).await);
+        }
+    }
+    let before = [seen[0].redis, seen[1].redis];
+
+    let port = server.port();
+    let sleeper = match pause {
+        Pause::Stop => {
+            server.signal("STOP");
+            None
+        }
+        // On a plain socket: a client's response timeout would give up on the reply.
+        Pause::Sleep => Some(tokio::task::spawn_blocking(move || {
+            use std::io::{Read, Write};
+            let mut socket = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+            socket.write_all(b"DEBUG SLEEP 8\r\n").unwrap();
+            let mut reply = [0; 5];
+            socket.read_exact(&mut reply).unwrap();
+            assert_eq!(&reply, b"+OK\r\n");
+        })),
+    };
+    // Wait until the server is blocked (a PING goes unanswered for a second) before the
+    // calls that must wait on it.
+    let deadline = Instant::now() + BOUND;
+    while tokio::task::spawn_blocking(move || common::ping(port))
+        .await
+        .unwrap()
+    {
+        assert!(
+            Instant::now() < deadline,
+            "{pause:?}: the server never paused"
+        );
+        tokio::time::sleep(Duration::from_millis(10)).await;
+    }
+    let during = Instant::now();
+    let mut paused = [Paused::default(), Paused::default()];
+    for _ in 0..CALLS {
+        for (limit, paused) in limits.iter().zip(&mut paused) {
+            paused.count(limit.take("k", now()).await);
+        }
+    }
+    let took = during.elapsed();
+    match sleeper {
+        None => server.signal("CONT"),
+        Some(sleeper) => sleeper.await.unwrap(),
+    }
+
+    // Awake: Redis answers again, and counts on from what it counted.
+    let deadline = Instant::now() + BOUND;
+    loop {
+        let mut refused = 0;
+        for (limit, seen) in limits.iter().zip(&mut seen) {
+            let answer = limit.take("k", now()).await;
+            if matches!(&answer, Ok(a) if !a.admitted() && a.mode == Mode::Redis) {
+                refused += 1;
+            }
+            seen.count(answer);
+        }
+        if refused == 2 {
+            break;
+        }
+        assert!(Instant::now() < deadline, "{pause:?}: {seen:?}");
+    }
+    println!("{pause:?}: before {before:?}, paused {paused:?} in {took:?}, all {seen:?}");
+    // All within the pause (8 s, at least 7 of them left; the calls take 2 s), each
+    // refused by the closed store and answered by the open store's fallback, within its
+    // share.
+    assert!(took < Duration::from_secs(7), "{took:?}");
+    assert_eq!(paused[0].timeouts, CALLS, "{paused:?}");
+    assert_eq!(paused[0].redis + paused[0].local, 0, "{paused:?}");
+    assert_eq!(paused[1].local, CALLS, "{paused:?}");
+    assert!(paused[1].local <= (f64::from(Q) * SHARE) as u32);
+    assert!(open.stats().timeouts >= u64::from(CALLS));
+    // Redis never admitted past the quota, and lost no more than the calls that timed out.
+    let redis = seen[0].redis + seen[1].redis;
+    let timed_out = closed.stats().timeouts + open.stats().timeouts;
+    let timed_out = u32::try_from(timed_out).unwrap();
+    assert!(
+        redis <= Q && redis + timed_out >= Q,
+        "{redis} of {Q}, {timed_out} timed out"
+    );
+    for store in [&closed, &open] {
+        assert_eq!((store.stats().failovers, store.mode()), (0, Mode::Redis));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sigstop_then_sigcont_is_a_slow_redis_refused_or_answered_within_the_share() {
+    pause_and_count(Pause::Stop).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn debug_sleep_is_a_slow_redis_refused_or_answered_within_the_share() {
+    pause_and_count(Pause::Sleep).await;
+}
+
+// `SCRIPT FLUSH` (or a restart) empties Redis's script cache: the next call is answered
+// NOSCRIPT, and redis-rs loads the script and sends it again. Nothing is lost or doubled.
+#[tokio::test]
+async fn script_flush_mid_load_loses_no_count_and_fails_nothing_over() {
+    const Q: u32 = 40;
+    let server = Server::start();
+    let store = server.store(Options::default()).await;
+    let limit = Period::new(
+        &store,
+        &common::unique("flush"),
+        Q,
+        Duration::from_secs(3600),
+    );
+    let now = || SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    let mut conn = server.conn().await;
+    let mut admitted = 0;
+    for i in 0..2 * Q {
+        if i % 10 == 5 {
+            let () = redis::cmd("SCRIPT")
+                .arg("FLUSH")
+                .query_async(&mut conn)
+                .await
+                .unwrap();
+        }
+        let answer = limit.take("k", now()).await.unwrap();
+        assert_eq!(answer.mode, Mode::Redis);
+        admitted += u32::from(answer.admitted());
+    }
+    assert_eq!(admitted, Q);
+    let stats = store.stats();
+    assert_eq!(
+        (stats.redis, stats.failovers, stats.key_errors),
+        (u64::from(2 * Q), 0, 0)
+    );
+}
+
+// A flood of distinct keys during an outage: more keys than the fallback's table holds,
+// each taken from far past its share. Each key is held to its share: the keys that found
+// room to their own ⌊0.5 · 10⌋ = 5, the rest together to one key's 5, on the overflow.
+#[tokio::test]
+async fn more_keys_than_the_fallback_holds_during_an_outage_each_keep_the_share() {
+    const Q: u32 = 10;
+    const KEYS: usize = 4;
+    let mut server = Server::start();
+    let store = server
+        .store(Options {
+            share: SHARE,
+            local_keys: KEYS,
+            ..Options::default()
+        })
+        .await;
+    let limit = ironward_redis::Sliding::new(&store, "flood", Q, Duration::from_secs(3600));
+    let now = SystemTime::now().duration_since(UNIX_EPOCH).unwrap();
+    assert!(limit.take("warm", now).await.unwrap().admitted());
+    server.kill();
+    let share = (f64::from(Q) * SHARE) as u32;
+    let mut admitted = vec![0u32; 20];
+    // Round after round over twenty keys: each cycles out of and back into the table.
+    for round in 0..30u64 {
+        for (key, admitted) in admitted.iter_mut().enumerate() {
+            let at = now + Duration::from_millis(round);
+            let answer = limit.take(format!("key-{key}"), at).await.unwrap();
+            assert_eq!(answer.mode, Mode::Local);
+            *admitted += u32::from(answer.admitted());
+        }
+    }
+    println!("{admitted:?}");
+    assert!(admitted.iter().all(|&n| n <= share), "{admitted:?}");
+    // The first four keys found room; the sixteen others shared one key's share.
+    assert_eq!(&admitted[..KEYS], [share; KEYS]);
+    assert_eq!(admitted[KEYS..].iter().sum::<u32>(), share);
+    assert_eq!(store.stats().failovers, 1);
 }

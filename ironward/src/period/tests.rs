@@ -326,3 +326,23 @@ fn a_refused_count_past_u32_saturates() {
     let reason = period.check(secs(0)).unwrap_err();
     assert!(reason.count >= reason.quota);
 }
+
+#[test]
+fn costs_and_debts_saturate_the_count_near_u64_max() {
+    let mut period = Period::new(u32::MAX, Duration::MAX);
+    let reservation = period.reserve(secs(0), 5, Duration::MAX).unwrap();
+    period.count = u64::MAX - 1;
+    period.settle(reservation, u32::MAX, secs(1));
+    assert_eq!(period.count, u64::MAX);
+    assert_eq!(
+        period.check_n(secs(2), u32::MAX).unwrap_err().count,
+        u32::MAX
+    );
+    assert_eq!(period.count, u64::MAX);
+    assert_eq!(period.take_n(secs(2), 0), Quota::Over);
+    assert_eq!(period.left(secs(2)), 0);
+    assert_eq!(
+        period.next_n(secs(2), 1),
+        Duration::from_nanos(u64::MAX - nanos(secs(2)))
+    );
+}

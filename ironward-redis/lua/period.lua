@@ -11,9 +11,11 @@
 --          opens at the first event after the last one closed
 -- ARGV[5]  ttl: in milliseconds, set on every key this writes (integer, at least 1)
 --
--- Reply    {answer, wait}: answer 1 Under (admitted, room left), 2 Hit (admitted, the quota
---          is now used up), 3 Over (refused); wait is next(now) after this event, in
---          microseconds: the time until the open period ends.
+-- Reply    {answer, wait, t}: answer 1 Under (admitted, room left), 2 Hit (admitted, the
+--          quota is now used up), 3 Over (refused); wait is next(now) after this event, in
+--          microseconds: the time until the open period ends;
+--          t, the reading the wait is counted from (integer microseconds): the latest
+--          seen when the caller's now is earlier, so that the caller can count from its own.
 --
 -- Every number is an integer below 2^53, so Lua's doubles hold it exactly; math.fmod is
 -- exact where `%` (a - floor(a/b)*b) can round.
@@ -53,4 +55,4 @@ if count < quota then
 elseif count == quota then
     answer = 2
 end
-return {answer, period - (t - start)}
+return {answer, period - (t - start), t}

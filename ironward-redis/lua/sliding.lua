@@ -9,9 +9,11 @@
 -- ARGV[3]  window: in whole microseconds (integer, at least 1)
 -- ARGV[4]  ttl: in milliseconds, set on each key this writes (integer, at least 1)
 --
--- Reply    {admitted, wait}: admitted 1 or 0; wait is next(now) after this event, in
+-- Reply    {admitted, wait, t}: admitted 1 or 0; wait is next(now) after this event, in
 --          microseconds: 0 when there is room, else until the oldest stamp leaves the
---          window; -1 for a quota of 0, which never has room.
+--          window; -1 for a quota of 0, which never has room;
+--          t, the reading the wait is counted from (integer microseconds): the latest
+--          seen when the caller's now is earlier, so that the caller can count from its own.
 --
 -- At t the window is (t - window, t]: a stamp s has left it when t - s >= window. Stamps are
 -- pushed at the latest reading, so the list is sorted and those that have left come first.
@@ -50,10 +52,10 @@ end
 redis.call('SET', KEYS[2], string.format('%d', t), 'PX', ttl)
 
 if quota == 0 then
-    return {admitted, -1}
+    return {admitted, -1, t}
 end
 if inside < quota then
-    return {admitted, 0}
+    return {admitted, 0, t}
 end
 local oldest = tonumber(redis.call('LINDEX', KEYS[1], 0))
-return {admitted, window - (t - oldest)}
+return {admitted, window - (t - oldest), t}

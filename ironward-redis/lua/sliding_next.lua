@@ -8,15 +8,18 @@
 -- ARGV[2]  quota: the most events in any window-long stretch (integer, 0 to 4294967295)
 -- ARGV[3]  window: in whole microseconds (integer, at least 1)
 --
--- Reply    wait: microseconds until the window has room, 0 when it has room now, -1 for a
---          quota of 0 (integer). Nothing is written: stamps that have left the window are
---          skipped (found by bisection), not dropped, and the latest reading is not moved.
+-- Reply    {wait, t}: wait, microseconds until the window has room, 0 when it has room now,
+--          -1 for a quota of 0 (integer);
+--          t, the reading the wait is counted from (integer microseconds): the latest
+--          seen when the caller's now is earlier, so that the caller can count from its own.
+--          Nothing is written: stamps that have left the window are skipped (found by
+--          bisection), not dropped, and the latest reading is not moved.
 
 local now = read_now(false)
 local quota = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 if quota == 0 then
-    return -1
+    return {-1, now}
 end
 
 local latest = tonumber(redis.call('GET', KEYS[2])) or 0
@@ -36,6 +39,6 @@ while low < high do
 end
 
 if length - low < quota then
-    return 0
+    return {0, t}
 end
-return window - (t - tonumber(redis.call('LINDEX', KEYS[1], low)))
+return {window - (t - tonumber(redis.call('LINDEX', KEYS[1], low))), t}

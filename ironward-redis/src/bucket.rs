@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crate::local::Local;
+use crate::local::{self, Local};
 use crate::meter::{self, Meter, Piece};
 use crate::store::Ran;
 use crate::wire::{self, Reading};
@@ -172,7 +172,7 @@ impl Bucket {
                 counted_at: latest * 1000,
                 elapsed: t.checked_sub(latest)? * 1000,
             };
-            Some(reading.wait_nanos(self.wait(&state, n)))
+            Some(reading.wait_nanos(t, self.wait(&state, n)))
         };
         let ran = this.store.run(&this.meter, "bucket_next", &call, decode);
         match ran.await? {
@@ -183,9 +183,10 @@ impl Bucket {
                     return Ok(answer.next);
                 }
                 let make = || self.local_bucket(now);
-                Ok(this
-                    .local
-                    .peek(key, now, make, |bucket| bucket.next(now, n)))
+                let next = |bucket: &ironward::Bucket, latest| {
+                    local::from_now(bucket.next(now, n), latest, now)
+                };
+                Ok(this.local.peek(key, now, make, next))
             }
         }
     }
@@ -272,14 +273,15 @@ impl Bucket {
                 0 => false,
                 _ => return None,
             };
+            let t = wire::micros(t)?;
             let state = State {
                 tokens: wire::finite(tokens)?,
-                counted_at: wire::micros(t)? * 1000,
+                counted_at: t * 1000,
                 elapsed: 0,
             };
             Some(Answer {
                 value,
-                next: reading.wait_nanos(self.wait(&state, n)),
+                next: reading.wait_nanos(t, self.wait(&state, n)),
                 mode: Mode::Redis,
             })
         };
@@ -292,9 +294,9 @@ impl Bucket {
                     return Ok(answer);
                 }
                 let make = || self.local_bucket(now);
-                Ok(this.local.with(key, now, make, |bucket| Answer {
+                Ok(this.local.with(key, now, make, |bucket, latest| Answer {
                     value: bucket.take(now, n),
-                    next: bucket.next(now, n),
+                    next: local::from_now(bucket.next(now, n), latest, now),
                     mode: Mode::Local,
                 }))
             }

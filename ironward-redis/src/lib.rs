@@ -76,8 +76,10 @@
 //!   year 2255). `now` is rounded up to the next whole microsecond (so waiting `next` and
 //!   taking again succeeds), a period or window is rounded up likewise, and times saturate
 //!   at 2^53 µs. The answers are the core's fed those readings, and `next` is counted from
-//!   the `now` passed; for whole-microsecond readings and spans they are the core's,
-//!   exactly.
+//!   the `now` passed (where the core counts from the latest reading seen, which is later
+//!   when a clock stepped back: the wait here is then longer by the step, so that a
+//!   caller waiting on its own clock is not refused again), in Redis and on the fallback
+//!   alike; for whole-microsecond readings and spans they are the core's, exactly.
 //! - **Floats are the core's, bit for bit.** Nothing is rounded here: a bucket's refill is
 //!   `min(burst, tokens + rate · elapsed_ns / 1e9)` in IEEE doubles in both, in the same
 //!   order, with `elapsed_ns` the elapsed microseconds times 1000 (exact below 2^53, and
@@ -105,8 +107,9 @@
 //!   the epoch; the layer's default). A process whose clock runs **ahead** moves every key
 //!   it touches forward for everyone: a period opened by its reading ends early, refills
 //!   and windows see time that has not passed, so the fleet admits early by as much as the
-//!   skew, and everyone's `next` is counted from the skewed reading. A process whose clock
-//!   runs **behind** is read as the latest seen and frees nothing. NTP keeps a fleet within
+//!   skew, and everyone's `next` runs to what the skewed reading decided. A process whose
+//!   clock runs **behind** is read as the latest seen and frees nothing, and its `next`
+//!   is counted from its own `now`, so that it waits long enough on its own clock. NTP keeps a fleet within
 //!   milliseconds, which is below what a quota of seconds notices.
 //! - [`Time::Server`]: the script reads Redis's `TIME` (whole microseconds), and the `now`
 //!   passed is used only by the local fallback. Skew between the fleet's clocks is then
@@ -185,10 +188,11 @@
 //! `noeviction` a full Redis refuses writes with `OOM`: each call is then refused with
 //! [`Error::Key`] (no failover, and nothing admitted past the quota), until memory is
 //! freed. [`Store::connect`] reads the policy (`CONFIG GET maxmemory-policy`) and warns
-//! when it can evict. The test `tests/eviction.rs` spends a key of quota 50 and fills
-//! Redis past `maxmemory`: under `noeviction` nothing more is admitted (the calls are
-//! refused with `OOM`); under `allkeys-lru` and `volatile-lru` the key's state is evicted
-//! and the key takes at least a second quota, 100 or more admitted.
+//! when it can evict. The test `tests/eviction.rs` spends a key of quota 50: under
+//! `noeviction` with `maxmemory` below what Redis holds nothing more is admitted (100
+//! calls refused with `OOM`, and the key still spent once there is room); under
+//! `allkeys-lru` and `volatile-lru`, with Redis filled past `maxmemory`, the key's state
+//! is evicted and the key takes at least a second quota, 100 or more admitted.
 //!
 //! # Metrics
 //!

@@ -49,6 +49,16 @@ impl Fallback for ironward::Sliding {
     }
 }
 
+/// `wait`, a core limiter's `next` counted from `latest`, the latest reading it has seen
+/// (the core reads an earlier `now` as that), counted from `now` instead: a caller whose
+/// clock stepped back is told the wait on its own clock. Zero and never stay as they are.
+pub(crate) fn from_now(wait: Duration, latest: Duration, now: Duration) -> Duration {
+    if wait.is_zero() || wait == Duration::MAX {
+        return wait;
+    }
+    wait.saturating_add(latest.saturating_sub(now))
+}
+
 /// A limiter and the latest reading it was used at.
 struct Entry<L> {
     limiter: L,
@@ -70,9 +80,10 @@ impl<L: Fallback> Entry<L> {
         now >= self.latest.saturating_add(self.limiter.idle())
     }
 
-    fn touch(&mut self, now: Duration) -> &mut L {
+    /// Runs `f` on the limiter at `now`, with the latest reading it has then seen.
+    fn run<R>(&mut self, now: Duration, f: impl FnOnce(&mut L, Duration) -> R) -> R {
         self.latest = self.latest.max(now);
-        &mut self.limiter
+        f(&mut self.limiter, self.latest)
     }
 }
 
@@ -108,14 +119,14 @@ impl<L: Fallback> Local<L> {
         key: Option<&[u8]>,
         now: Duration,
         make: impl FnOnce() -> L,
-        f: impl FnOnce(&mut L) -> R,
+        f: impl FnOnce(&mut L, Duration) -> R,
     ) -> R {
         // A poisoned lock still holds valid limiters: the core never panics mid-update.
         let mut table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
         let Table { keys, overflow } = &mut *table;
         let key: Key = key.map(Into::into);
         if let Some(entry) = keys.get_mut(&key) {
-            return f(entry.touch(now));
+            return entry.run(now, f);
         }
         let room = keys.len() < self.max
             || keys
@@ -125,18 +136,20 @@ impl<L: Fallback> Local<L> {
             if keys.len() >= self.max {
                 keys.pop_lru();
             }
-            let limiter = match overflow {
-                Some(entry) if !entry.fresh_at(now) => entry.limiter.clone(),
-                _ => make(),
+            let entry = match overflow {
+                Some(entry) if !entry.fresh_at(now) => Entry {
+                    limiter: entry.limiter.clone(),
+                    latest: entry.latest,
+                },
+                _ => Entry::new(make(), now),
             };
-            let entry = keys.get_or_insert_mut(key, || Entry::new(limiter, now));
-            return f(entry.touch(now));
+            return keys.get_or_insert_mut(key, || entry).run(now, f);
         }
         let entry = match overflow {
             Some(entry) if !entry.fresh_at(now) => entry,
             _ => overflow.insert(Entry::new(make(), now)),
         };
-        f(entry.touch(now))
+        entry.run(now, f)
     }
 
     /// Runs `f` on the limiter `with` would run on at `now`, changing nothing: the key's
@@ -146,16 +159,16 @@ impl<L: Fallback> Local<L> {
         key: Option<&[u8]>,
         now: Duration,
         make: impl FnOnce() -> L,
-        f: impl FnOnce(&L) -> R,
+        f: impl FnOnce(&L, Duration) -> R,
     ) -> R {
         let table = self.table.lock().unwrap_or_else(PoisonError::into_inner);
         let key: Key = key.map(Into::into);
         if let Some(entry) = table.keys.peek(&key) {
-            return f(&entry.limiter);
+            return f(&entry.limiter, entry.latest.max(now));
         }
         match &table.overflow {
-            Some(entry) if !entry.fresh_at(now) => f(&entry.limiter),
-            _ => f(&make()),
+            Some(entry) if !entry.fresh_at(now) => f(&entry.limiter, entry.latest.max(now)),
+            _ => f(&make(), now),
         }
     }
 
@@ -189,7 +202,7 @@ mod tests {
         // to its quota of five, "c" on the overflow.
         for _ in 0..50 {
             for (i, key) in [b"a", b"b", b"c"].iter().enumerate() {
-                if local.with(Some(*key), now, log, |log| log.take(now)) {
+                if local.with(Some(*key), now, log, |log, _| log.take(now)) {
                     admitted[i] += 1;
                 }
             }
@@ -198,7 +211,7 @@ mod tests {
         assert_eq!(local.len(), 2);
         // "c" is answered by the overflow, which "c" alone has spent.
         assert_eq!(
-            local.peek(Some(b"c"), now, log, |log| log.next(now)),
+            local.peek(Some(b"c"), now, log, |log, _| log.next(now)),
             MINUTE
         );
     }
@@ -207,28 +220,40 @@ mod tests {
     fn a_key_as_good_as_new_makes_room() {
         let local = Local::new(1);
         let t = Duration::from_secs;
-        assert!(local.with(Some(b"a"), t(0), log, |log| log.take(t(0))));
+        assert!(local.with(Some(b"a"), t(0), log, |log, _| log.take(t(0))));
         // "a" still counts at 30 s: "b" goes to the overflow.
-        assert!(local.with(Some(b"b"), t(30), log, |log| log.take(t(30))));
+        assert!(local.with(Some(b"b"), t(30), log, |log, _| log.take(t(30))));
         assert_eq!(local.len(), 1);
-        assert_eq!(local.peek(Some(b"a"), t(30), log, |log| log.left(t(30))), 4);
+        assert_eq!(
+            local.peek(Some(b"a"), t(30), log, |log, _| log.left(t(30))),
+            4
+        );
         // At 60 s "a" is a minute idle and is forgotten for "c", which gets a copy of the
         // overflow ("b"'s event at 30 s still counts there).
-        assert!(local.with(Some(b"c"), t(60), log, |log| log.take(t(60))));
-        assert_eq!(local.peek(Some(b"c"), t(60), log, |log| log.left(t(60))), 3);
+        assert!(local.with(Some(b"c"), t(60), log, |log, _| log.take(t(60))));
+        assert_eq!(
+            local.peek(Some(b"c"), t(60), log, |log, _| log.left(t(60))),
+            3
+        );
         // "a" has left the table, so the overflow answers for it.
-        assert_eq!(local.peek(Some(b"a"), t(60), log, |log| log.left(t(60))), 4);
+        assert_eq!(
+            local.peek(Some(b"a"), t(60), log, |log, _| log.left(t(60))),
+            4
+        );
         // A clock that steps back forgets nothing: at 61 s "c" was last used at 60 s.
-        assert!(local.with(Some(b"d"), t(61), log, |log| log.take(t(61))));
-        assert_eq!(local.peek(Some(b"c"), t(61), log, |log| log.left(t(61))), 3);
+        assert!(local.with(Some(b"d"), t(61), log, |log, _| log.take(t(61))));
+        assert_eq!(
+            local.peek(Some(b"c"), t(61), log, |log, _| log.left(t(61))),
+            3
+        );
     }
 
     #[test]
     fn the_budget_without_a_key_is_a_key_of_its_own() {
         let local = Local::new(2);
         let now = Duration::ZERO;
-        local.with(None, now, log, |log| assert!(log.take(now)));
-        assert_eq!(local.peek(None, now, log, |log| log.left(now)), 4);
-        assert_eq!(local.peek(Some(b""), now, log, |log| log.left(now)), 5);
+        local.with(None, now, log, |log, _| assert!(log.take(now)));
+        assert_eq!(local.peek(None, now, log, |log, _| log.left(now)), 4);
+        assert_eq!(local.peek(Some(b""), now, log, |log, _| log.left(now)), 5);
     }
 }

@@ -7,6 +7,7 @@ use std::time::Duration;
 use ironward::Quota;
 
 use crate::counted::Counted;
+use crate::local;
 use crate::meter::{self, Piece};
 use crate::store::Ran;
 use crate::wire::{self, Reading};
@@ -143,8 +144,10 @@ impl Period {
         let mut call = script::PERIOD_NEXT.prepare_invoke();
         call.key(count).key(start).key(ts);
         call.arg(reading.arg()).arg(this.micros);
-        let decode =
-            |reply: &redis::Value| wire::micros(reply).map(|wait| reading.wait(wait as i64));
+        let decode = |reply: &redis::Value| {
+            let [wait, t] = wire::items(reply)?;
+            Some(reading.wait(wire::micros(t)?, wire::micros(wait)? as i64))
+        };
         let ran = this.store.run(&this.meter, "period_next", &call, decode);
         match ran.await? {
             Ran::Answered(wait) => Ok(wait),
@@ -154,7 +157,10 @@ impl Period {
                     return Ok(this.store.options().probe);
                 }
                 let make = || self.local_period();
-                Ok(this.local.peek(key, now, make, |period| period.next(now)))
+                let next = |period: &ironward::Period, latest| {
+                    local::from_now(period.next(now), latest, now)
+                };
+                Ok(this.local.peek(key, now, make, next))
             }
         }
     }
@@ -215,14 +221,14 @@ impl Period {
             .arg(u8::from(align))
             .arg(this.ttl_ms);
         let decode = |reply: &redis::Value| {
-            let [answer, wait] = wire::items(reply)?;
+            let [answer, wait, t] = wire::items(reply)?;
             let value = match wire::int(answer)? {
                 1 => Quota::Under,
                 2 => Quota::Hit,
                 3 => Quota::Over,
                 _ => return None,
             };
-            let next = reading.wait(wire::micros(wait)? as i64);
+            let next = reading.wait(wire::micros(t)?, wire::micros(wait)? as i64);
             Some(Answer {
                 value,
                 next,
@@ -242,9 +248,9 @@ impl Period {
                     });
                 }
                 let make = || self.local_period();
-                Ok(this.local.with(key, now, make, |period| Answer {
+                Ok(this.local.with(key, now, make, |period, latest| Answer {
                     value: period.take(now),
-                    next: period.next(now),
+                    next: local::from_now(period.next(now), latest, now),
                     mode: crate::Mode::Local,
                 }))
             }

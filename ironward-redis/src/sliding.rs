@@ -5,6 +5,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use crate::counted::Counted;
+use crate::local;
 use crate::meter::{self, Piece};
 use crate::store::Ran;
 use crate::wire::{self, Reading};
@@ -115,7 +116,10 @@ impl Sliding {
         let mut call = script::SLIDING_NEXT.prepare_invoke();
         call.key(log).key(ts);
         call.arg(reading.arg()).arg(this.quota).arg(this.micros);
-        let decode = |reply: &redis::Value| wire::wait(reply).map(|wait| reading.wait(wait));
+        let decode = |reply: &redis::Value| {
+            let [wait, t] = wire::items(reply)?;
+            Some(reading.wait(wire::micros(t)?, wire::wait(wait)?))
+        };
         let ran = this.store.run(&this.meter, "sliding_next", &call, decode);
         match ran.await? {
             Ran::Answered(wait) => Ok(wait),
@@ -125,7 +129,9 @@ impl Sliding {
                     return Ok(this.store.options().probe);
                 }
                 let make = || self.local_log();
-                Ok(this.local.peek(key, now, make, |log| log.next(now)))
+                let next =
+                    |log: &ironward::Sliding, latest| local::from_now(log.next(now), latest, now);
+                Ok(this.local.peek(key, now, make, next))
             }
         }
     }
@@ -185,7 +191,7 @@ impl Sliding {
             .arg(this.micros)
             .arg(this.ttl_ms);
         let decode = |reply: &redis::Value| {
-            let [admitted, wait] = wire::items(reply)?;
+            let [admitted, wait, t] = wire::items(reply)?;
             let value = match wire::int(admitted)? {
                 1 => true,
                 0 => false,
@@ -193,7 +199,7 @@ impl Sliding {
             };
             Some(Answer {
                 value,
-                next: reading.wait(wire::wait(wait)?),
+                next: reading.wait(wire::micros(t)?, wire::wait(wait)?),
                 mode: Mode::Redis,
             })
         };
@@ -213,9 +219,9 @@ impl Sliding {
                     key,
                     now,
                     || self.local_log(),
-                    |log| Answer {
+                    |log, latest| Answer {
                         value: log.take(now),
-                        next: log.next(now),
+                        next: local::from_now(log.next(now), latest, now),
                         mode: Mode::Local,
                     },
                 ))

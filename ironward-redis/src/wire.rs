@@ -111,24 +111,28 @@ impl Reading {
         }
     }
 
-    /// A wait of `micros` counted from the rounded reading, counted from `now` instead;
-    /// a negative count (the scripts' "never") is `Duration::MAX`.
-    pub(crate) fn wait(&self, micros: i64) -> Duration {
+    /// A wait of `micros` counted from `t`, the reading the script decided at, counted
+    /// from `now` instead; a negative count (the scripts' "never") is `Duration::MAX`.
+    pub(crate) fn wait(&self, t: u64, micros: i64) -> Duration {
         match u64::try_from(micros) {
-            Ok(micros) => self.wait_nanos(Duration::from_micros(micros)),
+            Ok(micros) => self.wait_nanos(t, Duration::from_micros(micros)),
             Err(_) => Duration::MAX,
         }
     }
 
-    /// A wait in nanoseconds counted from the rounded reading, counted from `now` instead.
+    /// A wait counted from `t` (whole microseconds), the reading the script decided at,
+    /// counted from `now` instead: `t` is the rounded reading, or the latest reading seen
+    /// when `now` is earlier, and a caller whose clock stepped back waits from its own.
     ///
-    /// Zero stays zero (what is there at the rounded reading is there now, as the limiter
-    /// reads `now` as that reading), and `Duration::MAX` stays never.
-    pub(crate) fn wait_nanos(&self, wait: Duration) -> Duration {
+    /// Zero stays zero (what is there at `t` is there now, as the limiter reads `now` as
+    /// `t`), and `Duration::MAX` stays never. With Redis's clock the wait is Redis's.
+    pub(crate) fn wait_nanos(&self, t: u64, wait: Duration) -> Duration {
         if wait.is_zero() || wait == Duration::MAX {
             return wait;
         }
-        wait.saturating_add(Duration::from_nanos(self.gap))
+        let behind = self.micros.map_or(0, |micros| t.saturating_sub(micros));
+        wait.saturating_add(Duration::from_micros(behind))
+            .saturating_add(Duration::from_nanos(self.gap))
     }
 }
 
@@ -204,15 +208,21 @@ mod tests {
     fn readings_round_up_to_whole_microseconds() {
         let reading = Reading::new(Time::Caller, Duration::from_nanos(1_500));
         assert_eq!(reading.arg(), "2");
-        assert_eq!(reading.wait(3), Duration::from_nanos(3_500));
+        assert_eq!(reading.wait(2, 3), Duration::from_nanos(3_500));
         // Room at the rounded reading is room now.
-        assert_eq!(reading.wait(0), Duration::ZERO);
+        assert_eq!(reading.wait(2, 0), Duration::ZERO);
         let whole = Reading::new(Time::Caller, Duration::from_micros(7));
-        assert_eq!((whole.arg(), whole.wait(0)), ("7".into(), Duration::ZERO));
-        assert_eq!(whole.wait(-1), Duration::MAX);
+        assert_eq!(
+            (whole.arg(), whole.wait(7, 0)),
+            ("7".into(), Duration::ZERO)
+        );
+        assert_eq!(whole.wait(7, -1), Duration::MAX);
+        // A clock 5 µs behind the latest reading waits 5 µs more, from its own reading.
+        assert_eq!(whole.wait(12, 3), Duration::from_micros(8));
+        assert_eq!(whole.wait(12, 0), Duration::ZERO);
         let server = Reading::new(Time::Server, Duration::from_nanos(1_500));
         assert_eq!(
-            (server.arg(), server.wait(3)),
+            (server.arg(), server.wait(9, 3)),
             ("server".into(), Duration::from_micros(3))
         );
     }
@@ -221,7 +231,11 @@ mod tests {
     fn readings_saturate_at_the_largest_exact_microsecond() {
         let reading = Reading::new(Time::Caller, Duration::MAX);
         assert_eq!(reading.arg(), MAX_MICROS.to_string());
-        assert_eq!(reading.wait(0), Duration::ZERO);
+        assert_eq!(reading.wait(MAX_MICROS, 0), Duration::ZERO);
+        assert_eq!(
+            reading.wait(MAX_MICROS, i64::MAX),
+            Duration::from_micros(i64::MAX as u64)
+        );
         assert_eq!(micros_up(Duration::ZERO), 0);
         assert_eq!(span_micros(Duration::ZERO), 1);
         assert_eq!(span_micros(Duration::from_nanos(1_001)), 2);

@@ -3,7 +3,8 @@
 //! Three clients share one key of a period limiter (one event a minute): one on time, one
 //! whose clock runs a minute ahead, one a minute behind. Under `Time::Caller` the reading
 //! ahead moves the key forward for everyone (a second event in the same real minute, and
-//! everyone's wait counted from the skewed reading), and the reading behind is read as the
+//! everyone's wait running to the end of the period the skewed reading opened), and the
+//! reading behind is read as the
 //! latest seen (it frees nothing). Under `Time::Server` Redis's `TIME` decides and the skew
 //! changes nothing.
 
@@ -45,10 +46,10 @@ async fn with_the_callers_clock_a_client_ahead_moves_the_key_forward_for_everyon
     let skewed = take(ahead).await;
     assert_eq!((skewed.value, skewed.next), (Quota::Hit, MINUTE));
     // The client on time is now read at the latest reading seen, a minute ahead: refused,
-    // and told to wait the whole period from there.
+    // and told, on its own clock, to wait until the period opened there ends: two minutes.
     let refused = take(on_time).await;
-    assert_eq!((refused.value, refused.next), (Quota::Over, MINUTE));
-    assert_eq!(limit.next("k", on_time).await.unwrap(), MINUTE);
+    assert_eq!((refused.value, refused.next), (Quota::Over, 2 * MINUTE));
+    assert_eq!(limit.next("k", on_time).await.unwrap(), 2 * MINUTE);
     // A client behind is read as the latest seen too: it frees nothing.
     assert_eq!(take(behind).await.value, Quota::Over);
     assert_eq!(refused.mode, Mode::Redis);

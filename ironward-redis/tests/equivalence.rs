@@ -3,8 +3,10 @@
 //! near the end of the clock), against a real `redis-server`.
 //!
 //! Times are whole microseconds and spans whole microseconds, where the crate promises the
-//! core's answers exactly: `take`'s answer and the `next` after it, and `next` alone. The
-//! bucket's tokens are compared through `next`, which depends on every bit of them.
+//! core's answers exactly: `take`'s answer and the `next` after it, and `next` alone, each
+//! `next` counted from the `now` passed (the core counts it from the latest reading seen,
+//! which differs after a clock steps back). The bucket's tokens are compared through
+//! `next`, which depends on every bit of them.
 //! Each case is one key of its own; few cases, as each operation is a round trip.
 
 mod common;
@@ -162,6 +164,16 @@ fn harness() -> (Server, Runtime, Store) {
     (server, runtime, store)
 }
 
+/// The core's `next`, counted from `latest` (the latest reading its key has taken at, which
+/// the core reads an earlier `now` as), counted from `now` as the Redis limiters count it:
+/// a caller whose clock stepped back waits on its own clock.
+fn from_now(wait: Duration, latest: Duration, now: Duration) -> Duration {
+    if wait.is_zero() || wait == Duration::MAX {
+        return wait;
+    }
+    wait.saturating_add(latest.saturating_sub(now))
+}
+
 #[test]
 fn a_redis_period_answers_as_the_in_memory_period() {
     let (_server, runtime, store) = harness();
@@ -179,20 +191,23 @@ fn a_redis_period_answers_as_the_in_memory_period() {
                     ironward::Period::new(quota, period),
                 )
             };
-            let mut t = start;
+            let (mut t, mut latest) = (start, Duration::ZERO);
             runtime.block_on(async {
                 for (i, step) in steps.iter().enumerate() {
                     t = moved(t, step.delta);
                     let now = Duration::from_micros(t);
                     if step.take {
+                        latest = latest.max(now);
                         let answer = redis.take("k", now).await.unwrap();
                         prop_assert_eq!(answer.mode, Mode::Redis);
                         let expected: Quota = memory.take(now);
                         prop_assert_eq!(answer.value, expected, "take {} at {}", i, t);
-                        prop_assert_eq!(answer.next, memory.next(now), "next after {}", i);
+                        let expected = from_now(memory.next(now), latest, now);
+                        prop_assert_eq!(answer.next, expected, "next after {}", i);
                     } else {
                         let next = redis.next("k", now).await.unwrap();
-                        prop_assert_eq!(next, memory.next(now), "next {} at {}", i, t);
+                        let expected = from_now(memory.next(now), latest, now);
+                        prop_assert_eq!(next, expected, "next {} at {}", i, t);
                     }
                 }
                 Ok(())
@@ -209,19 +224,22 @@ fn a_redis_sliding_log_answers_as_the_in_memory_log() {
         .run(&strategy, |(quota, window, start, steps)| {
             let redis = Sliding::new(&store, &unique("sliding"), quota, window);
             let mut memory = ironward::Sliding::new(quota, window);
-            let mut t = start;
+            let (mut t, mut latest) = (start, Duration::ZERO);
             runtime.block_on(async {
                 for (i, step) in steps.iter().enumerate() {
                     t = moved(t, step.delta);
                     let now = Duration::from_micros(t);
                     if step.take {
+                        latest = latest.max(now);
                         let answer = redis.take("k", now).await.unwrap();
                         prop_assert_eq!(answer.mode, Mode::Redis);
                         prop_assert_eq!(answer.value, memory.take(now), "take {} at {}", i, t);
-                        prop_assert_eq!(answer.next, memory.next(now), "next after {}", i);
+                        let expected = from_now(memory.next(now), latest, now);
+                        prop_assert_eq!(answer.next, expected, "next after {}", i);
                     } else {
                         let next = redis.next("k", now).await.unwrap();
-                        prop_assert_eq!(next, memory.next(now), "next {} at {}", i, t);
+                        let expected = from_now(memory.next(now), latest, now);
+                        prop_assert_eq!(next, expected, "next {} at {}", i, t);
                     }
                 }
                 Ok(())
@@ -239,22 +257,24 @@ fn a_redis_bucket_answers_as_the_in_memory_bucket_to_the_bit() {
             let redis = Bucket::new(&store, &unique("bucket"), rate, burst);
             // A key's bucket is made, full, at its first take.
             let mut memory: Option<ironward::Bucket> = None;
-            let mut t = start;
+            let (mut t, mut latest) = (start, Duration::ZERO);
             runtime.block_on(async {
                 for (i, step) in steps.iter().enumerate() {
                     t = moved(t, step.delta);
                     let now = Duration::from_micros(t);
                     let n = step.cost;
                     if step.take {
+                        latest = latest.max(now);
                         let bucket =
                             memory.get_or_insert_with(|| ironward::Bucket::new(rate, burst, now));
                         let answer = redis.take("k", now, n).await.unwrap();
                         prop_assert_eq!(answer.mode, Mode::Redis);
                         prop_assert_eq!(answer.value, bucket.take(now, n), "take {} at {}", i, t);
-                        prop_assert_eq!(answer.next, bucket.next(now, n), "next after {}", i);
+                        let expected = from_now(bucket.next(now, n), latest, now);
+                        prop_assert_eq!(answer.next, expected, "next after {}", i);
                     } else {
                         let expected = match &memory {
-                            Some(bucket) => bucket.next(now, n),
+                            Some(bucket) => from_now(bucket.next(now, n), latest, now),
                             None => ironward::Bucket::new(rate, burst, now).next(now, n),
                         };
                         let next = redis.next("k", now, n).await.unwrap();

@@ -451,3 +451,52 @@ async fn a_share_below_one_call_refuses_rather_than_round_up() {
         (false, Duration::from_millis(500))
     );
 }
+
+// A caller whose clock stepped back is told the wait from its own `now`: waiting that long
+// on its own clock, it is not refused again. On Redis and on the fallback, each limiter.
+#[tokio::test]
+async fn next_is_counted_from_the_now_passed_after_a_clock_steps_back() {
+    let server = Server::start();
+    let on_redis = server.store(Options::default()).await;
+    let local = without_redis(Options {
+        share: 1.0,
+        ..Options::default()
+    })
+    .await;
+    let back = 10 * SECOND;
+    let later = NOW + back;
+    for store in [&on_redis, &local] {
+        let name = unique("back");
+        // Spent at `later`, asked again at `NOW`, ten seconds earlier.
+        let period = Period::new(store, &name, 1, Duration::from_secs(60));
+        assert_eq!(period.take("k", later).await.unwrap().value, Quota::Hit);
+        let refused = period.take("k", NOW).await.unwrap();
+        assert_eq!((refused.value, refused.next), (Quota::Over, 70 * SECOND));
+        assert_eq!(period.next("k", NOW).await.unwrap(), 70 * SECOND);
+
+        let sliding = Sliding::new(store, &name, 1, Duration::from_secs(60));
+        assert!(sliding.take("k", later).await.unwrap().admitted());
+        let refused = sliding.take("k", NOW).await.unwrap();
+        assert_eq!((refused.value, refused.next), (false, 70 * SECOND));
+        assert_eq!(sliding.next("k", NOW).await.unwrap(), 70 * SECOND);
+        // Waiting that long on its own clock, the caller is admitted.
+        assert!(
+            sliding
+                .take("k", NOW + refused.next)
+                .await
+                .unwrap()
+                .admitted()
+        );
+
+        // One token a second: the next is a second after `later`, eleven after `NOW`.
+        let bucket = Bucket::new(store, &name, 1.0, 1.0);
+        assert!(bucket.take("k", later, 1.0).await.unwrap().admitted());
+        let refused = bucket.take("k", NOW, 1.0).await.unwrap();
+        assert_eq!((refused.value, refused.next), (false, 11 * SECOND));
+        assert_eq!(bucket.next("k", NOW, 1.0).await.unwrap(), 11 * SECOND);
+        // Room now is room now, whichever clock.
+        assert_eq!(bucket.next("k", NOW, 0.0).await.unwrap(), Duration::ZERO);
+    }
+    assert_eq!(on_redis.stats().local, 0);
+    assert_eq!(local.stats().redis, 0);
+}

@@ -300,6 +300,9 @@ impl Store {
     /// How fast the store gets back to Redis after an outage depends on how `conn`
     /// reconnects: [`Store::config`] gives the configuration that
     /// [`connect`](Store::connect) uses.
+    ///
+    /// Nothing is sent here, so Redis's eviction policy is first read (see
+    /// [`connect`](Store::connect)) when the store recovers from a failover.
     pub fn new(conn: ConnectionManager, options: Options) -> Self {
         Self(Arc::new(Shared {
             conn,

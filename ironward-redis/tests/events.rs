@@ -213,3 +213,30 @@ async fn another_programs_data_under_a_limiters_keys_is_an_error() {
         (odd.as_str(), "bucket")
     );
 }
+
+// A Redis that may evict the limiters' keys is worth one warning at connect, naming the
+// policy; a Redis that keeps them is worth none.
+#[tokio::test(flavor = "current_thread")]
+async fn an_evicting_policy_is_one_warning_at_connect() {
+    let events = Events::default();
+    let _guard = tracing::subscriber::set_default(events.clone());
+    let server = Server::start();
+    let quiet = server.store(Options::default()).await;
+    assert_eq!(quiet.stats().eviction_warnings, 0);
+    assert!(events.drain().is_empty());
+
+    let mut conn = server.conn().await;
+    let () = redis::cmd("CONFIG")
+        .arg("SET")
+        .arg("maxmemory-policy")
+        .arg("volatile-ttl")
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let warned = server.store(Options::default()).await;
+    let seen = events.drain();
+    assert_eq!(seen.len(), 1, "{seen:?}");
+    assert_eq!(seen[0].level, Level::WARN);
+    assert_eq!(seen[0].field("policy"), "volatile-ttl");
+    assert_eq!(warned.stats().eviction_warnings, 1);
+}

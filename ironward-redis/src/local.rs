@@ -76,8 +76,15 @@ impl<L: Fallback> Entry<L> {
     /// Whether the limiter answers at `now` as a fresh one would: idle for its `idle()`
     /// since the latest reading. A clock that stepped back is not past it, so a limiter
     /// is never forgotten on an earlier reading.
+    /// A limiter whose `idle()` is `Duration::MAX` (a bucket that never refills) never is,
+    /// nor one whose fresh time is past the clock's range.
     fn fresh_at(&self, now: Duration) -> bool {
-        now >= self.latest.saturating_add(self.limiter.idle())
+        let idle = self.limiter.idle();
+        idle != Duration::MAX
+            && self
+                .latest
+                .checked_add(idle)
+                .is_some_and(|fresh| now >= fresh)
     }
 
     /// Runs `f` on the limiter at `now`, with the latest reading it has then seen.
@@ -245,6 +252,27 @@ mod tests {
         assert_eq!(
             local.peek(Some(b"c"), t(61), log, |log, _| log.left(t(61))),
             3
+        );
+    }
+
+    #[test]
+    fn a_limiter_that_never_becomes_fresh_is_never_forgotten() {
+        // A bucket that does not refill is never as good as new (`idle()` is
+        // `Duration::MAX`), so even at the end of the clock its key keeps its place, and a
+        // table of 0 keys holds one.
+        let local = Local::new(0);
+        let empty = || ironward::Bucket::new(0.0, 1.0, Duration::ZERO);
+        let end = Duration::MAX;
+        let take = |key: &[u8], now| local.with(Some(key), now, empty, |b, _| b.take(now, 1.0));
+        assert!(take(b"a", Duration::ZERO));
+        assert!(take(b"b", end), "the overflow's own token");
+        assert!(!take(b"a", end));
+        assert!(!take(b"c", end), "the overflow is spent");
+        assert_eq!(local.len(), 1);
+        assert_eq!(from_now(Duration::MAX, end, Duration::ZERO), Duration::MAX);
+        assert_eq!(
+            from_now(Duration::from_secs(1), end, Duration::ZERO),
+            Duration::MAX
         );
     }
 

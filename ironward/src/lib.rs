@@ -199,6 +199,7 @@ mod gate;
 #[cfg(feature = "serde")]
 mod humane;
 pub mod limit;
+mod limits;
 #[cfg(target_has_atomic = "64")]
 mod line;
 #[cfg(doctest)]
@@ -227,6 +228,7 @@ pub use gate::Gate;
 #[cfg(target_has_atomic = "64")]
 pub use gate::SharedGate;
 pub use limit::{ADAPTIVE, Adaptive, Grant, Limiter, LimiterReason, Settle};
+pub use limits::{Limit, Limits, LimitsReason, Reservations};
 pub use period::{Period, Quota};
 #[cfg(target_has_atomic = "64")]
 pub use period::{PeriodLeft, SharedPeriod};

@@ -180,7 +180,7 @@ async fn another_programs_data_under_a_limiters_keys_is_an_error() {
     let events = Events::default();
     let _guard = tracing::subscriber::set_default(events.clone());
     let server = Server::start();
-    let store = server.store(Options::default()).await;
+    let store = server.store(common::PATIENT).await;
     let mut conn = server.conn().await;
 
     // A string where the log should be: Redis answers WRONGTYPE, which refuses that call
@@ -221,7 +221,7 @@ async fn an_evicting_policy_is_one_warning_at_connect() {
     let events = Events::default();
     let _guard = tracing::subscriber::set_default(events.clone());
     let server = Server::start();
-    let quiet = server.store(Options::default()).await;
+    let quiet = server.store(common::PATIENT).await;
     assert_eq!(quiet.stats().eviction_warnings, 0);
     assert!(events.drain().is_empty());
 
@@ -233,7 +233,7 @@ async fn an_evicting_policy_is_one_warning_at_connect() {
         .query_async(&mut conn)
         .await
         .unwrap();
-    let warned = server.store(Options::default()).await;
+    let warned = server.store(common::PATIENT).await;
     let seen = events.drain();
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert_eq!(seen[0].level, Level::WARN);

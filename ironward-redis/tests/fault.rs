@@ -360,7 +360,7 @@ async fn debug_sleep_is_a_slow_redis_refused_or_answered_within_the_share() {
 async fn script_flush_mid_load_loses_no_count_and_fails_nothing_over() {
     const Q: u32 = 40;
     let server = Server::start();
-    let store = server.store(Options::default()).await;
+    let store = server.store(common::PATIENT).await;
     let limit = Period::new(
         &store,
         &common::unique("flush"),

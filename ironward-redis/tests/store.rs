@@ -34,7 +34,7 @@ async fn without_redis(options: Options) -> Store {
 #[tokio::test]
 async fn every_key_has_a_ttl_and_one_hash_tag_per_limiter_key() {
     let server = Server::start();
-    let store = server.store(Options::default()).await;
+    let store = server.store(common::PATIENT).await;
     let period = Period::aligned(&store, "p", 5, Duration::from_secs(60));
     let sliding = Sliding::new(&store, "s", 5, Duration::from_secs(30));
     let bucket = Bucket::new(&store, "b", 2.0, 50.0);
@@ -75,7 +75,7 @@ async fn every_key_has_a_ttl_and_one_hash_tag_per_limiter_key() {
 #[tokio::test]
 async fn scripts_are_loaded_once_and_again_after_a_flush() {
     let server = Server::start();
-    let store = server.store(Options::default()).await;
+    let store = server.store(common::PATIENT).await;
     let mut conn = server.conn().await;
     let hashes: Vec<String> = [
         include_str!("../lua/period.lua"),
@@ -165,7 +165,7 @@ async fn a_timeout_is_a_refusal_and_the_store_stays_on_redis() {
 #[tokio::test]
 async fn a_wrong_type_key_is_its_own_error_and_fails_nothing_over() {
     let server = Server::start();
-    let store = server.store(Options::default()).await;
+    let store = server.store(common::PATIENT).await;
     let name = unique("wrongtype");
     let limit = Sliding::new(&store, &name, 300, Duration::from_secs(3600));
     // Another program's string where one key's log should be: Redis answers WRONGTYPE.
@@ -276,7 +276,7 @@ async fn connect_fails_on_an_unreachable_redis_unless_asked_to_start_local() {
 #[tokio::test]
 async fn a_reply_no_script_gives_is_an_error_not_a_guess() {
     let server = Server::start();
-    let store = server.store(Options::default()).await;
+    let store = server.store(common::PATIENT).await;
     let bucket = Bucket::new(&store, "odd", 1.0, 5.0);
     // A clock reading no caller can pass: the script's reply is out of range.
     let mut conn = server.conn().await;
@@ -373,7 +373,7 @@ async fn an_infinite_burst_admits_every_finite_cost_without_asking_redis() {
 #[tokio::test]
 async fn a_span_shorter_than_a_round_trip_keeps_its_keys_ten_seconds() {
     let server = Server::start();
-    let store = server.store(Options::default()).await;
+    let store = server.store(common::PATIENT).await;
     let log = Sliding::new(&store, "tiny", 1, Duration::from_micros(1));
     // Time stands still at the end of the clock: the stamp never leaves the window.
     let end = Duration::from_micros(1 << 53);
@@ -457,7 +457,7 @@ async fn a_share_below_one_call_refuses_rather_than_round_up() {
 #[tokio::test]
 async fn next_is_counted_from_the_now_passed_after_a_clock_steps_back() {
     let server = Server::start();
-    let on_redis = server.store(Options::default()).await;
+    let on_redis = server.store(common::PATIENT).await;
     let local = without_redis(Options {
         share: 1.0,
         ..Options::default()

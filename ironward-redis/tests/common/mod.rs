@@ -17,6 +17,13 @@ use std::time::{Duration, Instant};
 
 use ironward_redis::{Options, Store};
 
+/// The default options with a timeout no loaded two-core machine reaches (5 s), for the
+/// tests that count answers and must not see a refusal for a slow scheduler.
+pub const PATIENT: Options = Options {
+    timeout: Duration::from_secs(5),
+    ..ironward_redis::OPTIONS
+};
+
 /// How long a server may take to answer its first `PING`.
 const READY: Duration = Duration::from_secs(20);
 

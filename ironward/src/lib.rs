@@ -13,9 +13,10 @@
 //! | --- | --- | --- |
 //! | [`Breaker`] ([`Sre`]) | whether to call a backend that has been failing | Google SRE book eq. 21-1; go-zero `core/breaker/googlebreaker.go` |
 //! | [`Shedder`] ([`Shed`]) | whether this server should take on another call | go-zero `core/load/adaptiveshedder.go` |
-//! | [`Bucket`] ([`SharedBucket`]) | whether a call is within a rate, and when one would be; shared by `&` across threads without a lock | token bucket; GCRA |
-//! | [`Sliding`] | whether it is within a quota over any window-long stretch | exact sliding-window log |
-//! | [`Period`] ([`SharedPeriod`]) | the same quota per fixed period; shared by `&` across threads without a lock | go-zero `core/limit/periodlimit.go` |
+//! | [`Bucket`] ([`SharedBucket`]) | whether a call is within a rate at its cost (fractional tokens), and when one would be; a cost reserved now and settled later ([`Reservation`]); shared by `&` across threads without a lock | token bucket; GCRA |
+//! | [`Sliding`] | whether it is within a quota over any window-long stretch, at a cost in units (`take_n`), reserved and settled later | exact sliding-window log |
+//! | [`Period`] ([`SharedPeriod`]) | the same quota per fixed period, at a cost in units (`take_n`), reserved and settled later; shared by `&` across threads without a lock | go-zero `core/limit/periodlimit.go` |
+//! | [`Limits`] ([`Limit`], [`Reservations`]) | whether several limits (requests and tokens, a minute and a day) all admit a request, taking from every one or none | all-or-nothing over the three above |
 //! | [`Gate`] ([`SharedGate`]) | whether there is room right now; shared by `&` across threads without a lock | concurrency limit |
 //! | [`Limiter`] ([`limit`]) | how many calls may be in flight, following the backend's latency, and who is refused first | Netflix concurrency-limits: `AIMDLimit`, `VegasLimit`, `Gradient2Limit`, `WindowedLimit` |
 //! | [`Criticality`] ([`Shares`]) | which calls the shedder and the limiter refuse first under overload | Google SRE book, "Handling Overload" |
@@ -60,8 +61,9 @@
 //! | [`Breaker::allow`] | `Result<Permit, BreakerReason>` | calls and accepts in the window, the failing and working runs, the decayed `k`, the drop fraction and the draw |
 //! | [`Shedder::allow`] | `Result<Ticket, ShedReason>` | the CPU reading, the calls in flight and their average, the capacity, and whether the CPU or an earlier refusal made it hot |
 //! | [`Bucket::take`] | `Result<(), BucketReason>` | the tokens held, the cost wanted, the burst and the rate; the wait on asking |
-//! | [`Sliding::take`] | `Result<(), QuotaReason>` | the events in the window, the quota, the wait for room |
-//! | [`Period::take`], [`SharedPeriod::take`] | `Result<Quota, QuotaReason>` (`Ok(Under)`, `Ok(Hit)`, or `Err` for `Over`) | the events in the period, the quota, the wait for the next |
+//! | [`Sliding::take`], [`Sliding::take_n`] | `Result<(), QuotaReason>` | the events (units) in the window, the quota, the wait for room |
+//! | [`Period::take`], [`Period::take_n`], [`SharedPeriod::take`] | `Result<Quota, QuotaReason>` (`Ok(Under)`, `Ok(Hit)`, or `Err` for `Over`) | the events (units) in the period, the quota, the wait for the next |
+//! | [`Limits::take`] | `Result<(), LimitsReason>` | the limit that waits longest, and when all admit |
 //! | [`Gate::enter`], [`SharedGate::enter`] | `Result<(), GateReason>` | how many are inside, and the limit |
 //! | [`Budget::can_retry`], [`SharedBudget::can_retry`] | `Result<(), BudgetReason>` | the tokens held, and the maximum |
 //! | [`Limiter::acquire`], [`Limiter::acquire_as`] | `Result<Grant, LimiterReason>` | the calls in flight, the limit in force, the class's room and the floor, and whether a probe was draining |
@@ -126,8 +128,9 @@
 //!   is held to 1 ..= 65 536 buckets, so no size panics or aborts on an allocation it could
 //!   never make; a bucket width, sliding window or period below 1 ns is raised to 1 ns.
 //!   Memory is proportional to the sizes the caller chooses: a [`Window`] allocates its
-//!   buckets once, in `new`; a [`Sliding`] log reserves up to 4096 stamps in `new` and grows
-//!   on demand up to its quota beyond that, one stamp per event admitted inside the window.
+//!   buckets once, in `new`; a [`Sliding`] log reserves up to 4096 entries in `new` and grows
+//!   on demand up to its quota beyond that, one entry per reading that admitted a cost inside the
+//!   window.
 //! - **Policy constants** follow one rule: a constant outside its meaningful range is read as
 //!   the nearest value in range, and NaN as the value at which it does least (the one that
 //!   refuses least). The ranges, and what NaN is read as:
@@ -153,7 +156,7 @@
 //!   (the next two items).
 //! - **Rates and amounts.** A [`Bucket`] with a non-finite or negative rate never refills; a
 //!   NaN or sub-1 burst is 1; a non-finite or negative amount is refused with a `next` of
-//!   `Duration::MAX`, as is an amount over the burst. A quota of 0 refuses everything.
+//!   `Duration::MAX`, as is an amount over the burst. A quota of 0 refuses every cost above 0.
 //! - **Retry budgets.** A [`Budget`] holds 1 to 1000 tokens and truncates its token ratio to
 //!   three decimal places, as gRPC A6 says; a ratio that is NaN, negative or truncates to 0
 //!   gives no token back, so retries stop once failures have spent half the budget.

@@ -225,8 +225,8 @@
 //! - `source`: which store decided, the [`Answer`]'s [`Mode`]: `redis`, or `local` for the
 //!   fallback; a refusal without an answer is `redis`'s;
 //! - `outcome` of a request: `admitted` or `refused`; of a round trip: `ok` (a reply that
-//!   decoded) or `error` (an error reply or a dropped connection, which fails over; a
-//!   timeout; a reply no script gives);
+//!   decoded) or `error` (a dropped connection or an error reply about the server, which
+//!   fail over; an error about the key; a timeout; a reply no script gives);
 //! - `reason`, on refusals: `limited` (over the quota: [`Quota::Over`](ironward::Quota), or
 //!   `false`), `timeout` (Redis did not answer in time, [`Error::Timeout`]), `bad_reply`
 //!   (Redis's reply was none a script gives, [`Error::Reply`]) or `key_error` (Redis
@@ -249,9 +249,11 @@
 //! | level | when | fields |
 //! | --- | --- | --- |
 //! | `DEBUG` | a `take` refused over its quota (a refusal is an answer, not an error) | `source`, and the numbers that decided it: `quota` and `period` or `window`, or `rate`, `burst` and `cost` (the fallback's share on `source="local"`), and `retry_after` |
-//! | `DEBUG` | a call refused because Redis did not answer in time | `script`, `timeout` |
+//! | `DEBUG` | a call refused because Redis did not answer in time, or answered by the fallback with [`OnTimeout::Fallback`] | `script`, `timeout` |
 //! | `WARN` | a store fails over to its local fallback | `script`, `error` (what Redis or the connection said), `probe`, `share` |
-//! | `ERROR` | a store fails over because a limiter's key holds another type (`WRONGTYPE`): another program's data, which fails over again after each recovery until someone looks | `script`, `error` |
+//! | `WARN` | [`Store::connect`] (or a recovery) finds a `maxmemory-policy` that can evict the limiters' keys | `policy` |
+//! | `DEBUG` | Redis refused `CONFIG GET`, so the eviction policy is not known | `error` |
+//! | `ERROR` | Redis refused the script for the key's sake ([`Error::Key`]: `WRONGTYPE`, another program's data, until someone looks; `OOM`; `NOPERM`): that call is refused, the store stays on Redis | `script`, `error` |
 //! | `ERROR` | Redis gave a reply no script gives ([`Error::Reply`]) | `script`, `reply` |
 //! | `INFO` | a store is back on Redis | `lasted`: how long it ran on the fallback |
 //!

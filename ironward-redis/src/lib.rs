@@ -268,7 +268,9 @@
 //! infinite is refused after the refill, as the core refuses it; an infinite burst admits
 //! every finite cost without asking Redis. A call that timed out may still have been
 //! counted by its script, as a request counts when Redis counts it. An empty limiter name is `"ironward"`. A share
-//! outside `[0, 1]` is clamped (NaN is 0). A lock poisoned by a panic elsewhere still holds
+//! outside `[0, 1]` is clamped (NaN is 0), and one that comes to less than a call needs
+//! refuses every call rather than round up. A fallback limiter that never becomes fresh (a
+//! bucket of rate 0) is never forgotten, whatever the clock reads. A lock poisoned by a panic elsewhere still holds
 //! valid limiters.
 //!
 //! # Tower

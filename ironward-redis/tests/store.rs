@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use ironward::Quota;
-use ironward_redis::{Bucket, Error, Mode, Options, Period, Sliding, Stats, Store};
+use ironward_redis::{Bucket, Error, Mode, OnTimeout, Options, Period, Sliding, Stats, Store};
 use redis::AsyncCommands;
 
 use common::{Server, unique};
@@ -499,4 +499,41 @@ async fn next_is_counted_from_the_now_passed_after_a_clock_steps_back() {
     }
     assert_eq!(on_redis.stats().local, 0);
     assert_eq!(local.stats().redis, 0);
+}
+
+// Fail open is a choice, and only as open as the share: with `OnTimeout::Fallback` a call
+// Redis does not answer in time is the fallback's, here refused (share 0) and here admitted
+// (share 1), and the store stays on Redis either way.
+#[tokio::test]
+async fn a_timeout_with_on_timeout_fallback_is_the_fallbacks_answer() {
+    let server = Server::start();
+    let options = |share| Options {
+        timeout: Duration::from_millis(100),
+        on_timeout: OnTimeout::Fallback,
+        share,
+        ..Options::default()
+    };
+    let closed = server.store(options(0.0)).await;
+    let open = server.store(options(1.0)).await;
+    let name = unique("slow");
+    let limits = [&closed, &open].map(|store| Sliding::new(store, &name, 5, SECOND));
+    let mut conn = server.conn().await;
+    let () = redis::cmd("CLIENT")
+        .arg("PAUSE")
+        .arg(2000)
+        .query_async(&mut conn)
+        .await
+        .unwrap();
+    let refused = limits[0].take("k", NOW).await.unwrap();
+    assert_eq!(
+        (refused.value, refused.mode, refused.next),
+        (false, Mode::Local, closed.options().probe)
+    );
+    let admitted = limits[1].take("k", NOW).await.unwrap();
+    assert_eq!((admitted.value, admitted.mode), (true, Mode::Local));
+    for store in [&closed, &open] {
+        let stats = store.stats();
+        assert_eq!((stats.timeouts, stats.local, stats.failovers), (1, 1, 0));
+        assert_eq!(store.mode(), Mode::Redis);
+    }
 }

@@ -958,3 +958,201 @@ proptest! {
         }
     }
 }
+
+// ---------------------------------------------------------------------------------------
+// Costs against naive models.
+
+/// The naive log of costs: every charge with its stamp, scanned in full for each question.
+struct CostLog {
+    quota: u64,
+    window: u64,
+    /// `(stamp, units)`, in the order charged.
+    charges: Vec<(u64, u64)>,
+}
+
+impl CostLog {
+    fn inside(&self, t: u64) -> u64 {
+        self.charges
+            .iter()
+            .filter(|&&(s, _)| t - s < self.window)
+            .map(|&(_, c)| c)
+            .sum()
+    }
+
+    fn next(&self, t: u64, cost: u64) -> Duration {
+        if cost > self.quota {
+            return Duration::MAX;
+        }
+        let mut inside: Vec<(u64, u64)> = self
+            .charges
+            .iter()
+            .copied()
+            .filter(|&(s, c)| t - s < self.window && c > 0)
+            .collect();
+        inside.sort_by_key(|&(s, _)| s);
+        let mut held: u64 = inside.iter().map(|&(_, c)| c).sum();
+        if held + cost <= self.quota {
+            return Duration::ZERO;
+        }
+        for (s, c) in inside {
+            held -= c;
+            if held + cost <= self.quota {
+                return ns(self.window - (t - s));
+            }
+        }
+        Duration::MAX
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    // `Sliding`'s costs against the naive log: every `take_n`, `left` and `next_n` answers as
+    // a scan of every charge would, through reservations, refunds and debts, readings that
+    // go backwards and readings at the end of the clock.
+    #[test]
+    fn sliding_costs_match_a_naive_log_of_every_charge(
+        quota in prop_oneof![0..20_u32, Just(u32::MAX)],
+        window in prop_oneof![1..3_000_u64, Just(u64::MAX)],
+        ops in prop::collection::vec(
+            (prop_oneof![9 => step(), 1 => Just((false, u64::MAX))], op(), 0..30_u32),
+            1..150,
+        ),
+    ) {
+        let mut limit = Sliding::new(quota, ns(window));
+        let mut log = CostLog { quota: u64::from(quota), window, charges: Vec::new() };
+        let mut flights: Vec<(Reservation, usize, u64)> = Vec::new();
+        let (mut caller, mut latest) = (0_u64, 0_u64);
+        for ((back, by), op, ask) in ops {
+            caller = if back { caller.saturating_sub(by) } else { caller.saturating_add(by) };
+            let now = ns(caller);
+            let t = latest.max(caller);
+            prop_assert_eq!(limit.left(now), u32::try_from(log.quota.saturating_sub(log.inside(t))).unwrap_or(0));
+            prop_assert_eq!(limit.next_n(now, ask), log.next(t, u64::from(ask)));
+            match op {
+                Op::Take(cost) => {
+                    latest = t;
+                    let fits = log.inside(t) + u64::from(cost) <= log.quota;
+                    prop_assert_eq!(limit.take_n(now, cost), fits);
+                    if fits {
+                        log.charges.push((t, u64::from(cost)));
+                    }
+                }
+                Op::Reserve(estimate, timeout) => {
+                    latest = t;
+                    let fits = log.inside(t) + u64::from(estimate) <= log.quota;
+                    let reservation = limit.reserve(now, estimate, ns(timeout));
+                    prop_assert_eq!(reservation.is_ok(), fits);
+                    if let Ok(reservation) = reservation {
+                        log.charges.push((t, u64::from(estimate)));
+                        flights.push((reservation, log.charges.len() - 1, t.saturating_add(timeout)));
+                    }
+                }
+                Op::Settle(index, actual) => {
+                    if flights.is_empty() {
+                        continue;
+                    }
+                    let (reservation, charge, deadline) = flights.swap_remove(index % flights.len());
+                    let estimate = reservation.estimate() as u64;
+                    limit.settle(reservation, actual, now);
+                    if t > deadline {
+                        continue;
+                    }
+                    latest = t;
+                    let actual = u64::from(actual);
+                    if actual > estimate {
+                        log.charges.push((t, actual - estimate));
+                    } else if t - log.charges[charge].0 < window {
+                        log.charges[charge].1 -= estimate - actual;
+                    }
+                }
+            }
+        }
+    }
+
+    // `Period`'s costs against a naive counter: every `take_n`, `left` and `next_n` answers
+    // as go-zero's counter would with the cost rule of the docs (a refused cost counts one
+    // event once the quota is used up, nothing before), through reservations, refunds and
+    // debts.
+    #[test]
+    fn period_costs_match_a_naive_counter(
+        quota in prop_oneof![0..20_u32, Just(u32::MAX)],
+        period in 1..3_000_u64,
+        ops in prop::collection::vec((step(), op(), 0..30_u32), 1..150),
+    ) {
+        let mut limit = Period::new(quota, ns(period));
+        let quota = u64::from(quota);
+        // The open period's start and number, and its count.
+        let (mut start, mut number, mut count): (Option<u64>, u64, u64) = (None, 0, 0);
+        let mut flights: Vec<(Reservation, u64, u64)> = Vec::new();
+        let (mut caller, mut latest) = (0_u64, 0_u64);
+        for ((back, by), op, ask) in ops {
+            caller = if back { caller.saturating_sub(by) } else { caller.saturating_add(by) };
+            let now = ns(caller);
+            let t = latest.max(caller);
+            let open = start.filter(|&s| t - s < period);
+            let expect_left = if open.is_some() { quota.saturating_sub(count) } else { quota };
+            prop_assert_eq!(u64::from(limit.left(now)), expect_left);
+            let expect_next = match open {
+                _ if u64::from(ask) > quota => Duration::MAX,
+                Some(s) if count + u64::from(ask) > quota => ns(period - (t - s)),
+                _ => Duration::ZERO,
+            };
+            prop_assert_eq!(limit.next_n(now, ask), expect_next);
+            let event = |t: u64, start: &mut Option<u64>, count: &mut u64, number: &mut u64| {
+                if start.is_none_or(|s| t - s >= period) {
+                    *start = Some(t);
+                    *count = 0;
+                    *number += 1;
+                }
+            };
+            match op {
+                Op::Take(cost) | Op::Reserve(cost, _) => {
+                    latest = t;
+                    event(t, &mut start, &mut count, &mut number);
+                    let after = count + u64::from(cost);
+                    let expect = if after < quota {
+                        Some(Quota::Under)
+                    } else if after == quota {
+                        Some(Quota::Hit)
+                    } else {
+                        None
+                    };
+                    match expect {
+                        Some(_) => count = after,
+                        None if count >= quota => count += 1,
+                        None => {}
+                    }
+                    if let Op::Reserve(_, timeout) = op {
+                        let reservation = limit.reserve(now, cost, ns(timeout));
+                        prop_assert_eq!(reservation.is_ok(), expect.is_some());
+                        if let Ok(reservation) = reservation {
+                            flights.push((reservation, number, t.saturating_add(timeout)));
+                        }
+                    } else {
+                        prop_assert_eq!(limit.take_n(now, cost), expect.unwrap_or(Quota::Over));
+                    }
+                }
+                Op::Settle(index, actual) => {
+                    if flights.is_empty() {
+                        continue;
+                    }
+                    let (reservation, counted_in, deadline) = flights.swap_remove(index % flights.len());
+                    let estimate = reservation.estimate() as u64;
+                    limit.settle(reservation, actual, now);
+                    if t > deadline {
+                        continue;
+                    }
+                    latest = t;
+                    let actual = u64::from(actual);
+                    if actual > estimate {
+                        event(t, &mut start, &mut count, &mut number);
+                        count += actual - estimate;
+                    } else if counted_in == number && start.is_some_and(|s| t - s < period) {
+                        count -= estimate - actual;
+                    }
+                }
+            }
+        }
+    }
+}

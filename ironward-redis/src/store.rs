@@ -31,8 +31,8 @@ use crate::{Error, script};
 /// | `on_timeout` | [`OnTimeout::Refuse`] | a slow Redis is still the fleet's quota: refusing keeps its word, where answering from the fallback hands out the share as well |
 /// | `start_local` | `false` | a Redis that cannot be reached at start is most often a wrong address, and a store that started on its fallback would quietly turn a fleet quota into per-process ones |
 ///
-/// Before 0.2 `share` was 1.0 and [`Store::connect`] never failed on an unreachable Redis:
-/// set `share: 1.0` and `start_local: true` for the old behaviour.
+/// For go-zero's behaviour (each process answers with the whole quota while Redis is away,
+/// and starts without it), set `share: 1.0` and `start_local: true`.
 ///
 /// # Examples
 ///

@@ -86,9 +86,10 @@ impl Limit<'_> {
 /// asks every limiter first, without changing any ([`peek`](Limits::peek)), and takes from
 /// them only when all would admit: a refusal leaves every limiter exactly as it was (no
 /// clock moved, no refusal counted, where [`Period::take`] alone counts one), and an
-/// admission charges each exactly its cost. Each limiter decides its cost as its own `_n`
-/// method does at the same reading, which is why the peek is exact: a limiter that would
-/// admit at `now` does admit at `now`.
+/// admission charges each exactly its cost. Each limiter decides its cost as its own cost
+/// method does ([`Bucket::take`], [`Sliding::take_n`], [`Period::check_n`]), and its wait
+/// ([`Limit::next`]) is zero exactly when that method would admit at the same reading, which
+/// is why the peek is exact.
 ///
 /// The decision holds the limiters by `&mut` for its length, so the same limiter cannot
 /// appear twice. [`reserve`](Limits::reserve) takes every estimate at once, and

@@ -237,10 +237,10 @@ impl core::error::Error for BucketReason {}
 /// the count against the quota, from [`Sliding::check`](crate::Sliding::check) or
 /// [`Period::check`](crate::Period::check).
 ///
-/// A refusal always has `count ≥ quota`. A sliding log counts the events inside its window,
-/// the refused one left out, so its count is the quota; a period counts every event, the
-/// refused one included, as go-zero's `core/limit/periodlimit.go` does, so its count is past
-/// the quota.
+/// A refusal of one event always has `count ≥ quota` (of a cost, `count + cost > quota`). A
+/// sliding log counts the events inside its window, the refused one left out, so its count is
+/// the quota; a period counts every event, the refused one included, as go-zero's
+/// `core/limit/periodlimit.go` does, so its count is past the quota.
 ///
 /// # Examples
 ///

@@ -246,8 +246,9 @@ impl Sliding {
     ///
     /// `Err` is a refusal, an answer rather than a failure. It carries the events inside the
     /// window (the refused one is not counted), the quota, and how long until the oldest of
-    /// them leaves, which is what [`next`](Sliding::next) would answer (`Duration::MAX` for
-    /// a quota of 0; see [`QuotaReason`]).
+    /// them leaves (until enough have left, while settled debts hold the window past its
+    /// quota), which is what [`next`](Sliding::next) would answer (`Duration::MAX` for a
+    /// quota of 0; see [`QuotaReason`]).
     ///
     /// # Examples
     ///
@@ -417,7 +418,8 @@ impl Sliding {
     /// How long after `now` the window will next have room, without changing anything.
     ///
     /// Zero when there is room now; otherwise the time until the oldest event inside leaves
-    /// it; `Duration::MAX` for a quota of 0, which never has room. This is
+    /// it (until enough have left, while settled debts hold the window past its quota);
+    /// `Duration::MAX` for a quota of 0, which never has room. This is
     /// [`next_n`](Sliding::next_n) with a cost of 1.
     #[must_use = "next only computes the wait; it counts nothing"]
     pub fn next(&self, now: Duration) -> Duration {

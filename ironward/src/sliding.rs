@@ -208,7 +208,7 @@ impl Sliding {
     /// [`take_n`](Sliding::take_n) with a cost of 1.
     #[must_use = "an unchecked take counts the event without enforcing the quota"]
     pub fn take(&mut self, now: Duration) -> bool {
-        self.check(now).is_ok()
+        self.admit(now, 1).is_ok()
     }
 
     /// Whether a request costing `cost` units at `now` is within the quota, counting its cost
@@ -238,7 +238,7 @@ impl Sliding {
     /// ```
     #[must_use = "an unchecked take counts the cost without enforcing the quota"]
     pub fn take_n(&mut self, now: Duration, cost: u32) -> bool {
-        self.check_n(now, cost).is_ok()
+        self.admit(now, u64::from(cost)).is_ok()
     }
 
     /// [`take`](Sliding::take) with the numbers behind a refusal: `take` is this with the
@@ -295,15 +295,8 @@ impl Sliding {
     #[inline]
     #[must_use = "an unchecked take counts the cost without enforcing the quota"]
     pub fn check_n(&mut self, now: Duration, cost: u32) -> Result<(), QuotaReason> {
-        let t = self.latest.advance(now);
-        self.drop_gone(t);
-        // What is left in the ring is inside the window.
         let cost = u64::from(cost);
-        if self.used.saturating_add(cost) <= u64::from(self.quota) {
-            self.charge(t, cost);
-            return Ok(());
-        }
-        Err(QuotaReason {
+        self.admit(now, cost).map_err(|t| QuotaReason {
             count: u32::try_from(self.used).unwrap_or(u32::MAX),
             quota: self.quota,
             next: self.wait(t, 0, self.used, cost),
@@ -497,6 +490,22 @@ impl Sliding {
         t - stamp >= self.window
     }
 
+    /// The one rule of `take`, `check` and their cost forms: whether `cost` fits at `now`,
+    /// counting it if it does; `Err` is the reading it was refused at. The reason is built by
+    /// `check_n` alone, so that a `take` never works out a wait it would discard.
+    #[inline]
+    fn admit(&mut self, now: Duration, cost: u64) -> Result<(), u64> {
+        let t = self.latest.advance(now);
+        self.drop_gone(t);
+        // What is left in the ring is inside the window.
+        if self.used.saturating_add(cost) <= u64::from(self.quota) {
+            self.charge(t, cost);
+            Ok(())
+        } else {
+            Err(t)
+        }
+    }
+
     /// Drops the entries that have left the window at `t`.
     fn drop_gone(&mut self, t: u64) {
         while let Some(&(stamp, cost)) = self.entries.front() {
@@ -542,7 +551,13 @@ impl Sliding {
             return Duration::ZERO;
         }
         // Room comes when enough of the oldest have left; each is inside: `t − stamp <
-        // window`.
+        // window`. Usually the oldest alone is enough, so it is asked first, without the
+        // ring's two-slice iterator.
+        if let Some(&(stamp, units)) = self.entries.get(first)
+            && inside.saturating_sub(units).saturating_add(cost) <= quota
+        {
+            return Duration::from_nanos(self.window - (t - stamp));
+        }
         for &(stamp, units) in self.entries.range(first..) {
             inside = inside.saturating_sub(units);
             if inside.saturating_add(cost) <= quota {

@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::blocked::Blocked;
 use crate::local::{self, Local};
 use crate::meter::{self, Meter, Piece};
 use crate::store::Ran;
@@ -87,6 +88,8 @@ struct Inner {
     burst: f64,
     ttl_ms: u64,
     local: Local<ironward::Bucket>,
+    /// The keys Redis refused lately, refused again from memory until they could pass.
+    blocked: Blocked,
     /// The fallback's rate and burst: the store's share of each.
     local_rate: f64,
     local_burst: f64,
@@ -127,6 +130,7 @@ impl Bucket {
             burst,
             ttl_ms: wire::ttl_ms(fresh),
             local: Local::new(store.options().local_keys),
+            blocked: Blocked::for_store(store.options()),
             local_rate: rate * share,
             local_burst: burst * share,
         }))
@@ -254,6 +258,14 @@ impl Bucket {
                 mode: this.store.mode(),
             });
         }
+        if let Some(next) = this.blocked.check(key, now, n) {
+            this.store.answered_blocked();
+            return Ok(Answer {
+                value: false,
+                next,
+                mode: Mode::Redis,
+            });
+        }
         let reading = Reading::new(this.store.options().time, now);
         let [tokens, ts] = self.keys(key);
         let mut call = script::BUCKET.prepare_invoke();
@@ -287,7 +299,10 @@ impl Bucket {
         };
         let ran = this.store.run(&this.meter, "bucket", &call, decode);
         match ran.await? {
-            Ran::Answered(answer) => Ok(answer),
+            Ran::Answered(answer) => {
+                this.blocked.note(key, now, !answer.value, answer.next, n);
+                Ok(answer)
+            }
             Ran::Local => {
                 this.store.answered_locally();
                 if let Some(answer) = self.refused_locally(n) {

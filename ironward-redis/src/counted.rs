@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use crate::blocked::Blocked;
 use crate::local::{Fallback, Local};
 use crate::meter::{Meter, Piece};
 use crate::{Mode, Store, wire};
@@ -18,6 +19,8 @@ pub(crate) struct Counted<L> {
     pub(crate) micros: u64,
     pub(crate) ttl_ms: u64,
     pub(crate) local: Local<L>,
+    /// The keys Redis refused lately, refused again from memory until they could pass.
+    pub(crate) blocked: Blocked,
     /// The fallback's quota: the store's share of `quota`, rounded down.
     pub(crate) local_quota: u32,
     pub(crate) meter: Meter,
@@ -39,6 +42,7 @@ impl<L: Fallback> Counted<L> {
             micros,
             ttl_ms: wire::ttl_ms(Duration::from_micros(micros)),
             local: Local::new(options.local_keys),
+            blocked: Blocked::for_store(options),
             // The product is below 2^32, and `as` truncates towards zero.
             local_quota: (f64::from(quota) * options.local_share()) as u32,
         }

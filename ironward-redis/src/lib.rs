@@ -65,6 +65,19 @@
 //! which runs the TTL, and the caller's, which runs the limiter. A bucket that never
 //! refills (a rate of 0) gets the longest TTL, 2^44 ms (about 557 years).
 //!
+//! **Refused keys are remembered.** A refusal says when the key could pass, and nothing
+//! another process does brings that sooner (they only take from the quota), so each
+//! limiter on the caller's clock keeps its last refusals ([`Options::blocked_keys`], 10,000
+//! keys by default) and
+//! refuses a later call for the key of the same cost from memory, with no round trip,
+//! until then: a hot key over its quota costs Redis nothing, and what is admitted is what
+//! Redis would admit. Such answers say [`Mode::Redis`] (the refusal is Redis's) and are
+//! counted in [`Stats::blocked`]; a `Period` then counts fewer refused events than it would
+//! (which admits nothing more: the period is over its quota already). Nor does Redis see
+//! the clock readings of the calls answered from memory: a caller whose clock then steps
+//! back and sends a call of another cost is decided at its earlier reading where the core
+//! would read the latest, which admits less, never more.
+//!
 //! # Equivalence
 //!
 //! A limiter here answers exactly as the `ironward` type does, for every sequence of calls
@@ -284,6 +297,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod answer;
+mod blocked;
 mod bucket;
 mod counted;
 mod error;

@@ -211,6 +211,14 @@ impl Period {
     /// What [`take_key`](Period::take_key) decides, before it is counted.
     async fn decide(&self, key: Option<&[u8]>, now: Duration) -> Result<Answer<Quota>, Error> {
         let (this, align) = (&self.0.counted, self.0.align);
+        if let Some(next) = this.blocked.check(key, now, 1.0) {
+            this.store.answered_blocked();
+            return Ok(Answer {
+                value: Quota::Over,
+                next,
+                mode: crate::Mode::Redis,
+            });
+        }
         let reading = Reading::new(this.store.options().time, now);
         let [count, start, ts] = this.keys(key, ["count", "start", "ts"]);
         let mut call = script::PERIOD.prepare_invoke();
@@ -237,7 +245,11 @@ impl Period {
         };
         let ran = this.store.run(&this.meter, "period", &call, decode);
         match ran.await? {
-            Ran::Answered(answer) => Ok(answer),
+            Ran::Answered(answer) => {
+                let refused = answer.value == Quota::Over;
+                this.blocked.note(key, now, refused, answer.next, 1.0);
+                Ok(answer)
+            }
             Ran::Local => {
                 this.store.answered_locally();
                 if this.refuses_locally() {

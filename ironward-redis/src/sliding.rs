@@ -182,6 +182,14 @@ impl Sliding {
     /// What [`take_key`](Sliding::take_key) decides, before it is counted.
     async fn decide(&self, key: Option<&[u8]>, now: Duration) -> Result<Answer<bool>, Error> {
         let this = &self.0;
+        if let Some(next) = this.blocked.check(key, now, 1.0) {
+            this.store.answered_blocked();
+            return Ok(Answer {
+                value: false,
+                next,
+                mode: Mode::Redis,
+            });
+        }
         let reading = Reading::new(this.store.options().time, now);
         let [log, ts] = this.keys(key, ["log", "ts"]);
         let mut call = script::SLIDING.prepare_invoke();
@@ -205,7 +213,10 @@ impl Sliding {
         };
         let ran = this.store.run(&this.meter, "sliding", &call, decode);
         match ran.await? {
-            Ran::Answered(answer) => Ok(answer),
+            Ran::Answered(answer) => {
+                this.blocked.note(key, now, !answer.value, answer.next, 1.0);
+                Ok(answer)
+            }
             Ran::Local => {
                 this.store.answered_locally();
                 if this.refuses_locally() {

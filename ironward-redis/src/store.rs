@@ -29,6 +29,7 @@ use crate::{Error, script};
 /// | `share` | 0.0 | a store cannot know how many processes share a quota, and any share above `1/N` lets a fleet of `N` admit more than the quota while Redis is away (go-zero's whole rate per process admits `N` times it); so by default the fallback refuses, and a fleet that prefers to serve sets `1/N` (see the crate docs, "Failover, and its bounds") |
 /// | `local_keys` | 10 000 | the keys one limiter's fallback holds; a key is forgotten only once its limiter is as good as new, and the keys that find no room share one overflow limiter |
 /// | `on_timeout` | [`OnTimeout::Refuse`] | a slow Redis is still the fleet's quota: refusing keeps its word, where answering from the fallback hands out the share as well |
+/// | `blocked_keys` | 10 000 | a hot key over its quota is refused from memory until it could pass, and costs Redis nothing; ten thousand keys of a few dozen bytes each is about a megabyte a limiter |
 /// | `start_local` | `false` | a Redis that cannot be reached at start is most often a wrong address, and a store that started on its fallback would quietly turn a fleet quota into per-process ones |
 ///
 /// For go-zero's behaviour (each process answers with the whole quota while Redis is away,
@@ -75,6 +76,14 @@ pub struct Options {
     /// Whether [`Store::connect`] returns a store while Redis cannot be reached, to start
     /// on the local fallback (`true`), or fails (`false`, the default).
     pub start_local: bool,
+    /// How many refused keys each limiter remembers, to refuse them again without a round
+    /// trip until they could pass (0: none). A refusal says when the key could pass, and
+    /// nothing another process does brings that sooner, so a later call for the key of the same
+    /// cost is refused from memory until then, and what is admitted is the same;
+    /// the least recently refused key is forgotten past this many. Such answers are counted
+    /// in [`Stats::blocked`]. Only on the caller's clock ([`Time::Caller`]): on Redis's,
+    /// the caller's `now` says nothing of when a key could pass, and nothing is kept.
+    pub blocked_keys: usize,
 }
 
 /// The reference options: [`Options`]' `# Default`.
@@ -96,6 +105,7 @@ pub const OPTIONS: Options = Options {
     local_keys: 10_000,
     on_timeout: OnTimeout::Refuse,
     start_local: false,
+    blocked_keys: 10_000,
 };
 
 impl Default for Options {
@@ -215,6 +225,9 @@ pub struct Stats {
     pub failovers: u64,
     /// Switches back to Redis after a `PING` was answered.
     pub recoveries: u64,
+    /// Calls refused from a limiter's memory of an earlier refusal of the key, with no
+    /// round trip ([`Options::blocked_keys`]).
+    pub blocked: u64,
 }
 
 /// A connection to Redis shared by limiters, with a per-call timeout and a failover to
@@ -283,6 +296,7 @@ struct Shared {
     policy_read: AtomicBool,
     failovers: AtomicU64,
     recoveries: AtomicU64,
+    blocked: AtomicU64,
     meter: StoreMeter,
 }
 
@@ -317,6 +331,7 @@ impl Store {
             policy_read: AtomicBool::new(false),
             failovers: AtomicU64::new(0),
             recoveries: AtomicU64::new(0),
+            blocked: AtomicU64::new(0),
             meter: StoreMeter::new(),
         }))
     }
@@ -460,6 +475,7 @@ impl Store {
             eviction_warnings: get(&self.0.eviction_warnings),
             failovers: get(&self.0.failovers),
             recoveries: get(&self.0.recoveries),
+            blocked: get(&self.0.blocked),
         }
     }
 
@@ -534,6 +550,11 @@ impl Store {
             },
             (Err(_), None) => self.timed_out(meter, script),
         }
+    }
+
+    /// Counts a refusal answered from a limiter's memory of the key's last one.
+    pub(crate) fn answered_blocked(&self) {
+        self.0.blocked.fetch_add(1, Ordering::Relaxed);
     }
 
     /// Counts an answer given by a local fallback.

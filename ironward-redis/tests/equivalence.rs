@@ -150,7 +150,8 @@ fn runner(regressions: &'static str) -> TestRunner {
     })
 }
 
-/// A server, a runtime and a store on it, for one property.
+/// A server, a runtime and a store on it, for one property: every call reaches the script
+/// (no memory of refusals, which `tests/blocked.rs` checks), so that each is compared.
 fn harness() -> (Server, Runtime, Store) {
     let server = Server::start();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -159,6 +160,7 @@ fn harness() -> (Server, Runtime, Store) {
         .unwrap();
     let store = runtime.block_on(server.store(Options {
         timeout: Duration::from_secs(5),
+        blocked_keys: 0,
         ..Options::default()
     }));
     (server, runtime, store)

@@ -23,6 +23,13 @@ use redis::aio::MultiplexedConnection;
 
 use common::{Server, unique};
 
+/// Every call goes to Redis, a refused one too (no memory of refusals): what is measured
+/// is what Redis itself keeps of a quota under memory pressure.
+const EVERY_CALL: ironward_redis::Options = ironward_redis::Options {
+    blocked_keys: 0,
+    ..common::PATIENT
+};
+
 const QUOTA: u32 = 50;
 const HOUR: Duration = Duration::from_secs(3600);
 const NOW: Duration = Duration::from_secs(1_700_000_000);
@@ -92,7 +99,7 @@ async fn run(policy: &str) -> (Seen, Store) {
     let room = used_memory(&mut conn).await + (1 << 20);
     config_set(&mut conn, "maxmemory", &room.to_string()).await;
     config_set(&mut conn, "maxmemory-policy", policy).await;
-    let store = server.store(common::PATIENT).await;
+    let store = server.store(EVERY_CALL).await;
     let name = unique("evict");
     let limit = Period::new(&store, &name, QUOTA, HOUR);
     let mut seen = Seen::default();
@@ -138,7 +145,7 @@ async fn under_noeviction_a_full_redis_refuses_with_oom_and_admits_nothing_past_
     let server = Server::start();
     let mut conn = server.conn().await;
     config_set(&mut conn, "maxmemory-policy", "noeviction").await;
-    let store = server.store(common::PATIENT).await;
+    let store = server.store(EVERY_CALL).await;
     let limit = Period::new(&store, &unique("full"), QUOTA, HOUR);
     let mut seen = Seen::default();
     take(&limit, 2 * QUOTA, &mut seen, 0).await;
@@ -198,7 +205,7 @@ async fn under_volatile_lru_the_limiters_keys_with_their_ttls_are_evicted_too() 
 #[tokio::test]
 async fn a_redis_that_refuses_config_is_used_without_a_warning() {
     let server = Server::start_with(&["--rename-command", "CONFIG", ""]);
-    let store = server.store(common::PATIENT).await;
+    let store = server.store(EVERY_CALL).await;
     let limit = Period::new(&store, &unique("managed"), 1, HOUR);
     assert_eq!(limit.take("k", NOW).await.unwrap().value, Quota::Hit);
     let stats = store.stats();

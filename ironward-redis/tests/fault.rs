@@ -25,6 +25,9 @@
 //!   a fresh quota after the restart (200), because a server without persistence comes
 //!   back empty. With one process in the fleet that is at most Q + ⌊share · Q⌋ + Q = 500.
 
+//!
+//! Every store here sends each call to Redis, a refused one too (`blocked_keys: 0`): a
+//! key refused from memory would not notice the fault these tests make.
 mod common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -85,6 +88,7 @@ async fn a_killed_redis_fails_over_and_traffic_returns_within_a_second_of_the_re
         .store(Options {
             timeout: TIMEOUT,
             share: SHARE,
+            blocked_keys: 0,
             ..Options::default()
         })
         .await;
@@ -240,6 +244,7 @@ async fn pause_and_count(pause: Pause) {
     let closed = server
         .store(Options {
             timeout: TIMEOUT,
+            blocked_keys: 0,
             ..Options::default()
         })
         .await;
@@ -248,6 +253,7 @@ async fn pause_and_count(pause: Pause) {
             timeout: TIMEOUT,
             share: SHARE,
             on_timeout: OnTimeout::Fallback,
+            blocked_keys: 0,
             ..Options::default()
         })
         .await;
@@ -360,7 +366,12 @@ async fn debug_sleep_is_a_slow_redis_refused_or_answered_within_the_share() {
 async fn script_flush_mid_load_loses_no_count_and_fails_nothing_over() {
     const Q: u32 = 40;
     let server = Server::start();
-    let store = server.store(common::PATIENT).await;
+    let store = server
+        .store(Options {
+            blocked_keys: 0,
+            ..common::PATIENT
+        })
+        .await;
     let limit = Period::new(
         &store,
         &common::unique("flush"),
@@ -402,6 +413,7 @@ async fn more_keys_than_the_fallback_holds_during_an_outage_each_keep_the_share(
         .store(Options {
             share: SHARE,
             local_keys: KEYS,
+            blocked_keys: 0,
             ..Options::default()
         })
         .await;

@@ -200,10 +200,12 @@ async fn a_wrong_type_key_is_its_own_error_and_fails_nothing_over() {
     assert_eq!((admitted, key_errors), (300, 600));
     assert_eq!(store.mode(), Mode::Redis);
     let stats = store.stats();
+    // The good key's first refusal came from Redis, the 299 after it from memory.
     assert_eq!(
         (stats.failovers, stats.key_errors, stats.redis, stats.local),
-        (0, 601, 600, 0)
+        (0, 601, 301, 0)
     );
+    assert_eq!(stats.blocked, 299);
 }
 
 // A server that is not fit to count (here a replica, READONLY) fails over, and a PING

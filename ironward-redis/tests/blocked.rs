@@ -1,0 +1,94 @@
+//! The "blocked until" memory against a real Redis: a hot key over its quota is refused
+//! from memory until it could pass, with no round trip, each such answer counted, and the
+//! calls admitted exactly those of a store that remembers nothing.
+
+mod common;
+
+use std::time::Duration;
+
+use ironward::Quota;
+use ironward_redis::{Bucket, Mode, Options, Period, Sliding};
+
+use common::{PATIENT, Server};
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// The same calls through a store that remembers refusals and one that does not: what each
+/// admitted, and how many calls reached Redis.
+#[tokio::test(flavor = "current_thread")]
+async fn a_period_refuses_a_hot_key_from_memory_and_admits_what_redis_would() {
+    let server = Server::start();
+    let remembering = server.store(PATIENT).await;
+    let forgetting = server
+        .store(Options {
+            blocked_keys: 0,
+            ..PATIENT
+        })
+        .await;
+    let (a, b) = (common::unique("hot"), common::unique("hot"));
+    let (with, without) = (
+        Period::new(&remembering, &a, 3, Duration::from_secs(10)),
+        Period::new(&forgetting, &b, 3, Duration::from_secs(10)),
+    );
+    let mut admitted = [0, 0];
+    // 200 calls 100 ms apart: two periods of 10 s, three admitted in each.
+    for i in 0..200 {
+        let now = Duration::from_secs(1_000) + ms(100 * i);
+        let x = with.take("k", now).await.unwrap();
+        let y = without.take("k", now).await.unwrap();
+        assert_eq!(x.value, y.value, "call {i}");
+        assert_eq!(x.next, y.next, "call {i}: the same wait");
+        assert_eq!(x.mode, Mode::Redis);
+        admitted[0] += u32::from(x.value != Quota::Over);
+        admitted[1] += u32::from(y.value != Quota::Over);
+    }
+    assert_eq!(admitted, [6, 6]);
+    let (remembered, forgot) = (remembering.stats(), forgetting.stats());
+    assert_eq!(forgot.redis, 200);
+    assert_eq!(forgot.blocked, 0);
+    // Each period: three admitted and the first refusal went to Redis; the rest were
+    // answered from memory.
+    assert_eq!(remembered.redis, 8, "{remembered:?}");
+    assert_eq!(remembered.blocked, 192, "{remembered:?}");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_log_and_a_bucket_are_refused_from_memory_only_for_the_same_cost() {
+    let server = Server::start();
+    let store = server.store(PATIENT).await;
+    let log = Sliding::new(&store, &common::unique("log"), 2, Duration::from_secs(1));
+    let t = Duration::from_secs(500);
+    assert!(log.take("k", t).await.unwrap().value);
+    assert!(log.take("k", t + ms(100)).await.unwrap().value);
+    let refused = log.take("k", t + ms(200)).await.unwrap();
+    assert_eq!((refused.value, refused.next), (false, ms(800)));
+    let again = log.take("k", t + ms(500)).await.unwrap();
+    assert_eq!((again.value, again.next), (false, ms(500)));
+    assert_eq!((store.stats().redis, store.stats().blocked), (3, 1));
+    // At the instant the first entry leaves, the call goes to Redis and passes.
+    assert!(log.take("k", t + ms(1000)).await.unwrap().value);
+    assert_eq!(store.stats().redis, 4);
+
+    // A bucket of 10 tokens, 1 a second: 8 taken, then 5 refused (2 there, 3 s short).
+    let bucket = Bucket::new(&store, &common::unique("bucket"), 1.0, 10.0);
+    assert!(bucket.take("k", t, 8.0).await.unwrap().value);
+    let refused = bucket.take("k", t, 5.0).await.unwrap();
+    assert_eq!(
+        (refused.value, refused.next),
+        (false, Duration::from_secs(3))
+    );
+    let before = store.stats();
+    // The same cost: from memory. Another: to Redis, which refuses 6 and admits 2.
+    let same = bucket.take("k", t + ms(500), 5.0).await.unwrap();
+    assert_eq!((same.value, same.next), (false, ms(2500)));
+    let dear = bucket.take("k", t + ms(500), 6.0).await.unwrap();
+    assert_eq!((dear.value, dear.next), (false, ms(3500)));
+    assert!(bucket.take("k", t + ms(500), 2.0).await.unwrap().value);
+    let after = store.stats();
+    assert_eq!(
+        (after.blocked - before.blocked, after.redis - before.redis),
+        (1, 2)
+    );
+}

@@ -54,9 +54,11 @@
 //! **Keys.** A limiter named `name` keeps the state of `key` in `{name:key}.<part>`. The
 //! braces are a Redis Cluster hash tag, so the keys of one limiter's key share a slot and
 //! one script may touch them all; the tag is never empty. Keys are bytes: any
-//! `AsRef<[u8]>`. The store itself runs over one `ConnectionManager` (a single Redis, or
-//! one behind Sentinel or a proxy); the keys are ready for a cluster connection, which
-//! this crate does not take yet.
+//! `AsRef<[u8]>`. A store runs over one `ConnectionManager` ([`Store::connect`]: a single
+//! Redis, or one behind Sentinel or a proxy) or over a Redis Cluster or Valkey cluster
+//! ([`Store::connect_cluster`]), whose connection sends each decision to the master that
+//! owns its slot and follows `MOVED` and `ASK`; no decision ever spans two slots, so no
+//! script meets `CROSSSLOT`.
 //!
 //! **TTLs.** Every write sets a TTL on the keys it writes: twice the time after which the
 //! limiter left alone is as good as new (the period, the window, a bucket's `burst / rate`,
@@ -144,9 +146,10 @@
 //!   and any code not listed below), switches the store to [`Mode::Local`]: that call and
 //!   every later one are answered by the limiter's local fallback, an `ironward` core
 //!   limiter per key with [`Options::share`] of the quota, on the `now` passed. A
-//!   background task sends `PING` every [`Options::probe`] (100 ms); when Redis answers,
-//!   the store switches back to [`Mode::Redis`]. With [`Store::connect`]'s reconnection, a
-//!   Redis that comes back is found within two probe intervals.
+//!   background task sends `PING` (`CLUSTER INFO` to a cluster) every [`Options::probe`]
+//!   (100 ms); when Redis answers (a cluster: `cluster_state:ok`), the store switches back
+//!   to [`Mode::Redis`]. With [`Store::connect`]'s reconnection, a Redis that comes back
+//!   is found within two probe intervals.
 //! - **An error about one key is that key's.** `WRONGTYPE` (another program's data under
 //!   the limiter's keys), `OOM` (Redis at `maxmemory` under `noeviction`) and `NOPERM`
 //!   (an ACL) refuse that call with [`Error::Key`] and fail nothing over: the server is
@@ -190,6 +193,20 @@
 //! by both. The test `tests/fault.rs` kills `redis-server` mid-load and counts exactly `Q`
 //! admitted before the kill, `⌊share · Q⌋` during the outage and `Q` after the restart
 //! (its server keeps no data), the bound `2 · Q + ⌊share · Q⌋` for one process.
+//!
+//! **A cluster master lost.** On [`Store::connect_cluster`], a dead master's slots refuse
+//! until the cluster promotes its replica (about twice `cluster-node-timeout`); the calls
+//! that reach them fail the whole store over, and the store comes back once the cluster
+//! says `cluster_state:ok` (its probe is `CLUSTER INFO`, not `PING`). Until the cluster has
+//! marked the master as failed it still says it is ok, so in that first
+//! `cluster-node-timeout` the store may come back and fail over again, once per probe
+//! interval, each time counted and logged. Per key, the bound is the one above plus the
+//! writes the replica had not received when its master died (replication is
+//! asynchronous: Redis Cluster's documented window of lost writes), which count again.
+//! The test `tests/cluster.rs` starts a three-master cluster with a replica each, kills
+//! a master under load from eight tasks and checks, per key, that Redis admitted at most
+//! `Q` plus the writes lost (read back from the promoted replica) and the fallback at most
+//! `⌊share · Q⌋`.
 //!
 //! # Eviction
 //!
@@ -299,6 +316,7 @@
 mod answer;
 mod blocked;
 mod bucket;
+mod conn;
 mod counted;
 mod error;
 mod local;

@@ -8,8 +8,10 @@ use std::sync::{Arc, Weak};
 use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
+use redis::cluster::ClusterClient;
 use redis::{Client, IntoConnectionInfo, RedisResult, ScriptInvocation, Value};
 
+use crate::conn::Conn;
 use crate::meter::{Meter, Stopwatch, StoreMeter};
 use crate::{Error, script};
 
@@ -235,7 +237,8 @@ pub struct Stats {
 ///
 /// - **Calls** run one script each, with `EVALSHA` (the script is loaded the first time
 ///   Redis answers `NOSCRIPT`, and again after a restart), over one multiplexed
-///   [`ConnectionManager`]: concurrent calls are pipelined on it.
+///   [`ConnectionManager`] ([`connect`](Store::connect)), or one cluster connection
+///   ([`connect_cluster`](Store::connect_cluster)): concurrent calls are pipelined on it.
 /// - **A timeout is a refusal** (by default): a call Redis does not answer within
 ///   [`Options::timeout`] fails with [`Error::Timeout`], and the store stays on Redis. A
 ///   call the caller drops is cancelled the same way. Neither tells whether Redis is down
@@ -247,7 +250,8 @@ pub struct Stats {
 ///   about the server (a Redis loading its data, a read-only replica, a master down). The
 ///   store switches to [`Mode::Local`], that call and every later one are answered by the
 ///   limiter's local fallback (an `ironward` core limiter per key, with [`Options::share`]
-///   of the quota), and a background task sends `PING` every [`Options::probe`] until
+///   of the quota), and a background task sends `PING` (`CLUSTER INFO` to a cluster) every
+///   [`Options::probe`] until
 ///   Redis answers; the store then switches back to [`Mode::Redis`].
 /// - **Observable**: [`mode`](Store::mode) and [`stats`](Store::stats).
 ///
@@ -282,7 +286,7 @@ pub struct Stats {
 pub struct Store(Arc<Shared>);
 
 struct Shared {
-    conn: ConnectionManager,
+    conn: Conn,
     options: Options,
     /// Whether the store is on its local fallback (and a probe is running).
     local: AtomicBool,
@@ -318,6 +322,11 @@ impl Store {
     /// Nothing is sent here, so Redis's eviction policy is first read (see
     /// [`connect`](Store::connect)) when the store recovers from a failover.
     pub fn new(conn: ConnectionManager, options: Options) -> Self {
+        Self::on(Conn::Single(conn), options)
+    }
+
+    /// A store on `conn`, one Redis or a cluster.
+    fn on(conn: Conn, options: Options) -> Self {
         Self(Arc::new(Shared {
             conn,
             options,
@@ -387,6 +396,64 @@ impl Store {
         if !options.start_local {
             store.read_policy().await;
         }
+        Ok(store)
+    }
+
+    /// A store on a Redis Cluster (or a Valkey cluster) whose nodes include `nodes`: one
+    /// connection that learns the slot map from them, sends each decision to the master
+    /// that owns its keys' slot, follows `MOVED` and `ASK` redirections (a slot being moved
+    /// between masters), and refreshes the slot map when the cluster changes, as when a
+    /// replica is promoted in a dead master's place.
+    ///
+    /// Every decision's keys share one hash tag (`{name:key}`), so they are in one slot and
+    /// one script may touch them all. Connects now, within [`Options::timeout`] for each
+    /// node tried, and fails when no node can be reached ([`Options::start_local`] is not
+    /// read: a cluster connection needs a node's answer to know its slots). Then reads
+    /// `maxmemory-policy` as [`connect`](Store::connect) does.
+    ///
+    /// Failing over is the store's, not a slot's: while a master is down (its slots
+    /// refuse until its replica takes over, about twice the cluster's
+    /// `cluster-node-timeout`), the calls that reach its slots fail and the whole store
+    /// answers from its fallback until the cluster says `cluster_state:ok` again. The crate
+    /// docs ("Failover, and its bounds") state what a key may be
+    /// admitted across such a stint, and the writes an asynchronous replica may not have
+    /// received add to it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward_redis::{Options, Store};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// // Nothing listens there: no slot map, no store.
+    /// let nodes = ["redis://127.0.0.1:1/", "redis://127.0.0.1:2/"];
+    /// assert!(Store::connect_cluster(nodes, Options::default()).await.is_err());
+    /// # }
+    /// ```
+    pub async fn connect_cluster<T: IntoConnectionInfo>(
+        nodes: impl IntoIterator<Item = T>,
+        options: Options,
+    ) -> RedisResult<Self> {
+        // A redirection is a retry to redis-rs: a few, quickly, within the call's timeout.
+        let client = ClusterClient::builder(nodes)
+            .connection_timeout(options.timeout)
+            .retries(3)
+            .min_retry_wait(1)
+            .max_retry_wait(u64::try_from(options.timeout.as_millis() / 4).unwrap_or(u64::MAX))
+            .build()?;
+        let connecting = client.get_async_connection();
+        let conn = match tokio::time::timeout(options.timeout.saturating_mul(2), connecting).await {
+            Ok(conn) => conn?,
+            Err(_) => {
+                return Err(redis::RedisError::from((
+                    redis::ErrorKind::Io,
+                    "no cluster node answered in time at connect",
+                )));
+            }
+        };
+        let store = Self::on(Conn::Cluster(conn), options);
+        store.read_policy().await;
         Ok(store)
     }
 
@@ -659,8 +726,9 @@ fn key_error(err: &redis::RedisError) -> Option<&'static str> {
         .find(|&code| err.code() == Some(code))
 }
 
-/// Sends `PING` every probe interval until Redis answers `PONG`, then switches the store
-/// back to Redis and reports how long it was away, counted from `since`, the failover.
+/// Asks Redis every probe interval whether it is fit again ([`Conn::ready`]: `PING`, or a
+/// cluster's `CLUSTER INFO`) until it is, then switches the store back to Redis and
+/// reports how long it was away, counted from `since`, the failover.
 /// Ends too when the store is dropped.
 async fn probe(store: Weak<Shared>, since: tokio::time::Instant) {
     loop {
@@ -672,11 +740,8 @@ async fn probe(store: Weak<Shared>, since: tokio::time::Instant) {
             return;
         };
         let mut conn = shared.conn.clone();
-        let ping = redis::cmd("PING");
-        let ping = ping.query_async::<String>(&mut conn);
-        if let Ok(Ok(pong)) = tokio::time::timeout(shared.options.timeout, ping).await
-            && pong == "PONG"
-        {
+        let ready = conn.ready();
+        if let Ok(true) = tokio::time::timeout(shared.options.timeout, ready).await {
             shared.local.store(false, Ordering::Release);
             shared.recoveries.fetch_add(1, Ordering::Relaxed);
             let lasted = since.elapsed();

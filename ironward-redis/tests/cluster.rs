@@ -1,0 +1,420 @@
+//! Redis Cluster: a real three-master cluster with a replica each, started by the test on
+//! free loopback ports (`redis-server --cluster-enabled yes`, then `redis-cli --cluster
+//! create`).
+//!
+//! - Keys spread over every master decide exactly as the core types do, through one
+//!   cluster connection that follows the slot map (`MOVED`, `ASK`).
+//! - A master killed under load: its replica is promoted, the store fails over to its local
+//!   fallback while the master's slots are down and comes back to the cluster once they are
+//!   served again, and no key is admitted past the bound the crate docs state for it: the
+//!   quota, plus the fallback's share of it, plus the writes the replica had not yet
+//!   received when its master died (replication is asynchronous), which the test measures.
+
+mod common;
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::net::Ipv4Addr;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::thread;
+use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+
+use ironward::Quota;
+use ironward_redis::{Mode, Options, Period, Sliding, Store};
+
+/// How long the cluster may take to come up, or to promote a replica.
+const BOUND: Duration = Duration::from_secs(60);
+
+/// One `redis-server --cluster-enabled yes`, killed on drop.
+struct Node {
+    child: Option<Child>,
+    port: u16,
+}
+
+impl Node {
+    fn start(port: u16, dir: &std::path::Path) -> Option<Self> {
+        let child = Command::new("redis-server")
+            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
+            .args(["--cluster-enabled", "yes", "--cluster-node-timeout", "1000"])
+            // A replica's first sync starts at once, not after the default 5 s wait for
+            // other replicas: until it has synced it may not take its master's place.
+            .args(["--repl-diskless-sync-delay", "0"])
+            .arg("--cluster-config-file")
+            .arg(dir.join(format!("nodes-{port}.conf")))
+            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
+            .args(["--loglevel", "warning", "--logfile", ""])
+            .arg("--dir")
+            .arg(dir)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("redis-server must be installed: scripts/test installs Debian's package");
+        let mut node = Self {
+            child: Some(child),
+            port,
+        };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        while Instant::now() < deadline {
+            if let Some(Ok(Some(_))) = node.child.as_mut().map(Child::try_wait) {
+                return None;
+            }
+            if common::ping(port) {
+                return Some(node);
+            }
+            thread::sleep(Duration::from_millis(10));
+        }
+        None
+    }
+
+    fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+}
+
+impl Drop for Node {
+    fn drop(&mut self) {
+        self.kill();
+    }
+}
+
+/// Three masters and three replicas on free loopback ports, in a directory of their own.
+struct Cluster {
+    nodes: Vec<Node>,
+    dir: PathBuf,
+}
+
+impl Cluster {
+    fn start() -> Self {
+        let dir = std::env::temp_dir().join(format!(
+            "ironward-redis-cluster-{}-{}",
+            std::process::id(),
+            common::unique("c")
+        ));
+        std::fs::create_dir_all(&dir).expect("a temporary directory");
+        let mut nodes = Vec::new();
+        let mut tries = 0;
+        while nodes.len() < 6 {
+            tries += 1;
+            assert!(tries < 60, "no free ports for six cluster nodes");
+            if let Some(node) = Node::start(common::free_port(), &dir) {
+                nodes.push(node);
+            }
+        }
+        let cluster = Self { nodes, dir };
+        let created = Command::new("redis-cli")
+            .args(["--cluster", "create"])
+            .args(
+                cluster
+                    .nodes
+                    .iter()
+                    .map(|n| format!("127.0.0.1:{}", n.port)),
+            )
+            .args(["--cluster-replicas", "1", "--cluster-yes"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .expect("redis-cli must be installed with redis-server");
+        assert!(created.success(), "redis-cli --cluster create failed");
+        cluster.wait_until("the cluster is up", |c| c.state_ok(c.live()));
+        cluster.wait_until("every replica has synced", |c| {
+            c.live().all(|port| {
+                let info = Self::cli(port, &["INFO", "replication"]);
+                info.contains("role:master") || info.contains("master_link_status:up")
+            })
+        });
+        cluster
+    }
+
+    fn urls(&self) -> Vec<String> {
+        self.live()
+            .map(|port| format!("redis://127.0.0.1:{port}/"))
+            .collect()
+    }
+
+    fn live(&self) -> impl Iterator<Item = u16> + '_ {
+        self.nodes
+            .iter()
+            .filter(|n| n.child.is_some())
+            .map(|n| n.port)
+    }
+
+    /// `redis-cli -p port ARGS...`, its output.
+    fn cli(port: u16, args: &[&str]) -> String {
+        let out = Command::new("redis-cli")
+            .args([
+                "-h",
+                &Ipv4Addr::LOCALHOST.to_string(),
+                "-p",
+                &port.to_string(),
+            ])
+            .args(args)
+            .stdin(Stdio::null())
+            .output()
+            .expect("redis-cli runs");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    fn state_ok(&self, mut ports: impl Iterator<Item = u16>) -> bool {
+        ports.all(|port| Self::cli(port, &["CLUSTER", "INFO"]).contains("cluster_state:ok"))
+    }
+
+    fn wait_until(&self, what: &str, done: impl Fn(&Self) -> bool) {
+        let deadline = Instant::now() + BOUND;
+        while !done(self) {
+            assert!(Instant::now() < deadline, "{what}: not within {BOUND:?}");
+            thread::sleep(Duration::from_millis(100));
+        }
+    }
+
+    /// The port of the master that serves `key`'s slot now, if one does (none between a
+    /// master's failure and its replica's promotion).
+    fn master_of(&self, key: &str) -> Option<u16> {
+        let any = self.live().next().expect("a live node");
+        let slot: u16 = Self::cli(any, &["CLUSTER", "KEYSLOT", key])
+            .trim()
+            .parse()
+            .expect("a slot number");
+        for line in Self::cli(any, &["CLUSTER", "NODES"]).lines() {
+            let fields: Vec<&str> = line.split_whitespace().collect();
+            if fields.len() < 9 || !fields[2].contains("master") || fields[2].contains("fail") {
+                continue;
+            }
+            let owns = fields[8..].iter().any(|range| {
+                let mut ends = range.split('-').map(|n| n.parse::<u16>().ok());
+                match (ends.next().flatten(), ends.next().flatten()) {
+                    (Some(a), Some(b)) => (a..=b).contains(&slot),
+                    (Some(a), None) => a == slot,
+                    _ => false,
+                }
+            });
+            if owns {
+                let port = fields[1].split(['@', ':']).nth(1).expect("host:port@bus");
+                return Some(port.parse().expect("a port"));
+            }
+        }
+        None
+    }
+
+    fn kill(&mut self, port: u16) {
+        if let Some(node) = self.nodes.iter_mut().find(|n| n.port == port) {
+            node.kill();
+        }
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        self.nodes.clear();
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
+}
+
+fn unix_now() -> Duration {
+    SystemTime::now().duration_since(UNIX_EPOCH).unwrap()
+}
+
+async fn store(cluster: &Cluster, options: Options) -> Store {
+    Store::connect_cluster(cluster.urls(), options)
+        .await
+        .expect("a store over the cluster")
+}
+
+// Thirty keys over the three masters, each taken from twelve times on a quota of five:
+// every answer is the core's, on Redis, through the one cluster connection.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_on_every_master_decide_exactly_as_the_core() {
+    let cluster = tokio::task::spawn_blocking(Cluster::start).await.unwrap();
+    let store = store(&cluster, Options::default()).await;
+    let name = common::unique("cluster");
+    let limit = Period::new(&store, &name, 5, Duration::from_secs(60));
+    let log = Sliding::new(&store, &name, 3, Duration::from_secs(60));
+    let keys: Vec<String> = (0..30).map(|k| format!("user-{k}")).collect();
+    let masters: BTreeSet<u16> = keys
+        .iter()
+        .map(|key| cluster.master_of(&format!("{{{name}:{key}}}.period")))
+        .collect::<Option<_>>()
+        .expect("every slot served");
+    assert_eq!(masters.len(), 3, "the keys fall on every master");
+    let at = Duration::from_secs;
+    for key in &keys {
+        let mut core = ironward::Period::new(5, at(60));
+        let mut sliding = ironward::Sliding::new(3, at(60));
+        for t in 0..12 {
+            let now = at(1_000 + t);
+            let answer = limit.take(key, now).await.expect("answered");
+            assert_eq!((answer.value, answer.mode), (core.take(now), Mode::Redis));
+            let answer = log.take(key, now).await.expect("answered");
+            assert_eq!(answer.value, sliding.take(now));
+        }
+    }
+    assert_eq!(store.stats().failovers, 0);
+}
+
+/// The events a period's key holds in the cluster now (see `lua/period.lua`: the count is
+/// the first of three little-endian doubles in `{name:key}.period`), 0 if it holds none.
+async fn surviving_count(
+    conn: &mut redis::cluster_async::ClusterConnection,
+    name: &str,
+    key: &str,
+) -> u32 {
+    let state: Option<Vec<u8>> = redis::cmd("GET")
+        .arg(format!("{{{name}:{key}}}.period"))
+        .query_async(conn)
+        .await
+        .expect("a GET");
+    let Some(state) = state else { return 0 };
+    let count: [u8; 8] = state[..8].try_into().expect("a period's state");
+    f64::from_le_bytes(count) as u32
+}
+
+/// What the load saw for one key.
+#[derive(Debug, Default, Clone, Copy)]
+struct Seen {
+    /// Calls Redis answered (counted there, admitted or not), and those admitted.
+    redis: u32,
+    redis_admitted: u32,
+    /// Calls the fallback admitted.
+    local_admitted: u32,
+}
+
+// Eight tasks take from forty keys (a quota of 50 an hour each, fallback share 0.2) while
+// the master of some of them is killed. The cluster promotes its replica; the store fails
+// over and comes back. Per key, what Redis admitted is at most the quota plus the writes
+// the promoted replica never received, which the test reads back (the count Redis holds at
+// the end against the calls it answered); what the fallback admitted is at most ⌊0.2 · 50⌋
+// = 10.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_master_killed_under_load_is_replaced_and_every_key_keeps_its_bound() {
+    const QUOTA: u32 = 50;
+    const SHARE: f64 = 0.2;
+    let mut cluster = tokio::task::spawn_blocking(Cluster::start).await.unwrap();
+    let options = Options {
+        timeout: Duration::from_millis(500),
+        share: SHARE,
+        // Every call reaches the cluster, so that what it answered is what it counted.
+        blocked_keys: 0,
+        probe: Duration::from_millis(100),
+        ..Options::default()
+    };
+    let store = store(&cluster, options).await;
+    let name = common::unique("failover");
+    let limit = Period::new(&store, &name, QUOTA, Duration::from_secs(3600));
+    let keys: Vec<String> = (0..40).map(|k| format!("k{k}")).collect();
+    let seen = Arc::new(Mutex::new(BTreeMap::<String, Seen>::new()));
+    let stop = Arc::new(AtomicBool::new(false));
+    let tasks: Vec<_> = (0..8)
+        .map(|task| {
+            let (limit, keys, seen, stop) = (
+                limit.clone(),
+                keys.clone(),
+                Arc::clone(&seen),
+                Arc::clone(&stop),
+            );
+            tokio::spawn(async move {
+                let mut i = task;
+                while !stop.load(Ordering::Relaxed) {
+                    let key = &keys[i % keys.len()];
+                    i += 7;
+                    if let Ok(answer) = limit.take(key, unix_now()).await {
+                        let mut seen = seen.lock().unwrap();
+                        let entry = seen.entry(key.clone()).or_default();
+                        let admitted = answer.value != Quota::Over;
+                        match answer.mode {
+                            Mode::Redis => {
+                                entry.redis += 1;
+                                entry.redis_admitted += u32::from(admitted);
+                            }
+                            Mode::Local => entry.local_admitted += u32::from(admitted),
+                        }
+                    }
+                    tokio::time::sleep(Duration::from_millis(1)).await;
+                }
+            })
+        })
+        .collect();
+    // Let the quotas fill partly, then kill the master of the first key.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    let victim = cluster
+        .master_of(&format!("{{{name}:{}}}.period", keys[0]))
+        .expect("every slot served");
+    cluster.kill(victim);
+    let killed = Instant::now();
+    // The replica takes over (about twice the node timeout: the master is first marked
+    // failing, then a replica is elected), and the store comes back after that.
+    let first = format!("{{{name}:{}}}.period", keys[0]);
+    let deadline = killed + BOUND;
+    loop {
+        let promoted = {
+            let c = &cluster;
+            tokio::task::block_in_place(|| {
+                c.state_ok(c.live()) && c.master_of(&first).is_some_and(|port| port != victim)
+            })
+        };
+        if promoted {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no replica promoted: {:?}",
+            store.stats()
+        );
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let promoted = Instant::now();
+    let recoveries = store.stats().recoveries;
+    while store.mode() != Mode::Redis
+        || store.stats().recoveries == recoveries && store.stats().failovers > recoveries
+    {
+        assert!(
+            Instant::now() < deadline,
+            "the store did not come back: {:?}",
+            store.stats()
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    eprintln!(
+        "promoted {:?} after the kill, the store back {:?} after that",
+        promoted - killed,
+        promoted.elapsed()
+    );
+    // A second on the promoted replica, then stop.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    stop.store(true, Ordering::Relaxed);
+    for task in tasks {
+        task.await.unwrap();
+    }
+    let stats = store.stats();
+    assert!(stats.failovers >= 1, "the store failed over: {stats:?}");
+    let mut conn = redis::cluster::ClusterClient::new(cluster.urls())
+        .unwrap()
+        .get_async_connection()
+        .await
+        .expect("a plain cluster connection");
+    let local_bound = (SHARE * f64::from(QUOTA)) as u32;
+    let seen = seen.lock().unwrap().clone();
+    assert_eq!(seen.len(), keys.len(), "every key was taken from");
+    let mut lost_total = 0;
+    for (key, seen) in &seen {
+        let count = surviving_count(&mut conn, &name, key).await;
+        let lost = seen.redis.saturating_sub(count);
+        lost_total += lost;
+        assert!(
+            seen.redis_admitted <= QUOTA + lost,
+            "{key}: Redis admitted {} > {QUOTA} + {lost} lost: {seen:?}",
+            seen.redis_admitted
+        );
+        assert!(
+            seen.local_admitted <= local_bound,
+            "{key}: the fallback admitted {} > {local_bound}: {seen:?}",
+            seen.local_admitted
+        );
+    }
+    eprintln!("failover: {stats:?}, writes lost with the master: {lost_total}");
+}

@@ -14,8 +14,7 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
-use std::path::PathBuf;
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread;
@@ -24,97 +23,38 @@ use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 use ironward::Quota;
 use ironward_redis::{Mode, Options, Period, Sliding, Store};
 
+use common::Server;
+
 /// How long the cluster may take to come up, or to promote a replica.
 const BOUND: Duration = Duration::from_secs(60);
 
-/// One `redis-server --cluster-enabled yes`, killed on drop.
-struct Node {
-    child: Option<Child>,
-    port: u16,
-}
+/// What each node's command line adds: a cluster node whose failure is noticed after a
+/// second, and whose replicas sync at once (not after the default 5 s wait for other
+/// replicas: until a replica has synced it may not take its master's place).
+const NODE: [&str; 8] = [
+    "--cluster-enabled",
+    "yes",
+    "--cluster-node-timeout",
+    "1000",
+    "--cluster-config-file",
+    "nodes.conf",
+    "--repl-diskless-sync-delay",
+    "0",
+];
 
-impl Node {
-    fn start(port: u16, dir: &std::path::Path) -> Option<Self> {
-        let child = Command::new("redis-server")
-            .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
-            .args(["--cluster-enabled", "yes", "--cluster-node-timeout", "1000"])
-            // A replica's first sync starts at once, not after the default 5 s wait for
-            // other replicas: until it has synced it may not take its master's place.
-            .args(["--repl-diskless-sync-delay", "0"])
-            .arg("--cluster-config-file")
-            .arg(dir.join(format!("nodes-{port}.conf")))
-            .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
-            .args(["--loglevel", "warning", "--logfile", ""])
-            .arg("--dir")
-            .arg(dir)
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("redis-server must be installed: scripts/test installs Debian's package");
-        let mut node = Self {
-            child: Some(child),
-            port,
-        };
-        let deadline = Instant::now() + Duration::from_secs(20);
-        while Instant::now() < deadline {
-            if let Some(Ok(Some(_))) = node.child.as_mut().map(Child::try_wait) {
-                return None;
-            }
-            if common::ping(port) {
-                return Some(node);
-            }
-            thread::sleep(Duration::from_millis(10));
-        }
-        None
-    }
-
-    fn kill(&mut self) {
-        if let Some(mut child) = self.child.take() {
-            let _ = child.kill();
-            let _ = child.wait();
-        }
-    }
-}
-
-impl Drop for Node {
-    fn drop(&mut self) {
-        self.kill();
-    }
-}
-
-/// Three masters and three replicas on free loopback ports, in a directory of their own.
+/// Three masters and three replicas on free loopback ports, each in a directory of its own.
 struct Cluster {
-    nodes: Vec<Node>,
-    dir: PathBuf,
+    /// The nodes, `None` once killed.
+    nodes: Vec<Option<Server>>,
 }
 
 impl Cluster {
     fn start() -> Self {
-        let dir = std::env::temp_dir().join(format!(
-            "ironward-redis-cluster-{}-{}",
-            std::process::id(),
-            common::unique("c")
-        ));
-        std::fs::create_dir_all(&dir).expect("a temporary directory");
-        let mut nodes = Vec::new();
-        let mut tries = 0;
-        while nodes.len() < 6 {
-            tries += 1;
-            assert!(tries < 60, "no free ports for six cluster nodes");
-            if let Some(node) = Node::start(common::free_port(), &dir) {
-                nodes.push(node);
-            }
-        }
-        let cluster = Self { nodes, dir };
+        let nodes = (0..6).map(|_| Some(Server::start_with(&NODE))).collect();
+        let cluster = Self { nodes };
         let created = Command::new("redis-cli")
             .args(["--cluster", "create"])
-            .args(
-                cluster
-                    .nodes
-                    .iter()
-                    .map(|n| format!("127.0.0.1:{}", n.port)),
-            )
+            .args(cluster.live().map(|port| format!("127.0.0.1:{port}")))
             .args(["--cluster-replicas", "1", "--cluster-yes"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -139,10 +79,7 @@ impl Cluster {
     }
 
     fn live(&self) -> impl Iterator<Item = u16> + '_ {
-        self.nodes
-            .iter()
-            .filter(|n| n.child.is_some())
-            .map(|n| n.port)
+        self.nodes.iter().flatten().map(Server::port)
     }
 
     /// `redis-cli -p port ARGS...`, its output.
@@ -203,16 +140,12 @@ impl Cluster {
     }
 
     fn kill(&mut self, port: u16) {
-        if let Some(node) = self.nodes.iter_mut().find(|n| n.port == port) {
-            node.kill();
+        for node in &mut self.nodes {
+            if node.as_ref().is_some_and(|n| n.port() == port) {
+                // Dropped: killed at once (SIGKILL), as a crash would.
+                *node = None;
+            }
         }
-    }
-}
-
-impl Drop for Cluster {
-    fn drop(&mut self) {
-        self.nodes.clear();
-        let _ = std::fs::remove_dir_all(&self.dir);
     }
 }
 

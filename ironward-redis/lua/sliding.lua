@@ -1,61 +1,74 @@
--- ironward-redis: take one event from an exact sliding-window log (ironward::Sliding::take).
+-- ironward-redis: take a cost from an exact sliding-window log (ironward::Sliding::take_n).
 --
--- KEYS[1]  {key}.log  the stamps of the admitted events still (possibly) inside the window,
---                     oldest first: a list of integer microseconds, never longer than quota
+-- KEYS[1]  {key}.log  the admitted costs still (possibly) inside the window, oldest first: a
+--                     list of "<stamp> <cost> <sum>" entries, the stamp in integer
+--                     microseconds, the cost in units (at least 1), and the running sum of
+--                     the costs pushed up to this entry, modulo 2^48 (so that the units
+--                     between two entries are a difference, with no walk); never more
+--                     entries than quota
 -- KEYS[2]  {key}.ts   the latest clock reading seen (integer microseconds)
 --
 -- ARGV[1]  now: the caller's clock in whole microseconds, or "server" to read Redis's TIME
--- ARGV[2]  quota: the most events in any window-long stretch (integer, 0 to 4294967295)
+-- ARGV[2]  quota: the most units in any window-long stretch (integer, 0 to 4294967295)
 -- ARGV[3]  window: in whole microseconds (integer, at least 1)
 -- ARGV[4]  ttl: in milliseconds, set on each key this writes (integer, at least 1)
+-- ARGV[5]  cost: the units this request takes (integer, 0 to 4294967295)
 --
--- Reply    {admitted, wait, t}: admitted 1 or 0; wait is next(now) after this event, in
---          microseconds: 0 when there is room, else until the oldest stamp leaves the
---          window; -1 for a quota of 0, which never has room;
+-- Reply    {admitted, wait, t}: admitted 1 or 0; wait is next_n(now, cost) after this
+--          request, in microseconds: 0 when a request of that cost would pass, else until
+--          enough of the oldest costs leave the window; -1 for a cost above the quota,
+--          which never passes;
 --          t, the reading the wait is counted from (integer microseconds): the latest
 --          seen when the caller's now is earlier, so that the caller can count from its own.
 --
--- At t the window is (t - window, t]: a stamp s has left it when t - s >= window. Stamps are
--- pushed at the latest reading, so the list is sorted and those that have left come first.
+-- At t the window is (t - window, t]: an entry stamped s has left it when t - s >= window.
+-- Entries are pushed at the latest reading, so the list is sorted and those that have left
+-- come first. A log written by an earlier version (plain stamps, a cost of 1 each) is
+-- rewritten in this form the first time it is read.
 
 local now = read_now(true)
 local quota = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local ttl = ARGV[4]
+local cost = tonumber(ARGV[5])
 
 local latest = tonumber(redis.call('GET', KEYS[2])) or 0
 -- A reading earlier than the latest seen is read as the latest seen.
 local t = math.max(latest, now)
 
--- Drop the stamps that have left the window: all at once when the newest has.
-local newest = tonumber(redis.call('LINDEX', KEYS[1], -1))
-if newest ~= nil and t - newest >= window then
+-- Drop the entries that have left the window: all at once when the newest has.
+local newest = log_newest(KEYS[1])
+if newest ~= nil and t - newest[1] >= window then
     redis.call('DEL', KEYS[1])
+    newest = nil
 else
     while true do
-        local oldest = tonumber(redis.call('LINDEX', KEYS[1], 0))
-        if oldest == nil or t - oldest < window then
+        local oldest = log_entry(KEYS[1], 0)
+        if oldest == nil or t - oldest[1] < window then
             break
         end
         redis.call('LPOP', KEYS[1])
     end
 end
 
-local inside = redis.call('LLEN', KEYS[1])
+local used = 0
+if newest ~= nil then
+    used = log_units(log_entry(KEYS[1], 0), newest)
+end
 local admitted = 0
-if inside < quota then
-    redis.call('RPUSH', KEYS[1], string.format('%d', t))
-    redis.call('PEXPIRE', KEYS[1], ttl)
-    inside = inside + 1
+if used + cost <= quota then
     admitted = 1
+    if cost > 0 then
+        local sum = cost
+        if newest ~= nil then
+            sum = math.fmod(newest[3] + cost, LOG_SUM)
+        end
+        newest = {t, cost, sum}
+        redis.call('RPUSH', KEYS[1], string.format('%d %d %d', t, cost, sum))
+        redis.call('PEXPIRE', KEYS[1], ttl)
+        used = used + cost
+    end
 end
 redis.call('SET', KEYS[2], string.format('%d', t), 'PX', ttl)
 
-if quota == 0 then
-    return {admitted, -1, t}
-end
-if inside < quota then
-    return {admitted, 0, t}
-end
-local oldest = tonumber(redis.call('LINDEX', KEYS[1], 0))
-return {admitted, window - (t - oldest), t}
+return {admitted, log_wait(KEYS[1], t, window, quota, 0, used, newest, cost), t}

@@ -1,44 +1,48 @@
--- ironward-redis: how long until a sliding-window log has room (ironward::Sliding::next),
--- read-only.
+-- ironward-redis: how long until a sliding-window log has room for a cost
+-- (ironward::Sliding::next_n), read-only.
 --
--- KEYS[1]  {key}.log  the stamps of admitted events, oldest first (integer microseconds)
+-- KEYS[1]  {key}.log  "<stamp> <cost> <sum>" entries, oldest first, as lua/sliding.lua
+--                     writes them
 -- KEYS[2]  {key}.ts   the latest clock reading seen (integer microseconds)
 --
 -- ARGV[1]  now: the caller's clock in whole microseconds, or "server" to read Redis's TIME
--- ARGV[2]  quota: the most events in any window-long stretch (integer, 0 to 4294967295)
+-- ARGV[2]  quota: the most units in any window-long stretch (integer, 0 to 4294967295)
 -- ARGV[3]  window: in whole microseconds (integer, at least 1)
+-- ARGV[4]  cost: the units of the request asked about (integer, 0 to 4294967295)
 --
--- Reply    {wait, t}: wait, microseconds until the window has room, 0 when it has room now,
---          -1 for a quota of 0 (integer);
+-- Reply    {wait, t}: wait, microseconds until a request of that cost would pass, 0 when
+--          it would pass now, -1 for a cost above the quota (integer);
 --          t, the reading the wait is counted from (integer microseconds): the latest
 --          seen when the caller's now is earlier, so that the caller can count from its own.
---          Nothing is written: stamps that have left the window are skipped (found by
---          bisection), not dropped, and the latest reading is not moved.
+--          Nothing is written: entries that have left the window are skipped (found by
+--          bisection), not dropped, and the latest reading is not moved; but for a log an
+--          earlier version wrote (plain stamps), rewritten once in this form, as
+--          lua/sliding.lua rewrites it, which changes no answer.
 
-local now = read_now(false)
+local now = read_now(true)
 local quota = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
-if quota == 0 then
-    return {-1, now}
-end
+local cost = tonumber(ARGV[4])
 
 local latest = tonumber(redis.call('GET', KEYS[2])) or 0
 local t = math.max(latest, now)
 
--- The first stamp still inside the window: those that have left come first.
+local newest = log_newest(KEYS[1])
+
+-- The first entry still inside the window: those that have left come first.
 local low = 0
 local high = redis.call('LLEN', KEYS[1])
-local length = high
 while low < high do
     local middle = math.floor((low + high) / 2)
-    if t - tonumber(redis.call('LINDEX', KEYS[1], middle)) >= window then
+    if t - log_entry(KEYS[1], middle)[1] >= window then
         low = middle + 1
     else
         high = middle
     end
 end
 
-if length - low < quota then
-    return {0, t}
+local used = 0
+if newest ~= nil and t - newest[1] < window then
+    used = log_units(log_entry(KEYS[1], low), newest)
 end
-return {window - (t - tonumber(redis.call('LINDEX', KEYS[1], low))), t}
+return {log_wait(KEYS[1], t, window, quota, low, used, newest, cost), t}

@@ -14,7 +14,9 @@ use crate::meter::Admits;
 /// [`Period`](crate::Period), a `bool` for a [`Bucket`](crate::Bucket) or a
 /// [`Sliding`](crate::Sliding) log. `next` is what the core type's `next(now)` returns
 /// after that `take`, at the same `now`, so a refusal says how long to wait without a
-/// second round trip, as governor's `NotUntil` does; it is what `Retry-After` carries.
+/// second round trip, as governor's `NotUntil` does; it is what `Retry-After` carries. For
+/// the cost forms (`take_n`) it is the core's `next_n(now, cost)`: when a request of the
+/// same cost would pass.
 ///
 /// # Examples
 ///
@@ -34,7 +36,8 @@ pub struct Answer<T> {
     pub value: T,
     /// The core type's `next(now)` after this take: for a period the time until it ends
     /// (even when admitted), for a bucket or a log zero while there is room, else the wait
-    /// for it; `Duration::MAX` for never.
+    /// for it; `Duration::MAX` for never. After a `take_n`, `next_n(now, cost)`: zero while
+    /// a request of that cost would pass.
     pub next: Duration,
     /// Which store decided: the fleet's quota in Redis, or this process's fallback.
     pub mode: Mode,

@@ -11,14 +11,17 @@
 //!
 //! | type | the in-memory type | answers | keys |
 //! | --- | --- | --- | --- |
-//! | [`Period`] | `ironward::Period` (go-zero `PeriodLimit`) | [`Quota`](ironward::Quota) | `{name:key}.count`, `.start`, `.ts` |
+//! | [`Period`] | `ironward::Period` (go-zero `PeriodLimit`) | [`Quota`](ironward::Quota) | `{name:key}.period` (count, start and latest reading, packed) |
 //! | [`Bucket`] | `ironward::Bucket` (go-zero `TokenLimiter`) | `bool` | `{name:key}.tokens`, `.ts` |
-//! | [`Sliding`] | `ironward::Sliding` | `bool` | `{name:key}.log`, `.ts` |
+//! | [`Sliding`] | `ironward::Sliding` | `bool` | `{name:key}.log` (costs with a running sum), `.ts` |
 //! | [`RateLimitLayer`] | `ironward_tower::RateLimitLayer` | [`Limited`](ironward_tower::Limited) (429) | those of its limit |
 //!
 //! Each `take` returns an [`Answer`]: the in-memory type's answer, its `next()` right after
 //! (the `Retry-After` of a refusal, with no second round trip), and the [`Mode`] that
-//! decided. Each `next` is the in-memory type's `next()`, read-only.
+//! decided. Each `next` is the in-memory type's `next()`, read-only. A cost per request
+//! (tokens, bytes) is `Period::take_n` and `next_n`, `Sliding::take_n` and `next_n`, and
+//! `Bucket::take`'s `n`, each the core's cost form in one script, with the core's
+//! `next_n(now, cost)` in its answer.
 //!
 //! ```no_run
 //! use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -107,7 +110,7 @@
 //! The core's edge semantics hold in Redis, for the whole fleet: a `now` earlier than the
 //! latest seen on that key is read as the latest seen (the latest is a key of its own, so
 //! a clock that steps back never frees capacity); a bucket starts full at its key's first
-//! take; a log holds at most `quota` stamps; a period opens at the first event after the
+//! take; a log holds at most `quota` entries; a period opens at the first event after the
 //! last one closed, or aligned. Two differences: a key that has expired has forgotten its
 //! latest reading (it can only expire once the limiter is as good as new, so this matters
 //! only to a clock that steps back by more than a TTL), and a key with no state is a fresh
@@ -294,8 +297,9 @@
 //!
 //! Nothing panics. Parameters are read as the core reads them (a negative, NaN or infinite
 //! rate is 0, a burst below 1 is 1, a period or window below 1 µs is 1 µs, a quota of 0
-//! refuses everything); times and spans saturate at 2^53 µs; a cost that is negative, NaN or
-//! infinite is refused after the refill, as the core refuses it; an infinite burst admits
+//! refuses everything); a `take_n` of 0 units passes and takes nothing, and one above the
+//! quota (up to `u32::MAX`) is refused with a `next` of `Duration::MAX`, as in the core;
+//! times and spans saturate at 2^53 µs; a bucket's cost that is negative, NaN or infinite is refused after the refill, as the core refuses it; an infinite burst admits
 //! every finite cost without asking Redis. A call that timed out may still have been
 //! counted by its script, as a request counts when Redis counts it. An empty limiter name is `"ironward"`. A share
 //! outside `[0, 1]` is clamped (NaN is 0), and one that comes to less than a call needs

@@ -26,8 +26,16 @@ use crate::{Answer, Error, Store, script};
 /// The answers are the core type's, exactly, fed `now` rounded up to whole microseconds
 /// and `period` rounded up likewise (see the crate docs, "Equivalence"). Where go-zero lets
 /// Redis expire the key at the end of the period, this keeps the period's start and the
-/// latest reading seen, so the caller's clock decides; the keys (`{name:key}.count`,
-/// `.start`, `.ts`) live twice the period after their last write.
+/// latest reading seen, so the caller's clock decides. The state is one key,
+/// `{name:key}.period`, a 24-byte string of three little-endian doubles (Lua's
+/// `struct.pack('<ddd', count, start, latest)`, integers below 2^53 and so exact, the times
+/// in microseconds), which lives twice the period after its last write: one `GET` and one
+/// `SET` a decision, where three keys of decimal text cost Redis twice the time (see
+/// `BENCHMARKS.md`, "Redis").
+///
+/// [`take_n`](Period::take_n) takes a cost per request (tokens, bytes), as
+/// `ironward::Period::take_n` does: admitted while `count + cost ≤ quota`; a refusal counts
+/// one event only once the quota is used up (go-zero's rule at a cost of 1).
 ///
 /// `Clone` shares the limiter: clones count in the same keys, and share one fallback.
 ///
@@ -131,22 +139,91 @@ impl Period {
     /// [`Time::Server`](crate::Time::Server), Redis's clock replaces `now` (which the
     /// fallback still reads).
     pub async fn take(&self, key: impl AsRef<[u8]>, now: Duration) -> Result<Answer<Quota>, Error> {
-        self.take_key(Some(key.as_ref()), now).await
+        self.take_key(Some(key.as_ref()), now, 1, Wait::End).await
+    }
+
+    /// Takes `cost` units (tokens, bytes) for `key` at `now`, as `ironward::Period::take_n`
+    /// does, and says where the quota stands.
+    ///
+    /// Admitted while the units counted plus `cost` are at most the quota: [`Quota::Hit`]
+    /// when they come to it exactly. A refused cost takes nothing, but for one event once
+    /// the quota is used up (go-zero's rule at a cost of 1); a cost of 0 passes without
+    /// taking; a cost above the quota never passes. The answer's `next` is the core's
+    /// `next_n(now, cost)` after it: zero while a request of that cost would pass, the
+    /// time until the period ends when it would not, `Duration::MAX` for a cost above the
+    /// quota.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward::Quota;
+    /// use ironward_redis::{Options, Period, Store};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> redis::RedisResult<()> {
+    /// let options = Options { start_local: true, share: 1.0, ..Options::default() };
+    /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
+    /// let secs = Duration::from_secs;
+    /// // 100 000 tokens a minute.
+    /// let tokens = Period::new(&store, "tokens", 100_000, secs(60));
+    /// assert_eq!(tokens.take_n("alice", secs(0), 60_000).await.unwrap().value, Quota::Under);
+    /// let refused = tokens.take_n("alice", secs(10), 50_000).await.unwrap();
+    /// assert_eq!((refused.value, refused.next), (Quota::Over, secs(50)));
+    /// assert_eq!(tokens.take_n("alice", secs(10), 40_000).await.unwrap().value, Quota::Hit);
+    /// assert_eq!(tokens.next_n("alice", secs(10), 200_000).await.unwrap(), Duration::MAX);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn take_n(
+        &self,
+        key: impl AsRef<[u8]>,
+        now: Duration,
+        cost: u32,
+    ) -> Result<Answer<Quota>, Error> {
+        self.take_key(Some(key.as_ref()), now, cost, Wait::Cost)
+            .await
     }
 
     /// How long after `now` the open period of `key` ends, without changing anything:
     /// zero when none is open.
     pub async fn next(&self, key: impl AsRef<[u8]>, now: Duration) -> Result<Duration, Error> {
-        let key = Some(key.as_ref());
+        self.peek(key.as_ref(), now, 1, Wait::End).await
+    }
+
+    /// How long after `now` a request of `cost` units for `key` would pass, without
+    /// changing anything (`ironward::Period::next_n`): zero when it would pass now, the
+    /// time until the open period ends when it would not, `Duration::MAX` for a cost above
+    /// the quota.
+    pub async fn next_n(
+        &self,
+        key: impl AsRef<[u8]>,
+        now: Duration,
+        cost: u32,
+    ) -> Result<Duration, Error> {
+        self.peek(key.as_ref(), now, cost, Wait::Cost).await
+    }
+
+    /// [`next`](Period::next) or [`next_n`](Period::next_n), as `wait` asks.
+    async fn peek(
+        &self,
+        key: &[u8],
+        now: Duration,
+        cost: u32,
+        wait: Wait,
+    ) -> Result<Duration, Error> {
+        let key = Some(key);
         let this = &self.0.counted;
         let reading = Reading::new(this.store.options().time, now);
-        let [count, start, ts] = this.keys(key, ["count", "start", "ts"]);
+        let [state] = this.keys(key, ["period"]);
         let mut call = script::PERIOD_NEXT.prepare_invoke();
-        call.key(count).key(start).key(ts);
+        call.key(state);
         call.arg(reading.arg()).arg(this.micros);
         let decode = |reply: &redis::Value| {
-            let [wait, t] = wire::items(reply)?;
-            Some(reading.wait(wire::micros(t)?, wire::micros(wait)? as i64))
+            let [end, t, count] = wire::items(reply)?;
+            let end = wire::micros(end)?;
+            let count = wire::int(count).and_then(|n| u64::try_from(n).ok())?;
+            Some(reading.wait(wire::micros(t)?, self.wait(wait, end, count, cost)))
         };
         let ran = this.store.run(&this.meter, "period_next", &call, decode);
         match ran.await? {
@@ -158,10 +235,25 @@ impl Period {
                 }
                 let make = || self.local_period();
                 let next = |period: &ironward::Period, latest| {
-                    local::from_now(period.next(now), latest, now)
+                    local::from_now(wait.of(period, now, cost), latest, now)
                 };
                 Ok(this.local.peek(key, now, make, next))
             }
+        }
+    }
+
+    /// The wait, in the scripts' microseconds (-1 for never), that `wait` asks for a
+    /// request of `cost` when the open period ends `end` µs on and holds `count` units:
+    /// the core's `next` or `next_n`, worked out from the script's reply.
+    fn wait(&self, wait: Wait, end: u64, count: u64, cost: u32) -> i64 {
+        let quota = u64::from(self.0.counted.quota);
+        // `end` is at most 2^53.
+        let end = end as i64;
+        match wait {
+            Wait::End => end,
+            Wait::Cost if cost > self.0.counted.quota => -1,
+            Wait::Cost if count.saturating_add(u64::from(cost)) > quota => end,
+            Wait::Cost => 0,
         }
     }
 
@@ -181,14 +273,16 @@ impl Period {
         &self.0.counted.store
     }
 
-    /// [`take`](Period::take) for `key`, or for the budget of requests without a key,
-    /// counted and, when refused, reported.
+    /// [`take`](Period::take) (or [`take_n`](Period::take_n), as `wait` says) for `key`, or
+    /// for the budget of requests without a key, counted and, when refused, reported.
     pub(crate) async fn take_key(
         &self,
         key: Option<&[u8]>,
         now: Duration,
+        cost: u32,
+        wait: Wait,
     ) -> Result<Answer<Quota>, Error> {
-        let decided = self.decide(key, now).await;
+        let decided = self.decide(key, now, cost, wait).await;
         let this = &self.0.counted;
         let meter = &this.meter;
         meter.count(&decided);
@@ -201,6 +295,7 @@ impl Period {
                 source = meter::source(answer.mode),
                 quota = this.quota_of(answer.mode),
                 period = ?this.span,
+                cost,
                 retry_after = ?answer.next,
                 "period over its quota; refused"
             );
@@ -209,9 +304,15 @@ impl Period {
     }
 
     /// What [`take_key`](Period::take_key) decides, before it is counted.
-    async fn decide(&self, key: Option<&[u8]>, now: Duration) -> Result<Answer<Quota>, Error> {
+    async fn decide(
+        &self,
+        key: Option<&[u8]>,
+        now: Duration,
+        cost: u32,
+        wait: Wait,
+    ) -> Result<Answer<Quota>, Error> {
         let (this, align) = (&self.0.counted, self.0.align);
-        if let Some(next) = this.blocked.check(key, now, 1.0) {
+        if let Some(next) = this.blocked.check(key, now, f64::from(cost)) {
             this.store.answered_blocked();
             return Ok(Answer {
                 value: Quota::Over,
@@ -220,23 +321,26 @@ impl Period {
             });
         }
         let reading = Reading::new(this.store.options().time, now);
-        let [count, start, ts] = this.keys(key, ["count", "start", "ts"]);
+        let [state] = this.keys(key, ["period"]);
         let mut call = script::PERIOD.prepare_invoke();
-        call.key(count).key(start).key(ts);
+        call.key(state);
         call.arg(reading.arg())
             .arg(this.quota)
             .arg(this.micros)
             .arg(u8::from(align))
-            .arg(this.ttl_ms);
+            .arg(this.ttl_ms)
+            .arg(cost);
         let decode = |reply: &redis::Value| {
-            let [answer, wait, t] = wire::items(reply)?;
+            let [answer, end, t, count] = wire::items(reply)?;
             let value = match wire::int(answer)? {
                 1 => Quota::Under,
                 2 => Quota::Hit,
                 3 => Quota::Over,
                 _ => return None,
             };
-            let next = reading.wait(wire::micros(t)?, wire::micros(wait)? as i64);
+            let end = wire::micros(end)?;
+            let count = wire::int(count).and_then(|n| u64::try_from(n).ok())?;
+            let next = reading.wait(wire::micros(t)?, self.wait(wait, end, count, cost));
             Some(Answer {
                 value,
                 next,
@@ -247,7 +351,8 @@ impl Period {
         match ran.await? {
             Ran::Answered(answer) => {
                 let refused = answer.value == Quota::Over;
-                this.blocked.note(key, now, refused, answer.next, 1.0);
+                this.blocked
+                    .note(key, now, refused, answer.next, f64::from(cost));
                 Ok(answer)
             }
             Ran::Local => {
@@ -261,11 +366,31 @@ impl Period {
                 }
                 let make = || self.local_period();
                 Ok(this.local.with(key, now, make, |period, latest| Answer {
-                    value: period.take(now),
-                    next: local::from_now(period.next(now), latest, now),
+                    value: period.take_n(now, cost),
+                    next: local::from_now(wait.of(period, now, cost), latest, now),
                     mode: crate::Mode::Local,
                 }))
             }
+        }
+    }
+}
+
+/// Which wait an answer carries: the core's `next` (the end of the open period) for
+/// [`Period::take`] and [`Period::next`], or its `next_n` for the cost forms.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Wait {
+    /// `next(now)`: until the open period ends, admitted or not.
+    End,
+    /// `next_n(now, cost)`: until a request of the cost would pass.
+    Cost,
+}
+
+impl Wait {
+    /// The core fallback's answer to this wait.
+    fn of(self, period: &ironward::Period, now: Duration, cost: u32) -> Duration {
+        match self {
+            Wait::End => period.next(now),
+            Wait::Cost => period.next_n(now, cost),
         }
     }
 }

@@ -1,7 +1,7 @@
 //! The six scripts, one file each under `lua/`, embedded once and hashed once.
 //!
 //! Each file's header lists its `KEYS`, its `ARGV` with their units, and its reply. Each is
-//! loaded after `lua/now.lua`, the prelude that reads the clock the scripts decide at (the
+//! loaded after `lua/now.lua` (and a log's after `lua/log.lua`, how its entries read), the prelude that reads the clock the scripts decide at (the
 //! caller's or Redis's `TIME`), so that reading is written once.
 
 use std::sync::LazyLock;
@@ -10,20 +10,21 @@ use redis::Script;
 
 /// The script in `lua/$file`, after the `lua/now.lua` prelude.
 macro_rules! script {
-    ($file:literal) => {
+    ($($file:literal),+) => {
         LazyLock::new(|| {
             Script::new(concat!(
                 include_str!("../lua/now.lua"),
-                include_str!(concat!("../lua/", $file))
+                $(include_str!(concat!("../lua/", $file))),+
             ))
         })
     };
 }
 
-/// `lua/period.lua`: a [`Period`](crate::Period) takes one event.
+/// `lua/period.lua`: a [`Period`](crate::Period) takes a cost.
 pub(crate) static PERIOD: LazyLock<Script> = script!("period.lua");
 
-/// `lua/period_next.lua`: when a [`Period`](crate::Period)'s open period ends, read-only.
+/// `lua/period_next.lua`: when a [`Period`](crate::Period)'s open period ends, and what it
+/// holds, read-only.
 pub(crate) static PERIOD_NEXT: LazyLock<Script> = script!("period_next.lua");
 
 /// `lua/bucket.lua`: a [`Bucket`](crate::Bucket) takes `n` tokens.
@@ -32,11 +33,13 @@ pub(crate) static BUCKET: LazyLock<Script> = script!("bucket.lua");
 /// `lua/bucket_next.lua`: a [`Bucket`](crate::Bucket)'s tokens and clock, read-only.
 pub(crate) static BUCKET_NEXT: LazyLock<Script> = script!("bucket_next.lua");
 
-/// `lua/sliding.lua`: a [`Sliding`](crate::Sliding) log takes one event.
-pub(crate) static SLIDING: LazyLock<Script> = script!("sliding.lua");
+/// `lua/sliding.lua`: a [`Sliding`](crate::Sliding) log takes a cost, after the
+/// `lua/log.lua` prelude, which reads a log's entries.
+pub(crate) static SLIDING: LazyLock<Script> = script!("log.lua", "sliding.lua");
 
-/// `lua/sliding_next.lua`: when a [`Sliding`](crate::Sliding) log has room, read-only.
-pub(crate) static SLIDING_NEXT: LazyLock<Script> = script!("sliding_next.lua");
+/// `lua/sliding_next.lua`: when a [`Sliding`](crate::Sliding) log has room for a cost,
+/// read-only, after the `lua/log.lua` prelude.
+pub(crate) static SLIDING_NEXT: LazyLock<Script> = script!("log.lua", "sliding_next.lua");
 
 /// Every script, for [`Store::load`](crate::Store::load).
 pub(crate) static ALL: [&LazyLock<Script>; 6] = [

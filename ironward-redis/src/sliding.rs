@@ -13,12 +13,15 @@ use crate::{Answer, Error, Mode, Store, script};
 
 /// An exact sliding-window log per key, kept in Redis: `ironward::Sliding`, fleet-wide.
 ///
-/// At most `quota` events for each key in any window-long stretch `(now − window, now]`.
-/// Each key keeps the stamps of its admitted events still inside the window in a Redis
-/// list (`{name:key}.log`, oldest first, never more than `quota` of them, about 10 bytes
-/// each), with the latest reading seen beside it (`{name:key}.ts`); one atomic script
-/// (`lua/sliding.lua`) drops the stamps that have left, counts, and pushes. Both keys live
-/// twice the window after their last write.
+/// At most `quota` events (or units, with [`take_n`](Sliding::take_n)) for each key in any
+/// window-long stretch `(now − window, now]`. Each key keeps its admitted costs still
+/// inside the window in a Redis list (`{name:key}.log`, oldest first, entries
+/// `"<stamp> <cost> <sum>"` with `sum` the running sum of the costs, so that the units
+/// inside are one subtraction; never more entries than `quota`, about 30 bytes each), with
+/// the latest reading seen beside it (`{name:key}.ts`); one atomic script
+/// (`lua/sliding.lua`) drops the entries that have left, counts, and pushes. Both keys
+/// live twice the window after their last write. A log an earlier version wrote (plain
+/// stamps) is read as a cost of 1 each, and rewritten in this form once.
 ///
 /// The answers are the core type's, exactly, fed `now` rounded up to whole microseconds
 /// and `window` rounded up likewise (see the crate docs, "Equivalence"). A take costs
@@ -100,22 +103,80 @@ impl Sliding {
 
     /// Whether an event for `key` at `now` is within the quota, counting it if it is.
     ///
-    /// With [`Time::Server`](crate::Time::Server), Redis's clock replaces `now` (which the
+    /// [`take_n`](Sliding::take_n) with a cost of 1. With
+    /// [`Time::Server`](crate::Time::Server), Redis's clock replaces `now` (which the
     /// fallback still reads).
     pub async fn take(&self, key: impl AsRef<[u8]>, now: Duration) -> Result<Answer<bool>, Error> {
-        self.take_key(Some(key.as_ref()), now).await
+        self.take_key(Some(key.as_ref()), now, 1).await
+    }
+
+    /// Whether a request of `cost` units (tokens, bytes) for `key` at `now` is within the
+    /// quota, counting its cost if it is, as `ironward::Sliding::take_n` does.
+    ///
+    /// It passes when the units inside the window plus `cost` are at most the quota; a cost
+    /// of 0 passes without taking room; a cost above the quota never passes. The answer's
+    /// `next` is the core's `next_n(now, cost)` after it: zero while a request of that cost
+    /// would pass, else until enough of the oldest units have left, `Duration::MAX` for a
+    /// cost above the quota.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward_redis::{Options, Sliding, Store};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> redis::RedisResult<()> {
+    /// let options = Options { start_local: true, share: 1.0, ..Options::default() };
+    /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
+    /// let secs = Duration::from_secs;
+    /// // 10 000 tokens in any minute.
+    /// let tokens = Sliding::new(&store, "tokens", 10_000, secs(60));
+    /// assert!(tokens.take_n("k", secs(0), 6_000).await.unwrap().admitted());
+    /// let refused = tokens.take_n("k", secs(30), 5_000).await.unwrap();
+    /// // The 6 000 leave at 60 s.
+    /// assert_eq!((refused.value, refused.next), (false, secs(30)));
+    /// assert!(tokens.take_n("k", secs(30), 4_000).await.unwrap().admitted());
+    /// assert_eq!(tokens.next_n("k", secs(30), 10_001).await.unwrap(), Duration::MAX);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn take_n(
+        &self,
+        key: impl AsRef<[u8]>,
+        now: Duration,
+        cost: u32,
+    ) -> Result<Answer<bool>, Error> {
+        self.take_key(Some(key.as_ref()), now, cost).await
     }
 
     /// How long after `now` `key`'s window will next have room, without changing anything:
-    /// zero when there is room, `Duration::MAX` for a quota of 0.
+    /// zero when there is room, `Duration::MAX` for a quota of 0. This is
+    /// [`next_n`](Sliding::next_n) with a cost of 1.
     pub async fn next(&self, key: impl AsRef<[u8]>, now: Duration) -> Result<Duration, Error> {
+        self.next_n(key, now, 1).await
+    }
+
+    /// How long after `now` a request of `cost` units for `key` would pass, without
+    /// changing anything (`ironward::Sliding::next_n`): zero when it would pass now, else
+    /// until enough of the oldest units have left the window, `Duration::MAX` for a cost
+    /// above the quota.
+    pub async fn next_n(
+        &self,
+        key: impl AsRef<[u8]>,
+        now: Duration,
+        cost: u32,
+    ) -> Result<Duration, Error> {
         let key = Some(key.as_ref());
         let this = &self.0;
         let reading = Reading::new(this.store.options().time, now);
         let [log, ts] = this.keys(key, ["log", "ts"]);
         let mut call = script::SLIDING_NEXT.prepare_invoke();
         call.key(log).key(ts);
-        call.arg(reading.arg()).arg(this.quota).arg(this.micros);
+        call.arg(reading.arg())
+            .arg(this.quota)
+            .arg(this.micros)
+            .arg(cost);
         let decode = |reply: &redis::Value| {
             let [wait, t] = wire::items(reply)?;
             Some(reading.wait(wire::micros(t)?, wire::wait(wait)?))
@@ -129,8 +190,9 @@ impl Sliding {
                     return Ok(this.store.options().probe);
                 }
                 let make = || self.local_log();
-                let next =
-                    |log: &ironward::Sliding, latest| local::from_now(log.next(now), latest, now);
+                let next = |log: &ironward::Sliding, latest| {
+                    local::from_now(log.next_n(now, cost), latest, now)
+                };
                 Ok(this.local.peek(key, now, make, next))
             }
         }
@@ -158,8 +220,9 @@ impl Sliding {
         &self,
         key: Option<&[u8]>,
         now: Duration,
+        cost: u32,
     ) -> Result<Answer<bool>, Error> {
-        let decided = self.decide(key, now).await;
+        let decided = self.decide(key, now, cost).await;
         let this = &self.0;
         let meter = &this.meter;
         meter.count(&decided);
@@ -172,6 +235,7 @@ impl Sliding {
                 source = meter::source(answer.mode),
                 quota = this.quota_of(answer.mode),
                 window = ?this.span,
+                cost,
                 retry_after = ?answer.next,
                 "sliding window full; refused"
             );
@@ -180,9 +244,14 @@ impl Sliding {
     }
 
     /// What [`take_key`](Sliding::take_key) decides, before it is counted.
-    async fn decide(&self, key: Option<&[u8]>, now: Duration) -> Result<Answer<bool>, Error> {
+    async fn decide(
+        &self,
+        key: Option<&[u8]>,
+        now: Duration,
+        cost: u32,
+    ) -> Result<Answer<bool>, Error> {
         let this = &self.0;
-        if let Some(next) = this.blocked.check(key, now, 1.0) {
+        if let Some(next) = this.blocked.check(key, now, f64::from(cost)) {
             this.store.answered_blocked();
             return Ok(Answer {
                 value: false,
@@ -197,7 +266,8 @@ impl Sliding {
         call.arg(reading.arg())
             .arg(this.quota)
             .arg(this.micros)
-            .arg(this.ttl_ms);
+            .arg(this.ttl_ms)
+            .arg(cost);
         let decode = |reply: &redis::Value| {
             let [admitted, wait, t] = wire::items(reply)?;
             let value = match wire::int(admitted)? {
@@ -214,7 +284,8 @@ impl Sliding {
         let ran = this.store.run(&this.meter, "sliding", &call, decode);
         match ran.await? {
             Ran::Answered(answer) => {
-                this.blocked.note(key, now, !answer.value, answer.next, 1.0);
+                this.blocked
+                    .note(key, now, !answer.value, answer.next, f64::from(cost));
                 Ok(answer)
             }
             Ran::Local => {
@@ -231,8 +302,8 @@ impl Sliding {
                     now,
                     || self.local_log(),
                     |log, latest| Answer {
-                        value: log.take(now),
-                        next: local::from_now(log.next(now), latest, now),
+                        value: log.take_n(now, cost),
+                        next: local::from_now(log.next_n(now, cost), latest, now),
                         mode: Mode::Local,
                     },
                 ))

@@ -28,12 +28,14 @@ const END: u64 = 1 << 53;
 const CASES: u32 = 96;
 
 /// One step of a sequence: how far the clock moves (microseconds, possibly backwards), and
-/// whether to take (with a cost, for a bucket) or only read `next`.
+/// whether to take (with a cost, for a bucket) or only read `next`, and for a period or a
+/// log whether through the cost forms (`take_n`, `next_n`, with `units`) or not.
 #[derive(Debug, Clone)]
 struct Step {
     delta: i64,
     take: bool,
     cost: f64,
+    units: Option<u32>,
 }
 
 /// A clock reading after `delta` from `t`, kept within `[0, END]`.
@@ -80,19 +82,35 @@ fn cost() -> impl Strategy<Value = f64> {
     ]
 }
 
+/// A cost in units for the cost forms, or `None` for `take` and `next`: small costs
+/// around a small quota, 0, and hostile ones (above any quota, the largest).
+fn units() -> impl Strategy<Value = Option<u32>> {
+    prop_oneof![
+        2 => Just(None),
+        2 => Just(Some(1)),
+        1 => Just(Some(0)),
+        3 => (2..6u32).prop_map(Some),
+        1 => Just(Some(u32::MAX - 1)),
+        1 => Just(Some(u32::MAX)),
+    ]
+}
+
 fn steps() -> impl Strategy<Value = Vec<Step>> {
     prop::collection::vec(
-        (delta(), prop::bool::weighted(0.75), cost()).prop_map(|(delta, take, cost)| Step {
-            delta,
-            take,
-            cost,
-        }),
+        (delta(), prop::bool::weighted(0.75), cost(), units()).prop_map(
+            |(delta, take, cost, units)| Step {
+                delta,
+                take,
+                cost,
+                units,
+            },
+        ),
         1..40,
     )
 }
 
 fn quota() -> impl Strategy<Value = u32> {
-    prop_oneof![1 => Just(0u32), 6 => 1..5u32, 1 => Just(u32::MAX)]
+    prop_oneof![1 => Just(0u32), 6 => 1..8u32, 1 => Just(u32::MAX)]
 }
 
 fn span() -> impl Strategy<Value = Duration> {
@@ -198,18 +216,35 @@ fn a_redis_period_answers_as_the_in_memory_period() {
                 for (i, step) in steps.iter().enumerate() {
                     t = moved(t, step.delta);
                     let now = Duration::from_micros(t);
-                    if step.take {
-                        latest = latest.max(now);
-                        let answer = redis.take("k", now).await.unwrap();
-                        prop_assert_eq!(answer.mode, Mode::Redis);
-                        let expected: Quota = memory.take(now);
-                        prop_assert_eq!(answer.value, expected, "take {} at {}", i, t);
-                        let expected = from_now(memory.next(now), latest, now);
-                        prop_assert_eq!(answer.next, expected, "next after {}", i);
-                    } else {
-                        let next = redis.next("k", now).await.unwrap();
-                        let expected = from_now(memory.next(now), latest, now);
-                        prop_assert_eq!(next, expected, "next {} at {}", i, t);
+                    match (step.take, step.units) {
+                        (true, None) => {
+                            latest = latest.max(now);
+                            let answer = redis.take("k", now).await.unwrap();
+                            prop_assert_eq!(answer.mode, Mode::Redis);
+                            let expected: Quota = memory.take(now);
+                            prop_assert_eq!(answer.value, expected, "take {} at {}", i, t);
+                            let expected = from_now(memory.next(now), latest, now);
+                            prop_assert_eq!(answer.next, expected, "next after {}", i);
+                        }
+                        (true, Some(n)) => {
+                            latest = latest.max(now);
+                            let answer = redis.take_n("k", now, n).await.unwrap();
+                            prop_assert_eq!(answer.mode, Mode::Redis);
+                            let expected: Quota = memory.take_n(now, n);
+                            prop_assert_eq!(answer.value, expected, "take_n {} at {}", i, t);
+                            let expected = from_now(memory.next_n(now, n), latest, now);
+                            prop_assert_eq!(answer.next, expected, "next_n after {}", i);
+                        }
+                        (false, None) => {
+                            let next = redis.next("k", now).await.unwrap();
+                            let expected = from_now(memory.next(now), latest, now);
+                            prop_assert_eq!(next, expected, "next {} at {}", i, t);
+                        }
+                        (false, Some(n)) => {
+                            let next = redis.next_n("k", now, n).await.unwrap();
+                            let expected = from_now(memory.next_n(now, n), latest, now);
+                            prop_assert_eq!(next, expected, "next_n {} at {} for {}", i, t, n);
+                        }
                     }
                 }
                 Ok(())
@@ -231,17 +266,25 @@ fn a_redis_sliding_log_answers_as_the_in_memory_log() {
                 for (i, step) in steps.iter().enumerate() {
                     t = moved(t, step.delta);
                     let now = Duration::from_micros(t);
+                    let n = step.units.unwrap_or(1);
                     if step.take {
                         latest = latest.max(now);
-                        let answer = redis.take("k", now).await.unwrap();
+                        let answer = match step.units {
+                            Some(n) => redis.take_n("k", now, n).await.unwrap(),
+                            None => redis.take("k", now).await.unwrap(),
+                        };
                         prop_assert_eq!(answer.mode, Mode::Redis);
-                        prop_assert_eq!(answer.value, memory.take(now), "take {} at {}", i, t);
-                        let expected = from_now(memory.next(now), latest, now);
+                        let expected = memory.take_n(now, n);
+                        prop_assert_eq!(answer.value, expected, "take {} at {} of {}", i, t, n);
+                        let expected = from_now(memory.next_n(now, n), latest, now);
                         prop_assert_eq!(answer.next, expected, "next after {}", i);
                     } else {
-                        let next = redis.next("k", now).await.unwrap();
-                        let expected = from_now(memory.next(now), latest, now);
-                        prop_assert_eq!(next, expected, "next {} at {}", i, t);
+                        let next = match step.units {
+                            Some(n) => redis.next_n("k", now, n).await.unwrap(),
+                            None => redis.next("k", now).await.unwrap(),
+                        };
+                        let expected = from_now(memory.next_n(now, n), latest, now);
+                        prop_assert_eq!(next, expected, "next {} at {} for {}", i, t, n);
                     }
                 }
                 Ok(())

@@ -105,8 +105,7 @@ async fn run(policy: &str) -> (Seen, Store) {
     let mut seen = Seen::default();
     take(&limit, 2 * QUOTA, &mut seen, 0).await;
 
-    let count = format!("{{{name}:k}}.count");
-    let start = format!("{{{name}:k}}.start");
+    let state = format!("{{{name}:k}}.period");
     let filler = vec![b'x'; 1024];
     let mut written = Vec::new();
     for i in 0..MAX_FILLERS {
@@ -118,12 +117,11 @@ async fn run(policy: &str) -> (Seen, Store) {
             Err(err) => panic!("{err}"),
         }
         let left: u32 = redis::cmd("EXISTS")
-            .arg(&count)
-            .arg(&start)
+            .arg(&state)
             .query_async(&mut conn)
             .await
             .unwrap();
-        seen.evicted = left < 2;
+        seen.evicted = left < 1;
         if seen.evicted || seen.full {
             break;
         }

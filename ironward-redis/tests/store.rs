@@ -50,9 +50,7 @@ async fn every_key_has_a_ttl_and_one_hash_tag_per_limiter_key() {
         [
             "{b:alice}.tokens",
             "{b:alice}.ts",
-            "{p:alice}.count",
-            "{p:alice}.start",
-            "{p:alice}.ts",
+            "{p:alice}.period",
             "{s:alice}.log",
             "{s:alice}.ts",
         ]

@@ -219,11 +219,11 @@ impl Shared {
                 .await
                 .map(|answer| (answer.value, answer.next)),
             Limiter::Sliding(sliding) => sliding
-                .take_key(key, now)
+                .take_key(key, now, 1)
                 .await
                 .map(|answer| (answer.value, answer.next)),
             Limiter::Period(period) => period
-                .take_key(key, now)
+                .take_key(key, now, 1, crate::period::Wait::End)
                 .await
                 .map(|answer| (answer.value != Quota::Over, answer.next)),
         };

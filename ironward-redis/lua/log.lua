@@ -1,0 +1,96 @@
+-- log.lua: the prelude of lua/sliding.lua and lua/sliding_next.lua (see src/script.rs), not
+-- a script of its own: how they read a log's entries, "<stamp> <cost> <sum>".
+--
+-- sum is the running sum of the costs pushed up to the entry, modulo LOG_SUM: the units of
+-- the entries from a to b are then sum(b) - sum(a) + cost(a), modulo LOG_SUM, with no walk
+-- over the list. A window holds at most quota units (below 2^32), so the difference is
+-- exact, and the sums stay below 2^48, which Lua's doubles hold exactly, however long a
+-- log lives.
+
+local LOG_SUM = 281474976710656
+
+-- An entry's text as {stamp, cost, sum}. A plain stamp, as an earlier version wrote, is
+-- {stamp, 1, nil}; anything else is another program's data, refused as a wrong type.
+local function log_parse(key, entry)
+    local stamp, cost, sum = string.match(entry, '^(%d+) (%d+) (%d+)$')
+    if stamp ~= nil then
+        return {tonumber(stamp), tonumber(cost), tonumber(sum)}
+    end
+    stamp = string.match(entry, '^(%d+)$')
+    if stamp == nil then
+        error({err = 'WRONGTYPE ' .. key .. ' holds no sliding log'})
+    end
+    return {tonumber(stamp), 1, nil}
+end
+
+-- The entry at index, or nil past the end.
+local function log_entry(key, index)
+    local entry = redis.call('LINDEX', key, index)
+    if not entry then
+        return nil
+    end
+    return log_parse(key, entry)
+end
+
+-- The newest entry of the log at key, or nil for an empty one, after rewriting a log whose
+-- newest entry an earlier version pushed (a plain stamp: a cost of 1) in this form, once.
+-- Earlier versions only push at the end, so when the newest entry has a sum, all have.
+local function log_newest(key)
+    local newest = log_entry(key, -1)
+    if newest == nil or newest[3] ~= nil then
+        return newest
+    end
+    local entries = redis.call('LRANGE', key, 0, -1)
+    local ttl = redis.call('PTTL', key)
+    redis.call('DEL', key)
+    local sum = 0
+    for i = 1, #entries do
+        local entry = log_parse(key, entries[i])
+        sum = math.fmod(sum + entry[2], LOG_SUM)
+        newest = {entry[1], entry[2], sum}
+        redis.call('RPUSH', key, string.format('%d %d %d', entry[1], entry[2], sum))
+    end
+    if ttl > 0 then
+        redis.call('PEXPIRE', key, ttl)
+    end
+    return newest
+end
+
+-- The units of the entries from first to newest, both included.
+local function log_units(first, newest)
+    return math.fmod(newest[3] - first[3] + LOG_SUM, LOG_SUM) + first[2]
+end
+
+-- next_n(t, cost) of a log whose entries from index first on are inside the window and
+-- hold used units, newest the last of them: 0 when cost fits, -1 for a cost above the
+-- quota, else the microseconds until enough of the oldest have left (as the core asks the
+-- oldest first, then the rest, here by bisection on the sums).
+local function log_wait(key, t, window, quota, first, used, newest, cost)
+    if cost > quota then
+        return -1
+    end
+    if used + cost <= quota then
+        return 0
+    end
+    -- The units left once the entries up to index i have left: sum(newest) - sum(i).
+    local room = quota - cost
+    local left = function(entry)
+        return math.fmod(newest[3] - entry[3] + LOG_SUM, LOG_SUM)
+    end
+    local oldest = log_entry(key, first)
+    if left(oldest) <= room then
+        return window - (t - oldest[1])
+    end
+    -- With every entry gone nothing is left, so the last index answers.
+    local low = first + 1
+    local high = redis.call('LLEN', key) - 1
+    while low < high do
+        local middle = math.floor((low + high) / 2)
+        if left(log_entry(key, middle)) <= room then
+            high = middle
+        else
+            low = middle + 1
+        end
+    end
+    return window - (t - log_entry(key, low)[1])
+end

@@ -1,0 +1,183 @@
+//! Costs per request on a real server: the forms the state takes in Redis (one packed key
+//! for a period, entries with costs for a log), a log an earlier version wrote, and
+//! another program's data where the state should be. `tests/equivalence.rs` checks the
+//! answers against the core on random costs.
+
+mod common;
+
+use std::time::Duration;
+
+use ironward::Quota;
+use ironward_redis::{Error, Mode, Period, Sliding};
+use redis::AsyncCommands;
+
+use common::{Server, unique};
+
+const SECOND: Duration = Duration::from_secs(1);
+
+/// A clock reading on the Unix clock, as a fleet passes it.
+const NOW: Duration = Duration::from_secs(1_700_000_000);
+
+// A period's whole state is one key of three doubles: count, start, latest.
+#[tokio::test]
+async fn a_period_keeps_its_count_start_and_latest_in_one_key() {
+    let server = Server::start();
+    let store = server.store(common::PATIENT).await;
+    let name = unique("tokens");
+    let tokens = Period::new(&store, &name, 100_000, 60 * SECOND);
+    let taken = tokens.take_n("alice", NOW, 60_000).await.unwrap();
+    // Another 60 000 would not fit before the period ends: `next_n` for the same cost.
+    assert_eq!((taken.value, taken.next), (Quota::Under, 60 * SECOND));
+    let small = tokens.next_n("alice", NOW, 40_000).await.unwrap();
+    assert_eq!(small, Duration::ZERO);
+    let refused = tokens.take_n("alice", NOW + SECOND, 50_000).await.unwrap();
+    assert_eq!((refused.value, refused.next), (Quota::Over, 59 * SECOND));
+    let hit = tokens.take_n("alice", NOW + SECOND, 40_000).await.unwrap();
+    assert_eq!((hit.value, hit.next), (Quota::Hit, 59 * SECOND));
+
+    let mut conn = server.conn().await;
+    let keys: Vec<String> = conn.keys(format!("{{{name}*")).await.unwrap();
+    assert_eq!(keys, [format!("{{{name}:alice}}.period")]);
+    let state: Vec<u8> = conn.get(&keys[0]).await.unwrap();
+    let numbers: Vec<f64> = state
+        .chunks_exact(8)
+        .map(|bytes| f64::from_le_bytes(bytes.try_into().unwrap()))
+        .collect();
+    let micros = |d: Duration| d.as_micros() as f64;
+    assert_eq!(
+        numbers,
+        [100_000.0, micros(NOW), micros(NOW + SECOND)],
+        "count, start, latest"
+    );
+    let ttl: i64 = conn.pttl(&keys[0]).await.unwrap();
+    assert!(ttl > 110_000 && ttl <= 120_000, "{ttl} ms");
+}
+
+// Another program's string where a period's state should be: a key error, as WRONGTYPE
+// is for a key of another type, and no failover.
+#[tokio::test]
+async fn a_period_state_of_another_form_is_a_key_error() {
+    let server = Server::start();
+    let store = server.store(common::PATIENT).await;
+    let name = unique("odd");
+    let mut conn = server.conn().await;
+    let () = conn
+        .set(format!("{{{name}:k}}.period"), "12")
+        .await
+        .unwrap();
+    let limit = Period::new(&store, &name, 5, SECOND);
+    let err = limit.take_n("k", NOW, 1).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Key { script: "period", code, .. } if code == "WRONGTYPE"),
+        "{err:?}"
+    );
+    let err = limit.next_n("k", NOW, 1).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Key { code, .. } if code == "WRONGTYPE"),
+        "{err:?}"
+    );
+    assert_eq!((store.mode(), store.stats().key_errors), (Mode::Redis, 2));
+    // Other keys are counted as ever.
+    assert_eq!(limit.take("j", NOW).await.unwrap().value, Quota::Under);
+}
+
+// A log's entries carry their cost and a running sum, so the units inside are one
+// subtraction whatever the costs.
+#[tokio::test]
+async fn a_log_keeps_each_cost_with_a_running_sum() {
+    let server = Server::start();
+    let store = server.store(common::PATIENT).await;
+    let name = unique("log");
+    let tokens = Sliding::new(&store, &name, 100, 10 * SECOND);
+    assert!(tokens.take_n("k", NOW, 50).await.unwrap().admitted());
+    assert!(tokens.take_n("k", NOW, 0).await.unwrap().admitted());
+    assert!(tokens.take("k", NOW + 3 * SECOND).await.unwrap().admitted());
+    let refused = tokens.take_n("k", NOW + 5 * SECOND, 50).await.unwrap();
+    // 51 inside: the 50 leave at 10 s, 5 s on.
+    assert_eq!((refused.value, refused.next), (false, 5 * SECOND));
+    assert_eq!(
+        tokens.next_n("k", NOW + 5 * SECOND, 49).await.unwrap(),
+        Duration::ZERO
+    );
+    assert_eq!(
+        tokens.next_n("k", NOW + 5 * SECOND, 101).await.unwrap(),
+        Duration::MAX
+    );
+
+    let mut conn = server.conn().await;
+    let entries: Vec<String> = conn
+        .lrange(format!("{{{name}:k}}.log"), 0, -1)
+        .await
+        .unwrap();
+    let micros = |d: Duration| d.as_micros();
+    assert_eq!(
+        entries,
+        [
+            format!("{} 50 50", micros(NOW)),
+            format!("{} 1 51", micros(NOW + 3 * SECOND)),
+        ]
+    );
+}
+
+// An earlier version kept plain stamps, a cost of 1 each: such a log is read as that, and
+// rewritten once in the new form, so a fleet can be upgraded one process at a time.
+#[tokio::test]
+async fn a_log_of_plain_stamps_is_read_as_a_cost_of_one_each() {
+    let server = Server::start();
+    let store = server.store(common::PATIENT).await;
+    let name = unique("old");
+    let log = format!("{{{name}:k}}.log");
+    let mut conn = server.conn().await;
+    let stamps = [NOW, NOW + SECOND, NOW + 2 * SECOND].map(|d| d.as_micros().to_string());
+    let () = conn.rpush(&log, &stamps).await.unwrap();
+    let () = conn.pexpire(&log, 60_000).await.unwrap();
+
+    let limit = Sliding::new(&store, &name, 5, 10 * SECOND);
+    let mut core = ironward::Sliding::new(5, 10 * SECOND);
+    for at in [NOW, NOW + SECOND, NOW + 2 * SECOND] {
+        assert!(core.take(at));
+    }
+    let at = NOW + 3 * SECOND;
+    // Read-only first: the core's wait for a cost of 3, the oldest stamp leaving at 10 s.
+    assert_eq!(limit.next_n("k", at, 3).await.unwrap(), core.next_n(at, 3));
+    assert_eq!(core.next_n(at, 3), 7 * SECOND);
+    assert_eq!(
+        limit.take_n("k", at, 2).await.unwrap().value,
+        core.take_n(at, 2)
+    );
+    let refused = limit.take_n("k", at, 1).await.unwrap();
+    assert_eq!(
+        (refused.value, refused.next),
+        (core.take_n(at, 1), core.next_n(at, 1))
+    );
+    assert!(!refused.value);
+
+    let entries: Vec<String> = conn.lrange(&log, 0, -1).await.unwrap();
+    let sums: Vec<&str> = entries
+        .iter()
+        .map(|e| e.rsplit(' ').next().unwrap())
+        .collect();
+    assert_eq!(sums, ["1", "2", "3", "5"], "{entries:?}");
+    let ttl: i64 = conn.pttl(&log).await.unwrap();
+    assert!(ttl > 0, "the rewrite keeps a TTL: {ttl}");
+}
+
+// Another program's list where the log should be: its entries are not stamps, a key error.
+#[tokio::test]
+async fn a_log_of_another_programs_entries_is_a_key_error() {
+    let server = Server::start();
+    let store = server.store(common::PATIENT).await;
+    let name = unique("junk");
+    let mut conn = server.conn().await;
+    let () = conn
+        .rpush(format!("{{{name}:k}}.log"), "hello")
+        .await
+        .unwrap();
+    let limit = Sliding::new(&store, &name, 5, SECOND);
+    let err = limit.take_n("k", NOW, 1).await.unwrap_err();
+    assert!(
+        matches!(&err, Error::Key { script: "sliding", code, .. } if code == "WRONGTYPE"),
+        "{err:?}"
+    );
+    assert_eq!(store.mode(), Mode::Redis);
+}

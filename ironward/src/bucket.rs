@@ -2,7 +2,7 @@
 
 use core::time::Duration;
 
-use crate::clock::{Latest, nanos};
+use crate::clock::Latest;
 use crate::float::{ceil_nanos, whole_f64};
 use crate::reason::BucketReason;
 use crate::reservation::Reservation;
@@ -377,13 +377,7 @@ impl Bucket {
         timeout: Duration,
     ) -> Result<Reservation, BucketReason> {
         self.check(now, estimate)?;
-        let at = self.counted_at();
-        Ok(Reservation {
-            estimate,
-            at,
-            epoch: 0,
-            deadline: at.saturating_add(nanos(timeout)),
-        })
+        Ok(Reservation::taken(estimate, self.counted_at(), 0, timeout))
     }
 
     /// Settles a [`reserve`](Bucket::reserve)d cost at its `actual` cost, at `now`.
@@ -414,7 +408,7 @@ impl Bucket {
     /// assert_eq!(bucket.next(secs(0), 1.0), Duration::from_millis(3_100));
     /// ```
     pub fn settle(&mut self, reservation: Reservation, actual: f64, now: Duration) {
-        if self.latest.read(now) > reservation.deadline || !is_cost(actual) {
+        if reservation.lapsed(self.latest.read(now)) || !is_cost(actual) {
             return;
         }
         let estimate = reservation.estimate;

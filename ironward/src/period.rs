@@ -345,12 +345,12 @@ impl Period {
     ) -> Result<Reservation, QuotaReason> {
         self.check_n(now, estimate)?;
         let at = self.latest.get();
-        Ok(Reservation {
-            estimate: f64::from(estimate),
+        Ok(Reservation::taken(
+            f64::from(estimate),
             at,
-            epoch: self.epoch,
-            deadline: at.saturating_add(nanos(timeout)),
-        })
+            self.epoch,
+            timeout,
+        ))
     }
 
     /// Settles a [`reserve`](Period::reserve)d cost at its `actual` cost, at `now`.
@@ -377,7 +377,7 @@ impl Period {
     /// assert_eq!(limit.next_n(secs(10), 1), secs(50));
     /// ```
     pub fn settle(&mut self, reservation: Reservation, actual: u32, now: Duration) {
-        if self.latest.read(now) > reservation.deadline {
+        if reservation.lapsed(self.latest.read(now)) {
             return;
         }
         let t = self.latest.advance(now);

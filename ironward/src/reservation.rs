@@ -2,6 +2,8 @@
 
 use core::time::Duration;
 
+use crate::clock::nanos;
+
 /// A cost taken on an estimate, to be settled at its actual cost once the request has run:
 /// from [`Bucket::reserve`](crate::Bucket::reserve), [`Sliding::reserve`](crate::Sliding::reserve)
 /// or [`Period::reserve`](crate::Period::reserve), settled by the same limiter's `settle`.
@@ -52,6 +54,22 @@ pub struct Reservation {
 }
 
 impl Reservation {
+    /// A reservation of `estimate` taken at `at` (nanoseconds) in generation `epoch`, that
+    /// a settle may change until `timeout` after it: the one rule for every limiter.
+    pub(crate) fn taken(estimate: f64, at: u64, epoch: u64, timeout: Duration) -> Self {
+        Self {
+            estimate,
+            at,
+            epoch,
+            deadline: at.saturating_add(nanos(timeout)),
+        }
+    }
+
+    /// Whether a settle read at `t` (nanoseconds) comes too late to change anything.
+    pub(crate) fn lapsed(&self, t: u64) -> bool {
+        t > self.deadline
+    }
+
     /// The cost taken when the reservation was made, and what it costs if never settled.
     ///
     /// # Examples

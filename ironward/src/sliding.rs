@@ -337,12 +337,12 @@ impl Sliding {
     ) -> Result<Reservation, QuotaReason> {
         self.check_n(now, estimate)?;
         let at = self.latest.get();
-        Ok(Reservation {
-            estimate: f64::from(estimate),
+        Ok(Reservation::taken(
+            f64::from(estimate),
             at,
-            epoch: self.epoch,
-            deadline: at.saturating_add(nanos(timeout)),
-        })
+            self.epoch,
+            timeout,
+        ))
     }
 
     /// Settles a [`reserve`](Sliding::reserve)d cost at its `actual` cost, at `now`.
@@ -373,7 +373,7 @@ impl Sliding {
     /// assert_eq!(tokens.left(secs(90)), 1_000);
     /// ```
     pub fn settle(&mut self, reservation: Reservation, actual: u32, now: Duration) {
-        if self.latest.read(now) > reservation.deadline {
+        if reservation.lapsed(self.latest.read(now)) {
             return;
         }
         let t = self.latest.advance(now);

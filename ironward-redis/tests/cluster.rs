@@ -4,6 +4,8 @@
 //!
 //! - Keys spread over every master decide exactly as the core types do, through one
 //!   cluster connection that follows the slot map (`MOVED`, `ASK`).
+//! - A key's slot moved to another master under the store (`CLUSTER SETSLOT`, `MIGRATE`):
+//!   its answers stay the core's through the `ASK` and then the `MOVED` redirections.
 //! - A master killed under load: its replica is promoted, the store fails over to its local
 //!   fallback while the master's slots are down and comes back to the cluster once they are
 //!   served again, and no key is admitted past the bound the crate docs state for it: the
@@ -188,6 +190,81 @@ async fn keys_on_every_master_decide_exactly_as_the_core() {
         }
     }
     assert_eq!(store.stats().failovers, 0);
+}
+
+/// Eight calls on `limit`'s key a second apart from `t`, each answered as `core` answers.
+async fn eight(limit: &Period, core: &mut ironward::Period, t: &mut u64) {
+    for _ in 0..8 {
+        let now = Duration::from_secs(1_000 + *t);
+        *t += 1;
+        let answer = limit.take("k", now).await.expect("answered");
+        assert_eq!((answer.value, answer.mode), (core.take(now), Mode::Redis));
+    }
+}
+
+// A key's slot moved to another master while the store runs, as `redis-cli --cluster
+// reshard` moves it: while it is migrating, its old master answers `ASK` for the keys it
+// has handed over; once the new master owns it, `MOVED`. The cluster connection follows
+// both, and every answer is the core's (a quota of 12 over 24 calls, eight in each phase),
+// with no failover.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slot_moved_under_the_store_is_followed_through_ask_and_moved() {
+    let cluster = tokio::task::spawn_blocking(Cluster::start).await.unwrap();
+    // Every call reaches the cluster, refusals too: each phase is one of redirections.
+    let options = Options {
+        blocked_keys: 0,
+        ..Options::default()
+    };
+    let store = store(&cluster, options).await;
+    let name = common::unique("moving");
+    let limit = Period::new(&store, &name, 12, Duration::from_secs(600));
+    let mut core = ironward::Period::new(12, Duration::from_secs(600));
+    let key = format!("{{{name}:k}}");
+    let any = cluster.live().next().unwrap();
+    let slot = Cluster::cli(any, &["CLUSTER", "KEYSLOT", &key])
+        .trim()
+        .to_owned();
+    let from = cluster.master_of(&key).expect("a master");
+    let to = cluster
+        .live()
+        .find(|&port| {
+            port != from && Cluster::cli(port, &["INFO", "replication"]).contains("role:master")
+        })
+        .expect("another master");
+    let id = |port| Cluster::cli(port, &["CLUSTER", "MYID"]).trim().to_owned();
+    let (from_id, to_id) = (id(from), id(to));
+    let mut t = 0;
+    eight(&limit, &mut core, &mut t).await;
+
+    // Migrating: the keys go over, and the old master answers ASK for them.
+    let to_port = to.to_string();
+    let steps: [(u16, Vec<&str>); 2] = [
+        (to, vec!["CLUSTER", "SETSLOT", &slot, "IMPORTING", &from_id]),
+        (from, vec!["CLUSTER", "SETSLOT", &slot, "MIGRATING", &to_id]),
+    ];
+    for (port, args) in &steps {
+        assert_eq!(Cluster::cli(*port, args).trim(), "OK", "{args:?}");
+    }
+    let keys = Cluster::cli(from, &["CLUSTER", "GETKEYSINSLOT", &slot, "100"]);
+    let keys: Vec<&str> = keys
+        .lines()
+        .map(str::trim)
+        .filter(|k| !k.is_empty())
+        .collect();
+    assert!(!keys.is_empty(), "the key's state is in its slot");
+    let mut migrate = vec!["MIGRATE", "127.0.0.1", &to_port, "", "0", "5000", "KEYS"];
+    migrate.extend(&keys);
+    assert_eq!(Cluster::cli(from, &migrate).trim(), "OK");
+    eight(&limit, &mut core, &mut t).await;
+
+    // Moved: every master learns the slot's new owner, and the old one answers MOVED.
+    for port in cluster.live() {
+        let _ = Cluster::cli(port, &["CLUSTER", "SETSLOT", &slot, "NODE", &to_id]);
+    }
+    eight(&limit, &mut core, &mut t).await;
+    assert_eq!(cluster.master_of(&key), Some(to));
+    let stats = store.stats();
+    assert_eq!((stats.failovers, stats.redis), (0, 24), "{stats:?}");
 }
 
 /// The events a period's key holds in the cluster now (see `lua/period.lua`: the count is

@@ -1,5 +1,7 @@
 -- log.lua: the prelude of lua/sliding.lua and lua/sliding_next.lua (see src/script.rs), not
--- a script of its own: how they read a log's entries, "<stamp> <cost> <sum>".
+-- a script of its own: how they read and write a log's entries, each three little-endian
+-- doubles (stamp, cost, sum), packed rather than formatted, which Redis's one thread reads
+-- and writes in a fraction of the time decimal text takes.
 --
 -- sum is the running sum of the costs pushed up to the entry, modulo LOG_SUM: the units of
 -- the entries from a to b are then sum(b) - sum(a) + cost(a), modulo LOG_SUM, with no walk
@@ -9,18 +11,24 @@
 
 local LOG_SUM = 281474976710656
 
--- An entry's text as {stamp, cost, sum}. A plain stamp, as an earlier version wrote, is
--- {stamp, 1, nil}; anything else is another program's data, refused as a wrong type.
+-- An entry as {stamp, cost, sum}: 24 bytes, struct.pack('<ddd', stamp, cost, sum). A
+-- plain decimal stamp (at most 16 digits), as an earlier version wrote, is {stamp, 1, nil};
+-- anything else is another program's data, refused as a wrong type.
 local function log_parse(key, entry)
-    local stamp, cost, sum = string.match(entry, '^(%d+) (%d+) (%d+)$')
-    if stamp ~= nil then
-        return {tonumber(stamp), tonumber(cost), tonumber(sum)}
+    if #entry == 24 then
+        local stamp, cost, sum = struct.unpack('<ddd', entry)
+        return {stamp, cost, sum}
     end
-    stamp = string.match(entry, '^(%d+)$')
+    local stamp = string.match(entry, '^(%d+)$')
     if stamp == nil then
         error({err = 'WRONGTYPE ' .. key .. ' holds no sliding log'})
     end
     return {tonumber(stamp), 1, nil}
+end
+
+-- An entry as the log keeps it.
+local function log_pack(stamp, cost, sum)
+    return struct.pack('<ddd', stamp, cost, sum)
 end
 
 -- The entry at index, or nil past the end.
@@ -48,7 +56,7 @@ local function log_newest(key)
         local entry = log_parse(key, entries[i])
         sum = math.fmod(sum + entry[2], LOG_SUM)
         newest = {entry[1], entry[2], sum}
-        redis.call('RPUSH', key, string.format('%d %d %d', entry[1], entry[2], sum))
+        redis.call('RPUSH', key, log_pack(entry[1], entry[2], sum))
     end
     if ttl > 0 then
         redis.call('PEXPIRE', key, ttl)

@@ -1,7 +1,8 @@
 -- ironward-redis: take a cost from an exact sliding-window log (ironward::Sliding::take_n).
 --
 -- KEYS[1]  {key}.log  the admitted costs still (possibly) inside the window, oldest first: a
---                     list of "<stamp> <cost> <sum>" entries, the stamp in integer
+--                     list of entries of three little-endian doubles (24 bytes,
+--                     struct.pack('<ddd', stamp, cost, sum)): the stamp in integer
 --                     microseconds, the cost in units (at least 1), and the running sum of
 --                     the costs pushed up to this entry, modulo 2^48 (so that the units
 --                     between two entries are a difference, with no walk); never more
@@ -38,23 +39,19 @@ local t = math.max(latest, now)
 
 -- Drop the entries that have left the window: all at once when the newest has.
 local newest = log_newest(KEYS[1])
+local used = 0
 if newest ~= nil and t - newest[1] >= window then
     redis.call('DEL', KEYS[1])
     newest = nil
-else
-    while true do
-        local oldest = log_entry(KEYS[1], 0)
-        if oldest == nil or t - oldest[1] < window then
-            break
-        end
+elseif newest ~= nil then
+    local oldest = log_entry(KEYS[1], 0)
+    while t - oldest[1] >= window do
         redis.call('LPOP', KEYS[1])
+        oldest = log_entry(KEYS[1], 0)
     end
+    used = log_units(oldest, newest)
 end
 
-local used = 0
-if newest ~= nil then
-    used = log_units(log_entry(KEYS[1], 0), newest)
-end
 local admitted = 0
 if used + cost <= quota then
     admitted = 1
@@ -64,7 +61,7 @@ if used + cost <= quota then
             sum = math.fmod(newest[3] + cost, LOG_SUM)
         end
         newest = {t, cost, sum}
-        redis.call('RPUSH', KEYS[1], string.format('%d %d %d', t, cost, sum))
+        redis.call('RPUSH', KEYS[1], log_pack(t, cost, sum))
         redis.call('PEXPIRE', KEYS[1], ttl)
         used = used + cost
     end

@@ -1,8 +1,8 @@
 -- ironward-redis: how long until a sliding-window log has room for a cost
 -- (ironward::Sliding::next_n), read-only.
 --
--- KEYS[1]  {key}.log  "<stamp> <cost> <sum>" entries, oldest first, as lua/sliding.lua
---                     writes them
+-- KEYS[1]  {key}.log  entries of three doubles (stamp, cost, sum), oldest first, as
+--                     lua/sliding.lua writes them
 -- KEYS[2]  {key}.ts   the latest clock reading seen (integer microseconds)
 --
 -- ARGV[1]  now: the caller's clock in whole microseconds, or "server" to read Redis's TIME

@@ -15,18 +15,18 @@ use crate::{Answer, Error, Mode, Store, script};
 ///
 /// At most `quota` events (or units, with [`take_n`](Sliding::take_n)) for each key in any
 /// window-long stretch `(now − window, now]`. Each key keeps its admitted costs still
-/// inside the window in a Redis list (`{name:key}.log`, oldest first, entries
-/// `"<stamp> <cost> <sum>"` with `sum` the running sum of the costs, so that the units
-/// inside are one subtraction; never more entries than `quota`, about 30 bytes each), with
-/// the latest reading seen beside it (`{name:key}.ts`); one atomic script
+/// inside the window in a Redis list (`{name:key}.log`, oldest first, each entry 24 bytes:
+/// three little-endian doubles, its stamp in microseconds, its cost, and the running sum
+/// of the costs, so that the units inside are one subtraction; never more entries than
+/// `quota`), with the latest reading seen beside it (`{name:key}.ts`); one atomic script
 /// (`lua/sliding.lua`) drops the entries that have left, counts, and pushes. Both keys
 /// live twice the window after their last write. A log an earlier version wrote (plain
-/// stamps) is read as a cost of 1 each, and rewritten in this form once.
+/// decimal stamps) is read as a cost of 1 each, and rewritten in this form once.
 ///
 /// The answers are the core type's, exactly, fed `now` rounded up to whole microseconds
 /// and `window` rounded up likewise (see the crate docs, "Equivalence"). A take costs
-/// O(1) amortised: each stamp is pushed once and dropped once; a log whose newest stamp
-/// has left is dropped whole.
+/// O(1) amortised: each entry is pushed once and dropped once; a log whose newest entry
+/// has left is dropped whole; a refused cost's wait is a bisection on the sums.
 ///
 /// `Clone` shares the limiter: clones count in the same keys, and share one fallback.
 ///

@@ -39,10 +39,7 @@ async fn a_period_keeps_its_count_start_and_latest_in_one_key() {
     let keys: Vec<String> = conn.keys(format!("{{{name}*")).await.unwrap();
     assert_eq!(keys, [format!("{{{name}:alice}}.period")]);
     let state: Vec<u8> = conn.get(&keys[0]).await.unwrap();
-    let numbers: Vec<f64> = state
-        .chunks_exact(8)
-        .map(|bytes| f64::from_le_bytes(bytes.try_into().unwrap()))
-        .collect();
+    let numbers = doubles(&state);
     let micros = |d: Duration| d.as_micros() as f64;
     assert_eq!(
         numbers,
@@ -81,8 +78,8 @@ async fn a_period_state_of_another_form_is_a_key_error() {
     assert_eq!(limit.take("j", NOW).await.unwrap().value, Quota::Under);
 }
 
-// A log's entries carry their cost and a running sum, so the units inside are one
-// subtraction whatever the costs.
+// A log's entries carry their cost and a running sum (three doubles), so the units inside
+// are one subtraction whatever the costs.
 #[tokio::test]
 async fn a_log_keeps_each_cost_with_a_running_sum() {
     let server = Server::start();
@@ -105,18 +102,30 @@ async fn a_log_keeps_each_cost_with_a_running_sum() {
     );
 
     let mut conn = server.conn().await;
-    let entries: Vec<String> = conn
+    let entries: Vec<Vec<u8>> = conn
         .lrange(format!("{{{name}:k}}.log"), 0, -1)
         .await
         .unwrap();
-    let micros = |d: Duration| d.as_micros();
+    let micros = |d: Duration| d.as_micros() as f64;
     assert_eq!(
-        entries,
+        entries
+            .iter()
+            .map(|entry| doubles(entry))
+            .collect::<Vec<_>>(),
         [
-            format!("{} 50 50", micros(NOW)),
-            format!("{} 1 51", micros(NOW + 3 * SECOND)),
-        ]
+            vec![micros(NOW), 50.0, 50.0],
+            vec![micros(NOW + 3 * SECOND), 1.0, 51.0],
+        ],
+        "stamp, cost, running sum"
     );
+}
+
+/// The little-endian doubles `bytes` packs, as the scripts' `struct.pack('<ddd', ...)`.
+fn doubles(bytes: &[u8]) -> Vec<f64> {
+    bytes
+        .chunks_exact(8)
+        .map(|bytes| f64::from_le_bytes(bytes.try_into().unwrap()))
+        .collect()
 }
 
 // An earlier version kept plain stamps, a cost of 1 each: such a log is read as that, and
@@ -152,12 +161,9 @@ async fn a_log_of_plain_stamps_is_read_as_a_cost_of_one_each() {
     );
     assert!(!refused.value);
 
-    let entries: Vec<String> = conn.lrange(&log, 0, -1).await.unwrap();
-    let sums: Vec<&str> = entries
-        .iter()
-        .map(|e| e.rsplit(' ').next().unwrap())
-        .collect();
-    assert_eq!(sums, ["1", "2", "3", "5"], "{entries:?}");
+    let entries: Vec<Vec<u8>> = conn.lrange(&log, 0, -1).await.unwrap();
+    let sums: Vec<f64> = entries.iter().map(|entry| doubles(entry)[2]).collect();
+    assert_eq!(sums, [1.0, 2.0, 3.0, 5.0], "{entries:?}");
     let ttl: i64 = conn.pttl(&log).await.unwrap();
     assert!(ttl > 0, "the rewrite keeps a TTL: {ttl}");
 }

@@ -187,3 +187,96 @@ async fn a_log_of_another_programs_entries_is_a_key_error() {
     );
     assert_eq!(store.mode(), Mode::Redis);
 }
+
+// The hostile costs: 0 passes and takes nothing; one above the quota, up to `u32::MAX`, is
+// refused for good (`Duration::MAX`), and counts as a refusal only once the quota is used
+// up (go-zero's rule); a clock that steps back is read as the latest seen. Each answer is
+// the core's.
+#[tokio::test]
+async fn costs_of_zero_and_past_the_quota_answer_as_the_core() {
+    let server = Server::start();
+    let store = server.store(common::PATIENT).await;
+    let period = Period::new(&store, &unique("hostile"), 3, 60 * SECOND);
+    let mut core_period = ironward::Period::new(3, 60 * SECOND);
+    let log = Sliding::new(&store, &unique("hostile"), 3, 60 * SECOND);
+    let mut core_log = ironward::Sliding::new(3, 60 * SECOND);
+    let steps = [
+        (NOW, 0),
+        (NOW, u32::MAX),
+        (NOW + SECOND, 3),
+        (NOW + SECOND, 0),
+        (NOW, u32::MAX),
+        (NOW - 30 * SECOND, 1),
+        (NOW + 61 * SECOND, u32::MAX),
+        (NOW + 61 * SECOND, 2),
+    ];
+    for (i, (at, cost)) in steps.into_iter().enumerate() {
+        let answer = period.take_n("k", at, cost).await.unwrap();
+        assert_eq!(answer.value, core_period.take_n(at, cost), "period {i}");
+        let log_answer = log.take_n("k", at, cost).await.unwrap();
+        assert_eq!(log_answer.value, core_log.take_n(at, cost), "log {i}");
+        if cost > 3 {
+            assert_eq!(
+                (answer.next, log_answer.next),
+                (Duration::MAX, Duration::MAX)
+            );
+        }
+    }
+    // The period opened at 61 s holds the 2: a cost of 0 passes, and one unit more hits.
+    assert_eq!(
+        period.next_n("k", NOW + 61 * SECOND, 0).await.unwrap(),
+        Duration::ZERO
+    );
+    assert_eq!(core_period.left(NOW + 61 * SECOND), 1);
+    let answer = period.take_n("k", NOW + 61 * SECOND, 1).await.unwrap();
+    assert_eq!(answer.value, core_period.take_n(NOW + 61 * SECOND, 1));
+    assert_eq!(answer.value, Quota::Hit);
+}
+
+// The running sums are kept modulo 2^48, so a log busy for ever never leaves the integers
+// Lua's doubles hold exactly: the units inside are still the difference across the wrap.
+#[tokio::test]
+async fn a_logs_running_sum_wraps_without_changing_an_answer() {
+    let server = Server::start();
+    let store = server.store(common::PATIENT).await;
+    let name = unique("wrap");
+    let mut conn = server.conn().await;
+    let micros = |d: Duration| d.as_micros() as f64;
+    let packed: Vec<u8> = [micros(NOW), 5.0, (1u64 << 48) as f64 - 3.0]
+        .iter()
+        .flat_map(|x| x.to_le_bytes())
+        .collect();
+    let () = conn
+        .rpush(format!("{{{name}:k}}.log"), packed)
+        .await
+        .unwrap();
+    let () = conn
+        .set(format!("{{{name}:k}}.ts"), NOW.as_micros() as u64)
+        .await
+        .unwrap();
+
+    let log = Sliding::new(&store, &name, 15, 10 * SECOND);
+    let mut core = ironward::Sliding::new(15, 10 * SECOND);
+    assert!(core.take_n(NOW, 5));
+    let at = NOW + SECOND;
+    assert_eq!(
+        log.take_n("k", at, 7).await.unwrap().value,
+        core.take_n(at, 7)
+    );
+    let entries: Vec<Vec<u8>> = conn
+        .lrange(format!("{{{name}:k}}.log"), 0, -1)
+        .await
+        .unwrap();
+    assert_eq!(
+        doubles(&entries[1])[2],
+        4.0,
+        "past 2^48 the sum starts again"
+    );
+    for cost in [0, 3, 4, 10, 11, 15, 16] {
+        let next = log.next_n("k", at, cost).await.unwrap();
+        assert_eq!(next, core.next_n(at, cost), "a cost of {cost}");
+    }
+    // 12 inside: a cost of 4 waits for the 5 to leave, one of 11 for the 7 too.
+    assert_eq!(core.next_n(at, 4), 9 * SECOND);
+    assert_eq!(core.next_n(at, 11), 10 * SECOND);
+}

@@ -108,8 +108,9 @@
 //!   script returns.
 //!
 //! The core's edge semantics hold in Redis, for the whole fleet: a `now` earlier than the
-//! latest seen on that key is read as the latest seen (the latest is a key of its own, so
-//! a clock that steps back never frees capacity); a bucket starts full at its key's first
+//! latest seen on that key is read as the latest seen (the latest is kept beside the state,
+//! a key of its own or, for a period, packed with it, so a clock that steps back never
+//! frees capacity); a bucket starts full at its key's first
 //! take; a log holds at most `quota` entries; a period opens at the first event after the
 //! last one closed, or aligned. Two differences: a key that has expired has forgotten its
 //! latest reading (it can only expire once the limiter is as good as new, so this matters

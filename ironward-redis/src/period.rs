@@ -312,7 +312,7 @@ impl Period {
         wait: Wait,
     ) -> Result<Answer<Quota>, Error> {
         let (this, align) = (&self.0.counted, self.0.align);
-        if let Some(next) = this.blocked.check(key, now, f64::from(cost)) {
+        if let Some(next) = this.blocked.check(key, now, wait.memo(cost)) {
             this.store.answered_blocked();
             return Ok(Answer {
                 value: Quota::Over,
@@ -352,7 +352,7 @@ impl Period {
             Ran::Answered(answer) => {
                 let refused = answer.value == Quota::Over;
                 this.blocked
-                    .note(key, now, refused, answer.next, f64::from(cost));
+                    .note(key, now, refused, answer.next, wait.memo(cost));
                 Ok(answer)
             }
             Ran::Local => {
@@ -386,6 +386,17 @@ pub(crate) enum Wait {
 }
 
 impl Wait {
+    /// What the memory of refusals files a call under, so that a call is answered from it
+    /// only with the wait it would hear from Redis: its cost for the cost forms, and for
+    /// `take` (whose wait is the period's end whatever the cost, where `take_n` of a cost
+    /// above the quota hears "never") a cost no `take_n` has.
+    fn memo(self, cost: u32) -> f64 {
+        match self {
+            Wait::End => -1.0,
+            Wait::Cost => f64::from(cost),
+        }
+    }
+
     /// The core fallback's answer to this wait.
     fn of(self, period: &ironward::Period, now: Duration, cost: u32) -> Duration {
         match self {

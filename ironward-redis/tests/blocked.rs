@@ -92,3 +92,29 @@ async fn a_log_and_a_bucket_are_refused_from_memory_only_for_the_same_cost() {
         (1, 2)
     );
 }
+
+// A period's `take` is told when the period ends and `take_n` when the cost would pass: a
+// refusal of one is never the other's answer. On a quota of 0, `take` hears the period's
+// end and `take_n(1)` never, from Redis and then from memory alike.
+#[tokio::test(flavor = "current_thread")]
+async fn a_period_remembers_take_and_take_n_apart() {
+    let server = Server::start();
+    let store = server.store(PATIENT).await;
+    let limit = Period::new(&store, &common::unique("zero"), 0, Duration::from_secs(10));
+    let t = Duration::from_secs(100);
+    let end = |i: u64| Duration::from_secs(10) - ms(i);
+    // take, take (from memory), take_n, take_n (from memory), take (the memory now holds
+    // take_n's refusal, so Redis answers).
+    for (i, costs) in [false, false, true, true, false].into_iter().enumerate() {
+        let i = i as u64;
+        let answer = if costs {
+            limit.take_n("k", t + ms(i), 1).await.unwrap()
+        } else {
+            limit.take("k", t + ms(i)).await.unwrap()
+        };
+        let wait = if costs { Duration::MAX } else { end(i) };
+        assert_eq!((answer.value, answer.next), (Quota::Over, wait), "call {i}");
+    }
+    let stats = store.stats();
+    assert_eq!((stats.redis, stats.blocked), (3, 2), "{stats:?}");
+}

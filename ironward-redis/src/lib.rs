@@ -12,6 +12,7 @@
 //! | type | the in-memory type | answers | keys |
 //! | --- | --- | --- | --- |
 //! | [`Period`] | `ironward::Period` (go-zero `PeriodLimit`) | [`Quota`](ironward::Quota) | `{name:key}.period` (count, start and latest reading, packed) |
+//! | [`Periods`] | `ironward::Limits` over `ironward::Period`s, all or nothing | [`LimitsReason`](ironward::LimitsReason) or admitted | `{name:key}.p0`, `.p1`, ... (one per [`Term`], packed as a period's) |
 //! | [`Bucket`] | `ironward::Bucket` (go-zero `TokenLimiter`) | `bool` | `{name:key}.tokens`, `.ts` |
 //! | [`Sliding`] | `ironward::Sliding` | `bool` | `{name:key}.log` (costs with a running sum), `.ts` |
 //! | [`RateLimitLayer`] | `ironward_tower::RateLimitLayer` | [`Limited`](ironward_tower::Limited) (429) | those of its limit |
@@ -327,6 +328,7 @@ mod error;
 mod local;
 mod meter;
 mod period;
+mod periods;
 mod rate_limit;
 mod script;
 mod sliding;
@@ -337,6 +339,7 @@ pub use answer::Answer;
 pub use bucket::Bucket;
 pub use error::Error;
 pub use period::Period;
+pub use periods::{Periods, Term};
 pub use rate_limit::{RateLimitFuture, RateLimitLayer, RateLimitService};
 pub use sliding::Sliding;
 pub use store::{Mode, OPTIONS, OnTimeout, Options, Stats, Store, Time};

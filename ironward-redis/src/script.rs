@@ -1,4 +1,4 @@
-//! The six scripts, one file each under `lua/`, embedded once and hashed once.
+//! The seven scripts, one file each under `lua/`, embedded once and hashed once.
 //!
 //! Each file's header lists its `KEYS`, its `ARGV` with their units, and its reply. Each is
 //! loaded after `lua/now.lua` (and a log's after `lua/log.lua`, how its entries read), the prelude that reads the clock the scripts decide at (the
@@ -27,6 +27,10 @@ pub(crate) static PERIOD: LazyLock<Script> = script!("period.lua");
 /// holds, read-only.
 pub(crate) static PERIOD_NEXT: LazyLock<Script> = script!("period_next.lua");
 
+/// `lua/periods.lua`: the limits of a [`Periods`](crate::Periods) take their costs, all or
+/// nothing, or are only read.
+pub(crate) static PERIODS: LazyLock<Script> = script!("periods.lua");
+
 /// `lua/bucket.lua`: a [`Bucket`](crate::Bucket) takes `n` tokens.
 pub(crate) static BUCKET: LazyLock<Script> = script!("bucket.lua");
 
@@ -42,9 +46,10 @@ pub(crate) static SLIDING: LazyLock<Script> = script!("log.lua", "sliding.lua");
 pub(crate) static SLIDING_NEXT: LazyLock<Script> = script!("log.lua", "sliding_next.lua");
 
 /// Every script, for [`Store::load`](crate::Store::load).
-pub(crate) static ALL: [&LazyLock<Script>; 6] = [
+pub(crate) static ALL: [&LazyLock<Script>; 7] = [
     &PERIOD,
     &PERIOD_NEXT,
+    &PERIODS,
     &BUCKET,
     &BUCKET_NEXT,
     &SLIDING,

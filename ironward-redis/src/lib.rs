@@ -333,16 +333,18 @@ mod rate_limit;
 mod script;
 mod sliding;
 mod store;
+mod term;
 mod wire;
 
 pub use answer::Answer;
 pub use bucket::Bucket;
 pub use error::Error;
 pub use period::Period;
-pub use periods::{Periods, Term};
+pub use periods::Periods;
 pub use rate_limit::{RateLimitFuture, RateLimitLayer, RateLimitService};
 pub use sliding::Sliding;
 pub use store::{Mode, OPTIONS, OnTimeout, Options, Stats, Store, Time};
+pub use term::Term;
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -50,7 +50,10 @@ use crate::{Answer, Error, Mode, Store, Term, script};
 /// does, again without a round trip; such answers name the store's current [`Mode`].
 ///
 /// Time is read as the crate docs' "Equivalence" says (whole microseconds, `next` counted
-/// from the `now` passed), and `Clone` shares one limiter: its fallback and its name.
+/// from the `now` passed), and `Clone` shares one limiter: its fallback and its name. Every
+/// decision is a round trip: the memory of refusals the single limiters keep
+/// ([`Options::blocked_keys`](crate::Options::blocked_keys)) is filed by one cost, and is
+/// not kept here.
 ///
 /// # Examples
 ///

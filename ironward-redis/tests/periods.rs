@@ -447,3 +447,58 @@ async fn a_share_below_one_unit_refuses_on_the_fallback() {
     }
     assert_eq!(passed, 5);
 }
+
+#[tokio::test]
+async fn with_redis_gone_the_fallback_holds_each_limit_to_its_share() {
+    let mut server = Server::start();
+    let store = server
+        .store(Options {
+            share: 0.5,
+            ..common::PATIENT
+        })
+        .await;
+    let limits = Periods::new(
+        &store,
+        &unique("gone"),
+        &[Term::new(10, 60 * SECOND), Term::new(100, 60 * SECOND)],
+    );
+    assert_eq!(
+        limits.take("k", NOW, &[1, 1]).await.unwrap().mode,
+        Mode::Redis
+    );
+    server.kill();
+    // Shares of 5 requests and 50 tokens a minute, kept apart from what Redis counted: the
+    // requests run out first, the tokens charged only with them.
+    let (mut requests, mut tokens) = (0, 0);
+    for i in 0..20 {
+        let answer = limits.take("k", NOW + i * SECOND, &[1, 2]).await.unwrap();
+        assert_eq!(answer.mode, Mode::Local);
+        if answer.admitted() {
+            (requests, tokens) = (requests + 1, tokens + 2);
+        }
+    }
+    assert_eq!((requests, tokens), (5, 10));
+    let refused = limits.take("k", NOW + 20 * SECOND, &[1, 2]).await.unwrap();
+    assert_eq!(
+        refused.value,
+        Err(LimitsReason {
+            index: 0,
+            next: 40 * SECOND
+        })
+    );
+    // On another key 50 tokens spend the tokens' share at once, and the tokens refuse.
+    let other = limits.take("j", NOW, &[1, 50]).await.unwrap();
+    assert_eq!(other.value, Ok(()));
+    let over = limits.take("j", NOW, &[1, 1]).await.unwrap();
+    assert_eq!(
+        (over.value, over.mode),
+        (
+            Err(LimitsReason {
+                index: 1,
+                next: 60 * SECOND
+            }),
+            Mode::Local
+        )
+    );
+    assert_eq!(limits.peek("j", NOW, &[4, 0]).await.unwrap(), Ok(()));
+}

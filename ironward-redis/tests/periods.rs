@@ -502,3 +502,35 @@ async fn with_redis_gone_the_fallback_holds_each_limit_to_its_share() {
     );
     assert_eq!(limits.peek("j", NOW, &[4, 0]).await.unwrap(), Ok(()));
 }
+
+#[tokio::test]
+async fn with_redis_time_the_script_decides_at_redis_readings() {
+    let server = Server::start();
+    let store = server
+        .store(Options {
+            time: ironward_redis::Time::Server,
+            ..common::PATIENT
+        })
+        .await;
+    let name = unique("server-time");
+    let limits = Periods::new(&store, &name, &[Term::new(1, 3_600 * SECOND)]);
+    // The `now` passed (zero) is the fallback's alone.
+    assert_eq!(
+        limits.take("k", Duration::ZERO, &[1]).await.unwrap().value,
+        Ok(())
+    );
+    let wall = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_micros() as f64;
+    let [count, start, latest] = state(&server, format!("{{{name}:k}}.p0")).await.unwrap();
+    assert_eq!((count, start), (1.0, latest));
+    assert!(
+        (latest - wall).abs() < 60e6,
+        "{latest} read by Redis, {wall} here"
+    );
+    // The hour opened at Redis's reading: a refusal waits for most of it.
+    let refused = limits.take("k", Duration::ZERO, &[1]).await.unwrap();
+    let next = refused.value.unwrap_err().next;
+    assert!(next > 3_500 * SECOND && next <= 3_600 * SECOND, "{next:?}");
+}

@@ -13,6 +13,7 @@
 //! | --- | --- | --- | --- |
 //! | [`Period`] | `ironward::Period` (go-zero `PeriodLimit`) | [`Quota`](ironward::Quota) | `{name:key}.period` (count, start and latest reading, packed) |
 //! | [`Periods`] | `ironward::Limits` over `ironward::Period`s, all or nothing | [`LimitsReason`](ironward::LimitsReason) or admitted | `{name:key}.p0`, `.p1`, ... (one per [`Term`], packed as a period's) |
+//! | [`Reservation`] | `ironward::Reservation` of a `Period` ([`Period::reserve`], [`Period::settle`]) | a reservation, or refused | the period's |
 //! | [`Bucket`] | `ironward::Bucket` (go-zero `TokenLimiter`) | `bool` | `{name:key}.tokens`, `.ts` |
 //! | [`Sliding`] | `ironward::Sliding` | `bool` | `{name:key}.log` (costs with a running sum), `.ts` |
 //! | [`RateLimitLayer`] | `ironward_tower::RateLimitLayer` | [`Limited`](ironward_tower::Limited) (429) | those of its limit |
@@ -330,6 +331,7 @@ mod meter;
 mod period;
 mod periods;
 mod rate_limit;
+mod reservation;
 mod script;
 mod sliding;
 mod store;
@@ -342,6 +344,7 @@ pub use error::Error;
 pub use period::Period;
 pub use periods::Periods;
 pub use rate_limit::{RateLimitFuture, RateLimitLayer, RateLimitService};
+pub use reservation::Reservation;
 pub use sliding::Sliding;
 pub use store::{Mode, OPTIONS, OnTimeout, Options, Stats, Store, Time};
 pub use term::Term;

@@ -9,6 +9,7 @@ use ironward::Quota;
 use crate::counted::Counted;
 use crate::local;
 use crate::meter::{self, Piece};
+use crate::reservation::{Held, Reservation};
 use crate::store::Ran;
 use crate::wire::{self, Reading};
 use crate::{Answer, Error, Store, script};
@@ -204,6 +205,118 @@ impl Period {
         self.peek(key.as_ref(), now, cost, Wait::Cost).await
     }
 
+    /// Takes an estimate of `estimate` units for `key` at `now`, to be settled at the
+    /// request's actual cost by [`settle`](Period::settle), as `ironward::Period::reserve`
+    /// does: admitted as [`take_n`](Period::take_n) of the estimate would be, and then the
+    /// answer's value holds the [`Reservation`]; refused, it holds `None` and takes nothing.
+    ///
+    /// A settle counts until `timeout` after the reading the estimate was taken at (the
+    /// script's, on Redis); an unsettled reservation keeps its estimate.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward_redis::{Options, Period, Store};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> redis::RedisResult<()> {
+    /// let options = Options { start_local: true, share: 1.0, ..Options::default() };
+    /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
+    /// let secs = Duration::from_secs;
+    /// // 100 000 tokens a minute; a request estimated at 8 000 costs 3 000.
+    /// let tokens = Period::new(&store, "tokens", 100_000, secs(60));
+    /// let answer = tokens.reserve("alice", secs(0), 8_000, secs(30)).await.unwrap();
+    /// let reservation = answer.value.expect("room for the estimate");
+    /// assert_eq!(reservation.estimate(), 8_000);
+    /// tokens.settle(reservation, 3_000, secs(5)).await.unwrap();
+    /// // 97 000 left: a request of 97 000 passes, and uses the quota up.
+    /// let rest = tokens.take_n("alice", secs(6), 97_000).await.unwrap();
+    /// assert_eq!(rest.value, ironward::Quota::Hit);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn reserve(
+        &self,
+        key: impl AsRef<[u8]>,
+        now: Duration,
+        estimate: u32,
+        timeout: Duration,
+    ) -> Result<Answer<Option<Reservation>>, Error> {
+        let key = Some(key.as_ref());
+        let decided = self
+            .decide(key, now, estimate, Wait::Cost, Some(timeout))
+            .await;
+        let counted = decided
+            .as_ref()
+            .map(|(answer, _)| *answer)
+            .map_err(Clone::clone);
+        self.0.counted.meter.count(&counted);
+        let (answer, reservation) = decided?;
+        Ok(Answer {
+            value: reservation,
+            next: answer.next,
+            mode: answer.mode,
+        })
+    }
+
+    /// Settles a [`reserve`](Period::reserve)d estimate at the request's `actual` cost, at
+    /// `now`, as `ironward::Period::settle` does, where the estimate was counted: in Redis,
+    /// or in the fallback if that is where it went.
+    ///
+    /// Below the estimate, the difference is taken off the count if the period the
+    /// estimate went into is still the open one (else nothing comes back); above it, the
+    /// difference is counted in the period open at `now` (opening one), even past the
+    /// quota, so that the next request waits for it. Past the reservation's deadline
+    /// nothing changes. A settle that finds Redis away, or the store failing over, is
+    /// dropped, counted in the store's stats like any call: the estimate stands (a refund is
+    /// lost, and a debt is not counted: while Redis is away, the fallback's bound is the
+    /// bound). A refusal this process remembers for the key is forgotten, since a refund
+    /// may make room; other processes' memories are not, and they may refuse the key until
+    /// the refusal they remember would have passed (less admitted, never more).
+    pub async fn settle(
+        &self,
+        reservation: Reservation,
+        actual: u32,
+        now: Duration,
+    ) -> Result<(), Error> {
+        let this = &self.0.counted;
+        let (key, estimate, held) = reservation.into_parts();
+        let key = key.as_deref();
+        this.blocked.admitted(key);
+        match held {
+            Held::Local(held) => {
+                this.store.answered_locally();
+                let make = || self.local_period();
+                this.local
+                    .with(key, now, make, |period, _| period.settle(held, actual, now));
+                Ok(())
+            }
+            Held::Redis { start, deadline } => {
+                let reading = Reading::new(this.store.options().time, now);
+                let [state] = this.keys(key, ["period"]);
+                let mut call = script::PERIOD_SETTLE.prepare_invoke();
+                call.key(state);
+                call.arg(reading.arg())
+                    .arg(this.micros)
+                    .arg(u8::from(self.0.align))
+                    .arg(this.ttl_ms)
+                    .arg(estimate)
+                    .arg(actual)
+                    .arg(deadline)
+                    .arg(start);
+                let decode = |reply: &redis::Value| match wire::int(reply)? {
+                    0 | 1 => Some(()),
+                    _ => None,
+                };
+                let ran = this.store.run(&this.meter, "period_settle", &call, decode);
+                match ran.await? {
+                    Ran::Answered(()) | Ran::Local => Ok(()),
+                }
+            }
+        }
+    }
+
     /// [`next`](Period::next) or [`next_n`](Period::next_n), as `wait` asks.
     async fn peek(
         &self,
@@ -282,7 +395,10 @@ impl Period {
         cost: u32,
         wait: Wait,
     ) -> Result<Answer<Quota>, Error> {
-        let decided = self.decide(key, now, cost, wait).await;
+        let decided = self
+            .decide(key, now, cost, wait, None)
+            .await
+            .map(|(answer, _)| answer);
         let this = &self.0.counted;
         let meter = &this.meter;
         meter.count(&decided);
@@ -303,22 +419,25 @@ impl Period {
         decided
     }
 
-    /// What [`take_key`](Period::take_key) decides, before it is counted.
+    /// What [`take_key`](Period::take_key) decides, before it is counted; with `reserve`
+    /// (a time-out), an admitted cost is also a [`Reservation`] to settle.
     async fn decide(
         &self,
         key: Option<&[u8]>,
         now: Duration,
         cost: u32,
         wait: Wait,
-    ) -> Result<Answer<Quota>, Error> {
+        reserve: Option<Duration>,
+    ) -> Result<(Answer<Quota>, Option<Reservation>), Error> {
         let (this, align) = (&self.0.counted, self.0.align);
         if let Some(next) = this.blocked.check(key, now, wait.memo(cost)) {
             this.store.answered_blocked();
-            return Ok(Answer {
+            let answer = Answer {
                 value: Quota::Over,
                 next,
                 mode: crate::Mode::Redis,
-            });
+            };
+            return Ok((answer, None));
         }
         let reading = Reading::new(this.store.options().time, now);
         let [state] = this.keys(key, ["period"]);
@@ -340,35 +459,61 @@ impl Period {
             };
             let end = wire::micros(end)?;
             let count = wire::int(count).and_then(|n| u64::try_from(n).ok())?;
-            let next = reading.wait(wire::micros(t)?, self.wait(wait, end, count, cost));
-            Some(Answer {
+            let t = wire::micros(t)?;
+            let next = reading.wait(t, self.wait(wait, end, count, cost));
+            let answer = Answer {
                 value,
                 next,
                 mode: crate::Mode::Redis,
-            })
+            };
+            // The period the estimate went into started `period - end` before `t`.
+            let held = match reserve {
+                Some(timeout) if value != Quota::Over => Some(Held::Redis {
+                    start: (t + end).checked_sub(this.micros)?,
+                    deadline: t.saturating_add(wire::span_micros(timeout)),
+                }),
+                _ => None,
+            };
+            Some((answer, held))
         };
         let ran = this.store.run(&this.meter, "period", &call, decode);
         match ran.await? {
-            Ran::Answered(answer) => {
+            Ran::Answered((answer, held)) => {
                 let refused = answer.value == Quota::Over;
                 this.blocked
                     .note(key, now, refused, answer.next, wait.memo(cost));
-                Ok(answer)
+                Ok((answer, held.map(|held| Reservation::new(key, cost, held))))
             }
             Ran::Local => {
                 this.store.answered_locally();
                 if this.refuses_locally() {
-                    return Ok(Answer {
+                    let answer = Answer {
                         value: Quota::Over,
                         next: this.store.options().probe,
                         mode: crate::Mode::Local,
-                    });
+                    };
+                    return Ok((answer, None));
                 }
                 let make = || self.local_period();
-                Ok(this.local.with(key, now, make, |period, latest| Answer {
-                    value: period.take_n(now, cost),
-                    next: local::from_now(wait.of(period, now, cost), latest, now),
-                    mode: crate::Mode::Local,
+                Ok(this.local.with(key, now, make, |period, latest| {
+                    let (value, held) = match reserve {
+                        None => (period.take_n(now, cost), None),
+                        Some(timeout) => match period.reserve(now, cost, timeout) {
+                            // What `take_n` would have answered: `Hit` once it is used up.
+                            Ok(reservation) if period.left(now) == 0 => {
+                                (Quota::Hit, Some(reservation))
+                            }
+                            Ok(reservation) => (Quota::Under, Some(reservation)),
+                            Err(_) => (Quota::Over, None),
+                        },
+                    };
+                    let answer = Answer {
+                        value,
+                        next: local::from_now(wait.of(period, now, cost), latest, now),
+                        mode: crate::Mode::Local,
+                    };
+                    let held = held.map(|r| Reservation::new(key, cost, Held::Local(r)));
+                    (answer, held)
                 }))
             }
         }

@@ -23,6 +23,10 @@ macro_rules! script {
 /// `lua/period.lua`: a [`Period`](crate::Period) takes a cost.
 pub(crate) static PERIOD: LazyLock<Script> = script!("period.lua");
 
+/// `lua/period_settle.lua`: a [`Period`](crate::Period) reservation settled at its actual
+/// cost.
+pub(crate) static PERIOD_SETTLE: LazyLock<Script> = script!("period_settle.lua");
+
 /// `lua/period_next.lua`: when a [`Period`](crate::Period)'s open period ends, and what it
 /// holds, read-only.
 pub(crate) static PERIOD_NEXT: LazyLock<Script> = script!("period_next.lua");
@@ -46,8 +50,9 @@ pub(crate) static SLIDING: LazyLock<Script> = script!("log.lua", "sliding.lua");
 pub(crate) static SLIDING_NEXT: LazyLock<Script> = script!("log.lua", "sliding_next.lua");
 
 /// Every script, for [`Store::load`](crate::Store::load).
-pub(crate) static ALL: [&LazyLock<Script>; 7] = [
+pub(crate) static ALL: [&LazyLock<Script>; 8] = [
     &PERIOD,
+    &PERIOD_SETTLE,
     &PERIOD_NEXT,
     &PERIODS,
     &BUCKET,

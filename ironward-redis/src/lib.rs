@@ -49,7 +49,8 @@
 //! Every decision is one Lua script, run atomically by Redis, so concurrent processes
 //! cannot both take the last unit of a quota: a `take` reads the state, decides, and writes
 //! it back before any other command runs. There is one file per script under `lua/`
-//! (`period.lua`, `bucket.lua`, `sliding.lua` and a read-only `*_next.lua` for each), each
+//! (`period.lua`, `bucket.lua`, `sliding.lua` and a read-only `*_next.lua` for each,
+//! `period_settle.lua` for a reservation, `periods.lua` for several periods at once), each
 //! with a header listing its `KEYS`, its `ARGV` with their units, and its reply, embedded
 //! with `include_str!`. A call sends `EVALSHA`; the first time Redis answers `NOSCRIPT` (and
 //! again after a restart) redis-rs loads the script and sends it again. [`Store::load`]

@@ -79,6 +79,8 @@ async fn scripts_are_loaded_once_and_again_after_a_flush() {
     let hashes: Vec<String> = [
         ["", include_str!("../lua/period.lua")],
         ["", include_str!("../lua/period_next.lua")],
+        ["", include_str!("../lua/period_settle.lua")],
+        ["", include_str!("../lua/periods.lua")],
         ["", include_str!("../lua/bucket.lua")],
         ["", include_str!("../lua/bucket_next.lua")],
         [log, include_str!("../lua/sliding.lua")],
@@ -103,9 +105,9 @@ async fn scripts_are_loaded_once_and_again_after_a_flush() {
             exists
         }
     };
-    assert_eq!(exists(&mut conn).await, [false; 6]);
+    assert_eq!(exists(&mut conn).await, [false; 8]);
     store.load().await.unwrap();
-    assert_eq!(exists(&mut conn).await, [true; 6]);
+    assert_eq!(exists(&mut conn).await, [true; 8]);
 
     // A flush (or a restart) empties the cache: the next call is answered `NOSCRIPT`,
     // loads its script, and runs it.
@@ -118,7 +120,7 @@ async fn scripts_are_loaded_once_and_again_after_a_flush() {
     assert_eq!(limit.take("k", NOW).await.unwrap().value, Quota::Hit);
     assert_eq!(
         exists(&mut conn).await,
-        [true, false, false, false, false, false]
+        [true, false, false, false, false, false, false, false]
     );
     assert_eq!(store.mode(), Mode::Redis);
 }

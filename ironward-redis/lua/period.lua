@@ -31,14 +31,7 @@ local quota = tonumber(ARGV[2])
 local period = tonumber(ARGV[3])
 local cost = tonumber(ARGV[6])
 
-local count, start, latest = 0, nil, 0
-local state = redis.call('GET', KEYS[1])
-if state then
-    if #state ~= 24 then
-        return redis.error_reply('WRONGTYPE ' .. KEYS[1] .. ' holds no period state')
-    end
-    count, start, latest = struct.unpack('<ddd', state)
-end
+local count, start, latest = period_read(KEYS[1])
 
 -- A reading earlier than the latest seen is read as the latest seen.
 local t = math.max(latest, now)

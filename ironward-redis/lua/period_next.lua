@@ -17,14 +17,10 @@
 local now = read_now(false)
 local period = tonumber(ARGV[2])
 
-local state = redis.call('GET', KEYS[1])
-if not state then
+local count, start, latest = period_read(KEYS[1])
+if start == nil then
     return {0, now, 0}
 end
-if #state ~= 24 then
-    return redis.error_reply('WRONGTYPE ' .. KEYS[1] .. ' holds no period state')
-end
-local count, start, latest = struct.unpack('<ddd', state)
 local t = math.max(latest, now)
 if t - start >= period then
     return {0, t, 0}

@@ -27,14 +27,7 @@ local period = tonumber(ARGV[2])
 local estimate = tonumber(ARGV[5])
 local actual = tonumber(ARGV[6])
 
-local count, start, latest = 0, nil, 0
-local state = redis.call('GET', KEYS[1])
-if state then
-    if #state ~= 24 then
-        return redis.error_reply('WRONGTYPE ' .. KEYS[1] .. ' holds no period state')
-    end
-    count, start, latest = struct.unpack('<ddd', state)
-end
+local count, start, latest = period_read(KEYS[1])
 
 local t = math.max(latest, now)
 if t > tonumber(ARGV[7]) then

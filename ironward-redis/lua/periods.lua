@@ -42,14 +42,7 @@ for i = 1, n do
     local quota = tonumber(ARGV[at])
     local period = tonumber(ARGV[at + 1])
     local cost = tonumber(ARGV[at + 3])
-    local count, start, latest = 0, nil, 0
-    local state = redis.call('GET', KEYS[i])
-    if state then
-        if #state ~= 24 then
-            return redis.error_reply('WRONGTYPE ' .. KEYS[i] .. ' holds no period state')
-        end
-        count, start, latest = struct.unpack('<ddd', state)
-    end
+    local count, start, latest = period_read(KEYS[i])
     -- A reading earlier than the latest seen is read as the latest seen.
     local t = math.max(latest, now)
     local open = start ~= nil and t - start < period

@@ -1,7 +1,8 @@
 //! The seven scripts, one file each under `lua/`, embedded once and hashed once.
 //!
 //! Each file's header lists its `KEYS`, its `ARGV` with their units, and its reply. Each is
-//! loaded after `lua/now.lua` (and a log's after `lua/log.lua`, how its entries read), the prelude that reads the clock the scripts decide at (the
+//! loaded after `lua/now.lua` (a log's after `lua/log.lua`, how its entries read, and a period's after
+//! `lua/period_state.lua`, how its state reads), the prelude that reads the clock the scripts decide at (the
 //! caller's or Redis's `TIME`), so that reading is written once.
 
 use std::sync::LazyLock;
@@ -21,19 +22,20 @@ macro_rules! script {
 }
 
 /// `lua/period.lua`: a [`Period`](crate::Period) takes a cost.
-pub(crate) static PERIOD: LazyLock<Script> = script!("period.lua");
+pub(crate) static PERIOD: LazyLock<Script> = script!("period_state.lua", "period.lua");
 
 /// `lua/period_settle.lua`: a [`Period`](crate::Period) reservation settled at its actual
 /// cost.
-pub(crate) static PERIOD_SETTLE: LazyLock<Script> = script!("period_settle.lua");
+pub(crate) static PERIOD_SETTLE: LazyLock<Script> =
+    script!("period_state.lua", "period_settle.lua");
 
 /// `lua/period_next.lua`: when a [`Period`](crate::Period)'s open period ends, and what it
 /// holds, read-only.
-pub(crate) static PERIOD_NEXT: LazyLock<Script> = script!("period_next.lua");
+pub(crate) static PERIOD_NEXT: LazyLock<Script> = script!("period_state.lua", "period_next.lua");
 
 /// `lua/periods.lua`: the limits of a [`Periods`](crate::Periods) take their costs, all or
 /// nothing, or are only read.
-pub(crate) static PERIODS: LazyLock<Script> = script!("periods.lua");
+pub(crate) static PERIODS: LazyLock<Script> = script!("period_state.lua", "periods.lua");
 
 /// `lua/bucket.lua`: a [`Bucket`](crate::Bucket) takes `n` tokens.
 pub(crate) static BUCKET: LazyLock<Script> = script!("bucket.lua");

@@ -76,17 +76,19 @@ async fn scripts_are_loaded_once_and_again_after_a_flush() {
     let store = server.store(common::PATIENT).await;
     let mut conn = server.conn().await;
     let log = include_str!("../lua/log.lua");
+    let state = include_str!("../lua/period_state.lua");
     let hashes: Vec<String> = [
-        ["", include_str!("../lua/period.lua")],
-        ["", include_str!("../lua/period_next.lua")],
-        ["", include_str!("../lua/period_settle.lua")],
-        ["", include_str!("../lua/periods.lua")],
+        [state, include_str!("../lua/period.lua")],
+        [state, include_str!("../lua/period_next.lua")],
+        [state, include_str!("../lua/period_settle.lua")],
+        [state, include_str!("../lua/periods.lua")],
         ["", include_str!("../lua/bucket.lua")],
         ["", include_str!("../lua/bucket_next.lua")],
         [log, include_str!("../lua/sliding.lua")],
         [log, include_str!("../lua/sliding_next.lua")],
     ]
-    // Each script is loaded after the clock-reading prelude (and a log's after its own).
+    // Each script is loaded after the clock-reading prelude (and a log's or a period's after
+    // its own).
     .map(|[prelude, code]| {
         let code = [include_str!("../lua/now.lua"), prelude, code].concat();
         redis::Script::new(&code).get_hash().to_owned()

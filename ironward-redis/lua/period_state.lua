@@ -1,0 +1,19 @@
+-- period_state.lua: the prelude of the period scripts (see src/script.rs), how a period's
+-- state reads, not a script of its own.
+--
+-- A period's key holds struct.pack('<ddd', count, start, latest): the units counted in the
+-- open period, when it started, and the latest clock reading seen (integers below 2^53,
+-- which doubles hold exactly; the times in microseconds).
+
+-- The state under key: count, start and latest, or 0, nil, 0 where none was written. A
+-- value of any other form is another program's data: a WRONGTYPE error, that key's alone.
+local function period_read(key)
+    local state = redis.call('GET', key)
+    if not state then
+        return 0, nil, 0
+    end
+    if #state ~= 24 then
+        error({err = 'WRONGTYPE ' .. key .. ' holds no period state'})
+    end
+    return struct.unpack('<ddd', state)
+end

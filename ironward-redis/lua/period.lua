@@ -23,8 +23,8 @@
 --
 -- One key, one GET and one SET, and the numbers packed as doubles rather than formatted:
 -- each redis.call and each number formatted costs about a microsecond of Redis's one
--- thread, and a pipelined decision is little else (see BENCHMARKS.md, "Redis"). Every number is an integer below 2^53, which Lua's doubles hold exactly;
--- math.fmod is exact where `%` (a - floor(a/b)*b) can round.
+-- thread, and a pipelined decision is little else (see BENCHMARKS.md, "Redis"). Every
+-- number is an integer below 2^53, which Lua's doubles hold exactly.
 
 local now = read_now(true)
 local quota = tonumber(ARGV[2])
@@ -37,11 +37,7 @@ local count, start, latest = period_read(KEYS[1])
 local t = math.max(latest, now)
 
 if start == nil or t - start >= period then
-    if ARGV[4] == '1' then
-        start = t - math.fmod(t, period)
-    else
-        start = t
-    end
+    start = period_start(t, period, ARGV[4] == '1')
     count = 0
 end
 

@@ -37,11 +37,7 @@ end
 local open = start ~= nil and t - start < period
 if actual > estimate then
     if not open then
-        if ARGV[3] == '1' then
-            start = t - math.fmod(t, period)
-        else
-            start = t
-        end
+        start = period_start(t, period, ARGV[3] == '1')
         count = 0
     end
     count = count + (actual - estimate)

@@ -1,5 +1,5 @@
 -- period_state.lua: the prelude of the period scripts (see src/script.rs), how a period's
--- state reads, not a script of its own.
+-- state reads and where a new period starts, not a script of its own.
 --
 -- A period's key holds struct.pack('<ddd', count, start, latest): the units counted in the
 -- open period, when it started, and the latest clock reading seen (integers below 2^53,
@@ -16,4 +16,13 @@ local function period_read(key)
         error({err = 'WRONGTYPE ' .. key .. ' holds no period state'})
     end
     return struct.unpack('<ddd', state)
+end
+
+-- Where a period opened at the reading t starts: on the multiples of period when align
+-- (go-zero's Align), else at t. math.fmod is exact where `%` (a - floor(a/b)*b) can round.
+local function period_start(t, period, align)
+    if align then
+        return t - math.fmod(t, period)
+    end
+    return t
 end

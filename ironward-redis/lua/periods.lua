@@ -29,7 +29,7 @@
 -- from any, and a refusal leaves each exactly as it was, its clock included. So the state
 -- is written only when every limit admits, and then every key at once with one TTL (the
 -- longest limit's), so the keys never part: their latest readings stay one, as the core's
--- limiters' do. math.fmod is exact where `%` can round.
+-- limiters' do.
 
 local take = ARGV[2] == '1'
 local now = read_now(take)
@@ -60,11 +60,7 @@ if take and admits then
         local l = limits[i]
         local period, t = l[2], l[7]
         if not l[8] then
-            if l[3] then
-                l[6] = t - math.fmod(t, period)
-            else
-                l[6] = t
-            end
+            l[6] = period_start(t, period, l[3])
             l[8] = true
         end
         l[5] = l[5] + l[4]

@@ -7,7 +7,7 @@ mod common;
 use std::time::Duration;
 
 use ironward::Quota;
-use ironward_redis::{Bucket, Mode, Options, Period, Sliding};
+use ironward_redis::{Bucket, Mode, Period, Sliding};
 
 use common::{PATIENT, Server};
 
@@ -21,12 +21,7 @@ fn ms(n: u64) -> Duration {
 async fn a_period_refuses_a_hot_key_from_memory_and_admits_what_redis_would() {
     let server = Server::start();
     let remembering = server.store(PATIENT).await;
-    let forgetting = server
-        .store(Options {
-            blocked_keys: 0,
-            ..PATIENT
-        })
-        .await;
+    let forgetting = server.store(common::EVERY_CALL).await;
     let (a, b) = (common::unique("hot"), common::unique("hot"));
     let (with, without) = (
         Period::new(&remembering, &a, 3, Duration::from_secs(10)),

@@ -14,7 +14,7 @@ mod common;
 use std::time::Duration;
 
 use ironward::Quota;
-use ironward_redis::{Bucket, Mode, Options, Period, Sliding, Store};
+use ironward_redis::{Bucket, Mode, Period, Sliding, Store};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
 use tokio::runtime::Runtime;
@@ -176,11 +176,7 @@ fn harness() -> (Server, Runtime, Store) {
         .enable_all()
         .build()
         .unwrap();
-    let store = runtime.block_on(server.store(Options {
-        timeout: Duration::from_secs(5),
-        blocked_keys: 0,
-        ..Options::default()
-    }));
+    let store = runtime.block_on(server.store(common::EVERY_CALL));
     (server, runtime, store)
 }
 

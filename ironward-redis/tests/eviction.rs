@@ -22,14 +22,9 @@ use ironward_redis::{Error, Mode, Period, Store};
 use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;
 
-use common::{Server, unique};
-
-/// Every call goes to Redis, a refused one too (no memory of refusals): what is measured
-/// is what Redis itself keeps of a quota under memory pressure.
-const EVERY_CALL: ironward_redis::Options = ironward_redis::Options {
-    blocked_keys: 0,
-    ..common::PATIENT
-};
+// Every call goes to Redis, a refused one too: what is measured is what Redis itself keeps
+// of a quota under memory pressure.
+use common::{EVERY_CALL, Server, unique};
 
 const QUOTA: u32 = 50;
 const HOUR: Duration = Duration::from_secs(3600);

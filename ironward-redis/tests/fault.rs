@@ -24,7 +24,6 @@
 //!   before the kill (200), the fallback's share during the outage (⌊0.5 · 200⌋ = 100), and
 //!   a fresh quota after the restart (200), because a server without persistence comes
 //!   back empty. With one process in the fleet that is at most Q + ⌊share · Q⌋ + Q = 500.
-
 //!
 //! Every store here sends each call to Redis, a refused one too (`blocked_keys: 0`): a
 //! key refused from memory would not notice the fault these tests make.
@@ -366,12 +365,7 @@ async fn debug_sleep_is_a_slow_redis_refused_or_answered_within_the_share() {
 async fn script_flush_mid_load_loses_no_count_and_fails_nothing_over() {
     const Q: u32 = 40;
     let server = Server::start();
-    let store = server
-        .store(Options {
-            blocked_keys: 0,
-            ..common::PATIENT
-        })
-        .await;
+    let store = server.store(common::EVERY_CALL).await;
     let limit = Period::new(
         &store,
         &common::unique("flush"),

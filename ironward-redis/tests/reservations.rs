@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use ironward::Quota;
-use ironward_redis::{Mode, Options, Period, Reservation};
+use ironward_redis::{Mode, Period, Reservation};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
@@ -41,10 +41,7 @@ fn reservations_in_redis_answer_as_the_core() {
         .build()
         .unwrap();
     // Every call reaches the script: no memory of refusals.
-    let store = runtime.block_on(server.store(Options {
-        blocked_keys: 0,
-        ..common::PATIENT
-    }));
+    let store = runtime.block_on(server.store(common::EVERY_CALL));
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|cases| cases.parse().ok())
@@ -146,12 +143,7 @@ fn reservations_in_redis_answer_as_the_core() {
 #[tokio::test(flavor = "current_thread")]
 async fn a_debt_delays_the_next_request_and_a_refund_makes_room() {
     let server = Server::start();
-    let store = server
-        .store(Options {
-            blocked_keys: 0,
-            ..common::PATIENT
-        })
-        .await;
+    let store = server.store(common::EVERY_CALL).await;
     let period = Period::new(&store, &common::unique("debt"), 10, Duration::from_secs(60));
     let s = Duration::from_secs;
     let first = period

@@ -24,6 +24,13 @@ pub const PATIENT: Options = Options {
     ..ironward_redis::OPTIONS
 };
 
+/// [`PATIENT`], sending every call to Redis, a refused one too (no memory of refusals): for
+/// the tests that compare each call's answer or count what Redis itself was asked.
+pub const EVERY_CALL: Options = Options {
+    blocked_keys: 0,
+    ..PATIENT
+};
+
 /// How long a server may take to answer its first `PING`.
 const READY: Duration = Duration::from_secs(20);
 

@@ -381,16 +381,12 @@ impl Store {
             ConnectionManager::new_lazy_with_config(client, config)?
         } else {
             let connecting = ConnectionManager::new_with_config(client, config);
-            // The connection timeout bounds each attempt; this bounds the whole.
-            match tokio::time::timeout(options.timeout.saturating_mul(2), connecting).await {
-                Ok(conn) => conn?,
-                Err(_) => {
-                    return Err(redis::RedisError::from((
-                        redis::ErrorKind::Io,
-                        "redis did not answer in time at connect",
-                    )));
-                }
-            }
+            connected(
+                &options,
+                connecting,
+                "redis did not answer in time at connect",
+            )
+            .await?
         };
         let store = Self::new(conn, options);
         if !options.start_local {
@@ -443,15 +439,8 @@ impl Store {
             .max_retry_wait(u64::try_from(options.timeout.as_millis() / 4).unwrap_or(u64::MAX))
             .build()?;
         let connecting = client.get_async_connection();
-        let conn = match tokio::time::timeout(options.timeout.saturating_mul(2), connecting).await {
-            Ok(conn) => conn?,
-            Err(_) => {
-                return Err(redis::RedisError::from((
-                    redis::ErrorKind::Io,
-                    "no cluster node answered in time at connect",
-                )));
-            }
-        };
+        let late = "no cluster node answered in time at connect";
+        let conn = connected(&options, connecting, late).await?;
         let store = Self::on(Conn::Cluster(conn), options);
         store.read_policy().await;
         Ok(store)
@@ -724,6 +713,20 @@ fn key_error(err: &redis::RedisError) -> Option<&'static str> {
     ["WRONGTYPE", "OOM", "NOPERM"]
         .into_iter()
         .find(|&code| err.code() == Some(code))
+}
+
+/// The connection `connecting` makes, within twice the store's timeout: the connection
+/// timeout bounds each attempt, this bounds the whole, and a connect past it is an I/O
+/// error saying `late`.
+async fn connected<C>(
+    options: &Options,
+    connecting: impl Future<Output = RedisResult<C>>,
+    late: &'static str,
+) -> RedisResult<C> {
+    match tokio::time::timeout(options.timeout.saturating_mul(2), connecting).await {
+        Ok(conn) => conn,
+        Err(_) => Err(redis::RedisError::from((redis::ErrorKind::Io, late))),
+    }
 }
 
 /// Asks Redis every probe interval whether it is fit again ([`Conn::ready`]: `PING`, or a

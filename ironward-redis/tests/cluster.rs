@@ -1,6 +1,7 @@
 //! Redis Cluster: a real three-master cluster with a replica each, started by the test on
 //! free loopback ports (`redis-server --cluster-enabled yes`, then `redis-cli --cluster
-//! create`).
+//! create`). Each test runs on Redis and, as `*_on_valkey`, on a Valkey cluster
+//! (`valkey-server --cluster-enabled yes`; see `common`'s docs for when it is skipped).
 //!
 //! - Keys spread over every master decide exactly as the core types do, through one
 //!   cluster connection that follows the slot map (`MOVED`, `ASK`).
@@ -15,141 +16,15 @@
 mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::Ipv4Addr;
-use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
 use ironward::Quota;
 use ironward_redis::{Mode, Options, Period, Sliding, Store};
 
-use common::Server;
-
-/// How long the cluster may take to come up, or to promote a replica.
-const BOUND: Duration = Duration::from_secs(60);
-
-/// What each node's command line adds: a cluster node whose failure is noticed after a
-/// second, and whose replicas sync at once (not after the default 5 s wait for other
-/// replicas: until a replica has synced it may not take its master's place).
-const NODE: [&str; 8] = [
-    "--cluster-enabled",
-    "yes",
-    "--cluster-node-timeout",
-    "1000",
-    "--cluster-config-file",
-    "nodes.conf",
-    "--repl-diskless-sync-delay",
-    "0",
-];
-
-/// Three masters and three replicas on free loopback ports, each in a directory of its own.
-struct Cluster {
-    /// The nodes, `None` once killed.
-    nodes: Vec<Option<Server>>,
-}
-
-impl Cluster {
-    fn start() -> Self {
-        let nodes = (0..6).map(|_| Some(Server::start_with(&NODE))).collect();
-        let cluster = Self { nodes };
-        let created = Command::new("redis-cli")
-            .args(["--cluster", "create"])
-            .args(cluster.live().map(|port| format!("127.0.0.1:{port}")))
-            .args(["--cluster-replicas", "1", "--cluster-yes"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .status()
-            .expect("redis-cli must be installed with redis-server");
-        assert!(created.success(), "redis-cli --cluster create failed");
-        cluster.wait_until("the cluster is up", |c| c.state_ok(c.live()));
-        cluster.wait_until("every replica has synced", |c| {
-            c.live().all(|port| {
-                let info = Self::cli(port, &["INFO", "replication"]);
-                info.contains("role:master") || info.contains("master_link_status:up")
-            })
-        });
-        cluster
-    }
-
-    fn urls(&self) -> Vec<String> {
-        self.live()
-            .map(|port| format!("redis://127.0.0.1:{port}/"))
-            .collect()
-    }
-
-    fn live(&self) -> impl Iterator<Item = u16> + '_ {
-        self.nodes.iter().flatten().map(Server::port)
-    }
-
-    /// `redis-cli -p port ARGS...`, its output.
-    fn cli(port: u16, args: &[&str]) -> String {
-        let out = Command::new("redis-cli")
-            .args([
-                "-h",
-                &Ipv4Addr::LOCALHOST.to_string(),
-                "-p",
-                &port.to_string(),
-            ])
-            .args(args)
-            .stdin(Stdio::null())
-            .output()
-            .expect("redis-cli runs");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    fn state_ok(&self, mut ports: impl Iterator<Item = u16>) -> bool {
-        ports.all(|port| Self::cli(port, &["CLUSTER", "INFO"]).contains("cluster_state:ok"))
-    }
-
-    fn wait_until(&self, what: &str, done: impl Fn(&Self) -> bool) {
-        let deadline = Instant::now() + BOUND;
-        while !done(self) {
-            assert!(Instant::now() < deadline, "{what}: not within {BOUND:?}");
-            thread::sleep(Duration::from_millis(100));
-        }
-    }
-
-    /// The port of the master that serves `key`'s slot now, if one does (none between a
-    /// master's failure and its replica's promotion).
-    fn master_of(&self, key: &str) -> Option<u16> {
-        let any = self.live().next().expect("a live node");
-        let slot: u16 = Self::cli(any, &["CLUSTER", "KEYSLOT", key])
-            .trim()
-            .parse()
-            .expect("a slot number");
-        for line in Self::cli(any, &["CLUSTER", "NODES"]).lines() {
-            let fields: Vec<&str> = line.split_whitespace().collect();
-            if fields.len() < 9 || !fields[2].contains("master") || fields[2].contains("fail") {
-                continue;
-            }
-            let owns = fields[8..].iter().any(|range| {
-                let mut ends = range.split('-').map(|n| n.parse::<u16>().ok());
-                match (ends.next().flatten(), ends.next().flatten()) {
-                    (Some(a), Some(b)) => (a..=b).contains(&slot),
-                    (Some(a), None) => a == slot,
-                    _ => false,
-                }
-            });
-            if owns {
-                let port = fields[1].split(['@', ':']).nth(1).expect("host:port@bus");
-                return Some(port.parse().expect("a port"));
-            }
-        }
-        None
-    }
-
-    fn kill(&mut self, port: u16) {
-        for node in &mut self.nodes {
-            if node.as_ref().is_some_and(|n| n.port() == port) {
-                // Dropped: killed at once (SIGKILL), as a crash would.
-                *node = None;
-            }
-        }
-    }
-}
+use common::Flavor;
+use common::cluster::{BOUND, Cluster};
 
 fn unix_now() -> Duration {
     SystemTime::now().duration_since(UNIX_EPOCH).unwrap()
@@ -161,11 +36,29 @@ async fn store(cluster: &Cluster, options: Options) -> Store {
         .expect("a store over the cluster")
 }
 
+/// A cluster of `flavor`, started off the runtime's threads.
+async fn cluster(flavor: Flavor) -> Cluster {
+    tokio::task::spawn_blocking(move || Cluster::start(flavor))
+        .await
+        .unwrap()
+}
+
 // Thirty keys over the three masters, each taken from twelve times on a quota of five:
 // every answer is the core's, on Redis, through the one cluster connection.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_on_every_master_decide_exactly_as_the_core() {
-    let cluster = tokio::task::spawn_blocking(Cluster::start).await.unwrap();
+    keys_on_every_master(Flavor::Redis).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn keys_on_every_master_decide_exactly_as_the_core_on_valkey() {
+    if Flavor::Valkey.present("keys_on_every_master_decide_exactly_as_the_core_on_valkey") {
+        keys_on_every_master(Flavor::Valkey).await;
+    }
+}
+
+async fn keys_on_every_master(flavor: Flavor) {
+    let cluster = cluster(flavor).await;
     let store = store(&cluster, Options::default()).await;
     let name = common::unique("cluster");
     let limit = Period::new(&store, &name, 5, Duration::from_secs(60));
@@ -209,7 +102,20 @@ async fn eight(limit: &Period, core: &mut ironward::Period, t: &mut u64) {
 // with no failover.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slot_moved_under_the_store_is_followed_through_ask_and_moved() {
-    let cluster = tokio::task::spawn_blocking(Cluster::start).await.unwrap();
+    a_slot_moved(Flavor::Redis).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_slot_moved_under_the_store_is_followed_through_ask_and_moved_on_valkey() {
+    if Flavor::Valkey
+        .present("a_slot_moved_under_the_store_is_followed_through_ask_and_moved_on_valkey")
+    {
+        a_slot_moved(Flavor::Valkey).await;
+    }
+}
+
+async fn a_slot_moved(flavor: Flavor) {
+    let cluster = cluster(flavor).await;
     // Every call reaches the cluster, refusals too: each phase is one of redirections.
     let options = Options {
         blocked_keys: 0,
@@ -302,9 +208,22 @@ struct Seen {
 // = 10.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_master_killed_under_load_is_replaced_and_every_key_keeps_its_bound() {
+    a_master_killed(Flavor::Redis).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_master_killed_under_load_is_replaced_and_every_key_keeps_its_bound_on_valkey() {
+    if Flavor::Valkey
+        .present("a_master_killed_under_load_is_replaced_and_every_key_keeps_its_bound_on_valkey")
+    {
+        a_master_killed(Flavor::Valkey).await;
+    }
+}
+
+async fn a_master_killed(flavor: Flavor) {
     const QUOTA: u32 = 50;
     const SHARE: f64 = 0.2;
-    let mut cluster = tokio::task::spawn_blocking(Cluster::start).await.unwrap();
+    let mut cluster = cluster(flavor).await;
     let options = Options {
         timeout: Duration::from_millis(500),
         share: SHARE,
@@ -426,5 +345,5 @@ async fn a_master_killed_under_load_is_replaced_and_every_key_keeps_its_bound() 
             seen.local_admitted
         );
     }
-    eprintln!("failover: {stats:?}, writes lost with the master: {lost_total}");
+    eprintln!("failover on {flavor:?}: {stats:?}, writes lost with the master: {lost_total}");
 }

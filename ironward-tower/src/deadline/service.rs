@@ -15,7 +15,8 @@ use crate::meter::Meter;
 /// [`DeadlineLayer`](super::DeadlineLayer).
 ///
 /// For each request it starts a [`RequestDeadline`], puts it in the request's extensions for
-/// the handler, and races the inner future against a `tokio::time::Sleep` of the budget
+/// the handler (unless [`with_extension(false)`](super::DeadlineLayer::with_extension)
+/// says not to), and races the inner future against a `tokio::time::Sleep` of the budget
 /// (made by the first poll that finds the inner future pending, so that a call answered at
 /// once makes none); on expiry the call resolves to
 /// [`DeadlineExceeded`](super::DeadlineExceeded) and the inner future is dropped, as tower's
@@ -58,6 +59,8 @@ use crate::meter::Meter;
 pub struct DeadlineService<S> {
     inner: S,
     budget: Budget,
+    /// Whether a request without a deadline from outside carries this one on.
+    extension: bool,
     meter: Arc<Meter>,
 }
 
@@ -73,10 +76,11 @@ const EXCEEDED: usize = 0;
 pub(super) const ELAPSED: usize = 1;
 
 impl<S> DeadlineService<S> {
-    pub(super) fn new(inner: S, budget: Budget, meter: Arc<Meter>) -> Self {
+    pub(super) fn new(inner: S, budget: Budget, extension: bool, meter: Arc<Meter>) -> Self {
         Self {
             inner,
             budget,
+            extension,
             meter,
         }
     }
@@ -112,7 +116,8 @@ where
         // both measured from it (`sleep_until` reads no clock, `sleep` would).
         let now = deadline.origin();
         // The request's deadline from now on, written over an outer one in place (no
-        // allocation) or put in beside the rest below, once the call is let through.
+        // allocation) or put in beside the rest below, once the call is let through, if the
+        // layer hands deadlines on.
         let outer = request.extensions_mut().get_mut::<RequestDeadline>();
         let written = outer.is_some();
         if let Some(outer) = outer {
@@ -134,7 +139,7 @@ where
                 // The handler sees the spent deadline, and what would have refused it.
                 Mode::Shadow => {
                     let extensions = request.extensions_mut();
-                    if !written {
+                    if !written && self.extension {
                         extensions.insert(deadline);
                     }
                     extensions.insert(DeadlineExceeded::new());
@@ -147,7 +152,7 @@ where
         if end.is_none() {
             self.meter.admitted();
         }
-        if !written {
+        if !written && self.extension {
             request.extensions_mut().insert(deadline);
         }
         let future = self.inner.call(request);

@@ -145,6 +145,7 @@ impl Clock {
     }
 
     /// What the clock reads.
+    #[inline]
     pub fn now(&self) -> Duration {
         match &self.0 {
             Source::Monotonic(origin) => origin.elapsed(),
@@ -318,6 +319,7 @@ impl Ticker {
         nanos(self.origin.elapsed())
     }
 
+    #[inline]
     fn now(&self) -> Duration {
         match self.nanos.load(Ordering::Relaxed) {
             // No thread could be started: every reading is the system clock's.

@@ -66,6 +66,7 @@ pin_project! {
 
 impl<F> RateLimitFuture<F> {
     /// The inner service's `future`, whose response gets the fields of `stamp`, if any.
+    #[inline]
     pub(super) fn admitted(future: F, stamp: Option<Stamp>) -> Self {
         Self {
             state: State::Admitted {
@@ -89,6 +90,7 @@ where
 {
     type Output = Result<Response<B>, Box<dyn std::error::Error + Send + Sync>>;
 
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         match self.project().state.project() {
             StateProj::Admitted { future, stamp } => {

@@ -39,31 +39,10 @@ const END: u64 = 1 << 53;
 /// properties on Redis, enough to meet each script's branches on each server.
 const CASES: u32 = 64;
 
-/// `name::on_redis` and `name::on_valkey`: `check` on each flavor.
-macro_rules! on_both {
-    ($name:ident, $check:path) => {
-        mod $name {
-            use super::*;
-
-            #[test]
-            fn on_redis() {
-                $check(Flavor::Redis);
-            }
-
-            #[test]
-            fn on_valkey() {
-                if Flavor::Valkey.present(concat!(stringify!($name), "::on_valkey")) {
-                    $check(Flavor::Valkey);
-                }
-            }
-        }
-    };
-}
-
-on_both!(a_period_answers_as_the_core, period);
-on_both!(a_sliding_log_answers_as_the_core, sliding);
-on_both!(a_bucket_answers_as_the_core_to_the_bit, bucket);
-on_both!(periods_answer_as_the_core_limits, periods);
+crate::on_both!(a_period_answers_as_the_core, period);
+crate::on_both!(a_sliding_log_answers_as_the_core, sliding);
+crate::on_both!(a_bucket_answers_as_the_core_to_the_bit, bucket);
+crate::on_both!(periods_answer_as_the_core_limits, periods);
 
 /// A server of `flavor`, a runtime, and a store on it that sends every call to the script
 /// (no memory of refusals), so that each answer is the server's.

@@ -95,6 +95,29 @@ impl Flavor {
     }
 }
 
+/// Two tests of one check, a function of the [`Flavor`]: `$name::on_redis`, and
+/// `$name::on_valkey`, which is skipped (and says so) without `IRONWARD_VALKEY_SERVER`.
+#[macro_export]
+macro_rules! on_both {
+    ($name:ident, $check:ident) => {
+        mod $name {
+            use $crate::common::Flavor;
+
+            #[test]
+            fn on_redis() {
+                super::$check(Flavor::Redis);
+            }
+
+            #[test]
+            fn on_valkey() {
+                if Flavor::Valkey.present(concat!(stringify!($name), "::on_valkey")) {
+                    super::$check(Flavor::Valkey);
+                }
+            }
+        }
+    };
+}
+
 /// A running `redis-server` or `valkey-server`, killed (and its directory removed) on
 /// drop.
 pub struct Server {

@@ -30,7 +30,7 @@ use std::time::Duration;
 
 use criterion::Criterion;
 use http::Request;
-use ironward_tower::{Clock, GateFull, GateLayer, Limit, Limited, RateLimitLayer};
+use ironward_tower::{Clock, DeadlineLayer, GateFull, GateLayer, Limit, Limited, RateLimitLayer};
 use tower::limit::{ConcurrencyLimitLayer, RateLimitLayer as TowerRateLimitLayer};
 use tower::load_shed::LoadShedLayer;
 use tower::load_shed::error::Overloaded as TowerOverloaded;
@@ -230,6 +230,16 @@ fn overhead(c: &mut Criterion) {
             overhead::admitted(b, piece);
         });
     }
+    // The deadline cut alone, handing nothing to the inner service: what tower's
+    // `TimeoutLayer` does, like for like (the `deadline` row above puts the
+    // `RequestDeadline` in the request's extensions, which is where its allocations are).
+    g.bench_function("ironward/deadline_without_extension", |b| {
+        let layer = DeadlineLayer::new(Duration::from_secs(1)).with_extension(false);
+        let mut service = layer.layer(service_fn(answer));
+        assert!(answered(&send(&mut service)));
+        b.iter(|| send(&mut service));
+        assert!(answered(&send(&mut service)));
+    });
     g.bench_function("tower/deadline", |b| {
         let mut service = TimeoutLayer::new(Duration::from_secs(1)).layer(service_fn(answer));
         assert!(answered(&send(&mut service)));

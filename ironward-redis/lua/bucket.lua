@@ -13,29 +13,19 @@
 --          reads back to the same double; t, the reading the bucket is now counted at
 --          (integer microseconds). The caller computes next() from these.
 --
--- The refill is ironward's, operation for operation, so the doubles match bit for bit:
--- tokens = min(burst, tokens + rate * elapsed_ns / 1e9), with elapsed_ns the microseconds
--- elapsed times 1000 (exact below 2^53, and rounded as the core's u64-to-f64 conversion
--- rounds above it). A missing key is a full bucket counted at now.
+-- The state, the refill and the write are lua/bucket_state.lua's. A missing key is a full
+-- bucket counted at now; tokens below 0 are a settled debt, which refuses every cost (0
+-- too) until the refill has paid it, as the core's.
 
 local now = read_now(true)
 local rate = tonumber(ARGV[2])
 local burst = tonumber(ARGV[3])
 local n = tonumber(ARGV[4])
-local ttl = ARGV[5]
 
-local state = redis.call('MGET', KEYS[1], KEYS[2])
-local tokens = tonumber(state[1])
-local latest = tonumber(state[2])
-if tokens == nil or latest == nil then
-    tokens = burst
-    latest = now
-end
-
+local tokens, latest = bucket_read(KEYS[1], KEYS[2], burst, now)
 -- A reading earlier than the latest seen is read as the latest seen.
 local t = math.max(latest, now)
-local elapsed = (t - latest) * 1000
-tokens = math.min(burst, tokens + rate * elapsed / 1e9)
+tokens = bucket_refill(tokens, latest, t, rate, burst)
 
 local admitted = 0
 if n >= 0 and n <= tokens then
@@ -43,7 +33,5 @@ if n >= 0 and n <= tokens then
     admitted = 1
 end
 
-local held = string.format('%.17g', tokens)
-redis.call('SET', KEYS[1], held, 'PX', ttl)
-redis.call('SET', KEYS[2], string.format('%d', t), 'PX', ttl)
+local held = bucket_write(KEYS[1], KEYS[2], tokens, t, ARGV[5], rate, burst)
 return {admitted, held, t}

@@ -8,15 +8,10 @@
 --
 -- Reply    {tokens, latest, t}: tokens held at latest, as a "%.17g" string; latest, when
 --          they were counted, and t, the later of latest and now (integer microseconds).
---          A missing key is a full bucket counted at now. The caller computes next() from
---          these; nothing is written.
+--          A missing key is a full bucket counted at now (lua/bucket_state.lua). The
+--          caller computes next() from these; nothing is written.
 
 local now = read_now(false)
 
-local state = redis.call('MGET', KEYS[1], KEYS[2])
-local tokens = state[1]
-local latest = tonumber(state[2])
-if not tokens or latest == nil then
-    return {ARGV[2], now, now}
-end
-return {tokens, latest, math.max(latest, now)}
+local tokens, latest = bucket_read(KEYS[1], KEYS[2], tonumber(ARGV[2]), now)
+return {string.format('%.17g', tokens), latest, math.max(latest, now)}

@@ -1,5 +1,5 @@
--- log.lua: the prelude of lua/sliding.lua and lua/sliding_next.lua (see src/script.rs), not
--- a script of its own: how they read and write a log's entries, each three little-endian
+-- log.lua: the prelude of lua/sliding.lua, lua/sliding_next.lua and lua/sliding_settle.lua
+-- (see src/script.rs), not a script of its own: how they read and write a log's entries, each three little-endian
 -- doubles (stamp, cost, sum), packed rather than formatted, which Redis's one thread reads
 -- and writes in a fraction of the time decimal text takes.
 --
@@ -62,6 +62,69 @@ local function log_newest(key)
         redis.call('PEXPIRE', key, ttl)
     end
     return newest
+end
+
+-- Pushes cost units (at least 1) stamped t after newest (nil for an empty log), the key
+-- living ttl milliseconds; the new newest entry.
+local function log_push(key, newest, t, cost, ttl)
+    local sum = cost
+    if newest ~= nil then
+        sum = math.fmod(newest[3] + cost, LOG_SUM)
+    end
+    redis.call('RPUSH', key, log_pack(t, cost, sum))
+    redis.call('PEXPIRE', key, ttl)
+    return {t, cost, sum}
+end
+
+-- Takes up to refund units off the entries stamped at, as the core lowers its one entry
+-- at that stamp (the core merges the costs taken at one reading into one entry; here they
+-- are consecutive entries of that stamp), dropping an entry left with none. The running
+-- sums of those entries and of every later one come down by what was taken before them,
+-- so the tail from the first entry of that stamp is rewritten: a few entries, for a
+-- reservation settled soon after it was taken. The key lives ttl milliseconds after.
+local function log_refund(key, at, refund, ttl)
+    -- The first entry stamped at or later: stamps never decrease along the list.
+    local low = 0
+    local high = redis.call('LLEN', key)
+    while low < high do
+        local middle = math.floor((low + high) / 2)
+        if log_entry(key, middle)[1] < at then
+            low = middle + 1
+        else
+            high = middle
+        end
+    end
+    local first = log_entry(key, low)
+    if first == nil or first[1] ~= at then
+        return
+    end
+    local tail = redis.call('LRANGE', key, low, -1)
+    local kept = {}
+    local taken = 0
+    for i = 1, #tail do
+        local entry = log_parse(key, tail[i])
+        local cost = entry[2]
+        if entry[1] == at and taken < refund then
+            local off = math.min(refund - taken, cost)
+            taken = taken + off
+            cost = cost - off
+        end
+        if cost > 0 then
+            kept[#kept + 1] = log_pack(entry[1], cost, math.fmod(entry[3] - taken + LOG_SUM, LOG_SUM))
+        end
+    end
+    if low == 0 then
+        redis.call('DEL', key)
+    else
+        redis.call('LTRIM', key, 0, low - 1)
+    end
+    -- In chunks, within what one call may carry.
+    for i = 1, #kept, 1000 do
+        redis.call('RPUSH', key, unpack(kept, i, math.min(i + 999, #kept)))
+    end
+    if redis.call('EXISTS', key) == 1 then
+        redis.call('PEXPIRE', key, ttl)
+    end
 end
 
 -- The units of the entries from first to newest, both included.

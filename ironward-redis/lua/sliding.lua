@@ -6,7 +6,7 @@
 --                     microseconds, the cost in units (at least 1), and the running sum of
 --                     the costs pushed up to this entry, modulo 2^48 (so that the units
 --                     between two entries are a difference, with no walk); never more
---                     entries than quota
+--                     entries than quota, plus the debts lua/sliding_settle.lua pushed
 -- KEYS[2]  {key}.ts   the latest clock reading seen (integer microseconds)
 --
 -- ARGV[1]  now: the caller's clock in whole microseconds, or "server" to read Redis's TIME
@@ -56,13 +56,7 @@ local admitted = 0
 if used + cost <= quota then
     admitted = 1
     if cost > 0 then
-        local sum = cost
-        if newest ~= nil then
-            sum = math.fmod(newest[3] + cost, LOG_SUM)
-        end
-        newest = {t, cost, sum}
-        redis.call('RPUSH', KEYS[1], log_pack(t, cost, sum))
-        redis.call('PEXPIRE', KEYS[1], ttl)
+        newest = log_push(KEYS[1], newest, t, cost, ttl)
         used = used + cost
     end
 end

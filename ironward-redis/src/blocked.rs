@@ -136,6 +136,15 @@ impl Blocked {
         }
     }
 
+    /// A reservation of `estimate` on `key` was settled at `actual`: a refund may make room
+    /// sooner than a refusal kept for the key says, so it is forgotten; a debt only makes
+    /// the wait longer, which the refusal kept still undercounts, so it stays.
+    pub(crate) fn settled(&self, key: Option<&[u8]>, estimate: f64, actual: f64) {
+        if actual < estimate {
+            self.admitted(key);
+        }
+    }
+
     /// Forgets every refusal: the terms changed.
     #[cfg(test)]
     fn clear(&self) {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::blocked::Blocked;
 use crate::local::{self, Local};
 use crate::meter::{self, Meter, Piece};
+use crate::reservation::{self, Held, Reservation};
 use crate::store::Ran;
 use crate::wire::{self, Reading};
 use crate::{Answer, Error, Mode, Store, script};
@@ -80,6 +81,8 @@ use crate::{Answer, Error, Mode, Store, script};
 pub struct Bucket(Arc<Inner>);
 
 struct Inner {
+    /// Which limiter this is, for telling its reservations from others'.
+    id: u64,
     store: Store,
     name: Box<str>,
     /// Tokens a second, as the core reads it: finite and at least 0.
@@ -123,6 +126,7 @@ impl Bucket {
         let share = store.options().local_share();
         let name = wire::name(name);
         Self(Arc::new(Inner {
+            id: reservation::limiter_id(),
             store: store.clone(),
             meter: Meter::new(piece, &name),
             name,
@@ -195,6 +199,154 @@ impl Bucket {
         }
     }
 
+    /// Takes an estimate of `estimate` tokens from `key`'s bucket at `now`, to be settled
+    /// at the request's actual cost by [`settle`](Bucket::settle), as
+    /// `ironward::Bucket::reserve` does: admitted as [`take`](Bucket::take) of the estimate
+    /// would be (one script, `lua/bucket.lua`), and then the answer's value holds the
+    /// [`Reservation`]; refused, it holds `None` and takes nothing. The answer's `next` is
+    /// the core's `next(now, estimate)` after it.
+    ///
+    /// A settle counts until `timeout` after the reading the estimate was taken at (the
+    /// script's, on Redis, in whole microseconds, the time-out rounded down); an unsettled
+    /// reservation keeps its estimate. An estimate that is negative, NaN or infinite is
+    /// refused, as the core refuses it; with an infinite burst nothing is taken, and the
+    /// reservation's settle changes nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward_redis::{Bucket, Options, Store};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> redis::RedisResult<()> {
+    /// let options = Options { start_local: true, share: 1.0, ..Options::default() };
+    /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
+    /// let secs = Duration::from_secs;
+    /// // 100 tokens a second, up to 1 000; a request estimated at 800 costs 500.
+    /// let tokens = Bucket::new(&store, "tokens", 100.0, 1_000.0);
+    /// let answer = tokens.reserve("k", secs(0), 800.0, secs(60)).await.unwrap();
+    /// let reservation = answer.value.expect("room for the estimate");
+    /// assert!(tokens.reserve("k", secs(0), 300.0, secs(60)).await.unwrap().value.is_none());
+    /// tokens.settle(reservation, 500.0, secs(0)).await.unwrap();
+    /// // 300 came back: 500 are there.
+    /// assert!(tokens.take("k", secs(0), 500.0).await.unwrap().admitted());
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn reserve(
+        &self,
+        key: impl AsRef<[u8]>,
+        now: Duration,
+        estimate: f64,
+        timeout: Duration,
+    ) -> Result<Answer<Option<Reservation>>, Error> {
+        let key = Some(key.as_ref());
+        let decided = self.decide(key, now, estimate, Some(timeout)).await;
+        let counted = decided
+            .as_ref()
+            .map(|(answer, _)| *answer)
+            .map_err(Clone::clone);
+        self.0.meter.count(&counted);
+        let (answer, reservation) = decided?;
+        Ok(Answer {
+            value: reservation,
+            next: answer.next,
+            mode: answer.mode,
+        })
+    }
+
+    /// Settles a [`reserve`](Bucket::reserve)d estimate at the request's `actual` cost in
+    /// tokens, at `now`, as `ironward::Bucket::settle` does, where the estimate was
+    /// counted: in Redis (one script, `lua/bucket_settle.lua`), or in the fallback if that
+    /// is where it went.
+    ///
+    /// The bucket is refilled to `now` (read as the latest seen); below the estimate the
+    /// difference comes back, capped at the burst (a refund is lost to the extent the
+    /// bucket has refilled since); above it the difference is taken as a debt, even past
+    /// what the bucket holds: the tokens go negative and no take passes, not even a cost of
+    /// 0, until the refill has paid it. The keys then live until the bucket would be full
+    /// again, twice over, so that an expiry never forgives a debt. Past the reservation's
+    /// deadline, for an `actual` that is negative, NaN or infinite, or for a reservation
+    /// another limiter made, nothing changes (not even the clock), and the estimate stands.
+    ///
+    /// The bound is the core's: over any stretch `d`, the tokens charged are at most
+    /// `burst + rate · d` plus the debts settled in the stretch after its last admission.
+    /// A settle that finds Redis away, or the store failing over, is dropped (a refund is
+    /// lost, and a debt is not counted: while Redis is away, the fallback's bound is the
+    /// bound). On a refund, a refusal this process remembers for the key is forgotten, since
+    /// the refund may make room; other processes' memories are not, and they may refuse the
+    /// key until the refusal they remember would have passed (less admitted, never more).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward_redis::{Bucket, Options, Store};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> redis::RedisResult<()> {
+    /// let options = Options { start_local: true, share: 1.0, ..Options::default() };
+    /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
+    /// let secs = Duration::from_secs;
+    /// let bucket = Bucket::new(&store, "tokens", 10.0, 100.0);
+    /// let reservation = bucket.reserve("k", secs(0), 50.0, secs(60)).await.unwrap().value.unwrap();
+    /// // It cost 130: 80 more than the estimate, and the bucket held only 50.
+    /// bucket.settle(reservation, 130.0, secs(0)).await.unwrap();
+    /// assert!(!bucket.take("k", secs(0), 0.0).await.unwrap().admitted());
+    /// // The debt of 30 is paid in 3 s, one token more takes a tenth of a second longer.
+    /// assert_eq!(bucket.next("k", secs(0), 1.0).await.unwrap(), Duration::from_millis(3_100));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn settle(
+        &self,
+        reservation: Reservation,
+        actual: f64,
+        now: Duration,
+    ) -> Result<(), Error> {
+        let this = &self.0;
+        let Some((key, estimate, held)) = reservation.into_parts(this.id) else {
+            return Ok(());
+        };
+        if !is_cost(actual) {
+            return Ok(());
+        }
+        let key = key.as_deref();
+        this.blocked.settled(key, estimate, actual);
+        match held {
+            Held::Nothing(_) => Ok(()),
+            Held::Local(held) => {
+                this.store.answered_locally();
+                let make = || self.local_bucket(now);
+                this.local
+                    .with(key, now, make, |bucket, _| bucket.settle(held, actual, now));
+                Ok(())
+            }
+            Held::Redis { deadline, .. } => {
+                let reading = Reading::new(this.store.options().time, now);
+                let [tokens, ts] = self.keys(key);
+                let mut call = script::BUCKET_SETTLE.prepare_invoke();
+                call.key(tokens).key(ts);
+                call.arg(reading.arg())
+                    .arg(wire::float(this.rate))
+                    .arg(wire::float(this.burst))
+                    .arg(this.ttl_ms)
+                    .arg(wire::float(estimate))
+                    .arg(wire::float(actual))
+                    .arg(deadline);
+                let decode = |reply: &redis::Value| match wire::int(reply)? {
+                    0 | 1 => Some(()),
+                    _ => None,
+                };
+                let ran = this.store.run(&this.meter, "bucket_settle", &call, decode);
+                match ran.await? {
+                    Ran::Answered(()) | Ran::Local => Ok(()),
+                }
+            }
+        }
+    }
+
     /// Tokens a second, as read by [`new`](Bucket::new).
     pub fn rate(&self) -> f64 {
         self.0.rate
@@ -218,7 +370,10 @@ impl Bucket {
         now: Duration,
         n: f64,
     ) -> Result<Answer<bool>, Error> {
-        let decided = self.decide(key, now, n).await;
+        let decided = self
+            .decide(key, now, n, None)
+            .await
+            .map(|(answer, _)| answer);
         let this = &self.0;
         let meter = &this.meter;
         meter.count(&decided);
@@ -243,28 +398,37 @@ impl Bucket {
         decided
     }
 
-    /// What [`take_key`](Bucket::take_key) decides, before it is counted.
+    /// What [`take_key`](Bucket::take_key) decides, before it is counted; with `reserve`
+    /// (a time-out), an admitted cost is also a [`Reservation`] to settle.
     async fn decide(
         &self,
         key: Option<&[u8]>,
         now: Duration,
         n: f64,
-    ) -> Result<Answer<bool>, Error> {
+        reserve: Option<Duration>,
+    ) -> Result<(Answer<bool>, Option<Reservation>), Error> {
         let this = &self.0;
+        let reservation = |held| Reservation::new(this.id, key, n, held);
         if let Some(next) = self.without_state(n) {
-            return Ok(Answer {
+            let answer = Answer {
                 value: next == Duration::ZERO,
                 next,
                 mode: this.store.mode(),
-            });
+            };
+            // An infinite burst takes nothing, so there is nothing to settle.
+            let held = reserve
+                .filter(|_| answer.value)
+                .map(|_| reservation(Held::Nothing(answer.mode)));
+            return Ok((answer, held));
         }
         if let Some(next) = this.blocked.check(key, now, n) {
             this.store.answered_blocked();
-            return Ok(Answer {
+            let answer = Answer {
                 value: false,
                 next,
                 mode: Mode::Redis,
-            });
+            };
+            return Ok((answer, None));
         }
         let reading = Reading::new(this.store.options().time, now);
         let [tokens, ts] = self.keys(key);
@@ -291,28 +455,47 @@ impl Bucket {
                 counted_at: t * 1000,
                 elapsed: 0,
             };
-            Some(Answer {
+            let answer = Answer {
                 value,
                 next: reading.wait_nanos(t, self.wait(&state, n)),
                 mode: Mode::Redis,
-            })
+            };
+            // The estimate was taken at the reading the bucket is now counted at.
+            let held = reserve.filter(|_| value).map(|timeout| Held::Redis {
+                at: t,
+                deadline: wire::deadline(t, timeout),
+            });
+            Some((answer, held))
         };
         let ran = this.store.run(&this.meter, "bucket", &call, decode);
         match ran.await? {
-            Ran::Answered(answer) => {
+            Ran::Answered((answer, held)) => {
                 this.blocked.note(key, now, !answer.value, answer.next, n);
-                Ok(answer)
+                Ok((answer, held.map(reservation)))
             }
             Ran::Local => {
                 this.store.answered_locally();
                 if let Some(answer) = self.refused_locally(n) {
-                    return Ok(answer);
+                    let held = reserve
+                        .filter(|_| answer.value)
+                        .map(|_| reservation(Held::Nothing(Mode::Local)));
+                    return Ok((answer, held));
                 }
                 let make = || self.local_bucket(now);
-                Ok(this.local.with(key, now, make, |bucket, latest| Answer {
-                    value: bucket.take(now, n),
-                    next: local::from_now(bucket.next(now, n), latest, now),
-                    mode: Mode::Local,
+                Ok(this.local.with(key, now, make, |bucket, latest| {
+                    let (value, held) = match reserve {
+                        None => (bucket.take(now, n), None),
+                        Some(timeout) => match bucket.reserve(now, n, timeout) {
+                            Ok(held) => (true, Some(reservation(Held::Local(held)))),
+                            Err(_) => (false, None),
+                        },
+                    };
+                    let answer = Answer {
+                        value,
+                        next: local::from_now(bucket.next(now, n), latest, now),
+                        mode: Mode::Local,
+                    };
+                    (answer, held)
                 }))
             }
         }

@@ -10,6 +10,8 @@ use crate::{Mode, Store, wire};
 
 /// A quota over a span, in the keys named `name`, with a fallback of core limiters `L`.
 pub(crate) struct Counted<L> {
+    /// Which limiter this is, for telling its reservations from others'.
+    pub(crate) id: u64,
     pub(crate) store: Store,
     pub(crate) name: Box<str>,
     pub(crate) quota: u32,
@@ -34,6 +36,7 @@ impl<L: Fallback> Counted<L> {
         let options = store.options();
         let name = wire::name(name);
         Self {
+            id: crate::reservation::limiter_id(),
             store: store.clone(),
             meter: Meter::new(piece, &name),
             name,

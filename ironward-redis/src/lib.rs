@@ -13,7 +13,7 @@
 //! | --- | --- | --- | --- |
 //! | [`Period`] | `ironward::Period` (go-zero `PeriodLimit`) | [`Quota`](ironward::Quota) | `{name:key}.period` (count, start and latest reading, packed) |
 //! | [`Periods`] | `ironward::Limits` over `ironward::Period`s, all or nothing | [`LimitsReason`](ironward::LimitsReason) or admitted | `{name:key}.p0`, `.p1`, ... (one per [`Term`], packed as a period's) |
-//! | [`Reservation`] | `ironward::Reservation` of a `Period` ([`Period::reserve`], [`Period::settle`]) | a reservation, or refused | the period's |
+//! | [`Reservation`] | `ironward::Reservation` of a `Period`, `Bucket` or `Sliding` (their `reserve` and `settle`) | a reservation, or refused | the limiter's |
 //! | [`Bucket`] | `ironward::Bucket` (go-zero `TokenLimiter`) | `bool` | `{name:key}.tokens`, `.ts` |
 //! | [`Sliding`] | `ironward::Sliding` | `bool` | `{name:key}.log` (costs with a running sum), `.ts` |
 //! | [`RateLimitLayer`] | `ironward_tower::RateLimitLayer` | [`Limited`](ironward_tower::Limited) (429) | those of its limit |
@@ -49,10 +49,12 @@
 //! Every decision is one Lua script, run atomically by Redis, so concurrent processes
 //! cannot both take the last unit of a quota: a `take` reads the state, decides, and writes
 //! it back before any other command runs. There is one file per script under `lua/`
-//! (`period.lua`, `bucket.lua`, `sliding.lua` and a read-only `*_next.lua` for each,
-//! `period_settle.lua` for a reservation, `periods.lua` for several periods at once), each
-//! with a header listing its `KEYS`, its `ARGV` with their units, and its reply, embedded
-//! with `include_str!`. A call sends `EVALSHA`; the first time Redis answers `NOSCRIPT` (and
+//! (`period.lua`, `bucket.lua`, `sliding.lua`, a read-only `*_next.lua` and a
+//! `*_settle.lua` for a reservation for each, `periods.lua` for several periods at once),
+//! each with a header listing its `KEYS`, its `ARGV` with their units, and its reply,
+//! embedded with `include_str!`; what the scripts of one kind share (how its state reads,
+//! refills, is pushed) is a prelude of its own (`period_state.lua`, `bucket_state.lua`,
+//! `log.lua`), written once. A call sends `EVALSHA`; the first time Redis answers `NOSCRIPT` (and
 //! again after a restart) redis-rs loads the script and sends it again. [`Store::load`]
 //! loads them all up front. Replies decode into the answer types, and a reply that no
 //! script gives is an [`Error::Reply`], never a guess.
@@ -304,7 +306,12 @@
 //! refuses everything); a `take_n` of 0 units passes and takes nothing, and one above the
 //! quota (up to `u32::MAX`) is refused with a `next` of `Duration::MAX`, as in the core;
 //! times and spans saturate at 2^53 µs; a bucket's cost that is negative, NaN or infinite is refused after the refill, as the core refuses it; an infinite burst admits
-//! every finite cost without asking Redis. A call that timed out may still have been
+//! every finite cost without asking Redis. A reservation's deadline is its reading plus
+//! its time-out in whole microseconds, rounded down (a time-out of 0 settles at the same
+//! reading only), at most 2^53 µs; a settle past it, of a reservation another limiter made,
+//! or (a bucket's) at an actual cost that is negative, NaN or infinite, changes nothing.
+//! A bucket's debt keeps its keys until the refill would have paid it, twice over (at most
+//! 2^44 ms), so that an expiry never forgives it. A call that timed out may still have been
 //! counted by its script, as a request counts when Redis counts it. An empty limiter name is `"ironward"`. A share
 //! outside `[0, 1]` is clamped (NaN is 0), and one that comes to less than a call needs
 //! refuses every call rather than round up. A fallback limiter that never becomes fresh (a

@@ -211,7 +211,8 @@ impl Period {
     /// answer's value holds the [`Reservation`]; refused, it holds `None` and takes nothing.
     ///
     /// A settle counts until `timeout` after the reading the estimate was taken at (the
-    /// script's, on Redis); an unsettled reservation keeps its estimate.
+    /// script's, on Redis, in whole microseconds, the time-out rounded down); an unsettled
+    /// reservation keeps its estimate.
     ///
     /// # Examples
     ///
@@ -228,7 +229,7 @@ impl Period {
     /// let tokens = Period::new(&store, "tokens", 100_000, secs(60));
     /// let answer = tokens.reserve("alice", secs(0), 8_000, secs(30)).await.unwrap();
     /// let reservation = answer.value.expect("room for the estimate");
-    /// assert_eq!(reservation.estimate(), 8_000);
+    /// assert_eq!(reservation.estimate(), 8_000.0);
     /// tokens.settle(reservation, 3_000, secs(5)).await.unwrap();
     /// // 97 000 left: a request of 97 000 passes, and uses the quota up.
     /// let rest = tokens.take_n("alice", secs(6), 97_000).await.unwrap();
@@ -268,12 +269,13 @@ impl Period {
     /// estimate went into is still the open one (else nothing comes back); above it, the
     /// difference is counted in the period open at `now` (opening one), even past the
     /// quota, so that the next request waits for it. Past the reservation's deadline
-    /// nothing changes. A settle that finds Redis away, or the store failing over, is
+    /// nothing changes, and nothing does for a reservation another limiter made (no round
+    /// trip). A settle that finds Redis away, or the store failing over, is
     /// dropped, counted in the store's stats like any call: the estimate stands (a refund is
     /// lost, and a debt is not counted: while Redis is away, the fallback's bound is the
-    /// bound). A refusal this process remembers for the key is forgotten, since a refund
-    /// may make room; other processes' memories are not, and they may refuse the key until
-    /// the refusal they remember would have passed (less admitted, never more).
+    /// bound). On a refund, a refusal this process remembers for the key is forgotten, since
+    /// the refund may make room; other processes' memories are not, and they may refuse the
+    /// key until the refusal they remember would have passed (less admitted, never more).
     pub async fn settle(
         &self,
         reservation: Reservation,
@@ -281,10 +283,16 @@ impl Period {
         now: Duration,
     ) -> Result<(), Error> {
         let this = &self.0.counted;
-        let (key, estimate, held) = reservation.into_parts();
+        let Some((key, estimate, held)) = reservation.into_parts(this.id) else {
+            return Ok(());
+        };
+        // A period's reservation holds a whole number of units, at most `u32::MAX`.
+        let estimate = estimate as u32;
         let key = key.as_deref();
-        this.blocked.admitted(key);
+        this.blocked
+            .settled(key, f64::from(estimate), f64::from(actual));
         match held {
+            Held::Nothing(_) => Ok(()),
             Held::Local(held) => {
                 this.store.answered_locally();
                 let make = || self.local_period();
@@ -292,7 +300,10 @@ impl Period {
                     .with(key, now, make, |period, _| period.settle(held, actual, now));
                 Ok(())
             }
-            Held::Redis { start, deadline } => {
+            Held::Redis {
+                at: start,
+                deadline,
+            } => {
                 let reading = Reading::new(this.store.options().time, now);
                 let [state] = this.keys(key, ["period"]);
                 let mut call = script::PERIOD_SETTLE.prepare_invoke();
@@ -469,8 +480,8 @@ impl Period {
             // The period the estimate went into started `period - end` before `t`.
             let held = match reserve {
                 Some(timeout) if value != Quota::Over => Some(Held::Redis {
-                    start: (t + end).checked_sub(this.micros)?,
-                    deadline: t.saturating_add(wire::span_micros(timeout)),
+                    at: (t + end).checked_sub(this.micros)?,
+                    deadline: wire::deadline(t, timeout),
                 }),
                 _ => None,
             };
@@ -482,7 +493,9 @@ impl Period {
                 let refused = answer.value == Quota::Over;
                 this.blocked
                     .note(key, now, refused, answer.next, wait.memo(cost));
-                Ok((answer, held.map(|held| Reservation::new(key, cost, held))))
+                let reservation =
+                    held.map(|held| Reservation::new(this.id, key, cost.into(), held));
+                Ok((answer, reservation))
             }
             Ran::Local => {
                 this.store.answered_locally();
@@ -512,7 +525,8 @@ impl Period {
                         next: local::from_now(wait.of(period, now, cost), latest, now),
                         mode: crate::Mode::Local,
                     };
-                    let held = held.map(|r| Reservation::new(key, cost, Held::Local(r)));
+                    let held =
+                        held.map(|r| Reservation::new(this.id, key, cost.into(), Held::Local(r)));
                     (answer, held)
                 }))
             }

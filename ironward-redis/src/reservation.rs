@@ -1,47 +1,83 @@
 //! [`Reservation`]: an estimate taken from a Redis limiter, to be settled at the actual cost.
 
 use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-/// An estimate taken by [`Period::reserve`](crate::Period::reserve), to be settled at the
-/// request's actual cost by [`Period::settle`](crate::Period::settle).
+/// An estimate taken by [`Period::reserve`](crate::Period::reserve),
+/// [`Bucket::reserve`](crate::Bucket::reserve) or [`Sliding::reserve`](crate::Sliding::reserve),
+/// to be settled at the request's actual cost by the same limiter's `settle`.
 ///
-/// It remembers where the estimate went: into Redis (with the start of the period it was
-/// counted in, so that a refund comes off that period only, and the latest reading at which
-/// a settle still counts), or into the local fallback while Redis was away (the core's
-/// `ironward::Reservation`). Not `Clone`: a reservation is settled once; one dropped keeps
-/// its estimate, as the core's does.
+/// It remembers where the estimate went: into Redis (with what a refund needs to find it
+/// there: the start of the period it was counted in, or the stamp of the log entry it was
+/// pushed as; and the latest reading at which a settle still counts), or into the local
+/// fallback while Redis was away (the core's `ironward::Reservation`). It also remembers
+/// the limiter that made it: the settle of another limiter (one made by another `new`,
+/// whatever its name; clones are the same limiter) changes nothing, as a settle past its
+/// deadline changes nothing. Not `Clone`: a reservation is settled once, and a second
+/// settle does not compile:
+///
+/// ```compile_fail
+/// # async fn twice(period: ironward_redis::Period, reservation: ironward_redis::Reservation) {
+/// let now = std::time::Duration::ZERO;
+/// period.settle(reservation, 1, now).await.unwrap();
+/// period.settle(reservation, 1, now).await.unwrap(); // moved by the first settle
+/// # }
+/// ```
+///
+/// One dropped keeps its estimate, as the core's does.
 #[must_use = "a reservation left unsettled keeps costing its estimate: settle it with the actual cost"]
 pub struct Reservation {
+    /// The limiter that made it ([`limiter_id`]).
+    limiter: u64,
     key: Option<Box<[u8]>>,
-    estimate: u32,
+    /// Tokens for a bucket; units (a `u32`, exact in a double) for a period or a log.
+    estimate: f64,
     held: Held,
 }
 
 /// Where a [`Reservation`]'s estimate was counted.
 pub(crate) enum Held {
-    /// In Redis: the period's start and the deadline, in the scripts' microseconds.
-    Redis { start: u64, deadline: u64 },
+    /// In Redis, at `at` in the scripts' microseconds (a period's start, a log entry's
+    /// stamp, a bucket's reading), and settled at readings up to `deadline`.
+    Redis { at: u64, deadline: u64 },
     /// In the local fallback's core limiter for the key.
     Local(ironward::Reservation),
+    /// Nowhere: a bucket of infinite burst takes nothing, so there is nothing to settle
+    /// (`mode` is the store's when it was taken).
+    Nothing(crate::Mode),
+}
+
+/// What a settle needs of a [`Reservation`]: the key it was taken for (`None` for the
+/// budget of requests without one), the estimate, and where it went.
+pub(crate) type Parts = (Option<Box<[u8]>>, f64, Held);
+
+/// A number no other limiter of this process has, for a limiter to tell its own
+/// reservations from others'.
+pub(crate) fn limiter_id() -> u64 {
+    static NEXT: AtomicU64 = AtomicU64::new(0);
+    NEXT.fetch_add(1, Ordering::Relaxed)
 }
 
 impl Reservation {
-    /// `estimate` units for `key`, counted where `held` says.
-    pub(crate) fn new(key: Option<&[u8]>, estimate: u32, held: Held) -> Self {
+    /// `estimate` for `key`, taken by the limiter `limiter`, counted where `held` says.
+    pub(crate) fn new(limiter: u64, key: Option<&[u8]>, estimate: f64, held: Held) -> Self {
         Self {
+            limiter,
             key: key.map(Into::into),
             estimate,
             held,
         }
     }
 
-    /// The key the estimate was taken for (`None` for the budget of requests without one),
-    /// the estimate, and where it went: what a settle needs.
-    pub(crate) fn into_parts(self) -> (Option<Box<[u8]>>, u32, Held) {
-        (self.key, self.estimate, self.held)
+    /// The [`Parts`] a settle needs, if the limiter `limiter` made the reservation; `None`
+    /// for another limiter's, which a settle leaves alone.
+    pub(crate) fn into_parts(self, limiter: u64) -> Option<Parts> {
+        (self.limiter == limiter).then_some((self.key, self.estimate, self.held))
     }
 
-    /// The units taken when the reservation was made, and what it costs if never settled.
+    /// The cost taken when the reservation was made, and what it costs if never settled:
+    /// tokens for a bucket, units (a whole number) for a period or a log, as the core's
+    /// `Reservation::estimate`.
     ///
     /// # Examples
     ///
@@ -55,12 +91,12 @@ impl Reservation {
     /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
     /// let period = Period::new(&store, "tokens", 10, Duration::from_secs(60));
     /// let answer = period.reserve("k", Duration::ZERO, 4, Duration::from_secs(1)).await.unwrap();
-    /// assert_eq!(answer.value.map(|r| r.estimate()), Some(4));
+    /// assert_eq!(answer.value.map(|r| r.estimate()), Some(4.0));
     /// # Ok(())
     /// # }
     /// ```
     #[must_use]
-    pub fn estimate(&self) -> u32 {
+    pub fn estimate(&self) -> f64 {
         self.estimate
     }
 
@@ -71,6 +107,7 @@ impl Reservation {
         match self.held {
             Held::Redis { .. } => crate::Mode::Redis,
             Held::Local(_) => crate::Mode::Local,
+            Held::Nothing(mode) => mode,
         }
     }
 }
@@ -81,10 +118,8 @@ impl fmt::Debug for Reservation {
         debug
             .field("estimate", &self.estimate)
             .field("mode", &self.mode());
-        if let Held::Redis { start, deadline } = self.held {
-            debug
-                .field("start_us", &start)
-                .field("deadline_us", &deadline);
+        if let Held::Redis { at, deadline } = self.held {
+            debug.field("at_us", &at).field("deadline_us", &deadline);
         }
         debug.finish_non_exhaustive()
     }

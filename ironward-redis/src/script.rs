@@ -1,9 +1,12 @@
-//! The seven scripts, one file each under `lua/`, embedded once and hashed once.
+//! The ten scripts, one file each under `lua/`, embedded once and hashed once.
 //!
 //! Each file's header lists its `KEYS`, its `ARGV` with their units, and its reply. Each is
-//! loaded after `lua/now.lua` (a log's after `lua/log.lua`, how its entries read, and a period's after
-//! `lua/period_state.lua`, how its state reads), the prelude that reads the clock the scripts decide at (the
-//! caller's or Redis's `TIME`), so that reading is written once.
+//! loaded after `lua/now.lua`, the prelude that reads the clock the scripts decide at (the
+//! caller's or Redis's `TIME`), and after the prelude of its kind: a period's after
+//! `lua/period_state.lua` (how its state reads, where a period starts), a bucket's after
+//! `lua/bucket_state.lua` (how its state reads, refills and is written), a log's after
+//! `lua/log.lua` (how its entries read, are pushed and are refunded). So each of those
+//! rules is written once, for the take, the read-only `next` and the settle alike.
 
 use std::sync::LazyLock;
 
@@ -38,27 +41,38 @@ pub(crate) static PERIOD_NEXT: LazyLock<Script> = script!("period_state.lua", "p
 pub(crate) static PERIODS: LazyLock<Script> = script!("period_state.lua", "periods.lua");
 
 /// `lua/bucket.lua`: a [`Bucket`](crate::Bucket) takes `n` tokens.
-pub(crate) static BUCKET: LazyLock<Script> = script!("bucket.lua");
+pub(crate) static BUCKET: LazyLock<Script> = script!("bucket_state.lua", "bucket.lua");
+
+/// `lua/bucket_settle.lua`: a [`Bucket`](crate::Bucket) reservation settled at its actual
+/// cost.
+pub(crate) static BUCKET_SETTLE: LazyLock<Script> =
+    script!("bucket_state.lua", "bucket_settle.lua");
 
 /// `lua/bucket_next.lua`: a [`Bucket`](crate::Bucket)'s tokens and clock, read-only.
-pub(crate) static BUCKET_NEXT: LazyLock<Script> = script!("bucket_next.lua");
+pub(crate) static BUCKET_NEXT: LazyLock<Script> = script!("bucket_state.lua", "bucket_next.lua");
 
 /// `lua/sliding.lua`: a [`Sliding`](crate::Sliding) log takes a cost, after the
 /// `lua/log.lua` prelude, which reads a log's entries.
 pub(crate) static SLIDING: LazyLock<Script> = script!("log.lua", "sliding.lua");
+
+/// `lua/sliding_settle.lua`: a [`Sliding`](crate::Sliding) reservation settled at its
+/// actual cost, after the `lua/log.lua` prelude.
+pub(crate) static SLIDING_SETTLE: LazyLock<Script> = script!("log.lua", "sliding_settle.lua");
 
 /// `lua/sliding_next.lua`: when a [`Sliding`](crate::Sliding) log has room for a cost,
 /// read-only, after the `lua/log.lua` prelude.
 pub(crate) static SLIDING_NEXT: LazyLock<Script> = script!("log.lua", "sliding_next.lua");
 
 /// Every script, for [`Store::load`](crate::Store::load).
-pub(crate) static ALL: [&LazyLock<Script>; 8] = [
+pub(crate) static ALL: [&LazyLock<Script>; 10] = [
     &PERIOD,
     &PERIOD_SETTLE,
     &PERIOD_NEXT,
     &PERIODS,
     &BUCKET,
+    &BUCKET_SETTLE,
     &BUCKET_NEXT,
     &SLIDING,
+    &SLIDING_SETTLE,
     &SLIDING_NEXT,
 ];

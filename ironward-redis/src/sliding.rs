@@ -7,6 +7,7 @@ use std::time::Duration;
 use crate::counted::Counted;
 use crate::local;
 use crate::meter::{self, Piece};
+use crate::reservation::{Held, Reservation};
 use crate::store::Ran;
 use crate::wire::{self, Reading};
 use crate::{Answer, Error, Mode, Store, script};
@@ -18,7 +19,7 @@ use crate::{Answer, Error, Mode, Store, script};
 /// inside the window in a Redis list (`{name:key}.log`, oldest first, each entry 24 bytes:
 /// three little-endian doubles, its stamp in microseconds, its cost, and the running sum
 /// of the costs, so that the units inside are one subtraction; never more entries than
-/// `quota`), with the latest reading seen beside it (`{name:key}.ts`); one atomic script
+/// `quota`, plus the debts [`settle`](Sliding::settle) charged within a window), with the latest reading seen beside it (`{name:key}.ts`); one atomic script
 /// (`lua/sliding.lua`) drops the entries that have left, counts, and pushes. Both keys
 /// live twice the window after their last write. A log an earlier version wrote (plain
 /// decimal stamps) is read as a cost of 1 each, and rewritten in this form once.
@@ -198,6 +199,156 @@ impl Sliding {
         }
     }
 
+    /// Takes an estimate of `estimate` units for `key` at `now`, to be settled at the
+    /// request's actual cost by [`settle`](Sliding::settle), as
+    /// `ironward::Sliding::reserve` does: admitted as [`take_n`](Sliding::take_n) of the
+    /// estimate would be (one script, `lua/sliding.lua`, which pushes the estimate as an
+    /// entry stamped with its reading), and then the answer's value holds the
+    /// [`Reservation`]; refused, it holds `None` and takes nothing. The answer's `next` is
+    /// the core's `next_n(now, estimate)` after it.
+    ///
+    /// A settle counts until `timeout` after the reading the estimate was taken at (the
+    /// script's, on Redis, in whole microseconds, the time-out rounded down); an unsettled
+    /// reservation keeps its estimate for a window.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward_redis::{Options, Sliding, Store};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> redis::RedisResult<()> {
+    /// let options = Options { start_local: true, share: 1.0, ..Options::default() };
+    /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
+    /// let secs = Duration::from_secs;
+    /// // 1 000 tokens in any minute; a request estimated at 700 costs 1 100.
+    /// let tokens = Sliding::new(&store, "tokens", 1_000, secs(60));
+    /// let reservation = tokens.reserve("k", secs(0), 700, secs(10)).await.unwrap().value.unwrap();
+    /// assert!(tokens.reserve("k", secs(1), 400, secs(10)).await.unwrap().value.is_none());
+    /// tokens.settle(reservation, 1_100, secs(2)).await.unwrap();
+    /// // 400 more, charged at 2 s for a minute: 100 pass once the 700 leave at 60 s.
+    /// assert_eq!(tokens.next_n("k", secs(2), 100).await.unwrap(), secs(58));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn reserve(
+        &self,
+        key: impl AsRef<[u8]>,
+        now: Duration,
+        estimate: u32,
+        timeout: Duration,
+    ) -> Result<Answer<Option<Reservation>>, Error> {
+        let key = Some(key.as_ref());
+        let decided = self.decide(key, now, estimate, Some(timeout)).await;
+        let counted = decided
+            .as_ref()
+            .map(|(answer, _)| *answer)
+            .map_err(Clone::clone);
+        self.0.meter.count(&counted);
+        let (answer, reservation) = decided?;
+        Ok(Answer {
+            value: reservation,
+            next: answer.next,
+            mode: answer.mode,
+        })
+    }
+
+    /// Settles a [`reserve`](Sliding::reserve)d estimate at the request's `actual` cost,
+    /// at `now`, as `ironward::Sliding::settle` does, where the estimate was counted: in
+    /// Redis (one script, `lua/sliding_settle.lua`), or in the fallback if that is where it
+    /// went.
+    ///
+    /// Below the estimate, the difference is taken off the entry the estimate was stamped
+    /// with, so the room comes back at once; if the estimate has already left the window
+    /// there is nothing to give back and nothing changes. Above it, the difference is a
+    /// debt, an entry stamped `now` (read as the latest seen), which holds the window for a
+    /// window from then, past the quota if need be. Past the reservation's deadline, or for
+    /// a reservation another limiter made, nothing changes (not even the clock), and the
+    /// estimate stands.
+    ///
+    /// The bound is the core's: in any window-long stretch, the units charged are at most
+    /// the quota plus the debts settled in the stretch after its last admission (with one
+    /// reservation in flight at a time, plus the largest single overshoot). A refund
+    /// rewrites the entries pushed after the estimate's (their running sums come down), so
+    /// it costs Redis a little more the longer the request ran. A settle that finds Redis
+    /// away, or the store failing over, is dropped (a refund is lost, and a debt is not
+    /// counted: while Redis is away, the fallback's bound is the bound). On a refund, a
+    /// refusal this process remembers for the key is forgotten, since the refund may make
+    /// room; other processes' memories are not, and they may refuse the key until the
+    /// refusal they remember would have passed (less admitted, never more).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward_redis::{Options, Sliding, Store};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() -> redis::RedisResult<()> {
+    /// let options = Options { start_local: true, share: 1.0, ..Options::default() };
+    /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
+    /// let secs = Duration::from_secs;
+    /// let tokens = Sliding::new(&store, "tokens", 1_000, secs(60));
+    /// let early = tokens.reserve("k", secs(0), 600, secs(120)).await.unwrap().value.unwrap();
+    /// let late = tokens.reserve("k", secs(0), 400, secs(120)).await.unwrap().value.unwrap();
+    /// // Settled within the window: 500 come back at once.
+    /// tokens.settle(early, 100, secs(30)).await.unwrap();
+    /// assert!(tokens.take_n("k", secs(30), 500).await.unwrap().admitted());
+    /// // Settled after the window: the estimate has left already, nothing to refund.
+    /// tokens.settle(late, 0, secs(90)).await.unwrap();
+    /// assert_eq!(tokens.next_n("k", secs(90), 1_000).await.unwrap(), Duration::ZERO);
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub async fn settle(
+        &self,
+        reservation: Reservation,
+        actual: u32,
+        now: Duration,
+    ) -> Result<(), Error> {
+        let this = &self.0;
+        let Some((key, estimate, held)) = reservation.into_parts(this.id) else {
+            return Ok(());
+        };
+        // A log's reservation holds a whole number of units, at most `u32::MAX`.
+        let estimate = estimate as u32;
+        let key = key.as_deref();
+        this.blocked
+            .settled(key, f64::from(estimate), f64::from(actual));
+        match held {
+            Held::Nothing(_) => Ok(()),
+            Held::Local(held) => {
+                this.store.answered_locally();
+                let make = || self.local_log();
+                this.local
+                    .with(key, now, make, |log, _| log.settle(held, actual, now));
+                Ok(())
+            }
+            Held::Redis { at, deadline } => {
+                let reading = Reading::new(this.store.options().time, now);
+                let [log, ts] = this.keys(key, ["log", "ts"]);
+                let mut call = script::SLIDING_SETTLE.prepare_invoke();
+                call.key(log).key(ts);
+                call.arg(reading.arg())
+                    .arg(this.micros)
+                    .arg(this.ttl_ms)
+                    .arg(estimate)
+                    .arg(actual)
+                    .arg(deadline)
+                    .arg(at);
+                let decode = |reply: &redis::Value| match wire::int(reply)? {
+                    0 | 1 => Some(()),
+                    _ => None,
+                };
+                let ran = this.store.run(&this.meter, "sliding_settle", &call, decode);
+                match ran.await? {
+                    Ran::Answered(()) | Ran::Local => Ok(()),
+                }
+            }
+        }
+    }
+
     /// The most events a window admits.
     pub fn quota(&self) -> u32 {
         self.0.quota
@@ -222,7 +373,10 @@ impl Sliding {
         now: Duration,
         cost: u32,
     ) -> Result<Answer<bool>, Error> {
-        let decided = self.decide(key, now, cost).await;
+        let decided = self
+            .decide(key, now, cost, None)
+            .await
+            .map(|(answer, _)| answer);
         let this = &self.0;
         let meter = &this.meter;
         meter.count(&decided);
@@ -243,21 +397,25 @@ impl Sliding {
         decided
     }
 
-    /// What [`take_key`](Sliding::take_key) decides, before it is counted.
+    /// What [`take_key`](Sliding::take_key) decides, before it is counted; with `reserve`
+    /// (a time-out), an admitted cost is also a [`Reservation`] to settle.
     async fn decide(
         &self,
         key: Option<&[u8]>,
         now: Duration,
         cost: u32,
-    ) -> Result<Answer<bool>, Error> {
+        reserve: Option<Duration>,
+    ) -> Result<(Answer<bool>, Option<Reservation>), Error> {
         let this = &self.0;
+        let reservation = |held| Reservation::new(this.id, key, f64::from(cost), held);
         if let Some(next) = this.blocked.check(key, now, f64::from(cost)) {
             this.store.answered_blocked();
-            return Ok(Answer {
+            let answer = Answer {
                 value: false,
                 next,
                 mode: Mode::Redis,
-            });
+            };
+            return Ok((answer, None));
         }
         let reading = Reading::new(this.store.options().time, now);
         let [log, ts] = this.keys(key, ["log", "ts"]);
@@ -275,38 +433,52 @@ impl Sliding {
                 0 => false,
                 _ => return None,
             };
-            Some(Answer {
+            let t = wire::micros(t)?;
+            let answer = Answer {
                 value,
-                next: reading.wait(wire::micros(t)?, wire::wait(wait)?),
+                next: reading.wait(t, wire::wait(wait)?),
                 mode: Mode::Redis,
-            })
+            };
+            // The estimate was pushed stamped with the reading the script decided at.
+            let held = reserve.filter(|_| value).map(|timeout| Held::Redis {
+                at: t,
+                deadline: wire::deadline(t, timeout),
+            });
+            Some((answer, held))
         };
         let ran = this.store.run(&this.meter, "sliding", &call, decode);
         match ran.await? {
-            Ran::Answered(answer) => {
+            Ran::Answered((answer, held)) => {
                 this.blocked
                     .note(key, now, !answer.value, answer.next, f64::from(cost));
-                Ok(answer)
+                Ok((answer, held.map(reservation)))
             }
             Ran::Local => {
                 this.store.answered_locally();
                 if this.refuses_locally() {
-                    return Ok(Answer {
+                    let answer = Answer {
                         value: false,
                         next: this.store.options().probe,
                         mode: Mode::Local,
-                    });
+                    };
+                    return Ok((answer, None));
                 }
-                Ok(this.local.with(
-                    key,
-                    now,
-                    || self.local_log(),
-                    |log, latest| Answer {
-                        value: log.take_n(now, cost),
+                let make = || self.local_log();
+                Ok(this.local.with(key, now, make, |log, latest| {
+                    let (value, held) = match reserve {
+                        None => (log.take_n(now, cost), None),
+                        Some(timeout) => match log.reserve(now, cost, timeout) {
+                            Ok(held) => (true, Some(reservation(Held::Local(held)))),
+                            Err(_) => (false, None),
+                        },
+                    };
+                    let answer = Answer {
+                        value,
                         next: local::from_now(log.next_n(now, cost), latest, now),
                         mode: Mode::Local,
-                    },
-                ))
+                    };
+                    (answer, held)
+                }))
             }
         }
     }

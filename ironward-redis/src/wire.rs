@@ -35,6 +35,19 @@ pub(crate) fn span_micros(d: Duration) -> u64 {
     micros_up(d).max(1)
 }
 
+/// The latest reading, in the scripts' microseconds, at which the settle of a reservation
+/// taken at `t` with `timeout` still counts: `t` plus `timeout` in whole microseconds,
+/// rounded down, at most [`MAX_MICROS`].
+///
+/// Down, because the core lets a settle count while its reading is at most `at + timeout`
+/// in nanoseconds, and for whole-microsecond readings those are exactly the readings up to
+/// `t` plus the whole microseconds of `timeout`: a time-out of zero counts a settle at the
+/// reading the estimate was taken at, and not one a microsecond later.
+pub(crate) fn deadline(t: u64, timeout: Duration) -> u64 {
+    let micros = u64::try_from(timeout.as_micros()).unwrap_or(u64::MAX);
+    t.saturating_add(micros).min(MAX_MICROS)
+}
+
 /// The TTL of a limiter's keys: twice `fresh`, the time after which a limiter left alone is
 /// as good as new, in whole milliseconds rounded up, from [`MIN_TTL_MS`] to [`MAX_TTL_MS`].
 ///
@@ -239,6 +252,14 @@ mod tests {
         assert_eq!(micros_up(Duration::ZERO), 0);
         assert_eq!(span_micros(Duration::ZERO), 1);
         assert_eq!(span_micros(Duration::from_nanos(1_001)), 2);
+    }
+
+    #[test]
+    fn deadlines_round_the_time_out_down_and_saturate() {
+        assert_eq!(deadline(5, Duration::ZERO), 5);
+        assert_eq!(deadline(5, Duration::from_nanos(1_999)), 6);
+        assert_eq!(deadline(5, Duration::from_secs(1)), 1_000_005);
+        assert_eq!(deadline(MAX_MICROS - 1, Duration::MAX), MAX_MICROS);
     }
 
     #[test]

@@ -1,14 +1,14 @@
-//! `Period::reserve` and `settle` against a real Redis: on random sequences of takes,
-//! reservations and settles (refunds, debts, settles past their deadline, clocks stepping
-//! back), every answer is the core `ironward::Period`'s, and the units admitted over a
-//! period never pass the quota plus the debts settled in it.
+//! `reserve` and `settle` of `Period`, `Bucket` and `Sliding` against a real Redis: on
+//! random sequences of takes, reservations and settles (refunds, debts, settles past their
+//! deadline, clocks stepping back), every answer and every `next` is the core twin's
+//! (`ironward::Period`, `Bucket`, `Sliding` fed the same calls). The debts and refunds one
+//! by one, and the hostile inputs, are in `tests/settles.rs`.
 
 mod common;
 
 use std::time::Duration;
 
-use ironward::Quota;
-use ironward_redis::{Mode, Period, Reservation};
+use ironward_redis::{Bucket, Mode, Period, Reservation, Sliding, Store};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
@@ -33,6 +33,263 @@ fn step() -> impl Strategy<Value = Step> {
     ]
 }
 
+/// The limiters a case drives: which kind, and its parameters.
+#[derive(Debug, Clone)]
+enum Kind {
+    /// A quota per period, aligned or not.
+    Period(u32, bool),
+    /// A rate (tokens a second) and a burst; costs are the steps' units times 0.75, so
+    /// that tokens are fractional.
+    Bucket(f64, f64),
+    /// A quota per window.
+    Sliding(u32),
+}
+
+fn kind() -> impl Strategy<Value = Kind> {
+    prop_oneof![
+        (0..10u32, any::<bool>()).prop_map(|(quota, align)| Kind::Period(quota, align)),
+        (
+            prop::sample::select(vec![0.0, 0.5, 1.0, 3.3, 10.0]),
+            prop::sample::select(vec![1.0, 2.5, 5.0, 10.0])
+        )
+            .prop_map(|(rate, burst)| Kind::Bucket(rate, burst)),
+        (0..10u32).prop_map(Kind::Sliding),
+    ]
+}
+
+/// A bucket's cost for `units`: fractional tokens.
+fn tokens(units: u32) -> f64 {
+    f64::from(units) * 0.75
+}
+
+/// A Redis limiter and its core twin, fed the same calls.
+enum Twin {
+    Period(Period, ironward::Period),
+    Bucket(Bucket, ironward::Bucket),
+    Sliding(Sliding, ironward::Sliding),
+}
+
+/// A reservation of each.
+type Pair = (Reservation, ironward::Reservation);
+
+impl Twin {
+    fn new(store: &Store, kind: &Kind, span: Duration) -> Self {
+        let name = common::unique("reserve");
+        match *kind {
+            Kind::Period(quota, false) => Twin::Period(
+                Period::new(store, &name, quota, span),
+                ironward::Period::new(quota, span),
+            ),
+            Kind::Period(quota, true) => Twin::Period(
+                Period::aligned(store, &name, quota, span),
+                ironward::Period::aligned(quota, span),
+            ),
+            // The core bucket's clock starts where the Redis one starts: at its first take.
+            Kind::Bucket(rate, burst) => Twin::Bucket(
+                Bucket::new(store, &name, rate, burst),
+                ironward::Bucket::new(rate, burst, Duration::ZERO),
+            ),
+            Kind::Sliding(quota) => Twin::Sliding(
+                Sliding::new(store, &name, quota, span),
+                ironward::Sliding::new(quota, span),
+            ),
+        }
+    }
+
+    /// The bucket twin made at the reading of the first take or reservation, as a Redis
+    /// bucket starts full there.
+    fn start(&mut self, now: Duration) {
+        if let Twin::Bucket(redis, core) = self {
+            *core = ironward::Bucket::new(redis.rate(), redis.burst(), now);
+        }
+    }
+
+    /// A take of `cost` on both: the answers, as text, and the waits after, the core's
+    /// unshifted.
+    async fn take(&mut self, now: Duration, cost: u32) -> (String, String, Duration, Duration) {
+        match self {
+            Twin::Period(redis, core) => {
+                let answer = redis.take_n("k", now, cost).await.unwrap();
+                assert_eq!(answer.mode, Mode::Redis);
+                let value = core.take_n(now, cost);
+                let next = core.next_n(now, cost);
+                (
+                    format!("{:?}", answer.value),
+                    format!("{value:?}"),
+                    answer.next,
+                    next,
+                )
+            }
+            Twin::Bucket(redis, core) => {
+                let answer = redis.take("k", now, tokens(cost)).await.unwrap();
+                let value = core.take(now, tokens(cost));
+                let next = core.next(now, tokens(cost));
+                (
+                    answer.value.to_string(),
+                    value.to_string(),
+                    answer.next,
+                    next,
+                )
+            }
+            Twin::Sliding(redis, core) => {
+                let answer = redis.take_n("k", now, cost).await.unwrap();
+                let value = core.take_n(now, cost);
+                let next = core.next_n(now, cost);
+                (
+                    answer.value.to_string(),
+                    value.to_string(),
+                    answer.next,
+                    next,
+                )
+            }
+        }
+    }
+
+    /// A reservation on both: each's, and the waits after, the core's unshifted.
+    async fn reserve(
+        &mut self,
+        now: Duration,
+        estimate: u32,
+        timeout: Duration,
+    ) -> (
+        Option<Reservation>,
+        Option<ironward::Reservation>,
+        Duration,
+        Duration,
+    ) {
+        let (answer, theirs, next) = match self {
+            Twin::Period(redis, core) => {
+                let answer = redis.reserve("k", now, estimate, timeout).await.unwrap();
+                let theirs = core.reserve(now, estimate, timeout).ok();
+                (answer, theirs, core.next_n(now, estimate))
+            }
+            Twin::Bucket(redis, core) => {
+                let cost = tokens(estimate);
+                let answer = redis.reserve("k", now, cost, timeout).await.unwrap();
+                let theirs = core.reserve(now, cost, timeout).ok();
+                (answer, theirs, core.next(now, cost))
+            }
+            Twin::Sliding(redis, core) => {
+                let answer = redis.reserve("k", now, estimate, timeout).await.unwrap();
+                let theirs = core.reserve(now, estimate, timeout).ok();
+                (answer, theirs, core.next_n(now, estimate))
+            }
+        };
+        (answer.value, theirs, answer.next, next)
+    }
+
+    async fn settle(&mut self, (ours, theirs): Pair, actual: u32, now: Duration) {
+        match self {
+            Twin::Period(redis, core) => {
+                redis.settle(ours, actual, now).await.unwrap();
+                core.settle(theirs, actual, now);
+            }
+            Twin::Bucket(redis, core) => {
+                redis.settle(ours, tokens(actual), now).await.unwrap();
+                core.settle(theirs, tokens(actual), now);
+            }
+            Twin::Sliding(redis, core) => {
+                redis.settle(ours, actual, now).await.unwrap();
+                core.settle(theirs, actual, now);
+            }
+        }
+    }
+
+    /// `next` of a request of `cost` on both, the core's unshifted.
+    async fn next(&self, now: Duration, cost: u32) -> (Duration, Duration) {
+        match self {
+            Twin::Period(redis, core) => (
+                redis.next_n("k", now, cost).await.unwrap(),
+                core.next_n(now, cost),
+            ),
+            Twin::Bucket(redis, core) => (
+                redis.next("k", now, tokens(cost)).await.unwrap(),
+                core.next(now, tokens(cost)),
+            ),
+            Twin::Sliding(redis, core) => (
+                redis.next_n("k", now, cost).await.unwrap(),
+                core.next_n(now, cost),
+            ),
+        }
+    }
+}
+
+/// The core's wait, counted from `latest`, counted from `now` as the Redis limiters count it.
+fn from_now(wait: Duration, latest: Duration, now: Duration) -> Duration {
+    if wait.is_zero() || wait == Duration::MAX {
+        return wait;
+    }
+    wait + latest.saturating_sub(now)
+}
+
+/// One case: every answer and every wait the core twin's.
+async fn run(
+    store: &Store,
+    kind: &Kind,
+    seconds: u64,
+    steps: Vec<(Step, i64)>,
+) -> Result<(), TestCaseError> {
+    let mut twin = Twin::new(store, kind, Duration::from_secs(seconds));
+    // Milliseconds, so that every reading is a whole microsecond.
+    let mut t: u64 = 1_000_000;
+    let mut open: Vec<Pair> = Vec::new();
+    // The latest reading the core has taken, which it reads an earlier `now` as.
+    let mut latest = Duration::ZERO;
+    let mut started = false;
+    for (i, (step, delta)) in steps.into_iter().enumerate() {
+        t = t.saturating_add_signed(delta);
+        let now = Duration::from_millis(t);
+        if !started && !matches!(step, Step::Settle(..)) {
+            twin.start(now);
+            started = true;
+        }
+        match step {
+            Step::Take(cost) => {
+                latest = latest.max(now);
+                let (ours, theirs, next, wait) = twin.take(now, cost).await;
+                prop_assert_eq!(ours, theirs, "take {} at {}", i, t);
+                prop_assert_eq!(next, from_now(wait, latest, now), "next after {}", i);
+            }
+            Step::Reserve(estimate, ms) => {
+                latest = latest.max(now);
+                let timeout = Duration::from_millis(ms);
+                let (ours, theirs, next, wait) = twin.reserve(now, estimate, timeout).await;
+                prop_assert_eq!(ours.is_some(), theirs.is_some(), "reserve {} at {}", i, t);
+                prop_assert_eq!(next, from_now(wait, latest, now), "next after {}", i);
+                if let (Some(ours), Some(theirs)) = (ours, theirs) {
+                    prop_assert_eq!(ours.estimate(), theirs.estimate());
+                    prop_assert_eq!(ours.mode(), Mode::Redis);
+                    open.push((ours, theirs));
+                }
+            }
+            Step::Settle(back, actual) => {
+                if open.is_empty() {
+                    continue;
+                }
+                let at = open.len() - 1 - back.min(open.len() - 1);
+                let pair = open.remove(at);
+                // Past its deadline a settle does not move the clock.
+                if latest.max(now) <= pair.1.deadline() {
+                    latest = latest.max(now);
+                }
+                twin.settle(pair, actual, now).await;
+            }
+        }
+        // Where the limiter stands for a request of one unit and of six.
+        for cost in [1, 6] {
+            let (next, wait) = twin.next(now, cost).await;
+            prop_assert_eq!(
+                next,
+                from_now(wait, latest, now),
+                "next({}) after {}",
+                cost,
+                i
+            );
+        }
+    }
+    Ok(())
+}
+
 #[test]
 fn reservations_in_redis_answer_as_the_core() {
     let server = Server::start();
@@ -45,143 +302,20 @@ fn reservations_in_redis_answer_as_the_core() {
     let cases = std::env::var("PROPTEST_CASES")
         .ok()
         .and_then(|cases| cases.parse().ok())
-        .unwrap_or(64);
+        .unwrap_or(192);
     let mut runner = TestRunner::new(Config {
         cases,
         failure_persistence: None,
         ..Config::default()
     });
     let strategy = (
-        0..10u32,
+        kind(),
         1..8u64,
-        any::<bool>(),
         proptest::collection::vec((step(), -500i64..3_000), 1..40),
     );
     runner
-        .run(&strategy, |(quota, seconds, align, steps)| {
-            let span = Duration::from_secs(seconds);
-            let name = common::unique("reserve");
-            let (redis, mut core) = if align {
-                (
-                    Period::aligned(&store, &name, quota, span),
-                    ironward::Period::aligned(quota, span),
-                )
-            } else {
-                (
-                    Period::new(&store, &name, quota, span),
-                    ironward::Period::new(quota, span),
-                )
-            };
-            // Milliseconds, so that every reading is a whole microsecond.
-            let mut t: u64 = 1_000_000;
-            let mut open: Vec<(Reservation, ironward::Reservation)> = Vec::new();
-            // The latest reading the core has taken, which it reads an earlier `now` as.
-            let mut latest = Duration::ZERO;
-            runtime.block_on(async {
-                for (i, (step, delta)) in steps.into_iter().enumerate() {
-                    t = t.saturating_add_signed(delta);
-                    let now = Duration::from_millis(t);
-                    match step {
-                        Step::Take(cost) => {
-                            latest = latest.max(now);
-                            let answer = redis.take_n("k", now, cost).await.unwrap();
-                            prop_assert_eq!(answer.mode, Mode::Redis);
-                            prop_assert_eq!(answer.value, core.take_n(now, cost), "take {}", i);
-                        }
-                        Step::Reserve(estimate, ms) => {
-                            latest = latest.max(now);
-                            let timeout = Duration::from_millis(ms);
-                            let answer = redis.reserve("k", now, estimate, timeout).await.unwrap();
-                            let expected = core.reserve(now, estimate, timeout);
-                            prop_assert_eq!(
-                                answer.value.is_some(),
-                                expected.is_ok(),
-                                "reserve {} at {}",
-                                i,
-                                t
-                            );
-                            if let (Some(ours), Ok(theirs)) = (answer.value, expected) {
-                                prop_assert_eq!(ours.estimate(), estimate);
-                                open.push((ours, theirs));
-                            }
-                        }
-                        Step::Settle(back, actual) => {
-                            if open.is_empty() {
-                                continue;
-                            }
-                            let at = open.len() - 1 - back.min(open.len() - 1);
-                            let (ours, theirs) = open.remove(at);
-                            // Past its deadline a settle does not move the clock.
-                            if latest.max(now) <= theirs.deadline() {
-                                latest = latest.max(now);
-                            }
-                            redis.settle(ours, actual, now).await.unwrap();
-                            core.settle(theirs, actual, now);
-                        }
-                    }
-                    // Where the period stands for a request of one and of the whole quota,
-                    // counted from the caller's `now` as the Redis limiters count it.
-                    for cost in [1, quota] {
-                        let next = redis.next_n("k", now, cost).await.unwrap();
-                        let wait = core.next_n(now, cost);
-                        let expected = if wait.is_zero() || wait == Duration::MAX {
-                            wait
-                        } else {
-                            wait + latest.saturating_sub(now)
-                        };
-                        prop_assert_eq!(next, expected, "next_n({}) after {}", cost, i);
-                    }
-                }
-                Ok(())
-            })
+        .run(&strategy, |(kind, seconds, steps)| {
+            runtime.block_on(run(&store, &kind, seconds, steps))
         })
         .unwrap();
-}
-
-// The units admitted in one period never pass the quota plus the debts settled in it: a
-// request estimated at 3 that costs 8, twice, on a quota of 10.
-#[tokio::test(flavor = "current_thread")]
-async fn a_debt_delays_the_next_request_and_a_refund_makes_room() {
-    let server = Server::start();
-    let store = server.store(common::EVERY_CALL).await;
-    let period = Period::new(&store, &common::unique("debt"), 10, Duration::from_secs(60));
-    let s = Duration::from_secs;
-    let first = period
-        .reserve("k", s(0), 3, s(30))
-        .await
-        .unwrap()
-        .value
-        .unwrap();
-    assert_eq!(first.mode(), Mode::Redis);
-    period.settle(first, 8, s(1)).await.unwrap();
-    // 8 counted: 2 left.
-    assert_eq!(
-        period.take_n("k", s(2), 3).await.unwrap().value,
-        Quota::Over
-    );
-    let second = period
-        .reserve("k", s(2), 2, s(30))
-        .await
-        .unwrap()
-        .value
-        .unwrap();
-    // It cost nothing: the 2 come back.
-    period.settle(second, 0, s(3)).await.unwrap();
-    assert_eq!(period.take_n("k", s(4), 2).await.unwrap().value, Quota::Hit);
-    // A settle past its deadline changes nothing.
-    let late = period
-        .reserve("k", s(61), 5, s(1))
-        .await
-        .unwrap()
-        .value
-        .unwrap();
-    period.settle(late, 0, s(63)).await.unwrap();
-    assert_eq!(
-        period.take_n("k", s(63), 6).await.unwrap().value,
-        Quota::Over
-    );
-    assert_eq!(
-        period.take_n("k", s(63), 5).await.unwrap().value,
-        Quota::Hit
-    );
 }

@@ -77,18 +77,20 @@ async fn scripts_are_loaded_once_and_again_after_a_flush() {
     let mut conn = server.conn().await;
     let log = include_str!("../lua/log.lua");
     let state = include_str!("../lua/period_state.lua");
+    let bucket = include_str!("../lua/bucket_state.lua");
     let hashes: Vec<String> = [
         [state, include_str!("../lua/period.lua")],
         [state, include_str!("../lua/period_next.lua")],
         [state, include_str!("../lua/period_settle.lua")],
         [state, include_str!("../lua/periods.lua")],
-        ["", include_str!("../lua/bucket.lua")],
-        ["", include_str!("../lua/bucket_next.lua")],
+        [bucket, include_str!("../lua/bucket.lua")],
+        [bucket, include_str!("../lua/bucket_next.lua")],
+        [bucket, include_str!("../lua/bucket_settle.lua")],
         [log, include_str!("../lua/sliding.lua")],
         [log, include_str!("../lua/sliding_next.lua")],
+        [log, include_str!("../lua/sliding_settle.lua")],
     ]
-    // Each script is loaded after the clock-reading prelude (and a log's or a period's after
-    // its own).
+    // Each script is loaded after the clock-reading prelude and the prelude of its kind.
     .map(|[prelude, code]| {
         let code = [include_str!("../lua/now.lua"), prelude, code].concat();
         redis::Script::new(&code).get_hash().to_owned()
@@ -107,9 +109,9 @@ async fn scripts_are_loaded_once_and_again_after_a_flush() {
             exists
         }
     };
-    assert_eq!(exists(&mut conn).await, [false; 8]);
+    assert_eq!(exists(&mut conn).await, [false; 10]);
     store.load().await.unwrap();
-    assert_eq!(exists(&mut conn).await, [true; 8]);
+    assert_eq!(exists(&mut conn).await, [true; 10]);
 
     // A flush (or a restart) empties the cache: the next call is answered `NOSCRIPT`,
     // loads its script, and runs it.
@@ -122,7 +124,9 @@ async fn scripts_are_loaded_once_and_again_after_a_flush() {
     assert_eq!(limit.take("k", NOW).await.unwrap().value, Quota::Hit);
     assert_eq!(
         exists(&mut conn).await,
-        [true, false, false, false, false, false, false, false]
+        [
+            true, false, false, false, false, false, false, false, false, false
+        ]
     );
     assert_eq!(store.mode(), Mode::Redis);
 }

@@ -3,6 +3,7 @@
 //! saying so, without `IRONWARD_VALKEY_SERVER`; `scripts/test` always sets it). Each
 //! counts what was admitted against the bound the crate docs state:
 //!
+//! - the server is the one asked for (`INFO server`);
 //! - `SCRIPT FLUSH` between calls: every script is loaded again (`NOSCRIPT`, then the
 //!   script), no failover, exactly the quota admitted, a reservation made before the flush
 //!   settled after it;
@@ -29,6 +30,7 @@ use redis::aio::MultiplexedConnection;
 
 use common::{EVERY_CALL, Flavor, Server, unique};
 
+crate::on_both!(the_server_is_the_one_asked_for, identity);
 crate::on_both!(scripts_flushed_are_loaded_again, flushed);
 crate::on_both!(an_evicting_policy_is_warned_of_at_connect, policies);
 crate::on_both!(another_programs_data_is_that_keys_error, wrong_type);
@@ -144,6 +146,39 @@ async fn cached_scripts(conn: &mut MultiplexedConnection) -> u64 {
         .find_map(|line| line.strip_prefix("number_of_cached_scripts:"))
         .and_then(|n| n.trim().parse().ok())
         .expect("INFO memory gives number_of_cached_scripts")
+}
+
+// Valkey says who it is in `INFO server` (`server_name:valkey`, `valkey_version:`) beside
+// the Redis version it is compatible with (`redis_version:7.2.4`), which Redis alone
+// gives: so an `IRONWARD_VALKEY_SERVER` that names a `redis-server` fails here rather than
+// test Redis twice.
+fn identity(flavor: Flavor) {
+    block(async {
+        let server = Server::of(flavor);
+        let mut conn = server.conn().await;
+        let info: String = redis::cmd("INFO")
+            .arg("server")
+            .query_async(&mut conn)
+            .await
+            .unwrap();
+        let field = |name: &str| {
+            info.lines()
+                .find_map(|line| line.strip_prefix(name)?.strip_prefix(':'))
+                .map(str::trim)
+        };
+        let version = field("redis_version").expect("redis_version, on both");
+        match flavor {
+            Flavor::Redis => assert_eq!(field("server_name"), None, "{info}"),
+            Flavor::Valkey => {
+                assert_eq!(field("server_name"), Some("valkey"), "{info}");
+                assert!(field("valkey_version").is_some(), "{info}");
+            }
+        }
+        eprintln!(
+            "{flavor:?}: redis_version {version}, valkey_version {:?}",
+            field("valkey_version")
+        );
+    });
 }
 
 // A flushed script cache is what a restarted or failed-over server has: each call meets

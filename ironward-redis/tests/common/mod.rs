@@ -6,7 +6,8 @@
 //! `--appendonly no`) in a directory of its own. If another process takes the port in
 //! between, the server exits and another port is tried.
 //!
-//! [`Server::start`] and its kin run Redis, `redis-server` on the `PATH`;
+//! [`Server::start`] and its kin run Redis, `redis-server` on the `PATH` (or, with
+//! `IRONWARD_TEST_SERVER=valkey`, Valkey: every test of the crate on Valkey, by hand);
 //! [`Server::of`] and its kin run the [`Flavor`] asked for, Redis or Valkey. Valkey's
 //! `valkey-server` is the program that `IRONWARD_VALKEY_SERVER` names: `scripts/test`
 //! installs it and always sets the variable, so under CI every Valkey test runs. Under a
@@ -49,6 +50,9 @@ const READY: Duration = Duration::from_secs(20);
 /// The variable that names the `valkey-server` to run.
 pub const VALKEY_SERVER: &str = "IRONWARD_VALKEY_SERVER";
 
+/// The variable that makes [`Server::start`] and its kin run Valkey: `valkey`.
+pub const TEST_SERVER: &str = "IRONWARD_TEST_SERVER";
+
 /// Which server a test runs: both speak RESP and run the same Lua scripts, and the crate
 /// claims to work on both.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,6 +65,16 @@ pub enum Flavor {
 }
 
 impl Flavor {
+    /// What [`Server::start`] and its kin run: Valkey where `IRONWARD_TEST_SERVER` is
+    /// `valkey`, Redis where it is unset or `redis`.
+    pub fn chosen() -> Self {
+        match std::env::var(TEST_SERVER).as_deref() {
+            Err(_) | Ok("" | "redis") => Self::Redis,
+            Ok("valkey") => Self::Valkey,
+            Ok(other) => panic!("{TEST_SERVER}={other}: `redis` or `valkey`"),
+        }
+    }
+
     /// The server's name, as its program and its errors say it.
     pub fn name(self) -> &'static str {
         match self {
@@ -128,7 +142,8 @@ pub struct Server {
 }
 
 impl Server {
-    /// A server on a free loopback port.
+    /// A server on a free loopback port: Redis, unless `IRONWARD_TEST_SERVER` asks for
+    /// Valkey ([`Flavor::chosen`]), as for every function here that takes no flavor.
     pub fn start() -> Self {
         Self::start_with(&[])
     }
@@ -136,7 +151,7 @@ impl Server {
     /// A server on a free loopback port, with `args` added to its command line (as
     /// `["--maxmemory", "2mb"]`).
     pub fn start_with(args: &[&str]) -> Self {
-        Self::of_with(Flavor::Redis, args)
+        Self::of_with(Flavor::chosen(), args)
     }
 
     /// A server on `port`, or `None` if it did not come up there (the port was taken).
@@ -146,7 +161,7 @@ impl Server {
 
     /// [`start_on`](Server::start_on) with `args` added to the command line.
     pub fn start_on_with(port: u16, args: &[&str]) -> Option<Self> {
-        Self::of_on_with(Flavor::Redis, port, args)
+        Self::of_on_with(Flavor::chosen(), port, args)
     }
 
     /// A server of `flavor` on a free loopback port. A Valkey test calls it once

@@ -558,35 +558,29 @@ impl Engine {
     }
 
     /// Counts an attempt that reached the backend towards the peak over any window.
+    ///
+    /// The stamps not yet pruned are at least the attempts in the window, so while they are
+    /// no more than the interval's peak, the true count cannot raise it and nothing need be
+    /// pruned: the window is pruned only when the stale count passes the peak, a batch of
+    /// stamps at a time (a loop that runs to its end, not one that mispredicts its exit on
+    /// most calls). The run's peak is the greatest of the intervals', taken as each closes.
     fn count_in_window(&mut self) {
-        self.prune_window();
         self.stamps.push(self.now);
+        if ((self.stamps.len() - self.first) as u64) <= self.row.peak_window {
+            return;
+        }
+        self.prune_window();
         let inside = (self.stamps.len() - self.first) as u64;
         self.row.peak_window = self.row.peak_window.max(inside);
-        self.peak_window = self.peak_window.max(inside);
     }
 
     /// Forgets the attempts that have left the window ending now.
     ///
-    /// The stamps are in time order, so those that left are a prefix, and about one leaves
-    /// for each that arrives: a loop that asked of each stamp in turn mispredicted its exit
-    /// on most calls, the costliest branch of a run. Four stamps are read at a time and the
-    /// ones gone counted without a branch; only four gone at once goes round again.
+    /// The stamps are in time order, so those that left are a prefix.
     fn prune_window(&mut self) {
         let (now, window) = (self.now, self.window);
-        let gone = |t: u64| usize::from(now - t >= window);
-        loop {
-            let left = &self.stamps[self.first..];
-            let Some(&[a, b, c, d]) = left.first_chunk::<4>() else {
-                self.first += left.iter().take_while(|&&t| now - t >= window).count();
-                break;
-            };
-            let n = gone(a) + gone(b) + gone(c) + gone(d);
-            self.first += n;
-            if n < 4 {
-                break;
-            }
-        }
+        let left = &self.stamps[self.first..];
+        self.first += left.partition_point(|&t| now - t >= window);
         // Drop the stamps gone once they are most of the vector: a copy per stamp, at most.
         if self.first > 4096 && self.first * 2 > self.stamps.len() {
             self.stamps.drain(..self.first);
@@ -621,6 +615,7 @@ impl Engine {
             peak_window: (self.stamps.len() - self.first) as u64,
             ..Row::default()
         };
+        self.peak_window = self.peak_window.max(self.row.peak_window);
         self.rows.push(core::mem::replace(&mut self.row, next));
         self.latency.merge(&self.row_latency);
         self.row_latency.clear();

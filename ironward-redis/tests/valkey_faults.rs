@@ -265,10 +265,11 @@ fn kept_on_the_server(store: &Store, errors: u64) -> Stats {
 // Another program's data under a limiter's keys. The server's own `WRONGTYPE`: a list
 // where a period and a periods' term keep a string, a string where a log keeps a list. The
 // scripts' `WRONGTYPE`: a string of the wrong length where a period keeps its packed
-// state, a list entry no log writes. (A bucket reads its two strings with `MGET`, which
-// reads any other type as no value, on both servers: it meets no `WRONGTYPE`.) Each call
-// is refused with `Error::Key` for its key, the store stays on the server, and a clean key
-// beside them takes exactly its quota.
+// state, a list entry no log writes. Each call is refused with `Error::Key` for its key,
+// the store stays on the server, and a clean key beside them takes exactly its quota. A
+// bucket is left out: it reads its two strings with `MGET`, which answers no value for a
+// key of another type (on both servers), so it meets no `WRONGTYPE` and writes over such a
+// key as a fresh bucket's.
 fn wrong_type(flavor: Flavor) {
     block(async {
         let server = Server::of(flavor);

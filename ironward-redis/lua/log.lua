@@ -1,5 +1,5 @@
--- log.lua: the prelude of lua/sliding.lua, lua/sliding_next.lua and lua/sliding_settle.lua
--- (see src/script.rs), not a script of its own: how they read and write a log's entries, each three little-endian
+-- log.lua: the prelude of lua/sliding.lua, lua/sliding_next.lua, lua/sliding_settle.lua and
+-- lua/limits.lua (see src/script.rs), not a script of its own: how they read and write a log's entries, each three little-endian
 -- doubles (stamp, cost, sum), packed rather than formatted, which Redis's one thread reads
 -- and writes in a fraction of the time decimal text takes.
 --
@@ -64,6 +64,52 @@ local function log_newest(key)
     return newest
 end
 
+-- The units of the entries from first to newest, both included.
+local function log_units(first, newest)
+    return math.fmod(newest[3] - first[3] + LOG_SUM, LOG_SUM) + first[2]
+end
+
+-- The entries of the log at key inside the window (t - window, t], read-only: the index
+-- of the first of them (those that have left come first, found by bisection), the units
+-- they hold, and the newest entry (nil for an empty log).
+local function log_inside(key, t, window)
+    local newest = log_newest(key)
+    local low = 0
+    local high = redis.call('LLEN', key)
+    while low < high do
+        local middle = math.floor((low + high) / 2)
+        if t - log_entry(key, middle)[1] >= window then
+            low = middle + 1
+        else
+            high = middle
+        end
+    end
+    local used = 0
+    if newest ~= nil and t - newest[1] < window then
+        used = log_units(log_entry(key, low), newest)
+    end
+    return low, used, newest
+end
+
+-- Drops the entries of the log at key that have left the window at t (all at once when
+-- the newest has); the newest entry left (nil for none) and the units inside.
+local function log_drop(key, t, window)
+    local newest = log_newest(key)
+    if newest == nil then
+        return nil, 0
+    end
+    if t - newest[1] >= window then
+        redis.call('DEL', key)
+        return nil, 0
+    end
+    local oldest = log_entry(key, 0)
+    while t - oldest[1] >= window do
+        redis.call('LPOP', key)
+        oldest = log_entry(key, 0)
+    end
+    return newest, log_units(oldest, newest)
+end
+
 -- Pushes cost units (at least 1) stamped t after newest (nil for an empty log), the key
 -- living ttl milliseconds; the new newest entry.
 local function log_push(key, newest, t, cost, ttl)
@@ -125,11 +171,6 @@ local function log_refund(key, at, refund, ttl)
     if redis.call('EXISTS', key) == 1 then
         redis.call('PEXPIRE', key, ttl)
     end
-end
-
--- The units of the entries from first to newest, both included.
-local function log_units(first, newest)
-    return math.fmod(newest[3] - first[3] + LOG_SUM, LOG_SUM) + first[2]
 end
 
 -- next_n(t, cost) of a log whose entries from index first on are inside the window and

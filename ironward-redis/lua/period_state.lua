@@ -1,5 +1,6 @@
--- period_state.lua: the prelude of the period scripts (see src/script.rs), how a period's
--- state reads and where a new period starts, not a script of its own.
+-- period_state.lua: the prelude of the period scripts and of lua/limits.lua (see
+-- src/script.rs), how a period's state reads, where a new period starts, and how long a
+-- cost waits, not a script of its own.
 --
 -- A period's key holds struct.pack('<ddd', count, start, latest): the units counted in the
 -- open period, when it started, and the latest clock reading seen (integers below 2^53,
@@ -25,4 +26,26 @@ local function period_start(t, period, align)
         return t - math.fmod(t, period)
     end
     return t
+end
+
+-- The period open at the reading t of a state counting count units since start: count and
+-- start, or 0 and nil when none is open at t (none was, or it has ended).
+local function period_open(count, start, t, period)
+    if start == nil or t - start >= period then
+        return 0, nil
+    end
+    return count, start
+end
+
+-- next_n(t, cost) of a period holding count units in the period open since start (as
+-- period_open gives them): 0 when the cost fits, -1 for a cost above the quota (never),
+-- else the microseconds until the open period ends.
+local function period_wait(quota, period, count, start, t, cost)
+    if cost > quota then
+        return -1
+    end
+    if count + cost <= quota then
+        return 0
+    end
+    return period - (t - start)
 end

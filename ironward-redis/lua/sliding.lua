@@ -38,19 +38,7 @@ local latest = tonumber(redis.call('GET', KEYS[2])) or 0
 local t = math.max(latest, now)
 
 -- Drop the entries that have left the window: all at once when the newest has.
-local newest = log_newest(KEYS[1])
-local used = 0
-if newest ~= nil and t - newest[1] >= window then
-    redis.call('DEL', KEYS[1])
-    newest = nil
-elseif newest ~= nil then
-    local oldest = log_entry(KEYS[1], 0)
-    while t - oldest[1] >= window do
-        redis.call('LPOP', KEYS[1])
-        oldest = log_entry(KEYS[1], 0)
-    end
-    used = log_units(oldest, newest)
-end
+local newest, used = log_drop(KEYS[1], t, window)
 
 local admitted = 0
 if used + cost <= quota then

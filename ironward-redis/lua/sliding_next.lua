@@ -27,22 +27,5 @@ local cost = tonumber(ARGV[4])
 local latest = tonumber(redis.call('GET', KEYS[2])) or 0
 local t = math.max(latest, now)
 
-local newest = log_newest(KEYS[1])
-
--- The first entry still inside the window: those that have left come first.
-local low = 0
-local high = redis.call('LLEN', KEYS[1])
-while low < high do
-    local middle = math.floor((low + high) / 2)
-    if t - log_entry(KEYS[1], middle)[1] >= window then
-        low = middle + 1
-    else
-        high = middle
-    end
-end
-
-local used = 0
-if newest ~= nil and t - newest[1] < window then
-    used = log_units(log_entry(KEYS[1], low), newest)
-end
-return {log_wait(KEYS[1], t, window, quota, low, used, newest, cost), t}
+local first, used, newest = log_inside(KEYS[1], t, window)
+return {log_wait(KEYS[1], t, window, quota, first, used, newest, cost), t}

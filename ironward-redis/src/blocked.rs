@@ -9,14 +9,18 @@ use lru::LruCache;
 use crate::{Options, Time};
 
 /// A key's refusal, kept until it could pass.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone, PartialEq)]
 struct Block {
     /// When the refused call could have passed, on the caller's clock: its `now` plus the
     /// wait Redis answered; `Duration::MAX` for never (a wait of `Duration::MAX`, or one
     /// past the end of time).
     until: Duration,
-    /// What the refused call cost: a call of the same cost is refused until `until` too.
-    cost: f64,
+    /// What the refused call cost, each cost's bits (one cost for a single limiter, one a
+    /// limit for a [`Limits`](crate::Limits)): a call of the same costs is refused until
+    /// `until` too.
+    costs: Box<[u64]>,
+    /// Which limit refused, for a [`Limits`](crate::Limits) (0 for a single limiter).
+    index: usize,
 }
 
 /// Refusals kept per key, so that a hot key over its quota costs no round trip until it
@@ -68,47 +72,91 @@ impl Blocked {
     /// The wait left for a call on `key` at `now` that costs `cost`, if an earlier refusal
     /// of a call of that cost says it is refused: the call is then answered here.
     pub(crate) fn check(&self, key: Option<&[u8]>, now: Duration, cost: f64) -> Option<Duration> {
+        self.check_costs(key, now, std::slice::from_ref(&cost))
+            .map(|(wait, _)| wait)
+    }
+
+    /// [`check`](Blocked::check) for a call of several costs, one a limit: answered here
+    /// only if every cost is the one remembered; with the wait, which limit refused.
+    pub(crate) fn check_costs(
+        &self,
+        key: Option<&[u8]>,
+        now: Duration,
+        costs: &[f64],
+    ) -> Option<(Duration, usize)> {
         if self.capacity == 0 {
             return None;
         }
         let key: Key = key.map(Into::into);
         let mut table = self.lock();
-        let block = *table.peek(&key)?;
+        let block = table.peek(&key)?;
         if now >= block.until {
             // It could pass now: forget the refusal, and ask Redis.
             table.pop(&key);
             return None;
         }
-        // NaN costs nothing as far as the cache knows: it goes to Redis, which answers it.
-        // Only the same cost: one that costs less may fit sooner, and one that costs more
-        // may wait longer (or for ever, past a bucket's burst) than the wait remembered.
-        if cost.to_bits() != block.cost.to_bits() {
+        // NaN costs nothing as far as the cache knows (none is kept): it goes to Redis,
+        // which answers it. Only the same cost: one that costs less may fit sooner, and one
+        // that costs more may wait longer (or for ever, past a bucket's burst) than the
+        // wait remembered.
+        let same = costs.len() == block.costs.len()
+            && costs
+                .iter()
+                .zip(&block.costs)
+                .all(|(cost, kept)| cost.to_bits() == *kept);
+        if !same {
             return None;
         }
         // A refusal for good (a quota of 0, a bucket that never refills) stays one.
         if block.until == Duration::MAX {
-            return Some(Duration::MAX);
+            return Some((Duration::MAX, block.index));
         }
-        Some(block.until - now)
+        Some((block.until - now, block.index))
     }
 
     /// Keeps the refusal of a call on `key` at `now` costing `cost`, which could pass
     /// `wait` later.
-    pub(crate) fn refused(&self, key: Option<&[u8]>, now: Duration, wait: Duration, cost: f64) {
-        if self.capacity == 0 || wait.is_zero() || cost.is_nan() {
+    #[cfg(test)]
+    fn refused(&self, key: Option<&[u8]>, now: Duration, wait: Duration, cost: f64) {
+        self.refused_costs(key, now, wait, std::slice::from_ref(&cost), 0);
+    }
+
+    /// [`refused`](Blocked::refused) for a call of several costs, one a limit, refused by
+    /// the limit at `index`.
+    pub(crate) fn refused_costs(
+        &self,
+        key: Option<&[u8]>,
+        now: Duration,
+        wait: Duration,
+        costs: &[f64],
+        index: usize,
+    ) {
+        if self.capacity == 0 || wait.is_zero() || costs.iter().any(|cost| cost.is_nan()) {
             return;
         }
         let until = now.saturating_add(wait);
+        let costs = costs.iter().map(|cost| cost.to_bits()).collect();
         let key: Key = key.map(Into::into);
         let mut table = self.lock();
         if let Some(block) = table.get_mut(&key) {
-            *block = Block { until, cost };
+            *block = Block {
+                until,
+                costs,
+                index,
+            };
             return;
         }
         if table.len() >= self.capacity {
             table.pop_lru();
         }
-        table.put(key, Block { until, cost });
+        table.put(
+            key,
+            Block {
+                until,
+                costs,
+                index,
+            },
+        );
     }
 
     /// What Redis answered a call on `key` at `now` costing `cost`: kept if `refused`, with
@@ -121,8 +169,22 @@ impl Blocked {
         wait: Duration,
         cost: f64,
     ) {
-        if refused {
-            self.refused(key, now, wait, cost);
+        let refused = refused.then_some(0);
+        self.note_costs(key, now, refused, wait, std::slice::from_ref(&cost));
+    }
+
+    /// [`note`](Blocked::note) for a call of several costs, one a limit: `refused` names
+    /// the limit that refused, if one did.
+    pub(crate) fn note_costs(
+        &self,
+        key: Option<&[u8]>,
+        now: Duration,
+        refused: Option<usize>,
+        wait: Duration,
+        costs: &[f64],
+    ) {
+        if let Some(index) = refused {
+            self.refused_costs(key, now, wait, costs, index);
         } else {
             self.admitted(key);
         }
@@ -203,6 +265,22 @@ mod tests {
         blocked.refused(Some(b"k"), s(1), s(2), 2.0);
         assert_eq!(blocked.check(Some(b"k"), s(2), 5.0), None);
         assert_eq!(blocked.check(Some(b"k"), s(2), 2.0), Some(s(1)));
+    }
+
+    #[test]
+    fn several_costs_are_answered_only_when_every_one_is_the_same() {
+        let blocked = Blocked::new(8);
+        blocked.refused_costs(Some(b"k"), s(0), s(10), &[1.0, 4_000.0], 1);
+        assert_eq!(
+            blocked.check_costs(Some(b"k"), s(1), &[1.0, 4_000.0]),
+            Some((s(9), 1))
+        );
+        assert_eq!(blocked.check_costs(Some(b"k"), s(1), &[1.0, 3_999.0]), None);
+        assert_eq!(blocked.check_costs(Some(b"k"), s(1), &[1.0]), None);
+        assert_eq!(blocked.check(Some(b"k"), s(1), 1.0), None);
+        // A NaN among them is never kept.
+        blocked.refused_costs(Some(b"n"), s(0), s(10), &[1.0, f64::NAN], 0);
+        assert_eq!(blocked.len(), 1);
     }
 
     #[test]

@@ -12,7 +12,8 @@
 //! | type | the in-memory type | answers | keys |
 //! | --- | --- | --- | --- |
 //! | [`Period`] | `ironward::Period` (go-zero `PeriodLimit`) | [`Quota`](ironward::Quota) | `{name:key}.period` (count, start and latest reading, packed) |
-//! | [`Periods`] | `ironward::Limits` over `ironward::Period`s, all or nothing | [`LimitsReason`](ironward::LimitsReason) or admitted | `{name:key}.p0`, `.p1`, ... (one per [`Term`], packed as a period's) |
+//! | [`Limits`] | `ironward::Limits` over buckets, logs and periods (each an `ironward_tower::Limit`), all or nothing | [`LimitsReason`](ironward::LimitsReason) or admitted | each limit's as its kind keeps them: `{name:key}.b<i>` and `.b<i>.ts`, `.l<i>` and `.l<i>.ts`, `.p<i>` |
+//! | [`Periods`] | `ironward::Limits` over `ironward::Period`s: a [`Limits`] of periods | [`LimitsReason`](ironward::LimitsReason) or admitted | `{name:key}.p0`, `.p1`, ... (one per [`Term`], packed as a period's) |
 //! | [`Reservation`] | `ironward::Reservation` of a `Period`, `Bucket` or `Sliding` (their `reserve` and `settle`) | a reservation, or refused | the limiter's |
 //! | [`Bucket`] | `ironward::Bucket` (go-zero `TokenLimiter`) | `bool` | `{name:key}.tokens`, `.ts` |
 //! | [`Sliding`] | `ironward::Sliding` | `bool` | `{name:key}.log` (costs with a running sum), `.ts` |
@@ -50,11 +51,12 @@
 //! cannot both take the last unit of a quota: a `take` reads the state, decides, and writes
 //! it back before any other command runs. There is one file per script under `lua/`
 //! (`period.lua`, `bucket.lua`, `sliding.lua`, a read-only `*_next.lua` and a
-//! `*_settle.lua` for a reservation for each, `periods.lua` for several periods at once),
+//! `*_settle.lua` for a reservation for each, `limits.lua` for several limits at once),
 //! each with a header listing its `KEYS`, its `ARGV` with their units, and its reply,
 //! embedded with `include_str!`; what the scripts of one kind share (how its state reads,
 //! refills, is pushed) is a prelude of its own (`period_state.lua`, `bucket_state.lua`,
-//! `log.lua`), written once. A call sends `EVALSHA`; the first time Redis answers `NOSCRIPT` (and
+//! `log.lua`), written once, and `limits.lua` decides each of its limits with the prelude
+//! of its kind. A call sends `EVALSHA`; the first time Redis answers `NOSCRIPT` (and
 //! again after a restart) redis-rs loads the script and sends it again. [`Store::load`]
 //! loads them all up front. Replies decode into the answer types, and a reply that no
 //! script gives is an [`Error::Reply`], never a guess.
@@ -266,7 +268,8 @@
 //! The labels take a small fixed set of values (keys are never labels):
 //!
 //! - `piece`: `redis_period`, `redis_bucket` or `redis_sliding` for a [`Period`], [`Bucket`]
-//!   or [`Sliding`] of its own; `rate_limit`, ironward-tower's rate limit's piece, for the
+//!   or [`Sliding`] of its own (`redis_period` for a [`Periods`] too), `redis_limits` for a
+//!   [`Limits`]; `rate_limit`, ironward-tower's rate limit's piece, for the
 //!   limiter inside a [`RateLimitLayer`], whatever its kind, so that a request through the
 //!   layer is counted once;
 //! - `name`: the limiter's name as its keys read it (an empty one is `ironward`); for a
@@ -345,6 +348,8 @@ mod bucket;
 mod conn;
 mod counted;
 mod error;
+mod group;
+mod limits;
 mod local;
 mod meter;
 mod period;
@@ -360,6 +365,7 @@ mod wire;
 pub use answer::Answer;
 pub use bucket::Bucket;
 pub use error::Error;
+pub use limits::Limits;
 pub use period::Period;
 pub use periods::Periods;
 pub use rate_limit::{RateLimitFuture, RateLimitLayer, RateLimitService};

@@ -32,6 +32,8 @@ pub(crate) enum Piece {
     Bucket,
     /// A [`Sliding`](crate::Sliding) log of its own.
     Sliding,
+    /// A [`Limits`](crate::Limits): several limits of one key at once.
+    Limits,
     /// The limiter inside a [`RateLimitLayer`](crate::RateLimitLayer), whatever its kind,
     /// under ironward-tower's rate limit's piece.
     RateLimit,
@@ -44,6 +46,7 @@ impl Piece {
             Self::Period => "redis_period",
             Self::Bucket => "redis_bucket",
             Self::Sliding => "redis_sliding",
+            Self::Limits => "redis_limits",
             Self::RateLimit => "rate_limit",
         }
     }

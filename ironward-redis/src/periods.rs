@@ -1,17 +1,16 @@
 //! [`Periods`]: several fixed-window quotas for one key, kept in Redis and decided at once,
-//! all or nothing, as `ironward::Limits` decides `ironward::Period`s.
+//! all or nothing, as `ironward::Limits` decides `ironward::Period`s: the period-only case
+//! of a [`Limits`].
 
 use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ironward::LimitsReason;
+use ironward_tower::Limit;
 
-use crate::local::{self, Fallback, Local};
-use crate::meter::{Admits, Meter, Piece};
-use crate::store::Ran;
-use crate::wire::{self, Reading};
-use crate::{Answer, Error, Mode, Store, Term, script};
+use crate::group::Decision;
+use crate::meter::Piece;
+use crate::{Answer, Error, Limits, Store, Term};
 
 /// Several fixed-window quotas for each key, kept in Redis and decided at once, all or
 /// nothing: "60 requests a minute, 100 000 tokens a minute and 1 000 000 tokens a day".
@@ -24,16 +23,20 @@ use crate::{Answer, Error, Mode, Store, Term, script};
 /// (no clock moved, no refusal counted, where a `Period`'s `take` counts one). Each limit
 /// decides as `ironward::Period::check_n` and waits as its `next_n`, and the answer is the
 /// core's `Limits` answer: admitted, or the limit that waits longest and when every limit
-/// would admit ([`LimitsReason`]).
+/// would admit ([`LimitsReason`](ironward::LimitsReason)).
+///
+/// It is the period-only case of a [`Limits`]: each [`Term`] is an
+/// `ironward_tower::Limit::Period`, decided by the same script, `lua/limits.lua`, with the
+/// same period rule as a [`Period`](crate::Period)'s scripts (`lua/period_state.lua`).
 ///
 /// **What it keeps.** Limit `i` of `key` is one key, `{name:key}.p<i>` (`.p0`, `.p1`, ...),
 /// holding what a `Period`'s key holds: the units counted in the open period, when it
 /// started and the latest reading seen, packed as three doubles. One hash tag, so every
-/// limit of a key lies in one Redis Cluster slot and one script, `lua/periods.lua`, reads
-/// them all, decides, and writes them all, atomically: no other command runs in between,
-/// so no two processes can both pass a limit on its last units, and no caller ever sees
-/// one limit charged without the others. Every write sets one TTL on every key, twice the
-/// longest period (at least ten seconds), so the keys expire together.
+/// limit of a key lies in one Redis Cluster slot and one script reads them all, decides,
+/// and writes them all, atomically: no other command runs in between, so no two processes
+/// can both pass a limit on its last units, and no caller ever sees one limit charged
+/// without the others. Every write sets one TTL on every key, twice the longest period (at
+/// least ten seconds), so the keys expire together.
 ///
 /// **The bound.** In Redis, every limit's admitted units per period are at most its quota,
 /// for the whole fleet. While Redis is away the store's fallback decides with the core's
@@ -47,13 +50,13 @@ use crate::{Answer, Error, Mode, Store, Term, script};
 /// limiter can decide: it is refused with `LimitsReason { index, next: Duration::MAX }`,
 /// `index` the first place where the lists differ, without a round trip and changing
 /// nothing. No terms at all (and no costs) admit everything, as the core's `Limits([])`
-/// does, again without a round trip; such answers name the store's current [`Mode`].
+/// does, again without a round trip; such answers name the store's current [`Mode`](crate::Mode).
 ///
 /// Time is read as the crate docs' "Equivalence" says (whole microseconds, `next` counted
-/// from the `now` passed), and `Clone` shares one limiter: its fallback and its name. Every
-/// decision is a round trip: the memory of refusals the single limiters keep
-/// ([`Options::blocked_keys`](crate::Options::blocked_keys)) is filed by one cost, and is
-/// not kept here.
+/// from the `now` passed), and `Clone` shares one limiter: its fallback, its memory of
+/// refusals and its name. Refused keys are remembered as a [`Limits`] remembers them
+/// ([`Options::blocked_keys`](crate::Options::blocked_keys)): a later call for the key with
+/// the same costs, every one, is refused from memory until the refusal could pass.
 ///
 /// # Examples
 ///
@@ -108,48 +111,9 @@ use crate::{Answer, Error, Mode, Store, Term, script};
 pub struct Periods(Arc<Inner>);
 
 struct Inner {
-    store: Store,
-    name: Box<str>,
+    limits: Limits,
     /// The terms as the core reads them (a period of at least 1 ns).
     terms: Box<[Term]>,
-    /// Each term's period as the script reads it: whole microseconds, at least 1.
-    micros: Box<[u64]>,
-    /// Each term's fallback quota: the store's share of it, rounded down.
-    local_quotas: Box<[u32]>,
-    /// The keys' parts: `p0`, `p1`, ...
-    parts: Box<[Box<str>]>,
-    /// One TTL for every key, the longest term's.
-    ttl_ms: u64,
-    local: Local<Group>,
-    meter: Meter,
-}
-
-/// The answer a [`Periods`] decision gives: admitted, or why not.
-type Decision = Result<(), LimitsReason>;
-
-impl Admits for Decision {
-    fn admits(&self) -> bool {
-        self.is_ok()
-    }
-}
-
-impl Answer<Result<(), LimitsReason>> {
-    /// Whether the request was admitted by every limit of a [`Periods`].
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use ironward::LimitsReason;
-    /// use ironward_redis::{Answer, Mode};
-    ///
-    /// let refused = LimitsReason { index: 1, next: Duration::from_secs(5) };
-    /// let answer = Answer { value: Err(refused), next: refused.next, mode: Mode::Redis };
-    /// assert!(!answer.admitted());
-    /// ```
-    pub fn admitted(&self) -> bool {
-        self.value.is_ok()
-    }
 }
 
 impl Periods {
@@ -173,42 +137,32 @@ impl Periods {
     /// # }
     /// ```
     pub fn new(store: &Store, name: &str, terms: &[Term]) -> Self {
-        let options = store.options();
-        let terms: Box<[Term]> = terms
+        let limits: Vec<Limit> = terms
             .iter()
-            .map(|term| Term {
-                // The period as the core reads it; a `Period` allocates nothing.
-                period: ironward::Period::new(term.quota, term.period).period(),
-                ..*term
+            .map(|term| Limit::Period {
+                quota: term.quota,
+                period: term.period,
+                align: term.align,
             })
             .collect();
-        let micros: Box<[u64]> = terms
+        let limits = Limits::with(store, name, &limits, Piece::Period);
+        let terms = limits
+            .limits()
             .iter()
-            .map(|term| wire::span_micros(term.period))
+            .zip(terms)
+            .map(|(limit, term)| match *limit {
+                Limit::Period { period, .. } => Term { period, ..*term },
+                // A period stays a period.
+                _ => *term,
+            })
             .collect();
-        let longest = micros.iter().copied().max().unwrap_or(1);
-        let name = wire::name(name);
-        Self(Arc::new(Inner {
-            store: store.clone(),
-            meter: Meter::new(Piece::Period, &name),
-            name,
-            local_quotas: terms
-                .iter()
-                // The product is below 2^32, and `as` truncates towards zero.
-                .map(|term| (f64::from(term.quota) * options.local_share()) as u32)
-                .collect(),
-            parts: (0..terms.len()).map(|i| format!("p{i}").into()).collect(),
-            ttl_ms: wire::ttl_ms(Duration::from_micros(longest)),
-            local: Local::new(options.local_keys),
-            micros,
-            terms,
-        }))
+        Self(Arc::new(Inner { limits, terms }))
     }
 
     /// Takes each limit's cost for `key` at `now` if every limit admits its own, and none
     /// if any does not, as `ironward::Limits::check` does.
     ///
-    /// The answer's `value` is `Ok(())` or the [`LimitsReason`] of the refusal; its `next`
+    /// The answer's `value` is `Ok(())` or the [`LimitsReason`](ironward::LimitsReason) of the refusal; its `next`
     /// is the core's `peek` right after (zero while the same costs would pass again, else
     /// when all would admit them, `Duration::MAX` for never). With
     /// [`Time::Server`](crate::Time::Server), Redis's clock replaces `now` (which the
@@ -242,32 +196,7 @@ impl Periods {
         now: Duration,
         costs: &[u32],
     ) -> Result<Answer<Decision>, Error> {
-        let decided = self.decide(key.as_ref(), now, costs).await;
-        let this = &self.0;
-        this.meter.count(&decided);
-        if let Ok(Answer {
-            value: Err(reason),
-            mode,
-            ..
-        }) = &decided
-            && let Some(term) = this.terms.get(reason.index)
-        {
-            tracing::debug!(
-                piece = this.meter.piece(),
-                name = this.meter.name(),
-                source = crate::meter::source(*mode),
-                limit = reason.index,
-                quota = match mode {
-                    Mode::Redis => term.quota,
-                    Mode::Local => this.local_quotas[reason.index],
-                },
-                period = ?term.period,
-                cost = costs.get(reason.index).copied(),
-                retry_after = ?reason.next,
-                "periods over a quota; refused"
-            );
-        }
-        decided
+        self.0.limits.take(key, now, &units(costs)).await
     }
 
     /// Whether every limit would admit its cost for `key` at `now`, changing nothing, as
@@ -300,188 +229,7 @@ impl Periods {
         now: Duration,
         costs: &[u32],
     ) -> Result<Decision, Error> {
-        let key = key.as_ref();
-        let this = &self.0;
-        if let Some(answer) = self.undecidable(costs) {
-            return Ok(answer.value);
-        }
-        let reading = Reading::new(this.store.options().time, now);
-        let call = self.call(key, &reading, costs, false);
-        let decode = |reply: &redis::Value| self.decode(reply, &reading).map(|(_, next)| next);
-        match this
-            .store
-            .run(&this.meter, "periods", &call, decode)
-            .await?
-        {
-            Ran::Answered(decision) => Ok(decision),
-            Ran::Local => {
-                this.store.answered_locally();
-                if let Some(reason) = self.refused_locally() {
-                    return Ok(Err(reason));
-                }
-                let make = || self.local_group();
-                Ok(this
-                    .local
-                    .peek(Some(key), now, make, |group, _| group.peek(now, costs)))
-            }
-        }
-    }
-
-    /// What [`take`](Periods::take) decides, before it is counted.
-    async fn decide(
-        &self,
-        key: &[u8],
-        now: Duration,
-        costs: &[u32],
-    ) -> Result<Answer<Decision>, Error> {
-        let this = &self.0;
-        if let Some(answer) = self.undecidable(costs) {
-            return Ok(answer);
-        }
-        let reading = Reading::new(this.store.options().time, now);
-        let call = self.call(key, &reading, costs, true);
-        let decode = |reply: &redis::Value| {
-            let (admitted, after) = self.decode(reply, &reading)?;
-            let next = after.err().map_or(Duration::ZERO, |reason| reason.next);
-            let value = match (admitted, after) {
-                (true, _) => Ok(()),
-                (false, Err(reason)) => Err(reason),
-                // A refusal with every limit admitting: no reply the script gives.
-                (false, Ok(())) => return None,
-            };
-            Some(Answer {
-                value,
-                next,
-                mode: Mode::Redis,
-            })
-        };
-        match this
-            .store
-            .run(&this.meter, "periods", &call, decode)
-            .await?
-        {
-            Ran::Answered(answer) => Ok(answer),
-            Ran::Local => {
-                this.store.answered_locally();
-                if let Some(reason) = self.refused_locally() {
-                    return Ok(Answer {
-                        value: Err(reason),
-                        next: reason.next,
-                        mode: Mode::Local,
-                    });
-                }
-                let make = || self.local_group();
-                Ok(this
-                    .local
-                    .with(Some(key), now, make, |group, _| group.take(now, costs)))
-            }
-        }
-    }
-
-    /// The answer to costs that are not one per term, or to no terms at all, which no
-    /// script is asked: refused as never, or (no terms) admitted.
-    fn undecidable(&self, costs: &[u32]) -> Option<Answer<Decision>> {
-        let this = &self.0;
-        let n = this.terms.len();
-        let (value, next) = if costs.len() != n {
-            let reason = LimitsReason {
-                index: costs.len().min(n),
-                next: Duration::MAX,
-            };
-            (Err(reason), reason.next)
-        } else if n == 0 {
-            (Ok(()), Duration::ZERO)
-        } else {
-            return None;
-        };
-        Some(Answer {
-            value,
-            next,
-            mode: this.store.mode(),
-        })
-    }
-
-    /// The call of `lua/periods.lua` for `key` at `reading`, taking the costs or not.
-    fn call(
-        &self,
-        key: &[u8],
-        reading: &Reading,
-        costs: &[u32],
-        take: bool,
-    ) -> redis::ScriptInvocation<'static> {
-        let this = &self.0;
-        let mut call = script::PERIODS.prepare_invoke();
-        for part in &this.parts {
-            call.key(wire::key(&this.name, Some(key), part));
-        }
-        call.arg(reading.arg()).arg(u8::from(take)).arg(this.ttl_ms);
-        for ((term, micros), cost) in this.terms.iter().zip(&this.micros).zip(costs) {
-            call.arg(term.quota)
-                .arg(*micros)
-                .arg(u8::from(term.align))
-                .arg(*cost);
-        }
-        call
-    }
-
-    /// The script's reply: whether every limit admitted, and the core's `peek` after it,
-    /// each wait counted from `now`. `None` for a reply the script never gives.
-    fn decode(&self, reply: &redis::Value, reading: &Reading) -> Option<(bool, Decision)> {
-        let redis::Value::Array(items) = reply else {
-            return None;
-        };
-        let (admitted, limits) = items.split_first()?;
-        if limits.len() != 2 * self.0.terms.len() {
-            return None;
-        }
-        let admitted = match wire::int(admitted)? {
-            0 => false,
-            1 => true,
-            _ => return None,
-        };
-        let mut waits = Vec::with_capacity(self.0.terms.len());
-        for limit in limits.chunks_exact(2) {
-            let t = wire::micros(&limit[0])?;
-            waits.push(reading.wait(t, wire::wait(&limit[1])?));
-        }
-        Some((admitted, longest(waits)))
-    }
-
-    /// A term whose fallback share is below one unit (a share of 0 among them), so that
-    /// the fallback refuses every request until Redis may answer again, as a
-    /// [`Period`](crate::Period)'s fallback does.
-    fn refused_locally(&self) -> Option<LimitsReason> {
-        let this = &self.0;
-        let index = this
-            .terms
-            .iter()
-            .zip(&this.local_quotas)
-            .position(|(term, &local)| local == 0 && term.quota > 0)?;
-        Some(LimitsReason {
-            index,
-            next: this.store.options().probe,
-        })
-    }
-
-    /// A fresh fallback group of core periods, one per term at its share.
-    fn local_group(&self) -> Group {
-        let this = &self.0;
-        let periods = this
-            .terms
-            .iter()
-            .zip(&this.local_quotas)
-            .map(|(term, &quota)| {
-                if term.align {
-                    ironward::Period::aligned(quota, term.period)
-                } else {
-                    ironward::Period::new(quota, term.period)
-                }
-            })
-            .collect();
-        Group {
-            periods,
-            latest: Duration::ZERO,
-        }
+        self.0.limits.peek(key, now, &units(costs)).await
     }
 
     /// The terms, as the core reads them (a period below 1 ns is 1 ns; the script rounds
@@ -524,89 +272,20 @@ impl Periods {
     /// # }
     /// ```
     pub fn store(&self) -> &Store {
-        &self.0.store
+        self.0.limits.store()
     }
 }
 
-/// The core's `Limits::peek` rule over waits: the first limit that waits longest, or `Ok`
-/// when none waits.
-fn longest(waits: impl IntoIterator<Item = Duration>) -> Decision {
-    let mut longest = LimitsReason {
-        index: 0,
-        next: Duration::ZERO,
-    };
-    for (index, next) in waits.into_iter().enumerate() {
-        if next > longest.next {
-            longest = LimitsReason { index, next };
-        }
-    }
-    if longest.next.is_zero() {
-        Ok(())
-    } else {
-        Err(longest)
-    }
-}
-
-/// The fallback of one key: a core period per term, and the latest reading they were
-/// charged at. Every period is charged at once or none is, so they have all seen that
-/// reading, as core periods under one `Limits` have.
-#[derive(Clone)]
-struct Group {
-    periods: Vec<ironward::Period>,
-    latest: Duration,
-}
-
-impl Fallback for Group {
-    fn idle(&self) -> Duration {
-        self.periods
-            .iter()
-            .map(ironward::Period::idle)
-            .max()
-            .unwrap_or(Duration::ZERO)
-    }
-}
-
-impl Group {
-    /// The core's `Limits::peek` at `now`, each wait counted from `now`.
-    fn peek(&self, now: Duration, costs: &[u32]) -> Decision {
-        // `ironward::Limit::next` of a period is its `next_n`; a `Limit` would need `&mut`.
-        longest(
-            self.periods
-                .iter()
-                .zip(costs)
-                .map(|(period, &cost)| local::from_now(period.next_n(now, cost), self.latest, now)),
-        )
-    }
-
-    /// The core's `Limits::check` at `now`, and its `peek` after.
-    fn take(&mut self, now: Duration, costs: &[u32]) -> Answer<Decision> {
-        let value = self.peek(now, costs);
-        if value.is_ok() {
-            for (period, &cost) in self.periods.iter_mut().zip(costs) {
-                // Each admits at `now`, as its wait of zero said.
-                let _ = period.check_n(now, cost);
-            }
-            self.latest = self.latest.max(now);
-        }
-        let next = self
-            .peek(now, costs)
-            .err()
-            .map_or(Duration::ZERO, |r| r.next);
-        Answer {
-            value,
-            next,
-            mode: Mode::Local,
-        }
-    }
+/// Costs in units, as a [`Limits`] takes them (an `f64` holds every `u32` exactly).
+fn units(costs: &[u32]) -> Vec<f64> {
+    costs.iter().map(|&cost| f64::from(cost)).collect()
 }
 
 impl fmt::Debug for Periods {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let this = &self.0;
         f.debug_struct("Periods")
-            .field("name", &this.name)
-            .field("terms", &this.terms)
-            .field("local_quotas", &this.local_quotas)
-            .finish_non_exhaustive()
+            .field("terms", &self.0.terms)
+            .field("limits", &self.0.limits)
+            .finish()
     }
 }

@@ -5,8 +5,10 @@
 //! caller's or Redis's `TIME`), and after the prelude of its kind: a period's after
 //! `lua/period_state.lua` (how its state reads, where a period starts), a bucket's after
 //! `lua/bucket_state.lua` (how its state reads, refills and is written), a log's after
-//! `lua/log.lua` (how its entries read, are pushed and are refunded). So each of those
-//! rules is written once, for the take, the read-only `next` and the settle alike.
+//! `lua/log.lua` (how its entries read, are pushed and are refunded); `lua/limits.lua`,
+//! which decides several limits of any kind at once, after all three. So each of those
+//! rules is written once, for the take, the read-only `next`, the settle and the several
+//! limits alike.
 
 use std::sync::LazyLock;
 
@@ -36,9 +38,11 @@ pub(crate) static PERIOD_SETTLE: LazyLock<Script> =
 /// holds, read-only.
 pub(crate) static PERIOD_NEXT: LazyLock<Script> = script!("period_state.lua", "period_next.lua");
 
-/// `lua/periods.lua`: the limits of a [`Periods`](crate::Periods) take their costs, all or
-/// nothing, or are only read.
-pub(crate) static PERIODS: LazyLock<Script> = script!("period_state.lua", "periods.lua");
+/// `lua/limits.lua`: the limits of a [`Limits`](crate::Limits) (and of a
+/// [`Periods`](crate::Periods)) take their costs, all or nothing, or are only read, after
+/// the preludes of every kind.
+pub(crate) static LIMITS: LazyLock<Script> =
+    script!("period_state.lua", "bucket_state.lua", "log.lua", "limits.lua");
 
 /// `lua/bucket.lua`: a [`Bucket`](crate::Bucket) takes `n` tokens.
 pub(crate) static BUCKET: LazyLock<Script> = script!("bucket_state.lua", "bucket.lua");
@@ -68,7 +72,7 @@ pub(crate) static ALL: [&LazyLock<Script>; 10] = [
     &PERIOD,
     &PERIOD_SETTLE,
     &PERIOD_NEXT,
-    &PERIODS,
+    &LIMITS,
     &BUCKET,
     &BUCKET_SETTLE,
     &BUCKET_NEXT,

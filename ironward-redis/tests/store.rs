@@ -78,11 +78,13 @@ async fn scripts_are_loaded_once_and_again_after_a_flush() {
     let log = include_str!("../lua/log.lua");
     let state = include_str!("../lua/period_state.lua");
     let bucket = include_str!("../lua/bucket_state.lua");
+    // Several limits of any kind: after every kind's prelude.
+    let every = [state, bucket, log].concat();
     let hashes: Vec<String> = [
         [state, include_str!("../lua/period.lua")],
         [state, include_str!("../lua/period_next.lua")],
         [state, include_str!("../lua/period_settle.lua")],
-        [state, include_str!("../lua/periods.lua")],
+        [&every, include_str!("../lua/limits.lua")],
         [bucket, include_str!("../lua/bucket.lua")],
         [bucket, include_str!("../lua/bucket_next.lua")],
         [bucket, include_str!("../lua/bucket_settle.lua")],

@@ -84,11 +84,13 @@
 //! ```
 
 mod code;
+mod hedge;
 mod outcome;
 mod policy;
 mod retry;
 
 pub use code::{Code, Codes, UnknownCode};
+pub use hedge::{Attempts, Hedge, HedgingPlan, Verdict};
 pub use outcome::{Outcome, PREVIOUS_ATTEMPTS, PUSHBACK, Pushback, Stop};
 pub use policy::{
     HEDGING_POLICY, HedgingPolicy, MAX_ATTEMPTS, PolicyError, RETRY_POLICY, RetryPolicy, Throttling,

@@ -266,8 +266,9 @@ impl RetryPlan {
 pub(crate) fn ceiling(policy: &RetryPolicy, steps: u32) -> Duration {
     let grown = nanos_f64(policy.initial_backoff) * powi(policy.backoff_multiplier, steps);
     let most = nanos_f64(policy.max_backoff);
-    // `min` reads a NaN product (never, for a valid policy) as the cap.
-    duration(round_nanos(grown.min(most)))
+    // `min` reads a NaN product (never, for a valid policy) as the cap; the second `min`
+    // holds the ceiling to the cap exactly where the float rounded the cap up (past 2^53 ns).
+    duration(round_nanos(grown.min(most))).min(policy.max_backoff)
 }
 
 /// A failure counted against the budget, if there is one.
@@ -303,6 +304,14 @@ mod tests {
             ..RETRY_POLICY
         };
         assert_eq!(ceiling(&huge, 3), Duration::MAX);
+        // Past 2^53 ns the float rounds the cap up; the ceiling is held to it exactly.
+        let rounded = RetryPolicy {
+            initial_backoff: Duration::MAX,
+            max_backoff: Duration::from_secs(513_130_722_921_813),
+            backoff_multiplier: 0.01,
+            ..RETRY_POLICY
+        };
+        assert_eq!(ceiling(&rounded, 0), rounded.max_backoff);
     }
 
     #[test]

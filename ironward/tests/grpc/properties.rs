@@ -1,0 +1,266 @@
+//! Invariants of the retry and hedging plans for random policies, codes, pushbacks, clocks
+//! and draws, hostile values among them, checked against a naive model of the bounds.
+
+use core::time::Duration;
+
+use ironward::grpc::{
+    A6_JITTER, Code, Codes, Hedge, HedgingPlan, HedgingPolicy, MAX_ATTEMPTS, Outcome, Pushback,
+    RetryPlan, RetryPolicy, Step, Verdict,
+};
+use ironward::{Budget, Jitter};
+use proptest::prelude::*;
+use proptest::test_runner::FileFailurePersistence;
+
+/// Spans from nothing to the end of the clock, small ones most often.
+fn span() -> impl Strategy<Value = Duration> {
+    prop_oneof![
+        1 => Just(Duration::ZERO),
+        8 => (1u64..=3_000_000_000).prop_map(Duration::from_nanos),
+        1 => any::<u64>().prop_map(Duration::from_secs),
+        1 => Just(Duration::MAX),
+    ]
+}
+
+/// Draws in `[0, 1)` mostly, and every kind of float outside it.
+fn draw() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        6 => 0.0..1.0f64,
+        1 => any::<f64>(),
+        1 => prop::sample::select(vec![
+            f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 1.0, -0.0, -1.0, 1.0 + f64::EPSILON,
+        ]),
+    ]
+}
+
+fn multiplier() -> impl Strategy<Value = f64> {
+    prop_oneof![
+        6 => 0.01..10.0f64,
+        1 => prop::sample::select(vec![
+            f64::NAN, f64::INFINITY, 0.0, -1.0, f64::MAX, f64::MIN_POSITIVE, 1.0,
+        ]),
+    ]
+}
+
+fn codes() -> impl Strategy<Value = Codes> {
+    any::<u32>().prop_map(|bits| {
+        Code::ALL
+            .into_iter()
+            .filter(|code| bits & 1 << code.number() != 0)
+            .collect()
+    })
+}
+
+fn code() -> impl Strategy<Value = Code> {
+    prop::sample::select(Code::ALL.to_vec())
+}
+
+/// Raw pushback values: none most often, valid counts, and the malformed.
+fn pushback() -> impl Strategy<Value = Vec<String>> {
+    prop_oneof![
+        6 => Just(Vec::new()),
+        3 => (0u64..5_000).prop_map(|ms| vec![ms.to_string()]),
+        1 => any::<i64>().prop_map(|ms| vec![ms.to_string()]),
+        1 => prop::sample::select(vec!["", "xxx", "-1", "1.5", " 5", "99999999999999999999"])
+            .prop_map(|s| vec![s.to_string()]),
+        1 => Just(vec!["100".to_string(), "10".to_string()]),
+    ]
+}
+
+fn attempts() -> impl Strategy<Value = u32> {
+    prop_oneof![6 => 0u32..=8, 1 => Just(u32::MAX)]
+}
+
+#[derive(Debug, Clone)]
+struct Event {
+    code: Code,
+    committed: bool,
+    pushback: Vec<String>,
+    /// Nanoseconds forward (or back, when `back`) from the latest reading.
+    step: u64,
+    back: bool,
+    draw: f64,
+}
+
+fn event() -> impl Strategy<Value = Event> {
+    (
+        code(),
+        prop::bool::weighted(0.1),
+        pushback(),
+        prop_oneof![4 => 0u64..2_000_000_000, 1 => any::<u64>()],
+        prop::bool::weighted(0.15),
+        draw(),
+    )
+        .prop_map(|(code, committed, pushback, step, back, draw)| Event {
+            code,
+            committed,
+            pushback,
+            step,
+            back,
+            draw,
+        })
+}
+
+fn budget() -> impl Strategy<Value = Option<Budget>> {
+    prop_oneof![
+        1 => Just(None),
+        3 => (0u32..=1200, prop_oneof![0.0..2.0f64, any::<f64>()])
+            .prop_map(|(tokens, ratio)| Some(Budget::new(tokens, ratio))),
+    ]
+}
+
+/// The latest reading moved by one event's step, saturating at both ends.
+fn advance(now: Duration, event: &Event) -> Duration {
+    let step = Duration::from_nanos(event.step);
+    if event.back {
+        now.saturating_sub(step)
+    } else {
+        now.saturating_add(step)
+    }
+}
+
+fn within(budget: &Option<Budget>) -> bool {
+    budget
+        .as_ref()
+        .is_none_or(|b| (0.0..=f64::from(b.max_tokens())).contains(&b.tokens()))
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 2_000,
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
+            "tests/proptest-regressions/grpc.txt",
+        ))),
+        ..ProptestConfig::default()
+    })]
+
+    #[test]
+    fn retry_plans_keep_every_bound(
+        max_attempts in attempts(),
+        initial_backoff in span(),
+        max_backoff in span(),
+        backoff_multiplier in multiplier(),
+        retryable_status_codes in codes(),
+        full in any::<bool>(),
+        start in span(),
+        deadline in prop::option::of(span()),
+        mut budget in budget(),
+        events in prop::collection::vec(event(), 0..12),
+    ) {
+        let policy = RetryPolicy {
+            max_attempts,
+            initial_backoff,
+            max_backoff,
+            backoff_multiplier,
+            retryable_status_codes,
+        };
+        let plan = RetryPlan::new(&policy, deadline, start);
+        prop_assert_eq!(plan.is_ok(), policy.validate().is_ok());
+        let Ok(plan) = plan else { return Ok(()) };
+        let jitter = if full { Jitter::Full } else { A6_JITTER };
+        let mut plan = plan.with_jitter(jitter);
+        let most = max_attempts.min(MAX_ATTEMPTS);
+        // The bound on a backoff: maxBackoff, or a fifth past it under random(0.8, 1.2).
+        let bound = if full {
+            max_backoff
+        } else {
+            max_backoff.saturating_add(max_backoff / 5).saturating_add(Duration::from_nanos(1))
+        };
+        let (mut latest, mut reading) = (start, start);
+        for event in &events {
+            reading = advance(reading, event);
+            latest = latest.max(reading);
+            let values: Vec<&str> = event.pushback.iter().map(String::as_str).collect();
+            let outcome = Outcome { code: event.code, committed: event.committed, pushback: &values };
+            let step = plan.on_outcome(outcome, reading, event.draw, budget.as_mut());
+            prop_assert!(plan.attempts() <= most, "{} attempts of {}", plan.attempts(), most);
+            prop_assert!(within(&budget), "{:?}", budget);
+            if let Step::Wait(wait) = step {
+                if let Some(deadline) = deadline {
+                    prop_assert!(latest.saturating_add(wait) < deadline, "{:?} + {:?}", latest, wait);
+                }
+                match Pushback::from_values(&values) {
+                    Pushback::Wait(pushed) => prop_assert_eq!(wait, pushed),
+                    Pushback::Absent => prop_assert!(wait <= bound, "{:?} past {:?}", wait, bound),
+                    Pushback::Stop => prop_assert!(false, "a stopping pushback waited"),
+                }
+                prop_assert!(retryable_status_codes.contains(event.code));
+            }
+        }
+    }
+
+    #[test]
+    fn hedging_plans_keep_every_bound(
+        max_attempts in attempts(),
+        hedging_delay in span(),
+        non_fatal_status_codes in codes(),
+        start in span(),
+        deadline in prop::option::of(span()),
+        mut budget in budget(),
+        events in prop::collection::vec((event(), 0u32..10, 0u8..3), 0..24),
+    ) {
+        let policy = HedgingPolicy { max_attempts, hedging_delay, non_fatal_status_codes };
+        let plan = HedgingPlan::new(&policy, deadline, start);
+        prop_assert_eq!(plan.is_ok(), policy.validate().is_ok());
+        let Ok(mut plan) = plan else { return Ok(()) };
+        let most = max_attempts.min(MAX_ATTEMPTS);
+        let (mut latest, mut reading) = (start, start);
+        let mut sent = 0;
+        let mut committed = false;
+        for (event, attempt, action) in &events {
+            reading = advance(reading, event);
+            // `commit` takes no reading, so the plan's latest is the latest of the others.
+            if *action != 2 {
+                latest = latest.max(reading);
+            }
+            match action {
+                0 => {
+                    let hedge = plan.send(reading, budget.as_ref());
+                    if let Hedge::Send(n) = hedge {
+                        prop_assert_eq!(n, sent, "attempts go out in order");
+                        prop_assert!(!committed, "a hedge after the commit");
+                        if n > 0 {
+                            if let Some(deadline) = deadline {
+                                prop_assert!(latest < deadline, "a hedge at {:?}", latest);
+                            }
+                            if let Some(budget) = &budget {
+                                prop_assert!(budget.can_retry(), "a hedge while throttled");
+                            }
+                        }
+                        sent += 1;
+                    }
+                    if let Hedge::Wait(wait) = hedge {
+                        prop_assert_eq!(plan.next(reading), Some(wait));
+                    }
+                }
+                1 => {
+                    let values: Vec<&str> = event.pushback.iter().map(String::as_str).collect();
+                    let outcome =
+                        Outcome { code: event.code, committed: event.committed, pushback: &values };
+                    let verdict = plan.on_outcome(*attempt, outcome, reading, budget.as_mut());
+                    if let Verdict::Commit { attempt: taken, cancel } = verdict {
+                        prop_assert_eq!(taken, *attempt);
+                        prop_assert!(!cancel.contains(taken));
+                        committed = true;
+                    }
+                    if let Verdict::Fail(_) = verdict {
+                        prop_assert!(plan.in_flight().is_empty());
+                    }
+                }
+                _ => {
+                    if plan.commit(*attempt).is_some() {
+                        committed = true;
+                    }
+                }
+            }
+            prop_assert!(plan.attempts() <= most);
+            prop_assert_eq!(plan.attempts(), sent);
+            prop_assert!(plan.in_flight().len() <= sent);
+            prop_assert!(plan.in_flight().iter().all(|n| n < sent));
+            prop_assert!(within(&budget), "{:?}", budget);
+            if committed {
+                prop_assert_eq!(plan.next(reading), None);
+                prop_assert!(plan.in_flight().len() <= 1);
+            }
+        }
+    }
+}

@@ -41,8 +41,12 @@ pub(crate) static PERIOD_NEXT: LazyLock<Script> = script!("period_state.lua", "p
 /// `lua/limits.lua`: the limits of a [`Limits`](crate::Limits) (and of a
 /// [`Periods`](crate::Periods)) take their costs, all or nothing, or are only read, after
 /// the preludes of every kind.
-pub(crate) static LIMITS: LazyLock<Script> =
-    script!("period_state.lua", "bucket_state.lua", "log.lua", "limits.lua");
+pub(crate) static LIMITS: LazyLock<Script> = script!(
+    "period_state.lua",
+    "bucket_state.lua",
+    "log.lua",
+    "limits.lua"
+);
 
 /// `lua/bucket.lua`: a [`Bucket`](crate::Bucket) takes `n` tokens.
 pub(crate) static BUCKET: LazyLock<Script> = script!("bucket_state.lua", "bucket.lua");

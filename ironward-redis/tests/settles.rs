@@ -325,6 +325,25 @@ async fn a_settle_counts_up_to_its_deadline_and_no_later() {
     );
     assert!(bucket.take("k", NOW + s(9), 4.0).await.unwrap().value);
     assert!(!bucket.take("k", NOW + s(9), 0.5).await.unwrap().value);
+
+    // A period's too: with a time-out of 0, a refund a microsecond late is refused, as the
+    // core refuses it (a deadline rounded up would have let it count).
+    let period = Period::new(&store, &common::unique("deadline"), 10, s(60));
+    let mut core = ironward::Period::new(10, s(60));
+    let ours = period
+        .reserve("k", NOW, 6, Duration::ZERO)
+        .await
+        .unwrap()
+        .value
+        .unwrap();
+    let theirs = core.reserve(NOW, 6, Duration::ZERO).unwrap();
+    period.settle(ours, 0, NOW + micro).await.unwrap();
+    core.settle(theirs, 0, NOW + micro);
+    assert_eq!(core.next_n(NOW + micro, 5), s(60) - micro);
+    assert_eq!(
+        period.next_n("k", NOW + micro, 5).await.unwrap(),
+        s(60) - micro
+    );
 }
 
 // A reservation settled on a limiter that did not make it changes nothing, with no round

@@ -19,7 +19,7 @@
 //! | [`RetryPolicy`], [`HedgingPolicy`], [`Throttling`] | A6's policy records, each with its validation ([`PolicyError`]) |
 //! | [`RetryPlan`] | after each attempt: done, wait this long ([`Step::Wait`]), or stop, and why ([`Stop`]) |
 //! | [`HedgingPlan`] | when the next hedge is due, and on each outcome which attempt the call commits to and which to cancel |
-//! | `ServiceConfig` (feature `serde`) | the service config's `methodConfig` and `retryThrottling`, validated as they are read, and the policy for a method |
+//! | [`ServiceConfig`] (feature `serde`) | the service config's `methodConfig` and `retryThrottling`, validated as they are read, and the policy for a method |
 //!
 //! # Where this follows grpc-go, and where it differs
 //!
@@ -84,12 +84,17 @@
 //! ```
 
 mod code;
+#[cfg(feature = "serde")]
+mod config;
 mod hedge;
 mod outcome;
 mod policy;
 mod retry;
 
 pub use code::{Code, Codes, UnknownCode};
+#[cfg(feature = "serde")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+pub use config::{ConfigError, MethodConfig, Name, Policy, ServiceConfig};
 pub use hedge::{Attempts, Hedge, HedgingPlan, Verdict};
 pub use outcome::{Outcome, PREVIOUS_ATTEMPTS, PUSHBACK, Pushback, Stop};
 pub use policy::{

@@ -12,6 +12,8 @@
 //!   `min(maxAttempts, 5)` attempts, the budget stays in `[0, maxTokens]`, no attempt is
 //!   scheduled at or past the deadline, and no backoff passes its bound.
 
+#[cfg(feature = "serde")]
+mod config;
 mod hedging;
 mod properties;
 mod retry;

@@ -6,7 +6,10 @@ use core::time::Duration;
 use super::code::{Code, Codes};
 use super::outcome::{Outcome, Pushback, Stop};
 use super::policy::{HedgingPolicy, PolicyError};
+use super::teller::Teller;
 use crate::Budget;
+#[cfg(target_has_atomic = "64")]
+use crate::SharedBudget;
 
 /// A set of attempts of one call, by number (0 is the first): those in flight, or those to
 /// cancel. A call makes at most 5 attempts, so the set is a byte.
@@ -22,7 +25,7 @@ use crate::Budget;
 /// let _ = plan.send(zero, None);
 /// let _ = plan.send(Duration::from_millis(500), None);
 /// assert_eq!(plan.in_flight().iter().collect::<Vec<_>>(), [0, 1]);
-/// let Verdict::Commit { attempt, cancel } = plan.on_outcome(1, Outcome::code(Code::Ok), zero, None)
+/// let Verdict::Commit { attempt, cancel } = plan.on_outcome(1, Outcome::new(Code::Ok), zero, None)
 /// else { panic!("a success commits") };
 /// assert_eq!((attempt, cancel.len()), (1, 1));
 /// assert!(cancel.contains(0));
@@ -170,7 +173,7 @@ pub enum Verdict {
 /// assert_eq!(plan.send(ms(1000), None), Hedge::Send(2));
 /// assert_eq!(plan.in_flight().len(), 3);
 ///
-/// let Verdict::Commit { attempt, cancel } = plan.on_outcome(2, Outcome::code(Code::Ok), ms(1200), None)
+/// let Verdict::Commit { attempt, cancel } = plan.on_outcome(2, Outcome::new(Code::Ok), ms(1200), None)
 /// else { panic!("a success commits") };
 /// assert_eq!(attempt, 2);
 /// assert_eq!(cancel.iter().collect::<Vec<_>>(), [0, 1]);
@@ -255,6 +258,19 @@ impl HedgingPlan {
     /// not yet ([`Hedge::Wait`]), or never ([`Hedge::Stop`]). `budget` is the channel's retry
     /// throttling (`None`: none); a hedge after the first is sent only while it is above half.
     pub fn send(&mut self, now: Duration, budget: Option<&Budget>) -> Hedge {
+        // `Teller` holds a `&mut`; a copy of the budget answers `can_retry` alike.
+        let mut copy = budget.copied();
+        self.dispatch(now, Teller::own(copy.as_mut()))
+    }
+
+    /// [`send`](HedgingPlan::send), asking a retry budget shared by `&` across threads.
+    #[cfg(target_has_atomic = "64")]
+    pub fn send_shared(&mut self, now: Duration, budget: Option<&SharedBudget>) -> Hedge {
+        self.dispatch(now, Teller::shared(budget))
+    }
+
+    /// [`send`](HedgingPlan::send) with any budget.
+    fn dispatch(&mut self, now: Duration, budget: Teller<'_>) -> Hedge {
         let now = self.see(now);
         if let Some(stop) = self.halted(now) {
             return Hedge::Stop(stop);
@@ -262,7 +278,7 @@ impl HedgingPlan {
         if self.due > now {
             return Hedge::Wait(self.due - now);
         }
-        if self.sent > 0 && budget.is_some_and(|budget| !budget.can_retry()) {
+        if self.sent > 0 && !budget.can_retry() {
             self.halt = Some(Stop::Throttled);
             return Hedge::Stop(Stop::Throttled);
         }
@@ -312,7 +328,48 @@ impl HedgingPlan {
         attempt: u32,
         outcome: Outcome<'_>,
         now: Duration,
-        mut budget: Option<&mut Budget>,
+        budget: Option<&mut Budget>,
+    ) -> Verdict {
+        self.conclude(attempt, outcome, now, Teller::own(budget))
+    }
+
+    /// [`on_outcome`](HedgingPlan::on_outcome), reporting to a retry budget shared by `&`
+    /// across threads: the same verdict, the budget told alike.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::SharedBudget;
+    /// use ironward::grpc::{Code, HEDGING_POLICY, Hedge, HedgingPlan, Outcome, Verdict};
+    ///
+    /// let budget = SharedBudget::new(10, 0.1);
+    /// let now = Duration::ZERO;
+    /// let mut plan = HedgingPlan::new(&HEDGING_POLICY, None, now)?;
+    /// assert_eq!(plan.send_shared(now, Some(&budget)), Hedge::Send(0));
+    /// let verdict = plan.on_outcome_shared(0, Outcome::new(Code::Unavailable), now, Some(&budget));
+    /// assert_eq!((verdict, budget.tokens()), (Verdict::Pending, 9.0));
+    /// assert_eq!(plan.send_shared(now, Some(&budget)), Hedge::Send(1));
+    /// # Ok::<(), ironward::grpc::PolicyError>(())
+    /// ```
+    #[cfg(target_has_atomic = "64")]
+    pub fn on_outcome_shared(
+        &mut self,
+        attempt: u32,
+        outcome: Outcome<'_>,
+        now: Duration,
+        budget: Option<&SharedBudget>,
+    ) -> Verdict {
+        self.conclude(attempt, outcome, now, Teller::shared(budget))
+    }
+
+    /// [`on_outcome`](HedgingPlan::on_outcome) with any budget.
+    fn conclude(
+        &mut self,
+        attempt: u32,
+        outcome: Outcome<'_>,
+        now: Duration,
+        mut budget: Teller<'_>,
     ) -> Verdict {
         let now = self.see(now);
         if !self.flying.contains(attempt) {
@@ -326,9 +383,7 @@ impl HedgingPlan {
             };
         }
         if outcome.code == Code::Ok {
-            if let Some(budget) = budget {
-                budget.pass();
-            }
+            budget.pass();
             return self.commit_verdict(attempt);
         }
         if outcome.committed {
@@ -336,23 +391,19 @@ impl HedgingPlan {
         }
         let pushback = Pushback::from_values(outcome.pushback);
         if pushback == Pushback::Stop {
-            if let Some(budget) = budget.as_deref_mut() {
-                budget.fail();
-            }
+            budget.fail();
             self.halt.get_or_insert(Stop::Pushback);
         }
         if !self.non_fatal.contains(outcome.code) {
             return self.commit_verdict(attempt);
         }
         self.flying = self.flying.without(attempt);
-        if let Some(budget) = budget {
-            // A pushback that said stop has counted this failure already.
-            if pushback != Pushback::Stop {
-                budget.fail();
-            }
-            if !budget.can_retry() {
-                self.halt.get_or_insert(Stop::Throttled);
-            }
+        // A pushback that said stop has counted this failure already.
+        if pushback != Pushback::Stop {
+            budget.fail();
+        }
+        if !budget.can_retry() {
+            self.halt.get_or_insert(Stop::Throttled);
         }
         if self.halt.is_none() {
             // A6: a non-fatal code shortcuts the delay; a pushback sets it. A hedge already

@@ -70,7 +70,7 @@
 //! // Every attempt fails with UNAVAILABLE: four attempts, then the policy is spent.
 //! let waits: Vec<_> = core::iter::from_fn(|| {
 //!     now += ms(5);
-//!     match plan.on_outcome(Outcome::code(Code::Unavailable), now, 0.5, Some(&mut budget)) {
+//!     match plan.on_outcome(Outcome::new(Code::Unavailable), now, 0.5, Some(&mut budget)) {
 //!         Step::Wait(wait) => { now += wait; Some(Ok(wait)) }
 //!         Step::Stop(stop) => Some(Err(stop)),
 //!         Step::Done => None,
@@ -90,6 +90,7 @@ mod hedge;
 mod outcome;
 mod policy;
 mod retry;
+mod teller;
 
 pub use code::{Code, Codes, UnknownCode};
 #[cfg(feature = "serde")]

@@ -22,7 +22,7 @@ pub const PREVIOUS_ATTEMPTS: &str = "grpc-previous-rpc-attempts";
 ///
 /// // A trailers-only UNAVAILABLE whose server asks for a 250 ms wait.
 /// let outcome = Outcome { code: Code::Unavailable, committed: false, pushback: &["250"] };
-/// assert_eq!(Outcome::code(Code::Unavailable), Outcome { pushback: &[], ..outcome });
+/// assert_eq!(Outcome::new(Code::Unavailable), Outcome { pushback: &[], ..outcome });
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Outcome<'a> {
@@ -40,7 +40,7 @@ pub struct Outcome<'a> {
 impl Outcome<'static> {
     /// An uncommitted outcome with this code and no pushback.
     #[must_use]
-    pub const fn code(code: Code) -> Self {
+    pub const fn new(code: Code) -> Self {
         Outcome {
             code,
             committed: false,

@@ -5,6 +5,9 @@ use core::time::Duration;
 use super::code::Code;
 use super::outcome::{Outcome, Pushback, Stop};
 use super::policy::{PolicyError, RetryPolicy};
+use super::teller::Teller;
+#[cfg(target_has_atomic = "64")]
+use crate::SharedBudget;
 use crate::float::{duration, nanos_f64, powi, round_nanos};
 use crate::{Backoff, Budget, Jitter};
 
@@ -69,16 +72,16 @@ pub enum Step {
 /// assert_eq!(plan.previous_attempts(), 0);
 ///
 /// // UNAVAILABLE is retryable: the first retry's ceiling is 100 ms, drawn within ±20 %.
-/// let step = plan.on_outcome(Outcome::code(Code::Unavailable), ms(10), 0.5, Some(&mut budget));
+/// let step = plan.on_outcome(Outcome::new(Code::Unavailable), ms(10), 0.5, Some(&mut budget));
 /// assert_eq!(step, Step::Wait(ms(100)));
 /// assert_eq!(plan.previous_attempts(), 1);
 ///
 /// // The server pushes back 2 s: the retry waits exactly that.
-/// let pushed = Outcome { pushback: &["2000"], ..Outcome::code(Code::Unavailable) };
+/// let pushed = Outcome { pushback: &["2000"], ..Outcome::new(Code::Unavailable) };
 /// assert_eq!(plan.on_outcome(pushed, ms(120), 0.5, Some(&mut budget)), Step::Wait(ms(2000)));
 ///
 /// // INVALID_ARGUMENT is not retryable.
-/// let step = plan.on_outcome(Outcome::code(Code::InvalidArgument), ms(2200), 0.5, Some(&mut budget));
+/// let step = plan.on_outcome(Outcome::new(Code::InvalidArgument), ms(2200), 0.5, Some(&mut budget));
 /// assert_eq!(step, Step::Stop(Stop::NotRetryable));
 /// assert_eq!(budget.tokens(), 8.0, "two retryable failures took a token each");
 /// # Ok::<(), ironward::grpc::PolicyError>(())
@@ -138,7 +141,7 @@ impl RetryPlan {
     ///
     /// let ms = Duration::from_millis;
     /// let mut plan = RetryPlan::new(&RETRY_POLICY, None, ms(0))?.with_jitter(Jitter::Full);
-    /// let step = plan.on_outcome(Outcome::code(Code::Unavailable), ms(0), 0.25, None);
+    /// let step = plan.on_outcome(Outcome::new(Code::Unavailable), ms(0), 0.25, None);
     /// assert_eq!(step, Step::Wait(ms(25)));
     /// # Ok::<(), ironward::grpc::PolicyError>(())
     /// ```
@@ -177,6 +180,46 @@ impl RetryPlan {
         roll: f64,
         budget: Option<&mut Budget>,
     ) -> Step {
+        self.conclude(outcome, now, roll, Teller::own(budget))
+    }
+
+    /// [`on_outcome`](RetryPlan::on_outcome), reporting to a retry budget shared by `&`
+    /// across threads: the same decision, the budget told and asked alike.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::SharedBudget;
+    /// use ironward::grpc::{Code, Outcome, RETRY_POLICY, RetryPlan, Step, Stop};
+    ///
+    /// let budget = SharedBudget::new(2, 0.1);
+    /// let mut plan = RetryPlan::new(&RETRY_POLICY, None, Duration::ZERO)?;
+    /// // The failure takes the budget to 1 of 2: not above half, so no retry.
+    /// let step = plan.on_outcome_shared(Outcome::new(Code::Unavailable), Duration::ZERO, 0.5, Some(&budget));
+    /// assert_eq!(step, Step::Stop(Stop::Throttled));
+    /// assert_eq!(budget.tokens(), 1.0);
+    /// # Ok::<(), ironward::grpc::PolicyError>(())
+    /// ```
+    #[cfg(target_has_atomic = "64")]
+    pub fn on_outcome_shared(
+        &mut self,
+        outcome: Outcome<'_>,
+        now: Duration,
+        roll: f64,
+        budget: Option<&SharedBudget>,
+    ) -> Step {
+        self.conclude(outcome, now, roll, Teller::shared(budget))
+    }
+
+    /// [`on_outcome`](RetryPlan::on_outcome) with any budget.
+    fn conclude(
+        &mut self,
+        outcome: Outcome<'_>,
+        now: Duration,
+        roll: f64,
+        budget: Teller<'_>,
+    ) -> Step {
         let now = now.max(self.latest);
         self.latest = now;
         let step = self.decide(outcome, now, roll, budget);
@@ -192,15 +235,13 @@ impl RetryPlan {
         outcome: Outcome<'_>,
         now: Duration,
         roll: f64,
-        mut budget: Option<&mut Budget>,
+        mut budget: Teller<'_>,
     ) -> Step {
         if self.ended {
             return Step::Stop(Stop::Committed);
         }
         if outcome.code == Code::Ok {
-            if let Some(budget) = budget {
-                budget.pass();
-            }
+            budget.pass();
             return Step::Done;
         }
         if outcome.committed {
@@ -208,7 +249,7 @@ impl RetryPlan {
         }
         let pushback = Pushback::from_values(outcome.pushback);
         if pushback == Pushback::Stop {
-            fail(budget.as_deref_mut());
+            budget.fail();
             return Step::Stop(Stop::Pushback);
         }
         if !self.policy.retryable_status_codes.contains(outcome.code) {
@@ -216,11 +257,9 @@ impl RetryPlan {
         }
         // grpc-go counts the failure before it checks the attempts, so the last attempt's
         // failure takes a token too.
-        if let Some(budget) = budget {
-            budget.fail();
-            if !budget.can_retry() {
-                return Step::Stop(Stop::Throttled);
-            }
+        budget.fail();
+        if !budget.can_retry() {
+            return Step::Stop(Stop::Throttled);
         }
         if self.made >= self.most {
             return Step::Stop(Stop::AttemptsSpent);
@@ -269,13 +308,6 @@ pub(crate) fn ceiling(policy: &RetryPolicy, steps: u32) -> Duration {
     // `min` reads a NaN product (never, for a valid policy) as the cap; the second `min`
     // holds the ceiling to the cap exactly where the float rounded the cap up (past 2^53 ns).
     duration(round_nanos(grown.min(most))).min(policy.max_backoff)
-}
-
-/// A failure counted against the budget, if there is one.
-fn fail(budget: Option<&mut Budget>) {
-    if let Some(budget) = budget {
-        budget.fail();
-    }
 }
 
 #[cfg(test)]

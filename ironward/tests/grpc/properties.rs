@@ -1,5 +1,6 @@
 //! Invariants of the retry and hedging plans for random policies, codes, pushbacks, clocks
-//! and draws, hostile values among them, checked against a naive model of the bounds.
+//! and draws, hostile values among them, checked against a naive model of the bounds; and
+//! each plan against a twin that reports to a `SharedBudget`, which must decide alike.
 
 use core::time::Duration;
 
@@ -7,7 +8,7 @@ use ironward::grpc::{
     A6_JITTER, Code, Codes, Hedge, HedgingPlan, HedgingPolicy, MAX_ATTEMPTS, Outcome, Pushback,
     RetryPlan, RetryPolicy, Step, Verdict,
 };
-use ironward::{Budget, Jitter};
+use ironward::{Budget, Jitter, SharedBudget};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 
@@ -158,6 +159,9 @@ proptest! {
         let Ok(plan) = plan else { return Ok(()) };
         let jitter = if full { Jitter::Full } else { A6_JITTER };
         let mut plan = plan.with_jitter(jitter);
+        // A twin reporting to a shared budget must decide alike.
+        let mut twin = plan.clone();
+        let shared = budget.map(SharedBudget::from);
         let most = max_attempts.min(MAX_ATTEMPTS);
         // The bound on a backoff: maxBackoff, or a fifth past it under random(0.8, 1.2).
         let bound = if full {
@@ -172,6 +176,9 @@ proptest! {
             let values: Vec<&str> = event.pushback.iter().map(String::as_str).collect();
             let outcome = Outcome { code: event.code, committed: event.committed, pushback: &values };
             let step = plan.on_outcome(outcome, reading, event.draw, budget.as_mut());
+            let twin_step = twin.on_outcome_shared(outcome, reading, event.draw, shared.as_ref());
+            prop_assert_eq!(step, twin_step);
+            prop_assert_eq!(shared.as_ref().map(SharedBudget::snapshot), budget);
             prop_assert!(plan.attempts() <= most, "{} attempts of {}", plan.attempts(), most);
             prop_assert!(within(&budget), "{:?}", budget);
             if let Step::Wait(wait) = step {
@@ -202,6 +209,8 @@ proptest! {
         let plan = HedgingPlan::new(&policy, deadline, start);
         prop_assert_eq!(plan.is_ok(), policy.validate().is_ok());
         let Ok(mut plan) = plan else { return Ok(()) };
+        let mut twin = plan.clone();
+        let shared = budget.map(SharedBudget::from);
         let most = max_attempts.min(MAX_ATTEMPTS);
         let (mut latest, mut reading) = (start, start);
         let mut sent = 0;
@@ -215,6 +224,7 @@ proptest! {
             match action {
                 0 => {
                     let hedge = plan.send(reading, budget.as_ref());
+                    prop_assert_eq!(hedge, twin.send_shared(reading, shared.as_ref()));
                     if let Hedge::Send(n) = hedge {
                         prop_assert_eq!(n, sent, "attempts go out in order");
                         prop_assert!(!committed, "a hedge after the commit");
@@ -237,6 +247,9 @@ proptest! {
                     let outcome =
                         Outcome { code: event.code, committed: event.committed, pushback: &values };
                     let verdict = plan.on_outcome(*attempt, outcome, reading, budget.as_mut());
+                    let twin_verdict =
+                        twin.on_outcome_shared(*attempt, outcome, reading, shared.as_ref());
+                    prop_assert_eq!(verdict, twin_verdict);
                     if let Verdict::Commit { attempt: taken, cancel } = verdict {
                         prop_assert_eq!(taken, *attempt);
                         prop_assert!(!cancel.contains(taken));
@@ -247,7 +260,9 @@ proptest! {
                     }
                 }
                 _ => {
-                    if plan.commit(*attempt).is_some() {
+                    let cancel = plan.commit(*attempt);
+                    prop_assert_eq!(cancel, twin.commit(*attempt));
+                    if cancel.is_some() {
                         committed = true;
                     }
                 }
@@ -257,6 +272,8 @@ proptest! {
             prop_assert!(plan.in_flight().len() <= sent);
             prop_assert!(plan.in_flight().iter().all(|n| n < sent));
             prop_assert!(within(&budget), "{:?}", budget);
+            prop_assert_eq!(shared.as_ref().map(SharedBudget::snapshot), budget);
+            prop_assert_eq!(&plan, &twin);
             if committed {
                 prop_assert_eq!(plan.next(reading), None);
                 prop_assert!(plan.in_flight().len() <= 1);

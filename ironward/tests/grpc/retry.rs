@@ -36,7 +36,7 @@ fn call(
         *i += 1;
         let code = server(*i as u32);
         now += ms(1);
-        let step = plan.on_outcome(Outcome::code(code), now, 0.5, budget.as_deref_mut());
+        let step = plan.on_outcome(Outcome::new(code), now, 0.5, budget.as_deref_mut());
         match step {
             Step::Wait(wait) => now += wait,
             Step::Done | Step::Stop(_) => return (code, step),
@@ -116,7 +116,7 @@ fn retry_throttling_turns_retries_off_and_back_on() {
 fn unavailable_with(pushback: &'static [&'static str]) -> Outcome<'static> {
     Outcome {
         pushback,
-        ..Outcome::code(Code::Unavailable)
+        ..Outcome::new(Code::Unavailable)
     }
 }
 
@@ -130,7 +130,7 @@ fn pushback_that_says_stop_stops_and_counts_a_failure() {
         let mut plan = RetryPlan::new(&RETRY_POLICY, None, ms(0)).unwrap();
         let outcome = Outcome {
             pushback: values,
-            ..Outcome::code(Code::Unavailable)
+            ..Outcome::new(Code::Unavailable)
         };
         let step = plan.on_outcome(outcome, ms(5), 0.5, Some(&mut budget));
         assert_eq!(step, Step::Stop(Stop::Pushback), "{values:?}");
@@ -141,7 +141,7 @@ fn pushback_that_says_stop_stops_and_counts_a_failure() {
     let mut plan = RetryPlan::new(&RETRY_POLICY, None, ms(0)).unwrap();
     let outcome = Outcome {
         pushback: &["-5"],
-        ..Outcome::code(Code::InvalidArgument)
+        ..Outcome::new(Code::InvalidArgument)
     };
     let step = plan.on_outcome(outcome, ms(5), 0.5, Some(&mut budget));
     assert_eq!((step, budget.tokens()), (Step::Stop(Stop::Pushback), 9.0));
@@ -171,10 +171,10 @@ fn pushback_resets_the_backoff() {
     let mut plan = RetryPlan::new(&policy, None, ms(0)).unwrap();
     let mut waits = Vec::new();
     for outcome in [
-        Outcome::code(Code::Unavailable),
-        Outcome::code(Code::Unavailable),
+        Outcome::new(Code::Unavailable),
+        Outcome::new(Code::Unavailable),
         unavailable_with(&["50"]),
-        Outcome::code(Code::Unavailable),
+        Outcome::new(Code::Unavailable),
     ] {
         // A draw of 0.5 is the ceiling itself under A6's random(0.8, 1.2).
         match plan.on_outcome(outcome, ms(0), 0.5, None) {
@@ -228,7 +228,7 @@ fn a_code_that_is_not_retryable_stops_and_counts_nothing() {
     let mut budget = Budget::new(10, 0.1);
     let mut plan = RetryPlan::new(&RETRY_POLICY, None, ms(0)).unwrap();
     let step = plan.on_outcome(
-        Outcome::code(Code::InvalidArgument),
+        Outcome::new(Code::InvalidArgument),
         ms(1),
         0.5,
         Some(&mut budget),
@@ -249,7 +249,7 @@ fn the_last_attempts_failure_takes_a_token() {
         ..RETRY_POLICY
     };
     let mut plan = RetryPlan::new(&policy, None, ms(0)).unwrap();
-    let unavailable = Outcome::code(Code::Unavailable);
+    let unavailable = Outcome::new(Code::Unavailable);
     assert!(matches!(
         plan.on_outcome(unavailable, ms(0), 0.5, Some(&mut budget)),
         Step::Wait(_)
@@ -268,12 +268,12 @@ fn a_success_gives_back_the_token_ratio() {
     let mut budget = Budget::new(10, 0.1);
     let mut plan = RetryPlan::new(&RETRY_POLICY, None, ms(0)).unwrap();
     let _ = plan.on_outcome(
-        Outcome::code(Code::Unavailable),
+        Outcome::new(Code::Unavailable),
         ms(0),
         0.5,
         Some(&mut budget),
     );
-    let step = plan.on_outcome(Outcome::code(Code::Ok), ms(200), 0.5, Some(&mut budget));
+    let step = plan.on_outcome(Outcome::new(Code::Ok), ms(200), 0.5, Some(&mut budget));
     assert_eq!((step, budget.tokens()), (Step::Done, 9.1));
 }
 
@@ -287,7 +287,7 @@ fn a_committed_call_is_never_retried() {
     let outcome = Outcome {
         committed: true,
         pushback: &["10"],
-        ..Outcome::code(Code::Unavailable)
+        ..Outcome::new(Code::Unavailable)
     };
     let step = plan.on_outcome(outcome, ms(1), 0.5, Some(&mut budget));
     assert_eq!((step, budget.tokens()), (Step::Stop(Stop::Committed), 10.0));
@@ -300,11 +300,11 @@ fn an_ended_plan_answers_committed() {
     let mut budget = Budget::new(10, 0.1);
     let mut plan = RetryPlan::new(&RETRY_POLICY, None, ms(0)).unwrap();
     assert_eq!(
-        plan.on_outcome(Outcome::code(Code::Ok), ms(1), 0.5, Some(&mut budget)),
+        plan.on_outcome(Outcome::new(Code::Ok), ms(1), 0.5, Some(&mut budget)),
         Step::Done
     );
     for code in [Code::Ok, Code::Unavailable] {
-        let step = plan.on_outcome(Outcome::code(code), ms(2), 0.5, Some(&mut budget));
+        let step = plan.on_outcome(Outcome::new(code), ms(2), 0.5, Some(&mut budget));
         assert_eq!(step, Step::Stop(Stop::Committed));
     }
     assert_eq!(budget.tokens(), 10.0);
@@ -319,7 +319,7 @@ fn no_attempt_starts_at_or_after_the_deadline() {
             .unwrap()
             .with_jitter(Jitter::Rigid)
     };
-    let unavailable = Outcome::code(Code::Unavailable);
+    let unavailable = Outcome::new(Code::Unavailable);
     // The first backoff is 100 ms from 50 ms: 150 ms.
     let mut plan = rigid(ms(150));
     assert_eq!(
@@ -351,7 +351,7 @@ fn a_retry_stopped_by_the_deadline_still_counted_its_failure() {
     let mut budget = Budget::new(10, 0.1);
     let mut plan = RetryPlan::new(&RETRY_POLICY, Some(ms(1)), ms(0)).unwrap();
     let step = plan.on_outcome(
-        Outcome::code(Code::Unavailable),
+        Outcome::new(Code::Unavailable),
         ms(0),
         0.5,
         Some(&mut budget),
@@ -369,7 +369,7 @@ fn each_attempt_knows_the_attempts_before_it() {
     };
     let mut plan = RetryPlan::new(&policy, None, ms(0)).unwrap();
     let mut seen = vec![plan.previous_attempts()];
-    while let Step::Wait(_) = plan.on_outcome(Outcome::code(Code::Unavailable), ms(0), 0.5, None) {
+    while let Step::Wait(_) = plan.on_outcome(Outcome::new(Code::Unavailable), ms(0), 0.5, None) {
         seen.push(plan.previous_attempts());
     }
     assert_eq!(seen, [0, 1, 2, 3, 4]);
@@ -392,7 +392,7 @@ fn the_backoff_grows_to_max_backoff() {
             .with_jitter(jitter);
         let mut waits = Vec::new();
         while let Step::Wait(wait) =
-            plan.on_outcome(Outcome::code(Code::Unavailable), ms(0), draw, None)
+            plan.on_outcome(Outcome::new(Code::Unavailable), ms(0), draw, None)
         {
             waits.push(wait);
         }
@@ -424,7 +424,7 @@ fn the_backoff_grows_to_max_backoff() {
     let mut plan = RetryPlan::new(&shrinking, None, ms(0))
         .unwrap()
         .with_jitter(Jitter::Rigid);
-    let unavailable = Outcome::code(Code::Unavailable);
+    let unavailable = Outcome::new(Code::Unavailable);
     assert_eq!(
         plan.on_outcome(unavailable, ms(0), 0.0, None),
         Step::Wait(ms(100))
@@ -462,7 +462,7 @@ fn a_clock_going_backwards_is_read_as_the_latest_seen() {
     let mut plan = RetryPlan::new(&RETRY_POLICY, Some(ms(1000)), ms(0))
         .unwrap()
         .with_jitter(Jitter::Rigid);
-    let unavailable = Outcome::code(Code::Unavailable);
+    let unavailable = Outcome::new(Code::Unavailable);
     assert_eq!(
         plan.on_outcome(unavailable, ms(850), 0.0, None),
         Step::Wait(ms(100))
@@ -497,7 +497,7 @@ fn waits_near_the_end_of_the_clock_saturate() {
     let mut plan = RetryPlan::new(&enormous, None, ms(0))
         .unwrap()
         .with_jitter(Jitter::Rigid);
-    let unavailable = Outcome::code(Code::Unavailable);
+    let unavailable = Outcome::new(Code::Unavailable);
     for _ in 0..3 {
         assert_eq!(
             plan.on_outcome(unavailable, end, 0.5, None),

@@ -376,6 +376,11 @@ impl HedgingPlan {
             return Verdict::Ignored;
         }
         if self.committed == Some(attempt) {
+            // Its headers committed the call; a success still gives the ratio back (A6:
+            // "every successful RPC"), a failure is not counted.
+            if outcome.code == Code::Ok {
+                budget.pass();
+            }
             self.flying = Attempts::EMPTY;
             return Verdict::Commit {
                 attempt,

@@ -46,9 +46,31 @@
 //!   float. A duration must be non-negative, as every duration in a policy is.
 //! - **`tokenRatio` is truncated to three decimal places** as A6 says ([`Budget`](crate::Budget)
 //!   does it); grpc-go keeps every decimal. A ratio that truncates to zero is rejected.
+//! - **Durations up to A6's 315 576 000 000 s are held exactly**, where grpc-go clamps any
+//!   past Go's largest duration (about 292 years) to it.
 //! - **Transparent retries** (A6: an attempt the server never saw, retried without counting)
 //!   are the transport's to detect and are not part of a plan: the caller resends such an
 //!   attempt without reporting it.
+//! - **An outcome after the end** (a [`RetryPlan`] that has answered `Done` or `Stop`) answers
+//!   [`Stop::Committed`] and counts nothing, rather than deciding a call twice.
+//!
+//! Where A6 is silent on hedging, and grpc-go has nothing to follow, a [`HedgingPlan`]:
+//!
+//! - counts the next hedge's delay from when the last one was actually sent, so a late
+//!   [`send`](HedgingPlan::send) delays the rest rather than bunching them;
+//! - ends the hedging when a due hedge is throttled (A6: "the hedged request is cancelled"),
+//!   rather than trying again at the next delay;
+//! - reads an attempt's response headers ([`commit`](HedgingPlan::commit)) as A6's commit: the
+//!   call takes that attempt, whatever it ends with, and cancels the others;
+//! - counts a non-fatal failure whose pushback also said stop as one failure, not two (A6
+//!   counts each reason, a pushback that says stop on a fatal code included).
+//!
+//! # Budgets
+//!
+//! Every decision takes the channel's budget as `Option<&mut Budget>` (`None`: the service
+//! config sets no `retryThrottling`), and has a `_shared` twin taking a
+//! [`SharedBudget`](crate::SharedBudget), which many calls share by `&` without a lock: the
+//! same decision, the budget told and asked alike.
 //!
 //! # Draws
 //!

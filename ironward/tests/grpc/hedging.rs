@@ -157,6 +157,15 @@ fn headers_commit_the_call_to_their_attempt() {
         }
     );
     assert_eq!(budget.tokens(), 10.0, "a committed failure is not counted");
+    // A committed attempt that succeeds gives the ratio back.
+    let mut budget = Budget::new(10, 0.1);
+    budget.fail();
+    let mut plan = fresh(&HEDGING_POLICY);
+    let _ = plan.send(ms(0), None);
+    assert_eq!(plan.commit(0), Some(Attempts::EMPTY));
+    let verdict = plan.on_outcome(0, Outcome::new(Code::Ok), ms(50), Some(&mut budget));
+    assert!(matches!(verdict, Verdict::Commit { attempt: 0, .. }));
+    assert_eq!(budget.tokens(), 9.1);
     assert_eq!(
         plan.on_outcome(0, Outcome::new(Code::Unavailable), ms(900), None),
         Verdict::Ignored

@@ -135,6 +135,7 @@ pub enum Verdict {
 ///    and cancels the rest; a fatal code is not counted against the budget.
 /// 3. A non-fatal code takes a token from the budget and sends the next hedge at once,
 ///    "shortcutting its hedging delay"; the one after it is due `hedgingDelay` after that.
+///    If the token leaves the budget at or below half, no more hedges are sent.
 /// 4. A pushback that says stop (negative, malformed, repeated) sends no more hedges, and is
 ///    counted as a failure whatever the code.
 /// 5. A pushback of `n` ms sends the next hedge `n` ms from now (the one after at

@@ -33,7 +33,9 @@ pub struct Outcome<'a> {
     /// committed call is never retried.
     pub committed: bool,
     /// The raw values of `grpc-retry-pushback-ms` in the trailers, none when the server set
-    /// none (read by [`Pushback::from_values`]).
+    /// none (read by [`Pushback::from_values`]). A value that is not UTF-8 is malformed: pass
+    /// it as any string that is not a number (`""` will do), and it stops the retries as
+    /// grpc-go's reading of it would.
     pub pushback: &'a [&'a str],
 }
 

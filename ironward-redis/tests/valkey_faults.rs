@@ -291,7 +291,7 @@ fn wrong_type(flavor: Flavor) {
             eprintln!("{flavor:?} {script}: {code} {message}");
         }
         let scripts: Vec<&str> = servers.iter().map(|(_, script, _)| *script).collect();
-        assert_eq!(scripts, ["period", "sliding", "periods"]);
+        assert_eq!(scripts, ["period", "sliding", "limits"]);
         kept_on_the_server(&store, 3);
 
         let _ = cmd(&mut conn, &["SET", &four.key("j", "period"), "short"]).await;

@@ -7,10 +7,11 @@ use alloc::vec::Vec;
 use core::fmt;
 use core::time::Duration;
 
-use serde::Deserialize;
-use serde::de::{self, Deserializer, Visitor};
+use serde::de::{self, Deserializer};
+use serde::ser::{SerializeStruct, Serializer};
+use serde::{Deserialize, Serialize};
 
-use super::code::{Code, Codes};
+use super::json::{Proto, ProtoDuration};
 use super::policy::{HedgingPolicy, PolicyError, RetryPolicy, Throttling};
 
 /// The retry and hedging parts of a gRPC service config: each method's policy and timeout,
@@ -34,6 +35,10 @@ use super::policy::{HedgingPolicy, PolicyError, RetryPolicy, Throttling};
 /// entry naming the service and the method, else the one naming the service alone (every
 /// method of it), else the one with an empty name (every method of every service). A name
 /// given twice is an error.
+///
+/// Written back (`Serialize`), it is the same JSON form with only these parts: durations as
+/// `"0.1s"`, codes by name, empty names left out. What is written reads back as an equal
+/// config; a duration past the protobuf range is an error rather than a string that would not.
 ///
 /// # Examples
 ///
@@ -233,234 +238,6 @@ impl ServiceConfig {
     }
 }
 
-/// The most seconds a protobuf `Duration` holds: 10 000 years.
-const MOST_SECONDS: u64 = 315_576_000_000;
-
-/// Why a duration string is not a protobuf JSON duration.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum DurationError {
-    Unit,
-    Negative,
-    Malformed,
-    Range,
-}
-
-impl fmt::Display for DurationError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::Unit => "malformed duration: missing seconds unit",
-            Self::Negative => "negative duration",
-            Self::Malformed => "malformed duration",
-            Self::Range => "duration out of range (above 315576000000s)",
-        })
-    }
-}
-
-/// A protobuf JSON duration (`"1.5s"`), non-negative; see [`ServiceConfig`] for the rules.
-fn proto_duration(text: &str) -> Result<Duration, DurationError> {
-    let body = text.strip_suffix('s').ok_or(DurationError::Unit)?;
-    let (negative, body) = match body.strip_prefix('-') {
-        Some(rest) => (true, rest),
-        None => (false, body),
-    };
-    let (whole, fraction) = body.split_once('.').unwrap_or((body, ""));
-    let digits = |s: &str| s.bytes().all(|b| b.is_ascii_digit());
-    if (whole.is_empty() && fraction.is_empty())
-        || !digits(whole)
-        || !digits(fraction)
-        || fraction.len() > 9
-    {
-        return Err(DurationError::Malformed);
-    }
-    let mut seconds: u64 = 0;
-    for b in whole.bytes() {
-        seconds = seconds
-            .checked_mul(10)
-            .and_then(|s| s.checked_add(u64::from(b - b'0')))
-            .ok_or(DurationError::Range)?;
-    }
-    if seconds > MOST_SECONDS {
-        return Err(DurationError::Range);
-    }
-    let mut nanos: u32 = 0;
-    for place in 0..9 {
-        let digit = fraction.as_bytes().get(place).map_or(0, |b| b - b'0');
-        nanos = nanos * 10 + u32::from(digit);
-    }
-    let duration = Duration::new(seconds, nanos);
-    if negative && !duration.is_zero() {
-        return Err(DurationError::Negative);
-    }
-    Ok(duration)
-}
-
-/// A protobuf JSON duration as serde reads it.
-struct ProtoDuration(Duration);
-
-impl<'de> Deserialize<'de> for ProtoDuration {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Text;
-        impl Visitor<'_> for Text {
-            type Value = ProtoDuration;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a protobuf duration string such as \"0.1s\"")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<ProtoDuration, E> {
-                proto_duration(v).map(ProtoDuration).map_err(E::custom)
-            }
-        }
-        deserializer.deserialize_str(Text)
-    }
-}
-
-impl<'de> Deserialize<'de> for Code {
-    /// A status code as the service config writes it: a name in any case, or a number.
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        struct Either;
-        impl Visitor<'_> for Either {
-            type Value = Code;
-            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-                f.write_str("a grpc status code, such as \"UNAVAILABLE\" or 14")
-            }
-            fn visit_str<E: de::Error>(self, v: &str) -> Result<Code, E> {
-                v.parse().map_err(E::custom)
-            }
-            fn visit_u64<E: de::Error>(self, v: u64) -> Result<Code, E> {
-                u32::try_from(v)
-                    .ok()
-                    .and_then(Code::from_number)
-                    .ok_or_else(|| E::custom("unknown grpc status code"))
-            }
-            fn visit_i64<E: de::Error>(self, v: i64) -> Result<Code, E> {
-                u64::try_from(v)
-                    .map_err(|_| E::custom("unknown grpc status code"))
-                    .and_then(|v| self.visit_u64(v))
-            }
-        }
-        deserializer.deserialize_any(Either)
-    }
-}
-
-impl<'de> Deserialize<'de> for Codes {
-    /// A list of status codes, each a name or a number.
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Vec::<Code>::deserialize(deserializer).map(|codes| codes.into_iter().collect())
-    }
-}
-
-/// `retryPolicy` as written; every field may be missing, which validation then rejects.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct RawRetry {
-    #[serde(alias = "max_attempts")]
-    max_attempts: Option<i64>,
-    #[serde(alias = "initial_backoff")]
-    initial_backoff: Option<ProtoDuration>,
-    #[serde(alias = "max_backoff")]
-    max_backoff: Option<ProtoDuration>,
-    #[serde(alias = "backoff_multiplier")]
-    backoff_multiplier: Option<f64>,
-    #[serde(alias = "retryable_status_codes")]
-    retryable_status_codes: Option<Codes>,
-}
-
-/// `maxAttempts` as a policy holds it: a negative count is 0 (rejected), a huge one `u32::MAX`
-/// (read as 5).
-fn attempts(written: Option<i64>) -> u32 {
-    written.map_or(0, |n| u32::try_from(n.max(0)).unwrap_or(u32::MAX))
-}
-
-impl TryFrom<RawRetry> for RetryPolicy {
-    type Error = PolicyError;
-    fn try_from(raw: RawRetry) -> Result<Self, PolicyError> {
-        let policy = RetryPolicy {
-            max_attempts: attempts(raw.max_attempts),
-            initial_backoff: raw.initial_backoff.map_or(Duration::ZERO, |d| d.0),
-            max_backoff: raw.max_backoff.map_or(Duration::ZERO, |d| d.0),
-            backoff_multiplier: raw.backoff_multiplier.unwrap_or(0.0),
-            retryable_status_codes: raw.retryable_status_codes.unwrap_or_default(),
-        };
-        policy.validate()?;
-        Ok(policy)
-    }
-}
-
-impl<'de> Deserialize<'de> for RetryPolicy {
-    /// A `retryPolicy` as the service config writes it, validated (see [`ServiceConfig`]).
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        RetryPolicy::try_from(RawRetry::deserialize(deserializer)?)
-            .map_err(|e| de::Error::custom(ConfigError::RetryPolicy(e)))
-    }
-}
-
-/// `hedgingPolicy` as written.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct RawHedging {
-    #[serde(alias = "max_attempts")]
-    max_attempts: Option<i64>,
-    #[serde(alias = "hedging_delay")]
-    hedging_delay: Option<ProtoDuration>,
-    #[serde(alias = "non_fatal_status_codes")]
-    non_fatal_status_codes: Option<Codes>,
-}
-
-impl TryFrom<RawHedging> for HedgingPolicy {
-    type Error = PolicyError;
-    fn try_from(raw: RawHedging) -> Result<Self, PolicyError> {
-        let policy = HedgingPolicy {
-            max_attempts: attempts(raw.max_attempts),
-            hedging_delay: raw.hedging_delay.map_or(Duration::ZERO, |d| d.0),
-            non_fatal_status_codes: raw.non_fatal_status_codes.unwrap_or_default(),
-        };
-        policy.validate()?;
-        Ok(policy)
-    }
-}
-
-impl<'de> Deserialize<'de> for HedgingPolicy {
-    /// A `hedgingPolicy` as the service config writes it, validated (see [`ServiceConfig`]).
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        HedgingPolicy::try_from(RawHedging::deserialize(deserializer)?)
-            .map_err(|e| de::Error::custom(ConfigError::HedgingPolicy(e)))
-    }
-}
-
-/// `retryThrottling` as written: `maxTokens` is read as a number so that a fraction is the
-/// policy's error rather than a type error.
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct RawThrottling {
-    #[serde(alias = "max_tokens")]
-    max_tokens: Option<f64>,
-    #[serde(alias = "token_ratio")]
-    token_ratio: Option<f64>,
-}
-
-impl TryFrom<RawThrottling> for Throttling {
-    type Error = PolicyError;
-    fn try_from(raw: RawThrottling) -> Result<Self, PolicyError> {
-        let written = raw.max_tokens.unwrap_or(0.0);
-        // In range and whole: `as` truncates, so a fraction does not survive the round trip.
-        let whole = (0.0..=1000.0).contains(&written) && f64::from(written as u32) == written;
-        let policy = Throttling {
-            max_tokens: if whole { written as u32 } else { 0 },
-            token_ratio: raw.token_ratio.unwrap_or(0.0),
-        };
-        policy.validate()?;
-        Ok(policy)
-    }
-}
-
-impl<'de> Deserialize<'de> for Throttling {
-    /// A `retryThrottling` as the service config writes it, validated: `maxTokens` a whole
-    /// number in `(0, 1000]`, `tokenRatio` at least 0.001 once truncated.
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Throttling::try_from(RawThrottling::deserialize(deserializer)?)
-            .map_err(|e| de::Error::custom(ConfigError::RetryThrottling(e)))
-    }
-}
-
 #[derive(Deserialize)]
 struct RawName {
     #[serde(default)]
@@ -521,66 +298,49 @@ impl<'de> Deserialize<'de> for ServiceConfig {
     }
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
+impl Serialize for ServiceConfig {
+    /// The service config's JSON, `methodConfig` and `retryThrottling` only: what
+    /// [`Deserialize`] reads back as an equal config.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_struct("ServiceConfig", 2)?;
+        out.serialize_field("methodConfig", &self.methods)?;
+        match &self.throttling {
+            Some(throttling) => out.serialize_field("retryThrottling", throttling)?,
+            None => out.skip_field("retryThrottling")?,
+        }
+        out.end()
+    }
+}
 
-    // grpc-go `internal/serviceconfig/duration_test.go`, `TestDuration_MarshalUnmarshal`: its
-    // non-negative cases, and the malformed ones.
-    #[test]
-    fn reads_protobuf_durations_as_grpc_go_does() {
-        let ms = Duration::from_millis;
-        assert_eq!(proto_duration("1s"), Ok(ms(1000)));
-        assert_eq!(proto_duration(".050s"), Ok(ms(50)));
-        assert_eq!(proto_duration("0.1s"), Ok(ms(100)));
-        assert_eq!(proto_duration("1.5s"), Ok(ms(1500)));
-        assert_eq!(proto_duration("1.s"), Ok(ms(1000)));
-        assert_eq!(proto_duration("0.000000001s"), Ok(Duration::from_nanos(1)));
-        assert_eq!(
-            proto_duration("9223372036.854775807s"),
-            Ok(Duration::new(9_223_372_036, 854_775_807))
-        );
-        // grpc-go clamps this to Go's largest duration; a Rust `Duration` holds it.
-        assert_eq!(
-            proto_duration("315576000000s"),
-            Ok(Duration::from_secs(MOST_SECONDS))
-        );
-        assert_eq!(proto_duration("315576000001s"), Err(DurationError::Range));
-        assert_eq!(
-            proto_duration("99999999999999999999999s"),
-            Err(DurationError::Range)
-        );
-        for malformed in [
-            "5.3.2s",
-            "x.3s",
-            "3.xs",
-            "3.1234567890s",
-            ".s",
-            "s",
-            "+1s",
-            " 1s",
-        ] {
-            assert_eq!(
-                proto_duration(malformed),
-                Err(DurationError::Malformed),
-                "{malformed}"
-            );
+impl Serialize for MethodConfig {
+    /// One `methodConfig` entry: `name`, the policy under its key, and `timeout` if set.
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_struct("MethodConfig", 3)?;
+        out.serialize_field("name", &self.name)?;
+        match &self.policy {
+            Some(Policy::Retry(retry)) => out.serialize_field("retryPolicy", retry)?,
+            Some(Policy::Hedging(hedging)) => out.serialize_field("hedgingPolicy", hedging)?,
+            None => out.skip_field("retryPolicy")?,
         }
-        for unitless in ["5m", "5", "", "1S", "1s "] {
-            assert_eq!(
-                proto_duration(unitless),
-                Err(DurationError::Unit),
-                "{unitless}"
-            );
+        match self.timeout {
+            Some(timeout) => out.serialize_field("timeout", &Proto(timeout))?,
+            None => out.skip_field("timeout")?,
         }
-        // The negative cases grpc-go reads; every duration here must be non-negative.
-        for negative in ["-100.700s", "-.001s", "-0.200s", "-1s"] {
-            assert_eq!(
-                proto_duration(negative),
-                Err(DurationError::Negative),
-                "{negative}"
-            );
+        out.end()
+    }
+}
+
+impl Serialize for Name {
+    /// `{"service": ..., "method": ...}`, leaving out what is empty (`{}` is the default).
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut out = serializer.serialize_struct("Name", 2)?;
+        for (key, value) in [("service", &self.service), ("method", &self.method)] {
+            if value.is_empty() {
+                out.skip_field(key)?;
+            } else {
+                out.serialize_field(key, value)?;
+            }
         }
-        assert_eq!(proto_duration("-0s"), Ok(Duration::ZERO));
+        out.end()
     }
 }

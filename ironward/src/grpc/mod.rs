@@ -109,6 +109,8 @@ mod code;
 #[cfg(feature = "serde")]
 mod config;
 mod hedge;
+#[cfg(feature = "serde")]
+mod json;
 mod outcome;
 mod policy;
 mod retry;

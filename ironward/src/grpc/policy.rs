@@ -23,7 +23,7 @@ const MOST_TOKENS: u32 = 1000;
 /// The `retryPolicy` of gRPC proposal A6 field for field. A policy is a plain record; it is
 /// checked by [`validate`](RetryPolicy::validate), which [`RetryPlan::new`](super::RetryPlan::new)
 /// calls, so an invalid policy is an error before the first attempt rather than a guess after
-/// it. With the `serde` feature it is read (not written) in the service config's JSON form,
+/// it. With the `serde` feature it is read and written in the service config's JSON form,
 /// `{"maxAttempts": 4, "initialBackoff": "0.1s", ...}`, and validated as it is read.
 ///
 /// # Default
@@ -123,7 +123,8 @@ impl RetryPolicy {
 /// The `hedgingPolicy` of gRPC proposal A6: the first attempt goes at once, another after each
 /// `hedging_delay` without an answer, up to `max_attempts`; the first success or fatal code
 /// ends the call. A zero delay (A6: `"0s"`, or the field left out) sends every attempt at
-/// once. With the `serde` feature it is read in the service config's JSON form, validated.
+/// once. With the `serde` feature it is read and written in the service config's JSON form,
+/// validated as it is read.
 ///
 /// # Default
 ///
@@ -184,8 +185,8 @@ impl HedgingPolicy {
 }
 
 /// Retry throttling for every call to one server: the `retryThrottling` of gRPC A6, which
-/// becomes a [`Budget`]. With the `serde` feature it is read in the service config's JSON
-/// form, `{"maxTokens": 10, "tokenRatio": 0.1}`, validated.
+/// becomes a [`Budget`]. With the `serde` feature it is read and written in the service
+/// config's JSON form, `{"maxTokens": 10, "tokenRatio": 0.1}`, validated as it is read.
 ///
 /// # Default
 ///

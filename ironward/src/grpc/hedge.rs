@@ -174,8 +174,8 @@ pub enum Verdict {
 /// assert_eq!(plan.send(ms(1000), None), Hedge::Send(2));
 /// assert_eq!(plan.in_flight().len(), 3);
 ///
-/// let Verdict::Commit { attempt, cancel } = plan.on_outcome(2, Outcome::new(Code::Ok), ms(1200), None)
-/// else { panic!("a success commits") };
+/// let verdict = plan.on_outcome(2, Outcome::new(Code::Ok), ms(1200), None);
+/// let Verdict::Commit { attempt, cancel } = verdict else { panic!("a success commits") };
 /// assert_eq!(attempt, 2);
 /// assert_eq!(cancel.iter().collect::<Vec<_>>(), [0, 1]);
 /// assert_eq!(plan.next(ms(1500)), None, "no hedge after a commit");
@@ -348,7 +348,8 @@ impl HedgingPlan {
     /// let now = Duration::ZERO;
     /// let mut plan = HedgingPlan::new(&HEDGING_POLICY, None, now)?;
     /// assert_eq!(plan.send_shared(now, Some(&budget)), Hedge::Send(0));
-    /// let verdict = plan.on_outcome_shared(0, Outcome::new(Code::Unavailable), now, Some(&budget));
+    /// let unavailable = Outcome::new(Code::Unavailable);
+    /// let verdict = plan.on_outcome_shared(0, unavailable, now, Some(&budget));
     /// assert_eq!((verdict, budget.tokens()), (Verdict::Pending, 9.0));
     /// assert_eq!(plan.send_shared(now, Some(&budget)), Hedge::Send(1));
     /// # Ok::<(), ironward::grpc::PolicyError>(())

@@ -38,7 +38,8 @@ impl fmt::Display for DurationError {
     }
 }
 
-/// A protobuf JSON duration (`"1.5s"`), non-negative; see [`ServiceConfig`] for the rules.
+/// A protobuf JSON duration (`"1.5s"`), non-negative; see
+/// [`ServiceConfig`](super::ServiceConfig) for the rules.
 fn proto_duration(text: &str) -> Result<Duration, DurationError> {
     let body = text.strip_suffix('s').ok_or(DurationError::Unit)?;
     let (negative, body) = match body.strip_prefix('-') {
@@ -216,7 +217,8 @@ impl TryFrom<RawRetry> for RetryPolicy {
 }
 
 impl<'de> Deserialize<'de> for RetryPolicy {
-    /// A `retryPolicy` as the service config writes it, validated (see [`ServiceConfig`]).
+    /// A `retryPolicy` as the service config writes it, validated (see
+    /// [`ServiceConfig`](super::ServiceConfig)).
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         RetryPolicy::try_from(RawRetry::deserialize(deserializer)?)
             .map_err(|e| de::Error::custom(ConfigError::RetryPolicy(e)))
@@ -262,7 +264,8 @@ impl TryFrom<RawHedging> for HedgingPolicy {
 }
 
 impl<'de> Deserialize<'de> for HedgingPolicy {
-    /// A `hedgingPolicy` as the service config writes it, validated (see [`ServiceConfig`]).
+    /// A `hedgingPolicy` as the service config writes it, validated (see
+    /// [`ServiceConfig`](super::ServiceConfig)).
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         HedgingPolicy::try_from(RawHedging::deserialize(deserializer)?)
             .map_err(|e| de::Error::custom(ConfigError::HedgingPolicy(e)))

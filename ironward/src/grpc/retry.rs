@@ -81,7 +81,8 @@ pub enum Step {
 /// assert_eq!(plan.on_outcome(pushed, ms(120), 0.5, Some(&mut budget)), Step::Wait(ms(2000)));
 ///
 /// // INVALID_ARGUMENT is not retryable.
-/// let step = plan.on_outcome(Outcome::new(Code::InvalidArgument), ms(2200), 0.5, Some(&mut budget));
+/// let invalid = Outcome::new(Code::InvalidArgument);
+/// let step = plan.on_outcome(invalid, ms(2200), 0.5, Some(&mut budget));
 /// assert_eq!(step, Step::Stop(Stop::NotRetryable));
 /// assert_eq!(budget.tokens(), 8.0, "two retryable failures took a token each");
 /// # Ok::<(), ironward::grpc::PolicyError>(())
@@ -196,7 +197,8 @@ impl RetryPlan {
     /// let budget = SharedBudget::new(2, 0.1);
     /// let mut plan = RetryPlan::new(&RETRY_POLICY, None, Duration::ZERO)?;
     /// // The failure takes the budget to 1 of 2: not above half, so no retry.
-    /// let step = plan.on_outcome_shared(Outcome::new(Code::Unavailable), Duration::ZERO, 0.5, Some(&budget));
+    /// let unavailable = Outcome::new(Code::Unavailable);
+    /// let step = plan.on_outcome_shared(unavailable, Duration::ZERO, 0.5, Some(&budget));
     /// assert_eq!(step, Step::Stop(Stop::Throttled));
     /// assert_eq!(budget.tokens(), 1.0);
     /// # Ok::<(), ironward::grpc::PolicyError>(())

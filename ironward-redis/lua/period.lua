@@ -36,9 +36,9 @@ local count, start, latest = period_read(KEYS[1])
 -- A reading earlier than the latest seen is read as the latest seen.
 local t = math.max(latest, now)
 
-if start == nil or t - start >= period then
+count, start = period_open(count, start, t, period)
+if start == nil then
     start = period_start(t, period, ARGV[4] == '1')
-    count = 0
 end
 
 local answer = 3

@@ -18,11 +18,9 @@ local now = read_now(false)
 local period = tonumber(ARGV[2])
 
 local count, start, latest = period_read(KEYS[1])
-if start == nil then
-    return {0, now, 0}
-end
 local t = math.max(latest, now)
-if t - start >= period then
+count, start = period_open(count, start, t, period)
+if start == nil then
     return {0, t, 0}
 end
 return {period - (t - start), t, count}

@@ -34,14 +34,13 @@ if t > tonumber(ARGV[7]) then
     return 0
 end
 
-local open = start ~= nil and t - start < period
+count, start = period_open(count, start, t, period)
 if actual > estimate then
-    if not open then
+    if start == nil then
         start = period_start(t, period, ARGV[3] == '1')
-        count = 0
     end
     count = count + (actual - estimate)
-elseif open and start == tonumber(ARGV[8]) then
+elseif start == tonumber(ARGV[8]) then
     count = math.max(0, count - (estimate - actual))
 end
 

@@ -1,6 +1,7 @@
 -- period_state.lua: the prelude of the period scripts and of lua/limits.lua (see
--- src/script.rs), how a period's state reads, where a new period starts, and how long a
--- cost waits, not a script of its own.
+-- src/script.rs), how a period's state reads, whether a period is open, where a new one
+-- starts, and how long a cost waits, not a script of its own: each rule written once, for
+-- every script that decides a period.
 --
 -- A period's key holds struct.pack('<ddd', count, start, latest): the units counted in the
 -- open period, when it started, and the latest clock reading seen (integers below 2^53,

@@ -3,6 +3,7 @@
 //! - `retry`: the retry plan against grpc-go's `test/retry_test.go` (`TestRetryUnary`,
 //!   `TestRetryThrottling`, `TestRetryStreaming`'s pushback cases, `TestMaxCallAttempts`) and
 //!   `stream.go`'s `shouldRetry`, replayed with the clock passed in.
+//! - `streaming`: the rest of `TestRetryStreaming`'s cases, as a table.
 //! - `hedging`: the hedging plan against A6's "Hedging Policy" and "Summary of Retry and
 //!   Hedging Logic" (grpc-go has no hedging to port from).
 //! - `config` (feature `serde`): the service config against grpc-go's `service_config_test.go`
@@ -17,3 +18,4 @@ mod config;
 mod hedging;
 mod properties;
 mod retry;
+mod streaming;

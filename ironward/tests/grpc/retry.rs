@@ -7,12 +7,12 @@ use ironward::grpc::{
 };
 use ironward::{Budget, Jitter};
 
-fn ms(n: u64) -> Duration {
+pub(crate) fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
 /// grpc-go's test policy: `MaxAttempts` 4, `.01s` both ways, multiplier 1.
-fn policy(codes: &[Code]) -> RetryPolicy {
+pub(crate) fn policy(codes: &[Code]) -> RetryPolicy {
     RetryPolicy {
         max_attempts: 4,
         initial_backoff: ms(10),

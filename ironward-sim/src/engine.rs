@@ -11,8 +11,8 @@
 use core::time::Duration;
 
 use ironward::{
-    Backoff, Breaker, Bucket, Budget, Criticality, Deadline, Gate, Grant, Limiter, Period, Permit,
-    Quota, Settle, Shedder, Sliding, Ticket,
+    Backoff, Breaker, Budget, Criticality, Deadline, Grant, Limiter, Permit, Settle, Shedder,
+    Ticket,
 };
 
 use crate::ahead::Ahead;
@@ -23,6 +23,7 @@ use crate::dice::Dice;
 use crate::histogram::Histogram;
 use crate::policy::BreakerPolicy;
 use crate::queue::Queue;
+use crate::quotas::{Piece, Quotas};
 use crate::report::{Report, Row, Run};
 use crate::scenario::{Scenario, Variant};
 
@@ -184,16 +185,6 @@ enum Front {
     Classic(ClassicBreaker),
 }
 
-/// The server-side piece that refused an attempt.
-#[derive(Debug, Clone, Copy)]
-enum Piece {
-    Shedder,
-    Bucket,
-    Sliding,
-    Period,
-    Gate,
-}
-
 /// A run in progress.
 #[derive(Debug)]
 struct Engine {
@@ -209,10 +200,7 @@ struct Engine {
     limiter: Option<Limiter>,
     budget: Option<Budget>,
     shedder: Option<Shedder>,
-    bucket: Option<Bucket>,
-    sliding: Option<Sliding>,
-    period: Option<Period>,
-    gate: Option<Gate>,
+    quotas: Option<Quotas>,
     server: Server,
     /// The breaker's rolls, one per attempt it decides.
     rolls: Ahead<f64>,
@@ -255,16 +243,7 @@ impl Engine {
                 .budget
                 .map(|b| Budget::new(b.max_tokens, b.token_ratio)),
             shedder: p.shedder.map(|shed| Shedder::new(shed, zero)),
-            bucket: p.bucket.map(|b| Bucket::new(b.rate, b.burst, zero)),
-            sliding: p.sliding.map(|s| Sliding::new(s.quota, s.window)),
-            period: p.period.map(|q| {
-                if q.align {
-                    Period::aligned(q.quota, q.period)
-                } else {
-                    Period::new(q.quota, q.period)
-                }
-            }),
-            gate: p.gate.map(|g| Gate::new(g.limit)),
+            quotas: Quotas::new(p),
             server: Server::new(
                 &v.backend,
                 Dice::fork(seed, SERVICE),
@@ -304,6 +283,7 @@ impl Engine {
         self.events.push(at, what);
     }
 
+    #[inline(always)]
     fn handle(&mut self, what: What) {
         match what {
             What::Done {
@@ -329,6 +309,7 @@ impl Engine {
         }
     }
 
+    #[inline(always)]
     fn arrive(&mut self, class: Criticality) {
         self.row.offered += 1;
         self.attempt(Call {
@@ -340,6 +321,7 @@ impl Engine {
     }
 
     /// One attempt: the client's limiter and breaker, the server's pieces, then the backend.
+    #[inline(always)]
     fn attempt(&mut self, call: Call) {
         if call.attempt > 1 {
             self.row.retries += 1;
@@ -419,6 +401,7 @@ impl Engine {
 
     /// The server-side pieces in order, for a call of `class`; on a refusal, whatever was
     /// taken is given back.
+    #[inline(always)]
     fn enter(&mut self, class: Criticality) -> Result<Inside, Piece> {
         let now = self.at();
         let ticket = match &mut self.shedder {
@@ -429,24 +412,13 @@ impl Engine {
             ),
             None => None,
         };
-        let refused = if !self.bucket.as_mut().is_none_or(|b| b.take(now, 1.0)) {
-            Some(Piece::Bucket)
-        } else if !self.sliding.as_mut().is_none_or(|s| s.take(now)) {
-            Some(Piece::Sliding)
-        } else if self
-            .period
-            .as_mut()
-            .is_some_and(|p| p.take(now) == Quota::Over)
-        {
-            Some(Piece::Period)
-        } else if !self.gate.as_mut().is_none_or(Gate::enter) {
-            Some(Piece::Gate)
-        } else {
-            None
+        let refused = match &mut self.quotas {
+            Some(quotas) => quotas.enter(now).err(),
+            None => None,
         };
         let inside = Inside {
             ticket,
-            gate: self.gate.is_some() && refused.is_none(),
+            gate: refused.is_none() && self.quotas.as_ref().is_some_and(Quotas::gated),
         };
         match refused {
             None => Ok(inside),
@@ -458,6 +430,7 @@ impl Engine {
     }
 
     /// Gives back what the server-side pieces hold for an attempt, which ended in `ok`.
+    #[inline(always)]
     fn leave(&mut self, inside: Inside, ok: bool) {
         if let (Some(ticket), Some(shedder)) = (inside.ticket, &mut self.shedder) {
             if ok {
@@ -466,12 +439,13 @@ impl Engine {
                 shedder.fail(ticket);
             }
         }
-        if let (true, Some(gate)) = (inside.gate, &mut self.gate) {
-            gate.leave();
+        if let (true, Some(quotas)) = (inside.gate, &mut self.quotas) {
+            quotas.leave();
         }
     }
 
     /// The backend finishes an attempt.
+    #[inline(always)]
     fn finished(&mut self, inside: Inside, ok: bool) {
         self.server.finish(self.now);
         if !ok {
@@ -497,6 +471,7 @@ impl Engine {
     }
 
     /// Records the settled outcome with the client's breaker, and with its limiter as `how`.
+    #[inline(always)]
     fn settle(&mut self, guard: Guard, ok: bool, how: Settle) {
         let now = self.at();
         if let (Some(grant), Some(limiter)) = (guard.grant, &mut self.limiter) {
@@ -510,6 +485,7 @@ impl Engine {
         }
     }
 
+    #[inline(always)]
     fn succeeded(&mut self, call: Call, guard: Guard) {
         self.settle(guard, true, Settle::Success);
         if let Some(budget) = &mut self.budget {
@@ -564,6 +540,7 @@ impl Engine {
     /// pruned: the window is pruned only when the stale count passes the peak, a batch of
     /// stamps at a time (a loop that runs to its end, not one that mispredicts its exit on
     /// most calls). The run's peak is the greatest of the intervals', taken as each closes.
+    #[inline(always)]
     fn count_in_window(&mut self) {
         self.stamps.push(self.now);
         if ((self.stamps.len() - self.first) as u64) <= self.row.peak_window {
@@ -579,8 +556,8 @@ impl Engine {
     /// The stamps are in time order, so those that left are a prefix.
     fn prune_window(&mut self) {
         let (now, window) = (self.now, self.window);
-        let left = &self.stamps[self.first..];
-        self.first += left.partition_point(|&t| now - t >= window);
+        let left = self.stamps[self.first..].iter();
+        self.first += left.take_while(|&&t| now - t >= window).count();
         // Drop the stamps gone once they are most of the vector: a copy per stamp, at most.
         if self.first > 4096 && self.first * 2 > self.stamps.len() {
             self.stamps.drain(..self.first);

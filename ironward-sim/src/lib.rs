@@ -84,6 +84,7 @@ mod plot;
 mod png;
 mod policy;
 mod queue;
+mod quotas;
 mod report;
 mod scenario;
 mod summary;

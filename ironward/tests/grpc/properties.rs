@@ -1,12 +1,13 @@
 //! Invariants of the retry and hedging plans for random policies, codes, pushbacks, clocks
-//! and draws, hostile values among them, checked against a naive model of the bounds; and
-//! each plan against a twin that reports to a `SharedBudget`, which must decide alike.
+//! and draws, hostile values among them, checked against a naive model of the bounds; each
+//! plan against a twin that reports to a `SharedBudget`, which must decide alike; and the
+//! retry plan against a naive model of grpc-go's `shouldRetry` steps (`stream.go`).
 
 use core::time::Duration;
 
 use ironward::grpc::{
     A6_JITTER, Code, Codes, Hedge, HedgingPlan, HedgingPolicy, MAX_ATTEMPTS, Outcome, Pushback,
-    RetryPlan, RetryPolicy, Step, Verdict,
+    RetryPlan, RetryPolicy, Step, Stop, Verdict,
 };
 use ironward::{Budget, Jitter, SharedBudget};
 use proptest::prelude::*;
@@ -278,6 +279,177 @@ proptest! {
                 prop_assert_eq!(plan.next(reading), None);
                 prop_assert!(plan.in_flight().len() <= 1);
             }
+        }
+    }
+}
+
+/// A naive model of grpc-go's `csAttempt.shouldRetry` (`stream.go`), written from its steps,
+/// with a rigid jitter so that every wait is the ceiling itself.
+struct Model {
+    policy: RetryPolicy,
+    deadline: Option<Duration>,
+    made: u32,
+    since_pushback: u32,
+    latest: Duration,
+    ended: bool,
+}
+
+impl Model {
+    fn step(
+        &mut self,
+        code: Code,
+        committed: bool,
+        values: &[&str],
+        now: Duration,
+        budget: Option<&mut Budget>,
+    ) -> Step {
+        self.latest = self.latest.max(now);
+        if self.ended {
+            return Step::Stop(Stop::Committed);
+        }
+        let step = self.decide(code, committed, values, budget);
+        match step {
+            Step::Wait(_) => self.made += 1,
+            _ => self.ended = true,
+        }
+        step
+    }
+
+    fn decide(
+        &mut self,
+        code: Code,
+        committed: bool,
+        values: &[&str],
+        mut budget: Option<&mut Budget>,
+    ) -> Step {
+        if code == Code::Ok {
+            if let Some(b) = budget {
+                b.pass();
+            }
+            return Step::Done;
+        }
+        if committed {
+            return Step::Stop(Stop::Committed);
+        }
+        // `strconv.Atoi` on the one value, by the standard library's own parser.
+        let pushback = match values {
+            [] => None,
+            [one] => match one.parse::<i64>() {
+                Ok(ms) if ms >= 0 => Some(ms as u64),
+                _ => {
+                    if let Some(b) = budget.as_deref_mut() {
+                        b.fail();
+                    }
+                    return Step::Stop(Stop::Pushback);
+                }
+            },
+            _ => {
+                if let Some(b) = budget.as_deref_mut() {
+                    b.fail();
+                }
+                return Step::Stop(Stop::Pushback);
+            }
+        };
+        if !self.policy.retryable_status_codes.contains(code) {
+            return Step::Stop(Stop::NotRetryable);
+        }
+        if let Some(b) = budget {
+            b.fail();
+            if !b.can_retry() {
+                return Step::Stop(Stop::Throttled);
+            }
+        }
+        if self.made >= self.policy.max_attempts.min(5) {
+            return Step::Stop(Stop::AttemptsSpent);
+        }
+        let wait = match pushback {
+            Some(ms) => Duration::from_millis(ms),
+            None => {
+                let mut ceiling = self.policy.initial_backoff.as_nanos() as f64;
+                for _ in 0..self.since_pushback {
+                    ceiling *= self.policy.backoff_multiplier;
+                }
+                let cap = self.policy.max_backoff;
+                let nanos = ceiling.min(cap.as_nanos() as f64).round();
+                if nanos >= cap.as_nanos() as f64 {
+                    cap
+                } else {
+                    Duration::from_nanos(nanos as u64)
+                }
+            }
+        };
+        if self
+            .deadline
+            .is_some_and(|deadline| self.latest.saturating_add(wait) >= deadline)
+        {
+            return Step::Stop(Stop::Deadline);
+        }
+        if pushback.is_some() {
+            self.since_pushback = 0;
+        } else {
+            self.since_pushback += 1;
+        }
+        Step::Wait(wait)
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig {
+        cases: 2_000,
+        failure_persistence: Some(Box::new(FileFailurePersistence::Direct(
+            "tests/proptest-regressions/grpc.txt",
+        ))),
+        ..ProptestConfig::default()
+    })]
+
+    // The plan decides every outcome as the naive model of grpc-go's steps does, and tells
+    // the budget the same.
+    #[test]
+    fn retry_plans_decide_as_the_model_of_grpc_go(
+        max_attempts in 2u32..=7,
+        initial_backoff in (1u64..=2_000_000_000).prop_map(Duration::from_nanos),
+        max_backoff in (1u64..=5_000_000_000).prop_map(Duration::from_nanos),
+        backoff_multiplier in 0.1..4.0f64,
+        retryable_status_codes in codes(),
+        deadline in prop::option::of((0u64..=20_000_000_000).prop_map(Duration::from_nanos)),
+        budget in budget(),
+        events in prop::collection::vec(event(), 0..10),
+    ) {
+        let policy = RetryPolicy {
+            max_attempts,
+            initial_backoff,
+            max_backoff,
+            backoff_multiplier,
+            retryable_status_codes,
+        };
+        let mut plan = RetryPlan::new(&policy, deadline, Duration::ZERO)
+            .unwrap()
+            .with_jitter(Jitter::Rigid);
+        let mut model = Model {
+            policy,
+            deadline,
+            made: 1,
+            since_pushback: 0,
+            latest: Duration::ZERO,
+            ended: false,
+        };
+        let (mut ours, mut theirs) = (budget, budget);
+        let mut reading = Duration::ZERO;
+        for event in &events {
+            reading = advance(reading, event).min(Duration::from_secs(1_000_000));
+            let values: Vec<&str> = event.pushback.iter().map(String::as_str).collect();
+            let outcome = Outcome { code: event.code, committed: event.committed, pushback: &values };
+            let step = plan.on_outcome(outcome, reading, event.draw, ours.as_mut());
+            let want = model.step(event.code, event.committed, &values, reading, theirs.as_mut());
+            match (step, want) {
+                // The model's float chain may round a nanosecond apart from the plan's.
+                (Step::Wait(a), Step::Wait(b)) => {
+                    prop_assert!(a.abs_diff(b) <= Duration::from_nanos(1), "{:?} vs {:?}", a, b);
+                }
+                _ => prop_assert_eq!(step, want),
+            }
+            prop_assert_eq!(ours, theirs);
+            prop_assert_eq!(plan.attempts(), model.made);
         }
     }
 }

@@ -519,3 +519,19 @@ mod round_trip {
         }
     }
 }
+
+// grpc-go `test/retry_test.go` writes its policies with capitalised keys ("MaxAttempts"),
+// which Go's `encoding/json` matches in any case. The proto JSON names are `maxAttempts`;
+// here a capitalised key is not one of them, so the policy reads as missing its fields and is
+// rejected with the first rule it breaks, never silently half-read.
+#[test]
+fn capitalised_keys_are_not_the_proto_json_names() {
+    let error = error(&retry(
+        r#"{"MaxAttempts": 4, "InitialBackoff": ".01s", "MaxBackoff": ".01s",
+            "BackoffMultiplier": 1.0, "RetryableStatusCodes": ["ALREADY_EXISTS"]}"#,
+    ));
+    assert!(
+        error.contains("invalid retry policy: max attempts must be at least 2"),
+        "{error}"
+    );
+}

@@ -34,6 +34,8 @@ const OUTCOME: u64 = 3;
 const BREAKER: u64 = 4;
 const JITTER: u64 = 5;
 
+const NANOS_PER_SEC: u64 = 1_000_000_000;
+
 impl Scenario {
     /// Runs every variant in turn and gathers the runs.
     ///
@@ -87,13 +89,14 @@ impl Variant {
         let interval = nanos(self.interval).max(1);
         let sample = nanos(self.backend.cpu.sample).max(1);
         let (mut next_row, mut next_sample) = (interval.min(end), sample);
+        // The next arrival, read again only once it is taken: nothing else moves it.
+        let mut arrival = engine.arrivals.peek().unwrap_or(u64::MAX);
         loop {
             // Between two boundaries (a sample, an interval's end), only events and arrivals:
             // the loop that runs nearly every step of a run compares the two and one bound.
             let boundary = next_sample.min(next_row);
             loop {
                 let event = engine.events.peek().unwrap_or(u64::MAX);
-                let arrival = engine.arrivals.peek().unwrap_or(u64::MAX);
                 if event <= arrival {
                     if event >= boundary {
                         break;
@@ -109,6 +112,7 @@ impl Variant {
                     engine.tick(arrival);
                     let class = engine.arrivals.pop();
                     engine.arrive(class);
+                    arrival = engine.arrivals.peek().unwrap_or(u64::MAX);
                 }
             }
             if next_sample <= next_row {
@@ -191,6 +195,8 @@ struct Engine {
     now: u64,
     /// `now` as a [`Duration`], for the core's decisions.
     at: Duration,
+    /// The whole second `now` is in, and when it started, in nanoseconds.
+    second: (u64, u64),
     timeout: u64,
     deadline: Duration,
     backoff: Backoff,
@@ -228,6 +234,7 @@ impl Engine {
         Self {
             now: 0,
             at: Duration::ZERO,
+            second: (0, 0),
             timeout: nanos(v.client.timeout),
             deadline: v.client.deadline,
             backoff: v.client.backoff,
@@ -271,9 +278,18 @@ impl Engine {
     }
 
     /// Moves the clock to `now`, once an event, in both the forms the core and the queue take.
+    ///
+    /// The [`Duration`] is built on the whole second last seen: `Duration::from_nanos`
+    /// divides by a billion, twice an event, where nearly every event falls in the same
+    /// second as the one before. The seconds and nanoseconds are the division's all the same.
     fn tick(&mut self, now: u64) {
         self.now = now;
-        self.at = Duration::from_nanos(now);
+        let into = now.wrapping_sub(self.second.1);
+        if into >= NANOS_PER_SEC {
+            let seconds = now / NANOS_PER_SEC;
+            self.second = (seconds, seconds * NANOS_PER_SEC);
+        }
+        self.at = Duration::new(self.second.0, (now - self.second.1) as u32);
     }
 
     /// Schedules `what` at `at`, inlined so that the event is built where it waits, not on

@@ -213,6 +213,8 @@ mod reason;
 mod reservation;
 mod shedder;
 mod sliding;
+#[cfg(target_has_atomic = "64")]
+mod sync;
 mod tally;
 #[cfg(test)]
 mod walk;

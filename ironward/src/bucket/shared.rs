@@ -1,14 +1,13 @@
 //! [`SharedBucket`]: the token bucket shared by `&`, its state in one atomic word.
 
 use core::fmt;
-use core::hint::spin_loop;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use core::time::Duration;
 
 use super::{is_cost, read_burst, read_rate};
 use crate::clock::nanos;
 use crate::line::Line;
 use crate::reason::BucketReason;
+use crate::sync::{AtomicBool, AtomicU64, Ordering, spin_loop};
 
 /// Ticks in a nanosecond: the word counts time in quarters of a nanosecond.
 const TICKS_PER_NS: u64 = 4;

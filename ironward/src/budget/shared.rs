@@ -1,10 +1,10 @@
 //! [`SharedBudget`]: the retry budget shared by `&`, in one atomic word.
 
 use core::fmt;
-use core::sync::atomic::{AtomicU64, Ordering};
 
 use super::{Budget, MILLI};
 use crate::reason::BudgetReason;
+use crate::sync::{AtomicU64, Ordering};
 
 /// A [`Budget`] that many threads share by `&`, without a lock: the tokens held, the
 /// maximum and the ratio packed into one `AtomicU64`.

@@ -1,9 +1,9 @@
 //! [`SharedGate`]: the gate shared by `&`, in one atomic word.
 
 use core::fmt;
-use core::sync::atomic::{AtomicU64, Ordering};
 
 use crate::reason::GateReason;
+use crate::sync::{AtomicU64, Ordering, const_fn};
 
 /// A [`Gate`](crate::Gate) that many threads share by `&`, without a lock: the count and
 /// the limit packed into one `AtomicU64`.
@@ -84,11 +84,13 @@ const fn unpack(word: u64) -> (u32, u32) {
 }
 
 impl SharedGate {
-    /// A gate that nothing has entered, with room for `limit`; read as
-    /// [`Gate::new`](crate::Gate::new) reads it (a limit of 0 admits nothing).
-    pub const fn new(limit: u32) -> Self {
-        Self {
-            state: AtomicU64::new(pack(0, limit)),
+    const_fn! {
+        /// A gate that nothing has entered, with room for `limit`; read as
+        /// [`Gate::new`](crate::Gate::new) reads it (a limit of 0 admits nothing).
+        pub fn new(limit: u32) -> Self {
+            Self {
+                state: AtomicU64::new(pack(0, limit)),
+            }
         }
     }
 

@@ -1,14 +1,13 @@
 //! [`SharedPeriod`]: the fixed-window counter shared by `&`, its count in one atomic word.
 
 use core::fmt;
-use core::hint::spin_loop;
-use core::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use core::time::Duration;
 
 use super::Quota;
 use crate::clock::nanos;
 use crate::line::Line;
 use crate::reason::QuotaReason;
+use crate::sync::{AtomicBool, AtomicU64, Ordering, const_fn, spin_loop};
 
 /// The bits of the word that hold the count: up to `u32::MAX + 1`, a quota of `u32::MAX`
 /// plus the one refusal that is counted (a retune keeps the count, and it stops at the
@@ -172,10 +171,12 @@ struct Slot {
 }
 
 impl Slot {
-    const fn new(quota: u32, period: u64) -> Self {
-        Self {
-            quota: AtomicU64::new(quota as u64),
-            period: AtomicU64::new(period),
+    const_fn! {
+        fn new(quota: u32, period: u64) -> Self {
+            Self {
+                quota: AtomicU64::new(quota as u64),
+                period: AtomicU64::new(period),
+            }
         }
     }
 }
@@ -268,63 +269,69 @@ fn standing(count: u64, quota: u32) -> Quota {
 }
 
 impl SharedPeriod {
-    /// A counter no event has touched, admitting `quota` events per `period`, a period
-    /// opening at the first event after the last one closed, as
-    /// [`Period::new`](crate::Period::new) does; its clock starts at zero.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use core::time::Duration;
-    /// use ironward::{Quota, SharedPeriod};
-    ///
-    /// static LIMIT: SharedPeriod = SharedPeriod::new(1, Duration::from_secs(10));
-    ///
-    /// let secs = Duration::from_secs;
-    /// assert_eq!(LIMIT.take(secs(7)), Quota::Hit);
-    /// assert_eq!(LIMIT.take(secs(16)), Quota::Over);
-    /// assert_eq!(LIMIT.take(secs(17)), Quota::Hit);
-    /// ```
-    pub const fn new(quota: u32, period: Duration) -> Self {
-        Self::with(quota, period, false)
+    const_fn! {
+        /// A counter no event has touched, admitting `quota` events per `period`, a period
+        /// opening at the first event after the last one closed, as
+        /// [`Period::new`](crate::Period::new) does; its clock starts at zero.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use core::time::Duration;
+        /// use ironward::{Quota, SharedPeriod};
+        ///
+        /// static LIMIT: SharedPeriod = SharedPeriod::new(1, Duration::from_secs(10));
+        ///
+        /// let secs = Duration::from_secs;
+        /// assert_eq!(LIMIT.take(secs(7)), Quota::Hit);
+        /// assert_eq!(LIMIT.take(secs(16)), Quota::Over);
+        /// assert_eq!(LIMIT.take(secs(17)), Quota::Hit);
+        /// ```
+        pub fn new(quota: u32, period: Duration) -> Self {
+            Self::with(quota, period, false)
+        }
     }
 
-    /// A counter no event has touched, admitting `quota` events per `period`, periods lying
-    /// on the multiples of `period` on the caller's clock, as
-    /// [`Period::aligned`](crate::Period::aligned) does: with `now` read as time since the
-    /// Unix epoch, a daily quota resets at 00:00 UTC.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use core::time::Duration;
-    /// use ironward::{Quota, SharedPeriod};
-    ///
-    /// let secs = Duration::from_secs;
-    /// let limit = SharedPeriod::aligned(1, secs(10));
-    /// assert_eq!(limit.take(secs(7)), Quota::Hit);
-    /// // The period is [0 s, 10 s): it ends at 10 s, whenever the first event came.
-    /// assert_eq!(limit.next(secs(7)), secs(3));
-    /// assert_eq!(limit.take(secs(10)), Quota::Hit);
-    /// ```
-    pub const fn aligned(quota: u32, period: Duration) -> Self {
-        Self::with(quota, period, true)
+    const_fn! {
+        /// A counter no event has touched, admitting `quota` events per `period`, periods lying
+        /// on the multiples of `period` on the caller's clock, as
+        /// [`Period::aligned`](crate::Period::aligned) does: with `now` read as time since the
+        /// Unix epoch, a daily quota resets at 00:00 UTC.
+        ///
+        /// # Examples
+        ///
+        /// ```
+        /// use core::time::Duration;
+        /// use ironward::{Quota, SharedPeriod};
+        ///
+        /// let secs = Duration::from_secs;
+        /// let limit = SharedPeriod::aligned(1, secs(10));
+        /// assert_eq!(limit.take(secs(7)), Quota::Hit);
+        /// // The period is [0 s, 10 s): it ends at 10 s, whenever the first event came.
+        /// assert_eq!(limit.next(secs(7)), secs(3));
+        /// assert_eq!(limit.take(secs(10)), Quota::Hit);
+        /// ```
+        pub fn aligned(quota: u32, period: Duration) -> Self {
+            Self::with(quota, period, true)
+        }
     }
 
-    /// [`new`](Self::new) or, with `align`, [`aligned`](Self::aligned).
-    const fn with(quota: u32, period: Duration, align: bool) -> Self {
-        let period = read_period(period);
-        Self {
-            state: Line(AtomicU64::new(0)),
-            starts: [AtomicU64::new(0), AtomicU64::new(0)],
-            terms: [
-                Slot::new(quota, period),
-                Slot::new(0, 1),
-                Slot::new(0, 1),
-                Slot::new(0, 1),
-            ],
-            align,
-            retuning: AtomicBool::new(false),
+    const_fn! {
+        /// [`new`](Self::new) or, with `align`, [`aligned`](Self::aligned).
+        fn with(quota: u32, period: Duration, align: bool) -> Self {
+            let period = read_period(period);
+            Self {
+                state: Line(AtomicU64::new(0)),
+                starts: [AtomicU64::new(0), AtomicU64::new(0)],
+                terms: [
+                    Slot::new(quota, period),
+                    Slot::new(0, 1),
+                    Slot::new(0, 1),
+                    Slot::new(0, 1),
+                ],
+                align,
+                retuning: AtomicBool::new(false),
+            }
         }
     }
 

@@ -19,8 +19,8 @@ const SLOTS: u64 = 512;
 /// Lauck, "Hashed and hierarchical timing wheels", SOSP 1987): an event goes into the bucket
 /// of its quarter millisecond, and the buckets are taken in turn, each ordered as it comes
 /// up. Events further ahead than the wheel reaches wait in a binary heap until it does. A
-/// push is a `Vec::push` and a take a read at a cursor, where a binary heap over every event
-/// cost a seventh of a run at ten thousand calls a second.
+/// push is a `Vec::push` and a take a `Vec::pop`, where a binary heap over every event cost
+/// a seventh of a run at ten thousand calls a second.
 ///
 /// The buckets hold sixteen-byte entries, a time and a place in a slab beside the wheel
 /// where the event itself waits: an event of the simulation is about a hundred bytes, and
@@ -29,23 +29,26 @@ const SLOTS: u64 = 512;
 /// store). The slab's places are reused last freed first, so the few hundred events under
 /// way stay in a few hot lines. A bucket's entries are in the order they were scheduled
 /// (those that waited in the heap come in first, in order, before anything else can be
-/// pushed into the bucket), so a stable sort by time alone orders it, ties in the order
-/// scheduled: the two to four entries a bucket usually holds are sorted by insertion in
-/// place, and then taken at a cursor. A bucket becomes the one being taken by swapping its
-/// vector with the drained one, so nothing is copied and each keeps its capacity. Memory
-/// stays at the most events ever waiting.
+/// pushed into the bucket), so as a bucket comes up each entry becomes a key of its time,
+/// its rank in the bucket and its place in the slab, and ordering the keys orders the
+/// events, ties in the order scheduled. The two to four keys a bucket usually holds are
+/// ordered by a sorting network, without a branch: sorted by insertion, the compares of
+/// random times mispredicted about once a bucket, which cost more than the network's
+/// instructions. Memory stays at the most events ever waiting.
 #[derive(Debug)]
 pub(crate) struct Queue<T> {
     /// Per bucket, the events due in it, in the order scheduled.
     wheel: Vec<Vec<Entry>>,
     /// The bucket being taken; every event of an earlier bucket has been taken.
     current: u64,
-    /// The current bucket's events in the order they are taken: those before `next` have
-    /// been.
-    ready: Vec<Entry>,
-    /// The first event of `ready` not yet taken.
-    next: usize,
-    /// Events in the wheel, outside `ready`.
+    /// The keys of the current bucket's events not yet taken, latest first, so the next is
+    /// at the end.
+    order: Vec<Key>,
+    /// The rank the next event pushed into the current bucket takes: after every other.
+    rank: u32,
+    /// A drained bucket, to swap for the next one to come up, so each keeps its capacity.
+    spare: Vec<Entry>,
+    /// Events in the wheel, outside `order`.
     wheeled: usize,
     /// Events beyond the wheel's reach, and the order they were scheduled in.
     far: BinaryHeap<Reverse<Far>>,
@@ -61,6 +64,14 @@ pub(crate) struct Queue<T> {
 struct Entry {
     at: u64,
     slot: u32,
+}
+
+/// An event's time, above its rank in its bucket, above its place in the slab: ordering
+/// keys orders the events, ties in the order they were scheduled.
+type Key = u128;
+
+fn key(at: u64, rank: u32, slot: u32) -> Key {
+    (u128::from(at) << 64) | (u128::from(rank) << 32) | u128::from(slot)
 }
 
 /// An event beyond the wheel, with the count that breaks its ties.
@@ -101,8 +112,9 @@ impl<T> Queue<T> {
         Self {
             wheel: (0..SLOTS).map(|_| Vec::new()).collect(),
             current: 0,
-            ready: Vec::new(),
-            next: 0,
+            order: Vec::new(),
+            rank: 0,
+            spare: Vec::new(),
             wheeled: 0,
             far: BinaryHeap::new(),
             seq: 0,
@@ -125,19 +137,21 @@ impl<T> Queue<T> {
                 (self.slab.len() - 1) as u32
             }
         };
-        let entry = Entry { at, slot };
         let s = at >> SLOT_BITS;
         if s <= self.current {
-            // After every event not yet taken that is due at or before it.
-            let waiting = &self.ready[self.next..];
-            let i = self.next + waiting.partition_point(|e| e.at <= at);
-            self.ready.insert(i, entry);
+            // Latest first: the new event goes before every event due after it, and after
+            // (taken later than) those due at the same time.
+            let k = key(at, self.rank, slot);
+            self.rank += 1;
+            let i = self.order.partition_point(|&o| o > k);
+            self.order.insert(i, k);
         } else if s < self.current + SLOTS {
-            self.wheel[(s % SLOTS) as usize].push(entry);
+            self.wheel[(s % SLOTS) as usize].push(Entry { at, slot });
             self.wheeled += 1;
         } else {
             self.seq += 1;
             let seq = self.seq;
+            let entry = Entry { at, slot };
             self.far.push(Reverse(Far { seq, entry }));
         }
     }
@@ -145,20 +159,19 @@ impl<T> Queue<T> {
     /// When the next event is due.
     #[inline]
     pub(crate) fn peek(&mut self) -> Option<u64> {
-        if self.next == self.ready.len() {
+        if self.order.is_empty() {
             self.turn();
         }
-        self.ready.get(self.next).map(|e| e.at)
+        self.order.last().map(|&k| (k >> 64) as u64)
     }
 
     /// Takes the next event.
     #[inline]
     pub(crate) fn pop(&mut self) -> Option<T> {
-        if self.next == self.ready.len() {
+        if self.order.is_empty() {
             self.turn();
         }
-        let slot = self.ready.get(self.next)?.slot;
-        self.next += 1;
+        let slot = self.order.pop()? as u32;
         self.free.push(slot);
         self.slab.get_mut(slot as usize)?.take()
     }
@@ -171,7 +184,7 @@ impl<T> Queue<T> {
     /// Turns the wheel until the current bucket has an event, if any is waiting.
     #[inline(never)]
     fn turn(&mut self) {
-        while self.next == self.ready.len() {
+        while self.order.is_empty() {
             if self.wheeled == 0 {
                 // Nothing within reach: jump to the first far event's bucket.
                 let Some(Reverse(first)) = self.far.peek() else {
@@ -181,12 +194,11 @@ impl<T> Queue<T> {
             } else {
                 self.current += 1;
             }
-            // The current bucket becomes `ready`, whose drained vector takes its place.
-            self.ready.clear();
-            self.next = 0;
+            // The current bucket's entries become keys; its drained vector stays for the
+            // next bucket to come up.
             let bucket = (self.current % SLOTS) as usize;
-            core::mem::swap(&mut self.ready, &mut self.wheel[bucket]);
-            self.wheeled -= self.ready.len();
+            core::mem::swap(&mut self.spare, &mut self.wheel[bucket]);
+            self.wheeled -= self.spare.len();
             while let Some(Reverse(first)) = self.far.peek() {
                 let s = first.entry.at >> SLOT_BITS;
                 if s >= self.current + SLOTS {
@@ -198,33 +210,48 @@ impl<T> Queue<T> {
                 // Only after a jump can a far event be due in the current bucket, which was
                 // then empty: the heap's order is the order scheduled.
                 if s <= self.current {
-                    self.ready.push(far.entry);
+                    self.spare.push(far.entry);
                 } else {
                     self.wheel[(s % SLOTS) as usize].push(far.entry);
                     self.wheeled += 1;
                 }
             }
-            order(&mut self.ready);
+            let ranked = self.spare.drain(..).zip(0..);
+            self.order
+                .extend(ranked.map(|(e, rank)| key(e.at, rank, e.slot)));
+            self.rank = self.order.len() as u32;
+            order(&mut self.order);
         }
     }
 }
 
-/// Sorts `entries` by time, ties kept in their order: by insertion, which for the two to
-/// four entries a bucket usually holds is a few compares, and by a stable sort beyond that.
+/// Sorts `keys` latest first: by a sorting network of compare-exchanges, which need no
+/// branch, for the two to four keys a bucket usually holds, and by a sort beyond that.
 #[inline]
-fn order(entries: &mut [Entry]) {
-    if entries.len() > 16 {
-        entries.sort_by_key(|e| e.at);
-        return;
+fn order(keys: &mut [Key]) {
+    /// Puts the later of `keys[i]` and `keys[j]` first.
+    #[inline(always)]
+    fn exchange(keys: &mut [Key], i: usize, j: usize) {
+        let (a, b) = (keys[i], keys[j]);
+        keys[i] = a.max(b);
+        keys[j] = a.min(b);
     }
-    for i in 1..entries.len() {
-        let entry = entries[i];
-        let mut j = i;
-        while j > 0 && entries[j - 1].at > entry.at {
-            entries[j] = entries[j - 1];
-            j -= 1;
+    match keys.len() {
+        0 | 1 => {}
+        2 => exchange(keys, 0, 1),
+        3 => {
+            exchange(keys, 0, 1);
+            exchange(keys, 1, 2);
+            exchange(keys, 0, 1);
         }
-        entries[j] = entry;
+        4 => {
+            exchange(keys, 0, 1);
+            exchange(keys, 2, 3);
+            exchange(keys, 0, 2);
+            exchange(keys, 1, 3);
+            exchange(keys, 1, 2);
+        }
+        _ => keys.sort_unstable_by(|a, b| b.cmp(a)),
     }
 }
 
@@ -276,21 +303,25 @@ mod tests {
     }
 
     #[test]
-    fn a_bucket_is_ordered_by_time_and_ties_stay_in_the_order_scheduled() {
-        // Small buckets sort by insertion, large ones by the library's stable sort.
-        let mut dice = crate::Dice::new(7);
-        for n in [0, 1, 2, 3, 4, 5, 16, 17, 40] {
-            let mut entries: Vec<Entry> = (0..n)
-                .map(|slot| Entry {
-                    at: (dice.roll() * 4.0) as u64,
-                    slot,
-                })
-                .collect();
-            let mut expected = entries.clone();
-            expected.sort_by_key(|e| (e.at, e.slot));
-            order(&mut entries);
-            let pairs = |v: &[Entry]| v.iter().map(|e| (e.at, e.slot)).collect::<Vec<_>>();
-            assert_eq!(pairs(&entries), pairs(&expected), "{n}");
+    fn the_sorting_network_orders_every_arrangement_of_up_to_four_keys() {
+        // Two keys tie on time, as events due at the same instant do; their ranks differ.
+        let keys: [Key; 4] = [key(1, 0, 9), key(1, 1, 3), key(2, 0, 5), key(3, 2, 1)];
+        for n in 0..=4u32 {
+            // Every n-digit numeral in base n whose digits are all different is an arrangement.
+            for code in 0..n.pow(n).max(1) {
+                let picks: Vec<usize> = (0..n).map(|d| (code / n.pow(d) % n) as usize).collect();
+                let mut seen = picks.clone();
+                seen.sort();
+                seen.dedup();
+                if seen.len() != picks.len() {
+                    continue;
+                }
+                let mut arranged: Vec<Key> = picks.iter().map(|&p| keys[p]).collect();
+                let mut expected = arranged.clone();
+                expected.sort_by(|a, b| b.cmp(a));
+                order(&mut arranged);
+                assert_eq!(arranged, expected, "{picks:?}");
+            }
         }
     }
 

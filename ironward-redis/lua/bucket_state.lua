@@ -8,13 +8,28 @@
 -- The longest TTL set on a key, in milliseconds: 2^44, as src/wire.rs's MAX_TTL_MS.
 local BUCKET_MAX_TTL = 17592186044416
 
+-- Refuses, as a WRONGTYPE error that is that key's alone, what MGET read under key as no
+-- number: a string that is none, or (MGET answering no value for a key of any other type)
+-- a list, a hash or a set another program keeps there, which a bucket would write over.
+local function bucket_own(key, value)
+    if value or redis.call('TYPE', key).ok ~= 'none' then
+        error({err = 'WRONGTYPE ' .. key .. ' holds no bucket state'})
+    end
+end
+
 -- The tokens and the latest reading under the two keys; a bucket with either missing is
--- a full one (burst tokens) counted at now.
+-- a full one (burst tokens) counted at now. Only on a miss is a key's type asked.
 local function bucket_read(tokens_key, ts_key, burst, now)
     local state = redis.call('MGET', tokens_key, ts_key)
     local tokens = tonumber(state[1])
     local latest = tonumber(state[2])
     if tokens == nil or latest == nil then
+        if tokens == nil then
+            bucket_own(tokens_key, state[1])
+        end
+        if latest == nil then
+            bucket_own(ts_key, state[2])
+        end
         return burst, now
     end
     return tokens, latest

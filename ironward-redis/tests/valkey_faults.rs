@@ -265,11 +265,11 @@ fn kept_on_the_server(store: &Store, errors: u64) -> Stats {
 // Another program's data under a limiter's keys. The server's own `WRONGTYPE`: a list
 // where a period and a periods' term keep a string, a string where a log keeps a list. The
 // scripts' `WRONGTYPE`: a string of the wrong length where a period keeps its packed
-// state, a list entry no log writes. Each call is refused with `Error::Key` for its key,
-// the store stays on the server, and a clean key beside them takes exactly its quota. A
-// bucket is left out: it reads its two strings with `MGET`, which answers no value for a
-// key of another type (on both servers), so it meets no `WRONGTYPE` and writes over such a
-// key as a fresh bucket's.
+// state, a list entry no log writes, and a bucket's: `MGET` answers no value for a key of
+// another type (on both servers), so a bucket that finds none asks the key's `TYPE` before
+// it would write over it as a fresh bucket's, and refuses a string that is no number. Each
+// call is refused with `Error::Key` for its key, the store stays on the server, and a clean
+// key beside them takes exactly its quota.
 fn wrong_type(flavor: Flavor) {
     block(async {
         let server = Server::of(flavor);
@@ -296,6 +296,8 @@ fn wrong_type(flavor: Flavor) {
 
         let _ = cmd(&mut conn, &["SET", &four.key("j", "period"), "short"]).await;
         let _ = cmd(&mut conn, &["RPUSH", &four.key("j", "log"), "no stamp"]).await;
+        let _ = cmd(&mut conn, &["RPUSH", &four.key("j", "tokens"), "a list"]).await;
+        let _ = cmd(&mut conn, &["SET", &four.key("i", "ts"), "noon"]).await;
         let scripts = [
             (
                 key_error(four.period.take("j", NOW).await),
@@ -305,13 +307,21 @@ fn wrong_type(flavor: Flavor) {
                 key_error(four.sliding.take("j", NOW).await),
                 "holds no sliding log",
             ),
+            (
+                key_error(four.bucket.take("j", NOW, 1.0).await),
+                "holds no bucket state",
+            ),
+            (
+                key_error(four.bucket.take("i", NOW, 1.0).await),
+                "holds no bucket state",
+            ),
         ];
         for ((code, script, message), text) in &scripts {
             assert_eq!(code, "WRONGTYPE", "{script}: {message}");
             assert!(message.contains(text), "{script}: {message}");
             eprintln!("{flavor:?} {script}: {code} {message}");
         }
-        kept_on_the_server(&store, 5);
+        kept_on_the_server(&store, 7);
         assert_eq!(four.take("clean", 5, Mode::Redis).await, [3; 4]);
     });
 }

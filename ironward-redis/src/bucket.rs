@@ -243,17 +243,7 @@ impl Bucket {
     ) -> Result<Answer<Option<Reservation>>, Error> {
         let key = Some(key.as_ref());
         let decided = self.decide(key, now, estimate, Some(timeout)).await;
-        let counted = decided
-            .as_ref()
-            .map(|(answer, _)| *answer)
-            .map_err(Clone::clone);
-        self.0.meter.count(&counted);
-        let (answer, reservation) = decided?;
-        Ok(Answer {
-            value: reservation,
-            next: answer.next,
-            mode: answer.mode,
-        })
+        reservation::reserved(&self.0.meter, decided)
     }
 
     /// Settles a [`reserve`](Bucket::reserve)d estimate at the request's `actual` cost in
@@ -314,37 +304,26 @@ impl Bucket {
         }
         let key = key.as_deref();
         this.blocked.settled(key, estimate, actual);
-        match held {
-            Held::Nothing(_) => Ok(()),
-            Held::Local(held) => {
-                this.store.answered_locally();
-                let make = || self.local_bucket(now);
-                this.local
-                    .with(key, now, make, |bucket, _| bucket.settle(held, actual, now));
-                Ok(())
-            }
-            Held::Redis { deadline, .. } => {
-                let reading = Reading::new(this.store.options().time, now);
-                let [tokens, ts] = self.keys(key);
-                let mut call = script::BUCKET_SETTLE.prepare_invoke();
-                call.key(tokens).key(ts);
-                call.arg(reading.arg())
-                    .arg(wire::float(this.rate))
-                    .arg(wire::float(this.burst))
-                    .arg(this.ttl_ms)
-                    .arg(wire::float(estimate))
-                    .arg(wire::float(actual))
-                    .arg(deadline);
-                let decode = |reply: &redis::Value| match wire::int(reply)? {
-                    0 | 1 => Some(()),
-                    _ => None,
-                };
-                let ran = this.store.run(&this.meter, "bucket_settle", &call, decode);
-                match ran.await? {
-                    Ran::Answered(()) | Ran::Local => Ok(()),
-                }
-            }
-        }
+        let local = |held| {
+            let make = || self.local_bucket(now);
+            this.local
+                .with(key, now, make, |bucket, _| bucket.settle(held, actual, now));
+        };
+        let call = |_, deadline| {
+            let reading = Reading::new(this.store.options().time, now);
+            let [tokens, ts] = self.keys(key);
+            let mut call = script::BUCKET_SETTLE.prepare_invoke();
+            call.key(tokens).key(ts);
+            call.arg(reading.arg())
+                .arg(wire::float(this.rate))
+                .arg(wire::float(this.burst))
+                .arg(this.ttl_ms)
+                .arg(wire::float(estimate))
+                .arg(wire::float(actual))
+                .arg(deadline);
+            call
+        };
+        reservation::settle(&this.store, &this.meter, held, local, "bucket_settle", call).await
     }
 
     /// Tokens a second, as read by [`new`](Bucket::new).

@@ -9,7 +9,7 @@ use ironward::Quota;
 use crate::counted::Counted;
 use crate::local;
 use crate::meter::{self, Piece};
-use crate::reservation::{Held, Reservation};
+use crate::reservation::{self, Held, Reservation};
 use crate::store::Ran;
 use crate::wire::{self, Reading};
 use crate::{Answer, Error, Store, script};
@@ -248,17 +248,7 @@ impl Period {
         let decided = self
             .decide(key, now, estimate, Wait::Cost, Some(timeout))
             .await;
-        let counted = decided
-            .as_ref()
-            .map(|(answer, _)| *answer)
-            .map_err(Clone::clone);
-        self.0.counted.meter.count(&counted);
-        let (answer, reservation) = decided?;
-        Ok(Answer {
-            value: reservation,
-            next: answer.next,
-            mode: answer.mode,
-        })
+        reservation::reserved(&self.0.counted.meter, decided)
     }
 
     /// Settles a [`reserve`](Period::reserve)d estimate at the request's `actual` cost, at
@@ -291,41 +281,27 @@ impl Period {
         let key = key.as_deref();
         this.blocked
             .settled(key, f64::from(estimate), f64::from(actual));
-        match held {
-            Held::Nothing(_) => Ok(()),
-            Held::Local(held) => {
-                this.store.answered_locally();
-                let make = || self.local_period();
-                this.local
-                    .with(key, now, make, |period, _| period.settle(held, actual, now));
-                Ok(())
-            }
-            Held::Redis {
-                at: start,
-                deadline,
-            } => {
-                let reading = Reading::new(this.store.options().time, now);
-                let [state] = this.keys(key, ["period"]);
-                let mut call = script::PERIOD_SETTLE.prepare_invoke();
-                call.key(state);
-                call.arg(reading.arg())
-                    .arg(this.micros)
-                    .arg(u8::from(self.0.align))
-                    .arg(this.ttl_ms)
-                    .arg(estimate)
-                    .arg(actual)
-                    .arg(deadline)
-                    .arg(start);
-                let decode = |reply: &redis::Value| match wire::int(reply)? {
-                    0 | 1 => Some(()),
-                    _ => None,
-                };
-                let ran = this.store.run(&this.meter, "period_settle", &call, decode);
-                match ran.await? {
-                    Ran::Answered(()) | Ran::Local => Ok(()),
-                }
-            }
-        }
+        let local = |held| {
+            let make = || self.local_period();
+            this.local
+                .with(key, now, make, |period, _| period.settle(held, actual, now));
+        };
+        let call = |start, deadline| {
+            let reading = Reading::new(this.store.options().time, now);
+            let [state] = this.keys(key, ["period"]);
+            let mut call = script::PERIOD_SETTLE.prepare_invoke();
+            call.key(state);
+            call.arg(reading.arg())
+                .arg(this.micros)
+                .arg(u8::from(self.0.align))
+                .arg(this.ttl_ms)
+                .arg(estimate)
+                .arg(actual)
+                .arg(deadline)
+                .arg(start);
+            call
+        };
+        reservation::settle(&this.store, &this.meter, held, local, "period_settle", call).await
     }
 
     /// [`next`](Period::next) or [`next_n`](Period::next_n), as `wait` asks.

@@ -3,6 +3,12 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use redis::ScriptInvocation;
+
+use crate::meter::{Admits, Meter};
+use crate::store::Ran;
+use crate::{Answer, Error, Store, wire};
+
 /// An estimate taken by [`Period::reserve`](crate::Period::reserve),
 /// [`Bucket::reserve`](crate::Bucket::reserve) or [`Sliding::reserve`](crate::Sliding::reserve),
 /// to be settled at the request's actual cost by the same limiter's `settle`.
@@ -122,5 +128,56 @@ impl fmt::Debug for Reservation {
             debug.field("at_us", &at).field("deadline_us", &deadline);
         }
         debug.finish_non_exhaustive()
+    }
+}
+
+/// A `reserve`'s answer from the decision its take would make: counted on `meter` as that
+/// take is, and handing over the reservation, if one was made.
+pub(crate) fn reserved<T: Admits + Copy>(
+    meter: &Meter,
+    decided: Result<(Answer<T>, Option<Reservation>), Error>,
+) -> Result<Answer<Option<Reservation>>, Error> {
+    let counted = decided
+        .as_ref()
+        .map(|(answer, _)| *answer)
+        .map_err(Clone::clone);
+    meter.count(&counted);
+    let (answer, reservation) = decided?;
+    Ok(Answer {
+        value: reservation,
+        next: answer.next,
+        mode: answer.mode,
+    })
+}
+
+/// Settles what a reservation `held` where it was counted: nothing for one that held
+/// nothing; on the fallback, counted as a local answer, by `local`; in Redis by the settle
+/// script `call` makes of the reservation's place and deadline (its reply 0 or 1), run as
+/// `script` on `meter`. A store that is on its fallback by then drops a Redis settle.
+pub(crate) async fn settle(
+    store: &Store,
+    meter: &Meter,
+    held: Held,
+    local: impl FnOnce(ironward::Reservation),
+    script: &'static str,
+    call: impl FnOnce(u64, u64) -> ScriptInvocation<'static>,
+) -> Result<(), Error> {
+    match held {
+        Held::Nothing(_) => Ok(()),
+        Held::Local(held) => {
+            store.answered_locally();
+            local(held);
+            Ok(())
+        }
+        Held::Redis { at, deadline } => {
+            let call = call(at, deadline);
+            let decode = |reply: &redis::Value| match wire::int(reply)? {
+                0 | 1 => Some(()),
+                _ => None,
+            };
+            match store.run(meter, script, &call, decode).await? {
+                Ran::Answered(()) | Ran::Local => Ok(()),
+            }
+        }
     }
 }

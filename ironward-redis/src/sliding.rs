@@ -7,7 +7,7 @@ use std::time::Duration;
 use crate::counted::Counted;
 use crate::local;
 use crate::meter::{self, Piece};
-use crate::reservation::{Held, Reservation};
+use crate::reservation::{self, Held, Reservation};
 use crate::store::Ran;
 use crate::wire::{self, Reading};
 use crate::{Answer, Error, Mode, Store, script};
@@ -241,17 +241,7 @@ impl Sliding {
     ) -> Result<Answer<Option<Reservation>>, Error> {
         let key = Some(key.as_ref());
         let decided = self.decide(key, now, estimate, Some(timeout)).await;
-        let counted = decided
-            .as_ref()
-            .map(|(answer, _)| *answer)
-            .map_err(Clone::clone);
-        self.0.meter.count(&counted);
-        let (answer, reservation) = decided?;
-        Ok(Answer {
-            value: reservation,
-            next: answer.next,
-            mode: answer.mode,
-        })
+        reservation::reserved(&self.0.meter, decided)
     }
 
     /// Settles a [`reserve`](Sliding::reserve)d estimate at the request's `actual` cost,
@@ -316,37 +306,34 @@ impl Sliding {
         let key = key.as_deref();
         this.blocked
             .settled(key, f64::from(estimate), f64::from(actual));
-        match held {
-            Held::Nothing(_) => Ok(()),
-            Held::Local(held) => {
-                this.store.answered_locally();
-                let make = || self.local_log();
-                this.local
-                    .with(key, now, make, |log, _| log.settle(held, actual, now));
-                Ok(())
-            }
-            Held::Redis { at, deadline } => {
-                let reading = Reading::new(this.store.options().time, now);
-                let [log, ts] = this.keys(key, ["log", "ts"]);
-                let mut call = script::SLIDING_SETTLE.prepare_invoke();
-                call.key(log).key(ts);
-                call.arg(reading.arg())
-                    .arg(this.micros)
-                    .arg(this.ttl_ms)
-                    .arg(estimate)
-                    .arg(actual)
-                    .arg(deadline)
-                    .arg(at);
-                let decode = |reply: &redis::Value| match wire::int(reply)? {
-                    0 | 1 => Some(()),
-                    _ => None,
-                };
-                let ran = this.store.run(&this.meter, "sliding_settle", &call, decode);
-                match ran.await? {
-                    Ran::Answered(()) | Ran::Local => Ok(()),
-                }
-            }
-        }
+        let local = |held| {
+            let make = || self.local_log();
+            this.local
+                .with(key, now, make, |log, _| log.settle(held, actual, now));
+        };
+        let call = |at, deadline| {
+            let reading = Reading::new(this.store.options().time, now);
+            let [log, ts] = this.keys(key, ["log", "ts"]);
+            let mut call = script::SLIDING_SETTLE.prepare_invoke();
+            call.key(log).key(ts);
+            call.arg(reading.arg())
+                .arg(this.micros)
+                .arg(this.ttl_ms)
+                .arg(estimate)
+                .arg(actual)
+                .arg(deadline)
+                .arg(at);
+            call
+        };
+        reservation::settle(
+            &this.store,
+            &this.meter,
+            held,
+            local,
+            "sliding_settle",
+            call,
+        )
+        .await
     }
 
     /// The most events a window admits.

@@ -4,9 +4,11 @@ use crate::reason::BudgetReason;
 
 #[cfg(target_has_atomic = "64")]
 mod shared;
+mod teller;
 
 #[cfg(target_has_atomic = "64")]
 pub use shared::SharedBudget;
+pub(crate) use teller::Teller;
 
 /// The most tokens a budget holds: gRPC A6 bounds `maxTokens` to 1000.
 const MOST_TOKENS: u32 = 1000;

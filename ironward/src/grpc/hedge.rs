@@ -6,10 +6,10 @@ use core::time::Duration;
 use super::code::{Code, Codes};
 use super::outcome::{Outcome, Pushback, Stop};
 use super::policy::{HedgingPolicy, PolicyError};
-use super::teller::Teller;
 use crate::Budget;
 #[cfg(target_has_atomic = "64")]
 use crate::SharedBudget;
+use crate::budget::Teller;
 
 /// A set of attempts of one call, by number (0 is the first): those in flight, or those to
 /// cancel. A call makes at most 5 attempts, so the set is a byte.

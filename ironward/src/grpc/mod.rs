@@ -114,7 +114,6 @@ mod json;
 mod outcome;
 mod policy;
 mod retry;
-mod teller;
 
 pub use code::{Code, Codes, UnknownCode};
 #[cfg(feature = "serde")]

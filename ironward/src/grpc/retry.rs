@@ -5,9 +5,9 @@ use core::time::Duration;
 use super::code::Code;
 use super::outcome::{Outcome, Pushback, Stop};
 use super::policy::{PolicyError, RetryPolicy};
-use super::teller::Teller;
 #[cfg(target_has_atomic = "64")]
 use crate::SharedBudget;
+use crate::budget::Teller;
 use crate::float::{duration, nanos_f64, powi, round_nanos};
 use crate::{Backoff, Budget, Jitter};
 

@@ -9,6 +9,7 @@ use crate::Budget;
 #[cfg(target_has_atomic = "64")]
 use crate::SharedBudget;
 use crate::backoff::sample_ppm;
+use crate::budget::Teller;
 
 /// The status a failure without a response is decided as: 503 Service Unavailable, the status
 /// for a transient failure (RFC 9110 §15.6.4), with no server delay.
@@ -554,10 +555,12 @@ impl Run {
         mut budget: Teller<'_>,
     ) -> Step {
         if status < 400 {
-            budget.report(Some(true));
+            budget.pass();
             return Step::Done;
         }
-        budget.report(retryable_status(status).then_some(false));
+        if retryable_status(status) {
+            budget.fail();
+        }
         let facts = self.facts(status, self.replay_safe, reading);
         let verdict = respond(
             &self.settings,
@@ -595,7 +598,7 @@ impl Run {
             Fault::Sent => self.replay_safe,
             Fault::Unsent => true,
         };
-        budget.report(Some(false));
+        budget.fail();
         let facts = self.facts(UNAVAILABLE, replay_safe, reading);
         let verdict =
             baseline(&self.settings, &facts, true).and_then(|plan| plan.wait(&self.settings, None));
@@ -682,52 +685,6 @@ impl Run {
     fn observe(&mut self, now: Duration) -> Duration {
         self.latest = self.latest.max(now);
         self.latest - self.started
-    }
-}
-
-/// The retry budget a run reports to, if any: one of its own, or one shared by `&`.
-enum Teller<'a> {
-    /// No budget: every retry the rules allow is taken.
-    Nobody,
-    /// A budget the caller holds by `&mut` (behind its own lock, if shared).
-    Own(&'a mut Budget),
-    /// A budget shared by `&` across threads.
-    #[cfg(target_has_atomic = "64")]
-    Shared(&'a SharedBudget),
-}
-
-impl<'a> Teller<'a> {
-    fn own(budget: Option<&'a mut Budget>) -> Self {
-        budget.map_or(Self::Nobody, Self::Own)
-    }
-
-    #[cfg(target_has_atomic = "64")]
-    fn shared(budget: Option<&'a SharedBudget>) -> Self {
-        budget.map_or(Self::Nobody, Self::Shared)
-    }
-
-    /// Tells the budget, if any, that an attempt passed (`Some(true)`) or failed
-    /// (`Some(false)`); `None` tells it nothing.
-    fn report(&mut self, passed: Option<bool>) {
-        match (self, passed) {
-            (Self::Own(budget), Some(true)) => budget.pass(),
-            (Self::Own(budget), Some(false)) => budget.fail(),
-            #[cfg(target_has_atomic = "64")]
-            (Self::Shared(budget), Some(true)) => budget.pass(),
-            #[cfg(target_has_atomic = "64")]
-            (Self::Shared(budget), Some(false)) => budget.fail(),
-            _ => {}
-        }
-    }
-
-    /// Whether the budget, if any, allows a retry.
-    fn can_retry(&self) -> bool {
-        match self {
-            Self::Nobody => true,
-            Self::Own(budget) => budget.can_retry(),
-            #[cfg(target_has_atomic = "64")]
-            Self::Shared(budget) => budget.can_retry(),
-        }
     }
 }
 

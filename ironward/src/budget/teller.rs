@@ -1,32 +1,36 @@
-//! [`Teller`]: the retry budget a plan reports to, whichever kind the caller holds.
+//! [`Teller`]: the retry budget a retry run or a gRPC plan reports to, whichever kind the
+//! caller holds.
 
 use crate::Budget;
 #[cfg(target_has_atomic = "64")]
 use crate::SharedBudget;
 
-/// The retry budget a plan reports to, if any: one the caller holds by `&mut` (behind its own
-/// lock, if shared), or a [`SharedBudget`] shared by `&` across threads. Both decide by the
-/// same A6 rule; this only lets one plan body serve both.
-pub(super) enum Teller<'a> {
-    /// No `retryThrottling`: nothing is counted and nothing throttled.
+/// The retry budget a retry run or a gRPC plan reports to, if any: one the caller holds by
+/// `&mut` (behind its own lock, if shared), or a [`SharedBudget`] shared by `&` across
+/// threads. Both decide by the same A6 rule; this only lets one body serve both, for
+/// `http_retry::Run` and for `grpc`'s plans alike.
+pub(crate) enum Teller<'a> {
+    /// No budget (no `retryThrottling`): nothing is counted and nothing throttled.
     Nobody,
+    /// A budget the caller holds by `&mut`.
     Own(&'a mut Budget),
+    /// A budget shared by `&` across threads.
     #[cfg(target_has_atomic = "64")]
     Shared(&'a SharedBudget),
 }
 
 impl<'a> Teller<'a> {
-    pub(super) fn own(budget: Option<&'a mut Budget>) -> Self {
+    pub(crate) fn own(budget: Option<&'a mut Budget>) -> Self {
         budget.map_or(Self::Nobody, Self::Own)
     }
 
     #[cfg(target_has_atomic = "64")]
-    pub(super) fn shared(budget: Option<&'a SharedBudget>) -> Self {
+    pub(crate) fn shared(budget: Option<&'a SharedBudget>) -> Self {
         budget.map_or(Self::Nobody, Self::Shared)
     }
 
     /// A call succeeded: `tokenRatio` back.
-    pub(super) fn pass(&mut self) {
+    pub(crate) fn pass(&mut self) {
         match self {
             Self::Nobody => {}
             Self::Own(budget) => budget.pass(),
@@ -36,7 +40,7 @@ impl<'a> Teller<'a> {
     }
 
     /// An attempt failed in a way A6 counts: one token goes.
-    pub(super) fn fail(&mut self) {
+    pub(crate) fn fail(&mut self) {
         match self {
             Self::Nobody => {}
             Self::Own(budget) => budget.fail(),
@@ -46,7 +50,7 @@ impl<'a> Teller<'a> {
     }
 
     /// Whether a retry or a hedge may go: the budget, if any, is above half.
-    pub(super) fn can_retry(&self) -> bool {
+    pub(crate) fn can_retry(&self) -> bool {
         match self {
             Self::Nobody => true,
             Self::Own(budget) => budget.can_retry(),

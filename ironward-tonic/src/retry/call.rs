@@ -1,0 +1,238 @@
+//! One call: its policy looked up, its body read, its attempts sent and decided.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use bytes::Bytes;
+use http::{HeaderMap, HeaderValue, Request, Response};
+use http_body_util::Full;
+use ironward::grpc::{Code, Outcome, PREVIOUS_ATTEMPTS, PUSHBACK, Policy, RetryPlan, Step};
+use tower_service::Service;
+
+use super::body::{Read, ResponseBody, read};
+use super::layer::Config;
+use super::service::BoxError;
+use crate::timeout::{self, GRPC_TIMEOUT};
+
+/// Sends `request` on `ready` (already made ready), and again on clones of it as the
+/// method's retry policy says.
+pub(super) async fn run<S, B>(
+    mut ready: S,
+    request: Request<tonic::body::Body>,
+    config: Arc<Config>,
+) -> Result<Response<ResponseBody<B>>, BoxError>
+where
+    S: Service<Request<tonic::body::Body>, Response = Response<B>> + Clone,
+    S::Error: Into<BoxError>,
+{
+    let entry = method(request.uri().path())
+        .and_then(|(service, method)| config.service_config.method(service, method));
+    let (policy, timeout) = match entry {
+        Some(entry) => match entry.policy {
+            Some(Policy::Retry(policy)) => (policy, entry.timeout),
+            // Hedging is not sent by this layer (see the crate docs): sent once.
+            Some(Policy::Hedging(_)) | None => return once(ready, request, &config).await,
+        },
+        None => return once(ready, request, &config).await,
+    };
+    let start = config.clock.now();
+    // The call's deadline: its own `grpc-timeout` or the method's `timeout`, the sooner.
+    let limit = request
+        .headers()
+        .get(GRPC_TIMEOUT)
+        .and_then(timeout::decode)
+        .into_iter()
+        .chain(timeout)
+        .min();
+    let deadline = limit.map(|limit| start.saturating_add(limit));
+    let (parts, body) = request.into_parts();
+    let body = match read(body, config.buffer).await? {
+        Read::Whole(body) => body,
+        // Past the retry buffer the call is committed before it is sent (grpc-go's
+        // `bufferForRetryLocked`): sent once, as it came.
+        Read::Over(body) => return once(ready, Request::from_parts(parts, body), &config).await,
+    };
+    let head = Request::from_parts(parts, ());
+    let mut plan = RetryPlan::new(&policy, deadline, start)?;
+    let mut service = None::<S>;
+    loop {
+        let now = config.clock.now();
+        let attempt = attempt(&head, &body, plan.previous_attempts(), deadline, now);
+        let sent: Result<Response<B>, BoxError> = match service.as_mut() {
+            None => ready.call(attempt).await.map_err(Into::into),
+            Some(service) => {
+                let made_ready = std::future::poll_fn(|cx| service.poll_ready(cx))
+                    .await
+                    .map_err(Into::into);
+                match made_ready {
+                    Ok(()) => service.call(attempt).await.map_err(Into::into),
+                    Err(error) => Err(error),
+                }
+            }
+        };
+        let (code, values) = match &sent {
+            // Response headers commit the call (A6, "Committing"): the caller reads it to its
+            // trailers, and its body tells the budget whether it succeeded.
+            Ok(response) if !is_trailers_only(response.headers()) => {
+                return sent.map(|r| r.map(|b| ResponseBody::new(b, config.budget.clone())));
+            }
+            Ok(response) => (code(response.headers()), pushback(response.headers())),
+            Err(error) => (error_code(&**error), Vec::new()),
+        };
+        let values: Vec<&str> = values.iter().map(String::as_str).collect();
+        let outcome = Outcome {
+            code,
+            committed: false,
+            pushback: &values,
+        };
+        let (now, roll) = (config.clock.now(), config.dice.roll());
+        match plan.on_outcome_shared(outcome, now, roll, config.budget.as_deref()) {
+            Step::Wait(wait) => {
+                drop(sent);
+                config.clock.sleep(wait).await;
+            }
+            // Decided on a trailers-only response or an error: the plan has told the budget.
+            Step::Done | Step::Stop(_) => {
+                return sent.map(|r| r.map(|b| ResponseBody::new(b, None)));
+            }
+        }
+        if service.is_none() {
+            service = Some(ready.clone());
+        }
+    }
+}
+
+/// Sends `request` once, as it is; its success still counts for the channel's budget, as
+/// grpc-go's `clientStream.finish` counts every successful call.
+async fn once<S, B>(
+    mut ready: S,
+    request: Request<tonic::body::Body>,
+    config: &Config,
+) -> Result<Response<ResponseBody<B>>, BoxError>
+where
+    S: Service<Request<tonic::body::Body>, Response = Response<B>>,
+    S::Error: Into<BoxError>,
+{
+    let response = ready.call(request).await.map_err(Into::into)?;
+    let budget = match response.headers().get("grpc-status") {
+        // Trailers-only: the status is here, and read here.
+        Some(status) => {
+            if let Some(budget) = config.budget.as_deref()
+                && status.as_bytes() == b"0"
+            {
+                budget.pass();
+            }
+            None
+        }
+        None => config.budget.clone(),
+    };
+    Ok(response.map(|body| ResponseBody::new(body, budget)))
+}
+
+/// The attempt to send at `now`: a copy of the call, with `grpc-previous-rpc-attempts` after
+/// the first and the time left until `deadline` in `grpc-timeout`.
+fn attempt(
+    head: &Request<()>,
+    body: &Bytes,
+    previous: u32,
+    deadline: Option<Duration>,
+    now: Duration,
+) -> Request<tonic::body::Body> {
+    let mut attempt = head.clone();
+    let headers = attempt.headers_mut();
+    if previous > 0 {
+        headers.insert(PREVIOUS_ATTEMPTS, HeaderValue::from(previous));
+    }
+    if let Some(deadline) = deadline {
+        headers.insert(GRPC_TIMEOUT, timeout::encode(deadline.saturating_sub(now)));
+    }
+    attempt.map(|()| tonic::body::Body::new(Full::new(body.clone())))
+}
+
+/// `/package.Service/Method` as its service and method, `None` for any other path.
+fn method(path: &str) -> Option<(&str, &str)> {
+    let (service, method) = path.strip_prefix('/')?.split_once('/')?;
+    (!service.is_empty() && !method.is_empty() && !method.contains('/'))
+        .then_some((service, method))
+}
+
+/// Whether the response is trailers-only: its status is in its headers (gRPC over HTTP/2).
+fn is_trailers_only(headers: &HeaderMap) -> bool {
+    headers.contains_key("grpc-status")
+}
+
+/// A trailers-only response's code; a value that is no code is `UNKNOWN`, as grpc-go reads
+/// it.
+fn code(headers: &HeaderMap) -> Code {
+    headers
+        .get("grpc-status")
+        .and_then(|value| value.to_str().ok())
+        .and_then(|value| value.parse::<u32>().ok())
+        .and_then(Code::from_number)
+        .unwrap_or(Code::Unknown)
+}
+
+/// The values of `grpc-retry-pushback-ms`; one that is not UTF-8 is passed as `""`, which
+/// says stop as grpc-go's reading of it would.
+fn pushback(headers: &HeaderMap) -> Vec<String> {
+    headers
+        .get_all(PUSHBACK)
+        .iter()
+        .map(|value| value.to_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+/// The code of an attempt that failed without a response: a `tonic::Status` in the error's
+/// chain says its own; any other (a refused connection, a reset stream) is `UNAVAILABLE`, as
+/// grpc-go reads a transport's failure.
+fn error_code(error: &(dyn std::error::Error + 'static)) -> Code {
+    let mut source = Some(error);
+    while let Some(error) = source {
+        if let Some(status) = error.downcast_ref::<tonic::Status>() {
+            return Code::from_number(status.code() as u32).unwrap_or(Code::Unknown);
+        }
+        source = error.source();
+    }
+    Code::Unavailable
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn reads_a_method_from_its_path() {
+        assert_eq!(method("/pkg.Service/Call"), Some(("pkg.Service", "Call")));
+        for bad in [
+            "",
+            "/",
+            "/pkg.Service",
+            "/pkg.Service/",
+            "//Call",
+            "pkg.Service/Call",
+        ] {
+            assert_eq!(method(bad), None, "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn reads_a_status_code_as_grpc_go_does() {
+        let with = |value: &'static str| {
+            let mut headers = HeaderMap::new();
+            headers.insert("grpc-status", HeaderValue::from_static(value));
+            code(&headers)
+        };
+        assert_eq!(with("14"), Code::Unavailable);
+        assert_eq!(with("0"), Code::Ok);
+        assert_eq!(with("17"), Code::Unknown);
+        assert_eq!(with("x"), Code::Unknown);
+    }
+
+    #[test]
+    fn an_error_is_unavailable_unless_it_carries_a_status() {
+        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
+        assert_eq!(error_code(&refused), Code::Unavailable);
+        let status = tonic::Status::permission_denied("no");
+        assert_eq!(error_code(&status), Code::PermissionDenied);
+    }
+}

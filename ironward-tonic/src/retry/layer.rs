@@ -1,0 +1,166 @@
+//! [`GrpcRetryLayer`]: the service config and the sources a retrying gRPC client reads.
+
+use std::fmt;
+use std::sync::Arc;
+
+use ironward::SharedBudget;
+use ironward::grpc::ServiceConfig;
+use tower_layer::Layer;
+
+use super::GrpcRetryService;
+use super::body::RETRY_BUFFER;
+use crate::{Clock, Dice};
+
+/// Retries gRPC calls by proposal A6, as the service config's `methodConfig` and
+/// `retryThrottling` say: the [module docs](super) say what one call does.
+///
+/// It is built in [`new`](Self::new) from a [`ServiceConfig`] (or its JSON text,
+/// [`from_json`](Self::from_json)), and makes the channel's one retry budget there, from
+/// `retryThrottling`: every service it makes, and every clone of those, throttles on that one
+/// budget (a `SharedBudget` behind an `Arc`), as A6 keeps one per server. `Clone` shares the
+/// config, the sources and the budget.
+///
+/// # Default
+///
+/// | what | value | from |
+/// | --- | --- | --- |
+/// | clock | [`Clock::monotonic`]: tokio's, so `tokio::time::pause` drives it | |
+/// | dice | [`Dice::random`], one draw per retryable failure, for A6's `random(0.8, 1.2)` | gRPC A6 |
+/// | retry buffer | 256 KiB ([`RETRY_BUFFER`](super::RETRY_BUFFER)) | grpc-go's `defaultPerRPCBufferSize` (`dialoptions.go`) |
+///
+/// # Examples
+///
+/// ```
+/// use ironward_tonic::retry::GrpcRetryLayer;
+///
+/// let layer = GrpcRetryLayer::from_json(r#"{
+///     "methodConfig": [{
+///         "name": [{"service": "pkg.Service"}],
+///         "retryPolicy": {
+///             "maxAttempts": 4, "initialBackoff": "0.1s", "maxBackoff": "1s",
+///             "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"]
+///         }
+///     }],
+///     "retryThrottling": {"maxTokens": 10, "tokenRatio": 0.1}
+/// }"#)?;
+/// assert_eq!(layer.budget().map(|b| b.tokens()), Some(10.0));
+///
+/// // A config A6 rejects is an error that says why.
+/// let none = r#"{"methodConfig": [{"name": [{}], "retryPolicy": {"maxAttempts": 1,
+///     "initialBackoff": "1s", "maxBackoff": "1s", "backoffMultiplier": 2,
+///     "retryableStatusCodes": ["UNAVAILABLE"]}}]}"#;
+/// let error = GrpcRetryLayer::from_json(none).unwrap_err();
+/// assert!(error.to_string().contains("max attempts must be at least 2"), "{error}");
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct GrpcRetryLayer {
+    pub(super) config: Arc<Config>,
+}
+
+/// What every call of a layer's services reads.
+#[derive(Clone)]
+pub(super) struct Config {
+    pub(super) service_config: ServiceConfig,
+    pub(super) budget: Option<Arc<SharedBudget>>,
+    pub(super) clock: Clock,
+    pub(super) dice: Dice,
+    pub(super) buffer: usize,
+}
+
+impl GrpcRetryLayer {
+    /// A layer that retries as `config` says, with a full retry budget if it sets
+    /// `retryThrottling`.
+    pub fn new(config: ServiceConfig) -> Self {
+        let budget = config
+            .retry_throttling()
+            .map(|t| Arc::new(SharedBudget::new(t.max_tokens, t.token_ratio)));
+        Self {
+            config: Arc::new(Config {
+                service_config: config,
+                budget,
+                clock: Clock::default(),
+                dice: Dice::default(),
+                buffer: RETRY_BUFFER,
+            }),
+        }
+    }
+
+    /// A layer from the service config's JSON text (see [`ServiceConfig`] for what is read).
+    ///
+    /// # Errors
+    ///
+    /// The JSON is malformed, or the config breaks a rule of gRPC A6; the error's message
+    /// then says which ([`ConfigError`](ironward::grpc::ConfigError)).
+    pub fn from_json(json: &str) -> Result<Self, serde_json::Error> {
+        serde_json::from_str(json).map(Self::new)
+    }
+
+    /// This layer reading `clock` for the deadlines and sleeping its waits on it: a
+    /// [`Clock::manual`] runs a test's waits in no time and says exactly how long they were.
+    #[must_use]
+    pub fn with_clock(self, clock: Clock) -> Self {
+        self.with(|config| config.clock = clock)
+    }
+
+    /// This layer drawing its jitter from `dice`: `Dice::from_fn(|| 0.5)` is no jitter, every
+    /// wait A6's ceiling exactly.
+    #[must_use]
+    pub fn with_dice(self, dice: Dice) -> Self {
+        self.with(|config| config.dice = dice)
+    }
+
+    /// This layer keeping up to `bytes` of a request's body to send it again (see the
+    /// [module docs](super)): a call whose body is longer is sent once.
+    #[must_use]
+    pub fn with_buffer(self, bytes: usize) -> Self {
+        self.with(|config| config.buffer = bytes)
+    }
+
+    /// The service config the layer follows.
+    #[must_use]
+    pub fn service_config(&self) -> &ServiceConfig {
+        &self.config.service_config
+    }
+
+    /// The channel's retry budget, `None` when the config sets no `retryThrottling`.
+    #[must_use]
+    pub fn budget(&self) -> Option<&SharedBudget> {
+        self.config.budget.as_deref()
+    }
+
+    /// This layer with one setting changed: the budget stays the one made in `new`.
+    fn with(self, change: impl FnOnce(&mut Config)) -> Self {
+        let mut config = Arc::unwrap_or_clone(self.config);
+        change(&mut config);
+        Self {
+            config: Arc::new(config),
+        }
+    }
+}
+
+impl<S> Layer<S> for GrpcRetryLayer {
+    type Service = GrpcRetryService<S>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        GrpcRetryService::new(inner, Arc::clone(&self.config))
+    }
+}
+
+impl fmt::Debug for GrpcRetryLayer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.config.fmt(f)
+    }
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GrpcRetryLayer")
+            .field("service_config", &self.service_config)
+            .field("budget", &self.budget.as_ref().map(|b| b.tokens()))
+            .field("clock", &self.clock)
+            .field("dice", &self.dice)
+            .field("buffer", &self.buffer)
+            .finish()
+    }
+}

@@ -1,0 +1,65 @@
+//! gRPC retries by proposal A6 for tonic clients: [`GrpcRetryLayer`].
+//!
+//! A tower layer over a tonic `Channel` (or any service of `http::Request<tonic::body::Body>`)
+//! that reads the service config's `methodConfig` and `retryThrottling` and retries each call
+//! by its method's `retryPolicy`. The decisions are the core's, [`ironward::grpc::RetryPlan`]
+//! (grpc-go's `csAttempt.shouldRetry`, `stream.go`, step for step) and one
+//! [`SharedBudget`](ironward::SharedBudget) for the channel; this layer reads the clock and
+//! the dice, sends, sleeps, and maps responses to outcomes.
+//!
+//! # One call
+//!
+//! 1. The method is read from the request's path, `/package.Service/Method`, and its entry
+//!    found in the service config (the method's, else its service's, else the default). With
+//!    no entry or no `retryPolicy` the request is sent once, untouched.
+//! 2. The call's deadline is the sooner of its `grpc-timeout` and the entry's `timeout`, on the
+//!    layer's [`Clock`](crate::Clock).
+//! 3. The request body is read into a buffer, at most [`RETRY_BUFFER`] bytes (256 KiB, grpc-go's
+//!    default); a longer body is sent once as it came, since it could not be sent again.
+//! 4. Each attempt is a copy of the request: every attempt after the first carries
+//!    `grpc-previous-rpc-attempts` (the attempts before it), and with a deadline every attempt
+//!    carries in `grpc-timeout` the time left until it, so the server never works past it.
+//! 5. A response whose headers carry `grpc-status` is trailers-only: its code and its
+//!    `grpc-retry-pushback-ms` values go to the plan, which says wait, or stop, and the
+//!    layer sleeps the wait on its clock or returns that response. A response with ordinary
+//!    headers commits the call (A6, "Committing"): it is returned as it is, and its status,
+//!    in its trailers, is never retried. An error of the inner service (a refused connection)
+//!    is `UNAVAILABLE`, as grpc-go reads a transport's failure, unless it carries a
+//!    `tonic::Status`, whose code it is; when the plan stops on it, the error is returned.
+//! 6. The budget is told every retryable failure (by the plan) and every successful call,
+//!    read from a trailers-only response or from the trailers at the end of the returned body
+//!    ([`ResponseBody`]), as grpc-go's `clientStream.finish` counts them; calls without a
+//!    retry policy count their successes too, as in grpc-go.
+//!
+//! # Examples
+//!
+//! ```
+//! use ironward_tonic::retry::{GrpcRetryLayer, RETRY_BUFFER};
+//! use tower::ServiceBuilder;
+//! # use http::{Request, Response};
+//! # use tower::service_fn;
+//!
+//! let layer = GrpcRetryLayer::from_json(r#"{"methodConfig": [{
+//!     "name": [{"service": "helloworld.Greeter", "method": "SayHello"}],
+//!     "timeout": "2s",
+//!     "retryPolicy": {"maxAttempts": 3, "initialBackoff": "0.1s", "maxBackoff": "1s",
+//!         "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE", "ABORTED"]}
+//! }]}"#)?;
+//! # let channel = service_fn(|_: Request<tonic::body::Body>| async {
+//! #     Ok::<_, std::convert::Infallible>(Response::new(tonic::body::Body::empty()))
+//! # });
+//! // `channel` a `tonic::transport::Channel`; the stack goes to a generated client's `new`.
+//! let stack = ServiceBuilder::new().layer(layer).service(channel);
+//! # let _ = stack;
+//! assert_eq!(RETRY_BUFFER, 262_144);
+//! # Ok::<(), serde_json::Error>(())
+//! ```
+
+mod body;
+mod call;
+mod layer;
+mod service;
+
+pub use body::{RETRY_BUFFER, ResponseBody};
+pub use layer::GrpcRetryLayer;
+pub use service::{BoxError, GrpcRetryService, ResponseFuture};

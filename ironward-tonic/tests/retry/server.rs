@@ -1,0 +1,266 @@
+//! A tonic server on 127.0.0.1 with a flaky method, its messages and service written by hand
+//! (no `protoc`), and the client calls the tests make through the retry layer.
+
+use std::convert::Infallible;
+use std::future::Future;
+use std::net::SocketAddr;
+use std::pin::Pin;
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll};
+use std::time::Duration;
+
+use http::uri::PathAndQuery;
+use ironward_tonic::{Clock, GrpcRetryLayer};
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tonic::metadata::MetadataMap;
+use tonic::transport::Channel;
+use tonic::{Code, Status};
+use tonic_prost::ProstCodec;
+
+type BoxFuture<T> = Pin<Box<dyn Future<Output = T> + Send>>;
+
+/// The one message, both ways.
+#[derive(Clone, PartialEq, prost::Message)]
+pub(crate) struct Echo {
+    #[prost(string, tag = "1")]
+    pub(crate) text: String,
+}
+
+/// How the server answers its `n`-th attempt (counted from 0 across calls and methods).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Answer {
+    Ok,
+    /// A trailers-only failure, with these `grpc-retry-pushback-ms` values.
+    Fail(Code, &'static [&'static str]),
+}
+
+/// What the server saw of one attempt.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Seen {
+    pub(crate) method: String,
+    pub(crate) previous: Option<String>,
+    pub(crate) timeout: Option<String>,
+    /// The test's clock (the layer's) when the attempt arrived.
+    pub(crate) at: Duration,
+}
+
+struct Flaky {
+    answer: Box<dyn Fn(usize) -> Answer + Send + Sync>,
+    seen: Mutex<Vec<Seen>>,
+    clock: Clock,
+}
+
+impl Flaky {
+    /// Records the attempt and says how to answer it.
+    fn arrive(&self, method: &str, metadata: &MetadataMap) -> Answer {
+        let header = |name| metadata.get(name).map(|v| v.to_str().unwrap().to_owned());
+        let mut seen = self.seen.lock().unwrap();
+        seen.push(Seen {
+            method: method.to_owned(),
+            previous: header("grpc-previous-rpc-attempts"),
+            timeout: header("grpc-timeout"),
+            at: self.clock.now(),
+        });
+        (self.answer)(seen.len() - 1)
+    }
+}
+
+fn status(code: Code, pushback: &[&str]) -> Status {
+    let mut metadata = MetadataMap::new();
+    for value in pushback {
+        metadata.append("grpc-retry-pushback-ms", value.parse().unwrap());
+    }
+    Status::with_metadata(code, "flaky", metadata)
+}
+
+#[derive(Clone)]
+struct FlakyServer(Arc<Flaky>);
+
+impl tonic::server::NamedService for FlakyServer {
+    const NAME: &'static str = "test.Flaky";
+}
+
+/// `Call` and `Plain` answer as the script says, trailers-only on a failure; `Stream` answers
+/// with response headers and then the scripted failure in its trailers.
+struct Unary(Arc<Flaky>, &'static str);
+
+impl tonic::server::UnaryService<Echo> for Unary {
+    type Response = Echo;
+    type Future = BoxFuture<Result<tonic::Response<Echo>, Status>>;
+
+    fn call(&mut self, request: tonic::Request<Echo>) -> Self::Future {
+        let answer = self.0.arrive(self.1, request.metadata());
+        let text = request.into_inner().text;
+        Box::pin(async move {
+            match answer {
+                Answer::Ok => Ok(tonic::Response::new(Echo { text })),
+                Answer::Fail(code, pushback) => Err(status(code, pushback)),
+            }
+        })
+    }
+}
+
+struct Streaming(Arc<Flaky>);
+
+impl tonic::server::ServerStreamingService<Echo> for Streaming {
+    type Response = Echo;
+    type ResponseStream = futures_util::stream::Iter<std::vec::IntoIter<Result<Echo, Status>>>;
+    type Future = BoxFuture<Result<tonic::Response<Self::ResponseStream>, Status>>;
+
+    fn call(&mut self, request: tonic::Request<Echo>) -> Self::Future {
+        let answer = self.0.arrive("Stream", request.metadata());
+        let item = match answer {
+            Answer::Ok => Ok(Echo::default()),
+            Answer::Fail(code, pushback) => Err(status(code, pushback)),
+        };
+        let stream = futures_util::stream::iter(vec![item]);
+        Box::pin(async move { Ok(tonic::Response::new(stream)) })
+    }
+}
+
+impl<B> tower::Service<http::Request<B>> for FlakyServer
+where
+    B: http_body::Body<Data = bytes::Bytes> + Send + 'static,
+    B::Error: Into<Box<dyn std::error::Error + Send + Sync>> + Send + 'static,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = Infallible;
+    type Future = BoxFuture<Result<Self::Response, Infallible>>;
+
+    fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), Infallible>> {
+        Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        let flaky = Arc::clone(&self.0);
+        Box::pin(async move {
+            let mut grpc = tonic::server::Grpc::new(ProstCodec::<Echo, Echo>::default());
+            Ok(match request.uri().path() {
+                "/test.Flaky/Call" => grpc.unary(Unary(flaky, "Call"), request).await,
+                "/test.Flaky/Plain" => grpc.unary(Unary(flaky, "Plain"), request).await,
+                "/test.Flaky/Stream" => grpc.server_streaming(Streaming(flaky), request).await,
+                _ => Status::unimplemented("no such method").into_http(),
+            })
+        })
+    }
+}
+
+/// A running server, stopped when dropped.
+pub(crate) struct Server {
+    pub(crate) addr: SocketAddr,
+    flaky: Arc<Flaky>,
+    _stop: oneshot::Sender<()>,
+}
+
+impl Server {
+    /// Starts a server on a free loopback port, answering its `n`-th attempt with `answer(n)`
+    /// and reading `clock` as each arrives.
+    pub(crate) async fn start(
+        clock: Clock,
+        answer: impl Fn(usize) -> Answer + Send + Sync + 'static,
+    ) -> Self {
+        let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
+        let addr = listener.local_addr().unwrap();
+        let flaky = Arc::new(Flaky {
+            answer: Box::new(answer),
+            seen: Mutex::new(Vec::new()),
+            clock,
+        });
+        let (stop, stopped) = oneshot::channel::<()>();
+        let incoming = tonic::transport::server::TcpIncoming::from(listener);
+        let router =
+            tonic::transport::Server::builder().add_service(FlakyServer(Arc::clone(&flaky)));
+        tokio::spawn(router.serve_with_incoming_shutdown(incoming, async {
+            let _ = stopped.await;
+        }));
+        Self {
+            addr,
+            flaky,
+            _stop: stop,
+        }
+    }
+
+    /// Every attempt the server has seen, in order.
+    pub(crate) fn seen(&self) -> Vec<Seen> {
+        self.flaky.seen.lock().unwrap().clone()
+    }
+
+    /// The `grpc-previous-rpc-attempts` of every attempt seen, in order.
+    pub(crate) fn previous(&self) -> Vec<Option<u32>> {
+        let seen = self.seen();
+        seen.iter()
+            .map(|s| s.previous.as_ref().map(|p| p.parse().unwrap()))
+            .collect()
+    }
+}
+
+/// A client of `addr` through `layer`.
+pub(crate) type Client = tonic::client::Grpc<ironward_tonic::retry::GrpcRetryService<Channel>>;
+
+pub(crate) fn client(addr: SocketAddr, layer: &GrpcRetryLayer) -> Client {
+    let channel = Channel::from_shared(format!("http://{addr}"))
+        .unwrap()
+        .connect_lazy();
+    tonic::client::Grpc::new(tower::Layer::layer(layer, channel))
+}
+
+/// Generous, for a loaded machine: no call here takes a second of real time.
+const BOUND: Duration = Duration::from_secs(30);
+
+/// One unary call to `/test.Flaky/{method}`, its code (`Ok` for a success).
+pub(crate) async fn call(
+    client: &mut Client,
+    method: &'static str,
+    timeout: Option<Duration>,
+) -> Code {
+    let path = match method {
+        "Call" => "/test.Flaky/Call",
+        "Plain" => "/test.Flaky/Plain",
+        _ => unreachable!("{method}"),
+    };
+    let mut request = tonic::Request::new(Echo { text: "hi".into() });
+    if let Some(timeout) = timeout {
+        request.set_timeout(timeout);
+    }
+    let sent = async {
+        client.ready().await.unwrap();
+        client
+            .unary(
+                request,
+                PathAndQuery::from_static(path),
+                ProstCodec::<Echo, Echo>::default(),
+            )
+            .await
+    };
+    match tokio::time::timeout(BOUND, sent)
+        .await
+        .expect("the call ended")
+    {
+        Ok(response) => {
+            assert_eq!(response.into_inner(), Echo { text: "hi".into() });
+            Code::Ok
+        }
+        Err(status) => status.code(),
+    }
+}
+
+/// One server-streaming call to `/test.Flaky/Stream`: the code of its first message.
+pub(crate) async fn stream(client: &mut Client) -> Code {
+    let sent = async {
+        client.ready().await.unwrap();
+        let request = tonic::Request::new(Echo::default());
+        let path = PathAndQuery::from_static("/test.Flaky/Stream");
+        let response = client
+            .server_streaming(request, path, ProstCodec::<Echo, Echo>::default())
+            .await?;
+        response.into_inner().message().await
+    };
+    match tokio::time::timeout(BOUND, sent)
+        .await
+        .expect("the call ended")
+    {
+        Ok(_) => Code::Ok,
+        Err(status) => status.code(),
+    }
+}

@@ -1,11 +1,14 @@
-//! gRPC retries by proposal A6 ("gRPC Retry Design") for tonic clients, as a tower layer.
+//! gRPC retries and hedging by proposal A6 ("gRPC Retry Design") for tonic clients, as a
+//! tower layer.
 //!
 //! [`GrpcRetryLayer`] reads the gRPC service config (its JSON, or an
 //! [`ironward::grpc::ServiceConfig`]) and retries each call by its method's `retryPolicy`:
 //! A6's backoff or the server's `grpc-retry-pushback-ms`, `grpc-previous-rpc-attempts` on each
 //! retry, the call's deadline from `grpc-timeout` (the waits never pass it), and the channel's
-//! `retryThrottling`. Every decision is the core's [`ironward::grpc::RetryPlan`]; this crate
-//! sends, sleeps on a [`Clock`] and draws from [`Dice`], both injectable for tests.
+//! `retryThrottling`; or hedges it by its `hedgingPolicy`, a hedge every `hedgingDelay` until
+//! one commits, the others cancelled. Every decision is the core's
+//! ([`ironward::grpc::RetryPlan`], [`ironward::grpc::HedgingPlan`]); this crate sends, sleeps
+//! on a [`Clock`] and draws from [`Dice`], both injectable for tests.
 //!
 //! The [`retry`] module says what one call does, step by step.
 //!
@@ -27,8 +30,10 @@
 //!   an `UNAVAILABLE` attempt, counted and retried by the policy.
 //! - **A response with a non-200 HTTP status and no `grpc-status`** has ordinary headers and
 //!   commits the call, where grpc-go maps the HTTP status to a code it may retry.
-//! - **Hedging policies are not sent as hedges**: a method with a `hedgingPolicy` is sent
-//!   once, untouched.
+//! - **Hedging** follows A6 alone, as grpc-go implements none (the core's
+//!   [`HedgingPlan`](ironward::grpc::HedgingPlan) lists its readings where A6 is silent); a
+//!   loser is cancelled by dropping its response future, which for a tonic `Channel` resets
+//!   its HTTP/2 stream.
 //! - **An attempt is not cut at the deadline by this layer**: its `grpc-timeout` says the time
 //!   left, which the server and tonic's `Channel` enforce.
 //!

@@ -6,34 +6,35 @@ use std::time::Duration;
 use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request, Response};
 use http_body_util::Full;
-use ironward::grpc::{Code, Outcome, PREVIOUS_ATTEMPTS, PUSHBACK, Policy, RetryPlan, Step};
+use ironward::grpc::{
+    Code, Outcome, PREVIOUS_ATTEMPTS, PUSHBACK, Policy, RetryPlan, RetryPolicy, Step,
+};
 use tower_service::Service;
 
 use super::body::{Read, ResponseBody, read};
+use super::hedge::hedge;
 use super::layer::Config;
 use super::service::BoxError;
 use crate::timeout::{self, GRPC_TIMEOUT};
 
 /// Sends `request` on `ready` (already made ready), and again on clones of it as the
-/// method's retry policy says.
+/// method's retry or hedging policy says.
 pub(super) async fn run<S, B>(
-    mut ready: S,
+    ready: S,
     request: Request<tonic::body::Body>,
     config: Arc<Config>,
 ) -> Result<Response<ResponseBody<B>>, BoxError>
 where
-    S: Service<Request<tonic::body::Body>, Response = Response<B>> + Clone,
+    S: Service<Request<tonic::body::Body>, Response = Response<B>> + Clone + Send + 'static,
+    S::Future: Send,
     S::Error: Into<BoxError>,
+    B: Send + 'static,
 {
     let entry = method(request.uri().path())
         .and_then(|(service, method)| config.service_config.method(service, method));
-    let (policy, timeout) = match entry {
-        Some(entry) => match entry.policy {
-            Some(Policy::Retry(policy)) => (policy, entry.timeout),
-            // Hedging is not sent by this layer (see the crate docs): sent once.
-            Some(Policy::Hedging(_)) | None => return once(ready, request, &config).await,
-        },
-        None => return once(ready, request, &config).await,
+    // No entry, or one without a policy: sent once, untouched.
+    let Some((policy, timeout)) = entry.and_then(|e| e.policy.map(|p| (p, e.timeout))) else {
+        return once(ready, request, &config).await;
     };
     let start = config.clock.now();
     // The call's deadline: its own `grpc-timeout` or the method's `timeout`, the sooner.
@@ -52,12 +53,44 @@ where
         // `bufferForRetryLocked`): sent once, as it came.
         Read::Over(body) => return once(ready, Request::from_parts(parts, body), &config).await,
     };
-    let head = Request::from_parts(parts, ());
-    let mut plan = RetryPlan::new(&policy, deadline, start)?;
+    let call = Call {
+        head: Request::from_parts(parts, ()),
+        body,
+        deadline,
+        start,
+    };
+    match policy {
+        Policy::Retry(policy) => retry(ready, call, &policy, &config).await,
+        Policy::Hedging(policy) => hedge(ready, call, &policy, &config).await,
+    }
+}
+
+/// A call whose body has been read: what every attempt copies.
+pub(super) struct Call {
+    head: Request<()>,
+    body: Bytes,
+    /// When the call must end, on the layer's clock.
+    pub(super) deadline: Option<Duration>,
+    /// When it started.
+    pub(super) start: Duration,
+}
+
+/// Sends `call` on `ready`, and again on clones of it as `policy` says.
+async fn retry<S, B>(
+    mut ready: S,
+    call: Call,
+    policy: &RetryPolicy,
+    config: &Config,
+) -> Result<Response<ResponseBody<B>>, BoxError>
+where
+    S: Service<Request<tonic::body::Body>, Response = Response<B>> + Clone,
+    S::Error: Into<BoxError>,
+{
+    let mut plan = RetryPlan::new(policy, call.deadline, call.start)?;
     let mut service = None::<S>;
     loop {
         let now = config.clock.now();
-        let attempt = attempt(&head, &body, plan.previous_attempts(), deadline, now);
+        let attempt = call.attempt(plan.previous_attempts(), now);
         let sent: Result<Response<B>, BoxError> = match service.as_mut() {
             None => ready.call(attempt).await.map_err(Into::into),
             Some(service) => {
@@ -129,24 +162,20 @@ where
     Ok(response.map(|body| ResponseBody::new(body, budget)))
 }
 
-/// The attempt to send at `now`: a copy of the call, with `grpc-previous-rpc-attempts` after
-/// the first and the time left until `deadline` in `grpc-timeout`.
-fn attempt(
-    head: &Request<()>,
-    body: &Bytes,
-    previous: u32,
-    deadline: Option<Duration>,
-    now: Duration,
-) -> Request<tonic::body::Body> {
-    let mut attempt = head.clone();
-    let headers = attempt.headers_mut();
-    if previous > 0 {
-        headers.insert(PREVIOUS_ATTEMPTS, HeaderValue::from(previous));
+impl Call {
+    /// The attempt to send at `now`: a copy of the call, with `grpc-previous-rpc-attempts`
+    /// after the first and the time left until the deadline in `grpc-timeout`.
+    pub(super) fn attempt(&self, previous: u32, now: Duration) -> Request<tonic::body::Body> {
+        let mut attempt = self.head.clone();
+        let headers = attempt.headers_mut();
+        if previous > 0 {
+            headers.insert(PREVIOUS_ATTEMPTS, HeaderValue::from(previous));
+        }
+        if let Some(deadline) = self.deadline {
+            headers.insert(GRPC_TIMEOUT, timeout::encode(deadline.saturating_sub(now)));
+        }
+        attempt.map(|()| tonic::body::Body::new(Full::new(self.body.clone())))
     }
-    if let Some(deadline) = deadline {
-        headers.insert(GRPC_TIMEOUT, timeout::encode(deadline.saturating_sub(now)));
-    }
-    attempt.map(|()| tonic::body::Body::new(Full::new(body.clone())))
 }
 
 /// `/package.Service/Method` as its service and method, `None` for any other path.
@@ -157,13 +186,13 @@ fn method(path: &str) -> Option<(&str, &str)> {
 }
 
 /// Whether the response is trailers-only: its status is in its headers (gRPC over HTTP/2).
-fn is_trailers_only(headers: &HeaderMap) -> bool {
+pub(super) fn is_trailers_only(headers: &HeaderMap) -> bool {
     headers.contains_key("grpc-status")
 }
 
 /// A trailers-only response's code; a value that is no code is `UNKNOWN`, as grpc-go reads
 /// it.
-fn code(headers: &HeaderMap) -> Code {
+pub(super) fn code(headers: &HeaderMap) -> Code {
     headers
         .get("grpc-status")
         .and_then(|value| value.to_str().ok())
@@ -174,7 +203,7 @@ fn code(headers: &HeaderMap) -> Code {
 
 /// The values of `grpc-retry-pushback-ms`; one that is not UTF-8 is passed as `""`, which
 /// says stop as grpc-go's reading of it would.
-fn pushback(headers: &HeaderMap) -> Vec<String> {
+pub(super) fn pushback(headers: &HeaderMap) -> Vec<String> {
     headers
         .get_all(PUSHBACK)
         .iter()
@@ -185,7 +214,7 @@ fn pushback(headers: &HeaderMap) -> Vec<String> {
 /// The code of an attempt that failed without a response: a `tonic::Status` in the error's
 /// chain says its own; any other (a refused connection, a reset stream) is `UNAVAILABLE`, as
 /// grpc-go reads a transport's failure.
-fn error_code(error: &(dyn std::error::Error + 'static)) -> Code {
+pub(super) fn error_code(error: &(dyn std::error::Error + 'static)) -> Code {
     let mut source = Some(error);
     while let Some(error) = source {
         if let Some(status) = error.downcast_ref::<tonic::Status>() {

@@ -1,11 +1,12 @@
-//! gRPC retries by proposal A6 for tonic clients: [`GrpcRetryLayer`].
+//! gRPC retries and hedging by proposal A6 for tonic clients: [`GrpcRetryLayer`].
 //!
 //! A tower layer over a tonic `Channel` (or any service of `http::Request<tonic::body::Body>`)
 //! that reads the service config's `methodConfig` and `retryThrottling` and retries each call
-//! by its method's `retryPolicy`. The decisions are the core's, [`ironward::grpc::RetryPlan`]
-//! (grpc-go's `csAttempt.shouldRetry`, `stream.go`, step for step) and one
+//! by its method's `retryPolicy`, or hedges it by its `hedgingPolicy`. The decisions are the
+//! core's, [`ironward::grpc::RetryPlan`] (grpc-go's `csAttempt.shouldRetry`, `stream.go`, step
+//! for step) and [`ironward::grpc::HedgingPlan`] (A6's "Hedging Policy"), with one
 //! [`SharedBudget`](ironward::SharedBudget) for the channel; this layer reads the clock and
-//! the dice, sends, sleeps, and maps responses to outcomes.
+//! the dice, sends, sleeps, cancels, and maps responses to outcomes.
 //!
 //! # One call
 //!
@@ -30,6 +31,17 @@
 //!    read from a trailers-only response or from the trailers at the end of the returned body
 //!    ([`ResponseBody`]), as grpc-go's `clientStream.finish` counts them; calls without a
 //!    retry policy count their successes too, as in grpc-go.
+//!
+//! # One hedged call
+//!
+//! Steps 1 to 3 are the same. Then the first attempt is sent at once and, while none has
+//! committed, a hedge each time the plan says one is due (every `hedgingDelay`, at once after
+//! a non-fatal code, after a pushback's wait), each with `grpc-previous-rpc-attempts` its
+//! number and `grpc-timeout` the time left, until `maxAttempts`. The first attempt whose
+//! response has ordinary headers, or whose trailers-only status is `OK` or fatal, is the
+//! call's: the others are cancelled (their response futures dropped) and its response is
+//! returned. When every attempt has failed with a non-fatal code and no more will be sent,
+//! the last one's result is the call's.
 //!
 //! # Examples
 //!
@@ -57,6 +69,7 @@
 
 mod body;
 mod call;
+mod hedge;
 mod layer;
 mod service;
 

@@ -3,6 +3,7 @@
 //! manual one that the server reads too, so each attempt's arrival time is the sum of the
 //! waits before it, exactly; the dice are `0.5`, A6's ceiling without jitter.
 
+mod hedge;
 mod server;
 
 use std::time::Duration;
@@ -40,7 +41,7 @@ fn layer(codes: &str, extra: &str, clock: &Clock) -> GrpcRetryLayer {
 #[tokio::test]
 async fn retry_unary_retries_the_retryable_code_up_to_max_attempts() {
     let (clock, _) = Clock::manual(Duration::ZERO);
-    let server = Server::start(clock.clone(), |n| match n {
+    let server = Server::start(clock.clone(), |n, _| match n {
         0 | 2 | 5 => Answer::Ok,
         6 | 8 | 11 => Answer::Fail(Code::Internal, &[]),
         _ => Answer::Fail(Code::AlreadyExists, &[]),
@@ -105,7 +106,7 @@ async fn pushback_waits_exactly_or_stops() {
     ];
     for (pushback, code, attempts, waited) in rows {
         let (clock, _) = Clock::manual(Duration::ZERO);
-        let server = Server::start(clock.clone(), move |n| match n {
+        let server = Server::start(clock.clone(), move |n, _| match n {
             0 => Answer::Fail(Code::Unavailable, pushback),
             _ => Answer::Ok,
         })
@@ -127,7 +128,7 @@ async fn pushback_waits_exactly_or_stops() {
 #[tokio::test]
 async fn retry_throttling_turns_retries_off_and_back_on() {
     let (clock, _) = Clock::manual(Duration::ZERO);
-    let server = Server::start(clock.clone(), |n| match n {
+    let server = Server::start(clock.clone(), |n, _| match n {
         0 | 3 | 6 | 10..=14 | 16 | 18 => Answer::Ok,
         _ => Answer::Fail(Code::Unavailable, &[]),
     })
@@ -163,7 +164,7 @@ async fn retry_throttling_turns_retries_off_and_back_on() {
 #[tokio::test]
 async fn a_method_without_a_retry_policy_is_sent_once() {
     let (clock, _) = Clock::manual(Duration::ZERO);
-    let server = Server::start(clock.clone(), |_| Answer::Fail(Code::Unavailable, &[])).await;
+    let server = Server::start(clock.clone(), |_, _| Answer::Fail(Code::Unavailable, &[])).await;
     let mut client = client(server.addr, &layer(r#""UNAVAILABLE""#, "", &clock));
     for n in 1..=3 {
         assert_eq!(call(&mut client, "Plain", None).await, Code::Unavailable);
@@ -188,7 +189,10 @@ async fn a_method_without_a_retry_policy_is_sent_once() {
 #[tokio::test]
 async fn the_waits_never_pass_the_deadline() {
     let (clock, _) = Clock::manual(Duration::ZERO);
-    let server = Server::start(clock.clone(), |_| Answer::Fail(Code::Unavailable, &["400"])).await;
+    let server = Server::start(clock.clone(), |_, _| {
+        Answer::Fail(Code::Unavailable, &["400"])
+    })
+    .await;
     let mut client = client(server.addr, &layer(r#""UNAVAILABLE""#, "", &clock));
     let code = call(&mut client, "Call", Some(Duration::from_secs(1))).await;
     assert_eq!(code, Code::Unavailable);
@@ -204,7 +208,10 @@ async fn the_waits_never_pass_the_deadline() {
 #[tokio::test]
 async fn the_method_timeout_is_a_deadline() {
     let (clock, _) = Clock::manual(Duration::ZERO);
-    let server = Server::start(clock.clone(), |_| Answer::Fail(Code::Unavailable, &["300"])).await;
+    let server = Server::start(clock.clone(), |_, _| {
+        Answer::Fail(Code::Unavailable, &["300"])
+    })
+    .await;
     let json = r#"{"methodConfig": [{"name": [{"service": "test.Flaky"}], "timeout": "0.5s",
         "retryPolicy": {"maxAttempts": 5, "initialBackoff": "1s", "maxBackoff": "1s",
         "backoffMultiplier": 1, "retryableStatusCodes": ["UNAVAILABLE"]}}]}"#;
@@ -227,7 +234,7 @@ async fn the_method_timeout_is_a_deadline() {
 #[tokio::test]
 async fn a_status_in_the_trailers_is_never_retried() {
     let (clock, _) = Clock::manual(Duration::ZERO);
-    let server = Server::start(clock.clone(), |_| Answer::Fail(Code::Unavailable, &[])).await;
+    let server = Server::start(clock.clone(), |_, _| Answer::Fail(Code::Unavailable, &[])).await;
     let mut client = client(server.addr, &layer(r#""UNAVAILABLE""#, "", &clock));
     assert_eq!(stream(&mut client).await, Code::Unavailable);
     assert_eq!(server.seen().len(), 1);
@@ -238,7 +245,7 @@ async fn a_status_in_the_trailers_is_never_retried() {
 #[tokio::test]
 async fn a_body_past_the_buffer_is_sent_once() {
     let (clock, _) = Clock::manual(Duration::ZERO);
-    let server = Server::start(clock.clone(), |_| Answer::Fail(Code::Unavailable, &[])).await;
+    let server = Server::start(clock.clone(), |_, _| Answer::Fail(Code::Unavailable, &[])).await;
     // "hi" is 4 bytes of protobuf and 5 of gRPC framing: past 8 bytes.
     let layer = layer(r#""UNAVAILABLE""#, "", &clock).with_buffer(8);
     let mut client = client(server.addr, &layer);

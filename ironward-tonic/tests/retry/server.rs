@@ -5,6 +5,7 @@ use std::convert::Infallible;
 use std::future::Future;
 use std::net::SocketAddr;
 use std::pin::Pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -27,10 +28,13 @@ pub(crate) struct Echo {
     pub(crate) text: String,
 }
 
-/// How the server answers its `n`-th attempt (counted from 0 across calls and methods).
+/// How the server answers an attempt.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) enum Answer {
     Ok,
+    /// No answer, ever: only the client's cancelling the attempt ends it, which the server
+    /// counts.
+    Hang,
     /// A trailers-only failure, with these `grpc-retry-pushback-ms` values.
     Fail(Code, &'static [&'static str]),
 }
@@ -46,8 +50,10 @@ pub(crate) struct Seen {
 }
 
 struct Flaky {
-    answer: Box<dyn Fn(usize) -> Answer + Send + Sync>,
+    answer: Box<dyn Fn(usize, u32) -> Answer + Send + Sync>,
     seen: Mutex<Vec<Seen>>,
+    /// Attempts that hung, ended by the client's cancelling them.
+    cancelled: AtomicUsize,
     clock: Clock,
 }
 
@@ -55,14 +61,25 @@ impl Flaky {
     /// Records the attempt and says how to answer it.
     fn arrive(&self, method: &str, metadata: &MetadataMap) -> Answer {
         let header = |name| metadata.get(name).map(|v| v.to_str().unwrap().to_owned());
+        let previous = header("grpc-previous-rpc-attempts");
+        let before = previous.as_ref().map_or(0, |p| p.parse().unwrap());
         let mut seen = self.seen.lock().unwrap();
         seen.push(Seen {
             method: method.to_owned(),
-            previous: header("grpc-previous-rpc-attempts"),
+            previous,
             timeout: header("grpc-timeout"),
             at: self.clock.now(),
         });
-        (self.answer)(seen.len() - 1)
+        (self.answer)(seen.len() - 1, before)
+    }
+}
+
+/// Counts a hung attempt's end: its future is only ever dropped.
+struct Cancelled(Arc<Flaky>);
+
+impl Drop for Cancelled {
+    fn drop(&mut self) {
+        self.0.cancelled.fetch_add(1, Ordering::SeqCst);
     }
 }
 
@@ -92,9 +109,14 @@ impl tonic::server::UnaryService<Echo> for Unary {
     fn call(&mut self, request: tonic::Request<Echo>) -> Self::Future {
         let answer = self.0.arrive(self.1, request.metadata());
         let text = request.into_inner().text;
+        let flaky = Arc::clone(&self.0);
         Box::pin(async move {
             match answer {
                 Answer::Ok => Ok(tonic::Response::new(Echo { text })),
+                Answer::Hang => {
+                    let _cancelled = Cancelled(flaky);
+                    std::future::pending().await
+                }
                 Answer::Fail(code, pushback) => Err(status(code, pushback)),
             }
         })
@@ -111,7 +133,7 @@ impl tonic::server::ServerStreamingService<Echo> for Streaming {
     fn call(&mut self, request: tonic::Request<Echo>) -> Self::Future {
         let answer = self.0.arrive("Stream", request.metadata());
         let item = match answer {
-            Answer::Ok => Ok(Echo::default()),
+            Answer::Ok | Answer::Hang => Ok(Echo::default()),
             Answer::Fail(code, pushback) => Err(status(code, pushback)),
         };
         let stream = futures_util::stream::iter(vec![item]);
@@ -139,6 +161,7 @@ where
             Ok(match request.uri().path() {
                 "/test.Flaky/Call" => grpc.unary(Unary(flaky, "Call"), request).await,
                 "/test.Flaky/Plain" => grpc.unary(Unary(flaky, "Plain"), request).await,
+                "/test.Flaky/Hedge" => grpc.unary(Unary(flaky, "Hedge"), request).await,
                 "/test.Flaky/Stream" => grpc.server_streaming(Streaming(flaky), request).await,
                 _ => Status::unimplemented("no such method").into_http(),
             })
@@ -154,17 +177,19 @@ pub(crate) struct Server {
 }
 
 impl Server {
-    /// Starts a server on a free loopback port, answering its `n`-th attempt with `answer(n)`
-    /// and reading `clock` as each arrives.
+    /// Starts a server on a free loopback port, answering its `n`-th attempt (counted from 0
+    /// across calls and methods) whose `grpc-previous-rpc-attempts` is `p` (0 when absent)
+    /// with `answer(n, p)`, and reading `clock` as each arrives.
     pub(crate) async fn start(
         clock: Clock,
-        answer: impl Fn(usize) -> Answer + Send + Sync + 'static,
+        answer: impl Fn(usize, u32) -> Answer + Send + Sync + 'static,
     ) -> Self {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let flaky = Arc::new(Flaky {
             answer: Box::new(answer),
             seen: Mutex::new(Vec::new()),
+            cancelled: AtomicUsize::new(0),
             clock,
         });
         let (stop, stopped) = oneshot::channel::<()>();
@@ -184,6 +209,16 @@ impl Server {
     /// Every attempt the server has seen, in order.
     pub(crate) fn seen(&self) -> Vec<Seen> {
         self.flaky.seen.lock().unwrap().clone()
+    }
+
+    /// Waits (in real time, bounded) until the client has cancelled `n` hung attempts, and
+    /// says how many it had cancelled by then.
+    pub(crate) async fn cancelled(&self, n: usize) -> usize {
+        let start = std::time::Instant::now();
+        while self.flaky.cancelled.load(Ordering::SeqCst) < n && start.elapsed() < BOUND {
+            tokio::time::sleep(Duration::from_millis(5)).await;
+        }
+        self.flaky.cancelled.load(Ordering::SeqCst)
     }
 
     /// The `grpc-previous-rpc-attempts` of every attempt seen, in order.
@@ -217,6 +252,7 @@ pub(crate) async fn call(
     let path = match method {
         "Call" => "/test.Flaky/Call",
         "Plain" => "/test.Flaky/Plain",
+        "Hedge" => "/test.Flaky/Hedge",
         _ => unreachable!("{method}"),
     };
     let mut request = tonic::Request::new(Echo { text: "hi".into() });

@@ -1,0 +1,156 @@
+//! One hedged call: attempts sent at the hedging delay, the first to commit kept and the
+//! others cancelled.
+
+use std::future::{Future, poll_fn};
+use std::pin::Pin;
+use std::task::Poll;
+use std::time::Duration;
+
+use http::{Request, Response};
+use ironward::grpc::{Hedge, HedgingPlan, HedgingPolicy, Outcome, Verdict};
+use ironward_tokio::Sleep;
+use tower_service::Service;
+
+use super::body::ResponseBody;
+use super::call::{Call, code, error_code, is_trailers_only, pushback};
+use super::layer::Config;
+use super::service::BoxError;
+
+/// An attempt in flight: its number and its response to come. Dropping it cancels it: a
+/// tonic `Channel` resets the attempt's HTTP/2 stream.
+type Flying<B> = (
+    u32,
+    Pin<Box<dyn Future<Output = Result<Response<B>, BoxError>> + Send>>,
+);
+
+/// What the call waits for next.
+enum Event<B> {
+    /// Attempt `n` ended.
+    Ended(u32, Result<Response<B>, BoxError>),
+    /// The next hedge is due.
+    Due,
+}
+
+/// Sends `call` as `policy` says: the first attempt on `ready`, each hedge on a clone of it,
+/// as the core's [`HedgingPlan`] says when, keeping the attempt it commits to.
+pub(super) async fn hedge<S, B>(
+    ready: S,
+    call: Call,
+    policy: &HedgingPolicy,
+    config: &Config,
+) -> Result<Response<ResponseBody<B>>, BoxError>
+where
+    S: Service<Request<tonic::body::Body>, Response = Response<B>> + Clone + Send + 'static,
+    S::Future: Send,
+    S::Error: Into<BoxError>,
+    B: Send + 'static,
+{
+    let budget = config.budget.as_deref();
+    let mut plan = HedgingPlan::new(policy, call.deadline, call.start)?;
+    let mut flying: Vec<Flying<B>> = Vec::new();
+    // The sleep until the next hedge, and when it ends: kept while the hedge stays due then,
+    // so that a manual clock is moved once per wait.
+    let mut timer: Option<(Duration, Pin<Box<Sleep>>)> = None;
+    // The service made ready goes to the first attempt, a clone of it to each hedge.
+    let spare = ready.clone();
+    let mut ready = Some(ready);
+    // The result of the last attempt that failed without ending the call.
+    let mut last: Option<Result<Response<B>, BoxError>> = None;
+    loop {
+        let now = config.clock.now();
+        match plan.send_shared(now, budget) {
+            Hedge::Send(n) => {
+                let attempt = call.attempt(n, now);
+                let service = ready.take().unwrap_or_else(|| spare.clone());
+                flying.push((n, send(service, attempt)));
+                timer = None;
+                continue;
+            }
+            Hedge::Wait(wait) => {
+                let due = now.saturating_add(wait);
+                if timer.as_ref().is_none_or(|(at, _)| *at != due) {
+                    timer = Some((due, Box::pin(config.clock.sleep(wait))));
+                }
+            }
+            Hedge::Stop(_) => {
+                timer = None;
+                // Nothing in flight and nothing to come: the last attempt's result is the
+                // call's (none was sent if the deadline had passed when the call began).
+                if flying.is_empty() {
+                    let last = last.take().unwrap_or_else(|| {
+                        Err(
+                            tonic::Status::deadline_exceeded("deadline passed before the call")
+                                .into(),
+                        )
+                    });
+                    return last.map(|r| r.map(|b| ResponseBody::new(b, None)));
+                }
+            }
+        }
+        let event = poll_fn(|cx| {
+            for at in 0..flying.len() {
+                if let Poll::Ready(ended) = flying[at].1.as_mut().poll(cx) {
+                    let (n, _) = flying.swap_remove(at);
+                    return Poll::Ready(Event::Ended(n, ended));
+                }
+            }
+            match timer.as_mut().map(|(_, sleep)| sleep.as_mut().poll(cx)) {
+                Some(Poll::Ready(())) => Poll::Ready(Event::Due),
+                _ => Poll::Pending,
+            }
+        })
+        .await;
+        let (n, ended) = match event {
+            Event::Due => {
+                timer = None;
+                continue;
+            }
+            Event::Ended(n, ended) => (n, ended),
+        };
+        let (code, values) = match &ended {
+            // Response headers commit the call to this attempt (A6, "Committing"): the others
+            // are cancelled, and the body tells the budget whether the call succeeded.
+            Ok(response) if !is_trailers_only(response.headers()) => {
+                let _cancel = plan.commit(n);
+                flying.clear();
+                return ended.map(|r| r.map(|b| ResponseBody::new(b, config.budget.clone())));
+            }
+            Ok(response) => (code(response.headers()), pushback(response.headers())),
+            Err(error) => (error_code(&**error), Vec::new()),
+        };
+        let values: Vec<&str> = values.iter().map(String::as_str).collect();
+        let outcome = Outcome {
+            code,
+            committed: false,
+            pushback: &values,
+        };
+        match plan.on_outcome_shared(n, outcome, config.clock.now(), budget) {
+            Verdict::Commit { .. } | Verdict::Fail(_) => {
+                // The attempts still in flight are the ones to cancel: dropped.
+                flying.clear();
+                return ended.map(|r| r.map(|b| ResponseBody::new(b, None)));
+            }
+            // The call goes on; should nothing more be sent, this is its result.
+            Verdict::Pending => last = Some(ended),
+            Verdict::Ignored => {}
+        }
+    }
+}
+
+/// Attempt `attempt` on `service`, made ready first.
+fn send<S, B>(
+    mut service: S,
+    attempt: Request<tonic::body::Body>,
+) -> Pin<Box<dyn Future<Output = Result<Response<B>, BoxError>> + Send>>
+where
+    S: Service<Request<tonic::body::Body>, Response = Response<B>> + Send + 'static,
+    S::Future: Send,
+    S::Error: Into<BoxError>,
+{
+    Box::pin(async move {
+        poll_fn(|cx| service.poll_ready(cx))
+            .await
+            .map_err(Into::into)?;
+        service.call(attempt).await.map_err(Into::into)
+    })
+}

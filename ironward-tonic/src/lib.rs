@@ -81,3 +81,8 @@ mod timeout;
 
 pub use ironward_tokio::{Clock, Dice, Hand};
 pub use retry::GrpcRetryLayer;
+
+/// The README's examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;

@@ -25,7 +25,7 @@ use crate::{Clock, Dice};
 /// | what | value | from |
 /// | --- | --- | --- |
 /// | clock | [`Clock::monotonic`]: tokio's, so `tokio::time::pause` drives it | |
-/// | dice | [`Dice::random`], one draw per retryable failure, for A6's `random(0.8, 1.2)` | gRPC A6 |
+/// | dice | [`Dice::random`], one draw per failed attempt, for A6's `random(0.8, 1.2)` | gRPC A6 |
 /// | retry buffer | 256 KiB ([`RETRY_BUFFER`](super::RETRY_BUFFER)) | grpc-go's `defaultPerRPCBufferSize` (`dialoptions.go`) |
 ///
 /// # Examples

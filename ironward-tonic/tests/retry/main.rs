@@ -235,7 +235,9 @@ async fn the_method_timeout_is_a_deadline() {
 async fn a_status_in_the_trailers_is_never_retried() {
     let (clock, _) = Clock::manual(Duration::ZERO);
     let server = Server::start(clock.clone(), |_, _| Answer::Fail(Code::Unavailable, &[])).await;
-    let mut client = client(server.addr, &layer(r#""UNAVAILABLE""#, "", &clock));
+    // UNKNOWN too, so that headers read as a status (which they have none of) would retry.
+    let codes = r#""UNAVAILABLE", "UNKNOWN""#;
+    let mut client = client(server.addr, &layer(codes, "", &clock));
     assert_eq!(stream(&mut client).await, Code::Unavailable);
     assert_eq!(server.seen().len(), 1);
     assert_eq!(clock.now(), Duration::ZERO);

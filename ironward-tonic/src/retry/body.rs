@@ -11,7 +11,11 @@ use bytes::{Bytes, BytesMut};
 use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
 use ironward::SharedBudget;
+use ironward::grpc::Stop;
 use tonic::Status;
+
+use super::call::code;
+use super::report::Ending;
 
 /// grpc-go's default retry buffer, `defaultPerRPCBufferSize` (`dialoptions.go`): 256 KiB of a
 /// call's messages are kept to be sent again; past it the call is committed.
@@ -83,18 +87,34 @@ pin_project_lite::pin_project! {
     /// trailers, after its messages. gRPC A6 counts every successful call towards the
     /// channel's retry throttling (grpc-go's `clientStream.finish`, `stream.go`), so this
     /// body gives the budget its `tokenRatio` back when the trailers say `OK`; it changes
-    /// nothing it passes on. Calls decided on a trailers-only response have been counted
-    /// already, and their body watches nothing.
+    /// nothing it passes on. The trailers end the call for the layer's metrics too: `OK` is
+    /// a `success`, any other status `committed` (see the crate docs' `# Metrics`). Calls
+    /// decided on a trailers-only response have been counted already, and their body watches
+    /// nothing.
     pub struct ResponseBody<B> {
         #[pin]
         inner: B,
         budget: Option<Arc<SharedBudget>>,
+        ending: Option<Ending>,
     }
 }
 
 impl<B> ResponseBody<B> {
     pub(super) fn new(inner: B, budget: Option<Arc<SharedBudget>>) -> Self {
-        Self { inner, budget }
+        Self {
+            inner,
+            budget,
+            ending: None,
+        }
+    }
+
+    /// A body whose trailers end the call for `ending`, and give `budget` back on `OK`.
+    pub(super) fn ending(inner: B, budget: Option<Arc<SharedBudget>>, ending: Ending) -> Self {
+        Self {
+            inner,
+            budget,
+            ending: Some(ending),
+        }
     }
 
     /// The attempt's own body, taken out (its status then counts for nothing).
@@ -107,7 +127,7 @@ impl<B: fmt::Debug> fmt::Debug for ResponseBody<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ResponseBody")
             .field("inner", &self.inner)
-            .field("watched", &self.budget.is_some())
+            .field("watched", &(self.budget.is_some() || self.ending.is_some()))
             .finish()
     }
 }
@@ -124,10 +144,16 @@ impl<B: Body> Body for ResponseBody<B> {
         let polled = this.inner.poll_frame(cx);
         if let Poll::Ready(Some(Ok(frame))) = &polled
             && let Some(trailers) = frame.trailers_ref()
-            && is_ok(trailers)
-            && let Some(budget) = this.budget.take()
         {
-            budget.pass();
+            if is_ok(trailers)
+                && let Some(budget) = this.budget.take()
+            {
+                budget.pass();
+            }
+            // The call was committed when its headers came: its status here is never retried.
+            if let Some(ending) = this.ending.take() {
+                ending.ended(code(trailers), Stop::Committed);
+            }
         }
         polled
     }

@@ -7,13 +7,14 @@ use bytes::Bytes;
 use http::{HeaderMap, HeaderValue, Request, Response};
 use http_body_util::Full;
 use ironward::grpc::{
-    Code, Outcome, PREVIOUS_ATTEMPTS, PUSHBACK, Policy, RetryPlan, RetryPolicy, Step,
+    Code, Outcome, PREVIOUS_ATTEMPTS, PUSHBACK, Policy, RetryPlan, RetryPolicy, Step, Stop,
 };
 use tower_service::Service;
 
 use super::body::{Read, ResponseBody, read};
 use super::hedge::hedge;
 use super::layer::Config;
+use super::report::{Ending, retrying};
 use super::service::BoxError;
 use crate::timeout::{self, GRPC_TIMEOUT};
 
@@ -32,9 +33,9 @@ where
 {
     let entry = method(request.uri().path())
         .and_then(|(service, method)| config.service_config.method(service, method));
-    // No entry, or one without a policy: sent once, untouched.
+    // No entry, or one without a policy: sent once, untouched, and not reported.
     let Some((policy, timeout)) = entry.and_then(|e| e.policy.map(|p| (p, e.timeout))) else {
-        return once(ready, request, &config).await;
+        return once(ready, request, &config, None).await;
     };
     let start = config.clock.now();
     // The call's deadline: its own `grpc-timeout` or the method's `timeout`, the sooner.
@@ -51,7 +52,16 @@ where
         Read::Whole(body) => body,
         // Past the retry buffer the call is committed before it is sent (grpc-go's
         // `bufferForRetryLocked`): sent once, as it came.
-        Read::Over(body) => return once(ready, Request::from_parts(parts, body), &config).await,
+        // It is reported, as one attempt and a call committed.
+        Read::Over(body) => {
+            let ending = Ending {
+                meter: Arc::clone(&config.meter),
+                attempts: 1,
+                waited: Duration::ZERO,
+            };
+            let request = Request::from_parts(parts, body);
+            return once(ready, request, &config, Some(ending)).await;
+        }
     };
     let call = Call {
         head: Request::from_parts(parts, ()),
@@ -88,9 +98,14 @@ where
 {
     let mut plan = RetryPlan::new(policy, call.deadline, call.start)?;
     let mut service = None::<S>;
+    let meter = &config.meter;
+    let mut waited = Duration::ZERO;
     loop {
         let now = config.clock.now();
-        let attempt = call.attempt(plan.previous_attempts(), now);
+        let previous = plan.previous_attempts();
+        let number = previous.saturating_add(1);
+        let attempt = call.attempt(previous, now);
+        meter.attempt(number);
         let sent: Result<Response<B>, BoxError> = match service.as_mut() {
             None => ready.call(attempt).await.map_err(Into::into),
             Some(service) => {
@@ -107,7 +122,13 @@ where
             // Response headers commit the call (A6, "Committing"): the caller reads it to its
             // trailers, and its body tells the budget whether it succeeded.
             Ok(response) if !is_trailers_only(response.headers()) => {
-                return sent.map(|r| r.map(|b| ResponseBody::new(b, config.budget.clone())));
+                let ending = Ending {
+                    meter: Arc::clone(meter),
+                    attempts: number,
+                    waited,
+                };
+                let budget = config.budget.clone();
+                return sent.map(|r| r.map(|b| ResponseBody::ending(b, budget, ending)));
             }
             Ok(response) => (code(response.headers()), pushback(response.headers())),
             Err(error) => (error_code(&**error), Vec::new()),
@@ -119,13 +140,26 @@ where
             pushback: &values,
         };
         let (now, roll) = (config.clock.now(), config.dice.roll());
-        match plan.on_outcome_shared(outcome, now, roll, config.budget.as_deref()) {
+        let step = plan.on_outcome_shared(outcome, now, roll, config.budget.as_deref());
+        let ending = || Ending {
+            meter: Arc::clone(meter),
+            attempts: number,
+            waited,
+        };
+        match step {
             Step::Wait(wait) => {
+                retrying(meter, number, wait, code);
+                waited = waited.saturating_add(wait);
                 drop(sent);
                 config.clock.sleep(wait).await;
             }
             // Decided on a trailers-only response or an error: the plan has told the budget.
-            Step::Done | Step::Stop(_) => {
+            Step::Done => {
+                ending().success();
+                return sent.map(|r| r.map(|b| ResponseBody::new(b, None)));
+            }
+            Step::Stop(stop) => {
+                ending().stopped(stop, code);
                 return sent.map(|r| r.map(|b| ResponseBody::new(b, None)));
             }
         }
@@ -136,30 +170,47 @@ where
 }
 
 /// Sends `request` once, as it is; its success still counts for the channel's budget, as
-/// grpc-go's `clientStream.finish` counts every successful call.
+/// grpc-go's `clientStream.finish` counts every successful call. With an `ending` the call is
+/// reported, as one attempt and a call committed before it was sent.
 async fn once<S, B>(
     mut ready: S,
     request: Request<tonic::body::Body>,
     config: &Config,
+    ending: Option<Ending>,
 ) -> Result<Response<ResponseBody<B>>, BoxError>
 where
     S: Service<Request<tonic::body::Body>, Response = Response<B>>,
     S::Error: Into<BoxError>,
 {
-    let response = ready.call(request).await.map_err(Into::into)?;
-    let budget = match response.headers().get("grpc-status") {
-        // Trailers-only: the status is here, and read here.
-        Some(status) => {
-            if let Some(budget) = config.budget.as_deref()
-                && status.as_bytes() == b"0"
-            {
-                budget.pass();
+    if let Some(ending) = &ending {
+        ending.meter.attempt(1);
+    }
+    let response = match ready.call(request).await.map_err(Into::into) {
+        Ok(response) => response,
+        Err(error) => {
+            if let Some(ending) = &ending {
+                ending.stopped(Stop::Committed, error_code(&*error));
             }
-            None
+            return Err(error);
         }
-        None => config.budget.clone(),
     };
-    Ok(response.map(|body| ResponseBody::new(body, budget)))
+    if !is_trailers_only(response.headers()) {
+        let budget = config.budget.clone();
+        return Ok(response.map(|body| match ending {
+            Some(ending) => ResponseBody::ending(body, budget, ending),
+            None => ResponseBody::new(body, budget),
+        }));
+    }
+    // Trailers-only: the status is here, and read here.
+    if let Some(budget) = config.budget.as_deref()
+        && response.headers().get("grpc-status").map(|s| s.as_bytes()) == Some(b"0")
+    {
+        budget.pass();
+    }
+    if let Some(ending) = &ending {
+        ending.ended(code(response.headers()), Stop::Committed);
+    }
+    Ok(response.map(|body| ResponseBody::new(body, None)))
 }
 
 impl Call {

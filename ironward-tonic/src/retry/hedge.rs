@@ -3,17 +3,19 @@
 
 use std::future::{Future, poll_fn};
 use std::pin::Pin;
+use std::sync::Arc;
 use std::task::Poll;
 use std::time::Duration;
 
 use http::{Request, Response};
-use ironward::grpc::{Hedge, HedgingPlan, HedgingPolicy, Outcome, Verdict};
+use ironward::grpc::{Code, Hedge, HedgingPlan, HedgingPolicy, Outcome, Stop, Verdict};
 use ironward_tokio::Sleep;
 use tower_service::Service;
 
 use super::body::ResponseBody;
 use super::call::{Call, code, error_code, is_trailers_only, pushback};
 use super::layer::Config;
+use super::report::{Ending, hedging};
 use super::service::BoxError;
 
 /// An attempt in flight: its number and its response to come. Dropping it cancels it: a
@@ -54,12 +56,28 @@ where
     // The service made ready goes to the first attempt, a clone of it to each hedge.
     let spare = ready.clone();
     let mut ready = Some(ready);
-    // The result of the last attempt that failed without ending the call.
-    let mut last: Option<Result<Response<B>, BoxError>> = None;
+    // The result of the last attempt that failed without ending the call, and its code.
+    let mut last: Option<(Result<Response<B>, BoxError>, Code)> = None;
+    // The attempts sent; a hedged call waits for nothing between them, as they overlap.
+    let mut sent = 0u32;
+    let ending = |attempts| Ending {
+        meter: Arc::clone(&config.meter),
+        attempts,
+        waited: Duration::ZERO,
+    };
     loop {
         let now = config.clock.now();
         match plan.send_shared(now, budget) {
             Hedge::Send(n) => {
+                sent = sent.saturating_add(1);
+                match n {
+                    0 => config.meter.attempt(1),
+                    _ => hedging(
+                        &config.meter,
+                        n.saturating_add(1),
+                        now.saturating_sub(call.start),
+                    ),
+                }
                 let attempt = call.attempt(n, now);
                 let service = ready.take().unwrap_or_else(|| spare.clone());
                 flying.push((n, send(service, attempt)));
@@ -72,17 +90,17 @@ where
                     timer = Some((due, Box::pin(config.clock.sleep(wait))));
                 }
             }
-            Hedge::Stop(_) => {
+            Hedge::Stop(stop) => {
                 timer = None;
                 // Nothing in flight and nothing to come: the last attempt's result is the
                 // call's (none was sent if the deadline had passed when the call began).
                 if flying.is_empty() {
-                    let last = last.take().unwrap_or_else(|| {
-                        Err(
-                            tonic::Status::deadline_exceeded("deadline passed before the call")
-                                .into(),
-                        )
+                    let (last, code) = last.take().unwrap_or_else(|| {
+                        let status =
+                            tonic::Status::deadline_exceeded("deadline passed before the call");
+                        (Err(status.into()), Code::DeadlineExceeded)
                     });
+                    ending(sent).stopped(stop, code);
                     return last.map(|r| r.map(|b| ResponseBody::new(b, None)));
                 }
             }
@@ -113,7 +131,8 @@ where
             Ok(response) if !is_trailers_only(response.headers()) => {
                 let _cancel = plan.commit(n);
                 flying.clear();
-                return ended.map(|r| r.map(|b| ResponseBody::new(b, config.budget.clone())));
+                let (budget, ending) = (config.budget.clone(), ending(sent));
+                return ended.map(|r| r.map(|b| ResponseBody::ending(b, budget, ending)));
             }
             Ok(response) => (code(response.headers()), pushback(response.headers())),
             Err(error) => (error_code(&**error), Vec::new()),
@@ -124,14 +143,20 @@ where
             committed: false,
             pushback: &values,
         };
-        match plan.on_outcome_shared(n, outcome, config.clock.now(), budget) {
+        let verdict = plan.on_outcome_shared(n, outcome, config.clock.now(), budget);
+        match verdict {
             Verdict::Commit { .. } | Verdict::Fail(_) => {
                 // The attempts still in flight are the ones to cancel: dropped.
                 flying.clear();
+                match verdict {
+                    // A commit is to a success or to a fatal code, which is not retried.
+                    Verdict::Fail(stop) => ending(sent).stopped(stop, code),
+                    _ => ending(sent).ended(code, Stop::NotRetryable),
+                }
                 return ended.map(|r| r.map(|b| ResponseBody::new(b, None)));
             }
             // The call goes on; should nothing more be sent, this is its result.
-            Verdict::Pending => last = Some(ended),
+            Verdict::Pending => last = Some((ended, code)),
             Verdict::Ignored => {}
         }
     }

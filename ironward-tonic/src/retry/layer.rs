@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use ironward::SharedBudget;
 use ironward::grpc::ServiceConfig;
+use ironward_tokio::meter::{DEFAULT_NAME, GrpcRetries};
 use tower_layer::Layer;
 
 use super::GrpcRetryService;
@@ -66,6 +67,8 @@ pub(super) struct Config {
     pub(super) clock: Clock,
     pub(super) dice: Dice,
     pub(super) buffer: usize,
+    /// The handles it reports through, registered when the layer makes a service.
+    pub(super) meter: Arc<GrpcRetries>,
 }
 
 impl GrpcRetryLayer {
@@ -82,6 +85,7 @@ impl GrpcRetryLayer {
                 clock: Clock::default(),
                 dice: Dice::default(),
                 buffer: RETRY_BUFFER,
+                meter: Arc::new(GrpcRetries::new(DEFAULT_NAME)),
             }),
         }
     }
@@ -117,6 +121,32 @@ impl GrpcRetryLayer {
         self.with(|config| config.buffer = bytes)
     }
 
+    /// This layer reporting under `name` (by default `"default"`): the `name` label of its
+    /// metrics and the `name` field of its `tracing` events, so that two channels' layers in
+    /// one process are told apart (see the crate docs' `# Metrics`). The handles are
+    /// registered under it when the layer makes a service, so the default name never shows.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward_tonic::GrpcRetryLayer;
+    ///
+    /// let layer = GrpcRetryLayer::from_json(r#"{"methodConfig": []}"#)?.with_name("payments");
+    /// assert_eq!(layer.name(), "payments");
+    /// assert_eq!(GrpcRetryLayer::from_json("{}")?.name(), "default");
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    #[must_use]
+    pub fn with_name(self, name: &'static str) -> Self {
+        self.with(|config| config.meter = Arc::new(GrpcRetries::new(name)))
+    }
+
+    /// The name the layer reports under.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        self.config.meter.name()
+    }
+
     /// The service config the layer follows.
     #[must_use]
     pub fn service_config(&self) -> &ServiceConfig {
@@ -143,6 +173,8 @@ impl<S> Layer<S> for GrpcRetryLayer {
     type Service = GrpcRetryService<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
+        // The name is final once a service is made: its series show now, at zero.
+        self.config.meter.register();
         GrpcRetryService::new(inner, Arc::clone(&self.config))
     }
 }
@@ -161,6 +193,7 @@ impl fmt::Debug for Config {
             .field("clock", &self.clock)
             .field("dice", &self.dice)
             .field("buffer", &self.buffer)
+            .field("name", &self.meter.name())
             .finish()
     }
 }

@@ -71,6 +71,7 @@ mod body;
 mod call;
 mod hedge;
 mod layer;
+mod report;
 mod service;
 
 pub use body::{RETRY_BUFFER, ResponseBody};

@@ -19,7 +19,7 @@ use crate::{Clock, Dice};
 /// [`from_json`](Self::from_json)), and makes the channel's one retry budget there, from
 /// `retryThrottling`: every service it makes, and every clone of those, throttles on that one
 /// budget (a `SharedBudget` behind an `Arc`), as A6 keeps one per server. `Clone` shares the
-/// config, the sources and the budget.
+/// config, the sources, the budget and the metric handles.
 ///
 /// # Default
 ///
@@ -28,6 +28,7 @@ use crate::{Clock, Dice};
 /// | clock | [`Clock::monotonic`]: tokio's, so `tokio::time::pause` drives it | |
 /// | dice | [`Dice::random`], one draw per failed attempt, for A6's `random(0.8, 1.2)` | gRPC A6 |
 /// | retry buffer | 256 KiB ([`RETRY_BUFFER`](super::RETRY_BUFFER)) | grpc-go's `defaultPerRPCBufferSize` (`dialoptions.go`) |
+/// | name | `"default"`, the `name` label of its metrics and field of its events ([`with_name`](Self::with_name)) | the other edges |
 ///
 /// # Examples
 ///

@@ -31,6 +31,9 @@
 //!    read from a trailers-only response or from the trailers at the end of the returned body
 //!    ([`ResponseBody`]), as grpc-go's `clientStream.finish` counts them; calls without a
 //!    retry policy count their successes too, as in grpc-go.
+//! 7. Each attempt, each wait and the call's end are counted on the layer's metric handles,
+//!    and each retry and each stop is a `tracing` event at `DEBUG` (the crate docs'
+//!    `# Metrics`); a call without a policy is not reported.
 //!
 //! # One hedged call
 //!

@@ -54,9 +54,7 @@ use std::time::Duration;
 
 use ironward::Criticality;
 use ironward::grpc::Stop as GrpcStop;
-use ironward::http_retry::Retried;
-#[cfg(feature = "metrics")]
-use ironward::http_retry::Stop;
+use ironward::http_retry::{Retried, Stop, StopReason};
 
 /// The counter of every decision: admitted, refused and shadowed calls.
 #[cfg(feature = "metrics")]
@@ -724,13 +722,15 @@ impl GrpcRetries {
 
     /// The `outcome` label of a call that ended for `stop`, `success` for `None`:
     /// `not_retryable`, `attempts_exhausted`, `throttled`, `pushback`, `committed` or
-    /// `deadline`.
-    pub const fn outcome(stop: Option<GrpcStop>) -> &'static str {
+    /// `deadline`. A label both edges count under is the HTTP edge's own, taken from
+    /// [`Retried::outcome`] and [`Stop::as_str`], so
+    /// that the two cannot drift apart.
+    pub fn outcome(stop: Option<GrpcStop>) -> &'static str {
         match stop {
-            None => "success",
-            Some(GrpcStop::NotRetryable) => "not_retryable",
-            Some(GrpcStop::AttemptsSpent) => "attempts_exhausted",
-            Some(GrpcStop::Throttled) => "throttled",
+            None => Retried::default().outcome(),
+            Some(GrpcStop::NotRetryable) => StopReason::NotRetryable.as_str(),
+            Some(GrpcStop::AttemptsSpent) => StopReason::AttemptsExhausted.as_str(),
+            Some(GrpcStop::Throttled) => Stop::Throttled.as_str(),
             Some(GrpcStop::Pushback) => "pushback",
             Some(GrpcStop::Committed) => "committed",
             Some(GrpcStop::Deadline) => "deadline",

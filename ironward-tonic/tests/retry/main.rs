@@ -3,15 +3,14 @@
 //! manual one that the server reads too, so each attempt's arrival time is the sum of the
 //! waits before it, exactly; the dice are `0.5`, A6's ceiling without jitter.
 
-mod events;
 mod hedge;
 mod metrics;
 mod server;
 
 use std::time::Duration;
 
-use ironward_tonic::{Clock, Dice, GrpcRetryLayer};
-use server::{Answer, Server, call, client, stream};
+use ironward_tonic::{Clock, GrpcRetryLayer};
+use server::{Answer, Server, call, client, layer, stream};
 use tonic::Code;
 
 fn ms(n: u64) -> Duration {
@@ -21,21 +20,6 @@ fn ms(n: u64) -> Duration {
 /// grpc-go's test service config: `MaxAttempts` 4, `.01s` both ways, multiplier 1, for the
 /// method `Call` and the server-streaming `Stream` (`Plain` has no entry), with `extra` added
 /// to the top level.
-fn layer(codes: &str, extra: &str, clock: &Clock) -> GrpcRetryLayer {
-    let json = format!(
-        r#"{{"methodConfig": [{{
-            "name": [{{"service": "test.Flaky", "method": "Call"}},
-                     {{"service": "test.Flaky", "method": "Stream"}}],
-            "retryPolicy": {{"maxAttempts": 4, "initialBackoff": ".01s", "maxBackoff": ".01s",
-                "backoffMultiplier": 1.0, "retryableStatusCodes": [{codes}]}}
-        }}]{extra}}}"#
-    );
-    GrpcRetryLayer::from_json(&json)
-        .unwrap()
-        .with_clock(clock.clone())
-        .with_dice(Dice::from_fn(|| 0.5))
-}
-
 // grpc-go `test/retry_test.go`, `TestRetryUnary`: the server succeeds on its attempts 0, 2
 // and 5, fails with the non-retryable INTERNAL on 6, 8 and 11 and with the retryable
 // ALREADY_EXISTS otherwise; each row is the code a call ends with and the attempts the server

@@ -1,5 +1,8 @@
 //! A tonic server on 127.0.0.1 with a flaky method, its messages and service written by hand
-//! (no `protoc`), and the client calls the tests make through the retry layer.
+//! (no `protoc`), and the client calls the tests make through the retry layer. Shared by the
+//! `retry` and `events` test binaries, each of which uses part of it.
+
+#![allow(dead_code, reason = "each test binary uses the part it needs")]
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -11,7 +14,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use http::uri::PathAndQuery;
-use ironward_tonic::{Clock, GrpcRetryLayer};
+use ironward_tonic::{Clock, Dice, GrpcRetryLayer};
 use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tonic::metadata::MetadataMap;
@@ -299,4 +302,22 @@ pub(crate) async fn stream(client: &mut Client) -> Code {
         Ok(_) => Code::Ok,
         Err(status) => status.code(),
     }
+}
+
+/// A layer retrying `test.Flaky`'s `Call` and `Stream` up to four attempts, 10 ms apart, on
+/// `codes` (the JSON list's items), with `extra` appended to the service config, on `clock`
+/// and a fixed draw.
+pub(crate) fn layer(codes: &str, extra: &str, clock: &Clock) -> GrpcRetryLayer {
+    let json = format!(
+        r#"{{"methodConfig": [{{
+            "name": [{{"service": "test.Flaky", "method": "Call"}},
+                     {{"service": "test.Flaky", "method": "Stream"}}],
+            "retryPolicy": {{"maxAttempts": 4, "initialBackoff": ".01s", "maxBackoff": ".01s",
+                "backoffMultiplier": 1.0, "retryableStatusCodes": [{codes}]}}
+        }}]{extra}}}"#
+    );
+    GrpcRetryLayer::from_json(&json)
+        .unwrap()
+        .with_clock(clock.clone())
+        .with_dice(Dice::from_fn(|| 0.5))
 }

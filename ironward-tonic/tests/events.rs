@@ -3,6 +3,14 @@
 //! each stop with the `attempts`, the time `waited`, the last `status`, the `stop`'s label and
 //! its `reason` as a phrase; each hedge with its `attempt` and the time `elapsed` since the
 //! call began. Read by a subscriber set for the test's thread, which runs every call.
+//!
+//! A binary of its own, every test of which sets its subscriber before it calls: `tracing`
+//! caches whether a callsite is wanted when it is first hit, and a test elsewhere in the
+//! binary, with no subscriber, could hit it first and have it cached as wanted by nobody,
+//! while this test's subscriber was not yet registered; then the events never came.
+
+#[path = "retry/server.rs"]
+mod server;
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -15,8 +23,7 @@ use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Level, Metadata, Subscriber};
 
-use crate::layer;
-use crate::server::{Answer, Server, call, client};
+use server::{Answer, Server, call, client, layer};
 
 // Two UNAVAILABLE then OK: two retries, 10 ms each. Then four UNAVAILABLE: three retries and
 // a stop after four attempts and 30 ms of waits.

@@ -9,8 +9,8 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use ironward::{
-    BACKOFF, Backoff, Breaker, Bucket, Deadline, Gate, Jitter, Period, Quota, SHED, SRE, Shedder,
-    Sliding, Ticket,
+    BACKOFF, Backoff, Breaker, Bucket, Deadline, Gate, Jitter, Period, Piece, Quota, RECONNECT,
+    SHED, SRE, Shedder, Sliding, Ticket, Ward,
 };
 
 fn main() {
@@ -20,6 +20,7 @@ fn main() {
     limiters();
     backoff();
     deadline();
+    ward();
 }
 
 /// A seeded SplitMix64: the tour's only source of chance, so every run prints the same.
@@ -247,4 +248,52 @@ fn deadline() {
         none.remaining(Duration::MAX),
         none.expired(Duration::MAX)
     );
+}
+
+fn ward() {
+    println!("== Ward: a pool of 8 whose database is down from 0 s to 10 s (RECONNECT preset)");
+    let mut ward = Ward::new(RECONNECT, Duration::ZERO);
+    let mut dice = Dice(7);
+    let (mut asked, mut connects, mut refused) = (0_u32, 0_u32, [0_u32; 3]);
+    let mut pooled = 0_u32;
+    let mut back = None;
+    // Every 10 ms each of the 8 workers without a connection asks for one; a connect to the
+    // dead database fails 2 ms later, one to the live one succeeds.
+    for tick in 0..1_500_u64 {
+        let now = ms(tick * 10);
+        let waiting = 8 - pooled;
+        for _ in 0..waiting {
+            asked += 1;
+            match ward.connect(now, dice.roll()) {
+                Ok(permit) => {
+                    connects += 1;
+                    if now < Duration::from_secs(10) {
+                        ward.failed(permit, now + ms(2), dice.roll());
+                    } else {
+                        ward.connected(permit, now + ms(2));
+                        pooled += 1;
+                    }
+                }
+                Err(refusal) => {
+                    let piece = refusal.piece();
+                    refused[[Piece::Breaker, Piece::Bucket, Piece::Backoff]
+                        .iter()
+                        .position(|p| *p == piece)
+                        .unwrap_or(0)] += 1;
+                }
+            }
+        }
+        if pooled == 8 && back.is_none() {
+            back = Some(now);
+        }
+    }
+    println!(
+        "   {asked} checkouts asked for a connection: {connects} connects made, refused by \
+         breaker {}, bucket {}, backoff {}",
+        refused[0], refused[1], refused[2]
+    );
+    match back {
+        Some(at) => println!("   all 8 connected again at {:.2} s\n", at.as_secs_f64()),
+        None => println!("   the pool was not full again by 15 s\n"),
+    }
 }

@@ -22,6 +22,7 @@
 //! | [`Criticality`] ([`Shares`]) | which calls the shedder and the limiter refuse first under overload | Google SRE book, "Handling Overload" |
 //! | [`Backoff`] ([`Jitter`]) | how long to wait before a retry, and whether to retry | gRPC A6; AWS "Exponential Backoff and Jitter" |
 //! | [`Budget`] ([`SharedBudget`]) | whether a retry may be made while calls are failing; shared by `&` across threads without a lock | gRPC A6 retry throttling |
+//! | [`Ward`] ([`Reconnect`]) | whether a connection pool may open a connection now (a breaker, a bucket and a backoff in front of it), and hand out another | MoonBit `moonward`; gRPC connection backoff |
 //! | [`Deadline`] | how much of a time budget is left | go-zero and gRPC timeouts |
 //! | [`Window`] ([`Tally`], [`Total`]) | the rolling window under the breaker and the shedder | go-zero `core/collection/rollingwindow.go` |
 //! | [`http_retry`] | whether and when to retry a failed HTTP response | RFC 9110 |
@@ -67,6 +68,8 @@
 //! | [`Limits::take`] | `Result<(), LimitsReason>` | the limit that waits longest, and when all admit |
 //! | [`Gate::enter`], [`SharedGate::enter`] | `Result<(), GateReason>` | how many are inside, and the limit |
 //! | [`Budget::can_retry`], [`SharedBudget::can_retry`] | `Result<(), BudgetReason>` | the tokens held, and the maximum |
+//! | [`Ward::connect`] | `Result<ConnectPermit, Refusal>` | the piece that refused (breaker, bucket or backoff), when to try again, and that piece's reason: [`BreakerReason`], [`BucketReason`] or [`BackoffReason`] (the failures in a row and the wait) |
+//! | [`Ward::checkout`] | `Result<Slot, CheckoutRefusal>` | the gate's or the shedder's reason |
 //! | [`Limiter::acquire`], [`Limiter::acquire_as`] | `Result<Grant, LimiterReason>` | the calls in flight, the limit in force, the class's room and the floor, and whether a probe was draining |
 //!
 //! Every reason has public fields, a `Display` that prints it on one line, and implements
@@ -105,6 +108,7 @@
 //! | [`Period::retune`], [`SharedPeriod::retune`] | the open period's start and its count |
 //! | [`Gate::retune`], [`SharedGate::retune`] | everyone inside: a lower limit admits nobody until enough leave |
 //! | [`Budget::retune`], [`SharedBudget::retune`] | the tokens, capped at the new maximum |
+//! | [`Ward::retune`] | the breaker's window, the bucket's tokens, the failures in a row and the wait in force, and a gate's or shedder's holders when the kind stays |
 //! | [`Limiter::retune`] | the calls in flight, the limit reached (held to the new bounds), what the algorithm remembers, the open sampling window and the floor |
 //!
 //! # Edge cases
@@ -162,6 +166,11 @@
 //!   three decimal places, as gRPC A6 says; a ratio that is NaN, negative or truncates to 0
 //!   gives no token back, so retries stop once failures have spent half the budget.
 //! - **Backoff.** Every delay saturates at `Duration::MAX`. Retry 0 is read as 1.
+//! - **Wards.** A [`Ward`]'s failures in a row saturate at `u32::MAX`, and the end of its
+//!   wait at the clock's end (it then refuses until then). Its bucket reads the rate and
+//!   burst as a [`Bucket`] does (a rate of 0 lets `burst` connects through, then none); a
+//!   trial connect dropped unsettled stops holding the others back once the backoff's cap
+//!   has passed. The backoff's `attempts` is not read: a pool never stops reconnecting.
 //! - **Concurrency limits.** A limit, `min` or `initial` of 0 is read as 1 and a `min` above
 //!   `max` as `max`, so a [`Limiter`] always admits one call at a time; a
 //!   [`limit::Sampling`] `size` of 0 is 1. A class's room is its share of the limit,
@@ -178,7 +187,7 @@
 //!
 //! - `serde` (off by default): `Serialize` and `Deserialize` for the policy records
 //!   ([`Sre`], [`Shed`], [`Shares`], [`Criticality`], [`Backoff`], [`Jitter`],
-//!   [`Adaptive`] and the limit module's [`limit::Algorithm`], [`limit::Aimd`],
+//!   [`Reconnect`], [`Checkouts`], [`Adaptive`] and the limit module's [`limit::Algorithm`], [`limit::Aimd`],
 //!   [`limit::Vegas`], [`limit::Gradient2`], [`limit::Step`], [`limit::Decrease`],
 //!   [`limit::Sampling`] and [`limit::Latency`], [`http_retry::Settings`]), with durations
 //!   as humane strings such as `"100ms"` or `"10s"`.
@@ -218,6 +227,7 @@ mod sync;
 mod tally;
 #[cfg(test)]
 mod walk;
+mod ward;
 mod window;
 
 pub use backoff::{BACKOFF, Backoff, Jitter};
@@ -243,6 +253,10 @@ pub use reservation::Reservation;
 pub use shedder::{SHED, Shed, Shedder, Ticket};
 pub use sliding::Sliding;
 pub use tally::{Outcome, Tally, Total};
+pub use ward::{
+    BackoffReason, CheckoutRefusal, Checkouts, ConnectPermit, Piece, RECONNECT, Reconnect, Refusal,
+    Slot, Ward,
+};
 pub use window::Window;
 
 pub mod grpc;

@@ -16,4 +16,5 @@ mod shared_period;
 mod shedder;
 mod sliding;
 mod strategies;
+mod ward;
 mod window;

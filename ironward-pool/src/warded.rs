@@ -1,0 +1,568 @@
+//! The warded manager and the handle its ward is read and changed through.
+
+use std::fmt;
+use std::future::Future;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use ironward::{ConnectPermit, Outcome, Piece, RECONNECT, Reconnect, Refusal, Slot, Ward};
+use ironward_tokio::meter::{DEFAULT_NAME, Decisions, Level};
+use ironward_tokio::{Clock, Dice};
+
+use crate::error::{CheckoutRefused, ConnectRefused, WardError};
+
+/// The `reason` labels of a refused connect, in the order [`piece_index`] numbers them.
+const CONNECT_REASONS: &[&str] = &["breaker", "bucket", "backoff"];
+
+/// The `reason` labels of a refused checkout.
+const CHECKOUT_REASONS: &[&str] = &["gate", "shed"];
+
+fn piece_index(piece: Piece) -> usize {
+    match piece {
+        Piece::Breaker => 0,
+        Piece::Bucket => 1,
+        Piece::Backoff => 2,
+    }
+}
+
+/// A pool's connection manager with a ward in front of its connects: the inner manager `M`
+/// (a deadpool `Manager` or a bb8 `ManageConnection`), asked only when the ward lets a
+/// connect through.
+///
+/// Wrapping is one line, `Warded::new(manager)`, and the pool is built from the result as
+/// from the manager. [`handle`](Warded::handle) gives the ward's [`Handle`] before the pool
+/// takes the manager: its counts, its policy, and the checkout admission.
+///
+/// The ward is shared: every clone of a `Warded` (and every [`Handle`]) reads and settles one
+/// core [`Ward`] behind one lock, so cloning never multiplies the connects allowed.
+///
+/// # Examples
+///
+/// ```
+/// use ironward::{RECONNECT, Reconnect};
+/// use ironward_pool::Warded;
+///
+/// # struct Manager;
+/// let warded = Warded::with_policy(Manager, Reconnect { rate: 2.0, ..RECONNECT });
+/// assert_eq!(warded.handle().policy().rate, 2.0);
+/// assert_eq!(warded.handle().counts().attempts, 0);
+/// ```
+pub struct Warded<M> {
+    inner: M,
+    shared: Arc<Shared>,
+}
+
+impl<M: Clone> Clone for Warded<M> {
+    fn clone(&self) -> Self {
+        Self {
+            inner: self.inner.clone(),
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<M> fmt::Debug for Warded<M> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Warded")
+            .field("name", &self.shared.name)
+            .finish_non_exhaustive()
+    }
+}
+
+/// What every clone of a [`Warded`] and every [`Handle`] share.
+struct Shared {
+    state: Mutex<State>,
+    clock: Clock,
+    dice: Dice,
+    cpu: Cpu,
+    name: &'static str,
+    counts: Counters,
+    connects: Decisions,
+    checkouts: Decisions,
+    ratio: Level,
+}
+
+/// The core ward and what the events are told about it.
+struct State {
+    ward: Ward,
+    /// Whether the breaker was throttling (a drop fraction above zero) at the last look.
+    throttling: bool,
+}
+
+#[derive(Default)]
+struct Counters {
+    attempts: AtomicU64,
+    connected: AtomicU64,
+    failed: AtomicU64,
+    refused: [AtomicU64; 3],
+    checkouts_refused: AtomicU64,
+}
+
+/// What a ward has decided since it was made: every connect the pool asked for, and how each
+/// ended.
+///
+/// # Examples
+///
+/// ```
+/// use ironward_pool::Warded;
+///
+/// # struct Manager;
+/// let counts = Warded::new(Manager).handle().counts();
+/// assert_eq!((counts.attempts, counts.refused()), (0, 0));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct Counts {
+    /// Connects the ward let through to the inner manager.
+    pub attempts: u64,
+    /// Of those, connects the inner manager made.
+    pub connected: u64,
+    /// Of those, connects the inner manager failed (or that were dropped before they ended).
+    pub failed: u64,
+    /// Connects the breaker refused.
+    pub refused_by_breaker: u64,
+    /// Connects the bucket refused.
+    pub refused_by_bucket: u64,
+    /// Connects the backoff refused.
+    pub refused_by_backoff: u64,
+    /// Checkouts the gate or the shedder refused.
+    pub checkouts_refused: u64,
+}
+
+impl Counts {
+    /// Connects refused, by any piece.
+    pub fn refused(&self) -> u64 {
+        self.refused_by_breaker + self.refused_by_bucket + self.refused_by_backoff
+    }
+}
+
+impl<M> Warded<M> {
+    /// `inner` behind a ward with the preset policy, [`RECONNECT`].
+    pub fn new(inner: M) -> Self {
+        Self::with_policy(inner, RECONNECT)
+    }
+
+    /// `inner` behind a ward with `policy`, on tokio's monotonic clock and real randomness.
+    pub fn with_policy(inner: M, policy: Reconnect) -> Self {
+        let parts = Parts {
+            clock: Clock::monotonic(),
+            dice: Dice::random(),
+            name: DEFAULT_NAME,
+            cpu: Arc::new(|| 0),
+        };
+        Self::build(inner, policy, parts)
+    }
+
+    fn build(inner: M, policy: Reconnect, parts: Parts) -> Self {
+        let Parts {
+            clock,
+            dice,
+            name,
+            cpu,
+        } = parts;
+        let ward = Ward::new(policy, clock.now());
+        let shared = Shared {
+            state: Mutex::new(State {
+                ward,
+                throttling: false,
+            }),
+            clock,
+            dice,
+            cpu,
+            name,
+            counts: Counters::default(),
+            connects: Decisions::new("pool_connect", name, "refused", CONNECT_REASONS),
+            checkouts: Decisions::new("pool_checkout", name, "refused", CHECKOUT_REASONS),
+            ratio: Level::breaker_ratio(name),
+        };
+        shared.connects.register();
+        shared.checkouts.register();
+        shared.ratio.register();
+        Self {
+            inner,
+            shared: Arc::new(shared),
+        }
+    }
+
+    /// The same manager with a ward made anew on `clock` (for tests, [`Clock::manual`]).
+    ///
+    /// Each `with_*` makes the ward anew, at the clock's reading and with nothing decided:
+    /// call them before taking a [`handle`](Warded::handle), which reads the ward it was
+    /// taken from.
+    #[must_use]
+    pub fn with_clock(self, clock: Clock) -> Self {
+        self.rebuild(|parts| parts.clock = clock)
+    }
+
+    /// The same manager with a ward made anew drawing from `dice` (for tests,
+    /// [`Dice::seeded`]).
+    #[must_use]
+    pub fn with_dice(self, dice: Dice) -> Self {
+        self.rebuild(|parts| parts.dice = dice)
+    }
+
+    /// The same manager with a ward made anew, reporting under `name` (the `name` label of
+    /// its metrics and the field of its events).
+    #[must_use]
+    pub fn with_name(self, name: &'static str) -> Self {
+        self.rebuild(|parts| parts.name = name)
+    }
+
+    /// The same manager with a ward that reads this server's CPU in thousandths from `cpu`,
+    /// for [`Checkouts::Shed`](ironward::Checkouts::Shed) (without one it reads 0, and a
+    /// shedder never finds the server hot).
+    #[must_use]
+    pub fn with_cpu(self, cpu: impl Fn() -> u32 + Send + Sync + 'static) -> Self {
+        self.rebuild(|parts| parts.cpu = Arc::new(cpu))
+    }
+
+    fn rebuild(self, change: impl FnOnce(&mut Parts)) -> Self {
+        let policy = *ironward_tokio::lock(&self.shared.state).ward.policy();
+        let mut parts = Parts {
+            clock: self.shared.clock.clone(),
+            dice: self.shared.dice.clone(),
+            name: self.shared.name,
+            cpu: Arc::clone(&self.shared.cpu),
+        };
+        change(&mut parts);
+        Self::build(self.inner, policy, parts)
+    }
+
+    /// The ward's handle: its counts, its policy and the checkout admission, kept after the
+    /// pool has taken the manager.
+    pub fn handle(&self) -> Handle {
+        Handle {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+
+    /// The inner manager.
+    pub fn inner(&self) -> &M {
+        &self.inner
+    }
+
+    /// Asks the ward, then awaits `connect` if it lets the connect through, and settles the
+    /// connect by its result: the one step the deadpool and bb8 adapters take, public for a
+    /// pool of another kind. A connect dropped before it ends is settled as failed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward::Piece;
+    /// use ironward_pool::{WardError, Warded};
+    /// use ironward_tokio::Clock;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let (clock, _hand) = Clock::manual(Duration::ZERO);
+    /// let warded = Warded::new(()).with_clock(clock);
+    /// let refused = async { Err::<(), _>("connection refused") };
+    /// assert!(matches!(warded.attempt(refused).await, Err(WardError::Backend(_))));
+    /// // Inside the backoff's wait: refused without awaiting the connect.
+    /// let Err(WardError::Refused(refused)) = warded.attempt(async { Ok::<_, ()>(()) }).await else {
+    ///     unreachable!()
+    /// };
+    /// assert_eq!(refused.piece(), Piece::Backoff);
+    /// # }
+    /// ```
+    pub async fn attempt<T, E>(
+        &self,
+        connect: impl Future<Output = Result<T, E>>,
+    ) -> Result<T, WardError<E>> {
+        let pending = self.shared.ask().map_err(WardError::Refused)?;
+        let result = connect.await;
+        pending.settle(result.is_ok());
+        result.map_err(WardError::Backend)
+    }
+
+    /// Tells the ward's breaker how a check of a held connection went (a recycle, a validity
+    /// check, a command): `Outcome::Success` or `Outcome::Failure`. The adapters call it for
+    /// each recycle or validity check; public for a pool of another kind.
+    pub fn record(&self, outcome: Outcome) {
+        self.shared.record(outcome);
+    }
+}
+
+/// A CPU reading in thousandths, for a shedder of checkouts.
+type Cpu = Arc<dyn Fn() -> u32 + Send + Sync>;
+
+/// What a ward is made with besides its policy.
+struct Parts {
+    clock: Clock,
+    dice: Dice,
+    name: &'static str,
+    cpu: Cpu,
+}
+
+impl Shared {
+    fn ask(self: &Arc<Self>) -> Result<Pending, ConnectRefused> {
+        let now = self.clock.now();
+        let roll = self.dice.roll();
+        let mut state = ironward_tokio::lock(&self.state);
+        match state.ward.connect(now, roll) {
+            Ok(permit) => {
+                self.counts.attempts.fetch_add(1, Ordering::Relaxed);
+                self.connects.admitted();
+                Ok(Pending {
+                    shared: Arc::clone(self),
+                    permit: Some(permit),
+                })
+            }
+            Err(refusal) => {
+                drop(state);
+                self.refused(&refusal);
+                Err(ConnectRefused::new(refusal))
+            }
+        }
+    }
+
+    fn refused(&self, refusal: &Refusal) {
+        let piece = refusal.piece();
+        self.counts.refused[piece_index(piece)].fetch_add(1, Ordering::Relaxed);
+        self.connects.refused(piece_index(piece));
+        if let Refusal::Breaker { reason, .. } = refusal {
+            self.ratio.set(reason.drop);
+        }
+        tracing::debug!(
+            name = self.name,
+            piece = piece.name(),
+            next = ?refusal.next(),
+            reason = %refusal,
+            "ward refused a connect"
+        );
+    }
+
+    fn settle(&self, permit: ConnectPermit, ok: bool) {
+        let now = self.clock.now();
+        let roll = self.dice.roll();
+        let mut state = ironward_tokio::lock(&self.state);
+        let was_failing = state.ward.is_failing();
+        if ok {
+            self.counts.connected.fetch_add(1, Ordering::Relaxed);
+            state.ward.connected(permit, now);
+        } else {
+            self.counts.failed.fetch_add(1, Ordering::Relaxed);
+            state.ward.failed(permit, now, roll);
+        }
+        let (failing, failures, next) = (
+            state.ward.is_failing(),
+            state.ward.failures(),
+            state.ward.next(now),
+        );
+        self.watch(&mut state, now);
+        drop(state);
+        if failing && !was_failing {
+            tracing::debug!(
+                name = self.name,
+                failures,
+                next = ?next,
+                "connects failing: the ward backs off"
+            );
+        } else if !failing && was_failing {
+            tracing::debug!(
+                name = self.name,
+                "a connect succeeded: the ward stops backing off"
+            );
+        }
+    }
+
+    fn record(&self, outcome: Outcome) {
+        let now = self.clock.now();
+        let mut state = ironward_tokio::lock(&self.state);
+        state.ward.record(outcome, now);
+        self.watch(&mut state, now);
+    }
+
+    /// Tells the events when the breaker starts or stops throttling.
+    fn watch(&self, state: &mut State, now: Duration) {
+        let ratio = state.ward.ratio(now);
+        let throttling = ratio > 0.0;
+        if throttling != state.throttling {
+            state.throttling = throttling;
+            self.ratio.set(ratio);
+            if throttling {
+                tracing::debug!(
+                    name = self.name,
+                    ratio,
+                    "the ward's breaker starts refusing connects"
+                );
+            } else {
+                tracing::debug!(
+                    name = self.name,
+                    "the ward's breaker lets every connect through"
+                );
+            }
+        }
+    }
+}
+
+/// A connect the ward let through, settled as failed if dropped before it ends.
+struct Pending {
+    shared: Arc<Shared>,
+    permit: Option<ConnectPermit>,
+}
+
+impl Pending {
+    fn settle(mut self, ok: bool) {
+        if let Some(permit) = self.permit.take() {
+            self.shared.settle(permit, ok);
+        }
+    }
+}
+
+impl Drop for Pending {
+    fn drop(&mut self) {
+        if let Some(permit) = self.permit.take() {
+            self.shared.settle(permit, false);
+        }
+    }
+}
+
+/// The ward of a [`Warded`] manager, kept after the pool has taken the manager: what it has
+/// decided, its policy, and the checkout admission.
+///
+/// `Clone` shares the one ward.
+#[derive(Clone)]
+pub struct Handle {
+    shared: Arc<Shared>,
+}
+
+impl fmt::Debug for Handle {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Handle")
+            .field("name", &self.shared.name)
+            .field("counts", &self.counts())
+            .finish_non_exhaustive()
+    }
+}
+
+impl Handle {
+    /// What the ward has decided since it was made.
+    pub fn counts(&self) -> Counts {
+        let c = &self.shared.counts;
+        let load = |n: &AtomicU64| n.load(Ordering::Relaxed);
+        Counts {
+            attempts: load(&c.attempts),
+            connected: load(&c.connected),
+            failed: load(&c.failed),
+            refused_by_breaker: load(&c.refused[0]),
+            refused_by_bucket: load(&c.refused[1]),
+            refused_by_backoff: load(&c.refused[2]),
+            checkouts_refused: load(&c.checkouts_refused),
+        }
+    }
+
+    /// The policy in force.
+    pub fn policy(&self) -> Reconnect {
+        *ironward_tokio::lock(&self.shared.state).ward.policy()
+    }
+
+    /// Changes the policy now, keeping the ward's history ([`Ward::retune`]).
+    pub fn retune(&self, policy: Reconnect) {
+        let now = self.shared.clock.now();
+        ironward_tokio::lock(&self.shared.state)
+            .ward
+            .retune(policy, now);
+        tracing::debug!(name = self.shared.name, ?policy, "ward retuned");
+    }
+
+    /// Whether connects are failing: the last one settled failed.
+    pub fn is_failing(&self) -> bool {
+        ironward_tokio::lock(&self.shared.state).ward.is_failing()
+    }
+
+    /// How long from now until a connect could next be let through ([`Ward::next`]).
+    pub fn next(&self) -> Duration {
+        let now = self.shared.clock.now();
+        ironward_tokio::lock(&self.shared.state).ward.next(now)
+    }
+
+    /// Asks to check a connection out now, by [`Reconnect::checkouts`]: a [`Checkout`] to
+    /// hold while the connection is in use, or the gate's or the shedder's refusal.
+    ///
+    /// A pool does not call this itself: call it before the pool's `get`, and keep the
+    /// checkout beside the connection. It settles when dropped: as a checkout that went well,
+    /// unless [`abandon`](Checkout::abandon) says otherwise.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::{Checkouts, RECONNECT, Reconnect};
+    /// use ironward_pool::Warded;
+    ///
+    /// # struct Manager;
+    /// let policy = Reconnect { checkouts: Checkouts::Gate(1), ..RECONNECT };
+    /// let handle = Warded::with_policy(Manager, policy).handle();
+    /// let checkout = handle.checkout().expect("room for one");
+    /// assert!(handle.checkout().is_err());
+    /// drop(checkout);
+    /// assert!(handle.checkout().is_ok());
+    /// assert_eq!(handle.counts().checkouts_refused, 1);
+    /// ```
+    pub fn checkout(&self) -> Result<Checkout, CheckoutRefused> {
+        let shared = &self.shared;
+        let now = shared.clock.now();
+        let cpu = (shared.cpu)();
+        let answer = ironward_tokio::lock(&shared.state).ward.checkout(now, cpu);
+        match answer {
+            Ok(slot) => {
+                shared.checkouts.admitted();
+                Ok(Checkout {
+                    shared: Arc::clone(shared),
+                    slot: Some(slot),
+                })
+            }
+            Err(refusal) => {
+                shared
+                    .counts
+                    .checkouts_refused
+                    .fetch_add(1, Ordering::Relaxed);
+                let reason = match refusal {
+                    ironward::CheckoutRefusal::Gate(_) => 0,
+                    ironward::CheckoutRefusal::Shed(_) => 1,
+                };
+                shared.checkouts.refused(reason);
+                tracing::debug!(name = shared.name, reason = %refusal, "ward refused a checkout");
+                Err(CheckoutRefused::new(refusal))
+            }
+        }
+    }
+}
+
+/// A checkout the ward let through: hold it while the connection is in use.
+///
+/// Dropped, it settles as a checkout that went well (the shedder learns how long it took);
+/// [`abandon`](Checkout::abandon) settles it as one that failed.
+#[must_use = "dropping the checkout at once ends it: hold it while the connection is in use"]
+pub struct Checkout {
+    shared: Arc<Shared>,
+    slot: Option<Slot>,
+}
+
+impl fmt::Debug for Checkout {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Checkout").finish_non_exhaustive()
+    }
+}
+
+impl Checkout {
+    /// Settles the checkout as one that failed: the connection broke, or the caller gave up.
+    pub fn abandon(mut self) {
+        if let Some(slot) = self.slot.take() {
+            ironward_tokio::lock(&self.shared.state).ward.abandon(slot);
+        }
+    }
+}
+
+impl Drop for Checkout {
+    fn drop(&mut self) {
+        if let Some(slot) = self.slot.take() {
+            let now = self.shared.clock.now();
+            ironward_tokio::lock(&self.shared.state)
+                .ward
+                .checkin(slot, now);
+        }
+    }
+}

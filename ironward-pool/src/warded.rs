@@ -176,9 +176,6 @@ impl<M> Warded<M> {
             checkouts: Decisions::new("pool_checkout", name, "refused", CHECKOUT_REASONS),
             ratio: Level::breaker_ratio(name),
         };
-        shared.connects.register();
-        shared.checkouts.register();
-        shared.ratio.register();
         Self {
             inner,
             shared: Arc::new(shared),
@@ -231,7 +228,14 @@ impl<M> Warded<M> {
 
     /// The ward's handle: its counts, its policy and the checkout admission, kept after the
     /// pool has taken the manager.
+    ///
+    /// The ward's name is final once a handle is taken: its metrics are registered then
+    /// (showing at zero before the first connect), or else at the first connect, so that a
+    /// ward renamed with [`with_name`](Warded::with_name) leaves no series under its old name.
     pub fn handle(&self) -> Handle {
+        self.shared.connects.register();
+        self.shared.checkouts.register();
+        self.shared.ratio.register();
         Handle {
             shared: Arc::clone(&self.shared),
         }

@@ -258,7 +258,10 @@ async fn refusals_are_counted_by_piece_through_the_metrics_facade() {
     let snapshotter = recorder.snapshotter();
     let (backend, warded, _hand) = metrics::with_local_recorder(&recorder, || {
         let (backend, warded, hand) = warded(RECONNECT, 0.5);
-        (backend, warded.with_name("orders"), hand)
+        let warded = warded.with_name("orders");
+        // Taking the handle registers the series, with the recorder in scope.
+        let _ = warded.handle();
+        (backend, warded, hand)
     });
     backend.down.store(true, Ordering::Relaxed);
     for _ in 0..3 {

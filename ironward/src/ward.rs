@@ -329,10 +329,13 @@ impl Ward {
     }
 
     fn backoff_reason(&self, at: u64, trying: bool) -> BackoffReason {
+        let wait = self.wait.unwrap_or_default();
+        let left = Duration::from_nanos(self.not_before.saturating_sub(at));
         BackoffReason {
             failures: self.failures,
-            wait: self.wait.unwrap_or_default(),
-            next: Duration::from_nanos(self.not_before.saturating_sub(at)),
+            wait,
+            // With a trial in flight, the soonest a connect could follow should it fail now.
+            next: if trying { left.max(wait) } else { left },
             trying,
         }
     }
@@ -459,23 +462,20 @@ impl Ward {
     }
 
     /// How long after `now` a connect could next be let through, with nothing changing: the
-    /// longest of the backoff's wait, the breaker's hold and the bucket's refill. Zero when
-    /// one would be now (the breaker's draw aside); `Duration::MAX` while a trial is in
-    /// flight (its settle decides) or the bucket never refills.
+    /// longest of the backoff's wait, the breaker's hold and the bucket's refill, and while a
+    /// trial is in flight, until it stops holding the others back (the backoff's cap after
+    /// it began; its settle would decide sooner). Zero when one would be now (the breaker's
+    /// draw aside); `Duration::MAX` when the bucket never refills.
     #[must_use]
     pub fn next(&self, now: Duration) -> Duration {
         let at = self.clock.read(now);
-        let mut until = 0;
+        let mut until = self.held_until;
         if self.failures > 0 {
-            if self
-                .trial
-                .is_some_and(|(_, since)| at.saturating_sub(since) < nanos(self.policy.backoff.cap))
-            {
-                return Duration::MAX;
+            until = until.max(self.not_before);
+            if let Some((_, since)) = self.trial {
+                until = until.max(since.saturating_add(nanos(self.policy.backoff.cap)));
             }
-            until = self.not_before;
         }
-        until = until.max(self.held_until);
         let wait = Duration::from_nanos(until.saturating_sub(at));
         wait.max(self.bucket.next(Duration::from_nanos(at), 1.0))
     }

@@ -60,8 +60,9 @@ pub struct BackoffReason {
     pub failures: u32,
     /// The wait the last failure started.
     pub wait: Duration,
-    /// How long after the refusal the wait ends: zero when it has, and only a trial in
-    /// flight refused.
+    /// How long after the refusal the wait ends; with a trial in flight, at least the wait
+    /// (the soonest a connect could follow should the trial fail then; a trial that succeeds
+    /// opens connects sooner).
     pub next: Duration,
     /// A trial connect is in flight: while connects are failing only one is made at a time,
     /// and its settle decides when the next may be.
@@ -118,8 +119,8 @@ impl Refusal {
 
     /// How long after the refusal a connect may next be tried: the breaker's hold, the
     /// bucket's refill ([`BucketReason::next`], `Duration::MAX` if it never refills) or the
-    /// backoff's wait. Zero for a backoff refused only by a trial in flight, which may end
-    /// at any time.
+    /// backoff's wait (with a trial in flight, at least the wait: never zero while connects
+    /// are failing, so a caller that sleeps this long does not spin).
     #[must_use]
     pub fn next(&self) -> Duration {
         match self {

@@ -97,7 +97,10 @@ fn lets_one_trial_through_at_a_time_while_failing() {
         panic!("a trial is in flight");
     };
     assert!(reason.trying);
-    assert_eq!(ward.next(ms(150)), Duration::MAX);
+    // Should the trial fail now, the next connect waits at least the wait in force.
+    assert_eq!(reason.next, ms(100));
+    // With nothing settled, the trial holds the others back until the cap has passed.
+    assert_eq!(ward.next(ms(150)), ms(950));
     assert_eq!(
         reason.to_string(),
         "backoff after 1 failed connect: waiting 100ms, a trial connect in flight"

@@ -11,6 +11,10 @@ use crate::warded::Warded;
 /// [`WardError::Refused`] when it refuses; `is_valid` and `has_broken` pass through to the
 /// inner manager and tell the ward's breaker how they went.
 ///
+/// bb8 sends a failed connect's error to the pool's `error_sink`, never to the checkout,
+/// which waits up to the pool's `connection_timeout`: set it short for checkouts to fail
+/// fast while the ward refuses.
+///
 /// A failed `is_valid`, and a connection `has_broken` reports broken, count as backend
 /// failures in the breaker; a passed `is_valid` as a success. Neither moves the backoff,
 /// which counts connects alone.

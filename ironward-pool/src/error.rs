@@ -123,9 +123,9 @@ impl Error for CheckoutRefused {}
 /// What a warded manager's connect fails with: the ward's refusal, or the inner manager's
 /// own error.
 ///
-/// A pool returns it inside its own error type (deadpool's `PoolError::Backend`, bb8's
-/// `RunError::User`), so a caller tells a fast refusal from a failed connect with
-/// [`is_refused`](WardError::is_refused) and reads when to try again from
+/// deadpool returns it to the checkout inside its own error type (`PoolError::Backend`), and
+/// bb8 hands it to the pool's `error_sink`, so a caller tells a fast refusal from a failed
+/// connect with [`is_refused`](WardError::is_refused) and reads when to try again from
 /// [`refused`](WardError::refused).
 ///
 /// # Examples

@@ -38,16 +38,24 @@
 //! use ironward_pool::Warded;
 //!
 //! let manager = bb8_redis::RedisConnectionManager::new("redis://127.0.0.1:6379")?;
-//! let pool = bb8::Pool::builder().max_size(8).build(Warded::new(manager)).await?;
+//! let pool = bb8::Pool::builder()
+//!     .max_size(8)
+//!     .connection_timeout(std::time::Duration::from_secs(2)) // how long a checkout waits
+//!     .build(Warded::new(manager))
+//!     .await?;
 //! let connection = pool.get().await?;
 //! # drop(connection);
 //! # Ok(())
 //! # }
 //! ```
 //!
-//! A refused connect fails at once with [`WardError::Refused`] inside the pool's own error
-//! (deadpool's `PoolError::Backend`, bb8's `RunError::User`): it says which piece refused
-//! and when a connect may next be tried ([`ConnectRefused::next`]).
+//! A refused connect fails at once with [`WardError::Refused`], which says which piece
+//! refused and when a connect may next be tried ([`ConnectRefused::next`]). deadpool hands it
+//! to the checkout inside its own error (`PoolError::Backend`), so a checkout during an
+//! outage fails in microseconds. bb8 never hands a connect's error to a checkout: the
+//! checkout waits for a connection up to the pool's `connection_timeout` and the error goes
+//! to the pool's `error_sink`, so with bb8 the ward spaces the connects and a short
+//! `connection_timeout` is what makes checkouts fail fast.
 //!
 //! # What the ward does
 //!
@@ -82,11 +90,14 @@
 //! and full, by the CPU reading given to [`Warded::with_cpu`].
 //!
 //! **What differs from the pools' own retry.** deadpool tries a fresh connect on every
-//! checkout that finds no idle connection, and bb8 retries a failed connect in a loop until
-//! its connection timeout; neither knows that the last hundred connects failed. With the
-//! ward, a checkout during an outage fails in microseconds with the ward's refusal instead
-//! of waiting out a connect or a timeout, the database sees one connect per backoff wait,
-//! and when it is back the pool refills at the bucket's pace.
+//! checkout that finds no idle connection. bb8 retries each failed connect on its own, after
+//! 400 ms doubling to half its connection timeout, while the checkout waits up to that timeout
+//! (30 s by default). Neither knows that the last hundred connects failed, nor how many of its
+//! connects are in flight at once. With the ward, the database sees one connect per backoff
+//! wait, a deadpool checkout during an outage fails in microseconds with the ward's refusal
+//! instead of waiting out a connect, and when the database is back the pool refills at the
+//! bucket's pace. bb8's own retry loop stays: each of its attempts asks the ward, which
+//! refuses those that come too soon.
 //!
 //! # Clock and dice
 //!

@@ -81,7 +81,8 @@ proptest! {
     // Any run of connects, settles, checks and clock steps (backwards ones included): the
     // connects let through in any stretch of time never exceed the burst plus the rate times
     // the stretch, none is let through before the least wait has passed since the latest
-    // failure not followed by a success, and nothing panics.
+    // failure not followed by a success nor beside a trial in flight while failing, and
+    // nothing panics.
     #[test]
     fn never_connects_past_the_bucket_nor_inside_the_wait(
         policy in policy(),
@@ -95,6 +96,7 @@ proptest! {
         let burst = if policy.burst >= 1.0 { policy.burst } else { 1.0 };
         let rate = if policy.rate.is_finite() && policy.rate > 0.0 { policy.rate } else { 0.0 };
         let least = least_wait(&policy.backoff);
+        let cap = policy.backoff.cap.as_secs_f64();
         for (op, step) in ops {
             let now = clock.read(step);
             if matches!(op, Op::Settle(..)) && flying.is_empty() {
@@ -113,6 +115,11 @@ proptest! {
                         if let Some(failed) = failed_at {
                             prop_assert!(secs + 1e-9 >= failed + least,
                                 "let through {secs} s, {least} s after a failure at {failed} s");
+                            // One trial at a time while failing, until the cap has passed.
+                            let trying = flying.iter().any(|(_, trial): &(_, Option<f64>)| {
+                                trial.is_some_and(|since| secs - since < cap - 1e-9)
+                            });
+                            prop_assert!(!trying, "a second connect while a trial is in flight");
                         }
                         admitted.push(secs);
                         for (i, &from) in admitted.iter().enumerate() {
@@ -120,16 +127,21 @@ proptest! {
                             prop_assert!(within <= burst + rate * (secs - from) + 1e-6,
                                 "{within} connects in {} s", secs - from);
                         }
-                        flying.push_back(permit);
+                        flying.push_back((permit, failed_at.map(|_| secs)));
                     } else {
                         prop_assert!(ward.next(now) > Duration::ZERO || policy.sre.k.is_finite());
                     }
                 }
                 Op::Settle(ok, roll) => {
-                    if let Some(permit) = flying.pop_front() {
+                    if let Some((permit, _)) = flying.pop_front() {
                         if ok {
                             ward.connected(permit, now);
                             failed_at = None;
+                            // A success ends the run: a connect of it still in flight is no
+                            // trial of the next one, as those in flight at its first failure.
+                            for (_, trial) in &mut flying {
+                                *trial = None;
+                            }
                         } else {
                             ward.failed(permit, now, roll);
                             failed_at = Some(secs);

@@ -103,7 +103,7 @@
 //!
 //! The ward reads tokio's monotonic clock and real randomness by default; a test passes its
 //! own with [`Warded::with_clock`] ([`Clock::manual`](ironward_tokio::Clock::manual)) and
-//! [`Warded::with_dice`] ([`Dice::seeded`](ironward_tokio::Dice::seeded)).
+//! [`Warded::with_dice`] (a [`Dice::from_fn`](ironward_tokio::Dice::from_fn) of fixed draws).
 //!
 //! # Metrics
 //!

@@ -193,7 +193,7 @@ impl<M> Warded<M> {
     }
 
     /// The same manager with a ward made anew drawing from `dice` (for tests,
-    /// [`Dice::seeded`]).
+    /// a [`Dice::from_fn`] of fixed draws).
     #[must_use]
     pub fn with_dice(self, dice: Dice) -> Self {
         self.rebuild(|parts| parts.dice = dice)

@@ -67,9 +67,13 @@
 //!   from hammering a database that is down.
 //! - **the bucket**: at most `burst` connects at once and `rate` a second. This is what stops
 //!   a reconnect storm when it comes back.
-//! - **the breaker**: the SRE throttle, fed by connects and by the pool's checks of the
-//!   connections it holds (a recycle, a validity check). This is what thins the connects to a
-//!   backend that flaps, which the backoff forgets on each success.
+//! - **the breaker**: the SRE throttle, fed by connects, by the pool's checks of the
+//!   connections it holds (a recycle, a validity check) and by the commands a caller reports
+//!   ([`Handle::record`]). This is what thins the connects to a backend that flaps, which the
+//!   backoff forgets on each success. A pool checks a connection once before it drops it, so
+//!   a backend that accepts connections and fails their commands shows as one failed check
+//!   per successful connect, which the breaker (refusing only past 1.5 × its successes) never
+//!   refuses on alone: report the commands' outcomes to it.
 //!
 //! The policy is a [`Reconnect`](ironward::Reconnect); its default, [`RECONNECT`](ironward::RECONNECT):
 //!

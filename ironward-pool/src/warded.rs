@@ -472,6 +472,40 @@ impl Handle {
         tracing::debug!(name = self.shared.name, ?policy, "ward retuned");
     }
 
+    /// Tells the ward's breaker how a command on a connection from the pool went:
+    /// `Outcome::Success` or `Outcome::Failure` ([`Ward::record`]).
+    ///
+    /// The pool sees only its own checks of a connection (a recycle, a validity check); a
+    /// command's error goes to the caller. A backend that accepts connections but fails
+    /// their commands (one that flaps, or refuses them all) shows in the breaker by a single
+    /// failed recycle per connect, which the connect's success offsets; a caller that records
+    /// its commands' outcomes here lets the breaker see every failure, and refuse sooner.
+    /// Record the backend's failures only: a command refused for the caller's own mistake
+    /// (a wrong type, a syntax error) is not the backend failing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::Outcome;
+    /// use ironward_pool::Warded;
+    ///
+    /// # struct Manager;
+    /// let handle = Warded::new(Manager).handle();
+    /// for _ in 0..20 {
+    ///     handle.record(Outcome::Failure); // the commands fail, no connect was asked for
+    /// }
+    /// assert!(handle.ratio() > 0.0);
+    /// ```
+    pub fn record(&self, outcome: Outcome) {
+        self.shared.record(outcome);
+    }
+
+    /// The breaker's drop fraction now ([`Ward::ratio`]): the share of connects it refuses.
+    pub fn ratio(&self) -> f64 {
+        let now = self.shared.clock.now();
+        ironward_tokio::lock(&self.shared.state).ward.ratio(now)
+    }
+
     /// Whether connects are failing: the last one settled failed.
     pub fn is_failing(&self) -> bool {
         ironward_tokio::lock(&self.shared.state).ward.is_failing()

@@ -72,8 +72,10 @@
 //!   ([`Handle::record`]). This is what thins the connects to a backend that flaps, which the
 //!   backoff forgets on each success. A pool checks a connection once before it drops it, so
 //!   a backend that accepts connections and fails their commands shows as one failed check
-//!   per successful connect, which the breaker (refusing only past 1.5 × its successes) never
-//!   refuses on alone: report the commands' outcomes to it.
+//!   per successful connect: two calls a success, which the breaker (refusing past 5 calls
+//!   plus 1.5 × its successes) refuses on only once its window holds more than 10 such pairs,
+//!   and then a small share. Report the commands' outcomes to it, and each connect is one
+//!   success among three calls or more.
 //!
 //! The policy is a [`Reconnect`](ironward::Reconnect); its default, [`RECONNECT`](ironward::RECONNECT):
 //!

@@ -15,8 +15,8 @@
 //! fails once per connect, and the connect's own success offsets it, so that with the
 //! bucket's 4 connects a second a 2 s window holds about 8 successes against 16 calls, under
 //! the 5 calls of protection plus 1.5 × the successes that the breaker needs before it
-//! refuses any (run without the commands recorded, it refused none: 24 connects, every other
-//! one refused by the bucket). With the commands recorded, each connect is one success
+//! refuses any (run without the commands recorded, it refused none: 24 connects, and all
+//! 15 298 refusals the bucket's). With the commands recorded, each connect is one success
 //! against three calls.
 //!
 //! The ward's breaker window is 2 s here instead of the preset's 10 s (a retune through the

@@ -132,17 +132,23 @@ impl Batches {
         if first {
             // A task of its own, so that a caller that gives up on its call (a timeout, a
             // drop) takes no one else's with it.
-            tokio::spawn(Arc::clone(self).flush());
+            let flush = Flush(Some(Arc::clone(self)));
+            tokio::spawn(flush.run());
         }
         replied.await.unwrap_or_else(|_| Err(dropped()))
+    }
+
+    /// The calls waiting now, taken from the queue, which is left empty: the next call
+    /// schedules the next flush.
+    fn take(&self) -> Vec<Waiting> {
+        std::mem::take(&mut *self.waiting.lock().unwrap_or_else(PoisonError::into_inner))
     }
 
     /// Takes every waiting call and sends them, [`BOUND`] to a batch, in the order they
     /// came: the first batch from this task, the others from tasks of their own, so that
     /// they are in flight together.
     async fn flush(self: Arc<Self>) {
-        let mut batch =
-            std::mem::take(&mut *self.waiting.lock().unwrap_or_else(PoisonError::into_inner));
+        let mut batch = self.take();
         if batch.len() > BOUND {
             let mut rest = batch.split_off(BOUND);
             while !rest.is_empty() {
@@ -198,6 +204,27 @@ impl Batches {
             // No reply the script gives: each call is handed it, and refuses it.
             other => vec![Ok(other); calls.len()],
         })
+    }
+}
+
+/// A flush scheduled and not yet run. A task dropped before it runs (its runtime shut
+/// down) drops the calls it would have sent, whose callers then hear [`dropped`], rather
+/// than leave them queued, where no later call would schedule a flush again.
+struct Flush(Option<Arc<Batches>>);
+
+impl Flush {
+    async fn run(mut self) {
+        if let Some(batches) = self.0.take() {
+            batches.flush().await;
+        }
+    }
+}
+
+impl Drop for Flush {
+    fn drop(&mut self) {
+        if let Some(batches) = self.0.take() {
+            drop(batches.take());
+        }
     }
 }
 

@@ -7,7 +7,8 @@
 //! - `SCRIPT FLUSH` under concurrent load: the batch script is loaded again, nothing is
 //!   lost, doubled or failed over;
 //! - more callers at once than a batch holds (64) go in several batches;
-//! - a lone call is a batch of one.
+//! - a lone call is a batch of one;
+//! - a runtime shut down while a batch forms leaves no call queued for good.
 
 mod common;
 
@@ -231,4 +232,40 @@ async fn a_lone_call_is_a_batch_of_one() {
     }
     assert_eq!(evalsha_calls(&mut conn).await - before, 12);
     assert_eq!(store.stats().batches, 12);
+}
+
+// A runtime shut down between a call's queueing and the task that would send it: the call
+// is dropped with it, and the store's queue with it, so a call from another runtime is
+// answered (by Redis or, if the connection died with the first runtime, by the fallback)
+// rather than left queued behind a batch no one will send, until its timeout.
+#[test]
+fn a_runtime_shut_down_while_a_batch_forms_leaves_the_store_answering() {
+    use std::future::Future;
+    use std::task::{Context, Waker};
+
+    let server = Server::start();
+    let options = ironward_redis::Options {
+        timeout: Duration::from_secs(2),
+        ..EVERY_CALL
+    };
+    let first = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let store = first.block_on(server.store(options));
+    let limit = Period::new(&store, &unique("shut"), 5, HOUR);
+    first.block_on(async {
+        // Polled once: queued, with the task that would send it spawned and not yet run.
+        let mut take = Box::pin(limit.take("k", NOW));
+        let mut cx = Context::from_waker(Waker::noop());
+        assert!(take.as_mut().poll(&mut cx).is_pending());
+    });
+    drop(first);
+
+    let second = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let answer = second.block_on(limit.take("k", NOW));
+    assert!(answer.is_ok(), "{answer:?}");
 }

@@ -17,7 +17,7 @@
 -- bucket counted at now; tokens below 0 are a settled debt, which refuses every cost (0
 -- too) until the refill has paid it, as the core's.
 
-local now = read_now(true)
+local now = read_now(ARGV[1], true)
 local rate = tonumber(ARGV[2])
 local burst = tonumber(ARGV[3])
 local n = tonumber(ARGV[4])

@@ -11,7 +11,7 @@
 --          A missing key is a full bucket counted at now (lua/bucket_state.lua). The
 --          caller computes next() from these; nothing is written.
 
-local now = read_now(false)
+local now = read_now(ARGV[1], false)
 
 local tokens, latest = bucket_read(KEYS[1], KEYS[2], tonumber(ARGV[2]), now)
 return {string.format('%.17g', tokens), latest, math.max(latest, now)}

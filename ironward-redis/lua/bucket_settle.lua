@@ -22,7 +22,7 @@
 -- holds, down to -1.7976931348623157e308: a debt, which refuses every take until the
 -- refill has paid it. In the core's float operations, in the core's order.
 
-local now = read_now(true)
+local now = read_now(ARGV[1], true)
 local rate = tonumber(ARGV[2])
 local burst = tonumber(ARGV[3])
 local estimate = tonumber(ARGV[5])

@@ -44,7 +44,7 @@
 local take = ARGV[2] == '1'
 -- Writes may follow even a read: lua/log.lua rewrites a log of plain stamps once, as
 -- lua/sliding_next.lua does, so effects replication is asked for either way.
-local now = read_now(true)
+local now = read_now(ARGV[1], true)
 local n = (#ARGV - 3) / 5
 
 local limits = {}

@@ -26,7 +26,7 @@
 -- thread, and a pipelined decision is little else (see BENCHMARKS.md, "Redis"). Every
 -- number is an integer below 2^53, which Lua's doubles hold exactly.
 
-local now = read_now(true)
+local now = read_now(ARGV[1], true)
 local quota = tonumber(ARGV[2])
 local period = tonumber(ARGV[3])
 local cost = tonumber(ARGV[6])

@@ -14,7 +14,7 @@
 --          the caller works out next_n for any cost. Nothing is written: the latest reading
 --          seen is not moved.
 
-local now = read_now(false)
+local now = read_now(ARGV[1], false)
 local period = tonumber(ARGV[2])
 
 local count, start, latest = period_read(KEYS[1])

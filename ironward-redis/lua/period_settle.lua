@@ -22,7 +22,7 @@
 -- the period the estimate was counted in is still the open one (its start is the
 -- reservation's), and else gives nothing back.
 
-local now = read_now(true)
+local now = read_now(ARGV[1], true)
 local period = tonumber(ARGV[2])
 local estimate = tonumber(ARGV[5])
 local actual = tonumber(ARGV[6])

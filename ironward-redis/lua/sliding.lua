@@ -27,7 +27,7 @@
 -- come first. A log written by an earlier version (plain stamps, a cost of 1 each) is
 -- rewritten in this form the first time it is read.
 
-local now = read_now(true)
+local now = read_now(ARGV[1], true)
 local quota = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local ttl = ARGV[4]

@@ -19,7 +19,7 @@
 --          earlier version wrote (plain stamps), rewritten once in this form, as
 --          lua/sliding.lua rewrites it, which changes no answer.
 
-local now = read_now(true)
+local now = read_now(ARGV[1], true)
 local quota = tonumber(ARGV[2])
 local window = tonumber(ARGV[3])
 local cost = tonumber(ARGV[4])

@@ -24,7 +24,7 @@
 -- window at t, so the room comes back at once (lua/log.lua's log_refund), and else gives
 -- nothing back.
 
-local now = read_now(true)
+local now = read_now(ARGV[1], true)
 local window = tonumber(ARGV[2])
 local ttl = ARGV[3]
 local estimate = tonumber(ARGV[4])

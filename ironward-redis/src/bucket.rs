@@ -169,7 +169,7 @@ impl Bucket {
         }
         let reading = Reading::new(this.store.options().time, now);
         let [tokens, ts] = self.keys(key);
-        let mut call = script::BUCKET_NEXT.prepare_invoke();
+        let mut call = script::BUCKET_NEXT.call();
         call.key(tokens).key(ts);
         call.arg(reading.arg()).arg(wire::float(this.burst));
         let decode = |reply: &redis::Value| {
@@ -182,7 +182,7 @@ impl Bucket {
             };
             Some(reading.wait_nanos(t, self.wait(&state, n)))
         };
-        let ran = this.store.run(&this.meter, "bucket_next", &call, decode);
+        let ran = this.store.run(&this.meter, call, decode);
         match ran.await? {
             Ran::Answered(wait) => Ok(wait),
             Ran::Local => {
@@ -312,7 +312,7 @@ impl Bucket {
         let call = |_, deadline| {
             let reading = Reading::new(this.store.options().time, now);
             let [tokens, ts] = self.keys(key);
-            let mut call = script::BUCKET_SETTLE.prepare_invoke();
+            let mut call = script::BUCKET_SETTLE.call();
             call.key(tokens).key(ts);
             call.arg(reading.arg())
                 .arg(wire::float(this.rate))
@@ -323,7 +323,7 @@ impl Bucket {
                 .arg(deadline);
             call
         };
-        reservation::settle(&this.store, &this.meter, held, local, "bucket_settle", call).await
+        reservation::settle(&this.store, &this.meter, held, local, call).await
     }
 
     /// Tokens a second, as read by [`new`](Bucket::new).
@@ -411,7 +411,7 @@ impl Bucket {
         }
         let reading = Reading::new(this.store.options().time, now);
         let [tokens, ts] = self.keys(key);
-        let mut call = script::BUCKET.prepare_invoke();
+        let mut call = script::BUCKET.call();
         call.key(tokens).key(ts);
         // A cost the core refuses is sent as -1, which the script refuses after refilling,
         // as the core's `take` refills before it looks at the cost.
@@ -446,7 +446,7 @@ impl Bucket {
             });
             Some((answer, held))
         };
-        let ran = this.store.run(&this.meter, "bucket", &call, decode);
+        let ran = this.store.run(&this.meter, call, decode);
         match ran.await? {
             Ran::Answered((answer, held)) => {
                 this.blocked.note(key, now, !answer.value, answer.next, n);

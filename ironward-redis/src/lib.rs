@@ -56,10 +56,12 @@
 //! embedded with `include_str!`; what the scripts of one kind share (how its state reads,
 //! refills, is pushed) is a prelude of its own (`period_state.lua`, `bucket_state.lua`,
 //! `log.lua`), written once, and `limits.lua` decides each of its limits with the prelude
-//! of its kind. A call sends `EVALSHA`; the first time Redis answers `NOSCRIPT` (and
-//! again after a restart) redis-rs loads the script and sends it again. [`Store::load`]
-//! loads them all up front. Replies decode into the answer types, and a reply that no
-//! script gives is an [`Error::Reply`], never a guess.
+//! of its kind. Redis is sent one script, `batch.lua` after the preludes and the ten, each
+//! wrapped in a function of its own `KEYS` and `ARGV`, which runs one or more decisions in
+//! turn (see "Batches" below). A call sends `EVALSHA`; the first time Redis answers
+//! `NOSCRIPT` (and again after a restart) the store loads the script and sends the call
+//! once more. [`Store::load`] loads it up front. Replies decode into the answer types, and
+//! a reply that no script gives is an [`Error::Reply`], never a guess.
 //!
 //! **Keys.** A limiter named `name` keeps the state of `key` in `{name:key}.<part>`. The
 //! braces are a Redis Cluster hash tag, so the keys of one limiter's key share a slot and
@@ -100,6 +102,44 @@
 //! the clock readings of the calls answered from memory: a caller whose clock then steps
 //! back and sends a call of another cost is decided at its earlier reading where the core
 //! would read the latest, which admits less, never more.
+//!
+//! # Batches
+//!
+//! Decisions that wait on one connection at the same moment go to Redis together, as one
+//! `EVALSHA` of `batch.lua`, which runs each in the order they came, with its own keys and
+//! arguments and the same script text it would run alone, and replies to each. Redis runs
+//! the whole call atomically, so the decisions run one after another with nothing between
+//! them: exactly what sending them one by one in that order would have decided, each still
+//! atomic. What a batch saves is the call around each decision (the command parsed, the
+//! script looked up, its arguments made into Lua tables, its reply written), which on
+//! Redis 7 costs about as much as a short script's body (see `BENCHMARKS.md`, "Redis").
+//!
+//! - **What goes together.** The first call to find no batch forming schedules one, a task
+//!   spawned on the caller's runtime, and every call queued on the store before that task
+//!   runs goes with it. Nothing waits for a batch to fill: a lone call is a batch of one,
+//!   later than it would be sent alone by one task hop, and a batch forms only from calls
+//!   that were already waiting (many callers pipelined on one connection, tasks woken
+//!   together by the replies of the last batch). On a multi-threaded runtime an idle worker
+//!   runs the task at once, so batches are small until the workers are busy.
+//! - **The bound.** At most 64 decisions a batch; more waiting at once go in several,
+//!   sent together and in flight at once, in the order they came.
+//! - **Failures.** An error about the whole call (a connection dropped, an error reply
+//!   about the server) is each of its callers', exactly as it would have been of a call of
+//!   its own, and fails the store over once; `NOSCRIPT` loads the script and sends the
+//!   batch once more. An error about one decision's key (`WRONGTYPE`, `OOM`) is caught by
+//!   `batch.lua` and answers that caller alone, with [`Error::Key`]; the decisions after
+//!   it still run. Each caller keeps its own [`Options::timeout`]: a caller that gives up
+//!   (a timeout, a drop) leaves the batch to run for the others.
+//! - **A cluster.** On [`Store::connect_cluster`] every call is a batch of one, sent at
+//!   once: one call may only touch one slot, and decisions that wait together are most
+//!   often for keys of different slots.
+//! - **Observable.** [`Stats::batches`] counts the calls sent, beside [`Stats::redis`], the
+//!   decisions Redis answered; with the `metrics` feature, `ironward.redis.batch.size`
+//!   records each batch's number of decisions (see "Metrics").
+//!
+//! A reply that is a list of numbers only comes back packed into one string of doubles
+//! that the store reads back as the integers Redis would have made of them: Redis writes
+//! one string in a fraction of the time it writes an array of integers.
 //!
 //! # Equivalence
 //!
@@ -263,7 +303,8 @@
 //! | `ironward.requests` | counter | `{request}` | `piece`, `name`, `source`, `outcome`, `reason` (refused only) | each `take` of a limiter, and each request a [`RateLimitLayer`] decided on |
 //! | `ironward.redis.failovers` | counter | `{failover}` | none | switches of a store from Redis to its local fallback: one per outage, however many calls it answers |
 //! | `ironward.redis.fallback.duration` | histogram | `s` | none | how long each stretch on the fallback lasted, from the failover to the `PING` Redis answered, recorded when it ends |
-//! | `ironward.redis.decision.duration` | histogram | `s` | `piece`, `name`, `outcome` | the round trip of each script call (every `take` and `next` Redis is asked), from sending it to its reply, its error or its timeout |
+//! | `ironward.redis.decision.duration` | histogram | `s` | `piece`, `name`, `outcome` | the round trip of each script call (every `take` and `next` Redis is asked), from sending it to its reply, its error or its timeout, its wait for its batch included |
+//! | `ironward.redis.batch.size` | histogram | `{decision}` | none | the decisions in each call a store sent to Redis and Redis answered (see "Batches"): 1 for a lone call, at most 64 |
 //!
 //! The labels take a small fixed set of values (keys are never labels):
 //!
@@ -343,6 +384,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 mod answer;
+mod batch;
 mod blocked;
 mod bucket;
 mod conn;

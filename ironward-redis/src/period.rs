@@ -289,7 +289,7 @@ impl Period {
         let call = |start, deadline| {
             let reading = Reading::new(this.store.options().time, now);
             let [state] = this.keys(key, ["period"]);
-            let mut call = script::PERIOD_SETTLE.prepare_invoke();
+            let mut call = script::PERIOD_SETTLE.call();
             call.key(state);
             call.arg(reading.arg())
                 .arg(this.micros)
@@ -301,7 +301,7 @@ impl Period {
                 .arg(start);
             call
         };
-        reservation::settle(&this.store, &this.meter, held, local, "period_settle", call).await
+        reservation::settle(&this.store, &this.meter, held, local, call).await
     }
 
     /// [`next`](Period::next) or [`next_n`](Period::next_n), as `wait` asks.
@@ -316,7 +316,7 @@ impl Period {
         let this = &self.0.counted;
         let reading = Reading::new(this.store.options().time, now);
         let [state] = this.keys(key, ["period"]);
-        let mut call = script::PERIOD_NEXT.prepare_invoke();
+        let mut call = script::PERIOD_NEXT.call();
         call.key(state);
         call.arg(reading.arg()).arg(this.micros);
         let decode = |reply: &redis::Value| {
@@ -325,7 +325,7 @@ impl Period {
             let count = wire::int(count).and_then(|n| u64::try_from(n).ok())?;
             Some(reading.wait(wire::micros(t)?, self.wait(wait, end, count, cost)))
         };
-        let ran = this.store.run(&this.meter, "period_next", &call, decode);
+        let ran = this.store.run(&this.meter, call, decode);
         match ran.await? {
             Ran::Answered(wait) => Ok(wait),
             Ran::Local => {
@@ -428,7 +428,7 @@ impl Period {
         }
         let reading = Reading::new(this.store.options().time, now);
         let [state] = this.keys(key, ["period"]);
-        let mut call = script::PERIOD.prepare_invoke();
+        let mut call = script::PERIOD.call();
         call.key(state);
         call.arg(reading.arg())
             .arg(this.quota)
@@ -463,7 +463,7 @@ impl Period {
             };
             Some((answer, held))
         };
-        let ran = this.store.run(&this.meter, "period", &call, decode);
+        let ran = this.store.run(&this.meter, call, decode);
         match ran.await? {
             Ran::Answered((answer, held)) => {
                 let refused = answer.value == Quota::Over;

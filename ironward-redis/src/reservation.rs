@@ -3,8 +3,7 @@
 use std::fmt;
 use std::sync::atomic::{AtomicU64, Ordering};
 
-use redis::ScriptInvocation;
-
+use crate::batch::Call;
 use crate::meter::{Admits, Meter};
 use crate::store::Ran;
 use crate::{Answer, Error, Store, wire};
@@ -152,15 +151,14 @@ pub(crate) fn reserved<T: Admits + Copy>(
 
 /// Settles what a reservation `held` where it was counted: nothing for one that held
 /// nothing; on the fallback, counted as a local answer, by `local`; in Redis by the settle
-/// script `call` makes of the reservation's place and deadline (its reply 0 or 1), run as
-/// `script` on `meter`. A store that is on its fallback by then drops a Redis settle.
+/// script `call` makes of the reservation's place and deadline (its reply 0 or 1), run on
+/// `meter`. A store that is on its fallback by then drops a Redis settle.
 pub(crate) async fn settle(
     store: &Store,
     meter: &Meter,
     held: Held,
     local: impl FnOnce(ironward::Reservation),
-    script: &'static str,
-    call: impl FnOnce(u64, u64) -> ScriptInvocation<'static>,
+    call: impl FnOnce(u64, u64) -> Call,
 ) -> Result<(), Error> {
     match held {
         Held::Nothing(_) => Ok(()),
@@ -175,7 +173,7 @@ pub(crate) async fn settle(
                 0 | 1 => Some(()),
                 _ => None,
             };
-            match store.run(meter, script, &call, decode).await? {
+            match store.run(meter, call, decode).await? {
                 Ran::Answered(()) | Ran::Local => Ok(()),
             }
         }

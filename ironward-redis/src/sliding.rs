@@ -172,7 +172,7 @@ impl Sliding {
         let this = &self.0;
         let reading = Reading::new(this.store.options().time, now);
         let [log, ts] = this.keys(key, ["log", "ts"]);
-        let mut call = script::SLIDING_NEXT.prepare_invoke();
+        let mut call = script::SLIDING_NEXT.call();
         call.key(log).key(ts);
         call.arg(reading.arg())
             .arg(this.quota)
@@ -182,7 +182,7 @@ impl Sliding {
             let [wait, t] = wire::items(reply)?;
             Some(reading.wait(wire::micros(t)?, wire::wait(wait)?))
         };
-        let ran = this.store.run(&this.meter, "sliding_next", &call, decode);
+        let ran = this.store.run(&this.meter, call, decode);
         match ran.await? {
             Ran::Answered(wait) => Ok(wait),
             Ran::Local => {
@@ -314,7 +314,7 @@ impl Sliding {
         let call = |at, deadline| {
             let reading = Reading::new(this.store.options().time, now);
             let [log, ts] = this.keys(key, ["log", "ts"]);
-            let mut call = script::SLIDING_SETTLE.prepare_invoke();
+            let mut call = script::SLIDING_SETTLE.call();
             call.key(log).key(ts);
             call.arg(reading.arg())
                 .arg(this.micros)
@@ -325,15 +325,7 @@ impl Sliding {
                 .arg(at);
             call
         };
-        reservation::settle(
-            &this.store,
-            &this.meter,
-            held,
-            local,
-            "sliding_settle",
-            call,
-        )
-        .await
+        reservation::settle(&this.store, &this.meter, held, local, call).await
     }
 
     /// The most events a window admits.
@@ -406,7 +398,7 @@ impl Sliding {
         }
         let reading = Reading::new(this.store.options().time, now);
         let [log, ts] = this.keys(key, ["log", "ts"]);
-        let mut call = script::SLIDING.prepare_invoke();
+        let mut call = script::SLIDING.call();
         call.key(log).key(ts);
         call.arg(reading.arg())
             .arg(this.quota)
@@ -433,7 +425,7 @@ impl Sliding {
             });
             Some((answer, held))
         };
-        let ran = this.store.run(&this.meter, "sliding", &call, decode);
+        let ran = this.store.run(&this.meter, call, decode);
         match ran.await? {
             Ran::Answered((answer, held)) => {
                 this.blocked

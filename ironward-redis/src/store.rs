@@ -9,8 +9,9 @@ use std::time::Duration;
 
 use redis::aio::{ConnectionManager, ConnectionManagerConfig};
 use redis::cluster::ClusterClient;
-use redis::{Client, IntoConnectionInfo, RedisResult, ScriptInvocation, Value};
+use redis::{Client, IntoConnectionInfo, RedisResult, Value};
 
+use crate::batch::{Batches, Call};
 use crate::conn::Conn;
 use crate::meter::{Meter, Stopwatch, StoreMeter};
 use crate::{Error, script};
@@ -230,6 +231,10 @@ pub struct Stats {
     /// Calls refused from a limiter's memory of an earlier refusal of the key, with no
     /// round trip ([`Options::blocked_keys`]).
     pub blocked: u64,
+    /// Calls of the script Redis answered, each a batch of one or more decisions (see the
+    /// crate docs, "Batches"): as many as [`redis`](Stats::redis) when every decision went
+    /// alone, fewer when concurrent decisions went together.
+    pub batches: u64,
 }
 
 /// A connection to Redis shared by limiters, with a per-call timeout and a failover to
@@ -238,7 +243,9 @@ pub struct Stats {
 /// - **Calls** run one script each, with `EVALSHA` (the script is loaded the first time
 ///   Redis answers `NOSCRIPT`, and again after a restart), over one multiplexed
 ///   [`ConnectionManager`] ([`connect`](Store::connect)), or one cluster connection
-///   ([`connect_cluster`](Store::connect_cluster)): concurrent calls are pipelined on it.
+///   ([`connect_cluster`](Store::connect_cluster)): concurrent calls are pipelined on it,
+///   and on one Redis the calls waiting at the same moment go as one `EVALSHA`, at most 64
+///   decisions, each decided as if sent alone (see the crate docs, "Batches").
 /// - **A timeout is a refusal** (by default): a call Redis does not answer within
 ///   [`Options::timeout`] fails with [`Error::Timeout`], and the store stays on Redis. A
 ///   call the caller drops is cancelled the same way. Neither tells whether Redis is down
@@ -287,6 +294,8 @@ pub struct Store(Arc<Shared>);
 
 struct Shared {
     conn: Conn,
+    /// The calls waiting to go to Redis together, on a clone of `conn`.
+    batches: Arc<Batches>,
     options: Options,
     /// Whether the store is on its local fallback (and a probe is running).
     local: AtomicBool,
@@ -328,6 +337,7 @@ impl Store {
     /// A store on `conn`, one Redis or a cluster.
     fn on(conn: Conn, options: Options) -> Self {
         Self(Arc::new(Shared {
+            batches: Batches::new(conn.clone()),
             conn,
             options,
             local: AtomicBool::new(false),
@@ -532,6 +542,7 @@ impl Store {
             failovers: get(&self.0.failovers),
             recoveries: get(&self.0.recoveries),
             blocked: get(&self.0.blocked),
+            batches: self.0.batches.sent(),
         }
     }
 
@@ -540,19 +551,18 @@ impl Store {
         &self.0.options
     }
 
-    /// Loads every script into Redis's script cache now (`SCRIPT LOAD`), so that the first
-    /// decisions do not pay for it. Optional: a call loads its script when Redis answers
-    /// `NOSCRIPT`.
+    /// Loads the script into Redis's script cache now (`SCRIPT LOAD`), so that the first
+    /// decisions do not pay for it. Optional: a call loads it when Redis answers
+    /// `NOSCRIPT`. There is one script, which holds every limiter's (see the crate docs,
+    /// "The scripts").
     pub async fn load(&self) -> RedisResult<()> {
         let mut conn = self.0.conn.clone();
-        for script in script::ALL {
-            script.load_async(&mut conn).await?;
-        }
+        script::BATCH.load_async(&mut conn).await?;
         Ok(())
     }
 
-    /// Runs `call` for the limiter of `meter` and decodes its reply with `decode`, failing
-    /// over on an error.
+    /// Runs `call` for the limiter of `meter`, in a batch with the calls that wait beside
+    /// it, and decodes its reply with `decode`, failing over on an error.
     ///
     /// Counts what came of it, but for a local answer, which the caller counts with
     /// [`answered_locally`](Store::answered_locally) when it gives one; records the round
@@ -560,16 +570,15 @@ impl Store {
     pub(crate) async fn run<T>(
         &self,
         meter: &Meter,
-        script: &'static str,
-        call: &ScriptInvocation<'_>,
+        call: Call,
         decode: impl FnOnce(&Value) -> Option<T>,
     ) -> Result<Ran<T>, Error> {
         if self.mode() == Mode::Local {
             return Ok(Ran::Local);
         }
-        let mut conn = self.0.conn.clone();
+        let script = call.name();
         let watch = Stopwatch::start();
-        let reply = tokio::time::timeout(self.0.options.timeout, call.invoke_async(&mut conn));
+        let reply = tokio::time::timeout(self.0.options.timeout, self.0.batches.send(call));
         let reply = reply.await;
         let answer = match &reply {
             Ok(Ok(value)) => decode(value),

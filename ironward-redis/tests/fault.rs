@@ -360,7 +360,8 @@ async fn debug_sleep_is_a_slow_redis_refused_or_answered_within_the_share() {
 }
 
 // `SCRIPT FLUSH` (or a restart) empties Redis's script cache: the next call is answered
-// NOSCRIPT, and redis-rs loads the script and sends it again. Nothing is lost or doubled.
+// NOSCRIPT, and the store loads the script and sends the call again. Nothing is lost or
+// doubled.
 #[tokio::test]
 async fn script_flush_mid_load_loses_no_count_and_fails_nothing_over() {
     const Q: u32 = 40;

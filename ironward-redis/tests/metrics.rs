@@ -447,3 +447,38 @@ async fn a_key_of_another_type_refuses_for_key_error_and_does_not_fail_over() {
     assert_eq!(seen.fallbacks().len(), 0);
     assert_eq!(store.mode(), Mode::Redis);
 }
+
+// Seventy callers at once on one thread, more than a batch holds (64): two calls to Redis,
+// one of 64 decisions and one of 6, and a lone call after them, a batch of one. Each is one
+// `ironward.redis.batch.size` sample.
+#[tokio::test(flavor = "current_thread")]
+async fn each_batch_records_its_number_of_decisions() {
+    const CALLERS: usize = 70;
+    let server = Server::start();
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let store = store(&recorder, &server, common::PATIENT);
+    store.load().await.unwrap();
+    let name = unique("batched");
+    let limit = metrics::with_local_recorder(&recorder, || Period::new(&store, &name, 1, HOUR));
+    let tasks: Vec<_> = (0..CALLERS)
+        .map(|i| {
+            let limit = limit.clone();
+            tokio::spawn(async move { limit.take(format!("k{i}"), NOW).await.unwrap() })
+        })
+        .collect();
+    for task in tasks {
+        assert_eq!(task.await.unwrap().value, Quota::Hit);
+    }
+    assert_eq!(limit.take("alone", NOW).await.unwrap().value, Quota::Hit);
+
+    let seen = Seen::take(&snapshotter);
+    let mut sizes = seen.samples("ironward.redis.batch.size", &[]);
+    sizes.sort_by(f64::total_cmp);
+    assert_eq!(sizes, [1.0, 6.0, 64.0]);
+    assert_eq!(store.stats().batches, 3);
+    assert_eq!(
+        seen.requests("redis_period", &name, "redis", "admitted"),
+        CALLERS as u64 + 1
+    );
+}

@@ -71,65 +71,47 @@ async fn every_key_has_a_ttl_and_one_hash_tag_per_limiter_key() {
 }
 
 #[tokio::test]
-async fn scripts_are_loaded_once_and_again_after_a_flush() {
+async fn the_script_is_loaded_once_and_again_after_a_flush() {
     let server = Server::start();
     let store = server.store(common::PATIENT).await;
     let mut conn = server.conn().await;
-    let log = include_str!("../lua/log.lua");
-    let state = include_str!("../lua/period_state.lua");
-    let bucket = include_str!("../lua/bucket_state.lua");
-    // Several limits of any kind: after every kind's prelude.
-    let every = [state, bucket, log].concat();
-    let hashes: Vec<String> = [
-        [state, include_str!("../lua/period.lua")],
-        [state, include_str!("../lua/period_next.lua")],
-        [state, include_str!("../lua/period_settle.lua")],
-        [&every, include_str!("../lua/limits.lua")],
-        [bucket, include_str!("../lua/bucket.lua")],
-        [bucket, include_str!("../lua/bucket_next.lua")],
-        [bucket, include_str!("../lua/bucket_settle.lua")],
-        [log, include_str!("../lua/sliding.lua")],
-        [log, include_str!("../lua/sliding_next.lua")],
-        [log, include_str!("../lua/sliding_settle.lua")],
-    ]
-    // Each script is loaded after the clock-reading prelude and the prelude of its kind.
-    .map(|[prelude, code]| {
-        let code = [include_str!("../lua/now.lua"), prelude, code].concat();
-        redis::Script::new(&code).get_hash().to_owned()
-    })
-    .into();
-    let exists = |conn: &mut redis::aio::MultiplexedConnection| {
+    // One script holds every limiter's (`lua/batch.lua` after the ten and their preludes).
+    let cached = |conn: &mut redis::aio::MultiplexedConnection| {
         let mut conn = conn.clone();
-        let hashes = hashes.clone();
         async move {
-            let exists: Vec<bool> = redis::cmd("SCRIPT")
-                .arg("EXISTS")
-                .arg(&hashes)
+            let info: String = redis::cmd("INFO")
+                .arg("memory")
                 .query_async(&mut conn)
                 .await
                 .unwrap();
-            exists
+            let line = info
+                .lines()
+                .find_map(|line| line.strip_prefix("number_of_cached_scripts:"))
+                .unwrap();
+            line.trim().parse::<u32>().unwrap()
         }
     };
-    assert_eq!(exists(&mut conn).await, [false; 10]);
+    assert_eq!(cached(&mut conn).await, 0);
     store.load().await.unwrap();
-    assert_eq!(exists(&mut conn).await, [true; 10]);
+    assert_eq!(cached(&mut conn).await, 1);
+    // Every kind runs on the one script: nothing more is loaded.
+    let limit = Period::new(&store, "loaded", 1, SECOND);
+    assert_eq!(limit.take("k", NOW).await.unwrap().value, Quota::Hit);
+    let bucket = Bucket::new(&store, "loaded", 1.0, 1.0);
+    assert!(bucket.take("k", NOW, 1.0).await.unwrap().admitted());
+    assert_eq!(cached(&mut conn).await, 1);
 
     // A flush (or a restart) empties the cache: the next call is answered `NOSCRIPT`,
-    // loads its script, and runs it.
+    // loads the script, and runs it.
     let () = redis::cmd("SCRIPT")
         .arg("FLUSH")
         .query_async(&mut conn)
         .await
         .unwrap();
+    assert_eq!(cached(&mut conn).await, 0);
     let limit = Period::new(&store, "flushed", 1, SECOND);
     assert_eq!(limit.take("k", NOW).await.unwrap().value, Quota::Hit);
-    assert_eq!(
-        exists(&mut conn).await,
-        [
-            true, false, false, false, false, false, false, false, false, false
-        ]
-    );
+    assert_eq!(cached(&mut conn).await, 1);
     assert_eq!(store.mode(), Mode::Redis);
 }
 

@@ -346,7 +346,7 @@ impl Limits {
         let reading = Reading::new(this.store.options().time, now);
         let call = self.call(key, &reading, costs, false);
         let decode = |reply: &redis::Value| self.decode(reply, &reading, costs).map(|(_, d)| d);
-        match this.store.run(&this.meter, "limits", &call, decode).await? {
+        match this.store.run(&this.meter, call, decode).await? {
             Ran::Answered(decision) => Ok(decision),
             Ran::Local => {
                 this.store.answered_locally();
@@ -394,7 +394,7 @@ impl Limits {
                 mode: Mode::Redis,
             })
         };
-        match this.store.run(&this.meter, "limits", &call, decode).await? {
+        match this.store.run(&this.meter, call, decode).await? {
             Ran::Answered(answer) => {
                 let refused = answer.value.err().map(|reason| reason.index);
                 this.blocked

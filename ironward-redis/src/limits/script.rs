@@ -34,9 +34,9 @@ impl Limits {
         reading: &Reading,
         costs: &[f64],
         take: bool,
-    ) -> redis::ScriptInvocation<'static> {
+    ) -> crate::batch::Call {
         let this = &self.0;
-        let mut call = crate::script::LIMITS.prepare_invoke();
+        let mut call = crate::script::LIMITS.call();
         for part in &this.parts {
             call.key(wire::key(&this.name, Some(key), part));
         }

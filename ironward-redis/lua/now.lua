@@ -2,12 +2,17 @@
 -- its own.
 --
 -- read_now(now, writes) is the time a script decides at, in whole microseconds: now is the
--- script's ARGV[1], the caller's clock, or 'server' for Redis's own TIME. A script that
+-- script's ARGV[1], the caller's clock, or 'server' for Redis's own TIME; or, where a
+-- script's numbers come packed, the caller's clock as a number, or -1 for TIME. A script that
 -- writes after reading TIME must first switch to effects replication (needed on Redis 3.2
 -- to 4, the default from 5), so that replicas replay its writes rather than a second
 -- reading of the clock.
 local function read_now(now, writes)
-    if now ~= 'server' then
+    if type(now) == 'number' then
+        if now >= 0 then
+            return now
+        end
+    elseif now ~= 'server' then
         return tonumber(now)
     end
     if writes and redis.replicate_commands then

@@ -6,13 +6,13 @@
 --                        and the latest clock reading seen (integers below 2^53, which
 --                        doubles hold exactly; the times in microseconds)
 --
--- ARGV[1]  now: the caller's clock in whole microseconds, or "server" to read Redis's TIME
--- ARGV[2]  quota: the most units a period admits (integer, 0 to 4294967295)
--- ARGV[3]  period: in whole microseconds (integer, at least 1)
--- ARGV[4]  align: "1" for periods on the multiples of the period, "0" for a period that
+-- ARGV[1]  the numbers, packed: struct.pack('<ddddd', now, quota, period, ttl, cost), the
+--          caller's clock in whole microseconds (-1 to read Redis's TIME); the most units a
+--          period admits (integer, 0 to 4294967295); the period in whole microseconds
+--          (integer, at least 1); the TTL in milliseconds, set on the key by the write that
+--          opens a period and kept by the writes inside it (integer, at least 1); the units this request takes (integer, 0 to 4294967295)
+-- ARGV[2]  align: "1" for periods on the multiples of the period, "0" for a period that
 --          opens at the first event after the last one closed
--- ARGV[5]  ttl: in milliseconds, set on the key at every write (integer, at least 1)
--- ARGV[6]  cost: the units this request takes (integer, 0 to 4294967295)
 --
 -- Reply    {answer, wait, t, count}: answer 1 Under (admitted, room left), 2 Hit (admitted,
 --          the quota is now used up), 3 Over (refused); wait, microseconds until the open
@@ -21,15 +21,16 @@
 --          count from its own); count, the units counted after it, from which the caller
 --          works out next_n for any cost.
 --
--- One key, one GET and one SET, and the numbers packed as doubles rather than formatted:
--- each redis.call and each number formatted costs about a microsecond of Redis's one
--- thread, and a pipelined decision is little else (see BENCHMARKS.md, "Redis"). Every
--- number is an integer below 2^53, which Lua's doubles hold exactly.
+-- One key, one GET and one SET, and the numbers packed as doubles rather than formatted,
+-- both ways: each redis.call and each number formatted or parsed costs a fraction of a
+-- microsecond of Redis's one thread, and a pipelined decision is little else (see
+-- BENCHMARKS.md, "Redis"). Every number is an integer below 2^53, which Lua's doubles hold
+-- exactly. A write inside the open period keeps the TTL the write that opened it set
+-- (KEEPTTL, Redis 6.0 on): the key then outlives the period by at least a period, and Redis
+-- does not rewrite a relative expiry for its replicas at every decision.
 
-local now = read_now(ARGV[1], true)
-local quota = tonumber(ARGV[2])
-local period = tonumber(ARGV[3])
-local cost = tonumber(ARGV[6])
+local now, quota, period, ttl, cost = struct.unpack('<ddddd', ARGV[1])
+now = read_now(now, true)
 
 local count, start, latest = period_read(KEYS[1])
 
@@ -37,8 +38,9 @@ local count, start, latest = period_read(KEYS[1])
 local t = math.max(latest, now)
 
 count, start = period_open(count, start, t, period)
-if start == nil then
-    start = period_start(t, period, ARGV[4] == '1')
+local opens = start == nil
+if opens then
+    start = period_start(t, period, ARGV[2] == '1')
 end
 
 local answer = 3
@@ -55,5 +57,10 @@ elseif count >= quota then
     count = count + 1
 end
 
-redis.call('SET', KEYS[1], struct.pack('<ddd', count, start, t), 'PX', ARGV[5])
+local state = struct.pack('<ddd', count, start, t)
+if opens then
+    redis.call('SET', KEYS[1], state, 'PX', ttl)
+else
+    redis.call('SET', KEYS[1], state, 'KEEPTTL')
+end
 return {answer, period - (t - start), t, count}

@@ -72,7 +72,7 @@
 //! owns its slot and follows `MOVED` and `ASK`; no decision ever spans two slots, so no
 //! script meets `CROSSSLOT`.
 //!
-//! **Servers.** Redis (7.0 is tested) and Valkey, the Linux Foundation's fork of
+//! **Servers.** Redis 6.0 or later (7.0 is tested) and Valkey, the Linux Foundation's fork of
 //! Redis 7.2 (9.1 is tested), a single server or a cluster of either: Valkey answers the
 //! crate as Redis does (the same error codes, `CONFIG GET`, `CLUSTER INFO` states and Lua
 //! libraries; its error texts only leave out the script's hash). `tests/valkey.rs` and
@@ -88,7 +88,12 @@
 //! as go-zero's `2 · burst / rate`), and at least ten seconds, so idle keys vanish and
 //! nothing is lost when they do. The slack covers the difference between Redis's clock,
 //! which runs the TTL, and the caller's, which runs the limiter. A bucket that never
-//! refills (a rate of 0) gets the longest TTL, 2^44 ms (about 557 years).
+//! refills (a rate of 0) gets the longest TTL, 2^44 ms (about 557 years). One exception:
+//! a [`Period`]'s take or reserve inside the open period keeps the TTL that the write
+//! opening the period set (`SET ... KEEPTTL`, which needs Redis 6.0 or later), so the key
+//! outlives the open period by at least a period, counted from its opening rather than the
+//! last take; Redis then does not rewrite a relative expiry for its replicas at every
+//! decision.
 //!
 //! **Refused keys are remembered.** A refusal says when the key could pass, and nothing
 //! another process does brings that sooner (they only take from the quota), so each

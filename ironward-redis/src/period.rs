@@ -430,12 +430,14 @@ impl Period {
         let [state] = this.keys(key, ["period"]);
         let mut call = script::PERIOD.call();
         call.key(state);
-        call.arg(reading.arg())
-            .arg(this.quota)
-            .arg(this.micros)
-            .arg(u8::from(align))
-            .arg(this.ttl_ms)
-            .arg(cost);
+        call.arg(wire::packed([
+            reading.number(),
+            f64::from(this.quota),
+            this.micros as f64,
+            this.ttl_ms as f64,
+            f64::from(cost),
+        ]))
+        .arg(u8::from(align));
         let decode = |reply: &redis::Value| {
             let [answer, end, t, count] = wire::items(reply)?;
             let value = match wire::int(answer)? {

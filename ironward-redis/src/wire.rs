@@ -60,6 +60,15 @@ pub(crate) fn ttl_ms(fresh: Duration) -> u64 {
         .clamp(MIN_TTL_MS, MAX_TTL_MS)
 }
 
+/// `numbers` as a script unpacks them with `struct.unpack('<dd...')`: one string of
+/// little-endian doubles, which Redis reads with one call rather than a `tonumber` each.
+pub(crate) fn packed<const N: usize>(numbers: [f64; N]) -> Vec<u8> {
+    numbers
+        .iter()
+        .flat_map(|number| number.to_le_bytes())
+        .collect()
+}
+
 /// The name a limiter's keys start with: `name`, or `"ironward"` when it is empty.
 pub(crate) fn name(name: &str) -> Box<str> {
     if name.is_empty() { UNNAMED } else { name }.into()
@@ -122,6 +131,14 @@ impl Reading {
             Some(micros) => micros.to_string(),
             None => String::from("server"),
         }
+    }
+
+    /// The reading as a packed script reads it: the microseconds, or -1 for `"server"`
+    /// (below 2^53 µs, about 285 years, a double holds them exactly; above, `tonumber` of
+    /// [`arg`](Reading::arg) rounds them the same way).
+    pub(crate) fn number(&self) -> f64 {
+        // `as` rounds to the nearest double, as `tonumber` does.
+        self.micros.map_or(-1.0, |micros| micros as f64)
     }
 
     /// A wait of `micros` counted from `t`, the reading the script decided at, counted

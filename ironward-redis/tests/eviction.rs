@@ -235,3 +235,34 @@ async fn a_redis_that_refuses_config_is_used_without_a_warning() {
     let stats = store.stats();
     assert_eq!((stats.eviction_warnings, stats.failovers), (0, 0));
 }
+
+// The write that opens a period sets the key's TTL, twice the period (at least ten
+// seconds); the writes inside the period keep it (`KEEPTTL`), so the key outlives the open
+// period by at least a period, counted from its opening; the next period sets it afresh.
+#[tokio::test]
+async fn a_periods_key_keeps_the_ttl_its_opening_set_until_the_next_period() {
+    let server = Server::start();
+    let store = server.store(EVERY_CALL).await;
+    let mut conn = server.conn().await;
+    let name = unique("ttl");
+    let key = format!("{{{name}:k}}.period");
+    let limit = Period::new(&store, &name, 2, Duration::from_secs(10));
+
+    assert_eq!(limit.take("k", NOW).await.unwrap().value, Quota::Under);
+    let opened: i64 = conn.pttl(&key).await.unwrap();
+    assert!((19_000..=20_000).contains(&opened), "{opened}");
+
+    // As if 15 s of Redis's clock had gone by: an admission and a refusal inside the
+    // period keep what is left.
+    let _: bool = conn.pexpire(&key, 5_000).await.unwrap();
+    let inside = NOW + Duration::from_secs(1);
+    assert_eq!(limit.take("k", inside).await.unwrap().value, Quota::Hit);
+    assert_eq!(limit.take("k", inside).await.unwrap().value, Quota::Over);
+    let kept: i64 = conn.pttl(&key).await.unwrap();
+    assert!((0..=5_000).contains(&kept), "{kept}");
+
+    let next = NOW + Duration::from_secs(10);
+    assert_eq!(limit.take("k", next).await.unwrap().value, Quota::Under);
+    let reopened: i64 = conn.pttl(&key).await.unwrap();
+    assert!((19_000..=20_000).contains(&reopened), "{reopened}");
+}

@@ -34,13 +34,12 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use deadpool::Runtime;
-use deadpool::managed::{Manager, Pool, PoolError};
+use deadpool::managed::{Manager, PoolError};
 use ironward::{Outcome, Piece, RECONNECT, Reconnect, Sre};
 use ironward_pool::Handle;
 use ironward_pool::{WardError, Warded};
 
-use common::drill::{Counting, Log};
+use common::drill::{self, Counting, Log};
 use common::server::Server;
 
 const SIZE: usize = 8;
@@ -129,14 +128,7 @@ where
     M: Manager<Type = redis::aio::MultiplexedConnection> + 'static,
     M::Error: Send,
 {
-    let pool: Pool<M> = Pool::builder(manager)
-        .max_size(SIZE)
-        .runtime(Runtime::Tokio1)
-        .wait_timeout(Some(Duration::from_secs(2)))
-        .create_timeout(Some(Duration::from_secs(2)))
-        .recycle_timeout(Some(Duration::from_secs(2)))
-        .build()
-        .expect("a pool with a runtime");
+    let pool = drill::pool(manager, SIZE);
     let mut admin = admin(server).await;
     let stop = Arc::new(AtomicBool::new(false));
     let fault = Arc::new(AtomicBool::new(false));

@@ -144,6 +144,19 @@ impl Report {
     }
 }
 
+/// A deadpool pool of `size` over `manager`, on tokio, whose checkouts, connects and
+/// recycles each give up after 2 s: what every drill and fault test loads.
+pub fn pool<M: Manager>(manager: M, size: usize) -> Pool<M> {
+    Pool::builder(manager)
+        .max_size(size)
+        .runtime(Runtime::Tokio1)
+        .wait_timeout(Some(Duration::from_secs(2)))
+        .create_timeout(Some(Duration::from_secs(2)))
+        .recycle_timeout(Some(Duration::from_secs(2)))
+        .build()
+        .expect("a pool with a runtime")
+}
+
 /// Runs the drill on `server` with a pool of `manager` (which records into `log`, in time
 /// since `origin`); `is_refused` tells a ward's refusal from any other checkout error.
 pub async fn run<M>(
@@ -158,14 +171,7 @@ where
     M: Manager<Type = redis::aio::MultiplexedConnection> + 'static,
     M::Error: Send,
 {
-    let pool: Pool<M> = Pool::builder(manager)
-        .max_size(plan.size)
-        .runtime(Runtime::Tokio1)
-        .wait_timeout(Some(Duration::from_secs(2)))
-        .create_timeout(Some(Duration::from_secs(2)))
-        .recycle_timeout(Some(Duration::from_secs(2)))
-        .build()
-        .expect("a pool with a runtime");
+    let pool = pool(manager, plan.size);
     let stop = Arc::new(AtomicBool::new(false));
     let outage = Arc::new(AtomicBool::new(false));
     let served = Arc::new(AtomicU64::new(0));

@@ -552,8 +552,12 @@ impl Breaker {
 
     /// Counts `outcome` in the bucket `now` falls in, and in the kept totals.
     fn add(&mut self, now: u64, outcome: Outcome) {
-        self.roll(now);
-        let bucket = self.window.slot_at(now);
+        // The bucket the roll lands on is the one to add to: one walk to it, not two.
+        let bucket = Self::roll_window(
+            &mut self.window,
+            (&mut self.accepts, &mut self.total, &mut self.runs),
+            now,
+        );
         self.runs.count(bucket, outcome);
         bucket.add(outcome);
         self.total = self.total.saturating_add(1);
@@ -564,8 +568,21 @@ impl Breaker {
 
     /// Moves the window to `now`, taking the buckets it clears out of the kept totals.
     fn roll(&mut self, now: u64) -> &mut Tally {
-        let (accepts, total, runs) = (&mut self.accepts, &mut self.total, &mut self.runs);
-        self.window.slot_clearing(now, |gone| {
+        Self::roll_window(
+            &mut self.window,
+            (&mut self.accepts, &mut self.total, &mut self.runs),
+            now,
+        )
+    }
+
+    /// [`roll`](Breaker::roll) on the fields it touches, so that the caller may go on
+    /// using the kept totals while it holds the bucket.
+    fn roll_window<'w>(
+        window: &'w mut Window<Tally>,
+        (accepts, total, runs): (&mut u64, &mut u64, &mut Runs),
+        now: u64,
+    ) -> &'w mut Tally {
+        window.slot_clearing(now, |gone| {
             *accepts = accepts.saturating_sub(gone.success);
             *total = total.saturating_sub(gone.total);
             runs.clear(gone);

@@ -337,7 +337,7 @@ impl Engine {
     }
 
     /// One attempt: the client's limiter and breaker, the server's pieces, then the backend.
-    #[inline(always)]
+    #[inline]
     fn attempt(&mut self, call: Call) {
         if call.attempt > 1 {
             self.row.retries += 1;

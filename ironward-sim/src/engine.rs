@@ -515,6 +515,7 @@ impl Engine {
 
     /// The client hears that an attempt failed, its limiter told `how`: retry it if the
     /// policy allows, or give up.
+    #[cold]
     fn failed(&mut self, call: Call, guard: Guard, how: Settle) {
         self.settle(guard, false, how);
         if let Some(budget) = &mut self.budget {
@@ -570,6 +571,7 @@ impl Engine {
     /// Forgets the attempts that have left the window ending now.
     ///
     /// The stamps are in time order, so those that left are a prefix.
+    #[cold]
     fn prune_window(&mut self) {
         let (now, window) = (self.now, self.window);
         let left = self.stamps[self.first..].iter();

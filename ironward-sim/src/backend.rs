@@ -548,7 +548,7 @@ struct Workers {
     idle: u64,
     /// Bucket `b` (kept at `b % BUCKETS`) holds the free times in `[b, b + 1)` buckets, for
     /// `b` from `cursor` to `cursor + BUCKETS`, unsorted.
-    wheel: Vec<Vec<u64>>,
+    wheel: Box<[Vec<u64>; BUCKETS as usize]>,
     /// The bucket of the latest `now` seen.
     cursor: u64,
     /// Free times in the wheel.
@@ -570,7 +570,7 @@ impl Workers {
     fn new(count: u64) -> Self {
         Self {
             idle: count,
-            wheel: (0..BUCKETS).map(|_| Vec::new()).collect(),
+            wheel: Box::new(core::array::from_fn(|_| Vec::new())),
             cursor: 0,
             wheeled: 0,
             far: BinaryHeap::new(),

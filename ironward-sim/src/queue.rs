@@ -54,7 +54,7 @@ const HIGH: u64 = !0 << 32;
 #[derive(Debug)]
 pub(crate) struct Queue<T> {
     /// Per bucket, the entries of the events due in it, in the order scheduled.
-    wheel: Vec<Vec<u64>>,
+    wheel: Box<[Vec<u64>; SLOTS as usize]>,
     /// The bucket being taken; every event of an earlier bucket has been taken, except
     /// those in `early`.
     current: u64,
@@ -124,7 +124,7 @@ impl Ord for Far {
 impl<T> Queue<T> {
     pub(crate) fn new() -> Self {
         Self {
-            wheel: (0..SLOTS).map(|_| Vec::new()).collect(),
+            wheel: Box::new(core::array::from_fn(|_| Vec::new())),
             current: 0,
             now: Vec::new(),
             next: 0,

@@ -211,10 +211,7 @@ impl<T> Queue<T> {
                 }
                 let e = *self.now.get(self.next)?;
                 self.next += 1;
-                self.head = match self.now.get(self.next) {
-                    Some(&e) => (self.current << SLOT_BITS) | (e >> 32),
-                    None => u64::MAX,
-                };
+                self.head = self.bucket_head();
                 e as u32
             }
         };
@@ -228,6 +225,12 @@ impl<T> Queue<T> {
         if let Some(Reverse(first)) = self.early.peek() {
             return first.at;
         }
+        self.bucket_head()
+    }
+
+    /// When the current bucket's next event is due, `u64::MAX` if it has none left.
+    #[inline(always)]
+    fn bucket_head(&self) -> u64 {
         match self.now.get(self.next) {
             Some(&e) => (self.current << SLOT_BITS) | (e >> 32),
             None => u64::MAX,

@@ -199,7 +199,9 @@ impl RetryMiddleware {
     }
 
     /// The same middleware cutting each attempt short after `timeout`, or when the time budget
-    /// runs out if that comes first.
+    /// runs out if that comes first. Zero is none, as for the tower edge's
+    /// `HttpRetryLayer::with_attempt_timeout`: both pass the setting to the core's
+    /// [`Run::attempt`](ironward::http_retry::Run::attempt), which reads it.
     ///
     /// An attempt cut short by it may have reached the server, so it is retried like any
     /// network failure after sending: only for an idempotent method or a vouched-for request
@@ -424,7 +426,8 @@ impl RetryMiddleware {
         &self.settings
     }
 
-    /// The per-attempt timeout, if one is set.
+    /// The per-attempt timeout, if one is set, as it was set (a zero set here bounds no
+    /// attempt: see [`with_attempt_timeout`](Self::with_attempt_timeout)).
     ///
     /// # Examples
     ///

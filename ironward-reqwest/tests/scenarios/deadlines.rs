@@ -70,6 +70,24 @@ async fn an_attempt_timeout_retries_within_the_budget() {
     .await;
 }
 
+// A zero attempt timeout is none, as on the tower edge: the one attempt takes the whole
+// budget, where a zero timeout on each attempt would have ended them all at once.
+#[tokio::test]
+async fn a_zero_attempt_timeout_bounds_no_attempt() {
+    bounded(async {
+        let mute = Mute::start(true).await;
+        let middleware = exact(three_seconds()).with_attempt_timeout(Duration::ZERO);
+        let (gave_up, elapsed) = call_mute(&mute, middleware).await;
+
+        assert_eq!(gave_up.stop(), Stop::Decided(StopReason::BudgetExhausted));
+        assert_eq!(gave_up.retried().attempts, 1);
+        assert_eq!(mute.accepts(), 1);
+        assert!(elapsed >= Duration::from_secs(2), "ended at {elapsed:?}");
+        assert!(elapsed < LATEST, "ended at {elapsed:?}");
+    })
+    .await;
+}
+
 // Without any timeout, neither the middleware's nor reqwest's: the first attempt may take the
 // whole budget, and is cut short at 3 s. One connection, and the call still ends on time.
 #[tokio::test]

@@ -184,13 +184,14 @@ impl<F> HttpRetryLayer<F> {
     }
 
     /// The most one attempt may take, shorter than what is left of the budget (by default
-    /// none; zero is none, as for [`DeadlineLayer`](crate::DeadlineLayer)).
+    /// none; zero is none, as for [`DeadlineLayer`](crate::DeadlineLayer) and as the core's
+    /// [`Run::attempt`](ironward::http_retry::Run::attempt) reads it).
     ///
     /// An attempt cut short by it may have reached the server, so it is retried only when the
     /// request is replay-safe, like a connection reset. Set it when the inner client has no
     /// timeout of its own: otherwise one attempt that hangs takes the whole budget.
     pub fn with_attempt_timeout(mut self, timeout: Duration) -> Self {
-        self.config.attempt_timeout = (!timeout.is_zero()).then_some(timeout);
+        self.config.attempt_timeout = Some(timeout);
         self
     }
 

@@ -106,22 +106,25 @@ async fn an_attempt_timeout_retries_and_the_budget_cuts_the_last_attempt() {
 
 #[tokio::test(start_paused = true)]
 async fn without_an_attempt_timeout_one_hung_attempt_takes_the_whole_budget() {
-    let settings = Settings {
-        total_budget: secs(3),
-        request_reserve: ms(100),
-        ..Settings::default()
-    };
-    let start = tokio::time::Instant::now();
-    let err = HttpRetryLayer::new(settings)
-        .layer(hangs())
-        .oneshot(get())
-        .await
-        .unwrap_err();
-    assert_eq!(start.elapsed(), secs(3));
-    assert_eq!(
-        gave_up_in(&err).retried(),
-        record(1, Duration::ZERO, Some(StopReason::BudgetExhausted))
-    );
+    // A zero attempt timeout is none, as on the reqwest edge.
+    for zero in [false, true] {
+        let settings = Settings {
+            total_budget: secs(3),
+            request_reserve: ms(100),
+            ..Settings::default()
+        };
+        let mut layer = HttpRetryLayer::new(settings);
+        if zero {
+            layer = layer.with_attempt_timeout(Duration::ZERO);
+        }
+        let start = tokio::time::Instant::now();
+        let err = layer.layer(hangs()).oneshot(get()).await.unwrap_err();
+        assert_eq!(start.elapsed(), secs(3));
+        assert_eq!(
+            gave_up_in(&err).retried(),
+            record(1, Duration::ZERO, Some(StopReason::BudgetExhausted))
+        );
+    }
 }
 
 #[tokio::test(start_paused = true)]

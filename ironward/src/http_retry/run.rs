@@ -468,6 +468,11 @@ impl Run {
     /// Counts the attempt about to be sent at `now`, and says how long it may take: what is
     /// left of the total budget, or `per_attempt` when that is shorter.
     ///
+    /// A `per_attempt` of zero is none, as a zero timeout is everywhere in ironward: an
+    /// attempt that may take no time at all could never be answered, so zero cannot be what
+    /// a caller meant. Every edge passes its setting here unchanged, so this is the one place
+    /// the rule is kept.
+    ///
     /// Before a retry, this is the check the rules ask the caller to make after waking
     /// (it may have slept longer than asked): the budget must still hold the request reserve,
     /// strictly, else the run stops with [`StopReason::BudgetExhausted`] and nothing is
@@ -490,7 +495,7 @@ impl Run {
         }
         self.record.attempts = self.record.attempts.saturating_add(1);
         Ok(match per_attempt {
-            Some(limit) if limit < left => Timeout::Attempt(limit),
+            Some(limit) if !limit.is_zero() && limit < left => Timeout::Attempt(limit),
             _ => Timeout::Budget(left),
         })
     }

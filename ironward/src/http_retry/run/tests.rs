@@ -312,6 +312,15 @@ fn an_attempt_never_outlasts_the_budget() {
 }
 
 #[test]
+fn a_zero_attempt_timeout_is_none() {
+    let mut run = Run::new(SETTINGS, &get(), ms(0));
+    let budget = SETTINGS.total_budget;
+    assert_eq!(run.attempt(ms(0), Some(ms(0))), Ok(Timeout::Budget(budget)));
+    assert_eq!(run.attempt(ms(0), None), Ok(Timeout::Budget(budget)));
+    assert_eq!(run.retried().attempts, 2);
+}
+
+#[test]
 fn a_clock_that_steps_back_is_read_as_the_latest_reading() {
     let mut run = Run::new(SETTINGS, &get(), ms(5_000));
     let _ = run.attempt(ms(6_000), None);

@@ -230,11 +230,13 @@
 //!   still stays on Redis. Either way watch [`Stats::timeouts`].
 //! - **A wrong address fails at start.** [`Store::connect`] connects at once and fails if
 //!   Redis cannot be reached, unless [`Options::start_local`] asks to start on the
-//!   fallback.
+//!   fallback. Such a store connects on its first call and says [`Mode::Local`] until
+//!   Redis answers one (its calls still go to Redis); the first call that fails fails
+//!   over.
 //! - **Observable.** [`Store::mode`] and [`Store::stats`] (answers by mode, timeouts,
 //!   key errors, failovers, recoveries, eviction warnings); a `WARN` event at each failover
-//!   and at a connect that finds an evicting policy, an `INFO` at each return, an `ERROR`
-//!   at each key error; with the `metrics` feature, the decisions by source and reason, the
+//!   and when the store first reaches a Redis with an evicting policy, an `INFO` at each
+//!   return, an `ERROR` at each key error; with the `metrics` feature, the decisions by source and reason, the
 //!   failovers, the time on the fallback and each round trip's (see "Metrics").
 //!
 //! **The fallback's bound, per key.** The fallback never admits more than its share:
@@ -284,8 +286,9 @@
 //! error and no failover, so under an evicting policy there is no bound at all. Under
 //! `noeviction` a full Redis refuses writes with `OOM`: each call is then refused with
 //! [`Error::Key`] (no failover, and nothing admitted past the quota), until memory is
-//! freed. [`Store::connect`] reads the policy (`CONFIG GET maxmemory-policy`) and warns
-//! when it can evict. The test `tests/eviction.rs` spends a key of quota 50: under
+//! freed. A store reads the policy (`CONFIG GET maxmemory-policy`) once Redis first
+//! answers it, however it connected (at an eager [`Store::connect`], at the first call
+//! Redis answers a lazily connected one, at a recovery), and warns when it can evict. The test `tests/eviction.rs` spends a key of quota 50: under
 //! `noeviction` with `maxmemory` below what Redis holds nothing more is admitted (100
 //! calls refused with `OOM`, and the key still spent once there is room); under
 //! `allkeys-lru` and `volatile-lru`, with Redis filled past `maxmemory`, the key's state
@@ -350,7 +353,7 @@
 //! | `DEBUG` | a `take` refused over its quota (a refusal is an answer, not an error) | `source`, and the numbers that decided it: `quota` and `period` or `window`, or `rate`, `burst` and `cost` (the fallback's share on `source="local"`), and `retry_after` |
 //! | `DEBUG` | a call refused because Redis did not answer in time, or answered by the fallback with [`OnTimeout::Fallback`] | `script`, `timeout` |
 //! | `WARN` | a store fails over to its local fallback | `script`, `error` (what Redis or the connection said), `probe`, `share` |
-//! | `WARN` | [`Store::connect`] (or a recovery) finds a `maxmemory-policy` that can evict the limiters' keys | `policy` |
+//! | `WARN` | a store, once Redis first answers it (an eager connect, a lazy store's first answered call, or a recovery), finds a `maxmemory-policy` that can evict the limiters' keys | `policy` |
 //! | `DEBUG` | Redis refused `CONFIG GET`, so the eviction policy is not known | `error` |
 //! | `ERROR` | Redis refused the script for the key's sake ([`Error::Key`]: `WRONGTYPE`, another program's data, until someone looks; `OOM`; `NOPERM`): that call is refused, the store stays on Redis | `script`, `error` |
 //! | `ERROR` | Redis gave a reply no script gives ([`Error::Reply`]) | `script`, `reply` |

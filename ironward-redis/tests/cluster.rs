@@ -4,7 +4,8 @@
 //! (`valkey-server --cluster-enabled yes`; see `common`'s docs for when it is skipped).
 //!
 //! - Keys spread over every master decide exactly as the core types do, through one
-//!   cluster connection that follows the slot map (`MOVED`, `ASK`).
+//!   cluster connection that follows the slot map (`MOVED`, `ASK`); the store is on the
+//!   cluster from its connect, and warns once of a cluster whose nodes may evict.
 //! - A key's slot moved to another master under the store (`CLUSTER SETSLOT`, `MIGRATE`):
 //!   its answers stay the core's through the `ASK` and then the `MOVED` redirections.
 //! - A master killed under load: its replica is promoted, the store fails over to its local
@@ -60,6 +61,9 @@ async fn keys_on_every_master_decide_exactly_as_the_core_on_valkey() {
 async fn keys_on_every_master(flavor: Flavor) {
     let cluster = cluster(flavor).await;
     let store = store(&cluster, Options::default()).await;
+    // Connected, the store has reached the cluster and read its policy: `noeviction`.
+    assert_eq!(store.mode(), Mode::Redis);
+    assert_eq!(store.stats().eviction_warnings, 0);
     let name = common::unique("cluster");
     let limit = Period::new(&store, &name, 5, Duration::from_secs(60));
     let log = Sliding::new(&store, &name, 3, Duration::from_secs(60));
@@ -83,6 +87,19 @@ async fn keys_on_every_master(flavor: Flavor) {
         }
     }
     assert_eq!(store.stats().failovers, 0);
+
+    // Every node evicting: a store made now warns once, as a single Redis's store does.
+    for port in cluster.live() {
+        let set = Cluster::cli(port, &["CONFIG", "SET", "maxmemory-policy", "allkeys-lru"]);
+        assert_eq!(set.trim(), "OK");
+    }
+    let warned = Store::connect_cluster(cluster.urls(), Options::default())
+        .await
+        .unwrap();
+    assert_eq!(
+        (warned.mode(), warned.stats().eviction_warnings),
+        (Mode::Redis, 1)
+    );
 }
 
 /// Eight calls on `limit`'s key a second apart from `t`, each answered as `core` answers.

@@ -7,8 +7,9 @@
 //! - `SCRIPT FLUSH` between calls: the script is loaded again (`NOSCRIPT`, then the
 //!   script), no failover, exactly the quota admitted, a reservation made before the flush
 //!   settled after it;
-//! - `CONFIG GET maxmemory-policy` at connect: one eviction warning under each of the seven
-//!   evicting policies, none under `noeviction`;
+//! - `CONFIG GET maxmemory-policy` once the server first answers, at an eager connect and
+//!   at a lazy store's first call: one eviction warning under each of the seven evicting
+//!   policies, none under `noeviction`, and the lazy store on the server once answered;
 //! - another program's data under a limiter's keys (`WRONGTYPE`, Redis's own and the period
 //!   scripts'), and a full server under `noeviction` (`OOM`): each call refused with
 //!   `Error::Key` for that key alone, no failover, nothing admitted past the quota;
@@ -229,9 +230,10 @@ fn flushed(flavor: Flavor) {
 }
 
 // Under an evicting policy a key's state may vanish and its quota with it, so the store
-// reads the policy at connect (`CONFIG GET maxmemory-policy`) and warns once. The eight
-// policies Redis 7 and Valkey both have, each set with `CONFIG SET` and read by a store
-// made after it.
+// reads the policy once the server first answers it (`CONFIG GET maxmemory-policy`) and
+// warns once: at an eager connect, and at the first call of a store that connects lazily
+// (`start_local`), which says `Mode::Local` until then. The eight policies Redis 7 and
+// Valkey both have, each set with `CONFIG SET` and read by stores made after it.
 fn policies(flavor: Flavor) {
     block(async {
         let server = Server::of(flavor);
@@ -251,6 +253,20 @@ fn policies(flavor: Flavor) {
             let stats = server.store(EVERY_CALL).await.stats();
             let expected = u64::from(policy != "noeviction");
             assert_eq!(stats.eviction_warnings, expected, "{policy}: {stats:?}");
+
+            let lazy = Options {
+                start_local: true,
+                ..EVERY_CALL
+            };
+            let store = server.store(lazy).await;
+            assert_eq!(store.mode(), Mode::Local, "{policy}");
+            let limit = Period::new(&store, &unique("lazy"), 5, HOUR);
+            for _ in 0..3 {
+                assert_eq!(limit.take("k", NOW).await.unwrap().mode, Mode::Redis);
+            }
+            let stats = store.stats();
+            assert_eq!(stats.eviction_warnings, expected, "{policy}: {stats:?}");
+            assert_eq!(store.mode(), Mode::Redis, "{policy}");
         }
     });
 }

@@ -725,7 +725,7 @@ pub(crate) fn settled(run: &Run, tolerance: f64) -> Vec<(Duration, Option<Durati
 }
 
 fn latency_shift(report: &Report) -> Option<String> {
-    let names = ["limiter", "vegas", "gradient2"];
+    let names = ["vegas-probe", "vegas-no-probe", "gradient2"];
     let all = runs(report, names)?;
     let focus = report.focus;
     if let Some(refusal) = outside(&all, focus, "the shifts") {
@@ -765,8 +765,8 @@ fn latency_shift(report: &Report) -> Option<String> {
         let timeout = all[0].variant.client.timeout;
         let _ = write!(
             out,
-            "\nThe limiter's worst p99 latency of an interval was {:.1} ms, {} the client's \
-             {} timeout.",
+            "\nWith the probe, the worst p99 latency of an interval was {:.1} ms, {} the \
+             client's {} timeout.",
             millis(worst),
             if worst < timeout {
                 "under"
@@ -897,8 +897,8 @@ mod tests {
     // 30 s and stays there, and the p99 latency stays under the client's timeout.
     #[test]
     fn latency_shift_the_limit_settles_near_littles_law_after_each_shift() {
-        let report = run_of(Builtin::LatencyShift, &["limiter"]);
-        let run = report.run("limiter").unwrap();
+        let report = run_of(Builtin::LatencyShift, &["vegas-probe"]);
+        let run = report.run("vegas-probe").unwrap();
         let shifts = settled(run, 0.1);
         assert_eq!(shifts.len(), 2);
         for (at, after) in shifts {
@@ -916,8 +916,8 @@ mod tests {
 
     #[test]
     fn latency_shift_vegas_as_netflix_runs_it_does_not_settle() {
-        let report = run_of(Builtin::LatencyShift, &["vegas"]);
-        let shifts = settled(report.run("vegas").unwrap(), 0.1);
+        let report = run_of(Builtin::LatencyShift, &["vegas-no-probe"]);
+        let shifts = settled(report.run("vegas-no-probe").unwrap(), 0.1);
         // The slower backend reads as a queue it cannot drain: the limit falls away.
         assert_eq!(shifts[0].1, None);
     }

@@ -96,11 +96,14 @@ pub(crate) struct Span {
     pub(crate) row: i32,
 }
 
-/// A legend: its frame, and for each variant, in order, the height of its entry.
+/// A legend: its frame, and for each variant that draws a line in the panel, in order, its
+/// index among the report's runs (which picks its colour, the same in every panel) and the
+/// height of its entry. A variant with no value in the panel's series (a limit, for a run
+/// without a limiter) draws no line, so it has no entry.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Legend {
     pub(crate) frame: Rect,
-    pub(crate) entries: Vec<i32>,
+    pub(crate) entries: Vec<(usize, i32)>,
 }
 
 /// One panel: a series, where its plot area is, and its value axis.
@@ -477,21 +480,29 @@ fn panel(
             }
         })
         .collect();
-    let legend = (report.runs.len() > 1).then(|| {
-        let widest = report
-            .runs
+    let drawn: Vec<usize> = (0..report.runs.len())
+        .filter(|&i| {
+            report.runs[i]
+                .rows
+                .iter()
+                .any(|r| r.value(column).is_some())
+        })
+        .collect();
+    let legend = (report.runs.len() > 1 && !drawn.is_empty()).then(|| {
+        let widest = drawn
             .iter()
-            .map(|r| measure(&r.variant.name, LABEL_FONT))
+            .map(|&i| measure(&report.runs[i].variant.name, LABEL_FONT))
             .max()
             .unwrap_or(0);
         let frame = Rect {
             left: right + 12,
             top: plot.top,
             right: (right + 12 + SWATCH + widest + 20).min(WIDTH - 2),
-            bottom: plot.top + 8 + LEGEND_ROW * report.runs.len() as i32,
+            bottom: plot.top + 8 + LEGEND_ROW * drawn.len() as i32,
         };
-        let entries = (0..report.runs.len() as i32)
-            .map(|i| frame.top + 4 + LEGEND_ROW / 2 + i * LEGEND_ROW)
+        let entries = (0..)
+            .zip(&drawn)
+            .map(|(k, &i)| (i, frame.top + 4 + LEGEND_ROW / 2 + k * LEGEND_ROW))
             .collect();
         Legend { frame, entries }
     });

@@ -71,10 +71,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let outcome = match cli.command {
         Command::List => {
-            for builtin in Builtin::ALL {
-                let about = builtin.scenario().map(|s| s.about).unwrap_or_default();
-                println!("{:<12} {about}", builtin.name());
-            }
+            print!("{}", listing());
             Ok(())
         }
         Command::Show { name } => Builtin::from_name(&name)
@@ -89,6 +86,24 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+/// The built-in scenarios, a line each: the name, then what it is about, in a column that
+/// clears the longest name by two spaces.
+fn listing() -> String {
+    let width = Builtin::ALL
+        .iter()
+        .map(|b| b.name().len())
+        .max()
+        .unwrap_or(0)
+        + 2;
+    Builtin::ALL
+        .iter()
+        .map(|b| {
+            let about = b.scenario().map(|s| s.about).unwrap_or_default();
+            format!("{:<width$}{about}\n", b.name())
+        })
+        .collect()
 }
 
 /// Reads the scenario, runs it with a progress bar, writes the files and the summary.
@@ -192,4 +207,28 @@ fn png(_report: &Report, run: &Run) -> Result<PathBuf, String> {
         "this build draws no PNG (font {}): build with `--features png`",
         run.font.display()
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    // Every description starts in one column, two spaces or more past its name
+    // ("cold-recovery" and "latency-shift" ran into theirs).
+    #[test]
+    fn the_listing_keeps_every_name_apart_from_its_description() {
+        let listing = listing();
+        let lines: Vec<&str> = listing.lines().collect();
+        assert_eq!(lines.len(), Builtin::ALL.len());
+        let mut columns = Vec::new();
+        for (line, builtin) in lines.iter().zip(Builtin::ALL) {
+            let about = builtin.scenario().unwrap().about;
+            let column = line.len() - about.len();
+            assert!(line.ends_with(&about), "{line}");
+            assert_eq!(line[..column].trim_end(), builtin.name(), "{line}");
+            assert!(line[..column].ends_with("  "), "{line}");
+            columns.push(column);
+        }
+        assert!(columns.windows(2).all(|w| w[0] == w[1]), "{columns:?}");
+    }
 }

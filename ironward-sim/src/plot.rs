@@ -203,8 +203,8 @@ pub(crate) fn draw<DB: DrawingBackend>(
                 RGBColor(180, 180, 180),
             ))
             .map_err(fail)?;
-            for (i, (&y, run)) in legend.entries.iter().zip(&report.runs).enumerate() {
-                let color = PALETTE[i % PALETTE.len()];
+            for &(i, y) in &legend.entries {
+                let (run, color) = (&report.runs[i], PALETTE[i % PALETTE.len()]);
                 let x = frame.left + 8;
                 root.draw(&PathElement::new(
                     vec![(x, y), (x + SWATCH, y)],
@@ -267,6 +267,19 @@ mod tests {
             3,
             "one value-axis title a panel"
         );
+    }
+
+    // A run without a limiter has no limit and draws no line in the limit's panel, so its
+    // legend leaves that run out (the cold-recovery picture listed both breakers there).
+    #[test]
+    fn a_legend_names_only_the_variants_that_draw_a_line_in_its_panel() {
+        let svg = svg("duration = \"3s\"\nplot = [\"offered\", \"limit\"]\n\
+             [[variant]]\nname = \"bare\"\n\
+             [[variant]]\nname = \"limited\"\npolicies.limiter = {}");
+        let texts = texts(&svg);
+        let count = |name: &str| texts.iter().filter(|t| **t == name).count();
+        assert_eq!(count("bare"), 1, "in the offered panel only: {texts:?}");
+        assert_eq!(count("limited"), 2, "in both panels: {texts:?}");
     }
 
     #[test]

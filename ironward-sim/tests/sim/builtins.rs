@@ -154,3 +154,28 @@ fn the_scale_scenario_runs_a_breaker_and_a_shedder_at_ten_thousand_calls_a_secon
         total.offered
     );
 }
+
+// latency-shift's first two variants are both Vegas and differ in the probe alone: their names
+// say which probes (both were once named as though one were not Vegas).
+#[test]
+fn latency_shift_names_its_two_vegas_variants_for_the_probe() {
+    let scenario = Builtin::LatencyShift.scenario().unwrap();
+    let limiter = |name: &str| {
+        let variant = scenario.variants.iter().find(|v| v.name == name);
+        variant
+            .unwrap_or_else(|| panic!("a variant called {name}"))
+            .policies
+            .limiter
+            .expect("a limiter")
+    };
+    let (probed, bare) = (limiter("vegas-probe"), limiter("vegas-no-probe"));
+    assert!(probed.probe > Duration::ZERO);
+    assert_eq!(bare.probe, Duration::ZERO);
+    assert_eq!(
+        ironward::Adaptive {
+            probe: probed.probe,
+            ..bare
+        },
+        probed
+    );
+}

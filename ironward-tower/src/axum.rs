@@ -4,8 +4,8 @@
 //! become responses before they reach it: axum's `HandleErrorLayer` with [`handle_error`] does
 //! that for every layer of this crate at once, with the statuses [`crate::http`] gives (503,
 //! 429 with `Retry-After` and the `RateLimit` fields, 504), a body that says which piece
-//! refused and why (RFC 9457 problem details for a client that asks for
-//! `application/problem+json`, a line of text otherwise), and a bare 500 for anything else.
+//! refused and why (RFC 9457 problem details for a client that prefers JSON, a line of text
+//! otherwise, as [`Format::from_accept`] decides), and a bare 500 for anything else.
 //!
 //! # Examples
 //!
@@ -138,6 +138,22 @@ mod tests {
         let json: serde_json::Value = serde_json::from_str(&body(response).await).unwrap();
         assert_eq!(json["piece"], "gate");
         assert_eq!(json["status"], 503);
+    }
+
+    // A JSON client that does not know RFC 9457's media type reads JSON too, answered as
+    // `application/problem+json`; so does the 500.
+    #[tokio::test]
+    async fn a_json_client_gets_problem_details_too() {
+        for accept in ["application/json", "application/*"] {
+            let limited = Limited::new(Duration::from_secs(3), 1, Some(Duration::from_secs(1)));
+            let response = handle_error(asking(accept), Box::new(limited)).await;
+            assert_eq!(response.status(), StatusCode::TOO_MANY_REQUESTS);
+            assert_eq!(response.headers()[CONTENT_TYPE], "application/problem+json");
+            let json: serde_json::Value = serde_json::from_str(&body(response).await).unwrap();
+            assert_eq!(json["piece"], "rate_limit");
+            let response = handle_error(asking(accept), "boom".into()).await;
+            assert_eq!(response.headers()[CONTENT_TYPE], "application/problem+json");
+        }
     }
 
     #[tokio::test]

@@ -13,9 +13,10 @@ use axum::error_handling::HandleErrorLayer;
 use axum::extract::ConnectInfo;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use http::{Request, StatusCode};
-use ironward_tower::{ClientAddr, Limit, Limited, RateLimitLayer};
+use http::{Request, Response as HttpResponse, StatusCode};
+use ironward_tower::{ClientAddr, Limit, Limited, ProxyHeader, RateLimitLayer};
 use tower::util::MapRequestLayer;
+use tower::{Layer, Service, ServiceExt, service_fn};
 
 use common::{Server, client};
 
@@ -154,4 +155,124 @@ async fn trusting_no_proxy_keys_by_the_peer_whatever_the_chain() {
         StatusCode::TOO_MANY_REQUESTS
     );
     assert_eq!(limit.keys(), 1);
+}
+
+/// Whether `layer` admits each request of `requests`, in turn, on one service.
+async fn admitted(layer: &RateLimitLayer, requests: Vec<Request<()>>) -> Vec<bool> {
+    let ok = service_fn(|_: Request<()>| async { Ok::<_, BoxError>(HttpResponse::new(())) });
+    let mut service = layer.layer(ok);
+    let mut answers = Vec::new();
+    for request in requests {
+        answers.push(service.ready().await.unwrap().call(request).await.is_ok());
+    }
+    answers
+}
+
+/// A request from the TCP peer `peer` with the header `name: value`, if any.
+fn from(peer: &str, header: Option<(&str, &str)>) -> Request<()> {
+    let mut request = Request::get("/");
+    if let Some((name, value)) = header {
+        request = request.header(name, value);
+    }
+    let mut request = request.body(()).unwrap();
+    request
+        .extensions_mut()
+        .insert(peer.parse::<SocketAddr>().unwrap());
+    request
+}
+
+// RFC 4291 §2.5.5.2: `::ffff:203.0.113.5` is the IPv4 client 203.0.113.5, as a dual-stack
+// listener or a proxy may spell it. A bucket with a burst of 1 admits one of the two
+// spellings, whichever extractor reads the address: one client, one quota.
+#[tokio::test(start_paused = true)]
+async fn an_ipv4_client_spelt_as_ipv6_has_one_quota_whoever_reads_it() {
+    let burst_of_one = Limit::bucket(1.0, 1.0);
+    let proxy = "10.0.0.2:50000";
+    let xff = ClientAddr {
+        header: ProxyHeader::XForwardedFor,
+        ..ClientAddr::behind(1)
+    };
+    let forwarded = ClientAddr {
+        header: ProxyHeader::Forwarded,
+        ..ClientAddr::behind(1)
+    };
+    let cases: [(&str, RateLimitLayer, [Request<()>; 2]); 6] = [
+        (
+            "X-Forwarded-For",
+            RateLimitLayer::by_client(burst_of_one, 100, xff),
+            [
+                from(proxy, Some(("x-forwarded-for", "203.0.113.5"))),
+                from(proxy, Some(("x-forwarded-for", "::ffff:203.0.113.5"))),
+            ],
+        ),
+        (
+            "X-Forwarded-For, bracketed with a port",
+            RateLimitLayer::by_client(burst_of_one, 100, xff),
+            [
+                from(proxy, Some(("x-forwarded-for", "203.0.113.5:4711"))),
+                from(
+                    proxy,
+                    Some(("x-forwarded-for", "[::ffff:203.0.113.5]:4712")),
+                ),
+            ],
+        ),
+        (
+            "Forwarded",
+            RateLimitLayer::by_client(burst_of_one, 100, forwarded),
+            [
+                from(proxy, Some(("forwarded", "for=203.0.113.5"))),
+                from(
+                    proxy,
+                    Some(("forwarded", "for=\"[::ffff:203.0.113.5]:4711\"")),
+                ),
+            ],
+        ),
+        (
+            "the peer, by_peer",
+            RateLimitLayer::by_peer(burst_of_one, 100),
+            [
+                from("203.0.113.5:4711", None),
+                from("[::ffff:203.0.113.5]:4712", None),
+            ],
+        ),
+        (
+            "the peer, by_client trusting no proxy",
+            RateLimitLayer::by_client(burst_of_one, 100, ClientAddr::DIRECT),
+            [
+                from("203.0.113.5:4711", None),
+                from("[::ffff:203.0.113.5]:4712", None),
+            ],
+        ),
+        (
+            "the peer, by_client without a chain",
+            RateLimitLayer::by_client(burst_of_one, 100, ClientAddr::behind(1)),
+            [
+                from("[::ffff:203.0.113.5]:4711", None),
+                from("203.0.113.5:4712", None),
+            ],
+        ),
+    ];
+    let mut answered = Vec::new();
+    let mut expected = Vec::new();
+    for (reader, layer, requests) in cases {
+        let answers = admitted(&layer, Vec::from(requests)).await;
+        answered.push((reader, answers, layer.keys()));
+        expected.push((reader, vec![true, false], 1));
+    }
+    assert_eq!(answered, expected);
+}
+
+// With the `axum` feature the peer is axum's `ConnectInfo` too: the same one quota.
+#[cfg(feature = "axum")]
+#[tokio::test(start_paused = true)]
+async fn an_ipv4_peer_in_connect_info_spelt_as_ipv6_has_one_quota() {
+    let layer = RateLimitLayer::by_peer(Limit::bucket(1.0, 1.0), 100);
+    let requests = ["203.0.113.5:4711", "[::ffff:203.0.113.5]:4712"].map(|peer| {
+        let mut request = Request::new(());
+        let peer = peer.parse::<SocketAddr>().unwrap();
+        request.extensions_mut().insert(ConnectInfo(peer));
+        request
+    });
+    assert_eq!(admitted(&layer, Vec::from(requests)).await, [true, false]);
+    assert_eq!(layer.keys(), 1);
 }

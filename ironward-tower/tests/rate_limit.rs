@@ -167,6 +167,90 @@ async fn a_bucket_route_tells_the_client_when_the_next_token_comes() {
     assert_eq!(response.status(), StatusCode::OK);
 }
 
+/// The integer parameter `name` (`q`, `w`, `r`) of a one-member `RateLimit-Policy` or
+/// `RateLimit` value.
+fn param(value: &http::HeaderValue, name: &str) -> Option<u64> {
+    value.to_str().unwrap().split(';').find_map(|param| {
+        let (key, number) = param.split_once('=')?;
+        (key == name).then(|| number.parse().unwrap())
+    })
+}
+
+// draft-ietf-httpapi-ratelimit-headers-11 §3.1 and §4.1: a policy is `q` quota units per
+// `w` whole seconds, and `r` the units left of it. One limit tells a client one thing: the
+// policy field of every response, the `r` that counts down from the quota, and the detail
+// of the refusal's problem give the same quota over the same whole seconds.
+#[tokio::test(start_paused = true)]
+async fn the_policy_field_the_remaining_count_and_the_refusal_agree() {
+    let ms = Duration::from_millis;
+    for (limit, layer, quota, window) in [
+        // The burst over the time it takes to refill: 400 ms, rounded up to a second.
+        (Limit::bucket(50.0, 20.0), 20, Some(1)),
+        // Slower than one a second: a token every 2 s.
+        (Limit::bucket(0.5, 1.0), 1, Some(2)),
+        // 7.5 s to refill, rounded up.
+        (Limit::bucket(0.4, 3.0), 3, Some(8)),
+        (Limit::bucket(10.0, 1.0), 1, Some(1)),
+        (Limit::bucket(1e9, 5.0), 5, Some(1)),
+        // A bucket that never refills (an infinite rate is read as 0): no window at all.
+        (Limit::bucket(0.0, 2.0), 2, None),
+        (Limit::bucket(f64::INFINITY, 3.0), 3, None),
+        (Limit::sliding(3, ms(400)), 3, Some(1)),
+        (Limit::sliding(5, ms(1500)), 5, Some(2)),
+        (Limit::sliding(2, secs(60)), 2, Some(60)),
+        (Limit::period(4, ms(250)), 4, Some(1)),
+        (Limit::aligned(2, secs(3600)), 2, Some(3600)),
+    ]
+    .into_iter()
+    .flat_map(|(limit, quota, window)| {
+        // The one budget of a layer without keys, and a key's, are made apart.
+        let one_key = |_: &http::request::Parts| Some(());
+        [
+            (limit, RateLimitLayer::new(limit), quota, window),
+            (
+                limit,
+                RateLimitLayer::keyed(limit, 10, one_key),
+                quota,
+                window,
+            ),
+        ]
+    }) {
+        let mut service = layer.with_headers(true).layer(ok());
+        let mut left = Vec::new();
+        let refused = loop {
+            let request = Request::new(());
+            match service.ready().await.unwrap().call(request).await {
+                Ok(response) => {
+                    let policy = &response.headers()["ratelimit-policy"];
+                    assert_eq!(param(policy, "q"), Some(quota), "{limit:?}");
+                    assert_eq!(param(policy, "w"), window, "{limit:?}");
+                    left.push(param(&response.headers()["ratelimit"], "r").unwrap());
+                }
+                Err(err) => break *err.downcast_ref::<Limited>().unwrap(),
+            }
+            assert!(left.len() <= 100, "{limit:?} admits without end");
+        };
+        assert_eq!(left, Vec::from_iter((0..quota).rev()), "{limit:?}");
+        assert_eq!(
+            (refused.quota(), refused.window()),
+            (quota, window.map(secs)),
+            "{limit:?}"
+        );
+        let field = match window {
+            Some(window) => format!(r#""default";q={quota};w={window}"#),
+            None => format!(r#""default";q={quota}"#),
+        };
+        assert_eq!(refused.headers()["ratelimit-policy"], field, "{limit:?}");
+        let problem = ironward_tower::http::Problem::from_error(&refused).unwrap();
+        let noun = if quota == 1 { "request" } else { "requests" };
+        let said = match window {
+            Some(window) => format!("rate limit reached: {quota} {noun} per {window}s, "),
+            None => format!("rate limit reached: {quota} {noun} that never come back, "),
+        };
+        assert!(problem.detail().starts_with(&said), "{}", problem.detail());
+    }
+}
+
 // draft-ietf-httpapi-ratelimit-headers-11 §3 and §4: both fields are lists, a member per
 // policy, so a request that passed two limits carries both, the inner layer's first.
 #[tokio::test]

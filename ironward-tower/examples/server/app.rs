@@ -114,7 +114,7 @@ pub(crate) fn app(config: Config, metrics: PrometheusHandle) -> (Router, Layers)
     };
     let server = ServiceBuilder::new()
         // Each typed refusal becomes its response: 503, 429 or 504, with a body naming the
-        // piece that refused (problem details for a client that asks for them).
+        // piece that refused (problem details for a client that prefers JSON).
         .layer(HandleErrorLayer::new(ironward_tower::axum::handle_error))
         // Shed load only while the CPU is hot and more is in flight than the server can carry.
         .layer(layers.shed.clone())

@@ -19,8 +19,9 @@
 //!
 //! Four 503s must still be told apart, by a client and by the operator reading its report,
 //! so each response says which piece refused and why ([`Problem`]): as RFC 9457 problem
-//! details (`application/problem+json`) for a client whose `Accept` asks for them, one line
-//! of text otherwise ([`Format::from_accept`]). `Retry-After` is sent wherever a wait is
+//! details (`application/problem+json`) for a client whose `Accept` prefers JSON
+//! (`application/problem+json` or plain `application/json`), one line of text otherwise
+//! ([`Format::from_accept`]). `Retry-After` is sent wherever a wait is
 //! known, which is a rate limit's refusal: the others know of no time at which the request
 //! would surely pass.
 //!

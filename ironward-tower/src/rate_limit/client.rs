@@ -1,13 +1,11 @@
 //! [`ClientAddr`]: the client's IP address behind a known number of proxies, read from
 //! `Forwarded` or `X-Forwarded-For` from the right, for a keyed rate limit.
 
-use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
+use std::net::{IpAddr, Ipv4Addr, Ipv6Addr, SocketAddr};
 
 use http::HeaderValue;
 use http::header::FORWARDED;
 use http::request::Parts;
-
-use super::keyed;
 
 /// At most this many list elements of a chain are read, from its right end and empty ones
 /// included, so that a request cannot make the search long. A chain as the proxies write it
@@ -48,6 +46,13 @@ const MAX_ELEMENTS: usize = 256;
 /// 4. **`None`** when there is no peer either; a keyed layer gives those requests one
 ///    shared budget.
 ///
+/// An IPv4 address is answered as IPv4 however it was spelt: `::ffff:192.0.2.1`, the
+/// IPv4-mapped form (RFC 4291 §2.5.5.2) in which a dual-stack listener reports every IPv4
+/// peer and some proxies write their entries, is `192.0.2.1`, so that one client has one
+/// budget whichever way its address reached the server. Every other address is answered as
+/// it is, IPv4-compatible (`::192.0.2.1`) and NAT64 (`64:ff9b::192.0.2.1`) forms included,
+/// and a peer's IPv6 scope (`%eth0`) is not part of its address.
+///
 /// # Reading the chain
 ///
 /// Both headers are lists: several header fields form one list, in order (RFC 9110 §5.3),
@@ -55,12 +60,13 @@ const MAX_ELEMENTS: usize = 256;
 /// optional port (`192.0.2.7`, `192.0.2.7:4711`) or an IPv6 address, bare (as
 /// `X-Forwarded-For` often writes it) or in brackets with an optional port
 /// (`"[2001:db8::1]:4711"`, quoted in `Forwarded` as RFC 7239 §6.1 requires); a port is
-/// digits or an obfuscated `_name`. In `Forwarded`, each element's `for=` parameter is read
-/// (names in any case); an element without one, or with two, is an entry without an
-/// address. The chain is read from its right end, one element at a time, and never further
-/// than the entry wanted or 256 elements, however many the header holds, and no input
-/// panics. Reading from the right is also what keeps a client's garbage harmless: an
-/// unbalanced quote or a stray `;` on the left never changes how the proxies' entries on
+/// digits or an obfuscated `_name`. A zone (`fe80::1%eth0`) is not in RFC 7239's node
+/// grammar, and an entry with one is not an address. In `Forwarded`, each element's `for=`
+/// parameter is read (names in any case); an element without one, or with two, is an entry
+/// without an address. The chain is read from its right end, one element at a time, and
+/// never further than the entry wanted or 256 elements, however many the header holds, and
+/// no input panics. Reading from the right is also what keeps a client's garbage harmless:
+/// an unbalanced quote or a stray `;` on the left never changes how the proxies' entries on
 /// the right are split.
 ///
 /// # Which header
@@ -148,7 +154,7 @@ impl ClientAddr {
             0 => None,
             n => self.chain_entry(head, usize::from(n)),
         };
-        from_chain.or_else(|| keyed::peer_ip(head))
+        from_chain.or_else(|| peer_ip(head))
     }
 
     /// The address of the `n`-th entry from the right of the chain, if it is one.
@@ -158,14 +164,41 @@ impl ClientAddr {
             ProxyHeader::Forwarded => true,
             ProxyHeader::XForwardedFor => false,
         };
-        if forwarded {
+        let ip = if forwarded {
             let element = nth_from_right(head.headers.get_all(FORWARDED).iter(), n)?;
             node(forwarded_for(element)?)
         } else {
             let entry = nth_from_right(head.headers.get_all("x-forwarded-for").iter(), n)?;
             node(entry)
-        }
+        };
+        ip.map(canonical)
     }
+}
+
+/// The peer's IP address, [`canonical`]: axum's `ConnectInfo<SocketAddr>` (with the `axum`
+/// feature), or else a bare `SocketAddr` in the request's extensions.
+pub(super) fn peer_ip(parts: &Parts) -> Option<IpAddr> {
+    #[cfg(feature = "axum")]
+    if let Some(axum::extract::ConnectInfo(addr)) = parts
+        .extensions
+        .get::<axum::extract::ConnectInfo<SocketAddr>>()
+    {
+        return Some(canonical(addr.ip()));
+    }
+    let addr = parts.extensions.get::<SocketAddr>()?;
+    Some(canonical(addr.ip()))
+}
+
+/// The one address a client is keyed by, however it was spelt: an IPv4-mapped IPv6 address
+/// (`::ffff:192.0.2.1`, RFC 4291 §2.5.5.2, which a dual-stack listener reports for every
+/// IPv4 client and some proxies write) is the IPv4 address it maps, every other address
+/// stays as it is (`std`'s `IpAddr::to_canonical`).
+///
+/// Every address a keyed rate limit reads, from the peer or from a proxy's chain, passes
+/// through here, so that one client is never two keys. A peer's IPv6 scope (the `%eth0` of
+/// `fe80::1%eth0`) and flow label are the socket's, not the address's, and are never read.
+fn canonical(ip: IpAddr) -> IpAddr {
+    ip.to_canonical()
 }
 
 /// The `n`-th non-empty element (`n` ≥ 1) from the right of the list the fields `fields`
@@ -358,6 +391,7 @@ mod tests {
             ("for=\"[2001:db8:cafe::17]:_x.y-z\"", "2001:db8:cafe::17"),
             ("For=\"2001:db8:cafe::17\"", "2001:db8:cafe::17"),
             ("for=192.0.2.43;proto=http;by=203.0.113.43", "192.0.2.43"),
+            ("for=\"[::ffff:192.0.2.60]:4711\"", "192.0.2.60"),
         ] {
             assert_eq!(read(behind(1), &forwarded(value)), ip, "{value}");
         }
@@ -371,9 +405,44 @@ mod tests {
             ("2001:db8::17", "2001:db8::17"),
             ("[2001:db8::17]", "2001:db8::17"),
             ("[2001:db8::17]:4711", "2001:db8::17"),
-            ("::ffff:192.0.2.60", "::ffff:192.0.2.60"),
+            // RFC 4291 §2.5.5.2: an IPv4-mapped IPv6 address is the IPv4 client itself.
+            ("::ffff:192.0.2.60", "192.0.2.60"),
+            ("[::ffff:192.0.2.60]:4711", "192.0.2.60"),
+            ("::FFFF:C000:023C", "192.0.2.60"),
         ] {
             assert_eq!(read(behind(1), &xff(value)), ip, "{value}");
+        }
+    }
+
+    // RFC 4291 §2.5.5.2: a dual-stack listener sees an IPv4 client as `::ffff:a.b.c.d`, a
+    // proxy may write either spelling: the client is one address, the IPv4 one. The scope
+    // of a link-local peer is not part of its address. Other IPv6 forms that embed an IPv4
+    // address are other addresses, and stay as they are.
+    #[test]
+    fn an_ipv4_client_is_one_address_however_it_is_spelt() {
+        let from = |peer: SocketAddr| {
+            let mut head = Request::new(()).into_parts().0;
+            head.extensions.insert(peer);
+            head
+        };
+        let v4: SocketAddr = "203.0.113.5:4711".parse().unwrap();
+        let mapped: SocketAddr = "[::ffff:203.0.113.5]:4711".parse().unwrap();
+        for client in [ClientAddr::DIRECT, behind(1)] {
+            assert_eq!(read(client, &from(v4)), "203.0.113.5");
+            assert_eq!(read(client, &from(mapped)), "203.0.113.5");
+        }
+        let scoped = std::net::SocketAddrV6::new("fe80::1".parse().unwrap(), 443, 0, 2);
+        assert_eq!(read(ClientAddr::DIRECT, &from(scoped.into())), "fe80::1");
+        for other in [
+            "::1",
+            "::203.0.113.5",
+            "64:ff9b::203.0.113.5",
+            "2001:db8::1",
+        ] {
+            let ip: IpAddr = other.parse().unwrap();
+            let peer = SocketAddr::new(ip, 443);
+            assert_eq!(read(ClientAddr::DIRECT, &from(peer)), ip.to_string());
+            assert_eq!(read(behind(1), &xff(other)), ip.to_string());
         }
     }
 

@@ -7,6 +7,7 @@ use std::time::Duration;
 use ironward::BucketReason;
 
 use super::Limit;
+use super::limit::{bucket_policy, told_window};
 
 /// The policy name used when none is given, or when the one given cannot be sent.
 pub(super) const DEFAULT_POLICY: &str = "default";
@@ -28,7 +29,9 @@ pub(super) const DEFAULT_POLICY: &str = "default";
 ///   refusals never does.
 /// - [`quota`](Limited::quota) and [`window`](Limited::window) describe the policy, as the
 ///   `q` and `w` of the `RateLimit-Policy` field of the IETF httpapi draft "RateLimit header
-///   fields for HTTP" (draft-ietf-httpapi-ratelimit-headers-11) describe it.
+///   fields for HTTP" (draft-ietf-httpapi-ratelimit-headers-11) describe it: the one
+///   description of a limit that [`Limit`'s docs](Limit#what-a-client-is-told) give, which
+///   the fields and `Display` share.
 /// - [`policy`](Limited::policy) names it.
 ///
 /// What is left of the quota is 0, or the request would have passed, and the draft's
@@ -89,18 +92,22 @@ impl Said {
         }
     }
 
-    /// The quota and the window, worked out now if they are a bucket's.
+    /// The quota and the window as a client is told of them ([`told_window`]), worked out
+    /// now if they are a bucket's.
     fn policy(&self) -> (u64, Option<Duration>) {
-        match *self {
+        let (quota, span) = match *self {
             Self::Known { quota, window, .. } => (quota, window),
-            Self::Bucket(reason) => super::limit::bucket_policy(reason.rate, reason.burst),
-        }
+            Self::Bucket(reason) => bucket_policy(reason.rate, reason.burst),
+        };
+        (quota, told_window(span))
     }
 }
 
 impl Limited {
     /// A refusal that says to wait `retry_after`, under a policy of `quota` requests per
-    /// `window` named `"default"`.
+    /// `window` named `"default"`. The window is read in whole seconds, rounded up, at least
+    /// 1 s, as every window a client is told of ([`Limit`'s
+    /// docs](Limit#what-a-client-is-told)): 400 ms is 1 s.
     ///
     /// The layer makes these; this is for other limiters and for tests of the HTTP mapping.
     pub const fn new(retry_after: Duration, quota: u64, window: Option<Duration>) -> Self {
@@ -136,15 +143,17 @@ impl Limited {
     }
 
     /// How many requests the policy allows per [`window`](Limited::window): a window's or a
-    /// period's quota, a bucket's burst (rounded down).
+    /// period's quota, a bucket's burst (rounded down); the `q` of
+    /// [what a client is told](Limit#what-a-client-is-told).
     #[must_use]
     pub fn quota(&self) -> u64 {
         self.said.policy().0
     }
 
-    /// The span the quota is counted over: the window, the period, or the time a bucket
-    /// takes to refill from empty (`burst / rate`). `None` when the quota never comes back
-    /// (a bucket with a rate of 0 or an infinite burst).
+    /// The span the quota is counted over, in whole seconds, rounded up, at least 1 s: the
+    /// window, the period, or the time a bucket takes to refill from empty (`burst /
+    /// rate`); the `w` of [what a client is told](Limit#what-a-client-is-told). `None` when
+    /// the quota never comes back (a bucket with a rate of 0 or an infinite burst).
     #[must_use]
     pub fn window(&self) -> Option<Duration> {
         self.said.policy().1

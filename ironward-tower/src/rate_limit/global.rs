@@ -6,9 +6,9 @@ use std::time::Duration;
 
 use ironward::{QuotaReason, SharedBucket, SharedPeriod};
 
+use super::budget::{Budget, Terms};
 use super::error::Said;
 use super::headroom::Stamp;
-use super::limit::{Budget, Terms};
 use super::{KindMismatch, Limit, Limited};
 use crate::lock::lock;
 

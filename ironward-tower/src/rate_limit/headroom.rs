@@ -6,6 +6,7 @@ use std::time::Duration;
 use http::{HeaderMap, HeaderValue};
 
 use super::error::{DEFAULT_POLICY, policy, policy_name};
+use super::limit::told_window;
 
 /// What an admitted request left of its rate limit: how many more the limit admits now, and
 /// how long until the whole quota is available again.
@@ -26,7 +27,9 @@ use super::error::{DEFAULT_POLICY, policy, policy_name};
 ///   for a period, the time until it ends. A client that spreads its `r` requests over `t`
 ///   is never refused.
 /// - [`quota`](Headroom::quota), [`window`](Headroom::window) and
-///   [`policy`](Headroom::policy) describe the policy, as [`Limited`](super::Limited)'s do.
+///   [`policy`](Headroom::policy) describe the policy, as [`Limited`](super::Limited)'s do
+///   and as [`Limit`'s docs](super::Limit#what-a-client-is-told) say: `r` counts down from
+///   the quota, in the same units.
 ///
 /// # Examples
 ///
@@ -51,7 +54,8 @@ pub struct Headroom {
 
 impl Headroom {
     /// `remaining` requests left of a policy of `quota` per `window` named `"default"`, all
-    /// of it back after `reset`.
+    /// of it back after `reset`. The window is read in whole seconds, rounded up, at least
+    /// 1 s, as [`Limited::new`](super::Limited::new) reads it.
     ///
     /// The layer makes these; this is for other limiters and for tests of the HTTP mapping.
     pub const fn new(
@@ -76,7 +80,7 @@ impl Headroom {
             remaining,
             reset,
             quota,
-            window,
+            window: told_window(window),
             policy,
         }
     }
@@ -106,7 +110,8 @@ impl Headroom {
         self.quota
     }
 
-    /// The span the quota is counted over, as [`Limited::window`](super::Limited::window).
+    /// The span the quota is counted over, as [`Limited::window`](super::Limited::window):
+    /// whole seconds, rounded up, at least 1 s.
     pub const fn window(&self) -> Option<Duration> {
         self.window
     }

@@ -32,12 +32,13 @@ impl Limited {
     ///   integer parameters. The effective window `t` is the same whole seconds as
     ///   `Retry-After`, so `Retry-After` does not point before its end (§6).
     ///
-    /// The draft's `w` is whole seconds, at least 1. A window of a second or more is rounded
-    /// up, which understates the rate slightly; a shorter window is reported per second,
-    /// with the quota scaled to it and rounded down (a bucket of 100 a second with a burst
-    /// of 1 is `q=100;w=1`). `w` is left out when the quota never comes back. Every integer
-    /// is capped at the 15 digits a structured field carries (about 31.7 million years of
-    /// seconds), `Retry-After` included.
+    /// `q` and `w` are [`quota`](Limited::quota) and [`window`](Limited::window), the one
+    /// description of a limit [`Limit`'s docs](super::Limit#what-a-client-is-told) give:
+    /// the window in whole seconds, rounded up, at least 1 (a bucket of 50 a second with a
+    /// burst of 20 is `q=20;w=1`, as its `Display` says "20 requests per 1s"). `w` is left
+    /// out when the quota never comes back. Every integer is capped at the 15 digits a
+    /// structured field carries (about 31.7 million years of seconds), `Retry-After`
+    /// included.
     ///
     /// This allocates the map and its values: it belongs in the code that writes the
     /// response, not on the refusal path.
@@ -137,28 +138,18 @@ impl Headroom {
 
 /// The `RateLimit-Policy` value `"<policy>";q=<quota>;w=<window>`: the same for every
 /// response under one policy, so the layer makes it once per limit and clones it.
+///
+/// `window` is one a client is told of, whole seconds already ([`Limited::window`]); it is
+/// rounded up all the same, so that no caller can send a fraction.
 pub(super) fn policy_field(
     policy: &str,
     quota: u64,
     window: Option<Duration>,
 ) -> Option<HeaderValue> {
-    let quota = quota.min(MAX_INTEGER);
     let mut value = Field::item(policy);
-    match window {
-        Some(window) if window < Duration::from_secs(1) => {
-            // Scale the quota to a second: q per window is q · 1 s / window per second.
-            let per_second = u128::from(quota) * 1_000_000_000 / window.as_nanos().max(1);
-            let quota = u64::try_from(per_second)
-                .unwrap_or(u64::MAX)
-                .min(MAX_INTEGER);
-            value.param(b";q=", quota);
-            value.param(b";w=", 1);
-        }
-        Some(window) => {
-            value.param(b";q=", quota);
-            value.param(b";w=", whole_seconds(window).min(MAX_INTEGER));
-        }
-        None => value.param(b";q=", quota),
+    value.param(b";q=", quota.min(MAX_INTEGER));
+    if let Some(window) = window {
+        value.param(b";w=", whole_seconds(window).clamp(1, MAX_INTEGER));
     }
     value.value()
 }
@@ -276,16 +267,44 @@ mod tests {
             policy(5, Duration::from_millis(1500)),
             r#""default";q=5;w=2"#
         );
-        assert_eq!(
-            policy(1, Duration::from_millis(10)),
-            r#""default";q=100;w=1"#
-        );
+        // A window under a second is 1 s, its quota as it is: never scaled to a rate per
+        // second the limit does not keep (3 per 400 ms is not 7 at once).
+        assert_eq!(policy(1, Duration::from_millis(10)), r#""default";q=1;w=1"#);
         assert_eq!(
             policy(3, Duration::from_millis(400)),
-            r#""default";q=7;w=1"#
+            r#""default";q=3;w=1"#
         );
-        // A zero window is read as 1 ns.
-        assert_eq!(policy(3, Duration::ZERO), r#""default";q=3000000000;w=1"#);
+        assert_eq!(policy(3, Duration::ZERO), r#""default";q=3;w=1"#);
+    }
+
+    // A refusal made by hand is told as the layer tells its own: the field, the numbers
+    // and the line give the same whole seconds.
+    #[test]
+    fn a_refusal_says_the_same_window_in_its_field_its_numbers_and_its_line() {
+        for (window, told) in [
+            (Duration::from_millis(400), 1),
+            (Duration::from_millis(1500), 2),
+            (secs(60), 60),
+        ] {
+            let limited = Limited::new(secs(1), 20, Some(window));
+            assert_eq!(limited.window(), Some(secs(told)));
+            assert_eq!(
+                limited.headers()[RATELIMIT_POLICY],
+                format!(r#""default";q=20;w={told}"#)
+            );
+            assert!(
+                limited
+                    .to_string()
+                    .starts_with(&format!("rate limit reached: 20 requests per {told}s, ")),
+                "{limited}"
+            );
+            let headroom = Headroom::new(19, window, 20, Some(window));
+            assert_eq!(headroom.window(), Some(secs(told)));
+            assert_eq!(
+                headroom.headers()[RATELIMIT_POLICY],
+                limited.headers()[RATELIMIT_POLICY]
+            );
+        }
     }
 
     #[test]

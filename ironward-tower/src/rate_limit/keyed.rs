@@ -2,7 +2,6 @@
 
 use std::fmt;
 use std::hash::{BuildHasher, Hash, RandomState};
-use std::net::{IpAddr, SocketAddr};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
@@ -10,10 +9,10 @@ use http::HeaderName;
 use http::request::Parts;
 use lru::LruCache;
 
+use super::budget::{Budget, Limiter, Terms};
 use super::error::DEFAULT_POLICY;
 use super::headroom::Stamp;
-use super::limit::{Budget, Limit, Limiter, Terms};
-use super::{KindMismatch, Limited};
+use super::{KindMismatch, Limit, Limited};
 use crate::lock::lock;
 
 /// At most this many shards, each behind its own lock.
@@ -85,19 +84,6 @@ where
     }
 }
 
-/// The peer's IP address: axum's `ConnectInfo<SocketAddr>` (with the `axum` feature), or else
-/// a bare `SocketAddr` in the request's extensions.
-pub(super) fn peer_ip(parts: &Parts) -> Option<IpAddr> {
-    #[cfg(feature = "axum")]
-    if let Some(axum::extract::ConnectInfo(addr)) = parts
-        .extensions
-        .get::<axum::extract::ConnectInfo<SocketAddr>>()
-    {
-        return Some(addr.ip());
-    }
-    parts.extensions.get::<SocketAddr>().map(SocketAddr::ip)
-}
-
 /// The first value of the header `name`, copied, so that a key does not keep the buffer the
 /// request was read into alive.
 pub(super) fn header(name: HeaderName) -> impl Fn(&Parts) -> Option<Box<[u8]>> + Send + Sync {
@@ -118,7 +104,7 @@ pub(super) struct Table<K, F> {
     /// so that two retunes take turns and every shard ends under the same terms.
     terms: Mutex<Terms>,
     max: usize,
-    /// Picks a key's shard; seeded per table, so a client cannot aim at one shard.
+    /// Picks a key's shard; keyed at random per table, so a client cannot aim at one shard.
     hasher: RandomState,
     shards: Box<[Mutex<Shard<K>>]>,
     /// The one budget shared by every request the extractor finds no key for.
@@ -347,7 +333,7 @@ mod tests {
         }
         assert_eq!(table.len(), 204);
         // A nanosecond later the first four are idle, and an access to a shard drops those
-        // it holds. Keys land in shards by a seeded hash: go on until every shard was hit.
+        // it holds. Keys land in shards by a hash keyed at random: go on until every shard was hit.
         let later = secs(10) + Duration::from_nanos(1);
         let swept = (0..1000).find(|&i| {
             let key = format!("y-{i}");
@@ -407,15 +393,6 @@ mod tests {
             waits(table.take(&parts(Some("a")), secs(1), true)),
             Err(secs(9))
         );
-    }
-
-    #[test]
-    fn a_bare_socket_address_is_a_peer() {
-        let mut parts = parts(None);
-        assert_eq!(peer_ip(&parts), None);
-        let addr: SocketAddr = "192.0.2.7:4711".parse().unwrap();
-        parts.extensions.insert(addr);
-        assert_eq!(peer_ip(&parts), Some(addr.ip()));
     }
 
     #[test]

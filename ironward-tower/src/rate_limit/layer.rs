@@ -9,6 +9,7 @@ use http::HeaderName;
 use http::request::Parts;
 use tower_layer::Layer;
 
+use super::client;
 use super::error::{DEFAULT_POLICY, policy_name};
 use super::keyed::{self, Keyed};
 use super::service::{Knobs, Shared};
@@ -102,12 +103,12 @@ impl RateLimitLayer {
     /// The key is read from the request's [`Parts`] (method, URI, headers, extensions),
     /// whatever its body; the request is split and put back together without copying.
     ///
-    /// - **The table is sharded.** Keys are spread by a seeded hash over 16 shards (fewer
-    ///   when `max_keys` is under 16), each an LRU map behind its own std `Mutex`, so
-    ///   requests for different keys rarely wait for one another. The shards' capacities add
-    ///   up to `max_keys`, so the table never holds more; a full shard evicts even when
-    ///   another has room, so a table under a flood settles a little below the bound (99.5 %
-    ///   in our measurement).
+    /// - **The table is sharded.** Keys are spread by a hash keyed at random per table over
+    ///   16 shards (fewer when `max_keys` is under 16), each an LRU map behind its own std
+    ///   `Mutex`, so requests for different keys rarely wait for one another. The shards'
+    ///   capacities add up to `max_keys`, so the table never holds more; a full shard evicts
+    ///   even when another has room, so a table under a flood settles a little below the
+    ///   bound (99.5 % in our measurement).
     /// - **Idle keys are forgotten for free.** A key untouched for longer than
     ///   [`Limit::idle`] (a bucket's time to refill, a window, a period) has a limiter as
     ///   good as new, so dropping it changes no answer. Each access to a shard drops up to 8
@@ -166,13 +167,15 @@ impl RateLimitLayer {
     /// serve the app with `into_make_service_with_connect_info::<SocketAddr>()`) or from a
     /// bare `SocketAddr` in the request's extensions, which a hyper server can insert. A
     /// request with neither shares the budget of requests without a key, so a server that
-    /// provides no peer address has one budget for all. The whole address is the key: behind
+    /// provides no peer address has one budget for all. The whole address is the key, an
+    /// IPv4 client that a dual-stack listener reports as `::ffff:192.0.2.1` keyed as
+    /// `192.0.2.1` (the address [`ClientAddr`] reads, and for the same reason): behind
     /// a proxy every client shares the proxy's, and an IPv6 client that owns a /64 can
     /// rotate through its addresses; key by the client behind the proxies with
     /// [`by_client`](RateLimitLayer::by_client), or by a prefix with
     /// [`keyed`](RateLimitLayer::keyed), instead.
     pub fn by_peer(limit: Limit, max_keys: usize) -> Self {
-        Self::keyed(limit, max_keys, keyed::peer_ip)
+        Self::keyed(limit, max_keys, client::peer_ip)
     }
 
     /// One budget of `limit` per client IP address, as `client` reads it behind your

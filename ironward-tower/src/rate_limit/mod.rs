@@ -27,7 +27,9 @@
 //! - [`Limited::headers`] and [`Limited::into_response`] turn a refusal into `429 Too Many
 //!   Requests` with `Retry-After` in whole seconds, rounded up, and the `RateLimit-Policy` and
 //!   `RateLimit` fields of the IETF httpapi draft "RateLimit header fields for HTTP"
-//!   (draft-ietf-httpapi-ratelimit-headers-11).
+//!   (draft-ietf-httpapi-ratelimit-headers-11). Those fields, the refusal's numbers and its
+//!   line of text describe a limit one way, a quota over whole seconds:
+//!   [what a client is told](Limit#what-a-client-is-told).
 //!
 //! Each budget is a core limiter behind a std `Mutex`, locked for one `take` (a few
 //! comparisons, no allocation) and never across an await. A refusal allocates only the `Box`
@@ -93,6 +95,7 @@
 //! # }
 //! ```
 
+mod budget;
 mod client;
 mod error;
 mod future;

@@ -7,9 +7,9 @@ use std::task::{Context, Poll};
 use http::{Request, Response};
 use tower_service::Service;
 
+use super::budget::Terms;
 use super::global::Global;
 use super::keyed::Keyed;
-use super::limit::Terms;
 use super::{KindMismatch, Limit, RateLimitFuture};
 use crate::meter::Meter;
 use crate::{Clock, Mode};

@@ -4,7 +4,8 @@
 //! [`GrpcRetryLayer`] reads the gRPC service config (its JSON, or an
 //! [`ironward::grpc::ServiceConfig`]) and retries each call by its method's `retryPolicy`:
 //! A6's backoff or the server's `grpc-retry-pushback-ms`, `grpc-previous-rpc-attempts` on each
-//! retry, the call's deadline from `grpc-timeout` (the waits never pass it), and the channel's
+//! retry, the call's deadline from `grpc-timeout` (the waits never pass it, and the call is
+//! cut there with `DEADLINE_EXCEEDED`), and the channel's
 //! `retryThrottling`; or hedges it by its `hedgingPolicy`, a hedge every `hedgingDelay` until
 //! one commits, the others cancelled. Every decision is the core's
 //! ([`ironward::grpc::RetryPlan`], [`ironward::grpc::HedgingPlan`]); this crate sends, sleeps
@@ -34,8 +35,12 @@
 //!   [`HedgingPlan`](ironward::grpc::HedgingPlan) lists its readings where A6 is silent); a
 //!   loser is cancelled by dropping its response future, which for a tonic `Channel` resets
 //!   its HTTP/2 stream.
-//! - **An attempt is not cut at the deadline by this layer**: its `grpc-timeout` says the time
-//!   left, which the server and tonic's `Channel` enforce.
+//! - **The deadline is cut on tokio's timer**, whatever clock the layer reads, where grpc-go
+//!   cuts on its context's; the call then ends with `DEADLINE_EXCEEDED`, as in grpc-go (the
+//!   [`retry`] module's "The deadline").
+//! - **A malformed `grpc-timeout` from the caller fails the call** with `INTERNAL` before it
+//!   is sent, the answer grpc-go's server gives it; grpc-go's client forwards none ("The
+//!   caller's `grpc-timeout`").
 //!
 //! # Metrics
 //!
@@ -60,7 +65,8 @@
 //! retry, or a hedging policy's fatal code), `attempts_exhausted` (`maxAttempts` made),
 //! `throttled` (the channel's `retryThrottling`), `pushback` (the server said stop),
 //! `committed` (its response headers came, or its body was past the retry buffer, and its
-//! status was not `OK`) or `deadline` (the next attempt would start past the deadline). A
+//! status was not `OK`) or `deadline` (the next attempt would start past the deadline, or the
+//! deadline passed and the layer cut the call, its body's included). A
 //! call committed by its response headers is counted when its body's trailers come, `success`
 //! or `committed`; one whose body is dropped before them, like a call whose future is dropped
 //! before it ends, counts its attempts but no outcome. A method without a retry or hedging

@@ -8,13 +8,14 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use bytes::{Bytes, BytesMut};
-use http::HeaderMap;
+use http::{HeaderMap, HeaderValue};
 use http_body::{Body, Frame, SizeHint};
 use ironward::SharedBudget;
-use ironward::grpc::Stop;
+use ironward::grpc::{Code, Stop};
 use tonic::Status;
 
 use super::call::code;
+use super::cut::Cut;
 use super::report::Ending;
 
 /// grpc-go's default retry buffer, `defaultPerRPCBufferSize` (`dialoptions.go`): 256 KiB of a
@@ -91,12 +92,31 @@ pin_project_lite::pin_project! {
     /// a `success`, any other status `committed` (see the crate docs' `# Metrics`). Calls
     /// decided on a trailers-only response have been counted already, and their body watches
     /// nothing.
+    ///
+    /// Should the call's deadline pass before the attempt's trailers come, the body ends there
+    /// with trailers of its own, `grpc-status: 4` (`DEADLINE_EXCEEDED`), as grpc-go's client
+    /// ends a stream at its deadline; the call is then counted `deadline`, and dropping the
+    /// body cancels the attempt's stream (the [module docs](super)' "The deadline").
     pub struct ResponseBody<B> {
         #[pin]
         inner: B,
         budget: Option<Arc<SharedBudget>>,
         ending: Option<Ending>,
+        cut: Cut,
+        // Where the body is: still coming, ended by its own trailers or end, or cut.
+        state: State,
     }
+}
+
+/// Where a [`ResponseBody`] is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum State {
+    /// Frames are still coming, and the deadline may cut them.
+    Open,
+    /// The attempt's own trailers, or its end, have come: nothing is cut after them.
+    Ended,
+    /// The deadline passed: the body ended with `DEADLINE_EXCEEDED` trailers of its own.
+    Cut,
 }
 
 impl<B> ResponseBody<B> {
@@ -105,15 +125,25 @@ impl<B> ResponseBody<B> {
             inner,
             budget,
             ending: None,
+            cut: Cut::never(),
+            state: State::Open,
         }
     }
 
-    /// A body whose trailers end the call for `ending`, and give `budget` back on `OK`.
-    pub(super) fn ending(inner: B, budget: Option<Arc<SharedBudget>>, ending: Ending) -> Self {
+    /// A body whose trailers end the call for `ending`, and give `budget` back on `OK`; at
+    /// `cut` it ends with `DEADLINE_EXCEEDED` trailers instead.
+    pub(super) fn ending(
+        inner: B,
+        budget: Option<Arc<SharedBudget>>,
+        ending: Ending,
+        cut: Cut,
+    ) -> Self {
         Self {
             inner,
             budget,
             ending: Some(ending),
+            cut,
+            state: State::Open,
         }
     }
 
@@ -141,10 +171,30 @@ impl<B: Body> Body for ResponseBody<B> {
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<B::Data>, B::Error>>> {
         let this = self.project();
+        match *this.state {
+            State::Cut => return Poll::Ready(None),
+            // The deadline, before the attempt's next frame: at it the call ends with
+            // `DEADLINE_EXCEEDED`, as grpc-go's client ends a stream whose deadline passes.
+            // Dropping this body, as tonic does once it has read that status, cancels the
+            // attempt's stream.
+            State::Open if this.cut.poll(cx).is_ready() => {
+                *this.state = State::Cut;
+                this.budget.take();
+                if let Some(ending) = this.ending.take() {
+                    ending.stopped(Stop::Deadline, Code::DeadlineExceeded);
+                }
+                return Poll::Ready(Some(Ok(Frame::trailers(exceeded()))));
+            }
+            State::Open | State::Ended => {}
+        }
         let polled = this.inner.poll_frame(cx);
+        if let Poll::Ready(None) = &polled {
+            *this.state = State::Ended;
+        }
         if let Poll::Ready(Some(Ok(frame))) = &polled
             && let Some(trailers) = frame.trailers_ref()
         {
+            *this.state = State::Ended;
             if is_ok(trailers)
                 && let Some(budget) = this.budget.take()
             {
@@ -159,12 +209,24 @@ impl<B: Body> Body for ResponseBody<B> {
     }
 
     fn is_end_stream(&self) -> bool {
-        self.inner.is_end_stream()
+        self.state == State::Cut || self.inner.is_end_stream()
     }
 
     fn size_hint(&self) -> SizeHint {
-        self.inner.size_hint()
+        match self.state {
+            State::Cut => SizeHint::with_exact(0),
+            State::Open | State::Ended => self.inner.size_hint(),
+        }
     }
+}
+
+/// The trailers of a body cut at the deadline: `DEADLINE_EXCEEDED` and why.
+fn exceeded() -> HeaderMap {
+    let mut trailers = HeaderMap::new();
+    trailers.insert("grpc-status", HeaderValue::from_static("4"));
+    let message = HeaderValue::from_static("the call's deadline passed");
+    trailers.insert("grpc-message", message);
+    trailers
 }
 
 /// Whether trailers (or a trailers-only response's headers) say `grpc-status: 0`.

@@ -12,6 +12,7 @@ use ironward::grpc::{
 use tower_service::Service;
 
 use super::body::{Read, ResponseBody, read};
+use super::cut::{Cut, Passed, exceeded};
 use super::hedge::hedge;
 use super::layer::Config;
 use super::report::{Ending, retrying};
@@ -35,32 +36,55 @@ where
         .and_then(|(service, method)| config.service_config.method(service, method));
     // No entry, or one without a policy: sent once, untouched, and not reported.
     let Some((policy, timeout)) = entry.and_then(|e| e.policy.map(|p| (p, e.timeout))) else {
-        return once(ready, request, &config, None).await;
+        return once(ready, request, &config, None, Cut::never()).await;
     };
+    // The call's deadline: its own `grpc-timeout` or the method's `timeout`, the sooner. A
+    // malformed `grpc-timeout` is refused here, never forwarded (the module docs say why).
+    let caller = match request.headers().get(GRPC_TIMEOUT) {
+        None => None,
+        Some(value) => match timeout::decode(value) {
+            Some(limit) => Some(limit),
+            None => return Err(malformed(value)),
+        },
+    };
+    let limit = caller.into_iter().chain(timeout).min();
+    // The timer first: no attempt's `grpc-timeout`, counted from the clock read after it, can
+    // end before it (tonic's `Channel` cuts an attempt there, as an error of its own).
+    let mut cut = Cut::after(limit);
     let start = config.clock.now();
-    // The call's deadline: its own `grpc-timeout` or the method's `timeout`, the sooner.
-    let limit = request
-        .headers()
-        .get(GRPC_TIMEOUT)
-        .and_then(timeout::decode)
-        .into_iter()
-        .chain(timeout)
-        .min();
     let deadline = limit.map(|limit| start.saturating_add(limit));
-    let (parts, body) = request.into_parts();
-    let body = match read(body, config.buffer).await? {
+    let ending = |attempts| Ending {
+        meter: Arc::clone(&config.meter),
+        attempts,
+        waited: Duration::ZERO,
+    };
+    // A deadline already passed (a `grpc-timeout` of zero): nothing is sent, as grpc-go's
+    // client sends nothing for a context already done.
+    if cut.passed() {
+        ending(0).stopped(Stop::Deadline, Code::DeadlineExceeded);
+        return Err(exceeded());
+    }
+    let (mut parts, body) = request.into_parts();
+    let read = match cut.race(read(body, config.buffer)).await {
+        Ok(read) => read?,
+        Err(Passed) => {
+            ending(0).stopped(Stop::Deadline, Code::DeadlineExceeded);
+            return Err(exceeded());
+        }
+    };
+    let body = match read {
         Read::Whole(body) => body,
         // Past the retry buffer the call is committed before it is sent (grpc-go's
-        // `bufferForRetryLocked`): sent once, as it came.
+        // `bufferForRetryLocked`): sent once, as it came but for the time left in its
+        // `grpc-timeout`, and cut at the deadline all the same.
         // It is reported, as one attempt and a call committed.
         Read::Over(body) => {
-            let ending = Ending {
-                meter: Arc::clone(&config.meter),
-                attempts: 1,
-                waited: Duration::ZERO,
-            };
+            if let Some(deadline) = deadline {
+                let left = deadline.saturating_sub(config.clock.now());
+                parts.headers.insert(GRPC_TIMEOUT, timeout::encode(left));
+            }
             let request = Request::from_parts(parts, body);
-            return once(ready, request, &config, Some(ending)).await;
+            return once(ready, request, &config, Some(ending(1)), cut).await;
         }
     };
     let call = Call {
@@ -68,6 +92,7 @@ where
         body,
         deadline,
         start,
+        cut,
     };
     match policy {
         Policy::Retry(policy) => retry(ready, call, &policy, &config).await,
@@ -83,12 +108,14 @@ pub(super) struct Call {
     pub(super) deadline: Option<Duration>,
     /// When it started.
     pub(super) start: Duration,
+    /// The deadline's timer, which cancels whatever is in flight when it passes.
+    pub(super) cut: Cut,
 }
 
 /// Sends `call` on `ready`, and again on clones of it as `policy` says.
 async fn retry<S, B>(
     mut ready: S,
-    call: Call,
+    mut call: Call,
     policy: &RetryPolicy,
     config: &Config,
 ) -> Result<Response<ResponseBody<B>>, BoxError>
@@ -104,31 +131,38 @@ where
         let now = config.clock.now();
         let previous = plan.previous_attempts();
         let number = previous.saturating_add(1);
+        let ending = || Ending {
+            meter: Arc::clone(meter),
+            attempts: number,
+            waited,
+        };
         let attempt = call.attempt(previous, now);
         meter.attempt(number);
-        let sent: Result<Response<B>, BoxError> = match service.as_mut() {
-            None => ready.call(attempt).await.map_err(Into::into),
-            Some(service) => {
-                let made_ready = std::future::poll_fn(|cx| service.poll_ready(cx))
-                    .await
-                    .map_err(Into::into);
-                match made_ready {
-                    Ok(()) => service.call(attempt).await.map_err(Into::into),
-                    Err(error) => Err(error),
+        let sending = async {
+            match service.as_mut() {
+                None => ready.call(attempt).await.map_err(Into::into),
+                Some(service) => {
+                    std::future::poll_fn(|cx| service.poll_ready(cx))
+                        .await
+                        .map_err(Into::into)?;
+                    service.call(attempt).await.map_err(Into::into)
                 }
             }
         };
+        // At the deadline the attempt is dropped, which cancels it, and the call ends.
+        let Ok(sent): Result<Result<Response<B>, BoxError>, _> = call.cut.race(sending).await
+        else {
+            ending().stopped(Stop::Deadline, Code::DeadlineExceeded);
+            return Err(exceeded());
+        };
         let (code, values) = match &sent {
             // Response headers commit the call (A6, "Committing"): the caller reads it to its
-            // trailers, and its body tells the budget whether it succeeded.
+            // trailers, and its body tells the budget whether it succeeded, or ends it at the
+            // deadline.
             Ok(response) if !is_trailers_only(response.headers()) => {
-                let ending = Ending {
-                    meter: Arc::clone(meter),
-                    attempts: number,
-                    waited,
-                };
                 let budget = config.budget.clone();
-                return sent.map(|r| r.map(|b| ResponseBody::ending(b, budget, ending)));
+                let cut = call.cut;
+                return sent.map(|r| r.map(|b| ResponseBody::ending(b, budget, ending(), cut)));
             }
             Ok(response) => (code(response.headers()), pushback(response.headers())),
             Err(error) => (error_code(&**error), Vec::new()),
@@ -141,17 +175,21 @@ where
         };
         let (now, roll) = (config.clock.now(), config.dice.roll());
         let step = plan.on_outcome_shared(outcome, now, roll, config.budget.as_deref());
-        let ending = || Ending {
-            meter: Arc::clone(meter),
-            attempts: number,
-            waited,
-        };
         match step {
             Step::Wait(wait) => {
                 retrying(meter, number, wait, code);
                 waited = waited.saturating_add(wait);
                 drop(sent);
-                config.clock.sleep(wait).await;
+                // The plan never waits past the deadline, but a loaded runtime may oversleep.
+                if call.cut.race(config.clock.sleep(wait)).await.is_err() {
+                    let ending = Ending {
+                        meter: Arc::clone(meter),
+                        attempts: number,
+                        waited,
+                    };
+                    ending.stopped(Stop::Deadline, Code::DeadlineExceeded);
+                    return Err(exceeded());
+                }
             }
             // Decided on a trailers-only response or an error: the plan has told the budget.
             Step::Done => {
@@ -171,12 +209,14 @@ where
 
 /// Sends `request` once, as it is; its success still counts for the channel's budget, as
 /// grpc-go's `clientStream.finish` counts every successful call. With an `ending` the call is
-/// reported, as one attempt and a call committed before it was sent.
+/// reported, as one attempt and a call committed before it was sent; at `cut` it is cancelled
+/// and ends with `DEADLINE_EXCEEDED`.
 async fn once<S, B>(
     mut ready: S,
     request: Request<tonic::body::Body>,
     config: &Config,
     ending: Option<Ending>,
+    mut cut: Cut,
 ) -> Result<Response<ResponseBody<B>>, BoxError>
 where
     S: Service<Request<tonic::body::Body>, Response = Response<B>>,
@@ -185,7 +225,16 @@ where
     if let Some(ending) = &ending {
         ending.meter.attempt(1);
     }
-    let response = match ready.call(request).await.map_err(Into::into) {
+    let sent = match cut.race(ready.call(request)).await {
+        Ok(sent) => sent.map_err(Into::into),
+        Err(Passed) => {
+            if let Some(ending) = &ending {
+                ending.stopped(Stop::Deadline, Code::DeadlineExceeded);
+            }
+            return Err(exceeded());
+        }
+    };
+    let response = match sent {
         Ok(response) => response,
         Err(error) => {
             if let Some(ending) = &ending {
@@ -197,7 +246,7 @@ where
     if !is_trailers_only(response.headers()) {
         let budget = config.budget.clone();
         return Ok(response.map(|body| match ending {
-            Some(ending) => ResponseBody::ending(body, budget, ending),
+            Some(ending) => ResponseBody::ending(body, budget, ending, cut),
             None => ResponseBody::new(body, budget),
         }));
     }
@@ -227,6 +276,13 @@ impl Call {
         }
         attempt.map(|()| tonic::body::Body::new(Full::new(self.body.clone())))
     }
+}
+
+/// The error a call whose `grpc-timeout` is malformed ends with, before anything is sent: the
+/// `INTERNAL` status grpc-go's server answers it with.
+fn malformed(value: &HeaderValue) -> BoxError {
+    let message = format!("malformed grpc-timeout: {value:?}");
+    Box::new(tonic::Status::internal(message))
 }
 
 /// `/package.Service/Method` as its service and method, `None` for any other path.

@@ -14,6 +14,7 @@ use tower_service::Service;
 
 use super::body::ResponseBody;
 use super::call::{Call, code, error_code, is_trailers_only, pushback};
+use super::cut::exceeded;
 use super::layer::Config;
 use super::report::{Ending, hedging};
 use super::service::BoxError;
@@ -31,13 +32,15 @@ enum Event<B> {
     Ended(u32, Result<Response<B>, BoxError>),
     /// The next hedge is due.
     Due,
+    /// The call's deadline passed.
+    Cut,
 }
 
 /// Sends `call` as `policy` says: the first attempt on `ready`, each hedge on a clone of it,
 /// as the core's [`HedgingPlan`] says when, keeping the attempt it commits to.
 pub(super) async fn hedge<S, B>(
     ready: S,
-    call: Call,
+    mut call: Call,
     policy: &HedgingPolicy,
     config: &Config,
 ) -> Result<Response<ResponseBody<B>>, BoxError>
@@ -93,19 +96,22 @@ where
             Hedge::Stop(stop) => {
                 timer = None;
                 // Nothing in flight and nothing to come: the last attempt's result is the
-                // call's (none was sent if the deadline had passed when the call began).
+                // call's (were none sent, which a deadline passed before the call keeps from
+                // happening by ending it first, DEADLINE_EXCEEDED).
                 if flying.is_empty() {
-                    let (last, code) = last.take().unwrap_or_else(|| {
-                        let status =
-                            tonic::Status::deadline_exceeded("deadline passed before the call");
-                        (Err(status.into()), Code::DeadlineExceeded)
-                    });
+                    let (last, code) = last
+                        .take()
+                        .unwrap_or_else(|| (Err(exceeded()), Code::DeadlineExceeded));
                     ending(sent).stopped(stop, code);
                     return last.map(|r| r.map(|b| ResponseBody::new(b, None)));
                 }
             }
         }
         let event = poll_fn(|cx| {
+            // The deadline first: an attempt that ends as it passes is cut all the same.
+            if call.cut.poll(cx).is_ready() {
+                return Poll::Ready(Event::Cut);
+            }
             for at in 0..flying.len() {
                 if let Poll::Ready(ended) = flying[at].1.as_mut().poll(cx) {
                     let (n, _) = flying.swap_remove(at);
@@ -124,6 +130,12 @@ where
                 continue;
             }
             Event::Ended(n, ended) => (n, ended),
+            // Every attempt in flight is cancelled (dropped), and the call ends.
+            Event::Cut => {
+                flying.clear();
+                ending(sent).stopped(Stop::Deadline, Code::DeadlineExceeded);
+                return Err(exceeded());
+            }
         };
         let (code, values) = match &ended {
             // Response headers commit the call to this attempt (A6, "Committing"): the others
@@ -131,8 +143,8 @@ where
             Ok(response) if !is_trailers_only(response.headers()) => {
                 let _cancel = plan.commit(n);
                 flying.clear();
-                let (budget, ending) = (config.budget.clone(), ending(sent));
-                return ended.map(|r| r.map(|b| ResponseBody::ending(b, budget, ending)));
+                let (budget, ending, cut) = (config.budget.clone(), ending(sent), call.cut);
+                return ended.map(|r| r.map(|b| ResponseBody::ending(b, budget, ending, cut)));
             }
             Ok(response) => (code(response.headers()), pushback(response.headers())),
             Err(error) => (error_code(&**error), Vec::new()),

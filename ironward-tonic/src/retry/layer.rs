@@ -103,6 +103,9 @@ impl GrpcRetryLayer {
 
     /// This layer reading `clock` for the deadlines and sleeping its waits on it: a
     /// [`Clock::manual`] runs a test's waits in no time and says exactly how long they were.
+    ///
+    /// The timer that cuts a call at its deadline is tokio's whatever the clock, so that
+    /// `tokio::time::pause` drives it (the [module docs](super)' "The deadline").
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
         self.with(|config| config.clock = clock)

@@ -3,6 +3,8 @@
 //! manual one that the server reads too, so each attempt's arrival time is the sum of the
 //! waits before it, exactly; the dice are `0.5`, A6's ceiling without jitter.
 
+mod deadline;
+mod grpc_timeout;
 mod hedge;
 mod metrics;
 mod server;

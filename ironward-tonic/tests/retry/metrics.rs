@@ -14,7 +14,7 @@ use ironward_tonic::{Clock, Dice, GrpcRetryLayer};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use tonic::Code;
 
-use crate::server::{Answer, Server, call, client, stream};
+use crate::server::{Answer, Server, call, call_within, client, deaf_client, stream};
 use crate::{layer, ms};
 
 /// A fresh `DebuggingRecorder`, set as this thread's recorder while this lives, and every
@@ -394,4 +394,29 @@ async fn hedged_calls_count_their_hedges() {
         assert_eq!(seen.calls, calls(&[(outcome, 1)]), "{name}");
         assert_eq!(seen.waits, [0.0; 0], "{name}");
     }
+}
+
+// `deadline.rs`'s silent server, counted: a call cut at its deadline ends `deadline`, with the
+// attempts it had sent (one for the retry policy; the first and two hedges for the hedging
+// policy, whose delays the manual clock runs at once).
+#[tokio::test]
+async fn a_call_cut_at_its_deadline_counts_as_deadline() {
+    let recording = Recording::start();
+    let limit = Some(ms(300));
+    let (clock, _) = Clock::manual(Duration::ZERO);
+    let server = Server::start(clock.clone(), |_, _| Answer::Hang).await;
+    let retrying = layer(r#""UNAVAILABLE""#, "", &clock).with_name("retrying");
+    let mut client = deaf_client(server.addr, &retrying);
+    let code = call_within(&mut client, "Call", limit, Duration::from_secs(10)).await;
+    assert_eq!(code, Some(Code::DeadlineExceeded));
+    let seen = recording.seen("retrying");
+    assert_eq!(seen.attempts, (1, 0, 0));
+    assert_eq!(seen.calls, calls(&[("deadline", 1)]));
+    let mut client = deaf_client(server.addr, &hedging(3, &clock, "hedged"));
+    let code = call_within(&mut client, "Hedge", limit, Duration::from_secs(10)).await;
+    assert_eq!(code, Some(Code::DeadlineExceeded));
+    let seen = recording.seen("hedged");
+    assert_eq!(seen.attempts, (1, 0, 2));
+    assert_eq!(seen.calls, calls(&[("deadline", 1)]));
+    assert_eq!(seen.waits, [0.0; 0]);
 }

@@ -128,9 +128,30 @@ impl tonic::server::UnaryService<Echo> for Unary {
 
 struct Streaming(Arc<Flaky>);
 
+/// A response stream: its messages, then its end, or with `hang` nothing more, ever (until
+/// the client cancels it, which the server counts).
+struct Messages {
+    items: std::vec::IntoIter<Result<Echo, Status>>,
+    hang: Option<Cancelled>,
+}
+
+impl futures_util::Stream for Messages {
+    type Item = Result<Echo, Status>;
+
+    fn poll_next(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Option<Self::Item>> {
+        match self.items.next() {
+            Some(item) => Poll::Ready(Some(item)),
+            None if self.hang.is_some() => Poll::Pending,
+            None => Poll::Ready(None),
+        }
+    }
+}
+
+/// `Ok` streams one message; `Hang` streams one message and then nothing; a failure streams
+/// it as its first item.
 impl tonic::server::ServerStreamingService<Echo> for Streaming {
     type Response = Echo;
-    type ResponseStream = futures_util::stream::Iter<std::vec::IntoIter<Result<Echo, Status>>>;
+    type ResponseStream = Messages;
     type Future = BoxFuture<Result<tonic::Response<Self::ResponseStream>, Status>>;
 
     fn call(&mut self, request: tonic::Request<Echo>) -> Self::Future {
@@ -139,7 +160,11 @@ impl tonic::server::ServerStreamingService<Echo> for Streaming {
             Answer::Ok | Answer::Hang => Ok(Echo::default()),
             Answer::Fail(code, pushback) => Err(status(code, pushback)),
         };
-        let stream = futures_util::stream::iter(vec![item]);
+        let hang = (answer == Answer::Hang).then(|| Cancelled(Arc::clone(&self.0)));
+        let stream = Messages {
+            items: vec![item].into_iter(),
+            hang,
+        };
         Box::pin(async move { Ok(tonic::Response::new(stream)) })
     }
 }
@@ -233,14 +258,41 @@ impl Server {
     }
 }
 
-/// A client of `addr` through `layer`.
-pub(crate) type Client = tonic::client::Grpc<ironward_tonic::retry::GrpcRetryService<Channel>>;
+/// What the layer sends through: a tonic `Channel`, perhaps behind a test's own layer.
+pub(crate) type Inner = tower::util::BoxCloneSyncService<
+    http::Request<tonic::body::Body>,
+    http::Response<tonic::body::Body>,
+    Box<dyn std::error::Error + Send + Sync>,
+>;
 
-pub(crate) fn client(addr: SocketAddr, layer: &GrpcRetryLayer) -> Client {
-    let channel = Channel::from_shared(format!("http://{addr}"))
+/// A client through the retry layer.
+pub(crate) type Client = tonic::client::Grpc<ironward_tonic::retry::GrpcRetryService<Inner>>;
+
+fn channel(addr: SocketAddr) -> Channel {
+    Channel::from_shared(format!("http://{addr}"))
         .unwrap()
-        .connect_lazy();
-    tonic::client::Grpc::new(tower::Layer::layer(layer, channel))
+        .connect_lazy()
+}
+
+/// A client of `addr` through `layer`.
+pub(crate) fn client(addr: SocketAddr, layer: &GrpcRetryLayer) -> Client {
+    let inner = tower::ServiceExt::map_err(channel(addr), Into::into);
+    tonic::client::Grpc::new(tower::Layer::layer(layer, Inner::new(inner)))
+}
+
+/// A client of `addr` through `layer` that enforces no deadline below it: each attempt's
+/// `grpc-timeout` is taken off after the layer wrote it, so that neither tonic's `Channel`
+/// (which cuts an attempt at its `grpc-timeout`) nor tonic's server (which cuts its handler
+/// there) ends a call; only the layer can. It stands for any inner service or server that does
+/// not read the header.
+pub(crate) fn deaf_client(addr: SocketAddr, layer: &GrpcRetryLayer) -> Client {
+    let strip = |mut request: http::Request<tonic::body::Body>| {
+        request.headers_mut().remove("grpc-timeout");
+        request
+    };
+    let inner = tower::ServiceExt::map_request(channel(addr), strip);
+    let inner = tower::ServiceExt::map_err(inner, Into::into);
+    tonic::client::Grpc::new(tower::Layer::layer(layer, Inner::new(inner)))
 }
 
 /// Generous, for a loaded machine: no call here takes a second of real time.
@@ -252,16 +304,55 @@ pub(crate) async fn call(
     method: &'static str,
     timeout: Option<Duration>,
 ) -> Code {
+    call_within(client, method, timeout, BOUND)
+        .await
+        .expect("the call ended")
+}
+
+/// One unary call to `/test.Flaky/{method}`, its code (`Ok` for a success), or `None` if it
+/// was still pending after `bound` of real time.
+pub(crate) async fn call_within(
+    client: &mut Client,
+    method: &'static str,
+    timeout: Option<Duration>,
+    bound: Duration,
+) -> Option<Code> {
+    let mut request = tonic::Request::new(Echo { text: "hi".into() });
+    if let Some(timeout) = timeout {
+        request.set_timeout(timeout);
+    }
+    send(client, method, request, bound).await
+}
+
+/// One unary call to `/test.Flaky/{method}` whose `grpc-timeout` is `value`, as it is: its
+/// code, within the bound.
+pub(crate) async fn call_with_timeout(
+    client: &mut Client,
+    method: &'static str,
+    value: &'static str,
+) -> Code {
+    let mut request = tonic::Request::new(Echo { text: "hi".into() });
+    let value = tonic::metadata::MetadataValue::from_static(value);
+    request.metadata_mut().insert("grpc-timeout", value);
+    send(client, method, request, BOUND)
+        .await
+        .expect("the call ended")
+}
+
+/// Sends `request` as a unary call to `/test.Flaky/{method}`: its code, or `None` if it was
+/// still pending after `bound` of real time.
+async fn send(
+    client: &mut Client,
+    method: &'static str,
+    request: tonic::Request<Echo>,
+    bound: Duration,
+) -> Option<Code> {
     let path = match method {
         "Call" => "/test.Flaky/Call",
         "Plain" => "/test.Flaky/Plain",
         "Hedge" => "/test.Flaky/Hedge",
         _ => unreachable!("{method}"),
     };
-    let mut request = tonic::Request::new(Echo { text: "hi".into() });
-    if let Some(timeout) = timeout {
-        request.set_timeout(timeout);
-    }
     let sent = async {
         client.ready().await.unwrap();
         client
@@ -272,16 +363,45 @@ pub(crate) async fn call(
             )
             .await
     };
-    match tokio::time::timeout(BOUND, sent)
-        .await
-        .expect("the call ended")
-    {
+    match tokio::time::timeout(bound, sent).await.ok()? {
         Ok(response) => {
             assert_eq!(response.into_inner(), Echo { text: "hi".into() });
-            Code::Ok
+            Some(Code::Ok)
         }
-        Err(status) => status.code(),
+        Err(status) => Some(status.code()),
     }
+}
+
+/// One server-streaming call to `/test.Flaky/Stream` under `timeout`, read to its end: how
+/// many messages came and the status it ended with, or `None` if it was still pending after
+/// `bound` of real time.
+pub(crate) async fn stream_to_end(
+    client: &mut Client,
+    timeout: Duration,
+    bound: Duration,
+) -> Option<(usize, Code)> {
+    let read = async {
+        client.ready().await.unwrap();
+        let mut request = tonic::Request::new(Echo::default());
+        request.set_timeout(timeout);
+        let path = PathAndQuery::from_static("/test.Flaky/Stream");
+        let sent = client
+            .server_streaming(request, path, ProstCodec::<Echo, Echo>::default())
+            .await;
+        let mut stream = match sent {
+            Ok(response) => response.into_inner(),
+            Err(status) => return (0, status.code()),
+        };
+        let mut messages = 0;
+        loop {
+            match stream.message().await {
+                Ok(Some(_)) => messages += 1,
+                Ok(None) => return (messages, Code::Ok),
+                Err(status) => return (messages, status.code()),
+            }
+        }
+    };
+    tokio::time::timeout(bound, read).await.ok()
 }
 
 /// One server-streaming call to `/test.Flaky/Stream`: the code of its first message.

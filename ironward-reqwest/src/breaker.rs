@@ -209,8 +209,12 @@ impl SharedBreaker {
     /// the permit unsettled.
     pub(crate) fn settle(&self, permit: BreakerPermit, verdict: Verdict) {
         match verdict {
-            Verdict::Pass => self.breaker.pass(permit, self.clock.now()),
-            Verdict::Fail => self.breaker.fail(permit, self.clock.now()),
+            Verdict::Pass => {
+                self.breaker.pass(permit, self.clock.now());
+            }
+            Verdict::Fail => {
+                self.breaker.fail(permit, self.clock.now());
+            }
             Verdict::Neither => drop(permit),
         }
     }

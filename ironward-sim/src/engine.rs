@@ -494,8 +494,12 @@ impl Engine {
             limiter.settle(grant, how, now);
         }
         match (guard.pass, &mut self.front) {
-            (Pass::Sre(permit), Some(Front::Sre(b))) if ok => b.pass(permit, now),
-            (Pass::Sre(permit), Some(Front::Sre(b))) => b.fail(permit, now),
+            (Pass::Sre(permit), Some(Front::Sre(b))) if ok => {
+                b.pass(permit, now);
+            }
+            (Pass::Sre(permit), Some(Front::Sre(b))) => {
+                b.fail(permit, now);
+            }
             (Pass::Classic(trial), Some(Front::Classic(b))) => b.record(trial, !ok, self.now),
             _ => {}
         }

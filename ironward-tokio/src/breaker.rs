@@ -10,7 +10,12 @@ use ironward::{Breaker, BreakerReason, Outcome, Sre};
 
 use crate::clock::nanos;
 use crate::lock;
+use crate::owner::Owner;
 use crate::stripe::{Padded, Stripes};
+
+mod permit;
+
+pub use permit::BreakerPermit;
 
 /// An [`ironward::Breaker`] that every task of every core shares by `&`, taking no lock for
 /// the calls of a healthy backend, nor for the refusals of a failing one.
@@ -130,7 +135,8 @@ use crate::stripe::{Padded, Stripes};
 ///
 /// This type is not `Clone`; share it by `&` or an `Arc`. It takes `now` and the draw from
 /// the caller, as the core does: the edges read them from a [`Clock`](crate::Clock) and
-/// [`Dice`](crate::Dice).
+/// [`Dice`](crate::Dice). A permit settles only on the breaker that made it: another's `pass`
+/// or `fail` changes nothing, hands it back and counts it ([`foreign`](Self::foreign)).
 ///
 /// # Examples
 ///
@@ -166,6 +172,7 @@ pub struct SharedBreaker {
     /// The window the fast refusals weigh, written only while their word is closed.
     view: Padded<View>,
     exact: Mutex<Exact>,
+    owner: Owner,
 }
 
 /// The word's flag for an open refusing path.
@@ -229,29 +236,6 @@ struct Exact {
     generation: u32,
 }
 
-/// A call the [`SharedBreaker`] let through.
-///
-/// Exactly one of [`SharedBreaker::pass`] and [`SharedBreaker::fail`] settles it, which
-/// consumes it. Not `Clone`, so a call cannot be counted twice; dropping it unsettled leaves
-/// the call out of the record, as with the core's [`Permit`](ironward::Permit).
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-/// use ironward::SRE;
-/// use ironward_tokio::SharedBreaker;
-///
-/// let breaker = SharedBreaker::new(SRE, Duration::ZERO);
-/// let permit = breaker.allow(Duration::ZERO, 0.5).expect("a fresh breaker refuses nothing");
-/// breaker.fail(permit, Duration::from_millis(30));
-/// ```
-#[must_use = "settle the permit with SharedBreaker::pass or SharedBreaker::fail once the call has finished"]
-#[derive(Debug)]
-pub struct BreakerPermit {
-    _settle_once: (),
-}
-
 impl SharedBreaker {
     /// A breaker with an empty window opening at `now`, as [`Breaker::new`] makes it.
     pub fn new(sre: Sre, now: Duration) -> Self {
@@ -296,48 +280,63 @@ impl SharedBreaker {
         let at = nanos(now);
         if at < self.horizon.load(Ordering::Acquire) {
             self.stripes.mine().saw(at);
-            return Ok(BreakerPermit { _settle_once: () });
+            return Ok(BreakerPermit::new(&self.owner));
         }
         if let Some(reason) = self.refuse(at, roll) {
             return Err(reason);
         }
+        // The exact breaker's permit is not settled: outcomes reach it by `Breaker::record`.
         self.locked(|breaker| {
             breaker
                 .check(now, roll)
-                .map(|_| BreakerPermit { _settle_once: () })
+                .map(|_| BreakerPermit::new(&self.owner))
         })
     }
 
-    /// Records the call behind `permit` as a success, at `now` (its completion time).
+    /// Records the call behind `permit` as a success, at `now` (its completion time): `None`,
+    /// or another breaker's permit back as `Some`, which changes nothing.
     ///
     /// Before the horizon this is an add to the thread's stripe; otherwise (and when the
     /// stripe was closed under it) the exact breaker records it under the lock.
     #[inline]
-    pub fn pass(&self, permit: BreakerPermit, now: Duration) {
-        let BreakerPermit { _settle_once: () } = permit;
+    pub fn pass(&self, permit: BreakerPermit, now: Duration) -> Option<BreakerPermit> {
+        if !self.owner.owns(permit.breaker()) {
+            return Some(permit);
+        }
         let at = nanos(now);
         if at < self.horizon.load(Ordering::Acquire) {
             let stripe = self.stripes.mine();
             stripe.saw(at);
             let held = stripe.successes.fetch_add(1, Ordering::Relaxed);
             if held < FULL {
-                return;
+                return None;
             }
             if held & CLOSED == 0 {
                 // Counted, on a stripe that is full: hand it over now.
                 self.locked(|_| ());
-                return;
+                return None;
             }
             // Closed under this add, which counted nothing: the next open resets the word.
         }
         self.locked(|breaker| breaker.record(Outcome::Success, 1, now));
+        None
     }
 
     /// Records the call behind `permit` as a failure, at `now` (its completion time), under
-    /// the lock.
-    pub fn fail(&self, permit: BreakerPermit, now: Duration) {
-        let BreakerPermit { _settle_once: () } = permit;
+    /// the lock: `None`, or another breaker's permit back as `Some`, which changes nothing.
+    pub fn fail(&self, permit: BreakerPermit, now: Duration) -> Option<BreakerPermit> {
+        if !self.owner.owns(permit.breaker()) {
+            return Some(permit);
+        }
         self.locked(|breaker| breaker.record(Outcome::Failure, 1, now));
+        None
+    }
+
+    /// Permits [`pass`](Self::pass) and [`fail`](Self::fail) handed back because another
+    /// breaker made them: above 0 is a caller's bug.
+    #[must_use]
+    pub fn foreign(&self) -> u64 {
+        self.owner.foreign()
     }
 
     /// The fraction of calls the breaker would refuse at `now` ([`Breaker::ratio`]), every
@@ -573,6 +572,7 @@ impl From<Breaker> for SharedBreaker {
                 refusing: false,
                 generation: 0,
             }),
+            owner: Owner::new(),
         };
         shared.open(&mut shared.exact());
         shared

@@ -45,6 +45,7 @@ mod clock;
 mod dice;
 mod limiter;
 pub mod meter;
+mod owner;
 mod shedder;
 pub mod stripe;
 

@@ -18,13 +18,21 @@
 //! | `ironward.retry.calls` | counter | `name`, `outcome` | [`GrpcRetries`] |
 //! | `ironward.retry.wait` | histogram (seconds) | `name` | [`GrpcRetries`] |
 //!
-//! **Registered once, when the name is final.** A handle set is registered with the
-//! installed `metrics` recorder the first time it is asked to count (or when
+//! **Registered once, when the name is final.** A handle is registered with the installed
+//! `metrics` recorder the first time it is asked to count (or when
 //! [`register`](Decisions::register) is called, which an edge does when its name can no longer
 //! change: a tower layer when it makes a service, a Redis limiter when it is made), and kept in
 //! a `OnceLock`. A layer that is made and then renamed therefore leaves no series under the
 //! name it started with, and a decision costs one load of the `OnceLock` and an increment on a
 //! handle, never a lookup by name.
+//!
+//! **A series split by class shows once it counts.** `register` shows a piece's few series
+//! at zero (its admissions and one per reason), so that a dashboard sees the label set and a
+//! rate sees the first count. A piece split by criticality
+//! ([`by_criticality`](Decisions::by_criticality), the adaptive limiter) would show four
+//! times as many, 20 for the limiter's four reasons, nearly all of them zeros that no request
+//! ever counts; each of those is registered when it first counts, and `register` registers
+//! none of them.
 //!
 //! **Free without the `metrics` feature.** Without this crate's `metrics` feature (which each
 //! edge's own `metrics` feature turns on) the types are still here, holding their labels for
@@ -50,11 +58,8 @@ use std::borrow::Cow;
 use std::fmt;
 #[cfg(feature = "metrics")]
 use std::sync::OnceLock;
-use std::time::Duration;
 
 use ironward::Criticality;
-use ironward::grpc::Stop as GrpcStop;
-use ironward::http_retry::{Retried, Stop, StopReason};
 
 /// The counter of every decision: admitted, refused and shadowed calls.
 #[cfg(feature = "metrics")]
@@ -91,6 +96,9 @@ pub const DEFAULT_NAME: &str = "default";
 /// [`by_criticality`](Self::by_criticality)), `criticality`: one of
 /// [`Criticality::name`]'s four.
 ///
+/// Each series is registered once, on its first count; [`register`](Self::register)
+/// registers a piece's unsplit series ahead of that, and none of a split one's.
+///
 /// # Examples
 ///
 /// A shedder that refuses for two reasons, in shadow mode:
@@ -99,7 +107,7 @@ pub const DEFAULT_NAME: &str = "default";
 /// use ironward_tokio::meter::Decisions;
 ///
 /// let decisions = Decisions::new("shed", "api", "shadowed", &["overloaded", "cooling"]);
-/// decisions.refused(1); // registers the handles, then counts one `reason="cooling"`
+/// decisions.refused(1); // registers `reason="cooling"`, then counts one there
 /// decisions.refused(7); // no such reason: nothing is counted
 /// assert_eq!(decisions.piece(), "shed");
 /// ```
@@ -112,16 +120,11 @@ pub struct Decisions {
     classed: bool,
     #[cfg(feature = "metrics")]
     reasons: &'static [&'static str],
+    /// One handle per series, each registered on its first use: the admitted, one per class
+    /// (or one), then the refused, one per reason and class, the classes of a reason side by
+    /// side.
     #[cfg(feature = "metrics")]
-    handles: OnceLock<DecisionHandles>,
-}
-
-/// The registered handles of a [`Decisions`]: one admitted counter per class (or one), and
-/// one refused counter per reason and class, the classes of a reason side by side.
-#[cfg(feature = "metrics")]
-struct DecisionHandles {
-    admitted: Box<[metrics::Counter]>,
-    refused: Box<[metrics::Counter]>,
+    series: Box<[OnceLock<metrics::Counter>]>,
 }
 
 /// Where one call of a [`Decisions`] is counted when it ends: as admitted, or as refused for
@@ -175,7 +178,7 @@ impl Decisions {
             #[cfg(feature = "metrics")]
             reasons,
             #[cfg(feature = "metrics")]
-            handles: OnceLock::new(),
+            series: unregistered(1 + reasons.len()),
         }
     }
 
@@ -191,7 +194,9 @@ impl Decisions {
     /// The same handles split by the class of each call: every series gains a `criticality`
     /// label, and [`admitted_as`](Self::admitted_as) and [`refused_as`](Self::refused_as)
     /// count under it (the plain [`admitted`](Self::admitted) and
-    /// [`refused`](Self::refused) under `critical`, the default class).
+    /// [`refused`](Self::refused) under `critical`, the default class). Each of these series
+    /// is registered when it first counts, never by [`register`](Self::register): the
+    /// classes times the reasons are many series, most of which never count.
     ///
     /// # Examples
     ///
@@ -200,6 +205,7 @@ impl Decisions {
     /// use ironward_tokio::meter::Decisions;
     ///
     /// let decisions = Decisions::new("limiter", "api", "refused", &["full"]).by_criticality();
+    /// decisions.register(); // registers nothing
     /// decisions.admitted_as(Criticality::Sheddable);
     /// decisions.refused_as(0, Criticality::CriticalPlus);
     /// ```
@@ -207,15 +213,23 @@ impl Decisions {
     pub fn by_criticality(self) -> Self {
         Self {
             classed: true,
+            #[cfg(feature = "metrics")]
+            series: unregistered(Criticality::ALL.len() * (1 + self.reasons.len())),
             ..self
         }
     }
 
     /// Registers the handles now, if they are not yet: once the name is final, so that every
-    /// series shows (at zero) before the first decision.
+    /// series shows (at zero) before the first decision. A set split by class
+    /// ([`by_criticality`](Self::by_criticality)) registers none here: each of its series
+    /// shows on its first count.
     pub fn register(&self) {
         #[cfg(feature = "metrics")]
-        self.handles();
+        if !self.classed {
+            for index in 0..self.series.len() {
+                self.counter(index);
+            }
+        }
     }
 
     /// The `piece` label.
@@ -242,7 +256,7 @@ impl Decisions {
     /// handles are split by class.
     pub fn admitted_as(&self, criticality: Criticality) {
         #[cfg(feature = "metrics")]
-        if let Some(counter) = self.handles().admitted.get(self.slot(criticality)) {
+        if let Some(counter) = self.counter(self.slot(criticality)) {
             counter.increment(1);
         }
         #[cfg(not(feature = "metrics"))]
@@ -260,13 +274,11 @@ impl Decisions {
     /// list's end.
     pub fn refused_as(&self, reason: usize, criticality: Criticality) {
         #[cfg(feature = "metrics")]
+        if let Some(counter) = self
+            .refused_index(reason, criticality)
+            .and_then(|i| self.counter(i))
         {
-            let index = reason
-                .checked_mul(self.classes())
-                .and_then(|first| first.checked_add(self.slot(criticality)));
-            if let Some(counter) = index.and_then(|i| self.handles().refused.get(i)) {
-                counter.increment(1);
-            }
+            counter.increment(1);
         }
         #[cfg(not(feature = "metrics"))]
         let _ = (reason, criticality);
@@ -282,14 +294,24 @@ impl Decisions {
         }
     }
 
-    /// Where a call of `criticality` is counted among a series' classes.
+    /// Where a call of `criticality` is counted among a series' classes: the index of its
+    /// admitted series.
     #[cfg(feature = "metrics")]
     fn slot(&self, criticality: Criticality) -> usize {
         if self.classed { criticality.rank() } else { 0 }
     }
 
+    /// The index of the series of a call of `criticality` refused for the reason at
+    /// `reason`; `None` past the list's end.
+    #[cfg(feature = "metrics")]
+    fn refused_index(&self, reason: usize, criticality: Criticality) -> Option<usize> {
+        let classes = self.classes();
+        (reason < self.reasons.len()).then(|| classes * (1 + reason) + self.slot(criticality))
+    }
+
     /// The two counters a call decided now but counted when it ends may land on: admitted,
     /// or refused for the reason at `reason` (nothing, for an index past the list's end).
+    /// Both are registered now, if they are not yet.
     ///
     /// A future that counts its call when it ends keeps this rather than a reference to the
     /// layer's handles: while the recorder hands out no-op handles, and without the `metrics`
@@ -309,20 +331,16 @@ impl Decisions {
     pub fn ending(&self, reason: usize) -> Ending {
         #[cfg(feature = "metrics")]
         {
-            let handles = self.handles();
-            let slot = self.slot(Criticality::Critical);
-            let at = |counters: &[metrics::Counter], index: Option<usize>| {
+            let at = |index: Option<usize>| {
                 index
-                    .and_then(|i| counters.get(i))
+                    .and_then(|i| self.counter(i))
                     .cloned()
                     .unwrap_or_else(metrics::Counter::noop)
             };
-            let refused = reason
-                .checked_mul(self.classes())
-                .and_then(|first| first.checked_add(slot));
+            let slot = self.slot(Criticality::Critical);
             Ending {
-                admitted: at(&handles.admitted, Some(slot)),
-                refused: at(&handles.refused, refused),
+                admitted: at(Some(slot)),
+                refused: at(self.refused_index(reason, Criticality::Critical)),
             }
         }
         #[cfg(not(feature = "metrics"))]
@@ -332,59 +350,55 @@ impl Decisions {
         }
     }
 
-    /// The handles, registered on first use.
+    /// The handle of the series at `index` (see `series`), registered on first use; `None`
+    /// past the end.
     #[cfg(feature = "metrics")]
-    fn handles(&self) -> &DecisionHandles {
-        self.handles.get_or_init(|| {
-            metrics::describe_counter!(
-                REQUESTS,
-                metrics::Unit::Count,
-                "Calls a layer or a limiter decided on, admitted, refused or shadowed ({request})"
-            );
-            let series = |outcome: &'static str,
-                          reason: Option<&'static str>,
-                          class: Option<Criticality>| {
-                let mut labels = vec![
-                    metrics::Label::from_static_parts("piece", self.piece),
-                    metrics::Label::new("name", self.name.clone()),
-                ];
-                if let Some(source) = self.source {
-                    labels.push(metrics::Label::from_static_parts("source", source));
-                }
-                labels.push(metrics::Label::from_static_parts("outcome", outcome));
-                if let Some(reason) = reason {
-                    labels.push(metrics::Label::from_static_parts("reason", reason));
-                }
-                if let Some(class) = class {
-                    labels.push(metrics::Label::from_static_parts(
-                        "criticality",
-                        class.name(),
-                    ));
-                }
-                metrics::counter!(REQUESTS, labels)
-            };
-            let classes: Vec<Option<Criticality>> = if self.classed {
-                Criticality::ALL.into_iter().map(Some).collect()
-            } else {
-                vec![None]
-            };
-            DecisionHandles {
-                admitted: classes
-                    .iter()
-                    .map(|&class| series("admitted", None, class))
-                    .collect(),
-                refused: self
-                    .reasons
-                    .iter()
-                    .flat_map(|&reason| {
-                        classes
-                            .iter()
-                            .map(move |&class| series(self.refusal, Some(reason), class))
-                    })
-                    .collect(),
-            }
-        })
+    #[inline]
+    fn counter(&self, index: usize) -> Option<&metrics::Counter> {
+        let cell = self.series.get(index)?;
+        Some(cell.get_or_init(|| self.register_series(index)))
     }
+
+    /// Registers the series at `index`: the cold half of [`counter`](Self::counter).
+    #[cfg(feature = "metrics")]
+    #[cold]
+    fn register_series(&self, index: usize) -> metrics::Counter {
+        metrics::describe_counter!(
+            REQUESTS,
+            metrics::Unit::Count,
+            "Calls a layer or a limiter decided on, admitted, refused or shadowed ({request})"
+        );
+        let classes = self.classes();
+        let (outcome, reason) = match index / classes {
+            0 => ("admitted", None),
+            n => (self.refusal, Some(self.reasons[n - 1])),
+        };
+        let mut labels = vec![
+            metrics::Label::from_static_parts("piece", self.piece),
+            metrics::Label::new("name", self.name.clone()),
+        ];
+        if let Some(source) = self.source {
+            labels.push(metrics::Label::from_static_parts("source", source));
+        }
+        labels.push(metrics::Label::from_static_parts("outcome", outcome));
+        if let Some(reason) = reason {
+            labels.push(metrics::Label::from_static_parts("reason", reason));
+        }
+        if self.classed {
+            let class = Criticality::ALL[index % classes];
+            labels.push(metrics::Label::from_static_parts(
+                "criticality",
+                class.name(),
+            ));
+        }
+        metrics::counter!(REQUESTS, labels)
+    }
+}
+
+/// `n` handles, none registered.
+#[cfg(feature = "metrics")]
+fn unregistered(n: usize) -> Box<[OnceLock<metrics::Counter>]> {
+    (0..n).map(|_| OnceLock::new()).collect()
 }
 
 impl fmt::Debug for Decisions {
@@ -514,474 +528,8 @@ impl fmt::Debug for Level {
     }
 }
 
-/// One retrying client's handles: attempts by kind, finished calls by outcome and the waits
-/// between attempts.
-///
-/// The outcome labels are the core's ([`Retried::outcome`]): `success`, or the label of the
-/// `Stop` that ended the call, so every edge that retries
-/// counts alike.
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-/// use ironward::http_retry::Retried;
-/// use ironward_tokio::meter::Retries;
-///
-/// let retries = Retries::new("payments");
-/// retries.attempt(1);
-/// retries.wait(Duration::from_millis(100));
-/// retries.attempt(2);
-/// retries.ended(&Retried::default());
-/// assert_eq!(retries.name(), "payments");
-/// ```
-pub struct Retries {
-    name: &'static str,
-    #[cfg(feature = "metrics")]
-    handles: OnceLock<RetryHandles>,
-}
-
-/// The registered handles of a [`Retries`].
-#[cfg(feature = "metrics")]
-struct RetryHandles {
-    first: metrics::Counter,
-    retry: metrics::Counter,
-    /// `success`, then one per [`Stop::ALL`], in that order.
-    calls: [metrics::Counter; 1 + Stop::ALL.len()],
-    wait: metrics::Histogram,
-}
-
-impl Retries {
-    /// The handles of the retrying client `name`. Nothing is registered yet.
-    pub fn new(name: &'static str) -> Self {
-        Self {
-            name,
-            #[cfg(feature = "metrics")]
-            handles: OnceLock::new(),
-        }
-    }
-
-    /// Registers the handles now, if they are not yet; see [`Decisions::register`].
-    pub fn register(&self) {
-        #[cfg(feature = "metrics")]
-        self.handles();
-    }
-
-    /// The `name` label.
-    pub fn name(&self) -> &'static str {
-        self.name
-    }
-
-    /// Counts the attempt numbered `number` (1 for the first), as the run counted it.
-    pub fn attempt(&self, number: u32) {
-        #[cfg(feature = "metrics")]
-        match number {
-            1 => self.handles().first.increment(1),
-            _ => self.handles().retry.increment(1),
-        }
-        #[cfg(not(feature = "metrics"))]
-        let _ = number;
-    }
-
-    /// Records a wait decided before a retry.
-    pub fn wait(&self, wait: Duration) {
-        #[cfg(feature = "metrics")]
-        self.handles().wait.record(wait.as_secs_f64());
-        #[cfg(not(feature = "metrics"))]
-        let _ = wait;
-    }
-
-    /// Counts one finished call under its outcome.
-    pub fn ended(&self, retried: &Retried) {
-        #[cfg(feature = "metrics")]
-        {
-            let index = match retried.stop {
-                None => Some(0),
-                Some(stop) => Stop::ALL.iter().position(|&s| s == stop).map(|i| i + 1),
-            };
-            if let Some(counter) = index.and_then(|i| self.handles().calls.get(i)) {
-                counter.increment(1);
-            }
-        }
-        #[cfg(not(feature = "metrics"))]
-        let _ = retried;
-    }
-
-    /// The handles, registered on first use.
-    #[cfg(feature = "metrics")]
-    fn handles(&self) -> &RetryHandles {
-        self.handles.get_or_init(|| {
-            describe_retries();
-            let name = self.name;
-            let outcome = |i: usize| match i.checked_sub(1) {
-                None => Retried::default().outcome(),
-                Some(stop) => Stop::ALL[stop].as_str(),
-            };
-            RetryHandles {
-                first: metrics::counter!(RETRY_ATTEMPTS, "name" => name, "kind" => "first"),
-                retry: metrics::counter!(RETRY_ATTEMPTS, "name" => name, "kind" => "retry"),
-                calls: std::array::from_fn(
-                    |i| metrics::counter!(RETRY_CALLS, "name" => name, "outcome" => outcome(i)),
-                ),
-                wait: metrics::histogram!(RETRY_WAIT, "name" => name),
-            }
-        })
-    }
-}
-
-impl fmt::Debug for Retries {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Retries")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
-    }
-}
-
-/// Describes the three retry metrics, for [`Retries`] and [`GrpcRetries`] alike.
-#[cfg(feature = "metrics")]
-fn describe_retries() {
-    metrics::describe_counter!(
-        RETRY_ATTEMPTS,
-        metrics::Unit::Count,
-        "Attempts a retrying client sent, the first and each retry ({attempt})"
-    );
-    metrics::describe_counter!(
-        RETRY_CALLS,
-        metrics::Unit::Count,
-        "Calls a retrying client finished, by how they ended ({call})"
-    );
-    metrics::describe_histogram!(
-        RETRY_WAIT,
-        metrics::Unit::Seconds,
-        "Waits a retrying client decided before a retry (s)"
-    );
-}
-
-/// Every gRPC stop, in the order [`GrpcRetries`] registers their series.
-#[cfg(feature = "metrics")]
-const GRPC_STOPS: [GrpcStop; 6] = [
-    GrpcStop::NotRetryable,
-    GrpcStop::AttemptsSpent,
-    GrpcStop::Throttled,
-    GrpcStop::Pushback,
-    GrpcStop::Committed,
-    GrpcStop::Deadline,
-];
-
-/// One gRPC retrying or hedging client's handles, under [`Retries`]' names and labels:
-/// attempts by kind (`first`, `retry`, or `hedge` for a hedged call's attempts after its
-/// first), finished calls by outcome, and the waits decided before a retry.
-///
-/// The outcome of a call is `success`, or the label [`outcome`](Self::outcome) gives the
-/// gRPC A6 [`Stop`](ironward::grpc::Stop) that ended it; a stop that means what an HTTP
-/// stop means is labelled alike (`not_retryable`, `attempts_exhausted`, `throttled`), so one
-/// query reads the HTTP and the gRPC edges.
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-/// use ironward::grpc::Stop;
-/// use ironward_tokio::meter::GrpcRetries;
-///
-/// let retries = GrpcRetries::new("payments");
-/// retries.attempt(1);
-/// retries.wait(Duration::from_millis(100));
-/// retries.attempt(2);
-/// retries.ended(Some(Stop::AttemptsSpent));
-/// assert_eq!(GrpcRetries::outcome(Some(Stop::AttemptsSpent)), "attempts_exhausted");
-/// assert_eq!(GrpcRetries::outcome(None), "success");
-/// assert_eq!(retries.name(), "payments");
-/// ```
-pub struct GrpcRetries {
-    name: &'static str,
-    #[cfg(feature = "metrics")]
-    handles: OnceLock<GrpcRetryHandles>,
-}
-
-/// The registered handles of a [`GrpcRetries`].
-#[cfg(feature = "metrics")]
-struct GrpcRetryHandles {
-    first: metrics::Counter,
-    retry: metrics::Counter,
-    hedge: metrics::Counter,
-    /// `success`, then one per [`GRPC_STOPS`], in that order.
-    calls: [metrics::Counter; 1 + GRPC_STOPS.len()],
-    wait: metrics::Histogram,
-}
-
-impl GrpcRetries {
-    /// The handles of the gRPC client `name`. Nothing is registered yet.
-    pub fn new(name: &'static str) -> Self {
-        Self {
-            name,
-            #[cfg(feature = "metrics")]
-            handles: OnceLock::new(),
-        }
-    }
-
-    /// The `outcome` label of a call that ended for `stop`, `success` for `None`:
-    /// `not_retryable`, `attempts_exhausted`, `throttled`, `pushback`, `committed` or
-    /// `deadline`. A label both edges count under is the HTTP edge's own, taken from
-    /// [`Retried::outcome`] and [`Stop::as_str`], so
-    /// that the two cannot drift apart.
-    pub fn outcome(stop: Option<GrpcStop>) -> &'static str {
-        match stop {
-            None => Retried::default().outcome(),
-            Some(GrpcStop::NotRetryable) => StopReason::NotRetryable.as_str(),
-            Some(GrpcStop::AttemptsSpent) => StopReason::AttemptsExhausted.as_str(),
-            Some(GrpcStop::Throttled) => Stop::Throttled.as_str(),
-            Some(GrpcStop::Pushback) => "pushback",
-            Some(GrpcStop::Committed) => "committed",
-            Some(GrpcStop::Deadline) => "deadline",
-        }
-    }
-
-    /// Registers the handles now, if they are not yet; see [`Decisions::register`].
-    pub fn register(&self) {
-        #[cfg(feature = "metrics")]
-        self.handles();
-    }
-
-    /// The `name` label.
-    pub fn name(&self) -> &'static str {
-        self.name
-    }
-
-    /// Counts the attempt numbered `number` of a retried call (1 for the first).
-    pub fn attempt(&self, number: u32) {
-        #[cfg(feature = "metrics")]
-        match number {
-            1 => self.handles().first.increment(1),
-            _ => self.handles().retry.increment(1),
-        }
-        #[cfg(not(feature = "metrics"))]
-        let _ = number;
-    }
-
-    /// Counts one hedge: an attempt of a hedged call after its first.
-    pub fn hedge(&self) {
-        #[cfg(feature = "metrics")]
-        self.handles().hedge.increment(1);
-    }
-
-    /// Records a wait decided before a retry.
-    pub fn wait(&self, wait: Duration) {
-        #[cfg(feature = "metrics")]
-        self.handles().wait.record(wait.as_secs_f64());
-        #[cfg(not(feature = "metrics"))]
-        let _ = wait;
-    }
-
-    /// Counts one finished call: a success for `None`, else under its stop's label.
-    pub fn ended(&self, stop: Option<GrpcStop>) {
-        #[cfg(feature = "metrics")]
-        {
-            let index = match stop {
-                None => Some(0),
-                Some(stop) => GRPC_STOPS.iter().position(|&s| s == stop).map(|i| i + 1),
-            };
-            if let Some(counter) = index.and_then(|i| self.handles().calls.get(i)) {
-                counter.increment(1);
-            }
-        }
-        #[cfg(not(feature = "metrics"))]
-        let _ = stop;
-    }
-
-    /// The handles, registered on first use.
-    #[cfg(feature = "metrics")]
-    fn handles(&self) -> &GrpcRetryHandles {
-        self.handles.get_or_init(|| {
-            describe_retries();
-            let name = self.name;
-            let outcome = |i: usize| match i.checked_sub(1) {
-                None => Self::outcome(None),
-                Some(stop) => Self::outcome(Some(GRPC_STOPS[stop])),
-            };
-            GrpcRetryHandles {
-                first: metrics::counter!(RETRY_ATTEMPTS, "name" => name, "kind" => "first"),
-                retry: metrics::counter!(RETRY_ATTEMPTS, "name" => name, "kind" => "retry"),
-                hedge: metrics::counter!(RETRY_ATTEMPTS, "name" => name, "kind" => "hedge"),
-                calls: std::array::from_fn(
-                    |i| metrics::counter!(RETRY_CALLS, "name" => name, "outcome" => outcome(i)),
-                ),
-                wait: metrics::histogram!(RETRY_WAIT, "name" => name),
-            }
-        })
-    }
-}
-
-impl fmt::Debug for GrpcRetries {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("GrpcRetries")
-            .field("name", &self.name)
-            .finish_non_exhaustive()
-    }
-}
-
+mod retries;
 #[cfg(all(test, feature = "metrics"))]
-mod tests {
-    use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+mod tests;
 
-    use super::{Decisions, GrpcRetries, Level, Retries};
-
-    /// The series a recorder holds, as `name{labels}` and the counter's value or 0.
-    fn series(recorder: &DebuggingRecorder) -> Vec<(String, u64)> {
-        let mut all: Vec<_> = recorder
-            .snapshotter()
-            .snapshot()
-            .into_vec()
-            .into_iter()
-            .map(|(key, _, _, value)| {
-                let key = key.key();
-                let labels: Vec<_> = key
-                    .labels()
-                    .map(|l| format!("{}={}", l.key(), l.value()))
-                    .collect();
-                let count = match value {
-                    DebugValue::Counter(n) => n,
-                    _ => 0,
-                };
-                (format!("{}{{{}}}", key.name(), labels.join(",")), count)
-            })
-            .collect();
-        all.sort();
-        all
-    }
-
-    #[test]
-    fn nothing_is_registered_until_the_handles_are_first_used() {
-        let recorder = DebuggingRecorder::new();
-        let seen = metrics::with_local_recorder(&recorder, || {
-            let decisions = Decisions::new("breaker", "default", "refused", &["throttled"]);
-            let ratio = Level::breaker_ratio("default");
-            let retries = Retries::new("default");
-            let before = series(&recorder);
-            drop((decisions, ratio, retries));
-            before
-        });
-        assert_eq!(seen, vec![]);
-        assert_eq!(series(&recorder), vec![]);
-    }
-
-    #[test]
-    fn registering_shows_every_series_at_zero_once() {
-        let recorder = DebuggingRecorder::new();
-        metrics::with_local_recorder(&recorder, || {
-            let decisions =
-                Decisions::new("redis_period", String::from("api"), "refused", &["limited"])
-                    .with_source("redis");
-            decisions.register();
-            decisions.register();
-            decisions.refused(0);
-            decisions.refused(1);
-        });
-        assert_eq!(
-            series(&recorder),
-            vec![
-                (
-                    "ironward.requests{piece=redis_period,name=api,source=redis,outcome=admitted}"
-                        .to_owned(),
-                    0
-                ),
-                (
-                    "ironward.requests{piece=redis_period,name=api,source=redis,outcome=refused,reason=limited}"
-                        .to_owned(),
-                    1
-                ),
-            ]
-        );
-    }
-
-    #[test]
-    fn handles_split_by_class_count_each_class_apart() {
-        use ironward::Criticality;
-        let recorder = DebuggingRecorder::new();
-        metrics::with_local_recorder(&recorder, || {
-            let decisions =
-                Decisions::new("limiter", "api", "refused", &["full", "floor"]).by_criticality();
-            decisions.admitted_as(Criticality::Sheddable);
-            decisions.admitted(); // as critical
-            decisions.refused_as(1, Criticality::SheddableConcurrent);
-            decisions.refused_as(1, Criticality::SheddableConcurrent);
-            decisions.refused_as(2, Criticality::Critical); // no such reason
-            Level::limiter_limit("api").set(17.0);
-        });
-        let seen = series(&recorder);
-        // Four admitted series and eight refused, every one registered.
-        assert_eq!(seen.len(), 4 + 8 + 1, "{seen:?}");
-        let count = |key: &str| seen.iter().find(|(k, _)| k == key).map(|(_, n)| *n);
-        assert_eq!(
-            count(
-                "ironward.requests{piece=limiter,name=api,outcome=admitted,criticality=sheddable}"
-            ),
-            Some(1)
-        );
-        assert_eq!(
-            count(
-                "ironward.requests{piece=limiter,name=api,outcome=admitted,criticality=critical}"
-            ),
-            Some(1)
-        );
-        assert_eq!(
-            count(
-                "ironward.requests{piece=limiter,name=api,outcome=refused,reason=floor,criticality=sheddable_concurrent}"
-            ),
-            Some(2)
-        );
-        assert_eq!(
-            count(
-                "ironward.requests{piece=limiter,name=api,outcome=refused,reason=full,criticality=critical_plus}"
-            ),
-            Some(0)
-        );
-        assert!(
-            seen.iter()
-                .any(|(k, _)| k == "ironward.limiter.limit{name=api}")
-        );
-    }
-
-    #[test]
-    fn a_retry_counts_under_the_cores_outcome_labels() {
-        let recorder = DebuggingRecorder::new();
-        metrics::with_local_recorder(&recorder, || {
-            let retries = Retries::new("api");
-            retries.attempt(1);
-            retries.attempt(2);
-            retries.ended(&ironward::http_retry::Retried::default());
-        });
-        let seen = series(&recorder);
-        assert!(seen.contains(&("ironward.retry.attempts{name=api,kind=first}".to_owned(), 1)));
-        assert!(seen.contains(&("ironward.retry.attempts{name=api,kind=retry}".to_owned(), 1)));
-        assert!(seen.contains(&(
-            "ironward.retry.calls{name=api,outcome=success}".to_owned(),
-            1
-        )));
-    }
-
-    #[test]
-    fn a_grpc_call_counts_hedges_and_every_stop_label() {
-        let recorder = DebuggingRecorder::new();
-        metrics::with_local_recorder(&recorder, || {
-            let retries = GrpcRetries::new("api");
-            retries.register();
-            retries.attempt(1);
-            retries.hedge();
-            retries.hedge();
-            retries.ended(Some(ironward::grpc::Stop::Deadline));
-        });
-        let seen = series(&recorder);
-        // Three kinds, a success and six stops, and the wait histogram.
-        assert_eq!(seen.len(), 3 + 7 + 1, "{seen:?}");
-        assert!(seen.contains(&("ironward.retry.attempts{name=api,kind=hedge}".to_owned(), 2)));
-        assert!(seen.contains(&(
-            "ironward.retry.calls{name=api,outcome=deadline}".to_owned(),
-            1
-        )));
-        assert!(seen.contains(&(
-            "ironward.retry.calls{name=api,outcome=committed}".to_owned(),
-            0
-        )));
-    }
-}
+pub use retries::{GrpcRetries, Retries};

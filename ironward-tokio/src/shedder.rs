@@ -10,7 +10,12 @@ use ironward::{Criticality, Shed, ShedReason, Shedder, Total};
 
 use crate::clock::nanos;
 use crate::lock;
+use crate::owner::Owner;
 use crate::stripe::{Padded, Stripes};
+
+mod ticket;
+
+pub use ticket::ShedTicket;
 
 /// An [`ironward::Shedder`] that every task of every core shares by `&`, taking no lock for
 /// the calls of a server that is not overloaded.
@@ -109,6 +114,9 @@ use crate::stripe::{Padded, Stripes};
 /// lock is taken once per bucket (go-zero's 100 ms) by the first pass past its end, and by
 /// every decision while the server is hot.
 ///
+/// A ticket settles only on the shedder that made it: another's `pass` or `fail` changes
+/// nothing, hands it back and counts it ([`foreign`](Self::foreign)).
+///
 /// # Examples
 ///
 /// ```
@@ -172,6 +180,8 @@ struct Mirror {
     /// critical class's refusal may hold the class below the floor; 0 when none can, and
     /// `u64::MAX` for a cooling time that never ends, which always asks the lock.
     floors: [AtomicU64; 4],
+    /// The mark of this shedder's tickets, on the line every call reads.
+    owner: Owner,
 }
 
 /// The low bits of a stripe hold the summed response times, in nanoseconds.
@@ -180,39 +190,6 @@ const SUM_BITS: u32 = 44;
 const SUM_MAX: u64 = (1 << SUM_BITS) - 1;
 /// The most passes a stripe holds: 2^20 − 1, about a million a bucket a thread.
 const COUNT_MAX: u64 = (1 << (64 - SUM_BITS)) - 1;
-
-/// A call the [`SharedShedder`] let through, remembering when it started.
-///
-/// Exactly one of [`SharedShedder::pass`] and [`SharedShedder::fail`] settles it, which
-/// consumes it; not `Clone`, so a call cannot leave flight twice. Dropping it unsettled leaves
-/// the call counted in flight. It is [`ironward::Ticket`]'s twin for the shared form.
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-/// use ironward::SHED;
-/// use ironward_tokio::SharedShedder;
-///
-/// let shedder = SharedShedder::new(SHED, Duration::ZERO);
-/// let ticket = shedder.allow(Duration::from_millis(5), 300).expect("a cool server");
-/// assert_eq!(ticket.start(), Duration::from_millis(5));
-/// shedder.pass(ticket, Duration::from_millis(25));
-/// assert_eq!(shedder.flying(), 0);
-/// ```
-#[must_use = "settle the ticket with SharedShedder::pass or SharedShedder::fail once the call has finished"]
-#[derive(Debug)]
-pub struct ShedTicket {
-    start: u64,
-}
-
-impl ShedTicket {
-    /// When the call was let through, on the shedder's clock.
-    #[must_use]
-    pub fn start(&self) -> Duration {
-        Duration::from_nanos(self.start)
-    }
-}
 
 impl SharedShedder {
     /// A shedder with an empty window opening at `now`, nothing in flight and a cool CPU, as
@@ -230,6 +207,7 @@ impl SharedShedder {
                 beta: AtomicU64::new(exact.beta().to_bits()),
                 until: AtomicU64::new(nanos(exact.bucket_end())),
                 floors: Default::default(),
+                owner: Owner::new(),
             }),
             stripes: Stripes::new(|| AtomicU64::new(0)),
             above: Default::default(),
@@ -318,7 +296,7 @@ impl SharedShedder {
             let floor = mirror.floors[criticality.rank()].load(Relaxed);
             if now >= floor && floor != u64::MAX {
                 self.flight.flying.fetch_add(1, Relaxed);
-                return Ok(ShedTicket { start: now });
+                return Ok(ShedTicket::new(now, &mirror.owner));
             }
         }
         self.decide(now, cpu, criticality)
@@ -350,9 +328,7 @@ impl SharedShedder {
         // Counted under the lock, so that the next locked decision sees it.
         decision.map(|start| {
             flight.flying.fetch_add(1, Relaxed);
-            ShedTicket {
-                start: nanos(start),
-            }
+            ShedTicket::new(nanos(start), &self.mirror.owner)
         })
     }
 
@@ -360,16 +336,20 @@ impl SharedShedder {
     /// counts towards what the server has shown it can do, as [`Shedder::pass`].
     ///
     /// Within the window's newest bucket this takes no lock; the first pass past its end
-    /// takes it once, to hand the bucket's passes to the exact shedder.
+    /// takes it once, to hand the bucket's passes to the exact shedder. `None`; another
+    /// shedder's ticket comes back as `Some`, changing nothing.
     #[inline]
-    pub fn pass(&self, ticket: ShedTicket, now: Duration) {
+    pub fn pass(&self, ticket: ShedTicket, now: Duration) -> Option<ShedTicket> {
+        if !self.mirror.owner.owns(ticket.shedder()) {
+            return Some(ticket);
+        }
         let now = self.advance(nanos(now));
         self.settle();
-        let taken = now.saturating_sub(ticket.start);
-        if now < self.mirror.until.load(Relaxed) && self.gather(taken) {
-            return;
+        let taken = now.saturating_sub(ticket.start_nanos());
+        if !(now < self.mirror.until.load(Relaxed) && self.gather(taken)) {
+            self.record(now, taken);
         }
-        self.record(now, taken);
+        None
     }
 
     /// The locked half of [`pass`](Self::pass): the newest bucket's passes to the exact
@@ -387,11 +367,22 @@ impl SharedShedder {
     }
 
     /// The call behind `ticket` failed: it leaves flight but says nothing about capacity, as
-    /// [`Shedder::fail`]. Takes no lock.
+    /// [`Shedder::fail`]. Takes no lock. `None`; another shedder's ticket comes back as
+    /// `Some`, changing nothing.
     #[inline]
-    pub fn fail(&self, ticket: ShedTicket) {
-        let ShedTicket { start: _ } = ticket;
+    pub fn fail(&self, ticket: ShedTicket) -> Option<ShedTicket> {
+        if !self.mirror.owner.owns(ticket.shedder()) {
+            return Some(ticket);
+        }
         self.settle();
+        None
+    }
+
+    /// Tickets [`pass`](Self::pass) and [`fail`](Self::fail) handed back because another
+    /// shedder made them: above 0 is a caller's bug.
+    #[must_use]
+    pub fn foreign(&self) -> u64 {
+        self.mirror.owner.foreign()
     }
 
     /// How many calls are in flight: let through and not yet settled.
@@ -525,8 +516,8 @@ impl SharedShedder {
     #[inline]
     fn settle(&self) {
         let flight = &*self.flight;
-        // Never below zero, as `Shedder` saturates (a ticket of another shedder settled
-        // here): nothing written then, and the average takes a count of 0.
+        // Never below zero, as `Shedder` saturates: nothing written then, and the average
+        // takes a count of 0.
         let left = flight
             .flying
             .fetch_update(Relaxed, Relaxed, |flying| flying.checked_sub(1))

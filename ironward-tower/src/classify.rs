@@ -254,8 +254,8 @@ impl<B> Classify<Response<B>> for ShedFailures {
 ///
 /// The [`LimiterLayer`](crate::LimiterLayer) settles each call it let in with the answer
 /// ([`ironward::Limiter::settle`]): [`Settle::Success`] samples the call's latency,
-/// [`Settle::Dropped`] lowers the limit as overload (Netflix concurrency-limits'
-/// `onDropped`), and [`Settle::Ignored`] takes the call out of flight and nothing else
+/// [`Settle::Dropped`] marks overload (Netflix concurrency-limits' `onDropped`; what it does
+/// to the limit is the algorithm's, see [`Settle::Dropped`]), and [`Settle::Ignored`] takes the call out of flight and nothing else
 /// (`onIgnore`). A call whose future is dropped before it completes is ignored without
 /// being graded. `Res` is the inner service's response type; the error has already been
 /// boxed.

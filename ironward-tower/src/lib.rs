@@ -85,7 +85,8 @@
 //! (a Prometheus or OpenTelemetry exporter); without it nothing is recorded and no dependency
 //! is pulled in. Each layer registers its handles once, when it first makes a service
 //! (`Layer::layer`), its name then final: a layer renamed with `with_name` leaves no series
-//! under `name="default"`. A decision then costs an increment on a handle, and nothing at all
+//! under `name="default"`; the limiter's series split by criticality register on their first
+//! count, so only the classes a service sees appear. A decision then costs an increment on a handle, and nothing at all
 //! while no recorder is installed. Names follow the OpenTelemetry
 //! conventions: dot-separated, lower case, the unit in braces for a count of things.
 //!

@@ -5,9 +5,12 @@ use core::time::Duration;
 use crate::clock::{Latest, nanos};
 use crate::constant::constant;
 use crate::float::unit;
+use crate::owner::{Mark, Owner};
 use crate::reason::BreakerReason;
 use crate::tally::{Outcome, Tally};
 use crate::window::{Window, grid};
+
+use runs::Runs;
 
 /// The constants of Google SRE client-side throttling, with go-zero's refinements.
 ///
@@ -114,7 +117,9 @@ impl Default for Sre {
 /// divides by its constant 40; the two agree for the preset.
 ///
 /// Time is the caller's: a `now` earlier than one already seen is read as the latest seen.
-/// `Clone` copies the whole state; the copies then evolve independently.
+/// `Clone` copies the whole state; the copies then evolve independently, each settling only
+/// the permits it hands out. A permit of another breaker changes nothing here: `pass` and
+/// `fail` hand it back and count it ([`foreign`](Breaker::foreign)).
 ///
 /// # Examples
 ///
@@ -150,13 +155,17 @@ pub struct Breaker {
     /// When a call was last let through while the breaker was dropping.
     last: Option<u64>,
     clock: Latest,
+    owner: Owner,
+    /// Permits of other breakers `pass` and `fail` handed back.
+    foreign: u64,
 }
 
 /// A call the [`Breaker`] let through.
 ///
-/// Exactly one of [`Breaker::pass`] and [`Breaker::fail`] settles it, which consumes it; until
-/// then the window holds no record of how the call went. Not `Clone`, so a call cannot be
-/// counted twice. Dropping a permit unsettled leaves the call out of the record.
+/// Exactly one of [`Breaker::pass`] and [`Breaker::fail`] of the breaker that made it settles
+/// it, which consumes it; until then the window holds no record of how the call went, and
+/// another breaker's hands it back. Not `Clone`, so a call cannot be counted twice. Dropping a
+/// permit unsettled leaves the call out of the record.
 ///
 /// # Examples
 ///
@@ -173,79 +182,7 @@ pub struct Breaker {
 #[must_use = "settle the permit with Breaker::pass or Breaker::fail once the call has finished"]
 #[derive(Debug)]
 pub struct Permit {
-    _settle_once: (),
-}
-
-/// The runs at the newest end of the window, kept as outcomes are counted and buckets clear.
-///
-/// A bucket holding a success ends the failing run, one holding a failure ends the working
-/// run, and one holding neither (empty, or drops only) changes neither, as in the scan of
-/// [`Breaker::history`]. The run of failure-only buckets is therefore every failure-only
-/// bucket newer than the newest bucket holding a success, or all of them when none does; the
-/// bucket that clears is always the oldest, so it leaves the run exactly when no bucket holds
-/// a success.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-struct Runs {
-    failing: usize,
-    working: usize,
-    /// Buckets in the window holding at least one success.
-    succeeded: usize,
-    /// Buckets in the window holding at least one failure.
-    failed: usize,
-}
-
-impl Runs {
-    /// The runs of a window whose only bucket holding anything is `bucket`.
-    fn of(bucket: &Tally) -> Self {
-        let (succeeded, failed) = (bucket.success > 0, bucket.failure > 0);
-        Self {
-            failing: usize::from(failed && !succeeded),
-            working: usize::from(succeeded && !failed),
-            succeeded: usize::from(succeeded),
-            failed: usize::from(failed),
-        }
-    }
-
-    /// `bucket`, the newest, is about to count `outcome`.
-    fn count(&mut self, bucket: &Tally, outcome: Outcome) {
-        match outcome {
-            Outcome::Success => {
-                if bucket.success == 0 {
-                    self.succeeded += 1;
-                    if bucket.failure == 0 {
-                        self.working += 1;
-                    }
-                }
-                self.failing = 0;
-            }
-            Outcome::Failure => {
-                if bucket.failure == 0 {
-                    self.failed += 1;
-                    if bucket.success == 0 {
-                        self.failing += 1;
-                    }
-                }
-                self.working = 0;
-            }
-            Outcome::Drop => {}
-        }
-    }
-
-    /// `bucket`, the oldest, leaves the window.
-    fn clear(&mut self, bucket: &Tally) {
-        if bucket.success > 0 {
-            self.succeeded -= 1;
-        }
-        if bucket.failure > 0 {
-            self.failed -= 1;
-        }
-        if bucket.failure > 0 && bucket.success == 0 && self.succeeded == 0 {
-            self.failing -= 1;
-        }
-        if bucket.success > 0 && bucket.failure == 0 && self.failed == 0 {
-            self.working -= 1;
-        }
-    }
+    breaker: Mark,
 }
 
 /// The float constants of an [`Sre`] as the breaker reads them: finite and not negative.
@@ -302,6 +239,8 @@ impl Breaker {
             runs: Runs::default(),
             last: None,
             clock: Latest::new(now),
+            owner: Owner::default(),
+            foreign: 0,
         }
     }
 
@@ -354,7 +293,7 @@ impl Breaker {
         // numerator (the denominator is at least 1). When even that is not positive, the
         // exact value is not either (step 3): no division is needed to let the call through.
         if self.throttled(self.constants.floor) <= 0.0 {
-            return Ok(Permit { _settle_once: () });
+            return Ok(self.permit());
         }
         let history = History {
             accepts: self.accepts,
@@ -369,19 +308,19 @@ impl Breaker {
         );
         let (k, drop) = self.weighed(&history);
         if drop <= 0.0 {
-            return Ok(Permit { _settle_once: () });
+            return Ok(self.permit());
         }
         let probed = self
             .last
             .is_some_and(|last| now - last > nanos(self.sre.probe));
         if probed {
             self.last = Some(now);
-            return Ok(Permit { _settle_once: () });
+            return Ok(self.permit());
         }
         let (roll, drop) = (unit(roll), self.recover(drop, &history));
         if roll >= drop {
             self.last = Some(now);
-            return Ok(Permit { _settle_once: () });
+            return Ok(self.permit());
         }
         self.add(now, Outcome::Drop);
         Err(history.reason(k, drop, roll))
@@ -445,14 +384,40 @@ impl Breaker {
         Some((Duration::from_nanos(until), reason))
     }
 
-    /// Records the call behind `permit` as a success, at `now` (its completion time).
-    pub fn pass(&mut self, permit: Permit, now: Duration) {
-        self.settle(permit, now, Outcome::Success);
+    /// Records the call behind `permit` as a success, at `now` (its completion time), and
+    /// answers `None`. A permit another breaker made changes nothing here (not even the
+    /// clock): it comes back as `Some`, to be settled on that breaker, and is counted by
+    /// [`foreign`](Breaker::foreign).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::{Breaker, SRE};
+    ///
+    /// let now = Duration::ZERO;
+    /// let (mut a, mut b) = (Breaker::new(SRE, now), Breaker::new(SRE, now));
+    /// let permit = a.allow(now, 0.5).expect("a fresh breaker refuses nothing");
+    /// let permit = b.pass(permit, now).expect("not b's: handed back");
+    /// assert_eq!(b.foreign(), 1);
+    /// assert!(a.pass(permit, now).is_none());
+    /// ```
+    pub fn pass(&mut self, permit: Permit, now: Duration) -> Option<Permit> {
+        self.settle(permit, now, Outcome::Success)
     }
 
-    /// Records the call behind `permit` as a failure, at `now` (its completion time).
-    pub fn fail(&mut self, permit: Permit, now: Duration) {
-        self.settle(permit, now, Outcome::Failure);
+    /// Records the call behind `permit` as a failure, at `now` (its completion time), and
+    /// answers `None`; another breaker's permit comes back as `Some`, as from
+    /// [`pass`](Breaker::pass).
+    pub fn fail(&mut self, permit: Permit, now: Duration) -> Option<Permit> {
+        self.settle(permit, now, Outcome::Failure)
+    }
+
+    /// Permits [`pass`](Breaker::pass) and [`fail`](Breaker::fail) handed back because
+    /// another breaker made them, saturating: above 0 is a caller's bug.
+    #[must_use]
+    pub fn foreign(&self) -> u64 {
+        self.foreign
     }
 
     /// The fraction of calls the breaker would refuse at `now`, zero while the window is
@@ -545,9 +510,27 @@ impl Breaker {
         &self.sre
     }
 
-    fn settle(&mut self, Permit { _settle_once: () }: Permit, now: Duration, outcome: Outcome) {
+    /// A permit for a call let through now.
+    #[inline]
+    fn permit(&mut self) -> Permit {
+        Permit {
+            breaker: self.owner.mark(),
+        }
+    }
+
+    /// Whether this breaker made `permit`: a ward settles its connects only then.
+    pub(crate) fn made(&self, permit: &Permit) -> bool {
+        self.owner.owns(permit.breaker)
+    }
+
+    fn settle(&mut self, permit: Permit, now: Duration, outcome: Outcome) -> Option<Permit> {
+        if !self.made(&permit) {
+            self.foreign = self.foreign.saturating_add(1);
+            return Some(permit);
+        }
         let now = self.clock.advance(now);
         self.add(now, outcome);
+        None
     }
 
     /// Counts `outcome` in the bucket `now` falls in, and in the kept totals.
@@ -752,6 +735,7 @@ impl History {
 }
 
 mod horizon;
+mod runs;
 
 #[cfg(test)]
 mod tests;

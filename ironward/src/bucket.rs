@@ -4,8 +4,9 @@ use core::time::Duration;
 
 use crate::clock::Latest;
 use crate::float::{ceil_nanos, whole_f64};
+use crate::owner::Owner;
 use crate::reason::BucketReason;
-use crate::reservation::Reservation;
+use crate::reservation::{self, Reservation, Reserves};
 
 #[cfg(target_has_atomic = "64")]
 mod shared;
@@ -100,6 +101,8 @@ pub struct Bucket {
     tokens: f64,
     /// The latest reading seen, which is when `tokens` was counted.
     latest: Latest,
+    /// Marks its reservations, which only its own `settle` settles.
+    pub(crate) owner: Owner,
 }
 
 impl Bucket {
@@ -144,6 +147,7 @@ impl Bucket {
             burst,
             tokens,
             latest: Latest::new(now),
+            owner: Owner::default(),
         }
     }
 
@@ -337,6 +341,7 @@ impl Bucket {
         let empty = Self {
             tokens: self.tokens.min(0.0),
             latest: Latest::default(),
+            owner: Owner::default(),
             ..*self
         };
         // The burst is at least 1, so the empty bucket falls short of it at zero.
@@ -377,7 +382,14 @@ impl Bucket {
         timeout: Duration,
     ) -> Result<Reservation, BucketReason> {
         self.check(now, estimate)?;
-        Ok(Reservation::taken(estimate, self.counted_at(), 0, timeout))
+        let at = self.counted_at();
+        Ok(Reservation::taken(
+            &mut self.owner,
+            estimate,
+            at,
+            0,
+            timeout,
+        ))
     }
 
     /// Settles a [`reserve`](Bucket::reserve)d cost at its `actual` cost, at `now`.
@@ -389,7 +401,9 @@ impl Bucket {
     /// cost more than it said delays the next ones rather than being forgiven. At `now`
     /// after the reservation's deadline, or for an `actual` that is negative, NaN or
     /// infinite, nothing changes (not even the clock): the estimate stands. A `now` earlier
-    /// than one already seen is read as the latest seen.
+    /// than one already seen is read as the latest seen. The answer is `None`, except for a
+    /// reservation another bucket made: that changes nothing here either, and comes back as
+    /// `Some`, to be settled on the bucket that made it.
     ///
     /// # Examples
     ///
@@ -407,21 +421,13 @@ impl Bucket {
     /// // The debt is paid in 3 s, one token more takes a tenth of a second longer.
     /// assert_eq!(bucket.next(secs(0), 1.0), Duration::from_millis(3_100));
     /// ```
-    pub fn settle(&mut self, reservation: Reservation, actual: f64, now: Duration) {
-        if reservation.lapsed(self.latest.read(now)) || !is_cost(actual) {
-            return;
-        }
-        let estimate = reservation.estimate;
-        let elapsed = self.elapsed(now);
-        self.latest.advance(now);
-        let held = self.held(elapsed);
-        self.tokens = if actual < estimate {
-            // A refund: `estimate − actual` is finite and positive, the sum at worst `+inf`.
-            (held + (estimate - actual)).min(self.burst)
-        } else {
-            // A debt (or nothing): kept finite, so that a refill never meets `-inf`.
-            (held - (actual - estimate)).max(-f64::MAX)
-        };
+    pub fn settle(
+        &mut self,
+        reservation: Reservation,
+        actual: f64,
+        now: Duration,
+    ) -> Option<Reservation> {
+        reservation::settle(self, reservation, actual, now)
     }
 
     /// Tokens a second, as read by [`new`](Bucket::new).
@@ -531,6 +537,31 @@ fn read_burst(burst: f64) -> f64 {
 fn is_cost(n: f64) -> bool {
     // Two comparisons, false for NaN; `is_finite` compiles to bit tests several times longer.
     (0.0..=f64::MAX).contains(&n)
+}
+
+impl Reserves for Bucket {
+    type Cost = f64;
+
+    fn owner(&self) -> &Owner {
+        &self.owner
+    }
+
+    fn settle_own(&mut self, reservation: &Reservation, actual: f64, now: Duration) {
+        if reservation.lapsed(self.latest.read(now)) || !is_cost(actual) {
+            return;
+        }
+        let estimate = reservation.estimate;
+        let elapsed = self.elapsed(now);
+        self.latest.advance(now);
+        let held = self.held(elapsed);
+        self.tokens = if actual < estimate {
+            // A refund: `estimate − actual` is finite and positive, the sum at worst `+inf`.
+            (held + (estimate - actual)).min(self.burst)
+        } else {
+            // A debt (or nothing): kept finite, so that a refill never meets `-inf`.
+            (held - (actual - estimate)).max(-f64::MAX)
+        };
+    }
 }
 
 #[cfg(test)]

@@ -175,6 +175,11 @@
 //!   `max` as `max`, so a [`Limiter`] always admits one call at a time; a
 //!   [`limit::Sampling`] `size` of 0 is 1. A class's room is its share of the limit,
 //!   truncated, so a share under `1 / limit` admits none of that class.
+//! - **Tokens settled elsewhere.** A [`Grant`], [`Permit`], [`Ticket`], [`Reservation`],
+//!   [`ConnectPermit`] or [`Slot`] settled on an instance other than the one that made it (a
+//!   clone is another instance) changes nothing there: the settle hands it back as `Some`,
+//!   where its own token answers `None`, and the limiter, breaker, shedder or ward counts it
+//!   (`foreign`). One `u32` compare, in release builds as in debug ones.
 //! - **Counts** ([`Tally`], [`Total`], calls in flight, a [`Period`]'s count) saturate; a
 //!   [`QuotaReason::count`] past `u32::MAX` reads as `u32::MAX`.
 //! - **Rounding.** Float results round to the nearest nanosecond, except [`Bucket::next`],
@@ -217,6 +222,7 @@ mod limits;
 mod line;
 #[cfg(doctest)]
 mod must_use;
+mod owner;
 mod period;
 mod reason;
 mod reservation;

@@ -11,6 +11,7 @@
 //!   [`Criticality`](crate::Criticality), and feeds its sampler and estimator as calls
 //!   settle.
 
+mod adaptive;
 mod aimd;
 mod estimator;
 mod gradient2;
@@ -18,9 +19,10 @@ mod limiter;
 mod sampler;
 mod vegas;
 
+pub use adaptive::{ADAPTIVE, Adaptive};
 pub use aimd::{AIMD, Aimd};
 pub use estimator::{Algorithm, Estimator, Sample, Step};
 pub use gradient2::{GRADIENT2, Gradient2};
-pub use limiter::{ADAPTIVE, Adaptive, Grant, Limiter, LimiterReason, Settle};
+pub use limiter::{Grant, Limiter, LimiterReason, Settle};
 pub use sampler::{Latency, SAMPLING, Sampler, Sampling};
 pub use vegas::{Decrease, VEGAS, Vegas};

@@ -67,8 +67,17 @@ impl Limit<'_> {
         }
     }
 
+    /// Whether this limit's limiter made `reservation`.
+    fn made(&self, reservation: &Reservation) -> bool {
+        match self {
+            Limit::Bucket(bucket, _) => reservation.of(&**bucket),
+            Limit::Sliding(log, _) => reservation.of(&**log),
+            Limit::Period(period, _) => reservation.of(&**period),
+        }
+    }
+
     /// Settles `reservation` at this limit's cost, read as the actual one.
-    fn settle(&mut self, reservation: Reservation, now: Duration) {
+    fn settle(&mut self, reservation: Reservation, now: Duration) -> Option<Reservation> {
         match self {
             Limit::Bucket(bucket, cost) => bucket.settle(reservation, *cost, now),
             Limit::Sliding(log, cost) => log.settle(reservation, *cost, now),
@@ -268,9 +277,9 @@ impl<const N: usize> Limits<'_, N> {
     /// actual cost, at `now`: each limiter's own `settle` (a refund, a debt, or nothing past
     /// the deadline).
     ///
-    /// The limits must be the ones reserved from, in the same order; this is not checked,
-    /// and a reservation settled on another limiter is read as that limiter's `settle`
-    /// reads a stranger's (it never panics).
+    /// The limits must be the ones reserved from, in the same order: if any reservation is
+    /// not its limit's, none is settled and they all come back as `Some`; otherwise the
+    /// answer is `None`.
     ///
     /// # Examples
     ///
@@ -290,12 +299,22 @@ impl<const N: usize> Limits<'_, N> {
     /// assert!(!Limits([Limit::Sliding(&mut requests, 1), Limit::Period(&mut tokens, 0)]).take(secs(2)));
     /// assert_eq!(requests.left(secs(2)), 9);
     /// ```
-    pub fn settle(&mut self, reservations: Reservations<N>, now: Duration) {
+    pub fn settle(
+        &mut self,
+        reservations: Reservations<N>,
+        now: Duration,
+    ) -> Option<Reservations<N>> {
+        let mut pairs = self.0.iter().zip(&reservations.0);
+        if !pairs.all(|(limit, r)| r.as_ref().is_none_or(|r| limit.made(r))) {
+            return Some(reservations);
+        }
         for (limit, reservation) in self.0.iter_mut().zip(reservations.0) {
             if let Some(reservation) = reservation {
-                limit.settle(reservation, now);
+                // Its limit's, as checked above: settled, never handed back.
+                let _ = limit.settle(reservation, now);
             }
         }
+        None
     }
 }
 

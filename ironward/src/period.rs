@@ -3,8 +3,9 @@
 use core::time::Duration;
 
 use crate::clock::{Latest, nanos};
+use crate::owner::Owner;
 use crate::reason::QuotaReason;
-use crate::reservation::Reservation;
+use crate::reservation::{self, Reservation, Reserves};
 
 #[cfg(target_has_atomic = "64")]
 mod shared;
@@ -138,6 +139,8 @@ pub struct Period {
     /// same one.
     epoch: u64,
     latest: Latest,
+    /// Marks its reservations, which only its own `settle` settles.
+    pub(crate) owner: Owner,
 }
 
 impl Period {
@@ -197,6 +200,7 @@ impl Period {
             count: 0,
             epoch: 0,
             latest: Latest::default(),
+            owner: Owner::default(),
         }
     }
 
@@ -344,11 +348,12 @@ impl Period {
         timeout: Duration,
     ) -> Result<Reservation, QuotaReason> {
         self.check_n(now, estimate)?;
-        let at = self.latest.get();
+        let (at, epoch) = (self.latest.get(), self.epoch);
         Ok(Reservation::taken(
+            &mut self.owner,
             f64::from(estimate),
             at,
-            self.epoch,
+            epoch,
             timeout,
         ))
     }
@@ -361,6 +366,8 @@ impl Period {
     /// estimate, the difference is counted in the period open at `now`, opening one if none
     /// is, even past the quota. At `now` after the reservation's deadline nothing changes,
     /// not even the clock. A `now` earlier than one already seen is read as the latest seen.
+    /// The answer is `None`, except for a reservation another counter made: that changes
+    /// nothing here, and comes back as `Some`, to be settled on the counter that made it.
     ///
     /// # Examples
     ///
@@ -376,20 +383,13 @@ impl Period {
     /// assert_eq!(limit.take_n(secs(10), 0), Quota::Over);
     /// assert_eq!(limit.next_n(secs(10), 1), secs(50));
     /// ```
-    pub fn settle(&mut self, reservation: Reservation, actual: u32, now: Duration) {
-        if reservation.lapsed(self.latest.read(now)) {
-            return;
-        }
-        let t = self.latest.advance(now);
-        // `as` saturates, and reads NaN as 0: a reservation from a period holds a `u32`.
-        let estimate = reservation.estimate as u64;
-        let actual = u64::from(actual);
-        if actual > estimate {
-            self.open_at(t);
-            self.count = self.count.saturating_add(actual - estimate);
-        } else if reservation.epoch == self.epoch && self.open(t).is_some() {
-            self.count = self.count.saturating_sub(estimate - actual);
-        }
+    pub fn settle(
+        &mut self,
+        reservation: Reservation,
+        actual: u32,
+        now: Duration,
+    ) -> Option<Reservation> {
+        reservation::settle(self, reservation, actual, now)
     }
 
     /// Changes the quota and the period in place at `now`, keeping the period open at `now`
@@ -570,6 +570,30 @@ impl Period {
                 self.epoch = self.epoch.saturating_add(1);
                 start
             }
+        }
+    }
+}
+
+impl Reserves for Period {
+    type Cost = u32;
+
+    fn owner(&self) -> &Owner {
+        &self.owner
+    }
+
+    fn settle_own(&mut self, reservation: &Reservation, actual: u32, now: Duration) {
+        if reservation.lapsed(self.latest.read(now)) {
+            return;
+        }
+        let t = self.latest.advance(now);
+        // `as` saturates, and reads NaN as 0: a reservation from a period holds a `u32`.
+        let estimate = reservation.estimate as u64;
+        let actual = u64::from(actual);
+        if actual > estimate {
+            self.open_at(t);
+            self.count = self.count.saturating_add(actual - estimate);
+        } else if reservation.epoch == self.epoch && self.open(t).is_some() {
+            self.count = self.count.saturating_sub(estimate - actual);
         }
     }
 }

@@ -3,6 +3,7 @@
 use core::time::Duration;
 
 use crate::clock::nanos;
+use crate::owner::{Mark, Owner};
 
 /// A cost taken on an estimate, to be settled at its actual cost once the request has run:
 /// from [`Bucket::reserve`](crate::Bucket::reserve), [`Sliding::reserve`](crate::Sliding::reserve)
@@ -19,9 +20,10 @@ use crate::clock::nanos;
 /// without a settle. The limiter keeps no list of reservations in flight: this value is all
 /// it needs, so a pure core can time one out without a clock of its own.
 ///
-/// It is not `Clone`: one reservation settles once. Settling it on a limiter other than the
-/// one that made it does not panic, but its refund is then refused or lands on whatever the
-/// other limiter holds at the same stamp.
+/// It is not `Clone`: one reservation settles once. It also remembers the limiter that made
+/// it: another limiter's `settle` (one made by another `new`, or a clone: a clone is another
+/// limiter) changes nothing and hands it back as `Some`, where the settle of the one that
+/// made it answers `None`, whether or not it came in time to change anything.
 ///
 /// # Examples
 ///
@@ -51,18 +53,60 @@ pub struct Reservation {
     pub(crate) epoch: u64,
     /// The last reading, in nanoseconds, at which a settle still counts.
     pub(crate) deadline: u64,
+    /// The limiter that took it.
+    limiter: Mark,
+}
+
+/// A limiter that hands out reservations: what [`settle`] needs of it.
+pub(crate) trait Reserves {
+    /// The unit an actual cost is counted in.
+    type Cost;
+    /// The identity its reservations carry.
+    fn owner(&self) -> &Owner;
+    /// Settles a reservation this limiter made.
+    fn settle_own(&mut self, reservation: &Reservation, actual: Self::Cost, now: Duration);
+}
+
+/// The one settle of every limiter: a reservation `limiter` did not make changes nothing and
+/// comes back as `Some`; its own is settled and answers `None`.
+#[inline]
+pub(crate) fn settle<L: Reserves>(
+    limiter: &mut L,
+    reservation: Reservation,
+    actual: L::Cost,
+    now: Duration,
+) -> Option<Reservation> {
+    if !reservation.of(limiter) {
+        return Some(reservation);
+    }
+    limiter.settle_own(&reservation, actual, now);
+    None
 }
 
 impl Reservation {
-    /// A reservation of `estimate` taken at `at` (nanoseconds) in generation `epoch`, that
-    /// a settle may change until `timeout` after it: the one rule for every limiter.
-    pub(crate) fn taken(estimate: f64, at: u64, epoch: u64, timeout: Duration) -> Self {
+    /// A reservation of `estimate` taken by `limiter` at `at` (nanoseconds) in generation
+    /// `epoch`, that a settle may change until `timeout` after it: the one rule for every
+    /// limiter.
+    pub(crate) fn taken(
+        limiter: &mut Owner,
+        estimate: f64,
+        at: u64,
+        epoch: u64,
+        timeout: Duration,
+    ) -> Self {
         Self {
             estimate,
             at,
             epoch,
             deadline: at.saturating_add(nanos(timeout)),
+            limiter: limiter.mark(),
         }
+    }
+
+    /// Whether `limiter` made it: a settle of any other changes nothing.
+    #[inline]
+    pub(crate) fn of<L: Reserves>(&self, limiter: &L) -> bool {
+        limiter.owner().owns(self.limiter)
     }
 
     /// Whether a settle read at `t` (nanoseconds) comes too late to change anything.

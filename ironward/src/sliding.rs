@@ -4,8 +4,9 @@ use alloc::collections::VecDeque;
 use core::time::Duration;
 
 use crate::clock::{Latest, nanos};
+use crate::owner::Owner;
 use crate::reason::QuotaReason;
-use crate::reservation::Reservation;
+use crate::reservation::{self, Reservation, Reserves};
 
 /// Entries reserved up front: enough that quotas up to this size never allocate again.
 const RESERVED: u32 = 4096;
@@ -105,6 +106,8 @@ pub struct Sliding {
     /// latest, since a retune may have forgotten older entries.
     epoch: u64,
     latest: Latest,
+    /// Marks its reservations, which only its own `settle` settles.
+    pub(crate) owner: Owner,
 }
 
 impl Sliding {
@@ -119,6 +122,7 @@ impl Sliding {
             used: 0,
             epoch: 0,
             latest: Latest::default(),
+            owner: Owner::default(),
         }
     }
 
@@ -336,11 +340,12 @@ impl Sliding {
         timeout: Duration,
     ) -> Result<Reservation, QuotaReason> {
         self.check_n(now, estimate)?;
-        let at = self.latest.get();
+        let (at, epoch) = (self.latest.get(), self.epoch);
         Ok(Reservation::taken(
+            &mut self.owner,
             f64::from(estimate),
             at,
-            self.epoch,
+            epoch,
             timeout,
         ))
     }
@@ -354,6 +359,8 @@ impl Sliding {
     /// `now`, even past the quota: it holds the window for a window from `now`. At `now`
     /// after the reservation's deadline nothing changes, not even the clock. A `now` earlier
     /// than one already seen is read as the latest seen.
+    /// The answer is `None`, except for a reservation another log made: that changes
+    /// nothing here, and comes back as `Some`, to be settled on the log that made it.
     ///
     /// # Examples
     ///
@@ -372,31 +379,13 @@ impl Sliding {
     /// tokens.settle(late, 0, secs(90));
     /// assert_eq!(tokens.left(secs(90)), 1_000);
     /// ```
-    pub fn settle(&mut self, reservation: Reservation, actual: u32, now: Duration) {
-        if reservation.lapsed(self.latest.read(now)) {
-            return;
-        }
-        let t = self.latest.advance(now);
-        // `as` saturates, and reads NaN as 0: a reservation from this log holds a `u32`.
-        let estimate = reservation.estimate as u64;
-        let actual = u64::from(actual);
-        if actual > estimate {
-            self.charge(t, actual - estimate);
-            return;
-        }
-        let at = reservation.at;
-        if reservation.epoch != self.epoch || at > t || self.gone(at, t) {
-            return;
-        }
-        let index = self.entries.partition_point(|&(stamp, _)| stamp < at);
-        if let Some(entry) = self.entries.get_mut(index).filter(|entry| entry.0 == at) {
-            let refund = (estimate - actual).min(entry.1);
-            entry.1 -= refund;
-            self.used = self.used.saturating_sub(refund);
-            if entry.1 == 0 {
-                self.entries.remove(index);
-            }
-        }
+    pub fn settle(
+        &mut self,
+        reservation: Reservation,
+        actual: u32,
+        now: Duration,
+    ) -> Option<Reservation> {
+        reservation::settle(self, reservation, actual, now)
     }
 
     /// How many more units the window has room for at `now`, without changing anything:
@@ -566,6 +555,41 @@ impl Sliding {
         }
         // Unreachable: with every entry gone `inside` is 0 and the cost fits the quota.
         Duration::MAX
+    }
+}
+
+impl Reserves for Sliding {
+    type Cost = u32;
+
+    fn owner(&self) -> &Owner {
+        &self.owner
+    }
+
+    fn settle_own(&mut self, reservation: &Reservation, actual: u32, now: Duration) {
+        if reservation.lapsed(self.latest.read(now)) {
+            return;
+        }
+        let t = self.latest.advance(now);
+        // `as` saturates, and reads NaN as 0: a reservation from this log holds a `u32`.
+        let estimate = reservation.estimate as u64;
+        let actual = u64::from(actual);
+        if actual > estimate {
+            self.charge(t, actual - estimate);
+            return;
+        }
+        let at = reservation.at;
+        if reservation.epoch != self.epoch || at > t || self.gone(at, t) {
+            return;
+        }
+        let index = self.entries.partition_point(|&(stamp, _)| stamp < at);
+        if let Some(entry) = self.entries.get_mut(index).filter(|entry| entry.0 == at) {
+            let refund = (estimate - actual).min(entry.1);
+            entry.1 -= refund;
+            self.used = self.used.saturating_sub(refund);
+            if entry.1 == 0 {
+                self.entries.remove(index);
+            }
+        }
     }
 }
 

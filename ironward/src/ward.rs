@@ -8,6 +8,7 @@ use crate::breaker::{Breaker, Permit, SRE, Sre};
 use crate::bucket::Bucket;
 use crate::clock::{Latest, nanos};
 use crate::gate::Gate;
+use crate::owner::{Mark, Owner};
 use crate::reason::BreakerReason;
 use crate::shedder::{Shed, Shedder, Ticket};
 use crate::tally::Outcome;
@@ -145,7 +146,9 @@ pub enum Checkouts {
 /// [`Reconnect::checkouts`].
 ///
 /// Time is the caller's: a `now` earlier than one already seen is read as the latest seen.
-/// `Clone` copies the whole state; the copies then evolve independently.
+/// `Clone` copies the whole state; the copies then evolve independently, each settling only
+/// the permits and slots it hands out. Another ward's changes nothing here: its settle hands
+/// it back and counts it ([`foreign`](Ward::foreign)).
 ///
 /// # Examples
 ///
@@ -189,15 +192,19 @@ pub struct Ward {
     trial: Option<(u64, u64)>,
     /// The number the next permit is given.
     issued: u64,
+    /// Marks the slots; a permit carries its breaker's mark.
+    owner: Owner,
+    /// Permits and slots of other wards their settles handed back.
+    foreign: u64,
 }
 
 /// A connect the [`Ward`] let through.
 ///
-/// Exactly one of [`Ward::connected`] and [`Ward::failed`] settles it, which consumes it. Not
-/// `Clone`, so a connect cannot be counted twice. A permit dropped unsettled leaves the
-/// connect out of the record; while the backend is failing it also holds the one trial a
-/// ward lets through, until the backoff's cap has passed (an edge settles a dropped connect
-/// as failed instead).
+/// Exactly one of [`Ward::connected`] and [`Ward::failed`] of the ward that made it settles
+/// it, which consumes it; another ward's hands it back. Not `Clone`, so a connect cannot be
+/// counted twice. A permit dropped unsettled leaves the connect out of the record; while the
+/// backend is failing it also holds the one trial a ward lets through, until the backoff's
+/// cap has passed (an edge settles a dropped connect as failed instead).
 #[must_use = "settle the permit with Ward::connected or Ward::failed once the connect has finished"]
 #[derive(Debug)]
 pub struct ConnectPermit {
@@ -207,11 +214,12 @@ pub struct ConnectPermit {
 }
 
 /// A checkout the [`Ward`] let through, settled by [`Ward::checkin`] or
-/// [`Ward::abandon`]. Not `Clone`.
+/// [`Ward::abandon`] of the ward that made it (another ward's hands it back). Not `Clone`.
 #[must_use = "settle the slot with Ward::checkin or Ward::abandon once the connection is back, or the gate stays full"]
 #[derive(Debug)]
 pub struct Slot {
     kind: SlotKind,
+    ward: Mark,
 }
 
 #[derive(Debug)]
@@ -261,6 +269,8 @@ impl Ward {
             round: 0,
             trial: None,
             issued: 0,
+            owner: Owner::default(),
+            foreign: 0,
         }
     }
 
@@ -341,10 +351,15 @@ impl Ward {
     }
 
     /// Records the connect behind `permit` as made, at `now`: the failures are forgotten and
-    /// the backoff starts again from its base.
-    pub fn connected(&mut self, permit: ConnectPermit, now: Duration) {
+    /// the backoff starts again from its base; `None`. A permit another ward made changes
+    /// nothing here (not even the clock) and comes back as `Some`.
+    pub fn connected(&mut self, permit: ConnectPermit, now: Duration) -> Option<ConnectPermit> {
+        if !self.owned(self.breaker.made(&permit.breaker)) {
+            return Some(permit);
+        }
         let at = self.clock.advance(now);
-        self.breaker.pass(permit.breaker, Duration::from_nanos(at));
+        // The ward's breaker made it, as checked above: settled, never handed back.
+        let _ = self.breaker.pass(permit.breaker, Duration::from_nanos(at));
         if self.failures > 0 {
             self.round = self.round.wrapping_add(1);
         }
@@ -352,6 +367,7 @@ impl Ward {
         self.wait = None;
         self.not_before = 0;
         self.trial = None;
+        None
     }
 
     /// Records the connect behind `permit` as failed, at `now`; `roll` is the backoff's draw
@@ -363,10 +379,19 @@ impl Ward {
     /// already in flight when another failed only starts the same wait again from `now`. So
     /// four connects that fail together wait as one did, and no connect is let through
     /// until the wait has passed since the latest failure. The count saturates at
-    /// `u32::MAX`.
-    pub fn failed(&mut self, permit: ConnectPermit, now: Duration, roll: f64) {
+    /// `u32::MAX`. `None`; a permit another ward made changes nothing and comes back as
+    /// `Some`.
+    pub fn failed(
+        &mut self,
+        permit: ConnectPermit,
+        now: Duration,
+        roll: f64,
+    ) -> Option<ConnectPermit> {
+        if !self.owned(self.breaker.made(&permit.breaker)) {
+            return Some(permit);
+        }
         let at = self.clock.advance(now);
-        self.breaker.fail(permit.breaker, Duration::from_nanos(at));
+        let _ = self.breaker.fail(permit.breaker, Duration::from_nanos(at));
         if self
             .trial
             .is_some_and(|(number, _)| number == permit.number)
@@ -383,6 +408,7 @@ impl Ward {
         };
         self.wait = Some(wait);
         self.not_before = self.not_before.max(at.saturating_add(nanos(wait)));
+        None
     }
 
     /// Feeds the breaker one check of a connection the pool holds (a recycle, a validity
@@ -413,28 +439,49 @@ impl Ward {
                 SlotKind::Shed(ticket, *number)
             }
         };
-        Ok(Slot { kind })
+        let ward = self.owner.mark();
+        Ok(Slot { kind, ward })
     }
 
-    /// Settles a checkout that went well: the connection is back in the pool, at `now`.
-    pub fn checkin(&mut self, slot: Slot, now: Duration) {
+    /// Settles a checkout that went well: the connection is back in the pool, at `now`;
+    /// `None`. A slot another ward made changes nothing here (not even the clock) and comes
+    /// back as `Some`.
+    pub fn checkin(&mut self, slot: Slot, now: Duration) -> Option<Slot> {
+        if !self.owned(self.owner.owns(slot.ward)) {
+            return Some(slot);
+        }
         let at = Duration::from_nanos(self.clock.advance(now));
         self.settle(slot, Some(at));
+        None
     }
 
-    /// Settles a checkout that failed (the connection broke, or the caller gave up).
-    pub fn abandon(&mut self, slot: Slot) {
+    /// Settles a checkout that failed (the connection broke, or the caller gave up); `None`.
+    /// A slot another ward made changes nothing and comes back as `Some`.
+    pub fn abandon(&mut self, slot: Slot) -> Option<Slot> {
+        if !self.owned(self.owner.owns(slot.ward)) {
+            return Some(slot);
+        }
         self.settle(slot, None);
+        None
+    }
+
+    /// `mine`, having counted a token another ward made.
+    fn owned(&mut self, mine: bool) -> bool {
+        if !mine {
+            self.foreign = self.foreign.saturating_add(1);
+        }
+        mine
     }
 
     fn settle(&mut self, slot: Slot, at: Option<Duration>) {
         match (slot.kind, &mut self.checkouts) {
             (SlotKind::Gate(of), Admission::Gate(gate, number)) if of == *number => gate.leave(),
             (SlotKind::Shed(ticket, of), Admission::Shed(shedder, number)) if of == *number => {
-                match at {
+                // The ward made the slot, so its shedder made the ticket.
+                let _ = match at {
                     Some(at) => shedder.pass(ticket, at),
                     None => shedder.fail(ticket),
-                }
+                };
             }
             _ => {}
         }
@@ -484,6 +531,13 @@ impl Ward {
     #[must_use]
     pub fn failures(&self) -> u32 {
         self.failures
+    }
+
+    /// Permits and slots a settle handed back because another ward made them, saturating:
+    /// above 0 is a caller's bug.
+    #[must_use]
+    pub fn foreign(&self) -> u64 {
+        self.foreign
     }
 
     /// Whether connects are failing: the last settled one failed.

@@ -91,32 +91,32 @@ fn decisions_allocate_nothing_after_construction() {
 
         if let Some(permit) = breaker.allow(now, roll) {
             if i % 3 == 0 {
-                breaker.pass(permit, now)
+                assert!(breaker.pass(permit, now).is_none());
             } else {
-                breaker.fail(permit, now)
+                assert!(breaker.fail(permit, now).is_none());
             }
         }
         // The same decisions asked for their reasons, each read so that none is optimised
         // away: a reason is a `Copy` record, and a bucket's wait is worked out on asking.
         match breaker.check(now, roll) {
-            Ok(permit) => breaker.pass(permit, now),
+            Ok(permit) => assert!(breaker.pass(permit, now).is_none()),
             Err(reason) => admitted += reason.total % 2,
         }
         let _ = breaker.ratio(now);
         if let Some(ticket) = shedder.allow(now, cpu) {
             if i % 5 == 0 {
-                shedder.fail(ticket)
+                assert!(shedder.fail(ticket).is_none());
             } else {
-                shedder.pass(ticket, now + ms(4))
+                assert!(shedder.pass(ticket, now + ms(4)).is_none());
             }
         }
         match shedder.check(now, cpu) {
-            Ok(ticket) => shedder.pass(ticket, now + ms(3)),
+            Ok(ticket) => assert!(shedder.pass(ticket, now + ms(3)).is_none()),
             Err(reason) => admitted += u64::from(reason.overloaded),
         }
         let class = Criticality::ALL[(i % 4) as usize];
         match shedder.check_as(now, cpu, class) {
-            Ok(ticket) => shedder.pass(ticket, now + ms(2)),
+            Ok(ticket) => assert!(shedder.pass(ticket, now + ms(2)).is_none()),
             Err(reason) => admitted += u64::from(reason.floor > reason.criticality),
         }
         for limiter in &mut limiters {
@@ -128,7 +128,11 @@ fn decisions_allocate_nothing_after_construction() {
             ][(i % 4) as usize];
             match limiter.acquire_as(now, class) {
                 // Latencies of 1 to 40 ms, so that windows close and percentiles are taken.
-                Ok(grant) => limiter.settle(grant, settle, now + ms(1 + i % 40)),
+                Ok(grant) => assert!(
+                    limiter
+                        .settle(grant, settle, now + ms(1 + i % 40))
+                        .is_none()
+                ),
                 Err(reason) => admitted += u64::from(reason.room % 2),
             }
         }

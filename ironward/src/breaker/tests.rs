@@ -276,12 +276,13 @@ fn the_kept_runs_match_a_scan_of_the_window() {
             let draw = (x >> 11) as f64 / (1u64 << 53) as f64;
             if let Some(permit) = breaker.allow(at, draw) {
                 // Phases of failures and of successes, with mixed spells between.
-                match (step / 700) % 3 {
+                let settled = match (step / 700) % 3 {
                     0 => breaker.fail(permit, at),
                     1 => breaker.pass(permit, at),
                     _ if x & 1 == 0 => breaker.fail(permit, at),
                     _ => breaker.pass(permit, at),
-                }
+                };
+                assert!(settled.is_none());
             }
             let latest = breaker.clock.get();
             breaker.roll(latest);
@@ -669,12 +670,13 @@ fn the_kept_totals_and_runs_match_a_scan_across_retunes() {
         }
         let draw = (x >> 11) as f64 / (1u64 << 53) as f64;
         if let Some(permit) = breaker.allow(at, draw) {
-            match (step / 700) % 3 {
+            let settled = match (step / 700) % 3 {
                 0 => breaker.fail(permit, at),
                 1 => breaker.pass(permit, at),
                 _ if x & 1 == 0 => breaker.fail(permit, at),
                 _ => breaker.pass(permit, at),
-            }
+            };
+            assert!(settled.is_none());
         }
         let latest = breaker.clock.get();
         breaker.roll(latest);
@@ -912,7 +914,8 @@ fn recording_many_is_settling_each() {
     let later = Duration::from_nanos(now) + ms(700);
     many.record(Outcome::Success, 5, later);
     for _ in 0..5 {
-        each.pass(Permit { _settle_once: () }, later);
+        let permit = each.permit();
+        assert!(each.pass(permit, later).is_none());
     }
     assert_eq!(buckets(&many, nanos(later)), buckets(&each, nanos(later)));
     assert_eq!(

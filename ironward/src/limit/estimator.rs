@@ -49,8 +49,8 @@ pub struct Sample {
 /// | algorithm | reacts to | pick it when |
 /// | --- | --- | --- |
 /// | [`Aimd`] | drops and calls slower than its timeout | latency says little about load (a backend that refuses when full, calls whose cost varies widely), or as the simplest one to reason about |
-/// | [`Vegas`] | each window's latency against the least seen, the latency with no queue | the backend's latency without load is stable and any growth over it is queueing: the default of Netflix's limiters |
-/// | [`Gradient2`] | each window's latency against a long average of them | latency drifts over the day (caches warming, batches), where a minimum would be stale and shed too much |
+/// | [`Vegas`] | each window's latency against the least seen, the latency with no queue, and drops | the backend's latency without load is stable and any growth over it is queueing: the default of Netflix's limiters |
+/// | [`Gradient2`] | each window's latency against a long average of them, not drops (as Netflix's `Gradient2Limit`) | latency drifts over the day (caches warming, batches), where a minimum would be stale and shed too much |
 ///
 /// Every algorithm ignores growth while fewer than half the limit were in flight (the limit
 /// was not what held the calls back) and holds the limit within its `min` and `max`.

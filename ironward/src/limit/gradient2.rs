@@ -25,6 +25,10 @@ use crate::clock::nanos;
 /// The limit is `⌊L⌋`. (The average of step 3 is the one from step 1: the cut of step 2
 /// shows from the next window.)
 ///
+/// A drop is not read: as `Gradient2Limit` ignores `didDrop`, a window with a dropped call
+/// moves the limit by its latency alone, where [`Aimd`](super::Aimd) and
+/// [`Vegas`](super::Vegas) cut it.
+///
 /// A policy is changed the Rust way: `Gradient2 { max: 1000, ..GRADIENT2 }`.
 ///
 /// # Default
@@ -292,6 +296,23 @@ mod tests {
         assert_eq!(limit.update(sample(ms(10), 20)), 21);
         assert_eq!(limit.update(sample(ms(10), 20)), 22);
         assert_eq!(limit.baseline(), Some(ms(10)));
+    }
+
+    // Netflix `Gradient2Limit._update` takes `didDrop` and never reads it: a dropped
+    // window moves the limit by its latency alone, where Aimd and Vegas cut it.
+    #[test]
+    fn gradient2_ignores_a_drop() {
+        let (mut plain, mut dropped) = (estimator(GRADIENT2), estimator(GRADIENT2));
+        for (i, rtt) in [10, 10, 10, 40, 40, 10, 5].into_iter().enumerate() {
+            let window = sample(ms(rtt), 20 + i as u32);
+            let drop = Sample {
+                dropped: true,
+                ..window
+            };
+            assert_eq!(dropped.update(drop), plain.update(window), "window {i}");
+            assert_eq!(dropped.baseline(), plain.baseline(), "window {i}");
+        }
+        assert_eq!(plain.limit(), 23, "grown from 20 as if nothing dropped");
     }
 
     #[test]

@@ -3,94 +3,10 @@
 use core::fmt;
 use core::time::Duration;
 
-use super::{Algorithm, Estimator, SAMPLING, Sampler, Sampling, VEGAS};
+use super::{Adaptive, Estimator, Sampler};
 use crate::clock::{Latest, nanos};
-use crate::criticality::{Criticality, Floor, SHARES, Shares};
-
-/// The policy of a [`Limiter`]: the algorithm that moves the limit, how finished calls are
-/// sampled for it, and how the limit is shared between criticalities.
-///
-/// A policy is changed the Rust way: `Adaptive { cool: Duration::ZERO, ..ADAPTIVE }`.
-///
-/// # Default
-///
-/// [`ADAPTIVE`]:
-///
-/// | field | value | meaning |
-/// | --- | --- | --- |
-/// | `algorithm` | [`Vegas`](super::Vegas) at [`VEGAS`] | Netflix concurrency-limits' default limit for its `SimpleLimiter` |
-/// | `sampling` | [`SAMPLING`] | Netflix's `WindowedLimit` defaults |
-/// | `shares` | [`SHARES`] | half the limit for the sheddable, three quarters for the sheddable-concurrent, all of it for the critical |
-/// | `cool` | 1 s | how long the classes below a refused one stay refused |
-/// | `probe` | 10 s | how often the limiter drains to measure the latency with no queue: BBR's `ProbeRTT` interval (not Netflix's, whose limiters never drain; 0 turns it off) |
-///
-/// # Examples
-///
-/// ```
-/// use core::time::Duration;
-/// use ironward::limit::{AIMD, Algorithm};
-/// use ironward::{ADAPTIVE, Adaptive};
-///
-/// let aimd = Adaptive { algorithm: Algorithm::Aimd(AIMD), ..ADAPTIVE };
-/// assert_eq!(aimd.cool, Duration::from_secs(1));
-/// assert_eq!(Adaptive::default(), ADAPTIVE);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize, serde::Deserialize),
-    serde(default, deny_unknown_fields)
-)]
-pub struct Adaptive {
-    /// The algorithm that moves the limit, with its constants.
-    pub algorithm: Algorithm,
-    /// How the latencies of finished calls become the algorithm's samples.
-    pub sampling: Sampling,
-    /// The share of the limit each criticality may fill.
-    pub shares: Shares,
-    /// How long after a call of one class is refused (for want of room, or by the floor
-    /// itself) the classes below it are refused outright; zero turns the floor off.
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
-    pub cool: Duration,
-    /// How often the limiter drains to measure the backend's latency with no queue; zero
-    /// never, which decides as Netflix's limiters do.
-    ///
-    /// Vegas keeps the least latency it has seen as the latency with no queue, so a backend
-    /// that slows for good reads as a queue and the limit collapses; Gradient2's long average
-    /// follows a standing queue up, so the limit runs away. Neither can tell the two apart
-    /// from latencies alone. With a probe, every `probe` the limiter admits calls only while
-    /// fewer than half the limit are in flight, which empties the backend's queue, for one
-    /// sampling window ([`Sampling::min_window`]) of calls let in since, or as many as it
-    /// takes to hold [`Sampling::size`] calls; that window's latency is then the estimator's
-    /// baseline ([`Estimator::rebase`]) in place of its sample (unless a call of it was
-    /// dropped: then it is a sample like any other). A call refused only because
-    /// the probe halved the room raises the floor to the class below its own, not to its own:
-    /// the sheddable still go first, and a critical-plus call the probe turns away does not
-    /// hold out the critical.
-    ///
-    /// The price is up to half the throughput for one window every `probe`: with the
-    /// defaults, a second in eleven at half the limit, about 5 % of a saturated backend's
-    /// throughput. A longer `probe` costs less and follows a shifted backend later. This is BBR's `ProbeRTT` state
-    /// (draft-ietf-ccwg-bbr) for a concurrency limit: a short dip in admissions buys a
-    /// baseline that follows the backend both ways.
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
-    pub probe: Duration,
-}
-
-/// The default [`Adaptive`]: Netflix concurrency-limits' defaults, the SRE book's classes.
-pub const ADAPTIVE: Adaptive = Adaptive {
-    algorithm: Algorithm::Vegas(VEGAS),
-    sampling: SAMPLING,
-    shares: SHARES,
-    cool: Duration::from_secs(1),
-    probe: Duration::from_secs(10),
-};
-
-impl Default for Adaptive {
-    fn default() -> Self {
-        ADAPTIVE
-    }
-}
+use crate::criticality::{Criticality, Floor};
+use crate::owner::{Mark, Owner};
 
 /// An adaptive concurrency limit: admits a call while fewer than the limit are in flight,
 /// and moves the limit with the latencies and drops of the calls that finish.
@@ -103,6 +19,11 @@ impl Default for Adaptive {
 ///
 /// Time is passed in, as everywhere in the core: a limiter never reads a clock, so a test
 /// drives an hour of traffic as a loop over `now`.
+///
+/// A grant settles only on the limiter that made it: another limiter's `settle` changes
+/// nothing, hands it back and counts it ([`foreign`](Limiter::foreign)). `Clone` copies the
+/// whole state into another limiter, which settles the grants it makes itself, not the
+/// original's.
 ///
 /// # When to use it
 ///
@@ -144,8 +65,8 @@ pub struct Limiter {
     /// Calls let in and not yet settled.
     flying: u32,
     floor: Floor,
-    /// `policy.shares` as read ([`Shares::of`]) and `policy.cool` in nanoseconds, worked out
-    /// once per policy rather than on every call.
+    /// `policy.shares` as read ([`Shares::of`](crate::Shares::of)) and `policy.cool` in
+    /// nanoseconds, worked out once per policy rather than on every call.
     shares: [f64; 4],
     cool: u64,
     /// When the next probe starts, in nanoseconds; `None` for never.
@@ -153,6 +74,9 @@ pub struct Limiter {
     /// The probe under way, if one is.
     drain: Option<Drain>,
     clock: Latest,
+    owner: Owner,
+    /// Grants of other limiters `settle` handed back.
+    foreign: u64,
 }
 
 /// A probe under way: when it began.
@@ -163,14 +87,16 @@ struct Drain {
 
 /// A call the [`Limiter`] let in: when, how many were in flight with it, and its class.
 ///
-/// [`Limiter::settle`] consumes it. Not `Clone`, so a call cannot leave flight twice;
-/// dropping a grant unsettled leaves the call counted in flight.
+/// [`Limiter::settle`] of the limiter that made it consumes it; another limiter's changes
+/// nothing and hands it back. Not `Clone`, so a call cannot leave flight twice; dropping a
+/// grant unsettled leaves the call counted in flight.
 #[must_use = "settle the grant with Limiter::settle once the call has finished, or it stays counted in flight"]
 #[derive(Debug, PartialEq, Eq)]
 pub struct Grant {
     start: u64,
     flying: u32,
     class: Criticality,
+    limiter: Mark,
 }
 
 impl Grant {
@@ -199,8 +125,41 @@ impl Grant {
 pub enum Settle {
     /// The call finished: its latency is a sample of the backend's.
     Success,
-    /// The backend shed the call or it timed out: a sign of overload, which every algorithm
-    /// answers by lowering the limit (Netflix's `onDropped`).
+    /// The backend shed the call or it timed out: a sign of overload (Netflix's
+    /// `onDropped`). Its latency is sampled as a success's is, and the window it falls in
+    /// is marked dropped; what that does to the limit is the algorithm's, as in Netflix's:
+    ///
+    /// - [`Aimd`](super::Aimd) multiplies the limit by its `backoff` (`AIMDLimit`);
+    /// - [`Vegas`](super::Vegas) cuts it by its `decrease` (`VegasLimit`), unless the
+    ///   window only sets the latency with no queue (the first, one faster than any since
+    ///   the last probe, or the probe's own), which leaves the limit where it is;
+    /// - [`Gradient2`](super::Gradient2) ignores the drop (`Gradient2Limit` ignores
+    ///   `didDrop`): the window's latency moves the limit as any other's does.
+    ///
+    /// Whatever the algorithm, a limiter's probe ([`Adaptive::probe`]) whose window holds a
+    /// drop takes no baseline from it.
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::limit::{AIMD, Aimd, Algorithm, GRADIENT2, Gradient2};
+    /// use ironward::{ADAPTIVE, Adaptive, Limiter, Settle};
+    ///
+    /// let ms = Duration::from_millis;
+    /// let after_a_drop = |algorithm| {
+    ///     let mut limiter = Limiter::new(Adaptive { algorithm, ..ADAPTIVE }, ms(0));
+    ///     let grants: Vec<_> = (0..20).map(|_| limiter.acquire(ms(0)).unwrap()).collect();
+    ///     for (i, grant) in grants.into_iter().enumerate() {
+    ///         // The last, past the window's second, closes it with all 20 in it.
+    ///         let done = if i == 19 { ms(1_010) } else { ms(10) };
+    ///         limiter.settle(grant, Settle::Dropped, done);
+    ///     }
+    ///     limiter.limit()
+    /// };
+    /// let aimd = Aimd { min: 1, ..AIMD };
+    /// assert_eq!(after_a_drop(Algorithm::Aimd(aimd)), 18, "20 × 0.9");
+    /// let gradient2 = Gradient2 { min: 1, ..GRADIENT2 };
+    /// assert_eq!(after_a_drop(Algorithm::Gradient2(gradient2)), 20, "no lower than before");
+    /// ```
     Dropped,
     /// The call failed in a way that says nothing of load (a bad request, a cancellation):
     /// it leaves flight and is not sampled (Netflix's `onIgnore`).
@@ -285,6 +244,8 @@ impl Limiter {
             flying: 0,
             floor: Floor::default(),
             clock: Latest::new(now),
+            owner: Owner::default(),
+            foreign: 0,
         }
     }
 
@@ -303,8 +264,8 @@ impl Limiter {
     ///
     /// The call is let in when its class is at or above the floor (no more critical call
     /// has been refused within [`Adaptive::cool`]) and fewer calls are in flight than its room,
-    /// the limit times its share ([`Shares::of`]). A refused call, for want of room or by
-    /// the floor, holds the floor at least at its class for the cooling time.
+    /// the limit times its share ([`Shares::of`](crate::Shares::of)). A refused call, for want
+    /// of room or by the floor, holds the floor at least at its class for the cooling time.
     ///
     /// # Examples
     ///
@@ -370,13 +331,43 @@ impl Limiter {
             start: now,
             flying: self.flying,
             class: criticality,
+            limiter: self.owner.mark(),
         })
     }
 
     /// The call behind `grant` ended at `now` as `settle` says: it leaves flight and, unless
     /// ignored, its latency (`now` less its start) is sampled, which may close a window and
-    /// move the limit.
-    pub fn settle(&mut self, grant: Grant, settle: Settle, now: Duration) {
+    /// move the limit. The answer is `None`.
+    ///
+    /// A grant another limiter made changes nothing here (not even the clock): it comes back
+    /// as `Some(grant)`, to be settled on the limiter that made it (dropped, it stays counted
+    /// in flight there), and is counted by [`foreign`](Limiter::foreign).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::{ADAPTIVE, Limiter, Settle};
+    ///
+    /// let now = Duration::ZERO;
+    /// let (mut a, mut b) = (Limiter::new(ADAPTIVE, now), Limiter::new(ADAPTIVE, now));
+    /// let grant = a.acquire(now).unwrap();
+    /// let grant = b.settle(grant, Settle::Success, now).expect("not b's: handed back");
+    /// assert_eq!((a.flying(), b.flying(), b.foreign()), (1, 0, 1));
+    /// assert_eq!(a.settle(grant, Settle::Success, now), None);
+    /// assert_eq!(a.flying(), 0);
+    /// ```
+    pub fn settle(&mut self, grant: Grant, settle: Settle, now: Duration) -> Option<Grant> {
+        if !self.owner.owns(grant.limiter) {
+            self.foreign = self.foreign.saturating_add(1);
+            return Some(grant);
+        }
+        self.settle_own(&grant, settle, now);
+        None
+    }
+
+    /// [`settle`](Limiter::settle) of a grant this limiter made.
+    fn settle_own(&mut self, grant: &Grant, settle: Settle, now: Duration) {
         let now = self.clock.advance(now);
         self.flying = self.flying.saturating_sub(1);
         let dropped = match settle {
@@ -462,6 +453,13 @@ impl Limiter {
         self.flying
     }
 
+    /// Grants [`settle`](Limiter::settle) handed back because another limiter made them,
+    /// saturating: a count above 0 is a caller's bug, a grant taken to the wrong limiter.
+    #[must_use]
+    pub fn foreign(&self) -> u64 {
+        self.foreign
+    }
+
     /// How many calls in flight a call of `criticality` may join now: the limit times its
     /// share. The floor may still refuse it; see [`floor`](Limiter::floor).
     #[must_use]
@@ -521,319 +519,4 @@ fn room(limit: u32, share: f64) -> u32 {
 }
 
 #[cfg(test)]
-mod tests {
-    use alloc::string::ToString;
-    use alloc::vec::Vec;
-
-    use super::*;
-
-    fn ms(n: u64) -> Duration {
-        Duration::from_millis(n)
-    }
-
-    /// A limiter at the default policy with `n` critical calls in flight.
-    fn holding(n: usize) -> (Limiter, Vec<Grant>) {
-        let mut limiter = Limiter::new(ADAPTIVE, ms(0));
-        let grants = (0..n)
-            .map(|_| limiter.acquire(ms(0)).expect("room"))
-            .collect();
-        (limiter, grants)
-    }
-
-    #[test]
-    fn each_class_may_fill_its_share_of_the_limit() {
-        let limit = Limiter::new(ADAPTIVE, ms(0)).limit();
-        for class in Criticality::ALL {
-            let (mut limiter, grants) = holding(0);
-            let room = limiter.room(class);
-            assert_eq!(room, (f64::from(limit) * SHARES.of(class)) as u32);
-            let mine: Vec<_> = (0..room)
-                .map(|i| {
-                    let grant = limiter.acquire_as(ms(1), class).expect("within room");
-                    assert_eq!((grant.flying(), grant.criticality()), (i + 1, class));
-                    grant
-                })
-                .collect();
-            let reason = limiter.acquire_as(ms(1), class).unwrap_err();
-            assert_eq!(
-                reason,
-                LimiterReason {
-                    flying: room,
-                    limit,
-                    room,
-                    criticality: class,
-                    floor: Criticality::Sheddable,
-                    probing: false,
-                }
-            );
-            drop((grants, mine));
-        }
-    }
-
-    #[test]
-    fn a_refusal_for_room_keeps_the_less_critical_out_for_the_cooling_time() {
-        let (mut limiter, grants) = holding(20);
-        assert_eq!(limiter.limit(), 20);
-        let refused = limiter.acquire(ms(5)).unwrap_err();
-        assert_eq!(refused.floor, Criticality::Sheddable, "the floor it met");
-        for grant in grants {
-            limiter.settle(grant, Settle::Ignored, ms(6));
-        }
-        assert_eq!(limiter.floor(ms(6)), Criticality::Critical);
-        for class in [Criticality::Sheddable, Criticality::SheddableConcurrent] {
-            let reason = limiter.acquire_as(ms(7), class).unwrap_err();
-            assert_eq!((reason.flying, reason.floor), (0, Criticality::Critical));
-            assert_eq!(
-                reason.to_string(),
-                alloc::format!(
-                    "limiter refused a {class} call: classes below critical are refused after a refusal (0 in flight, limit 20)"
-                )
-            );
-        }
-        // The floor steps down a class at a time: the sheddable-concurrent refused at 7 ms
-        // hold it a cooling time after the critical refusal has cooled.
-        assert_eq!(limiter.floor(ms(1_004)), Criticality::Critical);
-        assert_eq!(limiter.floor(ms(1_005)), Criticality::SheddableConcurrent);
-        let concurrent = limiter
-            .acquire_as(ms(1_005), Criticality::SheddableConcurrent)
-            .expect("at the floor");
-        assert_eq!(limiter.floor(ms(1_007)), Criticality::Sheddable);
-        let back = limiter
-            .acquire_as(ms(1_007), Criticality::Sheddable)
-            .expect("cooled");
-        limiter.settle(back, Settle::Ignored, ms(1_008));
-        limiter.settle(concurrent, Settle::Ignored, ms(1_008));
-        // The floor's own class and those above it are admitted while it stands.
-        let (mut limiter, grants) = holding(20);
-        let _ = limiter
-            .acquire_as(ms(1), Criticality::CriticalPlus)
-            .unwrap_err();
-        for grant in grants {
-            limiter.settle(grant, Settle::Ignored, ms(1));
-        }
-        assert!(
-            limiter.acquire(ms(2)).is_err(),
-            "critical is below critical_plus"
-        );
-        let plus = limiter
-            .acquire_as(ms(2), Criticality::CriticalPlus)
-            .expect("room");
-        limiter.settle(plus, Settle::Ignored, ms(3));
-    }
-
-    #[test]
-    fn a_zero_cooling_time_turns_the_floor_off() {
-        let policy = Adaptive {
-            cool: Duration::ZERO,
-            ..ADAPTIVE
-        };
-        let mut limiter = Limiter::new(policy, ms(0));
-        let grants: Vec<_> = (0..20).map(|_| limiter.acquire(ms(0)).unwrap()).collect();
-        assert!(
-            limiter
-                .acquire_as(ms(0), Criticality::CriticalPlus)
-                .is_err()
-        );
-        for grant in grants {
-            limiter.settle(grant, Settle::Ignored, ms(0));
-        }
-        let grant = limiter
-            .acquire_as(ms(0), Criticality::Sheddable)
-            .expect("no floor");
-        limiter.settle(grant, Settle::Ignored, ms(0));
-    }
-
-    #[test]
-    fn settling_never_underflows_and_a_clock_that_steps_back_measures_no_negative_latency() {
-        let mut other = Limiter::new(ADAPTIVE, ms(0));
-        let stranger = other.acquire(ms(50)).unwrap();
-        let mut limiter = Limiter::new(ADAPTIVE, ms(100));
-        limiter.settle(stranger, Settle::Success, ms(10));
-        assert_eq!(limiter.flying(), 0);
-        let grant = limiter.acquire(ms(40)).unwrap();
-        assert_eq!(grant.start(), ms(100), "read as the latest seen");
-        limiter.settle(grant, Settle::Dropped, Duration::ZERO);
-        assert_eq!(limiter.flying(), 0);
-        let late = limiter.acquire(Duration::MAX).unwrap();
-        limiter.settle(late, Settle::Success, Duration::MAX);
-        assert_eq!(limiter.flying(), 0);
-    }
-
-    /// A call every 10 ms over `span` (in ms), each taking `rtt` ms, settled in time order.
-    fn traffic(limiter: &mut Limiter, span: core::ops::Range<u64>, rtt: u64) {
-        let mut open = alloc::collections::VecDeque::new();
-        for t in span.step_by(10) {
-            while open.front().is_some_and(|&(done, _)| done <= t) {
-                let (done, grant) = open.pop_front().unwrap();
-                limiter.settle(grant, Settle::Success, ms(done));
-            }
-            open.push_back((t + rtt, limiter.acquire(ms(t)).expect("room")));
-        }
-        for (done, grant) in open {
-            limiter.settle(grant, Settle::Success, ms(done));
-        }
-    }
-
-    #[test]
-    fn a_probe_drains_to_half_the_limit_and_rebases_on_a_window_of_its_own_calls() {
-        use crate::limit::{AIMD, Aimd, Algorithm, GRADIENT2, Gradient2, SAMPLING, Sampling};
-        let sampling = Sampling {
-            size: 4,
-            min_window: ms(100),
-            max_window: ms(100),
-            ..SAMPLING
-        };
-        let policy = Adaptive {
-            algorithm: Algorithm::Gradient2(Gradient2 {
-                initial: 40,
-                ..GRADIENT2
-            }),
-            sampling,
-            probe: ms(1_000),
-            ..ADAPTIVE
-        };
-        let mut limiter = Limiter::new(policy, ms(0));
-        // Before the probe: 20 ms calls, windows of which feed the long average.
-        traffic(&mut limiter, 0..900, 20);
-        assert!(limiter.estimator().baseline() < Some(ms(21)));
-        assert!(!limiter.probing());
-        let old: Vec<_> = (0..25).map(|_| limiter.acquire(ms(990)).unwrap()).collect();
-        // The probe starts at 1 s: half the limit of 40, so 25 in flight refuse the next.
-        let reason = limiter.acquire(ms(1_000)).unwrap_err();
-        assert!(limiter.probing() && reason.probing);
-        assert_eq!(
-            (
-                reason.limit,
-                reason.room,
-                limiter.room(Criticality::Critical)
-            ),
-            (20, 20, 20)
-        );
-        assert!(
-            reason
-                .to_string()
-                .ends_with("(limit 20, halved by a probe)"),
-            "{reason}"
-        );
-        // The calls from before finish slowly, and are not the probe's.
-        for grant in old {
-            limiter.settle(grant, Settle::Success, ms(1_010));
-        }
-        // The backend has slowed: 60 ms with no queue. The probe's window rebases on it.
-        traffic(&mut limiter, 1_010..1_300, 60);
-        assert!(!limiter.probing(), "the probe's window closed");
-        assert_eq!(limiter.estimator().baseline(), Some(ms(60)));
-        assert_eq!(limiter.room(Criticality::Critical), limiter.limit());
-        // Off: no probe ever starts, and the default probes every 10 s.
-        let mut off = Limiter::new(
-            Adaptive {
-                probe: Duration::ZERO,
-                ..policy
-            },
-            ms(0),
-        );
-        let grant = off.acquire(Duration::MAX).unwrap();
-        assert!(!off.probing());
-        off.settle(grant, Settle::Success, Duration::MAX);
-        assert_eq!(ADAPTIVE.probe, Duration::from_secs(10));
-        // Aimd keeps no baseline: a probe drains and changes nothing else.
-        let aimd = Adaptive {
-            algorithm: Algorithm::Aimd(Aimd { min: 1, ..AIMD }),
-            ..policy
-        };
-        let mut limiter = Limiter::new(aimd, ms(0));
-        let grant = limiter.acquire(ms(1_000)).unwrap();
-        assert!(limiter.probing());
-        limiter.settle(grant, Settle::Success, ms(1_001));
-        assert_eq!(limiter.estimator().baseline(), None);
-    }
-
-    #[test]
-    fn a_probe_whose_window_drops_a_call_is_a_sample_not_a_baseline() {
-        use crate::limit::{Algorithm, SAMPLING, Sampling, VEGAS, Vegas};
-        let policy = Adaptive {
-            algorithm: Algorithm::Vegas(Vegas {
-                initial: 40,
-                ..VEGAS
-            }),
-            sampling: Sampling {
-                size: 2,
-                min_window: ms(100),
-                max_window: ms(100),
-                ..SAMPLING
-            },
-            probe: ms(1_000),
-            ..ADAPTIVE
-        };
-        let mut limiter = Limiter::new(policy, ms(0));
-        traffic(&mut limiter, 0..990, 20);
-        let (baseline, limit) = (limiter.estimator().baseline(), limiter.limit());
-        assert_eq!(baseline, Some(ms(20)));
-        // The probe's window: one call dropped, one slow.
-        let a = limiter.acquire(ms(1_000)).unwrap();
-        assert!(limiter.probing());
-        let b = limiter.acquire(ms(1_001)).unwrap();
-        limiter.settle(a, Settle::Dropped, ms(1_050));
-        limiter.settle(b, Settle::Success, ms(1_150));
-        assert!(!limiter.probing(), "the probe ended with its window");
-        assert_eq!(
-            limiter.estimator().baseline(),
-            baseline,
-            "no rebase on a drop"
-        );
-        assert!(limiter.limit() < limit, "Vegas cut the limit on the drop");
-    }
-
-    #[test]
-    fn admits_is_acquire_as_without_its_effects() {
-        let policy = Adaptive {
-            probe: ms(300),
-            ..ADAPTIVE
-        };
-        let mut limiter = Limiter::new(policy, ms(0));
-        let mut held = alloc::collections::VecDeque::new();
-        for step in 0..3_000u64 {
-            let now = ms(step / 3);
-            let class = Criticality::ALL[(step * 7 % 4) as usize];
-            let before = limiter.clone();
-            let said = limiter.admits(now, class);
-            assert_eq!(
-                limiter.floor(now),
-                before.floor(now),
-                "admits records nothing"
-            );
-            match limiter.acquire_as(now, class) {
-                Ok(grant) => {
-                    assert!(said, "admitted at step {step}");
-                    held.push_back(grant);
-                }
-                Err(_) => assert!(!said, "refused at step {step}"),
-            }
-            // Calls finish 25 ms-ish later, a third of them as drops.
-            while held.len() > 12 || (step % 5 == 0 && !held.is_empty()) {
-                let grant = held.pop_front().unwrap();
-                let settle = [Settle::Success, Settle::Success, Settle::Dropped][step as usize % 3];
-                limiter.settle(grant, settle, now);
-            }
-        }
-    }
-
-    #[test]
-    fn retune_keeps_the_calls_in_flight_and_the_floor() {
-        let (mut limiter, grants) = holding(20);
-        let _ = limiter.acquire(ms(1)).unwrap_err();
-        let shares = Shares {
-            sheddable: 0.0,
-            ..SHARES
-        };
-        limiter.retune(Adaptive { shares, ..ADAPTIVE }, ms(2));
-        assert_eq!(limiter.flying(), 20);
-        assert_eq!(limiter.floor(ms(2)), Criticality::Critical);
-        assert_eq!(limiter.room(Criticality::Sheddable), 0);
-        assert_eq!(limiter.policy().shares, shares);
-        for grant in grants {
-            limiter.settle(grant, Settle::Ignored, ms(3));
-        }
-        assert_eq!(limiter.flying(), 0);
-    }
-}
+mod tests;

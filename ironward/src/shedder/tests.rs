@@ -79,8 +79,8 @@ fn the_kept_extremes_match_a_scan_of_the_window() {
             // Settle the oldest calls in bursts, so buckets differ in passes and means.
             for _ in 0..(x >> 61) {
                 match flying.pop_front() {
-                    Some(ticket) if x & 1 == 0 => shedder.pass(ticket, at),
-                    Some(ticket) => shedder.fail(ticket),
+                    Some(ticket) if x & 1 == 0 => assert!(shedder.pass(ticket, at).is_none()),
+                    Some(ticket) => assert!(shedder.fail(ticket).is_none()),
                     None => break,
                 }
             }
@@ -151,8 +151,14 @@ fn minimum_response_time_never_exceeds_the_assumed_latency() {
 fn settling_more_than_was_let_through_never_underflows() {
     let mut shedder = Shedder::new(SHED, ms(0));
     let ticket = shedder.allow(ms(0), 0).expect("idle");
-    shedder.fail(ticket);
-    shedder.fail(Ticket { start: 0 });
+    assert!(shedder.fail(ticket).is_none());
+    // A ticket forged with this shedder's mark: the count saturates at 0.
+    let shedder_mark = shedder.owner.mark();
+    let forged = Ticket {
+        start: 0,
+        shedder: shedder_mark,
+    };
+    assert!(shedder.fail(forged).is_none());
     assert_eq!(shedder.flying(), 0);
 }
 
@@ -477,8 +483,8 @@ fn the_kept_extremes_match_a_scan_of_the_window_across_retunes() {
         }
         for _ in 0..(x >> 61) {
             match flying.pop_front() {
-                Some(ticket) if x & 1 == 0 => shedder.pass(ticket, at),
-                Some(ticket) => shedder.fail(ticket),
+                Some(ticket) if x & 1 == 0 => assert!(shedder.pass(ticket, at).is_none()),
+                Some(ticket) => assert!(shedder.fail(ticket).is_none()),
                 None => break,
             }
         }

@@ -29,9 +29,14 @@ impl AnyLimit {
         }
     }
 
-    /// The whole state, private fields included.
+    /// The whole state, private fields included, but for which instance it is (`owner`): a
+    /// clone is another instance, numbered once it hands out a token.
     fn state(&self) -> String {
-        format!("{self:?}")
+        let full = format!("{self:?}");
+        match full.split_once(", owner: Owner(") {
+            Some((head, tail)) => format!("{head}{}", &tail[tail.find(')').unwrap_or(0) + 1..]),
+            None => full,
+        }
     }
 }
 

@@ -194,11 +194,12 @@ fn call(
     match breaker.allow(ms(at), roll) {
         Some(permit) => {
             log.latest = log.latest.max(at * 1_000_000);
-            if ok {
+            let settled = if ok {
                 breaker.pass(permit, ms(done))
             } else {
                 breaker.fail(permit, ms(done))
-            }
+            };
+            assert!(settled.is_none());
             log.record(done * 1_000_000, Some(ok));
         }
         None => {
@@ -235,7 +236,8 @@ proptest! {
                     match breaker.allow(ms(at), roll) {
                         Some(permit) => {
                             log.latest = log.latest.max(at * 1_000_000);
-                            if ok { breaker.pass(permit, ms(done)) } else { breaker.fail(permit, ms(done)) }
+                            let settled = if ok { breaker.pass(permit, ms(done)) } else { breaker.fail(permit, ms(done)) };
+                            prop_assert!(settled.is_none());
                             log.record(done * 1_000_000, Some(ok));
                         }
                         None => {
@@ -280,7 +282,8 @@ proptest! {
             }
             match breaker.allow(now, roll) {
                 Some(permit) => {
-                    if ok { breaker.pass(permit, now) } else { breaker.fail(permit, now) }
+                    let settled = if ok { breaker.pass(permit, now) } else { breaker.fail(permit, now) };
+                    prop_assert!(settled.is_none());
                 }
                 None => {
                     // Draws are clamped into [0, 1): NaN and negatives are 0.

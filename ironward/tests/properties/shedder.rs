@@ -125,7 +125,8 @@ proptest! {
             match shedder.allow(now, cpu) {
                 Some(ticket) => {
                     admitted += 1;
-                    if ok { shedder.pass(ticket, now) } else { shedder.fail(ticket) }
+                    let settled = if ok { shedder.pass(ticket, now) } else { shedder.fail(ticket) };
+                    prop_assert!(settled.is_none());
                 }
                 None => prop_assert!(!beta.is_nan(), "a NaN beta shed a call"),
             }

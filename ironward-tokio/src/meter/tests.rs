@@ -1,0 +1,194 @@
+//! The meters against `metrics-util`'s debugging recorder: which series each registers, and
+//! when.
+
+use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+
+use super::{Decisions, GrpcRetries, Level, Retries};
+
+/// The series a recorder holds, as `name{labels}` and the counter's value or 0.
+fn series(recorder: &DebuggingRecorder) -> Vec<(String, u64)> {
+    let mut all: Vec<_> = recorder
+        .snapshotter()
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .map(|(key, _, _, value)| {
+            let key = key.key();
+            let labels: Vec<_> = key
+                .labels()
+                .map(|l| format!("{}={}", l.key(), l.value()))
+                .collect();
+            let count = match value {
+                DebugValue::Counter(n) => n,
+                _ => 0,
+            };
+            (format!("{}{{{}}}", key.name(), labels.join(",")), count)
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+#[test]
+fn nothing_is_registered_until_the_handles_are_first_used() {
+    let recorder = DebuggingRecorder::new();
+    let seen = metrics::with_local_recorder(&recorder, || {
+        let decisions = Decisions::new("breaker", "default", "refused", &["throttled"]);
+        let ratio = Level::breaker_ratio("default");
+        let retries = Retries::new("default");
+        let before = series(&recorder);
+        drop((decisions, ratio, retries));
+        before
+    });
+    assert_eq!(seen, vec![]);
+    assert_eq!(series(&recorder), vec![]);
+}
+
+#[test]
+fn registering_shows_every_series_at_zero_once() {
+    let recorder = DebuggingRecorder::new();
+    metrics::with_local_recorder(&recorder, || {
+        let decisions =
+            Decisions::new("redis_period", String::from("api"), "refused", &["limited"])
+                .with_source("redis");
+        decisions.register();
+        decisions.register();
+        decisions.refused(0);
+        decisions.refused(1);
+    });
+    assert_eq!(
+        series(&recorder),
+        vec![
+            (
+                "ironward.requests{piece=redis_period,name=api,source=redis,outcome=admitted}"
+                    .to_owned(),
+                0
+            ),
+            (
+                "ironward.requests{piece=redis_period,name=api,source=redis,outcome=refused,reason=limited}"
+                    .to_owned(),
+                1
+            ),
+        ]
+    );
+}
+
+// A hostile trial found the limiter's handles registering 20 series of zeros (four classes
+// admitted, four reasons by four classes refused) when its layer made a service, before any
+// request: each now shows when it first counts.
+#[test]
+fn a_limiters_series_show_only_once_they_count() {
+    use ironward::Criticality;
+    let recorder = DebuggingRecorder::new();
+    let key = |labels: &str| format!("ironward.requests{{piece=limiter,name=api,{labels}}}");
+    metrics::with_local_recorder(&recorder, || {
+        // The tower limiter's handles, registered as its layer registers them.
+        let reasons = &["full", "floor", "queue", "expired"];
+        let decisions = Decisions::new("limiter", "api", "refused", reasons).by_criticality();
+        decisions.register();
+        assert_eq!(series(&recorder), vec![], "no series before a request");
+        decisions.refused_as(1, Criticality::Sheddable);
+        assert_eq!(
+            series(&recorder),
+            vec![(key("outcome=refused,reason=floor,criticality=sheddable"), 1)],
+            "after one refusal, its series alone"
+        );
+        decisions.admitted_as(Criticality::Critical);
+        decisions.refused_as(1, Criticality::Sheddable);
+        // A snapshot reads each counter's count since the one before.
+        assert_eq!(
+            series(&recorder),
+            vec![
+                (key("outcome=admitted,criticality=critical"), 1),
+                (key("outcome=refused,reason=floor,criticality=sheddable"), 1),
+            ]
+        );
+    });
+}
+
+#[test]
+fn handles_split_by_class_count_each_class_apart() {
+    use ironward::Criticality;
+    let recorder = DebuggingRecorder::new();
+    metrics::with_local_recorder(&recorder, || {
+        let decisions =
+            Decisions::new("limiter", "api", "refused", &["full", "floor"]).by_criticality();
+        decisions.admitted_as(Criticality::Sheddable);
+        decisions.admitted(); // as critical
+        decisions.refused_as(1, Criticality::SheddableConcurrent);
+        decisions.refused_as(1, Criticality::SheddableConcurrent);
+        decisions.refused_as(2, Criticality::Critical); // no such reason
+        Level::limiter_limit("api").set(17.0);
+    });
+    let seen = series(&recorder);
+    // The three series counted, and the gauge: none of the classes or reasons left at zero.
+    assert_eq!(seen.len(), 3 + 1, "{seen:?}");
+    let count = |key: &str| seen.iter().find(|(k, _)| k == key).map(|(_, n)| *n);
+    assert_eq!(
+        count("ironward.requests{piece=limiter,name=api,outcome=admitted,criticality=sheddable}"),
+        Some(1)
+    );
+    assert_eq!(
+        count("ironward.requests{piece=limiter,name=api,outcome=admitted,criticality=critical}"),
+        Some(1)
+    );
+    assert_eq!(
+        count(
+            "ironward.requests{piece=limiter,name=api,outcome=refused,reason=floor,criticality=sheddable_concurrent}"
+        ),
+        Some(2)
+    );
+    assert_eq!(
+        count(
+            "ironward.requests{piece=limiter,name=api,outcome=refused,reason=full,criticality=critical_plus}"
+        ),
+        None
+    );
+    assert!(
+        seen.iter()
+            .any(|(k, _)| k == "ironward.limiter.limit{name=api}")
+    );
+}
+
+#[test]
+fn a_retry_counts_under_the_cores_outcome_labels() {
+    let recorder = DebuggingRecorder::new();
+    metrics::with_local_recorder(&recorder, || {
+        let retries = Retries::new("api");
+        retries.attempt(1);
+        retries.attempt(2);
+        retries.ended(&ironward::http_retry::Retried::default());
+    });
+    let seen = series(&recorder);
+    assert!(seen.contains(&("ironward.retry.attempts{name=api,kind=first}".to_owned(), 1)));
+    assert!(seen.contains(&("ironward.retry.attempts{name=api,kind=retry}".to_owned(), 1)));
+    assert!(seen.contains(&(
+        "ironward.retry.calls{name=api,outcome=success}".to_owned(),
+        1
+    )));
+}
+
+#[test]
+fn a_grpc_call_counts_hedges_and_every_stop_label() {
+    let recorder = DebuggingRecorder::new();
+    metrics::with_local_recorder(&recorder, || {
+        let retries = GrpcRetries::new("api");
+        retries.register();
+        retries.attempt(1);
+        retries.hedge();
+        retries.hedge();
+        retries.ended(Some(ironward::grpc::Stop::Deadline));
+    });
+    let seen = series(&recorder);
+    // Three kinds, a success and six stops, and the wait histogram.
+    assert_eq!(seen.len(), 3 + 7 + 1, "{seen:?}");
+    assert!(seen.contains(&("ironward.retry.attempts{name=api,kind=hedge}".to_owned(), 2)));
+    assert!(seen.contains(&(
+        "ironward.retry.calls{name=api,outcome=deadline}".to_owned(),
+        1
+    )));
+    assert!(seen.contains(&(
+        "ironward.retry.calls{name=api,outcome=committed}".to_owned(),
+        0
+    )));
+}

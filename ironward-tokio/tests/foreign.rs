@@ -1,0 +1,90 @@
+//! Tokens settled on a shared form other than the one that made them: a `SharedBreaker`'s
+//! permit and a `SharedShedder`'s ticket change nothing on another instance, on the lock-free
+//! paths as on the locked ones, come back to the caller and are counted; a `SharedLimiter`'s
+//! permit holds its own limiter, so it settles there whatever limiter is at hand.
+
+use std::time::Duration;
+
+use ironward::limit::{AIMD, Aimd, Algorithm};
+use ironward::{ADAPTIVE, Adaptive, Criticality, SHED, SRE, Settle};
+use ironward_tokio::{Admission, Clock, SharedBreaker, SharedLimiter, SharedShedder};
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// The successes and failures in a shared breaker's window.
+fn outcomes(breaker: &SharedBreaker) -> (u64, u64) {
+    let mut seen = (0, 0);
+    breaker.snapshot().window().each(ms(150), |t| {
+        seen = (seen.0 + t.success, seen.1 + t.failure);
+    });
+    seen
+}
+
+#[test]
+fn a_permit_settled_on_another_shared_breaker_records_nothing() {
+    let (a, b) = (
+        SharedBreaker::new(SRE, ms(0)),
+        SharedBreaker::new(SRE, ms(0)),
+    );
+    // Healthy: the permits come from A's fast path, and B's `pass` would add to a stripe.
+    for i in 0..50 {
+        let permit = a.allow(ms(i), 0.5).expect("a healthy breaker");
+        let permit = b.pass(permit, ms(i)).expect("not b's");
+        assert!(a.pass(permit, ms(i)).is_none());
+    }
+    // A failure of A's told to B would start B refusing.
+    for i in 50..150 {
+        let permit = a.allow(ms(i), 0.99).expect("over the drop fraction");
+        let permit = b.fail(permit, ms(i)).expect("not b's");
+        assert!(a.fail(permit, ms(i)).is_none());
+    }
+    assert_eq!((b.ratio(ms(150)), b.foreign()), (0.0, 150));
+    assert_eq!(outcomes(&b), (0, 0), "b's window holds nothing");
+    assert_eq!((outcomes(&a), a.foreign()), ((50, 100), 0));
+}
+
+#[test]
+fn a_ticket_settled_on_another_shared_shedder_leaves_both_counts_alone() {
+    let (a, b) = (
+        SharedShedder::new(SHED, ms(0)),
+        SharedShedder::new(SHED, ms(0)),
+    );
+    let ours = b.allow(ms(0), 0).expect("a cool server");
+    // Cool: A's tickets come from its fast path, and B's `pass` would go to a stripe.
+    let theirs = a.allow(ms(0), 0).expect("a cool server");
+    let theirs = b.pass(theirs, ms(20)).expect("not b's");
+    let theirs = b.fail(theirs).expect("not b's");
+    assert_eq!((b.flying(), b.passes(ms(20)).count, b.foreign()), (1, 0, 2));
+    assert!(a.pass(theirs, ms(20)).is_none());
+    assert!(b.fail(ours).is_none());
+    assert_eq!((a.flying(), b.flying(), a.passes(ms(20)).count), (0, 0, 1));
+}
+
+#[test]
+fn a_shared_limiters_permit_settles_on_its_own_limiter() {
+    let one = Adaptive {
+        algorithm: Algorithm::Aimd(Aimd {
+            initial: 1,
+            min: 1,
+            ..AIMD
+        }),
+        ..ADAPTIVE
+    };
+    let (clock, _hand) = Clock::manual(Duration::ZERO);
+    let (a, b) = (
+        SharedLimiter::new(one, clock.clone()),
+        SharedLimiter::new(one, clock),
+    );
+    let Admission::Admitted(theirs) = a.admit(Criticality::Critical) else {
+        panic!("room in a")
+    };
+    let Admission::Admitted(ours) = b.admit(Criticality::Critical) else {
+        panic!("room in b")
+    };
+    theirs.settle(Settle::Success);
+    assert_eq!((a.flying(), b.flying()), (0, 1));
+    ours.settle(Settle::Success);
+    assert_eq!(b.flying(), 0);
+}

@@ -1,0 +1,318 @@
+//! The limiter's unit tests: admission by class, the floor, probes, retuning.
+
+use alloc::string::ToString;
+use alloc::vec::Vec;
+
+use super::*;
+use crate::criticality::{SHARES, Shares};
+use crate::limit::ADAPTIVE;
+
+fn ms(n: u64) -> Duration {
+    Duration::from_millis(n)
+}
+
+/// A limiter at the default policy with `n` critical calls in flight.
+fn holding(n: usize) -> (Limiter, Vec<Grant>) {
+    let mut limiter = Limiter::new(ADAPTIVE, ms(0));
+    let grants = (0..n)
+        .map(|_| limiter.acquire(ms(0)).expect("room"))
+        .collect();
+    (limiter, grants)
+}
+
+#[test]
+fn each_class_may_fill_its_share_of_the_limit() {
+    let limit = Limiter::new(ADAPTIVE, ms(0)).limit();
+    for class in Criticality::ALL {
+        let (mut limiter, grants) = holding(0);
+        let room = limiter.room(class);
+        assert_eq!(room, (f64::from(limit) * SHARES.of(class)) as u32);
+        let mine: Vec<_> = (0..room)
+            .map(|i| {
+                let grant = limiter.acquire_as(ms(1), class).expect("within room");
+                assert_eq!((grant.flying(), grant.criticality()), (i + 1, class));
+                grant
+            })
+            .collect();
+        let reason = limiter.acquire_as(ms(1), class).unwrap_err();
+        assert_eq!(
+            reason,
+            LimiterReason {
+                flying: room,
+                limit,
+                room,
+                criticality: class,
+                floor: Criticality::Sheddable,
+                probing: false,
+            }
+        );
+        drop((grants, mine));
+    }
+}
+
+#[test]
+fn a_refusal_for_room_keeps_the_less_critical_out_for_the_cooling_time() {
+    let (mut limiter, grants) = holding(20);
+    assert_eq!(limiter.limit(), 20);
+    let refused = limiter.acquire(ms(5)).unwrap_err();
+    assert_eq!(refused.floor, Criticality::Sheddable, "the floor it met");
+    for grant in grants {
+        limiter.settle(grant, Settle::Ignored, ms(6));
+    }
+    assert_eq!(limiter.floor(ms(6)), Criticality::Critical);
+    for class in [Criticality::Sheddable, Criticality::SheddableConcurrent] {
+        let reason = limiter.acquire_as(ms(7), class).unwrap_err();
+        assert_eq!((reason.flying, reason.floor), (0, Criticality::Critical));
+        assert_eq!(
+            reason.to_string(),
+            alloc::format!(
+                "limiter refused a {class} call: classes below critical are refused after a refusal (0 in flight, limit 20)"
+            )
+        );
+    }
+    // The floor steps down a class at a time: the sheddable-concurrent refused at 7 ms
+    // hold it a cooling time after the critical refusal has cooled.
+    assert_eq!(limiter.floor(ms(1_004)), Criticality::Critical);
+    assert_eq!(limiter.floor(ms(1_005)), Criticality::SheddableConcurrent);
+    let concurrent = limiter
+        .acquire_as(ms(1_005), Criticality::SheddableConcurrent)
+        .expect("at the floor");
+    assert_eq!(limiter.floor(ms(1_007)), Criticality::Sheddable);
+    let back = limiter
+        .acquire_as(ms(1_007), Criticality::Sheddable)
+        .expect("cooled");
+    limiter.settle(back, Settle::Ignored, ms(1_008));
+    limiter.settle(concurrent, Settle::Ignored, ms(1_008));
+    // The floor's own class and those above it are admitted while it stands.
+    let (mut limiter, grants) = holding(20);
+    let _ = limiter
+        .acquire_as(ms(1), Criticality::CriticalPlus)
+        .unwrap_err();
+    for grant in grants {
+        limiter.settle(grant, Settle::Ignored, ms(1));
+    }
+    assert!(
+        limiter.acquire(ms(2)).is_err(),
+        "critical is below critical_plus"
+    );
+    let plus = limiter
+        .acquire_as(ms(2), Criticality::CriticalPlus)
+        .expect("room");
+    limiter.settle(plus, Settle::Ignored, ms(3));
+}
+
+#[test]
+fn a_zero_cooling_time_turns_the_floor_off() {
+    let policy = Adaptive {
+        cool: Duration::ZERO,
+        ..ADAPTIVE
+    };
+    let mut limiter = Limiter::new(policy, ms(0));
+    let grants: Vec<_> = (0..20).map(|_| limiter.acquire(ms(0)).unwrap()).collect();
+    assert!(
+        limiter
+            .acquire_as(ms(0), Criticality::CriticalPlus)
+            .is_err()
+    );
+    for grant in grants {
+        limiter.settle(grant, Settle::Ignored, ms(0));
+    }
+    let grant = limiter
+        .acquire_as(ms(0), Criticality::Sheddable)
+        .expect("no floor");
+    limiter.settle(grant, Settle::Ignored, ms(0));
+}
+
+#[test]
+fn settling_never_underflows_and_a_clock_that_steps_back_measures_no_negative_latency() {
+    let mut other = Limiter::new(ADAPTIVE, ms(0));
+    let stranger = other.acquire(ms(50)).unwrap();
+    let mut limiter = Limiter::new(ADAPTIVE, ms(100));
+    limiter.settle(stranger, Settle::Success, ms(10));
+    assert_eq!(limiter.flying(), 0);
+    let grant = limiter.acquire(ms(40)).unwrap();
+    assert_eq!(grant.start(), ms(100), "read as the latest seen");
+    limiter.settle(grant, Settle::Dropped, Duration::ZERO);
+    assert_eq!(limiter.flying(), 0);
+    let late = limiter.acquire(Duration::MAX).unwrap();
+    limiter.settle(late, Settle::Success, Duration::MAX);
+    assert_eq!(limiter.flying(), 0);
+}
+
+/// A call every 10 ms over `span` (in ms), each taking `rtt` ms, settled in time order.
+fn traffic(limiter: &mut Limiter, span: core::ops::Range<u64>, rtt: u64) {
+    let mut open = alloc::collections::VecDeque::new();
+    for t in span.step_by(10) {
+        while open.front().is_some_and(|&(done, _)| done <= t) {
+            let (done, grant) = open.pop_front().unwrap();
+            limiter.settle(grant, Settle::Success, ms(done));
+        }
+        open.push_back((t + rtt, limiter.acquire(ms(t)).expect("room")));
+    }
+    for (done, grant) in open {
+        limiter.settle(grant, Settle::Success, ms(done));
+    }
+}
+
+#[test]
+fn a_probe_drains_to_half_the_limit_and_rebases_on_a_window_of_its_own_calls() {
+    use crate::limit::{AIMD, Aimd, Algorithm, GRADIENT2, Gradient2, SAMPLING, Sampling};
+    let sampling = Sampling {
+        size: 4,
+        min_window: ms(100),
+        max_window: ms(100),
+        ..SAMPLING
+    };
+    let policy = Adaptive {
+        algorithm: Algorithm::Gradient2(Gradient2 {
+            initial: 40,
+            ..GRADIENT2
+        }),
+        sampling,
+        probe: ms(1_000),
+        ..ADAPTIVE
+    };
+    let mut limiter = Limiter::new(policy, ms(0));
+    // Before the probe: 20 ms calls, windows of which feed the long average.
+    traffic(&mut limiter, 0..900, 20);
+    assert!(limiter.estimator().baseline() < Some(ms(21)));
+    assert!(!limiter.probing());
+    let old: Vec<_> = (0..25).map(|_| limiter.acquire(ms(990)).unwrap()).collect();
+    // The probe starts at 1 s: half the limit of 40, so 25 in flight refuse the next.
+    let reason = limiter.acquire(ms(1_000)).unwrap_err();
+    assert!(limiter.probing() && reason.probing);
+    assert_eq!(
+        (
+            reason.limit,
+            reason.room,
+            limiter.room(Criticality::Critical)
+        ),
+        (20, 20, 20)
+    );
+    assert!(
+        reason
+            .to_string()
+            .ends_with("(limit 20, halved by a probe)"),
+        "{reason}"
+    );
+    // The calls from before finish slowly, and are not the probe's.
+    for grant in old {
+        limiter.settle(grant, Settle::Success, ms(1_010));
+    }
+    // The backend has slowed: 60 ms with no queue. The probe's window rebases on it.
+    traffic(&mut limiter, 1_010..1_300, 60);
+    assert!(!limiter.probing(), "the probe's window closed");
+    assert_eq!(limiter.estimator().baseline(), Some(ms(60)));
+    assert_eq!(limiter.room(Criticality::Critical), limiter.limit());
+    // Off: no probe ever starts, and the default probes every 10 s.
+    let mut off = Limiter::new(
+        Adaptive {
+            probe: Duration::ZERO,
+            ..policy
+        },
+        ms(0),
+    );
+    let grant = off.acquire(Duration::MAX).unwrap();
+    assert!(!off.probing());
+    off.settle(grant, Settle::Success, Duration::MAX);
+    assert_eq!(ADAPTIVE.probe, Duration::from_secs(10));
+    // Aimd keeps no baseline: a probe drains and changes nothing else.
+    let aimd = Adaptive {
+        algorithm: Algorithm::Aimd(Aimd { min: 1, ..AIMD }),
+        ..policy
+    };
+    let mut limiter = Limiter::new(aimd, ms(0));
+    let grant = limiter.acquire(ms(1_000)).unwrap();
+    assert!(limiter.probing());
+    limiter.settle(grant, Settle::Success, ms(1_001));
+    assert_eq!(limiter.estimator().baseline(), None);
+}
+
+#[test]
+fn a_probe_whose_window_drops_a_call_is_a_sample_not_a_baseline() {
+    use crate::limit::{Algorithm, SAMPLING, Sampling, VEGAS, Vegas};
+    let policy = Adaptive {
+        algorithm: Algorithm::Vegas(Vegas {
+            initial: 40,
+            ..VEGAS
+        }),
+        sampling: Sampling {
+            size: 2,
+            min_window: ms(100),
+            max_window: ms(100),
+            ..SAMPLING
+        },
+        probe: ms(1_000),
+        ..ADAPTIVE
+    };
+    let mut limiter = Limiter::new(policy, ms(0));
+    traffic(&mut limiter, 0..990, 20);
+    let (baseline, limit) = (limiter.estimator().baseline(), limiter.limit());
+    assert_eq!(baseline, Some(ms(20)));
+    // The probe's window: one call dropped, one slow.
+    let a = limiter.acquire(ms(1_000)).unwrap();
+    assert!(limiter.probing());
+    let b = limiter.acquire(ms(1_001)).unwrap();
+    limiter.settle(a, Settle::Dropped, ms(1_050));
+    limiter.settle(b, Settle::Success, ms(1_150));
+    assert!(!limiter.probing(), "the probe ended with its window");
+    assert_eq!(
+        limiter.estimator().baseline(),
+        baseline,
+        "no rebase on a drop"
+    );
+    assert!(limiter.limit() < limit, "Vegas cut the limit on the drop");
+}
+
+#[test]
+fn admits_is_acquire_as_without_its_effects() {
+    let policy = Adaptive {
+        probe: ms(300),
+        ..ADAPTIVE
+    };
+    let mut limiter = Limiter::new(policy, ms(0));
+    let mut held = alloc::collections::VecDeque::new();
+    for step in 0..3_000u64 {
+        let now = ms(step / 3);
+        let class = Criticality::ALL[(step * 7 % 4) as usize];
+        let before = limiter.clone();
+        let said = limiter.admits(now, class);
+        assert_eq!(
+            limiter.floor(now),
+            before.floor(now),
+            "admits records nothing"
+        );
+        match limiter.acquire_as(now, class) {
+            Ok(grant) => {
+                assert!(said, "admitted at step {step}");
+                held.push_back(grant);
+            }
+            Err(_) => assert!(!said, "refused at step {step}"),
+        }
+        // Calls finish 25 ms-ish later, a third of them as drops.
+        while held.len() > 12 || (step % 5 == 0 && !held.is_empty()) {
+            let grant = held.pop_front().unwrap();
+            let settle = [Settle::Success, Settle::Success, Settle::Dropped][step as usize % 3];
+            limiter.settle(grant, settle, now);
+        }
+    }
+}
+
+#[test]
+fn retune_keeps_the_calls_in_flight_and_the_floor() {
+    let (mut limiter, grants) = holding(20);
+    let _ = limiter.acquire(ms(1)).unwrap_err();
+    let shares = Shares {
+        sheddable: 0.0,
+        ..SHARES
+    };
+    limiter.retune(Adaptive { shares, ..ADAPTIVE }, ms(2));
+    assert_eq!(limiter.flying(), 20);
+    assert_eq!(limiter.floor(ms(2)), Criticality::Critical);
+    assert_eq!(limiter.room(Criticality::Sheddable), 0);
+    assert_eq!(limiter.policy().shares, shares);
+    for grant in grants {
+        limiter.settle(grant, Settle::Ignored, ms(3));
+    }
+    assert_eq!(limiter.flying(), 0);
+}

@@ -65,7 +65,8 @@ pub enum Jitter {
     /// Uniform over `[base, max(base, 3 · previous)]`, capped (AWS "Decorrelated Jitter").
     Decorrelated,
     /// The ceiling times a factor uniform over `[1 − f, 1 + f]`, `f` held to `[0, 1]`
-    /// (gRPC A6 with `f` = 0.2).
+    /// (gRPC A6 with `f` = 0.2). The product is taken in `f64`: past 2^53 ns (104 days) it
+    /// is exact to a part in 2^50, not to the nanosecond.
     Spread(f64),
 }
 

@@ -164,11 +164,15 @@ proptest! {
         let mut twin = plan.clone();
         let shared = budget.map(SharedBudget::from);
         let most = max_attempts.min(MAX_ATTEMPTS);
-        // The bound on a backoff: maxBackoff, or a fifth past it under random(0.8, 1.2).
+        // The bound on a backoff: maxBackoff, or a fifth past it under random(0.8, 1.2), to
+        // f64's precision (a part in 2^50: a second in a billion years' wait).
         let bound = if full {
             max_backoff
         } else {
-            max_backoff.saturating_add(max_backoff / 5).saturating_add(Duration::from_nanos(1))
+            max_backoff
+                .saturating_add(max_backoff / 5)
+                .saturating_add(max_backoff / (1u32 << 25) / (1u32 << 25))
+                .saturating_add(Duration::from_nanos(1))
         };
         let (mut latest, mut reading) = (start, start);
         for event in &events {

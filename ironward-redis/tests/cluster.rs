@@ -1,7 +1,7 @@
 //! Redis Cluster: a real three-master cluster with a replica each, started by the test on
 //! free loopback ports (`redis-server --cluster-enabled yes`, then `redis-cli --cluster
 //! create`). Each test runs on Redis and, as `*_on_valkey`, on a Valkey cluster
-//! (`valkey-server --cluster-enabled yes`; see `common`'s docs for when it is skipped).
+//! (`valkey-server --cluster-enabled yes`; see `common`'s docs for how to provide it).
 //!
 //! - Keys spread over every master decide exactly as the core types do, through one
 //!   cluster connection that follows the slot map (`MOVED`, `ASK`); the store is on the
@@ -53,9 +53,7 @@ async fn keys_on_every_master_decide_exactly_as_the_core() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn keys_on_every_master_decide_exactly_as_the_core_on_valkey() {
-    if Flavor::Valkey.present("keys_on_every_master_decide_exactly_as_the_core_on_valkey") {
-        keys_on_every_master(Flavor::Valkey).await;
-    }
+    keys_on_every_master(Flavor::Valkey).await;
 }
 
 async fn keys_on_every_master(flavor: Flavor) {
@@ -124,11 +122,7 @@ async fn a_slot_moved_under_the_store_is_followed_through_ask_and_moved() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_slot_moved_under_the_store_is_followed_through_ask_and_moved_on_valkey() {
-    if Flavor::Valkey
-        .present("a_slot_moved_under_the_store_is_followed_through_ask_and_moved_on_valkey")
-    {
-        a_slot_moved(Flavor::Valkey).await;
-    }
+    a_slot_moved(Flavor::Valkey).await;
 }
 
 async fn a_slot_moved(flavor: Flavor) {
@@ -230,11 +224,7 @@ async fn a_master_killed_under_load_is_replaced_and_every_key_keeps_its_bound() 
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_master_killed_under_load_is_replaced_and_every_key_keeps_its_bound_on_valkey() {
-    if Flavor::Valkey
-        .present("a_master_killed_under_load_is_replaced_and_every_key_keeps_its_bound_on_valkey")
-    {
-        a_master_killed(Flavor::Valkey).await;
-    }
+    a_master_killed(Flavor::Valkey).await;
 }
 
 async fn a_master_killed(flavor: Flavor) {

@@ -1,8 +1,8 @@
 //! The limiters on Valkey as on Redis: each check below is written once, over a
 //! [`Flavor`], and run twice, as `<check>::on_redis` against `redis-server` and as
 //! `<check>::on_valkey` against the `valkey-server` that `IRONWARD_VALKEY_SERVER` names
-//! (`scripts/test` installs it; without the variable the Valkey half is skipped and says
-//! so). Valkey is the Linux Foundation's fork of Redis 7.2; its Lua, its `struct` library,
+//! (`scripts/test` installs it; without the variable the Valkey half fails, saying how to
+//! provide it). Valkey is the Linux Foundation's fork of Redis 7.2; its Lua, its `struct` library,
 //! its error codes and its `CONFIG` are Redis's, which these checks hold it to.
 //!
 //! Here, every limiter answers exactly as its in-memory twin in the core, for random

@@ -1,6 +1,7 @@
 //! What the server does to the limiters, on Valkey as on Redis: each check is written once,
-//! over a [`Flavor`], and run as `<check>::on_redis` and `<check>::on_valkey` (skipped,
-//! saying so, without `IRONWARD_VALKEY_SERVER`; `scripts/test` always sets it). Each
+//! over a [`Flavor`], and run as `<check>::on_redis` and `<check>::on_valkey` (failing,
+//! saying how to provide the server, without `IRONWARD_VALKEY_SERVER`; `scripts/test` always
+//! sets it). Each
 //! counts what was admitted against the bound the crate docs state:
 //!
 //! - the server is the one asked for (`INFO server`);

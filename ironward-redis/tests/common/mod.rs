@@ -11,9 +11,9 @@
 //! [`Server::of`] and its kin run the [`Flavor`] asked for, Redis or Valkey. Valkey's
 //! `valkey-server` is the program that `IRONWARD_VALKEY_SERVER` names: `scripts/test`
 //! installs it and always sets the variable, so under CI every Valkey test runs. Under a
-//! plain `cargo test` without the variable a Valkey test is skipped: it passes having
-//! checked nothing, and says so on the terminal ([`Flavor::present`]). A variable that
-//! names no program that runs fails the test.
+//! plain `cargo test` without the variable a Valkey test fails, saying how to provide the
+//! server: none passes having checked nothing. A variable that names no program that runs
+//! fails the test too.
 
 #![allow(dead_code, unreachable_pub)]
 
@@ -91,26 +91,11 @@ impl Flavor {
             Self::Valkey => std::env::var_os(VALKEY_SERVER).filter(|path| !path.is_empty()),
         }
     }
-
-    /// Whether `test` can run on this flavor here: always for Redis; for Valkey, when
-    /// `IRONWARD_VALKEY_SERVER` is set. When it is not, says on the terminal that `test`
-    /// is skipped and why (written to the process's stderr, which the test harness does
-    /// not capture), and the test returns having checked nothing.
-    pub fn present(self, test: &str) -> bool {
-        if self.program().is_some() {
-            return true;
-        }
-        let _ = writeln!(
-            std::io::stderr(),
-            "{test}: skipped, {VALKEY_SERVER} is unset (scripts/test installs valkey-server \
-             and sets it)"
-        );
-        false
-    }
 }
 
 /// Two tests of one check, a function of the [`Flavor`]: `$name::on_redis`, and
-/// `$name::on_valkey`, which is skipped (and says so) without `IRONWARD_VALKEY_SERVER`.
+/// `$name::on_valkey`, which fails (saying how to provide the server) without
+/// `IRONWARD_VALKEY_SERVER`.
 #[macro_export]
 macro_rules! on_both {
     ($name:ident, $check:ident) => {
@@ -124,9 +109,7 @@ macro_rules! on_both {
 
             #[test]
             fn on_valkey() {
-                if Flavor::Valkey.present(concat!(stringify!($name), "::on_valkey")) {
-                    super::$check(Flavor::Valkey);
-                }
+                super::$check(Flavor::Valkey);
             }
         }
     };
@@ -164,8 +147,8 @@ impl Server {
         Self::of_on_with(Flavor::chosen(), port, args)
     }
 
-    /// A server of `flavor` on a free loopback port. A Valkey test calls it once
-    /// [`Flavor::present`] said yes; without `IRONWARD_VALKEY_SERVER` it panics.
+    /// A server of `flavor` on a free loopback port. Without `IRONWARD_VALKEY_SERVER`, a
+    /// Valkey one panics, saying how to provide it.
     pub fn of(flavor: Flavor) -> Self {
         Self::of_with(flavor, &[])
     }
@@ -186,7 +169,10 @@ impl Server {
     pub fn of_on_with(flavor: Flavor, port: u16, args: &[&str]) -> Option<Self> {
         static STARTED: AtomicUsize = AtomicUsize::new(0);
         let program = flavor.program().unwrap_or_else(|| {
-            panic!("{VALKEY_SERVER} must name a valkey-server: scripts/test installs one")
+            panic!(
+                "{VALKEY_SERVER} is unset: this test runs on Valkey. Run scripts/test, which \
+                 installs a valkey-server and sets it, or set it to the path of a valkey-server"
+            )
         });
         let n = STARTED.fetch_add(1, Ordering::Relaxed);
         let dir =

@@ -3,6 +3,7 @@
 use core::time::Duration;
 
 use ironward::Criticality;
+use ironward::clock::nanos;
 use serde::Deserialize;
 
 use crate::ahead::Ahead;
@@ -382,11 +383,6 @@ impl Feed {
             }
         }
     }
-}
-
-/// A duration in whole nanoseconds, saturating.
-pub(crate) fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
 #[cfg(test)]

@@ -8,8 +8,8 @@ use core::time::Duration;
 use serde::Deserialize;
 
 use crate::ahead::Ahead;
-use crate::arrivals::nanos;
 use crate::dice::{Dice, LogNormal};
+use ironward::clock::nanos;
 
 /// The server behind the policies: `workers` calls served at once, first come first served,
 /// up to `queue` more waiting, each taking a time drawn from `latency`.

@@ -611,7 +611,7 @@ fn scale(report: &Report) -> Option<String> {
 /// How much slower than its latency the backend of `run` serves at `t`: the product of the
 /// slowdowns of the schedule's phases in force then, as the backend reads them.
 fn slowdown(run: &Run, t: Duration) -> f64 {
-    run.variant.backend.conditions(crate::arrivals::nanos(t)).1
+    run.variant.backend.conditions(ironward::clock::nanos(t)).1
 }
 
 /// How many calls inside the backend of `run` it completes within the client's timeout at

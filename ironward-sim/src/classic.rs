@@ -4,7 +4,7 @@ use core::time::Duration;
 
 use serde::Deserialize;
 
-use crate::arrivals::nanos;
+use ironward::clock::nanos;
 
 /// The constants of a classic circuit breaker, the baseline the SRE breaker is compared with.
 ///

@@ -1,7 +1,6 @@
 //! The simulator's only source of chance: a seeded SplitMix64.
 
-/// The increment of SplitMix64's Weyl sequence: 2⁶⁴ divided by the golden ratio, made odd.
-const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
+use ironward::SplitMix64;
 
 /// A seeded SplitMix64 generator: every random draw in a simulation comes from one of these.
 ///
@@ -33,13 +32,15 @@ const GAMMA: u64 = 0x9E37_79B9_7F4A_7C15;
 /// ```
 #[derive(Debug, Clone)]
 pub struct Dice {
-    state: u64,
+    bits: SplitMix64,
 }
 
 impl Dice {
     /// A generator whose state starts at `seed`.
     pub fn new(seed: u64) -> Self {
-        Self { state: seed }
+        Self {
+            bits: SplitMix64::new(seed),
+        }
     }
 
     /// An independent stream for one use of chance, numbered `stream`, from the same seed.
@@ -47,20 +48,20 @@ impl Dice {
     /// The stream's state is the seed mixed with the stream number through SplitMix64's
     /// finaliser, which puts distinct streams far apart in the sequence.
     pub fn fork(seed: u64, stream: u64) -> Self {
-        Self::new(mix(seed ^ mix(stream.wrapping_mul(GAMMA))))
+        let mix = SplitMix64::mix;
+        Self::new(mix(seed ^ mix(stream.wrapping_mul(SplitMix64::GAMMA))))
     }
 
     /// The next 64 random bits.
     #[inline]
     pub fn next_u64(&mut self) -> u64 {
-        self.state = self.state.wrapping_add(GAMMA);
-        mix(self.state)
+        self.bits.next_u64()
     }
 
     /// A draw from `[0, 1)`, in steps of 2⁻⁵³.
     #[inline]
     pub fn roll(&mut self) -> f64 {
-        (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64
+        self.bits.roll()
     }
 
     /// An exponential deviate with the given mean: the gap between Poisson arrivals.
@@ -321,14 +322,6 @@ pub(crate) fn probit(p: f64) -> f64 {
         poly(&E, r - 5.0) / poly(&F, r - 5.0)
     };
     if q < 0.0 { -z } else { z }
-}
-
-/// SplitMix64's output function (Stafford's "Mix13" variant of the MurmurHash3 finaliser).
-#[inline]
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
 }
 
 #[cfg(test)]

@@ -16,7 +16,7 @@ use ironward::{
 };
 
 use crate::ahead::Ahead;
-use crate::arrivals::{Arrivals, nanos};
+use crate::arrivals::Arrivals;
 use crate::backend::Server;
 use crate::classic::{ClassicBreaker, Trial};
 use crate::dice::Dice;
@@ -26,6 +26,7 @@ use crate::queue::Queue;
 use crate::quotas::{Piece, Quotas};
 use crate::report::{Report, Row, Run};
 use crate::scenario::{Scenario, Variant};
+use ironward::clock::nanos;
 
 /// The streams of chance a run draws from, one per use (see [`Dice::fork`]).
 const ARRIVALS: u64 = 1;

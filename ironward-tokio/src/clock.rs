@@ -9,6 +9,7 @@ use std::task::{Context, Poll};
 use std::thread;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
+pub(crate) use ironward::clock::nanos;
 use tokio::time::Instant;
 
 /// A clock: what `now` reads, as a [`Duration`] since the clock's own epoch, and a
@@ -247,19 +248,6 @@ impl Future for Sleep {
             Some(sleep) => sleep.poll(cx),
             None => Poll::Ready(()),
         }
-    }
-}
-
-/// `d` in whole nanoseconds, saturating at `u64::MAX`, as the core counts time: what the
-/// clocks store and the shared breaker and shedder compare.
-#[inline]
-pub(crate) fn nanos(d: Duration) -> u64 {
-    // Up to 18 446 744 072 s the count fits a `u64` and is computed in one, without the
-    // `u128` product of `as_nanos`: every call of a shared handle starts here.
-    if d.as_secs() <= 18_446_744_072 {
-        d.as_secs() * 1_000_000_000 + u64::from(d.subsec_nanos())
-    } else {
-        u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
     }
 }
 

@@ -4,6 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 
+use ironward::SplitMix64;
+
 /// A source of draws from `[0, 1)`: the breaker's roll, a retry's jitter.
 ///
 /// - [`Dice::random`] (the default) draws from the thread-local generator of `rand`;
@@ -38,9 +40,6 @@ enum Source {
     Fn(Arc<dyn Fn() -> f64 + Send + Sync>),
 }
 
-/// SplitMix64's increment, the golden ratio in 64 bits.
-const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
-
 impl Dice {
     /// Real randomness, from `rand`'s thread-local generator.
     pub fn random() -> Self {
@@ -62,14 +61,11 @@ impl Dice {
         match &self.0 {
             Source::Random => rand::random::<f64>(),
             Source::Seeded(state) => {
-                let mut z = state
-                    .fetch_add(GOLDEN, Ordering::Relaxed)
-                    .wrapping_add(GOLDEN);
-                z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-                z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-                z ^= z >> 31;
-                // The top 53 bits as a fraction of 2^53: uniform over [0, 1).
-                (z >> 11) as f64 / (1u64 << 53) as f64
+                // One step of the core's SplitMix64, the state shared by every clone.
+                let moved = state
+                    .fetch_add(SplitMix64::GAMMA, Ordering::Relaxed)
+                    .wrapping_add(SplitMix64::GAMMA);
+                SplitMix64::unit(SplitMix64::mix(moved))
             }
             Source::Fn(roll) => roll(),
         }
@@ -106,6 +102,12 @@ mod tests {
         let fresh = Dice::seeded(1);
         assert_eq!((fresh.roll(), fresh.roll()), (first, second));
         assert_ne!(first, second);
+    }
+
+    #[test]
+    fn seeded_dice_draw_the_cores_splitmix64_sequence() {
+        let (dice, mut core) = (Dice::seeded(99), SplitMix64::new(99));
+        assert!((0..100).all(|_| dice.roll() == core.roll()));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use ironward::{
     BACKOFF, Backoff, Breaker, Bucket, Deadline, Gate, Jitter, Period, Piece, Quota, RECONNECT,
-    SHED, SRE, Shedder, Sliding, Ticket, Ward,
+    SHED, SRE, Shedder, Sliding, SplitMix64, Ticket, Ward,
 };
 
 fn main() {
@@ -23,20 +23,6 @@ fn main() {
     ward();
 }
 
-/// A seeded SplitMix64: the tour's only source of chance, so every run prints the same.
-struct Dice(u64);
-
-impl Dice {
-    fn roll(&mut self) -> f64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.0;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        (z >> 11) as f64 / (1u64 << 53) as f64
-    }
-}
-
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
@@ -47,7 +33,7 @@ fn breaker() {
     println!("== Breaker: a backend fails, then recovers (50 calls/s, SRE preset)");
     println!("   time     backend      asked  reached  refused  ratio at end");
     let mut breaker = Breaker::new(SRE, Duration::ZERO);
-    let mut dice = Dice(7);
+    let mut dice = SplitMix64::new(7);
     let (mut asked, mut reached) = (0, 0);
     for tick in 0..3_000u64 {
         let now = ms(tick * 20);
@@ -202,7 +188,7 @@ fn limiters() {
 
 fn backoff() {
     println!("== Backoff: how long each retry waits (100 ms doubling to 1 s, 5 attempts)");
-    let mut dice = Dice(42);
+    let mut dice = SplitMix64::new(42);
     let draws: Vec<f64> = (0..4).map(|_| dice.roll()).collect();
     for (name, jitter) in [
         ("Rigid", Jitter::Rigid),
@@ -253,7 +239,7 @@ fn deadline() {
 fn ward() {
     println!("== Ward: a pool of 8 whose database is down from 0 s to 10 s (RECONNECT preset)");
     let mut ward = Ward::new(RECONNECT, Duration::ZERO);
-    let mut dice = Dice(7);
+    let mut dice = SplitMix64::new(7);
     let (mut asked, mut connects, mut refused) = (0_u32, 0_u32, [0_u32; 3]);
     let mut pooled = 0_u32;
     let mut back = None;

@@ -7,8 +7,21 @@
 
 use core::time::Duration;
 
-/// Whole nanoseconds in `d`, saturating at `u64::MAX`.
-pub(crate) const fn nanos(d: Duration) -> u64 {
+/// Whole nanoseconds in `d`, saturating at `u64::MAX` (about 584 years): the unit every
+/// piece of the core counts time in, for an edge that stores readings as the core does.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::clock::nanos;
+///
+/// assert_eq!(nanos(Duration::from_millis(3)), 3_000_000);
+/// assert_eq!(nanos(Duration::MAX), u64::MAX);
+/// ```
+#[inline]
+#[must_use]
+pub const fn nanos(d: Duration) -> u64 {
     // Up to 18_446_744_072 s the count fits a `u64` and is computed in one, without the
     // `u128` product of `as_nanos`: every decision starts here.
     if d.as_secs() <= 18_446_744_072 {

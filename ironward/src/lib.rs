@@ -207,7 +207,7 @@ mod backoff;
 mod breaker;
 mod bucket;
 mod budget;
-mod clock;
+pub mod clock;
 mod constant;
 mod criticality;
 mod deadline;
@@ -228,6 +228,7 @@ mod reason;
 mod reservation;
 mod shedder;
 mod sliding;
+mod splitmix;
 #[cfg(target_has_atomic = "64")]
 mod sync;
 mod tally;
@@ -258,6 +259,7 @@ pub use reason::{BreakerReason, BucketReason, BudgetReason, GateReason, QuotaRea
 pub use reservation::Reservation;
 pub use shedder::{SHED, Shed, Shedder, Ticket};
 pub use sliding::Sliding;
+pub use splitmix::SplitMix64;
 pub use tally::{Outcome, Tally, Total};
 pub use ward::{
     BackoffReason, CheckoutRefusal, Checkouts, ConnectPermit, Piece, RECONNECT, Reconnect, Refusal,

@@ -376,14 +376,8 @@ proptest! {
 #[test]
 fn long_runs_at_the_defaults_agree_on_every_update_and_move_both_ways() {
     // SplitMix64 from a fixed start: the same run every time.
-    let mut state = 0x5EED_u64.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    let mut next = move || {
-        state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = state;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^ (z >> 31)
-    };
+    let mut dice = ironward::SplitMix64::new(0x5EED_u64.wrapping_mul(ironward::SplitMix64::GAMMA));
+    let mut next = move || dice.next_u64();
     let algorithms = [
         Algorithm::Aimd(AIMD),
         Algorithm::Vegas(VEGAS),

@@ -5,6 +5,7 @@
 
 use super::Sample;
 use super::estimator::{Bounds, Step, whole};
+use crate::SplitMix64;
 use crate::clock::nanos;
 use crate::float::ceil_nanos;
 
@@ -218,14 +219,14 @@ pub(super) struct State {
     probes: u64,
     /// The jitter of the next probe, in `[0.5, 1)`.
     jitter: f64,
-    /// The SplitMix64 state the jitters are drawn from.
-    dice: u64,
+    /// The generator the jitters are drawn from.
+    dice: SplitMix64,
 }
 
 impl State {
     /// Vegas starting from `limit`, with its first jitter drawn.
     pub(super) fn new(policy: &Vegas, limit: u32) -> Self {
-        let mut dice = policy.jitter;
+        let mut dice = SplitMix64::new(policy.jitter);
         let jitter = jitter(&mut dice);
         Self {
             estimate: f64::from(limit),
@@ -303,26 +304,13 @@ impl State {
     }
 }
 
-/// SplitMix64's increment: 2⁶⁴ over the golden ratio, made odd (Steele, Lea and Flood,
-/// "Fast Splittable Pseudorandom Number Generators", 2014).
-const GOLDEN: u64 = 0x9E37_79B9_7F4A_7C15;
-
-/// The next SplitMix64 output from `state`.
-fn splitmix64(state: &mut u64) -> u64 {
-    *state = state.wrapping_add(GOLDEN);
-    let mut z = *state;
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
 /// A probe jitter in `[0.5, 1)`: the reference's `nextDouble(0.5, 1)` from the next output.
 ///
 /// The top 52 bits are spread over `[0, 0.5)` in steps of 2⁻⁵³, so that the sum with 0.5 is
 /// exact and never rounds up to 1.
-fn jitter(state: &mut u64) -> f64 {
+fn jitter(dice: &mut SplitMix64) -> f64 {
     const STEP: f64 = 1.0 / 9_007_199_254_740_992.0; // 2^-53
-    0.5 + (splitmix64(state) >> 12) as f64 * STEP
+    0.5 + (dice.next_u64() >> 12) as f64 * STEP
 }
 
 #[cfg(test)]

@@ -19,7 +19,7 @@ use axum::http::{StatusCode, header};
 use axum::response::IntoResponse;
 use axum::routing::{get, post};
 use ironward::http_retry::Settings;
-use ironward_reqwest::{GaveUp, Retried, RetryMiddleware};
+use ironward_reqwest::{Retried, RetryMiddleware};
 use reqwest_middleware::ClientBuilder;
 
 #[tokio::main(flavor = "current_thread")]
@@ -86,10 +86,12 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         .send()
         .await
         .expect_err("nothing listens there");
-    let gave_up = GaveUp::find(&err).ok_or("not the middleware's error")?;
+    let gave_up = ironward_reqwest::gave_up(&err).ok_or("not the middleware's error")?;
     println!(
         "GET {free}: {gave_up} (connect error: {})",
-        gave_up.error().is_some_and(|e| e.is_connect())
+        gave_up
+            .error_as::<reqwest_middleware::Error>()
+            .is_some_and(|e| e.is_connect())
     );
 
     // A server that never answers: 300 ms attempts, retried until the 1 s budget cannot hold
@@ -110,7 +112,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         .send()
         .await
         .expect_err("the server never answers");
-    let gave_up = GaveUp::find(&err).ok_or("not the middleware's error")?;
+    let gave_up = ironward_reqwest::gave_up(&err).ok_or("not the middleware's error")?;
     println!(
         "GET /stuck: {gave_up}, {:?} after the call began",
         started.elapsed()

@@ -11,6 +11,7 @@ use reqwest::{Request, Response};
 use reqwest_middleware::{Middleware, Next};
 
 use crate::classify::{self, Verdict};
+use crate::error::into_middleware;
 use crate::{GaveUp, RetryMiddleware};
 
 #[async_trait::async_trait]
@@ -153,8 +154,16 @@ impl RetryMiddleware {
         );
         match last {
             Some(Failed::Response(response)) => Ok(mark(response, retried)),
-            Some(Failed::Error(error)) => Err(GaveUp::new(retried, stop, Some(error)).into()),
-            Some(Failed::TimedOut(_)) | None => Err(GaveUp::new(retried, stop, None).into()),
+            Some(Failed::Error(error)) => Err(into_middleware(GaveUp::new(
+                retried,
+                stop,
+                false,
+                Some(error.into()),
+            ))),
+            Some(Failed::TimedOut(_)) => {
+                Err(into_middleware(GaveUp::new(retried, stop, true, None)))
+            }
+            None => Err(into_middleware(GaveUp::new(retried, stop, false, None))),
         }
     }
 }

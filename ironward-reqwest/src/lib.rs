@@ -71,7 +71,7 @@
 //! let client = ClientBuilder::new(reqwest::Client::new()).with(retry).build();
 //! let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
 //! let err = client.get(format!("http://{free}/")).send().await.unwrap_err();
-//! let gave_up = GaveUp::find(&err).unwrap();
+//! let gave_up = ironward_reqwest::gave_up(&err).unwrap();
 //! assert_eq!(gave_up.stop(), Stop::Decided(StopReason::AttemptsExhausted));
 //! assert_eq!(gave_up.retried().waited, Duration::from_millis(1400));
 //! assert_eq!(clock.now(), Duration::from_millis(1400));
@@ -166,7 +166,8 @@ mod meter;
 mod middleware;
 
 pub use breaker::SharedBreaker;
-pub use error::GaveUp;
+pub use error::gave_up;
+pub use ironward::http_retry::GaveUp;
 pub use ironward::http_retry::{Retried, Stop};
 pub use ironward_tokio::{Clock, Dice};
 pub use middleware::{IDEMPOTENCY_KEY, RetryMiddleware};

@@ -146,7 +146,7 @@ pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key
 /// // Nothing listens there: four refused attempts, each taking a token from the budget.
 /// let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
 /// let err = client.get(format!("http://{free}/report")).send().await.unwrap_err();
-/// let gave_up = GaveUp::find(&err).unwrap();
+/// let gave_up = ironward_reqwest::gave_up(&err).unwrap();
 /// assert_eq!(gave_up.retried().attempts, 4);
 /// assert_eq!(gave_up.stop(), Stop::Decided(StopReason::AttemptsExhausted));
 /// assert_eq!(budget.tokens(), 6.0);

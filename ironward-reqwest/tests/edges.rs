@@ -36,7 +36,7 @@ use http_body_util::Full;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use ironward::http_retry::{Fault, Retried, Settings, Stop, StopReason};
-use ironward_reqwest::{GaveUp, RetryMiddleware};
+use ironward_reqwest::RetryMiddleware;
 use ironward_tokio::{Clock, Dice, Hand};
 use ironward_tower::HttpRetryLayer;
 use reqwest_middleware::ClientBuilder;
@@ -423,7 +423,7 @@ async fn through_reqwest(row: &Row) -> Seen {
             seen(server, &meter, retried, Some(response.status().as_u16()))
         }
         Err(err) => {
-            let gave_up = GaveUp::find(&err).expect("every error is a GaveUp");
+            let gave_up = ironward_reqwest::gave_up(&err).expect("every error is a GaveUp");
             seen(server, &meter, gave_up.retried(), None)
         }
     }

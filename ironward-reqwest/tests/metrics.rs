@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use ironward::http_retry::{Settings, Stop, StopReason};
 use ironward::{SRE, SharedBudget};
-use ironward_reqwest::{Clock, Dice, GaveUp, Retried, RetryMiddleware, SharedBreaker};
+use ironward_reqwest::{Clock, Dice, Retried, RetryMiddleware, SharedBreaker};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use reqwest_middleware::ClientBuilder;
 
@@ -160,7 +160,7 @@ async fn get(middleware: RetryMiddleware, server: &Server) -> (Option<u16>, Retr
             (Some(response.status().as_u16()), retried)
         }
         Err(err) => {
-            let gave_up = GaveUp::find(&err).expect("the middleware's error");
+            let gave_up = ironward_reqwest::gave_up(&err).expect("the middleware's error");
             (None, gave_up.retried())
         }
     }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use ironward::http_retry::StopReason;
 use ironward::{SRE, SharedBudget};
-use ironward_reqwest::{Dice, GaveUp, SharedBreaker, Stop};
+use ironward_reqwest::{Dice, SharedBreaker, Stop};
 
 use crate::server::{Reply, Server};
 use crate::{bounded, client, fast, instant, retried};
@@ -114,7 +114,7 @@ async fn a_shared_breaker_keeps_refused_attempts_off_the_server() {
                     sent += record.attempts as usize;
                 }
                 Err(err) => {
-                    let gave_up = GaveUp::find(&err).expect("the middleware's error");
+                    let gave_up = ironward_reqwest::gave_up(&err).expect("the middleware's error");
                     assert_eq!(gave_up.stop(), Stop::Refused);
                     assert_eq!(gave_up.retried().attempts, 0);
                     assert!(gave_up.error().is_none());

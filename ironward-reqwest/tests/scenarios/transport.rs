@@ -25,7 +25,7 @@ fn free_addr() -> SocketAddr {
 
 /// The middleware's error, with its reason and attempts.
 fn gave_up(err: &reqwest_middleware::Error) -> &GaveUp {
-    GaveUp::find(err).expect("the middleware's error")
+    ironward_reqwest::gave_up(err).expect("the middleware's error")
 }
 
 /// A TCP server that reads each request's head, then either closes the connection without
@@ -138,7 +138,12 @@ async fn a_post_refused_every_time_gives_up_with_the_connect_error() {
         assert_eq!(gave_up.stop(), Stop::Decided(StopReason::AttemptsExhausted));
         assert_eq!(gave_up.retried().attempts, 4);
         assert_eq!(gave_up.retried().waited, Duration::from_millis(140));
-        assert!(gave_up.error().unwrap().is_connect());
+        assert!(
+            gave_up
+                .error_as::<reqwest_middleware::Error>()
+                .unwrap()
+                .is_connect()
+        );
         assert_eq!(clock.now(), Duration::from_millis(140));
         assert!(
             err.to_string()
@@ -159,7 +164,12 @@ async fn a_connection_lost_after_sending_is_retried_only_when_replayable() {
         let err = client.post(mute.url()).body("x").send().await.unwrap_err();
         let post = gave_up(&err);
         assert_eq!(post.stop(), Stop::Decided(StopReason::NotReplayable));
-        assert!(!post.error().unwrap().is_connect());
+        assert!(
+            !post
+                .error_as::<reqwest_middleware::Error>()
+                .unwrap()
+                .is_connect()
+        );
         assert_eq!(mute.accepts(), 1);
 
         let err = client.get(mute.url()).send().await.unwrap_err();
@@ -197,7 +207,12 @@ async fn a_timed_out_get_is_retried() {
 
         let gave_up = gave_up(&err);
         assert_eq!(gave_up.stop(), Stop::Decided(StopReason::AttemptsExhausted));
-        assert!(gave_up.error().unwrap().is_timeout());
+        assert!(
+            gave_up
+                .error_as::<reqwest_middleware::Error>()
+                .unwrap()
+                .is_timeout()
+        );
         assert_eq!(mute.accepts(), 4);
     })
     .await;

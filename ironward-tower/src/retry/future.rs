@@ -78,8 +78,10 @@ pin_project! {
             #[pin]
             deadline: tokio::time::Sleep,
         },
-        /// The run stopped without a response to return.
-        Stopped,
+        /// The run stopped for `stop` without a response to return.
+        Stopped { stop: Stop },
+        /// The call has returned its response.
+        Finished,
     }
 }
 
@@ -118,7 +120,7 @@ where
     ) -> Self {
         let state = match first {
             Ok((timeout, future)) => State::Calling { timeout, future },
-            Err(_) => State::Stopped,
+            Err(stop) => State::Stopped { stop },
         };
         Self {
             state,
@@ -166,7 +168,7 @@ where
                         }
                         Err(stop) => {
                             stopped(this.config, this.request, this.run, stop);
-                            this.state.set(State::Stopped);
+                            this.state.set(State::Stopped { stop });
                         }
                     }
                     continue;
@@ -188,19 +190,23 @@ where
                         }
                     }
                 }
-                StateProj::Stopped => {
+                StateProj::Finished => panic!("HttpRetryFuture polled after it returned"),
+                StateProj::Stopped { stop } => {
+                    let stop = *stop;
                     let retried = this.run.retried();
                     this.config.meter.ended(&retried);
                     let (timed_out, error) = match mem::replace(this.last, Last::None) {
                         Last::Response(mut response) => {
                             response.extensions_mut().insert(retried);
+                            this.state.set(State::Finished);
                             return Poll::Ready(Ok(response));
                         }
                         Last::Error(error) => (false, Some(error)),
                         Last::TimedOut(_) => (true, None),
                         Last::None => (false, None),
                     };
-                    let gave_up = GaveUp::new(retried, timed_out, error);
+                    this.state.set(State::Finished);
+                    let gave_up = GaveUp::new(retried, stop, timed_out, error);
                     return Poll::Ready(Err(gave_up.into()));
                 }
             };
@@ -222,7 +228,7 @@ where
                         let retried = this.run.retried();
                         config.meter.ended(&retried);
                         response.extensions_mut().insert(retried);
-                        this.state.set(State::Stopped);
+                        this.state.set(State::Finished);
                         return Poll::Ready(Ok(response));
                     }
                     *this.last = Last::Response(response);
@@ -257,13 +263,12 @@ where
                         sleep: config.clock.sleep(wait),
                     });
                 }
-                // Only a response is done, and it was returned above.
-                Step::Done | Step::Stop(_) => {
-                    if let Some(stop) = this.run.retried().stop {
-                        stopped(config, this.request, this.run, stop);
-                    }
-                    this.state.set(State::Stopped);
+                Step::Stop(stop) => {
+                    stopped(config, this.request, this.run, stop);
+                    this.state.set(State::Stopped { stop });
                 }
+                // Only a response is done, and it was returned above.
+                Step::Done => this.state.set(State::Finished),
             }
         }
     }
@@ -349,7 +354,8 @@ impl<Fut> fmt::Debug for State<Fut> {
             Self::Calling { timeout, .. } => f.debug_tuple("Calling").field(timeout).finish(),
             Self::Waiting { sleep } => f.debug_tuple("Waiting").field(sleep).finish(),
             Self::Readying { timeout, .. } => f.debug_tuple("Readying").field(timeout).finish(),
-            Self::Stopped => f.write_str("Stopped"),
+            Self::Stopped { stop } => f.debug_tuple("Stopped").field(stop).finish(),
+            Self::Finished => f.write_str("Finished"),
         }
     }
 }

@@ -41,7 +41,8 @@
 //! 5. When the run stops, the call ends with the last attempt's outcome. A response, success
 //!    or not, is returned with the call's [`Retried`] in its extensions: the attempts, the
 //!    waits, and why it stopped ([`Stop`]). An error or a timeout is returned as a
-//!    [`GaveUp`], which holds the same record.
+//!    [`GaveUp`] (the core's, which ironward-reqwest returns too), boxed into
+//!    `tower::BoxError`: `err.downcast_ref::<GaveUp>()` finds it, with the same record.
 //!
 //! A failed response is kept, unread, while the layer waits to retry it, so that it is still
 //! what the call returns if the check after waking abandons the retry; its connection stays
@@ -146,8 +147,9 @@ mod future;
 mod layer;
 mod service;
 
-pub use error::{ClassifyError, FinalErrors, GaveUp};
+pub use error::{ClassifyError, FinalErrors};
 pub use future::HttpRetryFuture;
+pub use ironward::http_retry::GaveUp;
 pub use ironward::http_retry::{Fault, Retried, Stop};
 pub use layer::HttpRetryLayer;
 pub use service::HttpRetryService;

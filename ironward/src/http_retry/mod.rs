@@ -156,12 +156,14 @@ use crate::{Backoff, Jitter};
 use rules::{Facts, baseline, ceiling, respond};
 
 mod date;
+mod gave_up;
 mod retry_after;
 mod rules;
 mod run;
 
 pub use crate::backoff::sample_ppm;
 pub use date::parse_http_date;
+pub use gave_up::GaveUp;
 pub use retry_after::retry_after_delay;
 pub use run::{Call, Fault, Reading, Retried, Run, Step, Stop, Timeout, vouches};
 

@@ -71,7 +71,7 @@ impl GateLayer {
 
     /// The same layer, and the same gate, reporting under `name` (by default `"default"`):
     /// the `name` label of its metrics and the `name` field of its `tracing` events (see the
-    /// crate docs' `# Metrics`). Services made before keep the name they had.
+    /// guide's [metrics](crate::_guide::metrics)). Services made before keep the name they had.
     #[must_use]
     pub fn with_name(self, name: &'static str) -> Self {
         Self {

@@ -71,8 +71,8 @@
 //!
 //! The [`_guide`] has the long form: [what the ward does](_guide::ward), its defaults and when to
 //! use which piece, [clock and dice](_guide::testing) in tests, and
-//! [metrics and events](_guide::metrics). `cargo run -p ironward-pool --example redis_outage`
-//! runs an outage drill against a local `redis-server`.
+//! [metrics and events](_guide::metrics). `cargo run -p ironward-pool --features deadpool
+//! --example redis_outage` runs an outage drill against a local `redis-server`.
 
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]

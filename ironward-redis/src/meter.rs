@@ -3,7 +3,7 @@
 //! on a handle and no lookup by name. Without the `metrics` feature a meter holds the
 //! limiter's piece and name, for the `tracing` events, and every method is empty.
 //!
-//! The names, units and labels are documented in the crate docs' one table (`# Metrics`).
+//! The names, units and labels are documented in the guide's [metrics](crate::_guide::metrics).
 
 use std::fmt;
 use std::time::Duration;

@@ -25,7 +25,7 @@ use crate::{Answer, Error, Store, script};
 /// at 00:00 UTC).
 ///
 /// The answers are the core type's, exactly, fed `now` rounded up to whole microseconds
-/// and `period` rounded up likewise (see the crate docs, "Equivalence"). Where go-zero lets
+/// and `period` rounded up likewise (see the guide's [equivalence](crate::_guide::equivalence)). Where go-zero lets
 /// Redis expire the key at the end of the period, this keeps the period's start and the
 /// latest reading seen, so the caller's clock decides. The state is one key,
 /// `{name:key}.period`, a 24-byte string of three little-endian doubles (Lua's

@@ -52,7 +52,7 @@ use crate::{Answer, Error, Limits, Store, Term};
 /// nothing. No terms at all (and no costs) admit everything, as the core's `Limits([])`
 /// does, again without a round trip; such answers name the store's current [`Mode`](crate::Mode).
 ///
-/// Time is read as the crate docs' "Equivalence" says (whole microseconds, `next` counted
+/// Time is read as the guide's [equivalence](crate::_guide::equivalence) says (whole microseconds, `next` counted
 /// from the `now` passed), and `Clone` shares one limiter: its fallback, its memory of
 /// refusals and its name. Refused keys are remembered as a [`Limits`] remembers them
 /// ([`Options::blocked_keys`](crate::Options::blocked_keys)): a later call for the key with

@@ -25,7 +25,7 @@ use crate::{Answer, Error, Mode, Store, script};
 /// decimal stamps) is read as a cost of 1 each, and rewritten in this form once.
 ///
 /// The answers are the core type's, exactly, fed `now` rounded up to whole microseconds
-/// and `window` rounded up likewise (see the crate docs, "Equivalence"). A take costs
+/// and `window` rounded up likewise (see the guide's [equivalence](crate::_guide::equivalence)). A take costs
 /// O(1) amortised: each entry is pushed once and dropped once; a log whose newest entry
 /// has left is dropped whole; a refused cost's wait is a bisection on the sums.
 ///

@@ -34,8 +34,8 @@ use crate::meter::{BreakerMeter, DEFAULT_NAME};
 /// `ironward.requests` with `piece="breaker"`, its [name](Self::with_name), and `outcome`
 /// `admitted` or `refused` (`reason="throttled"`), and each refusal sets
 /// `ironward.breaker.ratio`, exactly as `ironward-tower`'s breaker layer counts; each refusal
-/// is also a `tracing` event at `DEBUG` with the numbers that decided it (see the crate docs'
-/// `# Metrics`).
+/// is also a `tracing` event at `DEBUG` with the numbers that decided it (see the guide's
+/// [metrics](crate::_guide::metrics)).
 ///
 /// # Default
 ///

@@ -18,7 +18,7 @@ use ironward::http_retry::GaveUp;
 /// there.
 ///
 /// There is no source error when nothing failed on its own: the breaker refused the first
-/// attempt ([`Stop::Refused`], no attempt sent), or the middleware cut the last attempt short.
+/// attempt ([`Stop::Refused`](crate::Stop::Refused), no attempt sent), or the middleware cut the last attempt short.
 /// An attempt that the time budget cut short ends the call at once with
 /// `Stop::Decided(StopReason::BudgetExhausted)`; one that the attempt timeout cut short is
 /// retried like any failure after sending, and when it is the last the stop says why no retry

@@ -9,7 +9,7 @@
 //! increment on a handle and no lookup by name. Without the `metrics` feature a meter holds
 //! its name and nothing else, and every method is empty.
 //!
-//! The names, units and labels are documented in the crate docs' table (`# Metrics`).
+//! The names, units and labels are documented in the guide's [metrics](crate::_guide::metrics).
 
 pub(crate) use ironward_tokio::meter::{DEFAULT_NAME, Retries as RetryMeter};
 use ironward_tokio::meter::{Decisions, Level};

@@ -378,7 +378,7 @@ impl RetryMiddleware {
 
     /// The same middleware reporting under `name` (by default `"default"`): the `name` label of
     /// its metrics and the `name` field of its `tracing` events, so that two retry policies in
-    /// one process are told apart (see the crate docs' `# Metrics`). The handles are
+    /// one process are told apart (see the guide's [metrics](crate::_guide::metrics)). The handles are
     /// registered under it when the middleware sends its first attempt, so the default name
     /// never shows.
     ///

@@ -1,6 +1,6 @@
 //! Replays traffic through ironward's policies against a modelled backend, on a simulated
-//! clock with seeded dice, and says what happened: a CSV row per interval, a picture, and a
-//! one-screen summary. An hour of traffic takes about a second.
+//! clock with reproducible dice, and says what happened: a CSV row per interval, a picture,
+//! and a one-screen summary. An hour of traffic runs in seconds.
 //!
 //! Because every `ironward` decision takes the clock, the draw and the CPU reading as
 //! arguments, the policies run here exactly as they run in a server; only the world around
@@ -36,7 +36,7 @@
 //!
 //! # Determinism
 //!
-//! A scenario and a seed give the same bytes of CSV on every run and platform: every draw
+//! A scenario gives the same bytes of CSV on every run and platform: every draw
 //! comes from a [`Dice`] stream, the deviates use the pure-Rust `libm`, ties between events
 //! are broken by the order they were scheduled in, and nothing iterates a hash map.
 //!
@@ -66,9 +66,15 @@
 //!
 //! - `png` (off by default): `draw_png`, the picture as PNG through plotters' bitmap
 //!   backend, with its text drawn by `ab_glyph` from a font file read at run time.
+//!
+//! # Guide
+//!
+//! The [`_guide`] says what each [built-in scenario](_guide::scenarios) compares and what its
+//! run shows, and how to use [the command](_guide::command) and read what it writes.
 
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod _guide;
 mod ahead;
 mod arrivals;
 mod backend;

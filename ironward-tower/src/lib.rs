@@ -59,98 +59,23 @@
 //! # }
 //! ```
 //!
-//! # Shared state
+//! # Features
 //!
-//! A layer holds one core value behind an `Arc`: every service it makes, on every route and
-//! connection, and every clone of those, share it, so cloning never multiplies capacity and a
-//! limit holds across connections. The lock is a `std::sync::Mutex` held only for the core's
-//! decision, never across an await. The gate takes none: its count and limit are one atomic
-//! word ([`ironward::SharedGate`]), entered and left by a compare-and-swap.
+//! - `axum` (off by default): [`axum::handle_error`], each refusal's response in an axum app.
+//! - `metrics` (off by default): every refusing layer and [`HttpRetryLayer`] count their
+//!   decisions through the [`metrics`](https://docs.rs/metrics) facade ([`_guide::metrics`]).
 //!
-//! # Live retuning
+//! # Guide
 //!
-//! Every layer that holds a core value hands out a tuner ([`BreakerLayer::tuner`],
-//! [`ShedLayer::tuner`], [`RateLimitLayer::tuner`], [`GateLayer::tuner`],
-//! [`LimiterLayer::tuner`]): one `Arc` clone of
-//! the shared state, whose `retune` changes the policy in place for every service and clone
-//! at once, on their next request, and keeps the core's history (the breaker's window, the
-//! requests in flight, a bucket's tokens, a window's stamps, the holders of a gate), so a
-//! configuration reload neither forgets an outage nor hands out a fresh allowance. A rate
-//! limit of another kind than the one in force is refused with [`KindMismatch`].
-//!
-//! # Metrics
-//!
-//! With the `metrics` feature, every refusing layer counts its decisions through the
-//! [`metrics`](https://docs.rs/metrics) facade, to whichever recorder the application installs
-//! (a Prometheus or OpenTelemetry exporter); without it nothing is recorded and no dependency
-//! is pulled in. Each layer registers its handles once, when it first makes a service
-//! (`Layer::layer`), its name then final: a layer renamed with `with_name` leaves no series
-//! under `name="default"`; the limiter's series split by criticality register on their first
-//! count, so only the classes a service sees appear. A decision then costs an increment on a handle, and nothing at all
-//! while no recorder is installed. Names follow the OpenTelemetry
-//! conventions: dot-separated, lower case, the unit in braces for a count of things.
-//!
-//! | name | kind | unit | labels | what |
-//! | --- | --- | --- | --- | --- |
-//! | `ironward.requests` | counter | `{request}` | `piece`, `name`, `outcome`, `reason` (refused and shadowed only) | calls a layer decided on |
-//! | `ironward.breaker.ratio` | gauge | `1` | `name` | the drop fraction the breaker's last refusal computed, in `[0, 1]` |
-//! | `ironward.shed.in_flight` | gauge | `{request}` | `name` | calls the shedder admitted and has not yet seen complete, set on each decision and each completion |
-//! | `ironward.limiter.limit` | gauge | `{request}` | `name` | the limiter's limit, set when its layer makes a service, after each completion and at each retune |
-//! | `ironward.retry.attempts` | counter | `{attempt}` | `name`, `kind` (`first` or `retry`) | attempts [`HttpRetryLayer`] sent, as [`Retried::attempts`] counts them |
-//! | `ironward.retry.calls` | counter | `{call}` | `name`, `outcome` (`success` or the stop's label: `not_retryable`, `not_replayable`, `attempts_exhausted`, `budget_exhausted`, `server_delay_exceeds_cap`, `invalid_retry_after`, `invalid_settings`, `invalid_input`, `throttled`, `refused`) | calls [`HttpRetryLayer`] finished, labelled by [`Retried::outcome`] |
-//! | `ironward.retry.wait` | histogram | `s` | `name` | each wait [`HttpRetryLayer`] decided before a retry, in seconds |
-//!
-//! The labels take a small fixed set of values:
-//!
-//! - `piece`: `breaker`, `shed`, `rate_limit`, `gate`, `limiter` or `deadline`;
-//! - `outcome`: `admitted`, `refused`, or `shadowed`: a call a layer in [`Mode::Shadow`]
-//!   would have refused and let through (a shadow layer counts no `refused`);
-//! - `reason`, on refusals and shadowed calls: `throttled` (breaker), `overloaded`, `cooling`
-//!   or `floor` (shed: the [`ShedReason`](ironward::ShedReason)'s heat, or a class held
-//!   under the floor a more critical class's refusal raised), `limited` (rate limit), `full`
-//!   (gate), `full`, `floor`, `queue` or `expired` (limiter: no room for the class, a class
-//!   under the floor, turned away by the queue, or out of time in it), `exceeded` or
-//!   `elapsed` (deadline: the time had run out when the request arrived, or it
-//!   ran out while the inner service worked on the call, which the enforcing layer cuts and
-//!   a shadow one lets finish). A call with a deadline is counted once, when it ends:
-//!   `admitted` if it answered in time (a response ready at the deadline is in time) or was
-//!   dropped before its deadline, `elapsed` if it was cut or dropped after it;
-//! - `criticality`, on the limiter's series only: the request's class, `sheddable`,
-//!   `sheddable_concurrent`, `critical` or `critical_plus`;
-//! - `name`: the layer's name, `"default"` unless set with [`BreakerLayer::with_name`],
-//!   [`ShedLayer::with_name`], [`GateLayer::with_name`], [`LimiterLayer::with_name`],
-//!   [`DeadlineLayer::with_name`],
-//!   [`HttpRetryLayer::with_name`] or, for
-//!   a rate limit, its policy name, [`RateLimitLayer::named`], so that two breakers in one
-//!   process are told apart.
-//!
-//! The breaker's gauge is set on refusals only: an admitted call's drop fraction is not
-//! returned by the core, and reading it would scan the window a second time on every call.
-//! For the standing throttle now, read [`BreakerLayer::ratio`].
-//!
-//! Whatever the feature, each refusal is a `tracing` event at the `DEBUG` level (a refusal is
-//! an answer, not an error), with the layer's `name`, its `outcome` (`refused` or `shadowed`)
-//! and the numbers that decided it as fields.
-//!
-//! # Shadow mode
-//!
-//! The breaker, the shedder, the rate limit, the gate and the deadline each take
-//! `with_mode(Mode::Shadow)` (and report it with `mode()`): the layer decides exactly as it
-//! would enforcing, state changes and all, but lets a call it would refuse through to the
-//! inner service, reporting it as `shadowed`, so that a tighter policy can be tried on real
-//! traffic before it refuses anyone. A shadow [`DeadlineLayer`] cuts no call: one that runs
-//! past its deadline finishes with its own response and is reported when it ends. [`Mode`]
-//! says what each layer does with a shadowed call, and where the would-be refusal can be
-//! read.
-//!
-//! # Time in tests
-//!
-//! The default [`Clock`] is tokio's monotonic clock, so `tokio::time::pause` and `advance` drive
-//! every layer deterministically; [`Dice::seeded`] and [`Cpu::scripted`] script the rest.
+//! The [`_guide`] has the long form: [shared state](_guide::shared_state),
+//! [live retuning](_guide::retuning), [metrics and events](_guide::metrics),
+//! [shadow mode](_guide::shadow), [clocks in tests](_guide::clocks), the
+//! [adaptive limiter](_guide::limiter) and [what a client is told](_guide::wire).
 
 #![forbid(unsafe_code)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
+pub mod _guide;
 #[cfg(feature = "axum")]
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod axum;

@@ -8,7 +8,7 @@
 //! decision then costs an increment on a handle and no lookup by name. Without the `metrics`
 //! feature a meter holds the layer's name and mode and nothing else, and every method is empty.
 //!
-//! The names, units and labels are documented in the crate docs' one table (`# Metrics`).
+//! The names, units and labels are documented in the guide's [metrics](crate::_guide::metrics).
 //!
 //! [`Layer::layer`]: tower_layer::Layer::layer
 

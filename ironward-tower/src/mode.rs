@@ -8,7 +8,7 @@
 /// its refusal, the shadow one lets it through to the inner service and reports the refusal
 /// it would have made: the `tracing` event, with `outcome = "shadowed"`, and the
 /// `ironward.requests` counter under `outcome="shadowed"` and the refusal's `reason` (see the
-/// crate docs' `# Metrics`). What the shadowed call then does is not the layer's business:
+/// guide's [metrics](crate::_guide::metrics)). What the shadowed call then does is not the layer's business:
 ///
 /// - a shadowed breaker call holds no permit, so its outcome is not recorded, exactly as the
 ///   enforcing breaker never ran it (the core records its refusal as a drop either way);

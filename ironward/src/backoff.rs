@@ -34,7 +34,7 @@ use crate::float::{duration, nanos_f64, powi, round_nanos, unit, whole_f64};
 /// delay landed rather than from the retry number, and never reads `c`.
 ///
 /// `Spread(0.2)` is gRPC proposal A6's `random(0.8, 1.2)` factor, applied after the cap as
-/// A6 says (revised in grpc/proposal#452, drawn so by grpc-go and grpc-java); a spread that
+/// A6 says since its 2024 revision (drawn so by grpc-go and grpc-java); a spread that
 /// is NaN is read as 0 and one outside `[0, 1]` is held to it, so a delay is never negative.
 ///
 /// # Examples
@@ -107,7 +107,7 @@ pub const BACKOFF: Backoff = Backoff {
 /// | `jitter` | `Spread(0.2)` | gRPC proposal A6 as revised in 2024: `random(0.8, 1.2)` |
 ///
 /// The A6 values are its example retry policy; its jitter was full (`random(0, ceiling)`)
-/// until grpc/proposal#452 changed it to the `random(0.8, 1.2)` factor that grpc-go and
+/// until its 2024 revision changed it to the `random(0.8, 1.2)` factor that grpc-go and
 /// grpc-java now draw. [`BACKOFF`] is the same value as a constant.
 ///
 /// # Edge cases
@@ -490,7 +490,7 @@ mod tests {
         assert_eq!(decorrelated.delay(1, 0.9, Some(Duration::MAX)), ms(1000));
     }
 
-    // gRPC A6 (grpc/proposal#452): min(...) · random(0.8, 1.2).
+    // gRPC A6, as revised in 2024: min(...) · random(0.8, 1.2).
     #[test]
     fn spread_draws_a_fifth_either_way_and_may_pass_the_cap() {
         assert_eq!(BACKOFF.delay(2, 0.0, None), ms(160));

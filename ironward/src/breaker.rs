@@ -23,8 +23,8 @@ use runs::Runs;
 /// `k`, `floor` and `protection` mean something from 0 up to infinity. A negative value
 /// (`-inf` included) is read as 0, and NaN as infinity, the value that refuses least; an
 /// infinite `k`, `floor` or `protection` turns the throttle off, so every call goes through
-/// and [`Breaker::ratio`] is 0. (The crate docs' "Edge cases" state this rule for every
-/// policy constant.)
+/// and [`Breaker::ratio`] is 0. (The guide's
+/// [edge cases](crate::_guide::edge_cases) state this rule for every policy constant.)
 ///
 /// # Default
 ///

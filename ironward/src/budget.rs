@@ -86,7 +86,7 @@ impl Budget {
     /// A full budget of `max_tokens` tokens, each success giving back `token_ratio` of one.
     ///
     /// `max_tokens` is held to `1..=1000` and `token_ratio` truncated to three decimal places,
-    /// as gRPC A6 says; see "Edge cases" above.
+    /// as gRPC A6 says (see the guide's [edge cases](crate::_guide::edge_cases)).
     ///
     /// # Examples
     ///

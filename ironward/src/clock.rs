@@ -2,8 +2,8 @@
 //!
 //! Every piece takes `now: Duration` and keeps it as a `u64` count of nanoseconds, which
 //! covers about 584 years; a later reading saturates there, so an absurd clock can stop time
-//! but never wrap it. A reading earlier than one already seen is read as the latest seen
-//! ([`Latest`]), which is what keeps a clock that steps backwards from freeing capacity.
+//! but never wrap it. A reading earlier than one already seen is read as the latest seen,
+//! which is what keeps a clock that steps backwards from freeing capacity.
 
 use core::time::Duration;
 

@@ -1,8 +1,8 @@
 //! How the core reads a policy's float constants: one rule for every one of them.
 //!
 //! A constant outside its meaningful range is read as the nearest end of it, and NaN as the
-//! end at which the constant does least (the one that refuses least). The crate docs state
-//! the rule, under "Edge cases", with each constant's range.
+//! end at which the constant does least (the one that refuses least). The guide states
+//! the rule, under `_guide::edge_cases`, with each constant's range.
 
 /// `x` held to `[low, high]`, NaN read as `nan`.
 ///

@@ -18,8 +18,8 @@ use crate::window::{Window, grid};
 /// `beta` and `floor` are fractions: a value outside `[0, 1]` (an infinity included) is read
 /// as the nearer end, and NaN as 1, the value that sheds least. A `beta` of 1 keeps the
 /// moving average of calls in flight at 0, so a NaN `beta` never sheds; a `floor` of 1 keeps
-/// the whole capacity however hot the CPU runs. (The crate docs' "Edge cases" state this
-/// rule for every policy constant.)
+/// the whole capacity however hot the CPU runs. (The guide's
+/// [edge cases](crate::_guide::edge_cases) state this rule for every policy constant.)
 ///
 /// # Default
 ///

@@ -78,7 +78,7 @@ use script::{Shape, read};
 /// nothing. No limits at all (and no costs) admit everything, as the core's `Limits([])`
 /// does, again without a round trip; such answers name the store's current [`Mode`].
 ///
-/// Time is read as the crate docs' "Equivalence" says (whole microseconds, `next` counted
+/// Time is read as the guide's [equivalence](crate::_guide::equivalence) says (whole microseconds, `next` counted
 /// from the `now` passed), and `Clone` shares one limiter: its fallback, its memory of
 /// refusals and its name.
 ///

@@ -121,7 +121,7 @@ impl RateLimitLayer {
     /// name `"default"`.
     ///
     /// With the `metrics` feature, the layer's decisions count under `piece="rate_limit"`
-    /// and `name`, the name its budgets are kept under (see the crate docs, "Metrics").
+    /// and `name`, the name its budgets are kept under (see the guide's [metrics](crate::_guide::metrics)).
     pub fn new(store: &Store, name: &str, limit: Limit) -> Self {
         let piece = Piece::RateLimit;
         let limiter = match limit {

@@ -122,8 +122,8 @@ impl Store {
     /// Failing over is the store's, not a slot's: while a master is down (its slots
     /// refuse until its replica takes over, about twice the cluster's
     /// `cluster-node-timeout`), the calls that reach its slots fail and the whole store
-    /// answers from its fallback until the cluster says `cluster_state:ok` again. The crate
-    /// docs ("Failover, and its bounds") state what a key may be
+    /// answers from its fallback until the cluster says `cluster_state:ok` again. The guide's
+    /// [failover](crate::_guide::failover) states what a key may be
     /// admitted across such a stint, and the writes an asynchronous replica may not have
     /// received add to it.
     ///

@@ -79,7 +79,7 @@ pub struct Stats {
     /// round trip ([`Options::blocked_keys`]).
     pub blocked: u64,
     /// Calls of the script Redis answered, each a batch of one or more decisions (see the
-    /// crate docs, "Batches"): as many as [`redis`](Stats::redis) when every decision went
+    /// guide's [batches](crate::_guide::batches)): as many as [`redis`](Stats::redis) when every decision went
     /// alone, fewer when concurrent decisions went together.
     pub batches: u64,
 }
@@ -92,7 +92,7 @@ pub struct Stats {
 ///   [`ConnectionManager`] ([`connect`](Store::connect)), or one cluster connection
 ///   ([`connect_cluster`](Store::connect_cluster)): concurrent calls are pipelined on it,
 ///   and on one Redis the calls waiting at the same moment go as one `EVALSHA`, at most 64
-///   decisions, each decided as if sent alone (see the crate docs, "Batches").
+///   decisions, each decided as if sent alone (see the guide's [batches](crate::_guide::batches)).
 /// - **A timeout is a refusal** (by default): a call Redis does not answer within
 ///   [`Options::timeout`] fails with [`Error::Timeout`], and the store stays on Redis. A
 ///   call the caller drops is cancelled the same way. Neither tells whether Redis is down
@@ -259,8 +259,8 @@ impl Store {
 
     /// Loads the script into Redis's script cache now (`SCRIPT LOAD`), so that the first
     /// decisions do not pay for it. Optional: a call loads it when Redis answers
-    /// `NOSCRIPT`. There is one script, which holds every limiter's (see the crate docs,
-    /// "The scripts"). On a store that has not reached Redis yet, a load Redis answers
+    /// `NOSCRIPT`. There is one script, which holds every limiter's (see the guide's
+    /// [the scripts](crate::_guide::scripts)). On a store that has not reached Redis yet, a load Redis answers
     /// reaches it as a call would: the eviction policy is read, and the store is on
     /// [`Mode::Redis`].
     pub async fn load(&self) -> RedisResult<()> {

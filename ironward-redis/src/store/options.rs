@@ -19,7 +19,7 @@ use crate::{Error, Mode, Stats, Store};
 /// | `timeout` | 100 ms | a decision is one round trip (about 50 µs on loopback, a millisecond across a data centre); one that takes a hundred times that is refused rather than left to hold the request up |
 /// | `time` | [`Time::Caller`] | the clock is passed in, as everywhere in ironward |
 /// | `probe` | 100 ms | go-zero's `pingInterval` (`core/limit/tokenlimit.go`) |
-/// | `share` | 0.0 | a store cannot know how many processes share a quota, and any share above `1/N` lets a fleet of `N` admit more than the quota while Redis is away (go-zero's whole rate per process admits `N` times it); so by default the fallback refuses, and a fleet that prefers to serve sets `1/N` (see the crate docs, "Failover, and its bounds") |
+/// | `share` | 0.0 | a store cannot know how many processes share a quota, and any share above `1/N` lets a fleet of `N` admit more than the quota while Redis is away (go-zero's whole rate per process admits `N` times it); so by default the fallback refuses, and a fleet that prefers to serve sets `1/N` (see the guide's [failover, and its bounds](crate::_guide::failover)) |
 /// | `local_keys` | 10 000 | the keys one limiter's fallback holds; a key is forgotten only once its limiter is as good as new, and the keys that find no room share one overflow limiter |
 /// | `on_timeout` | [`OnTimeout::Refuse`] | a slow Redis is still the fleet's quota: refusing keeps its word, where answering from the fallback hands out the share as well |
 /// | `blocked_keys` | 10 000 | a hot key over its quota is refused from memory until it could pass, and costs Redis nothing; ten thousand keys of a few dozen bytes each is about a megabyte a limiter |
@@ -62,7 +62,7 @@ pub struct Options {
     /// How many keys each limiter's local fallback holds (at least 1). A key is forgotten
     /// only once its limiter is as good as new (idle for the core's `idle()`); keys that
     /// find the table full of limiters still counting share one overflow limiter, so each
-    /// is still held to one key's share (see the crate docs, "Failover, and its bounds").
+    /// is still held to one key's share (see the guide's [failover, and its bounds](crate::_guide::failover)).
     pub local_keys: usize,
     /// What a call Redis does not answer within [`timeout`](Options::timeout) comes to.
     pub on_timeout: OnTimeout,
@@ -165,8 +165,8 @@ pub enum Time {
     /// The `now` each call passes, rounded up to whole microseconds. Every process of the
     /// fleet must then read the same clock, the Unix wall clock in practice: a process
     /// whose clock runs ahead moves every key it touches forward for the whole fleet, and
-    /// one whose clock runs behind is read as the latest time seen (see the crate docs,
-    /// "Clocks").
+    /// one whose clock runs behind is read as the latest time seen (see the guide's
+    /// [clocks](crate::_guide::clocks)).
     #[default]
     Caller,
     /// Redis's own clock (`TIME`, whole microseconds), read inside the script, so that the

@@ -89,7 +89,7 @@ pin_project_lite::pin_project! {
     /// channel's retry throttling (grpc-go's `clientStream.finish`, `stream.go`), so this
     /// body gives the budget its `tokenRatio` back when the trailers say `OK`; it changes
     /// nothing it passes on. The trailers end the call for the layer's metrics too: `OK` is
-    /// a `success`, any other status `committed` (see the crate docs' `# Metrics`). Calls
+    /// a `success`, any other status `committed` (see the guide's [metrics](crate::_guide::metrics)). Calls
     /// decided on a trailers-only response have been counted already, and their body watches
     /// nothing.
     ///

@@ -127,7 +127,7 @@ impl GrpcRetryLayer {
 
     /// This layer reporting under `name` (by default `"default"`): the `name` label of its
     /// metrics and the `name` field of its `tracing` events, so that two channels' layers in
-    /// one process are told apart (see the crate docs' `# Metrics`). The handles are
+    /// one process are told apart (see the guide's [metrics](crate::_guide::metrics)). The handles are
     /// registered under it when the layer makes a service, so the default name never shows.
     ///
     /// # Examples

@@ -36,8 +36,8 @@
 //!    ([`ResponseBody`]), as grpc-go's `clientStream.finish` counts them; calls without a
 //!    retry policy count their successes too, as in grpc-go.
 //! 7. Each attempt, each wait and the call's end are counted on the layer's metric handles,
-//!    and each retry and each stop is a `tracing` event at `DEBUG` (the crate docs'
-//!    `# Metrics`); a call without a policy is not reported.
+//!    and each retry and each stop is a `tracing` event at `DEBUG` (the guide's
+//!    [metrics](crate::_guide::metrics)); a call without a policy is not reported.
 //!
 //! # One hedged call
 //!
@@ -60,7 +60,7 @@
 //! status. A call committed to a response whose body has not ended by then ends alike: the
 //! [`ResponseBody`] ends with trailers of its own, `grpc-status: 4`, and dropping it (as
 //! tonic does once it has read the status) cancels the stream. The call is counted and
-//! reported as stopped by `deadline` (the crate docs' `# Metrics`).
+//! reported as stopped by `deadline` (the guide's [metrics](crate::_guide::metrics)).
 //!
 //! tonic's `Channel` cuts an attempt's response headers (never its body) at the attempt's
 //! `grpc-timeout`, with an error of its own that a tonic client reads as `CANCELLED`; the

@@ -123,8 +123,8 @@ impl DeadlineLayer {
 
 impl DeadlineLayer {
     /// The same layer reporting under `name` (by default `"default"`): the `name` label of
-    /// its metrics and the `name` field of its `tracing` events (see the crate docs'
-    /// `# Metrics`). Since [`new`](Self::new) is `const`, each service registers its
+    /// its metrics and the `name` field of its `tracing` events (see the guide's
+    /// [metrics](crate::_guide::metrics)). Since [`new`](Self::new) is `const`, each service registers its
     /// counters when the layer makes it, once, rather than the layer.
     #[must_use]
     pub const fn with_name(mut self, name: &'static str) -> Self {

@@ -17,7 +17,7 @@ use crate::meter::{DEFAULT_NAME, Meter};
 /// `Router::layer(GateLayer::new(100))` is 100 in flight across all the routes, methods and
 /// connections of the app. (axum calls `layer` once per route and per method, and
 /// a limit made inside `layer`, as tower's `ConcurrencyLimitLayer` makes its semaphore, ends up
-/// one per route: axum#2582.) For a separate limit per route, give each route its own
+/// one per route.) For a separate limit per route, give each route its own
 /// `GateLayer::new`.
 ///
 /// [`new`](Self::new) makes the gate behind an `Arc`, as tower's
@@ -71,7 +71,7 @@ impl GateLayer {
 
     /// The same layer, and the same gate, reporting under `name` (by default `"default"`):
     /// the `name` label of its metrics and the `name` field of its `tracing` events (see the
-    /// crate docs' `# Metrics`). Services made before keep the name they had.
+    /// guide's [metrics](crate::_guide::metrics)). Services made before keep the name they had.
     #[must_use]
     pub fn with_name(self, name: &'static str) -> Self {
         Self {

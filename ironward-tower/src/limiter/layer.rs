@@ -228,7 +228,7 @@ impl<C: Clone, Q> LimiterLayer<C, Q> {
 
     /// The same layer reporting under `name` (by default `"default"`), with a new limiter
     /// under the policy in force: the `name` label of its metrics and the `name` field of
-    /// its `tracing` events (see the crate docs' `# Metrics`).
+    /// its `tracing` events (see the guide's [metrics](crate::_guide::metrics)).
     #[must_use]
     pub fn with_name(self, name: &'static str) -> Self {
         let parts = Parts {

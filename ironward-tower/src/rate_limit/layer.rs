@@ -23,8 +23,9 @@ use crate::{Clock, Mode};
 /// **One layer, one budget.** Every service the layer makes, every clone of those (one per
 /// connection in a server) and every clone of the layer share the same state, so a limit of
 /// 10 is 10 in total across connections, routes and methods. (tower's `RateLimit` keeps its
-/// state in each service, so every clone, and every connection, gets the whole rate again:
-/// tower#794, axum#2634; and axum calls `layer` once per route and per method, axum#2582.)
+/// state in each service, so every clone, and every connection, gets the whole rate again,
+/// a limitation tower's and axum's maintainers acknowledge; and axum calls `layer` once per
+/// route and per method.)
 /// For separate budgets per route, give each route its own layer.
 ///
 /// [`new`](RateLimitLayer::new) and the keyed constructors make the state, behind an `Arc` that

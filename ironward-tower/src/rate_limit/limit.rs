@@ -19,8 +19,8 @@ use super::Limited;
 /// [`Clock::unix`](crate::Clock::unix) a daily quota resets at midnight UTC).
 ///
 /// Out-of-range parameters are read as the core reads them (a NaN rate never refills, a
-/// window under 1 ns is 1 ns, a quota of 0 refuses everything): see the crate docs of
-/// `ironward`, "Edge cases".
+/// window under 1 ns is 1 ns, a quota of 0 refuses everything): see `ironward`'s guide,
+/// [edge cases](ironward::_guide::edge_cases).
 ///
 /// # What a client is told
 ///

@@ -13,7 +13,7 @@
 //! - [`RateLimitLayer::new`] makes one budget that every service the layer makes, and all
 //!   their clones, share: a limit of 10 is 10 in total across connections, routes and
 //!   methods. tower's own `RateLimit` keeps its state per service, so each clone (each
-//!   connection) gets the full rate again (tower#794, axum#2634).
+//!   connection) gets the full rate again.
 //! - [`RateLimitLayer::keyed`] makes one budget per key that an extractor reads from the
 //!   request's head; [`RateLimitLayer::by_peer`], [`RateLimitLayer::by_client`] (the
 //!   client behind your proxies, [`ClientAddr`]) and [`RateLimitLayer::by_header`] are the

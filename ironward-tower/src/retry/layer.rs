@@ -198,7 +198,7 @@ impl<F> HttpRetryLayer<F> {
     /// The same layer reporting under `name` (by default `"default"`): the `name` label of its
     /// metrics and the `name` field of its `tracing` events, so that two retry policies in one
     /// process (a patient one for reports, a brisk one for search) are told apart (see the
-    /// crate docs' `# Metrics`). The handles are registered under it when the layer makes its
+    /// guide's [metrics](crate::_guide::metrics)). The handles are registered under it when the layer makes its
     /// first service, so the default name never shows.
     ///
     /// # Examples

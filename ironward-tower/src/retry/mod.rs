@@ -90,7 +90,7 @@
 //! (`ironward.retry.attempts`, `kind` `first` or `retry`), every call it finishes
 //! (`ironward.retry.calls`, `outcome` [`Retried::outcome`]: `success` or the stop's label) and
 //! records every wait it decides (`ironward.retry.wait`, in seconds), under the
-//! [name](HttpRetryLayer::with_name) it was given; see the crate docs' `# Metrics`. The
+//! [name](HttpRetryLayer::with_name) it was given; see the guide's [metrics](crate::_guide::metrics). The
 //! attempts counted are the record's: their sum over kinds is the sum of
 //! [`Retried::attempts`]. A call whose future is dropped before it ends counts its attempts
 //! but no outcome.

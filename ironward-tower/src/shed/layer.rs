@@ -232,7 +232,7 @@ impl<C: Clone, Q> ShedLayer<C, Q> {
 
     /// The same layer reporting under `name` (by default `"default"`), with a new shedder
     /// under the policy in force: the `name` label of its metrics and the `name` field of its
-    /// `tracing` events (see the crate docs' `# Metrics`).
+    /// `tracing` events (see the guide's [metrics](crate::_guide::metrics)).
     #[must_use]
     pub fn with_name(self, name: &'static str) -> Self {
         self.rebuilt(|parts| Parts { name, ..parts })

@@ -1,0 +1,47 @@
+//! The built-in scenarios: what each compares, and what to look for in its run.
+//!
+//! Each is a TOML file that ships with the simulator ([`Builtin`]); `ironward-sim show NAME`
+//! prints it, to copy and change, and `ironward-sim run NAME` runs it and prints a summary whose
+//! verdict is worked out from the run's own figures. Every variant of a scenario sees the same
+//! traffic, so a difference between two lines is the policies' alone.
+//!
+//! - **`outage`**: a backend fails for a while, then comes back cold, slow at first, offered
+//!   steady traffic by clients that retry. The SRE breaker, a classic open, half-open and closed
+//!   breaker ([`Classic`]) and no breaker see the same traffic. When the backend returns, the
+//!   classic breaker closes at once and floods it, while the SRE breaker's load rises gradually;
+//!   with no breaker the outage's retries keep the queue full and many attempts time out after
+//!   the recovery. The SRE breaker lets through somewhat more than succeeds, so while the
+//!   backend is still warming it overshoots too.
+//! - **`overload`**: more traffic than the backend can serve, with a deep queue. Without a
+//!   shedder the queue fills and every call waits past its timeout: the backend works for
+//!   nobody. With the adaptive shedder the backend refuses what it cannot serve in time once
+//!   its CPU reading turns hot, and most calls succeed with a short latency.
+//! - **`retry-storm`**: many clients fail at once and retry against a backend with little room
+//!   and no queue, the experiment of AWS's "Exponential Backoff and Jitter". With no jitter
+//!   (`Rigid`) they collide again at every retry; `Full` and `Decorrelated` jitter spread them
+//!   out, with far fewer attempts and an earlier end.
+//! - **`quota`**: a quota a second and a client that sends bursts around each period boundary.
+//!   The fixed `Period` lets a quota through before the boundary and another after it, close to
+//!   twice the quota in one second; the exact `Sliding` window never lets more than the quota
+//!   through in any window-long stretch; the `Bucket` lets its burst through, then its rate.
+//! - **`scale`**: an hour of heavy Poisson traffic through an SRE breaker and an adaptive
+//!   shedder, with an outage halfway: the simulator's own speed test. Its memory does not grow
+//!   with the run's length, since nothing is kept per call.
+//! - **`cold-recovery`**: the outage again, with the adaptive limiter. After the recovery the
+//!   limiter keeps the calls inside the backend close to what it completes within the client's
+//!   timeout at its coldest, so almost no attempt times out, and more calls succeed than with
+//!   either breaker alone.
+//! - **`latency-shift`**: a backend offered more than it serves, whose latency rises for a while
+//!   and then returns. By Little's law the same number of calls in flight keeps it busy at
+//!   either latency. ironward's limiter (`vegas-probe`) holds the limit near that number after
+//!   each shift; Vegas as Netflix runs it (`vegas-no-probe`) reads the slower backend as a queue
+//!   and falls, and Gradient2 reads its own noise as a queue.
+//! - **`priorities`**: twice the capacity, in four criticalities. With the limiter, no second
+//!   admits a sheddable attempt while refusing a critical one, and the sheddable classes absorb
+//!   the refusals; without it each class loses alike to the full queue, with a far worse tail
+//!   latency.
+//!
+//! [`Builtin`]'s docs say in a line what each compares, and its tests hold each verdict.
+//!
+//! [`Builtin`]: crate::Builtin
+//! [`Classic`]: crate::Classic

@@ -1,0 +1,17 @@
+//! Live retuning: a tuner per stateful layer changes the policy of every clone at once.
+//!
+//! Every layer that holds a core value hands out a tuner ([`BreakerLayer::tuner`],
+//! [`ShedLayer::tuner`], [`RateLimitLayer::tuner`], [`GateLayer::tuner`],
+//! [`LimiterLayer::tuner`]): one `Arc` clone of
+//! the shared state, whose `retune` changes the policy in place for every service and clone
+//! at once, on their next request, and keeps the core's history (the breaker's window, the
+//! requests in flight, a bucket's tokens, a window's stamps, the holders of a gate), so a
+//! configuration reload neither forgets an outage nor hands out a fresh allowance. A rate
+//! limit of another kind than the one in force is refused with [`KindMismatch`].
+//!
+//! [`BreakerLayer::tuner`]: crate::BreakerLayer::tuner
+//! [`ShedLayer::tuner`]: crate::ShedLayer::tuner
+//! [`RateLimitLayer::tuner`]: crate::RateLimitLayer::tuner
+//! [`GateLayer::tuner`]: crate::GateLayer::tuner
+//! [`LimiterLayer::tuner`]: crate::LimiterLayer::tuner
+//! [`KindMismatch`]: crate::KindMismatch

@@ -1,22 +1,26 @@
 //! [`SharedLimiter`]: the adaptive concurrency limiter shared by every task, each call's
 //! permit settled once, on drop if not before, and an optional wait queue in front of it.
 
+mod admission;
+mod permit;
 mod queue;
+mod waiter;
 
 use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::fmt;
-use std::future::Future;
-use std::pin::Pin;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
 use std::sync::{Arc, Mutex, TryLockError};
-use std::task::{Context, Poll, Waker};
+use std::task::Waker;
 use std::time::Duration;
 
-use ironward::{Adaptive, Criticality, Grant, Limiter, LimiterReason, Settle};
+use ironward::{Adaptive, Criticality, Grant, Limiter, Settle};
 
+pub use self::admission::{Admission, LimiterRefusal, Queued};
+pub use self::permit::LimiterPermit;
 pub use self::queue::{QUEUE, Queue};
-use crate::{Clock, Dice, Sleep, lock};
+pub use self::waiter::Waiter;
+use crate::{Clock, Dice, lock};
 
 /// An [`ironward::Limiter`] that every task shares: one adaptive concurrency limit, read and
 /// moved under a lock held only for the core's decision, never across an await.
@@ -108,142 +112,6 @@ struct State {
 
 /// A queued call's place: its class (the most critical sorts first) and its arrival.
 type Place = (Reverse<Criticality>, u64);
-
-/// The first answer of [`SharedLimiter::admit`]: in, queued, or refused.
-#[must_use = "an admitted call must be settled, and a queued one awaited; dropping either settles or leaves at once"]
-#[derive(Debug)]
-pub enum Admission {
-    /// The call is let in: run it, then settle the permit.
-    Admitted(LimiterPermit),
-    /// There was no room, and the call waits in the queue: await the waiter for a permit or
-    /// the refusal.
-    Queued(Waiter),
-    /// There was no room, and no place in the queue (or no queue).
-    Refused(LimiterRefusal),
-}
-
-/// Why a [`SharedLimiter`] refused a call: the core's reason, and what the queue did.
-///
-/// `Display` is one line, lower case: the core's reason and then, if there is a queue, why it
-/// did not hold the call.
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-/// use ironward::{ADAPTIVE, Limiter};
-/// use ironward_tokio::{LimiterRefusal, Queued};
-///
-/// // The core's reason, from a full limiter of 20.
-/// let mut limiter = Limiter::new(ADAPTIVE, Duration::ZERO);
-/// let grants: Vec<_> = (0..20).map(|_| limiter.acquire(Duration::ZERO).unwrap()).collect();
-/// let reason = limiter.acquire(Duration::ZERO).unwrap_err();
-/// let refusal = LimiterRefusal { reason, queued: Queued::Rejected { waiting: 50, rejection: 0.5 } };
-/// assert_eq!(
-///     refusal.to_string(),
-///     "limiter refused a critical call: 20 in flight fill its room of 20 (limit 20); \
-///      the queue of 50 turned it away (rejection 0.50)",
-/// );
-/// # drop(grants);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct LimiterRefusal {
-    /// The core's refusal: on arrival, or after the wait in the queue.
-    pub reason: LimiterReason,
-    /// What the queue did with the call.
-    pub queued: Queued,
-}
-
-/// What a [`SharedLimiter`]'s queue did with a call it refused.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Queued {
-    /// The limiter has no queue: the call was refused as soon as it found no room.
-    Off,
-    /// The queue turned the call away on arrival: `waiting` calls of its class or above were
-    /// queued, and the chance of being turned away with that many was `rejection`
-    /// ([`Queue::rejection`]).
-    Rejected {
-        /// The calls of this one's class or above queued when it arrived: those it would
-        /// have waited behind.
-        waiting: usize,
-        /// The chance of being turned away, in `[0, 1]`; the draw was at most this.
-        rejection: f64,
-    },
-    /// The call waited in the queue as long as the queue allows, and the core refused it
-    /// then.
-    Expired {
-        /// How long it waited, on the limiter's clock.
-        waited: Duration,
-    },
-}
-
-impl fmt::Display for LimiterRefusal {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        fmt::Display::fmt(&self.reason, f)?;
-        match self.queued {
-            Queued::Off => Ok(()),
-            Queued::Rejected { waiting, rejection } => write!(
-                f,
-                "; the queue of {waiting} turned it away (rejection {rejection:.2})"
-            ),
-            Queued::Expired { waited } => write!(f, "; it waited {waited:?} in the queue"),
-        }
-    }
-}
-
-impl std::error::Error for LimiterRefusal {}
-
-/// A call a [`SharedLimiter`] let in: settle it with how the call ended.
-///
-/// [`settle`](Self::settle) consumes it, once. Dropped unsettled (the call's future was
-/// cancelled, a panic unwound), it settles as [`Settle::Ignored`]: the call leaves flight and
-/// its latency is not sampled. Either way the room it held goes to the first call in the
-/// queue the core would now admit.
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-/// use ironward::{ADAPTIVE, Criticality, Settle};
-/// use ironward_tokio::{Admission, Clock, SharedLimiter};
-///
-/// let (clock, hand) = Clock::manual(Duration::ZERO);
-/// let limiter = SharedLimiter::new(ADAPTIVE, clock);
-/// let Admission::Admitted(permit) = limiter.admit(Criticality::Sheddable) else { panic!() };
-/// assert_eq!(permit.criticality(), Criticality::Sheddable);
-/// assert_eq!(limiter.flying(), 1);
-/// hand.advance(Duration::from_millis(30));
-/// permit.settle(Settle::Dropped);
-/// assert_eq!(limiter.flying(), 0);
-/// ```
-#[must_use = "settle the permit once the call has finished; dropped, it settles as ignored and the call's latency is lost"]
-pub struct LimiterPermit {
-    grant: Option<Grant>,
-    inner: Arc<Inner>,
-}
-
-/// A call waiting in a [`SharedLimiter`]'s queue: a future of its permit, or of the refusal
-/// once it has waited as long as the queue allows.
-///
-/// Dropped before it is done, it leaves the queue; if it had been let in meanwhile, its
-/// call is settled as ignored at once, and the room goes to the next in the queue. The wait
-/// starts when the call is queued and is measured on the limiter's clock; its timer
-/// ([`Clock::sleep`]) is made on the first poll, so that a waiter can be made outside a
-/// runtime, and rings at the end of the wait and, before it, once every cooling time of the
-/// limiter's policy, when the waiter looks at the queue again. Polled again after it has
-/// finished, it stays pending.
-#[must_use = "a waiter is let in only when polled; dropped, it leaves the queue"]
-pub struct Waiter {
-    inner: Arc<Inner>,
-    place: Place,
-    /// When the call was queued, on the limiter's clock.
-    arrived: Duration,
-    wait: Duration,
-    /// The policy's cooling time when the call was queued: how often it looks again.
-    cool: Duration,
-    sleep: Option<Pin<Box<Sleep>>>,
-    done: bool,
-}
 
 impl SharedLimiter {
     /// A limiter under `policy` on `clock`, with nothing in flight, that refuses at once a
@@ -652,117 +520,6 @@ impl Inner {
     }
 }
 
-impl LimiterPermit {
-    /// The call ended as `settle` says: it leaves flight now and, unless ignored, its
-    /// latency (from when it was let in to now, on the limiter's clock) is sampled
-    /// ([`Limiter::settle`]).
-    pub fn settle(mut self, settle: Settle) {
-        if let Some(grant) = self.grant.take() {
-            self.inner.settle(grant, settle);
-        }
-    }
-
-    /// The class the call was let in as.
-    pub fn criticality(&self) -> Criticality {
-        self.grant
-            .as_ref()
-            .map_or(Criticality::Critical, Grant::criticality)
-    }
-
-    /// When the call was let in, on the limiter's clock: the start of its latency.
-    pub fn start(&self) -> Duration {
-        self.grant.as_ref().map_or(Duration::ZERO, Grant::start)
-    }
-}
-
-impl Drop for LimiterPermit {
-    /// Settles an unsettled call as ignored: out of flight, not sampled.
-    fn drop(&mut self) {
-        if let Some(grant) = self.grant.take() {
-            self.inner.settle(grant, Settle::Ignored);
-        }
-    }
-}
-
-impl Future for Waiter {
-    type Output = Result<LimiterPermit, LimiterRefusal>;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        let this = self.get_mut();
-        if this.done {
-            return Poll::Pending;
-        }
-        {
-            let mut state = lock(&this.inner.state);
-            if let Some(grant) = state.granted.remove(&this.place.1) {
-                drop(state);
-                this.done = true;
-                return Poll::Ready(Ok(this.inner.permit(grant)));
-            }
-            // Under the lock that lets calls in, so that a grant made after the check above
-            // finds this waker.
-            if let Some(slot) = state.waiting.get_mut(&this.place)
-                && !slot.as_ref().is_some_and(|w| w.will_wake(cx.waker()))
-            {
-                *slot = Some(cx.waker().clone());
-            }
-        }
-        let deadline = this.arrived.saturating_add(this.wait);
-        loop {
-            let sleep = this.sleep.get_or_insert_with(|| {
-                let now = this.inner.clock.now();
-                Box::pin(this.inner.clock.sleep(pause(now, deadline, this.cool)))
-            });
-            if sleep.as_mut().poll(cx).is_pending() {
-                return Poll::Pending;
-            }
-            let now = this.inner.clock.now();
-            if now >= deadline {
-                this.done = true;
-                return Poll::Ready(this.inner.expire(this.place, this.arrived, now));
-            }
-            // A look between arrival and the end of the wait: let in, or sleep again.
-            match this.inner.look(this.place, now) {
-                Ok(grant) => {
-                    this.done = true;
-                    return Poll::Ready(Ok(this.inner.permit(grant)));
-                }
-                Err(cool) => {
-                    this.cool = cool;
-                    this.sleep = None;
-                }
-            }
-        }
-    }
-}
-
-/// How long a waiter sleeps from `now`: to its `deadline`, or for the cooling time `cool`
-/// if that is sooner and not zero (a zero cooling time has no floor to wait out).
-fn pause(now: Duration, deadline: Duration, cool: Duration) -> Duration {
-    let left = deadline.saturating_sub(now);
-    if cool.is_zero() { left } else { left.min(cool) }
-}
-
-impl Drop for Waiter {
-    /// Leaves the queue; a call let in meanwhile is settled as ignored, its room passed on.
-    fn drop(&mut self) {
-        if self.done {
-            return;
-        }
-        let now = self.inner.clock.now();
-        let mut wake = Vec::new();
-        {
-            let mut state = lock(&self.inner.state);
-            state.leave(self.place);
-            if let Some(grant) = state.granted.remove(&self.place.1) {
-                state.limiter.settle(grant, Settle::Ignored, now);
-                state.pump(now, &mut wake);
-            }
-        }
-        wake.into_iter().for_each(Waker::wake);
-    }
-}
-
 /// The limit, the calls in flight and queued if the lock is free (as `Mutex`'s own `Debug`
 /// shows its value), and the clock and the dice by kind: formatting never waits, reads the
 /// clock or draws.
@@ -785,26 +542,6 @@ impl fmt::Debug for SharedLimiter {
         out.field("clock", &self.inner.clock)
             .field("dice", &self.inner.dice)
             .finish()
-    }
-}
-
-impl fmt::Debug for LimiterPermit {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("LimiterPermit")
-            .field("grant", &self.grant)
-            .finish_non_exhaustive()
-    }
-}
-
-impl fmt::Debug for Waiter {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Waiter")
-            .field("criticality", &self.place.0.0)
-            .field("arrival", &self.place.1)
-            .field("arrived", &self.arrived)
-            .field("wait", &self.wait)
-            .field("done", &self.done)
-            .finish_non_exhaustive()
     }
 }
 

@@ -74,7 +74,7 @@
 //!
 //! # One backoff, one draw
 //!
-//! The client delay of rule 6 is the core's [`Backoff`] with full jitter
+//! The client delay of rule 6 is the core's [`Backoff`](crate::Backoff) with full jitter
 //! ([`Settings::backoff`]), computed once: exact integer nanoseconds, the ceiling
 //! `min(base_delay · 2^retry_index, max_delay)` scaled by `sample_ppm / 1_000_000` and
 //! floored. These per-response functions take the MoonBit package's integer `sample_ppm`;
@@ -147,358 +147,29 @@
 //! );
 //! ```
 
-use core::fmt;
 use core::time::Duration;
 
 use crate::backoff::{PPM, full_jitter};
 use crate::float::duration;
-use crate::{Backoff, Jitter};
 use rules::{Facts, baseline, ceiling, respond};
 
 mod date;
+mod decision;
 mod gave_up;
 mod retry_after;
 mod rules;
 mod run;
+mod settings;
+mod terms;
 
 pub use crate::backoff::sample_ppm;
 pub use date::parse_http_date;
+pub use decision::{Attempt, Decision, StopReason};
 pub use gave_up::GaveUp;
 pub use retry_after::retry_after_delay;
-pub use run::{Call, Fault, Reading, Retried, Run, Step, Stop, Timeout, vouches};
-
-/// The most retries [`Settings::valid`] accepts (the initial request not counted).
-const MAX_RETRIES: u32 = 1000;
-
-/// The defaults of the MoonBit package `http_retry`: 3 retries, 200 ms base, 30 s cap, 120 s
-/// budget, 1 s reserve.
-///
-/// The same value as [`Settings::default()`], usable in `const` contexts.
-///
-/// # Examples
-///
-/// ```
-/// use ironward::http_retry::{Settings, SETTINGS};
-///
-/// assert_eq!(SETTINGS, Settings::default());
-/// assert_eq!(SETTINGS.max_retries, 3);
-/// ```
-pub const SETTINGS: Settings = Settings {
-    max_retries: 3,
-    base_delay: Duration::from_millis(200),
-    max_delay: Duration::from_secs(30),
-    total_budget: Duration::from_secs(120),
-    request_reserve: Duration::from_secs(1),
-};
-
-/// How patient a client is: retry count, backoff and time budget.
-///
-/// A plain record: change it with `Settings { max_retries: 5, ..Settings::default() }`.
-/// [`decide`] and [`decide_response`] check it on every call and stop with
-/// [`StopReason::InvalidSettings`] when [`valid`](Settings::valid) fails, so a bad record
-/// never panics and never retries.
-///
-/// # Default
-///
-/// The MoonBit package's contract, kept as is:
-///
-/// | field | value |
-/// | --- | --- |
-/// | `max_retries` | 3 |
-/// | `base_delay` | 200 ms |
-/// | `max_delay` | 30 s |
-/// | `total_budget` | 120 s |
-/// | `request_reserve` | 1 s |
-///
-/// # Examples
-///
-/// ```
-/// use core::time::Duration;
-/// use ironward::http_retry::Settings;
-///
-/// let patient = Settings { total_budget: Duration::from_secs(600), ..Settings::default() };
-/// assert!(patient.valid());
-/// assert_eq!(patient.base_delay, Duration::from_millis(200));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(
-    feature = "serde",
-    derive(serde::Serialize, serde::Deserialize),
-    serde(default, deny_unknown_fields)
-)]
-pub struct Settings {
-    /// Retries allowed after the initial request, which is not counted; 0..=1000.
-    pub max_retries: u32,
-    /// The client delay before the first retry, doubled on each later one; at most
-    /// `max_delay`.
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
-    pub base_delay: Duration,
-    /// The cap on the client delay, and the most a server may ask a client to wait: a
-    /// longer `Retry-After` stops the retry.
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
-    pub max_delay: Duration,
-    /// The time allowed for the whole call, from the start of the first attempt to the end of
-    /// the last.
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
-    pub total_budget: Duration,
-    /// The time set aside for the next attempt itself when judging whether a wait fits the
-    /// budget; less than `total_budget`. An estimate, not a timeout.
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
-    pub request_reserve: Duration,
-}
-
-impl Default for Settings {
-    fn default() -> Self {
-        SETTINGS
-    }
-}
-
-impl Settings {
-    /// Whether the settings can be used: `max_retries ≤ 1000`, `base_delay ≤ max_delay` and
-    /// `request_reserve < total_budget`.
-    ///
-    /// The bound on retries is the MoonBit package's; the other two keep the backoff and the
-    /// budget meaningful (a reserve that fills the whole budget would make every retry stop).
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use core::time::Duration;
-    /// use ironward::http_retry::Settings;
-    ///
-    /// assert!(Settings::default().valid());
-    /// assert!(!Settings { max_retries: 1001, ..Settings::default() }.valid());
-    /// let no_room = Settings { request_reserve: Duration::from_secs(120), ..Settings::default() };
-    /// assert!(!no_room.valid());
-    /// ```
-    #[must_use]
-    pub fn valid(&self) -> bool {
-        self.max_retries <= MAX_RETRIES
-            && self.base_delay <= self.max_delay
-            && self.request_reserve < self.total_budget
-    }
-
-    /// The client delay as a [`Backoff`]: `base_delay` doubling to `max_delay`, full jitter,
-    /// `max_retries + 1` attempts.
-    ///
-    /// Rule 6's client delay before retry `retry_index` is exactly
-    /// `self.backoff().delay(retry_index + 1, roll, None)` when the attempt's `sample_ppm` is
-    /// [`sample_ppm`]`(roll)`: one computation, in exact integer nanoseconds, so a caller that
-    /// plans with [`Backoff::schedule`] sees the waits this module decides.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use core::time::Duration;
-    /// use ironward::Jitter;
-    /// use ironward::http_retry::Settings;
-    ///
-    /// let backoff = Settings::default().backoff();
-    /// assert_eq!(backoff.jitter, Jitter::Full);
-    /// assert_eq!(backoff.attempts, 4);
-    /// assert_eq!(backoff.ceiling(3), Duration::from_millis(800));
-    /// assert_eq!(backoff.delay(3, 0.5, None), Duration::from_millis(400));
-    /// ```
-    #[must_use]
-    pub fn backoff(&self) -> Backoff {
-        Backoff {
-            base: self.base_delay,
-            factor: 2.0,
-            cap: self.max_delay,
-            attempts: self.max_retries.saturating_add(1),
-            jitter: Jitter::Full,
-        }
-    }
-}
-
-/// What the caller knows about the failed attempt and the retry it is considering.
-///
-/// Each field is one of the MoonBit package's named arguments. Build it with a struct
-/// literal; every field is public.
-///
-/// # Examples
-///
-/// ```
-/// use core::time::Duration;
-/// use ironward::http_retry::{decide, Decision, Attempt, Settings};
-///
-/// // A POST that the server deduplicates with an idempotency key, answered 503.
-/// let request = Attempt {
-///     method: "POST",
-///     status: 503,
-///     retry_index: 0,
-///     elapsed: Duration::from_millis(350),
-///     body_replayable: true,
-///     replay_safe: true,
-///     sample_ppm: 1_000_000,
-/// };
-/// assert_eq!(
-///     decide(&Settings::default(), &request, None),
-///     Decision::Wait(Duration::from_millis(200))
-/// );
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Attempt<'a> {
-    /// The request method, case-sensitive as RFC 9110 §9.1 has it (`"GET"`, not `"get"`);
-    /// must be a non-empty token.
-    pub method: &'a str,
-    /// The response status code; must lie in 100..=599.
-    pub status: u16,
-    /// Which retry this would be: 0 for the first retry, after the initial request failed.
-    pub retry_index: u32,
-    /// Time since the first attempt started, from a monotonic clock.
-    pub elapsed: Duration,
-    /// Whether the request body can be sent again byte for byte (no body counts as
-    /// replayable; a consumed stream does not). Every retry needs it.
-    pub body_replayable: bool,
-    /// Allows a method that is not idempotent (such as POST or PATCH) to be retried. Set it
-    /// only when the server is known to deduplicate the request, for example by an
-    /// idempotency key it honours, resent unchanged with the exact same body; a key the
-    /// client merely generates is not enough.
-    pub replay_safe: bool,
-    /// A uniform random sample in parts per million, 0..=1_000_000, that scales the client
-    /// delay down; 1_000_000 means no jitter. Draw it independently for each retry.
-    pub sample_ppm: u32,
-}
-
-/// The answer for one failed response: wait and retry, or stop.
-///
-/// # Examples
-///
-/// ```
-/// use core::time::Duration;
-/// use ironward::http_retry::{Decision, StopReason};
-///
-/// let decision = Decision::Wait(Duration::from_millis(200));
-/// assert!(matches!(decision, Decision::Wait(delay) if delay.as_millis() == 200));
-/// assert_ne!(decision, Decision::Stop(StopReason::BudgetExhausted));
-/// ```
-#[must_use]
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Decision {
-    /// Wait this long, then send the request again. The caller must re-check its deadline
-    /// after waking.
-    Wait(Duration),
-    /// Do not retry, for this reason.
-    Stop(StopReason),
-}
-
-/// Why a retry was refused.
-///
-/// One variant per rule of the [module's rule order](self#rule-order). Its [`Display`] is a
-/// short lower-case phrase.
-///
-/// It also implements [`core::error::Error`], although a stop is not always a fault (a 404 is
-/// simply final): a caller that gives up reports the reason as the cause of its last failure,
-/// often boxed as `dyn Error`, and three of the eight variants are errors in the caller's own
-/// input. The trait costs nothing and has no source to expose.
-///
-/// [`Display`]: fmt::Display
-///
-/// # Examples
-///
-/// ```
-/// use ironward::http_retry::StopReason;
-///
-/// assert_eq!(StopReason::BudgetExhausted.to_string(), "time budget exhausted");
-/// let cause: &dyn core::error::Error = &StopReason::InvalidRetryAfter;
-/// assert_eq!(cause.to_string(), "invalid retry-after value");
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum StopReason {
-    /// [`Settings::valid`] failed: too many retries allowed, a base delay above the cap, or
-    /// a reserve that fills the budget.
-    InvalidSettings,
-    /// The request description is malformed: `sample_ppm` above 1_000_000, a status outside
-    /// 100..=599, a method that is not a token, or a `now_unix` outside 1601..=9999.
-    InvalidInput,
-    /// The status is not a transient failure worth retrying (see [`retryable_status`]).
-    NotRetryable,
-    /// Sending the request again could repeat its effect or send a different body: the body
-    /// cannot be replayed, or the method is not idempotent and not marked replay-safe.
-    NotReplayable,
-    /// All `max_retries` retries have been made.
-    AttemptsExhausted,
-    /// The wait plus the request reserve does not fit in what is left of the total budget.
-    BudgetExhausted,
-    /// The server asked for a longer wait than `max_delay`.
-    ServerDelayExceedsCap,
-    /// `Retry-After` was sent more than once, or its value is neither delta-seconds nor a
-    /// strict IMF-fixdate.
-    InvalidRetryAfter,
-}
-
-impl StopReason {
-    /// Every reason, in the [rule order](self#rule-order)'s order.
-    ///
-    /// For a client that registers one handle per reason up front (a metrics counter, a log
-    /// filter) rather than on first sight.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ironward::http_retry::StopReason;
-    ///
-    /// assert_eq!(StopReason::ALL.len(), 8);
-    /// assert_eq!(StopReason::ALL[0], StopReason::InvalidSettings);
-    /// ```
-    pub const ALL: [Self; 8] = [
-        Self::InvalidSettings,
-        Self::InvalidInput,
-        Self::NotRetryable,
-        Self::NotReplayable,
-        Self::AttemptsExhausted,
-        Self::BudgetExhausted,
-        Self::ServerDelayExceedsCap,
-        Self::InvalidRetryAfter,
-    ];
-
-    /// The reason as a fixed `snake_case` label: the variant's name, for a metric label or a
-    /// structured log field.
-    ///
-    /// Where [`Display`](fmt::Display) is a phrase for people, this is a value for machines:
-    /// one per variant, distinct, never reworded, so that every client labels a stop alike and
-    /// a dashboard keyed on it survives an upgrade.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ironward::http_retry::StopReason;
-    ///
-    /// assert_eq!(StopReason::AttemptsExhausted.as_str(), "attempts_exhausted");
-    /// assert_eq!(StopReason::ServerDelayExceedsCap.as_str(), "server_delay_exceeds_cap");
-    /// ```
-    #[must_use]
-    pub const fn as_str(&self) -> &'static str {
-        match self {
-            Self::InvalidSettings => "invalid_settings",
-            Self::InvalidInput => "invalid_input",
-            Self::NotRetryable => "not_retryable",
-            Self::NotReplayable => "not_replayable",
-            Self::AttemptsExhausted => "attempts_exhausted",
-            Self::BudgetExhausted => "budget_exhausted",
-            Self::ServerDelayExceedsCap => "server_delay_exceeds_cap",
-            Self::InvalidRetryAfter => "invalid_retry_after",
-        }
-    }
-}
-
-impl fmt::Display for StopReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(match self {
-            Self::InvalidSettings => "invalid retry settings",
-            Self::InvalidInput => "invalid retry input",
-            Self::NotRetryable => "status is not retryable",
-            Self::NotReplayable => "request is not safe to replay",
-            Self::AttemptsExhausted => "retries exhausted",
-            Self::BudgetExhausted => "time budget exhausted",
-            Self::ServerDelayExceedsCap => "server delay exceeds the cap",
-            Self::InvalidRetryAfter => "invalid retry-after value",
-        })
-    }
-}
-
-impl core::error::Error for StopReason {}
+pub use run::Run;
+pub use settings::{SETTINGS, Settings};
+pub use terms::{Call, Fault, Reading, Retried, Step, Stop, Timeout, vouches};
 
 /// Decides whether to retry a failed response, given the server's delay already parsed.
 ///

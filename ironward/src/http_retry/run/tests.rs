@@ -1,7 +1,7 @@
 //! Unit tests of `run` that need its private items.
 
 use super::*;
-use crate::http_retry::{Attempt, Decision, SETTINGS, decide, decide_response};
+use crate::http_retry::{Attempt, Decision, SETTINGS, decide, decide_response, vouches};
 
 const UNIX: Duration = Duration::from_secs(1_700_000_000);
 

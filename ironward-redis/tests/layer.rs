@@ -51,7 +51,7 @@ async fn layers_of_one_name_share_one_budget_across_stores() {
     let mut there = service(
         &RateLimitLayer::new(&server.store(Options::default()).await, &name, limit)
             .with_clock(at(1_699_999_990))
-            .named("fleet"),
+            .with_name("fleet"),
     );
     assert_eq!(call(&mut here, Request::new(())).await, Ok(()));
     assert_eq!(call(&mut there, Request::new(())).await, Ok(()));

@@ -230,7 +230,7 @@ async fn the_layer_counts_each_request_once_under_rate_limit() {
     let layer = metrics::with_local_recorder(&recorder, || {
         RateLimitLayer::new(&store, &name, Limit::sliding(3, HOUR))
             .with_clock(Clock::from_fn(|| NOW))
-            .named("policy")
+            .with_name("policy")
     });
     let service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, BoxError>(()) }));
     let mut limited = 0;

@@ -124,7 +124,8 @@ async fn the_gate_counts_what_it_let_in_and_what_it_found_full() {
 async fn a_rate_limit_reports_under_its_policy_name() {
     let recording = Recording::start();
     let (named, unnamed) = {
-        let named = RateLimitLayer::new(Limit::sliding(3, Duration::from_secs(60))).named("login");
+        let named =
+            RateLimitLayer::new(Limit::sliding(3, Duration::from_secs(60))).with_name("login");
         let unnamed = RateLimitLayer::new(Limit::sliding(1, Duration::from_secs(60)));
         (named, unnamed)
     };
@@ -187,7 +188,7 @@ async fn a_renamed_layer_leaves_no_series_under_its_old_name() {
     let breaker = BreakerLayer::new(SRE).with_name("backend");
     let shed = ShedLayer::new(SHED, Cpu::fixed(0)).with_name("api");
     let gate = GateLayer::new(4).with_name("db");
-    let limit = RateLimitLayer::new(Limit::bucket(10.0, 20.0)).named("login");
+    let limit = RateLimitLayer::new(Limit::bucket(10.0, 20.0)).with_name("login");
     let deadline = DeadlineLayer::new(Duration::from_secs(1)).with_name("edge");
     assert!(
         recording.seen().is_empty(),

@@ -137,7 +137,7 @@ async fn a_bucket_route_tells_the_client_when_the_next_token_comes() {
     let (clock, millis) = manual_clock();
     let limit = RateLimitLayer::new(Limit::bucket(2.0, 3.0))
         .with_clock(clock)
-        .named("burst")
+        .with_name("burst")
         .with_headers(true);
     let server = Server::start(app(limit)).await;
     let client = client();
@@ -256,10 +256,10 @@ async fn the_policy_field_the_remaining_count_and_the_refusal_agree() {
 #[tokio::test]
 async fn stacked_limits_each_add_their_member_to_the_fields() {
     let minute = RateLimitLayer::new(Limit::sliding(5, secs(60)))
-        .named("minute")
+        .with_name("minute")
         .with_headers(true);
     let hour = RateLimitLayer::new(Limit::period(100, secs(3600)))
-        .named("hour")
+        .with_name("hour")
         .with_headers(true);
     let mut service = hour.layer(minute.layer(ok()));
     let response = service

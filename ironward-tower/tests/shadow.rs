@@ -161,7 +161,7 @@ fn every_layer_enforces_unless_told_otherwise() {
     let (clock, _) = Clock::manual(Duration::ZERO);
     let limit = RateLimitLayer::new(Limit::bucket(1.0, 1.0))
         .with_mode(Mode::Shadow)
-        .named("r")
+        .with_name("r")
         .with_clock(clock);
     assert!(limit.mode().is_shadow());
     assert!(
@@ -319,7 +319,7 @@ async fn a_shadow_rate_limit_lets_through_exactly_what_its_twin_limits() {
             // Told to send the fields, which a shadow layer still never does.
             RateLimitLayer::new(Limit::bucket(10.0, 5.0))
                 .with_clock(clock.clone())
-                .named(name)
+                .with_name(name)
                 .with_headers(true)
                 .with_mode(mode)
         })

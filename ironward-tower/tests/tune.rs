@@ -518,7 +518,7 @@ async fn every_clone_of_a_rate_limit_layer_and_of_its_services_sees_the_change()
     }
 
     // A builder makes new budgets under the limit in force, which the old tuner leaves.
-    let renamed = layer.named("reloaded");
+    let renamed = layer.with_name("reloaded");
     assert_eq!(renamed.limit(), Limit::sliding(5, secs(60)));
     tuner.retune(Limit::sliding(1, secs(60))).unwrap();
     assert_eq!(renamed.limit(), Limit::sliding(5, secs(60)));

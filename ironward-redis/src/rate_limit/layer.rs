@@ -87,7 +87,7 @@ type Extract = Arc<dyn Fn(&Parts) -> Option<Vec<u8>> + Send + Sync>;
 /// let store = Store::connect("redis://127.0.0.1/", Options::default()).await?;
 /// let key = HeaderName::from_static("x-api-key");
 /// let layer = RateLimitLayer::by_header(&store, "api", Limit::bucket(10.0, 20.0), key)
-///     .named("per-key");
+///     .with_name("per-key");
 /// // ServiceBuilder::new().layer(HandleErrorLayer::new(handle_error)).layer(layer) ...
 /// # Ok(())
 /// # }
@@ -183,7 +183,7 @@ impl RateLimitLayer {
     /// The same layer under the policy name `policy`, which the `RateLimit` and
     /// `RateLimit-Policy` fields give (see [`Limited::named`]).
     #[must_use]
-    pub fn named(self, policy: &'static str) -> Self {
+    pub fn with_name(self, policy: &'static str) -> Self {
         self.with(|shared| shared.policy = policy)
     }
 

@@ -121,7 +121,7 @@ pub(crate) fn app(config: Config, metrics: PrometheusHandle) -> (Router, Layers)
         // A budget per client address, told on every response how much of it is left.
         .layer(
             RateLimitLayer::by_client(config.rate, 10_000, config.client)
-                .named("client")
+                .with_name("client")
                 .with_headers(true),
         )
         // At most so many requests at once; one more is answered at once, never queued.

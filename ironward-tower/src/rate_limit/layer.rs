@@ -31,7 +31,7 @@ use crate::{Clock, Mode};
 /// [`new`](RateLimitLayer::new) and the keyed constructors make the state, behind an `Arc` that
 /// every service and every clone shares, as tower's `GlobalConcurrencyLimitLayer` shares its
 /// semaphore; cloning the layer is an `Arc` clone and nothing more. The builders
-/// [`with_clock`](RateLimitLayer::with_clock) and [`named`](RateLimitLayer::named) each make
+/// [`with_clock`](RateLimitLayer::with_clock) and [`with_name`](RateLimitLayer::with_name) each make
 /// new budgets (the ones made before were made on the old clock and name): configure the layer
 /// first, then clone it or make services from it. Services and clones made before a builder
 /// keep the budgets they had. A layer in a `static` goes in a `std::sync::LazyLock`.
@@ -273,7 +273,7 @@ impl RateLimitLayer {
     /// Like [`with_clock`](RateLimitLayer::with_clock), it makes new budgets; services and
     /// clones made before keep theirs, and their name.
     #[must_use]
-    pub fn named(self, policy: &'static str) -> Self {
+    pub fn with_name(self, policy: &'static str) -> Self {
         self.remade(|knobs| knobs.policy = policy_name(policy))
     }
 
@@ -347,7 +347,7 @@ impl RateLimitLayer {
     /// # async fn main() {
     /// let ok = || service_fn(|_: Request<()>| async { Ok::<_, std::io::Error>(Response::new(())) });
     /// let layer = RateLimitLayer::new(Limit::sliding(5, Duration::from_secs(60)))
-    ///     .named("api")
+    ///     .with_name("api")
     ///     .with_headers(true);
     /// let mut service = layer.clone().layer(ok());
     /// let response = service.ready().await.unwrap().call(Request::new(())).await.unwrap();
@@ -471,7 +471,7 @@ mod tests {
         let clock = Clock::from_fn(move || Duration::from_secs(reading.load(Ordering::Relaxed)));
         let layer = RateLimitLayer::new(Limit::aligned(1, Duration::from_secs(10)))
             .with_clock(clock)
-            .named("ten");
+            .with_name("ten");
         let mut service = layer.layer(ok());
         now.store(25, Ordering::Relaxed);
         assert!(admitted(&mut service).await);
@@ -495,7 +495,7 @@ mod tests {
         let layer = RateLimitLayer::new(Limit::sliding(1, Duration::from_secs(60)));
         let mut before = layer.clone().layer(ok());
         assert!(admitted(&mut before).await);
-        let mut after = layer.named("renamed").layer(ok());
+        let mut after = layer.with_name("renamed").layer(ok());
         assert!(admitted(&mut after).await);
         assert!(!admitted(&mut after).await);
         assert!(!admitted(&mut before).await);

@@ -335,7 +335,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_refusal_names_the_policy_and_its_quota() {
-        let layer = RateLimitLayer::new(Limit::sliding(1, Duration::from_secs(30))).named("slow");
+        let layer =
+            RateLimitLayer::new(Limit::sliding(1, Duration::from_secs(30))).with_name("slow");
         let mut service = layer.layer(service_fn(|_: Request<()>| async {
             Ok::<_, Limited>(Response::new(()))
         }));

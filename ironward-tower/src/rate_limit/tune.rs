@@ -38,7 +38,7 @@ use super::{KindMismatch, Limit};
 ///
 /// Each retune is a `tracing` event at the debug level, with the limit it replaced (`from`)
 /// and the new one (`to`). The layer's builders ([`with_clock`](super::RateLimitLayer::with_clock),
-/// [`named`](super::RateLimitLayer::named)) make new budgets under the limit in force; a
+/// [`with_name`](super::RateLimitLayer::with_name)) make new budgets under the limit in force; a
 /// tuner made before them keeps tuning the old ones, and the services made from them.
 ///
 /// # Examples

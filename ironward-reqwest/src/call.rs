@@ -76,7 +76,7 @@ impl Middleware for RetryMiddleware {
                     let step = run.response_shared(status.as_u16(), fields, reading, self.budget());
                     if step == Step::Done {
                         let retried = run.retried();
-                        self.meter.ended(&retried);
+                        self.meter.ended(retried.stop);
                         return Ok(mark(response, retried));
                     }
                     (step, Failed::Response(response))
@@ -142,7 +142,7 @@ impl RetryMiddleware {
             stop: Some(stop),
             ..retried
         };
-        self.meter.ended(&retried);
+        self.meter.ended(retried.stop);
         // A refusal to retry is an answer, not an error.
         tracing::debug!(
             name = self.meter.name(),

@@ -11,12 +11,9 @@
 //! | `ironward.breaker.ratio` | gauge (fraction) | `name` | [`Level::breaker_ratio`] |
 //! | `ironward.shed.in_flight` | gauge (requests) | `name` | [`Level::shed_in_flight`] |
 //! | `ironward.limiter.limit` | gauge (requests) | `name` | [`Level::limiter_limit`] |
-//! | `ironward.retry.attempts` | counter | `name`, `kind` (`first`, `retry`) | [`Retries`] |
+//! | `ironward.retry.attempts` | counter | `name`, `kind` (`first`, `retry`, gRPC's `hedge`) | [`Retries`] |
 //! | `ironward.retry.calls` | counter | `name`, `outcome` | [`Retries`] |
 //! | `ironward.retry.wait` | histogram (seconds) | `name` | [`Retries`] |
-//! | `ironward.retry.attempts` | counter | `name`, `kind` (`first`, `retry`, `hedge`) | [`GrpcRetries`] |
-//! | `ironward.retry.calls` | counter | `name`, `outcome` | [`GrpcRetries`] |
-//! | `ironward.retry.wait` | histogram (seconds) | `name` | [`GrpcRetries`] |
 //!
 //! **Registered once, when the name is final.** A handle is registered with the installed
 //! `metrics` recorder the first time it is asked to count (or when
@@ -532,4 +529,4 @@ mod retries;
 #[cfg(all(test, feature = "metrics"))]
 mod tests;
 
-pub use retries::{GrpcRetries, Retries};
+pub use retries::{Retries, Stops};

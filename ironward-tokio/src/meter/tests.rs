@@ -3,7 +3,7 @@
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 
-use super::{Decisions, GrpcRetries, Level, Retries};
+use super::{Decisions, Level, Retries};
 
 /// The series a recorder holds, as `name{labels}` and the counter's value or 0.
 fn series(recorder: &DebuggingRecorder) -> Vec<(String, u64)> {
@@ -35,7 +35,7 @@ fn nothing_is_registered_until_the_handles_are_first_used() {
     let seen = metrics::with_local_recorder(&recorder, || {
         let decisions = Decisions::new("breaker", "default", "refused", &["throttled"]);
         let ratio = Level::breaker_ratio("default");
-        let retries = Retries::new("default");
+        let retries: Retries = Retries::new("default");
         let before = series(&recorder);
         drop((decisions, ratio, retries));
         before
@@ -154,10 +154,11 @@ fn handles_split_by_class_count_each_class_apart() {
 fn a_retry_counts_under_the_cores_outcome_labels() {
     let recorder = DebuggingRecorder::new();
     metrics::with_local_recorder(&recorder, || {
-        let retries = Retries::new("api");
+        let retries: Retries = Retries::new("api");
         retries.attempt(1);
         retries.attempt(2);
-        retries.ended(&ironward::http_retry::Retried::default());
+        retries.hedge();
+        retries.ended(ironward::http_retry::Retried::default().stop);
     });
     let seen = series(&recorder);
     assert!(seen.contains(&("ironward.retry.attempts{name=api,kind=first}".to_owned(), 1)));
@@ -166,13 +167,18 @@ fn a_retry_counts_under_the_cores_outcome_labels() {
         "ironward.retry.calls{name=api,outcome=success}".to_owned(),
         1
     )));
+    // An HTTP client does not hedge: no `kind="hedge"` series, even after `hedge()`.
+    assert!(
+        !seen.iter().any(|(s, _)| s.contains("kind=hedge")),
+        "{seen:?}"
+    );
 }
 
 #[test]
 fn a_grpc_call_counts_hedges_and_every_stop_label() {
     let recorder = DebuggingRecorder::new();
     metrics::with_local_recorder(&recorder, || {
-        let retries = GrpcRetries::new("api");
+        let retries = Retries::<ironward::grpc::Stop>::new("api");
         retries.register();
         retries.attempt(1);
         retries.hedge();

@@ -8,7 +8,7 @@
 //! [`GrpcRetryLayer::with_name`] leaves no series under `name="default"`. An attempt then
 //! costs an increment on a handle. The names, units and labels are those of
 //! `ironward-tower`'s and `ironward-reqwest`'s retries
-//! ([`ironward_tokio::meter::GrpcRetries`]), so one query reads the HTTP and the gRPC edges.
+//! ([`ironward_tokio::meter::Retries`]), so one query reads the HTTP and the gRPC edges.
 //!
 //! | name | kind | unit | labels | what |
 //! | --- | --- | --- | --- | --- |

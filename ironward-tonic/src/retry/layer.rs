@@ -4,8 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 
 use ironward::SharedBudget;
-use ironward::grpc::ServiceConfig;
-use ironward_tokio::meter::{DEFAULT_NAME, GrpcRetries};
+use ironward::grpc::{ServiceConfig, Stop};
+use ironward_tokio::meter::{DEFAULT_NAME, Retries};
 use tower_layer::Layer;
 
 use super::GrpcRetryService;
@@ -69,7 +69,7 @@ pub(super) struct Config {
     pub(super) dice: Dice,
     pub(super) buffer: usize,
     /// The handles it reports through, registered when the layer makes a service.
-    pub(super) meter: Arc<GrpcRetries>,
+    pub(super) meter: Arc<Retries<Stop>>,
 }
 
 impl GrpcRetryLayer {
@@ -86,7 +86,7 @@ impl GrpcRetryLayer {
                 clock: Clock::default(),
                 dice: Dice::default(),
                 buffer: RETRY_BUFFER,
-                meter: Arc::new(GrpcRetries::new(DEFAULT_NAME)),
+                meter: Arc::new(Retries::new(DEFAULT_NAME)),
             }),
         }
     }
@@ -142,7 +142,7 @@ impl GrpcRetryLayer {
     /// ```
     #[must_use]
     pub fn with_name(self, name: &'static str) -> Self {
-        self.with(|config| config.meter = Arc::new(GrpcRetries::new(name)))
+        self.with(|config| config.meter = Arc::new(Retries::new(name)))
     }
 
     /// The name the layer reports under.

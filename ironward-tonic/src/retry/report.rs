@@ -1,14 +1,14 @@
 //! What a call reports: its attempts, waits and end counted on the layer's
-//! [`GrpcRetries`], and a `tracing` event at `DEBUG` for each retry and each stop.
+//! [`Retries`], and a `tracing` event at `DEBUG` for each retry and each stop.
 
 use std::sync::Arc;
 use std::time::Duration;
 
 use ironward::grpc::{Code, Stop};
-use ironward_tokio::meter::GrpcRetries;
+use ironward_tokio::meter::Retries;
 
 /// Reports that attempt `attempt` failed with `code` and is retried after `wait`.
-pub(super) fn retrying(meter: &GrpcRetries, attempt: u32, wait: Duration, code: Code) {
+pub(super) fn retrying(meter: &Retries<Stop>, attempt: u32, wait: Duration, code: Code) {
     meter.wait(wait);
     tracing::debug!(
         name = meter.name(),
@@ -22,7 +22,7 @@ pub(super) fn retrying(meter: &GrpcRetries, attempt: u32, wait: Duration, code: 
 
 /// Reports that a hedge, attempt `attempt` (1 for the first), is sent `elapsed` into its
 /// call.
-pub(super) fn hedging(meter: &GrpcRetries, attempt: u32, elapsed: Duration) {
+pub(super) fn hedging(meter: &Retries<Stop>, attempt: u32, elapsed: Duration) {
     meter.hedge();
     tracing::debug!(
         name = meter.name(),
@@ -35,7 +35,7 @@ pub(super) fn hedging(meter: &GrpcRetries, attempt: u32, elapsed: Duration) {
 /// A call's end, counted when it comes: how many attempts it sent and how long it waited.
 #[derive(Debug, Clone)]
 pub(super) struct Ending {
-    pub(super) meter: Arc<GrpcRetries>,
+    pub(super) meter: Arc<Retries<Stop>>,
     pub(super) attempts: u32,
     pub(super) waited: Duration,
 }
@@ -55,7 +55,7 @@ impl Ending {
             attempts = self.attempts,
             waited = ?self.waited,
             status = code.number(),
-            stop = GrpcRetries::outcome(Some(stop)),
+            stop = Retries::outcome(Some(stop)),
             reason = %stop,
             "not retrying"
         );

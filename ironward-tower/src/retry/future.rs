@@ -194,7 +194,7 @@ where
                 StateProj::Stopped { stop } => {
                     let stop = *stop;
                     let retried = this.run.retried();
-                    this.config.meter.ended(&retried);
+                    this.config.meter.ended(retried.stop);
                     let (timed_out, error) = match mem::replace(this.last, Last::None) {
                         Last::Response(mut response) => {
                             response.extensions_mut().insert(retried);
@@ -226,7 +226,7 @@ where
                     );
                     if step == Step::Done {
                         let retried = this.run.retried();
-                        config.meter.ended(&retried);
+                        config.meter.ended(retried.stop);
                         response.extensions_mut().insert(retried);
                         this.state.set(State::Finished);
                         return Poll::Ready(Ok(response));

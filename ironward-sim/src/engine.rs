@@ -8,25 +8,29 @@
 //! an idle hour costs nothing and a busy one costs a few vector pushes a call; nothing is
 //! rounded to a tick, so a 100 µs gap between arrivals is 100 µs.
 
+mod attempt;
+mod call;
+mod outcome;
+mod tally;
+
 use core::time::Duration;
 
-use ironward::{
-    Backoff, Breaker, Budget, Criticality, Deadline, Grant, Limiter, Permit, Settle, Shedder,
-    Ticket,
-};
+use ironward::{Backoff, Breaker, Budget, Criticality, Limiter, Settle, Shedder};
 
 use crate::ahead::Ahead;
 use crate::arrivals::Arrivals;
 use crate::backend::Server;
-use crate::classic::{ClassicBreaker, Trial};
+use crate::classic::ClassicBreaker;
 use crate::dice::Dice;
 use crate::histogram::Histogram;
 use crate::policy::BreakerPolicy;
 use crate::queue::Queue;
-use crate::quotas::{Piece, Quotas};
+use crate::quotas::Quotas;
 use crate::report::{Report, Row, Run};
 use crate::scenario::{Scenario, Variant};
 use ironward::clock::nanos;
+
+use call::{Call, What};
 
 /// The streams of chance a run draws from, one per use (see [`Dice::fork`]).
 const ARRIVALS: u64 = 1;
@@ -132,55 +136,6 @@ impl Variant {
         }
         engine.finish(self)
     }
-}
-
-/// One call: when it first arrived, which attempt is next, the last backoff, and its class.
-#[derive(Debug, Clone, Copy)]
-struct Call {
-    start: u64,
-    attempt: u32,
-    previous: Option<Duration>,
-    class: Criticality,
-}
-
-/// What the client's limiter and breaker handed out for an attempt.
-#[derive(Debug)]
-struct Guard {
-    pass: Pass,
-    grant: Option<Grant>,
-}
-
-/// What the client's breaker handed out for an attempt.
-#[derive(Debug)]
-enum Pass {
-    Unguarded,
-    Sre(Permit),
-    Classic(Trial),
-}
-
-/// What the server-side pieces hold while the backend works on an attempt.
-#[derive(Debug)]
-struct Inside {
-    ticket: Option<Ticket>,
-    gate: bool,
-}
-
-/// Something that happens at a set time.
-#[derive(Debug)]
-enum What {
-    /// The backend finishes an attempt, and the client hears back at once.
-    Done {
-        call: Call,
-        guard: Guard,
-        inside: Inside,
-        ok: bool,
-    },
-    /// The client stops waiting for an attempt the backend has not finished.
-    Timeout { call: Call, guard: Guard },
-    /// The backend finishes an attempt the client gave up on.
-    Finish { inside: Inside, ok: bool },
-    /// A call's next attempt starts.
-    Retry { call: Call },
 }
 
 /// The client's breaker, of either kind.
@@ -335,308 +290,5 @@ impl Engine {
             previous: None,
             class,
         });
-    }
-
-    /// One attempt: the client's limiter and breaker, the server's pieces, then the backend.
-    #[inline]
-    fn attempt(&mut self, call: Call) {
-        if call.attempt > 1 {
-            self.row.retries += 1;
-        }
-        let now = self.at();
-        let rank = call.class.rank();
-        let grant = match &mut self.limiter {
-            None => None,
-            Some(limiter) => match limiter.acquire_as(now, call.class) {
-                Ok(grant) => Some(grant),
-                Err(_) => {
-                    self.row.refused.limiter += 1;
-                    self.row.refused_by[rank] += 1;
-                    self.end_call(false);
-                    return;
-                }
-            },
-        };
-        let pass = match &mut self.front {
-            None => Some(Pass::Unguarded),
-            Some(Front::Sre(b)) => b
-                .allow(now, self.rolls.take().unwrap_or(0.0))
-                .map(Pass::Sre),
-            Some(Front::Classic(b)) => b.allow(self.now).map(Pass::Classic),
-        };
-        let Some(pass) = pass else {
-            if let (Some(grant), Some(limiter)) = (grant, &mut self.limiter) {
-                limiter.settle(grant, Settle::Ignored, now);
-            }
-            self.row.refused.breaker += 1;
-            self.row.refused_by[rank] += 1;
-            self.end_call(false);
-            return;
-        };
-        let guard = Guard { pass, grant };
-        let inside = match self.enter(call.class) {
-            Ok(inside) => inside,
-            Err(piece) => {
-                let refused = &mut self.row.refused;
-                *match piece {
-                    Piece::Shedder => &mut refused.shedder,
-                    Piece::Bucket => &mut refused.bucket,
-                    Piece::Sliding => &mut refused.sliding,
-                    Piece::Period => &mut refused.period,
-                    Piece::Gate => &mut refused.gate,
-                } += 1;
-                self.row.refused_by[rank] += 1;
-                return self.failed(call, guard, Settle::Dropped);
-            }
-        };
-        let Some((done, ok)) = self.server.admit(self.now) else {
-            self.row.refused.queue += 1;
-            self.row.refused_by[rank] += 1;
-            self.leave(inside, false);
-            return self.failed(call, guard, Settle::Dropped);
-        };
-        self.row.admitted += 1;
-        self.row.admitted_by[rank] += 1;
-        self.count_in_window();
-        self.row.peak_in_flight = self.row.peak_in_flight.max(self.server.inside());
-        match self.limit(&call) {
-            Some(limit) if limit < done => {
-                self.push(limit, What::Timeout { call, guard });
-                self.push(done, What::Finish { inside, ok });
-            }
-            _ => self.push(
-                done,
-                What::Done {
-                    call,
-                    guard,
-                    inside,
-                    ok,
-                },
-            ),
-        }
-    }
-
-    /// The server-side pieces in order, for a call of `class`; on a refusal, whatever was
-    /// taken is given back.
-    #[inline(always)]
-    fn enter(&mut self, class: Criticality) -> Result<Inside, Piece> {
-        let now = self.at();
-        let ticket = match &mut self.shedder {
-            Some(shedder) => Some(
-                shedder
-                    .check_as(now, self.server.cpu(), class)
-                    .map_err(|_| Piece::Shedder)?,
-            ),
-            None => None,
-        };
-        let refused = match &mut self.quotas {
-            Some(quotas) => quotas.enter(now).err(),
-            None => None,
-        };
-        let inside = Inside {
-            ticket,
-            gate: refused.is_none() && self.quotas.as_ref().is_some_and(Quotas::gated),
-        };
-        match refused {
-            None => Ok(inside),
-            Some(piece) => {
-                self.leave(inside, false);
-                Err(piece)
-            }
-        }
-    }
-
-    /// Gives back what the server-side pieces hold for an attempt, which ended in `ok`.
-    #[inline(always)]
-    fn leave(&mut self, inside: Inside, ok: bool) {
-        if let (Some(ticket), Some(shedder)) = (inside.ticket, &mut self.shedder) {
-            if ok {
-                shedder.pass(ticket, self.at);
-            } else {
-                shedder.fail(ticket);
-            }
-        }
-        if let (true, Some(quotas)) = (inside.gate, &mut self.quotas) {
-            quotas.leave();
-        }
-    }
-
-    /// The backend finishes an attempt.
-    #[inline(always)]
-    fn finished(&mut self, inside: Inside, ok: bool) {
-        self.server.finish(self.now);
-        if !ok {
-            self.row.failed += 1;
-        }
-        self.leave(inside, ok);
-    }
-
-    /// When the client stops waiting for an attempt starting now: its timeout or the call's
-    /// deadline, whichever is sooner; `None` for neither.
-    fn limit(&self, call: &Call) -> Option<u64> {
-        let timeout = (self.timeout > 0).then(|| self.now.saturating_add(self.timeout));
-        if self.deadline.is_zero() {
-            return timeout;
-        }
-        let deadline = Deadline::start(self.deadline, Duration::from_nanos(call.start))
-            .remaining(self.at())
-            .map(|left| self.now.saturating_add(nanos(left)));
-        match (timeout, deadline) {
-            (Some(a), Some(b)) => Some(a.min(b)),
-            (a, b) => a.or(b),
-        }
-    }
-
-    /// Records the settled outcome with the client's breaker, and with its limiter as `how`.
-    #[inline(always)]
-    fn settle(&mut self, guard: Guard, ok: bool, how: Settle) {
-        let now = self.at();
-        if let (Some(grant), Some(limiter)) = (guard.grant, &mut self.limiter) {
-            limiter.settle(grant, how, now);
-        }
-        match (guard.pass, &mut self.front) {
-            (Pass::Sre(permit), Some(Front::Sre(b))) if ok => {
-                b.pass(permit, now);
-            }
-            (Pass::Sre(permit), Some(Front::Sre(b))) => {
-                b.fail(permit, now);
-            }
-            (Pass::Classic(trial), Some(Front::Classic(b))) => b.record(trial, !ok, self.now),
-            _ => {}
-        }
-    }
-
-    #[inline(always)]
-    fn succeeded(&mut self, call: Call, guard: Guard) {
-        self.settle(guard, true, Settle::Success);
-        if let Some(budget) = &mut self.budget {
-            budget.pass();
-        }
-        self.row.succeeded += 1;
-        let micros = (self.now - call.start) / 1_000;
-        self.row_latency.record(micros);
-        self.last_end = Some(self.now);
-    }
-
-    /// The client hears that an attempt failed, its limiter told `how`: retry it if the
-    /// policy allows, or give up.
-    #[cold]
-    fn failed(&mut self, call: Call, guard: Guard, how: Settle) {
-        self.settle(guard, false, how);
-        if let Some(budget) = &mut self.budget {
-            budget.fail();
-        }
-        let allowed =
-            self.backoff.more(call.attempt) && self.budget.as_ref().is_none_or(Budget::can_retry);
-        if !allowed {
-            return self.end_call(false);
-        }
-        let delay = self
-            .backoff
-            .delay(call.attempt, self.jitter.roll(), call.previous);
-        let at = self.now.saturating_add(nanos(delay));
-        if Deadline::start(self.deadline, Duration::from_nanos(call.start))
-            .expired(Duration::from_nanos(at))
-        {
-            return self.end_call(false);
-        }
-        let next = Call {
-            attempt: call.attempt + 1,
-            previous: Some(delay),
-            ..call
-        };
-        self.push(at, What::Retry { call: next });
-    }
-
-    fn end_call(&mut self, ok: bool) {
-        if !ok {
-            self.row.gave_up += 1;
-        }
-        self.last_end = Some(self.now);
-    }
-
-    /// Counts an attempt that reached the backend towards the peak over any window.
-    ///
-    /// The stamps not yet pruned are at least the attempts in the window, so while they are
-    /// no more than the interval's peak, the true count cannot raise it and nothing need be
-    /// pruned: the window is pruned only when the stale count passes the peak, a batch of
-    /// stamps at a time (a loop that runs to its end, not one that mispredicts its exit on
-    /// most calls). The run's peak is the greatest of the intervals', taken as each closes.
-    #[inline(always)]
-    fn count_in_window(&mut self) {
-        self.stamps.push(self.now);
-        if ((self.stamps.len() - self.first) as u64) <= self.row.peak_window {
-            return;
-        }
-        self.prune_window();
-        let inside = (self.stamps.len() - self.first) as u64;
-        self.row.peak_window = self.row.peak_window.max(inside);
-    }
-
-    /// Forgets the attempts that have left the window ending now.
-    ///
-    /// The stamps are in time order, so those that left are a prefix.
-    #[cold]
-    fn prune_window(&mut self) {
-        let (now, window) = (self.now, self.window);
-        let left = self.stamps[self.first..].iter();
-        self.first += left.take_while(|&&t| now - t >= window).count();
-        // Drop the stamps gone once they are most of the vector: a copy per stamp, at most.
-        if self.first > 4096 && self.first * 2 > self.stamps.len() {
-            self.stamps.drain(..self.first);
-            self.first = 0;
-        }
-    }
-
-    /// Closes the interval ending now and opens the next.
-    fn close_row(&mut self) {
-        let now = self.at();
-        let quantile = |q| self.row_latency.quantile(q).map(Duration::from_micros);
-        let (p50, p99) = (quantile(0.5), quantile(0.99));
-        let row = &mut self.row;
-        row.p50 = p50;
-        row.p99 = p99;
-        row.in_flight = self.server.inside();
-        row.cpu = self.server.cpu();
-        row.breaker_ratio = match &self.front {
-            Some(Front::Sre(b)) => b.ratio(now),
-            Some(Front::Classic(b)) => b.ratio(self.now),
-            None => 0.0,
-        };
-        row.limit = self.limiter.as_ref().map_or(0, Limiter::limit);
-        if let Some(shedder) = &self.shedder {
-            row.shedder_flying = shedder.flying();
-            row.shedder_average = shedder.average();
-        }
-        self.prune_window();
-        let next = Row {
-            start: now,
-            peak_in_flight: self.server.inside(),
-            peak_window: (self.stamps.len() - self.first) as u64,
-            ..Row::default()
-        };
-        self.peak_window = self.peak_window.max(self.row.peak_window);
-        self.rows.push(core::mem::replace(&mut self.row, next));
-        self.latency.merge(&self.row_latency);
-        self.row_latency.clear();
-    }
-
-    fn finish(self, v: &Variant) -> Run {
-        let unfinished = self
-            .events
-            .waiting()
-            .filter(|what| !matches!(what, What::Finish { .. }))
-            .count() as u64;
-        let quantile = |q| self.latency.quantile(q).map(Duration::from_micros);
-        Run {
-            variant: v.clone(),
-            rows: self.rows,
-            peak_window: self.peak_window,
-            p50: quantile(0.5),
-            p99: quantile(0.99),
-            max: (self.latency.total() > 0).then(|| Duration::from_micros(self.latency.max())),
-            last_end: self.last_end.map(Duration::from_nanos),
-            unfinished,
-        }
     }
 }

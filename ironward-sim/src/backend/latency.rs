@@ -1,0 +1,159 @@
+//! How long a call takes: the service-time distributions, and each made ready to draw from.
+
+use core::time::Duration;
+
+use serde::Deserialize;
+
+use crate::dice::{Dice, LogNormal};
+use ironward::clock::nanos;
+
+/// A service-time distribution.
+///
+/// ```toml
+/// latency = { kind = "lognormal", median = "20ms", p99 = "80ms" }
+/// latency = { kind = "exponential", mean = "20ms" }
+/// latency = { kind = "uniform", min = "10ms", max = "30ms" }
+/// latency = { kind = "constant", value = "20ms" }
+/// ```
+///
+/// Every field has a default: 20 ms for the median, mean and constant value, 80 ms for the
+/// 99th percentile, 10 ms and 30 ms for the uniform bounds.
+#[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
+#[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
+pub enum Latency {
+    /// Always the same.
+    Constant {
+        /// The service time.
+        #[serde(default = "ms20", deserialize_with = "crate::humane::read")]
+        value: Duration,
+    },
+    /// Uniform between two bounds.
+    Uniform {
+        /// The shortest.
+        #[serde(default = "ms10", deserialize_with = "crate::humane::read")]
+        min: Duration,
+        /// The longest.
+        #[serde(default = "ms30", deserialize_with = "crate::humane::read")]
+        max: Duration,
+    },
+    /// Exponential with a mean: memoryless, with a long tail.
+    Exponential {
+        /// The mean.
+        #[serde(default = "ms20", deserialize_with = "crate::humane::read")]
+        mean: Duration,
+    },
+    /// Log-normal, given by its median and 99th percentile: the shape measured service
+    /// times usually have.
+    #[serde(rename = "lognormal")]
+    LogNormal {
+        /// The median.
+        #[serde(default = "ms20", deserialize_with = "crate::humane::read")]
+        median: Duration,
+        /// The 99th percentile (at least the median).
+        #[serde(default = "ms80", deserialize_with = "crate::humane::read")]
+        p99: Duration,
+    },
+}
+
+fn ms10() -> Duration {
+    Duration::from_millis(10)
+}
+fn ms20() -> Duration {
+    Duration::from_millis(20)
+}
+fn ms30() -> Duration {
+    Duration::from_millis(30)
+}
+fn ms80() -> Duration {
+    Duration::from_millis(80)
+}
+
+/// The 99th percentile of the standard normal distribution.
+const Z99: f64 = 2.326_347_874_040_841;
+
+impl Latency {
+    /// The mean service time: what a worker spends on a call on average, so that `workers`
+    /// workers complete `workers / mean` calls a second (Little's law).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward_sim::Latency;
+    ///
+    /// let ms = Duration::from_millis;
+    /// assert_eq!(Latency::Uniform { min: ms(10), max: ms(30) }.mean(), ms(20));
+    /// // A log-normal's mean is its median times e^(σ²/2).
+    /// let lognormal = Latency::LogNormal { median: ms(40), p99: ms(150) }.mean();
+    /// assert!(lognormal > ms(46) && lognormal < ms(48));
+    /// ```
+    pub fn mean(&self) -> Duration {
+        let nanos = match *self {
+            Self::Constant { value } => nanos(value) as f64,
+            Self::Uniform { min, max } => (nanos(min) as f64 + nanos(max) as f64) / 2.0,
+            Self::Exponential { mean } => nanos(mean) as f64,
+            Self::LogNormal { median, .. } => {
+                let sigma = self.sigma();
+                nanos(median) as f64 * libm::exp(sigma * sigma / 2.0)
+            }
+        };
+        Duration::from_nanos(nanos as u64)
+    }
+
+    /// The log-normal's σ: `ln(p99 / median) / z₀.₉₉`, 0 for the other shapes or when the
+    /// 99th percentile is not above the median.
+    fn sigma(&self) -> f64 {
+        match *self {
+            Self::LogNormal { median, p99 } => {
+                let sigma = libm::log(nanos(p99) as f64 / nanos(median) as f64) / Z99;
+                if sigma.is_finite() {
+                    sigma.max(0.0)
+                } else {
+                    0.0
+                }
+            }
+            _ => 0.0,
+        }
+    }
+
+    /// The distribution made ready to draw from, service times in nanoseconds: a
+    /// log-normal's quantile table is built here, once per run.
+    pub(super) fn prepare(&self) -> Draw {
+        match *self {
+            Self::Constant { value } => Draw::Constant(nanos(value) as f64),
+            Self::Uniform { min, max } => {
+                let (low, high) = (nanos(min) as f64, nanos(max) as f64);
+                Draw::Uniform {
+                    low,
+                    span: (high - low).max(0.0),
+                }
+            }
+            Self::Exponential { mean } => Draw::Exponential(nanos(mean) as f64),
+            Self::LogNormal { median, .. } => {
+                Draw::LogNormal(LogNormal::new(nanos(median) as f64, self.sigma()))
+            }
+        }
+    }
+}
+
+/// A [`Latency`] ready to draw service times from, in nanoseconds.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) enum Draw {
+    Constant(f64),
+    Uniform { low: f64, span: f64 },
+    Exponential(f64),
+    LogNormal(LogNormal),
+}
+
+impl Draw {
+    /// One service time.
+    #[inline(always)]
+    pub(super) fn draw(&self, dice: &mut Dice) -> f64 {
+        match self {
+            Self::Constant(value) => *value,
+            Self::Uniform { low, span } => low + dice.roll() * span,
+            Self::Exponential(mean) => dice.exponential(*mean),
+            Self::LogNormal(table) => table.draw(dice),
+        }
+    }
+}

@@ -1,0 +1,146 @@
+use std::cmp::Reverse;
+use std::collections::BinaryHeap;
+
+use super::*;
+
+const MS: u64 = 1_000_000;
+
+fn server(workers: u32, queue: u32) -> Server {
+    let config = Backend {
+        workers,
+        queue,
+        latency: Latency::Constant {
+            value: Duration::from_millis(10),
+        },
+        ..Backend::default()
+    };
+    Server::new(&config, Dice::new(1), Dice::new(2))
+}
+
+#[test]
+fn calls_queue_first_come_first_served_and_overflow_is_refused() {
+    let mut s = server(2, 1);
+    assert_eq!(s.admit(0), Some((10 * MS, true)));
+    assert_eq!(s.admit(MS), Some((11 * MS, true)));
+    // Both workers busy: this one waits for the first to free up at 10 ms.
+    assert_eq!(s.admit(2 * MS), Some((20 * MS, true)));
+    // The queue holds one: refused.
+    assert_eq!(s.admit(3 * MS), None);
+    assert_eq!(s.inside(), 3);
+    // At 10 ms the waiting call has started, so the queue has room again.
+    assert_eq!(s.admit(10 * MS), Some((21 * MS, true)));
+}
+
+// The workers against the binary heap of free times they replace, over arrivals that
+// idle, saturate and leave long gaps, with service times from a microsecond to seconds:
+// every start time agrees.
+#[test]
+fn workers_start_every_call_when_a_heap_of_free_times_would() {
+    let mut dice = Dice::new(3);
+    let mut workers = Workers::new(7);
+    let mut heap: BinaryHeap<Reverse<u64>> = std::iter::repeat_n(Reverse(0), 7).collect();
+    let mut now = 0u64;
+    for i in 0..200_000u64 {
+        now += match dice.roll() {
+            r if r < 0.001 => (dice.roll() * 5e9) as u64,
+            r if r < 0.3 => 0,
+            _ => (dice.roll() * 4e6) as u64,
+        };
+        let service = match i % 97 {
+            0 => (dice.roll() * 2e9) as u64,
+            1 => 1_000,
+            _ => (dice.roll() * 3e7) as u64,
+        };
+        let (start, worker) = workers.earliest(now);
+        let mut earliest = heap.peek_mut().expect("seven workers");
+        assert_eq!(start, earliest.0.max(now), "call {i} at {now}");
+        earliest.0 = start + service;
+        drop(earliest);
+        workers.hand(worker, start + service);
+    }
+}
+
+#[test]
+fn the_cpu_reading_is_the_smoothed_busy_fraction() {
+    let mut s = server(2, 0);
+    s.admit(0);
+    s.sample(250 * MS);
+    // One of two workers was busy for 10 ms of 250, but `finish` was never called, so the
+    // meter counts it busy throughout: half the workers, smoothed by 0.05.
+    assert_eq!(s.cpu, 0.5 * (1.0 - 0.95));
+    s.finish(250 * MS);
+    s.sample(500 * MS);
+    assert_eq!(s.cpu, 0.5 * (1.0 - 0.95) * 0.95);
+    assert_eq!(s.cpu(), 24);
+}
+
+#[test]
+fn the_schedule_sets_failure_and_slowdown_over_time() {
+    let backend = Backend {
+        failure: 0.01,
+        schedule: vec![
+            Phase {
+                start: Duration::from_secs(10),
+                end: Duration::from_secs(20),
+                failure: Some(Change { from: 1.0, to: 1.0 }),
+                slowdown: None,
+            },
+            Phase {
+                start: Duration::from_secs(20),
+                end: Duration::from_secs(30),
+                failure: None,
+                slowdown: Some(Change { from: 5.0, to: 1.0 }),
+            },
+        ],
+        ..Backend::default()
+    };
+    let at = |s: u64| backend.conditions(s * 1_000_000_000);
+    assert_eq!(at(5), (0.01, 1.0));
+    assert_eq!(at(10), (1.0, 1.0));
+    assert_eq!(at(19), (1.0, 1.0));
+    assert_eq!(at(20), (0.01, 5.0));
+    assert_eq!(at(25), (0.01, 3.0));
+}
+
+#[test]
+fn a_phase_is_labelled_by_what_it_does() {
+    let still = |v| Some(Change { from: v, to: v });
+    let moving = |from, to| Some(Change { from, to });
+    let label = |failure, slowdown| {
+        Phase {
+            failure,
+            slowdown,
+            ..Phase::default()
+        }
+        .label()
+    };
+    assert_eq!(label(still(1.0), None).as_deref(), Some("outage"));
+    assert_eq!(label(still(0.05), None).as_deref(), Some("5% errors"));
+    assert_eq!(
+        label(moving(0.0, 0.3), None).as_deref(),
+        Some("errors 0→30%")
+    );
+    assert_eq!(label(None, moving(4.0, 1.0)).as_deref(), Some("cold start"));
+    assert_eq!(label(None, still(2.5)).as_deref(), Some("slow ×2.5"));
+    assert_eq!(label(None, moving(1.0, 3.0)).as_deref(), Some("slow ×1→×3"));
+    assert_eq!(
+        label(still(1.0), still(2.0)).as_deref(),
+        Some("outage, slow ×2")
+    );
+    assert_eq!(label(still(0.0), still(1.0)), None);
+}
+
+#[test]
+fn log_normal_service_times_have_the_median_and_tail_asked_for() {
+    let latency = Latency::LogNormal {
+        median: Duration::from_millis(20),
+        p99: Duration::from_millis(80),
+    };
+    let mut dice = Dice::new(9);
+    let draw = latency.prepare();
+    let mut draws: Vec<f64> = (0..100_000).map(|_| draw.draw(&mut dice)).collect();
+    draws.sort_by(f64::total_cmp);
+    let (median, p99) = (draws[50_000] / 1e6, draws[99_000] / 1e6);
+    assert!((median - 20.0).abs() < 0.5, "{median}");
+    assert!((p99 - 80.0).abs() < 4.0, "{p99}");
+}

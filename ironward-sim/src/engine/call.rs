@@ -1,0 +1,57 @@
+//! A call as the run carries it: its attempt, what its attempt holds, and the events
+//! scheduled for it.
+
+use core::time::Duration;
+
+use ironward::{Criticality, Grant, Permit, Ticket};
+
+use crate::classic::Trial;
+
+/// One call: when it first arrived, which attempt is next, the last backoff, and its class.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Call {
+    pub(super) start: u64,
+    pub(super) attempt: u32,
+    pub(super) previous: Option<Duration>,
+    pub(super) class: Criticality,
+}
+
+/// What the client's limiter and breaker handed out for an attempt.
+#[derive(Debug)]
+pub(super) struct Guard {
+    pub(super) pass: Pass,
+    pub(super) grant: Option<Grant>,
+}
+
+/// What the client's breaker handed out for an attempt.
+#[derive(Debug)]
+pub(super) enum Pass {
+    Unguarded,
+    Sre(Permit),
+    Classic(Trial),
+}
+
+/// What the server-side pieces hold while the backend works on an attempt.
+#[derive(Debug)]
+pub(super) struct Inside {
+    pub(super) ticket: Option<Ticket>,
+    pub(super) gate: bool,
+}
+
+/// Something that happens at a set time.
+#[derive(Debug)]
+pub(super) enum What {
+    /// The backend finishes an attempt, and the client hears back at once.
+    Done {
+        call: Call,
+        guard: Guard,
+        inside: Inside,
+        ok: bool,
+    },
+    /// The client stops waiting for an attempt the backend has not finished.
+    Timeout { call: Call, guard: Guard },
+    /// The backend finishes an attempt the client gave up on.
+    Finish { inside: Inside, ok: bool },
+    /// A call's next attempt starts.
+    Retry { call: Call },
+}

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use ironward::LimitsReason;
-use ironward_tower::Limit;
+use ironward_tokio::Limit;
 
 use crate::local::{self, Fallback};
 use crate::{Answer, Mode};

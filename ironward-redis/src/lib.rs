@@ -12,7 +12,7 @@
 //! | type | the in-memory type | answers | keys |
 //! | --- | --- | --- | --- |
 //! | [`Period`] | `ironward::Period` (go-zero `PeriodLimit`) | [`Quota`](ironward::Quota) | `{name:key}.period` (count, start and latest reading, packed) |
-//! | [`Limits`] | `ironward::Limits` over buckets, logs and periods (each an `ironward_tower::Limit`), all or nothing | [`LimitsReason`](ironward::LimitsReason) or admitted | each limit's as its kind keeps them: `{name:key}.b<i>` and `.b<i>.ts`, `.l<i>` and `.l<i>.ts`, `.p<i>` |
+//! | [`Limits`] | `ironward::Limits` over buckets, logs and periods (each an `ironward_tokio::Limit`), all or nothing | [`LimitsReason`](ironward::LimitsReason) or admitted | each limit's as its kind keeps them: `{name:key}.b<i>` and `.b<i>.ts`, `.l<i>` and `.l<i>.ts`, `.p<i>` |
 //! | [`Periods`] | `ironward::Limits` over `ironward::Period`s: a [`Limits`] of periods | [`LimitsReason`](ironward::LimitsReason) or admitted | `{name:key}.p0`, `.p1`, ... (one per [`Term`], packed as a period's) |
 //! | [`Reservation`] | `ironward::Reservation` of a `Period`, `Bucket` or `Sliding` (their `reserve` and `settle`) | a reservation, or refused | the limiter's |
 //! | [`Bucket`] | `ironward::Bucket` (go-zero `TokenLimiter`) | `bool` | `{name:key}.tokens`, `.ts` |
@@ -47,13 +47,16 @@
 //!
 //! # Tower
 //!
-//! [`RateLimitLayer`] is `ironward_tower::RateLimitLayer` with its budgets in Redis: the
-//! same [`Limit`](ironward_tower::Limit), the same [`Limited`](ironward_tower::Limited)
+//! With the `tower` feature, [`RateLimitLayer`] is `ironward_tower::RateLimitLayer` with its
+//! budgets in Redis: the
+//! same [`Limit`](ironward_tokio::Limit), the same [`Limited`](ironward_tower::Limited)
 //! refusal with its HTTP fields, so that a service moves from one process to a fleet by
 //! changing the layer and nothing else.
 //!
 //! # Features
 //!
+//! - `tower` (off by default): the [`RateLimitLayer`], with ironward-tower, tower and http;
+//!   without it the crate builds on ironward, ironward-tokio and redis alone.
 //! - `metrics` (off by default): every decision, failover and round trip is counted through the
 //!   [`metrics`](https://docs.rs/metrics) facade ([`_guide::metrics`]).
 //!
@@ -82,6 +85,7 @@ mod local;
 mod meter;
 mod period;
 mod periods;
+#[cfg(feature = "tower")]
 mod rate_limit;
 mod reservation;
 mod script;
@@ -96,6 +100,8 @@ pub use error::Error;
 pub use limits::Limits;
 pub use period::Period;
 pub use periods::Periods;
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub use rate_limit::{RateLimitFuture, RateLimitLayer, RateLimitService};
 pub use reservation::Reservation;
 pub use sliding::Sliding;

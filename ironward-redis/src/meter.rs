@@ -36,6 +36,7 @@ pub(crate) enum Piece {
     Limits,
     /// The limiter inside a [`RateLimitLayer`](crate::RateLimitLayer), whatever its kind,
     /// under ironward-tower's rate limit's piece.
+    #[cfg(feature = "tower")]
     RateLimit,
 }
 
@@ -47,6 +48,7 @@ impl Piece {
             Self::Bucket => "redis_bucket",
             Self::Sliding => "redis_sliding",
             Self::Limits => "redis_limits",
+            #[cfg(feature = "tower")]
             Self::RateLimit => "rate_limit",
         }
     }

@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ironward_tower::Limit;
+use ironward_tokio::Limit;
 
 use crate::group::Decision;
 use crate::meter::Piece;
@@ -26,7 +26,7 @@ use crate::{Answer, Error, Limits, Store, Term};
 /// would admit ([`LimitsReason`](ironward::LimitsReason)).
 ///
 /// It is the period-only case of a [`Limits`]: each [`Term`] is an
-/// `ironward_tower::Limit::Period`, decided by the same script, `lua/limits.lua`, with the
+/// `ironward_tokio::Limit::Period`, decided by the same script, `lua/limits.lua`, with the
 /// same period rule as a [`Period`](crate::Period)'s scripts (`lua/period_state.lua`).
 ///
 /// **What it keeps.** Limit `i` of `key` is one key, `{name:key}.p<i>` (`.p0`, `.p1`, ...),

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use ironward::{Limit as Core, LimitsReason};
 use ironward_redis::{Limits, Mode, Options, Store};
-use ironward_tower::Limit;
+use ironward_tokio::Limit;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
 use tokio::runtime::Runtime;

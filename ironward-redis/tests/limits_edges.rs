@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use ironward::LimitsReason;
 use ironward_redis::{Limits, Mode, Options, Store, Time};
-use ironward_tower::Limit;
+use ironward_tokio::Limit;
 use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;
 

@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ironward_redis::{Limits, Mode};
-use ironward_tower::Limit;
+use ironward_tokio::Limit;
 use redis::AsyncCommands;
 
 use common::{Server, unique};

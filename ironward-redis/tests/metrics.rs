@@ -11,13 +11,11 @@ mod common;
 
 use std::time::{Duration, Instant};
 
-use http::Request;
 use ironward::Quota;
-use ironward_redis::{Bucket, Error, Mode, Options, Period, RateLimitLayer, Sliding, Store};
-use ironward_tower::{Clock, Limit, Limited};
+use ironward_redis::{Bucket, Error, Mode, Options, Period, Sliding, Store};
+use ironward_tokio::{Clock, Limit};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use redis::AsyncCommands;
-use tower::{BoxError, Layer, ServiceExt, service_fn};
 
 use common::{Server, unique};
 
@@ -218,38 +216,48 @@ async fn ten_takes_over_a_quota_of_four_count_four_admitted_and_six_refused() {
     assert_eq!(seen.all_requests(), 0);
 }
 
-// The layer counts under ironward-tower's piece, `rate_limit`, once a request: its limiter
-// is not counted a second time under its own piece.
-#[tokio::test]
-async fn the_layer_counts_each_request_once_under_rate_limit() {
-    let server = Server::start();
-    let recorder = DebuggingRecorder::new();
-    let snapshotter = recorder.snapshotter();
-    let store = store(&recorder, &server, Options::default());
-    let name = unique("layer");
-    let layer = metrics::with_local_recorder(&recorder, || {
-        RateLimitLayer::new(&store, &name, Limit::sliding(3, HOUR))
-            .with_clock(Clock::from_fn(|| NOW))
-            .with_name("policy")
-    });
-    let service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, BoxError>(()) }));
-    let mut limited = 0;
-    for _ in 0..8 {
-        if let Err(err) = service.clone().oneshot(Request::new(())).await {
-            assert!(err.is::<Limited>(), "{err}");
-            limited += 1;
-        }
-    }
-    assert_eq!(limited, 5);
+#[cfg(feature = "tower")]
+mod layer {
+    use http::Request;
+    use ironward_redis::RateLimitLayer;
+    use ironward_tower::Limited;
+    use tower::{BoxError, Layer, ServiceExt, service_fn};
 
-    let seen = Seen::take(&snapshotter);
-    assert_eq!(seen.requests("rate_limit", &name, "redis", "admitted"), 3);
-    assert_eq!(
-        seen.requests("rate_limit", &name, "redis", "refused:limited"),
-        5
-    );
-    assert_eq!(seen.all_requests(), 8);
-    assert_eq!(seen.round_trips("rate_limit", &name, "ok").len(), 8);
+    use super::*;
+
+    // The layer counts under ironward-tower's piece, `rate_limit`, once a request: its limiter
+    // is not counted a second time under its own piece.
+    #[tokio::test]
+    async fn the_layer_counts_each_request_once_under_rate_limit() {
+        let server = Server::start();
+        let recorder = DebuggingRecorder::new();
+        let snapshotter = recorder.snapshotter();
+        let store = store(&recorder, &server, Options::default());
+        let name = unique("layer");
+        let layer = metrics::with_local_recorder(&recorder, || {
+            RateLimitLayer::new(&store, &name, Limit::sliding(3, HOUR))
+                .with_clock(Clock::from_fn(|| NOW))
+                .with_name("policy")
+        });
+        let service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, BoxError>(()) }));
+        let mut limited = 0;
+        for _ in 0..8 {
+            if let Err(err) = service.clone().oneshot(Request::new(())).await {
+                assert!(err.is::<Limited>(), "{err}");
+                limited += 1;
+            }
+        }
+        assert_eq!(limited, 5);
+
+        let seen = Seen::take(&snapshotter);
+        assert_eq!(seen.requests("rate_limit", &name, "redis", "admitted"), 3);
+        assert_eq!(
+            seen.requests("rate_limit", &name, "redis", "refused:limited"),
+            5
+        );
+        assert_eq!(seen.all_requests(), 8);
+        assert_eq!(seen.round_trips("rate_limit", &name, "ok").len(), 8);
+    }
 }
 
 // Killed twice, restarted twice: one failover a switch however many calls it answers, the

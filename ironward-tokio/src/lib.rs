@@ -43,6 +43,7 @@
 mod breaker;
 mod clock;
 mod dice;
+mod limit;
 mod limiter;
 pub mod meter;
 mod owner;
@@ -54,6 +55,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 pub use breaker::{BreakerPermit, SharedBreaker};
 pub use clock::{Clock, Hand, Sleep};
 pub use dice::Dice;
+pub use limit::Limit;
 pub use limiter::{
     Admission, LimiterPermit, LimiterRefusal, QUEUE, Queue, Queued, SharedLimiter, Waiter,
 };

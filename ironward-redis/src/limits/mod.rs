@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ironward::LimitsReason;
-use ironward_tower::Limit;
+use ironward_tokio::Limit;
 
 use crate::blocked::Blocked;
 use crate::group::{Decision, Group};
@@ -33,7 +33,7 @@ use script::{Shape, read};
 /// as the core's cost method of its kind (`Bucket::take`, `Sliding::take_n`,
 /// `Period::check_n`) and waits as its `next` or `next_n`, and the answer is the core's
 /// `Limits` answer: admitted, or the limit that waits longest and when every limit would
-/// admit ([`LimitsReason`]). Each limit is an `ironward_tower::Limit`, the policy a
+/// admit ([`LimitsReason`]). Each limit is an `ironward_tokio::Limit`, the policy a
 /// [`RateLimitLayer`](crate::RateLimitLayer) takes, read as the core reads it (a NaN rate
 /// is 0, a window below 1 µs is 1 µs, and so on).
 ///
@@ -90,7 +90,7 @@ use script::{Shape, read};
 /// use std::time::Duration;
 /// use ironward::LimitsReason;
 /// use ironward_redis::{Limits, Mode, Options, Store};
-/// use ironward_tower::Limit;
+/// use ironward_tokio::Limit;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> redis::RedisResult<()> {
@@ -117,7 +117,7 @@ use script::{Shape, read};
 /// ```no_run
 /// use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// use ironward_redis::{Limits, Options, Store};
-/// use ironward_tower::Limit;
+/// use ironward_tokio::Limit;
 ///
 /// # #[tokio::main]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -188,7 +188,7 @@ impl Limits {
     /// ```
     /// use std::time::Duration;
     /// use ironward_redis::{Limits, Options, Store};
-    /// use ironward_tower::Limit;
+    /// use ironward_tokio::Limit;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> redis::RedisResult<()> {
@@ -255,7 +255,7 @@ impl Limits {
     /// use std::time::Duration;
     /// use ironward::LimitsReason;
     /// use ironward_redis::{Limits, Options, Store};
-    /// use ironward_tower::Limit;
+    /// use ironward_tokio::Limit;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> redis::RedisResult<()> {
@@ -318,7 +318,7 @@ impl Limits {
     /// use std::time::Duration;
     /// use ironward::LimitsReason;
     /// use ironward_redis::{Limits, Options, Store};
-    /// use ironward_tower::Limit;
+    /// use ironward_tokio::Limit;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> redis::RedisResult<()> {
@@ -449,7 +449,7 @@ impl Limits {
     /// ```
     /// use std::time::Duration;
     /// use ironward_redis::{Limits, Options, Store};
-    /// use ironward_tower::Limit;
+    /// use ironward_tokio::Limit;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> redis::RedisResult<()> {
@@ -471,7 +471,7 @@ impl Limits {
     /// ```
     /// use std::time::Duration;
     /// use ironward_redis::{Limits, Options, Store};
-    /// use ironward_tower::Limit;
+    /// use ironward_tokio::Limit;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> redis::RedisResult<()> {

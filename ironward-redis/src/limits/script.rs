@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use ironward_tower::Limit;
+use ironward_tokio::Limit;
 
 use super::Limits;
 use crate::group::{self, Decision, is_cost, units};

@@ -234,7 +234,7 @@ impl Shared {
             // long as Redis was given.
             Err(_) => self.limiter.store().options().timeout,
         };
-        Err(self.limit.refusal(wait).named(self.policy))
+        Err(Limited::for_limit(&self.limit, wait).named(self.policy))
     }
 }
 

@@ -30,7 +30,7 @@ pub(super) struct Terms {
 impl Terms {
     /// The terms of `limit` under the policy named `policy`.
     pub(super) fn new(limit: Limit, policy: &'static str) -> Self {
-        let refusal = limit.refusal(Duration::ZERO).named(policy);
+        let refusal = Limited::for_limit(&limit, Duration::ZERO).named(policy);
         let (quota, window, policy) = (refusal.quota(), refusal.window(), refusal.policy());
         Self {
             limit,

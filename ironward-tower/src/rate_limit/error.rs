@@ -7,7 +7,25 @@ use std::time::Duration;
 use ironward::BucketReason;
 
 use super::Limit;
-use super::limit::{bucket_policy, told_window};
+
+/// The window a client is told of for a quota counted over `span`: whole seconds, rounded
+/// up, at least 1 s, as [what a client is told](Limited#what-a-client-is-told) says; `None`
+/// stays `None`.
+///
+/// Every reading of a policy's window ([`Limited`]'s, [`Headroom`](super::Headroom)'s)
+/// passes through here, so that the fields, the numbers and the text agree.
+pub(super) const fn told_window(span: Option<Duration>) -> Option<Duration> {
+    let Some(span) = span else {
+        return None;
+    };
+    let whole = span.as_secs();
+    let whole = if span.subsec_nanos() > 0 {
+        whole.saturating_add(1)
+    } else {
+        whole
+    };
+    Some(Duration::from_secs(if whole == 0 { 1 } else { whole }))
+}
 
 /// The policy name used when none is given, or when the one given cannot be sent.
 pub(super) const DEFAULT_POLICY: &str = "default";
@@ -30,8 +48,8 @@ pub(super) const DEFAULT_POLICY: &str = "default";
 /// - [`quota`](Limited::quota) and [`window`](Limited::window) describe the policy, as the
 ///   `q` and `w` of the `RateLimit-Policy` field of the IETF httpapi draft "RateLimit header
 ///   fields for HTTP" (draft-ietf-httpapi-ratelimit-headers-11) describe it: the one
-///   description of a limit that [`Limit`'s docs](Limit#what-a-client-is-told) give, which
-///   the fields and `Display` share.
+///   description of a limit that [what a client is told](Limited#what-a-client-is-told)
+///   gives, which the fields and `Display` share.
 /// - [`policy`](Limited::policy) names it.
 ///
 /// What is left of the quota is 0, or the request would have passed, and the draft's
@@ -46,6 +64,33 @@ pub(super) const DEFAULT_POLICY: &str = "default";
 /// reply needs are these three (the layer's wait is the reason's own, read from the refusal
 /// the core made). Two refusals are equal when they give the same four numbers, however the
 /// wait was kept.
+///
+/// # What a client is told
+///
+/// A limit is described to a client one way, as the IETF httpapi draft "RateLimit header
+/// fields for HTTP" (draft-ietf-httpapi-ratelimit-headers-11, §3 and §4) describes a policy:
+/// a quota `q` of requests over a window `w` of whole seconds, and `r`, what is left of that
+/// quota now. The `RateLimit-Policy` field (`q`, `w`), the `RateLimit` field (`r`),
+/// [`quota`](Limited::quota) and [`window`](Limited::window), a refusal's `Display` (the `detail` of its
+/// problem details, `"rate limit reached: 20 requests per 1s, …"`) and
+/// [`Headroom`](super::Headroom) all give these numbers:
+///
+/// | limit | `q` | `w`, before rounding | `r` |
+/// | --- | --- | --- | --- |
+/// | [`Limit::Bucket`] | the burst, in whole tokens (rounded down) | the time to refill from empty, `burst / rate` | the whole tokens left |
+/// | [`Limit::Sliding`] | `quota` | `window` | `quota` less the requests in the window |
+/// | [`Limit::Period`] | `quota` | `period` | `quota` less the requests in the open period |
+///
+/// The draft's `w` is whole seconds, at least 1 (it has no sub-second precision), so the
+/// window is rounded up to whole seconds, and one under a second is 1 s; the quota is never
+/// scaled to fit it. Rounding up errs on the client's side: the rate it reads, `q` per `w`,
+/// is never above the limit's, and `r` is never above `q`. So a bucket of 50 a second with a
+/// burst of 20 (refilled in 400 ms) is 20 requests per 1 s (`q=20;w=1`), its `r` counting
+/// down from 19 after the first request; a window of 3 per 400 ms is 3 per 1 s; a bucket of
+/// 0.4 a second with a burst of 3 (refilled in 7.5 s) is 3 per 8 s. A bucket that refills
+/// in under a second is told as less than its rate: give it a burst of at least a second's
+/// worth (`burst >= rate`) for the rate to show. A quota that never comes back (a bucket of
+/// rate 0, an infinite burst) has no window, and `w` is left out.
 ///
 /// # Examples
 ///
@@ -79,7 +124,7 @@ pub(super) enum Said {
         window: Option<Duration>,
     },
     /// A bucket's refusal: [`BucketReason::next`] is the wait, and its burst and rate are the
-    /// policy, as [`Limit::refusal`] reports a bucket's.
+    /// policy, as [`Limited::for_limit`] reports a bucket's.
     Bucket(BucketReason),
 }
 
@@ -97,7 +142,7 @@ impl Said {
     fn policy(&self) -> (u64, Option<Duration>) {
         let (quota, span) = match *self {
             Self::Known { quota, window, .. } => (quota, window),
-            Self::Bucket(reason) => bucket_policy(reason.rate, reason.burst),
+            Self::Bucket(reason) => Limit::bucket(reason.rate, reason.burst).policy(),
         };
         (quota, told_window(span))
     }
@@ -119,6 +164,30 @@ impl Limited {
             },
             policy: DEFAULT_POLICY,
         }
+    }
+
+    /// The refusal of a request under `limit` that would be admitted after `retry_after`,
+    /// with the limit's quota and window, under the policy name `"default"`
+    /// ([`named`](Self::named) changes it): for a limiter kept elsewhere (ironward-redis
+    /// keeps the same limits in Redis), so that its refusals, and their HTTP fields, are this
+    /// crate's.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward_tower::{Limit, Limited};
+    ///
+    /// let hundred = Limit::sliding(100, Duration::from_secs(60));
+    /// let limited = Limited::for_limit(&hundred, Duration::from_secs(5));
+    /// assert_eq!(limited.retry_after(), Duration::from_secs(5));
+    /// assert_eq!((limited.quota(), limited.window()), (100, Some(Duration::from_secs(60))));
+    /// assert_eq!(limited.headers()["retry-after"], "5");
+    /// ```
+    #[must_use]
+    pub fn for_limit(limit: &Limit, retry_after: Duration) -> Self {
+        let (quota, window) = limit.policy();
+        Self::new(retry_after, quota, window)
     }
 
     /// The same refusal under the policy named `policy`.
@@ -307,6 +376,14 @@ pub(super) const fn policy_name(name: &'static str) -> &'static str {
 mod tests {
     use super::*;
 
+    fn secs(n: u64) -> Duration {
+        Duration::from_secs(n)
+    }
+
+    fn ms(n: u64) -> Duration {
+        Duration::from_millis(n)
+    }
+
     #[test]
     fn is_small_and_copy() {
         assert!(size_of::<Limited>() <= 72, "{}", size_of::<Limited>());
@@ -386,5 +463,23 @@ mod tests {
         assert_eq!(limited.named("tab\there").policy(), "default");
         assert_eq!(limited.named("café").policy(), "default");
         assert_eq!(limited.named("x".repeat(65).leak()).policy(), "default");
+    }
+
+    // draft-ietf-httpapi-ratelimit-headers-11 §3.1.3: `w` is whole seconds, not zero.
+    #[test]
+    fn a_window_is_told_in_whole_seconds_rounded_up() {
+        assert_eq!(told_window(None), None);
+        for (span, told) in [
+            (Duration::ZERO, secs(1)),
+            (Duration::from_nanos(1), secs(1)),
+            (ms(400), secs(1)),
+            (secs(1), secs(1)),
+            (ms(1001), secs(2)),
+            (ms(6667), secs(7)),
+            (secs(3600), secs(3600)),
+            (Duration::MAX, secs(u64::MAX)),
+        ] {
+            assert_eq!(told_window(Some(span)), Some(told), "{span:?}");
+        }
     }
 }

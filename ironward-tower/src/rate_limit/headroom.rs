@@ -5,8 +5,8 @@ use std::time::Duration;
 
 use http::{HeaderMap, HeaderValue};
 
+use super::error::told_window;
 use super::error::{DEFAULT_POLICY, policy, policy_name};
-use super::limit::told_window;
 
 /// What an admitted request left of its rate limit: how many more the limit admits now, and
 /// how long until the whole quota is available again.

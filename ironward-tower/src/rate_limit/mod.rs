@@ -104,7 +104,6 @@ mod headroom;
 mod http;
 mod keyed;
 mod layer;
-mod limit;
 mod service;
 mod tune;
 
@@ -113,6 +112,6 @@ pub use self::error::{KindMismatch, Limited};
 pub use self::future::RateLimitFuture;
 pub use self::headroom::Headroom;
 pub use self::layer::RateLimitLayer;
-pub use self::limit::Limit;
 pub use self::service::RateLimitService;
 pub use self::tune::RateLimitTuner;
+pub use ironward_tokio::Limit;

@@ -1,14 +1,12 @@
-//! [`Limit`]: which core limiter a [`RateLimitLayer`](super::RateLimitLayer) runs, and how it
-//! is described to a client.
+//! [`Limit`]: which core limiter a rate limit runs, in memory or in Redis.
 
 use std::time::Duration;
 
 use ironward::{Bucket, Period, Sliding};
 
-use super::Limited;
-
-/// Which limiter of the `ironward` core a [`RateLimitLayer`](super::RateLimitLayer) runs, with
-/// its parameters: a token bucket, a sliding window or a fixed period.
+/// Which limiter of the `ironward` core a rate limit runs, with its parameters: a token
+/// bucket, a sliding window or a fixed period; the one description that ironward-tower's
+/// `RateLimitLayer` (in memory) and ironward-redis's limiters (in Redis) both take.
 ///
 /// Every request costs one. The three answer different questions, and the core's docs say
 /// which to pick: a [`Bucket`] smooths (a burst after a quiet spell, then a steady rate: what
@@ -24,36 +22,17 @@ use super::Limited;
 ///
 /// # What a client is told
 ///
-/// A limit is described to a client one way, as the IETF httpapi draft "RateLimit header
-/// fields for HTTP" (draft-ietf-httpapi-ratelimit-headers-11, §3 and §4) describes a policy:
-/// a quota `q` of requests over a window `w` of whole seconds, and `r`, what is left of that
-/// quota now. The `RateLimit-Policy` field (`q`, `w`), the `RateLimit` field (`r`),
-/// [`Limited::quota`] and [`Limited::window`], a refusal's `Display` (the `detail` of its
-/// problem details, `"rate limit reached: 20 requests per 1s, …"`) and
-/// [`Headroom`](super::Headroom) all give these numbers:
-///
-/// | limit | `q` | `w`, before rounding | `r` |
-/// | --- | --- | --- | --- |
-/// | [`Limit::Bucket`] | the burst, in whole tokens (rounded down) | the time to refill from empty, `burst / rate` | the whole tokens left |
-/// | [`Limit::Sliding`] | `quota` | `window` | `quota` less the requests in the window |
-/// | [`Limit::Period`] | `quota` | `period` | `quota` less the requests in the open period |
-///
-/// The draft's `w` is whole seconds, at least 1 (it has no sub-second precision), so the
-/// window is rounded up to whole seconds, and one under a second is 1 s; the quota is never
-/// scaled to fit it. Rounding up errs on the client's side: the rate it reads, `q` per `w`,
-/// is never above the limit's, and `r` is never above `q`. So a bucket of 50 a second with a
-/// burst of 20 (refilled in 400 ms) is 20 requests per 1 s (`q=20;w=1`), its `r` counting
-/// down from 19 after the first request; a window of 3 per 400 ms is 3 per 1 s; a bucket of
-/// 0.4 a second with a burst of 3 (refilled in 7.5 s) is 3 per 8 s. A bucket that refills
-/// in under a second is told as less than its rate: give it a burst of at least a second's
-/// worth (`burst >= rate`) for the rate to show. A quota that never comes back (a bucket of
-/// rate 0, an infinite burst) has no window, and `w` is left out.
+/// A limit is told to a client as a quota `q` over a window `w` ([`policy`](Limit::policy)
+/// gives them before rounding): for a [`Limit::Bucket`] its burst in whole tokens over the
+/// time to refill from empty, `burst / rate`; for a [`Limit::Sliding`] or a
+/// [`Limit::Period`] its `quota` over its `window` or `period`. ironward-tower's `Limited` and
+/// `Headroom` say how the HTTP fields round them.
 ///
 /// # Examples
 ///
 /// ```
 /// use std::time::Duration;
-/// use ironward_tower::Limit;
+/// use ironward_tokio::Limit;
 ///
 /// let secs = Duration::from_secs;
 /// assert_eq!(Limit::bucket(10.0, 20.0), Limit::Bucket { rate: 10.0, burst: 20.0 });
@@ -144,34 +123,11 @@ impl Limit {
         }
     }
 
-    /// The refusal of a request under this limit that would be admitted after
-    /// `retry_after`: a [`Limited`] with the limit's quota and window, as this crate's
-    /// [`RateLimitLayer`](super::RateLimitLayer) gives it, under the policy name
-    /// `"default"` ([`Limited::named`] changes it).
-    ///
-    /// For a limiter kept elsewhere (`ironward-redis` keeps the same limits in Redis), so
-    /// that its refusals, and their HTTP headers, are this crate's.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use ironward_tower::Limit;
-    ///
-    /// let limited = Limit::sliding(100, Duration::from_secs(60)).refusal(Duration::from_secs(5));
-    /// assert_eq!(limited.retry_after(), Duration::from_secs(5));
-    /// assert_eq!((limited.quota(), limited.window()), (100, Some(Duration::from_secs(60))));
-    /// assert_eq!(limited.headers()["retry-after"], "5");
-    /// ```
-    pub fn refusal(&self, retry_after: Duration) -> Limited {
-        let (quota, window) = self.policy();
-        Limited::new(retry_after, quota, window)
-    }
-
     /// Whether a limiter of this limit can be retuned to `other` in place: the same core
     /// limiter, and for a period the same alignment (the core's `Period` keeps its alignment
     /// for life).
-    pub(super) fn retunes_to(&self, other: &Limit) -> bool {
+    #[must_use]
+    pub fn retunes_to(&self, other: &Limit) -> bool {
         match (self, other) {
             (Self::Bucket { .. }, Self::Bucket { .. })
             | (Self::Sliding { .. }, Self::Sliding { .. }) => true,
@@ -181,7 +137,8 @@ impl Limit {
     }
 
     /// What the kind of limiter is called, with its article, in an error.
-    pub(super) const fn kind(&self) -> &'static str {
+    #[must_use]
+    pub const fn kind(&self) -> &'static str {
         match self {
             Self::Bucket { .. } => "a token bucket",
             Self::Sliding { .. } => "a sliding window",
@@ -190,9 +147,11 @@ impl Limit {
         }
     }
 
-    /// The quota and the span it is counted over, which a refusal reports rounded
-    /// ([`told_window`]), as [what a client is told](Limit#what-a-client-is-told) says.
-    pub(super) fn policy(&self) -> (u64, Option<Duration>) {
+    /// The quota and the span it is counted over, as
+    /// [what a client is told](Limit#what-a-client-is-told) says, before any rounding; no
+    /// span for a quota that never comes back (a bucket of rate 0, an infinite burst).
+    #[must_use]
+    pub fn policy(&self) -> (u64, Option<Duration>) {
         match *self {
             Self::Bucket { rate, burst } => {
                 let bucket = Bucket::new(rate, burst, Duration::ZERO);
@@ -206,33 +165,14 @@ impl Limit {
 }
 
 /// The quota and span a bucket of `rate` and `burst`, as the core reads them, reports: its
-/// whole tokens, and the time it takes to refill from empty (before [`told_window`]).
-pub(super) fn bucket_policy(rate: f64, burst: f64) -> (u64, Option<Duration>) {
+/// whole tokens, and the time it takes to refill from empty.
+fn bucket_policy(rate: f64, burst: f64) -> (u64, Option<Duration>) {
     // `as` saturates: an infinite burst is `u64::MAX`.
     let quota = burst.floor() as u64;
     let window = (rate > 0.0)
         .then(|| Duration::try_from_secs_f64(burst / rate).ok())
         .flatten();
     (quota, window)
-}
-
-/// The window a client is told of for a quota counted over `span`: whole seconds, rounded
-/// up, at least 1 s, as [what a client is told](Limit#what-a-client-is-told) says; `None`
-/// stays `None`.
-///
-/// Every reading of a policy's window ([`Limited`]'s, [`Headroom`](super::Headroom)'s)
-/// passes through here, so that the fields, the numbers and the text agree.
-pub(super) const fn told_window(span: Option<Duration>) -> Option<Duration> {
-    let Some(span) = span else {
-        return None;
-    };
-    let whole = span.as_secs();
-    let whole = if span.subsec_nanos() > 0 {
-        whole.saturating_add(1)
-    } else {
-        whole
-    };
-    Some(Duration::from_secs(if whole == 0 { 1 } else { whole }))
 }
 
 #[cfg(test)]
@@ -305,24 +245,6 @@ mod tests {
     fn windows_and_periods_report_their_quota() {
         assert_eq!(Limit::sliding(7, secs(30)).policy(), (7, Some(secs(30))));
         assert_eq!(Limit::period(9, secs(60)).policy(), (9, Some(secs(60))));
-    }
-
-    // draft-ietf-httpapi-ratelimit-headers-11 §3.1.3: `w` is whole seconds, not zero.
-    #[test]
-    fn a_window_is_told_in_whole_seconds_rounded_up() {
-        assert_eq!(told_window(None), None);
-        for (span, told) in [
-            (Duration::ZERO, secs(1)),
-            (Duration::from_nanos(1), secs(1)),
-            (ms(400), secs(1)),
-            (secs(1), secs(1)),
-            (ms(1001), secs(2)),
-            (ms(6667), secs(7)),
-            (secs(3600), secs(3600)),
-            (Duration::MAX, secs(u64::MAX)),
-        ] {
-            assert_eq!(told_window(Some(span)), Some(told), "{span:?}");
-        }
     }
 
     #[test]

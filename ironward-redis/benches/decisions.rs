@@ -19,7 +19,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use ironward_redis::{Bucket, Mode, Options, Period, Sliding, Store};
+use ironward_redis::{Bucket, Options, Period, Sliding, Source, Store};
 
 /// Decisions in one round of one client.
 const SEQUENTIAL: usize = 10_000;
@@ -115,7 +115,7 @@ async fn main() {
         let period = period.clone();
         Box::pin(async move {
             let answer = period.take(key(i), unix_now()).await.unwrap();
-            assert_eq!(black_box(answer).mode, Mode::Redis);
+            assert_eq!(black_box(answer).source, Source::Redis);
         })
     });
     let bucket = Bucket::new(&store, "bench-bucket", 1_000.0, 100.0);
@@ -123,7 +123,7 @@ async fn main() {
         let bucket = bucket.clone();
         Box::pin(async move {
             let answer = bucket.take(key(i), unix_now(), 1.0).await.unwrap();
-            assert_eq!(black_box(answer).mode, Mode::Redis);
+            assert_eq!(black_box(answer).source, Source::Redis);
         })
     });
     let sliding = Sliding::new(&store, "bench-sliding", 100, Duration::from_secs(1));
@@ -131,7 +131,7 @@ async fn main() {
         let sliding = sliding.clone();
         Box::pin(async move {
             let answer = sliding.take(key(i), unix_now()).await.unwrap();
-            assert_eq!(black_box(answer).mode, Mode::Redis);
+            assert_eq!(black_box(answer).source, Source::Redis);
         })
     });
 

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use ironward::Quota;
 
-use crate::Mode;
+use crate::Source;
 use crate::meter::Admits;
 
 /// What a fleet-wide limiter answered to a `take`: the in-memory type's answer, its
@@ -23,11 +23,11 @@ use crate::meter::Admits;
 /// ```
 /// use std::time::Duration;
 /// use ironward::Quota;
-/// use ironward_redis::{Answer, Mode};
+/// use ironward_redis::{Answer, Source};
 ///
-/// let hit = Answer { value: Quota::Hit, next: Duration::from_secs(3), mode: Mode::Redis };
+/// let hit = Answer { value: Quota::Hit, next: Duration::from_secs(3), source: Source::Redis };
 /// assert!(hit.admitted());
-/// let refused = Answer { value: false, next: Duration::from_millis(250), mode: Mode::Local };
+/// let refused = Answer { value: false, next: Duration::from_millis(250), source: Source::Local };
 /// assert!(!refused.admitted());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -40,7 +40,7 @@ pub struct Answer<T> {
     /// a request of that cost would pass.
     pub next: Duration,
     /// Which store decided: the fleet's quota in Redis, or this process's fallback.
-    pub mode: Mode,
+    pub source: Source,
 }
 
 impl Answer<Quota> {

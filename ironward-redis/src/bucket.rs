@@ -10,7 +10,7 @@ use crate::meter::{self, Meter, Piece};
 use crate::reservation::{self, Held, Reservation};
 use crate::store::Ran;
 use crate::wire::{self, Reading};
-use crate::{Answer, Error, Mode, Store, script};
+use crate::{Answer, Error, Source, Store, script};
 
 /// A token bucket per key, kept in Redis: `ironward::Bucket`, fleet-wide, and go-zero's
 /// `TokenLimiter` (`core/limit/tokenlimit.go`) with the caller's clock in microseconds
@@ -336,7 +336,7 @@ impl Bucket {
         self.0.burst
     }
 
-    /// The store the limiter's keys are in: its [`mode`](Store::mode) and [`stats`](Store::stats).
+    /// The store the limiter's keys are in: its [`source`](Store::source) and [`stats`](Store::stats).
     pub fn store(&self) -> &Store {
         &self.0.store
     }
@@ -359,14 +359,14 @@ impl Bucket {
         if let Ok(answer) = &decided
             && !answer.admitted()
         {
-            let (rate, burst) = match answer.mode {
-                Mode::Redis => (this.rate, this.burst),
-                Mode::Local => (this.local_rate, this.local_burst),
+            let (rate, burst) = match answer.source {
+                Source::Redis => (this.rate, this.burst),
+                Source::Local => (this.local_rate, this.local_burst),
             };
             tracing::debug!(
                 piece = meter.piece(),
                 name = meter.name(),
-                source = meter::source(answer.mode),
+                source = meter::source_label(answer.source),
                 rate,
                 burst,
                 cost = n,
@@ -392,12 +392,12 @@ impl Bucket {
             let answer = Answer {
                 value: next == Duration::ZERO,
                 next,
-                mode: this.store.mode(),
+                source: this.store.source(),
             };
             // An infinite burst takes nothing, so there is nothing to settle.
             let held = reserve
                 .filter(|_| answer.value)
-                .map(|_| reservation(Held::Nothing(answer.mode)));
+                .map(|_| reservation(Held::Nothing(answer.source)));
             return Ok((answer, held));
         }
         if let Some(next) = this.blocked.check(key, now, n) {
@@ -405,7 +405,7 @@ impl Bucket {
             let answer = Answer {
                 value: false,
                 next,
-                mode: Mode::Redis,
+                source: Source::Redis,
             };
             return Ok((answer, None));
         }
@@ -437,7 +437,7 @@ impl Bucket {
             let answer = Answer {
                 value,
                 next: reading.wait_nanos(t, self.wait(&state, n)),
-                mode: Mode::Redis,
+                source: Source::Redis,
             };
             // The estimate was taken at the reading the bucket is now counted at.
             let held = reserve.filter(|_| value).map(|timeout| Held::Redis {
@@ -457,7 +457,7 @@ impl Bucket {
                 if let Some(answer) = self.refused_locally(n) {
                     let held = reserve
                         .filter(|_| answer.value)
-                        .map(|_| reservation(Held::Nothing(Mode::Local)));
+                        .map(|_| reservation(Held::Nothing(Source::Local)));
                     return Ok((answer, held));
                 }
                 let make = || self.local_bucket(now);
@@ -472,7 +472,7 @@ impl Bucket {
                     let answer = Answer {
                         value,
                         next: local::from_now(bucket.next(now, n), latest, now),
-                        mode: Mode::Local,
+                        source: Source::Local,
                     };
                     (answer, held)
                 }))
@@ -513,7 +513,7 @@ impl Bucket {
         Some(Answer {
             value,
             next,
-            mode: Mode::Local,
+            source: Source::Local,
         })
     }
 

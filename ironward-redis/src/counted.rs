@@ -6,7 +6,7 @@ use std::time::Duration;
 use crate::blocked::Blocked;
 use crate::local::{Fallback, Local};
 use crate::meter::{Meter, Piece};
-use crate::{Mode, Store, wire};
+use crate::{Source, Store, wire};
 
 /// A quota over a span, in the keys named `name`, with a fallback of core limiters `L`.
 pub(crate) struct Counted<L> {
@@ -51,12 +51,12 @@ impl<L: Fallback> Counted<L> {
         }
     }
 
-    /// The quota that decided an answer from `mode`'s store: the fallback's share, or the
+    /// The quota that decided an answer from `source`'s store: the fallback's share, or the
     /// whole of it.
-    pub(crate) fn quota_of(&self, mode: Mode) -> u32 {
-        match mode {
-            Mode::Redis => self.quota,
-            Mode::Local => self.local_quota,
+    pub(crate) fn quota_of(&self, source: Source) -> u32 {
+        match source {
+            Source::Redis => self.quota,
+            Source::Local => self.local_quota,
         }
     }
 

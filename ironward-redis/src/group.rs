@@ -7,7 +7,7 @@ use ironward::LimitsReason;
 use ironward_tokio::Limit;
 
 use crate::local::{self, Fallback};
-use crate::{Answer, Mode};
+use crate::{Answer, Source};
 
 /// What a decision of several limits answers: admitted, or why not.
 pub(crate) type Decision = Result<(), LimitsReason>;
@@ -197,7 +197,7 @@ impl Group {
         Answer {
             value,
             next,
-            mode: Mode::Local,
+            source: Source::Local,
         }
     }
 }

@@ -20,7 +20,7 @@
 //! | [`RateLimitLayer`] | `ironward_tower::RateLimitLayer` | [`Limited`](ironward_tower::Limited) (429) | those of its limit |
 //!
 //! Each `take` returns an [`Answer`]: the in-memory type's answer, its `next()` right after
-//! (the `Retry-After` of a refusal, with no second round trip), and the [`Mode`] that
+//! (the `Retry-After` of a refusal, with no second round trip), and the [`Source`] that
 //! decided. Each `next` is the in-memory type's `next()`, read-only. A cost per request
 //! (tokens, bytes) is `Period::take_n` and `next_n`, `Sliding::take_n` and `next_n`, and
 //! `Bucket::take`'s `n`, each the core's cost form in one script, with the core's
@@ -105,7 +105,7 @@ pub use periods::Periods;
 pub use rate_limit::{RateLimitFuture, RateLimitLayer, RateLimitService};
 pub use reservation::Reservation;
 pub use sliding::Sliding;
-pub use store::{Mode, OPTIONS, OnTimeout, Options, Stats, Store, Time};
+pub use store::{OPTIONS, OnTimeout, Options, Source, Stats, Store, Time};
 pub use term::Term;
 
 /// The README's examples, compiled and run as doc tests.

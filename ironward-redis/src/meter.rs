@@ -11,7 +11,7 @@ use std::time::Duration;
 use ironward::Quota;
 use ironward_tokio::meter::Decisions;
 
-use crate::{Answer, Error, Mode};
+use crate::{Answer, Error, Source};
 
 /// The counter of switches from Redis to the local fallback.
 #[cfg(feature = "metrics")]
@@ -55,10 +55,10 @@ impl Piece {
 }
 
 /// The `source` label's value: which store decided.
-pub(crate) fn source(mode: Mode) -> &'static str {
-    match mode {
-        Mode::Redis => "redis",
-        Mode::Local => "local",
+pub(crate) fn source_label(source: Source) -> &'static str {
+    match source {
+        Source::Redis => "redis",
+        Source::Local => "local",
     }
 }
 
@@ -100,13 +100,16 @@ impl Meter {
     /// Registers the handles of the limiter `name` (as the keys read it) of `piece`.
     /// A limiter's name is final when it is made, so its handles are registered here.
     pub(crate) fn new(piece: Piece, name: &str) -> Self {
-        let decisions =
-            [(Mode::Redis, REDIS_REASONS), (Mode::Local, LOCAL_REASONS)].map(|(mode, reasons)| {
-                let decisions = Decisions::new(piece.label(), name.to_owned(), "refused", reasons)
-                    .with_source(source(mode));
-                decisions.register();
-                decisions
-            });
+        let decisions = [
+            (Source::Redis, REDIS_REASONS),
+            (Source::Local, LOCAL_REASONS),
+        ]
+        .map(|(source, reasons)| {
+            let decisions = Decisions::new(piece.label(), name.to_owned(), "refused", reasons)
+                .with_source(source_label(source));
+            decisions.register();
+            decisions
+        });
         Self {
             piece,
             decisions,
@@ -140,11 +143,11 @@ impl Meter {
     pub(crate) fn count<T: Admits>(&self, decided: &Result<Answer<T>, Error>) {
         #[cfg(feature = "metrics")]
         match decided {
-            Ok(answer) if answer.value.admits() => self.decisions[slot(answer.mode)].admitted(),
-            Ok(answer) => self.decisions[slot(answer.mode)].refused(LIMITED),
-            Err(Error::Timeout) => self.decisions[slot(Mode::Redis)].refused(TIMEOUT),
-            Err(Error::Reply { .. }) => self.decisions[slot(Mode::Redis)].refused(BAD_REPLY),
-            Err(Error::Key { .. }) => self.decisions[slot(Mode::Redis)].refused(KEY_ERROR),
+            Ok(answer) if answer.value.admits() => self.decisions[slot(answer.source)].admitted(),
+            Ok(answer) => self.decisions[slot(answer.source)].refused(LIMITED),
+            Err(Error::Timeout) => self.decisions[slot(Source::Redis)].refused(TIMEOUT),
+            Err(Error::Reply { .. }) => self.decisions[slot(Source::Redis)].refused(BAD_REPLY),
+            Err(Error::Key { .. }) => self.decisions[slot(Source::Redis)].refused(KEY_ERROR),
         }
         #[cfg(not(feature = "metrics"))]
         let _ = decided;
@@ -187,12 +190,12 @@ impl Admits for bool {
     }
 }
 
-/// The index of `mode` in a meter's arrays.
+/// The index of `source` in a meter's arrays.
 #[cfg(feature = "metrics")]
-fn slot(mode: Mode) -> usize {
-    match mode {
-        Mode::Redis => 0,
-        Mode::Local => 1,
+fn slot(source: Source) -> usize {
+    match source {
+        Source::Redis => 0,
+        Source::Local => 1,
     }
 }
 

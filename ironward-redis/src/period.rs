@@ -48,7 +48,7 @@ use crate::{Answer, Error, Store, script};
 /// ```
 /// use std::time::Duration;
 /// use ironward::Quota;
-/// use ironward_redis::{Mode, Options, Period, Store};
+/// use ironward_redis::{Source, Options, Period, Store};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> redis::RedisResult<()> {
@@ -59,7 +59,7 @@ use crate::{Answer, Error, Store, script};
 /// let limit = Period::new(&store, "login", 2, at(60));
 /// assert_eq!(limit.take("alice", at(10)).await.unwrap().value, Quota::Under);
 /// let hit = limit.take("alice", at(20)).await.unwrap();
-/// assert_eq!((hit.value, hit.next, hit.mode), (Quota::Hit, at(50), Mode::Local));
+/// assert_eq!((hit.value, hit.next, hit.source), (Quota::Hit, at(50), Source::Local));
 /// assert_eq!(limit.take("alice", at(30)).await.unwrap().value, Quota::Over);
 /// assert_eq!(limit.next("alice", at(30)).await.unwrap(), at(40));
 /// assert_eq!(limit.take("bob", at(30)).await.unwrap().value, Quota::Under);
@@ -368,7 +368,7 @@ impl Period {
         self.0.counted.span
     }
 
-    /// The store the limiter's keys are in: its [`mode`](Store::mode) and [`stats`](Store::stats).
+    /// The store the limiter's keys are in: its [`source`](Store::source) and [`stats`](Store::stats).
     pub fn store(&self) -> &Store {
         &self.0.counted.store
     }
@@ -395,8 +395,8 @@ impl Period {
             tracing::debug!(
                 piece = meter.piece(),
                 name = meter.name(),
-                source = meter::source(answer.mode),
-                quota = this.quota_of(answer.mode),
+                source = meter::source_label(answer.source),
+                quota = this.quota_of(answer.source),
                 period = ?this.span,
                 cost,
                 retry_after = ?answer.next,
@@ -422,7 +422,7 @@ impl Period {
             let answer = Answer {
                 value: Quota::Over,
                 next,
-                mode: crate::Mode::Redis,
+                source: crate::Source::Redis,
             };
             return Ok((answer, None));
         }
@@ -453,7 +453,7 @@ impl Period {
             let answer = Answer {
                 value,
                 next,
-                mode: crate::Mode::Redis,
+                source: crate::Source::Redis,
             };
             // The period the estimate went into started `period - end` before `t`.
             let held = match reserve {
@@ -481,7 +481,7 @@ impl Period {
                     let answer = Answer {
                         value: Quota::Over,
                         next: this.store.options().probe,
-                        mode: crate::Mode::Local,
+                        source: crate::Source::Local,
                     };
                     return Ok((answer, None));
                 }
@@ -501,7 +501,7 @@ impl Period {
                     let answer = Answer {
                         value,
                         next: local::from_now(wait.of(period, now, cost), latest, now),
-                        mode: crate::Mode::Local,
+                        source: crate::Source::Local,
                     };
                     let held =
                         held.map(|r| Reservation::new(this.id, key, cost.into(), Held::Local(r)));

@@ -50,7 +50,7 @@ use crate::{Answer, Error, Limits, Store, Term};
 /// limiter can decide: it is refused with `LimitsReason { index, next: Duration::MAX }`,
 /// `index` the first place where the lists differ, without a round trip and changing
 /// nothing. No terms at all (and no costs) admit everything, as the core's `Limits([])`
-/// does, again without a round trip; such answers name the store's current [`Mode`](crate::Mode).
+/// does, again without a round trip; such answers name the store's current [`Source`](crate::Source).
 ///
 /// Time is read as the guide's [equivalence](crate::_guide::equivalence) says (whole microseconds, `next` counted
 /// from the `now` passed), and `Clone` shares one limiter: its fallback, its memory of
@@ -65,7 +65,7 @@ use crate::{Answer, Error, Limits, Store, Term};
 /// ```
 /// use std::time::Duration;
 /// use ironward::LimitsReason;
-/// use ironward_redis::{Mode, Options, Periods, Store, Term};
+/// use ironward_redis::{Source, Options, Periods, Store, Term};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> redis::RedisResult<()> {
@@ -78,7 +78,7 @@ use crate::{Answer, Error, Limits, Store, Term};
 ///     Term::aligned(1_000_000, secs(86_400)), // tokens a day
 /// ]);
 /// let answer = limits.take("alice", secs(0), &[1, 90_000, 90_000]).await.unwrap();
-/// assert_eq!((answer.value, answer.mode), (Ok(()), Mode::Local));
+/// assert_eq!((answer.value, answer.source), (Ok(()), Source::Local));
 /// // 20 000 tokens more pass no minute that has counted 90 000: refused, nothing charged.
 /// let refused = limits.take("alice", secs(10), &[1, 20_000, 20_000]).await.unwrap();
 /// assert_eq!(refused.value, Err(LimitsReason { index: 1, next: secs(50) }));
@@ -254,7 +254,7 @@ impl Periods {
         &self.0.terms
     }
 
-    /// The store the limiter's keys are in: its [`mode`](Store::mode) and [`stats`](Store::stats).
+    /// The store the limiter's keys are in: its [`source`](Store::source) and [`stats`](Store::stats).
     ///
     /// # Examples
     ///

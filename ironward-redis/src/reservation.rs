@@ -48,8 +48,8 @@ pub(crate) enum Held {
     /// In the local fallback's core limiter for the key.
     Local(ironward::Reservation),
     /// Nowhere: a bucket of infinite burst takes nothing, so there is nothing to settle
-    /// (`mode` is the store's when it was taken).
-    Nothing(crate::Mode),
+    /// (`source` is the store's when it was taken).
+    Nothing(crate::Source),
 }
 
 /// What a settle needs of a [`Reservation`]: the key it was taken for (`None` for the
@@ -105,14 +105,14 @@ impl Reservation {
         self.estimate
     }
 
-    /// Whether the estimate went into Redis ([`Mode::Redis`](crate::Mode::Redis)) or the
+    /// Whether the estimate went into Redis ([`Source::Redis`](crate::Source::Redis)) or the
     /// local fallback, where its settle will go.
     #[must_use]
-    pub fn mode(&self) -> crate::Mode {
+    pub fn source(&self) -> crate::Source {
         match self.held {
-            Held::Redis { .. } => crate::Mode::Redis,
-            Held::Local(_) => crate::Mode::Local,
-            Held::Nothing(mode) => mode,
+            Held::Redis { .. } => crate::Source::Redis,
+            Held::Local(_) => crate::Source::Local,
+            Held::Nothing(source) => source,
         }
     }
 }
@@ -122,7 +122,7 @@ impl fmt::Debug for Reservation {
         let mut debug = f.debug_struct("Reservation");
         debug
             .field("estimate", &self.estimate)
-            .field("mode", &self.mode());
+            .field("source", &self.source());
         if let Held::Redis { at, deadline } = self.held {
             debug.field("at_us", &at).field("deadline_us", &deadline);
         }
@@ -145,7 +145,7 @@ pub(crate) fn reserved<T: Admits + Copy>(
     Ok(Answer {
         value: reservation,
         next: answer.next,
-        mode: answer.mode,
+        source: answer.source,
     })
 }
 

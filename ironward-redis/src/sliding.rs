@@ -10,7 +10,7 @@ use crate::meter::{self, Piece};
 use crate::reservation::{self, Held, Reservation};
 use crate::store::Ran;
 use crate::wire::{self, Reading};
-use crate::{Answer, Error, Mode, Store, script};
+use crate::{Answer, Error, Source, Store, script};
 
 /// An exact sliding-window log per key, kept in Redis: `ironward::Sliding`, fleet-wide.
 ///
@@ -339,7 +339,7 @@ impl Sliding {
         self.0.span
     }
 
-    /// The store the limiter's keys are in: its [`mode`](Store::mode) and [`stats`](Store::stats).
+    /// The store the limiter's keys are in: its [`source`](Store::source) and [`stats`](Store::stats).
     pub fn store(&self) -> &Store {
         &self.0.store
     }
@@ -365,8 +365,8 @@ impl Sliding {
             tracing::debug!(
                 piece = meter.piece(),
                 name = meter.name(),
-                source = meter::source(answer.mode),
-                quota = this.quota_of(answer.mode),
+                source = meter::source_label(answer.source),
+                quota = this.quota_of(answer.source),
                 window = ?this.span,
                 cost,
                 retry_after = ?answer.next,
@@ -392,7 +392,7 @@ impl Sliding {
             let answer = Answer {
                 value: false,
                 next,
-                mode: Mode::Redis,
+                source: Source::Redis,
             };
             return Ok((answer, None));
         }
@@ -416,7 +416,7 @@ impl Sliding {
             let answer = Answer {
                 value,
                 next: reading.wait(t, wire::wait(wait)?),
-                mode: Mode::Redis,
+                source: Source::Redis,
             };
             // The estimate was pushed stamped with the reading the script decided at.
             let held = reserve.filter(|_| value).map(|timeout| Held::Redis {
@@ -438,7 +438,7 @@ impl Sliding {
                     let answer = Answer {
                         value: false,
                         next: this.store.options().probe,
-                        mode: Mode::Local,
+                        source: Source::Local,
                     };
                     return Ok((answer, None));
                 }
@@ -454,7 +454,7 @@ impl Sliding {
                     let answer = Answer {
                         value,
                         next: local::from_now(log.next_n(now, cost), latest, now),
-                        mode: Mode::Local,
+                        source: Source::Local,
                     };
                     (answer, held)
                 }))

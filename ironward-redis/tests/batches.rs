@@ -15,7 +15,7 @@ mod common;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ironward::Quota;
-use ironward_redis::{Bucket, Error, Mode, Period, Sliding, Store};
+use ironward_redis::{Bucket, Error, Period, Sliding, Source, Store};
 use redis::AsyncCommands;
 
 use common::{EVERY_CALL, Server, unique};
@@ -57,7 +57,7 @@ async fn at_once(limit: &Period, keys: impl Fn(usize) -> String, n: usize) -> Ve
     let mut answers = Vec::with_capacity(n);
     for task in tasks {
         let answer = task.await.unwrap();
-        assert_eq!(answer.mode, Mode::Redis);
+        assert_eq!(answer.source, Source::Redis);
         answers.push(answer.value);
     }
     answers
@@ -85,7 +85,7 @@ async fn racing_callers_admit_exactly_the_quota_in_fewer_calls_than_decisions() 
                 let mut answers = Vec::new();
                 for _ in 0..EACH {
                     let answer = limit.take("k", NOW).await.unwrap();
-                    assert_eq!(answer.mode, Mode::Redis);
+                    assert_eq!(answer.source, Source::Redis);
                     answers.push(answer.value);
                 }
                 answers
@@ -150,7 +150,7 @@ async fn a_wrong_type_key_in_a_batch_fails_its_own_caller_alone() {
                 assert_eq!((code.as_str(), *script), ("WRONGTYPE", "period"));
             }
             Ok(answer) if i != 4 => {
-                assert_eq!((answer.value, answer.mode), (Quota::Under, Mode::Redis));
+                assert_eq!((answer.value, answer.source), (Quota::Under, Source::Redis));
             }
             other => panic!("caller {i}: {other:?}"),
         }
@@ -158,7 +158,7 @@ async fn a_wrong_type_key_in_a_batch_fails_its_own_caller_alone() {
     let stats = store.stats();
     assert_eq!(stats.batches - before, 1, "{stats:?}");
     assert_eq!((stats.key_errors, stats.redis, stats.failovers), (1, 9, 0));
-    assert_eq!(store.mode(), Mode::Redis);
+    assert_eq!(store.source(), Source::Redis);
 }
 
 // `SCRIPT FLUSH` between rounds of twenty concurrent takes: the batch that meets `NOSCRIPT`

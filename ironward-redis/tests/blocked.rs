@@ -7,7 +7,7 @@ mod common;
 use std::time::Duration;
 
 use ironward::Quota;
-use ironward_redis::{Bucket, Mode, Period, Sliding};
+use ironward_redis::{Bucket, Period, Sliding, Source};
 
 use common::{PATIENT, Server};
 
@@ -35,7 +35,7 @@ async fn a_period_refuses_a_hot_key_from_memory_and_admits_what_redis_would() {
         let y = without.take("k", now).await.unwrap();
         assert_eq!(x.value, y.value, "call {i}");
         assert_eq!(x.next, y.next, "call {i}: the same wait");
-        assert_eq!(x.mode, Mode::Redis);
+        assert_eq!(x.source, Source::Redis);
         admitted[0] += u32::from(x.value != Quota::Over);
         admitted[1] += u32::from(y.value != Quota::Over);
     }

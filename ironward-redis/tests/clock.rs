@@ -13,7 +13,7 @@ mod common;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use ironward::Quota;
-use ironward_redis::{Mode, Options, Period, Sliding, Time};
+use ironward_redis::{Options, Period, Sliding, Source, Time};
 use redis::AsyncCommands;
 
 use common::Server;
@@ -52,7 +52,7 @@ async fn with_the_callers_clock_a_client_ahead_moves_the_key_forward_for_everyon
     assert_eq!(limit.next("k", on_time).await.unwrap(), 2 * MINUTE);
     // A client behind is read as the latest seen too: it frees nothing.
     assert_eq!(take(behind).await.value, Quota::Over);
-    assert_eq!(refused.mode, Mode::Redis);
+    assert_eq!(refused.source, Source::Redis);
 }
 
 #[tokio::test]

@@ -11,7 +11,7 @@ mod common;
 use std::process::Stdio;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use ironward_redis::{Bucket, Mode, Options, Period, Sliding, Store};
+use ironward_redis::{Bucket, Options, Period, Sliding, Source, Store};
 use redis::AsyncCommands;
 use tokio::process::Command;
 
@@ -95,13 +95,13 @@ async fn hammer(url: String, name: String) -> Admitted {
                 for _ in 0..TRIES {
                     let answer = period.take("shared", unix_now()).await.unwrap();
                     admitted.period += u32::from(answer.admitted());
-                    admitted.strays += u32::from(answer.mode != Mode::Redis);
+                    admitted.strays += u32::from(answer.source != Source::Redis);
                     let answer = sliding.take("shared", unix_now()).await.unwrap();
                     admitted.sliding += u32::from(answer.admitted());
-                    admitted.strays += u32::from(answer.mode != Mode::Redis);
+                    admitted.strays += u32::from(answer.source != Source::Redis);
                     let answer = bucket.take("shared", unix_now(), 1.0).await.unwrap();
                     admitted.bucket += u32::from(answer.admitted());
-                    admitted.strays += u32::from(answer.mode != Mode::Redis);
+                    admitted.strays += u32::from(answer.source != Source::Redis);
                 }
                 admitted
             })

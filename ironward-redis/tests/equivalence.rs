@@ -14,7 +14,7 @@ mod common;
 use std::time::Duration;
 
 use ironward::Quota;
-use ironward_redis::{Bucket, Mode, Period, Sliding, Store};
+use ironward_redis::{Bucket, Period, Sliding, Source, Store};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
 use tokio::runtime::Runtime;
@@ -216,7 +216,7 @@ fn a_redis_period_answers_as_the_in_memory_period() {
                         (true, None) => {
                             latest = latest.max(now);
                             let answer = redis.take("k", now).await.unwrap();
-                            prop_assert_eq!(answer.mode, Mode::Redis);
+                            prop_assert_eq!(answer.source, Source::Redis);
                             let expected: Quota = memory.take(now);
                             prop_assert_eq!(answer.value, expected, "take {} at {}", i, t);
                             let expected = from_now(memory.next(now), latest, now);
@@ -225,7 +225,7 @@ fn a_redis_period_answers_as_the_in_memory_period() {
                         (true, Some(n)) => {
                             latest = latest.max(now);
                             let answer = redis.take_n("k", now, n).await.unwrap();
-                            prop_assert_eq!(answer.mode, Mode::Redis);
+                            prop_assert_eq!(answer.source, Source::Redis);
                             let expected: Quota = memory.take_n(now, n);
                             prop_assert_eq!(answer.value, expected, "take_n {} at {}", i, t);
                             let expected = from_now(memory.next_n(now, n), latest, now);
@@ -269,7 +269,7 @@ fn a_redis_sliding_log_answers_as_the_in_memory_log() {
                             Some(n) => redis.take_n("k", now, n).await.unwrap(),
                             None => redis.take("k", now).await.unwrap(),
                         };
-                        prop_assert_eq!(answer.mode, Mode::Redis);
+                        prop_assert_eq!(answer.source, Source::Redis);
                         let expected = memory.take_n(now, n);
                         prop_assert_eq!(answer.value, expected, "take {} at {} of {}", i, t, n);
                         let expected = from_now(memory.next_n(now, n), latest, now);
@@ -309,7 +309,7 @@ fn a_redis_bucket_answers_as_the_in_memory_bucket_to_the_bit() {
                         let bucket =
                             memory.get_or_insert_with(|| ironward::Bucket::new(rate, burst, now));
                         let answer = redis.take("k", now, n).await.unwrap();
-                        prop_assert_eq!(answer.mode, Mode::Redis);
+                        prop_assert_eq!(answer.source, Source::Redis);
                         prop_assert_eq!(answer.value, bucket.take(now, n), "take {} at {}", i, t);
                         let expected = from_now(bucket.next(now, n), latest, now);
                         prop_assert_eq!(answer.next, expected, "next after {}", i);

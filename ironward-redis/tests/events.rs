@@ -13,7 +13,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ironward_redis::{Bucket, Error, Mode, Options, Period, Sliding, Store};
+use ironward_redis::{Bucket, Error, Options, Period, Sliding, Source, Store};
 use redis::AsyncCommands;
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Metadata, Subscriber, span};
@@ -96,7 +96,7 @@ impl Visit for Fields {
 
 async fn back_on_redis(store: &Store) {
     let deadline = Instant::now() + BOUND;
-    while store.mode() == Mode::Local {
+    while store.source() == Source::Local {
         assert!(Instant::now() < deadline, "never back on Redis");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -142,7 +142,7 @@ async fn refusals_are_debug_a_failover_a_warning_and_the_return_an_info() {
     server.kill();
     for _ in 0..3 {
         let answer = limit.take("other", NOW).await.unwrap();
-        assert_eq!(answer.mode, Mode::Local);
+        assert_eq!(answer.source, Source::Local);
     }
     let seen = events.drain();
     let warnings: Vec<_> = seen.iter().filter(|e| e.level == Level::WARN).collect();
@@ -193,7 +193,7 @@ async fn another_programs_data_under_a_limiters_keys_is_an_error() {
         matches!(&err, Error::Key { script: "sliding", code, .. } if code == "WRONGTYPE"),
         "{err:?}"
     );
-    assert_eq!(store.mode(), Mode::Redis);
+    assert_eq!(store.source(), Source::Redis);
     let seen = events.drain();
     assert_eq!(seen.len(), 1, "{seen:?}");
     assert_eq!(seen[0].level, Level::ERROR);

@@ -18,7 +18,7 @@ mod common;
 use std::time::Duration;
 
 use ironward::Quota;
-use ironward_redis::{Error, Mode, Period, Store};
+use ironward_redis::{Error, Period, Source, Store};
 use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;
 
@@ -72,7 +72,7 @@ async fn take(limit: &Period, n: u32, seen: &mut Seen, phase: usize) {
     for _ in 0..n {
         match limit.take("k", NOW).await {
             Ok(answer) => {
-                assert_eq!(answer.mode, Mode::Redis);
+                assert_eq!(answer.source, Source::Redis);
                 if answer.admitted() {
                     seen.admitted[phase] += 1;
                 }
@@ -165,7 +165,7 @@ async fn under_noeviction_a_full_redis_refuses_with_oom_and_admits_nothing_past_
     let stats = store.stats();
     assert_eq!((stats.failovers, stats.eviction_warnings), (0, 0));
     assert_eq!(stats.key_errors, u64::from(2 * QUOTA));
-    assert_eq!(store.mode(), Mode::Redis);
+    assert_eq!(store.source(), Source::Redis);
 }
 
 /// What every evicting policy must show for `policy`'s run: the quota taken once before,

@@ -33,7 +33,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use ironward_redis::{Mode, Options, Period};
+use ironward_redis::{Options, Period, Source};
 
 use common::Server;
 
@@ -112,11 +112,11 @@ async fn a_killed_redis_fails_over_and_traffic_returns_within_a_second_of_the_re
                             Ok(answer) => {
                                 // Which store answered, and when, says which count
                                 // it belongs to.
-                                let slot = match (answer.mode, phase) {
-                                    (Mode::Local, _) => 1,
+                                let slot = match (answer.source, phase) {
+                                    (Source::Local, _) => 1,
                                     // The server killed, or about to be.
-                                    (Mode::Redis, 0 | 1) => 0,
-                                    (Mode::Redis, _) => {
+                                    (Source::Redis, 0 | 1) => 0,
+                                    (Source::Redis, _) => {
                                         tally.back.get_or_insert_with(Instant::now);
                                         2
                                     }
@@ -138,13 +138,13 @@ async fn a_killed_redis_fails_over_and_traffic_returns_within_a_second_of_the_re
 
     // Redis serves the quota, then refuses.
     wait_for("the quota spent on Redis", &tally, |t| t.refused[0] > 0).await;
-    assert_eq!(store.mode(), Mode::Redis);
+    assert_eq!(store.source(), Source::Redis);
 
     // Killed mid-load: the fallback takes over and spends its share.
     *PHASE.lock().unwrap() = 1;
     server.kill();
     wait_for("the fallback's share spent", &tally, |t| t.refused[1] > 0).await;
-    assert_eq!(store.mode(), Mode::Local);
+    assert_eq!(store.source(), Source::Local);
     // Let the outage last a few probe intervals.
     tokio::time::sleep(Duration::from_millis(300)).await;
 
@@ -187,7 +187,7 @@ async fn a_killed_redis_fails_over_and_traffic_returns_within_a_second_of_the_re
     assert_eq!(tally.admitted, [QUOTA, share, QUOTA]);
     assert!(tally.admitted.iter().sum::<u32>() <= 2 * QUOTA + share);
     assert!(stats.failovers >= 1 && stats.recoveries >= 1, "{stats:?}");
-    assert_eq!(store.mode(), Mode::Redis);
+    assert_eq!(store.source(), Source::Redis);
 }
 
 /// A server that stops answering for a while, and how.
@@ -216,9 +216,9 @@ impl Paused {
         answer: Result<ironward_redis::Answer<ironward::Quota>, ironward_redis::Error>,
     ) {
         match answer {
-            Ok(answer) if answer.admitted() => match answer.mode {
-                Mode::Redis => self.redis += 1,
-                Mode::Local => self.local += 1,
+            Ok(answer) if answer.admitted() => match answer.source {
+                Source::Redis => self.redis += 1,
+                Source::Local => self.local += 1,
             },
             Ok(_) => {}
             Err(ironward_redis::Error::Timeout) => self.timeouts += 1,
@@ -316,7 +316,7 @@ async fn pause_and_count(pause: Pause) {
         let mut refused = 0;
         for (limit, seen) in limits.iter().zip(&mut seen) {
             let answer = limit.take("k", now()).await;
-            if matches!(&answer, Ok(a) if !a.admitted() && a.mode == Mode::Redis) {
+            if matches!(&answer, Ok(a) if !a.admitted() && a.source == Source::Redis) {
                 refused += 1;
             }
             seen.count(answer);
@@ -345,7 +345,10 @@ async fn pause_and_count(pause: Pause) {
         "{redis} of {Q}, {timed_out} timed out"
     );
     for store in [&closed, &open] {
-        assert_eq!((store.stats().failovers, store.mode()), (0, Mode::Redis));
+        assert_eq!(
+            (store.stats().failovers, store.source()),
+            (0, Source::Redis)
+        );
     }
 }
 
@@ -385,7 +388,7 @@ async fn script_flush_mid_load_loses_no_count_and_fails_nothing_over() {
                 .unwrap();
         }
         let answer = limit.take("k", now()).await.unwrap();
-        assert_eq!(answer.mode, Mode::Redis);
+        assert_eq!(answer.source, Source::Redis);
         admitted += u32::from(answer.admitted());
     }
     assert_eq!(admitted, Q);
@@ -423,7 +426,7 @@ async fn more_keys_than_the_fallback_holds_during_an_outage_each_keep_the_share(
         for (key, admitted) in admitted.iter_mut().enumerate() {
             let at = now + Duration::from_millis(round);
             let answer = limit.take(format!("key-{key}"), at).await.unwrap();
-            assert_eq!(answer.mode, Mode::Local);
+            assert_eq!(answer.source, Source::Local);
             *admitted += u32::from(answer.admitted());
         }
     }

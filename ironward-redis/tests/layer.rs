@@ -7,7 +7,7 @@ mod common;
 use std::time::Duration;
 
 use http::{HeaderName, Request, StatusCode};
-use ironward_redis::{Mode, Options, RateLimitLayer, Store};
+use ironward_redis::{Options, RateLimitLayer, Source, Store};
 use ironward_tower::http::Format;
 use ironward_tower::{Clock, Limit, Limited};
 use tower::{BoxError, Layer, Service, ServiceExt, service_fn};
@@ -111,7 +111,7 @@ async fn a_keyed_layer_has_a_budget_per_key_and_one_for_requests_without() {
             "{keyed}.ts",
         ]
     );
-    assert_eq!(layer.store().mode(), Mode::Redis);
+    assert_eq!(layer.store().source(), Source::Redis);
 }
 
 // A decision Redis does not give in time is a refusal, not a failover: the client is
@@ -139,7 +139,7 @@ async fn a_decision_that_times_out_is_refused_with_limited() {
         .unwrap();
     let limited = call(&mut service, Request::new(())).await.unwrap_err();
     assert_eq!(limited.retry_after(), timeout);
-    assert_eq!((store.mode(), store.stats().timeouts), (Mode::Redis, 1));
+    assert_eq!((store.source(), store.stats().timeouts), (Source::Redis, 1));
 }
 
 #[tokio::test]
@@ -161,7 +161,7 @@ async fn a_layer_without_redis_limits_on_its_fallback() {
     // Half the quota of four: the third is refused, with the policy's own quota.
     let limited = call(&mut service, Request::new(())).await.unwrap_err();
     assert_eq!(limited.quota(), 4);
-    assert_eq!(layer.store().mode(), Mode::Local);
+    assert_eq!(layer.store().source(), Source::Local);
     let debug = format!("{layer:?}");
     assert!(debug.contains("Local"), "{debug}");
 }

@@ -1,13 +1,13 @@
 //! A store that connects on its first call (`Options::start_local`, or `Store::new` on a
-//! connection of the caller's): what its mode says before Redis has answered, and the one
+//! connection of the caller's): what its source says before Redis has answered, and the one
 //! check every connection runs once Redis answers it, the read of `maxmemory-policy`.
 //!
 //! - Against a Redis under `allkeys-lru`, 20 takes (one after the other, or all at once)
 //!   count one eviction warning, from one `CONFIG GET`: the call Redis first answers reads
 //!   the policy, as an eager connect and a recovery do.
-//! - Against a port where nothing listens, the store says `Mode::Local` from the start,
+//! - Against a port where nothing listens, the store says `Source::Local` from the start,
 //!   and still after its first call has failed over; against a live Redis it says
-//!   `Mode::Local` until that call is answered, and `Mode::Redis` after.
+//!   `Source::Local` until that call is answered, and `Source::Redis` after.
 //! - A lazy store that starts on its fallback and then sees Redis come up warns once, at
 //!   the recovery; one whose script is loaded up front (`Store::load`) warns at the load.
 
@@ -16,7 +16,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use ironward::Quota;
-use ironward_redis::{Mode, Options, Period, Store};
+use ironward_redis::{Options, Period, Source, Store};
 use redis::aio::{ConnectionManager, MultiplexedConnection};
 
 use common::{EVERY_CALL, Server, unique};
@@ -65,7 +65,7 @@ async fn a_lazy_store_warns_of_an_evicting_policy_once_redis_first_answers() {
     let limit = Period::new(&store, &unique("lazy"), 100, HOUR);
     for _ in 0..20 {
         let answer = limit.take("k", NOW).await.unwrap();
-        assert_eq!(answer.mode, Mode::Redis);
+        assert_eq!(answer.source, Source::Redis);
     }
     let stats = store.stats();
     println!("{stats:?}");
@@ -95,7 +95,7 @@ async fn concurrent_first_calls_read_the_policy_once() {
     }
     let stats = store.stats();
     assert_eq!((stats.eviction_warnings, stats.redis), (1, 20), "{stats:?}");
-    assert_eq!(store.mode(), Mode::Redis);
+    assert_eq!(store.source(), Source::Redis);
     assert_eq!(config_gets(&mut conn).await - before, 1);
 }
 
@@ -107,12 +107,12 @@ async fn a_store_on_the_callers_connection_warns_once_redis_first_answers() {
     let client = redis::Client::open(server.url()).unwrap();
     let conn = ConnectionManager::new_lazy_with_config(client, Store::config(&EVERY_CALL));
     let store = Store::new(conn.unwrap(), EVERY_CALL);
-    assert_eq!(store.mode(), Mode::Local);
+    assert_eq!(store.source(), Source::Local);
     let limit = Period::new(&store, &unique("new"), 100, HOUR);
     for _ in 0..20 {
-        assert_eq!(limit.take("k", NOW).await.unwrap().mode, Mode::Redis);
+        assert_eq!(limit.take("k", NOW).await.unwrap().source, Source::Redis);
     }
-    assert_eq!(store.mode(), Mode::Redis);
+    assert_eq!(store.source(), Source::Redis);
     assert_eq!(store.stats().eviction_warnings, 1);
 }
 
@@ -122,26 +122,26 @@ async fn a_store_on_the_callers_connection_warns_once_redis_first_answers() {
 async fn loading_the_script_reaches_redis_as_a_call_does() {
     let server = Server::start_with(&EVICTING);
     let store = server.store(LAZY).await;
-    assert_eq!(store.mode(), Mode::Local);
+    assert_eq!(store.source(), Source::Local);
     store.load().await.unwrap();
-    assert_eq!(store.mode(), Mode::Redis);
+    assert_eq!(store.source(), Source::Redis);
     assert_eq!(store.stats().eviction_warnings, 1);
     let limit = Period::new(&store, &unique("loaded"), 5, HOUR);
-    assert_eq!(limit.take("k", NOW).await.unwrap().mode, Mode::Redis);
+    assert_eq!(limit.take("k", NOW).await.unwrap().source, Source::Redis);
     assert_eq!(store.stats().eviction_warnings, 1);
 }
 
-// Nothing listens: the store has never reached Redis, and its mode says so from the start,
+// Nothing listens: the store has never reached Redis, and its source says so from the start,
 // not only once the first call has failed over.
 #[tokio::test]
 async fn a_lazy_store_to_a_dead_port_is_local_from_the_start() {
     let url = format!("redis://127.0.0.1:{}/", common::free_port());
     let store = Store::connect(url, LAZY).await.unwrap();
-    assert_eq!(store.mode(), Mode::Local);
+    assert_eq!(store.source(), Source::Local);
     let limit = Period::new(&store, &unique("dead"), 5, HOUR);
     let answer = limit.take("k", NOW).await.unwrap();
-    assert_eq!((answer.value, answer.mode), (Quota::Over, Mode::Local));
-    assert_eq!(store.mode(), Mode::Local);
+    assert_eq!((answer.value, answer.source), (Quota::Over, Source::Local));
+    assert_eq!(store.source(), Source::Local);
     let stats = store.stats();
     assert_eq!((stats.failovers, stats.local, stats.redis), (1, 1, 0));
 }
@@ -152,11 +152,11 @@ async fn a_lazy_store_to_a_dead_port_is_local_from_the_start() {
 async fn a_lazy_store_to_a_live_redis_is_on_redis_once_a_call_is_answered() {
     let server = Server::start();
     let store = server.store(LAZY).await;
-    assert_eq!(store.mode(), Mode::Local);
+    assert_eq!(store.source(), Source::Local);
     let limit = Period::new(&store, &unique("live"), 5, HOUR);
     let answer = limit.take("k", NOW).await.unwrap();
-    assert_eq!((answer.value, answer.mode), (Quota::Under, Mode::Redis));
-    assert_eq!(store.mode(), Mode::Redis);
+    assert_eq!((answer.value, answer.source), (Quota::Under, Source::Redis));
+    assert_eq!(store.source(), Source::Redis);
     let stats = store.stats();
     assert_eq!(
         (stats.redis, stats.failovers, stats.eviction_warnings),
@@ -173,16 +173,16 @@ async fn a_lazy_store_that_starts_on_its_fallback_warns_at_the_recovery() {
         .await
         .unwrap();
     let limit = Period::new(&store, &unique("later"), 5, HOUR);
-    assert_eq!(limit.take("k", NOW).await.unwrap().mode, Mode::Local);
+    assert_eq!(limit.take("k", NOW).await.unwrap().source, Source::Local);
     let _server = (0..50)
         .find_map(|_| Server::start_on_with(port, &EVICTING))
         .expect("redis-server starts on the port");
     let deadline = Instant::now() + BOUND;
-    while store.mode() == Mode::Local {
+    while store.source() == Source::Local {
         assert!(Instant::now() < deadline, "never on Redis");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
-    assert_eq!(limit.take("k", NOW).await.unwrap().mode, Mode::Redis);
+    assert_eq!(limit.take("k", NOW).await.unwrap().source, Source::Redis);
     let stats = store.stats();
     assert_eq!(
         (stats.failovers, stats.recoveries, stats.eviction_warnings),

@@ -13,7 +13,7 @@ mod common;
 use std::time::Duration;
 
 use ironward::{Limit as Core, LimitsReason};
-use ironward_redis::{Limits, Mode, Options, Store};
+use ironward_redis::{Limits, Options, Source, Store};
 use ironward_tokio::Limit;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
@@ -177,7 +177,7 @@ fn shifted(
 /// One case on `store`: every answer the core's.
 async fn run<const N: usize>(
     store: &Store,
-    mode: Mode,
+    source: Source,
     limits: &[Limit],
     start: u64,
     steps: &[Step],
@@ -190,7 +190,7 @@ async fn run<const N: usize>(
         let now = Duration::from_micros(t);
         if step.take {
             let answer = redis.take("k", now, &step.costs).await.unwrap();
-            prop_assert_eq!(answer.mode, mode);
+            prop_assert_eq!(answer.source, source);
             let expected = core::<N>(&mut twins, &step.costs).check(now);
             if expected.is_ok() {
                 latest = latest.max(now);
@@ -253,11 +253,11 @@ fn limits_answer_as_the_core_limits_in_redis_and_on_the_fallback() {
     runner
         .run(&case(), |(limits, start, steps)| {
             runtime.block_on(async {
-                for (store, mode) in [(&redis, Mode::Redis), (&local, Mode::Local)] {
+                for (store, source) in [(&redis, Source::Redis), (&local, Source::Local)] {
                     match limits.len() {
-                        1 => run::<1>(store, mode, &limits, start, &steps).await?,
-                        2 => run::<2>(store, mode, &limits, start, &steps).await?,
-                        _ => run::<3>(store, mode, &limits, start, &steps).await?,
+                        1 => run::<1>(store, source, &limits, start, &steps).await?,
+                        2 => run::<2>(store, source, &limits, start, &steps).await?,
+                        _ => run::<3>(store, source, &limits, start, &steps).await?,
                     }
                 }
                 Ok(())

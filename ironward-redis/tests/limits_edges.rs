@@ -11,7 +11,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use ironward::LimitsReason;
-use ironward_redis::{Limits, Mode, Options, Store, Time};
+use ironward_redis::{Limits, Options, Source, Store, Time};
 use ironward_tokio::Limit;
 use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;
@@ -74,7 +74,7 @@ async fn a_refusal_writes_nothing_and_an_admission_writes_every_key_with_one_ttl
 
     // Refused by the minute's tokens before anything was written: no key at all.
     let refused = limits.take("k", NOW, &[1.0, 100_001.0, 1.0]).await.unwrap();
-    assert_eq!((refused.value, refused.mode), (never(1), Mode::Redis));
+    assert_eq!((refused.value, refused.source), (never(1), Source::Redis));
     assert!(keys(&mut conn, &name, "k").await.is_empty());
 
     let answer = limits
@@ -124,7 +124,7 @@ async fn a_refusal_writes_nothing_and_an_admission_writes_every_key_with_one_ttl
     );
 }
 
-/// A Redis with cluster mode on and every slot its own: one node, so no redirection, but
+/// A Redis with cluster source on and every slot its own: one node, so no redirection, but
 /// a script whose keys lie in two slots fails with `CROSSSLOT` all the same.
 async fn one_node_cluster() -> Server {
     let server = Server::start_with(&["--cluster-enabled", "yes"]);
@@ -173,7 +173,11 @@ async fn every_key_of_a_call_lies_in_one_hash_slot() {
     // A plain key, and one with braces of its own: the hash tag is the first `{...}`.
     for key in ["alice", "a}b{c"] {
         let answer = limits.take(key, NOW, &[1.0; 5]).await.unwrap();
-        assert_eq!((answer.value, answer.mode), (Ok(()), Mode::Redis), "{key}");
+        assert_eq!(
+            (answer.value, answer.source),
+            (Ok(()), Source::Redis),
+            "{key}"
+        );
         let peek = limits.peek(key, NOW, &[1.0; 5]).await.unwrap();
         assert_eq!(peek, Ok(()));
         let written: Vec<String> = conn.keys(format!("{{{name}:*")).await.unwrap();
@@ -238,7 +242,7 @@ async fn hammer(server: &Server, name: &str, key: &'static str, most: u32) -> (u
                 for asked in costs(process * TASKS + task, most).take(TAKES) {
                     let cost = f64::from(asked);
                     let answer = limits.take(key, NOW, &[1.0, cost, cost]).await.unwrap();
-                    assert_eq!(answer.mode, Mode::Redis);
+                    assert_eq!(answer.source, Source::Redis);
                     if answer.admitted() {
                         requests += 1;
                         tokens += asked;
@@ -437,13 +441,13 @@ async fn a_refusal_is_remembered_for_the_same_costs_only() {
         .await
         .unwrap();
     assert_eq!(
-        (again.value, again.mode),
+        (again.value, again.source),
         (
             Err(LimitsReason {
                 index: 1,
                 next: 59 * SECOND
             }),
-            Mode::Redis
+            Source::Redis
         )
     );
     assert_eq!(store.stats().blocked, stats.blocked + 1);
@@ -498,8 +502,8 @@ async fn with_redis_gone_the_fallback_holds_each_limit_to_its_share() {
         ],
     );
     assert_eq!(
-        limits.take("k", NOW, &[1.0; 3]).await.unwrap().mode,
-        Mode::Redis
+        limits.take("k", NOW, &[1.0; 3]).await.unwrap().source,
+        Source::Redis
     );
     server.kill();
     // Shares of 5 tokens, 50 units a window and 500 a period, kept apart from what Redis
@@ -510,7 +514,7 @@ async fn with_redis_gone_the_fallback_holds_each_limit_to_its_share() {
             .take("k", NOW + i * SECOND, &[1.0, 2.0, 2.0])
             .await
             .unwrap();
-        assert_eq!(answer.mode, Mode::Local);
+        assert_eq!(answer.source, Source::Local);
         if answer.admitted() {
             (requests, units) = (requests + 1, units + 2);
         }

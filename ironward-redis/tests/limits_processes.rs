@@ -12,7 +12,7 @@ mod common;
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use ironward_redis::{Limits, Mode};
+use ironward_redis::{Limits, Source};
 use ironward_tokio::Limit;
 use redis::AsyncCommands;
 
@@ -175,7 +175,7 @@ async fn process(told: &str) {
                 for asked in costs(index * TASKS + task, most).take(TAKES) {
                     let cost = f64::from(asked);
                     let answer = limits.take(&key, NOW, &[1.0, cost, cost]).await.unwrap();
-                    assert_eq!(answer.mode, Mode::Redis);
+                    assert_eq!(answer.source, Source::Redis);
                     if answer.admitted() {
                         requests += 1;
                         tokens += asked;

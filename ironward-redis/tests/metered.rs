@@ -8,7 +8,7 @@ mod common;
 use std::time::Duration;
 
 use ironward::Quota;
-use ironward_redis::{Error, Mode, Period, Sliding};
+use ironward_redis::{Error, Period, Sliding, Source};
 use redis::AsyncCommands;
 
 use common::{Server, unique};
@@ -73,7 +73,10 @@ async fn a_period_state_of_another_form_is_a_key_error() {
         matches!(&err, Error::Key { code, .. } if code == "WRONGTYPE"),
         "{err:?}"
     );
-    assert_eq!((store.mode(), store.stats().key_errors), (Mode::Redis, 2));
+    assert_eq!(
+        (store.source(), store.stats().key_errors),
+        (Source::Redis, 2)
+    );
     // Other keys are counted as ever.
     assert_eq!(limit.take("j", NOW).await.unwrap().value, Quota::Under);
 }
@@ -185,7 +188,7 @@ async fn a_log_of_another_programs_entries_is_a_key_error() {
         matches!(&err, Error::Key { script: "sliding", code, .. } if code == "WRONGTYPE"),
         "{err:?}"
     );
-    assert_eq!(store.mode(), Mode::Redis);
+    assert_eq!(store.source(), Source::Redis);
 }
 
 // The hostile costs: 0 passes and takes nothing; one above the quota, up to `u32::MAX`, is

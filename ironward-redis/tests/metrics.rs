@@ -12,7 +12,7 @@ mod common;
 use std::time::{Duration, Instant};
 
 use ironward::Quota;
-use ironward_redis::{Bucket, Error, Mode, Options, Period, Sliding, Store};
+use ironward_redis::{Bucket, Error, Options, Period, Sliding, Source, Store};
 use ironward_tokio::{Clock, Limit};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use redis::AsyncCommands;
@@ -143,7 +143,7 @@ fn store(recorder: &DebuggingRecorder, server: &Server, options: Options) -> Sto
 /// Waits, at most [`BOUND`], until `store` is back on Redis.
 async fn back_on_redis(store: &Store) {
     let deadline = Instant::now() + BOUND;
-    while store.mode() == Mode::Local {
+    while store.source() == Source::Local {
         assert!(Instant::now() < deadline, "never back on Redis");
         tokio::time::sleep(Duration::from_millis(5)).await;
     }
@@ -292,7 +292,7 @@ async fn each_outage_is_one_failover_its_decisions_are_local_and_its_length_is_r
                     .take(&key, NOW)
                     .await
                     .expect("an answer, not a timeout");
-                let slot = usize::from(answer.mode == Mode::Local);
+                let slot = usize::from(answer.source == Source::Local);
                 admitted[slot] += u64::from(answer.value != Quota::Over);
             }
             admitted
@@ -326,7 +326,7 @@ async fn each_outage_is_one_failover_its_decisions_are_local_and_its_length_is_r
         assert!(seen.round_trips(piece, &name, "ok").is_empty());
         assert_eq!(seen.round_trips(piece, &name, "error").len(), 1);
         assert!(seen.fallbacks().is_empty(), "recorded only when it ends");
-        assert_eq!(store.mode(), Mode::Local);
+        assert_eq!(store.source(), Source::Local);
 
         // Let the outage last a few probe intervals, then restart on the same port.
         tokio::time::sleep(Duration::from_millis(300)).await;
@@ -398,7 +398,7 @@ async fn a_paused_redis_refuses_for_timeout_and_does_not_fail_over() {
     assert_eq!(errors.len(), 1);
     assert!(errors[0] >= timeout.as_secs_f64(), "{errors:?}");
     assert_eq!(seen.failovers(), 0);
-    assert_eq!(store.mode(), Mode::Redis);
+    assert_eq!(store.source(), Source::Redis);
 }
 
 // A reply no script gives is a refusal for `bad_reply`, and no failover.
@@ -453,7 +453,7 @@ async fn a_key_of_another_type_refuses_for_key_error_and_does_not_fail_over() {
     assert_eq!(seen.all_requests(), 4);
     assert_eq!(seen.round_trips(piece, &name, "error").len(), 3);
     assert_eq!(seen.fallbacks().len(), 0);
-    assert_eq!(store.mode(), Mode::Redis);
+    assert_eq!(store.source(), Source::Redis);
 }
 
 // Seventy callers at once on one thread, more than a batch holds (64): two calls to Redis,

@@ -10,7 +10,7 @@ mod common;
 use std::time::Duration;
 
 use ironward::{Limit, Limits, LimitsReason};
-use ironward_redis::{Mode, Options, Periods, Store, Term};
+use ironward_redis::{Options, Periods, Source, Store, Term};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
 use redis::AsyncCommands;
@@ -128,7 +128,7 @@ fn shifted(
 /// One case on `store`: every answer the core's.
 async fn run<const N: usize>(
     store: &Store,
-    mode: Mode,
+    source: Source,
     terms: &[Term],
     start: u64,
     steps: &[Step],
@@ -141,7 +141,7 @@ async fn run<const N: usize>(
         let now = Duration::from_micros(t);
         if step.take {
             let answer = redis.take("k", now, &step.costs).await.unwrap();
-            prop_assert_eq!(answer.mode, mode);
+            prop_assert_eq!(answer.source, source);
             let expected = limits(&mut memory, &step.costs).check(now);
             if expected.is_ok() {
                 latest = latest.max(now);
@@ -203,11 +203,11 @@ fn periods_answer_as_the_core_limits_in_redis_and_on_the_fallback() {
     runner
         .run(&case(), |(terms, start, steps)| {
             runtime.block_on(async {
-                for (store, mode) in [(&redis, Mode::Redis), (&local, Mode::Local)] {
+                for (store, source) in [(&redis, Source::Redis), (&local, Source::Local)] {
                     match terms.len() {
-                        1 => run::<1>(store, mode, &terms, start, &steps).await?,
-                        2 => run::<2>(store, mode, &terms, start, &steps).await?,
-                        _ => run::<3>(store, mode, &terms, start, &steps).await?,
+                        1 => run::<1>(store, source, &terms, start, &steps).await?,
+                        2 => run::<2>(store, source, &terms, start, &steps).await?,
+                        _ => run::<3>(store, source, &terms, start, &steps).await?,
                     }
                 }
                 Ok(())
@@ -257,7 +257,7 @@ async fn a_refusal_writes_nothing_and_an_admission_writes_every_key_with_one_ttl
             next: Duration::MAX
         })
     );
-    assert_eq!(refused.mode, Mode::Redis);
+    assert_eq!(refused.source, Source::Redis);
     assert_eq!(state(&server, key(0)).await, None);
     assert_eq!(state(&server, key(1)).await, None);
 
@@ -305,8 +305,8 @@ async fn costs_of_the_wrong_length_are_refused_as_never_and_write_nothing() {
     };
     let short = limits.take("k", NOW, &[1]).await.unwrap();
     assert_eq!(
-        (short.value, short.next, short.mode),
-        (never(1), Duration::MAX, Mode::Redis)
+        (short.value, short.next, short.source),
+        (never(1), Duration::MAX, Source::Redis)
     );
     assert_eq!(limits.take("k", NOW, &[]).await.unwrap().value, never(0));
     assert_eq!(
@@ -437,7 +437,7 @@ async fn a_share_below_one_unit_refuses_on_the_fallback() {
             next: store.options().probe
         })
     );
-    assert_eq!(refused.mode, Mode::Local);
+    assert_eq!(refused.source, Source::Local);
     let half = Periods::new(&store, "half", &[Term::new(10, SECOND)]);
     let mut passed = 0;
     for _ in 0..10 {
@@ -463,8 +463,8 @@ async fn with_redis_gone_the_fallback_holds_each_limit_to_its_share() {
         &[Term::new(10, 60 * SECOND), Term::new(100, 60 * SECOND)],
     );
     assert_eq!(
-        limits.take("k", NOW, &[1, 1]).await.unwrap().mode,
-        Mode::Redis
+        limits.take("k", NOW, &[1, 1]).await.unwrap().source,
+        Source::Redis
     );
     server.kill();
     // Shares of 5 requests and 50 tokens a minute, kept apart from what Redis counted: the
@@ -472,7 +472,7 @@ async fn with_redis_gone_the_fallback_holds_each_limit_to_its_share() {
     let (mut requests, mut tokens) = (0, 0);
     for i in 0..20 {
         let answer = limits.take("k", NOW + i * SECOND, &[1, 2]).await.unwrap();
-        assert_eq!(answer.mode, Mode::Local);
+        assert_eq!(answer.source, Source::Local);
         if answer.admitted() {
             (requests, tokens) = (requests + 1, tokens + 2);
         }
@@ -491,13 +491,13 @@ async fn with_redis_gone_the_fallback_holds_each_limit_to_its_share() {
     assert_eq!(other.value, Ok(()));
     let over = limits.take("j", NOW, &[1, 1]).await.unwrap();
     assert_eq!(
-        (over.value, over.mode),
+        (over.value, over.source),
         (
             Err(LimitsReason {
                 index: 1,
                 next: 60 * SECOND
             }),
-            Mode::Local
+            Source::Local
         )
     );
     assert_eq!(limits.peek("j", NOW, &[4, 0]).await.unwrap(), Ok(()));

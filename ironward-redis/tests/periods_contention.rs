@@ -9,7 +9,7 @@ mod common;
 
 use std::time::Duration;
 
-use ironward_redis::{Mode, Periods, Term};
+use ironward_redis::{Periods, Source, Term};
 use redis::AsyncCommands;
 
 use common::{Server, unique};
@@ -59,7 +59,7 @@ async fn hammer(server: &Server, name: &str, key: &'static str, most: u32) -> (u
                 let (mut requests, mut tokens) = (0u32, 0u32);
                 for asked in costs(process * TASKS + task, most).take(TAKES) {
                     let answer = limits.take(key, NOW, &[1, asked]).await.unwrap();
-                    assert_eq!(answer.mode, Mode::Redis);
+                    assert_eq!(answer.source, Source::Redis);
                     if answer.admitted() {
                         requests += 1;
                         tokens += asked;

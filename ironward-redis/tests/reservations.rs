@@ -8,7 +8,7 @@ mod common;
 
 use std::time::Duration;
 
-use ironward_redis::{Bucket, Mode, Period, Reservation, Sliding, Store};
+use ironward_redis::{Bucket, Period, Reservation, Sliding, Source, Store};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, TestRunner};
 
@@ -110,7 +110,7 @@ impl Twin {
         match self {
             Twin::Period(redis, core) => {
                 let answer = redis.take_n("k", now, cost).await.unwrap();
-                assert_eq!(answer.mode, Mode::Redis);
+                assert_eq!(answer.source, Source::Redis);
                 let value = core.take_n(now, cost);
                 let next = core.next_n(now, cost);
                 (
@@ -258,7 +258,7 @@ async fn run(
                 prop_assert_eq!(next, from_now(wait, latest, now), "next after {}", i);
                 if let (Some(ours), Some(theirs)) = (ours, theirs) {
                     prop_assert_eq!(ours.estimate(), theirs.estimate());
-                    prop_assert_eq!(ours.mode(), Mode::Redis);
+                    prop_assert_eq!(ours.source(), Source::Redis);
                     open.push((ours, theirs));
                 }
             }

@@ -10,7 +10,7 @@ mod common;
 use std::time::Duration;
 
 use ironward::Quota;
-use ironward_redis::{Bucket, Mode, Period, Sliding};
+use ironward_redis::{Bucket, Period, Sliding, Source};
 
 use common::Server;
 
@@ -35,7 +35,7 @@ async fn a_debt_delays_the_next_request_and_a_refund_makes_room() {
         .unwrap()
         .value
         .unwrap();
-    assert_eq!(first.mode(), Mode::Redis);
+    assert_eq!(first.source(), Source::Redis);
     period.settle(first, 8, s(1)).await.unwrap();
     // 8 counted: 2 left.
     assert_eq!(
@@ -478,16 +478,16 @@ async fn reservations_settle_where_they_were_taken() {
         .unwrap()
         .value
         .unwrap();
-    assert_eq!(in_redis.mode(), Mode::Redis);
+    assert_eq!(in_redis.source(), Source::Redis);
     server.kill();
     // Redis is gone: the settle is dropped, and the fallback is not charged its debt.
     log.settle(in_redis, 9, NOW).await.unwrap();
-    assert_eq!(store.mode(), Mode::Local);
+    assert_eq!(store.source(), Source::Local);
     // The fallback holds half of each: 5 units, 5 tokens.
     let local = log.reserve("k", NOW, 5, s(60)).await.unwrap();
-    assert_eq!(local.mode, Mode::Local);
+    assert_eq!(local.source, Source::Local);
     let local = local.value.expect("the fallback's 5");
-    assert_eq!(local.mode(), Mode::Local);
+    assert_eq!(local.source(), Source::Local);
     assert!(!log.take_n("k", NOW, 1).await.unwrap().value);
     log.settle(local, 2, NOW).await.unwrap();
     assert!(log.take_n("k", NOW, 3).await.unwrap().value);
@@ -499,7 +499,7 @@ async fn reservations_settle_where_they_were_taken() {
         .unwrap()
         .value
         .unwrap();
-    assert_eq!(tokens.mode(), Mode::Local);
+    assert_eq!(tokens.source(), Source::Local);
     bucket.settle(tokens, 1.0, NOW).await.unwrap();
     assert!(bucket.take("k", NOW, 4.0).await.unwrap().value);
     assert!(!bucket.take("k", NOW, 0.5).await.unwrap().value);

@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
 use ironward::Quota;
-use ironward_redis::{Bucket, Error, Mode, OnTimeout, Options, Period, Sliding, Stats, Store};
+use ironward_redis::{Bucket, Error, OnTimeout, Options, Period, Sliding, Source, Stats, Store};
 use redis::AsyncCommands;
 
 use common::{Server, unique};
@@ -112,7 +112,7 @@ async fn the_script_is_loaded_once_and_again_after_a_flush() {
     let limit = Period::new(&store, "flushed", 1, SECOND);
     assert_eq!(limit.take("k", NOW).await.unwrap().value, Quota::Hit);
     assert_eq!(cached(&mut conn).await, 1);
-    assert_eq!(store.mode(), Mode::Redis);
+    assert_eq!(store.source(), Source::Redis);
 }
 
 // go-zero's TokenLimiter refuses on a context deadline and fails over on anything else.
@@ -141,14 +141,14 @@ async fn a_timeout_is_a_refusal_and_the_store_stays_on_redis() {
     // A call dropped before its answer is cancelled: no failover either.
     let dropped = tokio::time::timeout(Duration::from_millis(10), limit.take("k", NOW)).await;
     assert!(dropped.is_err());
-    assert_eq!(store.mode(), Mode::Redis);
+    assert_eq!(store.source(), Source::Redis);
     let stats = store.stats();
     assert_eq!((stats.timeouts, stats.failovers), (1, 0));
 
     // Once the pause is over, Redis answers again.
     tokio::time::sleep_until((started + SECOND).into()).await;
     let answer = limit.take("k", NOW).await.unwrap();
-    assert_eq!(answer.mode, Mode::Redis);
+    assert_eq!(answer.source, Source::Redis);
 }
 
 // An error about one key's data is that key's: a wrong type beside a healthy key on a
@@ -189,7 +189,7 @@ async fn a_wrong_type_key_is_its_own_error_and_fails_nothing_over() {
         "{next:?}"
     );
     assert_eq!((admitted, key_errors), (300, 600));
-    assert_eq!(store.mode(), Mode::Redis);
+    assert_eq!(store.source(), Source::Redis);
     let stats = store.stats();
     // The good key's first refusal came from Redis, the 299 after it from memory.
     assert_eq!(
@@ -221,8 +221,8 @@ async fn a_read_only_server_fails_over_and_a_ping_brings_the_store_back() {
         .unwrap();
 
     let answer = limit.take("k", NOW).await.unwrap();
-    assert_eq!((answer.value, answer.mode), (true, Mode::Local));
-    assert_eq!(store.mode(), Mode::Local);
+    assert_eq!((answer.value, answer.source), (true, Source::Local));
+    assert_eq!(store.source(), Source::Local);
     let () = redis::cmd("REPLICAOF")
         .arg("NO")
         .arg("ONE")
@@ -231,11 +231,11 @@ async fn a_read_only_server_fails_over_and_a_ping_brings_the_store_back() {
         .unwrap();
     // The probe's PING is answered: back on Redis within a few probe intervals.
     let deadline = Instant::now() + Duration::from_secs(10);
-    while store.mode() == Mode::Local {
+    while store.source() == Source::Local {
         assert!(Instant::now() < deadline, "never back on Redis");
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
-    assert_eq!(limit.take("k", NOW).await.unwrap().mode, Mode::Redis);
+    assert_eq!(limit.take("k", NOW).await.unwrap().source, Source::Redis);
     let stats = store.stats();
     assert_eq!((stats.failovers, stats.local, stats.key_errors), (1, 1, 0));
 }
@@ -260,8 +260,8 @@ async fn connect_fails_on_an_unreachable_redis_unless_asked_to_start_local() {
     // The default share is 0: the fallback refuses, and says when to ask again.
     let answer = limit.take("k", NOW).await.unwrap();
     assert_eq!(
-        (answer.value, answer.mode, answer.next),
-        (Quota::Over, Mode::Local, options.probe)
+        (answer.value, answer.source, answer.next),
+        (Quota::Over, Source::Local, options.probe)
     );
     assert_eq!(store.stats().failovers, 1);
 }
@@ -287,7 +287,7 @@ async fn a_reply_no_script_gives_is_an_error_not_a_guess() {
         ),
         "{err}"
     );
-    assert_eq!(store.mode(), Mode::Redis);
+    assert_eq!(store.source(), Source::Redis);
     assert_eq!(store.stats().unknown, 1);
 }
 
@@ -310,7 +310,7 @@ async fn the_fallback_admits_its_share_of_each_quota() {
         answers,
         [Quota::Under, Quota::Under, Quota::Hit, Quota::Over]
     );
-    assert_eq!(store.mode(), Mode::Local);
+    assert_eq!(store.source(), Source::Local);
 
     let sliding = Sliding::new(&store, "s", 10, Duration::from_secs(60));
     for _ in 0..3 {
@@ -357,8 +357,8 @@ async fn an_infinite_burst_admits_every_finite_cost_without_asking_redis() {
     assert!(!bucket.take("k", NOW, f64::NAN).await.unwrap().admitted());
     assert_eq!(bucket.next("k", NOW, 1e300).await.unwrap(), Duration::ZERO);
     // Nothing was sent, so nothing failed over; nor has the store ever reached Redis, and
-    // its mode says so.
-    assert_eq!(store.mode(), Mode::Local);
+    // its source says so.
+    assert_eq!(store.source(), Source::Local);
     assert_eq!(store.stats(), Stats::default());
 }
 
@@ -521,14 +521,14 @@ async fn a_timeout_with_on_timeout_fallback_is_the_fallbacks_answer() {
         .unwrap();
     let refused = limits[0].take("k", NOW).await.unwrap();
     assert_eq!(
-        (refused.value, refused.mode, refused.next),
-        (false, Mode::Local, closed.options().probe)
+        (refused.value, refused.source, refused.next),
+        (false, Source::Local, closed.options().probe)
     );
     let admitted = limits[1].take("k", NOW).await.unwrap();
-    assert_eq!((admitted.value, admitted.mode), (true, Mode::Local));
+    assert_eq!((admitted.value, admitted.source), (true, Source::Local));
     for store in [&closed, &open] {
         let stats = store.stats();
         assert_eq!((stats.timeouts, stats.local, stats.failovers), (1, 1, 0));
-        assert_eq!(store.mode(), Mode::Redis);
+        assert_eq!(store.source(), Source::Redis);
     }
 }

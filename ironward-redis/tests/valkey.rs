@@ -25,7 +25,7 @@ mod common;
 use std::time::Duration;
 
 use ironward::{Limit, Limits, LimitsReason, Quota};
-use ironward_redis::{Bucket, Mode, Period, Periods, Reservation, Sliding, Store, Term};
+use ironward_redis::{Bucket, Period, Periods, Reservation, Sliding, Source, Store, Term};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
 use tokio::runtime::Runtime;
@@ -182,7 +182,7 @@ fn period(flavor: Flavor) {
                                 Some(n) => redis.take_n("k", now, n).await.unwrap(),
                                 None => redis.take("k", now).await.unwrap(),
                             };
-                            prop_assert_eq!(answer.mode, Mode::Redis);
+                            prop_assert_eq!(answer.source, Source::Redis);
                             let expected: Quota = core.take_n(now, cost);
                             prop_assert_eq!(answer.value, expected, "take {} at {}", i, t);
                             // `next` is when the open period ends, `next_n` when the cost
@@ -206,7 +206,7 @@ fn period(flavor: Flavor) {
                             latest = latest.max(now);
                             let timeout = Duration::from_micros(us);
                             let answer = redis.reserve("k", now, estimate, timeout).await.unwrap();
-                            prop_assert_eq!(answer.mode, Mode::Redis);
+                            prop_assert_eq!(answer.source, Source::Redis);
                             let expected = core.reserve(now, estimate, timeout);
                             let admitted = (answer.value.is_some(), expected.is_ok());
                             prop_assert_eq!(admitted.0, admitted.1, "reserve {} at {}", i, t);
@@ -259,7 +259,7 @@ fn sliding(flavor: Flavor) {
                             Some(n) => redis.take_n("k", now, n).await.unwrap(),
                             None => redis.take("k", now).await.unwrap(),
                         };
-                        prop_assert_eq!(answer.mode, Mode::Redis);
+                        prop_assert_eq!(answer.source, Source::Redis);
                         let expected = core.take_n(now, cost);
                         prop_assert_eq!(answer.value, expected, "take {} at {} of {}", i, t, cost);
                         let wait = from_now(core.next_n(now, cost), latest, now);
@@ -337,7 +337,7 @@ fn bucket(flavor: Flavor) {
                         let core =
                             core.get_or_insert_with(|| ironward::Bucket::new(rate, burst, now));
                         let answer = redis.take("k", now, n).await.unwrap();
-                        prop_assert_eq!(answer.mode, Mode::Redis);
+                        prop_assert_eq!(answer.source, Source::Redis);
                         prop_assert_eq!(answer.value, core.take(now, n), "take {} at {}", i, t);
                         let wait = from_now(core.next(now, n), latest, now);
                         prop_assert_eq!(answer.next, wait, "next after {}", i);
@@ -422,7 +422,7 @@ async fn periods_case<const N: usize>(
         let now = Duration::from_micros(t);
         if *take {
             let answer = redis.take("k", now, costs).await.unwrap();
-            prop_assert_eq!(answer.mode, Mode::Redis);
+            prop_assert_eq!(answer.source, Source::Redis);
             let expected = limits(&mut core, costs).check(now);
             // An admission moves every period's clock; a refusal none.
             if expected.is_ok() {

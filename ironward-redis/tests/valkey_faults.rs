@@ -26,7 +26,7 @@ use std::time::{Duration, Instant};
 
 use ironward::Quota;
 use ironward_redis::{
-    Bucket, Error, Mode, Options, Period, Periods, Sliding, Stats, Store, Term, Time,
+    Bucket, Error, Options, Period, Periods, Sliding, Source, Stats, Store, Term, Time,
 };
 use redis::aio::MultiplexedConnection;
 
@@ -79,32 +79,32 @@ impl Four {
     }
 
     /// `n` takes of one unit on `key` from each limiter: how many each admitted, in the
-    /// order period, sliding, bucket, periods, and each answer's mode, which must be
-    /// `mode`.
-    async fn take(&self, key: &str, n: u32, mode: Mode) -> [u32; 4] {
+    /// order period, sliding, bucket, periods, and each answer's source, which must be
+    /// `source`.
+    async fn take(&self, key: &str, n: u32, source: Source) -> [u32; 4] {
         let mut admitted = [0; 4];
         for _ in 0..n {
             let answers = [
                 self.period
                     .take(key, NOW)
                     .await
-                    .map(|a| (a.admitted(), a.mode)),
+                    .map(|a| (a.admitted(), a.source)),
                 self.sliding
                     .take(key, NOW)
                     .await
-                    .map(|a| (a.admitted(), a.mode)),
+                    .map(|a| (a.admitted(), a.source)),
                 self.bucket
                     .take(key, NOW, 1.0)
                     .await
-                    .map(|a| (a.admitted(), a.mode)),
+                    .map(|a| (a.admitted(), a.source)),
                 self.periods
                     .take(key, NOW, &[1])
                     .await
-                    .map(|a| (a.admitted(), a.mode)),
+                    .map(|a| (a.admitted(), a.source)),
             ];
             for (count, answer) in admitted.iter_mut().zip(answers) {
                 let (yes, answered) = answer.expect("an answer");
-                assert_eq!(answered, mode);
+                assert_eq!(answered, source);
                 *count += u32::from(yes);
             }
         }
@@ -194,7 +194,7 @@ fn flushed(flavor: Flavor) {
         let store = server.store(EVERY_CALL).await;
         let mut conn = server.conn().await;
         let four = Four::new(&store, 5);
-        assert_eq!(four.take("k", 3, Mode::Redis).await, [3; 4]);
+        assert_eq!(four.take("k", 3, Source::Redis).await, [3; 4]);
         let reserved = four.period.reserve("r", NOW, 2, HOUR).await.unwrap();
         let reservation = reserved.value.expect("room for 2");
         assert!(cached_scripts(&mut conn).await > 0);
@@ -202,7 +202,7 @@ fn flushed(flavor: Flavor) {
         let _ = cmd(&mut conn, &["SCRIPT", "FLUSH"]).await;
         assert_eq!(cached_scripts(&mut conn).await, 0);
         four.period.settle(reservation, 0, NOW).await.unwrap();
-        assert_eq!(four.take("k", 5, Mode::Redis).await, [2; 4]);
+        assert_eq!(four.take("k", 5, Source::Redis).await, [2; 4]);
         assert_eq!(
             four.period.take_n("r", NOW, 5).await.unwrap().value,
             Quota::Hit
@@ -233,7 +233,7 @@ fn flushed(flavor: Flavor) {
 // Under an evicting policy a key's state may vanish and its quota with it, so the store
 // reads the policy once the server first answers it (`CONFIG GET maxmemory-policy`) and
 // warns once: at an eager connect, and at the first call of a store that connects lazily
-// (`start_local`), which says `Mode::Local` until then. The eight policies Redis 7 and
+// (`start_local`), which says `Source::Local` until then. The eight policies Redis 7 and
 // Valkey both have, each set with `CONFIG SET` and read by stores made after it.
 fn policies(flavor: Flavor) {
     block(async {
@@ -260,14 +260,14 @@ fn policies(flavor: Flavor) {
                 ..EVERY_CALL
             };
             let store = server.store(lazy).await;
-            assert_eq!(store.mode(), Mode::Local, "{policy}");
+            assert_eq!(store.source(), Source::Local, "{policy}");
             let limit = Period::new(&store, &unique("lazy"), 5, HOUR);
             for _ in 0..3 {
-                assert_eq!(limit.take("k", NOW).await.unwrap().mode, Mode::Redis);
+                assert_eq!(limit.take("k", NOW).await.unwrap().source, Source::Redis);
             }
             let stats = store.stats();
             assert_eq!(stats.eviction_warnings, expected, "{policy}: {stats:?}");
-            assert_eq!(store.mode(), Mode::Redis, "{policy}");
+            assert_eq!(store.source(), Source::Redis, "{policy}");
         }
     });
 }
@@ -276,7 +276,7 @@ fn policies(flavor: Flavor) {
 /// `errors` counted.
 fn kept_on_the_server(store: &Store, errors: u64) -> Stats {
     let stats = store.stats();
-    assert_eq!(store.mode(), Mode::Redis);
+    assert_eq!(store.source(), Source::Redis);
     assert_eq!((stats.failovers, stats.local), (0, 0), "{stats:?}");
     assert_eq!(stats.key_errors, errors, "{stats:?}");
     stats
@@ -342,7 +342,7 @@ fn wrong_type(flavor: Flavor) {
             eprintln!("{flavor:?} {script}: {code} {message}");
         }
         kept_on_the_server(&store, 7);
-        assert_eq!(four.take("clean", 5, Mode::Redis).await, [3; 4]);
+        assert_eq!(four.take("clean", 5, Source::Redis).await, [3; 4]);
     });
 }
 
@@ -359,7 +359,7 @@ fn full(flavor: Flavor) {
         let store = server.store(EVERY_CALL).await;
         let mut conn = server.conn().await;
         let four = Four::new(&store, 5);
-        assert_eq!(four.take("k", 5, Mode::Redis).await, [5; 4]);
+        assert_eq!(four.take("k", 5, Source::Redis).await, [5; 4]);
         let _ = cmd(&mut conn, &["CONFIG", "SET", "maxmemory", "1"]).await;
         for i in 0..3 {
             let errors = [
@@ -374,7 +374,7 @@ fn full(flavor: Flavor) {
                 }
             }
             let refused = four.periods.take("k", NOW, &[1]).await.unwrap();
-            assert_eq!((refused.admitted(), refused.mode), (false, Mode::Redis));
+            assert_eq!((refused.admitted(), refused.source), (false, Source::Redis));
         }
         let fresh = [
             key_error(four.period.take("fresh", NOW).await),
@@ -387,8 +387,8 @@ fn full(flavor: Flavor) {
         }
         kept_on_the_server(&store, 13);
         let _ = cmd(&mut conn, &["CONFIG", "SET", "maxmemory", "0"]).await;
-        assert_eq!(four.take("k", 1, Mode::Redis).await, [0; 4]);
-        assert_eq!(four.take("fresh", 1, Mode::Redis).await, [1; 4]);
+        assert_eq!(four.take("k", 1, Source::Redis).await, [0; 4]);
+        assert_eq!(four.take("fresh", 1, Source::Redis).await, [1; 4]);
     });
 }
 
@@ -407,10 +407,10 @@ fn killed(flavor: Flavor) {
         };
         let store = server.store(options).await;
         let four = Four::new(&store, 20);
-        assert_eq!(four.take("k", 25, Mode::Redis).await, [20; 4]);
+        assert_eq!(four.take("k", 25, Source::Redis).await, [20; 4]);
 
         server.kill();
-        assert_eq!(four.take("k", 25, Mode::Local).await, [10; 4]);
+        assert_eq!(four.take("k", 25, Source::Local).await, [10; 4]);
         let stats = store.stats();
         assert_eq!((stats.failovers, stats.local), (1, 100), "{stats:?}");
 
@@ -422,11 +422,11 @@ fn killed(flavor: Flavor) {
             assert!(Instant::now() < deadline, "no server on port {port} again");
             tokio::time::sleep(Duration::from_millis(50)).await;
         };
-        while store.mode() != Mode::Redis {
+        while store.source() != Source::Redis {
             assert!(Instant::now() < deadline, "not back: {:?}", store.stats());
             tokio::time::sleep(Duration::from_millis(10)).await;
         }
-        assert_eq!(four.take("k", 25, Mode::Redis).await, [20; 4]);
+        assert_eq!(four.take("k", 25, Source::Redis).await, [20; 4]);
         let stats = store.stats();
         assert_eq!((stats.failovers, stats.recoveries), (1, 1), "{stats:?}");
         assert_eq!(

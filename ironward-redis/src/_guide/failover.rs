@@ -5,12 +5,12 @@
 //!
 //! - **A server error fails over.** A connection refused or dropped, or an error reply
 //!   about the server's health (`LOADING`, `READONLY`, `MASTERDOWN`, `BUSY`, `MISCONF`,
-//!   and any code not listed below), switches the store to [`Mode::Local`]: that call and
+//!   and any code not listed below), switches the store to [`Source::Local`]: that call and
 //!   every later one are answered by the limiter's local fallback, an `ironward` core
 //!   limiter per key with [`Options::share`] of the quota, on the `now` passed. A
 //!   background task sends `PING` (`CLUSTER INFO` to a cluster) every [`Options::probe`]
 //!   (100 ms); when Redis answers (a cluster: `cluster_state:ok`), the store switches back
-//!   to [`Mode::Redis`]. With [`Store::connect`]'s reconnection, a Redis that comes back
+//!   to [`Source::Redis`]. With [`Store::connect`]'s reconnection, a Redis that comes back
 //!   is found within two probe intervals.
 //! - **An error about one key is that key's.** `WRONGTYPE` (another program's data under
 //!   the limiter's keys), `OOM` (Redis at `maxmemory` under `noeviction`) and `NOPERM`
@@ -25,10 +25,10 @@
 //!   still stays on Redis. Either way watch [`Stats::timeouts`].
 //! - **A wrong address fails at start.** [`Store::connect`] connects at once and fails if
 //!   Redis cannot be reached, unless [`Options::start_local`] asks to start on the
-//!   fallback. Such a store connects on its first call and says [`Mode::Local`] until
+//!   fallback. Such a store connects on its first call and says [`Source::Local`] until
 //!   Redis answers one (its calls still go to Redis); the first call that fails fails
 //!   over.
-//! - **Observable.** [`Store::mode`] and [`Store::stats`] (answers by mode, timeouts,
+//! - **Observable.** [`Store::source`] and [`Store::stats`] (answers by source, timeouts,
 //!   key errors, failovers, recoveries, eviction warnings); a `WARN` event at each failover
 //!   and when the store first reaches a Redis with an evicting policy, an `INFO` at each
 //!   return, an `ERROR` at each key error; with the `metrics` feature, the decisions by source and reason, the
@@ -73,10 +73,10 @@
 //! `⌊share · Q⌋`.
 //!
 //! [`Store`]: crate::Store
-//! [`Mode::Local`]: crate::Mode::Local
+//! [`Source::Local`]: crate::Source::Local
 //! [`Options::share`]: crate::Options::share
 //! [`Options::probe`]: crate::Options::probe
-//! [`Mode::Redis`]: crate::Mode::Redis
+//! [`Source::Redis`]: crate::Source::Redis
 //! [`Store::connect`]: crate::Store::connect
 //! [`Error::Key`]: crate::Error::Key
 //! [`Options::timeout`]: crate::Options::timeout
@@ -84,7 +84,7 @@
 //! [`OnTimeout::Fallback`]: crate::OnTimeout::Fallback
 //! [`Stats::timeouts`]: crate::Stats::timeouts
 //! [`Options::start_local`]: crate::Options::start_local
-//! [`Store::mode`]: crate::Store::mode
+//! [`Store::source`]: crate::Store::source
 //! [`Store::stats`]: crate::Store::stats
 //! [`Options::local_keys`]: crate::Options::local_keys
 //! [`Store::connect_cluster`]: crate::Store::connect_cluster

@@ -30,7 +30,7 @@
 //! - `name`: the limiter's name as its keys read it (an empty one is `ironward`); for a
 //!   [`RateLimitLayer`] the name given to [`RateLimitLayer::new`], which names its budgets
 //!   for the whole fleet, and not its policy name, which several layers may share;
-//! - `source`: which store decided, the [`Answer`]'s [`Mode`]: `redis`, or `local` for the
+//! - `source`: which store decided, the [`Answer`]'s [`Source`]: `redis`, or `local` for the
 //!   fallback; a refusal without an answer is `redis`'s;
 //! - `outcome` of a request: `admitted` or `refused`; of a round trip: `ok` (a reply that
 //!   decoded) or `error` (a dropped connection or an error reply about the server, which
@@ -76,7 +76,7 @@
 //! [`Limits`]: crate::Limits
 //! [`RateLimitLayer::new`]: crate::RateLimitLayer::new
 //! [`Answer`]: crate::Answer
-//! [`Mode`]: crate::Mode
+//! [`Source`]: crate::Source
 //! [`Error::Timeout`]: crate::Error::Timeout
 //! [`Error::Reply`]: crate::Error::Reply
 //! [`Error::Key`]: crate::Error::Key

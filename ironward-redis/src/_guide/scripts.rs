@@ -54,7 +54,7 @@
 //! keys by default) and
 //! refuses a later call for the key of the same cost from memory, with no round trip,
 //! until then: a hot key over its quota costs Redis nothing, and what is admitted is what
-//! Redis would admit. Such answers say [`Mode::Redis`] (the refusal is Redis's) and are
+//! Redis would admit. Such answers say [`Source::Redis`] (the refusal is Redis's) and are
 //! counted in [`Stats::blocked`]; a `Period` then counts fewer refused events than it would
 //! (which admits nothing more: the period is over its quota already). Nor does Redis see
 //! the clock readings of the calls answered from memory: a caller whose clock then steps
@@ -67,5 +67,5 @@
 //! [`Store::connect_cluster`]: crate::Store::connect_cluster
 //! [`Period`]: crate::Period
 //! [`Options::blocked_keys`]: crate::Options::blocked_keys
-//! [`Mode::Redis`]: crate::Mode::Redis
+//! [`Source::Redis`]: crate::Source::Redis
 //! [`Stats::blocked`]: crate::Stats::blocked

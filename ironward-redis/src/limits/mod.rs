@@ -14,7 +14,7 @@ use crate::local::Local;
 use crate::meter::{Admits, Meter, Piece};
 use crate::store::Ran;
 use crate::wire::{self, Reading};
-use crate::{Answer, Error, Mode, Store};
+use crate::{Answer, Error, Source, Store};
 
 mod script;
 
@@ -76,7 +76,7 @@ use script::{Shape, read};
 /// limiter can decide: it is refused with `LimitsReason { index, next: Duration::MAX }`,
 /// `index` the first place where the lists differ, without a round trip and changing
 /// nothing. No limits at all (and no costs) admit everything, as the core's `Limits([])`
-/// does, again without a round trip; such answers name the store's current [`Mode`].
+/// does, again without a round trip; such answers name the store's current [`Source`].
 ///
 /// Time is read as the guide's [equivalence](crate::_guide::equivalence) says (whole microseconds, `next` counted
 /// from the `now` passed), and `Clone` shares one limiter: its fallback, its memory of
@@ -89,7 +89,7 @@ use script::{Shape, read};
 /// ```
 /// use std::time::Duration;
 /// use ironward::LimitsReason;
-/// use ironward_redis::{Limits, Mode, Options, Store};
+/// use ironward_redis::{Limits, Source, Options, Store};
 /// use ironward_tokio::Limit;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -103,7 +103,7 @@ use script::{Shape, read};
 ///     Limit::aligned(1_000_000, secs(86_400)), // tokens a day, from midnight
 /// ]);
 /// let answer = limits.take("alice", secs(0), &[1.0, 90_000.0, 90_000.0]).await.unwrap();
-/// assert_eq!((answer.value, answer.mode), (Ok(()), Mode::Local));
+/// assert_eq!((answer.value, answer.source), (Ok(()), Source::Local));
 /// // 20 000 tokens more do not fit the minute: refused, and nothing is charged.
 /// let refused = limits.take("alice", secs(10), &[1.0, 20_000.0, 20_000.0]).await.unwrap();
 /// assert_eq!(refused.value, Err(LimitsReason { index: 1, next: secs(50) }));
@@ -167,10 +167,10 @@ impl Answer<Result<(), LimitsReason>> {
     /// ```
     /// use std::time::Duration;
     /// use ironward::LimitsReason;
-    /// use ironward_redis::{Answer, Mode};
+    /// use ironward_redis::{Answer, Source};
     ///
     /// let refused = LimitsReason { index: 1, next: Duration::from_secs(5) };
-    /// let answer = Answer { value: Err(refused), next: refused.next, mode: Mode::Redis };
+    /// let answer = Answer { value: Err(refused), next: refused.next, source: Source::Redis };
     /// assert!(!answer.admitted());
     /// ```
     pub fn admitted(&self) -> bool {
@@ -283,7 +283,7 @@ impl Limits {
         this.meter.count(&decided);
         if let Ok(Answer {
             value: Err(reason),
-            mode,
+            source,
             ..
         }) = &decided
             && let Some(limit) = this.limits.get(reason.index)
@@ -291,12 +291,12 @@ impl Limits {
             tracing::debug!(
                 piece = this.meter.piece(),
                 name = this.meter.name(),
-                source = crate::meter::source(*mode),
+                source = crate::meter::source_label(*source),
                 limit = reason.index,
                 policy = ?limit,
-                share = match mode {
-                    Mode::Redis => 1.0,
-                    Mode::Local => this.store.options().local_share(),
+                share = match source {
+                    Source::Redis => 1.0,
+                    Source::Local => this.store.options().local_share(),
                 },
                 cost = costs.get(reason.index).copied(),
                 retry_after = ?reason.next,
@@ -374,7 +374,7 @@ impl Limits {
             return Ok(Answer {
                 value: Err(LimitsReason { index, next }),
                 next,
-                mode: Mode::Redis,
+                source: Source::Redis,
             });
         }
         let reading = Reading::new(this.store.options().time, now);
@@ -391,7 +391,7 @@ impl Limits {
             Some(Answer {
                 value,
                 next,
-                mode: Mode::Redis,
+                source: Source::Redis,
             })
         };
         match this.store.run(&this.meter, call, decode).await? {
@@ -430,7 +430,7 @@ impl Limits {
         Some(Answer {
             value,
             next,
-            mode: this.store.mode(),
+            source: this.store.source(),
         })
     }
 
@@ -464,7 +464,7 @@ impl Limits {
         &self.0.limits
     }
 
-    /// The store the limiter's keys are in: its [`mode`](Store::mode) and [`stats`](Store::stats).
+    /// The store the limiter's keys are in: its [`source`](Store::source) and [`stats`](Store::stats).
     ///
     /// # Examples
     ///

@@ -51,7 +51,7 @@ type Extract = Arc<dyn Fn(&Parts) -> Option<Vec<u8>> + Send + Sync>;
 /// ```
 /// use std::time::Duration;
 /// use http::Request;
-/// use ironward_redis::{Mode, Options, RateLimitLayer, Store};
+/// use ironward_redis::{Source, Options, RateLimitLayer, Store};
 /// use ironward_tower::{Limit, Limited};
 /// use tower::{Layer, Service, ServiceExt, service_fn};
 ///
@@ -68,7 +68,7 @@ type Extract = Arc<dyn Fn(&Parts) -> Option<Vec<u8>> + Send + Sync>;
 /// let limited = refused.downcast_ref::<Limited>().unwrap();
 /// assert!(limited.retry_after() > Duration::from_secs(59));
 /// assert_eq!(limited.headers()["ratelimit-policy"], r#""default";q=1;w=60"#);
-/// assert_eq!(layer.store().mode(), Mode::Local);
+/// assert_eq!(layer.store().source(), Source::Local);
 /// # Ok(())
 /// # }
 /// ```
@@ -192,7 +192,7 @@ impl RateLimitLayer {
         self.shared.limit
     }
 
-    /// The store the budgets are in: its [`mode`](Store::mode) and [`stats`](Store::stats).
+    /// The store the budgets are in: its [`source`](Store::source) and [`stats`](Store::stats).
     pub fn store(&self) -> &Store {
         self.shared.limiter.store()
     }
@@ -271,7 +271,7 @@ impl fmt::Debug for Shared {
             .field("policy", &self.policy)
             .field("keyed", &self.extract.is_some())
             .field("clock", &self.clock)
-            .field("mode", &self.limiter.store().mode())
+            .field("source", &self.limiter.store().source())
             .finish()
     }
 }

@@ -16,7 +16,7 @@ use crate::batch::Batches;
 use crate::conn::Conn;
 use crate::meter::StoreMeter;
 #[cfg(doc)]
-use crate::{Mode, Stats};
+use crate::{Source, Stats};
 
 impl Store {
     /// A store on `conn`.
@@ -25,9 +25,9 @@ impl Store {
     /// reconnects: [`Store::config`] gives the configuration that
     /// [`connect`](Store::connect) uses.
     ///
-    /// Nothing is sent here: the store says [`Mode::Local`] until Redis first answers one
+    /// Nothing is sent here: the store says [`Source::Local`] until Redis first answers one
     /// of its calls, and that call reads Redis's eviction policy before it returns, as
-    /// [`connect`](Store::connect) does at once (see [`mode`](Store::mode)).
+    /// [`connect`](Store::connect) does at once (see [`source`](Store::source)).
     pub fn new(conn: ConnectionManager, options: Options) -> Self {
         Self::on(Conn::Single(conn), options)
     }
@@ -60,7 +60,7 @@ impl Store {
     /// Redis cannot be reached: a wrong address is found at start rather than hidden
     /// behind the fallback. With [`Options::start_local`] nothing is sent yet: the
     /// connection is made on the first call, so a process starts even while Redis is away,
-    /// and fails only when `info` cannot be read. Such a store says [`Mode::Local`] until
+    /// and fails only when `info` cannot be read. Such a store says [`Source::Local`] until
     /// Redis answers a call; the first call that fails fails over to the local fallback.
     ///
     /// Once Redis has answered (here, for an eager connect; at the first call Redis

@@ -27,18 +27,18 @@ use crate::{Error, script};
 /// # Examples
 ///
 /// ```
-/// use ironward_redis::Mode;
+/// use ironward_redis::Source;
 ///
-/// assert_ne!(Mode::Redis, Mode::Local);
+/// assert_ne!(Source::Redis, Source::Local);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Mode {
+pub enum Source {
     /// Redis answered: the quota is the fleet's. Of a store: it has reached Redis and
     /// sends its calls there.
     Redis,
     /// This process's own limiters answered. Of a store: Redis failed and the store is
     /// probing it, or the store connects lazily and Redis has not answered it yet (see
-    /// [`Store::mode`]), so no quota of the fleet's is known to be in force.
+    /// [`Store::source`]), so no quota of the fleet's is known to be in force.
     Local,
 }
 
@@ -102,18 +102,18 @@ pub struct Stats {
 ///   with [`Error::Key`], and the store stays on Redis.
 /// - **Any other error fails over**: a connection refused or dropped, or an error reply
 ///   about the server (a Redis loading its data, a read-only replica, a master down). The
-///   store switches to [`Mode::Local`], that call and every later one are answered by the
+///   store switches to [`Source::Local`], that call and every later one are answered by the
 ///   limiter's local fallback (an `ironward` core limiter per key, with [`Options::share`]
 ///   of the quota), and a background task sends `PING` (`CLUSTER INFO` to a cluster) every
 ///   [`Options::probe`] until
-///   Redis answers; the store then switches back to [`Mode::Redis`].
+///   Redis answers; the store then switches back to [`Source::Redis`].
 /// - **Reaching Redis is one step**, whichever way: an eager connect, the first call a
 ///   lazily connected store ([`Options::start_local`], [`Store::new`]) gets an answer to,
 ///   and the `PING` that ends a failover each read the eviction policy, once for the
-///   store's life, and only then say [`Mode::Redis`].
-/// - **Observable**: [`mode`](Store::mode) and [`stats`](Store::stats).
+///   store's life, and only then say [`Source::Redis`].
+/// - **Observable**: [`source`](Store::source) and [`stats`](Store::stats).
 ///
-/// `Clone` shares the connection, the mode and the counters.
+/// `Clone` shares the connection, the source and the counters.
 ///
 /// # Examples
 ///
@@ -123,19 +123,19 @@ pub struct Stats {
 /// ```
 /// use std::time::Duration;
 /// use ironward::Quota;
-/// use ironward_redis::{Mode, Options, Period, Store};
+/// use ironward_redis::{Source, Options, Period, Store};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> redis::RedisResult<()> {
 /// // No Redis there: start on the fallback, with the whole quota for this one process.
 /// let options = Options { start_local: true, share: 1.0, ..Options::default() };
 /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
-/// assert_eq!(store.mode(), Mode::Local); // not connected yet
+/// assert_eq!(store.source(), Source::Local); // not connected yet
 ///
 /// let limit = Period::new(&store, "api", 2, Duration::from_secs(60));
 /// let answer = limit.take("alice", Duration::ZERO).await.unwrap();
-/// assert_eq!((answer.value, answer.mode), (Quota::Under, Mode::Local));
-/// assert_eq!(store.mode(), Mode::Local);
+/// assert_eq!((answer.value, answer.source), (Quota::Under, Source::Local));
+/// assert_eq!(store.source(), Source::Local);
 /// assert_eq!((store.stats().failovers, store.stats().local), (1, 1));
 /// # Ok(())
 /// # }
@@ -173,14 +173,14 @@ pub(crate) enum Ran<T> {
     Local,
 }
 
-/// Where a store stands with Redis, the one value [`Store::mode`] reads, held in
+/// Where a store stands with Redis, the one value [`Store::source`] reads, held in
 /// `Shared::reach` as its `u8`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[repr(u8)]
 enum Reach {
     /// Redis has not answered yet: a lazily connected store ([`Options::start_local`],
-    /// [`Store::new`]) before its first answer. Calls go to Redis; the mode says
-    /// [`Mode::Local`], as no quota of the fleet's has been in force yet.
+    /// [`Store::new`]) before its first answer. Calls go to Redis; the source says
+    /// [`Source::Local`], as no quota of the fleet's has been in force yet.
     Unreached = 0,
     /// Redis answered, and the store ran [`Store::reached`]: calls go to Redis.
     Redis = 1,
@@ -199,34 +199,34 @@ impl Reach {
 }
 
 impl Store {
-    /// Whether the store is on Redis: [`Mode::Redis`] once Redis has answered it (at an
+    /// Whether the store is on Redis: [`Source::Redis`] once Redis has answered it (at an
     /// eager [`connect`](Store::connect) or [`connect_cluster`](Store::connect_cluster), at
     /// the first call a lazily connected store gets an answer to, at the `PING` that ends a
-    /// failover), [`Mode::Local`] otherwise.
+    /// failover), [`Source::Local`] otherwise.
     ///
     /// So a store made with [`Options::start_local`] or [`Store::new`] says
-    /// [`Mode::Local`] from the start, whether or not Redis is there: it has not connected
+    /// [`Source::Local`] from the start, whether or not Redis is there: it has not connected
     /// yet, and no quota of the fleet's is in force. Its calls still go to Redis, and the
-    /// first one Redis answers switches it to [`Mode::Redis`]; the first one that fails
-    /// fails over, and it stays [`Mode::Local`] until a `PING` is answered.
+    /// first one Redis answers switches it to [`Source::Redis`]; the first one that fails
+    /// fails over, and it stays [`Source::Local`] until a `PING` is answered.
     ///
     /// # Examples
     ///
     /// ```
-    /// use ironward_redis::{Mode, Options, Store};
+    /// use ironward_redis::{Source, Options, Store};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> redis::RedisResult<()> {
     /// let lazy = Options { start_local: true, ..Options::default() };
     /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", lazy).await?;
-    /// assert_eq!(store.mode(), Mode::Local); // not connected yet
+    /// assert_eq!(store.source(), Source::Local); // not connected yet
     /// # Ok(())
     /// # }
     /// ```
-    pub fn mode(&self) -> Mode {
+    pub fn source(&self) -> Source {
         match self.reach() {
-            Reach::Redis => Mode::Redis,
-            Reach::Unreached | Reach::Fallback => Mode::Local,
+            Reach::Redis => Source::Redis,
+            Reach::Unreached | Reach::Fallback => Source::Local,
         }
     }
 
@@ -262,7 +262,7 @@ impl Store {
     /// `NOSCRIPT`. There is one script, which holds every limiter's (see the guide's
     /// [the scripts](crate::_guide::scripts)). On a store that has not reached Redis yet, a load Redis answers
     /// reaches it as a call would: the eviction policy is read, and the store is on
-    /// [`Mode::Redis`].
+    /// [`Source::Redis`].
     pub async fn load(&self) -> RedisResult<()> {
         let mut conn = self.0.conn.clone();
         script::BATCH.load_async(&mut conn).await?;
@@ -452,7 +452,7 @@ impl fmt::Debug for Store {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Store")
             .field("options", &self.0.options)
-            .field("mode", &self.mode())
+            .field("source", &self.source())
             .field("stats", &self.stats())
             .finish_non_exhaustive()
     }

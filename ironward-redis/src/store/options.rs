@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 #[cfg(doc)]
-use crate::{Error, Mode, Stats, Store};
+use crate::{Error, Source, Stats, Store};
 
 /// How a [`Store`] talks to Redis and what it does when Redis is away.
 ///
@@ -68,7 +68,7 @@ pub struct Options {
     pub on_timeout: OnTimeout,
     /// Whether [`Store::connect`] returns a store while Redis cannot be reached, to start
     /// on the local fallback (`true`), or fails (`false`, the default). With `true`
-    /// nothing is sent at connect: the store says [`Mode::Local`] until Redis answers a
+    /// nothing is sent at connect: the store says [`Source::Local`] until Redis answers a
     /// call, the first call Redis answers also reads its eviction policy (one more round
     /// trip, within [`timeout`](Options::timeout)) as an eager connect does, and the first
     /// call that fails fails over.
@@ -146,7 +146,7 @@ pub enum OnTimeout {
     #[default]
     Refuse,
     /// Fail open, as far as the share goes: the call is answered by the limiter's local
-    /// fallback (its [`Answer`](crate::Answer)'s mode is [`Mode::Local`]), which admits
+    /// fallback (its [`Answer`](crate::Answer)'s source is [`Source::Local`]), which admits
     /// at most [`Options::share`] of the quota. With a share of 0 this refuses too.
     Fallback,
 }

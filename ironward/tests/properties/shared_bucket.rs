@@ -210,7 +210,12 @@ proptest! {
                     }
                 }
                 Op::Retune(rate, burst) => {
-                    model.clock.change(now);
+                    // A retune to the terms in force (as read) changes nothing, not even the
+                    // clock, as `Bucket::retune` documents.
+                    let read = Bucket::new(rate, burst, Duration::ZERO);
+                    if (read.rate(), read.burst()) != (model.bucket.rate(), model.bucket.burst()) {
+                        model.clock.change(now);
+                    }
                     model.bucket.retune(rate, burst, now);
                     if earlier {
                         model.resync(&mut shared);

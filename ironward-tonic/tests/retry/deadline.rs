@@ -74,30 +74,36 @@ async fn timed<T>(call: impl Future<Output = T>) -> (T, Duration) {
 // its attempt cancelled. (Before, the call was still pending when the test gave up.)
 #[tokio::test]
 async fn a_retried_call_to_a_silent_server_ends_at_its_deadline() {
-    let (clock, _) = Clock::manual(Duration::ZERO);
-    let server = silent_handlers(&clock).await;
-    let mut client = deaf_client(server.addr, &with_policy("Call", RETRY, None, &clock));
-    warm(&mut client).await;
-    let (code, took) = timed(call_within(&mut client, "Call", Some(LIMIT), WITHIN)).await;
-    assert_eq!(code, Some(Code::DeadlineExceeded), "after {took:?}");
-    assert!((LIMIT..WITHIN).contains(&took), "{took:?}");
-    assert_eq!(server.seen().len(), 1 + 1, "the warm-up and the attempt");
-    assert_eq!(server.cancelled(1).await, 1, "the attempt cancelled");
+    silent_call_ends_at_its_deadline("Call", RETRY, 1).await;
 }
 
 // A hedged call whose server never answers: every hedge goes (the manual clock runs the
 // hedging delays at once), and at the deadline all three are cancelled.
 #[tokio::test]
 async fn a_hedged_call_to_a_silent_server_cancels_every_hedge_at_its_deadline() {
+    silent_call_ends_at_its_deadline("Hedge", HEDGE, 3).await;
+}
+
+/// A call of `method` under `policy` to a silent server, with a caller deadline: it ends
+/// with `DEADLINE_EXCEEDED` at the deadline, having sent `attempts`, every one cancelled.
+async fn silent_call_ends_at_its_deadline(method: &'static str, policy: &str, attempts: usize) {
     let (clock, _) = Clock::manual(Duration::ZERO);
     let server = silent_handlers(&clock).await;
-    let mut client = deaf_client(server.addr, &with_policy("Hedge", HEDGE, None, &clock));
+    let mut client = deaf_client(server.addr, &with_policy(method, policy, None, &clock));
     warm(&mut client).await;
-    let (code, took) = timed(call_within(&mut client, "Hedge", Some(LIMIT), WITHIN)).await;
+    let (code, took) = timed(call_within(&mut client, method, Some(LIMIT), WITHIN)).await;
     assert_eq!(code, Some(Code::DeadlineExceeded), "after {took:?}");
     assert!((LIMIT..WITHIN).contains(&took), "{took:?}");
-    assert_eq!(server.seen().len(), 1 + 3, "the warm-up and three attempts");
-    assert_eq!(server.cancelled(3).await, 3, "every hedge cancelled");
+    assert_eq!(
+        server.seen().len(),
+        1 + attempts,
+        "the warm-up and the attempts"
+    );
+    assert_eq!(
+        server.cancelled(attempts).await,
+        attempts,
+        "every attempt cancelled"
+    );
 }
 
 // The method's `timeout` is the deadline when the caller sets none, for a retry policy and a

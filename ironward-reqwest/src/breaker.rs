@@ -3,12 +3,12 @@
 use std::sync::Arc;
 
 use ironward::Sre;
-use ironward_tokio::{BreakerPermit, Clock, Dice};
+use ironward_tokio::{Clock, Dice, SharedBreaker, SharedCircuitBreaker};
 
 use crate::classify::Verdict;
 use crate::meter::{BreakerMeter, DEFAULT_NAME};
 
-/// An [`ironward::Breaker`] shared between threads, with the clock and dice it reads: the
+/// A circuit breaker shared between threads, with the clock and dice it reads: the
 /// client-side circuit breaker a [`RetryMiddleware`](crate::RetryMiddleware) consults before
 /// every attempt.
 ///
@@ -21,6 +21,11 @@ use crate::meter::{BreakerMeter, DEFAULT_NAME};
 /// attempt timeout counts against the backend, any other response for it (a 404 is the
 /// caller's fault; go-zero's HTTP breaker reads it the same way). An error that is not a
 /// network failure, and an attempt cut short by the call's time budget, count neither way.
+///
+/// `B` is the breaker family, by default the SRE one ([`SharedBreaker`]);
+/// [`for_breaker`](Self::for_breaker) takes any other
+/// [`SharedCircuitBreaker`], such as a core [`CircuitBreaker`](ironward::CircuitBreaker)
+/// behind a `Mutex`.
 ///
 /// `Clone` shares the breaker: give one to every middleware, on every client, that talks to the
 /// same backend, and they throttle together. The breaker is an
@@ -39,7 +44,7 @@ use crate::meter::{BreakerMeter, DEFAULT_NAME};
 ///
 /// # Default
 ///
-/// `SharedBreaker::new(sre)` reads [`Clock::monotonic`] (tokio's clock, so paused-time tests
+/// `ClientBreaker::new(sre)` reads [`Clock::monotonic`] (tokio's clock, so paused-time tests
 /// drive it) and rolls [`Dice::random`]; [`with_clock`](Self::with_clock) and
 /// [`with_dice`](Self::with_dice) replace them.
 ///
@@ -47,26 +52,38 @@ use crate::meter::{BreakerMeter, DEFAULT_NAME};
 ///
 /// ```
 /// use ironward::SRE;
-/// use ironward_reqwest::{Dice, RetryMiddleware, SharedBreaker};
+/// use ironward_reqwest::{Dice, RetryMiddleware, ClientBreaker};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() {
-/// let breaker = SharedBreaker::new(SRE).with_dice(Dice::seeded(7));
+/// let breaker = ClientBreaker::new(SRE).with_dice(Dice::seeded(7));
 /// let middleware = RetryMiddleware::default().with_breaker(breaker.clone());
 /// // Nothing has failed yet, so the breaker refuses nothing.
 /// assert_eq!(breaker.ratio(), 0.0);
 /// # let _ = middleware;
 /// # }
 /// ```
-#[derive(Debug, Clone)]
-pub struct SharedBreaker {
-    breaker: Arc<ironward_tokio::SharedBreaker>,
+#[derive(Debug)]
+pub struct ClientBreaker<B: SharedCircuitBreaker = SharedBreaker> {
+    breaker: Arc<B>,
     clock: Clock,
     dice: Dice,
     meter: Arc<BreakerMeter>,
 }
 
-impl SharedBreaker {
+impl<B: SharedCircuitBreaker> Clone for ClientBreaker<B> {
+    /// A handle on the same breaker.
+    fn clone(&self) -> Self {
+        Self {
+            breaker: Arc::clone(&self.breaker),
+            clock: self.clock.clone(),
+            dice: self.dice.clone(),
+            meter: Arc::clone(&self.meter),
+        }
+    }
+}
+
+impl ClientBreaker {
     /// A breaker running the `sre` policy, its window opening now on tokio's monotonic clock,
     /// rolling real randomness.
     ///
@@ -74,16 +91,34 @@ impl SharedBreaker {
     ///
     /// ```
     /// use ironward::SRE;
-    /// use ironward_reqwest::SharedBreaker;
+    /// use ironward_reqwest::ClientBreaker;
     ///
-    /// let breaker = SharedBreaker::new(SRE);
+    /// let breaker = ClientBreaker::new(SRE);
     /// assert_eq!(breaker.ratio(), 0.0);
     /// ```
     pub fn new(sre: Sre) -> Self {
-        let meter = Arc::new(BreakerMeter::new(DEFAULT_NAME));
-        Self::with_sources(sre, Clock::monotonic(), Dice::random(), meter)
+        Self::for_breaker(sre)
     }
 
+    /// A breaker of the family `B` under `policy`, otherwise as [`new`](Self::new).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// use ironward::{Breaker, SRE};
+    /// use ironward_reqwest::ClientBreaker;
+    ///
+    /// let breaker = ClientBreaker::for_breaker::<Mutex<Breaker>>(SRE);
+    /// assert_eq!(breaker.ratio(), 0.0);
+    /// ```
+    pub fn for_breaker<B: SharedCircuitBreaker>(policy: B::Policy) -> ClientBreaker<B> {
+        let meter = Arc::new(BreakerMeter::new(DEFAULT_NAME, B::REFUSALS));
+        ClientBreaker::with_sources(policy, Clock::monotonic(), Dice::random(), meter)
+    }
+}
+
+impl<B: SharedCircuitBreaker> ClientBreaker<B> {
     /// The same policy on `clock`, with a fresh breaker whose window opens at the clock's now.
     ///
     /// # Examples
@@ -91,17 +126,17 @@ impl SharedBreaker {
     /// ```
     /// use std::time::Duration;
     /// use ironward::SRE;
-    /// use ironward_reqwest::{Clock, SharedBreaker};
+    /// use ironward_reqwest::{Clock, ClientBreaker};
     ///
     /// let (clock, hand) = Clock::manual(Duration::from_secs(60));
-    /// let breaker = SharedBreaker::new(SRE).with_clock(clock);
+    /// let breaker = ClientBreaker::new(SRE).with_clock(clock);
     /// hand.advance(Duration::from_secs(1));
     /// assert_eq!(breaker.ratio(), 0.0);
     /// ```
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
-        let sre = self.breaker.sre();
-        Self::with_sources(sre, clock, self.dice, self.meter)
+        let policy = self.breaker.policy();
+        Self::with_sources(policy, clock, self.dice, self.meter)
     }
 
     /// The same breaker rolling `dice` (for example [`Dice::seeded`] in a test).
@@ -110,9 +145,9 @@ impl SharedBreaker {
     ///
     /// ```
     /// use ironward::SRE;
-    /// use ironward_reqwest::{Dice, SharedBreaker};
+    /// use ironward_reqwest::{Dice, ClientBreaker};
     ///
-    /// let breaker = SharedBreaker::new(SRE).with_dice(Dice::seeded(7));
+    /// let breaker = ClientBreaker::new(SRE).with_dice(Dice::seeded(7));
     /// assert!(format!("{breaker:?}").contains("Dice::seeded"));
     /// ```
     #[must_use]
@@ -130,15 +165,15 @@ impl SharedBreaker {
     ///
     /// ```
     /// use ironward::SRE;
-    /// use ironward_reqwest::SharedBreaker;
+    /// use ironward_reqwest::ClientBreaker;
     ///
-    /// let breaker = SharedBreaker::new(SRE).with_name("payments");
+    /// let breaker = ClientBreaker::new(SRE).with_name("payments");
     /// assert_eq!(breaker.name(), "payments");
-    /// assert_eq!(SharedBreaker::new(SRE).name(), "default");
+    /// assert_eq!(ClientBreaker::new(SRE).name(), "default");
     /// ```
     #[must_use]
     pub fn with_name(mut self, name: &'static str) -> Self {
-        self.meter = Arc::new(BreakerMeter::new(name));
+        self.meter = Arc::new(BreakerMeter::new(name, B::REFUSALS));
         self
     }
 
@@ -148,9 +183,9 @@ impl SharedBreaker {
     ///
     /// ```
     /// use ironward::SRE;
-    /// use ironward_reqwest::SharedBreaker;
+    /// use ironward_reqwest::ClientBreaker;
     ///
-    /// assert_eq!(SharedBreaker::new(SRE).name(), "default");
+    /// assert_eq!(ClientBreaker::new(SRE).name(), "default");
     /// ```
     #[must_use]
     pub fn name(&self) -> &'static str {
@@ -164,10 +199,10 @@ impl SharedBreaker {
     ///
     /// ```
     /// use ironward::SRE;
-    /// use ironward_reqwest::SharedBreaker;
+    /// use ironward_reqwest::ClientBreaker;
     ///
     /// // A healthy (here: untried) backend is refused nothing.
-    /// assert_eq!(SharedBreaker::new(SRE).ratio(), 0.0);
+    /// assert_eq!(ClientBreaker::new(SRE).ratio(), 0.0);
     /// ```
     #[must_use]
     pub fn ratio(&self) -> f64 {
@@ -177,7 +212,7 @@ impl SharedBreaker {
     /// Asks to send one attempt now, and reports the answer: the count, and for a refusal
     /// the drop fraction and a debug event with the numbers that decided it (a refusal is an
     /// answer, not an error).
-    pub(crate) fn allow(&self) -> Option<BreakerPermit> {
+    pub(crate) fn allow(&self) -> Option<B::Permit> {
         let roll = self.dice.roll();
         let now = self.clock.now();
         let checked = self.breaker.check(now, roll);
@@ -187,17 +222,13 @@ impl SharedBreaker {
                 Some(permit)
             }
             Err(reason) => {
-                self.meter.refused(reason.drop);
+                let kind = B::refusal(&reason);
+                self.meter.refused(kind, B::ratio_of(&reason));
                 tracing::debug!(
                     name = self.meter.name(),
                     outcome = "refused",
-                    drop = reason.drop,
-                    roll = reason.roll,
-                    total = reason.total,
-                    accepts = reason.accepts,
-                    failing = reason.failing,
-                    working = reason.working,
-                    k = reason.k,
+                    reason = B::REFUSALS[kind],
+                    numbers = ?reason,
                     "breaker refused a call"
                 );
                 None
@@ -207,21 +238,18 @@ impl SharedBreaker {
 
     /// Records the attempt behind `permit` as `verdict` says, now; `Verdict::Neither` drops
     /// the permit unsettled.
-    pub(crate) fn settle(&self, permit: BreakerPermit, verdict: Verdict) {
-        match verdict {
-            Verdict::Pass => {
-                self.breaker.pass(permit, self.clock.now());
-            }
-            Verdict::Fail => {
-                self.breaker.fail(permit, self.clock.now());
-            }
-            Verdict::Neither => drop(permit),
-        }
+    pub(crate) fn settle(&self, permit: B::Permit, verdict: Verdict) {
+        // The breaker made the permit, so nothing comes back.
+        let _ = match verdict {
+            Verdict::Pass => self.breaker.pass(permit, self.clock.now()),
+            Verdict::Fail => self.breaker.fail(permit, self.clock.now()),
+            Verdict::Neither => None,
+        };
     }
 
-    fn with_sources(sre: Sre, clock: Clock, dice: Dice, meter: Arc<BreakerMeter>) -> Self {
+    fn with_sources(policy: B::Policy, clock: Clock, dice: Dice, meter: Arc<BreakerMeter>) -> Self {
         Self {
-            breaker: Arc::new(ironward_tokio::SharedBreaker::new(sre, clock.now())),
+            breaker: Arc::new(B::new(policy, clock.now())),
             clock,
             dice,
             meter,
@@ -239,7 +267,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn clones_share_one_breaker() {
-        let breaker = SharedBreaker::new(SRE).with_dice(Dice::seeded(3));
+        let breaker = ClientBreaker::new(SRE).with_dice(Dice::seeded(3));
         let other = breaker.clone();
         for _ in 0..100 {
             if let Some(permit) = other.allow() {
@@ -258,7 +286,7 @@ mod tests {
     #[test]
     fn failures_from_many_threads_count_as_one_breaker() {
         let (clock, _hand) = Clock::manual(Duration::from_secs(5));
-        let breaker = SharedBreaker::new(SRE)
+        let breaker = ClientBreaker::new(SRE)
             .with_clock(clock)
             .with_dice(Dice::from_fn(|| 0.99));
         std::thread::scope(|s| {
@@ -284,7 +312,7 @@ mod tests {
 
     #[tokio::test(start_paused = true)]
     async fn successes_keep_it_closed() {
-        let breaker = SharedBreaker::new(SRE);
+        let breaker = ClientBreaker::new(SRE);
         for _ in 0..100 {
             let permit = breaker.allow().expect("a healthy breaker refuses nothing");
             breaker.settle(permit, Verdict::Pass);

@@ -7,6 +7,7 @@ use std::time::Duration;
 use http::header::RETRY_AFTER;
 use http::{Extensions, HeaderValue};
 use ironward::http_retry::{Call, Retried, Run, Step, Stop, StopReason, vouches};
+use ironward_tokio::SharedCircuitBreaker;
 use reqwest::{Request, Response};
 use reqwest_middleware::{Middleware, Next};
 
@@ -15,7 +16,7 @@ use crate::error::into_middleware;
 use crate::{GaveUp, RetryMiddleware};
 
 #[async_trait::async_trait]
-impl Middleware for RetryMiddleware {
+impl<B: SharedCircuitBreaker> Middleware for RetryMiddleware<B> {
     async fn handle(
         &self,
         req: Request,
@@ -129,7 +130,7 @@ impl Middleware for RetryMiddleware {
     }
 }
 
-impl RetryMiddleware {
+impl<B: SharedCircuitBreaker> RetryMiddleware<B> {
     /// Ends the call for `stop`: the last failed response marked with the record, or the
     /// error.
     fn give_up(

@@ -10,13 +10,13 @@
 //! jitter, cuts each attempt short when the budget runs out, and sleeps with tokio. It
 //! optionally consults two guards shared across calls and clients: a retry budget
 //! ([`ironward::Budget`], gRPC A6 retry throttling), which stops retries while most attempts
-//! fail, and a client circuit breaker ([`SharedBreaker`], Google SRE adaptive throttling),
+//! fail, and a client circuit breaker ([`ClientBreaker`], Google SRE adaptive throttling),
 //! which refuses a growing fraction of attempts.
 //!
 //! | item | what it is |
 //! | --- | --- |
 //! | [`RetryMiddleware`] | the middleware, configured by the core's [`Settings`](ironward::http_retry::Settings) |
-//! | [`SharedBreaker`] | a breaker several middlewares share, with its clock and dice |
+//! | [`ClientBreaker`] | a breaker several middlewares share, with its clock and dice |
 //! | [`Retried`] | the core's record, in every response's extensions: attempts, waits, and why it stopped |
 //! | [`Stop`] | the core's reason to stop: a [`StopReason`](ironward::http_retry::StopReason), the budget or the breaker |
 //! | [`GaveUp`] | the error when the call ended without a response |
@@ -76,7 +76,7 @@ mod error;
 mod meter;
 mod middleware;
 
-pub use breaker::SharedBreaker;
+pub use breaker::ClientBreaker;
 pub use error::gave_up;
 pub use ironward::http_retry::GaveUp;
 pub use ironward::http_retry::{Retried, Stop};

@@ -14,9 +14,6 @@
 pub(crate) use ironward_tokio::meter::{DEFAULT_NAME, Retries as RetryMeter};
 use ironward_tokio::meter::{Decisions, Level};
 
-/// The one reason the breaker refuses for, as the `reason` label gives it.
-const REASONS: &[&str] = &["throttled"];
-
 /// One breaker's handles, under `ironward-tower`'s breaker labels: `piece="breaker"`, its
 /// `name`, `outcome` `admitted` or `refused` (`reason="throttled"`), and its drop fraction.
 #[derive(Debug)]
@@ -27,11 +24,12 @@ pub(crate) struct BreakerMeter {
 }
 
 impl BreakerMeter {
-    /// The handles of the breaker `name`, registered on first use.
-    pub(crate) fn new(name: &'static str) -> Self {
+    /// The handles of the breaker `name`, which refuses for `reasons` (its family's
+    /// labels), registered on first use.
+    pub(crate) fn new(name: &'static str, reasons: &'static [&'static str]) -> Self {
         Self {
             name,
-            decisions: Decisions::new("breaker", name, "refused", REASONS),
+            decisions: Decisions::new("breaker", name, "refused", reasons),
             ratio: Level::breaker_ratio(name),
         }
     }
@@ -47,9 +45,10 @@ impl BreakerMeter {
         self.ratio.register();
     }
 
-    /// Counts one attempt the breaker refused, at the drop fraction `drop` it computed.
-    pub(crate) fn refused(&self, drop: f64) {
-        self.decisions.refused(0);
-        self.ratio.set(drop);
+    /// Counts one attempt the breaker refused for the reason numbered `kind`, at the share
+    /// of calls `ratio` it was refusing then.
+    pub(crate) fn refused(&self, kind: usize, ratio: f64) {
+        self.decisions.refused(kind);
+        self.ratio.set(ratio);
     }
 }

@@ -9,8 +9,9 @@ use ironward::SharedBudget;
 use ironward::http_retry::{Reading, Settings};
 use ironward_tokio::{Clock, Dice};
 
-use crate::SharedBreaker;
+use crate::ClientBreaker;
 use crate::meter::{DEFAULT_NAME, RetryMeter};
+use ironward_tokio::{SharedBreaker, SharedCircuitBreaker};
 
 /// The header that marks a request as deduplicated by the server, by default:
 /// `Idempotency-Key` (IETF draft-ietf-httpapi-idempotency-key-header, as Stripe and others
@@ -37,7 +38,7 @@ pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key
 ///
 /// # What it does with each attempt
 ///
-/// 1. If a [`SharedBreaker`] is set, it asks the breaker; a refusal ends the call
+/// 1. If a [`ClientBreaker`] is set, it asks the breaker; a refusal ends the call
 ///    ([`Stop::Refused`](crate::Stop::Refused)).
 /// 2. It asks the run for the attempt ([`Run::attempt`](ironward::http_retry::Run::attempt)):
 ///    before a retry that is the re-check after waking (the budget must still hold the request
@@ -128,7 +129,7 @@ pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key
 /// use std::time::Duration;
 /// use ironward::http_retry::{Settings, Stop, StopReason};
 /// use ironward::{SRE, SharedBudget};
-/// use ironward_reqwest::{Clock, GaveUp, RetryMiddleware, SharedBreaker};
+/// use ironward_reqwest::{Clock, GaveUp, RetryMiddleware, ClientBreaker};
 /// use reqwest_middleware::ClientBuilder;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -139,7 +140,7 @@ pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key
 /// let retry = RetryMiddleware::new(settings)
 ///     .with_attempt_timeout(Duration::from_secs(5))
 ///     .with_budget(Arc::clone(&budget))
-///     .with_breaker(SharedBreaker::new(SRE))
+///     .with_breaker(ClientBreaker::new(SRE))
 ///     .with_clock(clock);
 /// let client = ClientBuilder::new(reqwest::Client::new()).with(retry).build();
 ///
@@ -152,13 +153,15 @@ pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key
 /// assert_eq!(budget.tokens(), 6.0);
 /// # }
 /// ```
-#[derive(Debug, Clone)]
-pub struct RetryMiddleware {
+///
+/// `B` is the breaker family of [`with_breaker`](Self::with_breaker), by default the SRE one.
+#[derive(Debug)]
+pub struct RetryMiddleware<B: SharedCircuitBreaker = SharedBreaker> {
     pub(crate) settings: Settings,
     pub(crate) attempt_timeout: Option<Duration>,
     pub(crate) idempotency_header: Option<HeaderName>,
     pub(crate) budget: Option<Arc<SharedBudget>>,
-    pub(crate) breaker: Option<SharedBreaker>,
+    pub(crate) breaker: Option<ClientBreaker<B>>,
     pub(crate) dice: Dice,
     pub(crate) clock: Clock,
     pub(crate) wall_clock: Clock,
@@ -197,7 +200,9 @@ impl RetryMiddleware {
             meter: Arc::new(RetryMeter::new(DEFAULT_NAME)),
         }
     }
+}
 
+impl<B: SharedCircuitBreaker> RetryMiddleware<B> {
     /// The same middleware cutting each attempt short after `timeout`, or when the time budget
     /// runs out if that comes first. Zero is none, as for the tower edge's
     /// `HttpRetryLayer::with_attempt_timeout`: both pass the setting to the core's
@@ -261,24 +266,37 @@ impl RetryMiddleware {
     }
 
     /// The same middleware asking `breaker` before every attempt, the first included, and
-    /// reporting each attempt's outcome to it (see [`SharedBreaker`]). A refusal stops the
+    /// reporting each attempt's outcome to it (see [`ClientBreaker`]), of whichever family. A
+    /// refusal stops the
     /// call with [`Stop::Refused`](crate::Stop::Refused); the refused attempt is not counted.
     ///
     /// # Examples
     ///
     /// ```
     /// use ironward::SRE;
-    /// use ironward_reqwest::{RetryMiddleware, SharedBreaker};
+    /// use ironward_reqwest::{ClientBreaker, RetryMiddleware};
     ///
-    /// let breaker = SharedBreaker::new(SRE);
+    /// let breaker = ClientBreaker::new(SRE);
     /// let retry = RetryMiddleware::default().with_breaker(breaker.clone());
     /// assert_eq!(breaker.ratio(), 0.0);
     /// # let _ = retry;
     /// ```
     #[must_use]
-    pub fn with_breaker(mut self, breaker: SharedBreaker) -> Self {
-        self.breaker = Some(breaker);
-        self
+    pub fn with_breaker<F: SharedCircuitBreaker>(
+        self,
+        breaker: ClientBreaker<F>,
+    ) -> RetryMiddleware<F> {
+        RetryMiddleware {
+            settings: self.settings,
+            attempt_timeout: self.attempt_timeout,
+            idempotency_header: self.idempotency_header,
+            budget: self.budget,
+            breaker: Some(breaker),
+            dice: self.dice,
+            clock: self.clock,
+            wall_clock: self.wall_clock,
+            meter: self.meter,
+        }
     }
 
     /// The same middleware drawing its jitter from `dice`: one roll per failed attempt, drawn
@@ -477,6 +495,23 @@ impl RetryMiddleware {
     /// The retry budget, if any, shared by `&` without a lock.
     pub(crate) fn budget(&self) -> Option<&SharedBudget> {
         self.budget.as_deref()
+    }
+}
+
+impl<B: SharedCircuitBreaker> Clone for RetryMiddleware<B> {
+    /// A middleware sharing this one's budget, breaker, clocks and dice.
+    fn clone(&self) -> Self {
+        Self {
+            settings: self.settings,
+            attempt_timeout: self.attempt_timeout,
+            idempotency_header: self.idempotency_header.clone(),
+            budget: self.budget.clone(),
+            breaker: self.breaker.clone(),
+            dice: self.dice.clone(),
+            clock: self.clock.clone(),
+            wall_clock: self.wall_clock.clone(),
+            meter: Arc::clone(&self.meter),
+        }
     }
 }
 

@@ -18,7 +18,7 @@ use std::time::Duration;
 
 use ironward::http_retry::{Settings, Stop, StopReason};
 use ironward::{SRE, SharedBudget};
-use ironward_reqwest::{Clock, Dice, Retried, RetryMiddleware, SharedBreaker};
+use ironward_reqwest::{ClientBreaker, Clock, Dice, Retried, RetryMiddleware};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use reqwest_middleware::ClientBuilder;
 
@@ -261,7 +261,7 @@ async fn the_breaker_counts_what_it_admits_and_refuses_as_the_tower_breaker_does
         };
         let recording = Recording::start();
         let (retry, breaker) = {
-            let breaker = SharedBreaker::new(SRE)
+            let breaker = ClientBreaker::new(SRE)
                 .with_clock(clock.clone())
                 .with_dice(Dice::seeded(11))
                 .with_name("payments");

@@ -13,8 +13,10 @@ use crate::lock;
 use crate::owner::Owner;
 use crate::stripe::{Padded, Stripes};
 
+mod family;
 mod permit;
 
+pub use family::SharedCircuitBreaker;
 pub use permit::BreakerPermit;
 
 /// An [`ironward::Breaker`] that every task of every core shares by `&`, taking no lock for

@@ -94,8 +94,9 @@ pub mod rate_limit;
 pub mod retry;
 pub mod shed;
 mod source;
+mod tuner;
 
-pub use breaker::{BreakerFuture, BreakerLayer, BreakerRefused, BreakerService, BreakerTuner};
+pub use breaker::{BreakerFuture, BreakerLayer, BreakerRefused, BreakerService};
 pub use classify::{
     AnyError, Classify, Grade, GrpcFailures, HttpFailures, Overloads, ShedFailures,
 };
@@ -104,9 +105,9 @@ pub use criticality::{CriticalityHeader, ReadCriticality};
 pub use deadline::{
     DeadlineExceeded, DeadlineFuture, DeadlineLayer, DeadlineService, RequestDeadline, grpc_timeout,
 };
-pub use gate::{GateFull, GateFuture, GateLayer, GateService, GateTuner};
+pub use gate::{GateFull, GateFuture, GateLayer, GateService};
 pub use ironward_tokio::{Clock, Dice, LimiterRefusal, QUEUE, Queue, Queued};
-pub use limiter::{LimiterFuture, LimiterLayer, LimiterRefused, LimiterService, LimiterTuner};
+pub use limiter::{LimiterFuture, LimiterLayer, LimiterRefused, LimiterService};
 pub use mode::Mode;
 pub use rate_limit::{
     ClientAddr, Headroom, KindMismatch, Limit, Limited, ProxyHeader, RateLimitFuture,
@@ -116,7 +117,8 @@ pub use retry::{
     ClassifyError, Fault, FinalErrors, GaveUp, HttpRetryFuture, HttpRetryLayer, HttpRetryService,
     Retried, Stop,
 };
-pub use shed::{ShedFuture, ShedLayer, ShedRefused, ShedService, ShedTuner};
+pub use shed::{ShedFuture, ShedLayer, ShedRefused, ShedService};
+pub use tuner::Tuner;
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -150,7 +150,7 @@ async fn a_refusal_carries_the_numbers_the_core_decided_by() {
         core.fail(permit, Duration::ZERO);
     }
     let expected: BreakerReason = core.check(Duration::ZERO, 0.0).unwrap_err();
-    assert_eq!(reason, expected);
+    assert_eq!(*reason, expected);
 
     let line = err.to_string();
     assert_eq!(
@@ -423,4 +423,171 @@ async fn a_client_breaker_refuses_a_failing_backend_and_lets_traffic_back_as_it_
         admitted,
         "refused calls never reach it"
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// Another breaker family through the same layer
+// ---------------------------------------------------------------------------------------
+
+/// A breaker family of the test's own: it opens for good after `after` failures, and says
+/// how many it saw. It stands for any family the core may gain, so that these tests check
+/// the layer asks the trait, not the SRE breaker.
+#[derive(Debug)]
+struct Latch {
+    after: u32,
+    failures: u32,
+    foreign: u64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+struct Latched {
+    failures: u32,
+}
+
+impl std::fmt::Display for Latched {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "latched open after {} failures", self.failures)
+    }
+}
+
+impl ironward::CircuitBreaker for Latch {
+    type Policy = u32;
+    type Permit = ();
+    type Reason = Latched;
+
+    const REFUSALS: &'static [&'static str] = &["latched"];
+
+    fn new(after: u32, _: Duration) -> Self {
+        Self {
+            after,
+            failures: 0,
+            foreign: 0,
+        }
+    }
+
+    fn check(&mut self, _: Duration, _: f64) -> Result<(), Latched> {
+        if self.failures >= self.after {
+            Err(Latched {
+                failures: self.failures,
+            })
+        } else {
+            Ok(())
+        }
+    }
+
+    fn pass(&mut self, (): (), _: Duration) -> Option<()> {
+        None
+    }
+
+    fn fail(&mut self, (): (), _: Duration) -> Option<()> {
+        self.failures += 1;
+        None
+    }
+
+    fn record(&mut self, _: ironward::Outcome, _: Duration) {}
+
+    fn owns(&self, (): &()) -> bool {
+        true
+    }
+
+    fn foreign(&self) -> u64 {
+        self.foreign
+    }
+
+    fn ratio(&self, _: Duration) -> f64 {
+        if self.failures >= self.after {
+            1.0
+        } else {
+            0.0
+        }
+    }
+
+    fn policy(&self) -> &u32 {
+        &self.after
+    }
+
+    fn retune(&mut self, after: u32, _: Duration) {
+        self.after = after;
+    }
+
+    fn refusal(_: &Latched) -> usize {
+        0
+    }
+
+    fn ratio_of(_: &Latched) -> f64 {
+        1.0
+    }
+}
+
+// The layer runs a family it knows nothing of: its refusal is that family's, typed, and the
+// layer's tuner retunes it with that family's policy.
+#[tokio::test(start_paused = true)]
+async fn the_layer_runs_any_breaker_family_and_refuses_with_its_reason() {
+    let reached = Arc::new(AtomicUsize::new(0));
+    let backend = failing_backend(&reached);
+    let layer = BreakerLayer::for_breaker::<std::sync::Mutex<Latch>>(3).with_classifier(AnyError);
+    let client = layer.layer(backend);
+    for _ in 0..3 {
+        let err = client.clone().oneshot(()).await.unwrap_err();
+        assert!(!err.is::<BreakerRefused<Latched>>(), "{err}");
+    }
+    let err = client.clone().oneshot(()).await.unwrap_err();
+    let refused = err
+        .downcast_ref::<BreakerRefused<Latched>>()
+        .expect("the family's refusal");
+    assert_eq!(refused.reason(), &Latched { failures: 3 });
+    assert_eq!(
+        err.to_string(),
+        "circuit breaker refused the call: latched open after 3 failures"
+    );
+    assert!(!err.is::<BreakerRefused>(), "not the SRE breaker's refusal");
+    assert_eq!(reached.load(Ordering::Relaxed), 3);
+    assert_eq!(layer.ratio(), 1.0);
+
+    // Retuned to open after five, with its three failures kept: two more calls go through.
+    let tuner = layer.tuner();
+    assert_eq!(tuner.retune(5), 3);
+    assert_eq!(tuner.policy(), 5);
+    for _ in 0..2 {
+        let err = client.clone().oneshot(()).await.unwrap_err();
+        assert!(!err.is::<BreakerRefused<Latched>>());
+    }
+    assert!(
+        client
+            .clone()
+            .oneshot(())
+            .await
+            .unwrap_err()
+            .is::<BreakerRefused<Latched>>()
+    );
+    assert_eq!(reached.load(Ordering::Relaxed), 5);
+}
+
+// The SRE breaker behind a plain lock decides call for call as the lock-free `SharedBreaker`
+// the layer runs by default: the layer adds nothing of its own to either.
+#[tokio::test(start_paused = true)]
+async fn the_sre_breaker_behind_a_lock_decides_as_the_default_layer() {
+    async fn run<B>(layer: BreakerLayer<AnyError, B>) -> Vec<bool>
+    where
+        B: ironward_tokio::SharedCircuitBreaker<Reason = BreakerReason>,
+    {
+        let reached = Arc::new(AtomicUsize::new(0));
+        let client = layer.layer(failing_backend(&reached));
+        let mut refused = Vec::new();
+        for _ in 0..300 {
+            let err = client.clone().oneshot(()).await.unwrap_err();
+            refused.push(err.is::<BreakerRefused>());
+            tokio::time::advance(ms(7)).await;
+        }
+        refused
+    }
+    let locked = BreakerLayer::for_breaker::<std::sync::Mutex<Breaker>>(SRE)
+        .with_classifier(AnyError)
+        .with_dice(Dice::seeded(11));
+    let fast = BreakerLayer::new(SRE)
+        .with_classifier(AnyError)
+        .with_dice(Dice::seeded(11));
+    let (locked, fast) = (run(locked).await, run(fast).await);
+    assert!(fast.iter().filter(|&&r| r).count() > 150);
+    assert_eq!(locked, fast);
 }

@@ -365,7 +365,7 @@ async fn a_tuner_retunes_the_limit_live() {
     tuner.retune(three);
     assert_eq!(tuner.policy(), three);
     assert_eq!((layer.limit(), layer.flying(), layer.queued()), (3, 3, 0));
-    assert!(format!("{tuner:?}").starts_with("LimiterTuner { policy: Adaptive"));
+    assert!(format!("{tuner:?}").starts_with("Tuner { policy: Adaptive"));
     for call in calls {
         call.abort();
         let _ = call.await;
@@ -387,7 +387,7 @@ async fn a_tuner_puts_a_queue_in_front_live_and_takes_it_away() {
     let gate = Arc::new(Semaphore::new(0));
     let held = Arc::clone(&gate);
     let layer = LimiterLayer::new(of(1)).with_dice(dice);
-    let tuner = layer.tuner();
+    let tuner = layer.queue_tuner();
     let service = layer.layer(service_fn(move |_: Request<()>| {
         let held = Arc::clone(&held);
         async move {
@@ -406,8 +406,8 @@ async fn a_tuner_puts_a_queue_in_front_live_and_takes_it_away() {
         max: 2.0,
         wait: Duration::from_secs(30),
     };
-    assert_eq!(tuner.retune_queue(Some(queue)), None);
-    assert_eq!((layer.queue(), tuner.queue()), (Some(queue), Some(queue)));
+    assert_eq!(tuner.retune(Some(queue)), None);
+    assert_eq!((layer.queue(), tuner.policy()), (Some(queue), Some(queue)));
     // The first waits for sure; the second, behind one, is turned away with a chance of
     // a half, and the draw of 0.9 keeps it.
     let waiting = [call(), call()];
@@ -419,7 +419,7 @@ async fn a_tuner_puts_a_queue_in_front_live_and_takes_it_away() {
         "the layer's dice drew once"
     );
 
-    assert_eq!(tuner.retune_queue(None), Some(queue));
+    assert_eq!(tuner.retune(None), Some(queue));
     let err = service.clone().oneshot(Request::new(())).await.unwrap_err();
     assert_eq!(refusal(&err).unwrap().queued(), Queued::Off);
     gate.add_permits(3);

@@ -13,9 +13,8 @@ use std::time::Duration;
 use http::{HeaderName, Request, Response};
 use ironward::{Breaker, SHED, SRE, Shed, Sre};
 use ironward_tower::{
-    AnyError, BreakerLayer, BreakerTuner, Clock, Cpu, Dice, GateFull, GateLayer, GateService,
-    GateTuner, KindMismatch, Limit, Limited, RateLimitLayer, RateLimitTuner, ShedLayer,
-    ShedRefused, ShedTuner,
+    AnyError, BreakerLayer, Clock, Cpu, Dice, GateFull, GateLayer, GateService, KindMismatch,
+    Limit, Limited, RateLimitLayer, RateLimitTuner, ShedLayer, ShedRefused, Tuner,
 };
 use tower::{BoxError, Layer, Service, ServiceExt, service_fn};
 
@@ -117,7 +116,7 @@ async fn a_breaker_retuned_under_load_changes_its_ratio_on_the_next_call_and_kee
     let two = Sre { k: 2.0, ..SRE };
     tuner.retune(two);
     model.retune(two, now);
-    assert_eq!(tuner.sre(), two);
+    assert_eq!(tuner.policy(), two);
 
     // The same calls in the window, weighed with k = 2: lower, but not the 0 of a window
     // opened afresh.
@@ -172,13 +171,16 @@ async fn every_clone_of_a_breaker_layer_and_of_its_services_runs_the_retuned_pol
         assert!(client.oneshot(true).await.is_ok());
     }
     assert_eq!((layer.ratio(), twin.ratio()), (0.0, 0.0));
-    assert_eq!(layer.tuner().sre().k, 2.0);
+    assert_eq!(layer.tuner().policy().k, 2.0);
 
     // A builder starts a new breaker under the policy in force, which the old tuner leaves.
     let rebuilt = layer.with_dice(Dice::from_fn(|| 0.0));
-    assert_eq!(rebuilt.tuner().sre().k, 2.0);
+    assert_eq!(rebuilt.tuner().policy().k, 2.0);
     tuner.retune(SRE);
-    assert_eq!((rebuilt.tuner().sre().k, twin.tuner().sre().k), (2.0, 1.5));
+    assert_eq!(
+        (rebuilt.tuner().policy().k, twin.tuner().policy().k),
+        (2.0, 1.5)
+    );
 }
 
 // ---------------------------------------------------------------------------------------
@@ -215,7 +217,7 @@ async fn a_shed_layer_retuned_keeps_its_requests_in_flight_and_decides_the_next_
         ..SHED
     };
     tuner.retune(lenient);
-    assert_eq!(tuner.shed(), lenient);
+    assert_eq!(tuner.policy(), lenient);
     assert_eq!(layer.flying(), 20);
     held.push(clone.clone().ready().await.unwrap().call(()));
     held.push(server.ready().await.unwrap().call(()));
@@ -542,20 +544,21 @@ fn a_tuner_is_a_cheap_shared_handle() {
     let shed = ShedLayer::new(SHED, Cpu::fixed(0)).tuner();
     let rate = RateLimitLayer::new(Limit::bucket(1.0, 1.0)).tuner();
     let gate = GateLayer::new(3).tuner();
-    handle::<BreakerTuner>(&breaker);
-    handle::<ShedTuner>(&shed);
+    handle::<Tuner<Sre>>(&breaker);
+    handle::<Tuner<Shed>>(&shed);
     handle::<RateLimitTuner>(&rate);
-    handle::<GateTuner>(&gate);
-    // One `Arc` each: a pointer, and for the two whose classifier is erased, its vtable.
+    handle::<Tuner<u32>>(&gate);
+    // One `Arc` each: a pointer, and for the generic tuner, which erases the layer's other
+    // parameters, its vtable.
     assert_eq!(size_of::<RateLimitTuner>(), size_of::<usize>());
-    assert_eq!(size_of::<GateTuner>(), size_of::<usize>());
-    assert_eq!(size_of::<BreakerTuner>(), 2 * size_of::<usize>());
-    assert_eq!(size_of::<ShedTuner>(), 2 * size_of::<usize>());
-    assert!(format!("{breaker:?}").starts_with("BreakerTuner { sre: Sre { k: 1.5"));
-    assert!(format!("{shed:?}").starts_with("ShedTuner { shed: Shed { size: 50"));
+    assert_eq!(size_of::<Tuner<u32>>(), 2 * size_of::<usize>());
+    assert_eq!(size_of::<Tuner<Sre>>(), 2 * size_of::<usize>());
+    assert_eq!(size_of::<Tuner<Shed>>(), 2 * size_of::<usize>());
+    assert!(format!("{breaker:?}").starts_with("Tuner { policy: Sre { k: 1.5"));
+    assert!(format!("{shed:?}").starts_with("Tuner { policy: Shed { size: 50"));
     assert_eq!(
         format!("{rate:?}"),
         "RateLimitTuner { limit: Bucket { rate: 1.0, burst: 1.0 } }"
     );
-    assert_eq!(format!("{gate:?}"), "GateTuner { limit: 3, held: 0 }");
+    assert_eq!(format!("{gate:?}"), "Tuner { policy: 3 }");
 }

@@ -9,6 +9,7 @@ use crate::reason::BreakerReason;
 use crate::tally::{Outcome, Tally};
 use crate::window::Window;
 
+pub use family::CircuitBreaker;
 use runs::Runs;
 use sre::{Constants, History, recover, refusal, weigh};
 pub use sre::{SRE, Sre};
@@ -506,6 +507,7 @@ impl Breaker {
     }
 }
 
+mod family;
 mod horizon;
 mod runs;
 mod sre;

@@ -102,7 +102,7 @@ mod ward;
 mod window;
 
 pub use backoff::{BACKOFF, Backoff, Jitter};
-pub use breaker::{Breaker, Permit, SRE, Sre};
+pub use breaker::{Breaker, CircuitBreaker, Permit, SRE, Sre};
 pub use bucket::Bucket;
 #[cfg(target_has_atomic = "64")]
 pub use bucket::SharedBucket;

@@ -5,7 +5,7 @@
 //! (a Prometheus or OpenTelemetry exporter); without it nothing is recorded and no dependency
 //! is pulled in. Each registers its handles once, on first use (the middleware's first
 //! attempt, the breaker's first decision), its name then final: a middleware or a breaker
-//! renamed with [`RetryMiddleware::with_name`] or [`SharedBreaker::with_name`] leaves no
+//! renamed with [`RetryMiddleware::with_name`] or [`ClientBreaker::with_name`] leaves no
 //! series under `name="default"`. An attempt then costs an increment on a handle. The names, units and labels are `ironward-tower`'s, and the stop
 //! labels are the core's ([`Stop::as_str`], [`Retried::outcome`]), so a call counts the same
 //! through either edge.
@@ -15,7 +15,7 @@
 //! | `ironward.retry.attempts` | counter | `{attempt}` | `name`, `kind` (`first` or `retry`) | attempts the middleware sent, as [`Retried::attempts`] counts them (an attempt the breaker refuses is not sent) |
 //! | `ironward.retry.calls` | counter | `{call}` | `name`, `outcome` (`success` or the stop's label) | calls the middleware finished, labelled by [`Retried::outcome`] |
 //! | `ironward.retry.wait` | histogram | `s` | `name` | each wait the middleware decided before a retry, in seconds |
-//! | `ironward.requests` | counter | `{request}` | `piece` (`breaker`), `name`, `outcome` (`admitted` or `refused`), `reason` (`throttled`, refused only) | attempts the [`SharedBreaker`] decided on |
+//! | `ironward.requests` | counter | `{request}` | `piece` (`breaker`), `name`, `outcome` (`admitted` or `refused`), `reason` (`throttled`, refused only) | attempts the [`ClientBreaker`] decided on |
 //! | `ironward.breaker.ratio` | gauge | `1` | `name` | the drop fraction the breaker's last refusal computed, in `[0, 1]` |
 //!
 //! The `outcome` of a call is `success`, or one of `not_retryable`, `not_replayable`,
@@ -45,8 +45,8 @@
 //! ```
 //!
 //! [`RetryMiddleware::with_name`]: crate::RetryMiddleware::with_name
-//! [`SharedBreaker::with_name`]: crate::SharedBreaker::with_name
+//! [`ClientBreaker::with_name`]: crate::ClientBreaker::with_name
 //! [`Stop::as_str`]: crate::Stop::as_str
 //! [`Retried::outcome`]: crate::Retried::outcome
 //! [`Retried::attempts`]: crate::Retried::attempts
-//! [`SharedBreaker`]: crate::SharedBreaker
+//! [`ClientBreaker`]: crate::ClientBreaker

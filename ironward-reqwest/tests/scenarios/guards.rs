@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use ironward::http_retry::StopReason;
 use ironward::{SRE, SharedBudget};
-use ironward_reqwest::{Dice, SharedBreaker, Stop};
+use ironward_reqwest::{ClientBreaker, Dice, Stop};
 
 use crate::server::{Reply, Server};
 use crate::{bounded, client, fast, instant, retried};
@@ -93,7 +93,7 @@ async fn clients_sharing_a_budget_throttle_together() {
 async fn a_shared_breaker_keeps_refused_attempts_off_the_server() {
     bounded(async {
         let server = Server::start(vec![Reply::status(503)]).await;
-        let breaker = SharedBreaker::new(SRE).with_dice(Dice::seeded(11));
+        let breaker = ClientBreaker::new(SRE).with_dice(Dice::seeded(11));
         let settings = ironward::http_retry::Settings {
             max_retries: 1,
             base_delay: std::time::Duration::from_millis(1),

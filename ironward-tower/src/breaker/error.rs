@@ -12,10 +12,10 @@ use ironward::BreakerReason;
 /// The conventional HTTP answer is `503 Service Unavailable`, which go-zero's breaker handler
 /// gives.
 ///
-/// It carries the [`BreakerReason`] the core's [`Breaker::check`](ironward::Breaker::check)
-/// refused with: the window the breaker read, the drop fraction and the draw. The reason is
-/// `Copy` and was computed by the decision anyway, so a refusal costs the one `Box` that
-/// makes it a `BoxError` and nothing else; nothing is formatted until it is displayed.
+/// It carries the reason the breaker refused with: for the SRE breaker the [`BreakerReason`]
+/// of [`Breaker::check`](ironward::Breaker::check), the window the breaker read, the drop
+/// fraction and the draw. The reason was computed by the decision anyway, so a refusal costs
+/// the one `Box` that makes it a `BoxError` and nothing else; nothing is formatted until it is displayed.
 /// `Display` is one line, what refused and then the reason's own line; because the reason is
 /// in it, [`source`](std::error::Error::source) is `None`, so that a report walking the chain
 /// does not print it twice.
@@ -45,31 +45,34 @@ use ironward::BreakerReason;
 ///      0 accepts in 100 calls, failing 1 bucket, working 0",
 /// );
 /// ```
+///
+/// `R` is the reason of the breaker family that refused; it defaults to the SRE breaker's
+/// [`BreakerReason`], so `err.is::<BreakerRefused>()` asks after the default family.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BreakerRefused {
-    reason: BreakerReason,
+pub struct BreakerRefused<R = BreakerReason> {
+    reason: R,
 }
 
-impl BreakerRefused {
+impl<R> BreakerRefused<R> {
     /// The refusal of one call, for the reason the core gave.
     ///
     /// The layer makes these; this is for other breakers and for tests of what a caller does
     /// with one.
-    pub const fn new(reason: BreakerReason) -> Self {
+    pub const fn new(reason: R) -> Self {
         Self { reason }
     }
 
     /// Why the breaker refused: the numbers [`Breaker::check`](ironward::Breaker::check)
     /// decided by.
-    pub const fn reason(&self) -> BreakerReason {
-        self.reason
+    pub const fn reason(&self) -> &R {
+        &self.reason
     }
 }
 
-impl fmt::Display for BreakerRefused {
+impl<R: fmt::Display> fmt::Display for BreakerRefused<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "circuit breaker refused the call: {}", self.reason)
     }
 }
 
-impl std::error::Error for BreakerRefused {}
+impl<R: fmt::Debug + fmt::Display> std::error::Error for BreakerRefused<R> {}

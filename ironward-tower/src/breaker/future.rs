@@ -6,8 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use ironward::BreakerReason;
-use ironward_tokio::BreakerPermit;
+use ironward_tokio::{SharedBreaker, SharedCircuitBreaker};
 use pin_project_lite::pin_project;
 use tower::BoxError;
 
@@ -45,22 +44,22 @@ pin_project! {
     /// assert!(future.await.unwrap_err().is::<BreakerRefused>());
     /// # }
     /// ```
-    pub struct BreakerFuture<F, C> {
+    pub struct BreakerFuture<F, C, B: SharedCircuitBreaker = SharedBreaker> {
         #[pin]
-        state: State<F, C>,
+        state: State<F, C, B>,
     }
 }
 
 pin_project! {
     #[project = StateProj]
-    enum State<F, C> {
+    enum State<F, C, B: SharedCircuitBreaker> {
         Called {
             #[pin]
             future: F,
-            settle: Option<(BreakerPermit, Arc<Shared<C>>)>,
+            settle: Option<(B::Permit, Arc<Shared<C, B>>)>,
         },
         Refused {
-            reason: BreakerReason,
+            reason: B::Reason,
         },
         Shadowed {
             #[pin]
@@ -69,8 +68,8 @@ pin_project! {
     }
 }
 
-impl<F, C> BreakerFuture<F, C> {
-    pub(crate) fn called(future: F, permit: BreakerPermit, shared: Arc<Shared<C>>) -> Self {
+impl<F, C, B: SharedCircuitBreaker> BreakerFuture<F, C, B> {
+    pub(crate) fn called(future: F, permit: B::Permit, shared: Arc<Shared<C, B>>) -> Self {
         Self {
             state: State::Called {
                 future,
@@ -86,18 +85,19 @@ impl<F, C> BreakerFuture<F, C> {
         }
     }
 
-    pub(crate) fn refused(reason: BreakerReason) -> Self {
+    pub(crate) fn refused(reason: B::Reason) -> Self {
         Self {
             state: State::Refused { reason },
         }
     }
 }
 
-impl<F, C, T, E> Future for BreakerFuture<F, C>
+impl<F, C, B, T, E> Future for BreakerFuture<F, C, B>
 where
     F: Future<Output = Result<T, E>>,
     E: Into<BoxError>,
     C: Classify<T>,
+    B: SharedCircuitBreaker,
 {
     type Output = Result<T, BoxError>;
 
@@ -112,14 +112,14 @@ where
             }
             // The `Box` a `BoxError` needs is the refusal's one allocation.
             StateProj::Refused { reason } => {
-                Poll::Ready(Err(Box::new(BreakerRefused::new(*reason))))
+                Poll::Ready(Err(Box::new(BreakerRefused::new(reason.clone()))))
             }
             StateProj::Shadowed { future } => future.poll(cx).map_err(Into::into),
         }
     }
 }
 
-impl<F, C> fmt::Debug for BreakerFuture<F, C> {
+impl<F, C, B: SharedCircuitBreaker> fmt::Debug for BreakerFuture<F, C, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let state = match &self.state {
             State::Called { .. } => "called",

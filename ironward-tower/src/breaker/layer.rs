@@ -4,12 +4,12 @@ use std::fmt;
 use std::sync::Arc;
 
 use ironward::Sre;
-use ironward_tokio::SharedBreaker;
+use ironward_tokio::{SharedBreaker, SharedCircuitBreaker};
 use tower_layer::Layer;
 
 use super::service::{BreakerService, Shared};
-use super::tune::{BreakerTuner, Tune};
 use crate::meter::DEFAULT_NAME;
+use crate::tuner::{Tune, Tuner};
 use crate::{Clock, Dice, HttpFailures, Mode};
 
 /// Puts an SRE circuit breaker in front of a service: the client side's defence against a
@@ -52,6 +52,11 @@ use crate::{Clock, Dice, HttpFailures, Mode};
 /// [`tuner`](Self::tuner) from the configured layer: it retunes the one breaker that every
 /// service and clone shares, keeping its window.
 ///
+/// `B` is the breaker family, shared between threads: by default the SRE breaker
+/// ([`SharedBreaker`]); [`for_breaker`](Self::for_breaker) takes any other
+/// [`SharedCircuitBreaker`], such as a core [`CircuitBreaker`](ironward::CircuitBreaker)
+/// behind a `Mutex`.
+///
 /// # Examples
 ///
 /// ```
@@ -88,16 +93,48 @@ use crate::{Clock, Dice, HttpFailures, Mode};
 /// assert!(breaker.ratio() > 0.9);
 /// # }
 /// ```
-pub struct BreakerLayer<C = HttpFailures> {
-    shared: Arc<Shared<C>>,
+pub struct BreakerLayer<C = HttpFailures, B: SharedCircuitBreaker = SharedBreaker> {
+    shared: Arc<Shared<C, B>>,
 }
 
 impl BreakerLayer {
-    /// A layer running the `sre` policy, counting errors and 5xx responses as failures
-    /// ([`HttpFailures`]), on the monotonic clock with real randomness.
+    /// A layer running the SRE breaker under `sre`, counting errors and 5xx responses as
+    /// failures ([`HttpFailures`]), on the monotonic clock with real randomness.
     pub fn new(sre: Sre) -> Self {
+        Self::for_breaker(sre)
+    }
+
+    /// A layer running the breaker family `B` under `policy`, otherwise as [`new`](Self::new).
+    ///
+    /// # Examples
+    ///
+    /// The SRE breaker behind one lock a call, as any core family runs before it has a
+    /// lock-free form of its own:
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// use ironward::{Breaker, SRE};
+    /// use ironward_tower::{AnyError, BreakerLayer, BreakerRefused, Dice};
+    /// use tower::{Layer, ServiceExt, service_fn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let down = service_fn(|_request: ()| async { Err::<(), _>("backend down") });
+    /// let layer = BreakerLayer::for_breaker::<Mutex<Breaker>>(SRE)
+    ///     .with_classifier(AnyError)
+    ///     .with_dice(Dice::from_fn(|| 0.0));
+    /// let client = layer.layer(down);
+    /// for _ in 0..10 {
+    ///     let _ = client.clone().oneshot(()).await;
+    /// }
+    /// assert!(client.oneshot(()).await.unwrap_err().is::<BreakerRefused>());
+    /// # }
+    /// ```
+    pub fn for_breaker<B: SharedCircuitBreaker>(
+        policy: B::Policy,
+    ) -> BreakerLayer<HttpFailures, B> {
         Parts {
-            sre,
+            policy,
             classify: HttpFailures,
             clock: Clock::default(),
             dice: Dice::default(),
@@ -108,13 +145,13 @@ impl BreakerLayer {
     }
 }
 
-impl<C> BreakerLayer<C> {
+impl<C, B: SharedCircuitBreaker> BreakerLayer<C, B> {
     /// What this layer was built from, with `classify` for its classifier: the parts a
     /// builder changes one of before building a new breaker.
-    fn parts<D>(&self, classify: D) -> Parts<D> {
+    fn parts<D>(&self, classify: D) -> Parts<D, B> {
         let (clock, dice) = self.shared.sources();
         Parts {
-            sre: self.shared.sre(),
+            policy: self.shared.policy(),
             classify,
             clock,
             dice,
@@ -126,12 +163,13 @@ impl<C> BreakerLayer<C> {
     /// The same layer with `classify` deciding which results are failures (see
     /// [`Classify`](crate::Classify)), and a new breaker under the policy in force.
     #[must_use]
-    pub fn with_classifier<D>(self, classify: D) -> BreakerLayer<D> {
+    pub fn with_classifier<D>(self, classify: D) -> BreakerLayer<D, B> {
         self.parts(classify).build()
     }
 
     /// The fraction of calls the breaker would refuse now
-    /// ([`Breaker::ratio`](ironward::Breaker::ratio)), for a dashboard or an alert; the same as
+    /// ([`CircuitBreaker::ratio`](ironward::CircuitBreaker::ratio)), for a dashboard or an
+    /// alert; the same as
     /// [`BreakerService::ratio`] on any of its services.
     pub fn ratio(&self) -> f64 {
         self.shared.ratio()
@@ -144,18 +182,18 @@ impl<C> BreakerLayer<C> {
     }
 }
 
-impl<C: Send + Sync + 'static> BreakerLayer<C> {
-    /// A handle that changes the policy of this layer's breaker in place, for every service
-    /// the layer made and every clone at once; see [`BreakerTuner`].
+impl<C: Send + Sync + 'static, B: SharedCircuitBreaker> BreakerLayer<C, B> {
+    /// A handle that changes the policy of this layer's breaker in place, keeping its record,
+    /// for every service the layer made and every clone at once; see [`Tuner`].
     ///
     /// One `Arc` clone. Take it from the layer once it is configured: a builder makes a new
     /// breaker, which the tuner taken before it does not reach.
-    pub fn tuner(&self) -> BreakerTuner {
-        BreakerTuner::new(Arc::clone(&self.shared) as Arc<dyn Tune>)
+    pub fn tuner(&self) -> Tuner<B::Policy> {
+        Tuner::new(Arc::clone(&self.shared) as Arc<dyn Tune<B::Policy>>)
     }
 }
 
-impl<C: Clone> BreakerLayer<C> {
+impl<C: Clone, B: SharedCircuitBreaker> BreakerLayer<C, B> {
     /// The same layer reading `now` from `clock`, with a new breaker under the policy in
     /// force, whose window opens now on `clock`.
     #[must_use]
@@ -208,8 +246,8 @@ impl<C: Clone> BreakerLayer<C> {
 
 /// What a [`BreakerLayer`] is built from. Every builder changes one part and builds a new
 /// breaker from the rest, so that no builder forgets one.
-struct Parts<C> {
-    sre: Sre,
+struct Parts<C, B: SharedCircuitBreaker> {
+    policy: B::Policy,
     classify: C,
     clock: Clock,
     dice: Dice,
@@ -217,10 +255,10 @@ struct Parts<C> {
     mode: Mode,
 }
 
-impl<C> Parts<C> {
+impl<C, B: SharedCircuitBreaker> Parts<C, B> {
     /// A layer with a new breaker on these parts, its window opening now.
-    fn build(self) -> BreakerLayer<C> {
-        let breaker = SharedBreaker::new(self.sre, self.clock.now());
+    fn build(self) -> BreakerLayer<C, B> {
+        let breaker = B::new(self.policy, self.clock.now());
         BreakerLayer {
             shared: Arc::new(Shared::new(
                 breaker,
@@ -234,7 +272,7 @@ impl<C> Parts<C> {
     }
 }
 
-impl<C> Clone for BreakerLayer<C> {
+impl<C, B: SharedCircuitBreaker> Clone for BreakerLayer<C, B> {
     /// A layer sharing this one's breaker.
     fn clone(&self) -> Self {
         Self {
@@ -243,7 +281,7 @@ impl<C> Clone for BreakerLayer<C> {
     }
 }
 
-impl<C: fmt::Debug> fmt::Debug for BreakerLayer<C> {
+impl<C: fmt::Debug, B: SharedCircuitBreaker + fmt::Debug> fmt::Debug for BreakerLayer<C, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BreakerLayer")
             .field("shared", &self.shared)
@@ -251,8 +289,8 @@ impl<C: fmt::Debug> fmt::Debug for BreakerLayer<C> {
     }
 }
 
-impl<S, C> Layer<S> for BreakerLayer<C> {
-    type Service = BreakerService<S, C>;
+impl<S, C, B: SharedCircuitBreaker> Layer<S> for BreakerLayer<C, B> {
+    type Service = BreakerService<S, C, B>;
 
     /// A service sharing the layer's breaker. The first one registers the breaker's metrics,
     /// under the name that is now final.

@@ -6,8 +6,8 @@
 //! typed error that never reaches the backend. The reference is go-zero's client breaker
 //! (`core/breaker/googlebreaker.go`, `zrpc/internal/clientinterceptors/breakerinterceptor.go`)
 //! and the SRE book's chapter 21. As in tower's `limit::concurrency`, the module holds the
-//! layer, the service it makes, the service's response future and the refusal, and one more
-//! piece: [`BreakerTuner`], which changes the policy of a layer's breaker while it serves.
+//! layer, the service it makes, the service's response future and the refusal; the layer's
+//! [`tuner`](BreakerLayer::tuner) changes the policy of its breaker while it serves.
 //!
 //! # Examples
 //!
@@ -41,10 +41,8 @@ mod error;
 mod future;
 mod layer;
 mod service;
-mod tune;
 
 pub use error::BreakerRefused;
 pub use future::BreakerFuture;
 pub use layer::BreakerLayer;
 pub use service::BreakerService;
-pub use tune::BreakerTuner;

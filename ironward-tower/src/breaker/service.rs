@@ -4,14 +4,13 @@ use std::fmt;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use ironward::{BreakerReason, Sre};
-use ironward_tokio::{BreakerPermit, SharedBreaker};
+use ironward_tokio::{SharedBreaker, SharedCircuitBreaker};
 use tower::BoxError;
 use tower_service::Service;
 
 use super::future::BreakerFuture;
-use super::tune::Tune;
 use crate::meter::{Level, Meter};
+use crate::tuner::Tune;
 use crate::{Classify, Clock, Dice, HttpFailures, Mode};
 
 /// A service behind an SRE circuit breaker; made by a [`BreakerLayer`](crate::BreakerLayer),
@@ -34,7 +33,8 @@ use crate::{Classify, Clock, Dice, HttpFailures, Mode};
 /// `C` is the classifier; it defaults to [`HttpFailures`], so the common case is written
 /// `BreakerService<S>`. It is a type parameter rather than a boxed value because what it reads
 /// depends on the response type: boxing it would put that type in the service's name instead,
-/// and the ready-made classifiers are zero-sized.
+/// and the ready-made classifiers are zero-sized. `B` is the shared breaker, by default the
+/// SRE one ([`SharedBreaker`]); see [`BreakerLayer::for_breaker`](crate::BreakerLayer::for_breaker).
 ///
 /// # Examples
 ///
@@ -59,13 +59,13 @@ use crate::{Classify, Clock, Dice, HttpFailures, Mode};
 /// assert!(other.ratio() > 0.5);
 /// # }
 /// ```
-pub struct BreakerService<S, C = HttpFailures> {
+pub struct BreakerService<S, C = HttpFailures, B: SharedCircuitBreaker = SharedBreaker> {
     inner: S,
-    shared: Arc<Shared<C>>,
+    shared: Arc<Shared<C, B>>,
 }
 
-impl<S, C> BreakerService<S, C> {
-    pub(crate) fn new(inner: S, shared: Arc<Shared<C>>) -> Self {
+impl<S, C, B: SharedCircuitBreaker> BreakerService<S, C, B> {
+    pub(crate) fn new(inner: S, shared: Arc<Shared<C, B>>) -> Self {
         Self { inner, shared }
     }
 
@@ -77,7 +77,7 @@ impl<S, C> BreakerService<S, C> {
     }
 }
 
-impl<S: Clone, C> Clone for BreakerService<S, C> {
+impl<S: Clone, C, B: SharedCircuitBreaker> Clone for BreakerService<S, C, B> {
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
@@ -86,7 +86,10 @@ impl<S: Clone, C> Clone for BreakerService<S, C> {
     }
 }
 
-impl<S: fmt::Debug, C: fmt::Debug> fmt::Debug for BreakerService<S, C> {
+impl<S: fmt::Debug, C: fmt::Debug, B> fmt::Debug for BreakerService<S, C, B>
+where
+    B: SharedCircuitBreaker + fmt::Debug,
+{
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("BreakerService")
             .field("inner", &self.inner)
@@ -95,15 +98,16 @@ impl<S: fmt::Debug, C: fmt::Debug> fmt::Debug for BreakerService<S, C> {
     }
 }
 
-impl<S, C, Request> Service<Request> for BreakerService<S, C>
+impl<S, C, B, Request> Service<Request> for BreakerService<S, C, B>
 where
     S: Service<Request>,
     S::Error: Into<BoxError>,
     C: Classify<S::Response>,
+    B: SharedCircuitBreaker,
 {
     type Response = S::Response;
     type Error = BoxError;
-    type Future = BreakerFuture<S::Future, C>;
+    type Future = BreakerFuture<S::Future, C, B>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx).map_err(Into::into)
@@ -131,8 +135,8 @@ where
 /// What every clone of one service shares: the breaker, its sources, its classifier and the
 /// handles it reports through.
 #[derive(Debug)]
-pub(crate) struct Shared<C> {
-    breaker: SharedBreaker,
+pub(crate) struct Shared<C, B = SharedBreaker> {
+    breaker: B,
     clock: Clock,
     dice: Dice,
     classify: C,
@@ -140,12 +144,9 @@ pub(crate) struct Shared<C> {
     ratio: Level,
 }
 
-/// The one reason a breaker refuses for, as the `reason` label gives it.
-const REASONS: &[&str] = &["throttled"];
-
-impl<C> Shared<C> {
+impl<C, B: SharedCircuitBreaker> Shared<C, B> {
     pub(crate) fn new(
-        breaker: SharedBreaker,
+        breaker: B,
         clock: Clock,
         dice: Dice,
         classify: C,
@@ -157,7 +158,7 @@ impl<C> Shared<C> {
             clock,
             dice,
             classify,
-            meter: Meter::new("breaker", name, REASONS, mode),
+            meter: Meter::new("breaker", name, B::REFUSALS, mode),
             ratio: Level::breaker_ratio(name),
         }
     }
@@ -179,45 +180,43 @@ impl<C> Shared<C> {
         self.meter.mode()
     }
 
-    /// Reports a refusal (or, in shadow mode, a would-be refusal): the counter, the drop fraction
-    /// it computed, and a debug event with the numbers that decided it.
-    fn refused(&self, reason: &BreakerReason) {
-        self.meter.refused(0);
-        self.ratio.set(reason.drop);
+    /// Reports a refusal (or, in shadow mode, a would-be refusal): the counter under the
+    /// reason's label, the share of calls the breaker refused then, and a debug event with
+    /// the numbers that decided it.
+    fn refused(&self, reason: &B::Reason) {
+        self.meter.refused(B::refusal(reason));
+        self.ratio.set(B::ratio_of(reason));
         tracing::debug!(
             name = self.meter.name(),
             outcome = self.meter.refusal(),
-            drop = reason.drop,
-            roll = reason.roll,
-            total = reason.total,
-            accepts = reason.accepts,
-            failing = reason.failing,
-            working = reason.working,
-            k = reason.k,
+            reason = B::REFUSALS[B::refusal(reason)],
+            numbers = ?reason,
             "breaker refused a call"
         );
     }
 
     /// Asks the breaker for a call now, with the numbers behind a refusal
-    /// ([`SharedBreaker::check`]): one load for a healthy breaker, the lock otherwise.
-    fn check(&self) -> Result<BreakerPermit, BreakerReason> {
+    /// ([`SharedCircuitBreaker::check`]; for [`SharedBreaker`] one load while the backend is
+    /// healthy).
+    fn check(&self) -> Result<B::Permit, B::Reason> {
         let now = self.clock.now();
         let roll = self.dice.roll();
         self.breaker.check(now, roll)
     }
 
     /// Records the call behind `permit` as the classifier reads `result`, now.
-    pub(crate) fn settle<Res>(&self, permit: BreakerPermit, result: &Result<Res, BoxError>)
+    pub(crate) fn settle<Res>(&self, permit: B::Permit, result: &Result<Res, BoxError>)
     where
         C: Classify<Res>,
     {
         let failed = self.classify.is_failure(result);
         let now = self.clock.now();
-        if failed {
-            self.breaker.fail(permit, now);
+        // The layer's own breaker made the permit: nothing comes back.
+        let _ = if failed {
+            self.breaker.fail(permit, now)
         } else {
-            self.breaker.pass(permit, now);
-        }
+            self.breaker.pass(permit, now)
+        };
     }
 
     /// The clock and the dice, for a layer made anew on them.
@@ -231,8 +230,8 @@ impl<C> Shared<C> {
     }
 
     /// The policy the breaker runs, for a tuner and for a layer made anew under it.
-    pub(crate) fn sre(&self) -> Sre {
-        self.breaker.sre()
+    pub(crate) fn policy(&self) -> B::Policy {
+        self.breaker.policy()
     }
 
     /// The standing throttle now.
@@ -241,13 +240,14 @@ impl<C> Shared<C> {
     }
 }
 
-impl<C: Send + Sync> Tune for Shared<C> {
-    fn retune(&self, sre: Sre) {
-        let was = self.breaker.retune(sre, self.clock.now());
-        tracing::debug!(from = ?was, to = ?sre, "breaker retuned");
+impl<C: Send + Sync, B: SharedCircuitBreaker> Tune<B::Policy> for Shared<C, B> {
+    fn retune(&self, policy: B::Policy) -> B::Policy {
+        let was = self.breaker.retune(policy.clone(), self.clock.now());
+        tracing::debug!(from = ?was, to = ?policy, "breaker retuned");
+        was
     }
 
-    fn sre(&self) -> Sre {
-        Shared::sre(self)
+    fn policy(&self) -> B::Policy {
+        Shared::policy(self)
     }
 }

@@ -10,6 +10,7 @@ use ironward::{GateReason, SharedGate};
 use pin_project_lite::pin_project;
 
 use super::GateFull;
+use crate::tuner::Tune;
 
 /// The core gate behind one [`GateLayer`](super::GateLayer), shared by every service it makes.
 ///
@@ -142,5 +143,19 @@ impl<F> fmt::Debug for GateFuture<F> {
             State::Shadowed { .. } => "shadowed",
         };
         f.debug_tuple("GateFuture").field(&state).finish()
+    }
+}
+
+/// The gate's limit is its policy: a retune swaps it in one step, and the limit replaced is
+/// read in the same swap, exact even while another tuner retunes.
+impl Tune<u32> for SharedGate {
+    fn retune(&self, limit: u32) -> u32 {
+        let was = SharedGate::retune(self, limit);
+        tracing::debug!(from = was, to = limit, "gate retuned");
+        was
+    }
+
+    fn policy(&self) -> u32 {
+        self.limit()
     }
 }

@@ -5,10 +5,11 @@ use std::sync::Arc;
 use ironward::SharedGate;
 use tower_layer::Layer;
 
+use super::GateService;
 use super::future::Shared;
-use super::{GateService, GateTuner};
 use crate::Mode;
 use crate::meter::{DEFAULT_NAME, Meter};
+use crate::tuner::{Tune, Tuner};
 
 /// Applies one concurrency limit, which refuses at once, to every service it wraps.
 ///
@@ -120,9 +121,40 @@ impl GateLayer {
     }
 
     /// A handle that changes the limit of this layer's gate in place, for every service the
-    /// layer made and every clone at once; see [`GateTuner`]. One `Arc` clone.
-    pub fn tuner(&self) -> GateTuner {
-        GateTuner::new(Arc::clone(&self.gate))
+    /// layer made and every clone at once; see [`Tuner`]. One `Arc` clone.
+    ///
+    /// Nobody inside is turned out ([`ironward::SharedGate::retune`]): a limit lowered below
+    /// the requests in flight admits nobody until enough of them have left to bring the count
+    /// under it, and a raised one has room at once; a limit of 0 refuses every request from
+    /// then on. The gate reads no clock, so neither does its tuner.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward_tower::{GateFull, GateLayer};
+    /// use tower::{Layer, Service, service_fn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let layer = GateLayer::new(3);
+    /// let mut service = layer.layer(service_fn(|n: u32| async move { Ok::<_, GateFull>(n) }));
+    /// let tuner = layer.tuner();
+    /// let mut held: Vec<_> = (0..3).map(|n| service.call(n)).collect();
+    ///
+    /// // One at a time from now on: the three inside stay, and the next request is refused.
+    /// tuner.retune(1);
+    /// assert_eq!((tuner.policy(), layer.held()), (1, 3));
+    /// assert!(service.call(3).await.unwrap_err().is::<GateFull>());
+    ///
+    /// // Nobody gets in until all three have left.
+    /// held.truncate(1);
+    /// assert!(service.call(4).await.unwrap_err().is::<GateFull>());
+    /// held.clear();
+    /// assert_eq!(service.call(5).await.unwrap(), 5);
+    /// # }
+    /// ```
+    pub fn tuner(&self) -> Tuner<u32> {
+        Tuner::new(Arc::clone(&self.gate) as Arc<dyn Tune<u32>>)
     }
 }
 

@@ -16,7 +16,7 @@
 //!   calling the inner service.
 //! - [`GateFuture`] gives the room back when the response is ready or the future is dropped
 //!   (a cancelled request, a closed connection).
-//! - [`GateTuner`], from [`GateLayer::tuner`], changes the limit while the gate serves (a
+//! - [`GateLayer::tuner`] gives a [`Tuner`](crate::Tuner) that changes the limit while the gate serves (a
 //!   configuration reload), keeping everyone inside.
 //!
 //! The shared state is the core's [`ironward::SharedGate`]: the count and the limit in one
@@ -56,10 +56,8 @@ mod error;
 mod future;
 mod layer;
 mod service;
-mod tune;
 
 pub use self::error::GateFull;
 pub use self::future::GateFuture;
 pub use self::layer::GateLayer;
 pub use self::service::GateService;
-pub use self::tune::GateTuner;

@@ -8,9 +8,9 @@ use ironward_tokio::{QUEUE, Queue, SharedLimiter};
 use tower_layer::Layer;
 
 use super::service::{LimiterService, Shared};
-use super::tune::{LimiterTuner, Tune};
 use crate::classify::Overloads;
 use crate::meter::DEFAULT_NAME;
+use crate::tuner::{Tune, Tuner};
 use crate::{Clock, Dice};
 
 /// Keeps no more requests in flight than an adaptive limit, which follows the latency the
@@ -184,7 +184,7 @@ impl<C, Q> LimiterLayer<C, Q> {
     }
 
     /// The queue in front of the limit, if the layer has one: as built, or as a
-    /// [`LimiterTuner`] last changed it.
+    /// [`queue_tuner`](Self::queue_tuner) last changed it.
     pub fn queue(&self) -> Option<Queue> {
         self.shared.limiter.queue()
     }
@@ -241,12 +241,70 @@ impl<C: Clone, Q> LimiterLayer<C, Q> {
 
 impl<C: Send + Sync + 'static, Q> LimiterLayer<C, Q> {
     /// A handle that changes the policy of this layer's limiter in place, for every service
-    /// the layer made and every clone at once; see [`LimiterTuner`].
+    /// the layer made and every clone at once; see [`Tuner`].
     ///
-    /// One `Arc` clone. Take it from the layer once it is configured: a builder makes a new
-    /// limiter, which the tuner taken before it does not reach.
-    pub fn tuner(&self) -> LimiterTuner {
-        LimiterTuner::new(Arc::clone(&self.shared) as Arc<dyn Tune>)
+    /// The limiter keeps the requests in flight (their permits settle as usual), the limit it
+    /// has reached (held to the new algorithm's bounds), its open sampling window and its
+    /// floor ([`ironward_tokio::SharedLimiter::retune`]); queued requests the new policy has
+    /// room for are let in at once. One `Arc` clone. Take it from the layer once it is
+    /// configured: a builder makes a new limiter, which the tuner taken before it does not
+    /// reach.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::limit::{AIMD, Aimd, Algorithm};
+    /// use ironward::{ADAPTIVE, Adaptive};
+    /// use ironward_tower::{LimiterLayer, LimiterRefused};
+    /// use tower::{Layer, Service, ServiceExt, service_fn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let of = |limit| Adaptive {
+    ///     algorithm: Algorithm::Aimd(Aimd { initial: limit, min: limit, ..AIMD }),
+    ///     ..ADAPTIVE
+    /// };
+    /// let hangs = service_fn(|_request: ()| {
+    ///     std::future::pending::<Result<http::Response<()>, &'static str>>()
+    /// });
+    /// let layer = LimiterLayer::new(of(2));
+    /// let mut server = layer.layer(hangs);
+    /// let tuner = layer.tuner();
+    /// let held = [server.call(()), server.call(())];
+    /// assert!(server.call(()).await.unwrap_err().is::<LimiterRefused>());
+    ///
+    /// // A limit of at least four from now on: the two in flight stay, and two more fit.
+    /// tuner.retune(of(4));
+    /// assert_eq!((layer.limit(), layer.flying()), (4, 2));
+    /// let more = [server.call(()), server.call(())];
+    /// assert_eq!(layer.flying(), 4);
+    /// # drop((held, more));
+    /// # }
+    /// ```
+    pub fn tuner(&self) -> Tuner<Adaptive> {
+        Tuner::new(Arc::clone(&self.shared) as Arc<dyn Tune<Adaptive>>)
+    }
+
+    /// A handle that puts a queue in front of this layer's limit, changes it or takes it
+    /// away (`None`: a request that finds no room is refused at once), for the requests that
+    /// arrive from then on ([`ironward_tokio::SharedLimiter::retune_queue`]); see [`Tuner`].
+    /// Requests already waiting keep their place and the wait they were promised.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::ADAPTIVE;
+    /// use ironward_tokio::QUEUE;
+    /// use ironward_tower::LimiterLayer;
+    ///
+    /// let layer = LimiterLayer::new(ADAPTIVE);
+    /// let queue = layer.queue_tuner();
+    /// assert_eq!(queue.retune(Some(QUEUE)), None);
+    /// assert_eq!(queue.policy(), Some(QUEUE));
+    /// assert_eq!(queue.retune(None), Some(QUEUE));
+    /// ```
+    pub fn queue_tuner(&self) -> Tuner<Option<Queue>> {
+        Tuner::new(Arc::clone(&self.shared) as Arc<dyn Tune<Option<Queue>>>)
     }
 }
 

@@ -22,8 +22,8 @@
 //! As in tower's `limit::concurrency`, the module holds the layer, the service it makes, the
 //! service's response future (which settles the call when it completes, keeps the count in
 //! flight honest when it is cancelled, and holds a queued request until it is let in) and
-//! the refusal, and one more piece: [`LimiterTuner`], which changes the policy while the
-//! layer serves. The shared state is [`ironward_tokio::SharedLimiter`].
+//! the refusal, and the layer's [`tuner`](LimiterLayer::tuner) changes the policy while it
+//! serves. The shared state is [`ironward_tokio::SharedLimiter`].
 //!
 //! # Examples
 //!
@@ -65,10 +65,8 @@ mod error;
 mod future;
 mod layer;
 mod service;
-mod tune;
 
 pub use self::error::LimiterRefused;
 pub use self::future::LimiterFuture;
 pub use self::layer::LimiterLayer;
 pub use self::service::LimiterService;
-pub use self::tune::LimiterTuner;

@@ -10,10 +10,10 @@ use tower::BoxError;
 use tower_service::Service;
 
 use super::future::{Flight, LimiterFuture};
-use super::tune::Tune;
 use crate::classify::{Grade, Overloads};
 use crate::criticality::ReadCriticality;
 use crate::meter::{Level, Meter};
+use crate::tuner::Tune;
 
 /// A service behind an adaptive concurrency limit; made by a
 /// [`LimiterLayer`](crate::LimiterLayer), whose docs say what it does.
@@ -225,24 +225,27 @@ impl<C> fmt::Debug for Shared<C> {
     }
 }
 
-impl<C: Send + Sync> Tune for Shared<C> {
-    fn retune(&self, policy: Adaptive) {
+impl<C: Send + Sync> Tune<Adaptive> for Shared<C> {
+    fn retune(&self, policy: Adaptive) -> Adaptive {
         let was = self.limiter.retune(policy);
         self.gauge();
         tracing::debug!(from = ?was, to = ?policy, "limiter retuned");
+        was
     }
 
     fn policy(&self) -> Adaptive {
         self.limiter.policy()
     }
+}
 
-    fn retune_queue(&self, queue: Option<Queue>) -> Option<Queue> {
+impl<C: Send + Sync> Tune<Option<Queue>> for Shared<C> {
+    fn retune(&self, queue: Option<Queue>) -> Option<Queue> {
         let was = self.limiter.retune_queue(queue);
         tracing::debug!(from = ?was, to = ?queue, "limiter queue retuned");
         was
     }
 
-    fn queue(&self) -> Option<Queue> {
+    fn policy(&self) -> Option<Queue> {
         self.limiter.queue()
     }
 }

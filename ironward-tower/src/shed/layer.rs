@@ -8,8 +8,8 @@ use ironward_tokio::SharedShedder;
 use tower_layer::Layer;
 
 use super::service::{Shared, ShedService};
-use super::tune::{ShedTuner, Tune};
 use crate::meter::DEFAULT_NAME;
+use crate::tuner::{Tune, Tuner};
 use crate::{Clock, Cpu, Mode, ShedFailures};
 
 /// Sheds requests while the server is both hot and full: go-zero's adaptive load shedding as a
@@ -203,12 +203,49 @@ impl<C, Q> ShedLayer<C, Q> {
 
 impl<C: Send + Sync + 'static, Q> ShedLayer<C, Q> {
     /// A handle that changes the policy of this layer's shedder in place, for every service
-    /// the layer made and every clone at once; see [`ShedTuner`].
+    /// the layer made and every clone at once; see [`Tuner`].
     ///
-    /// One `Arc` clone. Take it from the layer once it is configured: a builder makes a new
-    /// shedder, which the tuner taken before it does not reach.
-    pub fn tuner(&self) -> ShedTuner {
-        ShedTuner::new(Arc::clone(&self.shared) as Arc<dyn Tune>)
+    /// The shedder keeps the requests in flight (their tickets land as usual), the moving
+    /// average, whether the server is still hot, and its windows as far as the new buckets
+    /// allow ([`ironward::Shedder::retune`]). One `Arc` clone. Take it from the layer once
+    /// it is configured: a builder makes a new shedder, which the tuner taken before it does
+    /// not reach.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward::{SHED, Shed};
+    /// use ironward_tower::{Cpu, ShedLayer, ShedRefused};
+    /// use tower::{Layer, Service, ServiceExt, service_fn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let hangs = service_fn(|_request: ()| {
+    ///     std::future::pending::<Result<http::Response<()>, &'static str>>()
+    /// });
+    /// let layer = ShedLayer::new(SHED, Cpu::fixed(950));
+    /// let mut server = layer.layer(hangs);
+    /// let tuner = layer.tuner();
+    ///
+    /// // Hot (950 ‰ is over the default 900 ‰) and full: the server sheds.
+    /// let mut held = Vec::new();
+    /// for _ in 0..40 {
+    ///     held.push(server.ready().await.unwrap().call(()));
+    /// }
+    /// held.truncate(20);
+    /// assert!(server.ready().await.unwrap().call(()).await.unwrap_err().is::<ShedRefused>());
+    ///
+    /// // Overloaded only at 1000 ‰, and hot no longer than that: the next request is admitted,
+    /// // and the twenty in flight are still counted.
+    /// tuner.retune(Shed { cpu: 1000, cool: Duration::ZERO, ..SHED });
+    /// assert_eq!(tuner.policy().cpu, 1000);
+    /// held.push(server.ready().await.unwrap().call(()));
+    /// assert_eq!(layer.flying(), 21);
+    /// # }
+    /// ```
+    pub fn tuner(&self) -> Tuner<Shed> {
+        Tuner::new(Arc::clone(&self.shared) as Arc<dyn Tune<Shed>>)
     }
 }
 

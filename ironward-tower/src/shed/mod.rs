@@ -6,8 +6,8 @@
 //! the handler. The reference is go-zero's `core/load/adaptiveshedder.go` and its HTTP and gRPC
 //! shedding handlers. As in tower's `limit::concurrency`, the module holds the layer, the
 //! service it makes, the service's response future (which keeps the count in flight honest
-//! when a request is cancelled) and the refusal, and one more piece: [`ShedTuner`], which
-//! changes the policy of a layer's shedder while it serves. Given a
+//! when a request is cancelled) and the refusal, and the layer's
+//! [`tuner`](ShedLayer::tuner) changes the policy of its shedder while it serves. Given a
 //! [`criticality`](crate::criticality) source ([`ShedLayer::with_criticality`]), the
 //! shedder refuses the less critical requests first, as the core's
 //! [`Shedder::check_as`](ironward::Shedder::check_as) decides.
@@ -52,10 +52,8 @@ mod error;
 mod future;
 mod layer;
 mod service;
-mod tune;
 
 pub use error::ShedRefused;
 pub use future::ShedFuture;
 pub use layer::ShedLayer;
 pub use service::ShedService;
-pub use tune::ShedTuner;

@@ -10,9 +10,9 @@ use tower::BoxError;
 use tower_service::Service;
 
 use super::future::{Flight, ShedFuture};
-use super::tune::Tune;
 use crate::criticality::ReadCriticality;
 use crate::meter::{Level, Meter};
+use crate::tuner::Tune;
 use crate::{Classify, Clock, Cpu, Mode, ShedFailures};
 
 /// A service behind an adaptive load shedder; made by a [`ShedLayer`](crate::ShedLayer), whose
@@ -275,13 +275,14 @@ impl<C> Shared<C> {
     }
 }
 
-impl<C: Send + Sync> Tune for Shared<C> {
-    fn retune(&self, shed: Shed) {
+impl<C: Send + Sync> Tune<Shed> for Shared<C> {
+    fn retune(&self, shed: Shed) -> Shed {
         let was = self.shedder.retune(shed, self.clock.now());
         tracing::debug!(from = ?was, to = ?shed, "shedder retuned");
+        was
     }
 
-    fn shed(&self) -> Shed {
+    fn policy(&self) -> Shed {
         Shared::shed(self)
     }
 }

@@ -1,0 +1,202 @@
+//! [`SharedCircuitBreaker`]: a breaker of any family shared by `&`, the form the edges take.
+
+use std::fmt;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use ironward::{BreakerReason, CircuitBreaker, Sre};
+
+use super::{BreakerPermit, SharedBreaker};
+use crate::lock;
+
+/// A circuit breaker every task shares by `&`: what ironward-tower's `BreakerLayer` and
+/// ironward-reqwest's breaker take, so that they run any family.
+///
+/// The methods are the core's [`CircuitBreaker`] with `&self`; each decides exactly as the
+/// core breaker it shares would, one call at a time. Two forms implement it:
+///
+/// - [`SharedBreaker`], the SRE breaker with its lock-free paths for a healthy and for a
+///   refusing backend;
+/// - `Mutex<B>` for any core family `B`: one lock a call, the form a new family has from the
+///   day it is written, before (or instead of) a lock-free one of its own.
+///
+/// # Examples
+///
+/// The same decisions through either form:
+///
+/// ```
+/// use std::sync::Mutex;
+/// use std::time::Duration;
+/// use ironward::{Breaker, SRE};
+/// use ironward_tokio::{SharedBreaker, SharedCircuitBreaker};
+///
+/// fn refusals<B: SharedCircuitBreaker>(breaker: &B) -> usize {
+///     let mut refused = 0;
+///     for i in 0..200 {
+///         let now = Duration::from_millis(i);
+///         match breaker.check(now, 0.5) {
+///             Ok(permit) => drop(breaker.fail(permit, now)),
+///             Err(_) => refused += 1,
+///         }
+///     }
+///     refused
+/// }
+///
+/// let fast = SharedBreaker::new(SRE, Duration::ZERO);
+/// let locked = Mutex::new(Breaker::new(SRE, Duration::ZERO));
+/// assert_eq!(refusals(&fast), refusals(&locked));
+/// assert!(refusals(&fast) > 100);
+/// ```
+pub trait SharedCircuitBreaker: Send + Sync + 'static {
+    /// The policy record the breaker runs.
+    type Policy: Clone + fmt::Debug + Send + Sync + 'static;
+    /// What a call let through carries until it is settled.
+    type Permit: fmt::Debug + Send + 'static;
+    /// Why a call was refused.
+    type Reason: Clone + fmt::Debug + fmt::Display + Send + Sync + 'static;
+
+    /// The label of every kind of refusal, as [`CircuitBreaker::REFUSALS`].
+    const REFUSALS: &'static [&'static str];
+
+    /// A breaker under `policy` with nothing seen yet, its record opening at `now`.
+    fn new(policy: Self::Policy, now: Duration) -> Self
+    where
+        Self: Sized;
+
+    /// Asks to make one call at `now` with the draw `roll`: a permit, or why not.
+    fn check(&self, now: Duration, roll: f64) -> Result<Self::Permit, Self::Reason>;
+
+    /// Records the call behind `permit` as a success at `now`; another breaker's permit comes
+    /// back.
+    fn pass(&self, permit: Self::Permit, now: Duration) -> Option<Self::Permit>;
+
+    /// Records the call behind `permit` as a failure at `now`; another breaker's permit comes
+    /// back.
+    fn fail(&self, permit: Self::Permit, now: Duration) -> Option<Self::Permit>;
+
+    /// Permits handed back because another breaker made them.
+    fn foreign(&self) -> u64;
+
+    /// The share of calls the breaker would refuse at `now`, in `[0, 1]`.
+    fn ratio(&self, now: Duration) -> f64;
+
+    /// The policy the breaker runs, as it was last given.
+    fn policy(&self) -> Self::Policy;
+
+    /// Runs `policy` from now on, keeping what the breaker has seen; the policy it replaced,
+    /// read in the same turn.
+    fn retune(&self, policy: Self::Policy, now: Duration) -> Self::Policy;
+
+    /// Which of [`REFUSALS`](Self::REFUSALS) `reason` is.
+    fn refusal(reason: &Self::Reason) -> usize;
+
+    /// The share of calls the breaker was refusing when it refused for `reason`, as
+    /// [`CircuitBreaker::ratio_of`].
+    fn ratio_of(reason: &Self::Reason) -> f64;
+}
+
+impl SharedCircuitBreaker for SharedBreaker {
+    type Policy = Sre;
+    type Permit = BreakerPermit;
+    type Reason = BreakerReason;
+
+    const REFUSALS: &'static [&'static str] = <ironward::Breaker as CircuitBreaker>::REFUSALS;
+
+    fn new(policy: Sre, now: Duration) -> Self {
+        SharedBreaker::new(policy, now)
+    }
+
+    fn check(&self, now: Duration, roll: f64) -> Result<BreakerPermit, BreakerReason> {
+        SharedBreaker::check(self, now, roll)
+    }
+
+    fn pass(&self, permit: BreakerPermit, now: Duration) -> Option<BreakerPermit> {
+        SharedBreaker::pass(self, permit, now)
+    }
+
+    fn fail(&self, permit: BreakerPermit, now: Duration) -> Option<BreakerPermit> {
+        SharedBreaker::fail(self, permit, now)
+    }
+
+    fn foreign(&self) -> u64 {
+        SharedBreaker::foreign(self)
+    }
+
+    fn ratio(&self, now: Duration) -> f64 {
+        SharedBreaker::ratio(self, now)
+    }
+
+    fn policy(&self) -> Sre {
+        self.sre()
+    }
+
+    fn retune(&self, policy: Sre, now: Duration) -> Sre {
+        SharedBreaker::retune(self, policy, now)
+    }
+
+    fn refusal(reason: &BreakerReason) -> usize {
+        <ironward::Breaker as CircuitBreaker>::refusal(reason)
+    }
+
+    fn ratio_of(reason: &BreakerReason) -> f64 {
+        <ironward::Breaker as CircuitBreaker>::ratio_of(reason)
+    }
+}
+
+/// Any core family behind one poison-tolerant lock ([`lock`]).
+impl<B> SharedCircuitBreaker for Mutex<B>
+where
+    B: CircuitBreaker + Send + 'static,
+    B::Policy: Send + Sync + 'static,
+    B::Permit: Send + 'static,
+    B::Reason: Send + Sync + 'static,
+{
+    type Policy = B::Policy;
+    type Permit = B::Permit;
+    type Reason = B::Reason;
+
+    const REFUSALS: &'static [&'static str] = B::REFUSALS;
+
+    fn new(policy: B::Policy, now: Duration) -> Self {
+        Mutex::new(B::new(policy, now))
+    }
+
+    fn check(&self, now: Duration, roll: f64) -> Result<B::Permit, B::Reason> {
+        lock(self).check(now, roll)
+    }
+
+    fn pass(&self, permit: B::Permit, now: Duration) -> Option<B::Permit> {
+        lock(self).pass(permit, now)
+    }
+
+    fn fail(&self, permit: B::Permit, now: Duration) -> Option<B::Permit> {
+        lock(self).fail(permit, now)
+    }
+
+    fn foreign(&self) -> u64 {
+        lock(self).foreign()
+    }
+
+    fn ratio(&self, now: Duration) -> f64 {
+        lock(self).ratio(now)
+    }
+
+    fn policy(&self) -> B::Policy {
+        lock(self).policy().clone()
+    }
+
+    fn retune(&self, policy: B::Policy, now: Duration) -> B::Policy {
+        let mut breaker = lock(self);
+        let was = breaker.policy().clone();
+        breaker.retune(policy, now);
+        was
+    }
+
+    fn refusal(reason: &B::Reason) -> usize {
+        B::refusal(reason)
+    }
+
+    fn ratio_of(reason: &B::Reason) -> f64 {
+        B::ratio_of(reason)
+    }
+}

@@ -2,7 +2,7 @@
 
 use bb8::ManageConnection;
 
-use ironward::Outcome;
+use ironward::{CircuitBreaker, Outcome};
 
 use crate::error::WardError;
 use crate::warded::Warded;
@@ -18,12 +18,16 @@ use crate::warded::Warded;
 /// A failed `is_valid`, and a connection `has_broken` reports broken, count as backend
 /// failures in the breaker; a passed `is_valid` as a success. Neither moves the backoff,
 /// which counts connects alone.
-impl<M> ManageConnection for Warded<M>
+impl<M, B> ManageConnection for Warded<M, B>
 where
     M: ManageConnection,
+    B: CircuitBreaker + Send + 'static,
+    B::Policy: Send,
+    B::Permit: Send,
+    B::Reason: Send + Sync + 'static,
 {
     type Connection = M::Connection;
-    type Error = WardError<M::Error>;
+    type Error = WardError<M::Error, B::Reason>;
 
     async fn connect(&self) -> Result<Self::Connection, Self::Error> {
         self.attempt(self.inner().connect()).await

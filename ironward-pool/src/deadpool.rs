@@ -2,7 +2,7 @@
 
 use deadpool::managed::{Manager, Metrics, RecycleError, RecycleResult};
 
-use ironward::Outcome;
+use ironward::{CircuitBreaker, Outcome};
 
 use crate::error::WardError;
 use crate::warded::Warded;
@@ -16,12 +16,16 @@ use crate::warded::Warded;
 /// success; a recycle refused with a message (deadpool's `RecycleError::Message`, a
 /// manager's own judgement such as a connection too old) is not counted. Neither moves the
 /// backoff, which counts connects alone.
-impl<M> Manager for Warded<M>
+impl<M, B> Manager for Warded<M, B>
 where
     M: Manager,
+    B: CircuitBreaker + Send + 'static,
+    B::Policy: Send,
+    B::Permit: Send,
+    B::Reason: Send + Sync + 'static,
 {
     type Type = M::Type;
-    type Error = WardError<M::Error>;
+    type Error = WardError<M::Error, B::Reason>;
 
     async fn create(&self) -> Result<Self::Type, Self::Error> {
         self.attempt(self.inner().create()).await

@@ -4,7 +4,7 @@ use std::error::Error;
 use std::fmt;
 use std::time::Duration;
 
-use ironward::{CheckoutRefusal, Piece, Refusal};
+use ironward::{BreakerReason, CheckoutRefusal, Piece, Refusal};
 
 /// The ward refused a new connection: the pool's connect failed fast, without reaching the
 /// backend.
@@ -35,14 +35,16 @@ use ironward::{CheckoutRefusal, Piece, Refusal};
 ///     "connect refused by the backoff: backoff after 1 failed connect: waiting 250ms, next in 200ms",
 /// );
 /// ```
+///
+/// `R` is the reason of the ward's breaker family, by default the SRE breaker's.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ConnectRefused {
-    refusal: Refusal,
+pub struct ConnectRefused<R = BreakerReason> {
+    refusal: Refusal<R>,
 }
 
-impl ConnectRefused {
+impl<R> ConnectRefused<R> {
     /// The refusal of one connect, for the reason the core gave.
-    pub const fn new(refusal: Refusal) -> Self {
+    pub const fn new(refusal: Refusal<R>) -> Self {
         Self { refusal }
     }
 
@@ -57,12 +59,12 @@ impl ConnectRefused {
     }
 
     /// The core's refusal, with the numbers that decided it.
-    pub fn refusal(&self) -> &Refusal {
+    pub fn refusal(&self) -> &Refusal<R> {
         &self.refusal
     }
 }
 
-impl fmt::Display for ConnectRefused {
+impl<R: fmt::Display> fmt::Display for ConnectRefused<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
@@ -73,7 +75,7 @@ impl fmt::Display for ConnectRefused {
     }
 }
 
-impl Error for ConnectRefused {}
+impl<R: fmt::Debug + fmt::Display> Error for ConnectRefused<R> {}
 
 /// The ward refused a checkout: its gate is full or its shedder is hot and full.
 ///
@@ -137,23 +139,25 @@ impl Error for CheckoutRefused {}
 /// assert!(!failed.is_refused());
 /// assert_eq!(failed.to_string(), "connection refused");
 /// ```
+///
+/// `R` is the reason of the ward's breaker family, by default the SRE breaker's.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum WardError<E> {
+pub enum WardError<E, R = BreakerReason> {
     /// The ward refused the connect; the backend was not asked.
-    Refused(ConnectRefused),
+    Refused(ConnectRefused<R>),
     /// The inner manager failed: its error, as it gave it.
     Backend(E),
 }
 
-impl<E> WardError<E> {
+impl<E, R> WardError<E, R> {
     /// Whether the ward refused (rather than the backend failing).
     pub fn is_refused(&self) -> bool {
         matches!(self, Self::Refused(_))
     }
 
     /// The ward's refusal, if it refused.
-    pub fn refused(&self) -> Option<&ConnectRefused> {
+    pub fn refused(&self) -> Option<&ConnectRefused<R>> {
         match self {
             Self::Refused(refused) => Some(refused),
             Self::Backend(_) => None,
@@ -169,7 +173,7 @@ impl<E> WardError<E> {
     }
 }
 
-impl<E: fmt::Display> fmt::Display for WardError<E> {
+impl<E: fmt::Display, R: fmt::Display> fmt::Display for WardError<E, R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Refused(refused) => refused.fmt(f),
@@ -178,7 +182,7 @@ impl<E: fmt::Display> fmt::Display for WardError<E> {
     }
 }
 
-impl<E: Error + 'static> Error for WardError<E> {
+impl<E: Error + 'static, R: fmt::Debug + fmt::Display> Error for WardError<E, R> {
     fn source(&self) -> Option<&(dyn Error + 'static)> {
         match self {
             Self::Refused(_) => None,

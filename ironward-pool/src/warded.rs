@@ -6,7 +6,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ironward::{ConnectPermit, Outcome, Piece, RECONNECT, Reconnect, Refusal, Ward};
+use ironward::{
+    Breaker, CircuitBreaker, ConnectPermit, Outcome, Piece, RECONNECT, Reconnect, Refusal, Ward,
+};
 use ironward_tokio::meter::{DEFAULT_NAME, Decisions, Level};
 use ironward_tokio::{Clock, Dice};
 
@@ -48,12 +50,15 @@ fn piece_index(piece: Piece) -> usize {
 /// assert_eq!(warded.handle().policy().rate, 2.0);
 /// assert_eq!(warded.handle().counts().attempts, 0);
 /// ```
-pub struct Warded<M> {
+///
+/// `B` is the ward's breaker family, by default the SRE [`Breaker`];
+/// [`for_breaker`](Warded::for_breaker) takes any other [`CircuitBreaker`].
+pub struct Warded<M, B: CircuitBreaker = Breaker> {
     inner: M,
-    shared: Arc<Shared>,
+    shared: Arc<Shared<B>>,
 }
 
-impl<M: Clone> Clone for Warded<M> {
+impl<M: Clone, B: CircuitBreaker> Clone for Warded<M, B> {
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
@@ -62,7 +67,7 @@ impl<M: Clone> Clone for Warded<M> {
     }
 }
 
-impl<M> fmt::Debug for Warded<M> {
+impl<M, B: CircuitBreaker> fmt::Debug for Warded<M, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Warded")
             .field("name", &self.shared.name)
@@ -71,8 +76,8 @@ impl<M> fmt::Debug for Warded<M> {
 }
 
 /// What every clone of a [`Warded`] and every [`Handle`] share.
-struct Shared {
-    state: Mutex<State>,
+struct Shared<B: CircuitBreaker> {
+    state: Mutex<State<B>>,
     clock: Clock,
     dice: Dice,
     cpu: Cpu,
@@ -84,8 +89,8 @@ struct Shared {
 }
 
 /// The core ward and what the events are told about it.
-struct State {
-    ward: Ward,
+struct State<B: CircuitBreaker> {
+    ward: Ward<B>,
     /// Whether the breaker was throttling (a drop fraction above zero) at the last look.
     throttling: bool,
 }
@@ -145,23 +150,42 @@ impl<M> Warded<M> {
 
     /// `inner` behind a ward with `policy`, on tokio's monotonic clock and real randomness.
     pub fn with_policy(inner: M, policy: Reconnect) -> Self {
+        Self::for_breaker(inner, policy)
+    }
+
+    /// `inner` behind a ward running the breaker family `B` under `policy`, otherwise as
+    /// [`with_policy`](Warded::with_policy).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::{Breaker, RECONNECT};
+    /// use ironward_pool::Warded;
+    ///
+    /// # struct Manager;
+    /// let warded = Warded::for_breaker::<Breaker>(Manager, RECONNECT);
+    /// assert_eq!(warded.handle().policy(), RECONNECT);
+    /// ```
+    pub fn for_breaker<B: CircuitBreaker>(inner: M, policy: Reconnect<B::Policy>) -> Warded<M, B> {
         let parts = Parts {
             clock: Clock::monotonic(),
             dice: Dice::random(),
             name: DEFAULT_NAME,
             cpu: Arc::new(|| 0),
         };
-        Self::build(inner, policy, parts)
+        Warded::build(inner, policy, parts)
     }
+}
 
-    fn build(inner: M, policy: Reconnect, parts: Parts) -> Self {
+impl<M, B: CircuitBreaker> Warded<M, B> {
+    fn build(inner: M, policy: Reconnect<B::Policy>, parts: Parts) -> Self {
         let Parts {
             clock,
             dice,
             name,
             cpu,
         } = parts;
-        let ward = Ward::new(policy, clock.now());
+        let ward = Ward::for_breaker(policy, clock.now());
         let shared = Shared {
             state: Mutex::new(State {
                 ward,
@@ -215,7 +239,10 @@ impl<M> Warded<M> {
     }
 
     fn rebuild(self, change: impl FnOnce(&mut Parts)) -> Self {
-        let policy = *ironward_tokio::lock(&self.shared.state).ward.policy();
+        let policy = ironward_tokio::lock(&self.shared.state)
+            .ward
+            .policy()
+            .clone();
         let mut parts = Parts {
             clock: self.shared.clock.clone(),
             dice: self.shared.dice.clone(),
@@ -232,7 +259,7 @@ impl<M> Warded<M> {
     /// The ward's name is final once a handle is taken: its metrics are registered then
     /// (showing at zero before the first connect), or else at the first connect, so that a
     /// ward renamed with [`with_name`](Warded::with_name) leaves no series under its old name.
-    pub fn handle(&self) -> Handle {
+    pub fn handle(&self) -> Handle<B> {
         self.shared.connects.register();
         self.shared.checkouts.register();
         self.shared.ratio.register();
@@ -274,7 +301,7 @@ impl<M> Warded<M> {
     pub async fn attempt<T, E>(
         &self,
         connect: impl Future<Output = Result<T, E>>,
-    ) -> Result<T, WardError<E>> {
+    ) -> Result<T, WardError<E, B::Reason>> {
         let pending = self.shared.ask().map_err(WardError::Refused)?;
         let result = connect.await;
         pending.settle(result.is_ok());
@@ -300,8 +327,8 @@ struct Parts {
     cpu: Cpu,
 }
 
-impl Shared {
-    fn ask(self: &Arc<Self>) -> Result<Pending, ConnectRefused> {
+impl<B: CircuitBreaker> Shared<B> {
+    fn ask(self: &Arc<Self>) -> Result<Pending<B>, ConnectRefused<B::Reason>> {
         let now = self.clock.now();
         let roll = self.dice.roll();
         let mut state = ironward_tokio::lock(&self.state);
@@ -322,12 +349,12 @@ impl Shared {
         }
     }
 
-    fn refused(&self, refusal: &Refusal) {
+    fn refused(&self, refusal: &Refusal<B::Reason>) {
         let piece = refusal.piece();
         self.counts.refused[piece_index(piece)].fetch_add(1, Ordering::Relaxed);
         self.connects.refused(piece_index(piece));
         if let Refusal::Breaker { reason, .. } = refusal {
-            self.ratio.set(reason.drop);
+            self.ratio.set(B::ratio_of(reason));
         }
         tracing::debug!(
             name = self.name,
@@ -338,7 +365,7 @@ impl Shared {
         );
     }
 
-    fn settle(&self, permit: ConnectPermit, ok: bool) {
+    fn settle(&self, permit: ConnectPermit<B::Permit>, ok: bool) {
         let now = self.clock.now();
         let roll = self.dice.roll();
         let mut state = ironward_tokio::lock(&self.state);
@@ -380,7 +407,7 @@ impl Shared {
     }
 
     /// Tells the events when the breaker starts or stops throttling.
-    fn watch(&self, state: &mut State, now: Duration) {
+    fn watch(&self, state: &mut State<B>, now: Duration) {
         let ratio = state.ward.ratio(now);
         let throttling = ratio > 0.0;
         if throttling != state.throttling {
@@ -403,12 +430,12 @@ impl Shared {
 }
 
 /// A connect the ward let through, settled as failed if dropped before it ends.
-struct Pending {
-    shared: Arc<Shared>,
-    permit: Option<ConnectPermit>,
+struct Pending<B: CircuitBreaker> {
+    shared: Arc<Shared<B>>,
+    permit: Option<ConnectPermit<B::Permit>>,
 }
 
-impl Pending {
+impl<B: CircuitBreaker> Pending<B> {
     fn settle(mut self, ok: bool) {
         if let Some(permit) = self.permit.take() {
             self.shared.settle(permit, ok);
@@ -416,7 +443,7 @@ impl Pending {
     }
 }
 
-impl Drop for Pending {
+impl<B: CircuitBreaker> Drop for Pending<B> {
     fn drop(&mut self) {
         if let Some(permit) = self.permit.take() {
             self.shared.settle(permit, false);

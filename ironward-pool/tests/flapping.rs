@@ -50,10 +50,10 @@ const PASSWORD: &str = "flapping";
 
 /// The preset with a breaker window of 2 s (20 buckets of 100 ms).
 const POLICY: Reconnect = Reconnect {
-    sre: Sre {
+    breaker: Sre {
         window: Duration::from_secs(2),
         size: 20,
-        ..RECONNECT.sre
+        ..RECONNECT.breaker
     },
     ..RECONNECT
 };
@@ -63,7 +63,7 @@ const POLICY: Reconnect = Reconnect {
 /// token of the bucket; then tripled, plus 1 s, for a loaded two-core machine.
 fn patience() -> Duration {
     let token = Duration::from_secs_f64(1.0 / POLICY.rate);
-    (POLICY.backoff.base + POLICY.sre.probe + token) * 3 + Duration::from_secs(1)
+    (POLICY.backoff.base + POLICY.breaker.probe + token) * 3 + Duration::from_secs(1)
 }
 
 /// What one pool saw.

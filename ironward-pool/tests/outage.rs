@@ -32,7 +32,7 @@ const OUTAGE: Duration = Duration::from_secs(10);
 fn patience() -> Duration {
     let policy = RECONNECT;
     let wait = policy.backoff.cap.mul_f64(1.2);
-    let breaker = policy.sre.probe + policy.backoff.base;
+    let breaker = policy.breaker.probe + policy.backoff.base;
     let refill = Duration::from_secs_f64((SIZE as f64 - policy.burst).max(0.0) / policy.rate);
     (wait + breaker + refill) * 3 + Duration::from_secs(2)
 }

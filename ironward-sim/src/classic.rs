@@ -1,10 +1,12 @@
 //! The baseline: a classic open, half-open and closed circuit breaker.
 
+use core::fmt;
 use core::time::Duration;
 
 use serde::Deserialize;
 
 use ironward::clock::nanos;
+use ironward::{CircuitBreaker, Outcome};
 
 /// The constants of a classic circuit breaker, the baseline the SRE breaker is compared with.
 ///
@@ -198,6 +200,91 @@ impl ClassicBreaker {
     fn enter(&mut self, state: State) {
         self.state = state;
         self.epoch += 1;
+    }
+}
+
+/// Why a [`ClassicBreaker`] refused: open until its wait ends, or half-open with every
+/// probe out.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) enum Refused {
+    Open,
+    Probing,
+}
+
+impl fmt::Display for Refused {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Self::Open => "the classic breaker is open",
+            Self::Probing => "the classic breaker is half-open with every probe out",
+        })
+    }
+}
+
+/// The engine asks the classic breaker through the core's trait, as it asks the SRE one. It
+/// decides without chance (`roll` is not read) and hears only the calls it let through.
+impl CircuitBreaker for ClassicBreaker {
+    type Policy = Classic;
+    type Permit = Trial;
+    type Reason = Refused;
+
+    const REFUSALS: &'static [&'static str] = &["open", "probing"];
+
+    fn new(policy: Classic, _: Duration) -> Self {
+        ClassicBreaker::new(policy)
+    }
+
+    fn check(&mut self, now: Duration, _: f64) -> Result<Trial, Refused> {
+        let open = matches!(self.state, State::Open { .. });
+        self.allow(nanos(now)).ok_or(if open {
+            Refused::Open
+        } else {
+            Refused::Probing
+        })
+    }
+
+    fn pass(&mut self, trial: Trial, now: Duration) -> Option<Trial> {
+        self.record(trial, false, nanos(now));
+        None
+    }
+
+    fn fail(&mut self, trial: Trial, now: Duration) -> Option<Trial> {
+        self.record(trial, true, nanos(now));
+        None
+    }
+
+    fn record(&mut self, _: Outcome, _: Duration) {}
+
+    fn owns(&self, _: &Trial) -> bool {
+        true
+    }
+
+    fn foreign(&self) -> u64 {
+        0
+    }
+
+    fn ratio(&self, now: Duration) -> f64 {
+        ClassicBreaker::ratio(self, nanos(now))
+    }
+
+    fn policy(&self) -> &Classic {
+        &self.policy
+    }
+
+    /// A new record size starts the closed record afresh; the state is kept.
+    fn retune(&mut self, policy: Classic, _: Duration) {
+        if policy.calls != self.policy.calls {
+            self.ring = vec![false; policy.calls.max(1) as usize];
+            (self.at, self.filled, self.failures) = (0, 0, 0);
+        }
+        self.policy = policy;
+    }
+
+    fn refusal(reason: &Refused) -> usize {
+        *reason as usize
+    }
+
+    fn ratio_of(_: &Refused) -> f64 {
+        1.0
     }
 }
 

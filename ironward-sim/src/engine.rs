@@ -10,6 +10,7 @@
 
 mod attempt;
 mod call;
+mod front;
 mod outcome;
 mod tally;
 
@@ -21,6 +22,7 @@ use crate::ahead::Ahead;
 use crate::arrivals::Arrivals;
 use crate::backend::Server;
 use crate::classic::ClassicBreaker;
+
 use crate::dice::Dice;
 use crate::histogram::Histogram;
 use crate::policy::BreakerPolicy;
@@ -31,6 +33,7 @@ use crate::scenario::{Scenario, Variant};
 use ironward::clock::nanos;
 
 use call::{Call, What};
+use front::Front;
 
 /// The streams of chance a run draws from, one per use (see [`Dice::fork`]).
 const ARRIVALS: u64 = 1;
@@ -136,13 +139,6 @@ impl Variant {
         }
         engine.finish(self)
     }
-}
-
-/// The client's breaker, of either kind.
-#[derive(Debug)]
-enum Front {
-    Sre(Breaker),
-    Classic(ClassicBreaker),
 }
 
 /// A run in progress.

@@ -4,12 +4,11 @@
 use core::time::Duration;
 
 use crate::backoff::{Backoff, Jitter};
-use crate::breaker::{Breaker, Permit, SRE, Sre};
+use crate::breaker::{Breaker, CircuitBreaker, Permit, SRE, Sre};
 use crate::bucket::Bucket;
 use crate::clock::{Latest, nanos};
 use crate::gate::Gate;
 use crate::owner::{Mark, Owner};
-use crate::reason::BreakerReason;
 use crate::shedder::{Shed, Shedder, Ticket};
 use crate::tally::Outcome;
 
@@ -28,7 +27,7 @@ pub use reason::{BackoffReason, CheckoutRefusal, Piece, Refusal};
 /// failing backend and spaces out its reconnections"; this is that policy, built from the
 /// crate's own pieces.
 ///
-/// A policy is changed the Rust way: `Reconnect { rate: 2.0, ..Reconnect::default() }`.
+/// A policy is changed the Rust way: `Reconnect { rate: 2.0, ..RECONNECT }`.
 ///
 /// # Default
 ///
@@ -50,20 +49,27 @@ pub use reason::{BackoffReason, CheckoutRefusal, Piece, Refusal};
 /// ```
 /// use ironward::{Checkouts, RECONNECT, Reconnect};
 ///
-/// let gentle = Reconnect { rate: 1.0, checkouts: Checkouts::Gate(64), ..Reconnect::default() };
+/// let gentle = Reconnect { rate: 1.0, checkouts: Checkouts::Gate(64), ..RECONNECT };
 /// assert_eq!(gentle.burst, RECONNECT.burst);
 /// assert_eq!(Reconnect::default(), RECONNECT);
 /// ```
+///
+/// `P` is the policy of the breaker family the ward runs, by default the SRE breaker's
+/// [`Sre`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(
     feature = "serde",
     derive(serde::Serialize, serde::Deserialize),
-    serde(default, deny_unknown_fields)
+    serde(
+        default,
+        deny_unknown_fields,
+        bound(deserialize = "P: serde::Deserialize<'de> + Default")
+    )
 )]
-pub struct Reconnect {
+pub struct Reconnect<P = Sre> {
     /// The breaker every new connection asks first, fed by connects and by the pool's checks
     /// of the connections it holds ([`Ward::record`]).
-    pub sre: Sre,
+    pub breaker: P,
     /// New connections a second, at most, over any stretch: a token bucket's rate. NaN,
     /// negative or infinite never refills (after `burst` connects, none).
     pub rate: f64,
@@ -81,7 +87,7 @@ pub struct Reconnect {
 /// backoff from 250 ms by 1.6 to 4 s, spread by a fifth. The `# Default` section of
 /// [`Reconnect`] says why.
 pub const RECONNECT: Reconnect = Reconnect {
-    sre: SRE,
+    breaker: SRE,
     rate: 4.0,
     burst: 4.0,
     backoff: Backoff {
@@ -94,10 +100,16 @@ pub const RECONNECT: Reconnect = Reconnect {
     checkouts: Checkouts::Open,
 };
 
-impl Default for Reconnect {
-    /// The preset, [`RECONNECT`].
+/// [`RECONNECT`] with the breaker family's default policy (for [`Sre`], [`SRE`]).
+impl<P: Default> Default for Reconnect<P> {
     fn default() -> Self {
-        RECONNECT
+        Self {
+            breaker: P::default(),
+            rate: RECONNECT.rate,
+            burst: RECONNECT.burst,
+            backoff: RECONNECT.backoff,
+            checkouts: RECONNECT.checkouts,
+        }
     }
 }
 
@@ -168,10 +180,13 @@ pub enum Checkouts {
 /// assert_eq!(refusal.next(), ms(243)); // 3 ms + 250 ms − 10 ms
 /// assert!(ward.connect(ms(253), 0.5).is_ok());
 /// ```
+///
+/// `B` is the breaker family, by default the SRE [`Breaker`]; [`Ward::for_breaker`] takes any
+/// other [`CircuitBreaker`].
 #[derive(Debug, Clone)]
-pub struct Ward {
-    policy: Reconnect,
-    breaker: Breaker,
+pub struct Ward<B: CircuitBreaker = Breaker> {
+    policy: Reconnect<B::Policy>,
+    breaker: B,
     bucket: Bucket,
     checkouts: Admission,
     clock: Latest,
@@ -184,7 +199,7 @@ pub struct Ward {
     not_before: u64,
     /// After a breaker refusal, the ward refuses without asking it until this, with `held`.
     held_until: u64,
-    held: Option<BreakerReason>,
+    held: Option<B::Reason>,
     /// Counts the settles that move the run of failures; a permit remembers the value it was
     /// issued under.
     round: u64,
@@ -207,8 +222,8 @@ pub struct Ward {
 /// cap has passed (an edge settles a dropped connect as failed instead).
 #[must_use = "settle the permit with Ward::connected or Ward::failed once the connect has finished"]
 #[derive(Debug)]
-pub struct ConnectPermit {
-    breaker: Permit,
+pub struct ConnectPermit<P = Permit> {
+    breaker: P,
     round: u64,
     number: u64,
 }
@@ -255,8 +270,23 @@ impl Admission {
 impl Ward {
     /// A ward with `policy`, its bucket full, its breaker empty and no failures, at `now`.
     pub fn new(policy: Reconnect, now: Duration) -> Self {
-        Self {
-            breaker: Breaker::new(policy.sre, now),
+        Self::for_breaker(policy, now)
+    }
+
+    /// A ward running the breaker family `B`, otherwise as [`new`](Ward::new).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::{Breaker, RECONNECT, Ward};
+    ///
+    /// let ward = Ward::for_breaker::<Breaker>(RECONNECT, Duration::ZERO);
+    /// assert_eq!(ward.policy(), &RECONNECT);
+    /// ```
+    pub fn for_breaker<B: CircuitBreaker>(policy: Reconnect<B::Policy>, now: Duration) -> Ward<B> {
+        Ward {
+            breaker: B::new(policy.breaker.clone(), now),
             bucket: Bucket::new(policy.rate, policy.burst, now),
             checkouts: Admission::new(policy.checkouts, 0, now),
             policy,
@@ -273,7 +303,9 @@ impl Ward {
             foreign: 0,
         }
     }
+}
 
+impl<B: CircuitBreaker> Ward<B> {
     /// Asks to open one connection at `now`: a permit, or which piece refused and when to try
     /// again.
     ///
@@ -281,7 +313,11 @@ impl Ward {
     /// are asked in the order [`Ward`] gives; a refusal by the backoff or the bucket neither
     /// draws nor reaches the breaker, and only a connect let through takes a token.
     #[must_use = "dropping the answer loses the permit: the connect goes unrecorded, and a refusal is ignored"]
-    pub fn connect(&mut self, now: Duration, roll: f64) -> Result<ConnectPermit, Refusal> {
+    pub fn connect(
+        &mut self,
+        now: Duration,
+        roll: f64,
+    ) -> Result<ConnectPermit<B::Permit>, Refusal<B::Reason>> {
         let at = self.clock.advance(now);
         if self.failures > 0 {
             let trying = self.trial.is_some_and(|(_, since)| {
@@ -292,10 +328,10 @@ impl Ward {
             }
         }
         if at < self.held_until
-            && let Some(reason) = self.held
+            && let Some(reason) = &self.held
         {
             return Err(Refusal::Breaker {
-                reason,
+                reason: reason.clone(),
                 next: Duration::from_nanos(self.held_until - at),
             });
         }
@@ -312,7 +348,7 @@ impl Ward {
             Err(reason) => {
                 let hold = nanos(self.policy.backoff.base).max(1);
                 self.held_until = at.saturating_add(hold);
-                self.held = Some(reason);
+                self.held = Some(reason.clone());
                 return Err(Refusal::Breaker {
                     reason,
                     next: Duration::from_nanos(hold),
@@ -325,7 +361,7 @@ impl Ward {
         Ok(self.admit(permit, at))
     }
 
-    fn admit(&mut self, breaker: Permit, at: u64) -> ConnectPermit {
+    fn admit(&mut self, breaker: B::Permit, at: u64) -> ConnectPermit<B::Permit> {
         let number = self.issued;
         self.issued = self.issued.wrapping_add(1);
         if self.failures > 0 {
@@ -353,8 +389,12 @@ impl Ward {
     /// Records the connect behind `permit` as made, at `now`: the failures are forgotten and
     /// the backoff starts again from its base; `None`. A permit another ward made changes
     /// nothing here (not even the clock) and comes back as `Some`.
-    pub fn connected(&mut self, permit: ConnectPermit, now: Duration) -> Option<ConnectPermit> {
-        if !self.owned(self.breaker.made(&permit.breaker)) {
+    pub fn connected(
+        &mut self,
+        permit: ConnectPermit<B::Permit>,
+        now: Duration,
+    ) -> Option<ConnectPermit<B::Permit>> {
+        if !self.owned(self.breaker.owns(&permit.breaker)) {
             return Some(permit);
         }
         let at = self.clock.advance(now);
@@ -383,11 +423,11 @@ impl Ward {
     /// `Some`.
     pub fn failed(
         &mut self,
-        permit: ConnectPermit,
+        permit: ConnectPermit<B::Permit>,
         now: Duration,
         roll: f64,
-    ) -> Option<ConnectPermit> {
-        if !self.owned(self.breaker.made(&permit.breaker)) {
+    ) -> Option<ConnectPermit<B::Permit>> {
+        if !self.owned(self.breaker.owns(&permit.breaker)) {
             return Some(permit);
         }
         let at = self.clock.advance(now);
@@ -420,7 +460,7 @@ impl Ward {
     /// that it is back as soon as the first new connection serves.
     pub fn record(&mut self, outcome: Outcome, now: Duration) {
         let at = self.clock.advance(now);
-        self.breaker.record(outcome, 1, Duration::from_nanos(at));
+        self.breaker.record(outcome, Duration::from_nanos(at));
     }
 
     /// Asks to check a connection out at `now`, with this server's CPU reading in thousandths
@@ -492,9 +532,9 @@ impl Ward {
     /// next failure grows by the new backoff). A gate or shedder of the same kind keeps its
     /// holders and windows; one of another kind starts empty, and slots of the old one
     /// settle nothing.
-    pub fn retune(&mut self, policy: Reconnect, now: Duration) {
+    pub fn retune(&mut self, policy: Reconnect<B::Policy>, now: Duration) {
         let at = Duration::from_nanos(self.clock.advance(now));
-        self.breaker.retune(policy.sre, at);
+        self.breaker.retune(policy.breaker.clone(), at);
         self.bucket.retune(policy.rate, policy.burst, at);
         match (&mut self.checkouts, policy.checkouts) {
             (Admission::Gate(gate, _), Checkouts::Gate(limit)) => gate.retune(limit),
@@ -571,7 +611,7 @@ impl Ward {
 
     /// The policy in force.
     #[must_use]
-    pub fn policy(&self) -> &Reconnect {
+    pub fn policy(&self) -> &Reconnect<B::Policy> {
         &self.policy
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use ironward::{Outcome, Reconnect, Slot};
+use ironward::{Breaker, CircuitBreaker, Outcome, Reconnect, Slot};
 
 use super::{Counts, Shared};
 use crate::error::CheckoutRefused;
@@ -16,12 +16,19 @@ use {super::Warded, ironward::Ward};
 /// decided, its policy, and the checkout admission.
 ///
 /// `Clone` shares the one ward.
-#[derive(Clone)]
-pub struct Handle {
-    pub(super) shared: Arc<Shared>,
+pub struct Handle<B: CircuitBreaker = Breaker> {
+    pub(super) shared: Arc<Shared<B>>,
 }
 
-impl fmt::Debug for Handle {
+impl<B: CircuitBreaker> Clone for Handle<B> {
+    fn clone(&self) -> Self {
+        Self {
+            shared: Arc::clone(&self.shared),
+        }
+    }
+}
+
+impl<B: CircuitBreaker> fmt::Debug for Handle<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Handle")
             .field("name", &self.shared.name)
@@ -30,7 +37,7 @@ impl fmt::Debug for Handle {
     }
 }
 
-impl Handle {
+impl<B: CircuitBreaker> Handle<B> {
     /// What the ward has decided since it was made.
     pub fn counts(&self) -> Counts {
         let c = &self.shared.counts;
@@ -47,17 +54,20 @@ impl Handle {
     }
 
     /// The policy in force.
-    pub fn policy(&self) -> Reconnect {
-        *ironward_tokio::lock(&self.shared.state).ward.policy()
+    pub fn policy(&self) -> Reconnect<B::Policy> {
+        ironward_tokio::lock(&self.shared.state)
+            .ward
+            .policy()
+            .clone()
     }
 
     /// Changes the policy now, keeping the ward's history ([`Ward::retune`]).
-    pub fn retune(&self, policy: Reconnect) {
+    pub fn retune(&self, policy: Reconnect<B::Policy>) {
         let now = self.shared.clock.now();
+        tracing::debug!(name = self.shared.name, ?policy, "ward retuned");
         ironward_tokio::lock(&self.shared.state)
             .ward
             .retune(policy, now);
-        tracing::debug!(name = self.shared.name, ?policy, "ward retuned");
     }
 
     /// Tells the ward's breaker how a command on a connection from the pool went:
@@ -127,7 +137,7 @@ impl Handle {
     /// assert!(handle.checkout().is_ok());
     /// assert_eq!(handle.counts().checkouts_refused, 1);
     /// ```
-    pub fn checkout(&self) -> Result<Checkout, CheckoutRefused> {
+    pub fn checkout(&self) -> Result<Checkout<B>, CheckoutRefused> {
         let shared = &self.shared;
         let now = shared.clock.now();
         let cpu = (shared.cpu)();
@@ -162,18 +172,18 @@ impl Handle {
 /// Dropped, it settles as a checkout that went well (the shedder learns how long it took);
 /// [`abandon`](Checkout::abandon) settles it as one that failed.
 #[must_use = "dropping the checkout at once ends it: hold it while the connection is in use"]
-pub struct Checkout {
-    shared: Arc<Shared>,
+pub struct Checkout<B: CircuitBreaker = Breaker> {
+    shared: Arc<Shared<B>>,
     slot: Option<Slot>,
 }
 
-impl fmt::Debug for Checkout {
+impl<B: CircuitBreaker> fmt::Debug for Checkout<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Checkout").finish_non_exhaustive()
     }
 }
 
-impl Checkout {
+impl<B: CircuitBreaker> Checkout<B> {
     /// Settles the checkout as one that failed: the connection broke, or the caller gave up.
     pub fn abandon(mut self) {
         if let Some(slot) = self.slot.take() {
@@ -182,7 +192,7 @@ impl Checkout {
     }
 }
 
-impl Drop for Checkout {
+impl<B: CircuitBreaker> Drop for Checkout<B> {
     fn drop(&mut self) {
         if let Some(slot) = self.slot.take() {
             let now = self.shared.clock.now();

@@ -8,8 +8,8 @@ use ironward::{Criticality, Deadline, Settle};
 use crate::quotas::{Piece, Quotas};
 use ironward::clock::nanos;
 
+use super::Engine;
 use super::call::{Call, Guard, Inside, Pass, What};
-use super::{Engine, Front};
 
 impl Engine {
     /// One attempt: the client's limiter and breaker, the server's pieces, then the backend.
@@ -34,10 +34,7 @@ impl Engine {
         };
         let pass = match &mut self.front {
             None => Some(Pass::Unguarded),
-            Some(Front::Sre(b)) => b
-                .allow(now, self.rolls.take().unwrap_or(0.0))
-                .map(Pass::Sre),
-            Some(Front::Classic(b)) => b.allow(self.now).map(Pass::Classic),
+            Some(front) => front.check(now, self.rolls.take().unwrap_or(0.0)),
         };
         let Some(pass) = pass else {
             if let (Some(grant), Some(limiter)) = (grant, &mut self.limiter) {

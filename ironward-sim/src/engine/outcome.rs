@@ -6,8 +6,8 @@ use ironward::{Budget, Deadline, Settle};
 
 use ironward::clock::nanos;
 
-use super::call::{Call, Guard, Pass, What};
-use super::{Engine, Front};
+use super::Engine;
+use super::call::{Call, Guard, What};
 
 impl Engine {
     /// Records the settled outcome with the client's breaker, and with its limiter as `how`.
@@ -17,15 +17,8 @@ impl Engine {
         if let (Some(grant), Some(limiter)) = (guard.grant, &mut self.limiter) {
             limiter.settle(grant, how, now);
         }
-        match (guard.pass, &mut self.front) {
-            (Pass::Sre(permit), Some(Front::Sre(b))) if ok => {
-                b.pass(permit, now);
-            }
-            (Pass::Sre(permit), Some(Front::Sre(b))) => {
-                b.fail(permit, now);
-            }
-            (Pass::Classic(trial), Some(Front::Classic(b))) => b.record(trial, !ok, self.now),
-            _ => {}
+        if let Some(front) = &mut self.front {
+            front.settle(guard.pass, ok, now);
         }
     }
 

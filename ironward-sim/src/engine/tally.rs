@@ -8,8 +8,8 @@ use ironward::Limiter;
 use crate::report::{Row, Run};
 use crate::scenario::Variant;
 
+use super::Engine;
 use super::call::What;
-use super::{Engine, Front};
 
 impl Engine {
     /// Counts an attempt that reached the backend towards the peak over any window.
@@ -55,11 +55,7 @@ impl Engine {
         row.p99 = p99;
         row.in_flight = self.server.inside();
         row.cpu = self.server.cpu();
-        row.breaker_ratio = match &self.front {
-            Some(Front::Sre(b)) => b.ratio(now),
-            Some(Front::Classic(b)) => b.ratio(self.now),
-            None => 0.0,
-        };
+        row.breaker_ratio = self.front.as_ref().map_or(0.0, |front| front.ratio(now));
         row.limit = self.limiter.as_ref().map_or(0, Limiter::limit);
         if let Some(shedder) = &self.shedder {
             row.shedder_flying = shedder.flying();

@@ -90,13 +90,15 @@ impl core::error::Error for BackoffReason {}
 /// Why a [`Ward`](crate::Ward) refused a connect: the piece, and the numbers that decided it.
 ///
 /// [`next`](Refusal::next) says when a connect may next be tried, counted from the refusal.
+/// `R` is the breaker family's reason, by default the SRE breaker's [`BreakerReason`].
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Refusal {
+pub enum Refusal<R = BreakerReason> {
     /// The breaker refused: a draw under its drop fraction, or a refusal within the
     /// backoff's base of one (the ward does not ask the breaker again until `next`).
     Breaker {
-        /// The breaker's window and drop fraction at the refusal that began the hold.
-        reason: BreakerReason,
+        /// Why the breaker refused, at the refusal that began the hold (for the SRE breaker,
+        /// its window and drop fraction).
+        reason: R,
         /// How long until the ward asks the breaker again.
         next: Duration,
     },
@@ -106,7 +108,7 @@ pub enum Refusal {
     Backoff(BackoffReason),
 }
 
-impl Refusal {
+impl<R> Refusal<R> {
     /// Which piece refused.
     #[must_use]
     pub fn piece(&self) -> Piece {
@@ -131,7 +133,7 @@ impl Refusal {
     }
 }
 
-impl fmt::Display for Refusal {
+impl<R: fmt::Display> fmt::Display for Refusal<R> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Breaker { reason, next } => write!(f, "{reason}; asked again in {next:?}"),
@@ -141,7 +143,7 @@ impl fmt::Display for Refusal {
     }
 }
 
-impl core::error::Error for Refusal {}
+impl<R: fmt::Debug + fmt::Display> core::error::Error for Refusal<R> {}
 
 /// Why a [`Ward`](crate::Ward) refused a checkout: the gate's or the shedder's reason.
 #[derive(Debug, Clone, Copy, PartialEq)]

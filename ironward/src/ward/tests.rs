@@ -11,7 +11,7 @@ fn ms(n: u64) -> Duration {
 
 /// The preset without the breaker's throttle, for the tests of the other pieces.
 const NO_BREAKER: Reconnect = Reconnect {
-    sre: Sre {
+    breaker: Sre {
         k: f64::INFINITY,
         ..SRE
     },
@@ -378,4 +378,114 @@ fn the_policy_reads_from_humane_strings() {
     assert_eq!(policy.backoff.cap, Duration::from_secs(30));
     assert_eq!(policy.checkouts, Checkouts::Gate(64));
     assert_eq!(policy.burst, RECONNECT.burst);
+}
+
+/// A family of the test's own that refuses every call once `open` is set, and counts the
+/// checks of held connections it heard: it stands for any breaker the core may gain.
+#[derive(Debug, Clone)]
+struct Switch {
+    open: bool,
+    heard: u32,
+}
+
+impl CircuitBreaker for Switch {
+    type Policy = bool;
+    type Permit = ();
+    type Reason = &'static str;
+
+    const REFUSALS: &'static [&'static str] = &["open"];
+
+    fn new(open: bool, _: Duration) -> Self {
+        Self { open, heard: 0 }
+    }
+
+    fn check(&mut self, _: Duration, _: f64) -> Result<(), &'static str> {
+        if self.open {
+            Err("switched open")
+        } else {
+            Ok(())
+        }
+    }
+
+    fn pass(&mut self, (): (), _: Duration) -> Option<()> {
+        None
+    }
+
+    fn fail(&mut self, (): (), _: Duration) -> Option<()> {
+        None
+    }
+
+    fn record(&mut self, _: Outcome, _: Duration) {
+        self.heard += 1;
+    }
+
+    fn owns(&self, (): &()) -> bool {
+        true
+    }
+
+    fn foreign(&self) -> u64 {
+        0
+    }
+
+    fn ratio(&self, _: Duration) -> f64 {
+        if self.open { 1.0 } else { 0.0 }
+    }
+
+    fn policy(&self) -> &bool {
+        &self.open
+    }
+
+    fn retune(&mut self, open: bool, _: Duration) {
+        self.open = open;
+    }
+
+    fn refusal(_: &&'static str) -> usize {
+        0
+    }
+
+    fn ratio_of(_: &&'static str) -> f64 {
+        1.0
+    }
+}
+
+// The ward asks whatever family it runs, holds its refusal for the backoff's base as it
+// does the SRE breaker's, and hands it the pool's checks and the retuned policy.
+#[test]
+fn a_ward_runs_any_breaker_family() {
+    let policy = Reconnect {
+        breaker: false,
+        ..Reconnect::default()
+    };
+    let mut ward = Ward::for_breaker::<Switch>(
+        Reconnect {
+            backoff: RIGID,
+            ..policy
+        },
+        ms(0),
+    );
+    let permit = ward.connect(ms(0), 0.5).expect("closed");
+    assert!(ward.connected(permit, ms(1)).is_none());
+    ward.record(Outcome::Success, ms(2));
+    ward.retune(
+        Reconnect {
+            breaker: true,
+            backoff: RIGID,
+            ..policy
+        },
+        ms(3),
+    );
+    assert!(ward.policy().breaker);
+    let refusal = ward.connect(ms(4), 0.5).expect_err("switched open");
+    assert_eq!(
+        refusal,
+        Refusal::Breaker {
+            reason: "switched open",
+            next: ms(100),
+        }
+    );
+    assert_eq!(refusal.to_string(), "switched open; asked again in 100ms");
+    // Held: the ward answers the same refusal without asking until the base has passed.
+    assert_eq!(ward.next(ms(50)), ms(54));
+    assert_eq!(ward.ratio(ms(50)), 1.0);
+    assert_eq!(ward.breaker.heard, 1);
 }

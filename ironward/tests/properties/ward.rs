@@ -55,12 +55,12 @@ fn policy() -> impl Strategy<Value = Reconnect> {
                 jitter,
                 ..RECONNECT.backoff
             },
-            sre: if breaker {
-                RECONNECT.sre
+            breaker: if breaker {
+                RECONNECT.breaker
             } else {
                 Sre {
                     k: f64::INFINITY,
-                    ..RECONNECT.sre
+                    ..RECONNECT.breaker
                 }
             },
             ..RECONNECT
@@ -129,7 +129,7 @@ proptest! {
                         }
                         flying.push_back((permit, failed_at.map(|_| secs)));
                     } else {
-                        prop_assert!(ward.next(now) > Duration::ZERO || policy.sre.k.is_finite());
+                        prop_assert!(ward.next(now) > Duration::ZERO || policy.breaker.k.is_finite());
                     }
                 }
                 Op::Settle(ok, roll) => {

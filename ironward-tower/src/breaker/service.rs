@@ -184,12 +184,13 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
     /// reason's label, the share of calls the breaker refused then, and a debug event with
     /// the numbers that decided it.
     fn refused(&self, reason: &B::Reason) {
-        self.meter.refused(B::refusal(reason));
+        let kind = B::refusal(reason);
+        self.meter.refused(kind);
         self.ratio.set(B::ratio_of(reason));
         tracing::debug!(
             name = self.meter.name(),
             outcome = self.meter.refusal(),
-            reason = B::REFUSALS[B::refusal(reason)],
+            reason = B::REFUSALS[kind],
             numbers = ?reason,
             "breaker refused a call"
         );

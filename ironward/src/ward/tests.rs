@@ -4,6 +4,8 @@ use std::string::ToString;
 use std::vec::Vec;
 
 use super::*;
+use crate::backoff::{Backoff, Jitter};
+use crate::breaker::{SRE, Sre};
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)

@@ -3,7 +3,7 @@
 //! stay within the bucket, the ward's refusals reach the pool's error sink, and the pool
 //! serves on all 4 connections again after the restart. Real time, every wait bounded.
 
-mod common;
+use crate::common;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};

@@ -28,7 +28,7 @@
 //! control's; and after the heal the pool serves again within a bound derived from the
 //! policy. Every wait is bounded.
 
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};

@@ -11,7 +11,7 @@
 //!
 //! The one test of the crate that waits in real time; every wait is bounded.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -10,7 +10,7 @@
 //! - a lone call is a batch of one;
 //! - a runtime shut down while a batch forms leaves no call queued for good.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

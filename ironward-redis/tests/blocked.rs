@@ -2,7 +2,7 @@
 //! from memory until it could pass, with no round trip, each such answer counted, and the
 //! calls admitted exactly those of a store that remembers nothing.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

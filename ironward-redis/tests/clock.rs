@@ -8,7 +8,7 @@
 //! latest seen (it frees nothing). Under `Time::Server` Redis's `TIME` decides and the skew
 //! changes nothing.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 

@@ -14,7 +14,7 @@
 //!   quota, plus the fallback's share of it, plus the writes the replica had not yet
 //!   received when its master died (replication is asynchronous), which the test measures.
 
-mod common;
+use crate::common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -6,7 +6,7 @@
 //! variable that names the server and the limiters; they start together on a signal in
 //! Redis, and print what they admitted. Every wait is bounded.
 
-mod common;
+use crate::common;
 
 use std::process::Stdio;
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
@@ -146,7 +146,10 @@ async fn a_quota_of_1000_admits_exactly_1000_across_tasks_and_processes() {
     let helpers: Vec<_> = (0..HELPERS)
         .map(|_| {
             Command::new(std::env::current_exe().unwrap())
-                .args(["helper_process_takes_from_the_shared_keys", "--exact"])
+                .args([
+                    "contention::helper_process_takes_from_the_shared_keys",
+                    "--exact",
+                ])
                 .args(["--nocapture", "--test-threads=1"])
                 .env(HELPER, format!("{} {name}", server.port()))
                 .stdout(Stdio::piped())

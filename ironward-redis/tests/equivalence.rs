@@ -9,7 +9,7 @@
 //! `next`, which depends on every bit of them.
 //! Each case is one key of its own; few cases, as each operation is a round trip.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -13,7 +13,7 @@
 //! under an evicting policy, which is why the store warns about it at connect; the other
 //! five evicting policies are run too, each warned about, each resetting a key it evicts.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

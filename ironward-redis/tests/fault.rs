@@ -27,7 +27,7 @@
 //!
 //! Every store here sends each call to Redis, a refused one too (`blocked_keys: 0`): a
 //! key refused from memory would not notice the fault these tests make.
-mod common;
+use crate::common;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};

@@ -2,7 +2,7 @@
 //! layers in different stores as by processes of a fleet, refusing with the same `Limited`
 //! and the same HTTP answer.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -11,7 +11,7 @@
 //! - A lazy store that starts on its fallback and then sees Redis come up warns once, at
 //!   the recovery; one whose script is loaded up front (`Store::load`) warns at the load.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -8,7 +8,7 @@
 //! after a clock steps back). What Redis keeps, the hash slot, contention and the hostile
 //! inputs are in `tests/limits_edges.rs`.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

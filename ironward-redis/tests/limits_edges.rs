@@ -6,7 +6,7 @@
 //! killed, and the hostile inputs, one test each. `tests/limits.rs` holds the random cases
 //! against the core.
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

@@ -7,7 +7,7 @@
 //! limit by limit: every take charged every limit or none, whichever process's script ran
 //! in between.
 
-mod common;
+use crate::common;
 
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
@@ -80,7 +80,7 @@ async fn both() {
 /// Starts the two processes on `key`, lets them go together, and checks what they were
 /// admitted against the quotas and against what Redis holds.
 async fn run(server: &Server, name: &str, key: &str, most: u32) -> (u32, u32) {
-    let test = "two_processes_of_eight_tasks_charge_every_limit_or_none";
+    let test = "limits_processes::two_processes_of_eight_tasks_charge_every_limit_or_none";
     let children: Vec<_> = (0..2)
         .map(|index| {
             Command::new(std::env::current_exe().unwrap())

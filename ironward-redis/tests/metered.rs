@@ -3,7 +3,7 @@
 //! another program's data where the state should be. `tests/equivalence.rs` checks the
 //! answers against the core on random costs.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -7,7 +7,7 @@
 //! snapshot holds what happened since the one before.
 #![cfg(feature = "metrics")]
 
-mod common;
+use crate::common;
 
 use std::time::{Duration, Instant};
 

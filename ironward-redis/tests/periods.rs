@@ -5,7 +5,7 @@
 //! the `now` passed (the core counts it from the latest reading its periods took, which
 //! differs after a clock steps back). Then the hostile inputs, one test each.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! limit: every take charged both limits or neither, however the scripts interleaved.
 //! Once with the tokens running out first, and once, at 1 to 5 tokens, with the requests.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

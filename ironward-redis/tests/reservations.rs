@@ -4,7 +4,7 @@
 //! (`ironward::Period`, `Bucket`, `Sliding` fed the same calls). The debts and refunds one
 //! by one, and the hostile inputs, are in `tests/settles.rs`.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -5,7 +5,7 @@
 //! memory of refusals, Redis gone between a reservation and its settle), one test each.
 //! `tests/reservations.rs` holds the random sequences against the core.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

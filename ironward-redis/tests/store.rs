@@ -2,7 +2,7 @@
 //! after a flush; a timeout refused, an error failed over and recovered by `PING`, an
 //! unknown reply an error; and the local fallback's share of the quota.
 
-mod common;
+use crate::common;
 
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};

@@ -20,7 +20,7 @@
 //! `tests/valkey_faults.rs` has the server's faults and answers, and `tests/cluster.rs`
 //! runs its cluster on both.
 
-mod common;
+use crate::common;
 
 use std::time::Duration;
 

@@ -19,7 +19,7 @@
 //!   admitted, the bound `2 · Q + ⌊share · Q⌋`;
 //! - the server's clock (`Time::Server`, the scripts reading `TIME`): exactly the quota.
 
-mod common;
+use crate::common;
 
 use std::future::Future;
 use std::time::{Duration, Instant};

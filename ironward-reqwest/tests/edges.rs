@@ -21,10 +21,8 @@
 
 #[path = "edges/counts.rs"]
 mod counts;
-#[path = "common/http_date.rs"]
-mod http_date;
 #[path = "edges/server.rs"]
-mod server;
+pub(crate) mod server;
 
 use std::convert::Infallible;
 use std::time::Duration;
@@ -42,8 +40,8 @@ use ironward_tower::HttpRetryLayer;
 use reqwest_middleware::ClientBuilder;
 use tower::{ServiceBuilder, ServiceExt};
 
+use crate::http_date::http_date;
 use counts::{Counts, Meter};
-use http_date::http_date;
 use server::{Hit, Reply, Server};
 
 /// The fixed wall clock: 2023-11-14T22:13:20Z.

@@ -9,8 +9,7 @@
 
 // The table's server; this file reads what it saw, not the effects it performed.
 #[allow(dead_code)]
-#[path = "edges/server.rs"]
-mod server;
+use crate::edges::server;
 
 use std::future::Future;
 use std::sync::Arc;

@@ -18,8 +18,6 @@
 mod deadlines;
 #[path = "scenarios/guards.rs"]
 mod guards;
-#[path = "common/http_date.rs"]
-mod http_date;
 #[path = "scenarios/responses.rs"]
 mod responses;
 #[path = "scenarios/server.rs"]

@@ -2,7 +2,7 @@
 //! through a pretend proxy (one TCP peer, 127.0.0.1, sending the chain a proxy would), keyed
 //! by the client that `Forwarded` (RFC 7239) or `X-Forwarded-For` names from the right.
 
-mod common;
+use crate::common;
 
 use std::net::SocketAddr;
 use std::time::Duration;

@@ -1,6 +1,6 @@
 //! `DeadlineLayer`: a per-request time budget, under paused tokio time and over real TCP.
 
-mod common;
+use crate::common;
 
 use std::future::pending;
 use std::sync::Arc;

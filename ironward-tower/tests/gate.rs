@@ -1,6 +1,6 @@
 //! `GateLayer`: a concurrency limit that refuses at once, over real TCP.
 
-mod common;
+use crate::common;
 
 #[cfg(feature = "axum")]
 mod over_http {

@@ -599,8 +599,7 @@ async fn at_twice_capacity_a_queue_refuses_no_critical_request() {
 }
 
 #[cfg(feature = "metrics")]
-#[path = "common/seen.rs"]
-mod seen;
+use crate::seen;
 
 // The limiter's series carry each request's class: admitted and refused by reason and
 // criticality, each registered the first time it counts (not the 20 combinations up front),

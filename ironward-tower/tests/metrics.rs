@@ -4,8 +4,7 @@
 //! first service record to that test's recorder alone.
 #![cfg(feature = "metrics")]
 
-#[path = "common/seen.rs"]
-mod seen;
+use crate::seen;
 
 use std::future::pending;
 use std::time::Duration;

@@ -1,7 +1,7 @@
 //! `RateLimitLayer`: budgets shared across connections and keys, over real TCP with an axum
 //! server, and under paused tokio time for refills, windows, periods and eviction.
 
-mod common;
+use crate::common;
 
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr, SocketAddr};

@@ -3,7 +3,7 @@
 //! deadlines on tokio's paused clock (`deadlines`); and end to end over TCP with hyper-util's
 //! client (`over_http`).
 
-mod common;
+use crate::common;
 #[path = "retry/deadlines.rs"]
 mod deadlines;
 #[path = "retry/over_http.rs"]

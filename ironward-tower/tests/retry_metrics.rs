@@ -5,8 +5,7 @@
 //! a layer registers when it makes its first service record to that test's recorder alone.
 #![cfg(feature = "metrics")]
 
-#[path = "common/seen.rs"]
-mod seen;
+use crate::seen;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -1,9 +1,9 @@
 //! The shedder: go-zero's adaptive shedding through the tower layer, on tokio's paused clock,
 //! and end to end on an axum route under concurrent load over TCP.
 
-mod common;
+use crate::GLOBAL;
+use crate::common;
 
-use std::alloc::System;
 use std::future::Future;
 use std::pin::pin;
 use std::sync::Arc;
@@ -18,11 +18,8 @@ use axum::routing::get;
 use http::Response;
 use ironward::{Criticality, SHED, ShedReason};
 use ironward_tower::{Clock, Cpu, ShedLayer, ShedRefused, ShedService};
-use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
+use stats_alloc::Region;
 use tower::{BoxError, Layer, Service, ServiceBuilder, ServiceExt, service_fn};
-
-#[global_allocator]
-static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)

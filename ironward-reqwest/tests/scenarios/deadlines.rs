@@ -11,8 +11,8 @@ use ironward::http_retry::{Settings, Stop, StopReason};
 use ironward_reqwest::GaveUp;
 use reqwest_middleware::ClientBuilder;
 
-use crate::transport::Mute;
-use crate::{bounded, exact, fast};
+use crate::scenarios::transport::Mute;
+use crate::scenarios::{bounded, exact, fast};
 
 /// The budget: 3 s in all, 100 ms of it kept for the next attempt.
 fn three_seconds() -> Settings {

@@ -7,8 +7,8 @@ use ironward::http_retry::StopReason;
 use ironward::{SRE, SharedBudget};
 use ironward_reqwest::{ClientBreaker, Dice, Stop};
 
-use crate::server::{Reply, Server};
-use crate::{bounded, client, fast, instant, retried};
+use crate::scenarios::server::{Reply, Server};
+use crate::scenarios::{bounded, client, fast, instant, retried};
 
 /// Sends one GET and returns the requests it caused on the server and why the middleware
 /// stopped.

@@ -13,8 +13,8 @@ use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
 use tracing::{Event, Metadata, Subscriber};
 
-use crate::server::{Reply, Server, wall_now};
-use crate::{about, bounded, client, exact, fast, instant, retried};
+use crate::scenarios::server::{Reply, Server, wall_now};
+use crate::scenarios::{about, bounded, client, exact, fast, instant, retried};
 
 const MS: fn(u64) -> Duration = Duration::from_millis;
 

@@ -12,8 +12,8 @@ use tokio::io::AsyncReadExt;
 use tokio::net::{TcpListener, TcpStream};
 use tokio::task::JoinHandle;
 
-use crate::server::{Reply, Server};
-use crate::{bounded, client, exact, fast, instant, retried};
+use crate::scenarios::server::{Reply, Server};
+use crate::scenarios::{bounded, client, exact, fast, instant, retried};
 
 /// An address on which nothing listens: a port the system handed out, then released.
 fn free_addr() -> SocketAddr {

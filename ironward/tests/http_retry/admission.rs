@@ -8,8 +8,8 @@ use ironward::http_retry::{
     Attempt, SETTINGS, Settings, StopReason::*, idempotent_method, retryable_status,
 };
 
-use crate::table::{EARLIEST, LATEST, Row, check, stop, wait};
-use crate::{get, ms, ns, secs};
+use crate::http_retry::table::{EARLIEST, LATEST, Row, check, stop, wait};
+use crate::http_retry::{get, ms, ns, secs};
 
 #[test]
 fn the_moonbit_packages_three_scenarios_decide_as_its_readme_says() {

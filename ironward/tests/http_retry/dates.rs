@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 
 use ironward::http_retry::{parse_http_date, retry_after_delay};
 
-use crate::secs;
+use crate::http_retry::secs;
 
 const VECTORS: &str = include_str!("../data/http_dates.tsv");
 

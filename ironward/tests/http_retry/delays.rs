@@ -8,8 +8,8 @@ use ironward::http_retry::{
     Attempt, SETTINGS, Settings, StopReason::*, backoff_ceiling, jitter_delay,
 };
 
-use crate::table::{HUGE, Row, check, stop, wait};
-use crate::{get, ms, ns, secs};
+use crate::http_retry::table::{HUGE, Row, check, stop, wait};
+use crate::http_retry::{get, ms, ns, secs};
 
 #[test]
 fn the_baseline_budget_check_is_strict() {

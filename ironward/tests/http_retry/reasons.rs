@@ -10,8 +10,8 @@ use ironward::http_retry::{
     Attempt, Decision, SETTINGS, Settings, StopReason, StopReason::*, decide, decide_response,
 };
 
-use crate::table::{LATEST, Row, stop, wait};
-use crate::{NOW, get, ms, secs};
+use crate::http_retry::table::{LATEST, Row, stop, wait};
+use crate::http_retry::{NOW, get, ms, secs};
 
 /// One cause of each stop reason, applied to a row; any two apply together, in either order.
 #[derive(Debug, Clone, Copy, PartialEq)]

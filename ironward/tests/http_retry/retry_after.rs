@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use ironward::http_retry::{Decision, StopReason, decide_response, retry_after_delay};
 
-use crate::{NOW, get, ms, secs};
+use crate::http_retry::{NOW, get, ms, secs};
 
 const EARLIEST: i64 = -11_644_473_600;
 const LATEST: i64 = 253_402_300_799;

@@ -8,7 +8,7 @@ use ironward::http_retry::{
     Attempt, Decision, SETTINGS, Settings, StopReason, decide, decide_response,
 };
 
-use crate::NOW;
+use crate::http_retry::NOW;
 
 pub(crate) const EARLIEST: i64 = -11_644_473_600;
 pub(crate) const LATEST: i64 = 253_402_300_799;

@@ -6,7 +6,7 @@ use ironward::limit::{Latency, SAMPLING, Sample, Sampler, Sampling};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
-use crate::netflix::{SampleWindow, WindowedLimit};
+use crate::limit_reference::netflix::{SampleWindow, WindowedLimit};
 
 #[derive(Debug, Clone, Copy)]
 struct Call {

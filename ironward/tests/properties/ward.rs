@@ -6,7 +6,7 @@ use std::time::Duration;
 use ironward::{Backoff, Jitter, Outcome, RECONNECT, Reconnect, Sre, Ward};
 use proptest::prelude::*;
 
-use crate::strategies::{Clock, step};
+use crate::properties::strategies::{Clock, step};
 
 /// What the pool does next.
 #[derive(Debug, Clone, Copy)]

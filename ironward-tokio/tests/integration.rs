@@ -1,0 +1,9 @@
+//! Every integration test of ironward-tokio in one binary, a module for each file of tests/: the
+//! test build links once instead of once a file. Cargo.toml turns `autotests` off, so
+//! a new file here runs once it is declared below (scripts/test checks that each one is).
+
+pub mod breaker_contention;
+pub mod foreign;
+pub mod shared_breaker;
+pub mod shared_limiter;
+pub mod shared_shedder;

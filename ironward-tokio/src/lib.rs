@@ -21,6 +21,10 @@
 //! | [`Limit`] | which core limiter a rate limit runs (bucket, sliding window, period), the one description ironward-tower's layer and ironward-redis's limiters take |
 //! | [`meter`] | the metric handles every edge counts its decisions through: the edges' plumbing, not something an application uses |
 //!
+//! A shared form lives here when it needs a `Mutex`, a value per thread or a task to wake, and
+//! beside its piece in the core when atomic words hold it all: one rule, stated in
+//! [`ironward::_guide::shared`].
+//!
 //! # Examples
 //!
 //! A manual clock moves only when told, and a sleep on it moves it instead of waiting, so a

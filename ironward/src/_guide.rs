@@ -6,7 +6,9 @@
 //! - [`pieces`]: the breaker, the shedder, the adaptive limiter, backoff, the ward, deadlines
 //!   and the rolling window, each with an example.
 //! - [`quotas`]: the bucket, the sliding log, the fixed period and the gate; costs per request,
-//!   reservations, several limits at once, and the forms shared across threads.
+//!   reservations and several limits at once.
+//! - [`shared`]: the forms many threads decide on by `&`, and the one rule for where each
+//!   lives.
 //! - [`http_retry`]: HTTP retry decisions by RFC 9110, and the retry loop.
 //! - [`grpc`]: gRPC retries and hedging by proposal A6.
 //! - [`refusals`]: why a call was refused, in the numbers that decided it.
@@ -26,3 +28,4 @@ pub mod quotas;
 pub mod references;
 pub mod refusals;
 pub mod retune;
+pub mod shared;

@@ -3,7 +3,7 @@
 use alloc::vec::Vec;
 use core::time::Duration;
 
-use crate::float::{duration, nanos_f64, powi, round_nanos, unit, whole_f64};
+use crate::internal::float::{duration, nanos_f64, powi, round_nanos, unit, whole_f64};
 
 /// How much randomness goes into a [`Backoff`] delay.
 ///
@@ -160,12 +160,12 @@ pub const BACKOFF: Backoff = Backoff {
 )]
 pub struct Backoff {
     /// The wait before the first retry, before jitter.
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
     pub base: Duration,
     /// What each retry multiplies the wait by; NaN or below 1 is read as 1.
     pub factor: f64,
     /// The most the wait grows to, before jitter (only `Spread` may pass it).
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
     pub cap: Duration,
     /// The most attempts a call makes, the first included; 0 and 1 allow no retry.
     pub attempts: u32,

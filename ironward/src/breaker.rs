@@ -3,13 +3,12 @@
 use core::time::Duration;
 
 use crate::clock::{Latest, nanos};
-use crate::float::unit;
-use crate::owner::{Mark, Owner};
-use crate::reason::BreakerReason;
-use crate::tally::{Outcome, Tally};
-use crate::window::Window;
+use crate::internal::float::unit;
+use crate::internal::owner::{Mark, Owner};
+use crate::window::{Outcome, Tally, Window};
 
 pub use family::CircuitBreaker;
+pub use reason::BreakerReason;
 use runs::Runs;
 use sre::{Constants, History, recover, refusal, weigh};
 pub use sre::{SRE, Sre};
@@ -509,6 +508,7 @@ impl Breaker {
 
 mod family;
 mod horizon;
+mod reason;
 mod runs;
 mod sre;
 

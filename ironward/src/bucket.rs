@@ -3,14 +3,15 @@
 use core::time::Duration;
 
 use crate::clock::Latest;
-use crate::float::{ceil_nanos, whole_f64};
-use crate::owner::Owner;
-use crate::reason::BucketReason;
+use crate::internal::float::{ceil_nanos, whole_f64};
+use crate::internal::owner::Owner;
 use crate::reservation::{self, Reservation, Reserves};
 
+mod reason;
 #[cfg(target_has_atomic = "64")]
 mod shared;
 
+pub use reason::BucketReason;
 #[cfg(target_has_atomic = "64")]
 pub use shared::SharedBucket;
 

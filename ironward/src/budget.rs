@@ -1,11 +1,11 @@
 //! A retry budget: gRPC proposal A6's retry throttling.
 
-use crate::reason::BudgetReason;
-
+mod reason;
 #[cfg(target_has_atomic = "64")]
 mod shared;
 mod teller;
 
+pub use reason::BudgetReason;
 #[cfg(target_has_atomic = "64")]
 pub use shared::SharedBudget;
 pub(crate) use teller::Teller;

@@ -15,7 +15,7 @@
 //!   critical class is admitted only after a whole cooling time in which no more critical
 //!   one was refused.
 
-use crate::constant::constant;
+use crate::internal::constant::constant;
 use core::fmt;
 use core::str::FromStr;
 

@@ -1,10 +1,10 @@
 //! A concurrency gate: a count with a ceiling.
 
-use crate::reason::GateReason;
-
+mod reason;
 #[cfg(target_has_atomic = "64")]
 mod shared;
 
+pub use reason::GateReason;
 #[cfg(target_has_atomic = "64")]
 pub use shared::SharedGate;
 

@@ -72,64 +72,47 @@ mod breaker;
 mod bucket;
 mod budget;
 pub mod clock;
-mod constant;
 mod criticality;
 mod deadline;
-mod extremes;
-mod float;
 mod gate;
-#[cfg(feature = "serde")]
-mod humane;
+mod internal;
 pub mod limit;
 mod limits;
-#[cfg(target_has_atomic = "64")]
-mod line;
-#[cfg(doctest)]
-mod must_use;
-mod owner;
 mod period;
-mod reason;
 mod reservation;
 mod shedder;
 mod sliding;
 mod splitmix;
-#[cfg(target_has_atomic = "64")]
-mod sync;
-mod tally;
-#[cfg(test)]
-mod walk;
 mod ward;
 mod window;
 
 pub use backoff::{BACKOFF, Backoff, Jitter};
-pub use breaker::{Breaker, CircuitBreaker, Permit, SRE, Sre};
-pub use bucket::Bucket;
+pub use breaker::{Breaker, BreakerReason, CircuitBreaker, Permit, SRE, Sre};
 #[cfg(target_has_atomic = "64")]
 pub use bucket::SharedBucket;
-pub use budget::Budget;
+pub use bucket::{Bucket, BucketReason};
 #[cfg(target_has_atomic = "64")]
 pub use budget::SharedBudget;
+pub use budget::{Budget, BudgetReason};
 pub use criticality::{Criticality, SHARES, Shares, UnknownCriticality};
 pub use deadline::Deadline;
-pub use gate::Gate;
 #[cfg(target_has_atomic = "64")]
 pub use gate::SharedGate;
+pub use gate::{Gate, GateReason};
 pub use limit::{ADAPTIVE, Adaptive, Grant, Limiter, LimiterReason, Settle};
 pub use limits::{Limit, Limits, LimitsReason, Reservations};
-pub use period::{Period, Quota};
+pub use period::{Period, Quota, QuotaReason};
 #[cfg(target_has_atomic = "64")]
 pub use period::{PeriodLeft, SharedPeriod};
-pub use reason::{BreakerReason, BucketReason, BudgetReason, GateReason, QuotaReason, ShedReason};
 pub use reservation::Reservation;
-pub use shedder::{SHED, Shed, Shedder, Ticket};
+pub use shedder::{SHED, Shed, ShedReason, Shedder, Ticket};
 pub use sliding::Sliding;
 pub use splitmix::SplitMix64;
-pub use tally::{Outcome, Tally, Total};
 pub use ward::{
     BackoffReason, CheckoutRefusal, Checkouts, ConnectPermit, Piece, RECONNECT, Reconnect, Refusal,
     Slot, Ward,
 };
-pub use window::Window;
+pub use window::{Outcome, Tally, Total, Window};
 
 pub mod _guide;
 pub mod grpc;

@@ -16,13 +16,15 @@ mod aimd;
 mod estimator;
 mod gradient2;
 mod limiter;
+mod sample;
 mod sampler;
 mod vegas;
 
 pub use adaptive::{ADAPTIVE, Adaptive};
 pub use aimd::{AIMD, Aimd};
-pub use estimator::{Algorithm, Estimator, Sample, Step};
+pub use estimator::{Algorithm, Estimator};
 pub use gradient2::{GRADIENT2, Gradient2};
 pub use limiter::{Grant, Limiter, LimiterReason, Settle};
+pub use sample::{Sample, Step};
 pub use sampler::{Latency, SAMPLING, Sampler, Sampling};
 pub use vegas::{Decrease, VEGAS, Vegas};

@@ -3,15 +3,16 @@
 use core::time::Duration;
 
 use crate::clock::{Latest, nanos};
-use crate::owner::Owner;
-use crate::reason::QuotaReason;
+use crate::internal::owner::Owner;
 use crate::reservation::{self, Reservation, Reserves};
 
 mod quota;
+mod reason;
 #[cfg(target_has_atomic = "64")]
 mod shared;
 
 pub use quota::Quota;
+pub use reason::QuotaReason;
 #[cfg(target_has_atomic = "64")]
 pub use shared::{PeriodLeft, SharedPeriod};
 

@@ -3,7 +3,7 @@
 use core::time::Duration;
 
 use crate::clock::nanos;
-use crate::owner::{Mark, Owner};
+use crate::internal::owner::{Mark, Owner};
 
 /// A cost taken on an estimate, to be settled at its actual cost once the request has run:
 /// from [`Bucket::reserve`](crate::Bucket::reserve), [`Sliding::reserve`](crate::Sliding::reserve)

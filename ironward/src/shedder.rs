@@ -3,13 +3,13 @@
 use core::time::Duration;
 
 use crate::clock::{Latest, nanos};
-use crate::constant::constant;
 use crate::criticality::{Criticality, Floor, SHARES, Shares};
-use crate::extremes::Extremes;
-use crate::owner::{Mark, Owner};
-use crate::reason::ShedReason;
-use crate::tally::Total;
-use crate::window::{Window, grid};
+use crate::internal::constant::constant;
+use crate::internal::extremes::Extremes;
+use crate::internal::owner::{Mark, Owner};
+use crate::window::{Total, Window, grid};
+
+pub use reason::ShedReason;
 
 /// The constants of adaptive load shedding, after go-zero's `core/load/adaptiveshedder.go`.
 ///
@@ -56,18 +56,18 @@ pub struct Shed {
     /// [`Window`]).
     pub size: usize,
     /// The span of history the window covers.
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
     pub window: Duration,
     /// CPU use, in thousandths, at or over which the server is overloaded.
     pub cpu: u32,
     /// The response time assumed while no bucket has one, and the most one can count as.
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
     pub latency: Duration,
     /// The weight of the previous average in the moving average of calls in flight: 0 to 1
     /// (NaN is 1, which keeps the average at 0 and never sheds).
     pub beta: f64,
     /// How long after the last overload a server that has refused stays hot.
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
     pub cool: Duration,
     /// The least fraction of capacity kept, however close to 100% the CPU runs: 0 to 1 (NaN
     /// is 1, which keeps the whole capacity).
@@ -586,5 +586,6 @@ fn taken_in(window: &Window<Total>) -> Extremes {
 }
 
 mod flight;
+mod reason;
 #[cfg(test)]
 mod tests;

@@ -4,8 +4,8 @@ use alloc::collections::VecDeque;
 use core::time::Duration;
 
 use crate::clock::{Latest, nanos};
-use crate::owner::Owner;
-use crate::reason::QuotaReason;
+use crate::internal::owner::Owner;
+use crate::period::QuotaReason;
 use crate::reservation::{self, Reservation, Reserves};
 
 /// Entries reserved up front: enough that quotas up to this size never allocate again.

@@ -9,9 +9,9 @@ use crate::breaker::{Breaker, CircuitBreaker, Permit};
 use crate::bucket::Bucket;
 use crate::clock::{Latest, nanos};
 use crate::gate::Gate;
-use crate::owner::{Mark, Owner};
+use crate::internal::owner::{Mark, Owner};
 use crate::shedder::{Shedder, Ticket};
-use crate::tally::Outcome;
+use crate::window::Outcome;
 
 mod policy;
 mod reason;

@@ -5,6 +5,10 @@ use core::time::Duration;
 
 use crate::clock::nanos;
 
+mod tally;
+
+pub use tally::{Outcome, Tally, Total};
+
 /// The most buckets a window holds: a larger size is read as this.
 ///
 /// A window's buckets are allocated at once, so a size taken as given would let a typo (or

@@ -4,8 +4,8 @@ use core::fmt;
 use core::time::Duration;
 
 use super::{Breaker, Permit, Sre};
-use crate::reason::BreakerReason;
-use crate::tally::Outcome;
+use crate::breaker::BreakerReason;
+use crate::window::Outcome;
 
 /// A circuit breaker of any family: asked before a call, told how the call went.
 ///

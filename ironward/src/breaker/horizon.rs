@@ -4,8 +4,7 @@
 use core::time::Duration;
 
 use super::Breaker;
-use crate::tally::{Outcome, Tally};
-use crate::window::Window;
+use crate::window::{Outcome, Tally, Window};
 
 /// The largest window total for which [`Breaker::healthy_until`] answers `Some` (unless the
 /// protection covers every count): 2^52, so that the total, and the total with fewer than

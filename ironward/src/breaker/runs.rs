@@ -1,7 +1,7 @@
 //! The failing and working runs at the newest end of a breaker's window, kept as outcomes
 //! are counted and buckets clear, so that a refusing breaker needs no scan of the window.
 
-use crate::tally::{Outcome, Tally};
+use crate::window::{Outcome, Tally};
 
 /// The runs at the newest end of the window, kept as outcomes are counted and buckets clear.
 ///

@@ -3,9 +3,9 @@
 
 use core::time::Duration;
 
-use crate::constant::constant;
-use crate::float::unit;
-use crate::reason::BreakerReason;
+use crate::breaker::BreakerReason;
+use crate::internal::constant::constant;
+use crate::internal::float::unit;
 use crate::window::grid;
 #[cfg(doc)]
 use crate::{Breaker, Window};
@@ -64,13 +64,13 @@ pub struct Sre {
     pub protection: f64,
     /// The longest the breaker goes without letting a call through once it is refusing
     /// (strictly longer than this lets one through).
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
     pub probe: Duration,
     /// Buckets in the window: 1 to 65 536, a size outside that read as the nearest end (see
     /// [`Window`]).
     pub size: usize,
     /// The span of history the window covers.
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
     pub window: Duration,
 }
 

@@ -269,7 +269,7 @@ fn the_kept_totals_match_a_scan_of_the_window() {
 fn the_kept_runs_match_a_scan_of_the_window() {
     for size in [1, 3, 40, 100] {
         let mut breaker = Breaker::new(Sre { size, ..SRE }, ms(0));
-        let mut walk = crate::walk::Walk::new();
+        let mut walk = crate::internal::walk::Walk::new();
         for step in 0..20_000u64 {
             let (now, x) = walk.step();
             let at = ms(now);
@@ -485,7 +485,7 @@ fn retuning_the_constants_changes_the_next_ratio_and_keeps_the_window() {
 fn retuning_away_and_back_changes_nothing() {
     let mut breaker = Breaker::new(SRE, ms(0));
     let mut twin = breaker.clone();
-    let mut walk = crate::walk::Walk::new();
+    let mut walk = crate::internal::walk::Walk::new();
     for step in 0..5_000u64 {
         let (now, x) = walk.step();
         let at = ms(now);
@@ -660,7 +660,7 @@ fn the_kept_totals_and_runs_match_a_scan_across_retunes() {
         },
     ];
     let mut breaker = Breaker::new(SRE, ms(0));
-    let mut walk = crate::walk::Walk::new();
+    let mut walk = crate::internal::walk::Walk::new();
     for step in 0..20_000u64 {
         let (now, x) = walk.step();
         let at = ms(now);

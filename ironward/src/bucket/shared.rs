@@ -4,10 +4,10 @@ use core::fmt;
 use core::time::Duration;
 
 use super::is_cost;
+use crate::bucket::BucketReason;
 use crate::clock::nanos;
-use crate::line::Line;
-use crate::reason::BucketReason;
-use crate::sync::{AtomicBool, AtomicU64, Ordering, spin_loop};
+use crate::internal::line::Line;
+use crate::internal::sync::{AtomicBool, AtomicU64, Ordering, spin_loop};
 use terms::*;
 
 mod terms;

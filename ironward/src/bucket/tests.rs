@@ -440,7 +440,7 @@ fn a_refused_cost_that_is_no_cost_never_comes() {
 fn take_is_check_with_the_reason_discarded() {
     let mut bucket = Bucket::new(7.0, 3.0, secs(0));
     let mut twin = bucket.clone();
-    let mut walk = crate::walk::Walk::new();
+    let mut walk = crate::internal::walk::Walk::new();
     let mut refused = 0;
     for step in 0..5_000 {
         let (now, x) = walk.step();

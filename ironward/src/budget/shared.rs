@@ -3,8 +3,8 @@
 use core::fmt;
 
 use super::{Budget, MILLI};
-use crate::reason::BudgetReason;
-use crate::sync::{AtomicU64, Ordering};
+use crate::budget::BudgetReason;
+use crate::internal::sync::{AtomicU64, Ordering};
 
 /// A [`Budget`] that many threads share by `&`, without a lock: the tokens held, the
 /// maximum and the ratio packed into one `AtomicU64`.

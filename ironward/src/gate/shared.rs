@@ -2,8 +2,8 @@
 
 use core::fmt;
 
-use crate::reason::GateReason;
-use crate::sync::{AtomicU64, Ordering, const_fn};
+use crate::gate::GateReason;
+use crate::internal::sync::{AtomicU64, Ordering, const_fn};
 
 /// A [`Gate`](crate::Gate) that many threads share by `&`, without a lock: the count and
 /// the limit packed into one `AtomicU64`.

@@ -12,7 +12,7 @@ use serde::ser::{SerializeSeq, SerializeStruct, Serializer};
 use serde::{Deserialize, Serialize};
 
 use super::code::{Code, Codes};
-use super::config::ConfigError;
+use super::error::ConfigError;
 use super::policy::{HedgingPolicy, PolicyError, RetryPolicy, Throttling};
 
 /// The most seconds a protobuf `Duration` holds: 10 000 years.

@@ -108,6 +108,7 @@
 mod code;
 #[cfg(feature = "serde")]
 mod config;
+mod error;
 mod hedge;
 #[cfg(feature = "serde")]
 mod json;
@@ -118,7 +119,8 @@ mod retry;
 pub use code::{Code, Codes, UnknownCode};
 #[cfg(feature = "serde")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
-pub use config::{ConfigError, MethodConfig, Name, Policy, ServiceConfig};
+pub use config::{MethodConfig, Name, Policy, ServiceConfig};
+pub use error::ConfigError;
 pub use hedge::{Attempts, Hedge, HedgingPlan, Verdict};
 pub use outcome::{Outcome, PREVIOUS_ATTEMPTS, PUSHBACK, Pushback, Stop};
 pub use policy::{

@@ -8,7 +8,7 @@ use super::policy::{PolicyError, RetryPolicy};
 #[cfg(target_has_atomic = "64")]
 use crate::SharedBudget;
 use crate::budget::Teller;
-use crate::float::{duration, nanos_f64, powi, round_nanos};
+use crate::internal::float::{duration, nanos_f64, powi, round_nanos};
 use crate::{Backoff, Budget, Jitter};
 
 /// The jitter gRPC A6 applies to a retry's backoff: the ceiling times `random(0.8, 1.2)`, as

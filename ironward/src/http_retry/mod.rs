@@ -150,7 +150,7 @@
 use core::time::Duration;
 
 use crate::backoff::{PPM, full_jitter};
-use crate::float::duration;
+use crate::internal::float::duration;
 use rules::{Facts, baseline, ceiling, respond};
 
 mod date;

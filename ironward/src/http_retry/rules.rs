@@ -8,7 +8,7 @@ use super::{
     Attempt, Settings, StopReason, idempotent_method, retry_after_delay, retryable_status,
 };
 use crate::backoff::{PPM, full_jitter};
-use crate::float::duration;
+use crate::internal::float::duration;
 
 /// What the rules read about an attempt: [`Attempt`]'s fields with the method already
 /// classified, so that a [`Run`](super::Run), which outlives the request's borrow, decides by

@@ -70,19 +70,19 @@ pub struct Settings {
     pub max_retries: u32,
     /// The client delay before the first retry, doubled on each later one; at most
     /// `max_delay`.
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
     pub base_delay: Duration,
     /// The cap on the client delay, and the most a server may ask a client to wait: a
     /// longer `Retry-After` stops the retry.
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
     pub max_delay: Duration,
     /// The time allowed for the whole call, from the start of the first attempt to the end of
     /// the last.
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
     pub total_budget: Duration,
     /// The time set aside for the next attempt itself when judging whether a wait fits the
     /// budget; less than `total_budget`. An estimate, not a timeout.
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
     pub request_reserve: Duration,
 }
 

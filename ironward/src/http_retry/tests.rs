@@ -3,7 +3,7 @@
 use super::rules::{fits, is_token};
 use super::*;
 use crate::backoff::full_jitter;
-use crate::float::duration;
+use crate::internal::float::duration;
 
 /// The ceiling as a `Duration`.
 fn ceiling(settings: &Settings, retry_index: u32) -> Duration {

@@ -51,7 +51,7 @@ pub struct Adaptive {
     pub shares: Shares,
     /// How long after a call of one class is refused (for want of room, or by the floor
     /// itself) the classes below it are refused outright; zero turns the floor off.
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
     pub cool: Duration,
     /// How often the limiter drains to measure the backend's latency with no queue; zero
     /// never, which decides as Netflix's limiters do.
@@ -74,7 +74,7 @@ pub struct Adaptive {
     /// throughput. A longer `probe` costs less and follows a shifted backend later. This is BBR's `ProbeRTT` state
     /// (draft-ietf-ccwg-bbr) for a concurrency limit: a short dip in admissions buys a
     /// baseline that follows the backend both ways.
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
     pub probe: Duration,
 }
 

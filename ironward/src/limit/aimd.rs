@@ -5,7 +5,7 @@
 use core::time::Duration;
 
 use super::Sample;
-use super::estimator::Bounds;
+use super::sample::Bounds;
 
 /// The constants of Aimd: additive increase, multiplicative decrease.
 ///
@@ -81,7 +81,7 @@ pub struct Aimd {
     /// off).
     pub backoff: f64,
     /// A window latency over this counts as a drop.
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
     pub timeout: Duration,
 }
 

@@ -3,7 +3,7 @@
 //! whose latency drifts, where a minimum (Vegas') would go stale and shed too much.
 
 use super::Sample;
-use super::estimator::{Bounds, Step, whole};
+use super::sample::{Bounds, Step, whole};
 use crate::clock::nanos;
 
 /// The constants of Gradient2: a limit moved by the gradient of latency over its history.

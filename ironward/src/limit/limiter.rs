@@ -6,7 +6,7 @@ use core::time::Duration;
 use super::{Adaptive, Estimator, Sampler};
 use crate::clock::{Latest, nanos};
 use crate::criticality::{Criticality, Floor};
-use crate::owner::{Mark, Owner};
+use crate::internal::owner::{Mark, Owner};
 
 /// An adaptive concurrency limit: admits a call while fewer than the limit are in flight,
 /// and moves the limit with the latencies and drops of the calls that finish.

@@ -7,7 +7,7 @@ use core::time::Duration;
 
 use super::Sample;
 use crate::clock::{Latest, nanos};
-use crate::float::round_nanos;
+use crate::internal::float::round_nanos;
 
 /// Which latency of a window's calls its sample carries.
 ///
@@ -103,13 +103,13 @@ pub struct Sampling {
     /// The fewest calls a window needs before its sample counts; 0 is read as 1.
     pub size: u32,
     /// The shortest a window lasts.
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
     pub min_window: Duration,
     /// The longest a window lasts, which wins over `min_window`.
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
     pub max_window: Duration,
     /// Latencies under this are ignored.
-    #[cfg_attr(feature = "serde", serde(with = "crate::humane"))]
+    #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
     pub min_rtt: Duration,
     /// Which latency of the window the sample carries.
     pub latency: Latency,

@@ -4,10 +4,10 @@
 //! limiters and of this crate's.
 
 use super::Sample;
-use super::estimator::{Bounds, Step, whole};
+use super::sample::{Bounds, Step, whole};
 use crate::SplitMix64;
 use crate::clock::nanos;
-use crate::float::ceil_nanos;
+use crate::internal::float::ceil_nanos;
 
 /// The constants of Vegas: a limit moved by the queue its latency implies.
 ///

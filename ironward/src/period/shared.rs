@@ -5,9 +5,9 @@ use core::time::Duration;
 
 use super::Quota;
 use crate::clock::nanos;
-use crate::line::Line;
-use crate::reason::QuotaReason;
-use crate::sync::{AtomicBool, AtomicU64, Ordering, const_fn, spin_loop};
+use crate::internal::line::Line;
+use crate::internal::sync::{AtomicBool, AtomicU64, Ordering, const_fn, spin_loop};
+use crate::period::QuotaReason;
 pub use word::PeriodLeft;
 use word::*;
 

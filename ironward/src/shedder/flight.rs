@@ -8,8 +8,8 @@ use core::time::Duration;
 use super::Shed;
 use super::Shedder;
 use crate::criticality::Criticality;
-use crate::reason::ShedReason;
-use crate::tally::Total;
+use crate::shedder::ShedReason;
+use crate::window::Total;
 
 impl Shedder {
     /// [`check`](Shedder::check) for a shared form that keeps the count in flight and its

@@ -66,7 +66,7 @@ fn the_kept_extremes_match_a_scan_of_the_window() {
     for size in [1, 3, 40, 100] {
         let mut shedder = Shedder::new(Shed { size, ..SHED }, ms(0));
         let mut flying = alloc::collections::VecDeque::new();
-        let mut walk = crate::walk::Walk::new();
+        let mut walk = crate::internal::walk::Walk::new();
         for step in 0..20_000u64 {
             let (now, x) = walk.step();
             // Sometimes a clock that steps back, which reads as the latest.
@@ -468,7 +468,7 @@ fn the_kept_extremes_match_a_scan_of_the_window_across_retunes() {
     ];
     let mut shedder = Shedder::new(SHED, ms(0));
     let mut flying = alloc::collections::VecDeque::new();
-    let mut walk = crate::walk::Walk::new();
+    let mut walk = crate::internal::walk::Walk::new();
     for step in 0..20_000u64 {
         let (now, x) = walk.step();
         let at = ms(now.saturating_sub(x >> 62));
@@ -592,7 +592,7 @@ fn allow_is_check_with_the_reason_discarded() {
     let mut shedder = Shedder::new(SHED, ms(0));
     let mut twin = shedder.clone();
     let mut open = alloc::vec::Vec::new();
-    let mut walk = crate::walk::Walk::new();
+    let mut walk = crate::internal::walk::Walk::new();
     let mut refused = 0;
     for step in 0..5_000u64 {
         let (now, x) = walk.step();

@@ -3,7 +3,7 @@
 use core::fmt;
 use core::time::Duration;
 
-use crate::reason::{BreakerReason, BucketReason, GateReason, ShedReason};
+use crate::{BreakerReason, BucketReason, GateReason, ShedReason};
 
 /// The piece of a [`Ward`](crate::Ward) that refused a connect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -2,7 +2,7 @@
 //! nanosecond), the terms of one generation and the slots that hold them.
 
 use super::super::{read_burst, read_rate};
-use crate::sync::{AtomicU64, Ordering};
+use crate::internal::sync::{AtomicU64, Ordering};
 
 /// Ticks in a nanosecond: the word counts time in quarters of a nanosecond.
 pub(super) const TICKS_PER_NS: u64 = 4;

@@ -2,6 +2,7 @@
 //! `SquareRootFunctionTest`), and what every algorithm does with hostile samples and retunes.
 
 use super::*;
+use crate::limit::sample::{Step, whole};
 use crate::limit::{AIMD, GRADIENT2, VEGAS};
 
 fn ms(n: u64) -> Duration {

@@ -5,7 +5,7 @@ use core::time::Duration;
 
 use super::super::Quota;
 use crate::clock::nanos;
-use crate::sync::{AtomicU64, const_fn};
+use crate::internal::sync::{AtomicU64, const_fn};
 
 /// The bits of the word that hold the count: up to `u32::MAX + 1`, a quota of `u32::MAX`
 /// plus the one refusal that is counted (a retune keeps the count, and it stops at the

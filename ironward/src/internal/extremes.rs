@@ -2,7 +2,7 @@
 
 use alloc::collections::VecDeque;
 
-use crate::tally::Total;
+use crate::window::Total;
 
 /// The largest pass count and the smallest mean response time among the complete buckets
 /// still in a [`Window`](crate::Window) of [`Total`]s, readable in O(1) whatever its size.

@@ -3,7 +3,7 @@
 //! People write timeouts and windows in config files as a number and a unit: go-zero's YAML
 //! configs say `Timeout: 2s`, and humantime parses `"1h 30m"`. A count of nanoseconds or
 //! serde's default `{ "secs": 0, "nanos": 100000000 }` is hard to read and easy to get wrong by a
-//! factor of a thousand. The policy records put `#[serde(with = "crate::humane")]` on each
+//! factor of a thousand. The policy records put `#[serde(with = "crate::internal::humane")]` on each
 //! `Duration` field, so `{"window": "10s", "bucket": "100ms"}` reads back as written.
 //!
 //! # Writing

@@ -1,8 +1,8 @@
 //! The atomics the shared forms are built on: `core`'s, or under `--cfg loom` the model
 //! checker's, so that what [loom](https://docs.rs/loom) explores is the code that ships.
 //!
-//! `scripts/test` runs the models in `sync/models.rs` with
-//! `RUSTFLAGS="--cfg loom" cargo test -p ironward --lib --release -- sync::models::`: every
+//! `scripts/test` runs the models in `sync/models.rs` with `RUSTFLAGS="--cfg loom" cargo test
+//! -p ironward --lib --profile loom -- internal::sync::models::`: every
 //! interleaving of two or three threads on one shared form (with at most three preemptions),
 //! each checked against what the form promises under overlap.
 

@@ -80,6 +80,7 @@ mod arrivals;
 mod backend;
 mod builtin;
 mod classic;
+mod column;
 mod dice;
 mod engine;
 mod histogram;
@@ -94,6 +95,7 @@ mod quotas;
 mod report;
 mod scenario;
 mod summary;
+mod words;
 
 pub use arrivals::{Bursts, Ramp, Source, Steady};
 pub use backend::{Backend, Change, Latency, Meter, Phase};

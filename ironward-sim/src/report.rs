@@ -3,7 +3,6 @@
 mod caption;
 // Named by `scenario` where it is defined, so that `scenario` reads only this leaf and this
 // file reads `scenario`: one way, not each into the other.
-pub(crate) mod column;
 mod row;
 mod run;
 
@@ -11,7 +10,7 @@ use std::io::{self, Write};
 
 use crate::scenario::Focus;
 
-pub use column::Column;
+pub use crate::column::Column;
 pub(crate) use row::millis;
 pub use row::{Refused, Row};
 pub use run::{Run, Sum};

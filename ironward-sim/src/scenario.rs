@@ -7,8 +7,8 @@ use serde::Deserialize;
 
 use crate::arrivals::Source;
 use crate::backend::Backend;
+use crate::column::Column;
 use crate::policy::{Client, Policies};
-use crate::report::column::Column;
 
 /// A scenario: one or more variants of a setup, run on the same traffic with the same seed
 /// and compared.

@@ -7,7 +7,7 @@ use core::time::Duration;
 
 use crate::report::{Report, Run, Sum, millis};
 use crate::scenario::Focus;
-use crate::summary::grouped;
+use crate::words::grouped;
 
 use super::verdict::{outside, runs, span, stretch, than};
 

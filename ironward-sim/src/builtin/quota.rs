@@ -5,7 +5,7 @@ use core::time::Duration;
 
 use crate::report::{Report, Run};
 use crate::scenario::Focus;
-use crate::summary::grouped;
+use crate::words::grouped;
 
 use super::verdict::{outside, runs, span};
 

@@ -7,7 +7,7 @@ use core::time::Duration;
 use crate::policy::BreakerPolicy;
 use crate::report::{Report, Run, Sum};
 use crate::scenario::Focus;
-use crate::summary::grouped;
+use crate::words::grouped;
 
 use super::verdict::{outside, runs, span, stretch, than};
 

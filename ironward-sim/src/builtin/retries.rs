@@ -5,7 +5,7 @@ use core::fmt::Write;
 use core::time::Duration;
 
 use crate::report::{Report, Run, Sum};
-use crate::summary::grouped;
+use crate::words::grouped;
 
 use super::verdict::{runs, than};
 

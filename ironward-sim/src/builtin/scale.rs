@@ -1,7 +1,7 @@
 //! The verdict on scale: `scale`.
 
 use crate::report::Report;
-use crate::summary::grouped;
+use crate::words::grouped;
 
 use super::verdict::span;
 

@@ -84,5 +84,5 @@ pub(super) fn than(a: u64, b: u64) -> &'static str {
 }
 
 pub(super) fn span(d: Duration) -> String {
-    crate::summary::span(d)
+    crate::words::span(d)
 }

@@ -1,6 +1,6 @@
 //! The axes' labelled marks: round steps of time across, round values up.
 
-use crate::summary::grouped;
+use crate::words::grouped;
 
 use super::geometry::{LABEL_FONT, Measure, at};
 

@@ -2,7 +2,7 @@
 
 use crate::arrivals::Source;
 use crate::report::{Report, Run};
-use crate::summary::grouped;
+use crate::words::grouped;
 
 use super::geometry::{Measure, PHASE_FONT, at};
 

@@ -1,9 +1,9 @@
 //! What a picture titles a column's panel and value axis with, for runs of a variant.
 
 use crate::scenario::Variant;
-use crate::summary::span;
+use crate::words::span;
 
-use super::column::Column;
+use crate::column::Column;
 
 impl Column {
     /// The title of a panel drawing the column for runs of `variant`: what is counted or

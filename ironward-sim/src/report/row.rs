@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use core::time::Duration;
 
-use super::column::Column;
+use crate::column::Column;
 
 /// Attempts refused, by the piece that refused them.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -14,9 +14,9 @@ use ironward::SharedBudget;
 use ironward::grpc::{Code, Stop};
 use tonic::Status;
 
-use super::call::code;
 use super::cut::Cut;
 use super::report::Ending;
+use super::status::code;
 
 /// grpc-go's default retry buffer, `defaultPerRPCBufferSize` (`dialoptions.go`): 256 KiB of a
 /// call's messages are kept to be sent again; past it the call is committed.

@@ -3,20 +3,18 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use bytes::Bytes;
-use http::{HeaderMap, HeaderValue, Request, Response};
-use http_body_util::Full;
-use ironward::grpc::{
-    Code, Outcome, PREVIOUS_ATTEMPTS, PUSHBACK, Policy, RetryPlan, RetryPolicy, Step, Stop,
-};
+use http::{Request, Response};
+use ironward::grpc::{Code, Outcome, Policy, RetryPlan, RetryPolicy, Step, Stop};
 use tower_service::Service;
 
+use super::attempt::Call;
 use super::body::{Read, ResponseBody, read};
-use super::cut::{Cut, Passed, exceeded};
+use super::config::Config;
+use super::cut::{Cut, Passed};
+use super::error::{BoxError, exceeded, malformed};
 use super::hedge::hedge;
-use super::layer::Config;
 use super::report::{Ending, retrying};
-use super::service::BoxError;
+use super::status::{code, error_code, is_trailers_only, pushback};
 use crate::timeout::{self, GRPC_TIMEOUT};
 
 /// Sends `request` on `ready` (already made ready), and again on clones of it as the
@@ -98,18 +96,6 @@ where
         Policy::Retry(policy) => retry(ready, call, &policy, &config).await,
         Policy::Hedging(policy) => hedge(ready, call, &policy, &config).await,
     }
-}
-
-/// A call whose body has been read: what every attempt copies.
-pub(super) struct Call {
-    head: Request<()>,
-    body: Bytes,
-    /// When the call must end, on the layer's clock.
-    pub(super) deadline: Option<Duration>,
-    /// When it started.
-    pub(super) start: Duration,
-    /// The deadline's timer, which cancels whatever is in flight when it passes.
-    pub(super) cut: Cut,
 }
 
 /// Sends `call` on `ready`, and again on clones of it as `policy` says.
@@ -262,74 +248,11 @@ where
     Ok(response.map(|body| ResponseBody::new(body, None)))
 }
 
-impl Call {
-    /// The attempt to send at `now`: a copy of the call, with `grpc-previous-rpc-attempts`
-    /// after the first and the time left until the deadline in `grpc-timeout`.
-    pub(super) fn attempt(&self, previous: u32, now: Duration) -> Request<tonic::body::Body> {
-        let mut attempt = self.head.clone();
-        let headers = attempt.headers_mut();
-        if previous > 0 {
-            headers.insert(PREVIOUS_ATTEMPTS, HeaderValue::from(previous));
-        }
-        if let Some(deadline) = self.deadline {
-            headers.insert(GRPC_TIMEOUT, timeout::encode(deadline.saturating_sub(now)));
-        }
-        attempt.map(|()| tonic::body::Body::new(Full::new(self.body.clone())))
-    }
-}
-
-/// The error a call whose `grpc-timeout` is malformed ends with, before anything is sent: the
-/// `INTERNAL` status grpc-go's server answers it with.
-fn malformed(value: &HeaderValue) -> BoxError {
-    let message = format!("malformed grpc-timeout: {value:?}");
-    Box::new(tonic::Status::internal(message))
-}
-
 /// `/package.Service/Method` as its service and method, `None` for any other path.
 fn method(path: &str) -> Option<(&str, &str)> {
     let (service, method) = path.strip_prefix('/')?.split_once('/')?;
     (!service.is_empty() && !method.is_empty() && !method.contains('/'))
         .then_some((service, method))
-}
-
-/// Whether the response is trailers-only: its status is in its headers (gRPC over HTTP/2).
-pub(super) fn is_trailers_only(headers: &HeaderMap) -> bool {
-    headers.contains_key("grpc-status")
-}
-
-/// A trailers-only response's code; a value that is no code is `UNKNOWN`, as grpc-go reads
-/// it.
-pub(super) fn code(headers: &HeaderMap) -> Code {
-    headers
-        .get("grpc-status")
-        .and_then(|value| value.to_str().ok())
-        .and_then(|value| value.parse::<u32>().ok())
-        .and_then(Code::from_number)
-        .unwrap_or(Code::Unknown)
-}
-
-/// The values of `grpc-retry-pushback-ms`; one that is not UTF-8 is passed as `""`, which
-/// says stop as grpc-go's reading of it would.
-pub(super) fn pushback(headers: &HeaderMap) -> Vec<String> {
-    headers
-        .get_all(PUSHBACK)
-        .iter()
-        .map(|value| value.to_str().unwrap_or("").to_owned())
-        .collect()
-}
-
-/// The code of an attempt that failed without a response: a `tonic::Status` in the error's
-/// chain says its own; any other (a refused connection, a reset stream) is `UNAVAILABLE`, as
-/// grpc-go reads a transport's failure.
-pub(super) fn error_code(error: &(dyn std::error::Error + 'static)) -> Code {
-    let mut source = Some(error);
-    while let Some(error) = source {
-        if let Some(status) = error.downcast_ref::<tonic::Status>() {
-            return Code::from_number(status.code() as u32).unwrap_or(Code::Unknown);
-        }
-        source = error.source();
-    }
-    Code::Unavailable
 }
 
 #[cfg(test)]
@@ -349,26 +272,5 @@ mod tests {
         ] {
             assert_eq!(method(bad), None, "{bad:?}");
         }
-    }
-
-    #[test]
-    fn reads_a_status_code_as_grpc_go_does() {
-        let with = |value: &'static str| {
-            let mut headers = HeaderMap::new();
-            headers.insert("grpc-status", HeaderValue::from_static(value));
-            code(&headers)
-        };
-        assert_eq!(with("14"), Code::Unavailable);
-        assert_eq!(with("0"), Code::Ok);
-        assert_eq!(with("17"), Code::Unknown);
-        assert_eq!(with("x"), Code::Unknown);
-    }
-
-    #[test]
-    fn an_error_is_unavailable_unless_it_carries_a_status() {
-        let refused = std::io::Error::from(std::io::ErrorKind::ConnectionRefused);
-        assert_eq!(error_code(&refused), Code::Unavailable);
-        let status = tonic::Status::permission_denied("no");
-        assert_eq!(error_code(&status), Code::PermissionDenied);
     }
 }

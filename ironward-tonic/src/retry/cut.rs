@@ -9,8 +9,6 @@ use std::time::Duration;
 
 use tokio::time::{Instant, Sleep};
 
-use super::service::BoxError;
-
 /// When a call's deadline passes, on tokio's timer (the one [`Clock::monotonic`] reads,
 /// whatever the layer's clock: a [`Clock::manual`] sleep ends at once, so a cut slept on it
 /// would end every call at once); never, for a call without a deadline.
@@ -61,11 +59,4 @@ impl Cut {
         })
         .await
     }
-}
-
-/// The status a call cut at its deadline ends with, as a tonic client reads it.
-pub(super) fn exceeded() -> BoxError {
-    Box::new(tonic::Status::deadline_exceeded(
-        "the call's deadline passed",
-    ))
 }

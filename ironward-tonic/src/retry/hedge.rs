@@ -12,12 +12,12 @@ use ironward::grpc::{Code, Hedge, HedgingPlan, HedgingPolicy, Outcome, Stop, Ver
 use ironward_tokio::Sleep;
 use tower_service::Service;
 
+use super::attempt::Call;
 use super::body::ResponseBody;
-use super::call::{Call, code, error_code, is_trailers_only, pushback};
-use super::cut::exceeded;
-use super::layer::Config;
+use super::config::Config;
+use super::error::{BoxError, exceeded};
 use super::report::{Ending, hedging};
-use super::service::BoxError;
+use super::status::{code, error_code, is_trailers_only, pushback};
 
 /// An attempt in flight: its number and its response to come. Dropping it cancels it: a
 /// tonic `Channel` resets the attempt's HTTP/2 stream.

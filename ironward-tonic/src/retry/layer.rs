@@ -4,12 +4,13 @@ use std::fmt;
 use std::sync::Arc;
 
 use ironward::SharedBudget;
-use ironward::grpc::{ServiceConfig, Stop};
+use ironward::grpc::ServiceConfig;
 use ironward_tokio::meter::{DEFAULT_NAME, Retries};
 use tower_layer::Layer;
 
 use super::GrpcRetryService;
 use super::body::RETRY_BUFFER;
+use super::config::Config;
 use crate::{Clock, Dice};
 
 /// Retries gRPC calls by proposal A6, as the service config's `methodConfig` and
@@ -58,18 +59,6 @@ use crate::{Clock, Dice};
 #[derive(Clone)]
 pub struct GrpcRetryLayer {
     pub(super) config: Arc<Config>,
-}
-
-/// What every call of a layer's services reads.
-#[derive(Clone)]
-pub(super) struct Config {
-    pub(super) service_config: ServiceConfig,
-    pub(super) budget: Option<Arc<SharedBudget>>,
-    pub(super) clock: Clock,
-    pub(super) dice: Dice,
-    pub(super) buffer: usize,
-    /// The handles it reports through, registered when the layer makes a service.
-    pub(super) meter: Arc<Retries<Stop>>,
 }
 
 impl GrpcRetryLayer {
@@ -186,18 +175,5 @@ impl<S> Layer<S> for GrpcRetryLayer {
 impl fmt::Debug for GrpcRetryLayer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         self.config.fmt(f)
-    }
-}
-
-impl fmt::Debug for Config {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("GrpcRetryLayer")
-            .field("service_config", &self.service_config)
-            .field("budget", &self.budget.as_ref().map(|b| b.tokens()))
-            .field("clock", &self.clock)
-            .field("dice", &self.dice)
-            .field("buffer", &self.buffer)
-            .field("name", &self.meter.name())
-            .finish()
     }
 }

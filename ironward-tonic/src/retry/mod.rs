@@ -117,14 +117,19 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
+mod attempt;
 mod body;
 mod call;
+mod config;
 mod cut;
+mod error;
 mod hedge;
 mod layer;
 mod report;
 mod service;
+mod status;
 
 pub use body::{RETRY_BUFFER, ResponseBody};
+pub use error::BoxError;
 pub use layer::GrpcRetryLayer;
-pub use service::{BoxError, GrpcRetryService, ResponseFuture};
+pub use service::{GrpcRetryService, ResponseFuture};

@@ -11,11 +11,8 @@ use tower_service::Service;
 
 use super::body::ResponseBody;
 use super::call;
-use super::layer::Config;
-
-/// The error a [`GrpcRetryService`] returns: the inner service's own, boxed, as tonic's
-/// clients take it.
-pub type BoxError = Box<dyn std::error::Error + Send + Sync>;
+use super::config::Config;
+use super::error::BoxError;
 
 /// A gRPC client service that retries calls as the service config says; made by a
 /// [`GrpcRetryLayer`](super::GrpcRetryLayer), whose [module](super) says what one call does.

@@ -11,7 +11,7 @@ use pin_project_lite::pin_project;
 use tower::BoxError;
 
 use super::error::BreakerRefused;
-use super::service::Shared;
+use super::shared::Shared;
 use crate::Classify;
 
 pin_project! {

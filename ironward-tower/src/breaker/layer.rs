@@ -7,7 +7,8 @@ use ironward::Sre;
 use ironward_tokio::{SharedBreaker, SharedCircuitBreaker};
 use tower_layer::Layer;
 
-use super::service::{BreakerService, Shared};
+use super::service::BreakerService;
+use super::shared::Shared;
 use crate::meter::DEFAULT_NAME;
 use crate::tuner::{Tune, Tuner};
 use crate::{Clock, Dice, HttpFailures, Mode};

@@ -41,6 +41,7 @@ mod error;
 mod future;
 mod layer;
 mod service;
+mod shared;
 
 pub use error::BreakerRefused;
 pub use future::BreakerFuture;

@@ -7,6 +7,7 @@ use std::time::Duration;
 use http::request::Parts;
 use tower_layer::Layer;
 
+use super::service::Budget;
 use super::{DeadlineService, grpc_timeout};
 use crate::Mode;
 use crate::meter::{DEFAULT_NAME, Meter};
@@ -63,25 +64,6 @@ pub struct DeadlineLayer {
     name: &'static str,
     mode: Mode,
     extension: bool,
-}
-
-/// Where a request's budget comes from.
-#[derive(Clone)]
-pub(super) enum Budget {
-    Fixed(Duration),
-    FromRequest(Reader),
-}
-
-/// Reads a budget from a request head, shared by every clone.
-type Reader = Arc<dyn Fn(&Parts) -> Option<Duration> + Send + Sync>;
-
-impl fmt::Debug for Budget {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Fixed(budget) => f.debug_tuple("Fixed").field(budget).finish(),
-            Self::FromRequest(_) => f.write_str("FromRequest"),
-        }
-    }
 }
 
 impl DeadlineLayer {

@@ -1,15 +1,36 @@
 //! [`DeadlineService`]: a time budget around each call.
 
+use std::fmt;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use http::Request;
+use http::request::Parts;
 use tower_service::Service;
 
-use super::layer::Budget;
 use super::{DeadlineExceeded, DeadlineFuture, RequestDeadline};
 use crate::Mode;
 use crate::meter::Meter;
+
+/// Where a request's budget comes from.
+#[derive(Clone)]
+pub(super) enum Budget {
+    Fixed(Duration),
+    FromRequest(Reader),
+}
+
+/// Reads a budget from a request head, shared by every clone.
+type Reader = Arc<dyn Fn(&Parts) -> Option<Duration> + Send + Sync>;
+
+impl fmt::Debug for Budget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Fixed(budget) => f.debug_tuple("Fixed").field(budget).finish(),
+            Self::FromRequest(_) => f.write_str("FromRequest"),
+        }
+    }
+}
 
 /// A service that cuts each request off when its time budget runs out, made by
 /// [`DeadlineLayer`](super::DeadlineLayer).

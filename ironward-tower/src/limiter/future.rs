@@ -12,7 +12,7 @@ use tower::BoxError;
 use tower_service::Service;
 
 use super::error::LimiterRefused;
-use super::service::Shared;
+use super::shared::Shared;
 use crate::classify::Grade;
 
 pin_project! {

@@ -7,7 +7,8 @@ use ironward::{Adaptive, Criticality};
 use ironward_tokio::{QUEUE, Queue, SharedLimiter};
 use tower_layer::Layer;
 
-use super::service::{LimiterService, Shared};
+use super::service::LimiterService;
+use super::shared::Shared;
 use crate::classify::Overloads;
 use crate::meter::DEFAULT_NAME;
 use crate::tuner::{Tune, Tuner};

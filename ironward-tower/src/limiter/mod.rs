@@ -65,6 +65,7 @@ mod error;
 mod future;
 mod layer;
 mod service;
+mod shared;
 
 pub use self::error::LimiterRefused;
 pub use self::future::LimiterFuture;

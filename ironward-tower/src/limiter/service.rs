@@ -4,16 +4,15 @@ use std::fmt;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use ironward::{Adaptive, Criticality, Settle};
-use ironward_tokio::{Admission, LimiterRefusal, Queue, Queued, SharedLimiter};
+use ironward::Criticality;
+use ironward_tokio::Admission;
 use tower::BoxError;
 use tower_service::Service;
 
 use super::future::{Flight, LimiterFuture};
+use super::shared::Shared;
 use crate::classify::{Grade, Overloads};
 use crate::criticality::ReadCriticality;
-use crate::meter::{Level, Meter};
-use crate::tuner::Tune;
 
 /// A service behind an adaptive concurrency limit; made by a
 /// [`LimiterLayer`](crate::LimiterLayer), whose docs say what it does.
@@ -136,116 +135,5 @@ where
                 LimiterFuture::refused(refusal)
             }
         }
-    }
-}
-
-/// What every clone of one service shares: the limiter, the grade, and the handles it
-/// reports through.
-pub(crate) struct Shared<C> {
-    pub(super) limiter: SharedLimiter,
-    classify: C,
-    pub(super) meter: Meter,
-    limit: Level,
-}
-
-/// The reasons a limiter refuses for, as the `reason` label gives them: no room for the
-/// class, a class under the floor, turned away by the queue, or out of time in it.
-const REASONS: &[&str] = &["full", "floor", "queue", "expired"];
-
-impl<C> Shared<C> {
-    pub(crate) fn new(limiter: SharedLimiter, classify: C, name: &'static str) -> Self {
-        Self {
-            limiter,
-            classify,
-            meter: Meter::new("limiter", name, REASONS, crate::Mode::Enforce).by_criticality(),
-            limit: Level::limiter_limit(name),
-        }
-    }
-
-    /// Registers the limiter's metrics, if they are not yet: when its layer makes a service,
-    /// its name final. The gauge starts at the limit.
-    pub(crate) fn register(&self) {
-        self.meter.register();
-        self.limit.register();
-        self.gauge();
-    }
-
-    /// The grade, for a layer made anew with it.
-    pub(crate) fn classifier(&self) -> &C {
-        &self.classify
-    }
-
-    /// Reports a refusal: the counter for its reason and class, and a debug event with the
-    /// numbers that decided it.
-    pub(super) fn refused(&self, refusal: &LimiterRefusal) {
-        let reason = refusal.reason;
-        let index = match refusal.queued {
-            Queued::Rejected { .. } => 2,
-            Queued::Expired { .. } => 3,
-            Queued::Off if reason.criticality < reason.floor => 1,
-            Queued::Off => 0,
-        };
-        self.meter.refused_as(index, reason.criticality);
-        tracing::debug!(
-            name = self.meter.name(),
-            outcome = self.meter.refusal(),
-            reason = REASONS[index],
-            criticality = reason.criticality.name(),
-            floor = reason.floor.name(),
-            flying = reason.flying,
-            limit = reason.limit,
-            room = reason.room,
-            queued = ?refusal.queued,
-            "limiter refused a request"
-        );
-    }
-
-    /// How `result` settles its call, by the grade.
-    pub(super) fn grade<Res>(&self, result: &Result<Res, BoxError>) -> Settle
-    where
-        C: Grade<Res>,
-    {
-        self.classify.grade(result)
-    }
-
-    /// Sets the limit gauge, if a recorder reads it: after a settle, which may have moved it.
-    pub(super) fn gauge(&self) {
-        if Level::is_read() {
-            self.limit.set(f64::from(self.limiter.limit()));
-        }
-    }
-}
-
-impl<C> fmt::Debug for Shared<C> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Shared")
-            .field("limiter", &self.limiter)
-            .field("name", &self.meter.name())
-            .finish_non_exhaustive()
-    }
-}
-
-impl<C: Send + Sync> Tune<Adaptive> for Shared<C> {
-    fn retune(&self, policy: Adaptive) -> Adaptive {
-        let was = self.limiter.retune(policy);
-        self.gauge();
-        tracing::debug!(from = ?was, to = ?policy, "limiter retuned");
-        was
-    }
-
-    fn policy(&self) -> Adaptive {
-        self.limiter.policy()
-    }
-}
-
-impl<C: Send + Sync> Tune<Option<Queue>> for Shared<C> {
-    fn retune(&self, queue: Option<Queue>) -> Option<Queue> {
-        let was = self.limiter.retune_queue(queue);
-        tracing::debug!(from = ?was, to = ?queue, "limiter queue retuned");
-        was
-    }
-
-    fn policy(&self) -> Option<Queue> {
-        self.limiter.queue()
     }
 }

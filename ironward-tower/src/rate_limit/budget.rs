@@ -7,7 +7,7 @@ use http::HeaderValue;
 use ironward::{Bucket, Period, Sliding};
 
 use super::error::Said;
-use super::headroom::Stamp;
+use super::http::Stamp;
 use super::{Headroom, KindMismatch, Limit, Limited};
 
 /// What every budget under one limit reads from it, worked out once per limit rather than

@@ -10,7 +10,7 @@ use http::Response;
 use pin_project_lite::pin_project;
 
 use super::Limited;
-use super::headroom::Stamp;
+use super::http::Stamp;
 
 pin_project! {
     /// The response future of [`RateLimitService`](super::RateLimitService): the inner

@@ -8,7 +8,7 @@ use ironward::{QuotaReason, SharedBucket, SharedPeriod};
 
 use super::budget::{Budget, Terms};
 use super::error::Said;
-use super::headroom::Stamp;
+use super::http::Stamp;
 use super::{KindMismatch, Limit, Limited};
 use crate::lock::lock;
 

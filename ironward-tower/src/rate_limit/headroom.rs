@@ -3,8 +3,6 @@
 use std::fmt;
 use std::time::Duration;
 
-use http::{HeaderMap, HeaderValue};
-
 use super::error::told_window;
 use super::error::{DEFAULT_POLICY, policy, policy_name};
 
@@ -130,38 +128,5 @@ impl fmt::Display for Headroom {
             Duration::MAX => f.write_str("never all back"),
             reset => write!(f, "all back in {reset:?}"),
         }
-    }
-}
-
-/// What a layer adds to one admitted response: the request's headroom, and the policy's
-/// `RateLimit-Policy` value, made once per limit and cloned (a reference count) rather than
-/// written again for every request.
-///
-/// [`Headroom::append_to`] and a [`Limited`](super::Limited)'s headers write their fields
-/// through one too, with the policy's value made on the spot.
-#[derive(Debug)]
-pub(super) struct Stamp {
-    pub(super) headroom: Headroom,
-    pub(super) policy: Option<HeaderValue>,
-}
-
-impl Stamp {
-    /// The fields of `headroom`, `policy` being its `RateLimit-Policy` value.
-    pub(super) fn new(headroom: Headroom, policy: Option<HeaderValue>) -> Self {
-        Self { headroom, policy }
-    }
-
-    /// Appends both fields to `headers`, keeping any already there.
-    pub(super) fn append_to(self, headers: &mut HeaderMap) {
-        let Self { headroom, policy } = self;
-        if let Some(policy) = policy {
-            headers.append(super::http::RATELIMIT_POLICY, policy);
-        }
-        super::http::append_limit(
-            headers,
-            headroom.policy(),
-            headroom.remaining(),
-            headroom.reset(),
-        );
     }
 }

@@ -6,11 +6,10 @@ use std::time::Duration;
 use http::header::{HeaderMap, HeaderName, HeaderValue, RETRY_AFTER};
 use http::{Response, StatusCode};
 
-use super::headroom::Stamp;
 use super::{Headroom, Limited};
 
 /// The `RateLimit-Policy` field: the policy's quota and window.
-pub(super) const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
+const RATELIMIT_POLICY: HeaderName = HeaderName::from_static("ratelimit-policy");
 
 /// The `RateLimit` field: what is left of the quota, and for how long.
 const RATELIMIT: HeaderName = HeaderName::from_static("ratelimit");
@@ -133,6 +132,39 @@ impl Headroom {
     pub fn append_to(&self, headers: &mut HeaderMap) {
         let policy = policy_field(self.policy(), self.quota(), self.window());
         Stamp::new(*self, policy).append_to(headers);
+    }
+}
+
+/// What a layer adds to one admitted response: the request's headroom, and the policy's
+/// `RateLimit-Policy` value, made once per limit and cloned (a reference count) rather than
+/// written again for every request.
+///
+/// [`Headroom::append_to`] and a [`Limited`]'s headers write their fields
+/// through one too, with the policy's value made on the spot.
+#[derive(Debug)]
+pub(super) struct Stamp {
+    pub(super) headroom: Headroom,
+    pub(super) policy: Option<HeaderValue>,
+}
+
+impl Stamp {
+    /// The fields of `headroom`, `policy` being its `RateLimit-Policy` value.
+    pub(super) fn new(headroom: Headroom, policy: Option<HeaderValue>) -> Self {
+        Self { headroom, policy }
+    }
+
+    /// Appends both fields to `headers`, keeping any already there.
+    pub(super) fn append_to(self, headers: &mut HeaderMap) {
+        let Self { headroom, policy } = self;
+        if let Some(policy) = policy {
+            headers.append(RATELIMIT_POLICY, policy);
+        }
+        append_limit(
+            headers,
+            headroom.policy(),
+            headroom.remaining(),
+            headroom.reset(),
+        );
     }
 }
 

@@ -11,7 +11,7 @@ use lru::LruCache;
 
 use super::budget::{Budget, Limiter, Terms};
 use super::error::DEFAULT_POLICY;
-use super::headroom::Stamp;
+use super::http::Stamp;
 use super::{KindMismatch, Limit, Limited};
 use crate::lock::lock;
 

@@ -12,7 +12,7 @@ use pin_project_lite::pin_project;
 use tower::BoxError;
 
 use super::error::ShedRefused;
-use super::service::Shared;
+use super::shared::Shared;
 use crate::Classify;
 
 pin_project! {

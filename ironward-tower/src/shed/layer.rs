@@ -7,7 +7,8 @@ use ironward::{Criticality, Shed};
 use ironward_tokio::SharedShedder;
 use tower_layer::Layer;
 
-use super::service::{Shared, ShedService};
+use super::service::ShedService;
+use super::shared::Shared;
 use crate::meter::DEFAULT_NAME;
 use crate::tuner::{Tune, Tuner};
 use crate::{Clock, Cpu, Mode, ShedFailures};

@@ -52,6 +52,7 @@ mod error;
 mod future;
 mod layer;
 mod service;
+mod shared;
 
 pub use error::ShedRefused;
 pub use future::ShedFuture;

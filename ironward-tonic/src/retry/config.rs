@@ -1,0 +1,35 @@
+//! What every call of a layer's services reads.
+
+use std::fmt;
+use std::sync::Arc;
+
+use ironward::SharedBudget;
+use ironward::grpc::{ServiceConfig, Stop};
+use ironward_tokio::meter::Retries;
+
+use crate::{Clock, Dice};
+
+/// What every call of a layer's services reads.
+#[derive(Clone)]
+pub(super) struct Config {
+    pub(super) service_config: ServiceConfig,
+    pub(super) budget: Option<Arc<SharedBudget>>,
+    pub(super) clock: Clock,
+    pub(super) dice: Dice,
+    pub(super) buffer: usize,
+    /// The handles it reports through, registered when the layer makes a service.
+    pub(super) meter: Arc<Retries<Stop>>,
+}
+
+impl fmt::Debug for Config {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("GrpcRetryLayer")
+            .field("service_config", &self.service_config)
+            .field("budget", &self.budget.as_ref().map(|b| b.tokens()))
+            .field("clock", &self.clock)
+            .field("dice", &self.dice)
+            .field("buffer", &self.buffer)
+            .field("name", &self.meter.name())
+            .finish()
+    }
+}

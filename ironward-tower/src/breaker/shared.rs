@@ -1,0 +1,128 @@
+//! What every clone of one service shares: the breaker and the handles it reports through.
+
+use crate::meter::{Level, Meter};
+use crate::tuner::Tune;
+use crate::{Classify, Clock, Dice, Mode};
+use ironward_tokio::{SharedBreaker, SharedCircuitBreaker};
+use tower::BoxError;
+
+/// What every clone of one service shares: the breaker, its sources, its classifier and the
+/// handles it reports through.
+#[derive(Debug)]
+pub(crate) struct Shared<C, B = SharedBreaker> {
+    breaker: B,
+    clock: Clock,
+    dice: Dice,
+    classify: C,
+    pub(super) meter: Meter,
+    ratio: Level,
+}
+
+impl<C, B: SharedCircuitBreaker> Shared<C, B> {
+    pub(crate) fn new(
+        breaker: B,
+        clock: Clock,
+        dice: Dice,
+        classify: C,
+        name: &'static str,
+        mode: Mode,
+    ) -> Self {
+        Self {
+            breaker,
+            clock,
+            dice,
+            classify,
+            meter: Meter::new("breaker", name, B::REFUSALS, mode),
+            ratio: Level::breaker_ratio(name),
+        }
+    }
+
+    /// Registers the breaker's metrics, if they are not yet: when its layer makes a service,
+    /// its name final.
+    pub(crate) fn register(&self) {
+        self.meter.register();
+        self.ratio.register();
+    }
+
+    /// The name the breaker reports under.
+    pub(crate) fn name(&self) -> &'static str {
+        self.meter.name()
+    }
+
+    /// Whether the breaker enforces its refusals or only reports them.
+    pub(crate) fn mode(&self) -> Mode {
+        self.meter.mode()
+    }
+
+    /// Reports a refusal (or, in shadow mode, a would-be refusal): the counter under the
+    /// reason's label, the share of calls the breaker refused then, and a debug event with
+    /// the numbers that decided it.
+    pub(super) fn refused(&self, reason: &B::Reason) {
+        let kind = B::refusal(reason);
+        self.meter.refused(kind);
+        self.ratio.set(B::ratio_of(reason));
+        tracing::debug!(
+            name = self.meter.name(),
+            outcome = self.meter.refusal(),
+            reason = B::REFUSALS[kind],
+            numbers = ?reason,
+            "breaker refused a call"
+        );
+    }
+
+    /// Asks the breaker for a call now, with the numbers behind a refusal
+    /// ([`SharedCircuitBreaker::check`]; for [`SharedBreaker`] one load while the backend is
+    /// healthy).
+    pub(super) fn check(&self) -> Result<B::Permit, B::Reason> {
+        let now = self.clock.now();
+        let roll = self.dice.roll();
+        self.breaker.check(now, roll)
+    }
+
+    /// Records the call behind `permit` as the classifier reads `result`, now.
+    pub(crate) fn settle<Res>(&self, permit: B::Permit, result: &Result<Res, BoxError>)
+    where
+        C: Classify<Res>,
+    {
+        let failed = self.classify.is_failure(result);
+        let now = self.clock.now();
+        // The layer's own breaker made the permit: nothing comes back.
+        let _ = if failed {
+            self.breaker.fail(permit, now)
+        } else {
+            self.breaker.pass(permit, now)
+        };
+    }
+
+    /// The clock and the dice, for a layer made anew on them.
+    pub(crate) fn sources(&self) -> (Clock, Dice) {
+        (self.clock.clone(), self.dice.clone())
+    }
+
+    /// The classifier, for a layer made anew with it.
+    pub(crate) fn classifier(&self) -> &C {
+        &self.classify
+    }
+
+    /// The policy the breaker runs, for a tuner and for a layer made anew under it.
+    pub(crate) fn policy(&self) -> B::Policy {
+        self.breaker.policy()
+    }
+
+    /// The standing throttle now.
+    pub(crate) fn ratio(&self) -> f64 {
+        self.breaker.ratio(self.clock.now())
+    }
+}
+
+impl<C: Send + Sync, B: SharedCircuitBreaker> Tune<B::Policy> for Shared<C, B> {
+    fn retune(&self, policy: B::Policy) -> B::Policy {
+        let was = self.breaker.retune(policy.clone(), self.clock.now());
+        tracing::debug!(from = ?was, to = ?policy, "breaker retuned");
+        was
+    }
+
+    fn policy(&self) -> B::Policy {
+        Shared::policy(self)
+    }
+}

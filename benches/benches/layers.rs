@@ -30,14 +30,14 @@ use std::time::Duration;
 
 use criterion::Criterion;
 use http::Request;
-use ironward_tower::{Clock, DeadlineLayer, GateFull, GateLayer, Limit, Limited, RateLimitLayer};
+use ironward_tower::{Clock, DeadlineLayer, GateFull, GateLayer, Limited, Quota, QuotaLayer};
 use tower::limit::{ConcurrencyLimitLayer, RateLimitLayer as TowerRateLimitLayer};
 use tower::load_shed::LoadShedLayer;
 use tower::load_shed::error::Overloaded as TowerOverloaded;
 use tower::timeout::TimeoutLayer;
 use tower::{Layer, Service, service_fn};
 
-/// ironward-tower's `RateLimitLayer` (one global token bucket behind a `Mutex`, read on its
+/// ironward-tower's `QuotaLayer` (one global token bucket behind a `Mutex`, read on its
 /// default clock, tokio's monotonic one, which is `std::time::Instant` outside tests) against
 /// tower's `RateLimitLayer` (a fixed window kept in the service itself, `&mut self`, reading
 /// `tokio::time::Instant::now` in `call`). Both read the real clock once per request.
@@ -62,7 +62,7 @@ fn rate_limit(c: &mut Criterion) {
     // The default layer, which sends no `RateLimit` fields on an admitted response, as tower's
     // sends none.
     g.bench_function("ironward/allowed", |b| {
-        let mut service = RateLimitLayer::new(Limit::bucket(1e9, 1e9)).layer(service_fn(answer));
+        let mut service = QuotaLayer::new(Quota::bucket(1e9, 1e9)).layer(service_fn(answer));
         assert!(answered(&send(&mut service)));
         b.iter(|| send(&mut service));
         let sent = send(&mut service);
@@ -71,7 +71,7 @@ fn rate_limit(c: &mut Criterion) {
     // The same made `with_headers(true)`: each admitted response carries the two fields, in a
     // header map that was empty, which is what the row pays for.
     g.bench_function("ironward/allowed_with_headers", |b| {
-        let layer = RateLimitLayer::new(Limit::bucket(1e9, 1e9)).with_headers(true);
+        let layer = QuotaLayer::new(Quota::bucket(1e9, 1e9)).with_headers(true);
         let mut service = layer.layer(service_fn(answer));
         assert!(answered(&send(&mut service)));
         b.iter(|| send(&mut service));
@@ -82,7 +82,7 @@ fn rate_limit(c: &mut Criterion) {
     // a read of the system clock, which is what the option buys a server.
     let coarse = Clock::coarse(Duration::from_millis(1));
     g.bench_function("ironward/allowed_coarse_clock", |b| {
-        let layer = RateLimitLayer::new(Limit::bucket(1e9, 1e9)).with_clock(coarse.clone());
+        let layer = QuotaLayer::new(Quota::bucket(1e9, 1e9)).with_clock(coarse.clone());
         let mut service = layer.layer(service_fn(answer));
         assert!(answered(&send(&mut service)));
         b.iter(|| send(&mut service));
@@ -103,14 +103,14 @@ fn rate_limit(c: &mut Criterion) {
     });
 
     g.bench_function("ironward/refused", |b| {
-        let mut service = RateLimitLayer::new(Limit::bucket(1e-6, 1.0)).layer(service_fn(answer));
+        let mut service = QuotaLayer::new(Quota::bucket(1e-6, 1.0)).layer(service_fn(answer));
         assert!(answered(&send(&mut service)));
         assert!(refused_with::<Limited>(&send(&mut service)));
         b.iter(|| send(&mut service));
         assert!(refused_with::<Limited>(&send(&mut service)));
     });
     g.bench_function("ironward/refused_coarse_clock", |b| {
-        let layer = RateLimitLayer::new(Limit::bucket(1e-6, 1.0)).with_clock(coarse.clone());
+        let layer = QuotaLayer::new(Quota::bucket(1e-6, 1.0)).with_clock(coarse.clone());
         let mut service = layer.layer(service_fn(answer));
         assert!(answered(&send(&mut service)));
         assert!(refused_with::<Limited>(&send(&mut service)));

@@ -37,7 +37,7 @@ use clock_lib::{Clock, Monotonic, Wall};
 use criterion::{BatchSize, Criterion};
 use http::{Request, Response};
 use ironward::SRE;
-use ironward_tower::{BreakerLayer, BreakerRefused, Dice, Limit, Limited, RateLimitLayer};
+use ironward_tower::{BreakerLayer, BreakerRefused, Dice, Limited, Quota, QuotaLayer};
 use throttle_net::{BreakerState, CircuitBreaker, Decision, SlidingWindowLog};
 use tower::{BoxError, Layer, Service};
 use tower_resilience_circuitbreaker::{CircuitBreakerError, CircuitBreakerLayer};
@@ -217,7 +217,7 @@ fn resilience_limiter(window: WindowType, quota: usize, period: Duration) -> Rat
         .expect("a valid rate limiter")
 }
 
-/// ironward-tower's `RateLimitLayer` running `Sliding` and `Period` against tower-resilience's
+/// ironward-tower's `QuotaLayer` running `Sliding` and `Period` against tower-resilience's
 /// `RateLimiterLayer` with its `SlidingLog` and `Fixed` windows, the same algorithms, both on
 /// the real clock, through the layer (tower service overhead included).
 ///
@@ -249,10 +249,10 @@ fn layer_rate_limit(c: &mut Criterion) {
         let refused = case == "refused";
         g.bench_function(format!("ironward/{window}/{case}"), |b| {
             let limit = match window {
-                "sliding_log" => Limit::sliding(quota, period),
-                _ => Limit::period(quota, period),
+                "sliding_log" => Quota::sliding(quota, period),
+                _ => Quota::period(quota, period),
             };
-            let layer = RateLimitLayer::new(limit).with_headers(false);
+            let layer = QuotaLayer::new(limit).with_headers(false);
             let mut service = layer.layer(Backend { fail: false });
             assert!(send(&mut service).is_ok());
             let in_state = |service: &mut _| {

@@ -113,7 +113,7 @@ fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
 /// One token bucket shared by the threads: ironward's `SharedBucket` (its theoretical
 /// arrival time in one `AtomicU64`, a take one compare-and-swap, a refusal one load), the
 /// `Mutex<Bucket>` it replaces (the clock read before the lock is taken, as ironward-tower's
-/// `RateLimitService` did), and governor's direct `RateLimiter` on its `MonotonicClock`,
+/// `QuotaService` did), and governor's direct `RateLimiter` on its `MonotonicClock`,
 /// shared by `&` (a compare-and-swap loop on one `AtomicU64`). Allowed: a billion a second
 /// with a burst of a billion. The burst is that large because both GCRA forms read the clock
 /// once, before their compare-and-swap loop: with a burst of 10 (a 10 ns tolerance at this
@@ -197,7 +197,7 @@ fn bucket(c: &mut Criterion) {
 /// `*_<n>_threads` is one thread per core (`available_parallelism`); on a two-core machine
 /// it is the two-thread row again.
 fn period(c: &mut Criterion) {
-    use ironward::{Period, Quota, SharedPeriod};
+    use ironward::{Period, SharedPeriod, Usage};
     use std::sync::Arc;
 
     let mut g = group(c, "shared_period_2_threads");
@@ -215,12 +215,12 @@ fn period(c: &mut Criterion) {
                 |n| {
                     let limit = SharedPeriod::new(quota, hour);
                     if !allowed {
-                        assert_eq!(limit.take(start.elapsed()), Quota::Hit);
+                        assert_eq!(limit.take(start.elapsed()), Usage::Hit);
                     }
                     let shared = Arc::new(limit);
                     vec![shared; n]
                 },
-                |limit| limit.take(start.elapsed()) != Quota::Over,
+                |limit| limit.take(start.elapsed()) != Usage::Over,
             );
             shared(
                 &mut g,
@@ -230,14 +230,14 @@ fn period(c: &mut Criterion) {
                 |n| {
                     let mut limit = Period::new(quota, hour);
                     if !allowed {
-                        assert_eq!(limit.take(start.elapsed()), Quota::Hit);
+                        assert_eq!(limit.take(start.elapsed()), Usage::Hit);
                     }
                     let shared = Arc::new(Mutex::new(limit));
                     vec![shared; n]
                 },
                 |limit| {
                     let now = start.elapsed();
-                    lock(limit).take(now) != Quota::Over
+                    lock(limit).take(now) != Usage::Over
                 },
             );
         }

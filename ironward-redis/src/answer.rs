@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use ironward::Quota;
+use ironward::Usage;
 
 use crate::Source;
 use crate::meter::Admits;
@@ -10,7 +10,7 @@ use crate::meter::Admits;
 /// What a fleet-wide limiter answered to a `take`: the in-memory type's answer, its
 /// `next()` right after, and which store decided.
 ///
-/// `value` is what the `ironward` core type's `take` returns: a [`Quota`] for a
+/// `value` is what the `ironward` core type's `take` returns: a [`Usage`] for a
 /// [`Period`](crate::Period), a `bool` for a [`Bucket`](crate::Bucket) or a
 /// [`Sliding`](crate::Sliding) log. `next` is what the core type's `next(now)` returns
 /// after that `take`, at the same `now`, so a refusal says how long to wait without a
@@ -22,17 +22,17 @@ use crate::meter::Admits;
 ///
 /// ```
 /// use std::time::Duration;
-/// use ironward::Quota;
+/// use ironward::Usage;
 /// use ironward_redis::{Answer, Source};
 ///
-/// let hit = Answer { value: Quota::Hit, next: Duration::from_secs(3), source: Source::Redis };
+/// let hit = Answer { value: Usage::Hit, next: Duration::from_secs(3), source: Source::Redis };
 /// assert!(hit.admitted());
 /// let refused = Answer { value: false, next: Duration::from_millis(250), source: Source::Local };
 /// assert!(!refused.admitted());
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct Answer<T> {
-    /// The core type's answer: [`Quota`] or `bool`.
+    /// The core type's answer: [`Usage`] or `bool`.
     pub value: T,
     /// The core type's `next(now)` after this take: for a period the time until it ends
     /// (even when admitted), for a bucket or a log zero while there is room, else the wait
@@ -43,8 +43,8 @@ pub struct Answer<T> {
     pub source: Source,
 }
 
-impl Answer<Quota> {
-    /// Whether the event was admitted: [`Quota::Under`] or [`Quota::Hit`].
+impl Answer<Usage> {
+    /// Whether the event was admitted: [`Usage::Under`] or [`Usage::Hit`].
     pub fn admitted(&self) -> bool {
         self.value.admits()
     }

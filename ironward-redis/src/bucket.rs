@@ -10,7 +10,7 @@ use crate::meter::{self, Meter, Piece};
 use crate::reservation::{self, Held, Reservation};
 use crate::store::Ran;
 use crate::wire::{self, Reading};
-use crate::{Answer, Error, Source, Store, script};
+use crate::{Answer, Source, Store, StoreError, script};
 
 /// A token bucket per key, kept in Redis: `ironward::Bucket`, fleet-wide, and go-zero's
 /// `TokenLimiter` (`core/limit/tokenlimit.go`) with the caller's clock in microseconds
@@ -149,7 +149,7 @@ impl Bucket {
         key: impl AsRef<[u8]>,
         now: Duration,
         n: f64,
-    ) -> Result<Answer<bool>, Error> {
+    ) -> Result<Answer<bool>, StoreError> {
         self.take_key(Some(key.as_ref()), now, n).await
     }
 
@@ -161,7 +161,7 @@ impl Bucket {
         key: impl AsRef<[u8]>,
         now: Duration,
         n: f64,
-    ) -> Result<Duration, Error> {
+    ) -> Result<Duration, StoreError> {
         let key = Some(key.as_ref());
         let this = &self.0;
         if let Some(wait) = self.without_state(n) {
@@ -240,7 +240,7 @@ impl Bucket {
         now: Duration,
         estimate: f64,
         timeout: Duration,
-    ) -> Result<Answer<Option<Reservation>>, Error> {
+    ) -> Result<Answer<Option<Reservation>>, StoreError> {
         let key = Some(key.as_ref());
         let decided = self.decide(key, now, estimate, Some(timeout)).await;
         reservation::reserved(&self.0.meter, decided)
@@ -294,7 +294,7 @@ impl Bucket {
         reservation: Reservation,
         actual: f64,
         now: Duration,
-    ) -> Result<(), Error> {
+    ) -> Result<(), StoreError> {
         let this = &self.0;
         let Some((key, estimate, held)) = reservation.into_parts(this.id) else {
             return Ok(());
@@ -348,7 +348,7 @@ impl Bucket {
         key: Option<&[u8]>,
         now: Duration,
         n: f64,
-    ) -> Result<Answer<bool>, Error> {
+    ) -> Result<Answer<bool>, StoreError> {
         let decided = self
             .decide(key, now, n, None)
             .await
@@ -385,7 +385,7 @@ impl Bucket {
         now: Duration,
         n: f64,
         reserve: Option<Duration>,
-    ) -> Result<(Answer<bool>, Option<Reservation>), Error> {
+    ) -> Result<(Answer<bool>, Option<Reservation>), StoreError> {
         let this = &self.0;
         let reservation = |held| Reservation::new(this.id, key, n, held);
         if let Some(next) = self.without_state(n) {

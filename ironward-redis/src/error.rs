@@ -1,4 +1,4 @@
-//! [`Error`]: why a call was refused without an answer.
+//! [`StoreError`]: why a call was refused without an answer.
 
 use std::fmt;
 
@@ -13,14 +13,14 @@ use std::fmt;
 /// # Examples
 ///
 /// ```
-/// use ironward_redis::Error;
+/// use ironward_redis::StoreError;
 ///
-/// assert_eq!(Error::Timeout.to_string(), "redis did not answer in time");
-/// let key = Error::Key { script: "sliding", code: "WRONGTYPE".into(), message: "…".into() };
+/// assert_eq!(StoreError::Timeout.to_string(), "redis did not answer in time");
+/// let key = StoreError::Key { script: "sliding", code: "WRONGTYPE".into(), message: "…".into() };
 /// assert_eq!(key.to_string(), "redis refused the sliding script on this key: WRONGTYPE …");
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum Error {
+pub enum StoreError {
     /// Redis did not answer within [`Options::timeout`](crate::Options::timeout). The
     /// script may still have run, so the event may have been counted; the store stays on
     /// Redis, as go-zero's limiters refuse on a deadline rather than fail over.
@@ -49,7 +49,7 @@ pub enum Error {
     },
 }
 
-impl fmt::Display for Error {
+impl fmt::Display for StoreError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Timeout => f.write_str("redis did not answer in time"),
@@ -68,4 +68,4 @@ impl fmt::Display for Error {
     }
 }
 
-impl std::error::Error for Error {}
+impl std::error::Error for StoreError {}

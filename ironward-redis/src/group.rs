@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use ironward::LimitsReason;
-use ironward_tokio::Limit;
+use ironward_tokio::Quota;
 
 use crate::local::{self, Fallback};
 use crate::{Answer, Source};
@@ -63,9 +63,9 @@ impl Member {
     ///
     /// A bucket starts full with its clock at zero, so that it reads no clock before its
     /// first admission, as the script's bucket, which has no state until then.
-    fn new(limit: &Limit, share: f64) -> Self {
+    fn new(limit: &Quota, share: f64) -> Self {
         match *limit {
-            Limit::Bucket { rate, burst } => {
+            Quota::Bucket { rate, burst } => {
                 let (rate, burst) = (rate * share, burst * share);
                 // NaN (an infinite burst at a share of 0) is below one token too.
                 if burst >= 1.0 {
@@ -74,11 +74,11 @@ impl Member {
                     Member::Below { bucket: true }
                 }
             }
-            Limit::Sliding { quota, window } => match shared(quota, share) {
+            Quota::Sliding { quota, window } => match shared(quota, share) {
                 Some(quota) => Member::Sliding(ironward::Sliding::new(quota, window)),
                 None => Member::Below { bucket: false },
             },
-            Limit::Period {
+            Quota::Period {
                 quota,
                 period,
                 align,
@@ -160,7 +160,7 @@ impl Fallback for Group {
 impl Group {
     /// A fresh group for `limits` (as the core reads them) at `share`, refusing for `probe`
     /// where a share is below one unit. It has seen no reading: a refusal moves no clock.
-    pub(crate) fn new(limits: &[Limit], share: f64, probe: Duration) -> Self {
+    pub(crate) fn new(limits: &[Quota], share: f64, probe: Duration) -> Self {
         Self {
             members: limits
                 .iter()
@@ -221,7 +221,7 @@ mod tests {
     fn a_share_below_one_unit_refuses_as_the_single_limiter_does() {
         let probe = Duration::from_millis(100);
         let secs = Duration::from_secs;
-        let limits = [Limit::bucket(1.0, 1.0), Limit::sliding(1, secs(60))];
+        let limits = [Quota::bucket(1.0, 1.0), Quota::sliding(1, secs(60))];
         let group = Group::new(&limits, 0.5, probe);
         let never = LimitsReason {
             index: 0,

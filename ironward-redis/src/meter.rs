@@ -8,10 +8,10 @@
 use std::fmt;
 use std::time::Duration;
 
-use ironward::Quota;
+use ironward::Usage;
 use ironward_tokio::meter::Decisions;
 
-use crate::{Answer, Error, Source};
+use crate::{Answer, Source, StoreError};
 
 /// The counter of switches from Redis to the local fallback.
 #[cfg(feature = "metrics")]
@@ -34,7 +34,7 @@ pub(crate) enum Piece {
     Sliding,
     /// A [`Limits`](crate::Limits): several limits of one key at once.
     Limits,
-    /// The limiter inside a [`RateLimitLayer`](crate::RateLimitLayer), whatever its kind,
+    /// The limiter inside a [`FleetQuotaLayer`](crate::FleetQuotaLayer), whatever its kind,
     /// under ironward-tower's rate limit's piece.
     #[cfg(feature = "tower")]
     RateLimit,
@@ -140,14 +140,14 @@ impl Meter {
 
     /// Counts what a `take` came to: admitted or not by the store its answer names, or
     /// refused without an answer for the error's reason.
-    pub(crate) fn count<T: Admits>(&self, decided: &Result<Answer<T>, Error>) {
+    pub(crate) fn count<T: Admits>(&self, decided: &Result<Answer<T>, StoreError>) {
         #[cfg(feature = "metrics")]
         match decided {
             Ok(answer) if answer.value.admits() => self.decisions[slot(answer.source)].admitted(),
             Ok(answer) => self.decisions[slot(answer.source)].refused(LIMITED),
-            Err(Error::Timeout) => self.decisions[slot(Source::Redis)].refused(TIMEOUT),
-            Err(Error::Reply { .. }) => self.decisions[slot(Source::Redis)].refused(BAD_REPLY),
-            Err(Error::Key { .. }) => self.decisions[slot(Source::Redis)].refused(KEY_ERROR),
+            Err(StoreError::Timeout) => self.decisions[slot(Source::Redis)].refused(TIMEOUT),
+            Err(StoreError::Reply { .. }) => self.decisions[slot(Source::Redis)].refused(BAD_REPLY),
+            Err(StoreError::Key { .. }) => self.decisions[slot(Source::Redis)].refused(KEY_ERROR),
         }
         #[cfg(not(feature = "metrics"))]
         let _ = decided;
@@ -178,9 +178,9 @@ pub(crate) trait Admits {
     fn admits(&self) -> bool;
 }
 
-impl Admits for Quota {
+impl Admits for Usage {
     fn admits(&self) -> bool {
-        *self != Quota::Over
+        *self != Usage::Over
     }
 }
 

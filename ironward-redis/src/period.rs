@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ironward::Quota;
+use ironward::Usage;
 
 use crate::counted::Counted;
 use crate::local;
@@ -12,14 +12,14 @@ use crate::meter::{self, Piece};
 use crate::reservation::{self, Held, Reservation};
 use crate::store::Ran;
 use crate::wire::{self, Reading};
-use crate::{Answer, Error, Store, script};
+use crate::{Answer, Store, StoreError, script};
 
 /// A fixed-window quota per key, kept in Redis: `ironward::Period`, fleet-wide.
 ///
 /// At most `quota` events per `period` for each key, counted by one atomic script
 /// (`lua/period.lua`), with go-zero's `PeriodLimit` answers (`core/limit/periodlimit.go`):
-/// [`Quota::Under`], [`Quota::Hit`] on the event that uses the quota up (still admitted),
-/// [`Quota::Over`] past it. Made by [`new`](Period::new), a period opens at the first event
+/// [`Usage::Under`], [`Usage::Hit`] on the event that uses the quota up (still admitted),
+/// [`Usage::Over`] past it. Made by [`new`](Period::new), a period opens at the first event
 /// after the last one closed; made by [`aligned`](Period::aligned), periods open on the
 /// multiples of `period` on the clock the store reads (on a Unix clock a daily quota resets
 /// at 00:00 UTC).
@@ -47,7 +47,7 @@ use crate::{Answer, Error, Store, script};
 ///
 /// ```
 /// use std::time::Duration;
-/// use ironward::Quota;
+/// use ironward::Usage;
 /// use ironward_redis::{Source, Options, Period, Store};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -57,12 +57,12 @@ use crate::{Answer, Error, Store, script};
 /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
 /// let at = Duration::from_secs;
 /// let limit = Period::new(&store, "login", 2, at(60));
-/// assert_eq!(limit.take("alice", at(10)).await.unwrap().value, Quota::Under);
+/// assert_eq!(limit.take("alice", at(10)).await.unwrap().value, Usage::Under);
 /// let hit = limit.take("alice", at(20)).await.unwrap();
-/// assert_eq!((hit.value, hit.next, hit.source), (Quota::Hit, at(50), Source::Local));
-/// assert_eq!(limit.take("alice", at(30)).await.unwrap().value, Quota::Over);
+/// assert_eq!((hit.value, hit.next, hit.source), (Usage::Hit, at(50), Source::Local));
+/// assert_eq!(limit.take("alice", at(30)).await.unwrap().value, Usage::Over);
 /// assert_eq!(limit.next("alice", at(30)).await.unwrap(), at(40));
-/// assert_eq!(limit.take("bob", at(30)).await.unwrap().value, Quota::Under);
+/// assert_eq!(limit.take("bob", at(30)).await.unwrap().value, Usage::Under);
 /// # Ok(())
 /// # }
 /// ```
@@ -71,7 +71,7 @@ use crate::{Answer, Error, Store, script};
 ///
 /// ```no_run
 /// use std::time::{Duration, SystemTime, UNIX_EPOCH};
-/// use ironward::Quota;
+/// use ironward::Usage;
 /// use ironward_redis::{Options, Period, Store};
 ///
 /// # #[tokio::main]
@@ -81,7 +81,7 @@ use crate::{Answer, Error, Store, script};
 /// let daily = Period::aligned(&store, "daily", 1000, Duration::from_secs(86_400));
 /// let now = SystemTime::now().duration_since(UNIX_EPOCH)?;
 /// let answer = daily.take("alice", now).await?;
-/// if answer.value == Quota::Over {
+/// if answer.value == Usage::Over {
 ///     println!("come back in {:?}", answer.next);
 /// }
 /// # Ok(())
@@ -139,14 +139,18 @@ impl Period {
     /// Every event is counted, refused ones too, as go-zero's `INCRBY` counts them. With
     /// [`Time::Server`](crate::Time::Server), Redis's clock replaces `now` (which the
     /// fallback still reads).
-    pub async fn take(&self, key: impl AsRef<[u8]>, now: Duration) -> Result<Answer<Quota>, Error> {
+    pub async fn take(
+        &self,
+        key: impl AsRef<[u8]>,
+        now: Duration,
+    ) -> Result<Answer<Usage>, StoreError> {
         self.take_key(Some(key.as_ref()), now, 1, Wait::End).await
     }
 
     /// Takes `cost` units (tokens, bytes) for `key` at `now`, as `ironward::Period::take_n`
     /// does, and says where the quota stands.
     ///
-    /// Admitted while the units counted plus `cost` are at most the quota: [`Quota::Hit`]
+    /// Admitted while the units counted plus `cost` are at most the quota: [`Usage::Hit`]
     /// when they come to it exactly. A refused cost takes nothing, but for one event once
     /// the quota is used up (go-zero's rule at a cost of 1); a cost of 0 passes without
     /// taking; a cost above the quota never passes. The answer's `next` is the core's
@@ -158,7 +162,7 @@ impl Period {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ironward::Quota;
+    /// use ironward::Usage;
     /// use ironward_redis::{Options, Period, Store};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
@@ -168,10 +172,10 @@ impl Period {
     /// let secs = Duration::from_secs;
     /// // 100 000 tokens a minute.
     /// let tokens = Period::new(&store, "tokens", 100_000, secs(60));
-    /// assert_eq!(tokens.take_n("alice", secs(0), 60_000).await.unwrap().value, Quota::Under);
+    /// assert_eq!(tokens.take_n("alice", secs(0), 60_000).await.unwrap().value, Usage::Under);
     /// let refused = tokens.take_n("alice", secs(10), 50_000).await.unwrap();
-    /// assert_eq!((refused.value, refused.next), (Quota::Over, secs(50)));
-    /// assert_eq!(tokens.take_n("alice", secs(10), 40_000).await.unwrap().value, Quota::Hit);
+    /// assert_eq!((refused.value, refused.next), (Usage::Over, secs(50)));
+    /// assert_eq!(tokens.take_n("alice", secs(10), 40_000).await.unwrap().value, Usage::Hit);
     /// assert_eq!(tokens.next_n("alice", secs(10), 200_000).await.unwrap(), Duration::MAX);
     /// # Ok(())
     /// # }
@@ -181,14 +185,14 @@ impl Period {
         key: impl AsRef<[u8]>,
         now: Duration,
         cost: u32,
-    ) -> Result<Answer<Quota>, Error> {
+    ) -> Result<Answer<Usage>, StoreError> {
         self.take_key(Some(key.as_ref()), now, cost, Wait::Cost)
             .await
     }
 
     /// How long after `now` the open period of `key` ends, without changing anything:
     /// zero when none is open.
-    pub async fn next(&self, key: impl AsRef<[u8]>, now: Duration) -> Result<Duration, Error> {
+    pub async fn next(&self, key: impl AsRef<[u8]>, now: Duration) -> Result<Duration, StoreError> {
         self.peek(key.as_ref(), now, 1, Wait::End).await
     }
 
@@ -201,7 +205,7 @@ impl Period {
         key: impl AsRef<[u8]>,
         now: Duration,
         cost: u32,
-    ) -> Result<Duration, Error> {
+    ) -> Result<Duration, StoreError> {
         self.peek(key.as_ref(), now, cost, Wait::Cost).await
     }
 
@@ -233,7 +237,7 @@ impl Period {
     /// tokens.settle(reservation, 3_000, secs(5)).await.unwrap();
     /// // 97 000 left: a request of 97 000 passes, and uses the quota up.
     /// let rest = tokens.take_n("alice", secs(6), 97_000).await.unwrap();
-    /// assert_eq!(rest.value, ironward::Quota::Hit);
+    /// assert_eq!(rest.value, ironward::Usage::Hit);
     /// # Ok(())
     /// # }
     /// ```
@@ -243,7 +247,7 @@ impl Period {
         now: Duration,
         estimate: u32,
         timeout: Duration,
-    ) -> Result<Answer<Option<Reservation>>, Error> {
+    ) -> Result<Answer<Option<Reservation>>, StoreError> {
         let key = Some(key.as_ref());
         let decided = self
             .decide(key, now, estimate, Wait::Cost, Some(timeout))
@@ -271,7 +275,7 @@ impl Period {
         reservation: Reservation,
         actual: u32,
         now: Duration,
-    ) -> Result<(), Error> {
+    ) -> Result<(), StoreError> {
         let this = &self.0.counted;
         let Some((key, estimate, held)) = reservation.into_parts(this.id) else {
             return Ok(());
@@ -311,7 +315,7 @@ impl Period {
         now: Duration,
         cost: u32,
         wait: Wait,
-    ) -> Result<Duration, Error> {
+    ) -> Result<Duration, StoreError> {
         let key = Some(key);
         let this = &self.0.counted;
         let reading = Reading::new(this.store.options().time, now);
@@ -381,7 +385,7 @@ impl Period {
         now: Duration,
         cost: u32,
         wait: Wait,
-    ) -> Result<Answer<Quota>, Error> {
+    ) -> Result<Answer<Usage>, StoreError> {
         let decided = self
             .decide(key, now, cost, wait, None)
             .await
@@ -415,12 +419,12 @@ impl Period {
         cost: u32,
         wait: Wait,
         reserve: Option<Duration>,
-    ) -> Result<(Answer<Quota>, Option<Reservation>), Error> {
+    ) -> Result<(Answer<Usage>, Option<Reservation>), StoreError> {
         let (this, align) = (&self.0.counted, self.0.align);
         if let Some(next) = this.blocked.check(key, now, wait.memo(cost)) {
             this.store.answered_blocked();
             let answer = Answer {
-                value: Quota::Over,
+                value: Usage::Over,
                 next,
                 source: crate::Source::Redis,
             };
@@ -441,9 +445,9 @@ impl Period {
         let decode = |reply: &redis::Value| {
             let [answer, end, t, count] = wire::items(reply)?;
             let value = match wire::int(answer)? {
-                1 => Quota::Under,
-                2 => Quota::Hit,
-                3 => Quota::Over,
+                1 => Usage::Under,
+                2 => Usage::Hit,
+                3 => Usage::Over,
                 _ => return None,
             };
             let end = wire::micros(end)?;
@@ -457,7 +461,7 @@ impl Period {
             };
             // The period the estimate went into started `period - end` before `t`.
             let held = match reserve {
-                Some(timeout) if value != Quota::Over => Some(Held::Redis {
+                Some(timeout) if value != Usage::Over => Some(Held::Redis {
                     at: (t + end).checked_sub(this.micros)?,
                     deadline: wire::deadline(t, timeout),
                 }),
@@ -468,7 +472,7 @@ impl Period {
         let ran = this.store.run(&this.meter, call, decode);
         match ran.await? {
             Ran::Answered((answer, held)) => {
-                let refused = answer.value == Quota::Over;
+                let refused = answer.value == Usage::Over;
                 this.blocked
                     .note(key, now, refused, answer.next, wait.memo(cost));
                 let reservation =
@@ -479,7 +483,7 @@ impl Period {
                 this.store.answered_locally();
                 if this.refuses_locally() {
                     let answer = Answer {
-                        value: Quota::Over,
+                        value: Usage::Over,
                         next: this.store.options().probe,
                         source: crate::Source::Local,
                     };
@@ -492,10 +496,10 @@ impl Period {
                         Some(timeout) => match period.reserve(now, cost, timeout) {
                             // What `take_n` would have answered: `Hit` once it is used up.
                             Ok(reservation) if period.left(now) == 0 => {
-                                (Quota::Hit, Some(reservation))
+                                (Usage::Hit, Some(reservation))
                             }
-                            Ok(reservation) => (Quota::Under, Some(reservation)),
-                            Err(_) => (Quota::Over, None),
+                            Ok(reservation) => (Usage::Under, Some(reservation)),
+                            Err(_) => (Usage::Over, None),
                         },
                     };
                     let answer = Answer {

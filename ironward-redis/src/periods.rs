@@ -6,11 +6,11 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
-use ironward_tokio::Limit;
+use ironward_tokio::Quota;
 
 use crate::group::Decision;
 use crate::meter::Piece;
-use crate::{Answer, Error, Limits, Store, Term};
+use crate::{Answer, Limits, Store, StoreError, Term};
 
 /// Several fixed-window quotas for each key, kept in Redis and decided at once, all or
 /// nothing: "60 requests a minute, 100 000 tokens a minute and 1 000 000 tokens a day".
@@ -26,7 +26,7 @@ use crate::{Answer, Error, Limits, Store, Term};
 /// would admit ([`LimitsReason`](ironward::LimitsReason)).
 ///
 /// It is the period-only case of a [`Limits`]: each [`Term`] is an
-/// `ironward_tokio::Limit::Period`, decided by the same script, `lua/limits.lua`, with the
+/// `ironward_tokio::Quota::Period`, decided by the same script, `lua/limits.lua`, with the
 /// same period rule as a [`Period`](crate::Period)'s scripts (`lua/period_state.lua`).
 ///
 /// **What it keeps.** Limit `i` of `key` is one key, `{name:key}.p<i>` (`.p0`, `.p1`, ...),
@@ -137,9 +137,9 @@ impl Periods {
     /// # }
     /// ```
     pub fn new(store: &Store, name: &str, terms: &[Term]) -> Self {
-        let limits: Vec<Limit> = terms
+        let limits: Vec<Quota> = terms
             .iter()
-            .map(|term| Limit::Period {
+            .map(|term| Quota::Period {
                 quota: term.quota,
                 period: term.period,
                 align: term.align,
@@ -151,7 +151,7 @@ impl Periods {
             .iter()
             .zip(terms)
             .map(|(limit, term)| match *limit {
-                Limit::Period { period, .. } => Term { period, ..*term },
+                Quota::Period { period, .. } => Term { period, ..*term },
                 // A period stays a period.
                 _ => *term,
             })
@@ -195,7 +195,7 @@ impl Periods {
         key: impl AsRef<[u8]>,
         now: Duration,
         costs: &[u32],
-    ) -> Result<Answer<Decision>, Error> {
+    ) -> Result<Answer<Decision>, StoreError> {
         self.0.limits.take(key, now, &units(costs)).await
     }
 
@@ -228,7 +228,7 @@ impl Periods {
         key: impl AsRef<[u8]>,
         now: Duration,
         costs: &[u32],
-    ) -> Result<Decision, Error> {
+    ) -> Result<Decision, StoreError> {
         self.0.limits.peek(key, now, &units(costs)).await
     }
 

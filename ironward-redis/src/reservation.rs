@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use crate::batch::Call;
 use crate::meter::{Admits, Meter};
 use crate::store::Ran;
-use crate::{Answer, Error, Store, wire};
+use crate::{Answer, Store, StoreError, wire};
 
 /// An estimate taken by [`Period::reserve`](crate::Period::reserve),
 /// [`Bucket::reserve`](crate::Bucket::reserve) or [`Sliding::reserve`](crate::Sliding::reserve),
@@ -134,8 +134,8 @@ impl fmt::Debug for Reservation {
 /// take is, and handing over the reservation, if one was made.
 pub(crate) fn reserved<T: Admits + Copy>(
     meter: &Meter,
-    decided: Result<(Answer<T>, Option<Reservation>), Error>,
-) -> Result<Answer<Option<Reservation>>, Error> {
+    decided: Result<(Answer<T>, Option<Reservation>), StoreError>,
+) -> Result<Answer<Option<Reservation>>, StoreError> {
     let counted = decided
         .as_ref()
         .map(|(answer, _)| *answer)
@@ -159,7 +159,7 @@ pub(crate) async fn settle(
     held: Held,
     local: impl FnOnce(ironward::Reservation),
     call: impl FnOnce(u64, u64) -> Call,
-) -> Result<(), Error> {
+) -> Result<(), StoreError> {
     match held {
         Held::Nothing(_) => Ok(()),
         Held::Local(held) => {

@@ -10,7 +10,7 @@ use crate::meter::{self, Piece};
 use crate::reservation::{self, Held, Reservation};
 use crate::store::Ran;
 use crate::wire::{self, Reading};
-use crate::{Answer, Error, Source, Store, script};
+use crate::{Answer, Source, Store, StoreError, script};
 
 /// An exact sliding-window log per key, kept in Redis: `ironward::Sliding`, fleet-wide.
 ///
@@ -107,7 +107,11 @@ impl Sliding {
     /// [`take_n`](Sliding::take_n) with a cost of 1. With
     /// [`Time::Server`](crate::Time::Server), Redis's clock replaces `now` (which the
     /// fallback still reads).
-    pub async fn take(&self, key: impl AsRef<[u8]>, now: Duration) -> Result<Answer<bool>, Error> {
+    pub async fn take(
+        &self,
+        key: impl AsRef<[u8]>,
+        now: Duration,
+    ) -> Result<Answer<bool>, StoreError> {
         self.take_key(Some(key.as_ref()), now, 1).await
     }
 
@@ -147,14 +151,14 @@ impl Sliding {
         key: impl AsRef<[u8]>,
         now: Duration,
         cost: u32,
-    ) -> Result<Answer<bool>, Error> {
+    ) -> Result<Answer<bool>, StoreError> {
         self.take_key(Some(key.as_ref()), now, cost).await
     }
 
     /// How long after `now` `key`'s window will next have room, without changing anything:
     /// zero when there is room, `Duration::MAX` for a quota of 0. This is
     /// [`next_n`](Sliding::next_n) with a cost of 1.
-    pub async fn next(&self, key: impl AsRef<[u8]>, now: Duration) -> Result<Duration, Error> {
+    pub async fn next(&self, key: impl AsRef<[u8]>, now: Duration) -> Result<Duration, StoreError> {
         self.next_n(key, now, 1).await
     }
 
@@ -167,7 +171,7 @@ impl Sliding {
         key: impl AsRef<[u8]>,
         now: Duration,
         cost: u32,
-    ) -> Result<Duration, Error> {
+    ) -> Result<Duration, StoreError> {
         let key = Some(key.as_ref());
         let this = &self.0;
         let reading = Reading::new(this.store.options().time, now);
@@ -238,7 +242,7 @@ impl Sliding {
         now: Duration,
         estimate: u32,
         timeout: Duration,
-    ) -> Result<Answer<Option<Reservation>>, Error> {
+    ) -> Result<Answer<Option<Reservation>>, StoreError> {
         let key = Some(key.as_ref());
         let decided = self.decide(key, now, estimate, Some(timeout)).await;
         reservation::reserved(&self.0.meter, decided)
@@ -296,7 +300,7 @@ impl Sliding {
         reservation: Reservation,
         actual: u32,
         now: Duration,
-    ) -> Result<(), Error> {
+    ) -> Result<(), StoreError> {
         let this = &self.0;
         let Some((key, estimate, held)) = reservation.into_parts(this.id) else {
             return Ok(());
@@ -351,7 +355,7 @@ impl Sliding {
         key: Option<&[u8]>,
         now: Duration,
         cost: u32,
-    ) -> Result<Answer<bool>, Error> {
+    ) -> Result<Answer<bool>, StoreError> {
         let decided = self
             .decide(key, now, cost, None)
             .await
@@ -384,7 +388,7 @@ impl Sliding {
         now: Duration,
         cost: u32,
         reserve: Option<Duration>,
-    ) -> Result<(Answer<bool>, Option<Reservation>), Error> {
+    ) -> Result<(Answer<bool>, Option<Reservation>), StoreError> {
         let this = &self.0;
         let reservation = |held| Reservation::new(this.id, key, f64::from(cost), held);
         if let Some(next) = this.blocked.check(key, now, f64::from(cost)) {

@@ -14,8 +14,8 @@ use crate::common;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use ironward::Quota;
-use ironward_redis::{Bucket, Error, Period, Sliding, Source, Store};
+use ironward::Usage;
+use ironward_redis::{Bucket, Period, Sliding, Source, Store, StoreError};
 use redis::AsyncCommands;
 
 use common::{EVERY_CALL, Server, unique};
@@ -47,7 +47,7 @@ async fn period_count(conn: &mut redis::aio::MultiplexedConnection, key: &str) -
 }
 
 /// Runs `n` takes of one unit from `limit`, all at once: each a task of its own.
-async fn at_once(limit: &Period, keys: impl Fn(usize) -> String, n: usize) -> Vec<Quota> {
+async fn at_once(limit: &Period, keys: impl Fn(usize) -> String, n: usize) -> Vec<Usage> {
     let tasks: Vec<_> = (0..n)
         .map(|i| {
             let (limit, key) = (limit.clone(), keys(i));
@@ -97,9 +97,9 @@ async fn racing_callers_admit_exactly_the_quota_in_fewer_calls_than_decisions() 
         answers.extend(task.await.unwrap());
     }
     let count = |value| answers.iter().filter(|&&v| v == value).count();
-    assert_eq!(count(Quota::Under), QUOTA as usize - 1);
-    assert_eq!(count(Quota::Hit), 1);
-    assert_eq!(count(Quota::Over), TASKS * EACH - QUOTA as usize);
+    assert_eq!(count(Usage::Under), QUOTA as usize - 1);
+    assert_eq!(count(Usage::Hit), 1);
+    assert_eq!(count(Usage::Over), TASKS * EACH - QUOTA as usize);
     let key = format!("{{{name}:k}}.period");
     assert_eq!(period_count(&mut conn, &key).await, (TASKS * EACH) as f64);
 
@@ -146,11 +146,11 @@ async fn a_wrong_type_key_in_a_batch_fails_its_own_caller_alone() {
     }
     for (i, answer) in answers.iter().enumerate() {
         match answer {
-            Err(Error::Key { code, script, .. }) if i == 4 => {
+            Err(StoreError::Key { code, script, .. }) if i == 4 => {
                 assert_eq!((code.as_str(), *script), ("WRONGTYPE", "period"));
             }
             Ok(answer) if i != 4 => {
-                assert_eq!((answer.value, answer.source), (Quota::Under, Source::Redis));
+                assert_eq!((answer.value, answer.source), (Usage::Under, Source::Redis));
             }
             other => panic!("caller {i}: {other:?}"),
         }
@@ -179,7 +179,7 @@ async fn script_flush_under_concurrent_load_is_recovered() {
             .await
             .unwrap();
         let answers = at_once(&limit, |_| String::from("k"), 20).await;
-        admitted += answers.iter().filter(|v| **v != Quota::Over).count();
+        admitted += answers.iter().filter(|v| **v != Usage::Over).count();
         println!("round {round}: {:?}", store.stats());
     }
     assert_eq!(admitted, QUOTA as usize);
@@ -204,7 +204,7 @@ async fn more_callers_than_a_batch_holds_go_in_several() {
     let before = evalsha_calls(&mut conn).await;
     let answers = at_once(&limit, |i| format!("k{i}"), CALLERS).await;
     // Each key's one event uses its quota up.
-    assert!(answers.iter().all(|v| *v == Quota::Hit), "{answers:?}");
+    assert!(answers.iter().all(|v| *v == Usage::Hit), "{answers:?}");
     let calls = evalsha_calls(&mut conn).await - before;
     assert_eq!(calls, CALLERS.div_ceil(BOUND) as u64);
     assert_eq!(store.stats().batches, calls);

@@ -6,7 +6,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use ironward::Quota;
+use ironward::Usage;
 use ironward_redis::{Bucket, Period, Sliding, Source};
 
 use common::{PATIENT, Server};
@@ -36,8 +36,8 @@ async fn a_period_refuses_a_hot_key_from_memory_and_admits_what_redis_would() {
         assert_eq!(x.value, y.value, "call {i}");
         assert_eq!(x.next, y.next, "call {i}: the same wait");
         assert_eq!(x.source, Source::Redis);
-        admitted[0] += u32::from(x.value != Quota::Over);
-        admitted[1] += u32::from(y.value != Quota::Over);
+        admitted[0] += u32::from(x.value != Usage::Over);
+        admitted[1] += u32::from(y.value != Usage::Over);
     }
     assert_eq!(admitted, [6, 6]);
     let (remembered, forgot) = (remembering.stats(), forgetting.stats());
@@ -108,7 +108,7 @@ async fn a_period_remembers_take_and_take_n_apart() {
             limit.take("k", t + ms(i)).await.unwrap()
         };
         let wait = if costs { Duration::MAX } else { end(i) };
-        assert_eq!((answer.value, answer.next), (Quota::Over, wait), "call {i}");
+        assert_eq!((answer.value, answer.next), (Usage::Over, wait), "call {i}");
     }
     let stats = store.stats();
     assert_eq!((stats.redis, stats.blocked), (3, 2), "{stats:?}");

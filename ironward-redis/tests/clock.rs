@@ -12,7 +12,7 @@ use crate::common;
 
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use ironward::Quota;
+use ironward::Usage;
 use ironward_redis::{Options, Period, Sliding, Source, Time};
 use redis::AsyncCommands;
 
@@ -39,19 +39,19 @@ async fn with_the_callers_clock_a_client_ahead_moves_the_key_forward_for_everyon
         let limit = limit.clone();
         async move { limit.take("k", now).await.unwrap() }
     };
-    assert_eq!(take(on_time).await.value, Quota::Hit);
-    assert_eq!(take(on_time).await.value, Quota::Over);
+    assert_eq!(take(on_time).await.value, Usage::Hit);
+    assert_eq!(take(on_time).await.value, Usage::Over);
     // A minute ahead, the period that opened on time has ended: a second event admitted
     // in the same real minute. The skew is what the fleet over-admits.
     let skewed = take(ahead).await;
-    assert_eq!((skewed.value, skewed.next), (Quota::Hit, MINUTE));
+    assert_eq!((skewed.value, skewed.next), (Usage::Hit, MINUTE));
     // The client on time is now read at the latest reading seen, a minute ahead: refused,
     // and told, on its own clock, to wait until the period opened there ends: two minutes.
     let refused = take(on_time).await;
-    assert_eq!((refused.value, refused.next), (Quota::Over, 2 * MINUTE));
+    assert_eq!((refused.value, refused.next), (Usage::Over, 2 * MINUTE));
     assert_eq!(limit.next("k", on_time).await.unwrap(), 2 * MINUTE);
     // A client behind is read as the latest seen too: it frees nothing.
-    assert_eq!(take(behind).await.value, Quota::Over);
+    assert_eq!(take(behind).await.value, Usage::Over);
     assert_eq!(refused.source, Source::Redis);
 }
 
@@ -67,10 +67,10 @@ async fn with_redis_time_a_skewed_client_clock_changes_nothing() {
     let on_time = unix_now();
 
     let hit = limit.take("k", on_time).await.unwrap();
-    assert_eq!(hit.value, Quota::Hit);
+    assert_eq!(hit.value, Usage::Hit);
     for skewed in [on_time + MINUTE, on_time - MINUTE, Duration::ZERO, on_time] {
         let answer = limit.take("k", skewed).await.unwrap();
-        assert_eq!(answer.value, Quota::Over, "a client at {skewed:?}");
+        assert_eq!(answer.value, Usage::Over, "a client at {skewed:?}");
         // The wait is counted on Redis's clock: what is left of the minute.
         assert!(answer.next <= MINUTE && answer.next > MINUTE - Duration::from_secs(10));
     }

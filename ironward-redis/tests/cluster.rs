@@ -21,7 +21,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
 
-use ironward::Quota;
+use ironward::Usage;
 use ironward_redis::{Options, Period, Sliding, Source, Store};
 
 use common::Flavor;
@@ -278,7 +278,7 @@ async fn a_master_killed(flavor: Flavor) {
                     if let Ok(answer) = limit.take(key, unix_now()).await {
                         let mut seen = seen.lock().unwrap();
                         let entry = seen.entry(key.clone()).or_default();
-                        let admitted = answer.value != Quota::Over;
+                        let admitted = answer.value != Usage::Over;
                         match answer.source {
                             Source::Redis => {
                                 entry.redis += 1;

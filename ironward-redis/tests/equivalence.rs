@@ -13,7 +13,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use ironward::Quota;
+use ironward::Usage;
 use ironward_redis::{Bucket, Period, Sliding, Source, Store};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
@@ -217,7 +217,7 @@ fn a_redis_period_answers_as_the_in_memory_period() {
                             latest = latest.max(now);
                             let answer = redis.take("k", now).await.unwrap();
                             prop_assert_eq!(answer.source, Source::Redis);
-                            let expected: Quota = memory.take(now);
+                            let expected: Usage = memory.take(now);
                             prop_assert_eq!(answer.value, expected, "take {} at {}", i, t);
                             let expected = from_now(memory.next(now), latest, now);
                             prop_assert_eq!(answer.next, expected, "next after {}", i);
@@ -226,7 +226,7 @@ fn a_redis_period_answers_as_the_in_memory_period() {
                             latest = latest.max(now);
                             let answer = redis.take_n("k", now, n).await.unwrap();
                             prop_assert_eq!(answer.source, Source::Redis);
-                            let expected: Quota = memory.take_n(now, n);
+                            let expected: Usage = memory.take_n(now, n);
                             prop_assert_eq!(answer.value, expected, "take_n {} at {}", i, t);
                             let expected = from_now(memory.next_n(now, n), latest, now);
                             prop_assert_eq!(answer.next, expected, "next_n after {}", i);

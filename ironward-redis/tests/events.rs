@@ -13,7 +13,7 @@ use std::fmt;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use ironward_redis::{Bucket, Error, Options, Period, Sliding, Source, Store};
+use ironward_redis::{Bucket, Options, Period, Sliding, Source, Store, StoreError};
 use redis::AsyncCommands;
 use tracing::field::{Field, Visit};
 use tracing::{Event, Level, Metadata, Subscriber, span};
@@ -190,7 +190,7 @@ async fn another_programs_data_under_a_limiters_keys_is_an_error() {
     let () = conn.set(format!("{{{log}:k}}.log"), "x").await.unwrap();
     let err = sliding.take("k", NOW).await.unwrap_err();
     assert!(
-        matches!(&err, Error::Key { script: "sliding", code, .. } if code == "WRONGTYPE"),
+        matches!(&err, StoreError::Key { script: "sliding", code, .. } if code == "WRONGTYPE"),
         "{err:?}"
     );
     assert_eq!(store.source(), Source::Redis);

@@ -2,7 +2,7 @@
 //!
 //! One key of a period limiter (quota 50 an hour) is spent. Under `noeviction`, with
 //! `maxmemory` then set below what Redis holds, the limiter's calls are refused with `OOM`
-//! (`Error::Key`) and nothing more is admitted, then or once there is room again: the
+//! (`StoreError::Key`) and nothing more is admitted, then or once there is room again: the
 //! bound is the quota, 50. For the evicting policies filler keys of 1 KiB are written
 //! until Redis is full (1 MiB past what it held at the start). Under `allkeys-lru` and `volatile-lru` (the limiter's keys all have a TTL,
 //! so they are candidates under both) the fillers push the limiter's keys out; once they
@@ -17,8 +17,8 @@ use crate::common;
 
 use std::time::Duration;
 
-use ironward::Quota;
-use ironward_redis::{Error, Period, Source, Store};
+use ironward::Usage;
+use ironward_redis::{Period, Source, Store, StoreError};
 use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;
 
@@ -37,7 +37,7 @@ const MAX_FILLERS: usize = 65_536;
 struct Seen {
     /// Admitted before the fill, and after it.
     admitted: [u32; 2],
-    /// Calls refused with `Error::Key`, and their codes.
+    /// Calls refused with `StoreError::Key`, and their codes.
     key_errors: u32,
     codes: Vec<String>,
     /// Whether the limiter's keys were evicted.
@@ -77,7 +77,7 @@ async fn take(limit: &Period, n: u32, seen: &mut Seen, phase: usize) {
                     seen.admitted[phase] += 1;
                 }
             }
-            Err(Error::Key { code, .. }) => {
+            Err(StoreError::Key { code, .. }) => {
                 seen.key_errors += 1;
                 if !seen.codes.contains(&code) {
                     seen.codes.push(code);
@@ -231,7 +231,7 @@ async fn a_redis_that_refuses_config_is_used_without_a_warning() {
     let server = Server::start_with(&["--rename-command", "CONFIG", ""]);
     let store = server.store(EVERY_CALL).await;
     let limit = Period::new(&store, &unique("managed"), 1, HOUR);
-    assert_eq!(limit.take("k", NOW).await.unwrap().value, Quota::Hit);
+    assert_eq!(limit.take("k", NOW).await.unwrap().value, Usage::Hit);
     let stats = store.stats();
     assert_eq!((stats.eviction_warnings, stats.failovers), (0, 0));
 }
@@ -248,7 +248,7 @@ async fn a_periods_key_keeps_the_ttl_its_opening_set_until_the_next_period() {
     let key = format!("{{{name}:k}}.period");
     let limit = Period::new(&store, &name, 2, Duration::from_secs(10));
 
-    assert_eq!(limit.take("k", NOW).await.unwrap().value, Quota::Under);
+    assert_eq!(limit.take("k", NOW).await.unwrap().value, Usage::Under);
     let opened: i64 = conn.pttl(&key).await.unwrap();
     assert!((19_000..=20_000).contains(&opened), "{opened}");
 
@@ -256,13 +256,13 @@ async fn a_periods_key_keeps_the_ttl_its_opening_set_until_the_next_period() {
     // period keep what is left.
     let _: bool = conn.pexpire(&key, 5_000).await.unwrap();
     let inside = NOW + Duration::from_secs(1);
-    assert_eq!(limit.take("k", inside).await.unwrap().value, Quota::Hit);
-    assert_eq!(limit.take("k", inside).await.unwrap().value, Quota::Over);
+    assert_eq!(limit.take("k", inside).await.unwrap().value, Usage::Hit);
+    assert_eq!(limit.take("k", inside).await.unwrap().value, Usage::Over);
     let kept: i64 = conn.pttl(&key).await.unwrap();
     assert!((0..=5_000).contains(&kept), "{kept}");
 
     let next = NOW + Duration::from_secs(10);
-    assert_eq!(limit.take("k", next).await.unwrap().value, Quota::Under);
+    assert_eq!(limit.take("k", next).await.unwrap().value, Usage::Under);
     let reopened: i64 = conn.pttl(&key).await.unwrap();
     assert!((19_000..=20_000).contains(&reopened), "{reopened}");
 }

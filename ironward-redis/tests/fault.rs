@@ -52,7 +52,7 @@ struct Tally {
     admitted: [u32; 3],
     /// Refused (over the quota) in the same phases.
     refused: [u32; 3],
-    /// Calls that had no answer ([`ironward_redis::Error`]): refusals.
+    /// Calls that had no answer ([`ironward_redis::StoreError`]): refusals.
     errors: u32,
     /// The longest a call took.
     slowest: Duration,
@@ -205,7 +205,7 @@ struct Paused {
     /// Admitted by Redis (before and after the pause) and by the fallback.
     redis: u32,
     local: u32,
-    /// Calls refused with `Error::Timeout`, and other errors.
+    /// Calls refused with `StoreError::Timeout`, and other errors.
     timeouts: u32,
     errors: u32,
 }
@@ -213,7 +213,7 @@ struct Paused {
 impl Paused {
     fn count(
         &mut self,
-        answer: Result<ironward_redis::Answer<ironward::Quota>, ironward_redis::Error>,
+        answer: Result<ironward_redis::Answer<ironward::Usage>, ironward_redis::StoreError>,
     ) {
         match answer {
             Ok(answer) if answer.admitted() => match answer.source {
@@ -221,7 +221,7 @@ impl Paused {
                 Source::Local => self.local += 1,
             },
             Ok(_) => {}
-            Err(ironward_redis::Error::Timeout) => self.timeouts += 1,
+            Err(ironward_redis::StoreError::Timeout) => self.timeouts += 1,
             Err(_) => self.errors += 1,
         }
     }

@@ -1,4 +1,4 @@
-//! `RateLimitLayer`: ironward-tower's rate limit with its budgets in Redis, shared by
+//! `FleetQuotaLayer`: ironward-tower's rate limit with its budgets in Redis, shared by
 //! layers in different stores as by processes of a fleet, refusing with the same `Limited`
 //! and the same HTTP answer.
 
@@ -7,16 +7,16 @@ use crate::common;
 use std::time::Duration;
 
 use http::{HeaderName, Request, StatusCode};
-use ironward_redis::{Options, RateLimitLayer, Source, Store};
+use ironward_redis::{FleetQuotaLayer, Options, Source, Store};
 use ironward_tower::http::Format;
-use ironward_tower::{Clock, Limit, Limited};
+use ironward_tower::{Clock, Limited, Quota};
 use tower::{BoxError, Layer, Service, ServiceExt, service_fn};
 
 use common::{Server, unique};
 
 /// A layer's service around a handler that always answers.
 fn service(
-    layer: &RateLimitLayer,
+    layer: &FleetQuotaLayer,
 ) -> impl Service<Request<()>, Response = (), Error = BoxError> + use<> {
     layer.layer(service_fn(|_: Request<()>| async { Ok::<_, BoxError>(()) }))
 }
@@ -43,13 +43,13 @@ fn at(secs: u64) -> Clock {
 async fn layers_of_one_name_share_one_budget_across_stores() {
     let server = Server::start();
     let name = unique("shared");
-    let limit = Limit::aligned(2, Duration::from_secs(60));
+    let limit = Quota::aligned(2, Duration::from_secs(60));
     let mut here = service(
-        &RateLimitLayer::new(&server.store(Options::default()).await, &name, limit)
+        &FleetQuotaLayer::new(&server.store(Options::default()).await, &name, limit)
             .with_clock(at(1_699_999_990)),
     );
     let mut there = service(
-        &RateLimitLayer::new(&server.store(Options::default()).await, &name, limit)
+        &FleetQuotaLayer::new(&server.store(Options::default()).await, &name, limit)
             .with_clock(at(1_699_999_990))
             .with_name("fleet"),
     );
@@ -77,7 +77,7 @@ async fn a_keyed_layer_has_a_budget_per_key_and_one_for_requests_without() {
     let server = Server::start();
     let store = server.store(Options::default()).await;
     let key = HeaderName::from_static("x-api-key");
-    let layer = RateLimitLayer::by_header(&store, "keyed", Limit::bucket(1.0, 1.0), key)
+    let layer = FleetQuotaLayer::by_header(&store, "keyed", Quota::bucket(1.0, 1.0), key)
         .with_clock(at(1_700_000_000));
     let mut service = service(&layer);
     let from = |client: &str| {
@@ -126,7 +126,7 @@ async fn a_decision_that_times_out_is_refused_with_limited() {
             ..Options::default()
         })
         .await;
-    let layer = RateLimitLayer::new(&store, "slow", Limit::sliding(5, Duration::from_secs(1)));
+    let layer = FleetQuotaLayer::new(&store, "slow", Quota::sliding(5, Duration::from_secs(1)));
     let mut service = service(&layer);
     assert_eq!(call(&mut service, Request::new(())).await, Ok(()));
 
@@ -154,7 +154,7 @@ async fn a_layer_without_redis_limits_on_its_fallback() {
     )
     .await
     .unwrap();
-    let layer = RateLimitLayer::new(&store, "alone", Limit::period(4, Duration::from_secs(60)));
+    let layer = FleetQuotaLayer::new(&store, "alone", Quota::period(4, Duration::from_secs(60)));
     let mut service = service(&layer);
     assert_eq!(call(&mut service, Request::new(())).await, Ok(()));
     assert_eq!(call(&mut service, Request::new(())).await, Ok(()));

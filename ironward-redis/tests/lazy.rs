@@ -15,7 +15,7 @@ use crate::common;
 
 use std::time::{Duration, Instant};
 
-use ironward::Quota;
+use ironward::Usage;
 use ironward_redis::{Options, Period, Source, Store};
 use redis::aio::{ConnectionManager, MultiplexedConnection};
 
@@ -91,7 +91,7 @@ async fn concurrent_first_calls_read_the_policy_once() {
         calls.spawn(async move { limit.take(format!("k{i}"), NOW).await });
     }
     while let Some(answer) = calls.join_next().await {
-        assert_eq!(answer.unwrap().unwrap().value, Quota::Under);
+        assert_eq!(answer.unwrap().unwrap().value, Usage::Under);
     }
     let stats = store.stats();
     assert_eq!((stats.eviction_warnings, stats.redis), (1, 20), "{stats:?}");
@@ -140,7 +140,7 @@ async fn a_lazy_store_to_a_dead_port_is_local_from_the_start() {
     assert_eq!(store.source(), Source::Local);
     let limit = Period::new(&store, &unique("dead"), 5, HOUR);
     let answer = limit.take("k", NOW).await.unwrap();
-    assert_eq!((answer.value, answer.source), (Quota::Over, Source::Local));
+    assert_eq!((answer.value, answer.source), (Usage::Over, Source::Local));
     assert_eq!(store.source(), Source::Local);
     let stats = store.stats();
     assert_eq!((stats.failovers, stats.local, stats.redis), (1, 1, 0));
@@ -155,7 +155,7 @@ async fn a_lazy_store_to_a_live_redis_is_on_redis_once_a_call_is_answered() {
     assert_eq!(store.source(), Source::Local);
     let limit = Period::new(&store, &unique("live"), 5, HOUR);
     let answer = limit.take("k", NOW).await.unwrap();
-    assert_eq!((answer.value, answer.source), (Quota::Under, Source::Redis));
+    assert_eq!((answer.value, answer.source), (Usage::Under, Source::Redis));
     assert_eq!(store.source(), Source::Redis);
     let stats = store.stats();
     assert_eq!(

@@ -14,7 +14,7 @@ use std::time::Duration;
 
 use ironward::{Limit as Core, LimitsReason};
 use ironward_redis::{Limits, Options, Source, Store};
-use ironward_tokio::Limit;
+use ironward_tokio::Quota;
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
 use tokio::runtime::Runtime;
@@ -46,15 +46,15 @@ fn span() -> impl Strategy<Value = Duration> {
     .prop_map(Duration::from_micros)
 }
 
-fn limit() -> impl Strategy<Value = Limit> {
+fn limit() -> impl Strategy<Value = Quota> {
     prop_oneof![
         (
             prop::sample::select(vec![0.0, 0.5, 1.0, 3.3, 1_000.0, f64::NAN]),
             prop::sample::select(vec![1.0, 2.5, 10.0, f64::INFINITY])
         )
-            .prop_map(|(rate, burst)| Limit::bucket(rate, burst)),
-        (0..=10u32, span()).prop_map(|(quota, window)| Limit::sliding(quota, window)),
-        (0..=10u32, span(), any::<bool>()).prop_map(|(quota, period, align)| Limit::Period {
+            .prop_map(|(rate, burst)| Quota::bucket(rate, burst)),
+        (0..=10u32, span()).prop_map(|(quota, window)| Quota::sliding(quota, window)),
+        (0..=10u32, span(), any::<bool>()).prop_map(|(quota, period, align)| Quota::Period {
             quota,
             period,
             align
@@ -64,9 +64,9 @@ fn limit() -> impl Strategy<Value = Limit> {
 
 /// A cost for `limit`: whole units for a log or a period, fractional tokens for a bucket,
 /// and now and then one no limit admits.
-fn cost(limit: &Limit) -> BoxedStrategy<f64> {
+fn cost(limit: &Quota) -> BoxedStrategy<f64> {
     match limit {
-        Limit::Bucket { .. } => prop_oneof![
+        Quota::Bucket { .. } => prop_oneof![
             8 => (0..=12u32).prop_map(|n| f64::from(n) * 0.75),
             1 => prop::sample::select(vec![f64::from(u32::MAX), f64::NAN, -1.0, f64::INFINITY]),
         ]
@@ -90,7 +90,7 @@ fn delta() -> impl Strategy<Value = i64> {
     ]
 }
 
-fn case() -> impl Strategy<Value = (Vec<Limit>, u64, Vec<Step>)> {
+fn case() -> impl Strategy<Value = (Vec<Quota>, u64, Vec<Step>)> {
     let start = prop_oneof![
         Just(0u64),
         0..10_000_000u64,
@@ -108,7 +108,7 @@ fn case() -> impl Strategy<Value = (Vec<Limit>, u64, Vec<Step>)> {
     })
 }
 
-/// A core limiter of the kind a `Limit` names.
+/// A core limiter of the kind a `Quota` names.
 enum Twin {
     Bucket(ironward::Bucket),
     Sliding(ironward::Sliding),
@@ -116,21 +116,21 @@ enum Twin {
 }
 
 impl Twin {
-    fn new(limit: &Limit) -> Self {
+    fn new(limit: &Quota) -> Self {
         match *limit {
             // Full, its clock at zero: a bucket in Redis is full until its first take.
-            Limit::Bucket { rate, burst } => {
+            Quota::Bucket { rate, burst } => {
                 Twin::Bucket(ironward::Bucket::new(rate, burst, Duration::ZERO))
             }
-            Limit::Sliding { quota, window } => {
+            Quota::Sliding { quota, window } => {
                 Twin::Sliding(ironward::Sliding::new(quota, window))
             }
-            Limit::Period {
+            Quota::Period {
                 quota,
                 period,
                 align: false,
             } => Twin::Period(ironward::Period::new(quota, period)),
-            Limit::Period { quota, period, .. } => {
+            Quota::Period { quota, period, .. } => {
                 Twin::Period(ironward::Period::aligned(quota, period))
             }
         }
@@ -178,7 +178,7 @@ fn shifted(
 async fn run<const N: usize>(
     store: &Store,
     source: Source,
-    limits: &[Limit],
+    limits: &[Quota],
     start: u64,
     steps: &[Step],
 ) -> Result<(), TestCaseError> {

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use ironward::LimitsReason;
 use ironward_redis::{Limits, Options, Source, Store, Time};
-use ironward_tokio::Limit;
+use ironward_tokio::Quota;
 use redis::AsyncCommands;
 use redis::aio::MultiplexedConnection;
 
@@ -25,10 +25,10 @@ const DAY: Duration = Duration::from_secs(86_400);
 const NOW: Duration = Duration::from_secs(1_750_000_000);
 
 /// "60 requests a minute in bursts, 100 000 tokens in any minute, 1 000 000 tokens a day".
-const LLM: [Limit; 3] = [
-    Limit::bucket(1.0, 60.0),
-    Limit::sliding(100_000, MINUTE),
-    Limit::aligned(1_000_000, DAY),
+const LLM: [Quota; 3] = [
+    Quota::bucket(1.0, 60.0),
+    Quota::sliding(100_000, MINUTE),
+    Quota::aligned(1_000_000, DAY),
 ];
 
 fn never(index: usize) -> Result<(), LimitsReason> {
@@ -162,11 +162,11 @@ async fn every_key_of_a_call_lies_in_one_hash_slot() {
         .unwrap();
     let name = unique("slot");
     let limits = [
-        Limit::bucket(1.0, 5.0),
-        Limit::bucket(1.0, f64::INFINITY),
-        Limit::sliding(10, MINUTE),
-        Limit::period(10, MINUTE),
-        Limit::aligned(10, DAY),
+        Quota::bucket(1.0, 5.0),
+        Quota::bucket(1.0, f64::INFINITY),
+        Quota::sliding(10, MINUTE),
+        Quota::period(10, MINUTE),
+        Quota::aligned(10, DAY),
     ];
     let limits = Limits::new(&store, &name, &limits);
     let mut conn = server.conn().await;
@@ -225,9 +225,9 @@ fn costs(task: u64, most: u32) -> impl Iterator<Item = u32> {
 /// of 2 000; the requests and tokens admitted, checked against what Redis holds.
 async fn hammer(server: &Server, name: &str, key: &'static str, most: u32) -> (u32, u32) {
     let terms = [
-        Limit::bucket(0.0, REQUESTS),
-        Limit::sliding(TOKENS, MINUTE),
-        Limit::period(TOKENS, MINUTE),
+        Quota::bucket(0.0, REQUESTS),
+        Quota::sliding(TOKENS, MINUTE),
+        Quota::period(TOKENS, MINUTE),
     ];
     let mut tasks = Vec::new();
     let mut first = None;
@@ -333,9 +333,9 @@ async fn costs_no_limit_can_charge_are_refused_as_never_and_take_nothing() {
         &store,
         &name,
         &[
-            Limit::bucket(1.0, 10.0),
-            Limit::sliding(10, MINUTE),
-            Limit::period(10, MINUTE),
+            Quota::bucket(1.0, 10.0),
+            Quota::sliding(10, MINUTE),
+            Quota::period(10, MINUTE),
         ],
     );
     for (costs, index) in [
@@ -361,7 +361,7 @@ async fn costs_no_limit_can_charge_are_refused_as_never_and_take_nothing() {
     let zero = limits.take("k", NOW, &[0.0, -0.0, 0.0]).await.unwrap();
     assert_eq!((zero.value, zero.next), (Ok(()), Duration::ZERO));
 
-    let free = Limits::new(&store, &name, &[Limit::bucket(0.0, f64::INFINITY)]);
+    let free = Limits::new(&store, &name, &[Quota::bucket(0.0, f64::INFINITY)]);
     assert!(
         free.take("free", NOW, &[f64::MAX])
             .await
@@ -382,7 +382,7 @@ async fn a_clock_stepping_back_frees_nothing_and_waits_on_its_own_clock() {
     let limits = Limits::new(
         &store,
         &unique("back"),
-        &[Limit::bucket(1.0, 1.0), Limit::sliding(10, MINUTE)],
+        &[Quota::bucket(1.0, 1.0), Quota::sliding(10, MINUTE)],
     );
     let first = limits
         .take("k", NOW + 5 * SECOND, &[1.0, 1.0])
@@ -473,7 +473,7 @@ async fn a_refusal_is_remembered_for_the_same_costs_only() {
             ..common::PATIENT
         })
         .await;
-    let limits = Limits::new(&server_time, &unique("memory"), &[Limit::sliding(1, DAY)]);
+    let limits = Limits::new(&server_time, &unique("memory"), &[Quota::sliding(1, DAY)]);
     for _ in 0..3 {
         limits.take("k", NOW, &[1.0]).await.unwrap();
     }
@@ -496,9 +496,9 @@ async fn with_redis_gone_the_fallback_holds_each_limit_to_its_share() {
         &store,
         &unique("gone"),
         &[
-            Limit::bucket(0.0, 10.0),
-            Limit::sliding(100, MINUTE),
-            Limit::period(1_000, MINUTE),
+            Quota::bucket(0.0, 10.0),
+            Quota::sliding(100, MINUTE),
+            Quota::period(1_000, MINUTE),
         ],
     );
     assert_eq!(
@@ -539,7 +539,7 @@ async fn with_redis_gone_the_fallback_holds_each_limit_to_its_share() {
     );
     // A share below one unit refuses as the single limiter's fallback does, until Redis
     // may answer again.
-    let small = Limits::new(&store, &unique("small"), &[Limit::bucket(1.0, 1.0)]);
+    let small = Limits::new(&store, &unique("small"), &[Quota::bucket(1.0, 1.0)]);
     let below = small.take("k", NOW, &[1.0]).await.unwrap();
     assert_eq!(
         below.value,

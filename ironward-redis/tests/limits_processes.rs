@@ -13,7 +13,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use ironward_redis::{Limits, Source};
-use ironward_tokio::Limit;
+use ironward_tokio::Quota;
 use redis::AsyncCommands;
 
 use common::{Server, unique};
@@ -31,11 +31,11 @@ const CHILD: &str = "IRONWARD_LIMITS_PROCESS";
 /// How long either side waits for the other before the test fails.
 const PATIENCE: Duration = Duration::from_secs(60);
 
-fn terms() -> [Limit; 3] {
+fn terms() -> [Quota; 3] {
     [
-        Limit::bucket(0.0, REQUESTS),
-        Limit::sliding(TOKENS, MINUTE),
-        Limit::period(TOKENS, MINUTE),
+        Quota::bucket(0.0, REQUESTS),
+        Quota::sliding(TOKENS, MINUTE),
+        Quota::period(TOKENS, MINUTE),
     ]
 }
 

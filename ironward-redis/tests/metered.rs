@@ -7,8 +7,8 @@ use crate::common;
 
 use std::time::Duration;
 
-use ironward::Quota;
-use ironward_redis::{Error, Period, Sliding, Source};
+use ironward::Usage;
+use ironward_redis::{Period, Sliding, Source, StoreError};
 use redis::AsyncCommands;
 
 use common::{Server, unique};
@@ -27,13 +27,13 @@ async fn a_period_keeps_its_count_start_and_latest_in_one_key() {
     let tokens = Period::new(&store, &name, 100_000, 60 * SECOND);
     let taken = tokens.take_n("alice", NOW, 60_000).await.unwrap();
     // Another 60 000 would not fit before the period ends: `next_n` for the same cost.
-    assert_eq!((taken.value, taken.next), (Quota::Under, 60 * SECOND));
+    assert_eq!((taken.value, taken.next), (Usage::Under, 60 * SECOND));
     let small = tokens.next_n("alice", NOW, 40_000).await.unwrap();
     assert_eq!(small, Duration::ZERO);
     let refused = tokens.take_n("alice", NOW + SECOND, 50_000).await.unwrap();
-    assert_eq!((refused.value, refused.next), (Quota::Over, 59 * SECOND));
+    assert_eq!((refused.value, refused.next), (Usage::Over, 59 * SECOND));
     let hit = tokens.take_n("alice", NOW + SECOND, 40_000).await.unwrap();
-    assert_eq!((hit.value, hit.next), (Quota::Hit, 59 * SECOND));
+    assert_eq!((hit.value, hit.next), (Usage::Hit, 59 * SECOND));
 
     let mut conn = server.conn().await;
     let keys: Vec<String> = conn.keys(format!("{{{name}*")).await.unwrap();
@@ -65,12 +65,12 @@ async fn a_period_state_of_another_form_is_a_key_error() {
     let limit = Period::new(&store, &name, 5, SECOND);
     let err = limit.take_n("k", NOW, 1).await.unwrap_err();
     assert!(
-        matches!(&err, Error::Key { script: "period", code, .. } if code == "WRONGTYPE"),
+        matches!(&err, StoreError::Key { script: "period", code, .. } if code == "WRONGTYPE"),
         "{err:?}"
     );
     let err = limit.next_n("k", NOW, 1).await.unwrap_err();
     assert!(
-        matches!(&err, Error::Key { code, .. } if code == "WRONGTYPE"),
+        matches!(&err, StoreError::Key { code, .. } if code == "WRONGTYPE"),
         "{err:?}"
     );
     assert_eq!(
@@ -78,7 +78,7 @@ async fn a_period_state_of_another_form_is_a_key_error() {
         (Source::Redis, 2)
     );
     // Other keys are counted as ever.
-    assert_eq!(limit.take("j", NOW).await.unwrap().value, Quota::Under);
+    assert_eq!(limit.take("j", NOW).await.unwrap().value, Usage::Under);
 }
 
 // A log's entries carry their cost and a running sum (three doubles), so the units inside
@@ -185,7 +185,7 @@ async fn a_log_of_another_programs_entries_is_a_key_error() {
     let limit = Sliding::new(&store, &name, 5, SECOND);
     let err = limit.take_n("k", NOW, 1).await.unwrap_err();
     assert!(
-        matches!(&err, Error::Key { script: "sliding", code, .. } if code == "WRONGTYPE"),
+        matches!(&err, StoreError::Key { script: "sliding", code, .. } if code == "WRONGTYPE"),
         "{err:?}"
     );
     assert_eq!(store.source(), Source::Redis);
@@ -233,7 +233,7 @@ async fn costs_of_zero_and_past_the_quota_answer_as_the_core() {
     assert_eq!(core_period.left(NOW + 61 * SECOND), 1);
     let answer = period.take_n("k", NOW + 61 * SECOND, 1).await.unwrap();
     assert_eq!(answer.value, core_period.take_n(NOW + 61 * SECOND, 1));
-    assert_eq!(answer.value, Quota::Hit);
+    assert_eq!(answer.value, Usage::Hit);
 }
 
 // The running sums are kept modulo 2^48, so a log busy for ever never leaves the integers

@@ -11,9 +11,9 @@ use crate::common;
 
 use std::time::{Duration, Instant};
 
-use ironward::Quota;
-use ironward_redis::{Bucket, Error, Options, Period, Sliding, Source, Store};
-use ironward_tokio::{Clock, Limit};
+use ironward::Usage;
+use ironward_redis::{Bucket, Options, Period, Sliding, Source, Store, StoreError};
+use ironward_tokio::{Clock, Quota};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use redis::AsyncCommands;
 
@@ -219,7 +219,7 @@ async fn ten_takes_over_a_quota_of_four_count_four_admitted_and_six_refused() {
 #[cfg(feature = "tower")]
 mod layer {
     use http::Request;
-    use ironward_redis::RateLimitLayer;
+    use ironward_redis::FleetQuotaLayer;
     use ironward_tower::Limited;
     use tower::{BoxError, Layer, ServiceExt, service_fn};
 
@@ -235,7 +235,7 @@ mod layer {
         let store = store(&recorder, &server, Options::default());
         let name = unique("layer");
         let layer = metrics::with_local_recorder(&recorder, || {
-            RateLimitLayer::new(&store, &name, Limit::sliding(3, HOUR))
+            FleetQuotaLayer::new(&store, &name, Quota::sliding(3, HOUR))
                 .with_clock(Clock::from_fn(|| NOW))
                 .with_name("policy")
         });
@@ -293,7 +293,7 @@ async fn each_outage_is_one_failover_its_decisions_are_local_and_its_length_is_r
                     .await
                     .expect("an answer, not a timeout");
                 let slot = usize::from(answer.source == Source::Local);
-                admitted[slot] += u64::from(answer.value != Quota::Over);
+                admitted[slot] += u64::from(answer.value != Usage::Over);
             }
             admitted
         }
@@ -386,7 +386,7 @@ async fn a_paused_redis_refuses_for_timeout_and_does_not_fail_over() {
         .query_async(&mut conn)
         .await
         .unwrap();
-    assert_eq!(limit.take("k", NOW).await, Err(Error::Timeout));
+    assert_eq!(limit.take("k", NOW).await, Err(StoreError::Timeout));
 
     let seen = Seen::take(&snapshotter);
     let piece = "redis_sliding";
@@ -416,7 +416,7 @@ async fn a_reply_no_script_gives_refuses_for_bad_reply() {
     let () = conn.set(format!("{{{name}:k}}.tokens"), "1").await.unwrap();
 
     let err = bucket.take("k", NOW, 1.0).await.unwrap_err();
-    assert!(matches!(err, Error::Reply { .. }), "{err}");
+    assert!(matches!(err, StoreError::Reply { .. }), "{err}");
 
     let seen = Seen::take(&snapshotter);
     let piece = "redis_bucket";
@@ -441,7 +441,7 @@ async fn a_key_of_another_type_refuses_for_key_error_and_does_not_fail_over() {
 
     for _ in 0..3 {
         let err = limit.take("k", NOW).await.unwrap_err();
-        assert!(matches!(err, Error::Key { .. }), "{err}");
+        assert!(matches!(err, StoreError::Key { .. }), "{err}");
     }
     assert!(limit.take("other", NOW).await.unwrap().admitted());
 
@@ -476,9 +476,9 @@ async fn each_batch_records_its_number_of_decisions() {
         })
         .collect();
     for task in tasks {
-        assert_eq!(task.await.unwrap().value, Quota::Hit);
+        assert_eq!(task.await.unwrap().value, Usage::Hit);
     }
-    assert_eq!(limit.take("alone", NOW).await.unwrap().value, Quota::Hit);
+    assert_eq!(limit.take("alone", NOW).await.unwrap().value, Usage::Hit);
 
     let seen = Seen::take(&snapshotter);
     let mut sizes = seen.samples("ironward.redis.batch.size", &[]);

@@ -9,7 +9,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use ironward::Quota;
+use ironward::Usage;
 use ironward_redis::{Bucket, Period, Sliding, Source};
 
 use common::Server;
@@ -40,7 +40,7 @@ async fn a_debt_delays_the_next_request_and_a_refund_makes_room() {
     // 8 counted: 2 left.
     assert_eq!(
         period.take_n("k", s(2), 3).await.unwrap().value,
-        Quota::Over
+        Usage::Over
     );
     let second = period
         .reserve("k", s(2), 2, s(30))
@@ -50,7 +50,7 @@ async fn a_debt_delays_the_next_request_and_a_refund_makes_room() {
         .unwrap();
     // It cost nothing: the 2 come back.
     period.settle(second, 0, s(3)).await.unwrap();
-    assert_eq!(period.take_n("k", s(4), 2).await.unwrap().value, Quota::Hit);
+    assert_eq!(period.take_n("k", s(4), 2).await.unwrap().value, Usage::Hit);
     // A settle past its deadline changes nothing.
     let late = period
         .reserve("k", s(61), 5, s(1))
@@ -61,11 +61,11 @@ async fn a_debt_delays_the_next_request_and_a_refund_makes_room() {
     period.settle(late, 0, s(63)).await.unwrap();
     assert_eq!(
         period.take_n("k", s(63), 6).await.unwrap().value,
-        Quota::Over
+        Usage::Over
     );
     assert_eq!(
         period.take_n("k", s(63), 5).await.unwrap().value,
-        Quota::Hit
+        Usage::Hit
     );
 }
 

@@ -7,8 +7,10 @@ use crate::common;
 use std::collections::BTreeSet;
 use std::time::{Duration, Instant};
 
-use ironward::Quota;
-use ironward_redis::{Bucket, Error, OnTimeout, Options, Period, Sliding, Source, Stats, Store};
+use ironward::Usage;
+use ironward_redis::{
+    Bucket, OnTimeout, Options, Period, Sliding, Source, Stats, Store, StoreError,
+};
 use redis::AsyncCommands;
 
 use common::{Server, unique};
@@ -96,7 +98,7 @@ async fn the_script_is_loaded_once_and_again_after_a_flush() {
     assert_eq!(cached(&mut conn).await, 1);
     // Every kind runs on the one script: nothing more is loaded.
     let limit = Period::new(&store, "loaded", 1, SECOND);
-    assert_eq!(limit.take("k", NOW).await.unwrap().value, Quota::Hit);
+    assert_eq!(limit.take("k", NOW).await.unwrap().value, Usage::Hit);
     let bucket = Bucket::new(&store, "loaded", 1.0, 1.0);
     assert!(bucket.take("k", NOW, 1.0).await.unwrap().admitted());
     assert_eq!(cached(&mut conn).await, 1);
@@ -110,7 +112,7 @@ async fn the_script_is_loaded_once_and_again_after_a_flush() {
         .unwrap();
     assert_eq!(cached(&mut conn).await, 0);
     let limit = Period::new(&store, "flushed", 1, SECOND);
-    assert_eq!(limit.take("k", NOW).await.unwrap().value, Quota::Hit);
+    assert_eq!(limit.take("k", NOW).await.unwrap().value, Usage::Hit);
     assert_eq!(cached(&mut conn).await, 1);
     assert_eq!(store.source(), Source::Redis);
 }
@@ -136,7 +138,7 @@ async fn a_timeout_is_a_refusal_and_the_store_stays_on_redis() {
         .await
         .unwrap();
     let started = Instant::now();
-    assert_eq!(limit.take("k", NOW).await, Err(Error::Timeout));
+    assert_eq!(limit.take("k", NOW).await, Err(StoreError::Timeout));
     assert!(started.elapsed() < SECOND);
     // A call dropped before its answer is cancelled: no failover either.
     let dropped = tokio::time::timeout(Duration::from_millis(10), limit.take("k", NOW)).await;
@@ -170,7 +172,7 @@ async fn a_wrong_type_key_is_its_own_error_and_fails_nothing_over() {
             admitted += 1;
         }
         match limit.take("bad", now).await {
-            Err(Error::Key { script, code, .. }) => {
+            Err(StoreError::Key { script, code, .. }) => {
                 assert_eq!((script, code.as_str()), ("sliding", "WRONGTYPE"));
                 key_errors += 1;
             }
@@ -181,7 +183,7 @@ async fn a_wrong_type_key_is_its_own_error_and_fails_nothing_over() {
     assert!(
         matches!(
             next,
-            Error::Key {
+            StoreError::Key {
                 script: "sliding_next",
                 ..
             }
@@ -261,7 +263,7 @@ async fn connect_fails_on_an_unreachable_redis_unless_asked_to_start_local() {
     let answer = limit.take("k", NOW).await.unwrap();
     assert_eq!(
         (answer.value, answer.source, answer.next),
-        (Quota::Over, Source::Local, options.probe)
+        (Usage::Over, Source::Local, options.probe)
     );
     assert_eq!(store.stats().failovers, 1);
 }
@@ -280,7 +282,7 @@ async fn a_reply_no_script_gives_is_an_error_not_a_guess() {
     assert!(
         matches!(
             err,
-            Error::Reply {
+            StoreError::Reply {
                 script: "bucket",
                 ..
             }
@@ -299,7 +301,7 @@ async fn the_fallback_admits_its_share_of_each_quota() {
     })
     .await;
     let period = Period::new(&store, "p", 10, Duration::from_secs(60));
-    let answers: Vec<Quota> = {
+    let answers: Vec<Usage> = {
         let mut answers = Vec::new();
         for _ in 0..4 {
             answers.push(period.take("k", NOW).await.unwrap().value);
@@ -308,7 +310,7 @@ async fn the_fallback_admits_its_share_of_each_quota() {
     };
     assert_eq!(
         answers,
-        [Quota::Under, Quota::Under, Quota::Hit, Quota::Over]
+        [Usage::Under, Usage::Under, Usage::Hit, Usage::Over]
     );
     assert_eq!(store.source(), Source::Local);
 
@@ -431,7 +433,7 @@ async fn a_share_below_one_call_refuses_rather_than_round_up() {
     for i in 0..50 {
         let key = format!("k{i}");
         let now = NOW + Duration::from_secs(i);
-        assert_eq!(period.take(&key, now).await.unwrap().value, Quota::Over);
+        assert_eq!(period.take(&key, now).await.unwrap().value, Usage::Over);
         assert!(!sliding.take(&key, now).await.unwrap().admitted());
         // Not even half a token: the fallback holds none.
         assert!(!bucket.take(&key, now, 0.5).await.unwrap().admitted());
@@ -464,9 +466,9 @@ async fn next_is_counted_from_the_now_passed_after_a_clock_steps_back() {
         let name = unique("back");
         // Spent at `later`, asked again at `NOW`, ten seconds earlier.
         let period = Period::new(store, &name, 1, Duration::from_secs(60));
-        assert_eq!(period.take("k", later).await.unwrap().value, Quota::Hit);
+        assert_eq!(period.take("k", later).await.unwrap().value, Usage::Hit);
         let refused = period.take("k", NOW).await.unwrap();
-        assert_eq!((refused.value, refused.next), (Quota::Over, 70 * SECOND));
+        assert_eq!((refused.value, refused.next), (Usage::Over, 70 * SECOND));
         assert_eq!(period.next("k", NOW).await.unwrap(), 70 * SECOND);
 
         let sliding = Sliding::new(store, &name, 1, Duration::from_secs(60));

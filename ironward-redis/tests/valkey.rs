@@ -24,7 +24,7 @@ use crate::common;
 
 use std::time::Duration;
 
-use ironward::{Limit, Limits, LimitsReason, Quota};
+use ironward::{Limit, Limits, LimitsReason, Usage};
 use ironward_redis::{Bucket, Period, Periods, Reservation, Sliding, Source, Store, Term};
 use proptest::prelude::*;
 use proptest::test_runner::{Config, FileFailurePersistence, TestRunner};
@@ -183,7 +183,7 @@ fn period(flavor: Flavor) {
                                 None => redis.take("k", now).await.unwrap(),
                             };
                             prop_assert_eq!(answer.source, Source::Redis);
-                            let expected: Quota = core.take_n(now, cost);
+                            let expected: Usage = core.take_n(now, cost);
                             prop_assert_eq!(answer.value, expected, "take {} at {}", i, t);
                             // `next` is when the open period ends, `next_n` when the cost
                             // fits: they differ while it does.

@@ -13,7 +13,7 @@
 //!   policies, none under `noeviction`, and the lazy store on the server once answered;
 //! - another program's data under a limiter's keys (`WRONGTYPE`, Redis's own and the period
 //!   scripts'), and a full server under `noeviction` (`OOM`): each call refused with
-//!   `Error::Key` for that key alone, no failover, nothing admitted past the quota;
+//!   `StoreError::Key` for that key alone, no failover, nothing admitted past the quota;
 //! - the server killed with SIGKILL and restarted empty on its port: every limiter fails
 //!   over, admits its share, and returns to the server, exactly `Q`, `⌊share · Q⌋` and `Q`
 //!   admitted, the bound `2 · Q + ⌊share · Q⌋`;
@@ -24,9 +24,9 @@ use crate::common;
 use std::future::Future;
 use std::time::{Duration, Instant};
 
-use ironward::Quota;
+use ironward::Usage;
 use ironward_redis::{
-    Bucket, Error, Options, Period, Periods, Sliding, Source, Stats, Store, Term, Time,
+    Bucket, Options, Period, Periods, Sliding, Source, Stats, Store, StoreError, Term, Time,
 };
 use redis::aio::MultiplexedConnection;
 
@@ -117,10 +117,10 @@ impl Four {
     }
 }
 
-/// What a call refused with `Error::Key` says: its code, its script and Redis's message.
-fn key_error<T: std::fmt::Debug>(answer: Result<T, Error>) -> (String, &'static str, String) {
+/// What a call refused with `StoreError::Key` says: its code, its script and Redis's message.
+fn key_error<T: std::fmt::Debug>(answer: Result<T, StoreError>) -> (String, &'static str, String) {
     match answer {
-        Err(Error::Key {
+        Err(StoreError::Key {
             code,
             script,
             message,
@@ -205,7 +205,7 @@ fn flushed(flavor: Flavor) {
         assert_eq!(four.take("k", 5, Source::Redis).await, [2; 4]);
         assert_eq!(
             four.period.take_n("r", NOW, 5).await.unwrap().value,
-            Quota::Hit
+            Usage::Hit
         );
         assert_eq!(
             cached_scripts(&mut conn).await,
@@ -288,7 +288,7 @@ fn kept_on_the_server(store: &Store, errors: u64) -> Stats {
 // state, a list entry no log writes, and a bucket's: `MGET` answers no value for a key of
 // another type (on both servers), so a bucket that finds none asks the key's `TYPE` before
 // it would write over it as a fresh bucket's, and refuses a string that is no number. Each
-// call is refused with `Error::Key` for its key, the store stays on the server, and a clean
+// call is refused with `StoreError::Key` for its key, the store stays on the server, and a clean
 // key beside them takes exactly its quota.
 fn wrong_type(flavor: Flavor) {
     block(async {
@@ -347,7 +347,7 @@ fn wrong_type(flavor: Flavor) {
 }
 
 // A server at `maxmemory` under `noeviction` refuses writes with `OOM`: each call that
-// must write is then refused with `Error::Key` (no failover, which would hand every key
+// must write is then refused with `StoreError::Key` (no failover, which would hand every key
 // the fallback's share), and once there is room a spent key is still spent. Quota 5, all
 // 5 taken; while full, 3 calls on the spent key (a period, a log and a bucket write even
 // to refuse: `OOM`; a periods' refusal writes nothing, and is answered) and 1 on a fresh

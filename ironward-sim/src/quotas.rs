@@ -3,7 +3,7 @@
 
 use core::time::Duration;
 
-use ironward::{Bucket, Gate, Period, Quota, Sliding};
+use ironward::{Bucket, Gate, Period, Sliding, Usage};
 
 use crate::policy::Policies;
 
@@ -63,7 +63,7 @@ impl Quotas {
         } else if self
             .period
             .as_mut()
-            .is_some_and(|p| p.take(now) == Quota::Over)
+            .is_some_and(|p| p.take(now) == Usage::Over)
         {
             Err(Piece::Period)
         } else if !self.gate.as_mut().is_none_or(Gate::enter) {

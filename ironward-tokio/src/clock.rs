@@ -163,13 +163,13 @@ impl Clock {
     ///
     /// tokio's `sleep` for every clock but a [manual](Self::manual) one, which is moved
     /// forward by `duration` at once (when this is called) and completes on its first poll.
-    pub fn sleep(&self, duration: Duration) -> Sleep {
+    pub fn sleep(&self, duration: Duration) -> Delay {
         match &self.0 {
             Source::Manual(nanos) => {
                 advance(nanos, duration);
-                Sleep { tokio: None }
+                Delay { tokio: None }
             }
-            _ => Sleep {
+            _ => Delay {
                 tokio: Some(tokio::time::sleep(duration)),
             },
         }
@@ -234,13 +234,13 @@ pin_project_lite::pin_project! {
     /// clock.
     #[derive(Debug)]
     #[must_use = "a sleep does nothing unless awaited"]
-    pub struct Sleep {
+    pub struct Delay {
         #[pin]
         tokio: Option<tokio::time::Sleep>,
     }
 }
 
-impl Future for Sleep {
+impl Future for Delay {
     type Output = ();
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {

@@ -18,7 +18,7 @@
 //! | [`stripe`] | a value per thread on a cache line of its own, for counters many threads add to |
 //! | [`SharedShedder`] | go-zero's adaptive load shedder shared by `&`, a cool server's calls decided and recorded without a lock, admitting by [`Criticality`](ironward::Criticality) ([`check_as`](SharedShedder::check_as)) |
 //! | [`SharedLimiter`] | the adaptive concurrency limit every task shares: [`LimiterPermit`]s that settle on drop, and an optional bounded [`Queue`] with failsafe-go's gradual rejection, let in by criticality |
-//! | [`Limit`] | which core limiter a rate limit runs (bucket, sliding window, period), the one description ironward-tower's layer and ironward-redis's limiters take |
+//! | [`Quota`] | which core limiter a rate limit runs (bucket, sliding window, period), the one description ironward-tower's layer and ironward-redis's limiters take |
 //! | [`meter`] | the metric handles every edge counts its decisions through: the edges' plumbing, not something an application uses |
 //!
 //! A shared form lives here when it needs a `Mutex`, a value per thread or a task to wake, and
@@ -59,9 +59,9 @@ pub mod stripe;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 pub use breaker::{BreakerPermit, SharedBreaker, SharedCircuitBreaker};
-pub use clock::{Clock, Hand, Sleep};
+pub use clock::{Clock, Delay, Hand};
 pub use dice::Dice;
-pub use limit::Limit;
+pub use limit::Quota;
 pub use limiter::{
     Admission, LimiterPermit, LimiterRefusal, QUEUE, Queue, Queued, SharedLimiter, Waiter,
 };

@@ -1,4 +1,4 @@
-//! [`Limit`]: which core limiter a rate limit runs, in memory or in Redis.
+//! [`Quota`]: which core limiter a rate limit runs, in memory or in Redis.
 
 use std::time::Duration;
 
@@ -6,14 +6,14 @@ use ironward::{Bucket, Period, Sliding};
 
 /// Which limiter of the `ironward` core a rate limit runs, with its parameters: a token
 /// bucket, a sliding window or a fixed period; the one description that ironward-tower's
-/// `RateLimitLayer` (in memory) and ironward-redis's limiters (in Redis) both take.
+/// `QuotaLayer` (in memory) and ironward-redis's limiters (in Redis) both take.
 ///
 /// Every request costs one. The three answer different questions, and the core's docs say
 /// which to pick: a [`Bucket`] smooths (a burst after a quiet spell, then a steady rate: what
 /// a human-facing API wants), a [`Sliding`] window counts exactly over any window-long stretch
 /// ("a thousand an hour", with no double quota either side of a boundary), and a [`Period`]
 /// counts per fixed period, cheaply, as go-zero's `core/limit/periodlimit.go` does (made by
-/// [`Limit::aligned`], periods lie on multiples of the period on the layer's clock, so on
+/// [`Quota::aligned`], periods lie on multiples of the period on the layer's clock, so on
 /// [`Clock::unix`](crate::Clock::unix) a daily quota resets at midnight UTC).
 ///
 /// Out-of-range parameters are read as the core reads them (a NaN rate never refills, a
@@ -22,30 +22,30 @@ use ironward::{Bucket, Period, Sliding};
 ///
 /// # What a client is told
 ///
-/// A limit is told to a client as a quota `q` over a window `w` ([`policy`](Limit::policy)
-/// gives them before rounding): for a [`Limit::Bucket`] its burst in whole tokens over the
-/// time to refill from empty, `burst / rate`; for a [`Limit::Sliding`] or a
-/// [`Limit::Period`] its `quota` over its `window` or `period`. ironward-tower's `Limited` and
+/// A limit is told to a client as a quota `q` over a window `w` ([`policy`](Quota::policy)
+/// gives them before rounding): for a [`Quota::Bucket`] its burst in whole tokens over the
+/// time to refill from empty, `burst / rate`; for a [`Quota::Sliding`] or a
+/// [`Quota::Period`] its `quota` over its `window` or `period`. ironward-tower's `Limited` and
 /// `Headroom` say how the HTTP fields round them.
 ///
 /// # Examples
 ///
 /// ```
 /// use std::time::Duration;
-/// use ironward_tokio::Limit;
+/// use ironward_tokio::Quota;
 ///
 /// let secs = Duration::from_secs;
-/// assert_eq!(Limit::bucket(10.0, 20.0), Limit::Bucket { rate: 10.0, burst: 20.0 });
-/// assert_eq!(Limit::sliding(100, secs(60)), Limit::Sliding { quota: 100, window: secs(60) });
-/// let daily = Limit::aligned(1000, secs(86_400));
-/// assert_eq!(daily, Limit::Period { quota: 1000, period: secs(86_400), align: true });
+/// assert_eq!(Quota::bucket(10.0, 20.0), Quota::Bucket { rate: 10.0, burst: 20.0 });
+/// assert_eq!(Quota::sliding(100, secs(60)), Quota::Sliding { quota: 100, window: secs(60) });
+/// let daily = Quota::aligned(1000, secs(86_400));
+/// assert_eq!(daily, Quota::Period { quota: 1000, period: secs(86_400), align: true });
 ///
 /// // A key left alone this long is as good as new, so a keyed layer may forget it.
-/// assert_eq!(Limit::bucket(10.0, 20.0).idle(), secs(2));
+/// assert_eq!(Quota::bucket(10.0, 20.0).idle(), secs(2));
 /// assert_eq!(daily.idle(), secs(86_400));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Limit {
+pub enum Quota {
     /// A token bucket ([`Bucket`]), full at first.
     Bucket {
         /// Tokens a second; each request takes one.
@@ -72,7 +72,7 @@ pub enum Limit {
     },
 }
 
-impl Limit {
+impl Quota {
     /// A token bucket: `rate` tokens a second, up to `burst`.
     pub const fn bucket(rate: f64, burst: f64) -> Self {
         Self::Bucket { rate, burst }
@@ -127,7 +127,7 @@ impl Limit {
     /// limiter, and for a period the same alignment (the core's `Period` keeps its alignment
     /// for life).
     #[must_use]
-    pub fn retunes_to(&self, other: &Limit) -> bool {
+    pub fn retunes_to(&self, other: &Quota) -> bool {
         match (self, other) {
             (Self::Bucket { .. }, Self::Bucket { .. })
             | (Self::Sliding { .. }, Self::Sliding { .. }) => true,
@@ -148,7 +148,7 @@ impl Limit {
     }
 
     /// The quota and the span it is counted over, as
-    /// [what a client is told](Limit#what-a-client-is-told) says, before any rounding; no
+    /// [what a client is told](Quota#what-a-client-is-told) says, before any rounding; no
     /// span for a quota that never comes back (a bucket of rate 0, an infinite burst).
     #[must_use]
     pub fn policy(&self) -> (u64, Option<Duration>) {
@@ -189,24 +189,24 @@ mod tests {
 
     #[test]
     fn a_key_is_idle_once_its_limiter_is_as_good_as_new() {
-        assert_eq!(Limit::bucket(4.0, 2.0).idle(), ms(500));
-        assert_eq!(Limit::sliding(5, secs(60)).idle(), secs(60));
-        assert_eq!(Limit::aligned(5, secs(10)).idle(), secs(10));
+        assert_eq!(Quota::bucket(4.0, 2.0).idle(), ms(500));
+        assert_eq!(Quota::sliding(5, secs(60)).idle(), secs(60));
+        assert_eq!(Quota::aligned(5, secs(10)).idle(), secs(10));
     }
 
     #[test]
     fn idle_reads_parameters_as_the_core_does() {
-        assert_eq!(Limit::bucket(0.0, 5.0).idle(), Duration::MAX);
-        assert_eq!(Limit::bucket(f64::NAN, 5.0).idle(), Duration::MAX);
-        assert_eq!(Limit::bucket(2.0, f64::INFINITY).idle(), Duration::MAX);
+        assert_eq!(Quota::bucket(0.0, 5.0).idle(), Duration::MAX);
+        assert_eq!(Quota::bucket(f64::NAN, 5.0).idle(), Duration::MAX);
+        assert_eq!(Quota::bucket(2.0, f64::INFINITY).idle(), Duration::MAX);
         // A burst below 1 is 1.
-        assert_eq!(Limit::bucket(2.0, 0.0).idle(), ms(500));
+        assert_eq!(Quota::bucket(2.0, 0.0).idle(), ms(500));
         assert_eq!(
-            Limit::sliding(0, Duration::ZERO).idle(),
+            Quota::sliding(0, Duration::ZERO).idle(),
             Duration::from_nanos(1)
         );
         assert_eq!(
-            Limit::period(0, Duration::ZERO).idle(),
+            Quota::period(0, Duration::ZERO).idle(),
             Duration::from_nanos(1)
         );
     }
@@ -216,47 +216,47 @@ mod tests {
         // A third of a second is not whole nanoseconds: the core rounds up, so that a bucket
         // left alone this long is full.
         assert_eq!(
-            Limit::bucket(3.0, 1.0).idle(),
+            Quota::bucket(3.0, 1.0).idle(),
             Bucket::new(3.0, 1.0, Duration::ZERO).idle()
         );
         assert_eq!(
-            Limit::bucket(3.0, 1.0).idle(),
+            Quota::bucket(3.0, 1.0).idle(),
             Duration::from_nanos(333_333_334)
         );
         assert_eq!(
-            Limit::sliding(7, ms(1500)).idle(),
+            Quota::sliding(7, ms(1500)).idle(),
             Sliding::new(7, ms(1500)).idle()
         );
         assert_eq!(
-            Limit::aligned(7, ms(1500)).idle(),
+            Quota::aligned(7, ms(1500)).idle(),
             Period::aligned(7, ms(1500)).idle()
         );
     }
 
     #[test]
     fn a_bucket_reports_its_burst_over_its_refill_time() {
-        assert_eq!(Limit::bucket(10.0, 20.0).policy(), (20, Some(secs(2))));
-        assert_eq!(Limit::bucket(2.0, 2.5).policy(), (2, Some(ms(1250))));
-        assert_eq!(Limit::bucket(0.0, 3.0).policy(), (3, None));
-        assert_eq!(Limit::bucket(1.0, f64::INFINITY).policy(), (u64::MAX, None));
+        assert_eq!(Quota::bucket(10.0, 20.0).policy(), (20, Some(secs(2))));
+        assert_eq!(Quota::bucket(2.0, 2.5).policy(), (2, Some(ms(1250))));
+        assert_eq!(Quota::bucket(0.0, 3.0).policy(), (3, None));
+        assert_eq!(Quota::bucket(1.0, f64::INFINITY).policy(), (u64::MAX, None));
     }
 
     #[test]
     fn windows_and_periods_report_their_quota() {
-        assert_eq!(Limit::sliding(7, secs(30)).policy(), (7, Some(secs(30))));
-        assert_eq!(Limit::period(9, secs(60)).policy(), (9, Some(secs(60))));
+        assert_eq!(Quota::sliding(7, secs(30)).policy(), (7, Some(secs(30))));
+        assert_eq!(Quota::period(9, secs(60)).policy(), (9, Some(secs(60))));
     }
 
     #[test]
     fn only_a_limiter_of_the_same_kind_retunes() {
-        let bucket = Limit::bucket(1.0, 1.0);
-        assert!(bucket.retunes_to(&Limit::bucket(5.0, 50.0)));
-        assert!(!bucket.retunes_to(&Limit::sliding(1, secs(1))));
-        assert!(Limit::sliding(1, secs(1)).retunes_to(&Limit::sliding(9, secs(9))));
-        assert!(Limit::period(1, secs(1)).retunes_to(&Limit::period(2, secs(2))));
-        assert!(Limit::aligned(1, secs(1)).retunes_to(&Limit::aligned(2, secs(2))));
+        let bucket = Quota::bucket(1.0, 1.0);
+        assert!(bucket.retunes_to(&Quota::bucket(5.0, 50.0)));
+        assert!(!bucket.retunes_to(&Quota::sliding(1, secs(1))));
+        assert!(Quota::sliding(1, secs(1)).retunes_to(&Quota::sliding(9, secs(9))));
+        assert!(Quota::period(1, secs(1)).retunes_to(&Quota::period(2, secs(2))));
+        assert!(Quota::aligned(1, secs(1)).retunes_to(&Quota::aligned(2, secs(2))));
         // The core's `Period` keeps its alignment for life.
-        assert!(!Limit::period(1, secs(1)).retunes_to(&Limit::aligned(1, secs(1))));
-        assert!(!Limit::aligned(1, secs(1)).retunes_to(&Limit::period(1, secs(1))));
+        assert!(!Quota::period(1, secs(1)).retunes_to(&Quota::aligned(1, secs(1))));
+        assert!(!Quota::aligned(1, secs(1)).retunes_to(&Quota::period(1, secs(1))));
     }
 }

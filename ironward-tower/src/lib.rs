@@ -9,7 +9,7 @@
 //! | --- | --- | --- | --- | --- |
 //! | [`breaker`] | [`BreakerLayer`] (client side) | [`ironward::Breaker`]: SRE adaptive throttling | [`BreakerRefused`] | 503 |
 //! | [`shed`] | [`ShedLayer`] | [`ironward::Shedder`]: refuse while hot and full, the less critical first | [`ShedRefused`] | 503 |
-//! | [`rate_limit`] | [`RateLimitLayer`] | [`ironward::Bucket`], [`ironward::Sliding`] or [`ironward::Period`], global or keyed | [`Limited`] | 429 + `Retry-After`, `RateLimit`, `RateLimit-Policy` |
+//! | [`rate_limit`] | [`QuotaLayer`] | [`ironward::Bucket`], [`ironward::Sliding`] or [`ironward::Period`], global or keyed | [`Limited`] | 429 + `Retry-After`, `RateLimit`, `RateLimit-Policy` |
 //! | [`gate`] | [`GateLayer`] | [`ironward::Gate`]: a concurrency limit that never queues | [`GateFull`] | 503 |
 //! | [`limiter`] | [`LimiterLayer`] (server or client side) | [`ironward::Limiter`]: an adaptive concurrency limit that follows latency, admitting by criticality, with an optional bounded [`Queue`] | [`LimiterRefused`] | 503 |
 //! | [`deadline`] | [`DeadlineLayer`] | [`ironward::Deadline`]: a per-request budget | [`DeadlineExceeded`] | 504 |
@@ -38,8 +38,8 @@
 //! use axum::{Router, body::Body, error_handling::HandleErrorLayer, routing::get};
 //! use http::{Request, StatusCode};
 //! use ironward::SHED;
-//! use ironward_tower::{Cpu, CpuSampler, DeadlineLayer, GateLayer, Limit};
-//! use ironward_tower::{RateLimitLayer, ShedLayer};
+//! use ironward_tower::{Cpu, CpuSampler, DeadlineLayer, GateLayer, Quota};
+//! use ironward_tower::{QuotaLayer, ShedLayer};
 //! use tower::{ServiceBuilder, ServiceExt};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
@@ -49,7 +49,7 @@
 //!     ServiceBuilder::new()
 //!         .layer(HandleErrorLayer::new(ironward_tower::axum::handle_error))
 //!         .layer(ShedLayer::new(SHED, Cpu::from(&cpu)))
-//!         .layer(RateLimitLayer::by_peer(Limit::bucket(10.0, 20.0), 10_000))
+//!         .layer(QuotaLayer::by_peer(Quota::bucket(10.0, 20.0), 10_000))
 //!         .layer(GateLayer::new(256))
 //!         .layer(DeadlineLayer::new(Duration::from_secs(2))),
 //! );
@@ -110,8 +110,8 @@ pub use ironward_tokio::{Clock, Dice, LimiterRefusal, QUEUE, Queue, Queued};
 pub use limiter::{LimiterFuture, LimiterLayer, LimiterRefused, LimiterService};
 pub use mode::Mode;
 pub use rate_limit::{
-    ClientAddr, Headroom, KindMismatch, Limit, Limited, ProxyHeader, RateLimitFuture,
-    RateLimitLayer, RateLimitService, RateLimitTuner,
+    ClientAddr, Headroom, KindMismatch, Limited, ProxyHeader, Quota, QuotaFuture, QuotaLayer,
+    QuotaService, QuotaTuner,
 };
 pub use retry::{
     ClassifyError, Fault, FinalErrors, GaveUp, HttpRetryFuture, HttpRetryLayer, HttpRetryService,

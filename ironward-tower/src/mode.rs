@@ -23,7 +23,7 @@
 /// refuses nothing: its decisions are the twin's, not those of a layer that let the
 /// shadowed calls count.
 ///
-/// Where the service serves `http::Request`s ([`RateLimitLayer`](crate::RateLimitLayer),
+/// Where the service serves `http::Request`s ([`QuotaLayer`](crate::QuotaLayer),
 /// [`DeadlineLayer`](crate::DeadlineLayer)), the refusal value ([`Limited`](crate::Limited),
 /// [`DeadlineExceeded`](crate::DeadlineExceeded)) is also put in the *request's* extensions,
 /// so that the handler or an outer layer can read it. A deadline can do so only for a

@@ -25,7 +25,7 @@ pub(crate) trait Tune<P>: Send + Sync {
 /// [`LimiterLayer::tuner`](crate::LimiterLayer::tuner) ([`Adaptive`](ironward::Adaptive)) and
 /// [`LimiterLayer::queue_tuner`](crate::LimiterLayer::queue_tuner) (its
 /// [`Queue`](crate::Queue), `None` for none). The rate limit has a tuner of its own,
-/// [`RateLimitTuner`](crate::RateLimitTuner), because its retune can be refused: budgets of
+/// [`QuotaTuner`](crate::QuotaTuner), because its retune can be refused: budgets of
 /// one kind cannot carry their state into another.
 ///
 /// It holds the layer's shared state (one `Arc`), so it is cheap to clone, `Send` and `Sync`,

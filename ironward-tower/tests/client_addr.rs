@@ -1,4 +1,4 @@
-//! `RateLimitLayer::by_client` over real HTTP: an axum server on a loopback port, reached
+//! `QuotaLayer::by_client` over real HTTP: an axum server on a loopback port, reached
 //! through a pretend proxy (one TCP peer, 127.0.0.1, sending the chain a proxy would), keyed
 //! by the client that `Forwarded` (RFC 7239) or `X-Forwarded-For` names from the right.
 
@@ -14,7 +14,7 @@ use axum::extract::ConnectInfo;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http::{Request, Response as HttpResponse, StatusCode};
-use ironward_tower::{ClientAddr, Limit, Limited, ProxyHeader, RateLimitLayer};
+use ironward_tower::{ClientAddr, Limited, ProxyHeader, Quota, QuotaLayer};
 use tower::util::MapRequestLayer;
 use tower::{Layer, Service, ServiceExt, service_fn};
 
@@ -40,9 +40,8 @@ fn bare_peer(mut request: Request<Body>) -> Request<Body> {
 
 /// A route allowing two requests an hour for each client `client` reads, and the server
 /// running it.
-async fn serve(client: ClientAddr) -> (Server, RateLimitLayer) {
-    let limit =
-        RateLimitLayer::by_client(Limit::period(2, Duration::from_secs(3600)), 1000, client);
+async fn serve(client: ClientAddr) -> (Server, QuotaLayer) {
+    let limit = QuotaLayer::by_client(Quota::period(2, Duration::from_secs(3600)), 1000, client);
     let app = Router::new()
         .route("/", get(|| async { "hello" }))
         .layer((HandleErrorLayer::new(refuse), limit.clone()));
@@ -158,7 +157,7 @@ async fn trusting_no_proxy_keys_by_the_peer_whatever_the_chain() {
 }
 
 /// Whether `layer` admits each request of `requests`, in turn, on one service.
-async fn admitted(layer: &RateLimitLayer, requests: Vec<Request<()>>) -> Vec<bool> {
+async fn admitted(layer: &QuotaLayer, requests: Vec<Request<()>>) -> Vec<bool> {
     let ok = service_fn(|_: Request<()>| async { Ok::<_, BoxError>(HttpResponse::new(())) });
     let mut service = layer.layer(ok);
     let mut answers = Vec::new();
@@ -186,7 +185,7 @@ fn from(peer: &str, header: Option<(&str, &str)>) -> Request<()> {
 // spellings, whichever extractor reads the address: one client, one quota.
 #[tokio::test(start_paused = true)]
 async fn an_ipv4_client_spelt_as_ipv6_has_one_quota_whoever_reads_it() {
-    let burst_of_one = Limit::bucket(1.0, 1.0);
+    let burst_of_one = Quota::bucket(1.0, 1.0);
     let proxy = "10.0.0.2:50000";
     let xff = ClientAddr {
         header: ProxyHeader::XForwardedFor,
@@ -196,10 +195,10 @@ async fn an_ipv4_client_spelt_as_ipv6_has_one_quota_whoever_reads_it() {
         header: ProxyHeader::Forwarded,
         ..ClientAddr::behind(1)
     };
-    let cases: [(&str, RateLimitLayer, [Request<()>; 2]); 6] = [
+    let cases: [(&str, QuotaLayer, [Request<()>; 2]); 6] = [
         (
             "X-Forwarded-For",
-            RateLimitLayer::by_client(burst_of_one, 100, xff),
+            QuotaLayer::by_client(burst_of_one, 100, xff),
             [
                 from(proxy, Some(("x-forwarded-for", "203.0.113.5"))),
                 from(proxy, Some(("x-forwarded-for", "::ffff:203.0.113.5"))),
@@ -207,7 +206,7 @@ async fn an_ipv4_client_spelt_as_ipv6_has_one_quota_whoever_reads_it() {
         ),
         (
             "X-Forwarded-For, bracketed with a port",
-            RateLimitLayer::by_client(burst_of_one, 100, xff),
+            QuotaLayer::by_client(burst_of_one, 100, xff),
             [
                 from(proxy, Some(("x-forwarded-for", "203.0.113.5:4711"))),
                 from(
@@ -218,7 +217,7 @@ async fn an_ipv4_client_spelt_as_ipv6_has_one_quota_whoever_reads_it() {
         ),
         (
             "Forwarded",
-            RateLimitLayer::by_client(burst_of_one, 100, forwarded),
+            QuotaLayer::by_client(burst_of_one, 100, forwarded),
             [
                 from(proxy, Some(("forwarded", "for=203.0.113.5"))),
                 from(
@@ -229,7 +228,7 @@ async fn an_ipv4_client_spelt_as_ipv6_has_one_quota_whoever_reads_it() {
         ),
         (
             "the peer, by_peer",
-            RateLimitLayer::by_peer(burst_of_one, 100),
+            QuotaLayer::by_peer(burst_of_one, 100),
             [
                 from("203.0.113.5:4711", None),
                 from("[::ffff:203.0.113.5]:4712", None),
@@ -237,7 +236,7 @@ async fn an_ipv4_client_spelt_as_ipv6_has_one_quota_whoever_reads_it() {
         ),
         (
             "the peer, by_client trusting no proxy",
-            RateLimitLayer::by_client(burst_of_one, 100, ClientAddr::DIRECT),
+            QuotaLayer::by_client(burst_of_one, 100, ClientAddr::DIRECT),
             [
                 from("203.0.113.5:4711", None),
                 from("[::ffff:203.0.113.5]:4712", None),
@@ -245,7 +244,7 @@ async fn an_ipv4_client_spelt_as_ipv6_has_one_quota_whoever_reads_it() {
         ),
         (
             "the peer, by_client without a chain",
-            RateLimitLayer::by_client(burst_of_one, 100, ClientAddr::behind(1)),
+            QuotaLayer::by_client(burst_of_one, 100, ClientAddr::behind(1)),
             [
                 from("[::ffff:203.0.113.5]:4711", None),
                 from("203.0.113.5:4712", None),
@@ -266,7 +265,7 @@ async fn an_ipv4_client_spelt_as_ipv6_has_one_quota_whoever_reads_it() {
 #[cfg(feature = "axum")]
 #[tokio::test(start_paused = true)]
 async fn an_ipv4_peer_in_connect_info_spelt_as_ipv6_has_one_quota() {
-    let layer = RateLimitLayer::by_peer(Limit::bucket(1.0, 1.0), 100);
+    let layer = QuotaLayer::by_peer(Quota::bucket(1.0, 1.0), 100);
     let requests = ["203.0.113.5:4711", "[::ffff:203.0.113.5]:4712"].map(|peer| {
         let mut request = Request::new(());
         let peer = peer.parse::<SocketAddr>().unwrap();

@@ -12,8 +12,8 @@ use std::time::Duration;
 use http::{Request, Response};
 use ironward::{SHED, SRE};
 use ironward_tower::{
-    AnyError, BreakerLayer, BreakerRefused, Cpu, DeadlineLayer, GateFull, GateLayer, Limit,
-    Limited, RateLimitLayer, RequestDeadline, ShedLayer, ShedRefused,
+    AnyError, BreakerLayer, BreakerRefused, Cpu, DeadlineLayer, GateFull, GateLayer, Limited,
+    Quota, QuotaLayer, RequestDeadline, ShedLayer, ShedRefused,
 };
 use metrics_util::debugging::DebuggingRecorder;
 use tower::{BoxError, Layer, Service, ServiceExt, service_fn};
@@ -123,9 +123,8 @@ async fn the_gate_counts_what_it_let_in_and_what_it_found_full() {
 async fn a_rate_limit_reports_under_its_policy_name() {
     let recording = Recording::start();
     let (named, unnamed) = {
-        let named =
-            RateLimitLayer::new(Limit::sliding(3, Duration::from_secs(60))).with_name("login");
-        let unnamed = RateLimitLayer::new(Limit::sliding(1, Duration::from_secs(60)));
+        let named = QuotaLayer::new(Quota::sliding(3, Duration::from_secs(60))).with_name("login");
+        let unnamed = QuotaLayer::new(Quota::sliding(1, Duration::from_secs(60)));
         (named, unnamed)
     };
     let (login, other) = (named.layer(ok()), unnamed.layer(ok()));
@@ -187,7 +186,7 @@ async fn a_renamed_layer_leaves_no_series_under_its_old_name() {
     let breaker = BreakerLayer::new(SRE).with_name("backend");
     let shed = ShedLayer::new(SHED, Cpu::fixed(0)).with_name("api");
     let gate = GateLayer::new(4).with_name("db");
-    let limit = RateLimitLayer::new(Limit::bucket(10.0, 20.0)).with_name("login");
+    let limit = QuotaLayer::new(Quota::bucket(10.0, 20.0)).with_name("login");
     let deadline = DeadlineLayer::new(Duration::from_secs(1)).with_name("edge");
     assert!(
         recording.seen().is_empty(),

@@ -1,4 +1,4 @@
-//! `RateLimitLayer`: budgets shared across connections and keys, over real TCP with an axum
+//! `QuotaLayer`: budgets shared across connections and keys, over real TCP with an axum
 //! server, and under paused tokio time for refills, windows, periods and eviction.
 
 use crate::common;
@@ -15,7 +15,7 @@ use axum::extract::ConnectInfo;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use http::{HeaderName, Request, StatusCode};
-use ironward_tower::{Clock, Limit, Limited, RateLimitLayer};
+use ironward_tower::{Clock, Limited, Quota, QuotaLayer};
 use tower::{Layer, Service, ServiceExt, service_fn};
 
 use common::{Server, client};
@@ -35,7 +35,7 @@ async fn refuse(err: BoxError) -> Response {
 }
 
 /// A route behind `limit`, mapping refusals to `429` with the layer's own headers.
-fn app(limit: RateLimitLayer) -> Router {
+fn app(limit: QuotaLayer) -> Router {
     Router::new()
         .route("/", get(|| async { "hello" }))
         .layer((HandleErrorLayer::new(refuse), limit))
@@ -98,7 +98,7 @@ fn keyed(key: &str) -> Request<()> {
 #[tokio::test]
 async fn a_route_answers_429_with_retry_after_once_the_quota_is_spent() {
     let (clock, millis) = manual_clock();
-    let limit = RateLimitLayer::new(Limit::period(5, secs(60)))
+    let limit = QuotaLayer::new(Quota::period(5, secs(60)))
         .with_clock(clock)
         .with_headers(true);
     let server = Server::start(app(limit)).await;
@@ -135,7 +135,7 @@ async fn a_route_answers_429_with_retry_after_once_the_quota_is_spent() {
 #[tokio::test]
 async fn a_bucket_route_tells_the_client_when_the_next_token_comes() {
     let (clock, millis) = manual_clock();
-    let limit = RateLimitLayer::new(Limit::bucket(2.0, 3.0))
+    let limit = QuotaLayer::new(Quota::bucket(2.0, 3.0))
         .with_clock(clock)
         .with_name("burst")
         .with_headers(true);
@@ -185,34 +185,29 @@ async fn the_policy_field_the_remaining_count_and_the_refusal_agree() {
     let ms = Duration::from_millis;
     for (limit, layer, quota, window) in [
         // The burst over the time it takes to refill: 400 ms, rounded up to a second.
-        (Limit::bucket(50.0, 20.0), 20, Some(1)),
+        (Quota::bucket(50.0, 20.0), 20, Some(1)),
         // Slower than one a second: a token every 2 s.
-        (Limit::bucket(0.5, 1.0), 1, Some(2)),
+        (Quota::bucket(0.5, 1.0), 1, Some(2)),
         // 7.5 s to refill, rounded up.
-        (Limit::bucket(0.4, 3.0), 3, Some(8)),
-        (Limit::bucket(10.0, 1.0), 1, Some(1)),
-        (Limit::bucket(1e9, 5.0), 5, Some(1)),
+        (Quota::bucket(0.4, 3.0), 3, Some(8)),
+        (Quota::bucket(10.0, 1.0), 1, Some(1)),
+        (Quota::bucket(1e9, 5.0), 5, Some(1)),
         // A bucket that never refills (an infinite rate is read as 0): no window at all.
-        (Limit::bucket(0.0, 2.0), 2, None),
-        (Limit::bucket(f64::INFINITY, 3.0), 3, None),
-        (Limit::sliding(3, ms(400)), 3, Some(1)),
-        (Limit::sliding(5, ms(1500)), 5, Some(2)),
-        (Limit::sliding(2, secs(60)), 2, Some(60)),
-        (Limit::period(4, ms(250)), 4, Some(1)),
-        (Limit::aligned(2, secs(3600)), 2, Some(3600)),
+        (Quota::bucket(0.0, 2.0), 2, None),
+        (Quota::bucket(f64::INFINITY, 3.0), 3, None),
+        (Quota::sliding(3, ms(400)), 3, Some(1)),
+        (Quota::sliding(5, ms(1500)), 5, Some(2)),
+        (Quota::sliding(2, secs(60)), 2, Some(60)),
+        (Quota::period(4, ms(250)), 4, Some(1)),
+        (Quota::aligned(2, secs(3600)), 2, Some(3600)),
     ]
     .into_iter()
     .flat_map(|(limit, quota, window)| {
         // The one budget of a layer without keys, and a key's, are made apart.
         let one_key = |_: &http::request::Parts| Some(());
         [
-            (limit, RateLimitLayer::new(limit), quota, window),
-            (
-                limit,
-                RateLimitLayer::keyed(limit, 10, one_key),
-                quota,
-                window,
-            ),
+            (limit, QuotaLayer::new(limit), quota, window),
+            (limit, QuotaLayer::keyed(limit, 10, one_key), quota, window),
         ]
     }) {
         let mut service = layer.with_headers(true).layer(ok());
@@ -255,10 +250,10 @@ async fn the_policy_field_the_remaining_count_and_the_refusal_agree() {
 // policy, so a request that passed two limits carries both, the inner layer's first.
 #[tokio::test]
 async fn stacked_limits_each_add_their_member_to_the_fields() {
-    let minute = RateLimitLayer::new(Limit::sliding(5, secs(60)))
+    let minute = QuotaLayer::new(Quota::sliding(5, secs(60)))
         .with_name("minute")
         .with_headers(true);
-    let hour = RateLimitLayer::new(Limit::period(100, secs(3600)))
+    let hour = QuotaLayer::new(Quota::period(100, secs(3600)))
         .with_name("hour")
         .with_headers(true);
     let mut service = hour.layer(minute.layer(ok()));
@@ -291,7 +286,7 @@ async fn stacked_limits_each_add_their_member_to_the_fields() {
 // only.
 #[tokio::test]
 async fn a_layer_without_headers_sends_them_on_refusals_only() {
-    let limit = RateLimitLayer::new(Limit::period(1, secs(60)));
+    let limit = QuotaLayer::new(Quota::period(1, secs(60)));
     assert!(!limit.headers());
     assert!(
         !limit
@@ -322,7 +317,7 @@ async fn a_layer_without_headers_sends_them_on_refusals_only() {
 async fn a_limit_of_ten_admits_ten_in_total_across_four_clients() {
     let ports = Arc::new(Mutex::new(HashSet::new()));
     let seen = Arc::clone(&ports);
-    let limit = RateLimitLayer::new(Limit::period(10, secs(3600)));
+    let limit = QuotaLayer::new(Quota::period(10, secs(3600)));
     let app = Router::new()
         .route(
             "/",
@@ -365,7 +360,7 @@ async fn a_limit_of_ten_admits_ten_in_total_across_four_clients() {
 #[tokio::test]
 async fn a_keyed_limit_gives_each_api_key_its_own_quota() {
     let name = HeaderName::from_static("x-api-key");
-    let limit = RateLimitLayer::by_header(Limit::period(3, secs(3600)), 1000, name);
+    let limit = QuotaLayer::by_header(Quota::period(3, secs(3600)), 1000, name);
     let server = Server::start(app(limit.clone())).await;
     let client = client();
     let status = |key: Option<&'static str>| {
@@ -389,12 +384,12 @@ async fn a_keyed_limit_gives_each_api_key_its_own_quota() {
 
 #[tokio::test]
 async fn a_keyed_limit_gives_each_peer_address_its_own_quota() {
-    let limit = Limit::sliding(2, secs(3600));
+    let limit = Quota::sliding(2, secs(3600));
     // With the `axum` feature the layer reads axum's `ConnectInfo` itself.
     #[cfg(feature = "axum")]
-    let layer = RateLimitLayer::by_peer(limit, 1000);
+    let layer = QuotaLayer::by_peer(limit, 1000);
     #[cfg(not(feature = "axum"))]
-    let layer = RateLimitLayer::keyed(limit, 1000, |head: &http::request::Parts| {
+    let layer = QuotaLayer::keyed(limit, 1000, |head: &http::request::Parts| {
         let ConnectInfo(peer) = head.extensions.get::<ConnectInfo<SocketAddr>>()?;
         Some(peer.ip())
     });
@@ -422,8 +417,8 @@ async fn a_keyed_limit_gives_each_peer_address_its_own_quota() {
 // 10⁵ distinct keys stay within the key bound, so a flood of keys costs evictions, not memory.
 #[tokio::test]
 async fn a_hundred_thousand_distinct_keys_stay_within_the_key_bound() {
-    let layer = RateLimitLayer::by_header(
-        Limit::bucket(1.0, 5.0),
+    let layer = QuotaLayer::by_header(
+        Quota::bucket(1.0, 5.0),
         1000,
         HeaderName::from_static("x-key"),
     );
@@ -442,7 +437,7 @@ async fn a_hundred_thousand_distinct_keys_stay_within_the_key_bound() {
 
 #[tokio::test(start_paused = true)]
 async fn a_bucket_refills_at_its_rate_up_to_its_burst() {
-    let mut service = RateLimitLayer::new(Limit::bucket(10.0, 5.0)).layer(ok());
+    let mut service = QuotaLayer::new(Quota::bucket(10.0, 5.0)).layer(ok());
     for _ in 0..5 {
         assert_eq!(take(&mut service, Request::new(())).await, Ok(()));
     }
@@ -467,7 +462,7 @@ async fn a_bucket_refills_at_its_rate_up_to_its_burst() {
 
 #[tokio::test(start_paused = true)]
 async fn a_sliding_window_frees_room_as_requests_leave_it() {
-    let mut service = RateLimitLayer::new(Limit::sliding(2, secs(10))).layer(ok());
+    let mut service = QuotaLayer::new(Quota::sliding(2, secs(10))).layer(ok());
     assert_eq!(take(&mut service, Request::new(())).await, Ok(()));
     tokio::time::advance(secs(4)).await;
     assert_eq!(take(&mut service, Request::new(())).await, Ok(()));
@@ -482,7 +477,7 @@ async fn a_sliding_window_frees_room_as_requests_leave_it() {
 
 #[tokio::test(start_paused = true)]
 async fn a_period_resets_when_it_ends() {
-    let mut service = RateLimitLayer::new(Limit::period(2, secs(10))).layer(ok());
+    let mut service = QuotaLayer::new(Quota::period(2, secs(10))).layer(ok());
     tokio::time::advance(secs(3)).await;
     assert_eq!(take(&mut service, Request::new(())).await, Ok(()));
     assert_eq!(take(&mut service, Request::new(())).await, Ok(()));
@@ -497,8 +492,8 @@ async fn a_period_resets_when_it_ends() {
 
 #[tokio::test(start_paused = true)]
 async fn idle_keys_are_evicted_once_their_limit_is_as_good_as_new() {
-    let layer = RateLimitLayer::by_header(
-        Limit::sliding(1, secs(10)),
+    let layer = QuotaLayer::by_header(
+        Quota::sliding(1, secs(10)),
         10_000,
         HeaderName::from_static("x-key"),
     );
@@ -531,8 +526,8 @@ async fn idle_keys_are_evicted_once_their_limit_is_as_good_as_new() {
 // key's quota, no more and no less.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn racing_requests_get_exactly_their_keys_quota() {
-    let layer = RateLimitLayer::by_header(
-        Limit::period(3, secs(3600)),
+    let layer = QuotaLayer::by_header(
+        Quota::period(3, secs(3600)),
         10_000,
         HeaderName::from_static("x-key"),
     );

@@ -19,7 +19,7 @@ use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
 use ironward::{SHED, Shed};
-use ironward_tower::{ClientAddr, Cpu, Limit, ProxyHeader};
+use ironward_tower::{ClientAddr, Cpu, ProxyHeader, Quota};
 use reqwest::StatusCode;
 
 use common::Server;
@@ -106,7 +106,7 @@ async fn every_counter_equals_what_the_clients_sent_and_saw() {
             ..SHED
         },
         // Twenty an hour per client: nothing refills while the test runs.
-        rate: Limit::period(20, Duration::from_secs(3600)),
+        rate: Quota::period(20, Duration::from_secs(3600)),
         client: ClientAddr {
             header: ProxyHeader::XForwardedFor,
             ..ClientAddr::behind(1)

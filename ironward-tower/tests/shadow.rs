@@ -14,8 +14,7 @@ use http::{Request, Response};
 use ironward::{SHED, SRE};
 use ironward_tower::{
     AnyError, BreakerLayer, BreakerRefused, Clock, Cpu, DeadlineExceeded, DeadlineLayer, Dice,
-    GateFull, GateLayer, Limit, Limited, Mode, RateLimitLayer, RequestDeadline, ShedLayer,
-    ShedRefused,
+    GateFull, GateLayer, Limited, Mode, Quota, QuotaLayer, RequestDeadline, ShedLayer, ShedRefused,
 };
 use tokio::time::Instant;
 use tower::{BoxError, Layer, Service, service_fn};
@@ -142,7 +141,7 @@ fn every_layer_enforces_unless_told_otherwise() {
     assert_eq!(BreakerLayer::new(SRE).mode(), Mode::Enforce);
     assert_eq!(ShedLayer::new(SHED, Cpu::fixed(0)).mode(), Mode::Enforce);
     assert_eq!(
-        RateLimitLayer::new(Limit::bucket(1.0, 1.0)).mode(),
+        QuotaLayer::new(Quota::bucket(1.0, 1.0)).mode(),
         Mode::Enforce
     );
     assert_eq!(GateLayer::new(1).mode(), Mode::Enforce);
@@ -159,7 +158,7 @@ fn every_layer_enforces_unless_told_otherwise() {
         .with_classifier(AnyError);
     assert!(shed.mode().is_shadow());
     let (clock, _) = Clock::manual(Duration::ZERO);
-    let limit = RateLimitLayer::new(Limit::bucket(1.0, 1.0))
+    let limit = QuotaLayer::new(Quota::bucket(1.0, 1.0))
         .with_mode(Mode::Shadow)
         .with_name("r")
         .with_clock(clock);
@@ -317,7 +316,7 @@ async fn a_shadow_rate_limit_lets_through_exactly_what_its_twin_limits() {
     let make = |name, mode| {
         counters.make(|| {
             // Told to send the fields, which a shadow layer still never does.
-            RateLimitLayer::new(Limit::bucket(10.0, 5.0))
+            QuotaLayer::new(Quota::bucket(10.0, 5.0))
                 .with_clock(clock.clone())
                 .with_name(name)
                 .with_headers(true)

@@ -14,7 +14,7 @@ use http::{HeaderName, Request, Response};
 use ironward::{Breaker, SHED, SRE, Shed, Sre};
 use ironward_tower::{
     AnyError, BreakerLayer, Clock, Cpu, Dice, GateFull, GateLayer, GateService, KindMismatch,
-    Limit, Limited, RateLimitLayer, RateLimitTuner, ShedLayer, ShedRefused, Tuner,
+    Limited, Quota, QuotaLayer, QuotaTuner, ShedLayer, ShedRefused, Tuner,
 };
 use tower::{BoxError, Layer, Service, ServiceExt, service_fn};
 
@@ -320,7 +320,7 @@ where
 async fn a_lowered_sliding_window_admits_no_more_than_the_new_quota_in_any_window() {
     // A naive model: the stamps admitted, and the count inside any 60 s ending at a stamp.
     let (clock, hand) = Clock::manual(Duration::ZERO);
-    let layer = RateLimitLayer::new(Limit::sliding(10, secs(60))).with_clock(clock);
+    let layer = QuotaLayer::new(Quota::sliding(10, secs(60))).with_clock(clock);
     let mut service = layer.layer(ok());
     let mut stamps = Vec::new();
     for t in 0..4 {
@@ -328,7 +328,7 @@ async fn a_lowered_sliding_window_admits_no_more_than_the_new_quota_in_any_windo
         assert!(admitted(&mut service).await);
         stamps.push(secs(t));
     }
-    layer.tuner().retune(Limit::sliding(6, secs(60))).unwrap();
+    layer.tuner().retune(Quota::sliding(6, secs(60))).unwrap();
     // Every second for three minutes, five requests: never more than six in a window.
     for t in 4..180 {
         hand.set(secs(t));
@@ -355,10 +355,10 @@ async fn a_lowered_sliding_window_admits_no_more_than_the_new_quota_in_any_windo
 #[tokio::test(start_paused = true)]
 async fn a_lowered_bucket_or_period_admits_no_more_than_the_new_quota() {
     // A full bucket of 10 retuned to a burst of 2 keeps 2 tokens, and refills at 1 a second.
-    let layer = RateLimitLayer::new(Limit::bucket(10.0, 10.0));
+    let layer = QuotaLayer::new(Quota::bucket(10.0, 10.0));
     let mut service = layer.layer(ok());
     assert_eq!(admits(&mut service, 3).await, 3);
-    layer.tuner().retune(Limit::bucket(1.0, 2.0)).unwrap();
+    layer.tuner().retune(Quota::bucket(1.0, 2.0)).unwrap();
     assert_eq!(admits(&mut service, 5).await, 2);
     tokio::time::advance(ms(999)).await;
     assert!(!admitted(&mut service).await);
@@ -366,11 +366,11 @@ async fn a_lowered_bucket_or_period_admits_no_more_than_the_new_quota() {
     assert_eq!(admits(&mut service, 5).await, 1);
 
     // A period of 10 with 4 taken, lowered to 5: one more in the period that is open.
-    let layer = RateLimitLayer::new(Limit::period(10, secs(60)));
+    let layer = QuotaLayer::new(Quota::period(10, secs(60)));
     let mut service = layer.layer(ok());
     assert_eq!(admits(&mut service, 4).await, 4);
     tokio::time::advance(secs(20)).await;
-    layer.tuner().retune(Limit::period(5, secs(60))).unwrap();
+    layer.tuner().retune(Quota::period(5, secs(60))).unwrap();
     assert_eq!(admits(&mut service, 5).await, 1);
     let refused = call(&mut service, Request::new(())).await.unwrap_err();
     assert_eq!((refused.quota(), refused.retry_after()), (5, secs(40)));
@@ -382,24 +382,24 @@ async fn a_lowered_bucket_or_period_admits_no_more_than_the_new_quota() {
 async fn a_raised_limit_admits_what_the_new_policy_allows() {
     // A period: the count stands, the quota grows. The refused third request is counted
     // too, as go-zero's `INCRBY` counts it, so two of the five are left.
-    let layer = RateLimitLayer::new(Limit::period(2, secs(60)));
+    let layer = QuotaLayer::new(Quota::period(2, secs(60)));
     let mut service = layer.layer(ok());
     assert_eq!(admits(&mut service, 3).await, 2);
-    layer.tuner().retune(Limit::period(5, secs(60))).unwrap();
+    layer.tuner().retune(Quota::period(5, secs(60))).unwrap();
     assert_eq!(admits(&mut service, 5).await, 2);
 
     // A sliding window: the stamps stand, the quota grows.
-    let layer = RateLimitLayer::new(Limit::sliding(2, secs(60)));
+    let layer = QuotaLayer::new(Quota::sliding(2, secs(60)));
     let mut service = layer.layer(ok());
     assert_eq!(admits(&mut service, 3).await, 2);
-    layer.tuner().retune(Limit::sliding(5, secs(60))).unwrap();
+    layer.tuner().retune(Quota::sliding(5, secs(60))).unwrap();
     assert_eq!(admits(&mut service, 5).await, 3);
 
     // A bucket: empty, it refills at the new rate up to the new burst, not to a full one.
-    let layer = RateLimitLayer::new(Limit::bucket(1.0, 1.0));
+    let layer = QuotaLayer::new(Quota::bucket(1.0, 1.0));
     let mut service = layer.layer(ok());
     assert_eq!(admits(&mut service, 2).await, 1);
-    layer.tuner().retune(Limit::bucket(10.0, 5.0)).unwrap();
+    layer.tuner().retune(Quota::bucket(10.0, 5.0)).unwrap();
     let refused = call(&mut service, Request::new(())).await.unwrap_err();
     assert_eq!((refused.quota(), refused.retry_after()), (5, ms(100)));
     tokio::time::advance(secs(2)).await;
@@ -409,7 +409,7 @@ async fn a_raised_limit_admits_what_the_new_policy_allows() {
 #[tokio::test(start_paused = true)]
 async fn a_keyed_limit_retunes_the_keys_it_holds_and_the_keys_to_come() {
     let key = HeaderName::from_static("x-key");
-    let layer = RateLimitLayer::by_header(Limit::sliding(2, secs(60)), 100, key);
+    let layer = QuotaLayer::by_header(Quota::sliding(2, secs(60)), 100, key);
     let service = &mut layer.layer(ok());
     let from = |client: &str| Request::get("/").header("x-key", client).body(()).unwrap();
 
@@ -419,14 +419,14 @@ async fn a_keyed_limit_retunes_the_keys_it_holds_and_the_keys_to_come() {
     assert_eq!(layer.keys(), 2);
 
     // Raised: each key keeps what it took; a new key gets the new quota.
-    layer.tuner().retune(Limit::sliding(3, secs(60))).unwrap();
+    layer.tuner().retune(Quota::sliding(3, secs(60))).unwrap();
     assert_eq!(from_key(service, Some("alice"), 3).await, 1);
     assert_eq!(from_key(service, Some("bob"), 3).await, 2);
     assert_eq!(from_key(service, None, 3).await, 2);
     assert_eq!(from_key(service, Some("carol"), 4).await, 3);
 
     // Lowered to one: every key held is full, and a new key gets one.
-    layer.tuner().retune(Limit::sliding(1, secs(60))).unwrap();
+    layer.tuner().retune(Quota::sliding(1, secs(60))).unwrap();
     for client in [Some("alice"), Some("bob"), Some("carol"), None] {
         assert_eq!(from_key(service, client, 1).await, 0, "{client:?}");
     }
@@ -435,7 +435,7 @@ async fn a_keyed_limit_retunes_the_keys_it_holds_and_the_keys_to_come() {
     assert_eq!((refused.quota(), refused.window()), (1, Some(secs(60))));
     assert_eq!(
         (layer.limit(), layer.keys()),
-        (Limit::sliding(1, secs(60)), 4)
+        (Quota::sliding(1, secs(60)), 4)
     );
 
     // The keys held leave as their stamps do: one window after each one's newest.
@@ -462,35 +462,35 @@ where
 
 #[tokio::test(start_paused = true)]
 async fn a_limit_of_another_kind_is_refused_and_changes_nothing() {
-    let layer = RateLimitLayer::new(Limit::bucket(1.0, 2.0));
+    let layer = QuotaLayer::new(Quota::bucket(1.0, 2.0));
     let mut service = layer.layer(ok());
     assert!(admitted(&mut service).await);
     let tuner = layer.tuner();
-    let window = Limit::sliding(100, secs(1));
+    let window = Quota::sliding(100, secs(1));
     assert_eq!(
         tuner.retune(window),
-        Err(KindMismatch::new(Limit::bucket(1.0, 2.0), window))
+        Err(KindMismatch::new(Quota::bucket(1.0, 2.0), window))
     );
-    assert_eq!(tuner.limit(), Limit::bucket(1.0, 2.0));
+    assert_eq!(tuner.limit(), Quota::bucket(1.0, 2.0));
     // The bucket still holds the one token it had left.
     assert_eq!(admits(&mut service, 3).await, 1);
 
     // A period keeps its alignment: fixed and aligned periods are two kinds.
     let key = HeaderName::from_static("x-key");
-    let keyed = RateLimitLayer::by_header(Limit::period(1, secs(10)), 10, key);
+    let keyed = QuotaLayer::by_header(Quota::period(1, secs(10)), 10, key);
     let mut service = keyed.layer(ok());
     let alice = || Request::get("/").header("x-key", "alice").body(()).unwrap();
     assert!(call(&mut service, alice()).await.is_ok());
     let err = keyed
         .tuner()
-        .retune(Limit::aligned(5, secs(10)))
+        .retune(Quota::aligned(5, secs(10)))
         .unwrap_err();
-    assert_eq!(err.offered(), Limit::aligned(5, secs(10)));
+    assert_eq!(err.offered(), Quota::aligned(5, secs(10)));
     assert_eq!(
         err.to_string(),
         "a fixed period cannot be retuned into an aligned period"
     );
-    assert_eq!(keyed.limit(), Limit::period(1, secs(10)));
+    assert_eq!(keyed.limit(), Quota::period(1, secs(10)));
     assert!(call(&mut service, alice()).await.is_err());
     let boxed: BoxError = Box::new(err);
     assert!(boxed.is::<KindMismatch>());
@@ -498,15 +498,15 @@ async fn a_limit_of_another_kind_is_refused_and_changes_nothing() {
 
 #[tokio::test(start_paused = true)]
 async fn every_clone_of_a_rate_limit_layer_and_of_its_services_sees_the_change() {
-    let layer = RateLimitLayer::new(Limit::sliding(4, secs(60)));
+    let layer = QuotaLayer::new(Quota::sliding(4, secs(60)));
     let twin = layer.clone();
     let mut a = layer.layer(ok());
     let mut b = a.clone();
     let mut c = twin.layer(ok());
-    let tuner: RateLimitTuner = twin.tuner().clone();
+    let tuner: QuotaTuner = twin.tuner().clone();
     assert!(admitted(&mut a).await && admitted(&mut b).await && admitted(&mut c).await);
 
-    tuner.retune(Limit::sliding(5, secs(60))).unwrap();
+    tuner.retune(Quota::sliding(5, secs(60))).unwrap();
     assert_eq!(
         (layer.limit(), twin.limit()),
         (tuner.limit(), tuner.limit())
@@ -521,9 +521,9 @@ async fn every_clone_of_a_rate_limit_layer_and_of_its_services_sees_the_change()
 
     // A builder makes new budgets under the limit in force, which the old tuner leaves.
     let renamed = layer.with_name("reloaded");
-    assert_eq!(renamed.limit(), Limit::sliding(5, secs(60)));
-    tuner.retune(Limit::sliding(1, secs(60))).unwrap();
-    assert_eq!(renamed.limit(), Limit::sliding(5, secs(60)));
+    assert_eq!(renamed.limit(), Quota::sliding(5, secs(60)));
+    tuner.retune(Quota::sliding(1, secs(60))).unwrap();
+    assert_eq!(renamed.limit(), Quota::sliding(5, secs(60)));
     let mut e = renamed.layer(ok());
     let refused = loop {
         if let Err(refused) = call(&mut e, Request::new(())).await {
@@ -542,15 +542,15 @@ fn a_tuner_is_a_cheap_shared_handle() {
     fn handle<T: Clone + std::fmt::Debug + Send + Sync + 'static>(_: &T) {}
     let breaker = BreakerLayer::new(SRE).tuner();
     let shed = ShedLayer::new(SHED, Cpu::fixed(0)).tuner();
-    let rate = RateLimitLayer::new(Limit::bucket(1.0, 1.0)).tuner();
+    let rate = QuotaLayer::new(Quota::bucket(1.0, 1.0)).tuner();
     let gate = GateLayer::new(3).tuner();
     handle::<Tuner<Sre>>(&breaker);
     handle::<Tuner<Shed>>(&shed);
-    handle::<RateLimitTuner>(&rate);
+    handle::<QuotaTuner>(&rate);
     handle::<Tuner<u32>>(&gate);
     // One `Arc` each: a pointer, and for the generic tuner, which erases the layer's other
     // parameters, its vtable.
-    assert_eq!(size_of::<RateLimitTuner>(), size_of::<usize>());
+    assert_eq!(size_of::<QuotaTuner>(), size_of::<usize>());
     assert_eq!(size_of::<Tuner<u32>>(), 2 * size_of::<usize>());
     assert_eq!(size_of::<Tuner<Sre>>(), 2 * size_of::<usize>());
     assert_eq!(size_of::<Tuner<Shed>>(), 2 * size_of::<usize>());
@@ -558,7 +558,7 @@ fn a_tuner_is_a_cheap_shared_handle() {
     assert!(format!("{shed:?}").starts_with("Tuner { policy: Shed { size: 50"));
     assert_eq!(
         format!("{rate:?}"),
-        "RateLimitTuner { limit: Bucket { rate: 1.0, burst: 1.0 } }"
+        "QuotaTuner { limit: Bucket { rate: 1.0, burst: 1.0 } }"
     );
     assert_eq!(format!("{gate:?}"), "Tuner { policy: 3 }");
 }

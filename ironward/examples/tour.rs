@@ -9,8 +9,8 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use ironward::{
-    BACKOFF, Backoff, Breaker, Bucket, Deadline, Gate, Jitter, Period, Piece, Quota, RECONNECT,
-    SHED, SRE, Shedder, Sliding, SplitMix64, Ticket, Ward,
+    BACKOFF, Backoff, Breaker, Bucket, Deadline, Gate, Jitter, Period, Piece, RECONNECT, SHED, SRE,
+    Shedder, Sliding, SplitMix64, Ticket, Usage, Ward,
 };
 
 fn main() {
@@ -169,7 +169,7 @@ fn limiters() {
     );
 
     let mut period = Period::aligned(3, Duration::from_secs(1));
-    let quotas: Vec<Quota> = [1_200, 1_500, 1_700, 1_900]
+    let quotas: Vec<Usage> = [1_200, 1_500, 1_700, 1_900]
         .map(|t| period.take(ms(t)))
         .to_vec();
     println!(

@@ -57,7 +57,7 @@
 //! - `serde` (off by default): `Serialize` and `Deserialize` for the policy records
 //!   ([`Sre`], [`Shed`], [`Shares`], [`Criticality`], [`Backoff`], [`Jitter`],
 //!   [`Reconnect`], [`Checkouts`], [`Adaptive`] and the limit module's [`limit::Algorithm`], [`limit::Aimd`],
-//!   [`limit::Vegas`], [`limit::Gradient2`], [`limit::Step`], [`limit::Decrease`],
+//!   [`limit::Vegas`], [`limit::Gradient2`], [`limit::Scale`], [`limit::Decrease`],
 //!   [`limit::Sampling`] and [`limit::Latency`], [`http_retry::Settings`]), with durations
 //!   as humane strings such as `"100ms"` or `"10s"`.
 
@@ -101,7 +101,7 @@ pub use gate::SharedGate;
 pub use gate::{Gate, GateReason};
 pub use limit::{ADAPTIVE, Adaptive, Grant, Limiter, LimiterReason, Settle};
 pub use limits::{Limit, Limits, LimitsReason, Reservations};
-pub use period::{Period, Quota, QuotaReason};
+pub use period::{Period, QuotaReason, Usage};
 #[cfg(target_has_atomic = "64")]
 pub use period::{PeriodLeft, SharedPeriod};
 pub use reservation::Reservation;

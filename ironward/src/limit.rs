@@ -25,6 +25,6 @@ pub use aimd::{AIMD, Aimd};
 pub use estimator::{Algorithm, Estimator};
 pub use gradient2::{GRADIENT2, Gradient2};
 pub use limiter::{Grant, Limiter, LimiterReason, Settle};
-pub use sample::{Sample, Step};
+pub use sample::{Sample, Scale};
 pub use sampler::{Latency, SAMPLING, Sampler, Sampling};
 pub use vegas::{Decrease, VEGAS, Vegas};

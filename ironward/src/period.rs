@@ -6,15 +6,15 @@ use crate::clock::{Latest, nanos};
 use crate::internal::owner::Owner;
 use crate::reservation::{self, Reservation, Reserves};
 
-mod quota;
 mod reason;
 #[cfg(target_has_atomic = "64")]
 mod shared;
+mod usage;
 
-pub use quota::Quota;
 pub use reason::QuotaReason;
 #[cfg(target_has_atomic = "64")]
 pub use shared::{PeriodLeft, SharedPeriod};
+pub use usage::Usage;
 
 /// A fixed-window counter: at most `quota` events per `period`, the count starting again
 /// when a period ends.
@@ -23,7 +23,7 @@ pub use shared::{PeriodLeft, SharedPeriod};
 /// client can spend one quota at the end of a period and another at the start of the next.
 /// That is the trade go-zero's `PeriodLimit` (`core/limit/periodlimit.go`) makes, and this is
 /// its arithmetic without Redis: every event is counted, and the count decides the answer
-/// ([`Quota::Under`] below the quota, [`Quota::Hit`] on it, [`Quota::Over`] past it).
+/// ([`Usage::Under`] below the quota, [`Usage::Hit`] on it, [`Usage::Over`] past it).
 ///
 /// Where a period starts:
 ///
@@ -39,7 +39,7 @@ pub use shared::{PeriodLeft, SharedPeriod};
 /// # Edge cases
 ///
 /// Nothing here panics. A `period` below 1 ns is raised to 1 ns. A quota of 0 answers
-/// [`Quota::Over`] to every event; a quota of 1 answers [`Quota::Hit`] to the first. The
+/// [`Usage::Over`] to every event; a quota of 1 answers [`Usage::Hit`] to the first. The
 /// count is a saturating `u64`, so even a quota of `u32::MAX` tells `Hit` from `Over`. Time
 /// is `now` on the caller's clock in whole nanoseconds, saturating after about 584 years;
 /// the clock starts at zero, and a `now` earlier than one already seen is read as the latest
@@ -49,7 +49,7 @@ pub use shared::{PeriodLeft, SharedPeriod};
 ///
 /// [`take_n`](Period::take_n), [`check_n`](Period::check_n) and [`next_n`](Period::next_n)
 /// charge a request its cost in units (tokens of a language model, bytes): it passes when
-/// the period's count plus its cost is at most the quota, answering [`Quota::Hit`] when it
+/// the period's count plus its cost is at most the quota, answering [`Usage::Hit`] when it
 /// lands exactly on it. The methods without `_n` are these with a cost of 1. A refused cost
 /// is not counted while the period has room left, so a request too large for what is left
 /// does not spend it; once the quota is used up, a refusal counts as one event, as go-zero
@@ -81,13 +81,13 @@ pub use shared::{PeriodLeft, SharedPeriod};
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::{Period, Quota};
+/// use ironward::{Period, Usage};
 ///
 /// // A thousand a day, resetting at midnight UTC on a Unix clock.
 /// let day = Duration::from_secs(86_400);
 /// let mut daily = Period::aligned(1000, day);
 /// let noon = Duration::from_secs(1_709_294_400); // 2024-03-01 12:00:00 UTC
-/// assert_eq!(daily.take(noon), Quota::Under);
+/// assert_eq!(daily.take(noon), Usage::Under);
 /// assert_eq!(daily.left(noon), 999);
 /// assert_eq!(daily.next(noon), day / 2);
 ///
@@ -95,11 +95,11 @@ pub use shared::{PeriodLeft, SharedPeriod};
 /// let minute = Duration::from_secs(60);
 /// let mut limit = Period::new(3, minute);
 /// let at = Duration::from_secs;
-/// assert_eq!(limit.take(at(10)), Quota::Under);
-/// assert_eq!(limit.take(at(20)), Quota::Under);
-/// assert_eq!(limit.take(at(30)), Quota::Hit);
-/// assert_eq!(limit.take(at(69)), Quota::Over);
-/// assert_eq!(limit.take(at(70)), Quota::Under);
+/// assert_eq!(limit.take(at(10)), Usage::Under);
+/// assert_eq!(limit.take(at(20)), Usage::Under);
+/// assert_eq!(limit.take(at(30)), Usage::Hit);
+/// assert_eq!(limit.take(at(69)), Usage::Over);
+/// assert_eq!(limit.take(at(70)), Usage::Under);
 /// ```
 #[derive(Debug, Clone)]
 pub struct Period {
@@ -130,15 +130,15 @@ impl Period {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Period, Quota};
+    /// use ironward::{Period, Usage};
     ///
     /// let secs = Duration::from_secs;
     /// let mut limit = Period::new(1, secs(10));
-    /// assert_eq!(limit.take(secs(7)), Quota::Hit);
+    /// assert_eq!(limit.take(secs(7)), Usage::Hit);
     /// // The period opened at 7 s: it ends at 17 s.
     /// assert_eq!(limit.next(secs(7)), secs(10));
-    /// assert_eq!(limit.take(secs(16)), Quota::Over);
-    /// assert_eq!(limit.take(secs(17)), Quota::Hit);
+    /// assert_eq!(limit.take(secs(16)), Usage::Over);
+    /// assert_eq!(limit.take(secs(17)), Usage::Hit);
     /// ```
     pub fn new(quota: u32, period: Duration) -> Self {
         Self::with(quota, period, false)
@@ -154,14 +154,14 @@ impl Period {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Period, Quota};
+    /// use ironward::{Period, Usage};
     ///
     /// let secs = Duration::from_secs;
     /// let mut limit = Period::aligned(1, secs(10));
-    /// assert_eq!(limit.take(secs(7)), Quota::Hit);
+    /// assert_eq!(limit.take(secs(7)), Usage::Hit);
     /// // The period is [0 s, 10 s): it ends at 10 s, whenever the first event came.
     /// assert_eq!(limit.next(secs(7)), secs(3));
-    /// assert_eq!(limit.take(secs(10)), Quota::Hit);
+    /// assert_eq!(limit.take(secs(10)), Usage::Hit);
     /// ```
     pub fn aligned(quota: u32, period: Duration) -> Self {
         Self::with(quota, period, true)
@@ -184,43 +184,43 @@ impl Period {
     /// Counts one event at `now` and says where the quota stands.
     ///
     /// Every event is counted, refused ones too, as go-zero's `INCRBY` counts them. This is
-    /// [`check`](Period::check) with a refusal read as [`Quota::Over`], and
+    /// [`check`](Period::check) with a refusal read as [`Usage::Over`], and
     /// [`take_n`](Period::take_n) with a cost of 1.
     #[must_use = "an unchecked take counts the event without enforcing the quota"]
-    pub fn take(&mut self, now: Duration) -> Quota {
-        self.check(now).unwrap_or(Quota::Over)
+    pub fn take(&mut self, now: Duration) -> Usage {
+        self.check(now).unwrap_or(Usage::Over)
     }
 
     /// Counts a request costing `cost` units at `now` and says where the quota stands.
     ///
-    /// It passes when the count plus `cost` is at most the quota: [`Quota::Hit`] when it
-    /// lands on it, [`Quota::Under`] below. A refused cost is counted as one event once the
+    /// It passes when the count plus `cost` is at most the quota: [`Usage::Hit`] when it
+    /// lands on it, [`Usage::Under`] below. A refused cost is counted as one event once the
     /// quota is used up, and not at all while room is left (see the type's docs). This is
-    /// [`check_n`](Period::check_n) with a refusal read as [`Quota::Over`].
+    /// [`check_n`](Period::check_n) with a refusal read as [`Usage::Over`].
     ///
     /// # Examples
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Period, Quota};
+    /// use ironward::{Period, Usage};
     ///
     /// let secs = Duration::from_secs;
     /// // A million tokens a day.
     /// let mut daily = Period::new(1_000_000, secs(86_400));
-    /// assert_eq!(daily.take_n(secs(0), 900_000), Quota::Under);
+    /// assert_eq!(daily.take_n(secs(0), 900_000), Usage::Under);
     /// // Too large for what is left: refused, and the 100 000 left stay.
-    /// assert_eq!(daily.take_n(secs(1), 200_000), Quota::Over);
+    /// assert_eq!(daily.take_n(secs(1), 200_000), Usage::Over);
     /// assert_eq!(daily.left(secs(1)), 100_000);
-    /// assert_eq!(daily.take_n(secs(2), 100_000), Quota::Hit);
-    /// assert_eq!(daily.take_n(secs(3), 1_000_001), Quota::Over);
+    /// assert_eq!(daily.take_n(secs(2), 100_000), Usage::Hit);
+    /// assert_eq!(daily.take_n(secs(3), 1_000_001), Usage::Over);
     /// ```
     #[must_use = "an unchecked take counts the cost without enforcing the quota"]
-    pub fn take_n(&mut self, now: Duration, cost: u32) -> Quota {
-        self.check_n(now, cost).unwrap_or(Quota::Over)
+    pub fn take_n(&mut self, now: Duration, cost: u32) -> Usage {
+        self.check_n(now, cost).unwrap_or(Usage::Over)
     }
 
     /// [`take`](Period::take) with the numbers behind a refusal: `Ok(Under)` or `Ok(Hit)` for
-    /// an event admitted, `Err` for one [`Quota::Over`]. `take` is this with the reason read
+    /// an event admitted, `Err` for one [`Usage::Over`]. `take` is this with the reason read
     /// as `Over`, so the two always decide alike.
     ///
     /// `Err` is a refusal, an answer rather than a failure. It carries the events the open
@@ -232,22 +232,22 @@ impl Period {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Period, Quota};
+    /// use ironward::{Period, Usage};
     ///
     /// let secs = Duration::from_secs;
     /// let mut limit = Period::new(1, secs(10));
-    /// assert_eq!(limit.check(secs(3)), Ok(Quota::Hit));
+    /// assert_eq!(limit.check(secs(3)), Ok(Usage::Hit));
     /// let reason = limit.check(secs(5)).expect_err("the quota is used up");
     /// assert_eq!((reason.count, reason.quota, reason.next), (2, 1, secs(8)));
     /// ```
     #[inline]
     #[must_use = "an unchecked take counts the event without enforcing the quota"]
-    pub fn check(&mut self, now: Duration) -> Result<Quota, QuotaReason> {
+    pub fn check(&mut self, now: Duration) -> Result<Usage, QuotaReason> {
         self.check_n(now, 1)
     }
 
     /// [`take_n`](Period::take_n) with the numbers behind a refusal: `take_n` is this with
-    /// the reason read as [`Quota::Over`], so the two always decide alike.
+    /// the reason read as [`Usage::Over`], so the two always decide alike.
     ///
     /// `Err` carries the open period's count after the refusal (saturating at `u32::MAX`),
     /// the quota, and how long until the period ends, which is what [`next`](Period::next)
@@ -271,7 +271,7 @@ impl Period {
     /// ```
     #[inline]
     #[must_use = "an unchecked take counts the cost without enforcing the quota"]
-    pub fn check_n(&mut self, now: Duration, cost: u32) -> Result<Quota, QuotaReason> {
+    pub fn check_n(&mut self, now: Duration, cost: u32) -> Result<Usage, QuotaReason> {
         let t = self.latest.advance(now);
         let start = self.open_at(t);
         let quota = u64::from(self.quota);
@@ -279,9 +279,9 @@ impl Period {
         if after <= quota {
             self.count = after;
             return Ok(if after < quota {
-                Quota::Under
+                Usage::Under
             } else {
-                Quota::Hit
+                Usage::Hit
             });
         }
         if self.count >= quota {
@@ -350,14 +350,14 @@ impl Period {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Period, Quota};
+    /// use ironward::{Period, Usage};
     ///
     /// let secs = Duration::from_secs;
     /// let mut limit = Period::new(1_000, secs(60));
     /// let reservation = limit.reserve(secs(0), 800, secs(30)).unwrap();
     /// // It cost 1 100: 300 past the quota, so nothing more passes this period.
     /// limit.settle(reservation, 1_100, secs(10));
-    /// assert_eq!(limit.take_n(secs(10), 0), Quota::Over);
+    /// assert_eq!(limit.take_n(secs(10), 0), Usage::Over);
     /// assert_eq!(limit.next_n(secs(10), 1), secs(50));
     /// ```
     pub fn settle(
@@ -392,18 +392,18 @@ impl Period {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Period, Quota};
+    /// use ironward::{Period, Usage};
     ///
     /// let secs = Duration::from_secs;
     /// let mut limit = Period::new(10, secs(60));
     /// for _ in 0..4 {
-    ///     assert_eq!(limit.take(secs(5)), Quota::Under);
+    ///     assert_eq!(limit.take(secs(5)), Usage::Under);
     /// }
     /// // Five a period now: the four already taken count, one is left.
     /// limit.retune(5, secs(60), secs(20));
     /// assert_eq!(limit.left(secs(20)), 1);
-    /// assert_eq!(limit.take(secs(20)), Quota::Hit);
-    /// assert_eq!(limit.take(secs(20)), Quota::Over);
+    /// assert_eq!(limit.take(secs(20)), Usage::Hit);
+    /// assert_eq!(limit.take(secs(20)), Usage::Over);
     /// // A two-minute period: the one open since 5 s now ends at 125 s.
     /// limit.retune(5, secs(120), secs(30));
     /// assert_eq!(limit.next(secs(30)), secs(95));
@@ -468,11 +468,11 @@ impl Period {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Period, Quota};
+    /// use ironward::{Period, Usage};
     ///
     /// let secs = Duration::from_secs;
     /// let mut limit = Period::new(100, secs(60));
-    /// assert_eq!(limit.take_n(secs(0), 60), Quota::Under);
+    /// assert_eq!(limit.take_n(secs(0), 60), Usage::Under);
     /// assert_eq!(limit.next_n(secs(15), 40), Duration::ZERO);
     /// assert_eq!(limit.next_n(secs(15), 41), secs(45));
     /// assert_eq!(limit.next_n(secs(15), 101), Duration::MAX);
@@ -502,13 +502,13 @@ impl Period {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Period, Quota};
+    /// use ironward::{Period, Usage};
     ///
     /// let minute = Duration::from_secs(60);
     /// let mut limit = Period::new(1, minute);
-    /// assert_eq!(limit.take(Duration::ZERO), Quota::Hit);
+    /// assert_eq!(limit.take(Duration::ZERO), Usage::Hit);
     /// assert_eq!(limit.idle(), minute);
-    /// assert_eq!(limit.take(limit.idle()), Quota::Hit);
+    /// assert_eq!(limit.take(limit.idle()), Usage::Hit);
     /// ```
     #[must_use]
     pub fn idle(&self) -> Duration {

@@ -21,7 +21,7 @@ mod windowed;
 use core::time::Duration;
 
 use ironward::limit::{
-    AIMD, Aimd, Algorithm, Decrease, Estimator, GRADIENT2, Gradient2, Sample, Step, VEGAS, Vegas,
+    AIMD, Aimd, Algorithm, Decrease, Estimator, GRADIENT2, Gradient2, Sample, Scale, VEGAS, Vegas,
 };
 use netflix::{
     AimdLimit, DoubleUnaryOperator, ExpAvgMeasurement, Gradient2Limit, IntUnaryOperator, Limit,
@@ -33,22 +33,22 @@ use proptest::test_runner::TestCaseError;
 // ---------------------------------------------------------------------------------------
 // The oracles, built from the same constants
 
-fn step_fn(step: Step) -> IntUnaryOperator {
+fn step_fn(step: Scale) -> IntUnaryOperator {
     match step {
-        Step::Fixed(n) => Box::new(move |_| n as i32),
-        Step::Log10(n) => Box::new(move |limit| (n as i32).wrapping_mul(log10_root_int(limit))),
-        Step::Sqrt(n) => Box::new(move |limit| square_root(n as i32, limit)),
+        Scale::Fixed(n) => Box::new(move |_| n as i32),
+        Scale::Log10(n) => Box::new(move |limit| (n as i32).wrapping_mul(log10_root_int(limit))),
+        Scale::Sqrt(n) => Box::new(move |limit| square_root(n as i32, limit)),
     }
 }
 
-fn increase_fn(step: Step) -> DoubleUnaryOperator {
+fn increase_fn(step: Scale) -> DoubleUnaryOperator {
     let f = step_fn(step);
     Box::new(move |limit| limit + f64::from(f(limit as i32)))
 }
 
 fn decrease_fn(decrease: Decrease) -> DoubleUnaryOperator {
     match decrease {
-        Decrease::Step(step) => {
+        Decrease::Scale(step) => {
             let f = step_fn(step);
             Box::new(move |limit| limit - f64::from(f(limit as i32)))
         }
@@ -226,11 +226,11 @@ fn base() -> impl Strategy<Value = u64> {
     ]
 }
 
-fn step() -> impl Strategy<Value = Step> {
+fn step() -> impl Strategy<Value = Scale> {
     prop_oneof![
-        (0..=12_u32).prop_map(Step::Fixed),
-        (0..=7_u32).prop_map(Step::Log10),
-        (0..=12_u32).prop_map(Step::Sqrt),
+        (0..=12_u32).prop_map(Scale::Fixed),
+        (0..=7_u32).prop_map(Scale::Log10),
+        (0..=12_u32).prop_map(Scale::Sqrt),
     ]
 }
 
@@ -253,7 +253,7 @@ fn aimd() -> impl Strategy<Value = Aimd> {
 
 fn vegas() -> impl Strategy<Value = Vegas> {
     let decrease = prop_oneof![
-        step().prop_map(Decrease::Step),
+        step().prop_map(Decrease::Scale),
         (0.0..=1.0_f64).prop_map(Decrease::Ratio),
     ];
     (
@@ -303,8 +303,8 @@ fn gradient2() -> impl Strategy<Value = Gradient2> {
 
 /// Netflix `VegasLimitTest.create`'s constants.
 const VEGAS_TEST: Vegas = Vegas {
-    alpha: Step::Fixed(3),
-    beta: Step::Fixed(6),
+    alpha: Scale::Fixed(3),
+    beta: Scale::Fixed(6),
     smoothing: 1.0,
     initial: 10,
     max: 20,

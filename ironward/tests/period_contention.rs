@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::thread;
 use std::time::Duration;
 
-use ironward::{Quota, SharedPeriod};
+use ironward::{SharedPeriod, Usage};
 
 const THREADS: u64 = 8;
 
@@ -59,12 +59,12 @@ fn each_period_admits_exactly_the_quota_and_hits_once() {
                 let now = Duration::from_micros(round);
                 for _ in 0..20 {
                     match limit.take(now) {
-                        Quota::Under => admitted[round as usize].fetch_add(1, Ordering::Relaxed),
-                        Quota::Hit => {
+                        Usage::Under => admitted[round as usize].fetch_add(1, Ordering::Relaxed),
+                        Usage::Hit => {
                             hits[round as usize].fetch_add(1, Ordering::Relaxed);
                             admitted[round as usize].fetch_add(1, Ordering::Relaxed)
                         }
-                        Quota::Over => 0,
+                        Usage::Over => 0,
                     };
                 }
                 barrier.wait();
@@ -133,7 +133,7 @@ fn a_retune_under_contention_never_passes_the_larger_terms() {
                     limit.retune(quota, period, now);
                     let seen = (limit.quota(), limit.period());
                     assert!(terms.contains(&seen), "{seen:?}");
-                } else if limit.take(now) != Quota::Over {
+                } else if limit.take(now) != Usage::Over {
                     admitted += 1;
                 }
                 assert!(limit.left(now) <= 20);
@@ -162,7 +162,7 @@ fn hostile_readings_under_contention_never_panic() {
                         1 => Duration::ZERO,
                         _ => Duration::from_nanos(round.wrapping_mul(thread) << 40),
                     };
-                    if limit.take(now) != Quota::Over {
+                    if limit.take(now) != Usage::Over {
                         admitted += 1;
                     }
                     assert!(limit.left(now) <= quota);

@@ -15,8 +15,8 @@ use criterion::Bencher;
 use criterion::measurement::WallTime;
 use http::{Request, Response};
 use ironward::{SHED, SRE};
-use ironward_tower::{BreakerLayer, Clock, Cpu, DeadlineLayer, Dice, GateLayer, Limit};
-use ironward_tower::{RateLimitLayer, ShedLayer};
+use ironward_tower::{BreakerLayer, Clock, Cpu, DeadlineLayer, Dice, GateLayer, Quota};
+use ironward_tower::{QuotaLayer, ShedLayer};
 use tower::{Layer, Service, service_fn};
 
 use super::{answer, answered, send};
@@ -86,7 +86,7 @@ pub(crate) fn admitted(b: &mut Bencher<'_, WallTime>, piece: Piece) {
             assert_eq!(layer.flying(), 0);
         }
         Piece::RateLimit => {
-            let layer = RateLimitLayer::new(Limit::bucket(1.0, 1e15)).with_clock(fixed());
+            let layer = QuotaLayer::new(Quota::bucket(1.0, 1e15)).with_clock(fixed());
             laps(b, layer.layer(service_fn(answer)));
         }
         Piece::Gate => {

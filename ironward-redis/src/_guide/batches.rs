@@ -22,7 +22,7 @@
 //!   about the server) is each of its callers', exactly as it would have been of a call of
 //!   its own, and fails the store over once; `NOSCRIPT` loads the script and sends the
 //!   batch once more. An error about one decision's key (`WRONGTYPE`, `OOM`) is caught by
-//!   `batch.lua` and answers that caller alone, with [`Error::Key`]; the decisions after
+//!   `batch.lua` and answers that caller alone, with [`StoreError::Key`]; the decisions after
 //!   it still run. Each caller keeps its own [`Options::timeout`]: a caller that gives up
 //!   (a timeout, a drop) leaves the batch to run for the others.
 //! - **A cluster.** On [`Store::connect_cluster`] every call is a batch of one, sent at
@@ -36,7 +36,7 @@
 //! that the store reads back as the integers Redis would have made of them: Redis writes
 //! one string in a fraction of the time it writes an array of integers.
 //!
-//! [`Error::Key`]: crate::Error::Key
+//! [`StoreError::Key`]: crate::StoreError::Key
 //! [`Options::timeout`]: crate::Options::timeout
 //! [`Store::connect_cluster`]: crate::Store::connect_cluster
 //! [`Stats::batches`]: crate::Stats::batches

@@ -14,11 +14,11 @@
 //!   is found within two probe intervals.
 //! - **An error about one key is that key's.** `WRONGTYPE` (another program's data under
 //!   the limiter's keys), `OOM` (Redis at `maxmemory` under `noeviction`) and `NOPERM`
-//!   (an ACL) refuse that call with [`Error::Key`] and fail nothing over: the server is
+//!   (an ACL) refuse that call with [`StoreError::Key`] and fail nothing over: the server is
 //!   healthy, its next `PING` would succeed, and the store would flap between Redis and
 //!   the fallback, handing every other key the fallback's share.
 //! - **A timeout is a refusal**, by default. A call that Redis does not answer within
-//!   [`Options::timeout`] is [`Error::Timeout`], and the store stays on Redis; a call the
+//!   [`Options::timeout`] is [`StoreError::Timeout`], and the store stays on Redis; a call the
 //!   caller drops is cancelled. A slow Redis is still the fleet's quota, and failing over
 //!   on it would hand every process its own. With [`OnTimeout::Fallback`] the call is
 //!   answered by the fallback instead (fail open, as far as the share goes), and the store
@@ -78,9 +78,9 @@
 //! [`Options::probe`]: crate::Options::probe
 //! [`Source::Redis`]: crate::Source::Redis
 //! [`Store::connect`]: crate::Store::connect
-//! [`Error::Key`]: crate::Error::Key
+//! [`StoreError::Key`]: crate::StoreError::Key
 //! [`Options::timeout`]: crate::Options::timeout
-//! [`Error::Timeout`]: crate::Error::Timeout
+//! [`StoreError::Timeout`]: crate::StoreError::Timeout
 //! [`OnTimeout::Fallback`]: crate::OnTimeout::Fallback
 //! [`Stats::timeouts`]: crate::Stats::timeouts
 //! [`Options::start_local`]: crate::Options::start_local

@@ -14,7 +14,7 @@
 //! turn (see [batches](super::batches)). A call sends `EVALSHA`; the first time Redis answers
 //! `NOSCRIPT` (and again after a restart) the store loads the script and sends the call
 //! once more. [`Store::load`] loads it up front. Replies decode into the answer types, and
-//! a reply that no script gives is an [`Error::Reply`], never a guess.
+//! a reply that no script gives is a [`StoreError::Reply`], never a guess.
 //!
 //! **Keys.** A limiter named `name` keeps the state of `key` in `{name:key}.<part>`. The
 //! braces are a Redis Cluster hash tag, so the keys of one limiter's key share a slot and
@@ -62,7 +62,7 @@
 //! would read the latest, which admits less, never more.
 //!
 //! [`Store::load`]: crate::Store::load
-//! [`Error::Reply`]: crate::Error::Reply
+//! [`StoreError::Reply`]: crate::StoreError::Reply
 //! [`Store::connect`]: crate::Store::connect
 //! [`Store::connect_cluster`]: crate::Store::connect_cluster
 //! [`Period`]: crate::Period

@@ -6,7 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ironward::LimitsReason;
-use ironward_tokio::Limit;
+use ironward_tokio::Quota;
 
 use crate::blocked::Blocked;
 use crate::group::{Decision, Group};
@@ -14,7 +14,7 @@ use crate::local::Local;
 use crate::meter::{Admits, Meter, Piece};
 use crate::store::Ran;
 use crate::wire::{self, Reading};
-use crate::{Answer, Error, Source, Store};
+use crate::{Answer, Source, Store, StoreError};
 
 mod script;
 
@@ -33,8 +33,8 @@ use script::{Shape, read};
 /// as the core's cost method of its kind (`Bucket::take`, `Sliding::take_n`,
 /// `Period::check_n`) and waits as its `next` or `next_n`, and the answer is the core's
 /// `Limits` answer: admitted, or the limit that waits longest and when every limit would
-/// admit ([`LimitsReason`]). Each limit is an `ironward_tokio::Limit`, the policy a
-/// [`RateLimitLayer`](crate::RateLimitLayer) takes, read as the core reads it (a NaN rate
+/// admit ([`LimitsReason`]). Each limit is an `ironward_tokio::Quota`, the policy a
+/// [`FleetQuotaLayer`](crate::FleetQuotaLayer) takes, read as the core reads it (a NaN rate
 /// is 0, a window below 1 µs is 1 µs, and so on).
 ///
 /// **What it keeps.** Limit `i` of `key` keeps what the single limiter of its kind keeps,
@@ -90,7 +90,7 @@ use script::{Shape, read};
 /// use std::time::Duration;
 /// use ironward::LimitsReason;
 /// use ironward_redis::{Limits, Source, Options, Store};
-/// use ironward_tokio::Limit;
+/// use ironward_tokio::Quota;
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> redis::RedisResult<()> {
@@ -98,9 +98,9 @@ use script::{Shape, read};
 /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
 /// let secs = Duration::from_secs;
 /// let limits = Limits::new(&store, "llm", &[
-///     Limit::bucket(1.0, 60.0),                // 60 requests a minute, in bursts
-///     Limit::sliding(100_000, secs(60)),       // tokens in any minute
-///     Limit::aligned(1_000_000, secs(86_400)), // tokens a day, from midnight
+///     Quota::bucket(1.0, 60.0),                // 60 requests a minute, in bursts
+///     Quota::sliding(100_000, secs(60)),       // tokens in any minute
+///     Quota::aligned(1_000_000, secs(86_400)), // tokens a day, from midnight
 /// ]);
 /// let answer = limits.take("alice", secs(0), &[1.0, 90_000.0, 90_000.0]).await.unwrap();
 /// assert_eq!((answer.value, answer.source), (Ok(()), Source::Local));
@@ -117,13 +117,13 @@ use script::{Shape, read};
 /// ```no_run
 /// use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// use ironward_redis::{Limits, Options, Store};
-/// use ironward_tokio::Limit;
+/// use ironward_tokio::Quota;
 ///
 /// # #[tokio::main]
 /// # async fn main() -> Result<(), Box<dyn std::error::Error>> {
 /// let store = Store::connect("redis://127.0.0.1/", Options::default()).await?;
 /// let minute = Duration::from_secs(60);
-/// let limits = Limits::new(&store, "llm", &[Limit::bucket(1.0, 60.0), Limit::sliding(100_000, minute)]);
+/// let limits = Limits::new(&store, "llm", &[Quota::bucket(1.0, 60.0), Quota::sliding(100_000, minute)]);
 /// let now = SystemTime::now().duration_since(UNIX_EPOCH)?;
 /// match limits.take("alice", now, &[1.0, 4_000.0]).await?.value {
 ///     Ok(()) => { /* serve */ }
@@ -139,7 +139,7 @@ struct Inner {
     store: Store,
     name: Box<str>,
     /// The limits as the core reads them.
-    limits: Box<[Limit]>,
+    limits: Box<[Quota]>,
     /// Each limit as the script reads it.
     shapes: Box<[Shape]>,
     /// Every limit's keys' parts, in the script's order.
@@ -188,28 +188,28 @@ impl Limits {
     /// ```
     /// use std::time::Duration;
     /// use ironward_redis::{Limits, Options, Store};
-    /// use ironward_tokio::Limit;
+    /// use ironward_tokio::Quota;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> redis::RedisResult<()> {
     /// let options = Options { start_local: true, ..Options::default() };
     /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
-    /// let limits = Limits::new(&store, "api", &[Limit::bucket(f64::NAN, 0.5)]);
+    /// let limits = Limits::new(&store, "api", &[Quota::bucket(f64::NAN, 0.5)]);
     /// // Read as the core reads them: a NaN rate never refills, a burst below 1 is 1.
-    /// assert_eq!(limits.limits(), [Limit::bucket(0.0, 1.0)]);
+    /// assert_eq!(limits.limits(), [Quota::bucket(0.0, 1.0)]);
     /// # Ok(())
     /// # }
     /// ```
-    pub fn new(store: &Store, name: &str, limits: &[Limit]) -> Self {
+    pub fn new(store: &Store, name: &str, limits: &[Quota]) -> Self {
         Self::with(store, name, limits, Piece::Limits)
     }
 
     /// [`new`](Limits::new), reporting its decisions as `piece`.
-    pub(crate) fn with(store: &Store, name: &str, limits: &[Limit], piece: Piece) -> Self {
+    pub(crate) fn with(store: &Store, name: &str, limits: &[Quota], piece: Piece) -> Self {
         let options = store.options();
         let mut parts = Vec::new();
         let mut ttl_ms = wire::MIN_TTL_MS;
-        let (limits, shapes): (Vec<Limit>, Vec<Shape>) = limits
+        let (limits, shapes): (Vec<Quota>, Vec<Shape>) = limits
             .iter()
             .enumerate()
             .map(|(i, limit)| {
@@ -255,14 +255,14 @@ impl Limits {
     /// use std::time::Duration;
     /// use ironward::LimitsReason;
     /// use ironward_redis::{Limits, Options, Store};
-    /// use ironward_tokio::Limit;
+    /// use ironward_tokio::Quota;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> redis::RedisResult<()> {
     /// let options = Options { start_local: true, share: 1.0, ..Options::default() };
     /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
     /// let secs = Duration::from_secs;
-    /// let limits = Limits::new(&store, "api", &[Limit::bucket(0.5, 2.0), Limit::period(50, secs(60))]);
+    /// let limits = Limits::new(&store, "api", &[Quota::bucket(0.5, 2.0), Quota::period(50, secs(60))]);
     /// let first = limits.take("bob", secs(0), &[2.0, 30.0]).await.unwrap();
     /// // The same request again: the bucket has 2 tokens in 4 s, the period 30 units in 60 s.
     /// assert_eq!((first.value, first.next), (Ok(()), secs(60)));
@@ -277,7 +277,7 @@ impl Limits {
         key: impl AsRef<[u8]>,
         now: Duration,
         costs: &[f64],
-    ) -> Result<Answer<Decision>, Error> {
+    ) -> Result<Answer<Decision>, StoreError> {
         let decided = self.decide(key.as_ref(), now, costs).await;
         let this = &self.0;
         this.meter.count(&decided);
@@ -318,14 +318,14 @@ impl Limits {
     /// use std::time::Duration;
     /// use ironward::LimitsReason;
     /// use ironward_redis::{Limits, Options, Store};
-    /// use ironward_tokio::Limit;
+    /// use ironward_tokio::Quota;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> redis::RedisResult<()> {
     /// let options = Options { start_local: true, share: 1.0, ..Options::default() };
     /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
     /// let secs = Duration::from_secs;
-    /// let limits = Limits::new(&store, "api", &[Limit::bucket(1.0, 5.0), Limit::sliding(10, secs(60))]);
+    /// let limits = Limits::new(&store, "api", &[Quota::bucket(1.0, 5.0), Quota::sliding(10, secs(60))]);
     /// assert_eq!(limits.peek("bob", secs(0), &[8.0, 8.0]).await.unwrap(),
     ///     Err(LimitsReason { index: 0, next: Duration::MAX }));
     /// assert_eq!(limits.peek("bob", secs(0), &[4.0, 8.0]).await.unwrap(), Ok(()));
@@ -337,7 +337,7 @@ impl Limits {
         key: impl AsRef<[u8]>,
         now: Duration,
         costs: &[f64],
-    ) -> Result<Decision, Error> {
+    ) -> Result<Decision, StoreError> {
         let key = key.as_ref();
         let this = &self.0;
         if let Some(answer) = self.undecidable(costs) {
@@ -364,7 +364,7 @@ impl Limits {
         key: &[u8],
         now: Duration,
         costs: &[f64],
-    ) -> Result<Answer<Decision>, Error> {
+    ) -> Result<Answer<Decision>, StoreError> {
         let this = &self.0;
         if let Some(answer) = self.undecidable(costs) {
             return Ok(answer);
@@ -449,18 +449,18 @@ impl Limits {
     /// ```
     /// use std::time::Duration;
     /// use ironward_redis::{Limits, Options, Store};
-    /// use ironward_tokio::Limit;
+    /// use ironward_tokio::Quota;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> redis::RedisResult<()> {
     /// let options = Options { start_local: true, ..Options::default() };
     /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
-    /// let limits = [Limit::sliding(60, Duration::from_secs(60)), Limit::aligned(1_000, Duration::from_secs(86_400))];
+    /// let limits = [Quota::sliding(60, Duration::from_secs(60)), Quota::aligned(1_000, Duration::from_secs(86_400))];
     /// assert_eq!(Limits::new(&store, "api", &limits).limits(), limits);
     /// # Ok(())
     /// # }
     /// ```
-    pub fn limits(&self) -> &[Limit] {
+    pub fn limits(&self) -> &[Quota] {
         &self.0.limits
     }
 
@@ -471,13 +471,13 @@ impl Limits {
     /// ```
     /// use std::time::Duration;
     /// use ironward_redis::{Limits, Options, Store};
-    /// use ironward_tokio::Limit;
+    /// use ironward_tokio::Quota;
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() -> redis::RedisResult<()> {
     /// let options = Options { start_local: true, ..Options::default() };
     /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
-    /// let limits = Limits::new(&store, "api", &[Limit::bucket(1.0, 60.0)]);
+    /// let limits = Limits::new(&store, "api", &[Quota::bucket(1.0, 60.0)]);
     /// assert!(limits.store().options().start_local);
     /// # Ok(())
     /// # }

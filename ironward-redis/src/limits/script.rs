@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use ironward_tokio::Limit;
+use ironward_tokio::Quota;
 
 use super::Limits;
 use crate::group::{self, Decision, is_cost, units};
@@ -125,9 +125,9 @@ impl Limits {
 
 /// `limit` as the core reads it, as the script reads it, and how long it takes to be as
 /// good as new (for its keys' TTL).
-pub(super) fn read(limit: &Limit) -> (Limit, Shape, Duration) {
+pub(super) fn read(limit: &Quota) -> (Quota, Shape, Duration) {
     match *limit {
-        Limit::Bucket { rate, burst } => {
+        Quota::Bucket { rate, burst } => {
             let core = ironward::Bucket::new(rate, burst, Duration::ZERO);
             let (rate, burst) = (core.rate(), core.burst());
             let shape = if burst.is_infinite() {
@@ -135,19 +135,19 @@ pub(super) fn read(limit: &Limit) -> (Limit, Shape, Duration) {
             } else {
                 Shape::Bucket { rate, burst }
             };
-            (Limit::Bucket { rate, burst }, shape, core.idle())
+            (Quota::Bucket { rate, burst }, shape, core.idle())
         }
-        Limit::Sliding { quota, window } => {
+        Quota::Sliding { quota, window } => {
             let window = ironward::Sliding::new(0, window).window();
             let micros = wire::span_micros(window);
             let shape = Shape::Sliding { quota, micros };
             (
-                Limit::Sliding { quota, window },
+                Quota::Sliding { quota, window },
                 shape,
                 Duration::from_micros(micros),
             )
         }
-        Limit::Period {
+        Quota::Period {
             quota,
             period,
             align,
@@ -159,7 +159,7 @@ pub(super) fn read(limit: &Limit) -> (Limit, Shape, Duration) {
                 micros,
                 align,
             };
-            let limit = Limit::Period {
+            let limit = Quota::Period {
                 quota,
                 period,
                 align,

@@ -1,4 +1,4 @@
-//! The response future of [`RateLimitService`](super::RateLimitService).
+//! The response future of [`FleetQuotaService`](super::FleetQuotaService).
 
 use std::fmt;
 use std::future::Future;
@@ -7,7 +7,7 @@ use std::task::{Context, Poll};
 
 use tower::BoxError;
 
-/// The response future of [`RateLimitService`](super::RateLimitService): the decision in
+/// The response future of [`FleetQuotaService`](super::FleetQuotaService): the decision in
 /// Redis, then the inner service's response, or a refusal.
 ///
 /// It is boxed: the decision awaits Redis before the inner service is called, so the
@@ -23,8 +23,8 @@ use tower::BoxError;
 /// ```
 /// use std::time::Duration;
 /// use http::Request;
-/// use ironward_redis::{Options, RateLimitFuture, RateLimitLayer, Store};
-/// use ironward_tower::{Limit, Limited};
+/// use ironward_redis::{Options, FleetQuotaFuture, FleetQuotaLayer, Store};
+/// use ironward_tower::{Quota, Limited};
 /// use tower::{Layer, Service, service_fn};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -32,9 +32,9 @@ use tower::BoxError;
 /// // No Redis there: start on the fallback, with the whole quota for this one process.
 /// let options = Options { start_local: true, share: 1.0, ..Options::default() };
 /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
-/// let layer = RateLimitLayer::new(&store, "seven", Limit::period(1, Duration::from_secs(60)));
+/// let layer = FleetQuotaLayer::new(&store, "seven", Quota::period(1, Duration::from_secs(60)));
 /// let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>(7) }));
-/// let first: RateLimitFuture<_> = service.call(Request::new(()));
+/// let first: FleetQuotaFuture<_> = service.call(Request::new(()));
 /// let second = service.call(Request::new(()));
 /// // The second is polled first, so it is the one admitted.
 /// assert_eq!(second.await.unwrap(), 7);
@@ -42,9 +42,11 @@ use tower::BoxError;
 /// # Ok(())
 /// # }
 /// ```
-pub struct RateLimitFuture<T>(pub(super) Pin<Box<dyn Future<Output = Result<T, BoxError>> + Send>>);
+pub struct FleetQuotaFuture<T>(
+    pub(super) Pin<Box<dyn Future<Output = Result<T, BoxError>> + Send>>,
+);
 
-impl<T> Future for RateLimitFuture<T> {
+impl<T> Future for FleetQuotaFuture<T> {
     type Output = Result<T, BoxError>;
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
@@ -52,8 +54,8 @@ impl<T> Future for RateLimitFuture<T> {
     }
 }
 
-impl<T> fmt::Debug for RateLimitFuture<T> {
+impl<T> fmt::Debug for FleetQuotaFuture<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("RateLimitFuture")
+        f.write_str("FleetQuotaFuture")
     }
 }

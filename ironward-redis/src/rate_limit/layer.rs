@@ -1,4 +1,4 @@
-//! [`RateLimitLayer`]: a rate limit whose budgets are in Redis, shared by every service it
+//! [`FleetQuotaLayer`]: a rate limit whose budgets are in Redis, shared by every service it
 //! makes and by every process that names it.
 
 use std::fmt;
@@ -7,13 +7,13 @@ use std::time::Duration;
 
 use http::HeaderName;
 use http::request::Parts;
-use ironward::Quota;
-use ironward_tower::{Clock, Limit, Limited};
+use ironward::Usage;
+use ironward_tower::{Clock, Limited, Quota};
 use tower::Layer;
 
-use super::RateLimitService;
+use super::FleetQuotaService;
 use crate::meter::Piece;
-use crate::{Bucket, Error, Period, Sliding, Store};
+use crate::{Bucket, Period, Sliding, Store, StoreError};
 
 /// Reads a request's key from its head.
 type Extract = Arc<dyn Fn(&Parts) -> Option<Vec<u8>> + Send + Sync>;
@@ -21,7 +21,7 @@ type Extract = Arc<dyn Fn(&Parts) -> Option<Vec<u8>> + Send + Sync>;
 /// Applies a rate limit kept in Redis to every service it wraps: one budget for all
 /// requests, or one per key that an extractor reads from each request.
 ///
-/// The fleet-wide twin of `ironward_tower::RateLimitLayer`: the same [`Limit`], run by this
+/// The fleet-wide twin of `ironward_tower::QuotaLayer`: the same [`Quota`], run by this
 /// crate's [`Bucket`], [`Sliding`] or [`Period`] under `name`, and the same [`Limited`]
 /// refusal, boxed, with its `429`, `Retry-After` and `RateLimit` fields
 /// (`ironward_tower::http::response_for` and `ironward_tower::axum::handle_error` answer it
@@ -30,7 +30,7 @@ type Extract = Arc<dyn Fn(&Parts) -> Option<Vec<u8>> + Send + Sync>;
 ///
 /// - the budgets live in Redis under `name`, so every service the layer makes, every
 ///   clone, and every process with a layer of the same name and limit share them;
-/// - the clock is [`Clock::unix`] unless [`with_clock`](RateLimitLayer::with_clock) says
+/// - the clock is [`Clock::unix`] unless [`with_clock`](FleetQuotaLayer::with_clock) says
 ///   otherwise, as processes must read one clock for a budget to mean the same to all (or
 ///   set [`Time::Server`](crate::Time::Server) on the store, to read Redis's);
 /// - while Redis is away each process serves from its own fallback (see [`Store`]); a
@@ -51,8 +51,8 @@ type Extract = Arc<dyn Fn(&Parts) -> Option<Vec<u8>> + Send + Sync>;
 /// ```
 /// use std::time::Duration;
 /// use http::Request;
-/// use ironward_redis::{Source, Options, RateLimitLayer, Store};
-/// use ironward_tower::{Limit, Limited};
+/// use ironward_redis::{Source, Options, FleetQuotaLayer, Store};
+/// use ironward_tower::{Quota, Limited};
 /// use tower::{Layer, Service, ServiceExt, service_fn};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -60,7 +60,7 @@ type Extract = Arc<dyn Fn(&Parts) -> Option<Vec<u8>> + Send + Sync>;
 /// // No Redis there: start on the fallback, with the whole quota for this one process.
 /// let options = Options { start_local: true, share: 1.0, ..Options::default() };
 /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
-/// let layer = RateLimitLayer::new(&store, "api", Limit::sliding(1, Duration::from_secs(60)));
+/// let layer = FleetQuotaLayer::new(&store, "api", Quota::sliding(1, Duration::from_secs(60)));
 /// let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>("hi") }));
 ///
 /// assert_eq!(service.ready().await.unwrap().call(Request::new(())).await.unwrap(), "hi");
@@ -79,28 +79,28 @@ type Extract = Arc<dyn Fn(&Parts) -> Option<Vec<u8>> + Send + Sync>;
 /// ```no_run
 /// use std::time::Duration;
 /// use http::HeaderName;
-/// use ironward_redis::{Options, RateLimitLayer, Store};
-/// use ironward_tower::Limit;
+/// use ironward_redis::{Options, FleetQuotaLayer, Store};
+/// use ironward_tower::Quota;
 ///
 /// # #[tokio::main]
 /// # async fn main() -> redis::RedisResult<()> {
 /// let store = Store::connect("redis://127.0.0.1/", Options::default()).await?;
 /// let key = HeaderName::from_static("x-api-key");
-/// let layer = RateLimitLayer::by_header(&store, "api", Limit::bucket(10.0, 20.0), key)
+/// let layer = FleetQuotaLayer::by_header(&store, "api", Quota::bucket(10.0, 20.0), key)
 ///     .with_name("per-key");
 /// // ServiceBuilder::new().layer(HandleErrorLayer::new(handle_error)).layer(layer) ...
 /// # Ok(())
 /// # }
 /// ```
 #[derive(Clone)]
-pub struct RateLimitLayer {
+pub struct FleetQuotaLayer {
     shared: Arc<Shared>,
 }
 
 /// What every service of one layer shares.
 #[derive(Clone)]
 pub(super) struct Shared {
-    limit: Limit,
+    limit: Quota,
     limiter: Limiter,
     clock: Clock,
     policy: &'static str,
@@ -108,7 +108,7 @@ pub(super) struct Shared {
     extract: Option<Extract>,
 }
 
-/// The limiter a [`Limit`] names, in Redis.
+/// The limiter a [`Quota`] names, in Redis.
 #[derive(Clone)]
 enum Limiter {
     Bucket(Bucket),
@@ -116,22 +116,22 @@ enum Limiter {
     Period(Period),
 }
 
-impl RateLimitLayer {
+impl FleetQuotaLayer {
     /// One budget of `limit` for every request, in the keys named `name`, under the policy
     /// name `"default"`.
     ///
     /// With the `metrics` feature, the layer's decisions count under `piece="rate_limit"`
     /// and `name`, the name its budgets are kept under (see the guide's [metrics](crate::_guide::metrics)).
-    pub fn new(store: &Store, name: &str, limit: Limit) -> Self {
+    pub fn new(store: &Store, name: &str, limit: Quota) -> Self {
         let piece = Piece::RateLimit;
         let limiter = match limit {
-            Limit::Bucket { rate, burst } => {
+            Quota::Bucket { rate, burst } => {
                 Limiter::Bucket(Bucket::with(store, name, rate, burst, piece))
             }
-            Limit::Sliding { quota, window } => {
+            Quota::Sliding { quota, window } => {
                 Limiter::Sliding(Sliding::with(store, name, quota, window, piece))
             }
-            Limit::Period {
+            Quota::Period {
                 quota,
                 period,
                 align,
@@ -150,10 +150,10 @@ impl RateLimitLayer {
 
     /// One budget of `limit` per key that `extract` reads from a request's head.
     ///
-    /// Redis holds the keys, each with a TTL of twice [`Limit::idle`] after its last use,
+    /// Redis holds the keys, each with a TTL of twice [`Quota::idle`] after its last use,
     /// so idle keys vanish on their own and the layer keeps no table; the local fallback
     /// holds at most [`Options::local_keys`](crate::Options::local_keys) of them.
-    pub fn keyed<K, F>(store: &Store, name: &str, limit: Limit, extract: F) -> Self
+    pub fn keyed<K, F>(store: &Store, name: &str, limit: Quota, extract: F) -> Self
     where
         K: AsRef<[u8]>,
         F: Fn(&Parts) -> Option<K> + Send + Sync + 'static,
@@ -165,7 +165,7 @@ impl RateLimitLayer {
 
     /// One budget of `limit` per value of the header `name` (its first value, byte for
     /// byte); requests without it share one budget.
-    pub fn by_header(store: &Store, name: &str, limit: Limit, header: HeaderName) -> Self {
+    pub fn by_header(store: &Store, name: &str, limit: Quota, header: HeaderName) -> Self {
         Self::keyed(store, name, limit, move |parts: &Parts| {
             parts
                 .headers
@@ -188,7 +188,7 @@ impl RateLimitLayer {
     }
 
     /// The limit each budget follows.
-    pub fn limit(&self) -> Limit {
+    pub fn limit(&self) -> Quota {
         self.shared.limit
     }
 
@@ -213,7 +213,7 @@ impl Shared {
         let key = self.extract.as_ref().and_then(|extract| extract(parts));
         let key = key.as_deref();
         let now = self.clock.now();
-        let decided: Result<(bool, Duration), Error> = match &self.limiter {
+        let decided: Result<(bool, Duration), StoreError> = match &self.limiter {
             Limiter::Bucket(bucket) => bucket
                 .take_key(key, now, 1.0)
                 .await
@@ -225,7 +225,7 @@ impl Shared {
             Limiter::Period(period) => period
                 .take_key(key, now, 1, crate::period::Wait::End)
                 .await
-                .map(|answer| (answer.value != Quota::Over, answer.next)),
+                .map(|answer| (answer.value != Usage::Over, answer.next)),
         };
         let wait = match decided {
             Ok((true, _)) => return Ok(()),
@@ -248,17 +248,17 @@ impl Limiter {
     }
 }
 
-impl<S> Layer<S> for RateLimitLayer {
-    type Service = RateLimitService<S>;
+impl<S> Layer<S> for FleetQuotaLayer {
+    type Service = FleetQuotaService<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
-        RateLimitService::new(inner, Arc::clone(&self.shared))
+        FleetQuotaService::new(inner, Arc::clone(&self.shared))
     }
 }
 
-impl fmt::Debug for RateLimitLayer {
+impl fmt::Debug for FleetQuotaLayer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RateLimitLayer")
+        f.debug_struct("FleetQuotaLayer")
             .field("shared", &self.shared)
             .finish()
     }
@@ -266,7 +266,7 @@ impl fmt::Debug for RateLimitLayer {
 
 impl fmt::Debug for Shared {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RateLimitLayer")
+        f.debug_struct("FleetQuotaLayer")
             .field("limit", &self.limit)
             .field("policy", &self.policy)
             .field("keyed", &self.extract.is_some())

@@ -1,4 +1,4 @@
-//! [`RateLimitService`]: take from the budget in Redis, then call the inner service, or
+//! [`FleetQuotaService`]: take from the budget in Redis, then call the inner service, or
 //! refuse with [`Limited`](ironward_tower::Limited).
 
 use std::fmt;
@@ -8,12 +8,12 @@ use std::task::{Context, Poll};
 use http::Request;
 use tower::{BoxError, Service};
 
-use super::RateLimitFuture;
+use super::FleetQuotaFuture;
 use super::layer::Shared;
 
 /// A service that admits requests within a rate limit kept in Redis and refuses the rest
 /// with [`Limited`](ironward_tower::Limited), made by
-/// [`RateLimitLayer`](super::RateLimitLayer).
+/// [`FleetQuotaLayer`](super::FleetQuotaLayer).
 ///
 /// `poll_ready` is the inner service's. `call` takes the inner service that was made
 /// ready (leaving a clone in its place, as tower's `Buffer` does), asks Redis, and then
@@ -29,8 +29,8 @@ use super::layer::Shared;
 /// ```
 /// use std::time::Duration;
 /// use http::Request;
-/// use ironward_redis::{Options, RateLimitLayer, RateLimitService, Store};
-/// use ironward_tower::{Limit, Limited};
+/// use ironward_redis::{Options, FleetQuotaLayer, FleetQuotaService, Store};
+/// use ironward_tower::{Quota, Limited};
 /// use tower::{Layer, Service, ServiceExt, service_fn};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -38,9 +38,9 @@ use super::layer::Shared;
 /// // No Redis there: start on the fallback, with the whole quota for this one process.
 /// let options = Options { start_local: true, share: 1.0, ..Options::default() };
 /// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
-/// let layer = RateLimitLayer::new(&store, "echo", Limit::bucket(2.0, 2.0));
+/// let layer = FleetQuotaLayer::new(&store, "echo", Quota::bucket(2.0, 2.0));
 /// let echo = service_fn(|request: Request<u32>| async move { Ok::<_, Limited>(*request.body()) });
-/// let mut service: RateLimitService<_> = layer.layer(echo);
+/// let mut service: FleetQuotaService<_> = layer.layer(echo);
 /// let mut clone = service.clone();
 ///
 /// assert_eq!(service.ready().await.unwrap().call(Request::new(1)).await.unwrap(), 1);
@@ -51,18 +51,18 @@ use super::layer::Shared;
 /// # }
 /// ```
 #[derive(Clone)]
-pub struct RateLimitService<S> {
+pub struct FleetQuotaService<S> {
     inner: S,
     shared: Arc<Shared>,
 }
 
-impl<S> RateLimitService<S> {
+impl<S> FleetQuotaService<S> {
     pub(super) fn new(inner: S, shared: Arc<Shared>) -> Self {
         Self { inner, shared }
     }
 }
 
-impl<S, B> Service<Request<B>> for RateLimitService<S>
+impl<S, B> Service<Request<B>> for FleetQuotaService<S>
 where
     S: Service<Request<B>> + Clone + Send + 'static,
     S::Future: Send,
@@ -71,7 +71,7 @@ where
 {
     type Response = S::Response;
     type Error = BoxError;
-    type Future = RateLimitFuture<S::Response>;
+    type Future = FleetQuotaFuture<S::Response>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx).map_err(Into::into)
@@ -82,7 +82,7 @@ where
         let clone = self.inner.clone();
         let mut inner = std::mem::replace(&mut self.inner, clone);
         let shared = Arc::clone(&self.shared);
-        RateLimitFuture(Box::pin(async move {
+        FleetQuotaFuture(Box::pin(async move {
             let (head, body) = request.into_parts();
             match shared.take(&head).await {
                 Ok(()) => inner
@@ -95,9 +95,9 @@ where
     }
 }
 
-impl<S: fmt::Debug> fmt::Debug for RateLimitService<S> {
+impl<S: fmt::Debug> fmt::Debug for FleetQuotaService<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RateLimitService")
+        f.debug_struct("FleetQuotaService")
             .field("inner", &self.inner)
             .field("shared", &self.shared)
             .finish()

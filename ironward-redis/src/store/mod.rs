@@ -20,7 +20,7 @@ use redis::{RedisResult, Value};
 use crate::batch::{Batches, Call};
 use crate::conn::Conn;
 use crate::meter::{Meter, Stopwatch, StoreMeter};
-use crate::{Error, script};
+use crate::{StoreError, script};
 
 /// Which store answered a decision, and which one a [`Store`] is on.
 ///
@@ -58,12 +58,12 @@ pub struct Stats {
     pub redis: u64,
     /// Calls the local fallback answered.
     pub local: u64,
-    /// Calls refused because Redis did not answer in time ([`Error::Timeout`]).
+    /// Calls refused because Redis did not answer in time ([`StoreError::Timeout`]).
     pub timeouts: u64,
-    /// Calls refused because Redis gave a reply no script gives ([`Error::Reply`]).
+    /// Calls refused because Redis gave a reply no script gives ([`StoreError::Reply`]).
     pub unknown: u64,
     /// Calls refused because Redis refused the script for the key's sake: a wrong type,
-    /// out of memory under `noeviction`, an ACL ([`Error::Key`]).
+    /// out of memory under `noeviction`, an ACL ([`StoreError::Key`]).
     pub key_errors: u64,
     /// Times the store found that Redis may evict the limiters' keys (a
     /// `maxmemory-policy` other than `noeviction`): 0 or 1. The policy is read once Redis
@@ -94,12 +94,12 @@ pub struct Stats {
 ///   and on one Redis the calls waiting at the same moment go as one `EVALSHA`, at most 64
 ///   decisions, each decided as if sent alone (see the guide's [batches](crate::_guide::batches)).
 /// - **A timeout is a refusal** (by default): a call Redis does not answer within
-///   [`Options::timeout`] fails with [`Error::Timeout`], and the store stays on Redis. A
+///   [`Options::timeout`] fails with [`StoreError::Timeout`], and the store stays on Redis. A
 ///   call the caller drops is cancelled the same way. Neither tells whether Redis is down
 ///   or slow, and failing over on a slow Redis would hand every process its own quota.
 ///   [`OnTimeout::Fallback`] answers such a call from the fallback instead.
 /// - **An error about a key is that key's**: `WRONGTYPE`, `OOM`, `NOPERM` refuse the call
-///   with [`Error::Key`], and the store stays on Redis.
+///   with [`StoreError::Key`], and the store stays on Redis.
 /// - **Any other error fails over**: a connection refused or dropped, or an error reply
 ///   about the server (a Redis loading its data, a read-only replica, a master down). The
 ///   store switches to [`Source::Local`], that call and every later one are answered by the
@@ -122,7 +122,7 @@ pub struct Stats {
 ///
 /// ```
 /// use std::time::Duration;
-/// use ironward::Quota;
+/// use ironward::Usage;
 /// use ironward_redis::{Source, Options, Period, Store};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
@@ -134,7 +134,7 @@ pub struct Stats {
 ///
 /// let limit = Period::new(&store, "api", 2, Duration::from_secs(60));
 /// let answer = limit.take("alice", Duration::ZERO).await.unwrap();
-/// assert_eq!((answer.value, answer.source), (Quota::Under, Source::Local));
+/// assert_eq!((answer.value, answer.source), (Usage::Under, Source::Local));
 /// assert_eq!(store.source(), Source::Local);
 /// assert_eq!((store.stats().failovers, store.stats().local), (1, 1));
 /// # Ok(())
@@ -283,7 +283,7 @@ impl Store {
         meter: &Meter,
         call: Call,
         decode: impl FnOnce(&Value) -> Option<T>,
-    ) -> Result<Ran<T>, Error> {
+    ) -> Result<Ran<T>, StoreError> {
         if self.reach() == Reach::Fallback {
             return Ok(Ran::Local);
         }
@@ -324,7 +324,7 @@ impl Store {
                     reply = %reply,
                     "redis gave a reply no script gives; the call is refused"
                 );
-                Err(Error::Reply { script, reply })
+                Err(StoreError::Reply { script, reply })
             }
             (Ok(Err(err)), None) if err.is_timeout() => self.timed_out(meter, script),
             (Ok(Err(err)), None) => match key_error(&err) {
@@ -355,7 +355,7 @@ impl Store {
         script: &'static str,
         code: &str,
         err: &redis::RedisError,
-    ) -> Error {
+    ) -> StoreError {
         self.0.key_errors.fetch_add(1, Ordering::Relaxed);
         let mut message = err.detail().unwrap_or_default().to_owned();
         if let Some((at, _)) = message.char_indices().nth(200) {
@@ -372,7 +372,7 @@ impl Store {
             "redis refused the script for the key's sake; the call is refused and the \
              store stays on redis"
         );
-        Error::Key {
+        StoreError::Key {
             script,
             code: code.to_owned(),
             message,
@@ -380,7 +380,7 @@ impl Store {
     }
 
     /// A timeout: a refusal, or with [`OnTimeout::Fallback`] an answer from the fallback.
-    fn timed_out<T>(&self, meter: &Meter, script: &'static str) -> Result<Ran<T>, Error> {
+    fn timed_out<T>(&self, meter: &Meter, script: &'static str) -> Result<Ran<T>, StoreError> {
         self.0.timeouts.fetch_add(1, Ordering::Relaxed);
         if self.0.options.on_timeout == OnTimeout::Fallback {
             tracing::debug!(
@@ -401,7 +401,7 @@ impl Store {
             timeout = ?self.0.options.timeout,
             "redis did not answer in time; the call is refused and the store stays on redis"
         );
-        Err(Error::Timeout)
+        Err(StoreError::Timeout)
     }
 
     /// Switches to the local fallback after `err` and starts the probe, unless another call

@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 #[cfg(doc)]
-use crate::{Error, Source, Stats, Store};
+use crate::{Source, Stats, Store, StoreError};
 
 /// How a [`Store`] talks to Redis and what it does when Redis is away.
 ///
@@ -44,7 +44,7 @@ use crate::{Error, Source, Stats, Store};
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Options {
     /// How long one call to Redis may take; past it the call is refused
-    /// ([`Error::Timeout`]) and the store stays on Redis.
+    /// ([`StoreError::Timeout`]) and the store stays on Redis.
     pub timeout: Duration,
     /// Which clock the scripts read.
     pub time: Time,
@@ -141,7 +141,7 @@ impl Options {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum OnTimeout {
-    /// Fail closed: the call is refused with [`Error::Timeout`], as go-zero's limiters
+    /// Fail closed: the call is refused with [`StoreError::Timeout`], as go-zero's limiters
     /// refuse on a deadline. The script may still have run and counted the event.
     #[default]
     Refuse,

@@ -14,7 +14,7 @@ use super::SharedLimiter;
 use super::{Inner, LimiterPermit, LimiterRefusal, Place};
 #[cfg(doc)]
 use crate::Clock;
-use crate::{Sleep, lock};
+use crate::{Delay, lock};
 
 /// A call waiting in a [`SharedLimiter`]'s queue: a future of its permit, or of the refusal
 /// once it has waited as long as the queue allows.
@@ -35,7 +35,7 @@ pub struct Waiter {
     pub(super) wait: Duration,
     /// The policy's cooling time when the call was queued: how often it looks again.
     pub(super) cool: Duration,
-    pub(super) sleep: Option<Pin<Box<Sleep>>>,
+    pub(super) sleep: Option<Pin<Box<Delay>>>,
     pub(super) done: bool,
 }
 

@@ -7,7 +7,7 @@ use std::marker::PhantomData;
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use ironward::grpc::Stop as GrpcStop;
+use ironward::grpc::Halt as GrpcStop;
 use ironward::http_retry::{Retried, Stop, StopReason};
 
 #[cfg(doc)]
@@ -16,7 +16,7 @@ use super::Decisions;
 use super::{RETRY_ATTEMPTS, RETRY_CALLS, RETRY_WAIT};
 
 /// The reasons a retrying client's calls end for, which [`Retries`] counts them by: the HTTP
-/// edges' [`Stop`] and gRPC A6's [`ironward::grpc::Stop`].
+/// edges' [`Stop`] and gRPC A6's [`ironward::grpc::Halt`].
 pub trait Stops: Copy + PartialEq + Send + Sync + 'static {
     /// Every stop, in the order their series are registered.
     const ALL: &'static [Self];
@@ -66,7 +66,7 @@ impl Stops for GrpcStop {
 /// waits decided before a retry.
 ///
 /// `S` is what its calls end for: the HTTP edges' [`Stop`] (the default) or gRPC A6's
-/// [`ironward::grpc::Stop`]. The outcome label is `success`, or the stop's
+/// [`ironward::grpc::Halt`]. The outcome label is `success`, or the stop's
 /// [`label`](Stops::label), so every edge that retries counts alike.
 ///
 /// # Examples
@@ -85,11 +85,11 @@ impl Stops for GrpcStop {
 /// assert_eq!(retries.name(), "payments");
 /// assert_eq!(Retries::<Stop>::outcome(Some(Stop::Throttled)), "throttled");
 ///
-/// let grpc = Retries::<grpc::Stop>::new("payments");
+/// let grpc = Retries::<grpc::Halt>::new("payments");
 /// grpc.hedge();
-/// grpc.ended(Some(grpc::Stop::AttemptsSpent));
-/// assert_eq!(Retries::outcome(Some(grpc::Stop::AttemptsSpent)), "attempts_exhausted");
-/// assert_eq!(Retries::<grpc::Stop>::outcome(None), "success");
+/// grpc.ended(Some(grpc::Halt::AttemptsSpent));
+/// assert_eq!(Retries::outcome(Some(grpc::Halt::AttemptsSpent)), "attempts_exhausted");
+/// assert_eq!(Retries::<grpc::Halt>::outcome(None), "success");
 /// ```
 pub struct Retries<S = Stop> {
     name: &'static str,

@@ -178,12 +178,12 @@ fn a_retry_counts_under_the_cores_outcome_labels() {
 fn a_grpc_call_counts_hedges_and_every_stop_label() {
     let recorder = DebuggingRecorder::new();
     metrics::with_local_recorder(&recorder, || {
-        let retries = Retries::<ironward::grpc::Stop>::new("api");
+        let retries = Retries::<ironward::grpc::Halt>::new("api");
         retries.register();
         retries.attempt(1);
         retries.hedge();
         retries.hedge();
-        retries.ended(Some(ironward::grpc::Stop::Deadline));
+        retries.ended(Some(ironward::grpc::Halt::Deadline));
     });
     let seen = series(&recorder);
     // Three kinds, a success and six stops, and the wait histogram.

@@ -17,7 +17,7 @@
 //! | `ironward.retry.wait` | histogram | `s` | `name` | each wait the layer decided before a retry (the backoff or the pushback), in seconds |
 //!
 //! The `outcome` of a call is `success` (its status `OK`), or the label of the gRPC
-//! [`Stop`](ironward::grpc::Stop) that ended it: `not_retryable` (a code the policy does not
+//! [`Halt`](ironward::grpc::Halt) that ended it: `not_retryable` (a code the policy does not
 //! retry, or a hedging policy's fatal code), `attempts_exhausted` (`maxAttempts` made),
 //! `throttled` (the channel's `retryThrottling`), `pushback` (the server said stop),
 //! `committed` (its response headers came, or its body was past the retry buffer, and its

@@ -11,7 +11,7 @@ use bytes::{Bytes, BytesMut};
 use http::{HeaderMap, HeaderValue};
 use http_body::{Body, Frame, SizeHint};
 use ironward::SharedBudget;
-use ironward::grpc::{Code, Stop};
+use ironward::grpc::{Code, Halt};
 use tonic::Status;
 
 use super::cut::Cut;
@@ -181,7 +181,7 @@ impl<B: Body> Body for ResponseBody<B> {
                 *this.state = State::Cut;
                 this.budget.take();
                 if let Some(ending) = this.ending.take() {
-                    ending.stopped(Stop::Deadline, Code::DeadlineExceeded);
+                    ending.stopped(Halt::Deadline, Code::DeadlineExceeded);
                 }
                 return Poll::Ready(Some(Ok(Frame::trailers(exceeded()))));
             }
@@ -202,7 +202,7 @@ impl<B: Body> Body for ResponseBody<B> {
             }
             // The call was committed when its headers came: its status here is never retried.
             if let Some(ending) = this.ending.take() {
-                ending.ended(code(trailers), Stop::Committed);
+                ending.ended(code(trailers), Halt::Committed);
             }
         }
         polled

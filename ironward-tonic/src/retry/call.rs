@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http::{Request, Response};
-use ironward::grpc::{Code, Outcome, Policy, RetryPlan, RetryPolicy, Step, Stop};
+use ironward::grpc::{AttemptEnd, Code, Halt, Policy, RetryPlan, RetryPolicy, RetryStep};
 use tower_service::Service;
 
 use super::attempt::Call;
@@ -59,14 +59,14 @@ where
     // A deadline already passed (a `grpc-timeout` of zero): nothing is sent, as grpc-go's
     // client sends nothing for a context already done.
     if cut.passed() {
-        ending(0).stopped(Stop::Deadline, Code::DeadlineExceeded);
+        ending(0).stopped(Halt::Deadline, Code::DeadlineExceeded);
         return Err(exceeded());
     }
     let (mut parts, body) = request.into_parts();
     let read = match cut.race(read(body, config.buffer)).await {
         Ok(read) => read?,
         Err(Passed) => {
-            ending(0).stopped(Stop::Deadline, Code::DeadlineExceeded);
+            ending(0).stopped(Halt::Deadline, Code::DeadlineExceeded);
             return Err(exceeded());
         }
     };
@@ -138,7 +138,7 @@ where
         // At the deadline the attempt is dropped, which cancels it, and the call ends.
         let Ok(sent): Result<Result<Response<B>, BoxError>, _> = call.cut.race(sending).await
         else {
-            ending().stopped(Stop::Deadline, Code::DeadlineExceeded);
+            ending().stopped(Halt::Deadline, Code::DeadlineExceeded);
             return Err(exceeded());
         };
         let (code, values) = match &sent {
@@ -154,7 +154,7 @@ where
             Err(error) => (error_code(&**error), Vec::new()),
         };
         let values: Vec<&str> = values.iter().map(String::as_str).collect();
-        let outcome = Outcome {
+        let outcome = AttemptEnd {
             code,
             committed: false,
             pushback: &values,
@@ -162,7 +162,7 @@ where
         let (now, roll) = (config.clock.now(), config.dice.roll());
         let step = plan.on_outcome_shared(outcome, now, roll, config.budget.as_deref());
         match step {
-            Step::Wait(wait) => {
+            RetryStep::Wait(wait) => {
                 retrying(meter, number, wait, code);
                 waited = waited.saturating_add(wait);
                 drop(sent);
@@ -173,16 +173,16 @@ where
                         attempts: number,
                         waited,
                     };
-                    ending.stopped(Stop::Deadline, Code::DeadlineExceeded);
+                    ending.stopped(Halt::Deadline, Code::DeadlineExceeded);
                     return Err(exceeded());
                 }
             }
             // Decided on a trailers-only response or an error: the plan has told the budget.
-            Step::Done => {
+            RetryStep::Done => {
                 ending().success();
                 return sent.map(|r| r.map(|b| ResponseBody::new(b, None)));
             }
-            Step::Stop(stop) => {
+            RetryStep::Halt(stop) => {
                 ending().stopped(stop, code);
                 return sent.map(|r| r.map(|b| ResponseBody::new(b, None)));
             }
@@ -215,7 +215,7 @@ where
         Ok(sent) => sent.map_err(Into::into),
         Err(Passed) => {
             if let Some(ending) = &ending {
-                ending.stopped(Stop::Deadline, Code::DeadlineExceeded);
+                ending.stopped(Halt::Deadline, Code::DeadlineExceeded);
             }
             return Err(exceeded());
         }
@@ -224,7 +224,7 @@ where
         Ok(response) => response,
         Err(error) => {
             if let Some(ending) = &ending {
-                ending.stopped(Stop::Committed, error_code(&*error));
+                ending.stopped(Halt::Committed, error_code(&*error));
             }
             return Err(error);
         }
@@ -243,7 +243,7 @@ where
         budget.pass();
     }
     if let Some(ending) = &ending {
-        ending.ended(code(response.headers()), Stop::Committed);
+        ending.ended(code(response.headers()), Halt::Committed);
     }
     Ok(response.map(|body| ResponseBody::new(body, None)))
 }

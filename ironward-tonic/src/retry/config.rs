@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 
 use ironward::SharedBudget;
-use ironward::grpc::{ServiceConfig, Stop};
+use ironward::grpc::{Halt, ServiceConfig};
 use ironward_tokio::meter::Retries;
 
 use crate::{Clock, Dice};
@@ -18,7 +18,7 @@ pub(super) struct Config {
     pub(super) dice: Dice,
     pub(super) buffer: usize,
     /// The handles it reports through, registered when the layer makes a service.
-    pub(super) meter: Arc<Retries<Stop>>,
+    pub(super) meter: Arc<Retries<Halt>>,
 }
 
 impl fmt::Debug for Config {

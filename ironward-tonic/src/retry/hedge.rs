@@ -8,8 +8,8 @@ use std::task::Poll;
 use std::time::Duration;
 
 use http::{Request, Response};
-use ironward::grpc::{Code, Hedge, HedgingPlan, HedgingPolicy, Outcome, Stop, Verdict};
-use ironward_tokio::Sleep;
+use ironward::grpc::{AttemptEnd, Code, Halt, Hedge, HedgingPlan, HedgingPolicy, Verdict};
+use ironward_tokio::Delay;
 use tower_service::Service;
 
 use super::attempt::Call;
@@ -55,7 +55,7 @@ where
     let mut flying: Vec<Flying<B>> = Vec::new();
     // The sleep until the next hedge, and when it ends: kept while the hedge stays due then,
     // so that a manual clock is moved once per wait.
-    let mut timer: Option<(Duration, Pin<Box<Sleep>>)> = None;
+    let mut timer: Option<(Duration, Pin<Box<Delay>>)> = None;
     // The service made ready goes to the first attempt, a clone of it to each hedge.
     let spare = ready.clone();
     let mut ready = Some(ready);
@@ -93,7 +93,7 @@ where
                     timer = Some((due, Box::pin(config.clock.sleep(wait))));
                 }
             }
-            Hedge::Stop(stop) => {
+            Hedge::Halt(stop) => {
                 timer = None;
                 // Nothing in flight and nothing to come: the last attempt's result is the
                 // call's (were none sent, which a deadline passed before the call keeps from
@@ -133,7 +133,7 @@ where
             // Every attempt in flight is cancelled (dropped), and the call ends.
             Event::Cut => {
                 flying.clear();
-                ending(sent).stopped(Stop::Deadline, Code::DeadlineExceeded);
+                ending(sent).stopped(Halt::Deadline, Code::DeadlineExceeded);
                 return Err(exceeded());
             }
         };
@@ -150,7 +150,7 @@ where
             Err(error) => (error_code(&**error), Vec::new()),
         };
         let values: Vec<&str> = values.iter().map(String::as_str).collect();
-        let outcome = Outcome {
+        let outcome = AttemptEnd {
             code,
             committed: false,
             pushback: &values,
@@ -163,7 +163,7 @@ where
                 match verdict {
                     // A commit is to a success or to a fatal code, which is not retried.
                     Verdict::Fail(stop) => ending(sent).stopped(stop, code),
-                    _ => ending(sent).ended(code, Stop::NotRetryable),
+                    _ => ending(sent).ended(code, Halt::NotRetryable),
                 }
                 return ended.map(|r| r.map(|b| ResponseBody::new(b, None)));
             }

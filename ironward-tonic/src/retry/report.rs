@@ -4,11 +4,11 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use ironward::grpc::{Code, Stop};
+use ironward::grpc::{Code, Halt};
 use ironward_tokio::meter::Retries;
 
 /// Reports that attempt `attempt` failed with `code` and is retried after `wait`.
-pub(super) fn retrying(meter: &Retries<Stop>, attempt: u32, wait: Duration, code: Code) {
+pub(super) fn retrying(meter: &Retries<Halt>, attempt: u32, wait: Duration, code: Code) {
     meter.wait(wait);
     tracing::debug!(
         name = meter.name(),
@@ -22,7 +22,7 @@ pub(super) fn retrying(meter: &Retries<Stop>, attempt: u32, wait: Duration, code
 
 /// Reports that a hedge, attempt `attempt` (1 for the first), is sent `elapsed` into its
 /// call.
-pub(super) fn hedging(meter: &Retries<Stop>, attempt: u32, elapsed: Duration) {
+pub(super) fn hedging(meter: &Retries<Halt>, attempt: u32, elapsed: Duration) {
     meter.hedge();
     tracing::debug!(
         name = meter.name(),
@@ -35,7 +35,7 @@ pub(super) fn hedging(meter: &Retries<Stop>, attempt: u32, elapsed: Duration) {
 /// A call's end, counted when it comes: how many attempts it sent and how long it waited.
 #[derive(Debug, Clone)]
 pub(super) struct Ending {
-    pub(super) meter: Arc<Retries<Stop>>,
+    pub(super) meter: Arc<Retries<Halt>>,
     pub(super) attempts: u32,
     pub(super) waited: Duration,
 }
@@ -48,7 +48,7 @@ impl Ending {
 
     /// Counts the call as ended for `stop`, its last attempt's code `code`; a refusal to
     /// retry is an answer, not an error.
-    pub(super) fn stopped(&self, stop: Stop, code: Code) {
+    pub(super) fn stopped(&self, stop: Halt, code: Code) {
         self.meter.ended(Some(stop));
         tracing::debug!(
             name = self.meter.name(),
@@ -62,7 +62,7 @@ impl Ending {
     }
 
     /// Counts the call as `code` says: a success for `OK`, else ended for `stop`.
-    pub(super) fn ended(&self, code: Code, stop: Stop) {
+    pub(super) fn ended(&self, code: Code, stop: Halt) {
         match code {
             Code::Ok => self.success(),
             _ => self.stopped(stop, code),

@@ -18,8 +18,8 @@ use axum::{Extension, Router};
 use ironward::{SHED, SRE, Shed};
 use ironward_tower::http::{Format, Problem};
 use ironward_tower::{
-    AnyError, BreakerLayer, BreakerService, ClientAddr, Cpu, DeadlineLayer, GateLayer, Limit,
-    RateLimitLayer, RequestDeadline, ShedLayer,
+    AnyError, BreakerLayer, BreakerService, ClientAddr, Cpu, DeadlineLayer, GateLayer, Quota,
+    QuotaLayer, RequestDeadline, ShedLayer,
 };
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tower::util::BoxCloneSyncService;
@@ -32,7 +32,7 @@ pub(crate) struct Config {
     /// The shedder's policy.
     pub(crate) shed: Shed,
     /// The rate limit each client address gets.
-    pub(crate) rate: Limit,
+    pub(crate) rate: Quota,
     /// How the client's address is read: the TCP peer, or behind how many proxies.
     pub(crate) client: ClientAddr,
     /// The most requests in flight at once.
@@ -50,7 +50,7 @@ impl Config {
         Self {
             cpu,
             shed: SHED,
-            rate: Limit::bucket(10.0, 20.0),
+            rate: Quota::bucket(10.0, 20.0),
             client: ClientAddr::DIRECT,
             gate: 256,
             deadline: Duration::from_secs(2),
@@ -120,7 +120,7 @@ pub(crate) fn app(config: Config, metrics: PrometheusHandle) -> (Router, Layers)
         .layer(layers.shed.clone())
         // A budget per client address, told on every response how much of it is left.
         .layer(
-            RateLimitLayer::by_client(config.rate, 10_000, config.client)
+            QuotaLayer::by_client(config.rate, 10_000, config.client)
                 .with_name("client")
                 .with_headers(true),
         )

@@ -41,7 +41,7 @@
 //!   [`ShedLayer::with_name`], [`GateLayer::with_name`], [`LimiterLayer::with_name`],
 //!   [`DeadlineLayer::with_name`],
 //!   [`HttpRetryLayer::with_name`] or, for
-//!   a rate limit, its policy name, [`RateLimitLayer::with_name`], so that two breakers in one
+//!   a rate limit, its policy name, [`QuotaLayer::with_name`], so that two breakers in one
 //!   process are told apart.
 //!
 //! The breaker's gauge is set on refusals only: an admitted call's drop fraction is not
@@ -62,5 +62,5 @@
 //! [`LimiterLayer::with_name`]: crate::LimiterLayer::with_name
 //! [`DeadlineLayer::with_name`]: crate::DeadlineLayer::with_name
 //! [`HttpRetryLayer::with_name`]: crate::HttpRetryLayer::with_name
-//! [`RateLimitLayer::with_name`]: crate::RateLimitLayer::with_name
+//! [`QuotaLayer::with_name`]: crate::QuotaLayer::with_name
 //! [`BreakerLayer::ratio`]: crate::BreakerLayer::ratio

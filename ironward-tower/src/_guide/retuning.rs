@@ -1,7 +1,7 @@
 //! Live retuning: a tuner per stateful layer changes the policy of every clone at once.
 //!
 //! Every layer that holds a core value hands out a tuner ([`BreakerLayer::tuner`],
-//! [`ShedLayer::tuner`], [`RateLimitLayer::tuner`], [`GateLayer::tuner`],
+//! [`ShedLayer::tuner`], [`QuotaLayer::tuner`], [`GateLayer::tuner`],
 //! [`LimiterLayer::tuner`]): one `Arc` clone of
 //! the shared state, whose `retune` changes the policy in place for every service and clone
 //! at once, on their next request, and keeps the core's history (the breaker's window, the
@@ -11,7 +11,7 @@
 //!
 //! [`BreakerLayer::tuner`]: crate::BreakerLayer::tuner
 //! [`ShedLayer::tuner`]: crate::ShedLayer::tuner
-//! [`RateLimitLayer::tuner`]: crate::RateLimitLayer::tuner
+//! [`QuotaLayer::tuner`]: crate::QuotaLayer::tuner
 //! [`GateLayer::tuner`]: crate::GateLayer::tuner
 //! [`LimiterLayer::tuner`]: crate::LimiterLayer::tuner
 //! [`KindMismatch`]: crate::KindMismatch

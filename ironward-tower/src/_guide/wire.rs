@@ -12,5 +12,5 @@
 //! A rate limit's 429 carries `Retry-After` and the IETF `RateLimit`/`RateLimit-Policy` fields,
 //! and a layer made `with_headers(true)` puts them on every response it admits too
 //! (`RateLimit: "client";r=17;t=1`), so that a client sees its headroom before it runs out.
-//! `RateLimitLayer::by_client` keys a limit by the client behind a configured number of trusted
+//! `QuotaLayer::by_client` keys a limit by the client behind a configured number of trusted
 //! proxies (`Forwarded` or `X-Forwarded-For`).

@@ -47,7 +47,7 @@ pub enum Piece {
     /// did not hold it. `503`, no `Retry-After` (room comes back when a call ends, and the
     /// limit follows latency, so no time is sure).
     Limiter,
-    /// A [`RateLimitLayer`](crate::RateLimitLayer) refused the request: this client sent
+    /// A [`QuotaLayer`](crate::QuotaLayer) refused the request: this client sent
     /// more than its quota (RFC 6585 §4). `429`, with `Retry-After` and the `RateLimit`
     /// fields ([`Limited::headers`]).
     RateLimit,

@@ -23,7 +23,7 @@ use crate::criticality::ReadCriticality;
 /// is boxed as it is. A request the limiter queues waits in its future, holding the inner
 /// service that `poll_ready` made ready (a clone takes its place in this service, as tower's
 /// docs advise), and calls it once let in. Every clone, and every service the same layer
-/// made, shares one limiter (one [`SharedLimiter`] behind an `Arc`, its lock held only for
+/// made, shares one limiter (one [`SharedLimiter`](ironward_tokio::SharedLimiter) behind an `Arc`, its lock held only for
 /// each decision), so the count in flight is the server's, not one connection's.
 ///
 /// `C` is the grade (by default [`Overloads`]) and `Q` the criticality source (by default a

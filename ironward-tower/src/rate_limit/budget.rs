@@ -1,5 +1,5 @@
-//! [`Terms`], [`Budget`] and [`Limiter`]: the one state a [`RateLimitLayer`](super::RateLimitLayer)
-//! keeps per budget, and what it reads from its [`Limit`].
+//! [`Terms`], [`Budget`] and [`Limiter`]: the one state a [`QuotaLayer`](super::QuotaLayer)
+//! keeps per budget, and what it reads from its [`Quota`].
 
 use std::time::Duration;
 
@@ -8,14 +8,14 @@ use ironward::{Bucket, Period, Sliding};
 
 use super::error::Said;
 use super::http::Stamp;
-use super::{Headroom, KindMismatch, Limit, Limited};
+use super::{Headroom, KindMismatch, Limited, Quota};
 
 /// What every budget under one limit reads from it, worked out once per limit rather than
 /// once a request: the limit, how long a key may idle, and the refusal to give.
 #[derive(Debug, Clone)]
 pub(super) struct Terms {
-    pub(super) limit: Limit,
-    /// [`Limit::idle`].
+    pub(super) limit: Quota,
+    /// [`Quota::idle`].
     pub(super) idle: Duration,
     /// What a refusal or a headroom says of the policy: the limit's quota and window, as
     /// [`Limited::quota`] and [`Limited::window`] give them, and the policy's name, read as
@@ -29,7 +29,7 @@ pub(super) struct Terms {
 
 impl Terms {
     /// The terms of `limit` under the policy named `policy`.
-    pub(super) fn new(limit: Limit, policy: &'static str) -> Self {
+    pub(super) fn new(limit: Quota, policy: &'static str) -> Self {
         let refusal = Limited::for_limit(&limit, Duration::ZERO).named(policy);
         let (quota, window, policy) = (refusal.quota(), refusal.window(), refusal.policy());
         Self {
@@ -44,7 +44,7 @@ impl Terms {
 
     /// The terms of `limit` under the same policy name, if a limiter of these terms can be
     /// retuned to it.
-    pub(super) fn retuned(&self, limit: Limit) -> Result<Self, KindMismatch> {
+    pub(super) fn retuned(&self, limit: Quota) -> Result<Self, KindMismatch> {
         if self.limit.retunes_to(&limit) {
             Ok(Self::new(limit, self.policy()))
         } else {
@@ -151,7 +151,7 @@ impl Wait {
     }
 }
 
-/// The state behind one budget: the core limiter a [`Limit`] names.
+/// The state behind one budget: the core limiter a [`Quota`] names.
 #[derive(Debug)]
 pub(super) enum Limiter {
     Bucket(Bucket),
@@ -161,16 +161,16 @@ pub(super) enum Limiter {
 
 impl Limiter {
     /// A fresh limiter for `limit`, its clock at `now`.
-    pub(super) fn new(limit: &Limit, now: Duration) -> Self {
+    pub(super) fn new(limit: &Quota, now: Duration) -> Self {
         match *limit {
-            Limit::Bucket { rate, burst } => Self::Bucket(Bucket::new(rate, burst, now)),
-            Limit::Sliding { quota, window } => Self::Sliding(Sliding::new(quota, window)),
-            Limit::Period {
+            Quota::Bucket { rate, burst } => Self::Bucket(Bucket::new(rate, burst, now)),
+            Quota::Sliding { quota, window } => Self::Sliding(Sliding::new(quota, window)),
+            Quota::Period {
                 quota,
                 period,
                 align: false,
             } => Self::Period(Period::new(quota, period)),
-            Limit::Period {
+            Quota::Period {
                 quota,
                 period,
                 align: true,
@@ -226,17 +226,17 @@ impl Limiter {
     /// Moves the limiter to `limit` at `now`, keeping its history: the core's `retune`
     /// (tokens, stamps in the window, the open period and its count).
     ///
-    /// A limit this one cannot be retuned to ([`Limit::retunes_to`]) is the caller's to
+    /// A limit this one cannot be retuned to ([`Quota::retunes_to`]) is the caller's to
     /// refuse beforehand; given one anyway, the limiter stays as it is.
-    pub(super) fn retune(&mut self, limit: &Limit, now: Duration) {
+    pub(super) fn retune(&mut self, limit: &Quota, now: Duration) {
         match (self, *limit) {
-            (Self::Bucket(bucket), Limit::Bucket { rate, burst }) => {
+            (Self::Bucket(bucket), Quota::Bucket { rate, burst }) => {
                 bucket.retune(rate, burst, now);
             }
-            (Self::Sliding(sliding), Limit::Sliding { quota, window }) => {
+            (Self::Sliding(sliding), Quota::Sliding { quota, window }) => {
                 sliding.retune(quota, window, now);
             }
-            (Self::Period(period_limit), Limit::Period { quota, period, .. }) => {
+            (Self::Period(period_limit), Quota::Period { quota, period, .. }) => {
                 period_limit.retune(quota, period, now);
             }
             _ => {}
@@ -263,15 +263,15 @@ mod tests {
 
     #[test]
     fn a_refusal_says_when_the_next_request_would_pass() {
-        let mut bucket = Limiter::new(&Limit::bucket(4.0, 1.0), Duration::ZERO);
+        let mut bucket = Limiter::new(&Quota::bucket(4.0, 1.0), Duration::ZERO);
         assert!(bucket.take(Duration::ZERO).is_ok());
         assert_eq!(waited(bucket.take(ms(100))), Err(ms(150)));
 
-        let mut sliding = Limiter::new(&Limit::sliding(1, secs(10)), Duration::ZERO);
+        let mut sliding = Limiter::new(&Quota::sliding(1, secs(10)), Duration::ZERO);
         assert!(sliding.take(secs(2)).is_ok());
         assert_eq!(waited(sliding.take(secs(5))), Err(secs(7)));
 
-        let mut period = Limiter::new(&Limit::aligned(2, secs(10)), Duration::ZERO);
+        let mut period = Limiter::new(&Quota::aligned(2, secs(10)), Duration::ZERO);
         assert!(period.take(secs(13)).is_ok());
         // The request that hits the quota is still admitted.
         assert!(period.take(secs(14)).is_ok());
@@ -282,33 +282,33 @@ mod tests {
     #[test]
     fn an_admission_says_what_is_left_and_when_all_of_it_is_back() {
         // Four a second, a burst of 3: one taken leaves 2 whole tokens, full again in 250 ms.
-        let mut bucket = Limiter::new(&Limit::bucket(4.0, 3.0), Duration::ZERO);
+        let mut bucket = Limiter::new(&Quota::bucket(4.0, 3.0), Duration::ZERO);
         assert_eq!(
             bucket.take_reading(Duration::ZERO, true),
             Ok(Some((2, ms(250))))
         );
         assert_eq!(bucket.take_reading(ms(100), true), Ok(Some((1, ms(400)))));
         // A bucket that never refills is never whole again.
-        let mut frozen = Limiter::new(&Limit::bucket(0.0, 2.0), Duration::ZERO);
+        let mut frozen = Limiter::new(&Quota::bucket(0.0, 2.0), Duration::ZERO);
         assert_eq!(
             frozen.take_reading(secs(1), true),
             Ok(Some((1, Duration::MAX)))
         );
 
         // A window is whole again one window after its newest stamp: the one just taken.
-        let mut sliding = Limiter::new(&Limit::sliding(3, secs(10)), Duration::ZERO);
+        let mut sliding = Limiter::new(&Quota::sliding(3, secs(10)), Duration::ZERO);
         assert_eq!(sliding.take_reading(secs(2), true), Ok(Some((2, secs(10)))));
         assert_eq!(sliding.take_reading(secs(7), true), Ok(Some((1, secs(10)))));
 
         // A period is whole again when it ends.
-        let mut period = Limiter::new(&Limit::aligned(2, secs(10)), Duration::ZERO);
+        let mut period = Limiter::new(&Quota::aligned(2, secs(10)), Duration::ZERO);
         assert_eq!(period.take_reading(secs(13), true), Ok(Some((1, secs(7)))));
         assert_eq!(period.take_reading(secs(14), true), Ok(Some((0, secs(6)))));
     }
 
     #[test]
     fn a_retuned_budget_keeps_its_history_and_reports_its_new_terms() {
-        let terms = Terms::new(Limit::sliding(3, secs(10)), "api");
+        let terms = Terms::new(Quota::sliding(3, secs(10)), "api");
         let mut budget = Budget::new(terms.clone(), Duration::ZERO);
         let first = budget.take(secs(1), true).unwrap().unwrap();
         assert_eq!(
@@ -317,29 +317,29 @@ mod tests {
         );
         assert_eq!(first.policy.unwrap(), r#""api";q=3;w=10"#);
         assert!(budget.take(secs(2), false).unwrap().is_none());
-        let lower = terms.retuned(Limit::sliding(2, secs(10))).unwrap();
+        let lower = terms.retuned(Quota::sliding(2, secs(10))).unwrap();
         budget.retune(lower, secs(3));
         // The two taken fill the new quota: the next is refused under the new terms.
         let refused = budget.take(secs(3), true).unwrap_err();
         assert_eq!((refused.quota(), refused.policy()), (2, "api"));
         assert_eq!(refused.retry_after(), secs(8));
-        let mismatch = terms.retuned(Limit::bucket(1.0, 1.0)).unwrap_err();
-        assert_eq!(mismatch.in_force(), Limit::sliding(3, secs(10)));
+        let mismatch = terms.retuned(Quota::bucket(1.0, 1.0)).unwrap_err();
+        assert_eq!(mismatch.in_force(), Quota::sliding(3, secs(10)));
     }
 
     #[test]
     fn a_limiter_given_another_kind_stays_as_it_is() {
-        let mut limiter = Limiter::new(&Limit::period(1, secs(10)), Duration::ZERO);
+        let mut limiter = Limiter::new(&Quota::period(1, secs(10)), Duration::ZERO);
         assert!(limiter.take(secs(1)).is_ok());
-        limiter.retune(&Limit::bucket(100.0, 100.0), secs(2));
+        limiter.retune(&Quota::bucket(100.0, 100.0), secs(2));
         assert_eq!(waited(limiter.take(secs(2))), Err(secs(9)));
     }
 
     #[test]
     fn a_quota_of_zero_refuses_everything() {
-        let mut sliding = Limiter::new(&Limit::sliding(0, secs(1)), Duration::ZERO);
+        let mut sliding = Limiter::new(&Quota::sliding(0, secs(1)), Duration::ZERO);
         assert_eq!(waited(sliding.take(Duration::ZERO)), Err(Duration::MAX));
-        let mut period = Limiter::new(&Limit::period(0, secs(1)), Duration::ZERO);
+        let mut period = Limiter::new(&Quota::period(0, secs(1)), Duration::ZERO);
         assert_eq!(waited(period.take(ms(300))), Err(secs(1)));
     }
 }

@@ -17,7 +17,7 @@ const MAX_ELEMENTS: usize = 256;
 /// address the proxies vouch for in `Forwarded` or `X-Forwarded-For`, or else the TCP peer.
 ///
 /// Behind a load balancer every request's TCP peer is the balancer, so a limit
-/// [`by_peer`](super::RateLimitLayer::by_peer) gives all clients one budget. Each proxy on
+/// [`by_peer`](super::QuotaLayer::by_peer) gives all clients one budget. Each proxy on
 /// the way appends the address it received the request from to the chain in
 /// `Forwarded: for=…` (RFC 7239 §4) or `X-Forwarded-For` (the convention RFC 7239 §7.4
 /// standardises). The left of the chain is whatever the client sent, so it proves nothing
@@ -35,7 +35,7 @@ const MAX_ELEMENTS: usize = 256;
 ///    the one address a client cannot write, and the default.
 /// 2. **The `n`-th entry from the right**, when the chain has one and it is an IP address,
 ///    with its port, if any, dropped.
-/// 3. **Otherwise the TCP peer**, read as [`by_peer`](super::RateLimitLayer::by_peer) reads
+/// 3. **Otherwise the TCP peer**, read as [`by_peer`](super::QuotaLayer::by_peer) reads
 ///    it (axum's `ConnectInfo<SocketAddr>` with the `axum` feature, or a bare `SocketAddr`
 ///    extension): when the header is absent, when the chain has fewer than `n` entries
 ///    (the request did not come through every proxy, so no entry in it is vouched for by
@@ -81,7 +81,7 @@ const MAX_ELEMENTS: usize = 256;
 /// The count must match the path every request takes. A client that can reach the server
 /// without passing the proxies writes the whole chain itself: let only the proxies connect.
 /// For a different key from the same address (an IPv6 /64 prefix, say), pass
-/// [`ip`](ClientAddr::ip) to [`keyed`](super::RateLimitLayer::keyed).
+/// [`ip`](ClientAddr::ip) to [`keyed`](super::QuotaLayer::keyed).
 ///
 /// # Default
 ///

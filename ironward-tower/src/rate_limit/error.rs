@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use ironward::BucketReason;
 
-use super::Limit;
+use super::Quota;
 
 /// The window a client is told of for a quota counted over `span`: whole seconds, rounded
 /// up, at least 1 s, as [what a client is told](Limited#what-a-client-is-told) says; `None`
@@ -77,9 +77,9 @@ pub(super) const DEFAULT_POLICY: &str = "default";
 ///
 /// | limit | `q` | `w`, before rounding | `r` |
 /// | --- | --- | --- | --- |
-/// | [`Limit::Bucket`] | the burst, in whole tokens (rounded down) | the time to refill from empty, `burst / rate` | the whole tokens left |
-/// | [`Limit::Sliding`] | `quota` | `window` | `quota` less the requests in the window |
-/// | [`Limit::Period`] | `quota` | `period` | `quota` less the requests in the open period |
+/// | [`Quota::Bucket`] | the burst, in whole tokens (rounded down) | the time to refill from empty, `burst / rate` | the whole tokens left |
+/// | [`Quota::Sliding`] | `quota` | `window` | `quota` less the requests in the window |
+/// | [`Quota::Period`] | `quota` | `period` | `quota` less the requests in the open period |
 ///
 /// The draft's `w` is whole seconds, at least 1 (it has no sub-second precision), so the
 /// window is rounded up to whole seconds, and one under a second is 1 s; the quota is never
@@ -142,7 +142,7 @@ impl Said {
     fn policy(&self) -> (u64, Option<Duration>) {
         let (quota, span) = match *self {
             Self::Known { quota, window, .. } => (quota, window),
-            Self::Bucket(reason) => Limit::bucket(reason.rate, reason.burst).policy(),
+            Self::Bucket(reason) => Quota::bucket(reason.rate, reason.burst).policy(),
         };
         (quota, told_window(span))
     }
@@ -151,8 +151,8 @@ impl Said {
 impl Limited {
     /// A refusal that says to wait `retry_after`, under a policy of `quota` requests per
     /// `window` named `"default"`. The window is read in whole seconds, rounded up, at least
-    /// 1 s, as every window a client is told of ([`Limit`'s
-    /// docs](Limit#what-a-client-is-told)): 400 ms is 1 s.
+    /// 1 s, as every window a client is told of ([`Quota`'s
+    /// docs](Quota#what-a-client-is-told)): 400 ms is 1 s.
     ///
     /// The layer makes these; this is for other limiters and for tests of the HTTP mapping.
     pub const fn new(retry_after: Duration, quota: u64, window: Option<Duration>) -> Self {
@@ -176,16 +176,16 @@ impl Limited {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ironward_tower::{Limit, Limited};
+    /// use ironward_tower::{Quota, Limited};
     ///
-    /// let hundred = Limit::sliding(100, Duration::from_secs(60));
+    /// let hundred = Quota::sliding(100, Duration::from_secs(60));
     /// let limited = Limited::for_limit(&hundred, Duration::from_secs(5));
     /// assert_eq!(limited.retry_after(), Duration::from_secs(5));
     /// assert_eq!((limited.quota(), limited.window()), (100, Some(Duration::from_secs(60))));
     /// assert_eq!(limited.headers()["retry-after"], "5");
     /// ```
     #[must_use]
-    pub fn for_limit(limit: &Limit, retry_after: Duration) -> Self {
+    pub fn for_limit(limit: &Quota, retry_after: Duration) -> Self {
         let (quota, window) = limit.policy();
         Self::new(retry_after, quota, window)
     }
@@ -213,7 +213,7 @@ impl Limited {
 
     /// How many requests the policy allows per [`window`](Limited::window): a window's or a
     /// period's quota, a bucket's burst (rounded down); the `q` of
-    /// [what a client is told](Limit#what-a-client-is-told).
+    /// [what a client is told](Quota#what-a-client-is-told).
     #[must_use]
     pub fn quota(&self) -> u64 {
         self.said.policy().0
@@ -221,7 +221,7 @@ impl Limited {
 
     /// The span the quota is counted over, in whole seconds, rounded up, at least 1 s: the
     /// window, the period, or the time a bucket takes to refill from empty (`burst /
-    /// rate`); the `w` of [what a client is told](Limit#what-a-client-is-told). `None` when
+    /// rate`); the `w` of [what a client is told](Quota#what-a-client-is-told). `None` when
     /// the quota never comes back (a bucket with a rate of 0 or an infinite burst).
     #[must_use]
     pub fn window(&self) -> Option<Duration> {
@@ -290,7 +290,7 @@ impl fmt::Display for Limited {
 
 impl std::error::Error for Limited {}
 
-/// A [`RateLimitTuner`](super::RateLimitTuner) was asked to retune a limit into one of another
+/// A [`QuotaTuner`](super::QuotaTuner) was asked to retune a limit into one of another
 /// kind: a token bucket into a sliding window, say, or a fixed period into an aligned one.
 /// Nothing was changed.
 ///
@@ -301,7 +301,7 @@ impl std::error::Error for Limited {}
 /// what live retuning exists to avoid. So the tuner refuses, and a change of kind is made
 /// the way a new policy is: a new layer (and the services made from it), whose budgets
 /// start fresh on purpose. A period keeps its alignment for life in the core, so a change
-/// between [`Limit::period`] and [`Limit::aligned`] is a change of kind too.
+/// between [`Quota::period`] and [`Quota::aligned`] is a change of kind too.
 ///
 /// It carries both limits, for the log line of a configuration reload that failed.
 ///
@@ -309,36 +309,36 @@ impl std::error::Error for Limited {}
 ///
 /// ```
 /// use std::time::Duration;
-/// use ironward_tower::{KindMismatch, Limit, RateLimitLayer};
+/// use ironward_tower::{KindMismatch, Quota, QuotaLayer};
 ///
-/// let layer = RateLimitLayer::new(Limit::bucket(10.0, 20.0));
-/// let window = Limit::sliding(100, Duration::from_secs(10));
+/// let layer = QuotaLayer::new(Quota::bucket(10.0, 20.0));
+/// let window = Quota::sliding(100, Duration::from_secs(10));
 /// let err: KindMismatch = layer.tuner().retune(window).unwrap_err();
-/// assert_eq!((err.in_force(), err.offered()), (Limit::bucket(10.0, 20.0), window));
+/// assert_eq!((err.in_force(), err.offered()), (Quota::bucket(10.0, 20.0), window));
 /// assert_eq!(err.to_string(), "a token bucket cannot be retuned into a sliding window");
-/// assert_eq!(layer.limit(), Limit::bucket(10.0, 20.0));
+/// assert_eq!(layer.limit(), Quota::bucket(10.0, 20.0));
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct KindMismatch {
-    in_force: Limit,
-    offered: Limit,
+    in_force: Quota,
+    offered: Quota,
 }
 
 impl KindMismatch {
     /// The refusal to retune `in_force` into `offered`.
     ///
     /// The tuner makes these; this is for tests of what a caller does with one.
-    pub const fn new(in_force: Limit, offered: Limit) -> Self {
+    pub const fn new(in_force: Quota, offered: Quota) -> Self {
         Self { in_force, offered }
     }
 
     /// The limit in force, which stays.
-    pub const fn in_force(&self) -> Limit {
+    pub const fn in_force(&self) -> Quota {
         self.in_force
     }
 
     /// The limit the tuner was given, of another kind.
-    pub const fn offered(&self) -> Limit {
+    pub const fn offered(&self) -> Quota {
         self.offered
     }
 }
@@ -440,12 +440,12 @@ mod tests {
     #[test]
     fn a_kind_mismatch_names_both_kinds() {
         let secs = Duration::from_secs;
-        let err = KindMismatch::new(Limit::period(1, secs(1)), Limit::aligned(1, secs(1)));
+        let err = KindMismatch::new(Quota::period(1, secs(1)), Quota::aligned(1, secs(1)));
         assert_eq!(
             err.to_string(),
             "a fixed period cannot be retuned into an aligned period"
         );
-        let err = KindMismatch::new(Limit::sliding(1, secs(1)), Limit::bucket(1.0, 1.0));
+        let err = KindMismatch::new(Quota::sliding(1, secs(1)), Quota::bucket(1.0, 1.0));
         assert_eq!(
             err.to_string(),
             "a sliding window cannot be retuned into a token bucket"

@@ -1,4 +1,4 @@
-//! The response future of [`RateLimitService`](super::RateLimitService).
+//! The response future of [`QuotaService`](super::QuotaService).
 
 use std::fmt;
 use std::future::Future;
@@ -13,7 +13,7 @@ use super::Limited;
 use super::http::Stamp;
 
 pin_project! {
-    /// The response future of [`RateLimitService`](super::RateLimitService): the inner
+    /// The response future of [`QuotaService`](super::QuotaService): the inner
     /// service's future for an admitted request, or a refusal that is ready at once.
     ///
     /// A refused request resolves on its first poll to [`Limited`], boxed; an admitted one
@@ -28,21 +28,21 @@ pin_project! {
     /// ```
     /// use std::time::Duration;
     /// use http::{Request, Response};
-    /// use ironward_tower::{Limit, Limited, RateLimitFuture, RateLimitLayer};
+    /// use ironward_tower::{Quota, Limited, QuotaFuture, QuotaLayer};
     /// use tower::{Layer, Service, service_fn};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
-    /// let layer = RateLimitLayer::new(Limit::sliding(1, Duration::from_secs(60)));
+    /// let layer = QuotaLayer::new(Quota::sliding(1, Duration::from_secs(60)));
     /// let ok = service_fn(|_: Request<()>| async { Ok::<_, Limited>(Response::new(7)) });
     /// let mut service = layer.layer(ok);
-    /// let admitted: RateLimitFuture<_> = service.call(Request::new(()));
+    /// let admitted: QuotaFuture<_> = service.call(Request::new(()));
     /// let refused = service.call(Request::new(()));
     /// assert!(refused.await.unwrap_err().is::<Limited>());
     /// assert_eq!(*admitted.await.unwrap().body(), 7);
     /// # }
     /// ```
-    pub struct RateLimitFuture<F> {
+    pub struct QuotaFuture<F> {
         #[pin]
         state: State<F>,
     }
@@ -64,7 +64,7 @@ pin_project! {
     }
 }
 
-impl<F> RateLimitFuture<F> {
+impl<F> QuotaFuture<F> {
     /// The inner service's `future`, whose response gets the fields of `stamp`, if any.
     #[inline]
     pub(super) fn admitted(future: F, stamp: Option<Stamp>) -> Self {
@@ -83,7 +83,7 @@ impl<F> RateLimitFuture<F> {
     }
 }
 
-impl<F, B, E> Future for RateLimitFuture<F>
+impl<F, B, E> Future for QuotaFuture<F>
 where
     F: Future<Output = Result<Response<B>, E>>,
     E: Into<Box<dyn std::error::Error + Send + Sync>>,
@@ -105,12 +105,12 @@ where
     }
 }
 
-impl<F> fmt::Debug for RateLimitFuture<F> {
+impl<F> fmt::Debug for QuotaFuture<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match &self.state {
-            State::Admitted { .. } => f.write_str("RateLimitFuture::Admitted"),
+            State::Admitted { .. } => f.write_str("QuotaFuture::Admitted"),
             State::Limited { limited } => f
-                .debug_tuple("RateLimitFuture::Limited")
+                .debug_tuple("QuotaFuture::Limited")
                 .field(limited)
                 .finish(),
         }

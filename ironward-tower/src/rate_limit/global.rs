@@ -9,7 +9,7 @@ use ironward::{QuotaReason, SharedBucket, SharedPeriod};
 use super::budget::{Budget, Terms};
 use super::error::Said;
 use super::http::Stamp;
-use super::{KindMismatch, Limit, Limited};
+use super::{KindMismatch, Limited, Quota};
 use crate::lock::lock;
 
 /// The budget every request of a layer without keys takes from.
@@ -39,11 +39,11 @@ impl Global {
     /// A fresh budget under `terms`, its clock at `now`.
     pub(super) fn new(terms: Terms, now: Duration) -> Self {
         match terms.limit {
-            Limit::Bucket { rate, burst } => Self::Bucket {
+            Quota::Bucket { rate, burst } => Self::Bucket {
                 bucket: SharedBucket::new(rate, burst, now),
                 terms: RwLock::new(terms),
             },
-            Limit::Period {
+            Quota::Period {
                 quota,
                 period,
                 align,
@@ -55,7 +55,7 @@ impl Global {
                 },
                 terms: RwLock::new(terms),
             },
-            Limit::Sliding { .. } => Self::Locked(Mutex::new(Budget::new(terms, now))),
+            Quota::Sliding { .. } => Self::Locked(Mutex::new(Budget::new(terms, now))),
         }
     }
 
@@ -112,12 +112,12 @@ impl Global {
 
     /// Moves the budget to `limit` at `now`, keeping its history, and answers the limit it
     /// replaced; or refuses a limit of another kind, changing nothing.
-    pub(super) fn retune(&self, limit: Limit, now: Duration) -> Result<Limit, KindMismatch> {
+    pub(super) fn retune(&self, limit: Quota, now: Duration) -> Result<Quota, KindMismatch> {
         match self {
             Self::Bucket { bucket, terms } => {
                 let mut terms = write(terms);
                 let retuned = terms.retuned(limit)?;
-                if let Limit::Bucket { rate, burst } = limit {
+                if let Quota::Bucket { rate, burst } = limit {
                     bucket.retune(rate, burst, now);
                 }
                 Ok(std::mem::replace(&mut *terms, retuned).limit)
@@ -125,7 +125,7 @@ impl Global {
             Self::Period { period, terms } => {
                 let mut terms = write(terms);
                 let retuned = terms.retuned(limit)?;
-                if let Limit::Period {
+                if let Quota::Period {
                     quota,
                     period: span,
                     ..
@@ -174,10 +174,10 @@ mod tests {
     fn each_global_budget_answers_as_the_locked_limiter() {
         let ms = Duration::from_millis;
         for (limit, retuned) in [
-            (Limit::bucket(4.0, 3.0), Limit::bucket(2.0, 1.0)),
-            (Limit::period(3, ms(1000)), Limit::period(1, ms(500))),
-            (Limit::aligned(3, ms(1000)), Limit::aligned(5, ms(2000))),
-            (Limit::sliding(3, ms(1000)), Limit::sliding(2, ms(1000))),
+            (Quota::bucket(4.0, 3.0), Quota::bucket(2.0, 1.0)),
+            (Quota::period(3, ms(1000)), Quota::period(1, ms(500))),
+            (Quota::aligned(3, ms(1000)), Quota::aligned(5, ms(2000))),
+            (Quota::sliding(3, ms(1000)), Quota::sliding(2, ms(1000))),
         ] {
             let terms = Terms::new(limit, "api");
             let global = Global::new(terms.clone(), ms(0));
@@ -199,8 +199,8 @@ mod tests {
             assert_eq!(global.terms().limit, retuned);
             // A limit of another kind is refused, and changes nothing.
             let other = match limit {
-                Limit::Sliding { .. } => Limit::bucket(1.0, 1.0),
-                _ => Limit::sliding(1, ms(1)),
+                Quota::Sliding { .. } => Quota::bucket(1.0, 1.0),
+                _ => Quota::sliding(1, ms(1)),
             };
             assert!(global.retune(other, ms(9000)).is_err(), "{limit:?}");
             assert_eq!(global.terms().limit, retuned);

@@ -9,8 +9,8 @@ use super::error::{DEFAULT_POLICY, policy, policy_name};
 /// What an admitted request left of its rate limit: how many more the limit admits now, and
 /// how long until the whole quota is available again.
 ///
-/// A [`RateLimitService`](super::RateLimitService) whose layer sends the fields (made
-/// [`with_headers(true)`](super::RateLimitLayer::with_headers)) computes it on every
+/// A [`QuotaService`](super::QuotaService) whose layer sends the fields (made
+/// [`with_headers(true)`](super::QuotaLayer::with_headers)) computes it on every
 /// admission and adds it to the
 /// response as the `RateLimit-Policy` and `RateLimit` fields of the IETF httpapi draft
 /// "RateLimit header fields for HTTP" (draft-ietf-httpapi-ratelimit-headers-11), so that a
@@ -26,7 +26,7 @@ use super::error::{DEFAULT_POLICY, policy, policy_name};
 ///   is never refused.
 /// - [`quota`](Headroom::quota), [`window`](Headroom::window) and
 ///   [`policy`](Headroom::policy) describe the policy, as [`Limited`](super::Limited)'s do
-///   and as [`Limit`'s docs](super::Limit#what-a-client-is-told) say: `r` counts down from
+///   and as [`Quota`'s docs](super::Quota#what-a-client-is-told) say: `r` counts down from
 ///   the quota, in the same units.
 ///
 /// # Examples

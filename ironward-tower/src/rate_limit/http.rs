@@ -32,7 +32,7 @@ impl Limited {
     ///   `Retry-After`, so `Retry-After` does not point before its end (§6).
     ///
     /// `q` and `w` are [`quota`](Limited::quota) and [`window`](Limited::window), the one
-    /// description of a limit [`Limit`'s docs](super::Limit#what-a-client-is-told) give:
+    /// description of a limit [`Quota`'s docs](super::Quota#what-a-client-is-told) give:
     /// the window in whole seconds, rounded up, at least 1 (a bucket of 50 a second with a
     /// burst of 20 is `q=20;w=1`, as its `Display` says "20 requests per 1s"). `w` is left
     /// out when the quota never comes back. Every integer is capped at the 15 digits a

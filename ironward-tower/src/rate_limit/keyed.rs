@@ -12,7 +12,7 @@ use lru::LruCache;
 use super::budget::{Budget, Limiter, Terms};
 use super::error::DEFAULT_POLICY;
 use super::http::Stamp;
-use super::{KindMismatch, Limit, Limited};
+use super::{KindMismatch, Limited, Quota};
 use crate::lock::lock;
 
 /// At most this many shards, each behind its own lock.
@@ -39,14 +39,14 @@ pub(super) trait Keyed: Send + Sync {
     /// Moves every budget the table holds, and the terms new keys get, to `limit` at `now`,
     /// each keeping its history, and answers the limit it replaced; or refuses a limit of
     /// another kind, changing nothing.
-    fn retune(&self, limit: Limit, now: Duration) -> Result<Limit, KindMismatch>;
+    fn retune(&self, limit: Quota, now: Duration) -> Result<Quota, KindMismatch>;
 
     /// An empty table under `terms`, with the same bound and extractor.
     fn fresh(&self, terms: Terms) -> Arc<dyn Keyed>;
 }
 
-/// Builds the table behind [`RateLimitLayer::keyed`](super::RateLimitLayer::keyed).
-pub(super) fn table<K, F>(limit: Limit, max_keys: usize, extract: F) -> Table<K, F>
+/// Builds the table behind [`QuotaLayer::keyed`](super::QuotaLayer::keyed).
+pub(super) fn table<K, F>(limit: Quota, max_keys: usize, extract: F) -> Table<K, F>
 where
     K: Hash + Eq + Send + 'static,
     F: Fn(&Parts) -> Option<K> + Send + Sync + 'static,
@@ -155,7 +155,7 @@ where
         lock(&self.terms).clone()
     }
 
-    fn retune(&self, limit: Limit, now: Duration) -> Result<Limit, KindMismatch> {
+    fn retune(&self, limit: Quota, now: Duration) -> Result<Quota, KindMismatch> {
         let mut in_force = lock(&self.terms);
         let terms = in_force.retuned(limit)?;
         let was = in_force.limit;
@@ -262,13 +262,13 @@ mod tests {
         taken.map(drop).map_err(|refused| refused.retry_after())
     }
 
-    fn by_key(limit: Limit, max: usize) -> impl Keyed {
+    fn by_key(limit: Quota, max: usize) -> impl Keyed {
         table(limit, max, header(HeaderName::from_static("x-key")))
     }
 
     #[test]
     fn each_key_has_its_own_budget() {
-        let table = by_key(Limit::period(2, secs(10)), 100);
+        let table = by_key(Quota::period(2, secs(10)), 100);
         for key in ["a", "b"] {
             assert_eq!(waits(table.take(&parts(Some(key)), secs(0), true)), Ok(()));
             assert_eq!(waits(table.take(&parts(Some(key)), secs(1), true)), Ok(()));
@@ -282,7 +282,7 @@ mod tests {
 
     #[test]
     fn requests_without_a_key_share_one_budget() {
-        let table = by_key(Limit::period(2, secs(10)), 100);
+        let table = by_key(Quota::period(2, secs(10)), 100);
         assert_eq!(waits(table.take(&parts(None), secs(0), true)), Ok(()));
         assert_eq!(waits(table.take(&parts(None), secs(0), true)), Ok(()));
         assert_eq!(waits(table.take(&parts(None), secs(4), true)), Err(secs(6)));
@@ -294,7 +294,7 @@ mod tests {
     #[test]
     fn the_capacities_of_the_shards_add_up_to_the_bound() {
         for max in [0, 1, 5, 16, 17, 1000, 1001] {
-            let table = table(Limit::sliding(1, secs(1)), max, |_: &Parts| Some(()));
+            let table = table(Quota::sliding(1, secs(1)), max, |_: &Parts| Some(()));
             let caps: usize = table.shards.iter().map(|shard| lock(shard).cap).sum();
             assert_eq!(caps, max.max(1), "max {max}");
             assert!(table.shards.len() <= SHARDS);
@@ -304,7 +304,7 @@ mod tests {
     #[test]
     fn a_full_table_forgets_its_least_recently_used_key() {
         // One shard, so the order is global.
-        let table = by_key(Limit::period(1, secs(100)), 1);
+        let table = by_key(Quota::period(1, secs(100)), 1);
         assert_eq!(waits(table.take(&parts(Some("a")), secs(0), true)), Ok(()));
         assert_eq!(
             waits(table.take(&parts(Some("a")), secs(1), true)),
@@ -318,7 +318,7 @@ mod tests {
 
     #[test]
     fn keys_idle_longer_than_the_limit_are_forgotten_on_access() {
-        let table = by_key(Limit::sliding(1, secs(10)), 1000);
+        let table = by_key(Quota::sliding(1, secs(10)), 1000);
         let stale = ["a", "b", "c", "d"];
         for key in stale {
             assert_eq!(waits(table.take(&parts(Some(key)), secs(0), true)), Ok(()));
@@ -349,7 +349,7 @@ mod tests {
     #[test]
     fn forgetting_an_idle_key_changes_no_answer() {
         // A bucket of 2 a second with a burst of 4 is full again 2 s after it was emptied.
-        let limit = Limit::bucket(2.0, 4.0);
+        let limit = Quota::bucket(2.0, 4.0);
         let table = by_key(limit, 10);
         let mut kept = Limiter::new(&limit, Duration::ZERO);
         let times = [0, 0, 0, 0, 0, 100, 2_200, 2_200, 2_200, 2_200, 2_200, 9_000];
@@ -367,13 +367,13 @@ mod tests {
         // A bucket that refills slowly, emptied at 0 s and sped up at 9 s, holds 1.59 tokens
         // at 10.5 s, though its last request came longer ago than the new refill time (10 s):
         // forgotten then, it would come back full.
-        let table = by_key(Limit::bucket(0.01, 10.0), 1);
+        let table = by_key(Quota::bucket(0.01, 10.0), 1);
         let a = || parts(Some("a"));
         for _ in 0..10 {
             assert_eq!(waits(table.take(&a(), secs(0), true)), Ok(()));
         }
-        let was = table.retune(Limit::bucket(1.0, 10.0), secs(9));
-        assert_eq!(was, Ok(Limit::bucket(0.01, 10.0)));
+        let was = table.retune(Quota::bucket(1.0, 10.0), secs(9));
+        assert_eq!(was, Ok(Quota::bucket(0.01, 10.0)));
         let later = Duration::from_millis(10_500);
         assert_eq!(waits(table.take(&a(), later, true)), Ok(()));
         assert!(table.take(&a(), later, true).is_err());
@@ -382,13 +382,13 @@ mod tests {
 
     #[test]
     fn a_table_refuses_a_limit_of_another_kind_and_keeps_its_terms() {
-        let table = by_key(Limit::sliding(1, secs(10)), 10);
+        let table = by_key(Quota::sliding(1, secs(10)), 10);
         assert_eq!(waits(table.take(&parts(Some("a")), secs(0), true)), Ok(()));
         let err = table
-            .retune(Limit::period(5, secs(10)), secs(1))
+            .retune(Quota::period(5, secs(10)), secs(1))
             .unwrap_err();
-        assert_eq!(err.in_force(), Limit::sliding(1, secs(10)));
-        assert_eq!(table.terms().limit, Limit::sliding(1, secs(10)));
+        assert_eq!(err.in_force(), Quota::sliding(1, secs(10)));
+        assert_eq!(table.terms().limit, Quota::sliding(1, secs(10)));
         assert_eq!(
             waits(table.take(&parts(Some("a")), secs(1), true)),
             Err(secs(9))

@@ -1,4 +1,4 @@
-//! [`RateLimitLayer`]: one budget, or one table of budgets by key, shared by every service it
+//! [`QuotaLayer`]: one budget, or one table of budgets by key, shared by every service it
 //! makes.
 
 use std::fmt;
@@ -13,8 +13,8 @@ use super::client;
 use super::error::{DEFAULT_POLICY, policy_name};
 use super::keyed::{self, Keyed};
 use super::service::{Knobs, Shared};
-use super::tune::RateLimitTuner;
-use super::{ClientAddr, Limit, RateLimitService};
+use super::tune::QuotaTuner;
+use super::{ClientAddr, Quota, QuotaService};
 use crate::{Clock, Mode};
 
 /// Applies a rate limit to every service it wraps: one budget for all requests, or one per
@@ -28,36 +28,36 @@ use crate::{Clock, Mode};
 /// route and per method.)
 /// For separate budgets per route, give each route its own layer.
 ///
-/// [`new`](RateLimitLayer::new) and the keyed constructors make the state, behind an `Arc` that
+/// [`new`](QuotaLayer::new) and the keyed constructors make the state, behind an `Arc` that
 /// every service and every clone shares, as tower's `GlobalConcurrencyLimitLayer` shares its
 /// semaphore; cloning the layer is an `Arc` clone and nothing more. The builders
-/// [`with_clock`](RateLimitLayer::with_clock) and [`with_name`](RateLimitLayer::with_name) each make
+/// [`with_clock`](QuotaLayer::with_clock) and [`with_name`](QuotaLayer::with_name) each make
 /// new budgets (the ones made before were made on the old clock and name): configure the layer
 /// first, then clone it or make services from it. Services and clones made before a builder
 /// keep the budgets they had. A layer in a `static` goes in a `std::sync::LazyLock`.
 ///
 /// To change the limit while the layer serves (a configuration reload), take a
-/// [`tuner`](RateLimitLayer::tuner) from the configured layer: it retunes every budget that
+/// [`tuner`](QuotaLayer::tuner) from the configured layer: it retunes every budget that
 /// the services and clones share, each keeping its history.
 ///
-/// A keyed layer ([`keyed`](RateLimitLayer::keyed), [`by_peer`](RateLimitLayer::by_peer),
-/// [`by_client`](RateLimitLayer::by_client), [`by_header`](RateLimitLayer::by_header)) holds
+/// A keyed layer ([`keyed`](QuotaLayer::keyed), [`by_peer`](QuotaLayer::by_peer),
+/// [`by_client`](QuotaLayer::by_client), [`by_header`](QuotaLayer::by_header)) holds
 /// at most `max_keys` keys, however many distinct keys arrive:
-/// [`keyed`](RateLimitLayer::keyed) says how, and what it costs.
+/// [`keyed`](QuotaLayer::keyed) says how, and what it costs.
 ///
 /// # Examples
 ///
 /// ```
 /// use std::time::Duration;
 /// use http::{Request, Response};
-/// use ironward_tower::{Limit, Limited, RateLimitLayer};
+/// use ironward_tower::{Quota, Limited, QuotaLayer};
 /// use tower::{Layer, Service, ServiceExt, service_fn};
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() {
 /// // Three a minute, shared by two routes.
 /// const MINUTE: Duration = Duration::from_secs(60);
-/// let limit = RateLimitLayer::new(Limit::period(3, MINUTE)).with_headers(true);
+/// let limit = QuotaLayer::new(Quota::period(3, MINUTE)).with_headers(true);
 /// let hello = service_fn(|_: Request<()>| async { Ok::<_, Limited>(Response::new("hello")) });
 /// let mut a = limit.layer(hello);
 /// let mut b = limit.layer(hello); // a second route: the same budget
@@ -75,20 +75,20 @@ use crate::{Clock, Mode};
 /// # }
 /// ```
 #[derive(Clone)]
-pub struct RateLimitLayer {
+pub struct QuotaLayer {
     shared: Arc<Shared>,
 }
 
-impl RateLimitLayer {
+impl QuotaLayer {
     /// One budget of `limit` for every request, on tokio's monotonic clock, under the policy
     /// name `"default"`.
-    pub fn new(limit: Limit) -> Self {
+    pub fn new(limit: Quota) -> Self {
         Self::build(limit, None)
     }
 
     /// A layer of `limit` on tokio's monotonic clock, under the policy name `"default"`: one
     /// budget, or the table `keyed`.
-    fn build(limit: Limit, keyed: Option<Arc<dyn Keyed>>) -> Self {
+    fn build(limit: Quota, keyed: Option<Arc<dyn Keyed>>) -> Self {
         Self {
             shared: Arc::new(Shared::new(
                 limit,
@@ -111,13 +111,13 @@ impl RateLimitLayer {
     ///   even when another has room, so a table under a flood settles a little below the
     ///   bound (99.5 % in our measurement).
     /// - **Idle keys are forgotten for free.** A key untouched for longer than
-    ///   [`Limit::idle`] (a bucket's time to refill, a window, a period) has a limiter as
+    ///   [`Quota::idle`] (a bucket's time to refill, a window, a period) has a limiter as
     ///   good as new, so dropping it changes no answer. Each access to a shard drops up to 8
     ///   such keys from it, oldest first, which least-recently-used order makes cheap.
     /// - **A full table forgets its least recently used key**, which starts afresh when it
     ///   comes back. That is the one way a keyed limit admits more than its quota, and the
     ///   trade-off of the bound: a table sized for the keys active within one
-    ///   [`Limit::idle`] never does it, and under a flood of distinct keys the limit loosens
+    ///   [`Quota::idle`] never does it, and under a flood of distinct keys the limit loosens
     ///   for the keys pushed out rather than the process running out of memory.
     /// - **Memory** is about 130 to 170 bytes a key for a bucket or a period (measured on
     ///   x86-64 with IP-address and short header keys, key and map overhead included), plus
@@ -125,7 +125,7 @@ impl RateLimitLayer {
     ///   the window (room for `min(quota, 4096)` reserved up front), up to `8 × quota` bytes
     ///   a key: for large quotas per key, prefer a bucket or a period.
     /// - **Requests without a key** (`extract` returns `None`) share one more budget of
-    ///   `limit`, which is never evicted and not counted in [`keys`](RateLimitLayer::keys).
+    ///   `limit`, which is never evicted and not counted in [`keys`](QuotaLayer::keys).
     ///   They are limited together rather than let through, so a missing header, or a
     ///   server that provides no peer address, fails closed.
     ///
@@ -134,14 +134,14 @@ impl RateLimitLayer {
     /// ```
     /// use std::time::Duration;
     /// use http::{Request, Response};
-    /// use ironward_tower::{Limit, Limited, RateLimitLayer};
+    /// use ironward_tower::{Quota, Limited, QuotaLayer};
     /// use tower::{Layer, Service, ServiceExt, service_fn};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
     /// // One a minute per path.
-    /// let limit = Limit::sliding(1, Duration::from_secs(60));
-    /// let layer = RateLimitLayer::keyed(limit, 10_000, |head: &http::request::Parts| {
+    /// let limit = Quota::sliding(1, Duration::from_secs(60));
+    /// let layer = QuotaLayer::keyed(limit, 10_000, |head: &http::request::Parts| {
     ///     Some(head.uri.path().to_owned())
     /// });
     /// let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>(Response::new(())) }));
@@ -153,7 +153,7 @@ impl RateLimitLayer {
     /// assert_eq!(layer.keys(), 2);
     /// # }
     /// ```
-    pub fn keyed<K, F>(limit: Limit, max_keys: usize, extract: F) -> Self
+    pub fn keyed<K, F>(limit: Quota, max_keys: usize, extract: F) -> Self
     where
         K: Hash + Eq + Send + 'static,
         F: Fn(&Parts) -> Option<K> + Send + Sync + 'static,
@@ -173,9 +173,9 @@ impl RateLimitLayer {
     /// `192.0.2.1` (the address [`ClientAddr`] reads, and for the same reason): behind
     /// a proxy every client shares the proxy's, and an IPv6 client that owns a /64 can
     /// rotate through its addresses; key by the client behind the proxies with
-    /// [`by_client`](RateLimitLayer::by_client), or by a prefix with
-    /// [`keyed`](RateLimitLayer::keyed), instead.
-    pub fn by_peer(limit: Limit, max_keys: usize) -> Self {
+    /// [`by_client`](QuotaLayer::by_client), or by a prefix with
+    /// [`keyed`](QuotaLayer::keyed), instead.
+    pub fn by_peer(limit: Quota, max_keys: usize) -> Self {
         Self::keyed(limit, max_keys, client::peer_ip)
     }
 
@@ -185,23 +185,23 @@ impl RateLimitLayer {
     /// [`ClientAddr::ip`] is the key: the entry `client.proxies` from the right end of
     /// `Forwarded` (RFC 7239) or `X-Forwarded-For`, which the proxy nearest the client
     /// appended, with its port dropped; else the TCP peer, as
-    /// [`by_peer`](RateLimitLayer::by_peer) reads it. Entries a client writes itself, on
+    /// [`by_peer`](QuotaLayer::by_peer) reads it. Entries a client writes itself, on
     /// the left, are never read, so a forged one buys no new budget. With
-    /// [`ClientAddr::DIRECT`] (no proxy) this is [`by_peer`](RateLimitLayer::by_peer).
+    /// [`ClientAddr::DIRECT`] (no proxy) this is [`by_peer`](QuotaLayer::by_peer).
     ///
     /// # Examples
     ///
     /// ```
     /// use std::net::SocketAddr;
     /// use http::{Request, Response};
-    /// use ironward_tower::{ClientAddr, Limit, Limited, RateLimitLayer};
+    /// use ironward_tower::{ClientAddr, Quota, Limited, QuotaLayer};
     /// use tower::{Layer, Service, ServiceExt, service_fn};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
     /// // One load balancer in front, which appends to X-Forwarded-For: one a second a client.
     /// let client = ClientAddr::behind(1);
-    /// let layer = RateLimitLayer::by_client(Limit::bucket(1.0, 1.0), 10_000, client);
+    /// let layer = QuotaLayer::by_client(Quota::bucket(1.0, 1.0), 10_000, client);
     /// let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>(Response::new(())) }));
     /// let via = |chain: &str| {
     ///     let mut request = Request::get("/").header("x-forwarded-for", chain).body(()).unwrap();
@@ -219,7 +219,7 @@ impl RateLimitLayer {
     /// assert_eq!(layer.keys(), 2);
     /// # }
     /// ```
-    pub fn by_client(limit: Limit, max_keys: usize, client: ClientAddr) -> Self {
+    pub fn by_client(limit: Quota, max_keys: usize, client: ClientAddr) -> Self {
         Self::keyed(limit, max_keys, move |head: &Parts| client.ip(head))
     }
 
@@ -235,13 +235,13 @@ impl RateLimitLayer {
     /// ```
     /// use std::time::Duration;
     /// use http::{HeaderName, Request, Response};
-    /// use ironward_tower::{Limit, Limited, RateLimitLayer};
+    /// use ironward_tower::{Quota, Limited, QuotaLayer};
     /// use tower::{Layer, Service, ServiceExt, service_fn};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
     /// let key = HeaderName::from_static("x-api-key");
-    /// let layer = RateLimitLayer::by_header(Limit::bucket(1.0, 1.0), 1000, key);
+    /// let layer = QuotaLayer::by_header(Quota::bucket(1.0, 1.0), 1000, key);
     /// let mut service = layer.layer(service_fn(|_: Request<()>| async { Ok::<_, Limited>(Response::new(())) }));
     /// let from = |client: &str| Request::get("/").header("x-api-key", client).body(()).unwrap();
     ///
@@ -251,12 +251,12 @@ impl RateLimitLayer {
     /// assert!(refused.downcast_ref::<Limited>().unwrap().retry_after() <= Duration::from_secs(1));
     /// # }
     /// ```
-    pub fn by_header(limit: Limit, max_keys: usize, name: HeaderName) -> Self {
+    pub fn by_header(limit: Quota, max_keys: usize, name: HeaderName) -> Self {
         Self::keyed(limit, max_keys, keyed::header(name))
     }
 
     /// The same layer on `clock` instead of tokio's monotonic clock: [`Clock::unix`] for a
-    /// [`Limit::Period`] aligned on calendar time, or a scripted clock for a test.
+    /// [`Quota::Period`] aligned on calendar time, or a scripted clock for a test.
     ///
     /// Makes new budgets under the limit in force, since the ones made before read the old
     /// clock (a bucket starts full at the moment it is made, on the clock it was made on);
@@ -270,7 +270,7 @@ impl RateLimitLayer {
     /// `RateLimit-Policy` fields give (see [`Limited::named`](super::Limited::named)).
     ///
     /// Give stacked layers different names, so that a client can tell their fields apart.
-    /// Like [`with_clock`](RateLimitLayer::with_clock), it makes new budgets; services and
+    /// Like [`with_clock`](QuotaLayer::with_clock), it makes new budgets; services and
     /// clones made before keep theirs, and their name.
     #[must_use]
     pub fn with_name(self, policy: &'static str) -> Self {
@@ -282,7 +282,7 @@ impl RateLimitLayer {
     /// nothing from the budget (as the enforcing layer took nothing for its refusal), with
     /// the [`Limited`](super::Limited) that would have refused it in the request's
     /// extensions, for the handler or an outer layer to read. The refusal is reported as
-    /// `shadowed` (see [`Mode`]). Like [`with_clock`](RateLimitLayer::with_clock), it makes
+    /// `shadowed` (see [`Mode`]). Like [`with_clock`](QuotaLayer::with_clock), it makes
     /// new budgets; services and clones made before keep theirs, and their mode.
     ///
     /// # Examples
@@ -290,12 +290,12 @@ impl RateLimitLayer {
     /// ```
     /// use std::time::Duration;
     /// use http::{Request, Response};
-    /// use ironward_tower::{Limit, Limited, Mode, RateLimitLayer};
+    /// use ironward_tower::{Quota, Limited, Mode, QuotaLayer};
     /// use tower::{Layer, Service, ServiceExt, service_fn};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
-    /// let layer = RateLimitLayer::new(Limit::sliding(1, Duration::from_secs(60)))
+    /// let layer = QuotaLayer::new(Quota::sliding(1, Duration::from_secs(60)))
     ///     .with_mode(Mode::Shadow);
     /// let handler = service_fn(|request: Request<()>| async move {
     ///     Ok::<_, Limited>(Response::new(request.extensions().get::<Limited>().copied()))
@@ -332,7 +332,7 @@ impl RateLimitLayer {
     /// on; the draft that defines them is not yet an RFC, and a limit on a client of another
     /// service would mix its own fields into that service's. A layer in [`Mode::Shadow`] never
     /// adds them, since its policy is not in force. Like
-    /// [`with_clock`](RateLimitLayer::with_clock), it makes new budgets; services and clones
+    /// [`with_clock`](QuotaLayer::with_clock), it makes new budgets; services and clones
     /// made before keep theirs.
     ///
     /// # Examples
@@ -340,13 +340,13 @@ impl RateLimitLayer {
     /// ```
     /// use std::time::Duration;
     /// use http::{Request, Response};
-    /// use ironward_tower::{Limit, RateLimitLayer};
+    /// use ironward_tower::{Quota, QuotaLayer};
     /// use tower::{Layer, Service, ServiceExt, service_fn};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
     /// # async fn main() {
     /// let ok = || service_fn(|_: Request<()>| async { Ok::<_, std::io::Error>(Response::new(())) });
-    /// let layer = RateLimitLayer::new(Limit::sliding(5, Duration::from_secs(60)))
+    /// let layer = QuotaLayer::new(Quota::sliding(5, Duration::from_secs(60)))
     ///     .with_name("api")
     ///     .with_headers(true);
     /// let mut service = layer.clone().layer(ok());
@@ -356,7 +356,7 @@ impl RateLimitLayer {
     ///
     /// let quiet = layer.with_headers(false);
     /// assert!(!quiet.headers());
-    /// assert!(!RateLimitLayer::new(Limit::sliding(5, Duration::from_secs(60))).headers());
+    /// assert!(!QuotaLayer::new(Quota::sliding(5, Duration::from_secs(60))).headers());
     /// let response = quiet.layer(ok()).oneshot(Request::new(())).await.unwrap();
     /// assert!(response.headers().is_empty());
     /// # }
@@ -381,18 +381,18 @@ impl RateLimitLayer {
     }
 
     /// The limit each budget follows: the one the layer was made with, or the last one a
-    /// [`RateLimitTuner`] retuned it to.
-    pub fn limit(&self) -> Limit {
+    /// [`QuotaTuner`] retuned it to.
+    pub fn limit(&self) -> Quota {
         self.shared.terms().limit
     }
 
     /// A handle that changes the limit of this layer's budgets in place, for every service
-    /// the layer made and every clone at once; see [`RateLimitTuner`].
+    /// the layer made and every clone at once; see [`QuotaTuner`].
     ///
     /// One `Arc` clone. Take it from the layer once it is configured: a builder makes new
     /// budgets, which the tuner taken before it does not reach.
-    pub fn tuner(&self) -> RateLimitTuner {
-        RateLimitTuner::new(Arc::clone(&self.shared))
+    pub fn tuner(&self) -> QuotaTuner {
+        QuotaTuner::new(Arc::clone(&self.shared))
     }
 
     /// How many keys the layer holds now: 0 for a layer without keys, at most `max_keys`.
@@ -401,20 +401,20 @@ impl RateLimitLayer {
     }
 }
 
-impl<S> Layer<S> for RateLimitLayer {
-    type Service = RateLimitService<S>;
+impl<S> Layer<S> for QuotaLayer {
+    type Service = QuotaService<S>;
 
     /// A service sharing the layer's budgets. The first one registers the limit's metrics,
     /// under the policy name that is now final.
     fn layer(&self, inner: S) -> Self::Service {
         self.shared.register();
-        RateLimitService::new(inner, Arc::clone(&self.shared))
+        QuotaService::new(inner, Arc::clone(&self.shared))
     }
 }
 
-impl fmt::Debug for RateLimitLayer {
+impl fmt::Debug for QuotaLayer {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RateLimitLayer")
+        f.debug_struct("QuotaLayer")
             .field("shared", &self.shared)
             .finish()
     }
@@ -453,7 +453,7 @@ mod tests {
 
     #[tokio::test]
     async fn clones_of_a_layer_made_before_use_share_one_budget() {
-        let layer = RateLimitLayer::new(Limit::period(2, Duration::from_secs(60)));
+        let layer = QuotaLayer::new(Quota::period(2, Duration::from_secs(60)));
         let twin = layer.clone();
         let mut a = layer.layer(ok());
         let mut b = twin.layer(ok());
@@ -469,7 +469,7 @@ mod tests {
         let now = Arc::new(AtomicU64::new(0));
         let reading = Arc::clone(&now);
         let clock = Clock::from_fn(move || Duration::from_secs(reading.load(Ordering::Relaxed)));
-        let layer = RateLimitLayer::new(Limit::aligned(1, Duration::from_secs(10)))
+        let layer = QuotaLayer::new(Quota::aligned(1, Duration::from_secs(10)))
             .with_clock(clock)
             .with_name("ten");
         let mut service = layer.layer(ok());
@@ -492,7 +492,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_builder_makes_new_budgets_and_leaves_earlier_clones_theirs() {
-        let layer = RateLimitLayer::new(Limit::sliding(1, Duration::from_secs(60)));
+        let layer = QuotaLayer::new(Quota::sliding(1, Duration::from_secs(60)));
         let mut before = layer.clone().layer(ok());
         assert!(admitted(&mut before).await);
         let mut after = layer.with_name("renamed").layer(ok());
@@ -504,7 +504,7 @@ mod tests {
     #[tokio::test]
     async fn a_keyed_layer_given_a_clock_starts_with_no_keys() {
         let key = HeaderName::from_static("x-key");
-        let layer = RateLimitLayer::by_header(Limit::sliding(1, Duration::from_secs(60)), 10, key);
+        let layer = QuotaLayer::by_header(Quota::sliding(1, Duration::from_secs(60)), 10, key);
         let alice = || Request::get("/").header("x-key", "alice").body(()).unwrap();
         let earlier = layer.clone();
         let mut before = earlier.layer(ok());
@@ -520,14 +520,14 @@ mod tests {
 
     #[test]
     fn a_layer_says_what_it_is() {
-        let layer = RateLimitLayer::by_header(
-            Limit::sliding(5, Duration::from_secs(1)),
+        let layer = QuotaLayer::by_header(
+            Quota::sliding(5, Duration::from_secs(1)),
             100,
             HeaderName::from_static("x-key"),
         );
         let debug = format!("{layer:?}");
         assert!(debug.contains("max_keys: Some(100)"), "{debug}");
-        assert_eq!(layer.limit(), Limit::sliding(5, Duration::from_secs(1)));
+        assert_eq!(layer.limit(), Quota::sliding(5, Duration::from_secs(1)));
         assert_eq!(layer.keys(), 0);
     }
 }

@@ -1,4 +1,4 @@
-//! Rate limits on the real clock: [`RateLimitLayer`], one budget for all requests or one per
+//! Rate limits on the real clock: [`QuotaLayer`], one budget for all requests or one per
 //! key, refusing with [`Limited`] (over HTTP, `429` with `Retry-After`).
 //!
 //! A rate limit keeps one client, or all of them together, from taking more than its share:
@@ -6,22 +6,22 @@
 //! else is served. The layer runs a limiter of the `ironward` core on tokio's clock and adds
 //! no policy of its own:
 //!
-//! - [`Limit`] says which limiter and with what parameters: [`Limit::bucket`] (a token
-//!   bucket, `ironward::Bucket`), [`Limit::sliding`] (an exact sliding window,
-//!   `ironward::Sliding`) or [`Limit::period`] (a fixed period, `ironward::Period`, go-zero's
+//! - [`Quota`] says which limiter and with what parameters: [`Quota::bucket`] (a token
+//!   bucket, `ironward::Bucket`), [`Quota::sliding`] (an exact sliding window,
+//!   `ironward::Sliding`) or [`Quota::period`] (a fixed period, `ironward::Period`, go-zero's
 //!   `core/limit/periodlimit.go`). Every request costs one.
-//! - [`RateLimitLayer::new`] makes one budget that every service the layer makes, and all
+//! - [`QuotaLayer::new`] makes one budget that every service the layer makes, and all
 //!   their clones, share: a limit of 10 is 10 in total across connections, routes and
 //!   methods. tower's own `RateLimit` keeps its state per service, so each clone (each
 //!   connection) gets the full rate again.
-//! - [`RateLimitLayer::keyed`] makes one budget per key that an extractor reads from the
-//!   request's head; [`RateLimitLayer::by_peer`], [`RateLimitLayer::by_client`] (the
-//!   client behind your proxies, [`ClientAddr`]) and [`RateLimitLayer::by_header`] are the
+//! - [`QuotaLayer::keyed`] makes one budget per key that an extractor reads from the
+//!   request's head; [`QuotaLayer::by_peer`], [`QuotaLayer::by_client`] (the
+//!   client behind your proxies, [`ClientAddr`]) and [`QuotaLayer::by_header`] are the
 //!   common keys.
-//! - [`RateLimitService`] takes from the budget in `call` and either calls the inner service
-//!   or resolves at once ([`RateLimitFuture`]) to [`Limited`], boxed, which says how long to
+//! - [`QuotaService`] takes from the budget in `call` and either calls the inner service
+//!   or resolves at once ([`QuotaFuture`]) to [`Limited`], boxed, which says how long to
 //!   wait: the limiter's own `next()`, as governor's `NotUntil` does.
-//! - [`RateLimitTuner`], from [`RateLimitLayer::tuner`], changes the limit while the layer
+//! - [`QuotaTuner`], from [`QuotaLayer::tuner`], changes the limit while the layer
 //!   serves (a configuration reload), each budget keeping its history; a limit of another
 //!   kind is refused with [`KindMismatch`].
 //! - [`Limited::headers`] and [`Limited::into_response`] turn a refusal into `429 Too Many
@@ -29,30 +29,30 @@
 //!   `RateLimit` fields of the IETF httpapi draft "RateLimit header fields for HTTP"
 //!   (draft-ietf-httpapi-ratelimit-headers-11). Those fields, the refusal's numbers and its
 //!   line of text describe a limit one way, a quota over whole seconds:
-//!   [what a client is told](Limit#what-a-client-is-told).
+//!   [what a client is told](Quota#what-a-client-is-told).
 //!
 //! Each budget is a core limiter behind a std `Mutex`, locked for one `take` (a few
 //! comparisons, no allocation) and never across an await. A refusal allocates only the `Box`
 //! of its error, and works out its wait only when asked. Admitted responses get the
 //! `RateLimit` fields only from a layer made
-//! [`with_headers(true)`](RateLimitLayer::with_headers): they would cost a formatted header on
+//! [`with_headers(true)`](QuotaLayer::with_headers): they would cost a formatted header on
 //! every response, several times the decision.
 //!
 //! # Keys
 //!
 //! A keyed layer holds at most `max_keys` keys, whatever arrives: a flood of distinct keys
-//! costs evictions, never memory. A key idle for longer than [`Limit::idle`] is forgotten at
+//! costs evictions, never memory. A key idle for longer than [`Quota::idle`] is forgotten at
 //! no cost to accuracy; when the table is full, the least recently used key is forgotten and
 //! starts afresh if it comes back; requests without a key share one budget.
-//! [`RateLimitLayer::keyed`] has the details and the trade-off. governor's keyed limiter keeps
+//! [`QuotaLayer::keyed`] has the details and the trade-off. governor's keyed limiter keeps
 //! every key until the application calls `retain_recent` itself; go-zero's Redis limiters give
 //! every key a TTL of the period. This is the second idea, in process, with a hard bound added.
 //!
 //! # Clocks
 //!
 //! The layer reads tokio's monotonic clock, so `tokio::time::pause` and `advance` drive it in
-//! tests. A [`Limit::aligned`] period lines up with calendar time on
-//! [`Clock::unix`](crate::Clock::unix) ([`RateLimitLayer::with_clock`]): a daily quota then
+//! tests. A [`Quota::aligned`] period lines up with calendar time on
+//! [`Clock::unix`](crate::Clock::unix) ([`QuotaLayer::with_clock`]): a daily quota then
 //! resets at midnight UTC.
 //!
 //! # Examples
@@ -65,7 +65,7 @@
 //! use axum::response::{IntoResponse, Response};
 //! use axum::{Router, body::Body, routing::get};
 //! use http::{Request, StatusCode};
-//! use ironward_tower::{Limit, Limited, RateLimitLayer};
+//! use ironward_tower::{Quota, Limited, QuotaLayer};
 //! use tower::ServiceExt;
 //!
 //! async fn refuse(err: Box<dyn std::error::Error + Send + Sync>) -> Response {
@@ -77,7 +77,7 @@
 //!
 //! # #[tokio::main(flavor = "current_thread", start_paused = true)]
 //! # async fn main() {
-//! let limit = RateLimitLayer::new(Limit::sliding(2, Duration::from_secs(60)));
+//! let limit = QuotaLayer::new(Quota::sliding(2, Duration::from_secs(60)));
 //! let app = Router::new()
 //!     .route("/", get(|| async { "hello" }))
 //!     .layer((HandleErrorLayer::new(refuse), limit));
@@ -109,9 +109,9 @@ mod tune;
 
 pub use self::client::{ClientAddr, ProxyHeader};
 pub use self::error::{KindMismatch, Limited};
-pub use self::future::RateLimitFuture;
+pub use self::future::QuotaFuture;
 pub use self::headroom::Headroom;
-pub use self::layer::RateLimitLayer;
-pub use self::service::RateLimitService;
-pub use self::tune::RateLimitTuner;
-pub use ironward_tokio::Limit;
+pub use self::layer::QuotaLayer;
+pub use self::service::QuotaService;
+pub use self::tune::QuotaTuner;
+pub use ironward_tokio::Quota;

@@ -1,4 +1,4 @@
-//! [`RateLimitService`]: take from the budget, or refuse with [`Limited`].
+//! [`QuotaService`]: take from the budget, or refuse with [`Limited`].
 
 use std::fmt;
 use std::sync::Arc;
@@ -10,12 +10,12 @@ use tower_service::Service;
 use super::budget::Terms;
 use super::global::Global;
 use super::keyed::Keyed;
-use super::{KindMismatch, Limit, RateLimitFuture};
+use super::{KindMismatch, Quota, QuotaFuture};
 use crate::meter::Meter;
 use crate::{Clock, Mode};
 
 /// A service that admits requests within its rate limit and refuses the rest at once with
-/// [`Limited`](super::Limited), made by [`RateLimitLayer`](super::RateLimitLayer).
+/// [`Limited`](super::Limited), made by [`QuotaLayer`](super::QuotaLayer).
 ///
 /// `poll_ready` is the inner service's; `call` reads the clock once, takes one request from
 /// the budget (the request's key's, for a keyed layer: a compare-and-swap for a global token
@@ -25,27 +25,27 @@ use crate::{Clock, Mode};
 /// services alike), as a keyed limit reads its key from the request's head, and answers with
 /// the inner service's `http::Response`, to which it appends the request's
 /// [`Headroom`](super::Headroom) as the `RateLimit` fields when the layer was made
-/// [`with_headers(true)`](super::RateLimitLayer::with_headers).
+/// [`with_headers(true)`](super::QuotaLayer::with_headers).
 ///
 /// `Clone` shares the budget: clones, one per connection in a server, hold one limit
-/// together, and a [`RateLimitTuner`](super::RateLimitTuner) retunes it for all of them.
+/// together, and a [`QuotaTuner`](super::QuotaTuner) retunes it for all of them.
 ///
 /// # Examples
 ///
 /// ```
 /// use std::time::Duration;
 /// use http::{Request, Response};
-/// use ironward_tower::{Limit, Limited, RateLimitLayer, RateLimitService};
+/// use ironward_tower::{Quota, Limited, QuotaLayer, QuotaService};
 /// use tower::{Layer, Service, ServiceExt, service_fn};
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
 /// # async fn main() {
 /// // Two a second, with room for a burst of two.
-/// let layer = RateLimitLayer::new(Limit::bucket(2.0, 2.0)).with_headers(true);
+/// let layer = QuotaLayer::new(Quota::bucket(2.0, 2.0)).with_headers(true);
 /// let echo = service_fn(|request: Request<u32>| async move {
 ///     Ok::<_, Limited>(Response::new(request.into_body()))
 /// });
-/// let mut service: RateLimitService<_> = layer.layer(echo);
+/// let mut service: QuotaService<_> = layer.layer(echo);
 /// let mut clone = service.clone();
 ///
 /// let first = service.ready().await.unwrap().call(Request::new(1)).await.unwrap();
@@ -63,12 +63,12 @@ use crate::{Clock, Mode};
 /// # }
 /// ```
 #[derive(Clone)]
-pub struct RateLimitService<S> {
+pub struct QuotaService<S> {
     inner: S,
     shared: Arc<Shared>,
 }
 
-impl<S> RateLimitService<S> {
+impl<S> QuotaService<S> {
     pub(super) fn new(inner: S, shared: Arc<Shared>) -> Self {
         Self { inner, shared }
     }
@@ -79,14 +79,14 @@ impl<S> RateLimitService<S> {
     }
 }
 
-impl<S, B, ResB> Service<Request<B>> for RateLimitService<S>
+impl<S, B, ResB> Service<Request<B>> for QuotaService<S>
 where
     S: Service<Request<B>, Response = Response<ResB>>,
     S::Error: Into<Box<dyn std::error::Error + Send + Sync>>,
 {
     type Response = S::Response;
     type Error = Box<dyn std::error::Error + Send + Sync>;
-    type Future = RateLimitFuture<S::Future>;
+    type Future = QuotaFuture<S::Future>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx).map_err(Into::into)
@@ -109,7 +109,7 @@ where
         match taken {
             Ok(headroom) => {
                 shared.meter.admitted();
-                RateLimitFuture::admitted(self.inner.call(request), headroom)
+                QuotaFuture::admitted(self.inner.call(request), headroom)
             }
             Err(limited) => {
                 shared.meter.refused(0);
@@ -122,11 +122,11 @@ where
                     "rate limit refused a request"
                 );
                 match shared.meter.mode() {
-                    Mode::Enforce => RateLimitFuture::limited(limited),
+                    Mode::Enforce => QuotaFuture::limited(limited),
                     // Nothing was taken; the handler can read what would have refused it.
                     Mode::Shadow => {
                         request.extensions_mut().insert(limited);
-                        RateLimitFuture::admitted(self.inner.call(request), None)
+                        QuotaFuture::admitted(self.inner.call(request), None)
                     }
                 }
             }
@@ -134,16 +134,16 @@ where
     }
 }
 
-impl<S: fmt::Debug> fmt::Debug for RateLimitService<S> {
+impl<S: fmt::Debug> fmt::Debug for QuotaService<S> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("RateLimitService")
+        f.debug_struct("QuotaService")
             .field("inner", &self.inner)
             .field("shared", &self.shared)
             .finish()
     }
 }
 
-/// What every service of one [`RateLimitLayer`](super::RateLimitLayer) shares.
+/// What every service of one [`QuotaLayer`](super::QuotaLayer) shares.
 pub(super) struct Shared {
     knobs: Knobs,
     table: Table,
@@ -199,7 +199,7 @@ enum Table {
 impl Shared {
     /// The state of a layer of `limit` set up by `knobs`: one budget, or the table `keyed`,
     /// which was made under the same limit and policy name.
-    pub(super) fn new(limit: Limit, knobs: Knobs, keyed: Option<Arc<dyn Keyed>>) -> Self {
+    pub(super) fn new(limit: Quota, knobs: Knobs, keyed: Option<Arc<dyn Keyed>>) -> Self {
         let terms = Terms::new(limit, knobs.policy);
         let policy = terms.policy();
         // The policy's name names the layer's metrics too.
@@ -255,7 +255,7 @@ impl Shared {
 
     /// Moves every budget, and the budgets keys get from now on, to `limit` now, each keeping
     /// its history; or refuses a limit of another kind, changing nothing.
-    pub(super) fn retune(&self, limit: Limit) -> Result<(), KindMismatch> {
+    pub(super) fn retune(&self, limit: Quota) -> Result<(), KindMismatch> {
         let now = self.knobs.clock.now();
         let was = match &self.table {
             Table::Global(budget) => budget.retune(limit, now)?,
@@ -300,7 +300,7 @@ mod tests {
     use tower::{Layer, Service, ServiceExt, service_fn};
 
     use super::*;
-    use crate::{Limited, RateLimitLayer};
+    use crate::{Limited, QuotaLayer};
 
     #[tokio::test]
     async fn a_refused_request_never_reaches_the_inner_service() {
@@ -310,8 +310,7 @@ mod tests {
             counted.fetch_add(1, Ordering::Relaxed);
             async { Ok::<_, Limited>(Response::new(())) }
         });
-        let mut service =
-            RateLimitLayer::new(Limit::sliding(2, Duration::from_secs(1))).layer(inner);
+        let mut service = QuotaLayer::new(Quota::sliding(2, Duration::from_secs(1))).layer(inner);
         for _ in 0..5 {
             let _ = service.ready().await.unwrap().call(Request::new(())).await;
         }
@@ -322,7 +321,7 @@ mod tests {
     async fn an_inner_error_passes_through_boxed() {
         let failing =
             service_fn(|_: Request<()>| async { Err::<Response<()>, _>(std::fmt::Error) });
-        let mut service = RateLimitLayer::new(Limit::bucket(1.0, 1.0)).layer(failing);
+        let mut service = QuotaLayer::new(Quota::bucket(1.0, 1.0)).layer(failing);
         let err = service
             .ready()
             .await
@@ -335,8 +334,7 @@ mod tests {
 
     #[tokio::test]
     async fn a_refusal_names_the_policy_and_its_quota() {
-        let layer =
-            RateLimitLayer::new(Limit::sliding(1, Duration::from_secs(30))).with_name("slow");
+        let layer = QuotaLayer::new(Quota::sliding(1, Duration::from_secs(30))).with_name("slow");
         let mut service = layer.layer(service_fn(|_: Request<()>| async {
             Ok::<_, Limited>(Response::new(()))
         }));

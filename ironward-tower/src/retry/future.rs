@@ -69,7 +69,7 @@ pin_project! {
         /// The wait before a retry, on the layer's clock.
         Waiting {
             #[pin]
-            sleep: ironward_tokio::Sleep,
+            sleep: ironward_tokio::Delay,
         },
         /// Driving the inner service's readiness before a retry: part of the attempt, so
         /// under its timeout, which `deadline` ends.

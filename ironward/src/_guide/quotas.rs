@@ -4,7 +4,7 @@
 //!
 //! ```rust
 //! use std::time::Duration;
-//! use ironward::{Bucket, Gate, Period, Quota, Sliding};
+//! use ironward::{Bucket, Gate, Period, Usage, Sliding};
 //!
 //! let ms = Duration::from_millis;
 //!
@@ -22,8 +22,8 @@
 //!
 //! // At most 3 per period; the event that reaches the quota is still admitted.
 //! let mut period = Period::new(3, Duration::from_secs(1));
-//! let seen: Vec<Quota> = (0..4).map(|t| period.take(ms(t))).collect();
-//! assert_eq!(seen, [Quota::Under, Quota::Under, Quota::Hit, Quota::Over]);
+//! let seen: Vec<Usage> = (0..4).map(|t| period.take(ms(t))).collect();
+//! assert_eq!(seen, [Usage::Under, Usage::Under, Usage::Hit, Usage::Over]);
 //!
 //! // A concurrency limit answers at once rather than queueing.
 //! let mut gate = Gate::new(1);
@@ -88,7 +88,7 @@
 //! in and one add to a per-thread counter to record; a cool server's call is decided from a word
 //! the shedder mirrors and recorded the same way. Both decide exactly as their `&mut` twins on one
 //! thread, and their docs bound what overlap can change. `ironward-tower`'s layers and
-//! `ironward-reqwest`'s breaker run on them; `RateLimitLayer` runs on `SharedBucket` and
+//! `ironward-reqwest`'s breaker run on them; `QuotaLayer` runs on `SharedBucket` and
 //! `SharedPeriod`.
 //!
 //! Every layer reads its clock once per decision (the breaker and the shedder once more when the

@@ -14,7 +14,7 @@
 //! | [`Shedder::allow`] | `Result<Ticket, ShedReason>` | the CPU reading, the calls in flight and their average, the capacity, and whether the CPU or an earlier refusal made it hot |
 //! | [`Bucket::take`] | `Result<(), BucketReason>` | the tokens held, the cost wanted, the burst and the rate; the wait on asking |
 //! | [`Sliding::take`], [`Sliding::take_n`] | `Result<(), QuotaReason>` | the events (units) in the window, the quota, the wait for room |
-//! | [`Period::take`], [`Period::take_n`], [`SharedPeriod::take`] | `Result<Quota, QuotaReason>` (`Ok(Under)`, `Ok(Hit)`, or `Err` for `Over`) | the events (units) in the period, the quota, the wait for the next |
+//! | [`Period::take`], [`Period::take_n`], [`SharedPeriod::take`] | `Result<Usage, QuotaReason>` (`Ok(Under)`, `Ok(Hit)`, or `Err` for `Over`) | the events (units) in the period, the quota, the wait for the next |
 //! | [`Limits::take`] | `Result<(), LimitsReason>` | the limit that waits longest, and when all admit |
 //! | [`Gate::enter`], [`SharedGate::enter`] | `Result<(), GateReason>` | how many are inside, and the limit |
 //! | [`Budget::can_retry`], [`SharedBudget::can_retry`] | `Result<(), BudgetReason>` | the tokens held, and the maximum |

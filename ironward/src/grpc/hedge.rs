@@ -4,7 +4,7 @@ use core::fmt;
 use core::time::Duration;
 
 use super::code::{Code, Codes};
-use super::outcome::{Outcome, Pushback, Stop};
+use super::outcome::{AttemptEnd, Halt, Pushback};
 use super::policy::{HedgingPolicy, PolicyError};
 use crate::Budget;
 #[cfg(target_has_atomic = "64")]
@@ -17,7 +17,7 @@ use crate::budget::Teller;
 /// # Examples
 ///
 /// ```
-/// use ironward::grpc::{Code, HEDGING_POLICY, HedgingPlan, Outcome, Verdict};
+/// use ironward::grpc::{Code, HEDGING_POLICY, HedgingPlan, AttemptEnd, Verdict};
 /// use core::time::Duration;
 ///
 /// let zero = Duration::ZERO;
@@ -25,7 +25,7 @@ use crate::budget::Teller;
 /// let _ = plan.send(zero, None);
 /// let _ = plan.send(Duration::from_millis(500), None);
 /// assert_eq!(plan.in_flight().iter().collect::<Vec<_>>(), [0, 1]);
-/// let Verdict::Commit { attempt, cancel } = plan.on_outcome(1, Outcome::new(Code::Ok), zero, None)
+/// let Verdict::Commit { attempt, cancel } = plan.on_outcome(1, AttemptEnd::new(Code::Ok), zero, None)
 /// else { panic!("a success commits") };
 /// assert_eq!((attempt, cancel.len()), (1, 1));
 /// assert!(cancel.contains(0));
@@ -88,7 +88,7 @@ pub enum Hedge {
     /// No more hedges will be sent, for this reason. The attempts in flight carry on; when
     /// none is ([`HedgingPlan::in_flight`] is empty), the call has failed with the last
     /// attempt's status.
-    Stop(Stop),
+    Halt(Halt),
 }
 
 /// What an attempt's outcome means for the call: the answer of [`HedgingPlan::on_outcome`].
@@ -108,7 +108,7 @@ pub enum Verdict {
     Pending,
     /// The attempt failed, none is in flight and no more will be sent: the call fails with
     /// this attempt's status.
-    Fail(Stop),
+    Fail(Halt),
     /// The attempt was not in flight (never sent, already ended, or cancelled by a commit):
     /// nothing changed, and the budget was not touched.
     Ignored,
@@ -163,7 +163,7 @@ pub enum Verdict {
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::grpc::{Code, HEDGING_POLICY, Hedge, HedgingPlan, Outcome, Verdict};
+/// use ironward::grpc::{Code, HEDGING_POLICY, Hedge, HedgingPlan, AttemptEnd, Verdict};
 ///
 /// let ms = Duration::from_millis;
 /// let mut plan = HedgingPlan::new(&HEDGING_POLICY, None, ms(0))?;
@@ -174,7 +174,7 @@ pub enum Verdict {
 /// assert_eq!(plan.send(ms(1000), None), Hedge::Send(2));
 /// assert_eq!(plan.in_flight().len(), 3);
 ///
-/// let verdict = plan.on_outcome(2, Outcome::new(Code::Ok), ms(1200), None);
+/// let verdict = plan.on_outcome(2, AttemptEnd::new(Code::Ok), ms(1200), None);
 /// let Verdict::Commit { attempt, cancel } = verdict else { panic!("a success commits") };
 /// assert_eq!(attempt, 2);
 /// assert_eq!(cancel.iter().collect::<Vec<_>>(), [0, 1]);
@@ -193,7 +193,7 @@ pub struct HedgingPlan {
     /// When the next hedge is due.
     due: Duration,
     /// Why no more hedges will be sent, once something has said so.
-    halt: Option<Stop>,
+    halt: Option<Halt>,
     /// The attempt the call is committed to, once it is.
     committed: Option<u32>,
     deadline: Option<Duration>,
@@ -256,7 +256,7 @@ impl HedgingPlan {
     }
 
     /// The next hedge at `now`: send it ([`Hedge::Send`], and the plan counts it in flight),
-    /// not yet ([`Hedge::Wait`]), or never ([`Hedge::Stop`]). `budget` is the channel's retry
+    /// not yet ([`Hedge::Wait`]), or never ([`Hedge::Halt`]). `budget` is the channel's retry
     /// throttling (`None`: none); a hedge after the first is sent only while it is above half.
     pub fn send(&mut self, now: Duration, budget: Option<&Budget>) -> Hedge {
         // `Teller` holds a `&mut`; a copy of the budget answers `can_retry` alike.
@@ -274,14 +274,14 @@ impl HedgingPlan {
     fn dispatch(&mut self, now: Duration, budget: Teller<'_>) -> Hedge {
         let now = self.see(now);
         if let Some(stop) = self.halted(now) {
-            return Hedge::Stop(stop);
+            return Hedge::Halt(stop);
         }
         if self.due > now {
             return Hedge::Wait(self.due - now);
         }
         if self.sent > 0 && !budget.can_retry() {
-            self.halt = Some(Stop::Throttled);
-            return Hedge::Stop(Stop::Throttled);
+            self.halt = Some(Halt::Throttled);
+            return Hedge::Halt(Halt::Throttled);
         }
         let attempt = self.sent;
         self.sent += 1;
@@ -327,7 +327,7 @@ impl HedgingPlan {
     pub fn on_outcome(
         &mut self,
         attempt: u32,
-        outcome: Outcome<'_>,
+        outcome: AttemptEnd<'_>,
         now: Duration,
         budget: Option<&mut Budget>,
     ) -> Verdict {
@@ -342,13 +342,13 @@ impl HedgingPlan {
     /// ```
     /// use core::time::Duration;
     /// use ironward::SharedBudget;
-    /// use ironward::grpc::{Code, HEDGING_POLICY, Hedge, HedgingPlan, Outcome, Verdict};
+    /// use ironward::grpc::{Code, HEDGING_POLICY, Hedge, HedgingPlan, AttemptEnd, Verdict};
     ///
     /// let budget = SharedBudget::new(10, 0.1);
     /// let now = Duration::ZERO;
     /// let mut plan = HedgingPlan::new(&HEDGING_POLICY, None, now)?;
     /// assert_eq!(plan.send_shared(now, Some(&budget)), Hedge::Send(0));
-    /// let unavailable = Outcome::new(Code::Unavailable);
+    /// let unavailable = AttemptEnd::new(Code::Unavailable);
     /// let verdict = plan.on_outcome_shared(0, unavailable, now, Some(&budget));
     /// assert_eq!((verdict, budget.tokens()), (Verdict::Pending, 9.0));
     /// assert_eq!(plan.send_shared(now, Some(&budget)), Hedge::Send(1));
@@ -358,7 +358,7 @@ impl HedgingPlan {
     pub fn on_outcome_shared(
         &mut self,
         attempt: u32,
-        outcome: Outcome<'_>,
+        outcome: AttemptEnd<'_>,
         now: Duration,
         budget: Option<&SharedBudget>,
     ) -> Verdict {
@@ -369,7 +369,7 @@ impl HedgingPlan {
     fn conclude(
         &mut self,
         attempt: u32,
-        outcome: Outcome<'_>,
+        outcome: AttemptEnd<'_>,
         now: Duration,
         mut budget: Teller<'_>,
     ) -> Verdict {
@@ -397,20 +397,20 @@ impl HedgingPlan {
             return self.commit_verdict(attempt);
         }
         let pushback = Pushback::from_values(outcome.pushback);
-        if pushback == Pushback::Stop {
+        if pushback == Pushback::Halt {
             budget.fail();
-            self.halt.get_or_insert(Stop::Pushback);
+            self.halt.get_or_insert(Halt::Pushback);
         }
         if !self.non_fatal.contains(outcome.code) {
             return self.commit_verdict(attempt);
         }
         self.flying = self.flying.without(attempt);
         // A pushback that said stop has counted this failure already.
-        if pushback != Pushback::Stop {
+        if pushback != Pushback::Halt {
             budget.fail();
         }
         if !budget.can_retry() {
-            self.halt.get_or_insert(Stop::Throttled);
+            self.halt.get_or_insert(Halt::Throttled);
         }
         if self.halt.is_none() {
             // A6: a non-fatal code shortcuts the delay; a pushback sets it. A hedge already
@@ -418,11 +418,11 @@ impl HedgingPlan {
             // before it.)
             let due = match pushback {
                 Pushback::Wait(wait) => now.saturating_add(wait),
-                Pushback::Absent | Pushback::Stop => now,
+                Pushback::Absent | Pushback::Halt => now,
             };
             self.due = match pushback {
                 Pushback::Wait(_) => due,
-                Pushback::Absent | Pushback::Stop => self.due.min(due),
+                Pushback::Absent | Pushback::Halt => self.due.min(due),
             };
         }
         match self.halted(now) {
@@ -441,18 +441,18 @@ impl HedgingPlan {
     }
 
     /// Why no more hedges will be sent from `now` on, if none will.
-    fn halted(&self, now: Duration) -> Option<Stop> {
+    fn halted(&self, now: Duration) -> Option<Halt> {
         if let Some(stop) = self.halt {
             return Some(stop);
         }
         if self.sent >= self.most {
-            return Some(Stop::AttemptsSpent);
+            return Some(Halt::AttemptsSpent);
         }
         // The first attempt is the call itself; only hedges wait on the deadline.
         // The next hedge starts at `due`, or `now` if that is later.
         let start = self.due.max(now);
         if self.sent > 0 && self.deadline.is_some_and(|deadline| start >= deadline) {
-            return Some(Stop::Deadline);
+            return Some(Halt::Deadline);
         }
         None
     }
@@ -468,7 +468,7 @@ impl HedgingPlan {
         let cancel = self.flying.without(attempt);
         self.flying = Attempts::EMPTY.with(attempt);
         self.committed = Some(attempt);
-        self.halt = Some(Stop::Committed);
+        self.halt = Some(Halt::Committed);
         cancel
     }
 }

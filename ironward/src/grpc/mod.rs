@@ -9,7 +9,7 @@
 //! make more than [`MAX_ATTEMPTS`] attempts.
 //!
 //! As everywhere in the core, nothing here sends, sleeps, reads a clock or draws a number: a
-//! [`RetryPlan`] or a [`HedgingPlan`] is told what happened (the [`Outcome`] of an attempt, the
+//! [`RetryPlan`] or a [`HedgingPlan`] is told what happened (the [`AttemptEnd`] of an attempt, the
 //! clock reading `now`, a draw from `[0, 1)`, the budget) and answers what to do next. The
 //! caller (a tower layer, a test) sends, waits and cancels.
 //!
@@ -17,7 +17,7 @@
 //! | --- | --- |
 //! | [`Code`], [`Codes`] | the 17 status codes, by number and by their service config names; a set of them |
 //! | [`RetryPolicy`], [`HedgingPolicy`], [`Throttling`] | A6's policy records, each with its validation ([`PolicyError`]) |
-//! | [`RetryPlan`] | after each attempt: done, wait this long ([`Step::Wait`]), or stop, and why ([`Stop`]) |
+//! | [`RetryPlan`] | after each attempt: done, wait this long ([`RetryStep::Wait`]), or stop, and why ([`Halt`]) |
 //! | [`HedgingPlan`] | when the next hedge is due, and on each outcome which attempt the call commits to and which to cancel |
 //! | [`ServiceConfig`] (feature `serde`) | the service config's `methodConfig` and `retryThrottling`, validated as they are read, and the policy for a method |
 //!
@@ -30,7 +30,7 @@
 //!
 //! - **The deadline is checked before the wait.** grpc-go sleeps the backoff and only then
 //!   finds the deadline passed (its `TODO(dfawley)`); a plan stops at once with
-//!   [`Stop::Deadline`] when the next attempt would start at or after the deadline. The call
+//!   [`Halt::Deadline`] when the next attempt would start at or after the deadline. The call
 //!   ends with the same status, sooner.
 //! - **The backoff is rounded to the nearest nanosecond**, where grpc-go truncates its
 //!   `float64` product; the two differ by under a nanosecond.
@@ -51,8 +51,8 @@
 //! - **Transparent retries** (A6: an attempt the server never saw, retried without counting)
 //!   are the transport's to detect and are not part of a plan: the caller resends such an
 //!   attempt without reporting it.
-//! - **An outcome after the end** (a [`RetryPlan`] that has answered `Done` or `Stop`) answers
-//!   [`Stop::Committed`] and counts nothing, rather than deciding a call twice.
+//! - **An outcome after the end** (a [`RetryPlan`] that has answered `Done` or `Halt`) answers
+//!   [`Halt::Committed`] and counts nothing, rather than deciding a call twice.
 //!
 //! Where A6 is silent on hedging, and grpc-go has nothing to follow, a [`HedgingPlan`]:
 //!
@@ -83,7 +83,7 @@
 //! ```
 //! use core::time::Duration;
 //! use ironward::Budget;
-//! use ironward::grpc::{Code, Outcome, RETRY_POLICY, RetryPlan, Step, Stop};
+//! use ironward::grpc::{Code, AttemptEnd, RETRY_POLICY, RetryPlan, RetryStep, Halt};
 //!
 //! let ms = Duration::from_millis;
 //! let mut budget = Budget::default();
@@ -92,10 +92,10 @@
 //! // Every attempt fails with UNAVAILABLE: four attempts, then the policy is spent.
 //! let waits: Vec<_> = core::iter::from_fn(|| {
 //!     now += ms(5);
-//!     match plan.on_outcome(Outcome::new(Code::Unavailable), now, 0.5, Some(&mut budget)) {
-//!         Step::Wait(wait) => { now += wait; Some(Ok(wait)) }
-//!         Step::Stop(stop) => Some(Err(stop)),
-//!         Step::Done => None,
+//!     match plan.on_outcome(AttemptEnd::new(Code::Unavailable), now, 0.5, Some(&mut budget)) {
+//!         RetryStep::Wait(wait) => { now += wait; Some(Ok(wait)) }
+//!         RetryStep::Halt(stop) => Some(Err(stop)),
+//!         RetryStep::Done => None,
 //!     }
 //! })
 //! .take_while(Result::is_ok)
@@ -122,8 +122,8 @@ pub use code::{Code, Codes, UnknownCode};
 pub use config::{MethodConfig, Name, Policy, ServiceConfig};
 pub use error::ConfigError;
 pub use hedge::{Attempts, Hedge, HedgingPlan, Verdict};
-pub use outcome::{Outcome, PREVIOUS_ATTEMPTS, PUSHBACK, Pushback, Stop};
+pub use outcome::{AttemptEnd, Halt, PREVIOUS_ATTEMPTS, PUSHBACK, Pushback};
 pub use policy::{
     HEDGING_POLICY, HedgingPolicy, MAX_ATTEMPTS, PolicyError, RETRY_POLICY, RetryPolicy, Throttling,
 };
-pub use retry::{A6_JITTER, RetryPlan, Step};
+pub use retry::{A6_JITTER, RetryPlan, RetryStep};

@@ -1,4 +1,4 @@
-//! What an attempt ended with ([`Outcome`], [`Pushback`]) and why a plan stops ([`Stop`]):
+//! What an attempt ended with ([`AttemptEnd`], [`Pushback`]) and why a plan stops ([`Halt`]):
 //! the words the retry and the hedging plans share.
 
 use core::fmt;
@@ -18,14 +18,14 @@ pub const PREVIOUS_ATTEMPTS: &str = "grpc-previous-rpc-attempts";
 /// # Examples
 ///
 /// ```
-/// use ironward::grpc::{Code, Outcome};
+/// use ironward::grpc::{Code, AttemptEnd};
 ///
 /// // A trailers-only UNAVAILABLE whose server asks for a 250 ms wait.
-/// let outcome = Outcome { code: Code::Unavailable, committed: false, pushback: &["250"] };
-/// assert_eq!(Outcome::new(Code::Unavailable), Outcome { pushback: &[], ..outcome });
+/// let outcome = AttemptEnd { code: Code::Unavailable, committed: false, pushback: &["250"] };
+/// assert_eq!(AttemptEnd::new(Code::Unavailable), AttemptEnd { pushback: &[], ..outcome });
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub struct Outcome<'a> {
+pub struct AttemptEnd<'a> {
     /// The status code the attempt ended with ([`Code::Ok`] for a success).
     pub code: Code,
     /// Whether the call was committed to this attempt before it ended: gRPC A6 commits a call
@@ -39,11 +39,11 @@ pub struct Outcome<'a> {
     pub pushback: &'a [&'a str],
 }
 
-impl Outcome<'static> {
+impl AttemptEnd<'static> {
     /// An uncommitted outcome with this code and no pushback.
     #[must_use]
     pub const fn new(code: Code) -> Self {
-        Outcome {
+        AttemptEnd {
             code,
             committed: false,
             pushback: &[],
@@ -67,9 +67,9 @@ impl Outcome<'static> {
 ///
 /// assert_eq!(Pushback::from_values(&[]), Pushback::Absent);
 /// assert_eq!(Pushback::from_values(&["1000"]), Pushback::Wait(Duration::from_secs(1)));
-/// assert_eq!(Pushback::from_values(&["-1"]), Pushback::Stop);
-/// assert_eq!(Pushback::from_values(&["xxx"]), Pushback::Stop);
-/// assert_eq!(Pushback::from_values(&["100", "10"]), Pushback::Stop);
+/// assert_eq!(Pushback::from_values(&["-1"]), Pushback::Halt);
+/// assert_eq!(Pushback::from_values(&["xxx"]), Pushback::Halt);
+/// assert_eq!(Pushback::from_values(&["100", "10"]), Pushback::Halt);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Pushback {
@@ -78,7 +78,7 @@ pub enum Pushback {
     /// Retry after exactly this long, and start the backoff again from its first step.
     Wait(Duration),
     /// Do not retry (a negative, malformed or repeated value).
-    Stop,
+    Halt,
 }
 
 impl Pushback {
@@ -87,10 +87,10 @@ impl Pushback {
     pub fn from_values(values: &[&str]) -> Pushback {
         match values {
             [] => Pushback::Absent,
-            [value] => millis(value).map_or(Pushback::Stop, |ms| {
+            [value] => millis(value).map_or(Pushback::Halt, |ms| {
                 Pushback::Wait(Duration::from_millis(ms))
             }),
-            _ => Pushback::Stop,
+            _ => Pushback::Halt,
         }
     }
 }
@@ -128,12 +128,12 @@ fn millis(value: &str) -> Option<u64> {
 /// # Examples
 ///
 /// ```
-/// use ironward::grpc::Stop;
+/// use ironward::grpc::Halt;
 ///
-/// assert_eq!(Stop::Throttled.to_string(), "retries throttled");
+/// assert_eq!(Halt::Throttled.to_string(), "retries throttled");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Stop {
+pub enum Halt {
     /// The status code is not one the policy retries (or, for hedging, is fatal).
     NotRetryable,
     /// The policy's attempts (at most 5) are all made.
@@ -149,7 +149,7 @@ pub enum Stop {
     Deadline,
 }
 
-impl fmt::Display for Stop {
+impl fmt::Display for Halt {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(match self {
             Self::NotRetryable => "status code not retryable",
@@ -162,7 +162,7 @@ impl fmt::Display for Stop {
     }
 }
 
-impl core::error::Error for Stop {}
+impl core::error::Error for Halt {}
 
 #[cfg(test)]
 mod tests {
@@ -174,9 +174,9 @@ mod tests {
     #[test]
     fn reads_pushback_as_grpc_go_does() {
         let ms = Duration::from_millis;
-        assert_eq!(Pushback::from_values(&["-1"]), Pushback::Stop);
-        assert_eq!(Pushback::from_values(&["xxx"]), Pushback::Stop);
-        assert_eq!(Pushback::from_values(&["100", "10"]), Pushback::Stop);
+        assert_eq!(Pushback::from_values(&["-1"]), Pushback::Halt);
+        assert_eq!(Pushback::from_values(&["xxx"]), Pushback::Halt);
+        assert_eq!(Pushback::from_values(&["100", "10"]), Pushback::Halt);
         assert_eq!(Pushback::from_values(&["1000"]), Pushback::Wait(ms(1000)));
         assert_eq!(Pushback::from_values(&["0"]), Pushback::Wait(ms(0)));
         assert_eq!(Pushback::from_values(&["-0"]), Pushback::Wait(ms(0)));
@@ -201,7 +201,7 @@ mod tests {
             "-9223372036854775808",
             "５",
         ] {
-            assert_eq!(Pushback::from_values(&[bad]), Pushback::Stop, "{bad:?}");
+            assert_eq!(Pushback::from_values(&[bad]), Pushback::Halt, "{bad:?}");
         }
     }
 }

@@ -3,7 +3,7 @@
 use core::time::Duration;
 
 use super::code::Code;
-use super::outcome::{Outcome, Pushback, Stop};
+use super::outcome::{AttemptEnd, Halt, Pushback};
 use super::policy::{PolicyError, RetryPolicy};
 #[cfg(target_has_atomic = "64")]
 use crate::SharedBudget;
@@ -19,14 +19,14 @@ pub const A6_JITTER: Jitter = Jitter::Spread(0.2);
 /// What to do after an attempt: the call is done, wait and send it again, or stop.
 #[must_use = "a step that is not followed leaves the call neither retried nor ended"]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Step {
+pub enum RetryStep {
     /// The attempt succeeded: return its response.
     Done,
     /// Wait this long, then send the next attempt (with
     /// [`previous_attempts`](RetryPlan::previous_attempts) in `grpc-previous-rpc-attempts`).
     Wait(Duration),
     /// Make no further attempt, for this reason: return the last attempt's status.
-    Stop(Stop),
+    Halt(Halt),
 }
 
 /// One call's retries under a gRPC A6 retry policy, from its first attempt to its last.
@@ -34,7 +34,7 @@ pub enum Step {
 /// Sans-I/O: the caller sends each attempt, and reports how it ended to
 /// [`on_outcome`](RetryPlan::on_outcome) with the clock reading, a draw from `[0, 1)` and the
 /// channel's retry [`Budget`] (`None` when the service config sets no `retryThrottling`). The
-/// plan answers [`Step::Done`], [`Step::Wait`] or [`Step::Stop`], in the order grpc-go's
+/// plan answers [`RetryStep::Done`], [`RetryStep::Wait`] or [`RetryStep::Halt`], in the order grpc-go's
 /// `csAttempt.shouldRetry` (`stream.go`) decides:
 ///
 /// 1. `OK` ends the call, and gives the budget its `tokenRatio` back.
@@ -55,15 +55,15 @@ pub enum Step {
 /// The draw is read as everywhere in the core: NaN and negatives are 0, 1 and above just
 /// below 1. A `now` earlier than one already seen is read as the latest seen. Waits saturate at
 /// `Duration::MAX`, and a wait that would end past `Duration::MAX` ends at it, so a deadline
-/// there is never passed by overflow. Once the plan has answered `Done` or `Stop`, every later
-/// outcome answers `Stop(Committed)` and touches no budget.
+/// there is never passed by overflow. Once the plan has answered `Done` or `Halt`, every later
+/// outcome answers `Halt(Committed)` and touches no budget.
 ///
 /// # Examples
 ///
 /// ```
 /// use core::time::Duration;
 /// use ironward::Budget;
-/// use ironward::grpc::{Code, Outcome, RETRY_POLICY, RetryPlan, Step, Stop};
+/// use ironward::grpc::{Code, AttemptEnd, RETRY_POLICY, RetryPlan, RetryStep, Halt};
 ///
 /// let ms = Duration::from_millis;
 /// let mut budget = Budget::new(10, 0.1);
@@ -72,18 +72,18 @@ pub enum Step {
 /// assert_eq!(plan.previous_attempts(), 0);
 ///
 /// // UNAVAILABLE is retryable: the first retry's ceiling is 100 ms, drawn within ±20 %.
-/// let step = plan.on_outcome(Outcome::new(Code::Unavailable), ms(10), 0.5, Some(&mut budget));
-/// assert_eq!(step, Step::Wait(ms(100)));
+/// let step = plan.on_outcome(AttemptEnd::new(Code::Unavailable), ms(10), 0.5, Some(&mut budget));
+/// assert_eq!(step, RetryStep::Wait(ms(100)));
 /// assert_eq!(plan.previous_attempts(), 1);
 ///
 /// // The server pushes back 2 s: the retry waits exactly that.
-/// let pushed = Outcome { pushback: &["2000"], ..Outcome::new(Code::Unavailable) };
-/// assert_eq!(plan.on_outcome(pushed, ms(120), 0.5, Some(&mut budget)), Step::Wait(ms(2000)));
+/// let pushed = AttemptEnd { pushback: &["2000"], ..AttemptEnd::new(Code::Unavailable) };
+/// assert_eq!(plan.on_outcome(pushed, ms(120), 0.5, Some(&mut budget)), RetryStep::Wait(ms(2000)));
 ///
 /// // INVALID_ARGUMENT is not retryable.
-/// let invalid = Outcome::new(Code::InvalidArgument);
+/// let invalid = AttemptEnd::new(Code::InvalidArgument);
 /// let step = plan.on_outcome(invalid, ms(2200), 0.5, Some(&mut budget));
-/// assert_eq!(step, Step::Stop(Stop::NotRetryable));
+/// assert_eq!(step, RetryStep::Halt(Halt::NotRetryable));
 /// assert_eq!(budget.tokens(), 8.0, "two retryable failures took a token each");
 /// # Ok::<(), ironward::grpc::PolicyError>(())
 /// ```
@@ -100,7 +100,7 @@ pub struct RetryPlan {
     jitter: Jitter,
     /// The latest `now` seen.
     latest: Duration,
-    /// Whether the plan has answered `Done` or `Stop`.
+    /// Whether the plan has answered `Done` or `Halt`.
     ended: bool,
 }
 
@@ -138,12 +138,12 @@ impl RetryPlan {
     /// ```
     /// use core::time::Duration;
     /// use ironward::Jitter;
-    /// use ironward::grpc::{Code, Outcome, RETRY_POLICY, RetryPlan, Step};
+    /// use ironward::grpc::{Code, AttemptEnd, RETRY_POLICY, RetryPlan, RetryStep};
     ///
     /// let ms = Duration::from_millis;
     /// let mut plan = RetryPlan::new(&RETRY_POLICY, None, ms(0))?.with_jitter(Jitter::Full);
-    /// let step = plan.on_outcome(Outcome::new(Code::Unavailable), ms(0), 0.25, None);
-    /// assert_eq!(step, Step::Wait(ms(25)));
+    /// let step = plan.on_outcome(AttemptEnd::new(Code::Unavailable), ms(0), 0.25, None);
+    /// assert_eq!(step, RetryStep::Wait(ms(25)));
     /// # Ok::<(), ironward::grpc::PolicyError>(())
     /// ```
     #[must_use]
@@ -165,7 +165,7 @@ impl RetryPlan {
     }
 
     /// The value of `grpc-previous-rpc-attempts` for the attempt in flight (or about to be
-    /// sent after a [`Step::Wait`]): the number of attempts before it. gRPC A6 sends no such
+    /// sent after a [`RetryStep::Wait`]): the number of attempts before it. gRPC A6 sends no such
     /// entry on the first attempt, whose count is 0.
     #[must_use]
     pub fn previous_attempts(&self) -> u32 {
@@ -176,11 +176,11 @@ impl RetryPlan {
     /// next, with `roll` the draw for its jitter and `budget` the channel's retry throttling.
     pub fn on_outcome(
         &mut self,
-        outcome: Outcome<'_>,
+        outcome: AttemptEnd<'_>,
         now: Duration,
         roll: f64,
         budget: Option<&mut Budget>,
-    ) -> Step {
+    ) -> RetryStep {
         self.conclude(outcome, now, roll, Teller::own(budget))
     }
 
@@ -192,97 +192,97 @@ impl RetryPlan {
     /// ```
     /// use core::time::Duration;
     /// use ironward::SharedBudget;
-    /// use ironward::grpc::{Code, Outcome, RETRY_POLICY, RetryPlan, Step, Stop};
+    /// use ironward::grpc::{Code, AttemptEnd, RETRY_POLICY, RetryPlan, RetryStep, Halt};
     ///
     /// let budget = SharedBudget::new(2, 0.1);
     /// let mut plan = RetryPlan::new(&RETRY_POLICY, None, Duration::ZERO)?;
     /// // The failure takes the budget to 1 of 2: not above half, so no retry.
-    /// let unavailable = Outcome::new(Code::Unavailable);
+    /// let unavailable = AttemptEnd::new(Code::Unavailable);
     /// let step = plan.on_outcome_shared(unavailable, Duration::ZERO, 0.5, Some(&budget));
-    /// assert_eq!(step, Step::Stop(Stop::Throttled));
+    /// assert_eq!(step, RetryStep::Halt(Halt::Throttled));
     /// assert_eq!(budget.tokens(), 1.0);
     /// # Ok::<(), ironward::grpc::PolicyError>(())
     /// ```
     #[cfg(target_has_atomic = "64")]
     pub fn on_outcome_shared(
         &mut self,
-        outcome: Outcome<'_>,
+        outcome: AttemptEnd<'_>,
         now: Duration,
         roll: f64,
         budget: Option<&SharedBudget>,
-    ) -> Step {
+    ) -> RetryStep {
         self.conclude(outcome, now, roll, Teller::shared(budget))
     }
 
     /// [`on_outcome`](RetryPlan::on_outcome) with any budget.
     fn conclude(
         &mut self,
-        outcome: Outcome<'_>,
+        outcome: AttemptEnd<'_>,
         now: Duration,
         roll: f64,
         budget: Teller<'_>,
-    ) -> Step {
+    ) -> RetryStep {
         let now = now.max(self.latest);
         self.latest = now;
         let step = self.decide(outcome, now, roll, budget);
         match step {
-            Step::Wait(_) => self.made += 1,
-            Step::Done | Step::Stop(_) => self.ended = true,
+            RetryStep::Wait(_) => self.made += 1,
+            RetryStep::Done | RetryStep::Halt(_) => self.ended = true,
         }
         step
     }
 
     fn decide(
         &mut self,
-        outcome: Outcome<'_>,
+        outcome: AttemptEnd<'_>,
         now: Duration,
         roll: f64,
         mut budget: Teller<'_>,
-    ) -> Step {
+    ) -> RetryStep {
         if self.ended {
-            return Step::Stop(Stop::Committed);
+            return RetryStep::Halt(Halt::Committed);
         }
         if outcome.code == Code::Ok {
             budget.pass();
-            return Step::Done;
+            return RetryStep::Done;
         }
         if outcome.committed {
-            return Step::Stop(Stop::Committed);
+            return RetryStep::Halt(Halt::Committed);
         }
         let pushback = Pushback::from_values(outcome.pushback);
-        if pushback == Pushback::Stop {
+        if pushback == Pushback::Halt {
             budget.fail();
-            return Step::Stop(Stop::Pushback);
+            return RetryStep::Halt(Halt::Pushback);
         }
         if !self.policy.retryable_status_codes.contains(outcome.code) {
-            return Step::Stop(Stop::NotRetryable);
+            return RetryStep::Halt(Halt::NotRetryable);
         }
         // grpc-go counts the failure before it checks the attempts, so the last attempt's
         // failure takes a token too.
         budget.fail();
         if !budget.can_retry() {
-            return Step::Stop(Stop::Throttled);
+            return RetryStep::Halt(Halt::Throttled);
         }
         if self.made >= self.most {
-            return Step::Stop(Stop::AttemptsSpent);
+            return RetryStep::Halt(Halt::AttemptsSpent);
         }
         let wait = match pushback {
             Pushback::Wait(wait) => wait,
-            Pushback::Absent | Pushback::Stop => self.backoff(roll),
+            Pushback::Absent | Pushback::Halt => self.backoff(roll),
         };
         if self
             .deadline
             .is_some_and(|deadline| now.saturating_add(wait) >= deadline)
         {
-            return Step::Stop(Stop::Deadline);
+            return RetryStep::Halt(Halt::Deadline);
         }
         match pushback {
             Pushback::Wait(_) => self.since_pushback = 0,
-            Pushback::Absent | Pushback::Stop => {
+            Pushback::Absent | Pushback::Halt => {
                 self.since_pushback = self.since_pushback.saturating_add(1);
             }
         }
-        Step::Wait(wait)
+        RetryStep::Wait(wait)
     }
 
     /// The next backoff: A6's ceiling for the retries since the last pushback, jittered.

@@ -77,7 +77,7 @@
 //! let mut sliding = ironward::Sliding::new(1, Duration::from_secs(1));
 //! let mut period = ironward::Period::new(1, Duration::from_secs(1));
 //! let answers = (sliding.take(Duration::ZERO), period.take(Duration::ZERO));
-//! # assert_eq!(answers, (true, ironward::Quota::Hit));
+//! # assert_eq!(answers, (true, ironward::Usage::Hit));
 //! ```
 //!
 //! An enter whose answer is dropped takes room that nothing gives back:

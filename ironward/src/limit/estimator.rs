@@ -10,7 +10,7 @@
 //! which.
 //!
 //! The pieces shared by the algorithms live here: the bounds every limit is held to
-//! ([`Bounds`]) and the counts that follow the limit ([`Step`]).
+//! ([`Bounds`]) and the counts that follow the limit ([`Scale`]).
 
 use core::time::Duration;
 

@@ -3,7 +3,7 @@
 //! whose latency drifts, where a minimum (Vegas') would go stale and shed too much.
 
 use super::Sample;
-use super::sample::{Bounds, Step, whole};
+use super::sample::{Bounds, Scale, whole};
 use crate::clock::nanos;
 
 /// The constants of Gradient2: a limit moved by the gradient of latency over its history.
@@ -60,7 +60,7 @@ use crate::clock::nanos;
 ///   makes the reference's gradient `0 / 0`, NaN, which sets its limit to 0 and its
 ///   estimate to NaN for good; here that gradient is 1, as for any latency within the
 ///   tolerance of its history.
-/// - The queue allowance is a [`Step`] (a function of the limit in the reference).
+/// - The queue allowance is a [`Scale`] (a function of the limit in the reference).
 /// - `min` over `max` is read as `max` (the reference's clamp puts `min` last, so `min`
 ///   wins there); a `min` or `initial` of 0 is read as 1.
 /// - `smoothing` is held to `[0, 1]`, where the reference takes any value.
@@ -96,7 +96,7 @@ pub struct Gradient2 {
     /// way); NaN is 0.
     pub smoothing: f64,
     /// The growth allowed while latency holds, as a count that may follow the limit.
-    pub queue: Step,
+    pub queue: Scale,
     /// How many windows the long average's weight spans: each new latency weighs
     /// `2 / (long_window + 1)`. 0 is read as 1.
     pub long_window: u32,
@@ -113,7 +113,7 @@ pub const GRADIENT2: Gradient2 = Gradient2 {
     min: 20,
     max: 200,
     smoothing: 0.2,
-    queue: Step::Fixed(4),
+    queue: Scale::Fixed(4),
     long_window: 600,
     tolerance: 1.5,
 };
@@ -422,7 +422,7 @@ mod tests {
             smoothing: 0.0,
             long_window: 1,
             tolerance: 1.0,
-            queue: Step::Fixed(0),
+            queue: Scale::Fixed(0),
         });
         for _ in 0..WARMUP {
             limit.update(sample(ms(1), 1));

@@ -1,5 +1,5 @@
 //! What every algorithm is given and held to: a window's [`Sample`], the bounds of the limit,
-//! and the counts that follow the limit ([`Step`]).
+//! and the counts that follow the limit ([`Scale`]).
 
 use core::time::Duration;
 
@@ -87,16 +87,16 @@ pub(super) fn whole(x: f64) -> u32 {
 /// # Examples
 ///
 /// ```
-/// use ironward::limit::Step;
+/// use ironward::limit::Scale;
 ///
-/// assert_eq!(Step::Log10(3).of(20), 3);
-/// assert_eq!(Step::Log10(3).of(10_000), 12);
-/// assert_eq!(Step::Sqrt(4).of(2500), 50);
-/// assert_eq!(Step::Fixed(4).of(2500), 4);
+/// assert_eq!(Scale::Log10(3).of(20), 3);
+/// assert_eq!(Scale::Log10(3).of(10_000), 12);
+/// assert_eq!(Scale::Sqrt(4).of(2500), 50);
+/// assert_eq!(Scale::Fixed(4).of(2500), 4);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-pub enum Step {
+pub enum Scale {
     /// The same count whatever the limit.
     Fixed(u32),
     /// The count times the limit's whole base-10 logarithm, at least 1: slow growth that
@@ -106,17 +106,17 @@ pub enum Step {
     Sqrt(u32),
 }
 
-impl Step {
+impl Scale {
     /// The count at a whole limit of `limit`.
     ///
     /// # Examples
     ///
     /// ```
-    /// use ironward::limit::Step;
+    /// use ironward::limit::Scale;
     ///
     /// // Netflix's `Log10RootIntFunction` is 1 at 0 and under 100.
-    /// assert_eq!(Step::Log10(1).of(0), 1);
-    /// assert_eq!(Step::Log10(1).of(100), 2);
+    /// assert_eq!(Scale::Log10(1).of(0), 1);
+    /// assert_eq!(Scale::Log10(1).of(100), 2);
     /// ```
     pub fn of(self, limit: u32) -> u32 {
         match self {

@@ -4,7 +4,7 @@
 //! limiters and of this crate's.
 
 use super::Sample;
-use super::sample::{Bounds, Step, whole};
+use super::sample::{Bounds, Scale, whole};
 use crate::SplitMix64;
 use crate::clock::nanos;
 use crate::internal::float::ceil_nanos;
@@ -48,11 +48,11 @@ use crate::internal::float::ceil_nanos;
 /// | `beta` | `Log10(6)` | a queue over this decreases it; a short one adds this much |
 /// | `threshold` | `Log10(1)` | a queue at most this is no queue |
 /// | `increase` | `Log10(1)` | what an increase adds |
-/// | `decrease` | `Step(Log10(1))` | how a decrease cuts |
+/// | `decrease` | `Scale(Log10(1))` | how a decrease cuts |
 /// | `probe` | 30 | windows per unit of limit between probes (`probeMultiplier`) |
 /// | `jitter` | 0 | which sequence of probe jitters is drawn (not in the reference) |
 ///
-/// `Log10(n)` is `n × max(1, ⌊log10 L⌋)` (see [`Step`]): at the default limit of 20,
+/// `Log10(n)` is `n × max(1, ⌊log10 L⌋)` (see [`Scale`]): at the default limit of 20,
 /// `alpha` is 3, `beta` 6, and each step 1.
 ///
 /// # Bad constants
@@ -70,7 +70,7 @@ use crate::internal::float::ceil_nanos;
 ///   probing in step.
 /// - The reference throws on a zero latency; here such a sample is ignored (nothing is
 ///   counted or remembered), which is the state the reference is left in.
-/// - The functions of the limit the reference takes are [`Step`]s and [`Decrease`]s, so that
+/// - The functions of the limit the reference takes are [`Scale`]s and [`Decrease`]s, so that
 ///   the policy is a plain record.
 /// - `min` is a constant (1 in the reference); a `min` or `initial` of 0 is read as 1.
 /// - `smoothing` is held to `[0, 1]`, where the reference takes any value and one over 1
@@ -82,10 +82,10 @@ use crate::internal::float::ceil_nanos;
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::limit::{Algorithm, Estimator, Sample, Step, VEGAS, Vegas};
+/// use ironward::limit::{Algorithm, Estimator, Sample, Scale, VEGAS, Vegas};
 ///
 /// let ms = Duration::from_millis;
-/// let vegas = Vegas { alpha: Step::Fixed(3), beta: Step::Fixed(6), initial: 10, ..VEGAS };
+/// let vegas = Vegas { alpha: Scale::Fixed(3), beta: Scale::Fixed(6), initial: 10, ..VEGAS };
 /// let mut estimator = Estimator::new(Algorithm::Vegas(vegas));
 /// estimator.update(Sample { rtt: ms(10), in_flight: 10, dropped: false });
 /// // 50 ms against 10 ms with no queue: 8 of the 10 calls were queueing, over beta.
@@ -110,14 +110,14 @@ pub struct Vegas {
     /// way); NaN is 0.
     pub smoothing: f64,
     /// A queue under this (and over `threshold`) increases the limit by `increase`.
-    pub alpha: Step,
+    pub alpha: Scale,
     /// A queue over this decreases the limit by `decrease`; a queue at most `threshold`
     /// grows the limit by this much.
-    pub beta: Step,
+    pub beta: Scale,
     /// A queue at most this counts as none.
-    pub threshold: Step,
+    pub threshold: Scale,
     /// What an increase adds to the limit.
-    pub increase: Step,
+    pub increase: Scale,
     /// How a decrease, on a drop or a long queue, cuts the limit.
     pub decrease: Decrease,
     /// Windows between probes of the latency with no queue, per unit of limit, before the
@@ -136,11 +136,11 @@ pub const VEGAS: Vegas = Vegas {
     min: 1,
     max: 1000,
     smoothing: 1.0,
-    alpha: Step::Log10(3),
-    beta: Step::Log10(6),
-    threshold: Step::Log10(1),
-    increase: Step::Log10(1),
-    decrease: Decrease::Step(Step::Log10(1)),
+    alpha: Scale::Log10(3),
+    beta: Scale::Log10(6),
+    threshold: Scale::Log10(1),
+    increase: Scale::Log10(1),
+    decrease: Decrease::Scale(Scale::Log10(1)),
     probe: 30,
     jitter: 0,
 };
@@ -168,15 +168,15 @@ impl Vegas {
 ///
 /// | variant | new limit | Netflix |
 /// | --- | --- | --- |
-/// | `Step(s)` | `L − s.of(⌊L⌋)` | the default, `limit - Log10RootIntFunction((int) limit)` |
+/// | `Scale(s)` | `L − s.of(⌊L⌋)` | the default, `limit - Log10RootIntFunction((int) limit)` |
 /// | `Ratio(r)` | `L × r`, `r` held to `[0, 1]` (NaN is 1) | `decreaseFunction(limit -> limit / 2)` is `Ratio(0.5)` |
 ///
 /// # Examples
 ///
 /// ```
-/// use ironward::limit::{Decrease, Step};
+/// use ironward::limit::{Decrease, Scale};
 ///
-/// assert_eq!(Decrease::Step(Step::Log10(1)).of(150.0), 148.0);
+/// assert_eq!(Decrease::Scale(Scale::Log10(1)).of(150.0), 148.0);
 /// assert_eq!(Decrease::Ratio(0.5).of(150.0), 75.0);
 /// assert_eq!(Decrease::Ratio(f64::NAN).of(150.0), 150.0);
 /// ```
@@ -184,7 +184,7 @@ impl Vegas {
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Decrease {
     /// Less a count that follows the limit.
-    Step(Step),
+    Scale(Scale),
     /// Times a fraction.
     Ratio(f64),
 }
@@ -195,13 +195,13 @@ impl Decrease {
     /// # Examples
     ///
     /// ```
-    /// use ironward::limit::{Decrease, Step};
+    /// use ironward::limit::{Decrease, Scale};
     ///
-    /// assert_eq!(Decrease::Step(Step::Fixed(5)).of(12.5), 7.5);
+    /// assert_eq!(Decrease::Scale(Scale::Fixed(5)).of(12.5), 7.5);
     /// ```
     pub fn of(self, limit: f64) -> f64 {
         match self {
-            Self::Step(step) => limit - f64::from(step.of(limit as u32)),
+            Self::Scale(step) => limit - f64::from(step.of(limit as u32)),
             Self::Ratio(ratio) if ratio.is_nan() => limit,
             Self::Ratio(ratio) => limit * ratio.clamp(0.0, 1.0),
         }

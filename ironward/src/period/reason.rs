@@ -16,12 +16,12 @@ use core::time::Duration;
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::{Period, Quota};
+/// use ironward::{Period, Usage};
 ///
 /// let secs = Duration::from_secs;
 /// let mut limit = Period::new(2, secs(60));
-/// assert_eq!(limit.check(secs(0)), Ok(Quota::Under));
-/// assert_eq!(limit.check(secs(1)), Ok(Quota::Hit));
+/// assert_eq!(limit.check(secs(0)), Ok(Usage::Under));
+/// assert_eq!(limit.check(secs(1)), Ok(Usage::Hit));
 /// let reason = limit.check(secs(15)).expect_err("over the quota");
 /// assert!(reason.count >= reason.quota);
 /// assert_eq!(reason.to_string(), "quota used up: 3 counted against 2, room again in 45s");

@@ -3,7 +3,7 @@
 use core::fmt;
 use core::time::Duration;
 
-use super::Quota;
+use super::Usage;
 use crate::clock::nanos;
 use crate::internal::line::Line;
 use crate::internal::sync::{AtomicBool, AtomicU64, Ordering, const_fn, spin_loop};
@@ -27,8 +27,8 @@ mod word;
 /// a refusal, a count already past the quota, is two loads of it and one of the start and
 /// terms, and writes nothing, so a quota that is refusing does not bounce its cache line
 /// between the cores it refuses. It reads its inputs as `Period` does (a period below 1 ns
-/// is 1 ns, a quota of 0 answers [`Quota::Over`] to every event, a quota of `u32::MAX` still
-/// tells [`Quota::Hit`] from `Over`), and [`new`](Self::new) and [`aligned`](Self::aligned)
+/// is 1 ns, a quota of 0 answers [`Usage::Over`] to every event, a quota of `u32::MAX` still
+/// tells [`Usage::Hit`] from `Over`), and [`new`](Self::new) and [`aligned`](Self::aligned)
 /// place periods as [`Period::new`](crate::Period::new) and
 /// [`Period::aligned`](crate::Period::aligned) do: a period opens at the first event after
 /// the last one closed, or periods lie on the multiples of the period on the caller's clock.
@@ -113,7 +113,7 @@ mod word;
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::{Quota, SharedPeriod};
+/// use ironward::{Usage, SharedPeriod};
 /// use std::thread;
 ///
 /// let secs = Duration::from_secs;
@@ -121,14 +121,14 @@ mod word;
 /// let limit = SharedPeriod::new(20, secs(60));
 /// let admitted: usize = thread::scope(|s| {
 ///     let workers: Vec<_> = (0..4)
-///         .map(|_| s.spawn(|| (0..10).filter(|_| limit.take(secs(5)) != Quota::Over).count()))
+///         .map(|_| s.spawn(|| (0..10).filter(|_| limit.take(secs(5)) != Usage::Over).count()))
 ///         .collect();
 ///     workers.into_iter().map(|w| w.join().unwrap()).sum()
 /// });
 /// assert_eq!(admitted, 20);
 /// // The period opened at 5 s: it ends at 65 s.
 /// assert_eq!(limit.next(secs(5)), secs(60));
-/// assert_eq!(limit.take(secs(65)), Quota::Under);
+/// assert_eq!(limit.take(secs(65)), Usage::Under);
 /// ```
 pub struct SharedPeriod {
     /// `tag << 62 | generation << 34 | pending << 33 | count`. Alone on its line, so that a
@@ -166,14 +166,14 @@ impl SharedPeriod {
         ///
         /// ```
         /// use core::time::Duration;
-        /// use ironward::{Quota, SharedPeriod};
+        /// use ironward::{Usage, SharedPeriod};
         ///
         /// static LIMIT: SharedPeriod = SharedPeriod::new(1, Duration::from_secs(10));
         ///
         /// let secs = Duration::from_secs;
-        /// assert_eq!(LIMIT.take(secs(7)), Quota::Hit);
-        /// assert_eq!(LIMIT.take(secs(16)), Quota::Over);
-        /// assert_eq!(LIMIT.take(secs(17)), Quota::Hit);
+        /// assert_eq!(LIMIT.take(secs(7)), Usage::Hit);
+        /// assert_eq!(LIMIT.take(secs(16)), Usage::Over);
+        /// assert_eq!(LIMIT.take(secs(17)), Usage::Hit);
         /// ```
         pub fn new(quota: u32, period: Duration) -> Self {
             Self::with(quota, period, false)
@@ -190,14 +190,14 @@ impl SharedPeriod {
         ///
         /// ```
         /// use core::time::Duration;
-        /// use ironward::{Quota, SharedPeriod};
+        /// use ironward::{Usage, SharedPeriod};
         ///
         /// let secs = Duration::from_secs;
         /// let limit = SharedPeriod::aligned(1, secs(10));
-        /// assert_eq!(limit.take(secs(7)), Quota::Hit);
+        /// assert_eq!(limit.take(secs(7)), Usage::Hit);
         /// // The period is [0 s, 10 s): it ends at 10 s, whenever the first event came.
         /// assert_eq!(limit.next(secs(7)), secs(3));
-        /// assert_eq!(limit.take(secs(10)), Quota::Hit);
+        /// assert_eq!(limit.take(secs(10)), Usage::Hit);
         /// ```
         pub fn aligned(quota: u32, period: Duration) -> Self {
             Self::with(quota, period, true)
@@ -225,13 +225,13 @@ impl SharedPeriod {
 
     /// Counts one event at `now` and says where the quota stands, as
     /// [`Period::take`](crate::Period::take) does. This is [`check`](Self::check) with a
-    /// refusal read as [`Quota::Over`].
+    /// refusal read as [`Usage::Over`].
     #[inline]
     #[must_use = "an unchecked take counts the event without enforcing the quota"]
-    pub fn take(&self, now: Duration) -> Quota {
+    pub fn take(&self, now: Duration) -> Usage {
         match self.attempt(now) {
             Ok(room) => room.quota,
-            Err(_) => Quota::Over,
+            Err(_) => Usage::Over,
         }
     }
 
@@ -248,17 +248,17 @@ impl SharedPeriod {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Quota, SharedPeriod};
+    /// use ironward::{Usage, SharedPeriod};
     ///
     /// let secs = Duration::from_secs;
     /// let limit = SharedPeriod::new(1, secs(10));
-    /// assert_eq!(limit.check(secs(3)), Ok(Quota::Hit));
+    /// assert_eq!(limit.check(secs(3)), Ok(Usage::Hit));
     /// let reason = limit.check(secs(5)).expect_err("the quota is used up");
     /// assert_eq!((reason.count, reason.quota, reason.next), (2, 1, secs(8)));
     /// ```
     #[inline]
     #[must_use = "an unchecked take counts the event without enforcing the quota"]
-    pub fn check(&self, now: Duration) -> Result<Quota, QuotaReason> {
+    pub fn check(&self, now: Duration) -> Result<Usage, QuotaReason> {
         self.check_left(now).map(|room| room.quota)
     }
 
@@ -272,14 +272,14 @@ impl SharedPeriod {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Quota, SharedPeriod};
+    /// use ironward::{Usage, SharedPeriod};
     ///
     /// let secs = Duration::from_secs;
     /// let limit = SharedPeriod::aligned(2, secs(60));
     /// let room = limit.check_left(secs(45)).expect("room");
-    /// assert_eq!((room.quota, room.left, room.reset), (Quota::Under, 1, secs(15)));
+    /// assert_eq!((room.quota, room.left, room.reset), (Usage::Under, 1, secs(15)));
     /// let room = limit.check_left(secs(50)).expect("room");
-    /// assert_eq!((room.quota, room.left, room.reset), (Quota::Hit, 0, secs(10)));
+    /// assert_eq!((room.quota, room.left, room.reset), (Usage::Hit, 0, secs(10)));
     /// assert!(limit.check_left(secs(55)).is_err());
     /// ```
     #[inline]
@@ -358,18 +358,18 @@ impl SharedPeriod {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Quota, SharedPeriod};
+    /// use ironward::{Usage, SharedPeriod};
     ///
     /// let secs = Duration::from_secs;
     /// let limit = SharedPeriod::new(10, secs(60));
     /// for _ in 0..4 {
-    ///     assert_eq!(limit.take(secs(5)), Quota::Under);
+    ///     assert_eq!(limit.take(secs(5)), Usage::Under);
     /// }
     /// // Five a period now: the four already taken count, one is left.
     /// limit.retune(5, secs(60), secs(20));
     /// assert_eq!(limit.left(secs(20)), 1);
-    /// assert_eq!(limit.take(secs(20)), Quota::Hit);
-    /// assert_eq!(limit.take(secs(20)), Quota::Over);
+    /// assert_eq!(limit.take(secs(20)), Usage::Hit);
+    /// assert_eq!(limit.take(secs(20)), Usage::Over);
     /// // A two-minute period: the one open since 5 s now ends at 125 s.
     /// limit.retune(5, secs(120), secs(30));
     /// assert_eq!(limit.next(secs(30)), secs(95));
@@ -515,7 +515,7 @@ impl SharedPeriod {
         t: u64,
     ) -> Result<PeriodLeft, Refused> {
         match standing(count, view.quota) {
-            Quota::Over => Err(Refused {
+            Usage::Over => Err(Refused {
                 view,
                 start,
                 t,

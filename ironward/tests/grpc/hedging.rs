@@ -5,8 +5,8 @@ use core::time::Duration;
 
 use ironward::Budget;
 use ironward::grpc::{
-    Attempts, Code, Codes, HEDGING_POLICY, Hedge, HedgingPlan, HedgingPolicy, Outcome, PolicyError,
-    Stop, Verdict,
+    AttemptEnd, Attempts, Code, Codes, HEDGING_POLICY, Halt, Hedge, HedgingPlan, HedgingPolicy,
+    PolicyError, Verdict,
 };
 
 fn ms(n: u64) -> Duration {
@@ -21,10 +21,10 @@ fn attempts(set: Attempts) -> Vec<u32> {
     set.iter().collect()
 }
 
-fn with_pushback(code: Code, pushback: &'static [&'static str]) -> Outcome<'static> {
-    Outcome {
+fn with_pushback(code: Code, pushback: &'static [&'static str]) -> AttemptEnd<'static> {
+    AttemptEnd {
         pushback,
-        ..Outcome::new(code)
+        ..AttemptEnd::new(code)
     }
 }
 
@@ -41,7 +41,7 @@ fn hedges_go_out_at_their_delay() {
     }
     assert_eq!(outstanding, [1, 1, 2, 2, 3, 3, 4, 4]);
     assert_eq!(plan.next(ms(5000)), None);
-    assert_eq!(plan.send(ms(5000), None), Hedge::Stop(Stop::AttemptsSpent));
+    assert_eq!(plan.send(ms(5000), None), Hedge::Halt(Halt::AttemptsSpent));
 }
 
 #[test]
@@ -70,7 +70,7 @@ fn a_non_fatal_code_sends_the_next_hedge_at_once() {
     assert_eq!(plan.send(ms(0), Some(&budget)), Hedge::Send(0));
     let verdict = plan.on_outcome(
         0,
-        Outcome::new(Code::Unavailable),
+        AttemptEnd::new(Code::Unavailable),
         ms(100),
         Some(&mut budget),
     );
@@ -92,7 +92,7 @@ fn a_fatal_code_commits_and_cancels_the_others() {
     }
     let verdict = plan.on_outcome(
         1,
-        Outcome::new(Code::InvalidArgument),
+        AttemptEnd::new(Code::InvalidArgument),
         ms(1100),
         Some(&mut budget),
     );
@@ -102,10 +102,10 @@ fn a_fatal_code_commits_and_cancels_the_others() {
     assert_eq!((attempt, attempts(cancel)), (1, vec![0, 2]));
     assert_eq!(budget.tokens(), 10.0);
     assert_eq!(plan.next(ms(1500)), None);
-    assert_eq!(plan.send(ms(1500), None), Hedge::Stop(Stop::Committed));
+    assert_eq!(plan.send(ms(1500), None), Hedge::Halt(Halt::Committed));
     // The cancelled attempts' outcomes change nothing.
     for n in [0, 2] {
-        let late = plan.on_outcome(n, Outcome::new(Code::Ok), ms(1200), Some(&mut budget));
+        let late = plan.on_outcome(n, AttemptEnd::new(Code::Ok), ms(1200), Some(&mut budget));
         assert_eq!(late, Verdict::Ignored);
     }
     assert_eq!(budget.tokens(), 10.0);
@@ -120,7 +120,7 @@ fn a_success_commits_and_gives_back_the_token_ratio() {
     let mut plan = fresh(&HEDGING_POLICY);
     let _ = plan.send(ms(0), Some(&budget));
     let _ = plan.send(ms(500), Some(&budget));
-    let verdict = plan.on_outcome(0, Outcome::new(Code::Ok), ms(600), Some(&mut budget));
+    let verdict = plan.on_outcome(0, AttemptEnd::new(Code::Ok), ms(600), Some(&mut budget));
     let Verdict::Commit { attempt, cancel } = verdict else {
         panic!("{verdict:?}")
     };
@@ -145,7 +145,7 @@ fn headers_commit_the_call_to_their_attempt() {
     assert_eq!(plan.next(ms(1000)), None);
     let verdict = plan.on_outcome(
         1,
-        Outcome::new(Code::Unavailable),
+        AttemptEnd::new(Code::Unavailable),
         ms(900),
         Some(&mut budget),
     );
@@ -163,11 +163,11 @@ fn headers_commit_the_call_to_their_attempt() {
     let mut plan = fresh(&HEDGING_POLICY);
     let _ = plan.send(ms(0), None);
     assert_eq!(plan.commit(0), Some(Attempts::EMPTY));
-    let verdict = plan.on_outcome(0, Outcome::new(Code::Ok), ms(50), Some(&mut budget));
+    let verdict = plan.on_outcome(0, AttemptEnd::new(Code::Ok), ms(50), Some(&mut budget));
     assert!(matches!(verdict, Verdict::Commit { attempt: 0, .. }));
     assert_eq!(budget.tokens(), 9.1);
     assert_eq!(
-        plan.on_outcome(0, Outcome::new(Code::Unavailable), ms(900), None),
+        plan.on_outcome(0, AttemptEnd::new(Code::Unavailable), ms(900), None),
         Verdict::Ignored
     );
 }
@@ -210,11 +210,16 @@ fn pushback_that_says_stop_sends_no_more_hedges() {
     assert_eq!(plan.next(ms(600)), None);
     assert_eq!(
         plan.send(ms(2000), Some(&budget)),
-        Hedge::Stop(Stop::Pushback)
+        Hedge::Halt(Halt::Pushback)
     );
     // The last attempt in flight fails too: the call fails.
-    let verdict = plan.on_outcome(1, Outcome::new(Code::Internal), ms(700), Some(&mut budget));
-    assert_eq!(verdict, Verdict::Fail(Stop::Pushback));
+    let verdict = plan.on_outcome(
+        1,
+        AttemptEnd::new(Code::Internal),
+        ms(700),
+        Some(&mut budget),
+    );
+    assert_eq!(verdict, Verdict::Fail(Halt::Pushback));
     assert_eq!(budget.tokens(), 8.0);
     // A pushback that says stop on a fatal code is counted, and the fatal code commits.
     let mut budget = Budget::new(10, 0.1);
@@ -250,11 +255,11 @@ fn throttling_holds_back_every_hedge_but_the_first() {
     assert_eq!(plan.send(ms(0), Some(&budget)), Hedge::Send(0));
     assert_eq!(
         plan.send(ms(500), Some(&budget)),
-        Hedge::Stop(Stop::Throttled)
+        Hedge::Halt(Halt::Throttled)
     );
     assert_eq!(plan.next(ms(500)), None);
     // The original still answers.
-    let verdict = plan.on_outcome(0, Outcome::new(Code::Ok), ms(600), Some(&mut budget));
+    let verdict = plan.on_outcome(0, AttemptEnd::new(Code::Ok), ms(600), Some(&mut budget));
     assert!(matches!(verdict, Verdict::Commit { attempt: 0, .. }));
     // A non-fatal failure that leaves the budget at half fails the call at once.
     let mut budget = Budget::new(10, 0.1);
@@ -265,11 +270,11 @@ fn throttling_holds_back_every_hedge_but_the_first() {
     let _ = plan.send(ms(0), Some(&budget));
     let verdict = plan.on_outcome(
         0,
-        Outcome::new(Code::Unavailable),
+        AttemptEnd::new(Code::Unavailable),
         ms(10),
         Some(&mut budget),
     );
-    assert_eq!(verdict, Verdict::Fail(Stop::Throttled));
+    assert_eq!(verdict, Verdict::Fail(Halt::Throttled));
     assert_eq!(budget.tokens(), 5.0);
 }
 
@@ -286,14 +291,14 @@ fn when_every_attempt_fails_the_call_fails() {
     let mut verdicts = Vec::new();
     while let Hedge::Send(n) = plan.send(now, None) {
         now += ms(10);
-        verdicts.push(plan.on_outcome(n, Outcome::new(Code::Unavailable), now, None));
+        verdicts.push(plan.on_outcome(n, AttemptEnd::new(Code::Unavailable), now, None));
     }
     assert_eq!(
         verdicts,
         [
             Verdict::Pending,
             Verdict::Pending,
-            Verdict::Fail(Stop::AttemptsSpent)
+            Verdict::Fail(Halt::AttemptsSpent)
         ]
     );
     assert_eq!(plan.attempts(), 3);
@@ -315,7 +320,7 @@ fn a_zero_delay_sends_every_attempt_at_once() {
     }
     assert_eq!(sent, [0, 1, 2, 3, 4]);
     // With no non-fatal code, any failure is fatal.
-    let verdict = plan.on_outcome(3, Outcome::new(Code::Unavailable), ms(1), None);
+    let verdict = plan.on_outcome(3, AttemptEnd::new(Code::Unavailable), ms(1), None);
     let Verdict::Commit { attempt, cancel } = verdict else {
         panic!("{verdict:?}")
     };
@@ -333,19 +338,19 @@ fn no_hedge_is_sent_at_or_after_the_deadline() {
         None,
         "the third would go at the deadline"
     );
-    assert_eq!(plan.send(ms(998), None), Hedge::Stop(Stop::Deadline));
+    assert_eq!(plan.send(ms(998), None), Hedge::Halt(Halt::Deadline));
     // A shortcut before the deadline still goes.
-    let verdict = plan.on_outcome(0, Outcome::new(Code::Unavailable), ms(999), None);
+    let verdict = plan.on_outcome(0, AttemptEnd::new(Code::Unavailable), ms(999), None);
     assert_eq!(verdict, Verdict::Pending);
     assert_eq!(plan.send(ms(999), None), Hedge::Send(2));
     // Attempt 1 fails at 999 ms too: the fourth is due at once, before the deadline, but
     // the caller is late and asks at the deadline: too late to send.
-    let verdict = plan.on_outcome(1, Outcome::new(Code::Unavailable), ms(999), None);
+    let verdict = plan.on_outcome(1, AttemptEnd::new(Code::Unavailable), ms(999), None);
     assert_eq!(verdict, Verdict::Pending);
     assert_eq!(plan.next(ms(999)), Some(Duration::ZERO));
-    assert_eq!(plan.send(ms(1000), None), Hedge::Stop(Stop::Deadline));
-    let verdict = plan.on_outcome(2, Outcome::new(Code::Unavailable), ms(1000), None);
-    assert_eq!(verdict, Verdict::Fail(Stop::Deadline));
+    assert_eq!(plan.send(ms(1000), None), Hedge::Halt(Halt::Deadline));
+    let verdict = plan.on_outcome(2, AttemptEnd::new(Code::Unavailable), ms(1000), None);
+    assert_eq!(verdict, Verdict::Fail(Halt::Deadline));
 }
 
 #[test]
@@ -354,11 +359,21 @@ fn outcomes_of_attempts_not_in_flight_are_ignored() {
     let mut plan = fresh(&HEDGING_POLICY);
     let _ = plan.send(ms(0), None);
     for n in [1, 4, 7, 8, 31, u32::MAX] {
-        let verdict = plan.on_outcome(n, Outcome::new(Code::Ok), ms(1), Some(&mut budget));
+        let verdict = plan.on_outcome(n, AttemptEnd::new(Code::Ok), ms(1), Some(&mut budget));
         assert_eq!(verdict, Verdict::Ignored, "attempt {n}");
     }
-    let _ = plan.on_outcome(0, Outcome::new(Code::Unavailable), ms(2), Some(&mut budget));
-    let again = plan.on_outcome(0, Outcome::new(Code::Unavailable), ms(3), Some(&mut budget));
+    let _ = plan.on_outcome(
+        0,
+        AttemptEnd::new(Code::Unavailable),
+        ms(2),
+        Some(&mut budget),
+    );
+    let again = plan.on_outcome(
+        0,
+        AttemptEnd::new(Code::Unavailable),
+        ms(3),
+        Some(&mut budget),
+    );
     assert_eq!(again, Verdict::Ignored, "already ended");
     assert_eq!(budget.tokens(), 9.0);
 }
@@ -369,7 +384,7 @@ fn a_clock_going_backwards_is_read_as_the_latest_seen() {
     let _ = plan.send(ms(1000), None);
     assert_eq!(plan.send(ms(0), None), Hedge::Wait(ms(500)));
     assert_eq!(plan.next(ms(0)), Some(ms(500)));
-    let _ = plan.on_outcome(0, Outcome::new(Code::Unavailable), ms(10), None);
+    let _ = plan.on_outcome(0, AttemptEnd::new(Code::Unavailable), ms(10), None);
     assert_eq!(
         plan.send(ms(20), None),
         Hedge::Send(1),

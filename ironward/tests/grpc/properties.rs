@@ -6,8 +6,8 @@
 use core::time::Duration;
 
 use ironward::grpc::{
-    A6_JITTER, Code, Codes, Hedge, HedgingPlan, HedgingPolicy, MAX_ATTEMPTS, Outcome, Pushback,
-    RetryPlan, RetryPolicy, Step, Stop, Verdict,
+    A6_JITTER, AttemptEnd, Code, Codes, Halt, Hedge, HedgingPlan, HedgingPolicy, MAX_ATTEMPTS,
+    Pushback, RetryPlan, RetryPolicy, RetryStep, Verdict,
 };
 use ironward::{Budget, Jitter, SharedBudget};
 use proptest::prelude::*;
@@ -179,21 +179,21 @@ proptest! {
             reading = advance(reading, event);
             latest = latest.max(reading);
             let values: Vec<&str> = event.pushback.iter().map(String::as_str).collect();
-            let outcome = Outcome { code: event.code, committed: event.committed, pushback: &values };
+            let outcome = AttemptEnd { code: event.code, committed: event.committed, pushback: &values };
             let step = plan.on_outcome(outcome, reading, event.draw, budget.as_mut());
             let twin_step = twin.on_outcome_shared(outcome, reading, event.draw, shared.as_ref());
             prop_assert_eq!(step, twin_step);
             prop_assert_eq!(shared.as_ref().map(SharedBudget::snapshot), budget);
             prop_assert!(plan.attempts() <= most, "{} attempts of {}", plan.attempts(), most);
             prop_assert!(within(&budget), "{:?}", budget);
-            if let Step::Wait(wait) = step {
+            if let RetryStep::Wait(wait) = step {
                 if let Some(deadline) = deadline {
                     prop_assert!(latest.saturating_add(wait) < deadline, "{:?} + {:?}", latest, wait);
                 }
                 match Pushback::from_values(&values) {
                     Pushback::Wait(pushed) => prop_assert_eq!(wait, pushed),
                     Pushback::Absent => prop_assert!(wait <= bound, "{:?} past {:?}", wait, bound),
-                    Pushback::Stop => prop_assert!(false, "a stopping pushback waited"),
+                    Pushback::Halt => prop_assert!(false, "a stopping pushback waited"),
                 }
                 prop_assert!(retryable_status_codes.contains(event.code));
             }
@@ -250,7 +250,7 @@ proptest! {
                 1 => {
                     let values: Vec<&str> = event.pushback.iter().map(String::as_str).collect();
                     let outcome =
-                        Outcome { code: event.code, committed: event.committed, pushback: &values };
+                        AttemptEnd { code: event.code, committed: event.committed, pushback: &values };
                     let verdict = plan.on_outcome(*attempt, outcome, reading, budget.as_mut());
                     let twin_verdict =
                         twin.on_outcome_shared(*attempt, outcome, reading, shared.as_ref());
@@ -306,14 +306,14 @@ impl Model {
         values: &[&str],
         now: Duration,
         budget: Option<&mut Budget>,
-    ) -> Step {
+    ) -> RetryStep {
         self.latest = self.latest.max(now);
         if self.ended {
-            return Step::Stop(Stop::Committed);
+            return RetryStep::Halt(Halt::Committed);
         }
         let step = self.decide(code, committed, values, budget);
         match step {
-            Step::Wait(_) => self.made += 1,
+            RetryStep::Wait(_) => self.made += 1,
             _ => self.ended = true,
         }
         step
@@ -325,15 +325,15 @@ impl Model {
         committed: bool,
         values: &[&str],
         mut budget: Option<&mut Budget>,
-    ) -> Step {
+    ) -> RetryStep {
         if code == Code::Ok {
             if let Some(b) = budget {
                 b.pass();
             }
-            return Step::Done;
+            return RetryStep::Done;
         }
         if committed {
-            return Step::Stop(Stop::Committed);
+            return RetryStep::Halt(Halt::Committed);
         }
         // `strconv.Atoi` on the one value, by the standard library's own parser.
         let pushback = match values {
@@ -344,27 +344,27 @@ impl Model {
                     if let Some(b) = budget.as_deref_mut() {
                         b.fail();
                     }
-                    return Step::Stop(Stop::Pushback);
+                    return RetryStep::Halt(Halt::Pushback);
                 }
             },
             _ => {
                 if let Some(b) = budget.as_deref_mut() {
                     b.fail();
                 }
-                return Step::Stop(Stop::Pushback);
+                return RetryStep::Halt(Halt::Pushback);
             }
         };
         if !self.policy.retryable_status_codes.contains(code) {
-            return Step::Stop(Stop::NotRetryable);
+            return RetryStep::Halt(Halt::NotRetryable);
         }
         if let Some(b) = budget {
             b.fail();
             if !b.can_retry() {
-                return Step::Stop(Stop::Throttled);
+                return RetryStep::Halt(Halt::Throttled);
             }
         }
         if self.made >= self.policy.max_attempts.min(5) {
-            return Step::Stop(Stop::AttemptsSpent);
+            return RetryStep::Halt(Halt::AttemptsSpent);
         }
         let wait = match pushback {
             Some(ms) => Duration::from_millis(ms),
@@ -386,14 +386,14 @@ impl Model {
             .deadline
             .is_some_and(|deadline| self.latest.saturating_add(wait) >= deadline)
         {
-            return Step::Stop(Stop::Deadline);
+            return RetryStep::Halt(Halt::Deadline);
         }
         if pushback.is_some() {
             self.since_pushback = 0;
         } else {
             self.since_pushback += 1;
         }
-        Step::Wait(wait)
+        RetryStep::Wait(wait)
     }
 }
 
@@ -442,12 +442,12 @@ proptest! {
         for event in &events {
             reading = advance(reading, event).min(Duration::from_secs(1_000_000));
             let values: Vec<&str> = event.pushback.iter().map(String::as_str).collect();
-            let outcome = Outcome { code: event.code, committed: event.committed, pushback: &values };
+            let outcome = AttemptEnd { code: event.code, committed: event.committed, pushback: &values };
             let step = plan.on_outcome(outcome, reading, event.draw, ours.as_mut());
             let want = model.step(event.code, event.committed, &values, reading, theirs.as_mut());
             match (step, want) {
                 // The model's float chain may round a nanosecond apart from the plan's.
-                (Step::Wait(a), Step::Wait(b)) => {
+                (RetryStep::Wait(a), RetryStep::Wait(b)) => {
                     prop_assert!(a.abs_diff(b) <= Duration::from_nanos(1), "{:?} vs {:?}", a, b);
                 }
                 _ => prop_assert_eq!(step, want),

@@ -3,7 +3,7 @@
 use core::time::Duration;
 
 use ironward::grpc::{
-    Code, Codes, Outcome, PolicyError, RETRY_POLICY, RetryPlan, RetryPolicy, Step, Stop,
+    AttemptEnd, Code, Codes, Halt, PolicyError, RETRY_POLICY, RetryPlan, RetryPolicy, RetryStep,
 };
 use ironward::{Budget, Jitter};
 
@@ -29,17 +29,17 @@ fn call(
     server: &dyn Fn(u32) -> Code,
     i: &mut i64,
     mut budget: Option<&mut Budget>,
-) -> (Code, Step) {
+) -> (Code, RetryStep) {
     let mut now = ms(0);
     let mut plan = RetryPlan::new(policy, None, now).expect("a valid policy");
     loop {
         *i += 1;
         let code = server(*i as u32);
         now += ms(1);
-        let step = plan.on_outcome(Outcome::new(code), now, 0.5, budget.as_deref_mut());
+        let step = plan.on_outcome(AttemptEnd::new(code), now, 0.5, budget.as_deref_mut());
         match step {
-            Step::Wait(wait) => now += wait,
-            Step::Done | Step::Stop(_) => return (code, step),
+            RetryStep::Wait(wait) => now += wait,
+            RetryStep::Done | RetryStep::Halt(_) => return (code, step),
         }
     }
 }
@@ -57,13 +57,17 @@ fn retry_unary_retries_the_retryable_code_up_to_four_attempts() {
     let policy = policy(&[Code::AlreadyExists]);
     let mut i = -1;
     let want = [
-        (Code::Ok, 0, Step::Done),
-        (Code::Ok, 2, Step::Done),
-        (Code::Ok, 5, Step::Done),
-        (Code::Internal, 6, Step::Stop(Stop::NotRetryable)),
-        (Code::Internal, 8, Step::Stop(Stop::NotRetryable)),
-        (Code::Internal, 11, Step::Stop(Stop::NotRetryable)),
-        (Code::AlreadyExists, 15, Step::Stop(Stop::AttemptsSpent)),
+        (Code::Ok, 0, RetryStep::Done),
+        (Code::Ok, 2, RetryStep::Done),
+        (Code::Ok, 5, RetryStep::Done),
+        (Code::Internal, 6, RetryStep::Halt(Halt::NotRetryable)),
+        (Code::Internal, 8, RetryStep::Halt(Halt::NotRetryable)),
+        (Code::Internal, 11, RetryStep::Halt(Halt::NotRetryable)),
+        (
+            Code::AlreadyExists,
+            15,
+            RetryStep::Halt(Halt::AttemptsSpent),
+        ),
     ];
     for (code, count, step) in want {
         assert_eq!(call(&policy, &server, &mut i, None), (code, step));
@@ -108,15 +112,15 @@ fn retry_throttling_turns_retries_off_and_back_on() {
             "call {n}"
         );
         if code == Code::Unavailable {
-            assert_eq!(step, Step::Stop(Stop::Throttled), "call {n}");
+            assert_eq!(step, RetryStep::Halt(Halt::Throttled), "call {n}");
         }
     }
 }
 
-fn unavailable_with(pushback: &'static [&'static str]) -> Outcome<'static> {
-    Outcome {
+fn unavailable_with(pushback: &'static [&'static str]) -> AttemptEnd<'static> {
+    AttemptEnd {
         pushback,
-        ..Outcome::new(Code::Unavailable)
+        ..AttemptEnd::new(Code::Unavailable)
     }
 }
 
@@ -128,23 +132,26 @@ fn pushback_that_says_stop_stops_and_counts_a_failure() {
     for values in [&["-1"][..], &["xxx"], &["100", "10"]] {
         let mut budget = Budget::new(10, 0.1);
         let mut plan = RetryPlan::new(&RETRY_POLICY, None, ms(0)).unwrap();
-        let outcome = Outcome {
+        let outcome = AttemptEnd {
             pushback: values,
-            ..Outcome::new(Code::Unavailable)
+            ..AttemptEnd::new(Code::Unavailable)
         };
         let step = plan.on_outcome(outcome, ms(5), 0.5, Some(&mut budget));
-        assert_eq!(step, Step::Stop(Stop::Pushback), "{values:?}");
+        assert_eq!(step, RetryStep::Halt(Halt::Pushback), "{values:?}");
         assert_eq!((plan.attempts(), budget.tokens()), (1, 9.0), "{values:?}");
     }
     // Counted even when the code is not retryable: grpc-go reads the pushback first.
     let mut budget = Budget::new(10, 0.1);
     let mut plan = RetryPlan::new(&RETRY_POLICY, None, ms(0)).unwrap();
-    let outcome = Outcome {
+    let outcome = AttemptEnd {
         pushback: &["-5"],
-        ..Outcome::new(Code::InvalidArgument)
+        ..AttemptEnd::new(Code::InvalidArgument)
     };
     let step = plan.on_outcome(outcome, ms(5), 0.5, Some(&mut budget));
-    assert_eq!((step, budget.tokens()), (Step::Stop(Stop::Pushback), 9.0));
+    assert_eq!(
+        (step, budget.tokens()),
+        (RetryStep::Halt(Halt::Pushback), 9.0)
+    );
 }
 
 // grpc-go `test/retry_test.go`, `TestRetryStreaming`: "1s server pushback - delayed retry".
@@ -154,10 +161,10 @@ fn pushback_of_a_second_waits_exactly_a_second() {
     for draw in [0.0, 0.5, 0.99, f64::NAN] {
         let mut plan = plan.clone();
         let step = plan.on_outcome(unavailable_with(&["1000"]), ms(3), draw, None);
-        assert_eq!(step, Step::Wait(ms(1000)), "draw {draw}");
+        assert_eq!(step, RetryStep::Wait(ms(1000)), "draw {draw}");
     }
     let step = plan.on_outcome(unavailable_with(&["0"]), ms(3), 0.5, None);
-    assert_eq!(step, Step::Wait(Duration::ZERO));
+    assert_eq!(step, RetryStep::Wait(Duration::ZERO));
 }
 
 // grpc-go `stream.go`, `numRetriesSincePushback`, and A6 "Pushback": after a pushback the
@@ -171,14 +178,14 @@ fn pushback_resets_the_backoff() {
     let mut plan = RetryPlan::new(&policy, None, ms(0)).unwrap();
     let mut waits = Vec::new();
     for outcome in [
-        Outcome::new(Code::Unavailable),
-        Outcome::new(Code::Unavailable),
+        AttemptEnd::new(Code::Unavailable),
+        AttemptEnd::new(Code::Unavailable),
         unavailable_with(&["50"]),
-        Outcome::new(Code::Unavailable),
+        AttemptEnd::new(Code::Unavailable),
     ] {
         // A draw of 0.5 is the ceiling itself under A6's random(0.8, 1.2).
         match plan.on_outcome(outcome, ms(0), 0.5, None) {
-            Step::Wait(wait) => waits.push(wait),
+            RetryStep::Wait(wait) => waits.push(wait),
             step => panic!("{step:?}"),
         }
     }
@@ -196,9 +203,9 @@ fn pushback_does_not_add_attempts() {
     };
     let mut plan = RetryPlan::new(&policy, None, ms(0)).unwrap();
     let first = plan.on_outcome(unavailable_with(&["10"]), ms(0), 0.5, None);
-    assert_eq!(first, Step::Wait(ms(10)));
+    assert_eq!(first, RetryStep::Wait(ms(10)));
     let second = plan.on_outcome(unavailable_with(&["10"]), ms(10), 0.5, None);
-    assert_eq!(second, Step::Stop(Stop::AttemptsSpent));
+    assert_eq!(second, RetryStep::Halt(Halt::AttemptsSpent));
 }
 
 // grpc-go `test/retry_test.go`, `TestMaxCallAttempts`: the service asks for 8 attempts and
@@ -215,7 +222,7 @@ fn max_attempts_are_capped_at_five() {
         let (code, step) = call(&policy, &server, &mut i, None);
         assert_eq!(
             (code, step),
-            (Code::Unavailable, Step::Stop(Stop::AttemptsSpent))
+            (Code::Unavailable, RetryStep::Halt(Halt::AttemptsSpent))
         );
         assert_eq!(i + 1, i64::from(made), "asked {asked}");
     }
@@ -228,14 +235,14 @@ fn a_code_that_is_not_retryable_stops_and_counts_nothing() {
     let mut budget = Budget::new(10, 0.1);
     let mut plan = RetryPlan::new(&RETRY_POLICY, None, ms(0)).unwrap();
     let step = plan.on_outcome(
-        Outcome::new(Code::InvalidArgument),
+        AttemptEnd::new(Code::InvalidArgument),
         ms(1),
         0.5,
         Some(&mut budget),
     );
     assert_eq!(
         (step, budget.tokens()),
-        (Step::Stop(Stop::NotRetryable), 10.0)
+        (RetryStep::Halt(Halt::NotRetryable), 10.0)
     );
 }
 
@@ -249,15 +256,15 @@ fn the_last_attempts_failure_takes_a_token() {
         ..RETRY_POLICY
     };
     let mut plan = RetryPlan::new(&policy, None, ms(0)).unwrap();
-    let unavailable = Outcome::new(Code::Unavailable);
+    let unavailable = AttemptEnd::new(Code::Unavailable);
     assert!(matches!(
         plan.on_outcome(unavailable, ms(0), 0.5, Some(&mut budget)),
-        Step::Wait(_)
+        RetryStep::Wait(_)
     ));
     let step = plan.on_outcome(unavailable, ms(500), 0.5, Some(&mut budget));
     assert_eq!(
         (step, budget.tokens()),
-        (Step::Stop(Stop::AttemptsSpent), 98.0)
+        (RetryStep::Halt(Halt::AttemptsSpent), 98.0)
     );
 }
 
@@ -268,13 +275,13 @@ fn a_success_gives_back_the_token_ratio() {
     let mut budget = Budget::new(10, 0.1);
     let mut plan = RetryPlan::new(&RETRY_POLICY, None, ms(0)).unwrap();
     let _ = plan.on_outcome(
-        Outcome::new(Code::Unavailable),
+        AttemptEnd::new(Code::Unavailable),
         ms(0),
         0.5,
         Some(&mut budget),
     );
-    let step = plan.on_outcome(Outcome::new(Code::Ok), ms(200), 0.5, Some(&mut budget));
-    assert_eq!((step, budget.tokens()), (Step::Done, 9.1));
+    let step = plan.on_outcome(AttemptEnd::new(Code::Ok), ms(200), 0.5, Some(&mut budget));
+    assert_eq!((step, budget.tokens()), (RetryStep::Done, 9.1));
 }
 
 // A6 "Committing": once the response headers have arrived the call is committed, and a
@@ -284,13 +291,16 @@ fn a_success_gives_back_the_token_ratio() {
 fn a_committed_call_is_never_retried() {
     let mut budget = Budget::new(10, 0.1);
     let mut plan = RetryPlan::new(&RETRY_POLICY, None, ms(0)).unwrap();
-    let outcome = Outcome {
+    let outcome = AttemptEnd {
         committed: true,
         pushback: &["10"],
-        ..Outcome::new(Code::Unavailable)
+        ..AttemptEnd::new(Code::Unavailable)
     };
     let step = plan.on_outcome(outcome, ms(1), 0.5, Some(&mut budget));
-    assert_eq!((step, budget.tokens()), (Step::Stop(Stop::Committed), 10.0));
+    assert_eq!(
+        (step, budget.tokens()),
+        (RetryStep::Halt(Halt::Committed), 10.0)
+    );
 }
 
 // Once a plan has answered, a further outcome is a caller's slip: it stops, and counts
@@ -300,12 +310,12 @@ fn an_ended_plan_answers_committed() {
     let mut budget = Budget::new(10, 0.1);
     let mut plan = RetryPlan::new(&RETRY_POLICY, None, ms(0)).unwrap();
     assert_eq!(
-        plan.on_outcome(Outcome::new(Code::Ok), ms(1), 0.5, Some(&mut budget)),
-        Step::Done
+        plan.on_outcome(AttemptEnd::new(Code::Ok), ms(1), 0.5, Some(&mut budget)),
+        RetryStep::Done
     );
     for code in [Code::Ok, Code::Unavailable] {
-        let step = plan.on_outcome(Outcome::new(code), ms(2), 0.5, Some(&mut budget));
-        assert_eq!(step, Step::Stop(Stop::Committed));
+        let step = plan.on_outcome(AttemptEnd::new(code), ms(2), 0.5, Some(&mut budget));
+        assert_eq!(step, RetryStep::Halt(Halt::Committed));
     }
     assert_eq!(budget.tokens(), 10.0);
 }
@@ -319,29 +329,29 @@ fn no_attempt_starts_at_or_after_the_deadline() {
             .unwrap()
             .with_jitter(Jitter::Rigid)
     };
-    let unavailable = Outcome::new(Code::Unavailable);
+    let unavailable = AttemptEnd::new(Code::Unavailable);
     // The first backoff is 100 ms from 50 ms: 150 ms.
     let mut plan = rigid(ms(150));
     assert_eq!(
         plan.on_outcome(unavailable, ms(50), 0.5, None),
-        Step::Stop(Stop::Deadline)
+        RetryStep::Halt(Halt::Deadline)
     );
     let mut plan = rigid(ms(150) + Duration::from_nanos(1));
     assert_eq!(
         plan.on_outcome(unavailable, ms(50), 0.5, None),
-        Step::Wait(ms(100))
+        RetryStep::Wait(ms(100))
     );
     // A pushback is held to the deadline as well.
     let mut plan = rigid(ms(1000));
     assert_eq!(
         plan.on_outcome(unavailable_with(&["2000"]), ms(50), 0.5, None),
-        Step::Stop(Stop::Deadline)
+        RetryStep::Halt(Halt::Deadline)
     );
     // A deadline already passed stops the first retry, even a zero wait.
     let mut plan = rigid(ms(10));
     assert_eq!(
         plan.on_outcome(unavailable_with(&["0"]), ms(10), 0.5, None),
-        Step::Stop(Stop::Deadline)
+        RetryStep::Halt(Halt::Deadline)
     );
 }
 
@@ -351,12 +361,15 @@ fn a_retry_stopped_by_the_deadline_still_counted_its_failure() {
     let mut budget = Budget::new(10, 0.1);
     let mut plan = RetryPlan::new(&RETRY_POLICY, Some(ms(1)), ms(0)).unwrap();
     let step = plan.on_outcome(
-        Outcome::new(Code::Unavailable),
+        AttemptEnd::new(Code::Unavailable),
         ms(0),
         0.5,
         Some(&mut budget),
     );
-    assert_eq!((step, budget.tokens()), (Step::Stop(Stop::Deadline), 9.0));
+    assert_eq!(
+        (step, budget.tokens()),
+        (RetryStep::Halt(Halt::Deadline), 9.0)
+    );
 }
 
 // A6 "Exposed Retry Metadata": `grpc-previous-rpc-attempts` is absent on the first attempt,
@@ -369,7 +382,9 @@ fn each_attempt_knows_the_attempts_before_it() {
     };
     let mut plan = RetryPlan::new(&policy, None, ms(0)).unwrap();
     let mut seen = vec![plan.previous_attempts()];
-    while let Step::Wait(_) = plan.on_outcome(Outcome::new(Code::Unavailable), ms(0), 0.5, None) {
+    while let RetryStep::Wait(_) =
+        plan.on_outcome(AttemptEnd::new(Code::Unavailable), ms(0), 0.5, None)
+    {
         seen.push(plan.previous_attempts());
     }
     assert_eq!(seen, [0, 1, 2, 3, 4]);
@@ -391,8 +406,8 @@ fn the_backoff_grows_to_max_backoff() {
             .unwrap()
             .with_jitter(jitter);
         let mut waits = Vec::new();
-        while let Step::Wait(wait) =
-            plan.on_outcome(Outcome::new(Code::Unavailable), ms(0), draw, None)
+        while let RetryStep::Wait(wait) =
+            plan.on_outcome(AttemptEnd::new(Code::Unavailable), ms(0), draw, None)
         {
             waits.push(wait);
         }
@@ -424,14 +439,14 @@ fn the_backoff_grows_to_max_backoff() {
     let mut plan = RetryPlan::new(&shrinking, None, ms(0))
         .unwrap()
         .with_jitter(Jitter::Rigid);
-    let unavailable = Outcome::new(Code::Unavailable);
+    let unavailable = AttemptEnd::new(Code::Unavailable);
     assert_eq!(
         plan.on_outcome(unavailable, ms(0), 0.0, None),
-        Step::Wait(ms(100))
+        RetryStep::Wait(ms(100))
     );
     assert_eq!(
         plan.on_outcome(unavailable, ms(0), 0.0, None),
-        Step::Wait(ms(50))
+        RetryStep::Wait(ms(50))
     );
 }
 
@@ -462,14 +477,14 @@ fn a_clock_going_backwards_is_read_as_the_latest_seen() {
     let mut plan = RetryPlan::new(&RETRY_POLICY, Some(ms(1000)), ms(0))
         .unwrap()
         .with_jitter(Jitter::Rigid);
-    let unavailable = Outcome::new(Code::Unavailable);
+    let unavailable = AttemptEnd::new(Code::Unavailable);
     assert_eq!(
         plan.on_outcome(unavailable, ms(850), 0.0, None),
-        Step::Wait(ms(100))
+        RetryStep::Wait(ms(100))
     );
     assert_eq!(
         plan.on_outcome(unavailable, ms(0), 0.0, None),
-        Step::Stop(Stop::Deadline),
+        RetryStep::Halt(Halt::Deadline),
         "850 ms + 200 ms passes the deadline"
     );
 }
@@ -481,12 +496,12 @@ fn waits_near_the_end_of_the_clock_saturate() {
     let mut plan = RetryPlan::new(&RETRY_POLICY, Some(end), end - ms(1)).unwrap();
     assert_eq!(
         plan.on_outcome(unavailable_with(huge), end - ms(1), 0.5, None),
-        Step::Stop(Stop::Deadline)
+        RetryStep::Halt(Halt::Deadline)
     );
     let mut plan = RetryPlan::new(&RETRY_POLICY, None, end).unwrap();
     assert_eq!(
         plan.on_outcome(unavailable_with(huge), end, 0.5, None),
-        Step::Wait(Duration::from_millis(i64::MAX as u64))
+        RetryStep::Wait(Duration::from_millis(i64::MAX as u64))
     );
     let enormous = RetryPolicy {
         initial_backoff: Duration::MAX,
@@ -497,11 +512,11 @@ fn waits_near_the_end_of_the_clock_saturate() {
     let mut plan = RetryPlan::new(&enormous, None, ms(0))
         .unwrap()
         .with_jitter(Jitter::Rigid);
-    let unavailable = Outcome::new(Code::Unavailable);
+    let unavailable = AttemptEnd::new(Code::Unavailable);
     for _ in 0..3 {
         assert_eq!(
             plan.on_outcome(unavailable, end, 0.5, None),
-            Step::Wait(end)
+            RetryStep::Wait(end)
         );
     }
 }
@@ -509,12 +524,12 @@ fn waits_near_the_end_of_the_clock_saturate() {
 #[test]
 fn stop_reasons_say_why_in_lower_case() {
     let all = [
-        (Stop::NotRetryable, "status code not retryable"),
-        (Stop::AttemptsSpent, "attempts spent"),
-        (Stop::Throttled, "retries throttled"),
-        (Stop::Pushback, "server pushback said stop"),
-        (Stop::Committed, "call committed"),
-        (Stop::Deadline, "deadline would pass"),
+        (Halt::NotRetryable, "status code not retryable"),
+        (Halt::AttemptsSpent, "attempts spent"),
+        (Halt::Throttled, "retries throttled"),
+        (Halt::Pushback, "server pushback said stop"),
+        (Halt::Committed, "call committed"),
+        (Halt::Deadline, "deadline would pass"),
     ];
     for (stop, text) in all {
         assert_eq!(stop.to_string(), text);

@@ -3,7 +3,7 @@
 
 use core::time::Duration;
 
-use ironward::grpc::{Code, Outcome, RetryPlan, Step, Stop};
+use ironward::grpc::{AttemptEnd, Code, Halt, RetryPlan, RetryStep};
 
 use super::retry::{ms, policy};
 
@@ -15,7 +15,7 @@ struct Streaming {
     /// The call's deadline, for the case whose context ends.
     deadline: Option<Duration>,
     /// How the plan ends the call.
-    end: Step,
+    end: RetryStep,
 }
 
 // grpc-go `test/retry_test.go`, `TestRetryStreaming` (MaxAttempts 4, `.01s` backoffs,
@@ -29,49 +29,49 @@ fn retry_streaming_cases_decide_as_grpc_go() {
             desc: "Non-retryable error code",
             attempts: &[(Code::Internal, false)],
             deadline: None,
-            end: Step::Stop(Stop::NotRetryable),
+            end: RetryStep::Halt(Halt::NotRetryable),
         },
         Streaming {
             desc: "One retry necessary",
             attempts: &[(U, false), (Code::Ok, true)],
             deadline: None,
-            end: Step::Done,
+            end: RetryStep::Done,
         },
         Streaming {
             desc: "Exceed max attempts (4); check attempts header on server",
             attempts: &[(U, false), (U, false), (U, false), (U, false)],
             deadline: None,
-            end: Step::Stop(Stop::AttemptsSpent),
+            end: RetryStep::Halt(Halt::AttemptsSpent),
         },
         Streaming {
             desc: "Multiple successive requests",
             attempts: &[(U, false), (U, false), (Code::Ok, true)],
             deadline: None,
-            end: Step::Done,
+            end: RetryStep::Done,
         },
         Streaming {
             desc: "No retry after receiving",
             attempts: &[(U, false), (U, true)],
             deadline: None,
-            end: Step::Stop(Stop::Committed),
+            end: RetryStep::Halt(Halt::Committed),
         },
         Streaming {
             desc: "No retry after header",
             attempts: &[(U, true)],
             deadline: None,
-            end: Step::Stop(Stop::Committed),
+            end: RetryStep::Halt(Halt::Committed),
         },
         Streaming {
             desc: "No retry after context",
             attempts: &[(U, false)],
             deadline: Some(ms(1)),
-            end: Step::Stop(Stop::Deadline),
+            end: RetryStep::Halt(Halt::Deadline),
         },
         Streaming {
             desc: "Overflowing buffer - no retry",
             attempts: &[(U, true)],
             deadline: None,
-            end: Step::Stop(Stop::Committed),
+            end: RetryStep::Halt(Halt::Committed),
         },
     ];
     let policy = policy(&[Code::Unavailable]);
@@ -82,13 +82,13 @@ fn retry_streaming_cases_decide_as_grpc_go() {
         let mut last = None;
         for &(code, committed) in case.attempts {
             headers.push(plan.previous_attempts());
-            let outcome = Outcome {
+            let outcome = AttemptEnd {
                 committed,
-                ..Outcome::new(code)
+                ..AttemptEnd::new(code)
             };
             now += ms(1);
             match plan.on_outcome(outcome, now, 0.5, None) {
-                Step::Wait(wait) => now += wait,
+                RetryStep::Wait(wait) => now += wait,
                 step => last = Some(step),
             }
         }

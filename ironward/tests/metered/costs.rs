@@ -138,25 +138,25 @@ fn a_sliding_clock_going_backwards_is_read_as_the_latest_seen() {
 #[test]
 fn a_period_cost_that_does_not_fit_spends_nothing_of_what_is_left() {
     let mut limit = Period::new(10, secs(60));
-    assert_eq!(limit.take_n(secs(0), 7), Quota::Under);
-    assert_eq!(limit.take_n(secs(1), 4), Quota::Over);
+    assert_eq!(limit.take_n(secs(0), 7), Usage::Under);
+    assert_eq!(limit.take_n(secs(1), 4), Usage::Over);
     assert_eq!(limit.left(secs(1)), 3);
-    assert_eq!(limit.take_n(secs(2), 3), Quota::Hit);
+    assert_eq!(limit.take_n(secs(2), 3), Usage::Hit);
     // Used up: a refusal counts as one event, as go-zero counts every call over the quota.
     assert_eq!(limit.check_n(secs(3), 5).unwrap_err().count, 11);
     assert_eq!(limit.check_n(secs(3), 0).unwrap_err().count, 12);
-    assert_eq!(limit.take_n(secs(60), 10), Quota::Hit);
+    assert_eq!(limit.take_n(secs(60), 10), Usage::Hit);
 }
 
 #[test]
 fn a_period_cost_of_zero_or_above_the_quota() {
     let mut limit = Period::new(0, secs(1));
-    assert_eq!(limit.take_n(secs(0), 0), Quota::Hit);
-    assert_eq!(limit.take_n(secs(0), 1), Quota::Over);
+    assert_eq!(limit.take_n(secs(0), 0), Usage::Hit);
+    assert_eq!(limit.take_n(secs(0), 1), Usage::Over);
     assert_eq!(limit.next_n(secs(0), 1), Duration::MAX);
     let mut limit = Period::new(u32::MAX, secs(1));
-    assert_eq!(limit.take_n(secs(0), u32::MAX), Quota::Hit);
-    assert_eq!(limit.take_n(secs(0), u32::MAX), Quota::Over);
+    assert_eq!(limit.take_n(secs(0), u32::MAX), Usage::Hit);
+    assert_eq!(limit.take_n(secs(0), u32::MAX), Usage::Over);
     assert_eq!(limit.next_n(secs(0), u32::MAX), secs(1));
     assert_eq!(limit.left(secs(0)), 0);
     // No period open: the next event opens one.
@@ -172,7 +172,7 @@ fn a_period_holds_many_debts_of_u32_max() {
     for reservation in reservations {
         limit.settle(reservation, u32::MAX, Duration::MAX);
     }
-    assert_eq!(limit.take_n(Duration::MAX, 0), Quota::Over);
+    assert_eq!(limit.take_n(Duration::MAX, 0), Usage::Over);
     assert_eq!(limit.check_n(Duration::MAX, 1).unwrap_err().count, u32::MAX);
     assert_eq!(limit.left(Duration::MAX), 0);
 }
@@ -425,9 +425,9 @@ proptest! {
                     event(t, &mut start, &mut count, &mut number);
                     let after = count + u64::from(cost);
                     let expect = if after < quota {
-                        Some(Quota::Under)
+                        Some(Usage::Under)
                     } else if after == quota {
-                        Some(Quota::Hit)
+                        Some(Usage::Hit)
                     } else {
                         None
                     };
@@ -443,7 +443,7 @@ proptest! {
                             flights.push((reservation, number, t.saturating_add(timeout)));
                         }
                     } else {
-                        prop_assert_eq!(limit.take_n(now, cost), expect.unwrap_or(Quota::Over));
+                        prop_assert_eq!(limit.take_n(now, cost), expect.unwrap_or(Usage::Over));
                     }
                 }
                 Op::Settle(index, actual) => {

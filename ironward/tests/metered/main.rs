@@ -10,7 +10,7 @@
 
 use std::time::Duration;
 
-use ironward::{Bucket, Period, Quota, Reservation, Sliding};
+use ironward::{Bucket, Period, Reservation, Sliding, Usage};
 use proptest::prelude::*;
 
 mod costs;

@@ -93,7 +93,7 @@ fn a_retune_forgets_the_refunds_of_earlier_reservations_but_charges_their_debts(
 fn a_period_refund_after_its_period_has_closed_changes_nothing() {
     let mut limit = Period::new(10, secs(60));
     let reservation = limit.reserve(secs(0), 8, secs(600)).unwrap();
-    assert_eq!(limit.take_n(secs(60), 4), Quota::Under);
+    assert_eq!(limit.take_n(secs(60), 4), Usage::Under);
     limit.settle(reservation, 0, secs(61));
     assert_eq!(limit.left(secs(61)), 6);
 }
@@ -311,7 +311,7 @@ impl Numbered {
 impl Metered for Numbered {
     fn take_cost(&mut self, now: Duration, cost: u32) -> bool {
         self.open(now);
-        self.period.take_n(now, cost) != Quota::Over
+        self.period.take_n(now, cost) != Usage::Over
     }
     fn reserve_cost(&mut self, now: Duration, e: u32, timeout: Duration) -> Option<Reservation> {
         self.open(now);

@@ -3,7 +3,7 @@
 
 use std::time::Duration;
 
-use ironward::{Period, Quota};
+use ironward::{Period, Usage};
 use proptest::prelude::*;
 
 use super::strategies::{Clock, Op, backwards_reads_as_latest, op, span, step};
@@ -47,7 +47,7 @@ impl Model {
         self.period = period;
     }
 
-    fn take(&mut self, t: u64) -> Quota {
+    fn take(&mut self, t: u64) -> Usage {
         if self.open(t).is_none() {
             let start = if self.align { t - t % self.period } else { t };
             self.ended = false;
@@ -60,16 +60,16 @@ impl Model {
         let p = self.opened.last_mut().expect("a period is open");
         p.events += 1;
         let answer = if p.events < quota {
-            Quota::Under
+            Usage::Under
         } else if p.events == quota {
-            Quota::Hit
+            Usage::Hit
         } else {
-            Quota::Over
+            Usage::Over
         };
-        if answer != Quota::Over {
+        if answer != Usage::Over {
             p.admitted += 1;
         }
-        if answer == Quota::Hit {
+        if answer == Usage::Hit {
             p.hits += 1;
         }
         answer
@@ -184,7 +184,7 @@ proptest! {
                 Op::Take => {
                     let answer = limit.take(now);
                     let left = limit.left(now);
-                    prop_assert_eq!(left > 0, answer == Quota::Under, "{:?} with {} left", answer, left);
+                    prop_assert_eq!(left > 0, answer == Usage::Under, "{:?} with {} left", answer, left);
                 }
                 Op::Left | Op::Next => {
                     prop_assert!(limit.left(now) <= quota);
@@ -302,7 +302,7 @@ proptest! {
                     let answer = limit.take(now);
                     prop_assert_eq!(answer, twin.take(at));
                     // Admitted in the period open at the retune, while it still is.
-                    if answer != Quota::Over && end.is_some_and(|end| u128::from(at) < end) {
+                    if answer != Usage::Over && end.is_some_and(|end| u128::from(at) < end) {
                         admitted += 1;
                     }
                 }
@@ -371,7 +371,7 @@ proptest! {
                     if end.is_some_and(|end| u128::from(at) < end) {
                         events += 1;
                         if events <= u64::from(higher) {
-                            prop_assert_ne!(answer, Quota::Over, "event {} of {} refused", events, higher);
+                            prop_assert_ne!(answer, Usage::Over, "event {} of {} refused", events, higher);
                         }
                     }
                 }
@@ -413,7 +413,7 @@ proptest! {
                     let answer = model.take(t);
                     let checked = twin.check(now);
                     prop_assert_eq!(limit.take(now), answer);
-                    prop_assert_eq!(checked.unwrap_or(Quota::Over), answer);
+                    prop_assert_eq!(checked.unwrap_or(Usage::Over), answer);
                     if let Err(reason) = checked {
                         let events = model.open(t).map_or(0, |p| p.events);
                         prop_assert!(reason.count > reason.quota, "{:?}", reason);

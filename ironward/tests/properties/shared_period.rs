@@ -8,7 +8,7 @@
 
 use std::time::Duration;
 
-use ironward::{Period, Quota, SharedPeriod};
+use ironward::{Period, SharedPeriod, Usage};
 use proptest::prelude::*;
 
 use super::strategies::{Clock, Step, span, step};
@@ -129,7 +129,7 @@ fn agree(
                             prop_assert!(alone.next(now) <= room.reset && room.reset <= longest);
                         }
                     }
-                    Err(_) => prop_assert_eq!(answer, Quota::Over),
+                    Err(_) => prop_assert_eq!(answer, Usage::Over),
                 }
             }
             Op::Left => prop_assert_eq!(shared.left(now), alone.left(now)),
@@ -210,7 +210,7 @@ proptest! {
                     if let Ok(room) = shared.check_left(now) {
                         prop_assert_eq!(room.left, shared.left(now));
                         prop_assert_eq!(room.reset, shared.next(now));
-                        prop_assert_eq!(room.quota == Quota::Hit, room.left == 0);
+                        prop_assert_eq!(room.quota == Usage::Hit, room.left == 0);
                     }
                 }
                 _ => {

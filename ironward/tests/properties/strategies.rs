@@ -4,7 +4,7 @@
 use std::fmt::Debug;
 use std::time::Duration;
 
-use ironward::{Period, Quota, Sliding};
+use ironward::{Period, Sliding, Usage};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -131,8 +131,8 @@ impl Counter for Sliding {
 }
 
 impl Counter for Period {
-    type Taken = Quota;
-    fn take(&mut self, now: Duration) -> Quota {
+    type Taken = Usage;
+    fn take(&mut self, now: Duration) -> Usage {
         Period::take(self, now)
     }
     fn left(&self, now: Duration) -> u32 {

@@ -15,7 +15,7 @@ use loom::sync::Arc;
 use loom::sync::atomic::{AtomicUsize, Ordering};
 use loom::thread;
 
-use crate::{Budget, Period, Quota, SharedBucket, SharedBudget, SharedGate, SharedPeriod};
+use crate::{Budget, Period, SharedBucket, SharedBudget, SharedGate, SharedPeriod, Usage};
 
 /// Explores `f` under loom, every interleaving with at most three preemptions (or
 /// `LOOM_MAX_PREEMPTIONS`): loom's own advice is that two or three find what more would, and
@@ -147,9 +147,9 @@ fn loom_period_admits_its_quota_exactly() {
     model(|| {
         let period = Arc::new(SharedPeriod::new(2, secs(60)));
         let answers = race(&period, 3, |p, _| p.take(secs(1)));
-        let admitted = answers.iter().filter(|&&q| q != Quota::Over).count();
+        let admitted = answers.iter().filter(|&&q| q != Usage::Over).count();
         assert_eq!(admitted, 2);
-        assert_eq!(answers.iter().filter(|&&q| q == Quota::Hit).count(), 1);
+        assert_eq!(answers.iter().filter(|&&q| q == Usage::Hit).count(), 1);
     });
 }
 
@@ -160,10 +160,10 @@ fn loom_period_opens_once_when_two_takes_find_it_ended() {
         // takes race to open the next: one opens it and is admitted, the other is refused
         // in it, and it ends at 120 s whichever won.
         let period = Arc::new(SharedPeriod::new(1, secs(60)));
-        assert_eq!(period.take(Duration::ZERO), Quota::Hit);
+        assert_eq!(period.take(Duration::ZERO), Usage::Hit);
         let answers = race(&period, 2, |p, _| p.take(secs(60)));
-        assert_eq!(answers.iter().filter(|&&q| q == Quota::Hit).count(), 1);
-        assert_eq!(answers.iter().filter(|&&q| q == Quota::Over).count(), 1);
+        assert_eq!(answers.iter().filter(|&&q| q == Usage::Hit).count(), 1);
+        assert_eq!(answers.iter().filter(|&&q| q == Usage::Over).count(), 1);
         assert_eq!(period.next(secs(60)), secs(60));
     });
 }
@@ -177,12 +177,12 @@ fn loom_period_retune_decides_each_take_as_some_order_would() {
         // are those of the take before the retune or after it, one at a time, never more
         // than the larger quota admits.
         let period = Arc::new(SharedPeriod::new(1, secs(60)));
-        assert_eq!(period.take(Duration::ZERO), Quota::Hit);
+        assert_eq!(period.take(Duration::ZERO), Usage::Hit);
         let answers = race(&period, 2, |p, i| match i {
             0 => p.take(secs(1)),
             _ => {
                 p.retune(2, secs(60), secs(1));
-                Quota::Over
+                Usage::Over
             }
         });
         let seen = [answers[0], period.take(secs(1))];

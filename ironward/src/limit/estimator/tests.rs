@@ -2,7 +2,7 @@
 //! `SquareRootFunctionTest`), and what every algorithm does with hostile samples and retunes.
 
 use super::*;
-use crate::limit::sample::{Step, whole};
+use crate::limit::sample::{Scale, whole};
 use crate::limit::{AIMD, GRADIENT2, VEGAS};
 
 fn ms(n: u64) -> Duration {
@@ -21,18 +21,18 @@ fn sample(rtt: Duration, in_flight: u32, dropped: bool) -> Sample {
 // (and the same three cases of the deprecated `Log10RootFunctionTest`).
 #[test]
 fn log10_root_is_one_at_zero_and_whole_logarithms_beyond() {
-    assert_eq!(Step::Log10(1).of(0), 1);
-    assert_eq!(Step::Log10(1).of(100), 2);
-    assert_eq!(Step::Log10(1).of(10_000), 4);
+    assert_eq!(Scale::Log10(1).of(0), 1);
+    assert_eq!(Scale::Log10(1).of(100), 2);
+    assert_eq!(Scale::Log10(1).of(10_000), 4);
 }
 
 // Netflix `SquareRootFunctionTest.confirm0Index`, `confirmMaxIndex`,
 // `confirmOutofLookupRange`, all with a baseline of 4.
 #[test]
 fn square_root_is_at_least_its_baseline() {
-    assert_eq!(Step::Sqrt(4).of(0), 4);
-    assert_eq!(Step::Sqrt(4).of(999), 31);
-    assert_eq!(Step::Sqrt(4).of(2500), 50);
+    assert_eq!(Scale::Sqrt(4).of(0), 4);
+    assert_eq!(Scale::Sqrt(4).of(999), 31);
+    assert_eq!(Scale::Sqrt(4).of(2500), 50);
 }
 
 #[test]
@@ -40,13 +40,13 @@ fn steps_agree_with_the_float_functions_at_every_boundary() {
     extern crate std;
     for limit in [1u32, 9, 10, 99, 100, 999, 1000, 9999, 10_000, 999_999_999] {
         let log = (f64::from(limit).log10() as u32).max(1);
-        assert_eq!(Step::Log10(1).of(limit), log, "{limit}");
+        assert_eq!(Scale::Log10(1).of(limit), log, "{limit}");
         let root = (f64::from(limit).sqrt() as u32).max(1);
-        assert_eq!(Step::Sqrt(0).of(limit), root, "{limit}");
+        assert_eq!(Scale::Sqrt(0).of(limit), root, "{limit}");
     }
-    assert_eq!(Step::Log10(1).of(u32::MAX), 9);
-    assert_eq!(Step::Sqrt(0).of(u32::MAX), 65_535);
-    assert_eq!(Step::Log10(u32::MAX).of(100), u32::MAX);
+    assert_eq!(Scale::Log10(1).of(u32::MAX), 9);
+    assert_eq!(Scale::Sqrt(0).of(u32::MAX), 65_535);
+    assert_eq!(Scale::Log10(u32::MAX).of(100), u32::MAX);
 }
 
 #[test]
@@ -170,7 +170,7 @@ fn a_limit_of_u32_max_grows_no_further() {
     let top = Gradient2 {
         initial: u32::MAX,
         max: u32::MAX,
-        queue: Step::Fixed(u32::MAX),
+        queue: Scale::Fixed(u32::MAX),
         ..GRADIENT2
     };
     let mut estimator = Estimator::new(Algorithm::Gradient2(top));

@@ -15,9 +15,9 @@ fn reproduces_go_zero_period_limit_take() {
     let mut seen = [0; 3];
     for _ in 0..100 {
         match limit.take(SECS(0)) {
-            Quota::Under => seen[0] += 1,
-            Quota::Hit => seen[1] += 1,
-            Quota::Over => seen[2] += 1,
+            Usage::Under => seen[0] += 1,
+            Usage::Hit => seen[1] += 1,
+            Usage::Over => seen[2] += 1,
         }
     }
     assert_eq!(seen, [4, 1, 95]);
@@ -26,8 +26,8 @@ fn reproduces_go_zero_period_limit_take() {
 #[test]
 fn a_refusal_writes_nothing_and_counts_only_the_first_refusal() {
     let limit = SharedPeriod::new(2, SECS(10));
-    assert_eq!(limit.check(SECS(1)), Ok(Quota::Under));
-    assert_eq!(limit.check(SECS(2)), Ok(Quota::Hit));
+    assert_eq!(limit.check(SECS(1)), Ok(Usage::Under));
+    assert_eq!(limit.check(SECS(2)), Ok(Usage::Hit));
     let first = limit.check(SECS(3)).expect_err("over");
     let word = limit.state.load(Ordering::Relaxed);
     let again = limit.check(SECS(4)).expect_err("over");
@@ -43,7 +43,7 @@ fn a_refusal_writes_nothing_and_counts_only_the_first_refusal() {
 #[test]
 fn a_quota_of_zero_refuses_everything_and_u32_max_still_hits() {
     let none = SharedPeriod::aligned(0, SECS(10));
-    assert_eq!(none.take(SECS(3)), Quota::Over);
+    assert_eq!(none.take(SECS(3)), Usage::Over);
     let reason = none.check(SECS(4)).expect_err("nothing is admitted");
     assert_eq!((reason.count, reason.quota, reason.next), (2, 0, SECS(6)));
     assert_eq!(none.left(SECS(4)), 0);
@@ -52,7 +52,7 @@ fn a_quota_of_zero_refuses_everything_and_u32_max_still_hits() {
     // Most of the way through a period, as a retune from a smaller quota would leave it.
     let word = u64::from(u32::MAX) - 1;
     huge.state.store(word, Ordering::Relaxed);
-    assert_eq!(huge.take(SECS(0)), Quota::Hit);
+    assert_eq!(huge.take(SECS(0)), Usage::Hit);
     let reason = huge.check(SECS(0)).expect_err("past u32::MAX");
     assert_eq!((reason.count, reason.quota), (u32::MAX, u32::MAX));
     assert_eq!(huge.left(SECS(0)), 0);
@@ -62,16 +62,16 @@ fn a_quota_of_zero_refuses_everything_and_u32_max_still_hits() {
 fn a_zero_period_is_a_nanosecond_and_the_end_of_the_clock_stops_time() {
     let limit = SharedPeriod::new(1, Duration::ZERO);
     assert_eq!(limit.period(), Duration::from_nanos(1));
-    assert_eq!(limit.take(Duration::from_nanos(5)), Quota::Hit);
-    assert_eq!(limit.take(Duration::from_nanos(6)), Quota::Hit);
+    assert_eq!(limit.take(Duration::from_nanos(5)), Usage::Hit);
+    assert_eq!(limit.take(Duration::from_nanos(6)), Usage::Hit);
 
     let end = SharedPeriod::aligned(1, Duration::MAX);
-    assert_eq!(end.take(Duration::MAX), Quota::Hit);
-    assert_eq!(end.take(Duration::MAX), Quota::Over);
+    assert_eq!(end.take(Duration::MAX), Usage::Hit);
+    assert_eq!(end.take(Duration::MAX), Usage::Over);
     assert_eq!(end.next(Duration::MAX), Duration::from_nanos(u64::MAX));
     let late = SharedPeriod::new(1, SECS(1));
-    assert_eq!(late.take(Duration::MAX), Quota::Hit);
-    assert_eq!(late.take(Duration::MAX), Quota::Over);
+    assert_eq!(late.take(Duration::MAX), Usage::Hit);
+    assert_eq!(late.take(Duration::MAX), Usage::Over);
     assert_eq!(late.next(Duration::MAX), SECS(1));
 }
 
@@ -87,8 +87,8 @@ fn an_earlier_reading_counts_in_the_open_period() {
     assert_eq!(limit.check(SECS(3)).expect_err("over").next, SECS(10));
     assert_eq!(alone.check(SECS(3)).expect_err("over").next, SECS(5));
     assert_eq!(limit.left(SECS(0)), 0);
-    assert_eq!(limit.take(SECS(110)), Quota::Under);
-    assert_eq!(limit.take(SECS(50)), Quota::Hit);
+    assert_eq!(limit.take(SECS(110)), Usage::Under);
+    assert_eq!(limit.take(SECS(50)), Usage::Hit);
 }
 
 #[test]
@@ -134,15 +134,15 @@ fn lowering_then_raising_the_quota_forgets_nothing_admitted() {
     assert_eq!(limit.check(SECS(2)).expect_err("over").count, 7);
     limit.retune(7, SECS(10), SECS(3));
     alone.retune(7, SECS(10), SECS(3));
-    assert_eq!(limit.take(SECS(3)), Quota::Hit);
-    assert_eq!(alone.take(SECS(3)), Quota::Hit);
-    assert_eq!(limit.take(SECS(3)), Quota::Over);
+    assert_eq!(limit.take(SECS(3)), Usage::Hit);
+    assert_eq!(alone.take(SECS(3)), Usage::Hit);
+    assert_eq!(limit.take(SECS(3)), Usage::Over);
 }
 
 #[test]
 fn retune_cycles_the_tags_without_mixing_terms() {
     let limit = SharedPeriod::new(3, SECS(10));
-    assert_eq!(limit.take(SECS(0)), Quota::Under);
+    assert_eq!(limit.take(SECS(0)), Usage::Under);
     for round in 0..9_u32 {
         limit.retune(3 + round % 2, SECS(10), SECS(1));
     }
@@ -158,7 +158,7 @@ fn check_left_reports_what_the_take_left_and_when_the_period_ends() {
     assert_eq!(
         first,
         PeriodLeft {
-            quota: Quota::Under,
+            quota: Usage::Under,
             left: 1,
             reset: SECS(10)
         }
@@ -167,7 +167,7 @@ fn check_left_reports_what_the_take_left_and_when_the_period_ends() {
     assert_eq!(
         second,
         PeriodLeft {
-            quota: Quota::Hit,
+            quota: Usage::Hit,
             left: 0,
             reset: SECS(8)
         }
@@ -182,12 +182,12 @@ fn an_opening_in_progress_counts_as_open() {
     let limit = SharedPeriod::new(2, SECS(10));
     limit.state.store(GEN_ONE | PENDING | 1, Ordering::Relaxed);
     let room = limit.check_left(SECS(50)).expect("room");
-    assert_eq!((room.quota, room.reset), (Quota::Hit, SECS(10)));
+    assert_eq!((room.quota, room.reset), (Usage::Hit, SECS(10)));
     assert_eq!(limit.check(SECS(50)).expect_err("over").next, SECS(10));
     assert_eq!(limit.next(SECS(50)), SECS(10));
     limit.publish(GEN_ONE, 45_000_000_000);
     assert_eq!(limit.next(SECS(50)), SECS(5));
-    assert_eq!(limit.take(SECS(55)), Quota::Under);
+    assert_eq!(limit.take(SECS(55)), Usage::Under);
 }
 
 #[test]
@@ -207,7 +207,7 @@ fn the_word_sits_alone_on_its_line() {
 #[test]
 fn debug_shows_the_terms_the_count_and_the_start() {
     let limit = SharedPeriod::new(3, SECS(10));
-    assert_eq!(limit.take(SECS(5)), Quota::Under);
+    assert_eq!(limit.take(SECS(5)), Usage::Under);
     assert_eq!(
         format!("{limit:?}"),
         "SharedPeriod { quota: 3, period: 10s, align: false, count: 1, start: Some(5s) }"

@@ -3,7 +3,7 @@
 
 use core::time::Duration;
 
-use super::super::Quota;
+use super::super::Usage;
 use crate::clock::nanos;
 use crate::internal::sync::{AtomicU64, const_fn};
 
@@ -87,14 +87,14 @@ pub(super) const fn read_period(period: Duration) -> u64 {
 }
 
 /// Where the quota stands after an event brought the count to `count`.
-pub(super) fn standing(count: u64, quota: u32) -> Quota {
+pub(super) fn standing(count: u64, quota: u32) -> Usage {
     let quota = u64::from(quota);
     if count < quota {
-        Quota::Under
+        Usage::Under
     } else if count == quota {
-        Quota::Hit
+        Usage::Hit
     } else {
-        Quota::Over
+        Usage::Over
     }
 }
 
@@ -105,17 +105,17 @@ pub(super) fn standing(count: u64, quota: u32) -> Quota {
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::{PeriodLeft, Quota, SharedPeriod};
+/// use ironward::{PeriodLeft, Usage, SharedPeriod};
 ///
 /// let secs = Duration::from_secs;
 /// let limit = SharedPeriod::new(3, secs(60));
 /// let room = limit.check_left(secs(10)).expect("a fresh period");
-/// assert_eq!(room, PeriodLeft { quota: Quota::Under, left: 2, reset: secs(60) });
+/// assert_eq!(room, PeriodLeft { quota: Usage::Under, left: 2, reset: secs(60) });
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct PeriodLeft {
-    /// Where the quota stands after the event: [`Quota::Under`] or [`Quota::Hit`].
-    pub quota: Quota,
+    /// Where the quota stands after the event: [`Usage::Under`] or [`Usage::Hit`].
+    pub quota: Usage,
     /// How many more events the period admits.
     pub left: u32,
     /// How long until the period ends. The whole period when the take counted into one that

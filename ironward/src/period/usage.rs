@@ -13,14 +13,14 @@ use super::Period;
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::{Period, Quota};
+/// use ironward::{Period, Usage};
 ///
 /// let mut limit = Period::new(2, Duration::from_secs(1));
-/// let answers: Vec<Quota> = (0..3).map(|_| limit.take(Duration::ZERO)).collect();
-/// assert_eq!(answers, [Quota::Under, Quota::Hit, Quota::Over]);
+/// let answers: Vec<Usage> = (0..3).map(|_| limit.take(Duration::ZERO)).collect();
+/// assert_eq!(answers, [Usage::Under, Usage::Hit, Usage::Over]);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Quota {
+pub enum Usage {
     /// Admitted, with room left in the period.
     Under,
     /// Admitted, and the quota is now used up: the next event in this period is refused.

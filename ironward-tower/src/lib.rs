@@ -86,6 +86,7 @@ pub mod criticality;
 pub mod deadline;
 pub mod gate;
 pub mod http;
+mod knobs;
 pub mod limiter;
 mod lock;
 mod meter;

@@ -9,7 +9,7 @@ use tower_layer::Layer;
 
 use super::service::BreakerService;
 use super::shared::Shared;
-use crate::meter::DEFAULT_NAME;
+use crate::knobs::Knobs;
 use crate::tuner::{Tune, Tuner};
 use crate::{Clock, Dice, HttpFailures, Mode};
 
@@ -137,10 +137,7 @@ impl BreakerLayer {
         Parts {
             policy,
             classify: HttpFailures,
-            clock: Clock::default(),
-            dice: Dice::default(),
-            name: DEFAULT_NAME,
-            mode: Mode::Enforce,
+            knobs: Knobs::default(),
         }
         .build()
     }
@@ -150,14 +147,10 @@ impl<C, B: SharedCircuitBreaker> BreakerLayer<C, B> {
     /// What this layer was built from, with `classify` for its classifier: the parts a
     /// builder changes one of before building a new breaker.
     fn parts<D>(&self, classify: D) -> Parts<D, B> {
-        let (clock, dice) = self.shared.sources();
         Parts {
             policy: self.shared.policy(),
             classify,
-            clock,
-            dice,
-            name: self.shared.name(),
-            mode: self.shared.mode(),
+            knobs: self.shared.knobs().clone(),
         }
     }
 
@@ -195,26 +188,25 @@ impl<C: Send + Sync + 'static, B: SharedCircuitBreaker> BreakerLayer<C, B> {
 }
 
 impl<C: Clone, B: SharedCircuitBreaker> BreakerLayer<C, B> {
+    /// The same layer with one knob changed, and a new breaker under the policy in force.
+    fn rebuilt(self, change: impl FnOnce(&mut Knobs)) -> Self {
+        let mut parts = self.parts(self.shared.classifier().clone());
+        change(&mut parts.knobs);
+        parts.build()
+    }
+
     /// The same layer reading `now` from `clock`, with a new breaker under the policy in
     /// force, whose window opens now on `clock`.
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
-        Parts {
-            clock,
-            ..self.parts(self.shared.classifier().clone())
-        }
-        .build()
+        self.rebuilt(|knobs| knobs.clock = clock)
     }
 
     /// The same layer drawing its rolls from `dice`, with a new breaker under the policy in
     /// force.
     #[must_use]
     pub fn with_dice(self, dice: Dice) -> Self {
-        Parts {
-            dice,
-            ..self.parts(self.shared.classifier().clone())
-        }
-        .build()
+        self.rebuilt(|knobs| knobs.dice = dice)
     }
 
     /// The same layer reporting under `name` (by default `"default"`), with a new breaker
@@ -223,11 +215,7 @@ impl<C: Clone, B: SharedCircuitBreaker> BreakerLayer<C, B> {
     /// docs' `# Metrics`).
     #[must_use]
     pub fn with_name(self, name: &'static str) -> Self {
-        Parts {
-            name,
-            ..self.parts(self.shared.classifier().clone())
-        }
-        .build()
+        self.rebuilt(|knobs| knobs.name = name)
     }
 
     /// The same layer in `mode` (by default [`Mode::Enforce`]), with a new breaker under the
@@ -237,11 +225,7 @@ impl<C: Clone, B: SharedCircuitBreaker> BreakerLayer<C, B> {
     /// refusal as a drop either way. The refusal is reported as `shadowed` (see [`Mode`]).
     #[must_use]
     pub fn with_mode(self, mode: Mode) -> Self {
-        Parts {
-            mode,
-            ..self.parts(self.shared.classifier().clone())
-        }
-        .build()
+        self.rebuilt(|knobs| knobs.mode = mode)
     }
 }
 
@@ -250,25 +234,15 @@ impl<C: Clone, B: SharedCircuitBreaker> BreakerLayer<C, B> {
 struct Parts<C, B: SharedCircuitBreaker> {
     policy: B::Policy,
     classify: C,
-    clock: Clock,
-    dice: Dice,
-    name: &'static str,
-    mode: Mode,
+    knobs: Knobs,
 }
 
 impl<C, B: SharedCircuitBreaker> Parts<C, B> {
     /// A layer with a new breaker on these parts, its window opening now.
     fn build(self) -> BreakerLayer<C, B> {
-        let breaker = B::new(self.policy, self.clock.now());
+        let breaker = B::new(self.policy, self.knobs.clock.now());
         BreakerLayer {
-            shared: Arc::new(Shared::new(
-                breaker,
-                self.clock,
-                self.dice,
-                self.classify,
-                self.name,
-                self.mode,
-            )),
+            shared: Arc::new(Shared::new(breaker, self.classify, self.knobs)),
         }
     }
 }

@@ -1,8 +1,9 @@
 //! What every clone of one service shares: the breaker and the handles it reports through.
 
+use crate::knobs::Knobs;
 use crate::meter::{Level, Meter};
 use crate::tuner::Tune;
-use crate::{Classify, Clock, Dice, Mode};
+use crate::{Classify, Mode};
 use ironward_tokio::{SharedBreaker, SharedCircuitBreaker};
 use tower::BoxError;
 
@@ -11,29 +12,20 @@ use tower::BoxError;
 #[derive(Debug)]
 pub(crate) struct Shared<C, B = SharedBreaker> {
     breaker: B,
-    clock: Clock,
-    dice: Dice,
+    knobs: Knobs,
     classify: C,
     pub(super) meter: Meter,
     ratio: Level,
 }
 
 impl<C, B: SharedCircuitBreaker> Shared<C, B> {
-    pub(crate) fn new(
-        breaker: B,
-        clock: Clock,
-        dice: Dice,
-        classify: C,
-        name: &'static str,
-        mode: Mode,
-    ) -> Self {
+    pub(crate) fn new(breaker: B, classify: C, knobs: Knobs) -> Self {
         Self {
             breaker,
-            clock,
-            dice,
             classify,
-            meter: Meter::new("breaker", name, B::REFUSALS, mode),
-            ratio: Level::breaker_ratio(name),
+            meter: knobs.meter("breaker", B::REFUSALS),
+            ratio: Level::breaker_ratio(knobs.name),
+            knobs,
         }
     }
 
@@ -44,14 +36,9 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
         self.ratio.register();
     }
 
-    /// The name the breaker reports under.
-    pub(crate) fn name(&self) -> &'static str {
-        self.meter.name()
-    }
-
     /// Whether the breaker enforces its refusals or only reports them.
     pub(crate) fn mode(&self) -> Mode {
-        self.meter.mode()
+        self.knobs.mode
     }
 
     /// Reports a refusal (or, in shadow mode, a would-be refusal): the counter under the
@@ -74,8 +61,8 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
     /// ([`SharedCircuitBreaker::check`]; for [`SharedBreaker`] one load while the backend is
     /// healthy).
     pub(super) fn check(&self) -> Result<B::Permit, B::Reason> {
-        let now = self.clock.now();
-        let roll = self.dice.roll();
+        let now = self.knobs.clock.now();
+        let roll = self.knobs.dice.roll();
         self.breaker.check(now, roll)
     }
 
@@ -85,7 +72,7 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
         C: Classify<Res>,
     {
         let failed = self.classify.is_failure(result);
-        let now = self.clock.now();
+        let now = self.knobs.clock.now();
         // The layer's own breaker made the permit: nothing comes back.
         let _ = if failed {
             self.breaker.fail(permit, now)
@@ -94,9 +81,9 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
         };
     }
 
-    /// The clock and the dice, for a layer made anew on them.
-    pub(crate) fn sources(&self) -> (Clock, Dice) {
-        (self.clock.clone(), self.dice.clone())
+    /// The knobs, for a layer made anew on them.
+    pub(crate) fn knobs(&self) -> &Knobs {
+        &self.knobs
     }
 
     /// The classifier, for a layer made anew with it.
@@ -111,13 +98,13 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
 
     /// The standing throttle now.
     pub(crate) fn ratio(&self) -> f64 {
-        self.breaker.ratio(self.clock.now())
+        self.breaker.ratio(self.knobs.clock.now())
     }
 }
 
 impl<C: Send + Sync, B: SharedCircuitBreaker> Tune<B::Policy> for Shared<C, B> {
     fn retune(&self, policy: B::Policy) -> B::Policy {
-        let was = self.breaker.retune(policy.clone(), self.clock.now());
+        let was = self.breaker.retune(policy.clone(), self.knobs.clock.now());
         tracing::debug!(from = ?was, to = ?policy, "breaker retuned");
         was
     }

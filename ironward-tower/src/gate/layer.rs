@@ -8,7 +8,8 @@ use tower_layer::Layer;
 use super::GateService;
 use super::future::Shared;
 use crate::Mode;
-use crate::meter::{DEFAULT_NAME, Meter};
+use crate::knobs::Knobs;
+use crate::meter::Meter;
 use crate::tuner::{Tune, Tuner};
 
 /// Applies one concurrency limit, which refuses at once, to every service it wraps.
@@ -53,20 +54,18 @@ use crate::tuner::{Tune, Tuner};
 #[derive(Debug, Clone)]
 pub struct GateLayer {
     gate: Shared,
+    knobs: Knobs,
     meter: Arc<Meter>,
 }
 
 impl GateLayer {
     /// A gate with room for `limit` requests in flight at once; a limit of 0 refuses all.
     pub fn new(limit: u32) -> Self {
+        let knobs = Knobs::default();
         Self {
             gate: Arc::new(SharedGate::new(limit)),
-            meter: Arc::new(Meter::new(
-                "gate",
-                DEFAULT_NAME,
-                super::service::REASONS,
-                Mode::Enforce,
-            )),
+            meter: Arc::new(knobs.meter("gate", super::service::REASONS)),
+            knobs,
         }
     }
 
@@ -75,15 +74,7 @@ impl GateLayer {
     /// guide's [metrics](crate::_guide::metrics)). Services made before keep the name they had.
     #[must_use]
     pub fn with_name(self, name: &'static str) -> Self {
-        Self {
-            gate: self.gate,
-            meter: Arc::new(Meter::new(
-                "gate",
-                name,
-                super::service::REASONS,
-                self.meter.mode(),
-            )),
-        }
+        self.remade(|knobs| knobs.name = name)
     }
 
     /// The same layer, and the same gate, in `mode` (by default [`Mode::Enforce`]). In
@@ -93,21 +84,24 @@ impl GateLayer {
     /// (see [`Mode`]). Services made before keep the mode they had.
     #[must_use]
     pub fn with_mode(self, mode: Mode) -> Self {
-        Self {
-            gate: self.gate,
-            meter: Arc::new(Meter::new(
-                "gate",
-                self.meter.name(),
-                super::service::REASONS,
-                mode,
-            )),
-        }
+        self.remade(|knobs| knobs.mode = mode)
     }
 
     /// Whether the layer enforces its refusals or only reports them; see
     /// [`with_mode`](Self::with_mode).
     pub fn mode(&self) -> Mode {
-        self.meter.mode()
+        self.knobs.mode
+    }
+
+    /// The same layer, and the same gate, with one knob changed and counters under it.
+    fn remade(self, change: impl FnOnce(&mut Knobs)) -> Self {
+        let mut knobs = self.knobs;
+        change(&mut knobs);
+        Self {
+            gate: self.gate,
+            meter: Arc::new(knobs.meter("gate", super::service::REASONS)),
+            knobs,
+        }
     }
 
     /// How many requests are in flight through this layer's services.

@@ -10,7 +10,7 @@ use tower_layer::Layer;
 use super::service::LimiterService;
 use super::shared::Shared;
 use crate::classify::Overloads;
-use crate::meter::DEFAULT_NAME;
+use crate::knobs::Knobs;
 use crate::tuner::{Tune, Tuner};
 use crate::{Clock, Dice};
 
@@ -93,9 +93,7 @@ pub struct LimiterLayer<C = Overloads, Q = Criticality> {
 #[derive(Debug, Clone)]
 struct Parts {
     queue: Option<Queue>,
-    clock: Clock,
-    dice: Dice,
-    name: &'static str,
+    knobs: Knobs,
 }
 
 impl LimiterLayer {
@@ -104,9 +102,7 @@ impl LimiterLayer {
     pub fn new(policy: Adaptive) -> Self {
         let parts = Parts {
             queue: None,
-            clock: Clock::default(),
-            dice: Dice::default(),
-            name: DEFAULT_NAME,
+            knobs: Knobs::default(),
         };
         Self {
             shared: parts.build(policy, Overloads),
@@ -122,10 +118,10 @@ impl Parts {
         // Made with the layer's dice whether or not it queues, so that a queue a tuner puts
         // in front of it later draws from them too.
         let queue = self.queue.unwrap_or(QUEUE);
-        let limiter =
-            SharedLimiter::with_queue(policy, queue, self.clock.clone(), self.dice.clone());
+        let Knobs { clock, dice, .. } = self.knobs.clone();
+        let limiter = SharedLimiter::with_queue(policy, queue, clock, dice);
         limiter.retune_queue(self.queue);
-        Arc::new(Shared::new(limiter, classify, self.name))
+        Arc::new(Shared::new(limiter, classify, &self.knobs))
     }
 }
 
@@ -209,10 +205,8 @@ impl<C: Clone, Q> LimiterLayer<C, Q> {
     /// draw with `Dice::from_fn(|| 0.5)`.
     #[must_use]
     pub fn with_dice(self, dice: Dice) -> Self {
-        let parts = Parts {
-            dice,
-            ..self.parts.clone()
-        };
+        let mut parts = self.parts.clone();
+        parts.knobs.dice = dice;
         self.rebuilt(parts)
     }
 
@@ -220,10 +214,8 @@ impl<C: Clone, Q> LimiterLayer<C, Q> {
     /// new limiter under the policy in force, its first sampling window opening now.
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
-        let parts = Parts {
-            clock,
-            ..self.parts.clone()
-        };
+        let mut parts = self.parts.clone();
+        parts.knobs.clock = clock;
         self.rebuilt(parts)
     }
 
@@ -232,10 +224,8 @@ impl<C: Clone, Q> LimiterLayer<C, Q> {
     /// its `tracing` events (see the guide's [metrics](crate::_guide::metrics)).
     #[must_use]
     pub fn with_name(self, name: &'static str) -> Self {
-        let parts = Parts {
-            name,
-            ..self.parts.clone()
-        };
+        let mut parts = self.parts.clone();
+        parts.knobs.name = name;
         self.rebuilt(parts)
     }
 }

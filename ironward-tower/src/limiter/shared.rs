@@ -1,6 +1,7 @@
 //! What every clone of one service shares: the limiter and the handles it reports through.
 
 use crate::classify::Grade;
+use crate::knobs::Knobs;
 use crate::meter::{Level, Meter};
 use crate::tuner::Tune;
 use ironward::{Adaptive, Settle};
@@ -22,12 +23,12 @@ pub(crate) struct Shared<C> {
 const REASONS: &[&str] = &["full", "floor", "queue", "expired"];
 
 impl<C> Shared<C> {
-    pub(crate) fn new(limiter: SharedLimiter, classify: C, name: &'static str) -> Self {
+    pub(crate) fn new(limiter: SharedLimiter, classify: C, knobs: &Knobs) -> Self {
         Self {
             limiter,
             classify,
-            meter: Meter::new("limiter", name, REASONS, crate::Mode::Enforce).by_criticality(),
-            limit: Level::limiter_limit(name),
+            meter: knobs.meter("limiter", REASONS).by_criticality(),
+            limit: Level::limiter_limit(knobs.name),
         }
     }
 

@@ -10,9 +10,9 @@ use http::request::Parts;
 use tower_layer::Layer;
 
 use super::client;
-use super::error::{DEFAULT_POLICY, policy_name};
+use super::error::policy_name;
 use super::keyed::{self, Keyed};
-use super::service::{Knobs, Shared};
+use super::service::{Settings, Shared};
 use super::tune::QuotaTuner;
 use super::{ClientAddr, Quota, QuotaService};
 use crate::{Clock, Mode};
@@ -90,11 +90,7 @@ impl QuotaLayer {
     /// budget, or the table `keyed`.
     fn build(limit: Quota, keyed: Option<Arc<dyn Keyed>>) -> Self {
         Self {
-            shared: Arc::new(Shared::new(
-                limit,
-                Knobs::new(DEFAULT_POLICY, Clock::default()),
-                keyed,
-            )),
+            shared: Arc::new(Shared::new(limit, Settings::default(), keyed)),
         }
     }
 
@@ -263,7 +259,7 @@ impl QuotaLayer {
     /// services and clones made before keep theirs.
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
-        self.remade(|knobs| knobs.clock = clock)
+        self.remade(|settings| settings.knobs.clock = clock)
     }
 
     /// The same layer under the policy name `policy`, which the `RateLimit` and
@@ -274,7 +270,7 @@ impl QuotaLayer {
     /// clones made before keep theirs, and their name.
     #[must_use]
     pub fn with_name(self, policy: &'static str) -> Self {
-        self.remade(|knobs| knobs.policy = policy_name(policy))
+        self.remade(|settings| settings.knobs.name = policy_name(policy))
     }
 
     /// The same layer in `mode` (by default [`Mode::Enforce`]). In [`Mode::Shadow`] a
@@ -309,7 +305,7 @@ impl QuotaLayer {
     /// ```
     #[must_use]
     pub fn with_mode(self, mode: Mode) -> Self {
-        self.remade(|knobs| knobs.mode = mode)
+        self.remade(|settings| settings.knobs.mode = mode)
     }
 
     /// Whether the layer enforces its refusals or only reports them; see
@@ -363,20 +359,20 @@ impl QuotaLayer {
     /// ```
     #[must_use]
     pub fn with_headers(self, headers: bool) -> Self {
-        self.remade(|knobs| knobs.headers = headers)
+        self.remade(|settings| settings.headers = headers)
     }
 
     /// Whether admitted responses carry the `RateLimit-Policy` and `RateLimit` fields.
     pub fn headers(&self) -> bool {
-        self.shared.knobs().headers
+        self.shared.settings().headers
     }
 
-    /// The same layer with new budgets, its knobs changed by `change`.
-    fn remade(self, change: impl FnOnce(&mut Knobs)) -> Self {
-        let mut knobs = self.shared.knobs().clone();
-        change(&mut knobs);
+    /// The same layer with new budgets, its settings changed by `change`.
+    fn remade(self, change: impl FnOnce(&mut Settings)) -> Self {
+        let mut settings = self.shared.settings().clone();
+        change(&mut settings);
         Self {
-            shared: Arc::new(self.shared.remade(knobs)),
+            shared: Arc::new(self.shared.remade(settings)),
         }
     }
 

@@ -11,8 +11,9 @@ use super::budget::Terms;
 use super::global::Global;
 use super::keyed::Keyed;
 use super::{KindMismatch, Quota, QuotaFuture};
+use crate::Mode;
+use crate::knobs::Knobs;
 use crate::meter::Meter;
-use crate::{Clock, Mode};
 
 /// A service that admits requests within its rate limit and refuses the rest at once with
 /// [`Limited`](super::Limited), made by [`QuotaLayer`](super::QuotaLayer).
@@ -94,7 +95,7 @@ where
 
     fn call(&mut self, mut request: Request<B>) -> Self::Future {
         let shared = &*self.shared;
-        let now = shared.knobs.clock.now();
+        let now = shared.settings.knobs.clock.now();
         // A global limit leaves the request where it is: moving an `http::Request` in and out
         // of a helper copied it twice, a third of the layer's own cost.
         let taken = match &shared.table {
@@ -145,7 +146,7 @@ impl<S: fmt::Debug> fmt::Debug for QuotaService<S> {
 
 /// What every service of one [`QuotaLayer`](super::QuotaLayer) shares.
 pub(super) struct Shared {
-    knobs: Knobs,
+    settings: Settings,
     table: Table,
     meter: Meter,
     /// Whether admitted responses carry the `RateLimit` fields: as the knobs say, and never
@@ -156,29 +157,13 @@ pub(super) struct Shared {
     policy: &'static str,
 }
 
-/// What a layer's builders set, which a remade layer carries over.
-#[derive(Clone)]
-pub(super) struct Knobs {
-    /// The policy's name, which names the layer's metrics too.
-    pub(super) policy: &'static str,
-    /// The clock every budget reads.
-    pub(super) clock: Clock,
-    /// Whether refusals are enforced or only reported.
-    pub(super) mode: Mode,
-    /// Whether admitted responses carry the `RateLimit` fields.
+/// What a layer's builders set, which a remade layer carries over: the common knobs (the
+/// name being the policy's, which names the layer's metrics too; the clock every budget
+/// reads), and whether admitted responses carry the `RateLimit` fields (by default not).
+#[derive(Clone, Default)]
+pub(super) struct Settings {
+    pub(super) knobs: Knobs,
     pub(super) headers: bool,
-}
-
-impl Knobs {
-    /// A new layer's: enforcing, sending no fields on admitted responses, on `clock`.
-    pub(super) fn new(policy: &'static str, clock: Clock) -> Self {
-        Self {
-            policy,
-            clock,
-            mode: Mode::Enforce,
-            headers: false,
-        }
-    }
 }
 
 /// The one reason a rate limit refuses for, as the `reason` label gives it.
@@ -199,8 +184,9 @@ enum Table {
 impl Shared {
     /// The state of a layer of `limit` set up by `knobs`: one budget, or the table `keyed`,
     /// which was made under the same limit and policy name.
-    pub(super) fn new(limit: Quota, knobs: Knobs, keyed: Option<Arc<dyn Keyed>>) -> Self {
-        let terms = Terms::new(limit, knobs.policy);
+    pub(super) fn new(limit: Quota, settings: Settings, keyed: Option<Arc<dyn Keyed>>) -> Self {
+        let knobs = &settings.knobs;
+        let terms = Terms::new(limit, knobs.name);
         let policy = terms.policy();
         // The policy's name names the layer's metrics too.
         let meter = Meter::new("rate_limit", policy, REASONS, knobs.mode);
@@ -209,28 +195,28 @@ impl Shared {
             None => Table::Global(Global::new(terms, knobs.clock.now())),
         };
         Self {
-            headers: knobs.headers && !knobs.mode.is_shadow(),
+            headers: settings.headers && !knobs.mode.is_shadow(),
             policy,
-            knobs,
+            settings,
             table,
             meter,
         }
     }
 
     /// What the layer's builders set: its policy's name, clock, mode and headers.
-    pub(super) fn knobs(&self) -> &Knobs {
-        &self.knobs
+    pub(super) fn settings(&self) -> &Settings {
+        &self.settings
     }
 
     /// The same state made anew under the limit in force with `knobs`, with budgets as good
     /// as new (a fresh limiter, or an empty table of keys with the same bound and extractor).
-    pub(super) fn remade(&self, knobs: Knobs) -> Self {
+    pub(super) fn remade(&self, settings: Settings) -> Self {
         let limit = self.terms().limit;
         let keyed = match &self.table {
             Table::Global(_) => None,
-            Table::Keyed(table) => Some(table.fresh(Terms::new(limit, knobs.policy))),
+            Table::Keyed(table) => Some(table.fresh(Terms::new(limit, settings.knobs.name))),
         };
-        Self::new(limit, knobs, keyed)
+        Self::new(limit, settings, keyed)
     }
 
     /// Registers the limit's metrics, if they are not yet: when its layer makes a service,
@@ -256,7 +242,7 @@ impl Shared {
     /// Moves every budget, and the budgets keys get from now on, to `limit` now, each keeping
     /// its history; or refuses a limit of another kind, changing nothing.
     pub(super) fn retune(&self, limit: Quota) -> Result<(), KindMismatch> {
-        let now = self.knobs.clock.now();
+        let now = self.settings.knobs.clock.now();
         let was = match &self.table {
             Table::Global(budget) => budget.retune(limit, now)?,
             Table::Keyed(table) => table.retune(limit, now)?,
@@ -284,8 +270,8 @@ impl fmt::Debug for Shared {
             .field("policy", &terms.policy())
             .field("limit", &terms.limit)
             .field("max_keys", &keys)
-            .field("clock", &self.knobs.clock)
-            .field("headers", &self.knobs.headers)
+            .field("clock", &self.settings.knobs.clock)
+            .field("headers", &self.settings.headers)
             .field("mode", &self.mode())
             .finish()
     }

@@ -157,7 +157,7 @@ where
                 StateProj::Waiting { sleep } => {
                     ready!(sleep.poll(cx));
                     // The check the rules ask for after waking: a loaded runtime may oversleep.
-                    let now = this.config.clock.now();
+                    let now = this.config.knobs.clock.now();
                     match this.run.attempt(now, this.config.attempt_timeout) {
                         Ok(timeout) => {
                             this.config.meter.attempt(this.run.retried().attempts);
@@ -212,7 +212,7 @@ where
             };
 
             let config: &Config<F> = this.config;
-            let now = config.clock.now();
+            let now = config.knobs.clock.now();
             let step = match outcome {
                 Outcome::Response(mut response) => {
                     let status = response.status().as_u16();
@@ -260,7 +260,7 @@ where
                         "retrying request"
                     );
                     this.state.set(State::Waiting {
-                        sleep: config.clock.sleep(wait),
+                        sleep: config.knobs.clock.sleep(wait),
                     });
                 }
                 Step::Stop(stop) => {
@@ -281,7 +281,11 @@ fn reading<F>(config: &Config<F>, now: Duration, failed: bool) -> Reading {
         now,
         unix: config.wall.now(),
         // Never read: a success is done before its roll would be.
-        roll: if failed { config.dice.roll() } else { 1.0 },
+        roll: if failed {
+            config.knobs.dice.roll()
+        } else {
+            1.0
+        },
     }
 }
 

@@ -10,6 +10,7 @@ use ironward::http_retry::Settings;
 use tower_layer::Layer;
 
 use super::{FinalErrors, HttpRetryService};
+use crate::knobs::Knobs;
 use crate::meter::{DEFAULT_NAME, RetryMeter};
 use crate::{Clock, Dice};
 
@@ -93,9 +94,10 @@ pub struct HttpRetryLayer<F = FinalErrors> {
 #[derive(Clone)]
 pub(super) struct Config<F> {
     pub(super) settings: Settings,
-    pub(super) clock: Clock,
+    /// The name (also the meter's), the clock the waits and the budget read, and the dice of
+    /// the jitter; a retry has no shadow mode.
+    pub(super) knobs: Knobs,
     pub(super) wall: Clock,
-    pub(super) dice: Dice,
     pub(super) budget: Option<Arc<SharedBudget>>,
     pub(super) idempotency: Option<HeaderName>,
     pub(super) attempt_timeout: Option<Duration>,
@@ -117,9 +119,8 @@ impl HttpRetryLayer {
         Self {
             config: Config {
                 settings,
-                clock: Clock::monotonic(),
+                knobs: Knobs::default(),
                 wall: Clock::unix(),
-                dice: Dice::random(),
                 budget: None,
                 idempotency: Some(IDEMPOTENCY_KEY),
                 attempt_timeout: None,
@@ -144,7 +145,7 @@ impl<F> HttpRetryLayer<F> {
     /// test runs its waits exactly and at once. The attempt timeouts are tokio timers
     /// whatever the clock: `tokio::time::pause` drives those.
     pub fn with_clock(mut self, clock: Clock) -> Self {
-        self.config.clock = clock;
+        self.config.knobs.clock = clock;
         self
     }
 
@@ -159,7 +160,7 @@ impl<F> HttpRetryLayer<F> {
     /// The dice rolled once for each failed attempt, for that retry's full jitter (by default
     /// [`Dice::random`]). `Dice::from_fn(|| 1.0)` is no jitter.
     pub fn with_dice(mut self, dice: Dice) -> Self {
-        self.config.dice = dice;
+        self.config.knobs.dice = dice;
         self
     }
 
@@ -211,6 +212,7 @@ impl<F> HttpRetryLayer<F> {
     /// assert_eq!(HttpRetryLayer::default().name(), "default");
     /// ```
     pub fn with_name(mut self, name: &'static str) -> Self {
+        self.config.knobs.name = name;
         self.config.meter = Arc::new(RetryMeter::new(name));
         self
     }
@@ -263,9 +265,8 @@ impl<F> HttpRetryLayer<F> {
     pub fn with_errors<G>(self, classifier: G) -> HttpRetryLayer<G> {
         let Config {
             settings,
-            clock,
+            knobs,
             wall,
-            dice,
             budget,
             idempotency,
             attempt_timeout,
@@ -275,9 +276,8 @@ impl<F> HttpRetryLayer<F> {
         HttpRetryLayer {
             config: Config {
                 settings,
-                clock,
+                knobs,
                 wall,
-                dice,
                 budget,
                 idempotency,
                 attempt_timeout,
@@ -311,9 +311,9 @@ impl<F> fmt::Debug for Config<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Config")
             .field("settings", &self.settings)
-            .field("clock", &self.clock)
+            .field("clock", &self.knobs.clock)
             .field("wall", &self.wall)
-            .field("dice", &self.dice)
+            .field("dice", &self.knobs.dice)
             .field("budget", &self.budget)
             .field("idempotency", &self.idempotency)
             .field("attempt_timeout", &self.attempt_timeout)

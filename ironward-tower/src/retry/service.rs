@@ -130,7 +130,7 @@ where
         };
         // The clock is read when the call starts, which is when its first attempt is asked
         // for too, and before each later attempt.
-        let now = config.clock.now();
+        let now = config.knobs.clock.now();
         let mut run = Run::new(config.settings, &call, now);
         let attempt = run.attempt(now, config.attempt_timeout);
         if attempt.is_ok() {

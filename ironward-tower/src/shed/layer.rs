@@ -9,7 +9,7 @@ use tower_layer::Layer;
 
 use super::service::ShedService;
 use super::shared::Shared;
-use crate::meter::DEFAULT_NAME;
+use crate::knobs::Knobs;
 use crate::tuner::{Tune, Tuner};
 use crate::{Clock, Cpu, Mode, ShedFailures};
 
@@ -117,10 +117,8 @@ impl ShedLayer {
         let shared = Parts {
             shed,
             classify: ShedFailures,
-            clock: Clock::default(),
+            knobs: Knobs::default(),
             cpu,
-            name: DEFAULT_NAME,
-            mode: Mode::Enforce,
         }
         .build();
         Self {
@@ -134,14 +132,12 @@ impl<C, Q> ShedLayer<C, Q> {
     /// What this layer was built from, with `classify` for its classifier: the parts a
     /// builder changes one of before building a new shedder.
     fn parts<D>(&self, classify: D) -> Parts<D> {
-        let (clock, cpu) = self.shared.sources();
+        let (knobs, cpu) = self.shared.sources();
         Parts {
             shed: self.shared.shed(),
             classify,
-            clock,
+            knobs,
             cpu,
-            name: self.shared.name(),
-            mode: self.shared.mode(),
         }
     }
 
@@ -251,10 +247,12 @@ impl<C: Send + Sync + 'static, Q> ShedLayer<C, Q> {
 }
 
 impl<C: Clone, Q> ShedLayer<C, Q> {
-    /// The same layer, with the same classifier and criticality source, and a new shedder on
-    /// `parts`.
-    fn rebuilt(self, parts: impl FnOnce(Parts<C>) -> Parts<C>) -> Self {
-        let shared = parts(self.parts(self.shared.classifier().clone())).build();
+    /// The same layer with one knob changed, the same classifier and criticality source, and
+    /// a new shedder under the policy in force.
+    fn rebuilt(self, change: impl FnOnce(&mut Knobs)) -> Self {
+        let mut parts = self.parts(self.shared.classifier().clone());
+        change(&mut parts.knobs);
+        let shared = parts.build();
         Self {
             shared,
             criticality: self.criticality,
@@ -265,7 +263,7 @@ impl<C: Clone, Q> ShedLayer<C, Q> {
     /// force, whose window opens now on `clock`.
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
-        self.rebuilt(|parts| Parts { clock, ..parts })
+        self.rebuilt(|knobs| knobs.clock = clock)
     }
 
     /// The same layer reporting under `name` (by default `"default"`), with a new shedder
@@ -273,7 +271,7 @@ impl<C: Clone, Q> ShedLayer<C, Q> {
     /// `tracing` events (see the guide's [metrics](crate::_guide::metrics)).
     #[must_use]
     pub fn with_name(self, name: &'static str) -> Self {
-        self.rebuilt(|parts| Parts { name, ..parts })
+        self.rebuilt(|knobs| knobs.name = name)
     }
 
     /// The same layer in `mode` (by default [`Mode::Enforce`]), with a new shedder under the
@@ -283,7 +281,7 @@ impl<C: Clone, Q> ShedLayer<C, Q> {
     /// The refusal is reported as `shadowed` (see [`Mode`]).
     #[must_use]
     pub fn with_mode(self, mode: Mode) -> Self {
-        self.rebuilt(|parts| Parts { mode, ..parts })
+        self.rebuilt(|knobs| knobs.mode = mode)
     }
 }
 
@@ -292,24 +290,15 @@ impl<C: Clone, Q> ShedLayer<C, Q> {
 struct Parts<C> {
     shed: Shed,
     classify: C,
-    clock: Clock,
+    knobs: Knobs,
     cpu: Cpu,
-    name: &'static str,
-    mode: Mode,
 }
 
 impl<C> Parts<C> {
     /// A new shedder on these parts, its window opening now.
     fn build(self) -> Arc<Shared<C>> {
-        let shedder = SharedShedder::new(self.shed, self.clock.now());
-        Arc::new(Shared::new(
-            shedder,
-            self.clock,
-            self.cpu,
-            self.classify,
-            self.name,
-            self.mode,
-        ))
+        let shedder = SharedShedder::new(self.shed, self.knobs.clock.now());
+        Arc::new(Shared::new(shedder, self.cpu, self.classify, self.knobs))
     }
 }
 

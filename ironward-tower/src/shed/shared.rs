@@ -1,8 +1,9 @@
 //! What every clone of one service shares: the shedder and the handles it reports through.
 
+use crate::knobs::Knobs;
 use crate::meter::{Level, Meter};
 use crate::tuner::Tune;
-use crate::{Classify, Clock, Cpu, Mode};
+use crate::{Classify, Cpu, Mode};
 use ironward::{Criticality, Shed, ShedReason};
 use ironward_tokio::{SharedShedder, ShedTicket};
 use tower::BoxError;
@@ -12,7 +13,7 @@ use tower::BoxError;
 #[derive(Debug)]
 pub(crate) struct Shared<C> {
     shedder: SharedShedder,
-    clock: Clock,
+    knobs: Knobs,
     cpu: Cpu,
     classify: C,
     pub(super) meter: Meter,
@@ -25,21 +26,14 @@ pub(crate) struct Shared<C> {
 const REASONS: &[&str] = &["overloaded", "cooling", "floor"];
 
 impl<C> Shared<C> {
-    pub(crate) fn new(
-        shedder: SharedShedder,
-        clock: Clock,
-        cpu: Cpu,
-        classify: C,
-        name: &'static str,
-        mode: Mode,
-    ) -> Self {
+    pub(crate) fn new(shedder: SharedShedder, cpu: Cpu, classify: C, knobs: Knobs) -> Self {
         Self {
             shedder,
-            clock,
             cpu,
             classify,
-            meter: Meter::new("shed", name, REASONS, mode),
-            in_flight: Level::shed_in_flight(name),
+            meter: knobs.meter("shed", REASONS),
+            in_flight: Level::shed_in_flight(knobs.name),
+            knobs,
         }
     }
 
@@ -50,14 +44,9 @@ impl<C> Shared<C> {
         self.in_flight.register();
     }
 
-    /// The name the shedder reports under.
-    pub(crate) fn name(&self) -> &'static str {
-        self.meter.name()
-    }
-
     /// Whether the shedder enforces its refusals or only reports them.
     pub(crate) fn mode(&self) -> Mode {
-        self.meter.mode()
+        self.knobs.mode
     }
 
     /// Asks the shedder to admit a request of class `criticality` now, with the numbers
@@ -67,7 +56,7 @@ impl<C> Shared<C> {
     pub(super) fn check(&self, criticality: Criticality) -> Result<ShedTicket, ShedReason> {
         let decision = self
             .shedder
-            .check_as(self.clock.now(), self.cpu.read(), criticality);
+            .check_as(self.knobs.clock.now(), self.cpu.read(), criticality);
         if Level::is_read() {
             self.in_flight.set(self.shedder.flying() as f64);
         }
@@ -109,7 +98,7 @@ impl<C> Shared<C> {
         if self.classify.is_failure(result) {
             self.abandon(ticket);
         } else {
-            self.shedder.pass(ticket, self.clock.now());
+            self.shedder.pass(ticket, self.knobs.clock.now());
             self.landed();
         }
     }
@@ -127,9 +116,9 @@ impl<C> Shared<C> {
         }
     }
 
-    /// The clock and the CPU source, for a layer made anew on them.
-    pub(crate) fn sources(&self) -> (Clock, Cpu) {
-        (self.clock.clone(), self.cpu.clone())
+    /// The knobs and the CPU source, for a layer made anew on them.
+    pub(crate) fn sources(&self) -> (Knobs, Cpu) {
+        (self.knobs.clone(), self.cpu.clone())
     }
 
     /// The classifier, for a layer made anew with it.
@@ -150,7 +139,7 @@ impl<C> Shared<C> {
 
 impl<C: Send + Sync> Tune<Shed> for Shared<C> {
     fn retune(&self, shed: Shed) -> Shed {
-        let was = self.shedder.retune(shed, self.clock.now());
+        let was = self.shedder.retune(shed, self.knobs.clock.now());
         tracing::debug!(from = ?was, to = ?shed, "shedder retuned");
         was
     }

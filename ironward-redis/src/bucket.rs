@@ -4,11 +4,12 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::batch::Call;
 use crate::blocked::Blocked;
-use crate::local::{self, Local};
+use crate::decide::{self, Common, Kind};
+use crate::local::Local;
 use crate::meter::{self, Meter, Piece};
 use crate::reservation::{self, Held, Reservation};
-use crate::store::Ran;
 use crate::wire::{self, Reading};
 use crate::{Answer, Source, Store, StoreError, script};
 
@@ -162,41 +163,7 @@ impl Bucket {
         now: Duration,
         n: f64,
     ) -> Result<Duration, StoreError> {
-        let key = Some(key.as_ref());
-        let this = &self.0;
-        if let Some(wait) = self.without_state(n) {
-            return Ok(wait);
-        }
-        let reading = Reading::new(this.store.options().time, now);
-        let [tokens, ts] = self.keys(key);
-        let mut call = script::BUCKET_NEXT.call();
-        call.key(tokens).key(ts);
-        call.arg(reading.arg()).arg(wire::float(this.burst));
-        let decode = |reply: &redis::Value| {
-            let [tokens, latest, t] = wire::items(reply)?;
-            let (latest, t) = (wire::micros(latest)?, wire::micros(t)?);
-            let state = State {
-                tokens: wire::finite(tokens)?,
-                counted_at: latest * 1000,
-                elapsed: t.checked_sub(latest)? * 1000,
-            };
-            Some(reading.wait_nanos(t, self.wait(&state, n)))
-        };
-        let ran = this.store.run(&this.meter, call, decode);
-        match ran.await? {
-            Ran::Answered(wait) => Ok(wait),
-            Ran::Local => {
-                this.store.answered_locally();
-                if let Some(answer) = self.refused_locally(n) {
-                    return Ok(answer.next);
-                }
-                let make = || self.local_bucket(now);
-                let next = |bucket: &ironward::Bucket, latest| {
-                    local::from_now(bucket.next(now, n), latest, now)
-                };
-                Ok(this.local.peek(key, now, make, next))
-            }
-        }
+        decide::next(&*self.0, Some(key.as_ref()), now, n).await
     }
 
     /// Takes an estimate of `estimate` tokens from `key`'s bucket at `now`, to be settled
@@ -305,13 +272,13 @@ impl Bucket {
         let key = key.as_deref();
         this.blocked.settled(key, estimate, actual);
         let local = |held| {
-            let make = || self.local_bucket(now);
+            let make = || self.0.local_bucket(now);
             this.local
                 .with(key, now, make, |bucket, _| bucket.settle(held, actual, now));
         };
         let call = |_, deadline| {
             let reading = Reading::new(this.store.options().time, now);
-            let [tokens, ts] = self.keys(key);
+            let [tokens, ts] = self.0.keys(key);
             let mut call = script::BUCKET_SETTLE.call();
             call.key(tokens).key(ts);
             call.arg(reading.arg())
@@ -386,104 +353,15 @@ impl Bucket {
         n: f64,
         reserve: Option<Duration>,
     ) -> Result<(Answer<bool>, Option<Reservation>), StoreError> {
-        let this = &self.0;
-        let reservation = |held| Reservation::new(this.id, key, n, held);
-        if let Some(next) = self.without_state(n) {
-            let answer = Answer {
-                value: next == Duration::ZERO,
-                next,
-                source: this.store.source(),
-            };
-            // An infinite burst takes nothing, so there is nothing to settle.
-            let held = reserve
-                .filter(|_| answer.value)
-                .map(|_| reservation(Held::Nothing(answer.source)));
-            return Ok((answer, held));
-        }
-        if let Some(next) = this.blocked.check(key, now, n) {
-            this.store.answered_blocked();
-            let answer = Answer {
-                value: false,
-                next,
-                source: Source::Redis,
-            };
-            return Ok((answer, None));
-        }
-        let reading = Reading::new(this.store.options().time, now);
-        let [tokens, ts] = self.keys(key);
-        let mut call = script::BUCKET.call();
-        call.key(tokens).key(ts);
-        // A cost the core refuses is sent as -1, which the script refuses after refilling,
-        // as the core's `take` refills before it looks at the cost.
-        let cost = if is_cost(n) { n } else { -1.0 };
-        call.arg(reading.arg())
-            .arg(wire::float(this.rate))
-            .arg(wire::float(this.burst))
-            .arg(wire::float(cost))
-            .arg(this.ttl_ms);
-        let decode = |reply: &redis::Value| {
-            let [admitted, tokens, t] = wire::items(reply)?;
-            let value = match wire::int(admitted)? {
-                1 => true,
-                0 => false,
-                _ => return None,
-            };
-            let t = wire::micros(t)?;
-            let state = State {
-                tokens: wire::finite(tokens)?,
-                counted_at: t * 1000,
-                elapsed: 0,
-            };
-            let answer = Answer {
-                value,
-                next: reading.wait_nanos(t, self.wait(&state, n)),
-                source: Source::Redis,
-            };
-            // The estimate was taken at the reading the bucket is now counted at.
-            let held = reserve.filter(|_| value).map(|timeout| Held::Redis {
-                at: t,
-                deadline: wire::deadline(t, timeout),
-            });
-            Some((answer, held))
-        };
-        let ran = this.store.run(&this.meter, call, decode);
-        match ran.await? {
-            Ran::Answered((answer, held)) => {
-                this.blocked.note(key, now, !answer.value, answer.next, n);
-                Ok((answer, held.map(reservation)))
-            }
-            Ran::Local => {
-                this.store.answered_locally();
-                if let Some(answer) = self.refused_locally(n) {
-                    let held = reserve
-                        .filter(|_| answer.value)
-                        .map(|_| reservation(Held::Nothing(Source::Local)));
-                    return Ok((answer, held));
-                }
-                let make = || self.local_bucket(now);
-                Ok(this.local.with(key, now, make, |bucket, latest| {
-                    let (value, held) = match reserve {
-                        None => (bucket.take(now, n), None),
-                        Some(timeout) => match bucket.reserve(now, n, timeout) {
-                            Ok(held) => (true, Some(reservation(Held::Local(held)))),
-                            Err(_) => (false, None),
-                        },
-                    };
-                    let answer = Answer {
-                        value,
-                        next: local::from_now(bucket.next(now, n), latest, now),
-                        source: Source::Local,
-                    };
-                    (answer, held)
-                }))
-            }
-        }
+        decide::decide(&*self.0, key, now, n, reserve).await
     }
+}
 
+impl Inner {
     /// The answer when no state could change it: an infinite burst admits every finite
     /// cost at once, and a cost that is not one is never admitted.
     fn without_state(&self, n: f64) -> Option<Duration> {
-        if self.0.burst.is_infinite() {
+        if self.burst.is_infinite() {
             Some(if is_cost(n) {
                 Duration::ZERO
             } else {
@@ -500,13 +378,13 @@ impl Bucket {
     /// (when Redis may answer again). A cost of zero passes, as it always does, and a cost
     /// that is not one is refused for good.
     fn refused_locally(&self, n: f64) -> Option<Answer<bool>> {
-        if self.0.local_burst >= 1.0 {
+        if self.local_burst >= 1.0 {
             return None;
         }
         let (value, next) = if n == 0.0 {
             (true, Duration::ZERO)
         } else if is_cost(n) {
-            (false, self.0.store.options().probe)
+            (false, self.store.options().probe)
         } else {
             (false, Duration::MAX)
         };
@@ -519,20 +397,150 @@ impl Bucket {
 
     /// A fresh fallback bucket, its clock at `now`.
     fn local_bucket(&self, now: Duration) -> ironward::Bucket {
-        ironward::Bucket::new(self.0.local_rate, self.0.local_burst, now)
+        ironward::Bucket::new(self.local_rate, self.local_burst, now)
     }
 
     fn keys(&self, key: Option<&[u8]>) -> [Vec<u8>; 2] {
-        ["tokens", "ts"].map(|part| wire::key(&self.0.name, key, part))
+        ["tokens", "ts"].map(|part| wire::key(&self.name, key, part))
     }
 
     /// `ironward::Bucket::next` on `state`: the core bucket in that state answers, so the
     /// wait is the core's to the nanosecond.
     fn wait(&self, state: &State, n: f64) -> Duration {
         let counted_at = Duration::from_nanos(state.counted_at);
-        let bucket =
-            ironward::Bucket::with_tokens(self.0.rate, self.0.burst, state.tokens, counted_at);
+        let bucket = ironward::Bucket::with_tokens(self.rate, self.burst, state.tokens, counted_at);
         bucket.next(counted_at + Duration::from_nanos(state.elapsed), n)
+    }
+}
+
+/// A bucket's part of the skeleton: `lua/bucket.lua` in Redis, a core bucket in the
+/// fallback.
+impl Kind for Inner {
+    type Core = ironward::Bucket;
+    type Value = bool;
+    type Cost = f64;
+
+    const REFUSED: bool = false;
+
+    fn common(&self) -> Common<'_, ironward::Bucket> {
+        Common {
+            id: self.id,
+            store: &self.store,
+            meter: &self.meter,
+            blocked: &self.blocked,
+            local: &self.local,
+        }
+    }
+
+    fn admitted(value: bool) -> bool {
+        value
+    }
+
+    fn amount(n: f64) -> f64 {
+        n
+    }
+
+    fn stateless(&self, n: f64) -> Option<Answer<bool>> {
+        // An infinite burst takes nothing, so there is nothing to settle.
+        self.without_state(n).map(|next| Answer {
+            value: next == Duration::ZERO,
+            next,
+            source: self.store.source(),
+        })
+    }
+
+    fn call(&self, key: Option<&[u8]>, reading: &Reading, n: f64) -> Call {
+        let [tokens, ts] = self.keys(key);
+        let mut call = script::BUCKET.call();
+        call.key(tokens).key(ts);
+        // A cost the core refuses is sent as -1, which the script refuses after refilling,
+        // as the core's `take` refills before it looks at the cost.
+        let cost = if is_cost(n) { n } else { -1.0 };
+        call.arg(reading.arg())
+            .arg(wire::float(self.rate))
+            .arg(wire::float(self.burst))
+            .arg(wire::float(cost))
+            .arg(self.ttl_ms);
+        call
+    }
+
+    fn decode(
+        &self,
+        reply: &redis::Value,
+        reading: &Reading,
+        n: f64,
+        reserve: Option<Duration>,
+    ) -> Option<(Answer<bool>, Option<Held>)> {
+        let [admitted, tokens, t] = wire::items(reply)?;
+        let value = match wire::int(admitted)? {
+            1 => true,
+            0 => false,
+            _ => return None,
+        };
+        let t = wire::micros(t)?;
+        let state = State {
+            tokens: wire::finite(tokens)?,
+            counted_at: t * 1000,
+            elapsed: 0,
+        };
+        let answer = Answer {
+            value,
+            next: reading.wait_nanos(t, self.wait(&state, n)),
+            source: Source::Redis,
+        };
+        // The estimate was taken at the reading the bucket is now counted at.
+        let held = reserve.filter(|_| value).map(|timeout| Held::Redis {
+            at: t,
+            deadline: wire::deadline(t, timeout),
+        });
+        Some((answer, held))
+    }
+
+    fn refused_locally(&self, n: f64) -> Option<Answer<bool>> {
+        Inner::refused_locally(self, n)
+    }
+
+    fn fresh(&self, now: Duration) -> ironward::Bucket {
+        self.local_bucket(now)
+    }
+
+    fn local(
+        &self,
+        bucket: &mut ironward::Bucket,
+        now: Duration,
+        n: f64,
+        reserve: Option<Duration>,
+    ) -> (bool, Option<ironward::Reservation>) {
+        match reserve {
+            None => (bucket.take(now, n), None),
+            Some(timeout) => match bucket.reserve(now, n, timeout) {
+                Ok(held) => (true, Some(held)),
+                Err(_) => (false, None),
+            },
+        }
+    }
+
+    fn local_next(&self, bucket: &ironward::Bucket, now: Duration, n: f64) -> Duration {
+        bucket.next(now, n)
+    }
+
+    fn next_call(&self, key: Option<&[u8]>, reading: &Reading, _n: f64) -> Call {
+        let [tokens, ts] = self.keys(key);
+        let mut call = script::BUCKET_NEXT.call();
+        call.key(tokens).key(ts);
+        call.arg(reading.arg()).arg(wire::float(self.burst));
+        call
+    }
+
+    fn next_decode(&self, reply: &redis::Value, reading: &Reading, n: f64) -> Option<Duration> {
+        let [tokens, latest, t] = wire::items(reply)?;
+        let (latest, t) = (wire::micros(latest)?, wire::micros(t)?);
+        let state = State {
+            tokens: wire::finite(tokens)?,
+            counted_at: latest * 1000,
+            elapsed: t.checked_sub(latest)? * 1000,
+        };
+        Some(reading.wait_nanos(t, self.wait(&state, n)))
     }
 }
 

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::blocked::Blocked;
+use crate::decide::Common;
 use crate::local::{Fallback, Local};
 use crate::meter::{Meter, Piece};
 use crate::{Source, Store, wire};
@@ -65,6 +66,17 @@ impl<L: Fallback> Counted<L> {
     /// refusal's `next` is the probe interval, when Redis may answer again.
     pub(crate) fn refuses_locally(&self) -> bool {
         self.local_quota == 0 && self.quota > 0
+    }
+
+    /// The parts the skeleton of [`decide`](crate::decide) reads.
+    pub(crate) fn common(&self) -> Common<'_, L> {
+        Common {
+            id: self.id,
+            store: &self.store,
+            meter: &self.meter,
+            blocked: &self.blocked,
+            local: &self.local,
+        }
     }
 
     /// The Redis keys of `key`'s state, one per part.

@@ -78,6 +78,7 @@ mod blocked;
 mod bucket;
 mod conn;
 mod counted;
+mod decide;
 mod error;
 mod group;
 mod limits;

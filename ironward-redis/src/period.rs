@@ -6,11 +6,11 @@ use std::time::Duration;
 
 use ironward::Usage;
 
+use crate::batch::Call;
 use crate::counted::Counted;
-use crate::local;
+use crate::decide::{self, Common, Kind};
 use crate::meter::{self, Piece};
 use crate::reservation::{self, Held, Reservation};
-use crate::store::Ran;
 use crate::wire::{self, Reading};
 use crate::{Answer, Store, StoreError, script};
 
@@ -316,49 +316,7 @@ impl Period {
         cost: u32,
         wait: Wait,
     ) -> Result<Duration, StoreError> {
-        let key = Some(key);
-        let this = &self.0.counted;
-        let reading = Reading::new(this.store.options().time, now);
-        let [state] = this.keys(key, ["period"]);
-        let mut call = script::PERIOD_NEXT.call();
-        call.key(state);
-        call.arg(reading.arg()).arg(this.micros);
-        let decode = |reply: &redis::Value| {
-            let [end, t, count] = wire::items(reply)?;
-            let end = wire::micros(end)?;
-            let count = wire::int(count).and_then(|n| u64::try_from(n).ok())?;
-            Some(reading.wait(wire::micros(t)?, self.wait(wait, end, count, cost)))
-        };
-        let ran = this.store.run(&this.meter, call, decode);
-        match ran.await? {
-            Ran::Answered(wait) => Ok(wait),
-            Ran::Local => {
-                this.store.answered_locally();
-                if this.refuses_locally() {
-                    return Ok(this.store.options().probe);
-                }
-                let make = || self.local_period();
-                let next = |period: &ironward::Period, latest| {
-                    local::from_now(wait.of(period, now, cost), latest, now)
-                };
-                Ok(this.local.peek(key, now, make, next))
-            }
-        }
-    }
-
-    /// The wait, in the scripts' microseconds (-1 for never), that `wait` asks for a
-    /// request of `cost` when the open period ends `end` µs on and holds `count` units:
-    /// the core's `next` or `next_n`, worked out from the script's reply.
-    fn wait(&self, wait: Wait, end: u64, count: u64, cost: u32) -> i64 {
-        let quota = u64::from(self.0.counted.quota);
-        // `end` is at most 2^53.
-        let end = end as i64;
-        match wait {
-            Wait::End => end,
-            Wait::Cost if cost > self.0.counted.quota => -1,
-            Wait::Cost if count.saturating_add(u64::from(cost)) > quota => end,
-            Wait::Cost => 0,
-        }
+        decide::next(&*self.0, Some(key), now, (cost, wait)).await
     }
 
     /// The most events a period admits.
@@ -420,17 +378,54 @@ impl Period {
         wait: Wait,
         reserve: Option<Duration>,
     ) -> Result<(Answer<Usage>, Option<Reservation>), StoreError> {
-        let (this, align) = (&self.0.counted, self.0.align);
-        if let Some(next) = this.blocked.check(key, now, wait.memo(cost)) {
-            this.store.answered_blocked();
-            let answer = Answer {
-                value: Usage::Over,
-                next,
-                source: crate::Source::Redis,
-            };
-            return Ok((answer, None));
+        decide::decide(&*self.0, key, now, (cost, wait), reserve).await
+    }
+}
+
+impl Inner {
+    /// The wait, in the scripts' microseconds (-1 for never), that `wait` asks for a
+    /// request of `cost` when the open period ends `end` µs on and holds `count` units:
+    /// the core's `next` or `next_n`, worked out from the script's reply.
+    fn wait(&self, wait: Wait, end: u64, count: u64, cost: u32) -> i64 {
+        let quota = u64::from(self.counted.quota);
+        // `end` is at most 2^53.
+        let end = end as i64;
+        match wait {
+            Wait::End => end,
+            Wait::Cost if cost > self.counted.quota => -1,
+            Wait::Cost if count.saturating_add(u64::from(cost)) > quota => end,
+            Wait::Cost => 0,
         }
-        let reading = Reading::new(this.store.options().time, now);
+    }
+}
+
+/// A period's part of the skeleton: `lua/period.lua` in Redis, a core period in the
+/// fallback. A take's cost comes with the wait its answer carries.
+impl Kind for Inner {
+    type Core = ironward::Period;
+    type Value = Usage;
+    type Cost = (u32, Wait);
+
+    const REFUSED: Usage = Usage::Over;
+
+    fn common(&self) -> Common<'_, ironward::Period> {
+        self.counted.common()
+    }
+
+    fn admitted(value: Usage) -> bool {
+        value != Usage::Over
+    }
+
+    fn amount((cost, _): (u32, Wait)) -> f64 {
+        f64::from(cost)
+    }
+
+    fn memo((cost, wait): (u32, Wait)) -> f64 {
+        wait.memo(cost)
+    }
+
+    fn call(&self, key: Option<&[u8]>, reading: &Reading, (cost, _): (u32, Wait)) -> Call {
+        let this = &self.counted;
         let [state] = this.keys(key, ["period"]);
         let mut call = script::PERIOD.call();
         call.key(state);
@@ -441,78 +436,108 @@ impl Period {
             this.ttl_ms as f64,
             f64::from(cost),
         ]))
-        .arg(u8::from(align));
-        let decode = |reply: &redis::Value| {
-            let [answer, end, t, count] = wire::items(reply)?;
-            let value = match wire::int(answer)? {
-                1 => Usage::Under,
-                2 => Usage::Hit,
-                3 => Usage::Over,
-                _ => return None,
-            };
-            let end = wire::micros(end)?;
-            let count = wire::int(count).and_then(|n| u64::try_from(n).ok())?;
-            let t = wire::micros(t)?;
-            let next = reading.wait(t, self.wait(wait, end, count, cost));
-            let answer = Answer {
-                value,
-                next,
-                source: crate::Source::Redis,
-            };
-            // The period the estimate went into started `period - end` before `t`.
-            let held = match reserve {
-                Some(timeout) if value != Usage::Over => Some(Held::Redis {
-                    at: (t + end).checked_sub(this.micros)?,
-                    deadline: wire::deadline(t, timeout),
-                }),
-                _ => None,
-            };
-            Some((answer, held))
+        .arg(u8::from(self.align));
+        call
+    }
+
+    fn decode(
+        &self,
+        reply: &redis::Value,
+        reading: &Reading,
+        (cost, wait): (u32, Wait),
+        reserve: Option<Duration>,
+    ) -> Option<(Answer<Usage>, Option<Held>)> {
+        let [answer, end, t, count] = wire::items(reply)?;
+        let value = match wire::int(answer)? {
+            1 => Usage::Under,
+            2 => Usage::Hit,
+            3 => Usage::Over,
+            _ => return None,
         };
-        let ran = this.store.run(&this.meter, call, decode);
-        match ran.await? {
-            Ran::Answered((answer, held)) => {
-                let refused = answer.value == Usage::Over;
-                this.blocked
-                    .note(key, now, refused, answer.next, wait.memo(cost));
-                let reservation =
-                    held.map(|held| Reservation::new(this.id, key, cost.into(), held));
-                Ok((answer, reservation))
-            }
-            Ran::Local => {
-                this.store.answered_locally();
-                if this.refuses_locally() {
-                    let answer = Answer {
-                        value: Usage::Over,
-                        next: this.store.options().probe,
-                        source: crate::Source::Local,
-                    };
-                    return Ok((answer, None));
-                }
-                let make = || self.local_period();
-                Ok(this.local.with(key, now, make, |period, latest| {
-                    let (value, held) = match reserve {
-                        None => (period.take_n(now, cost), None),
-                        Some(timeout) => match period.reserve(now, cost, timeout) {
-                            // What `take_n` would have answered: `Hit` once it is used up.
-                            Ok(reservation) if period.left(now) == 0 => {
-                                (Usage::Hit, Some(reservation))
-                            }
-                            Ok(reservation) => (Usage::Under, Some(reservation)),
-                            Err(_) => (Usage::Over, None),
-                        },
-                    };
-                    let answer = Answer {
-                        value,
-                        next: local::from_now(wait.of(period, now, cost), latest, now),
-                        source: crate::Source::Local,
-                    };
-                    let held =
-                        held.map(|r| Reservation::new(this.id, key, cost.into(), Held::Local(r)));
-                    (answer, held)
-                }))
-            }
+        let end = wire::micros(end)?;
+        let count = wire::int(count).and_then(|n| u64::try_from(n).ok())?;
+        let t = wire::micros(t)?;
+        let next = reading.wait(t, self.wait(wait, end, count, cost));
+        let answer = Answer {
+            value,
+            next,
+            source: crate::Source::Redis,
+        };
+        // The period the estimate went into started `period - end` before `t`.
+        let held = match reserve {
+            Some(timeout) if value != Usage::Over => Some(Held::Redis {
+                at: (t + end).checked_sub(self.counted.micros)?,
+                deadline: wire::deadline(t, timeout),
+            }),
+            _ => None,
+        };
+        Some((answer, held))
+    }
+
+    fn refused_locally(&self, _cost: (u32, Wait)) -> Option<Answer<Usage>> {
+        let this = &self.counted;
+        this.refuses_locally().then(|| Answer {
+            value: Usage::Over,
+            next: this.store.options().probe,
+            source: crate::Source::Local,
+        })
+    }
+
+    fn fresh(&self, _now: Duration) -> ironward::Period {
+        let this = &self.counted;
+        if self.align {
+            ironward::Period::aligned(this.local_quota, this.span)
+        } else {
+            ironward::Period::new(this.local_quota, this.span)
         }
+    }
+
+    fn local(
+        &self,
+        period: &mut ironward::Period,
+        now: Duration,
+        (cost, _wait): (u32, Wait),
+        reserve: Option<Duration>,
+    ) -> (Usage, Option<ironward::Reservation>) {
+        match reserve {
+            None => (period.take_n(now, cost), None),
+            Some(timeout) => match period.reserve(now, cost, timeout) {
+                // What `take_n` would have answered: `Hit` once it is used up.
+                Ok(reservation) if period.left(now) == 0 => (Usage::Hit, Some(reservation)),
+                Ok(reservation) => (Usage::Under, Some(reservation)),
+                Err(_) => (Usage::Over, None),
+            },
+        }
+    }
+
+    fn local_next(
+        &self,
+        period: &ironward::Period,
+        now: Duration,
+        (cost, wait): (u32, Wait),
+    ) -> Duration {
+        wait.of(period, now, cost)
+    }
+
+    fn next_call(&self, key: Option<&[u8]>, reading: &Reading, _cost: (u32, Wait)) -> Call {
+        let this = &self.counted;
+        let [state] = this.keys(key, ["period"]);
+        let mut call = script::PERIOD_NEXT.call();
+        call.key(state);
+        call.arg(reading.arg()).arg(this.micros);
+        call
+    }
+
+    fn next_decode(
+        &self,
+        reply: &redis::Value,
+        reading: &Reading,
+        (cost, wait): (u32, Wait),
+    ) -> Option<Duration> {
+        let [end, t, count] = wire::items(reply)?;
+        let end = wire::micros(end)?;
+        let count = wire::int(count).and_then(|n| u64::try_from(n).ok())?;
+        Some(reading.wait(wire::micros(t)?, self.wait(wait, end, count, cost)))
     }
 }
 
@@ -550,12 +575,7 @@ impl Wait {
 impl Period {
     /// A fresh fallback counter.
     fn local_period(&self) -> ironward::Period {
-        let this = &self.0.counted;
-        if self.0.align {
-            ironward::Period::aligned(this.local_quota, this.span)
-        } else {
-            ironward::Period::new(this.local_quota, this.span)
-        }
+        self.0.fresh(Duration::ZERO)
     }
 }
 

@@ -4,11 +4,11 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::batch::Call;
 use crate::counted::Counted;
-use crate::local;
+use crate::decide::{self, Common, Kind};
 use crate::meter::{self, Piece};
 use crate::reservation::{self, Held, Reservation};
-use crate::store::Ran;
 use crate::wire::{self, Reading};
 use crate::{Answer, Source, Store, StoreError, script};
 
@@ -172,35 +172,7 @@ impl Sliding {
         now: Duration,
         cost: u32,
     ) -> Result<Duration, StoreError> {
-        let key = Some(key.as_ref());
-        let this = &self.0;
-        let reading = Reading::new(this.store.options().time, now);
-        let [log, ts] = this.keys(key, ["log", "ts"]);
-        let mut call = script::SLIDING_NEXT.call();
-        call.key(log).key(ts);
-        call.arg(reading.arg())
-            .arg(this.quota)
-            .arg(this.micros)
-            .arg(cost);
-        let decode = |reply: &redis::Value| {
-            let [wait, t] = wire::items(reply)?;
-            Some(reading.wait(wire::micros(t)?, wire::wait(wait)?))
-        };
-        let ran = this.store.run(&this.meter, call, decode);
-        match ran.await? {
-            Ran::Answered(wait) => Ok(wait),
-            Ran::Local => {
-                this.store.answered_locally();
-                if this.refuses_locally() {
-                    return Ok(this.store.options().probe);
-                }
-                let make = || self.local_log();
-                let next = |log: &ironward::Sliding, latest| {
-                    local::from_now(log.next_n(now, cost), latest, now)
-                };
-                Ok(this.local.peek(key, now, make, next))
-            }
-        }
+        decide::next(&*self.0, Some(key.as_ref()), now, cost).await
     }
 
     /// Takes an estimate of `estimate` units for `key` at `now`, to be settled at the
@@ -380,6 +352,11 @@ impl Sliding {
         decided
     }
 
+    /// A fresh fallback log.
+    fn local_log(&self) -> ironward::Sliding {
+        self.0.fresh(Duration::ZERO)
+    }
+
     /// What [`take_key`](Sliding::take_key) decides, before it is counted; with `reserve`
     /// (a time-out), an admitted cost is also a [`Reservation`] to settle.
     async fn decide(
@@ -389,86 +366,116 @@ impl Sliding {
         cost: u32,
         reserve: Option<Duration>,
     ) -> Result<(Answer<bool>, Option<Reservation>), StoreError> {
-        let this = &self.0;
-        let reservation = |held| Reservation::new(this.id, key, f64::from(cost), held);
-        if let Some(next) = this.blocked.check(key, now, f64::from(cost)) {
-            this.store.answered_blocked();
-            let answer = Answer {
-                value: false,
-                next,
-                source: Source::Redis,
-            };
-            return Ok((answer, None));
-        }
-        let reading = Reading::new(this.store.options().time, now);
-        let [log, ts] = this.keys(key, ["log", "ts"]);
+        decide::decide(&*self.0, key, now, cost, reserve).await
+    }
+}
+
+/// A sliding log's part of the skeleton: `lua/sliding.lua` in Redis, a core log in the
+/// fallback.
+impl Kind for Counted<ironward::Sliding> {
+    type Core = ironward::Sliding;
+    type Value = bool;
+    type Cost = u32;
+
+    const REFUSED: bool = false;
+
+    fn common(&self) -> Common<'_, ironward::Sliding> {
+        Counted::common(self)
+    }
+
+    fn admitted(value: bool) -> bool {
+        value
+    }
+
+    fn amount(cost: u32) -> f64 {
+        f64::from(cost)
+    }
+
+    fn call(&self, key: Option<&[u8]>, reading: &Reading, cost: u32) -> Call {
+        let [log, ts] = self.keys(key, ["log", "ts"]);
         let mut call = script::SLIDING.call();
         call.key(log).key(ts);
         call.arg(reading.arg())
-            .arg(this.quota)
-            .arg(this.micros)
-            .arg(this.ttl_ms)
+            .arg(self.quota)
+            .arg(self.micros)
+            .arg(self.ttl_ms)
             .arg(cost);
-        let decode = |reply: &redis::Value| {
-            let [admitted, wait, t] = wire::items(reply)?;
-            let value = match wire::int(admitted)? {
-                1 => true,
-                0 => false,
-                _ => return None,
-            };
-            let t = wire::micros(t)?;
-            let answer = Answer {
-                value,
-                next: reading.wait(t, wire::wait(wait)?),
-                source: Source::Redis,
-            };
-            // The estimate was pushed stamped with the reading the script decided at.
-            let held = reserve.filter(|_| value).map(|timeout| Held::Redis {
-                at: t,
-                deadline: wire::deadline(t, timeout),
-            });
-            Some((answer, held))
+        call
+    }
+
+    fn decode(
+        &self,
+        reply: &redis::Value,
+        reading: &Reading,
+        _cost: u32,
+        reserve: Option<Duration>,
+    ) -> Option<(Answer<bool>, Option<Held>)> {
+        let [admitted, wait, t] = wire::items(reply)?;
+        let value = match wire::int(admitted)? {
+            1 => true,
+            0 => false,
+            _ => return None,
         };
-        let ran = this.store.run(&this.meter, call, decode);
-        match ran.await? {
-            Ran::Answered((answer, held)) => {
-                this.blocked
-                    .note(key, now, !answer.value, answer.next, f64::from(cost));
-                Ok((answer, held.map(reservation)))
-            }
-            Ran::Local => {
-                this.store.answered_locally();
-                if this.refuses_locally() {
-                    let answer = Answer {
-                        value: false,
-                        next: this.store.options().probe,
-                        source: Source::Local,
-                    };
-                    return Ok((answer, None));
-                }
-                let make = || self.local_log();
-                Ok(this.local.with(key, now, make, |log, latest| {
-                    let (value, held) = match reserve {
-                        None => (log.take_n(now, cost), None),
-                        Some(timeout) => match log.reserve(now, cost, timeout) {
-                            Ok(held) => (true, Some(reservation(Held::Local(held)))),
-                            Err(_) => (false, None),
-                        },
-                    };
-                    let answer = Answer {
-                        value,
-                        next: local::from_now(log.next_n(now, cost), latest, now),
-                        source: Source::Local,
-                    };
-                    (answer, held)
-                }))
-            }
+        let t = wire::micros(t)?;
+        let answer = Answer {
+            value,
+            next: reading.wait(t, wire::wait(wait)?),
+            source: Source::Redis,
+        };
+        // The estimate was pushed stamped with the reading the script decided at.
+        let held = reserve.filter(|_| value).map(|timeout| Held::Redis {
+            at: t,
+            deadline: wire::deadline(t, timeout),
+        });
+        Some((answer, held))
+    }
+
+    fn refused_locally(&self, _cost: u32) -> Option<Answer<bool>> {
+        self.refuses_locally().then(|| Answer {
+            value: false,
+            next: self.store.options().probe,
+            source: Source::Local,
+        })
+    }
+
+    fn fresh(&self, _now: Duration) -> ironward::Sliding {
+        ironward::Sliding::new(self.local_quota, self.span)
+    }
+
+    fn local(
+        &self,
+        log: &mut ironward::Sliding,
+        now: Duration,
+        cost: u32,
+        reserve: Option<Duration>,
+    ) -> (bool, Option<ironward::Reservation>) {
+        match reserve {
+            None => (log.take_n(now, cost), None),
+            Some(timeout) => match log.reserve(now, cost, timeout) {
+                Ok(held) => (true, Some(held)),
+                Err(_) => (false, None),
+            },
         }
     }
 
-    /// A fresh fallback log.
-    fn local_log(&self) -> ironward::Sliding {
-        ironward::Sliding::new(self.0.local_quota, self.0.span)
+    fn local_next(&self, log: &ironward::Sliding, now: Duration, cost: u32) -> Duration {
+        log.next_n(now, cost)
+    }
+
+    fn next_call(&self, key: Option<&[u8]>, reading: &Reading, cost: u32) -> Call {
+        let [log, ts] = self.keys(key, ["log", "ts"]);
+        let mut call = script::SLIDING_NEXT.call();
+        call.key(log).key(ts);
+        call.arg(reading.arg())
+            .arg(self.quota)
+            .arg(self.micros)
+            .arg(cost);
+        call
+    }
+
+    fn next_decode(&self, reply: &redis::Value, reading: &Reading, _cost: u32) -> Option<Duration> {
+        let [wait, t] = wire::items(reply)?;
+        Some(reading.wait(wire::micros(t)?, wire::wait(wait)?))
     }
 }
 

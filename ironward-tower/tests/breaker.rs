@@ -163,8 +163,8 @@ async fn a_refusal_carries_the_numbers_the_core_decided_by() {
 #[tokio::test(start_paused = true)]
 async fn two_clones_see_one_breaker() {
     // Clones are how a server or a client pool shares a service; they must share the record
-    // (tower#794 and axum#2634 are the complaint about tower's RateLimit, whose clones do not).
-    // So must every service one layer makes, and every clone of the layer.
+    // (tower's own RateLimit keeps its window in each clone, so a cloned service limits each
+    // clone apart). So must every service one layer makes, and every clone of the layer.
     let (dice, roll) = scripted_dice();
     let reached = Arc::new(AtomicUsize::new(0));
     let layer = BreakerLayer::new(SRE)

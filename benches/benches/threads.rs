@@ -23,92 +23,24 @@
 //! which are not about time. `scripts/bench` turns the estimates into `BENCHMARKS.md`.
 
 mod common;
+#[path = "threads/harness.rs"]
+mod harness;
 
 use common::{answer, answered, group, send};
+use harness::{lock, shared};
 
 use std::hint::black_box;
 use std::num::NonZeroU32;
-use std::sync::{Barrier, Mutex, MutexGuard, PoisonError};
+use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use criterion::{BenchmarkGroup, Criterion, measurement::WallTime};
+use criterion::Criterion;
 use failsafe::CircuitBreaker;
 use ironward::{Breaker, Bucket, Budget, SRE, SharedBucket, SharedBudget, Sre};
 use ironward_tower::GateLayer;
 use tower::limit::ConcurrencyLimitLayer;
 use tower::{Layer, service_fn};
-
-/// Makes `iters` decisions over as many threads as `states` has entries, one state each (a
-/// reference to the shared handle, or a clone of a service sharing it), started together.
-/// Returns the wall time from the first start to the last end, and how many decisions
-/// `decide` allowed.
-fn run<T: Send>(
-    iters: u64,
-    states: Vec<T>,
-    decide: impl Fn(&mut T) -> bool + Sync,
-) -> (Duration, u64) {
-    let threads = states.len() as u64;
-    let barrier = Barrier::new(states.len());
-    let spans: Vec<(Instant, Instant, u64)> = thread::scope(|s| {
-        let workers: Vec<_> = (0u64..)
-            .zip(states)
-            .map(|(i, mut state)| {
-                let count = iters / threads + u64::from(i < iters % threads);
-                let (barrier, decide) = (&barrier, &decide);
-                s.spawn(move || {
-                    barrier.wait();
-                    let start = Instant::now();
-                    let mut allowed = 0u64;
-                    for _ in 0..count {
-                        allowed += u64::from(black_box(decide(&mut state)));
-                    }
-                    (start, Instant::now(), allowed)
-                })
-            })
-            .collect();
-        workers
-            .into_iter()
-            .map(|worker| worker.join().expect("a bench thread panicked"))
-            .collect()
-    });
-    let start = spans
-        .iter()
-        .map(|span| span.0)
-        .min()
-        .expect("at least one thread");
-    let end = spans
-        .iter()
-        .map(|span| span.1)
-        .max()
-        .expect("at least one thread");
-    (end - start, spans.iter().map(|span| span.2).sum())
-}
-
-/// Benches `decide` on `threads` threads sharing what `states` makes, checking that every
-/// decision was allowed (`allowed`) or that none was.
-fn shared<'a, T: Send>(
-    g: &mut BenchmarkGroup<'a, WallTime>,
-    id: &str,
-    threads: usize,
-    allowed: bool,
-    states: impl Fn(usize) -> Vec<T>,
-    decide: impl Fn(&mut T) -> bool + Sync,
-) {
-    g.bench_function(id, |b| {
-        b.iter_custom(|iters| {
-            let (elapsed, passed) = run(iters, states(threads), &decide);
-            assert_eq!(passed, if allowed { iters } else { 0 }, "{id}");
-            elapsed
-        });
-    });
-}
-
-/// Locks a shared core value; nothing here panics under the lock, but a poisoned lock would
-/// still hold a sound value, as ironward-tower reads it.
-fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
-    mutex.lock().unwrap_or_else(PoisonError::into_inner)
-}
 
 /// One token bucket shared by the threads: ironward's `SharedBucket` (its theoretical
 /// arrival time in one `AtomicU64`, a take one compare-and-swap, a refusal one load), the

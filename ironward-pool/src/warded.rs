@@ -9,8 +9,8 @@ use std::time::Duration;
 use ironward::{
     Breaker, CircuitBreaker, ConnectPermit, Outcome, Piece, RECONNECT, Reconnect, Refusal, Ward,
 };
-use ironward_tokio::meter::{DEFAULT_NAME, Decisions, Level};
-use ironward_tokio::{Clock, Dice};
+use ironward_tokio::meter::{Decisions, Level};
+use ironward_tokio::{Clock, Dice, Knobs};
 
 use crate::error::{ConnectRefused, WardError};
 
@@ -70,7 +70,7 @@ impl<M: Clone, B: CircuitBreaker> Clone for Warded<M, B> {
 impl<M, B: CircuitBreaker> fmt::Debug for Warded<M, B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Warded")
-            .field("name", &self.shared.name)
+            .field("name", &self.shared.knobs.name)
             .finish_non_exhaustive()
     }
 }
@@ -78,10 +78,9 @@ impl<M, B: CircuitBreaker> fmt::Debug for Warded<M, B> {
 /// What every clone of a [`Warded`] and every [`Handle`] share.
 struct Shared<B: CircuitBreaker> {
     state: Mutex<State<B>>,
-    clock: Clock,
-    dice: Dice,
+    /// The name, the clock and the dice the ward decides by; a ward has no shadow mode.
+    knobs: Knobs,
     cpu: Cpu,
-    name: &'static str,
     counts: Counters,
     connects: Decisions,
     checkouts: Decisions,
@@ -168,9 +167,7 @@ impl<M> Warded<M> {
     /// ```
     pub fn for_breaker<B: CircuitBreaker>(inner: M, policy: Reconnect<B::Policy>) -> Warded<M, B> {
         let parts = Parts {
-            clock: Clock::monotonic(),
-            dice: Dice::random(),
-            name: DEFAULT_NAME,
+            knobs: Knobs::default(),
             cpu: Arc::new(|| 0),
         };
         Warded::build(inner, policy, parts)
@@ -179,22 +176,16 @@ impl<M> Warded<M> {
 
 impl<M, B: CircuitBreaker> Warded<M, B> {
     fn build(inner: M, policy: Reconnect<B::Policy>, parts: Parts) -> Self {
-        let Parts {
-            clock,
-            dice,
-            name,
-            cpu,
-        } = parts;
-        let ward = Ward::for_breaker(policy, clock.now());
+        let Parts { knobs, cpu } = parts;
+        let name = knobs.name;
+        let ward = Ward::for_breaker(policy, knobs.clock.now());
         let shared = Shared {
             state: Mutex::new(State {
                 ward,
                 throttling: false,
             }),
-            clock,
-            dice,
+            knobs,
             cpu,
-            name,
             counts: Counters::default(),
             connects: Decisions::new("pool_connect", name, "refused", CONNECT_REASONS),
             checkouts: Decisions::new("pool_checkout", name, "refused", CHECKOUT_REASONS),
@@ -213,21 +204,21 @@ impl<M, B: CircuitBreaker> Warded<M, B> {
     /// taken from.
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
-        self.rebuild(|parts| parts.clock = clock)
+        self.rebuild(|parts| parts.knobs.clock = clock)
     }
 
     /// The same manager with a ward made anew drawing from `dice` (for tests,
     /// a [`Dice::from_fn`] of fixed draws).
     #[must_use]
     pub fn with_dice(self, dice: Dice) -> Self {
-        self.rebuild(|parts| parts.dice = dice)
+        self.rebuild(|parts| parts.knobs.dice = dice)
     }
 
     /// The same manager with a ward made anew, reporting under `name` (the `name` label of
     /// its metrics and the field of its events).
     #[must_use]
     pub fn with_name(self, name: &'static str) -> Self {
-        self.rebuild(|parts| parts.name = name)
+        self.rebuild(|parts| parts.knobs.name = name)
     }
 
     /// The same manager with a ward that reads this server's CPU in thousandths from `cpu`,
@@ -244,9 +235,7 @@ impl<M, B: CircuitBreaker> Warded<M, B> {
             .policy()
             .clone();
         let mut parts = Parts {
-            clock: self.shared.clock.clone(),
-            dice: self.shared.dice.clone(),
-            name: self.shared.name,
+            knobs: self.shared.knobs.clone(),
             cpu: Arc::clone(&self.shared.cpu),
         };
         change(&mut parts);
@@ -321,16 +310,14 @@ type Cpu = Arc<dyn Fn() -> u32 + Send + Sync>;
 
 /// What a ward is made with besides its policy.
 struct Parts {
-    clock: Clock,
-    dice: Dice,
-    name: &'static str,
+    knobs: Knobs,
     cpu: Cpu,
 }
 
 impl<B: CircuitBreaker> Shared<B> {
     fn ask(self: &Arc<Self>) -> Result<Pending<B>, ConnectRefused<B::Reason>> {
-        let now = self.clock.now();
-        let roll = self.dice.roll();
+        let now = self.knobs.clock.now();
+        let roll = self.knobs.dice.roll();
         let mut state = ironward_tokio::lock(&self.state);
         match state.ward.connect(now, roll) {
             Ok(permit) => {
@@ -357,7 +344,7 @@ impl<B: CircuitBreaker> Shared<B> {
             self.ratio.set(B::ratio_of(reason));
         }
         tracing::debug!(
-            name = self.name,
+            name = self.knobs.name,
             piece = piece.name(),
             next = ?refusal.next(),
             reason = %refusal,
@@ -366,8 +353,8 @@ impl<B: CircuitBreaker> Shared<B> {
     }
 
     fn settle(&self, permit: ConnectPermit<B::Permit>, ok: bool) {
-        let now = self.clock.now();
-        let roll = self.dice.roll();
+        let now = self.knobs.clock.now();
+        let roll = self.knobs.dice.roll();
         let mut state = ironward_tokio::lock(&self.state);
         let was_failing = state.ward.is_failing();
         if ok {
@@ -386,21 +373,21 @@ impl<B: CircuitBreaker> Shared<B> {
         drop(state);
         if failing && !was_failing {
             tracing::debug!(
-                name = self.name,
+                name = self.knobs.name,
                 failures,
                 next = ?next,
                 "connects failing: the ward backs off"
             );
         } else if !failing && was_failing {
             tracing::debug!(
-                name = self.name,
+                name = self.knobs.name,
                 "a connect succeeded: the ward stops backing off"
             );
         }
     }
 
     fn record(&self, outcome: Outcome) {
-        let now = self.clock.now();
+        let now = self.knobs.clock.now();
         let mut state = ironward_tokio::lock(&self.state);
         state.ward.record(outcome, now);
         self.watch(&mut state, now);
@@ -415,13 +402,13 @@ impl<B: CircuitBreaker> Shared<B> {
             self.ratio.set(ratio);
             if throttling {
                 tracing::debug!(
-                    name = self.name,
+                    name = self.knobs.name,
                     ratio,
                     "the ward's breaker starts refusing connects"
                 );
             } else {
                 tracing::debug!(
-                    name = self.name,
+                    name = self.knobs.name,
                     "the ward's breaker lets every connect through"
                 );
             }

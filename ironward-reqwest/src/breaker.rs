@@ -3,7 +3,7 @@
 use std::sync::Arc;
 
 use ironward::Sre;
-use ironward_tokio::{Clock, Dice, SharedBreaker, SharedCircuitBreaker};
+use ironward_tokio::{Clock, Dice, Knobs, SharedBreaker, SharedCircuitBreaker};
 
 use crate::classify::Verdict;
 use crate::meter::{BreakerMeter, DEFAULT_NAME};
@@ -66,8 +66,9 @@ use crate::meter::{BreakerMeter, DEFAULT_NAME};
 #[derive(Debug)]
 pub struct ClientBreaker<B: SharedCircuitBreaker = SharedBreaker> {
     breaker: Arc<B>,
-    clock: Clock,
-    dice: Dice,
+    /// The clock and the dice the breaker decides by; its name is its meter's, and a client
+    /// breaker has no shadow mode.
+    knobs: Knobs,
     meter: Arc<BreakerMeter>,
 }
 
@@ -76,8 +77,7 @@ impl<B: SharedCircuitBreaker> Clone for ClientBreaker<B> {
     fn clone(&self) -> Self {
         Self {
             breaker: Arc::clone(&self.breaker),
-            clock: self.clock.clone(),
-            dice: self.dice.clone(),
+            knobs: self.knobs.clone(),
             meter: Arc::clone(&self.meter),
         }
     }
@@ -114,7 +114,7 @@ impl ClientBreaker {
     /// ```
     pub fn for_breaker<B: SharedCircuitBreaker>(policy: B::Policy) -> ClientBreaker<B> {
         let meter = Arc::new(BreakerMeter::new(DEFAULT_NAME, B::REFUSALS));
-        ClientBreaker::with_sources(policy, Clock::monotonic(), Dice::random(), meter)
+        ClientBreaker::with_sources(policy, Knobs::default(), meter)
     }
 }
 
@@ -136,7 +136,11 @@ impl<B: SharedCircuitBreaker> ClientBreaker<B> {
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
         let policy = self.breaker.policy();
-        Self::with_sources(policy, clock, self.dice, self.meter)
+        let knobs = Knobs {
+            clock,
+            ..self.knobs
+        };
+        Self::with_sources(policy, knobs, self.meter)
     }
 
     /// The same breaker rolling `dice` (for example [`Dice::seeded`] in a test).
@@ -152,7 +156,7 @@ impl<B: SharedCircuitBreaker> ClientBreaker<B> {
     /// ```
     #[must_use]
     pub fn with_dice(mut self, dice: Dice) -> Self {
-        self.dice = dice;
+        self.knobs.dice = dice;
         self
     }
 
@@ -173,6 +177,7 @@ impl<B: SharedCircuitBreaker> ClientBreaker<B> {
     /// ```
     #[must_use]
     pub fn with_name(mut self, name: &'static str) -> Self {
+        self.knobs.name = name;
         self.meter = Arc::new(BreakerMeter::new(name, B::REFUSALS));
         self
     }
@@ -206,15 +211,15 @@ impl<B: SharedCircuitBreaker> ClientBreaker<B> {
     /// ```
     #[must_use]
     pub fn ratio(&self) -> f64 {
-        self.breaker.ratio(self.clock.now())
+        self.breaker.ratio(self.knobs.clock.now())
     }
 
     /// Asks to send one attempt now, and reports the answer: the count, and for a refusal
     /// the drop fraction and a debug event with the numbers that decided it (a refusal is an
     /// answer, not an error).
     pub(crate) fn allow(&self) -> Option<B::Permit> {
-        let roll = self.dice.roll();
-        let now = self.clock.now();
+        let roll = self.knobs.dice.roll();
+        let now = self.knobs.clock.now();
         let checked = self.breaker.check(now, roll);
         match checked {
             Ok(permit) => {
@@ -241,17 +246,16 @@ impl<B: SharedCircuitBreaker> ClientBreaker<B> {
     pub(crate) fn settle(&self, permit: B::Permit, verdict: Verdict) {
         // The breaker made the permit, so nothing comes back.
         let _ = match verdict {
-            Verdict::Pass => self.breaker.pass(permit, self.clock.now()),
-            Verdict::Fail => self.breaker.fail(permit, self.clock.now()),
+            Verdict::Pass => self.breaker.pass(permit, self.knobs.clock.now()),
+            Verdict::Fail => self.breaker.fail(permit, self.knobs.clock.now()),
             Verdict::Neither => None,
         };
     }
 
-    fn with_sources(policy: B::Policy, clock: Clock, dice: Dice, meter: Arc<BreakerMeter>) -> Self {
+    fn with_sources(policy: B::Policy, knobs: Knobs, meter: Arc<BreakerMeter>) -> Self {
         Self {
-            breaker: Arc::new(B::new(policy, clock.now())),
-            clock,
-            dice,
+            breaker: Arc::new(B::new(policy, knobs.clock.now())),
+            knobs,
             meter,
         }
     }

@@ -36,7 +36,7 @@ impl<B: SharedCircuitBreaker> Middleware for RetryMiddleware<B> {
         };
         // The clock is read when the call starts, which is when its first attempt is asked
         // for too, when each attempt ends, and after each wait, for the attempt it was for.
-        let mut asked = self.clock.now();
+        let mut asked = self.knobs.clock.now();
         let mut run = Run::new(self.settings, &call, asked);
         let mut request = req;
         let mut last: Option<Failed> = None;
@@ -61,7 +61,7 @@ impl<B: SharedCircuitBreaker> Middleware for RetryMiddleware<B> {
             drop(last.take());
             let sent = next.clone().run(request, extensions);
             let result = tokio::time::timeout(timeout.duration(), sent).await;
-            let now = self.clock.now();
+            let now = self.knobs.clock.now();
             let settle = |verdict| {
                 if let (Some(breaker), Some(permit)) = (&self.breaker, permit) {
                     breaker.settle(permit, verdict);
@@ -121,8 +121,8 @@ impl<B: SharedCircuitBreaker> Middleware for RetryMiddleware<B> {
                 reason = %failed,
                 "retrying request"
             );
-            self.clock.sleep(wait).await;
-            asked = self.clock.now();
+            self.knobs.clock.sleep(wait).await;
+            asked = self.knobs.clock.now();
             spare = retry.try_clone();
             request = retry;
             last = Some(failed);

@@ -7,7 +7,7 @@ use std::time::Duration;
 use http::HeaderName;
 use ironward::SharedBudget;
 use ironward::http_retry::{Reading, Settings};
-use ironward_tokio::{Clock, Dice};
+use ironward_tokio::{Clock, Dice, Knobs};
 
 use crate::ClientBreaker;
 use crate::meter::{DEFAULT_NAME, RetryMeter};
@@ -162,8 +162,9 @@ pub struct RetryMiddleware<B: SharedCircuitBreaker = SharedBreaker> {
     pub(crate) idempotency_header: Option<HeaderName>,
     pub(crate) budget: Option<Arc<SharedBudget>>,
     pub(crate) breaker: Option<ClientBreaker<B>>,
-    pub(crate) dice: Dice,
-    pub(crate) clock: Clock,
+    /// The name (also the meter's), the clock the waits and the budget read, and the dice of
+    /// the jitter; a retry has no shadow mode.
+    pub(crate) knobs: Knobs,
     pub(crate) wall_clock: Clock,
     /// The handles it reports through, registered when it sends its first attempt.
     pub(crate) meter: Arc<RetryMeter>,
@@ -194,8 +195,7 @@ impl RetryMiddleware {
             idempotency_header: Some(IDEMPOTENCY_KEY),
             budget: None,
             breaker: None,
-            dice: Dice::random(),
-            clock: Clock::monotonic(),
+            knobs: Knobs::default(),
             wall_clock: Clock::unix(),
             meter: Arc::new(RetryMeter::new(DEFAULT_NAME)),
         }
@@ -292,8 +292,7 @@ impl<B: SharedCircuitBreaker> RetryMiddleware<B> {
             idempotency_header: self.idempotency_header,
             budget: self.budget,
             breaker: Some(breaker),
-            dice: self.dice,
-            clock: self.clock,
+            knobs: self.knobs,
             wall_clock: self.wall_clock,
             meter: self.meter,
         }
@@ -317,7 +316,7 @@ impl<B: SharedCircuitBreaker> RetryMiddleware<B> {
     /// ```
     #[must_use]
     pub fn with_dice(mut self, dice: Dice) -> Self {
-        self.dice = dice;
+        self.knobs.dice = dice;
         self
     }
 
@@ -342,7 +341,7 @@ impl<B: SharedCircuitBreaker> RetryMiddleware<B> {
     /// ```
     #[must_use]
     pub fn with_clock(mut self, clock: Clock) -> Self {
-        self.clock = clock;
+        self.knobs.clock = clock;
         self
     }
 
@@ -411,6 +410,7 @@ impl<B: SharedCircuitBreaker> RetryMiddleware<B> {
     /// ```
     #[must_use]
     pub fn with_name(mut self, name: &'static str) -> Self {
+        self.knobs.name = name;
         self.meter = Arc::new(RetryMeter::new(name));
         self
     }
@@ -481,7 +481,7 @@ impl<B: SharedCircuitBreaker> RetryMiddleware<B> {
             Reading {
                 now,
                 unix: self.wall_clock.now(),
-                roll: self.dice.roll(),
+                roll: self.knobs.dice.roll(),
             }
         } else {
             Reading {
@@ -507,8 +507,7 @@ impl<B: SharedCircuitBreaker> Clone for RetryMiddleware<B> {
             idempotency_header: self.idempotency_header.clone(),
             budget: self.budget.clone(),
             breaker: self.breaker.clone(),
-            dice: self.dice.clone(),
-            clock: self.clock.clone(),
+            knobs: self.knobs.clone(),
             wall_clock: self.wall_clock.clone(),
             meter: Arc::clone(&self.meter),
         }
@@ -536,7 +535,7 @@ mod tests {
         assert_eq!(middleware.idempotency_header(), Some(&IDEMPOTENCY_KEY));
         assert_eq!(middleware.attempt_timeout(), None);
         assert!(middleware.budget.is_none() && middleware.breaker.is_none());
-        assert_eq!(format!("{:?}", middleware.clock), "Clock::monotonic");
+        assert_eq!(format!("{:?}", middleware.knobs.clock), "Clock::monotonic");
         assert_eq!(format!("{:?}", middleware.wall_clock), "Clock::unix");
     }
 

@@ -12,6 +12,7 @@
 //! | --- | --- |
 //! | [`Clock`] | `now` as a `Duration`: tokio's monotonic clock (so `tokio::time::pause` drives it), a [coarse](Clock::coarse) monotonic clock read in one load, the wall clock, a [manual](Clock::manual) clock a test moves, or a closure; and [`Clock::sleep`] on the same clock |
 //! | [`Dice`] | draws from `[0, 1)`: real randomness, a seeded sequence, or a closure |
+//! | [`Knobs`], [`Mode`] | the name, clock, dice and mode every edge is built with, their defaults written once |
 //! | [`lock`] | a `Mutex` lock that passes over poison, for core values that cannot be left half-updated |
 //! | [`SharedBreaker`] | the SRE circuit breaker shared by `&`, a healthy backend's calls let through and recorded without a lock |
 //! | [`SharedCircuitBreaker`] | a breaker of any family shared by `&`, the form the edges take: [`SharedBreaker`], or any core [`CircuitBreaker`](ironward::CircuitBreaker) behind a `Mutex` |
@@ -49,6 +50,7 @@
 mod breaker;
 mod clock;
 mod dice;
+mod knobs;
 mod limit;
 mod limiter;
 pub mod meter;
@@ -61,6 +63,7 @@ use std::sync::{Mutex, MutexGuard, PoisonError};
 pub use breaker::{BreakerPermit, SharedBreaker, SharedCircuitBreaker};
 pub use clock::{Clock, Delay, Hand};
 pub use dice::Dice;
+pub use knobs::{Knobs, Mode};
 pub use limit::Quota;
 pub use limiter::{
     Admission, LimiterPermit, LimiterRefusal, QUEUE, Queue, Queued, SharedLimiter, Waiter,

@@ -86,11 +86,9 @@ pub mod criticality;
 pub mod deadline;
 pub mod gate;
 pub mod http;
-mod knobs;
 pub mod limiter;
 mod lock;
 mod meter;
-mod mode;
 pub mod rate_limit;
 pub mod retry;
 pub mod shed;
@@ -107,9 +105,8 @@ pub use deadline::{
     DeadlineExceeded, DeadlineFuture, DeadlineLayer, DeadlineService, RequestDeadline, grpc_timeout,
 };
 pub use gate::{GateFull, GateFuture, GateLayer, GateService};
-pub use ironward_tokio::{Clock, Dice, LimiterRefusal, QUEUE, Queue, Queued};
+pub use ironward_tokio::{Clock, Dice, LimiterRefusal, Mode, QUEUE, Queue, Queued};
 pub use limiter::{LimiterFuture, LimiterLayer, LimiterRefused, LimiterService};
-pub use mode::Mode;
 pub use rate_limit::{
     ClientAddr, Headroom, KindMismatch, Limited, ProxyHeader, Quota, QuotaFuture, QuotaLayer,
     QuotaService, QuotaTuner,

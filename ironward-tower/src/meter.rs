@@ -13,6 +13,7 @@
 //! [`Layer::layer`]: tower_layer::Layer::layer
 
 use ironward::Criticality;
+use ironward_tokio::Knobs;
 use ironward_tokio::meter::Decisions;
 pub(crate) use ironward_tokio::meter::{DEFAULT_NAME, Ending, Level, Retries as RetryMeter};
 
@@ -42,6 +43,12 @@ impl Meter {
             mode,
             decisions: Decisions::new(piece, name, mode.refusal(), reasons),
         }
+    }
+
+    /// The counters of a layer of `piece` under `knobs`' name and mode, refusing for
+    /// `reasons`.
+    pub(crate) fn of(knobs: &Knobs, piece: &'static str, reasons: &'static [&'static str]) -> Self {
+        Self::new(piece, knobs.name, reasons, knobs.mode)
     }
 
     /// The same counters split by the class of each call (a `criticality` label), for a layer

@@ -31,7 +31,7 @@ impl<B: CircuitBreaker> Clone for Handle<B> {
 impl<B: CircuitBreaker> fmt::Debug for Handle<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Handle")
-            .field("name", &self.shared.name)
+            .field("name", &self.shared.knobs.name)
             .field("counts", &self.counts())
             .finish_non_exhaustive()
     }
@@ -63,8 +63,8 @@ impl<B: CircuitBreaker> Handle<B> {
 
     /// Changes the policy now, keeping the ward's history ([`Ward::retune`]).
     pub fn retune(&self, policy: Reconnect<B::Policy>) {
-        let now = self.shared.clock.now();
-        tracing::debug!(name = self.shared.name, ?policy, "ward retuned");
+        let now = self.shared.knobs.clock.now();
+        tracing::debug!(name = self.shared.knobs.name, ?policy, "ward retuned");
         ironward_tokio::lock(&self.shared.state)
             .ward
             .retune(policy, now);
@@ -100,7 +100,7 @@ impl<B: CircuitBreaker> Handle<B> {
 
     /// The breaker's drop fraction now ([`Ward::ratio`]): the share of connects it refuses.
     pub fn ratio(&self) -> f64 {
-        let now = self.shared.clock.now();
+        let now = self.shared.knobs.clock.now();
         ironward_tokio::lock(&self.shared.state).ward.ratio(now)
     }
 
@@ -111,7 +111,7 @@ impl<B: CircuitBreaker> Handle<B> {
 
     /// How long from now until a connect could next be let through ([`Ward::next`]).
     pub fn next(&self) -> Duration {
-        let now = self.shared.clock.now();
+        let now = self.shared.knobs.clock.now();
         ironward_tokio::lock(&self.shared.state).ward.next(now)
     }
 
@@ -139,7 +139,7 @@ impl<B: CircuitBreaker> Handle<B> {
     /// ```
     pub fn checkout(&self) -> Result<Checkout<B>, CheckoutRefused> {
         let shared = &self.shared;
-        let now = shared.clock.now();
+        let now = shared.knobs.clock.now();
         let cpu = (shared.cpu)();
         let answer = ironward_tokio::lock(&shared.state).ward.checkout(now, cpu);
         match answer {
@@ -160,7 +160,7 @@ impl<B: CircuitBreaker> Handle<B> {
                     ironward::CheckoutRefusal::Shed(_) => 1,
                 };
                 shared.checkouts.refused(reason);
-                tracing::debug!(name = shared.name, reason = %refusal, "ward refused a checkout");
+                tracing::debug!(name = shared.knobs.name, reason = %refusal, "ward refused a checkout");
                 Err(CheckoutRefused::new(refusal))
             }
         }
@@ -195,7 +195,7 @@ impl<B: CircuitBreaker> Checkout<B> {
 impl<B: CircuitBreaker> Drop for Checkout<B> {
     fn drop(&mut self) {
         if let Some(slot) = self.slot.take() {
-            let now = self.shared.clock.now();
+            let now = self.shared.knobs.clock.now();
             ironward_tokio::lock(&self.shared.state)
                 .ward
                 .checkin(slot, now);

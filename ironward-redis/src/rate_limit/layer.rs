@@ -8,6 +8,7 @@ use std::time::Duration;
 use http::HeaderName;
 use http::request::Parts;
 use ironward::Usage;
+use ironward_tokio::Knobs;
 use ironward_tower::{Clock, Limited, Quota};
 use tower::Layer;
 
@@ -102,8 +103,9 @@ pub struct FleetQuotaLayer {
 pub(super) struct Shared {
     limit: Quota,
     limiter: Limiter,
-    clock: Clock,
-    policy: &'static str,
+    /// The policy's name and the clock every budget reads (the wall clock by default, which
+    /// every process of a fleet shares); a fleet quota has no dice and no shadow mode.
+    knobs: Knobs,
     /// `None` for one budget for every request.
     extract: Option<Extract>,
 }
@@ -141,8 +143,10 @@ impl FleetQuotaLayer {
             shared: Arc::new(Shared {
                 limit,
                 limiter,
-                clock: Clock::unix(),
-                policy: "default",
+                knobs: Knobs {
+                    clock: Clock::unix(),
+                    ..Knobs::default()
+                },
                 extract: None,
             }),
         }
@@ -177,14 +181,14 @@ impl FleetQuotaLayer {
     /// The same layer on `clock` instead of the Unix wall clock.
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
-        self.with(|shared| shared.clock = clock)
+        self.with(|shared| shared.knobs.clock = clock)
     }
 
     /// The same layer under the policy name `policy`, which the `RateLimit` and
     /// `RateLimit-Policy` fields give (see [`Limited::named`]).
     #[must_use]
     pub fn with_name(self, policy: &'static str) -> Self {
-        self.with(|shared| shared.policy = policy)
+        self.with(|shared| shared.knobs.name = policy)
     }
 
     /// The limit each budget follows.
@@ -212,7 +216,7 @@ impl Shared {
     pub(super) async fn take(&self, parts: &Parts) -> Result<(), Limited> {
         let key = self.extract.as_ref().and_then(|extract| extract(parts));
         let key = key.as_deref();
-        let now = self.clock.now();
+        let now = self.knobs.clock.now();
         let decided: Result<(bool, Duration), StoreError> = match &self.limiter {
             Limiter::Bucket(bucket) => bucket
                 .take_key(key, now, 1.0)
@@ -234,7 +238,7 @@ impl Shared {
             // long as Redis was given.
             Err(_) => self.limiter.store().options().timeout,
         };
-        Err(Limited::for_limit(&self.limit, wait).named(self.policy))
+        Err(Limited::for_limit(&self.limit, wait).named(self.knobs.name))
     }
 }
 
@@ -268,9 +272,9 @@ impl fmt::Debug for Shared {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("FleetQuotaLayer")
             .field("limit", &self.limit)
-            .field("policy", &self.policy)
+            .field("policy", &self.knobs.name)
             .field("keyed", &self.extract.is_some())
-            .field("clock", &self.clock)
+            .field("clock", &self.knobs.clock)
             .field("source", &self.limiter.store().source())
             .finish()
     }

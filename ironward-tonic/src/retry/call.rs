@@ -49,7 +49,7 @@ where
     // The timer first: no attempt's `grpc-timeout`, counted from the clock read after it, can
     // end before it (tonic's `Channel` cuts an attempt there, as an error of its own).
     let mut cut = Cut::after(limit);
-    let start = config.clock.now();
+    let start = config.knobs.clock.now();
     let deadline = limit.map(|limit| start.saturating_add(limit));
     let ending = |attempts| Ending {
         meter: Arc::clone(&config.meter),
@@ -78,7 +78,7 @@ where
         // It is reported, as one attempt and a call committed.
         Read::Over(body) => {
             if let Some(deadline) = deadline {
-                let left = deadline.saturating_sub(config.clock.now());
+                let left = deadline.saturating_sub(config.knobs.clock.now());
                 parts.headers.insert(GRPC_TIMEOUT, timeout::encode(left));
             }
             let request = Request::from_parts(parts, body);
@@ -114,7 +114,7 @@ where
     let meter = &config.meter;
     let mut waited = Duration::ZERO;
     loop {
-        let now = config.clock.now();
+        let now = config.knobs.clock.now();
         let previous = plan.previous_attempts();
         let number = previous.saturating_add(1);
         let ending = || Ending {
@@ -159,7 +159,7 @@ where
             committed: false,
             pushback: &values,
         };
-        let (now, roll) = (config.clock.now(), config.dice.roll());
+        let (now, roll) = (config.knobs.clock.now(), config.knobs.dice.roll());
         let step = plan.on_outcome_shared(outcome, now, roll, config.budget.as_deref());
         match step {
             RetryStep::Wait(wait) => {
@@ -167,7 +167,7 @@ where
                 waited = waited.saturating_add(wait);
                 drop(sent);
                 // The plan never waits past the deadline, but a loaded runtime may oversleep.
-                if call.cut.race(config.clock.sleep(wait)).await.is_err() {
+                if call.cut.race(config.knobs.clock.sleep(wait)).await.is_err() {
                     let ending = Ending {
                         meter: Arc::clone(meter),
                         attempts: number,

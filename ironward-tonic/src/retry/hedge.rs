@@ -69,7 +69,7 @@ where
         waited: Duration::ZERO,
     };
     loop {
-        let now = config.clock.now();
+        let now = config.knobs.clock.now();
         match plan.send_shared(now, budget) {
             Hedge::Send(n) => {
                 sent = sent.saturating_add(1);
@@ -90,7 +90,7 @@ where
             Hedge::Wait(wait) => {
                 let due = now.saturating_add(wait);
                 if timer.as_ref().is_none_or(|(at, _)| *at != due) {
-                    timer = Some((due, Box::pin(config.clock.sleep(wait))));
+                    timer = Some((due, Box::pin(config.knobs.clock.sleep(wait))));
                 }
             }
             Hedge::Halt(stop) => {
@@ -155,7 +155,7 @@ where
             committed: false,
             pushback: &values,
         };
-        let verdict = plan.on_outcome_shared(n, outcome, config.clock.now(), budget);
+        let verdict = plan.on_outcome_shared(n, outcome, config.knobs.clock.now(), budget);
         match verdict {
             Verdict::Commit { .. } | Verdict::Fail(_) => {
                 // The attempts still in flight are the ones to cancel: dropped.

@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use ironward::SharedBudget;
 use ironward::grpc::ServiceConfig;
+use ironward_tokio::Knobs;
 use ironward_tokio::meter::{DEFAULT_NAME, Retries};
 use tower_layer::Layer;
 
@@ -72,8 +73,7 @@ impl GrpcRetryLayer {
             config: Arc::new(Config {
                 service_config: config,
                 budget,
-                clock: Clock::default(),
-                dice: Dice::default(),
+                knobs: Knobs::default(),
                 buffer: RETRY_BUFFER,
                 meter: Arc::new(Retries::new(DEFAULT_NAME)),
             }),
@@ -97,14 +97,14 @@ impl GrpcRetryLayer {
     /// `tokio::time::pause` drives it (the [module docs](super)' "The deadline").
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
-        self.with(|config| config.clock = clock)
+        self.with(|config| config.knobs.clock = clock)
     }
 
     /// This layer drawing its jitter from `dice`: `Dice::from_fn(|| 0.5)` is no jitter, every
     /// wait A6's ceiling exactly.
     #[must_use]
     pub fn with_dice(self, dice: Dice) -> Self {
-        self.with(|config| config.dice = dice)
+        self.with(|config| config.knobs.dice = dice)
     }
 
     /// This layer keeping up to `bytes` of a request's body to send it again (see the
@@ -131,7 +131,10 @@ impl GrpcRetryLayer {
     /// ```
     #[must_use]
     pub fn with_name(self, name: &'static str) -> Self {
-        self.with(|config| config.meter = Arc::new(Retries::new(name)))
+        self.with(|config| {
+            config.knobs.name = name;
+            config.meter = Arc::new(Retries::new(name));
+        })
     }
 
     /// The name the layer reports under.

@@ -9,9 +9,9 @@ use tower_layer::Layer;
 
 use super::service::BreakerService;
 use super::shared::Shared;
-use crate::knobs::Knobs;
 use crate::tuner::{Tune, Tuner};
 use crate::{Clock, Dice, HttpFailures, Mode};
+use ironward_tokio::Knobs;
 
 /// Puts an SRE circuit breaker in front of a service: the client side's defence against a
 /// backend that has started failing.

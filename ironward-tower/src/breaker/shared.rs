@@ -1,9 +1,9 @@
 //! What every clone of one service shares: the breaker and the handles it reports through.
 
-use crate::knobs::Knobs;
 use crate::meter::{Level, Meter};
 use crate::tuner::Tune;
 use crate::{Classify, Mode};
+use ironward_tokio::Knobs;
 use ironward_tokio::{SharedBreaker, SharedCircuitBreaker};
 use tower::BoxError;
 
@@ -23,7 +23,7 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
         Self {
             breaker,
             classify,
-            meter: knobs.meter("breaker", B::REFUSALS),
+            meter: Meter::of(&knobs, "breaker", B::REFUSALS),
             ratio: Level::breaker_ratio(knobs.name),
             knobs,
         }

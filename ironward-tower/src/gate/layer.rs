@@ -8,9 +8,9 @@ use tower_layer::Layer;
 use super::GateService;
 use super::future::Shared;
 use crate::Mode;
-use crate::knobs::Knobs;
 use crate::meter::Meter;
 use crate::tuner::{Tune, Tuner};
+use ironward_tokio::Knobs;
 
 /// Applies one concurrency limit, which refuses at once, to every service it wraps.
 ///
@@ -64,7 +64,7 @@ impl GateLayer {
         let knobs = Knobs::default();
         Self {
             gate: Arc::new(SharedGate::new(limit)),
-            meter: Arc::new(knobs.meter("gate", super::service::REASONS)),
+            meter: Arc::new(Meter::of(&knobs, "gate", super::service::REASONS)),
             knobs,
         }
     }
@@ -99,7 +99,7 @@ impl GateLayer {
         change(&mut knobs);
         Self {
             gate: self.gate,
-            meter: Arc::new(knobs.meter("gate", super::service::REASONS)),
+            meter: Arc::new(Meter::of(&knobs, "gate", super::service::REASONS)),
             knobs,
         }
     }

@@ -10,9 +10,9 @@ use tower_layer::Layer;
 use super::service::LimiterService;
 use super::shared::Shared;
 use crate::classify::Overloads;
-use crate::knobs::Knobs;
 use crate::tuner::{Tune, Tuner};
 use crate::{Clock, Dice};
+use ironward_tokio::Knobs;
 
 /// Keeps no more requests in flight than an adaptive limit, which follows the latency the
 /// inner service shows: the core's [`ironward::Limiter`] as a tower layer, for a server's

@@ -1,10 +1,10 @@
 //! What every clone of one service shares: the limiter and the handles it reports through.
 
 use crate::classify::Grade;
-use crate::knobs::Knobs;
 use crate::meter::{Level, Meter};
 use crate::tuner::Tune;
 use ironward::{Adaptive, Settle};
+use ironward_tokio::Knobs;
 use ironward_tokio::{LimiterRefusal, Queue, Queued, SharedLimiter};
 use std::fmt;
 use tower::BoxError;
@@ -27,7 +27,7 @@ impl<C> Shared<C> {
         Self {
             limiter,
             classify,
-            meter: knobs.meter("limiter", REASONS).by_criticality(),
+            meter: Meter::of(knobs, "limiter", REASONS).by_criticality(),
             limit: Level::limiter_limit(knobs.name),
         }
     }

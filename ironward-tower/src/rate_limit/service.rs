@@ -12,8 +12,8 @@ use super::global::Global;
 use super::keyed::Keyed;
 use super::{KindMismatch, Quota, QuotaFuture};
 use crate::Mode;
-use crate::knobs::Knobs;
 use crate::meter::Meter;
+use ironward_tokio::Knobs;
 
 /// A service that admits requests within its rate limit and refuses the rest at once with
 /// [`Limited`](super::Limited), made by [`QuotaLayer`](super::QuotaLayer).

@@ -10,9 +10,9 @@ use ironward::http_retry::Settings;
 use tower_layer::Layer;
 
 use super::{FinalErrors, HttpRetryService};
-use crate::knobs::Knobs;
 use crate::meter::{DEFAULT_NAME, RetryMeter};
 use crate::{Clock, Dice};
+use ironward_tokio::Knobs;
 
 /// The header by which a client asks the server to deduplicate a request
 /// (IETF draft-ietf-httpapi-idempotency-key-header).

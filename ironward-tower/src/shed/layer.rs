@@ -9,9 +9,9 @@ use tower_layer::Layer;
 
 use super::service::ShedService;
 use super::shared::Shared;
-use crate::knobs::Knobs;
 use crate::tuner::{Tune, Tuner};
 use crate::{Clock, Cpu, Mode, ShedFailures};
+use ironward_tokio::Knobs;
 
 /// Sheds requests while the server is both hot and full: go-zero's adaptive load shedding as a
 /// tower layer, for the server side.

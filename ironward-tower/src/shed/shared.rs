@@ -1,10 +1,10 @@
 //! What every clone of one service shares: the shedder and the handles it reports through.
 
-use crate::knobs::Knobs;
 use crate::meter::{Level, Meter};
 use crate::tuner::Tune;
 use crate::{Classify, Cpu, Mode};
 use ironward::{Criticality, Shed, ShedReason};
+use ironward_tokio::Knobs;
 use ironward_tokio::{SharedShedder, ShedTicket};
 use tower::BoxError;
 
@@ -31,7 +31,7 @@ impl<C> Shared<C> {
             shedder,
             cpu,
             classify,
-            meter: knobs.meter("shed", REASONS),
+            meter: Meter::of(&knobs, "shed", REASONS),
             in_flight: Level::shed_in_flight(knobs.name),
             knobs,
         }

@@ -4,7 +4,7 @@ use std::error::Error;
 use std::fmt;
 use std::time::Duration;
 
-use ironward::{BreakerReason, CheckoutRefusal, Piece, Refusal};
+use ironward::{BreakerReason, CheckoutRefusal, Refusal, WardPiece};
 
 /// The ward refused a new connection: the pool's connect failed fast, without reaching the
 /// backend.
@@ -21,7 +21,7 @@ use ironward::{BreakerReason, CheckoutRefusal, Piece, Refusal};
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::{Piece, RECONNECT, Ward};
+/// use ironward::{RECONNECT, Ward, WardPiece};
 /// use ironward_pool::ConnectRefused;
 ///
 /// let ms = Duration::from_millis;
@@ -29,7 +29,7 @@ use ironward::{BreakerReason, CheckoutRefusal, Piece, Refusal};
 /// let permit = ward.connect(ms(0), 0.5).unwrap();
 /// ward.failed(permit, ms(0), 0.5);
 /// let refused = ConnectRefused::new(ward.connect(ms(50), 0.5).unwrap_err());
-/// assert_eq!((refused.piece(), refused.next()), (Piece::Backoff, ms(200)));
+/// assert_eq!((refused.piece(), refused.next()), (WardPiece::Backoff, ms(200)));
 /// assert_eq!(
 ///     refused.to_string(),
 ///     "connect refused by the backoff: backoff after 1 failed connect: waiting 250ms, next in 200ms",
@@ -49,7 +49,7 @@ impl<R> ConnectRefused<R> {
     }
 
     /// Which piece refused.
-    pub fn piece(&self) -> Piece {
+    pub fn piece(&self) -> WardPiece {
         self.refusal.piece()
     }
 

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ironward::{
-    Breaker, CircuitBreaker, ConnectPermit, Outcome, Piece, RECONNECT, Reconnect, Refusal, Ward,
+    Breaker, CircuitBreaker, ConnectPermit, Outcome, RECONNECT, Reconnect, Refusal, Ward, WardPiece,
 };
 use ironward_tokio::meter::{Decisions, Level};
 use ironward_tokio::{Clock, Dice, Knobs};
@@ -20,11 +20,11 @@ const CONNECT_REASONS: &[&str] = &["breaker", "bucket", "backoff"];
 /// The `reason` labels of a refused checkout.
 const CHECKOUT_REASONS: &[&str] = &["gate", "shed"];
 
-fn piece_index(piece: Piece) -> usize {
+fn piece_index(piece: WardPiece) -> usize {
     match piece {
-        Piece::Breaker => 0,
-        Piece::Bucket => 1,
-        Piece::Backoff => 2,
+        WardPiece::Breaker => 0,
+        WardPiece::Bucket => 1,
+        WardPiece::Backoff => 2,
     }
 }
 
@@ -270,7 +270,7 @@ impl<M, B: CircuitBreaker> Warded<M, B> {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ironward::Piece;
+    /// use ironward::WardPiece;
     /// use ironward_pool::{WardError, Warded};
     /// use ironward_tokio::Clock;
     ///
@@ -284,7 +284,7 @@ impl<M, B: CircuitBreaker> Warded<M, B> {
     /// let Err(WardError::Refused(refused)) = warded.attempt(async { Ok::<_, ()>(()) }).await else {
     ///     unreachable!()
     /// };
-    /// assert_eq!(refused.piece(), Piece::Backoff);
+    /// assert_eq!(refused.piece(), WardPiece::Backoff);
     /// # }
     /// ```
     pub async fn attempt<T, E>(

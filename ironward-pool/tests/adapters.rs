@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use ironward::{Checkouts, Piece, RECONNECT, Reconnect};
+use ironward::{Checkouts, RECONNECT, Reconnect, WardPiece};
 use ironward_pool::{WardError, Warded};
 use ironward_tokio::{Clock, Dice, Hand};
 
@@ -116,7 +116,7 @@ async fn deadpool_refuses_a_connect_inside_the_backoff_without_asking_the_backen
     };
     assert_eq!(
         (refused.piece(), refused.next()),
-        (Piece::Backoff, Duration::from_millis(250))
+        (WardPiece::Backoff, Duration::from_millis(250))
     );
     assert_eq!(backend.asked(), 1);
     hand.advance(refused.next());
@@ -152,7 +152,7 @@ async fn recycle_failures_open_the_breaker_to_new_connects() {
     let Err(WardError::Refused(refused)) = warded.create().await else {
         panic!("the breaker refuses");
     };
-    assert_eq!(refused.piece(), Piece::Breaker);
+    assert_eq!(refused.piece(), WardPiece::Breaker);
     assert_eq!(backend.asked(), 0);
     assert_eq!(warded.handle().counts().refused_by_breaker, 1);
 }
@@ -206,7 +206,7 @@ async fn bb8_spaces_its_connects_and_forgets_the_failures_on_a_success() {
     };
     assert_eq!(
         (refused.piece(), refused.next()),
-        (Piece::Bucket, Duration::from_millis(250))
+        (WardPiece::Bucket, Duration::from_millis(250))
     );
 }
 

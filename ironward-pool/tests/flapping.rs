@@ -35,7 +35,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use deadpool::managed::{Manager, PoolError};
-use ironward::{Outcome, Piece, RECONNECT, Reconnect, Sre};
+use ironward::{Outcome, RECONNECT, Reconnect, Sre, WardPiece};
 use ironward_pool::Handle;
 use ironward_pool::{WardError, Warded};
 
@@ -96,16 +96,16 @@ impl Report {
 }
 
 /// How a checkout failed: `Some(piece)` for the ward's refusal, `None` for anything else.
-type Refused<E> = fn(&PoolError<E>) -> Option<Piece>;
+type Refused<E> = fn(&PoolError<E>) -> Option<WardPiece>;
 
-fn ward_refusal<E>(err: &PoolError<WardError<E>>) -> Option<Piece> {
+fn ward_refusal<E>(err: &PoolError<WardError<E>>) -> Option<WardPiece> {
     match err {
         PoolError::Backend(err) => err.refused().map(|refused| refused.piece()),
         _ => None,
     }
 }
 
-fn no_refusal<E>(_: &PoolError<E>) -> Option<Piece> {
+fn no_refusal<E>(_: &PoolError<E>) -> Option<WardPiece> {
     None
 }
 
@@ -172,7 +172,7 @@ where
                     Err(err) if fault.load(Ordering::Relaxed) => match refused(&err) {
                         Some(piece) => {
                             refusals.lock().unwrap().push(asked.elapsed());
-                            if piece == Piece::Breaker {
+                            if piece == WardPiece::Breaker {
                                 by_breaker.fetch_add(1, Ordering::Relaxed);
                             }
                         }

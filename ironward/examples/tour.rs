@@ -9,8 +9,8 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use ironward::{
-    BACKOFF, Backoff, Breaker, Bucket, Deadline, Gate, Jitter, Period, Piece, RECONNECT, SHED, SRE,
-    Shedder, Sliding, SplitMix64, Ticket, Usage, Ward,
+    BACKOFF, Backoff, Breaker, Bucket, Deadline, Gate, Jitter, Period, RECONNECT, SHED, SRE,
+    Shedder, Sliding, SplitMix64, Ticket, Usage, Ward, WardPiece,
 };
 
 fn main() {
@@ -262,7 +262,7 @@ fn ward() {
                 }
                 Err(refusal) => {
                     let piece = refusal.piece();
-                    refused[[Piece::Breaker, Piece::Bucket, Piece::Backoff]
+                    refused[[WardPiece::Breaker, WardPiece::Bucket, WardPiece::Backoff]
                         .iter()
                         .position(|p| *p == piece)
                         .unwrap_or(0)] += 1;

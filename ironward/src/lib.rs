@@ -109,8 +109,8 @@ pub use shedder::{SHED, Shed, ShedReason, Shedder, Ticket};
 pub use sliding::Sliding;
 pub use splitmix::SplitMix64;
 pub use ward::{
-    BackoffReason, CheckoutRefusal, Checkouts, ConnectPermit, Piece, RECONNECT, Reconnect, Refusal,
-    Slot, Ward,
+    BackoffReason, CheckoutRefusal, Checkouts, ConnectPermit, RECONNECT, Reconnect, Refusal, Slot,
+    Ward, WardPiece,
 };
 pub use window::{Outcome, Tally, Total, Window};
 

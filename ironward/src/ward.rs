@@ -19,7 +19,7 @@ mod reason;
 mod tests;
 
 pub use policy::{Checkouts, RECONNECT, Reconnect};
-pub use reason::{BackoffReason, CheckoutRefusal, Piece, Refusal};
+pub use reason::{BackoffReason, CheckoutRefusal, Refusal, WardPiece};
 
 /// The state of a pool's ward: a breaker, a token bucket and a backoff that every new
 /// connection asks, and a gate or a shedder for checkouts.
@@ -59,14 +59,14 @@ pub use reason::{BackoffReason, CheckoutRefusal, Piece, Refusal};
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::{Piece, RECONNECT, Ward};
+/// use ironward::{RECONNECT, Ward, WardPiece};
 ///
 /// let ms = Duration::from_millis;
 /// let mut ward = Ward::new(RECONNECT, ms(0));
 /// let permit = ward.connect(ms(0), 0.5).expect("a fresh ward refuses nothing");
 /// ward.failed(permit, ms(3), 0.5); // connection refused; a draw of 0.5 waits the ceiling
 /// let refusal = ward.connect(ms(10), 0.5).expect_err("inside the backoff's wait");
-/// assert_eq!(refusal.piece(), Piece::Backoff);
+/// assert_eq!(refusal.piece(), WardPiece::Backoff);
 /// assert_eq!(refusal.next(), ms(243)); // 3 ms + 250 ms − 10 ms
 /// assert!(ward.connect(ms(253), 0.5).is_ok());
 /// ```

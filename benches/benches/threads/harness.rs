@@ -78,4 +78,3 @@ pub(crate) fn shared<'a, T: Send>(
 pub(crate) fn lock<T>(mutex: &Mutex<T>) -> MutexGuard<'_, T> {
     mutex.lock().unwrap_or_else(PoisonError::into_inner)
 }
-

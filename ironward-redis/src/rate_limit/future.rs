@@ -24,7 +24,7 @@ use tower::BoxError;
 /// use std::time::Duration;
 /// use http::Request;
 /// use ironward_redis::{Options, FleetQuotaFuture, FleetQuotaLayer, Store};
-/// use ironward_tower::{Quota, Limited};
+/// use ironward_tower::{Limited, Quota};
 /// use tower::{Layer, Service, service_fn};
 ///
 /// # #[tokio::main(flavor = "current_thread")]

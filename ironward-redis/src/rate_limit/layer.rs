@@ -53,7 +53,7 @@ type Extract = Arc<dyn Fn(&Parts) -> Option<Vec<u8>> + Send + Sync>;
 /// use std::time::Duration;
 /// use http::Request;
 /// use ironward_redis::{Source, Options, FleetQuotaLayer, Store};
-/// use ironward_tower::{Quota, Limited};
+/// use ironward_tower::{Limited, Quota};
 /// use tower::{Layer, Service, ServiceExt, service_fn};
 ///
 /// # #[tokio::main(flavor = "current_thread")]

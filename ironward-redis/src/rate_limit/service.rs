@@ -30,7 +30,7 @@ use super::layer::Shared;
 /// use std::time::Duration;
 /// use http::Request;
 /// use ironward_redis::{Options, FleetQuotaLayer, FleetQuotaService, Store};
-/// use ironward_tower::{Quota, Limited};
+/// use ironward_tower::{Limited, Quota};
 /// use tower::{Layer, Service, ServiceExt, service_fn};
 ///
 /// # #[tokio::main(flavor = "current_thread")]

@@ -176,7 +176,7 @@ impl Limited {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ironward_tower::{Quota, Limited};
+    /// use ironward_tower::{Limited, Quota};
     ///
     /// let hundred = Quota::sliding(100, Duration::from_secs(60));
     /// let limited = Limited::for_limit(&hundred, Duration::from_secs(5));

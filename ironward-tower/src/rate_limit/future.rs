@@ -28,7 +28,7 @@ pin_project! {
     /// ```
     /// use std::time::Duration;
     /// use http::{Request, Response};
-    /// use ironward_tower::{Quota, Limited, QuotaFuture, QuotaLayer};
+    /// use ironward_tower::{Limited, Quota, QuotaFuture, QuotaLayer};
     /// use tower::{Layer, Service, service_fn};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]

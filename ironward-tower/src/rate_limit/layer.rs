@@ -50,7 +50,7 @@ use crate::{Clock, Mode};
 /// ```
 /// use std::time::Duration;
 /// use http::{Request, Response};
-/// use ironward_tower::{Quota, Limited, QuotaLayer};
+/// use ironward_tower::{Limited, Quota, QuotaLayer};
 /// use tower::{Layer, Service, ServiceExt, service_fn};
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -130,7 +130,7 @@ impl QuotaLayer {
     /// ```
     /// use std::time::Duration;
     /// use http::{Request, Response};
-    /// use ironward_tower::{Quota, Limited, QuotaLayer};
+    /// use ironward_tower::{Limited, Quota, QuotaLayer};
     /// use tower::{Layer, Service, ServiceExt, service_fn};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -190,7 +190,7 @@ impl QuotaLayer {
     /// ```
     /// use std::net::SocketAddr;
     /// use http::{Request, Response};
-    /// use ironward_tower::{ClientAddr, Quota, Limited, QuotaLayer};
+    /// use ironward_tower::{ClientAddr, Limited, Quota, QuotaLayer};
     /// use tower::{Layer, Service, ServiceExt, service_fn};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -231,7 +231,7 @@ impl QuotaLayer {
     /// ```
     /// use std::time::Duration;
     /// use http::{HeaderName, Request, Response};
-    /// use ironward_tower::{Quota, Limited, QuotaLayer};
+    /// use ironward_tower::{Limited, Quota, QuotaLayer};
     /// use tower::{Layer, Service, ServiceExt, service_fn};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
@@ -286,7 +286,7 @@ impl QuotaLayer {
     /// ```
     /// use std::time::Duration;
     /// use http::{Request, Response};
-    /// use ironward_tower::{Quota, Limited, Mode, QuotaLayer};
+    /// use ironward_tower::{Limited, Mode, Quota, QuotaLayer};
     /// use tower::{Layer, Service, ServiceExt, service_fn};
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]

@@ -65,7 +65,7 @@
 //! use axum::response::{IntoResponse, Response};
 //! use axum::{Router, body::Body, routing::get};
 //! use http::{Request, StatusCode};
-//! use ironward_tower::{Quota, Limited, QuotaLayer};
+//! use ironward_tower::{Limited, Quota, QuotaLayer};
 //! use tower::ServiceExt;
 //!
 //! async fn refuse(err: Box<dyn std::error::Error + Send + Sync>) -> Response {

@@ -36,7 +36,7 @@ use ironward_tokio::Knobs;
 /// ```
 /// use std::time::Duration;
 /// use http::{Request, Response};
-/// use ironward_tower::{Quota, Limited, QuotaLayer, QuotaService};
+/// use ironward_tower::{Limited, Quota, QuotaLayer, QuotaService};
 /// use tower::{Layer, Service, ServiceExt, service_fn};
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]

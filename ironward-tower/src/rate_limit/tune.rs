@@ -46,7 +46,7 @@ use super::{KindMismatch, Quota};
 /// ```
 /// use std::time::Duration;
 /// use http::{Request, Response};
-/// use ironward_tower::{Quota, Limited, QuotaLayer};
+/// use ironward_tower::{Limited, Quota, QuotaLayer};
 /// use tower::{Layer, Service, ServiceExt, service_fn};
 ///
 /// # #[tokio::main(flavor = "current_thread", start_paused = true)]

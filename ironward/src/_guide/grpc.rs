@@ -13,7 +13,7 @@
 //! ```rust
 //! use core::time::Duration;
 //! use ironward::Budget;
-//! use ironward::grpc::{Code, AttemptEnd, RETRY_POLICY, RetryPlan, RetryStep, Halt};
+//! use ironward::grpc::{AttemptEnd, Code, Halt, RETRY_POLICY, RetryPlan, RetryStep};
 //!
 //! let ms = Duration::from_millis;
 //! let mut budget = Budget::new(10, 0.1); // the service config's retryThrottling

@@ -103,14 +103,14 @@
 //!
 //! ```rust
 //! use std::time::Duration;
-//! use ironward::{Piece, RECONNECT, Ward};
+//! use ironward::{RECONNECT, Ward, WardPiece};
 //!
 //! let ms = Duration::from_millis;
 //! let mut ward = Ward::new(RECONNECT, ms(0));
 //! let permit = ward.connect(ms(0), 0.5).expect("a fresh ward refuses nothing");
 //! ward.failed(permit, ms(2), 0.5); // connection refused
 //! let refusal = ward.connect(ms(10), 0.5).expect_err("inside the 250 ms wait");
-//! assert_eq!((refusal.piece(), refusal.next()), (Piece::Backoff, ms(242)));
+//! assert_eq!((refusal.piece(), refusal.next()), (WardPiece::Backoff, ms(242)));
 //! let trial = ward.connect(ms(252), 0.5).expect("the wait has passed");
 //! ward.connected(trial, ms(253)); // back: the failures are forgotten
 //! assert!(!ward.is_failing());

@@ -4,7 +4,7 @@
 //!
 //! ```rust
 //! use std::time::Duration;
-//! use ironward::{Bucket, Gate, Period, Usage, Sliding};
+//! use ironward::{Bucket, Gate, Period, Sliding, Usage};
 //!
 //! let ms = Duration::from_millis;
 //!

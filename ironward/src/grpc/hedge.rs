@@ -17,7 +17,7 @@ use crate::budget::Teller;
 /// # Examples
 ///
 /// ```
-/// use ironward::grpc::{Code, HEDGING_POLICY, HedgingPlan, AttemptEnd, Verdict};
+/// use ironward::grpc::{AttemptEnd, Code, HEDGING_POLICY, HedgingPlan, Verdict};
 /// use core::time::Duration;
 ///
 /// let zero = Duration::ZERO;
@@ -163,7 +163,7 @@ pub enum Verdict {
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::grpc::{Code, HEDGING_POLICY, Hedge, HedgingPlan, AttemptEnd, Verdict};
+/// use ironward::grpc::{AttemptEnd, Code, HEDGING_POLICY, Hedge, HedgingPlan, Verdict};
 ///
 /// let ms = Duration::from_millis;
 /// let mut plan = HedgingPlan::new(&HEDGING_POLICY, None, ms(0))?;
@@ -342,7 +342,7 @@ impl HedgingPlan {
     /// ```
     /// use core::time::Duration;
     /// use ironward::SharedBudget;
-    /// use ironward::grpc::{Code, HEDGING_POLICY, Hedge, HedgingPlan, AttemptEnd, Verdict};
+    /// use ironward::grpc::{AttemptEnd, Code, HEDGING_POLICY, Hedge, HedgingPlan, Verdict};
     ///
     /// let budget = SharedBudget::new(10, 0.1);
     /// let now = Duration::ZERO;

@@ -83,7 +83,7 @@
 //! ```
 //! use core::time::Duration;
 //! use ironward::Budget;
-//! use ironward::grpc::{Code, AttemptEnd, RETRY_POLICY, RetryPlan, RetryStep, Halt};
+//! use ironward::grpc::{AttemptEnd, Code, Halt, RETRY_POLICY, RetryPlan, RetryStep};
 //!
 //! let ms = Duration::from_millis;
 //! let mut budget = Budget::default();

@@ -18,7 +18,7 @@ pub const PREVIOUS_ATTEMPTS: &str = "grpc-previous-rpc-attempts";
 /// # Examples
 ///
 /// ```
-/// use ironward::grpc::{Code, AttemptEnd};
+/// use ironward::grpc::{AttemptEnd, Code};
 ///
 /// // A trailers-only UNAVAILABLE whose server asks for a 250 ms wait.
 /// let outcome = AttemptEnd { code: Code::Unavailable, committed: false, pushback: &["250"] };

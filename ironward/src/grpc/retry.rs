@@ -63,7 +63,7 @@ pub enum RetryStep {
 /// ```
 /// use core::time::Duration;
 /// use ironward::Budget;
-/// use ironward::grpc::{Code, AttemptEnd, RETRY_POLICY, RetryPlan, RetryStep, Halt};
+/// use ironward::grpc::{AttemptEnd, Code, Halt, RETRY_POLICY, RetryPlan, RetryStep};
 ///
 /// let ms = Duration::from_millis;
 /// let mut budget = Budget::new(10, 0.1);
@@ -138,7 +138,7 @@ impl RetryPlan {
     /// ```
     /// use core::time::Duration;
     /// use ironward::Jitter;
-    /// use ironward::grpc::{Code, AttemptEnd, RETRY_POLICY, RetryPlan, RetryStep};
+    /// use ironward::grpc::{AttemptEnd, Code, RETRY_POLICY, RetryPlan, RetryStep};
     ///
     /// let ms = Duration::from_millis;
     /// let mut plan = RetryPlan::new(&RETRY_POLICY, None, ms(0))?.with_jitter(Jitter::Full);
@@ -192,7 +192,7 @@ impl RetryPlan {
     /// ```
     /// use core::time::Duration;
     /// use ironward::SharedBudget;
-    /// use ironward::grpc::{Code, AttemptEnd, RETRY_POLICY, RetryPlan, RetryStep, Halt};
+    /// use ironward::grpc::{AttemptEnd, Code, Halt, RETRY_POLICY, RetryPlan, RetryStep};
     ///
     /// let budget = SharedBudget::new(2, 0.1);
     /// let mut plan = RetryPlan::new(&RETRY_POLICY, None, Duration::ZERO)?;

@@ -113,7 +113,7 @@ mod word;
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::{Usage, SharedPeriod};
+/// use ironward::{SharedPeriod, Usage};
 /// use std::thread;
 ///
 /// let secs = Duration::from_secs;
@@ -166,7 +166,7 @@ impl SharedPeriod {
         ///
         /// ```
         /// use core::time::Duration;
-        /// use ironward::{Usage, SharedPeriod};
+        /// use ironward::{SharedPeriod, Usage};
         ///
         /// static LIMIT: SharedPeriod = SharedPeriod::new(1, Duration::from_secs(10));
         ///
@@ -190,7 +190,7 @@ impl SharedPeriod {
         ///
         /// ```
         /// use core::time::Duration;
-        /// use ironward::{Usage, SharedPeriod};
+        /// use ironward::{SharedPeriod, Usage};
         ///
         /// let secs = Duration::from_secs;
         /// let limit = SharedPeriod::aligned(1, secs(10));
@@ -248,7 +248,7 @@ impl SharedPeriod {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Usage, SharedPeriod};
+    /// use ironward::{SharedPeriod, Usage};
     ///
     /// let secs = Duration::from_secs;
     /// let limit = SharedPeriod::new(1, secs(10));
@@ -272,7 +272,7 @@ impl SharedPeriod {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Usage, SharedPeriod};
+    /// use ironward::{SharedPeriod, Usage};
     ///
     /// let secs = Duration::from_secs;
     /// let limit = SharedPeriod::aligned(2, secs(60));
@@ -358,7 +358,7 @@ impl SharedPeriod {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Usage, SharedPeriod};
+    /// use ironward::{SharedPeriod, Usage};
     ///
     /// let secs = Duration::from_secs;
     /// let limit = SharedPeriod::new(10, secs(60));

@@ -7,7 +7,7 @@ use crate::{BreakerReason, BucketReason, GateReason, ShedReason};
 
 /// The piece of a [`Ward`](crate::Ward) that refused a connect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Piece {
+pub enum WardPiece {
     /// The SRE breaker: the backend's record is too poor to connect now.
     Breaker,
     /// The token bucket: too many connects lately.
@@ -16,7 +16,7 @@ pub enum Piece {
     Backoff,
 }
 
-impl Piece {
+impl WardPiece {
     /// The piece's name in lower case: `breaker`, `bucket` or `backoff` (what an edge labels
     /// its metrics and events with).
     #[must_use]
@@ -29,7 +29,7 @@ impl Piece {
     }
 }
 
-impl fmt::Display for Piece {
+impl fmt::Display for WardPiece {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.name())
     }
@@ -111,11 +111,11 @@ pub enum Refusal<R = BreakerReason> {
 impl<R> Refusal<R> {
     /// Which piece refused.
     #[must_use]
-    pub fn piece(&self) -> Piece {
+    pub fn piece(&self) -> WardPiece {
         match self {
-            Self::Breaker { .. } => Piece::Breaker,
-            Self::Bucket(_) => Piece::Bucket,
-            Self::Backoff(_) => Piece::Backoff,
+            Self::Breaker { .. } => WardPiece::Breaker,
+            Self::Bucket(_) => WardPiece::Bucket,
+            Self::Backoff(_) => WardPiece::Backoff,
         }
     }
 

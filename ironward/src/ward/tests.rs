@@ -50,7 +50,7 @@ fn refuses_inside_the_wait_after_a_failure_and_lets_through_after_it() {
     let refusal = ward
         .connect(ms(50), 0.5)
         .expect_err("40 ms into a 100 ms wait");
-    assert_eq!(refusal.piece(), Piece::Backoff);
+    assert_eq!(refusal.piece(), WardPiece::Backoff);
     assert_eq!(refusal.next(), ms(60));
     assert!(ward.connect(ms(109), 0.5).is_err());
     assert!(ward.connect(ms(110), 0.5).is_ok());
@@ -135,7 +135,7 @@ fn the_bucket_bounds_connects_at_once_and_a_second() {
     let mut ward = Ward::new(policy, ms(0));
     let permits: Vec<_> = (0..3).map(|_| ward.connect(ms(0), 0.5).unwrap()).collect();
     let refusal = ward.connect(ms(0), 0.5).expect_err("the burst is spent");
-    assert_eq!(refusal.piece(), Piece::Bucket);
+    assert_eq!(refusal.piece(), WardPiece::Bucket);
     assert_eq!(refusal.next(), ms(500));
     assert!(ward.connect(ms(499), 0.5).is_err());
     assert!(ward.connect(ms(500), 0.5).is_ok());
@@ -161,7 +161,7 @@ fn the_breaker_refuses_a_backend_whose_connections_keep_failing_and_holds_for_th
     assert_eq!(next, RECONNECT.backoff.base);
     // Inside the hold even a draw over the drop fraction is refused, without a draw.
     let held = ward.connect(ms(259), 0.99).expect_err("held");
-    assert_eq!((held.piece(), held.next()), (Piece::Breaker, ms(1)));
+    assert_eq!((held.piece(), held.next()), (WardPiece::Breaker, ms(1)));
     assert!(matches!(held, Refusal::Breaker { reason: again, .. } if again == reason));
     assert!(ward.connect(ms(260), 0.99).is_ok());
 }
@@ -366,7 +366,7 @@ fn refusals_print_what_decided_them() {
         refusal.to_string(),
         "backoff after 1 failed connect: waiting 100ms, next in 60ms"
     );
-    assert_eq!(Piece::Bucket.to_string(), "bucket");
+    assert_eq!(WardPiece::Bucket.to_string(), "bucket");
 }
 
 #[cfg(feature = "serde")]

@@ -105,7 +105,7 @@ pub(super) fn standing(count: u64, quota: u32) -> Usage {
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::{PeriodLeft, Usage, SharedPeriod};
+/// use ironward::{PeriodLeft, SharedPeriod, Usage};
 ///
 /// let secs = Duration::from_secs;
 /// let limit = SharedPeriod::new(3, secs(60));

@@ -38,11 +38,11 @@ pub(crate) struct Ahead<T> {
     /// The block being taken, from `taken` on; empty once the stream has ended.
     block: Vec<T>,
     taken: usize,
-    from: Source<T>,
+    from: Traffic<T>,
 }
 
 /// Where the next block comes from.
-enum Source<T> {
+enum Traffic<T> {
     /// The drawing thread, and the way back for a block taken, to be filled again.
     Thread {
         full: Receiver<Vec<T>>,
@@ -57,8 +57,8 @@ enum Source<T> {
 impl<T> core::fmt::Debug for Ahead<T> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let on = match self.from {
-            Source::Thread { .. } => "thread",
-            Source::Inline(..) => "inline",
+            Traffic::Thread { .. } => "thread",
+            Traffic::Inline(..) => "inline",
         };
         f.debug_struct("Ahead")
             .field("left", &(self.block.len() - self.taken))
@@ -71,8 +71,8 @@ impl<T> Drop for Ahead<T> {
     /// Stops the drawing thread and waits for it: with the way to the simulation closed,
     /// its next hand-over fails and it returns.
     fn drop(&mut self) {
-        let from = core::mem::replace(&mut self.from, Source::Inline(None, 0));
-        if let Source::Thread {
+        let from = core::mem::replace(&mut self.from, Traffic::Inline(None, 0));
+        if let Traffic::Thread {
             full,
             spent,
             drawing,
@@ -111,12 +111,12 @@ impl<T: Copy + Send + 'static> Ahead<T> {
                 }
             });
         let from = match drawing {
-            Ok(drawing) => Source::Thread {
+            Ok(drawing) => Traffic::Thread {
                 full,
                 spent,
                 drawing,
             },
-            Err(_) => Source::Inline(ours.lock().ok().and_then(|mut fill| fill.take()), FIRST),
+            Err(_) => Traffic::Inline(ours.lock().ok().and_then(|mut fill| fill.take()), FIRST),
         };
         let mut ahead = Self {
             block: Vec::new(),
@@ -153,7 +153,7 @@ impl<T: Copy> Ahead<T> {
         let spent = core::mem::take(&mut self.block);
         self.taken = 0;
         match &mut self.from {
-            Source::Thread {
+            Traffic::Thread {
                 full, spent: back, ..
             } => {
                 if let Ok(block) = full.recv() {
@@ -161,7 +161,7 @@ impl<T: Copy> Ahead<T> {
                 }
                 let _ = back.try_send(spent);
             }
-            Source::Inline(fill, wanted) => {
+            Traffic::Inline(fill, wanted) => {
                 let Some(draw) = fill else { return };
                 let mut block = spent;
                 block.clear();
@@ -188,7 +188,7 @@ mod tests {
             let mut ahead = Self {
                 block: Vec::new(),
                 taken: 0,
-                from: Source::Inline(Some(Box::new(fill)), FIRST),
+                from: Traffic::Inline(Some(Box::new(fill)), FIRST),
             };
             ahead.refill();
             ahead

@@ -35,7 +35,7 @@ const NS: f64 = 1e9;
 /// Poisson arrivals at 100 calls a second for the whole run.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum Source {
+pub enum Traffic {
     /// Evenly spaced calls, `1/rate` apart: the steadiest traffic there is.
     Constant(Steady),
     /// Calls whose gaps are exponential with mean `1/rate`: independent callers.
@@ -47,13 +47,13 @@ pub enum Source {
     Bursts(Bursts),
 }
 
-impl Default for Source {
+impl Default for Traffic {
     fn default() -> Self {
         Self::Poisson(Steady::default())
     }
 }
 
-impl Source {
+impl Traffic {
     /// The class of the source's calls.
     pub fn criticality(&self) -> Criticality {
         match self {
@@ -190,7 +190,7 @@ pub(crate) struct Arrivals(Ahead<(u64, Criticality)>);
 
 impl Arrivals {
     /// The calls of `sources` over a run of `run` nanoseconds, drawn from `dice`.
-    pub(crate) fn new(sources: &[Source], run: u64, dice: Dice) -> Self {
+    pub(crate) fn new(sources: &[Traffic], run: u64, dice: Dice) -> Self {
         let mut merge = Merge::new(sources, run, dice);
         Self(Ahead::new(move |block, wanted| {
             while block.len() < wanted {
@@ -227,7 +227,7 @@ struct Merge {
 /// One source and where it stands.
 #[derive(Debug)]
 struct Feed {
-    source: Source,
+    source: Traffic,
     /// The class of the source's calls.
     class: Criticality,
     /// A Poisson source's mean gap in nanoseconds, `1e9 / rate`: divided once, not at
@@ -243,21 +243,21 @@ struct Feed {
 
 impl Merge {
     /// The calls of `sources` over a run of `run` nanoseconds, drawn from `dice`.
-    fn new(sources: &[Source], run: u64, mut dice: Dice) -> Self {
+    fn new(sources: &[Traffic], run: u64, mut dice: Dice) -> Self {
         let feeds = sources
             .iter()
             .map(|&source| {
                 let (start, end) = match source {
-                    Source::Constant(s) | Source::Poisson(s) => (s.start, s.end),
-                    Source::Ramp(r) => (r.start, r.end),
-                    Source::Bursts(b) => (b.start, Duration::ZERO),
+                    Traffic::Constant(s) | Traffic::Poisson(s) => (s.start, s.end),
+                    Traffic::Ramp(r) => (r.start, r.end),
+                    Traffic::Bursts(b) => (b.start, Duration::ZERO),
                 };
                 let end = match nanos(end) {
                     0 => run,
                     end => end.min(run),
                 };
                 let gap = match source {
-                    Source::Poisson(s) => NS / s.rate,
+                    Traffic::Poisson(s) => NS / s.rate,
                     _ => 0.0,
                 };
                 let mut feed = Feed {
@@ -324,7 +324,7 @@ impl Feed {
     #[inline]
     fn after(&mut self, at: u64, dice: &mut Dice) -> Option<u64> {
         let next = match self.source {
-            Source::Constant(s) => {
+            Traffic::Constant(s) => {
                 if s.rate <= 0.0 {
                     return None;
                 }
@@ -334,14 +334,14 @@ impl Feed {
                 self.k += 1;
                 t
             }
-            Source::Poisson(s) => {
+            Traffic::Poisson(s) => {
                 if s.rate <= 0.0 {
                     return None;
                 }
                 at.saturating_add(dice.exponential(self.gap) as u64)
             }
-            Source::Ramp(r) => self.thinned(r, at, dice)?,
-            Source::Bursts(b) => {
+            Traffic::Ramp(r) => self.thinned(r, at, dice)?,
+            Traffic::Bursts(b) => {
                 let size = u64::from(b.size);
                 if size == 0 {
                     return None;
@@ -391,7 +391,7 @@ mod tests {
 
     const S: u64 = 1_000_000_000;
 
-    fn all(sources: &[Source], run: u64) -> Vec<u64> {
+    fn all(sources: &[Traffic], run: u64) -> Vec<u64> {
         let mut arrivals = Arrivals::new(sources, run, Dice::new(3));
         let mut out = Vec::new();
         while let Some(at) = arrivals.peek() {
@@ -404,7 +404,7 @@ mod tests {
     #[test]
     fn a_constant_source_spaces_calls_evenly() {
         let calls = all(
-            &[Source::Constant(Steady {
+            &[Traffic::Constant(Steady {
                 rate: 4.0,
                 ..Steady::default()
             })],
@@ -415,7 +415,7 @@ mod tests {
 
     #[test]
     fn a_poisson_source_averages_its_rate() {
-        let calls = all(&[Source::default()], 100 * S);
+        let calls = all(&[Traffic::default()], 100 * S);
         assert!((9_700..10_300).contains(&calls.len()), "{}", calls.len());
         assert!(calls.windows(2).all(|w| w[0] <= w[1]));
     }
@@ -423,7 +423,7 @@ mod tests {
     #[test]
     fn a_ramp_grows_linearly() {
         let calls = all(
-            &[Source::Ramp(Ramp {
+            &[Traffic::Ramp(Ramp {
                 from: 0.0,
                 to: 2000.0,
                 ..Ramp::default()
@@ -439,7 +439,7 @@ mod tests {
     #[test]
     fn bursts_come_at_once_or_spread_and_stop_after_their_count() {
         let once = all(
-            &[Source::Bursts(Bursts {
+            &[Traffic::Bursts(Bursts {
                 size: 3,
                 every: Duration::ZERO,
                 start: Duration::from_secs(1),
@@ -449,7 +449,7 @@ mod tests {
         );
         assert_eq!(once, [S, S, S]);
         let spread = all(
-            &[Source::Bursts(Bursts {
+            &[Traffic::Bursts(Bursts {
                 size: 2,
                 every: Duration::from_secs(2),
                 spread: Duration::from_millis(100),
@@ -464,12 +464,12 @@ mod tests {
     #[test]
     fn each_call_carries_its_source_class() {
         let sources = [
-            Source::Constant(Steady {
+            Traffic::Constant(Steady {
                 rate: 1.0,
                 criticality: Criticality::Sheddable,
                 ..Steady::default()
             }),
-            Source::Bursts(Bursts {
+            Traffic::Bursts(Bursts {
                 size: 1,
                 every: Duration::ZERO,
                 start: Duration::from_millis(500),
@@ -490,23 +490,23 @@ mod tests {
                 (S, Criticality::Sheddable),
             ]
         );
-        let read: Source =
+        let read: Traffic =
             toml::from_str("kind = \"poisson\"\ncriticality = \"sheddable_concurrent\"").unwrap();
         assert_eq!(read.criticality(), Criticality::SheddableConcurrent);
-        assert_eq!(Source::default().criticality(), Criticality::Critical);
+        assert_eq!(Traffic::default().criticality(), Criticality::Critical);
     }
 
     #[test]
     fn sources_merge_in_time_order_and_stop_at_their_end() {
         let calls = all(
             &[
-                Source::Constant(Steady {
+                Traffic::Constant(Steady {
                     rate: 2.0,
                     start: Duration::from_millis(250),
                     end: Duration::from_secs(1),
                     criticality: Criticality::Sheddable,
                 }),
-                Source::Constant(Steady {
+                Traffic::Constant(Steady {
                     rate: 2.0,
                     ..Steady::default()
                 }),

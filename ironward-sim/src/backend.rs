@@ -14,7 +14,7 @@ use crate::ahead::Ahead;
 use crate::dice::Dice;
 use ironward::clock::nanos;
 
-pub use latency::Latency;
+pub use latency::LatencyModel;
 pub use schedule::{Change, Phase};
 
 use workers::Workers;
@@ -65,7 +65,7 @@ pub struct Backend {
     /// Calls that may wait for a worker; beyond that, calls are refused.
     pub queue: u32,
     /// How long a call takes once a worker has it.
-    pub latency: Latency,
+    pub latency: LatencyModel,
     /// The probability a call fails outside the schedule's phases.
     pub failure: f64,
     /// Phases during which calls fail more often or take longer.
@@ -79,7 +79,7 @@ impl Default for Backend {
         Self {
             workers: 100,
             queue: 1000,
-            latency: Latency::LogNormal {
+            latency: LatencyModel::LogNormal {
                 median: Duration::from_millis(20),
                 p99: Duration::from_millis(80),
             },

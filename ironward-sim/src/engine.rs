@@ -28,7 +28,7 @@ use crate::histogram::Histogram;
 use crate::policy::BreakerPolicy;
 use crate::queue::Queue;
 use crate::quotas::Quotas;
-use crate::report::{Report, Row, Run};
+use crate::report::{Report, Row, VariantRun};
 use crate::scenario::{Scenario, Variant};
 use ironward::clock::nanos;
 
@@ -91,7 +91,7 @@ impl Variant {
     ///
     /// Memory does not grow with traffic: the state is the policies', one event per call
     /// under way, and a row per interval.
-    pub fn run(&self, mut progress: impl FnMut(Duration)) -> Run {
+    pub fn run(&self, mut progress: impl FnMut(Duration)) -> VariantRun {
         let mut engine = Engine::new(self);
         let end = nanos(self.duration);
         let interval = nanos(self.interval).max(1);

@@ -11,7 +11,7 @@ mod geometry;
 mod panel;
 mod spans;
 
-use crate::report::{Report, Run};
+use crate::report::{Report, VariantRun};
 
 use axis::{Tick, x_ticks};
 use geometry::{AXIS_TITLE, Measure, PANEL, TITLE, at};
@@ -107,7 +107,7 @@ impl Layout {
 
     /// The points of `run`'s line in `panel`: each interval's figure at the middle of the
     /// interval, a missing figure (a percentile with no success) breaking the line.
-    pub(crate) fn segments(&self, panel: &Panel, run: &Run) -> Vec<Vec<(i32, i32)>> {
+    pub(crate) fn segments(&self, panel: &Panel, run: &VariantRun) -> Vec<Vec<(i32, i32)>> {
         let (interval, end) = (run.variant.interval, run.variant.duration);
         let mut segments: Vec<Vec<(i32, i32)>> = vec![Vec::new()];
         for row in &run.rows {

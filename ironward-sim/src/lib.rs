@@ -11,12 +11,12 @@
 //! | piece | module | what it is |
 //! | --- | --- | --- |
 //! | [`Scenario`], [`Variant`] | `scenario` | the setups to compare, read from TOML; every value has a default |
-//! | [`Source`] | `arrivals` | constant, Poisson, ramping and bursty traffic |
+//! | [`Traffic`] | `arrivals` | constant, Poisson, ramping and bursty traffic |
 //! | [`Backend`] | `backend` | workers, a queue, a latency distribution, a failure and slowdown schedule, a CPU meter |
 //! | [`Client`], [`Policies`] | `policy` | timeouts, retries with a [`Backoff`](ironward::Backoff) and a [`Budget`](ironward::Budget); the breaker, shedder, bucket, sliding window, period and gate in front |
 //! | [`Classic`] | `classic` | an open, half-open and closed breaker, the baseline the SRE breaker is measured against |
 //! | [`Dice`] | `dice` | SplitMix64, the only source of chance |
-//! | [`Report`], [`Run`], [`Row`] | `report` | what a run comes to, and its CSV |
+//! | [`Report`], [`VariantRun`], [`Row`] | `report` | what a run comes to, and its CSV |
 //! | [`Builtin`] | `builtin` | the scenarios that ship, each with a verdict in figures |
 //! | [`summary`], [`draw_svg`] | `summary`, `plot` | the text summary and the picture |
 //!
@@ -97,8 +97,8 @@ mod scenario;
 mod summary;
 mod words;
 
-pub use arrivals::{Bursts, Ramp, Source, Steady};
-pub use backend::{Backend, Change, Latency, Meter, Phase};
+pub use arrivals::{Bursts, Ramp, Steady, Traffic};
+pub use backend::{Backend, Change, LatencyModel, Meter, Phase};
 pub use builtin::Builtin;
 pub use classic::Classic;
 pub use dice::Dice;
@@ -111,7 +111,7 @@ pub use policy::{
     BreakerPolicy, BucketPolicy, BudgetPolicy, Client, GatePolicy, PeriodPolicy, Policies,
     SlidingPolicy,
 };
-pub use report::{Column, Refused, Report, Row, Run, Sum};
+pub use report::{Column, Refused, Report, Row, Sum, VariantRun};
 pub use scenario::{Focus, Scenario, ScenarioError, Variant};
 pub use summary::summary;
 

@@ -13,7 +13,7 @@ use crate::scenario::Focus;
 pub use crate::column::Column;
 pub(crate) use row::millis;
 pub use row::{Refused, Row};
-pub use run::{Run, Sum};
+pub use run::{Sum, VariantRun};
 
 /// Every run of a scenario.
 ///
@@ -41,12 +41,12 @@ pub struct Report {
     /// The series a picture draws.
     pub plot: Vec<crate::Column>,
     /// One run per variant, in the scenario's order.
-    pub runs: Vec<Run>,
+    pub runs: Vec<VariantRun>,
 }
 
 impl Report {
     /// The run of the variant called `name`.
-    pub fn run(&self, name: &str) -> Option<&Run> {
+    pub fn run(&self, name: &str) -> Option<&VariantRun> {
         self.runs.iter().find(|r| r.variant.name == name)
     }
 

@@ -5,7 +5,7 @@ use core::time::Duration;
 
 use serde::Deserialize;
 
-use crate::arrivals::Source;
+use crate::arrivals::Traffic;
 use crate::backend::Backend;
 use crate::column::Column;
 use crate::policy::{Client, Policies};
@@ -146,7 +146,7 @@ pub struct Variant {
     #[serde(deserialize_with = "crate::humane::read")]
     pub window: Duration,
     /// Where calls come from; the sources add up.
-    pub arrivals: Vec<Source>,
+    pub arrivals: Vec<Traffic>,
     /// The modelled server behind the policies.
     pub backend: Backend,
     /// How callers time out, retry and budget their retries.
@@ -163,7 +163,7 @@ impl Default for Variant {
             duration: Duration::from_secs(60),
             interval: Duration::from_secs(1),
             window: Duration::from_secs(1),
-            arrivals: vec![Source::default()],
+            arrivals: vec![Traffic::default()],
             backend: Backend::default(),
             client: Client::default(),
             policies: Policies::default(),
@@ -420,7 +420,7 @@ mod tests {
         .unwrap();
         assert_eq!(
             scenario.variants[0].arrivals,
-            [Source::Poisson(Steady {
+            [Traffic::Poisson(Steady {
                 rate: 9.0,
                 ..Steady::default()
             })]

@@ -3,7 +3,7 @@
 use core::fmt::Write;
 use core::time::Duration;
 
-use crate::report::{Report, Run, Sum, millis};
+use crate::report::{Report, Sum, VariantRun, millis};
 use crate::words::{grouped, span};
 
 /// A one-screen summary of `report`: the scenario, then a table with a column per variant
@@ -38,7 +38,7 @@ pub fn summary(report: &Report) -> String {
         span(first.map_or(Duration::ZERO, |r| r.variant.duration)),
         first.map_or(0, |r| r.variant.seed),
     );
-    let totals: Vec<Sum> = report.runs.iter().map(Run::total).collect();
+    let totals: Vec<Sum> = report.runs.iter().map(VariantRun::total).collect();
     let width = report
         .runs
         .iter()
@@ -52,7 +52,7 @@ pub fn summary(report: &Report) -> String {
     };
     table.line("", report.runs.iter().map(|r| r.variant.name.clone()));
     table.sums("", &totals, false);
-    let line = |run: &Run| {
+    let line = |run: &VariantRun| {
         let ms = |d: Option<Duration>| d.map_or("-".into(), |d| format!("{:.0}", millis(d)));
         format!("{} / {}", ms(run.p50), ms(run.p99))
     };

@@ -20,7 +20,7 @@ use ironward::clock::nanos;
 /// 99th percentile, 10 ms and 30 ms for the uniform bounds.
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case", deny_unknown_fields)]
-pub enum Latency {
+pub enum LatencyModel {
     /// Always the same.
     Constant {
         /// The service time.
@@ -71,7 +71,7 @@ fn ms80() -> Duration {
 /// The 99th percentile of the standard normal distribution.
 const Z99: f64 = 2.326_347_874_040_841;
 
-impl Latency {
+impl LatencyModel {
     /// The mean service time: what a worker spends on a call on average, so that `workers`
     /// workers complete `workers / mean` calls a second (Little's law).
     ///
@@ -79,12 +79,12 @@ impl Latency {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward_sim::Latency;
+    /// use ironward_sim::LatencyModel;
     ///
     /// let ms = Duration::from_millis;
-    /// assert_eq!(Latency::Uniform { min: ms(10), max: ms(30) }.mean(), ms(20));
+    /// assert_eq!(LatencyModel::Uniform { min: ms(10), max: ms(30) }.mean(), ms(20));
     /// // A log-normal's mean is its median times e^(σ²/2).
-    /// let lognormal = Latency::LogNormal { median: ms(40), p99: ms(150) }.mean();
+    /// let lognormal = LatencyModel::LogNormal { median: ms(40), p99: ms(150) }.mean();
     /// assert!(lognormal > ms(46) && lognormal < ms(48));
     /// ```
     pub fn mean(&self) -> Duration {
@@ -136,7 +136,7 @@ impl Latency {
     }
 }
 
-/// A [`Latency`] ready to draw service times from, in nanoseconds.
+/// A [`LatencyModel`] ready to draw service times from, in nanoseconds.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) enum Draw {
     Constant(f64),

@@ -9,7 +9,7 @@ fn server(workers: u32, queue: u32) -> Server {
     let config = Backend {
         workers,
         queue,
-        latency: Latency::Constant {
+        latency: LatencyModel::Constant {
             value: Duration::from_millis(10),
         },
         ..Backend::default()
@@ -132,7 +132,7 @@ fn a_phase_is_labelled_by_what_it_does() {
 
 #[test]
 fn log_normal_service_times_have_the_median_and_tail_asked_for() {
-    let latency = Latency::LogNormal {
+    let latency = LatencyModel::LogNormal {
         median: Duration::from_millis(20),
         p99: Duration::from_millis(80),
     };

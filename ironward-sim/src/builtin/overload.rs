@@ -5,7 +5,7 @@ use core::cmp::Ordering;
 use core::fmt::Write;
 use core::time::Duration;
 
-use crate::report::{Report, Run, Sum, millis};
+use crate::report::{Report, Sum, VariantRun, millis};
 use crate::scenario::Focus;
 use crate::words::grouped;
 
@@ -24,7 +24,7 @@ pub(super) fn overload(report: &Report) -> Option<String> {
     };
     let seconds = to.saturating_sub(focus.from).as_secs_f64().max(1e-9);
     let [s, n] = [shedder, none].map(|r| r.sum(focus));
-    let p99 = |run: &Run| {
+    let p99 = |run: &VariantRun| {
         let mut each: Vec<Duration> = run
             .rows
             .iter()
@@ -97,14 +97,14 @@ pub(super) fn overload(report: &Report) -> Option<String> {
 /// The capacity Little's law gives the backend of `run`: it completes `workers / service`
 /// calls a second, each taking `service`, so `workers` calls in flight keep it busy without a
 /// queue, whatever its latency.
-fn little(run: &Run) -> u64 {
+fn little(run: &VariantRun) -> u64 {
     u64::from(run.variant.backend.workers)
 }
 
 /// For each shift of the backend's latency (each start and end of a slowdown inside the
 /// run), the shift and how long after it `run`'s limit came within `tolerance` of
 /// [`little`]'s capacity and stayed there until the next shift; `None` for never.
-pub(super) fn settled(run: &Run, tolerance: f64) -> Vec<(Duration, Option<Duration>)> {
+pub(super) fn settled(run: &VariantRun, tolerance: f64) -> Vec<(Duration, Option<Duration>)> {
     let end = run.variant.duration;
     let mut shifts: Vec<Duration> = run
         .variant
@@ -197,7 +197,7 @@ pub(super) fn latency_shift(report: &Report) -> Option<String> {
 
 /// The intervals of `run` within `focus` in which a sheddable attempt reached the backend
 /// while a critical or critical_plus one was refused.
-pub(super) fn inversions(run: &Run, focus: Focus) -> Vec<Duration> {
+pub(super) fn inversions(run: &VariantRun, focus: Focus) -> Vec<Duration> {
     run.rows
         .iter()
         .filter(|r| focus.contains(r.start, run.variant.duration))

@@ -3,7 +3,7 @@
 use core::fmt::Write;
 use core::time::Duration;
 
-use crate::report::{Report, Run};
+use crate::report::{Report, VariantRun};
 use crate::scenario::Focus;
 use crate::words::grouped;
 
@@ -34,7 +34,7 @@ pub(super) fn quota(report: &Report) -> Option<String> {
 
 /// What a quota variant's own limit let through in its busiest window, against the most
 /// that limit allows there: the sentence points whichever way the figures do.
-fn limit(run: &Run, window: Duration) -> String {
+fn limit(run: &VariantRun, window: Duration) -> String {
     let p = &run.variant.policies;
     let (name, peak) = (&run.variant.name, run.peak_window);
     let against = |what: String, quota: u32, per: Duration| {

@@ -5,7 +5,7 @@ use core::fmt::Write;
 use core::time::Duration;
 
 use crate::policy::BreakerPolicy;
-use crate::report::{Report, Run, Sum};
+use crate::report::{Report, Sum, VariantRun};
 use crate::scenario::Focus;
 use crate::words::grouped;
 
@@ -139,7 +139,7 @@ pub(super) fn outage(report: &Report) -> Option<String> {
 
 /// The largest rise, from one interval to the next, in attempts reaching the backend, over
 /// the intervals that start within `focus`: how sudden the load on the backend became.
-fn rise(run: &Run, focus: Focus) -> u64 {
+fn rise(run: &VariantRun, focus: Focus) -> u64 {
     run.rows
         .windows(2)
         .filter(|w| focus.contains(w[1].start, run.variant.duration))
@@ -150,14 +150,14 @@ fn rise(run: &Run, focus: Focus) -> u64 {
 
 /// How much slower than its latency the backend of `run` serves at `t`: the product of the
 /// slowdowns of the schedule's phases in force then, as the backend reads them.
-fn slowdown(run: &Run, t: Duration) -> f64 {
+fn slowdown(run: &VariantRun, t: Duration) -> f64 {
     run.variant.backend.conditions(ironward::clock::nanos(t)).1
 }
 
 /// How many calls inside the backend of `run` it completes within the client's timeout at
 /// `t`, by Little's law: its workers, each finishing `timeout / service time` calls in the
 /// time a caller waits.
-pub(super) fn in_time(run: &Run, t: Duration) -> u64 {
+pub(super) fn in_time(run: &VariantRun, t: Duration) -> u64 {
     let backend = &run.variant.backend;
     let service = backend.latency.mean().as_secs_f64() * slowdown(run, t);
     let timeout = run.variant.client.timeout.as_secs_f64();

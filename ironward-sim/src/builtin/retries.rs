@@ -4,7 +4,7 @@ use core::cmp::Ordering;
 use core::fmt::Write;
 use core::time::Duration;
 
-use crate::report::{Report, Run, Sum};
+use crate::report::{Report, Sum, VariantRun};
 use crate::words::grouped;
 
 use super::verdict::{runs, than};
@@ -12,11 +12,11 @@ use super::verdict::{runs, than};
 pub(super) fn retry_storm(report: &Report) -> Option<String> {
     let [rigid, full, decorrelated] = runs(report, ["rigid", "full", "decorrelated"])?;
     let all = [rigid, full, decorrelated];
-    let [r, f, d] = all.map(Run::total);
+    let [r, f, d] = all.map(VariantRun::total);
     if [r, f, d].iter().any(|t| t.offered == 0) {
         return Some("No conclusion: no call arrived in some variant's run.".into());
     }
-    let done = |run: &Run, sum: &Sum| match (run.last_end, sum.gave_up, run.unfinished) {
+    let done = |run: &VariantRun, sum: &Sum| match (run.last_end, sum.gave_up, run.unfinished) {
         (_, _, left) if left > 0 => format!("not yet ({} still under way)", grouped(left)),
         (Some(end), 0, _) => format!("{:.2} s", end.as_secs_f64()),
         (Some(end), failed, _) => {
@@ -48,7 +48,7 @@ pub(super) fn retry_storm(report: &Report) -> Option<String> {
             rigid.variant.duration.as_secs_f64()
         );
     }
-    let ended = |run: &Run| run.last_end.unwrap_or(Duration::MAX);
+    let ended = |run: &VariantRun| run.last_end.unwrap_or(Duration::MAX);
     let mut better = 0;
     for (name, run, sum) in [("full", full, f), ("decorrelated", decorrelated, d)] {
         let _ = write!(

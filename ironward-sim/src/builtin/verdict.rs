@@ -4,14 +4,14 @@
 use core::cmp::Ordering;
 use core::time::Duration;
 
-use crate::report::{Report, Run};
+use crate::report::{Report, VariantRun};
 use crate::scenario::Focus;
 
 /// The named runs, or `None` if one is missing.
 pub(super) fn runs<'a, const N: usize>(
     report: &'a Report,
     names: [&str; N],
-) -> Option<[&'a Run; N]> {
+) -> Option<[&'a VariantRun; N]> {
     let mut out = [report.runs.first()?; N];
     for (slot, name) in out.iter_mut().zip(names) {
         *slot = report.run(name)?;
@@ -56,7 +56,7 @@ pub(super) fn stretch(focus: Focus) -> String {
 /// The refusal to conclude when `focus` is not inside every run a comparison reads, or
 /// `None` when it is: figures summed over a stretch the run never reached are zeros that
 /// measured nothing, and a conclusion drawn from them would be made up.
-pub(super) fn outside(runs: &[&Run], focus: Focus, what: &str) -> Option<String> {
+pub(super) fn outside(runs: &[&VariantRun], focus: Focus, what: &str) -> Option<String> {
     let short = runs
         .iter()
         .filter(|r| !r.covers(focus))

@@ -5,7 +5,7 @@ use core::time::Duration;
 
 use ironward::Limiter;
 
-use crate::report::{Row, Run};
+use crate::report::{Row, VariantRun};
 use crate::scenario::Variant;
 
 use super::Engine;
@@ -74,14 +74,14 @@ impl Engine {
         self.row_latency.clear();
     }
 
-    pub(super) fn finish(self, v: &Variant) -> Run {
+    pub(super) fn finish(self, v: &Variant) -> VariantRun {
         let unfinished = self
             .events
             .waiting()
             .filter(|what| !matches!(what, What::Finish { .. }))
             .count() as u64;
         let quantile = |q| self.latency.quantile(q).map(Duration::from_micros);
-        Run {
+        VariantRun {
             variant: v.clone(),
             rows: self.rows,
             peak_window: self.peak_window,

@@ -1,7 +1,7 @@
 //! The stretches of a run shaded in every panel, and where their labels go.
 
-use crate::arrivals::Source;
-use crate::report::{Report, Run};
+use crate::arrivals::Traffic;
+use crate::report::{Report, VariantRun};
 use crate::words::grouped;
 
 use super::geometry::{Measure, PHASE_FONT, at};
@@ -100,7 +100,7 @@ pub(super) fn spans(
 }
 
 /// A run's stretches, in seconds, before clipping to the run.
-fn stretches(run: &Run) -> Vec<(f64, f64, String, Kind)> {
+fn stretches(run: &VariantRun) -> Vec<(f64, f64, String, Kind)> {
     let end = run.variant.duration;
     let mut out = Vec::new();
     for phase in &run.variant.backend.schedule {
@@ -117,16 +117,16 @@ fn stretches(run: &Run) -> Vec<(f64, f64, String, Kind)> {
     }
     for source in &run.variant.arrivals {
         let (start, stop, label) = match source {
-            Source::Constant(s) | Source::Poisson(s) => {
+            Traffic::Constant(s) | Traffic::Poisson(s) => {
                 (s.start, s.end, format!("+{} calls/s", figure(s.rate)))
             }
-            Source::Ramp(r) => (
+            Traffic::Ramp(r) => (
                 r.start,
                 r.end,
                 format!("ramp {}→{} calls/s", figure(r.from), figure(r.to)),
             ),
             // A burst is an instant, not a stretch: its calls show in the lines.
-            Source::Bursts(_) => continue,
+            Traffic::Bursts(_) => continue,
         };
         let stop = if stop.is_zero() { end } else { stop.min(end) };
         if start.is_zero() && stop >= end {

@@ -8,7 +8,7 @@ use super::row::{Refused, Row};
 
 /// One variant's run: its rows and what only the whole run can say.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Run {
+pub struct VariantRun {
     /// The setup simulated, as it ran (with any seed or duration given on the command line):
     /// its `name` labels the run, its `duration` is the simulated time covered, its `window`
     /// the stretch `peak_window` is counted over, and its backend's `schedule` is what a
@@ -62,7 +62,7 @@ impl Sum {
     }
 }
 
-impl Run {
+impl VariantRun {
     /// The run's figures added up over the rows that start within `focus`.
     pub fn sum(&self, focus: Focus) -> Sum {
         let mut sum = Sum::default();

@@ -5,20 +5,20 @@
 
 use std::time::Duration;
 
-use ironward_sim::{Builtin, Focus, Report, Run};
+use ironward_sim::{Builtin, Focus, Report, VariantRun};
 
 fn run(builtin: Builtin) -> Report {
     builtin.scenario().expect("the built-in reads").run(|_| {})
 }
 
-fn named<'a>(report: &'a Report, name: &str) -> &'a Run {
+fn named<'a>(report: &'a Report, name: &str) -> &'a VariantRun {
     report
         .run(name)
         .unwrap_or_else(|| panic!("a variant called {name}"))
 }
 
 /// The largest rise from one second to the next in attempts reaching the backend.
-fn rise(run: &Run, focus: Focus) -> u64 {
+fn rise(run: &VariantRun, focus: Focus) -> u64 {
     run.rows
         .windows(2)
         .filter(|w| focus.contains(w[1].start, run.variant.duration))
@@ -86,7 +86,7 @@ fn under_overload_the_shedder_keeps_the_goodput_that_a_full_queue_loses() {
     assert!(s.timed_out < n.timed_out / 10);
     assert!(s.refused.shedder > 0 && n.refused.shedder == 0);
     // The typical second's tail latency stays near the service time with the shedder.
-    let median_p99 = |run: &Run| {
+    let median_p99 = |run: &VariantRun| {
         let mut each: Vec<Duration> = run
             .rows
             .iter()

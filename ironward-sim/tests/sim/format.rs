@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use ironward::{Jitter, SRE};
 use ironward_sim::{
-    BreakerPolicy, Builtin, Column, Latency, Scenario, ScenarioError, Source, Steady,
+    BreakerPolicy, Builtin, Column, LatencyModel, Scenario, ScenarioError, Steady, Traffic,
 };
 
 #[test]
@@ -54,7 +54,7 @@ fn a_full_scenario_reads_into_the_records_it_names() {
     );
     assert_eq!(
         v.arrivals,
-        [Source::Constant(Steady {
+        [Traffic::Constant(Steady {
             rate: 10.0,
             start: Duration::from_secs(5),
             end: Duration::ZERO,
@@ -63,7 +63,7 @@ fn a_full_scenario_reads_into_the_records_it_names() {
     );
     assert_eq!(
         v.backend.latency,
-        Latency::Exponential {
+        LatencyModel::Exponential {
             mean: Duration::from_millis(5)
         }
     );

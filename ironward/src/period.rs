@@ -559,13 +559,9 @@ impl Reserves for Period {
     }
 
     fn settle_own(&mut self, reservation: &Reservation, actual: u32, now: Duration) {
-        if reservation.lapsed(self.latest.read(now)) {
+        let Some((t, estimate, actual)) = reservation.whole(&mut self.latest, now, actual) else {
             return;
-        }
-        let t = self.latest.advance(now);
-        // `as` saturates, and reads NaN as 0: a reservation from a period holds a `u32`.
-        let estimate = reservation.estimate as u64;
-        let actual = u64::from(actual);
+        };
         if actual > estimate {
             self.open_at(t);
             self.count = self.count.saturating_add(actual - estimate);

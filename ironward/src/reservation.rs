@@ -2,7 +2,7 @@
 
 use core::time::Duration;
 
-use crate::clock::nanos;
+use crate::clock::{Latest, nanos};
 use crate::internal::owner::{Mark, Owner};
 
 /// A cost taken on an estimate, to be settled at its actual cost once the request has run:
@@ -112,6 +112,23 @@ impl Reservation {
     /// Whether a settle read at `t` (nanoseconds) comes too late to change anything.
     pub(crate) fn lapsed(&self, t: u64) -> bool {
         t > self.deadline
+    }
+
+    /// How a settle in whole units (a log's, a period's) starts: `None` past the deadline,
+    /// the clock untouched; else the clock read at `now` and moved on to it (nanoseconds),
+    /// the estimate and `actual`, as counts.
+    pub(crate) fn whole(
+        &self,
+        latest: &mut Latest,
+        now: Duration,
+        actual: u32,
+    ) -> Option<(u64, u64, u64)> {
+        if self.lapsed(latest.read(now)) {
+            return None;
+        }
+        let t = latest.advance(now);
+        // `as` saturates, and reads NaN as 0: a log's or a period's reservation holds a `u32`.
+        Some((t, self.estimate as u64, u64::from(actual)))
     }
 
     /// The cost taken when the reservation was made, and what it costs if never settled.

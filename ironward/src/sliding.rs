@@ -566,13 +566,9 @@ impl Reserves for Sliding {
     }
 
     fn settle_own(&mut self, reservation: &Reservation, actual: u32, now: Duration) {
-        if reservation.lapsed(self.latest.read(now)) {
+        let Some((t, estimate, actual)) = reservation.whole(&mut self.latest, now, actual) else {
             return;
-        }
-        let t = self.latest.advance(now);
-        // `as` saturates, and reads NaN as 0: a reservation from this log holds a `u32`.
-        let estimate = reservation.estimate as u64;
-        let actual = u64::from(actual);
+        };
         if actual > estimate {
             self.charge(t, actual - estimate);
             return;

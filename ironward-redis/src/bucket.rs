@@ -262,35 +262,7 @@ impl Bucket {
         actual: f64,
         now: Duration,
     ) -> Result<(), StoreError> {
-        let this = &self.0;
-        let Some((key, estimate, held)) = reservation.into_parts(this.id) else {
-            return Ok(());
-        };
-        if !is_cost(actual) {
-            return Ok(());
-        }
-        let key = key.as_deref();
-        this.blocked.settled(key, estimate, actual);
-        let local = |held| {
-            let make = || self.0.local_bucket(now);
-            this.local
-                .with(key, now, make, |bucket, _| bucket.settle(held, actual, now));
-        };
-        let call = |_, deadline| {
-            let reading = Reading::new(this.store.options().time, now);
-            let [tokens, ts] = self.0.keys(key);
-            let mut call = script::BUCKET_SETTLE.call();
-            call.key(tokens).key(ts);
-            call.arg(reading.arg())
-                .arg(wire::float(this.rate))
-                .arg(wire::float(this.burst))
-                .arg(this.ttl_ms)
-                .arg(wire::float(estimate))
-                .arg(wire::float(actual))
-                .arg(deadline);
-            call
-        };
-        reservation::settle(&this.store, &this.meter, held, local, call).await
+        decide::settle(&*self.0, reservation, actual, now).await
     }
 
     /// Tokens a second, as read by [`new`](Bucket::new).
@@ -530,6 +502,45 @@ impl Kind for Inner {
         call.key(tokens).key(ts);
         call.arg(reading.arg()).arg(wire::float(self.burst));
         call
+    }
+
+    type Units = f64;
+
+    fn units(estimate: f64, actual: f64) -> Option<f64> {
+        is_cost(actual).then_some(estimate)
+    }
+
+    fn settle_call(
+        &self,
+        key: Option<&[u8]>,
+        reading: &Reading,
+        estimate: f64,
+        actual: f64,
+        _at: u64,
+        deadline: u64,
+    ) -> Call {
+        let [tokens, ts] = self.keys(key);
+        let mut call = script::BUCKET_SETTLE.call();
+        call.key(tokens).key(ts);
+        call.arg(reading.arg())
+            .arg(wire::float(self.rate))
+            .arg(wire::float(self.burst))
+            .arg(self.ttl_ms)
+            .arg(wire::float(estimate))
+            .arg(wire::float(actual))
+            .arg(deadline);
+        call
+    }
+
+    fn settle_local(
+        &self,
+        bucket: &mut ironward::Bucket,
+        held: ironward::Reservation,
+        actual: f64,
+        now: Duration,
+    ) {
+        // The bucket made the reservation: nothing comes back.
+        let _ = bucket.settle(held, actual, now);
     }
 
     fn next_decode(&self, reply: &redis::Value, reading: &Reading, n: f64) -> Option<Duration> {

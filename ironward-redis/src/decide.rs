@@ -1,4 +1,4 @@
-//! The one skeleton every Redis limiter decides a take (and reads its wait) by, and the [`Kind`] that each of
+//! The one skeleton every Redis limiter decides a take, reads its wait and settles by, and the [`Kind`] that each of
 //! [`Bucket`](crate::Bucket), [`Sliding`](crate::Sliding) and [`Period`](crate::Period)
 //! fills it in with.
 //!
@@ -14,7 +14,7 @@ use crate::batch::Call;
 use crate::blocked::Blocked;
 use crate::local::{self, Fallback, Local};
 use crate::meter::Meter;
-use crate::reservation::{Held, Reservation};
+use crate::reservation::{self, Held, Reservation};
 use crate::store::Ran;
 use crate::wire::Reading;
 use crate::{Answer, Source, Store, StoreError};
@@ -105,6 +105,34 @@ pub(crate) trait Kind: Sync {
         reading: &Reading,
         cost: Self::Cost,
     ) -> Option<Duration>;
+
+    /// The unit a settle counts in: what a reservation's estimate and an actual cost are.
+    type Units: Copy + Into<f64>;
+
+    /// A reservation's `estimate` in units, if a settle at `actual` can change anything
+    /// (`None` for a cost the kind never charges).
+    fn units(estimate: f64, actual: Self::Units) -> Option<Self::Units>;
+
+    /// The script call that settles `estimate` at `actual` for `key` at `reading`, the
+    /// estimate held `at` (the scripts' microseconds) until `deadline`.
+    fn settle_call(
+        &self,
+        key: Option<&[u8]>,
+        reading: &Reading,
+        estimate: Self::Units,
+        actual: Self::Units,
+        at: u64,
+        deadline: u64,
+    ) -> Call;
+
+    /// The fallback's settle of `held` on `core`.
+    fn settle_local(
+        &self,
+        core: &mut Self::Core,
+        held: ironward::Reservation,
+        actual: Self::Units,
+        now: Duration,
+    );
 }
 
 /// Decides a take of `cost` for `key` at `now` as the skeleton above says; with `reserve`
@@ -197,4 +225,34 @@ pub(crate) async fn next<K: Kind>(
             Ok(this.local.peek(key, now, make, next))
         }
     }
+}
+
+/// Settles a reservation at its `actual` cost at `now`, where its estimate was counted: in
+/// Redis, in the fallback, or nowhere; another limiter's reservation changes nothing.
+pub(crate) async fn settle<K: Kind>(
+    kind: &K,
+    reservation: Reservation,
+    actual: K::Units,
+    now: Duration,
+) -> Result<(), StoreError> {
+    let this = kind.common();
+    let Some((key, estimate, held)) = reservation.into_parts(this.id) else {
+        return Ok(());
+    };
+    let Some(estimate) = K::units(estimate, actual) else {
+        return Ok(());
+    };
+    let key = key.as_deref();
+    this.blocked.settled(key, estimate.into(), actual.into());
+    let local = |held| {
+        let make = || kind.fresh(now);
+        this.local.with(key, now, make, |core, _| {
+            kind.settle_local(core, held, actual, now)
+        });
+    };
+    let call = |at, deadline| {
+        let reading = Reading::new(this.store.options().time, now);
+        kind.settle_call(key, &reading, estimate, actual, at, deadline)
+    };
+    reservation::settle(this.store, this.meter, held, local, call).await
 }

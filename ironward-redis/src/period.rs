@@ -276,36 +276,7 @@ impl Period {
         actual: u32,
         now: Duration,
     ) -> Result<(), StoreError> {
-        let this = &self.0.counted;
-        let Some((key, estimate, held)) = reservation.into_parts(this.id) else {
-            return Ok(());
-        };
-        // A period's reservation holds a whole number of units, at most `u32::MAX`.
-        let estimate = estimate as u32;
-        let key = key.as_deref();
-        this.blocked
-            .settled(key, f64::from(estimate), f64::from(actual));
-        let local = |held| {
-            let make = || self.local_period();
-            this.local
-                .with(key, now, make, |period, _| period.settle(held, actual, now));
-        };
-        let call = |start, deadline| {
-            let reading = Reading::new(this.store.options().time, now);
-            let [state] = this.keys(key, ["period"]);
-            let mut call = script::PERIOD_SETTLE.call();
-            call.key(state);
-            call.arg(reading.arg())
-                .arg(this.micros)
-                .arg(u8::from(self.0.align))
-                .arg(this.ttl_ms)
-                .arg(estimate)
-                .arg(actual)
-                .arg(deadline)
-                .arg(start);
-            call
-        };
-        reservation::settle(&this.store, &this.meter, held, local, call).await
+        decide::settle(&*self.0, reservation, actual, now).await
     }
 
     /// [`next`](Period::next) or [`next_n`](Period::next_n), as `wait` asks.
@@ -528,6 +499,48 @@ impl Kind for Inner {
         call
     }
 
+    type Units = u32;
+
+    fn units(estimate: f64, _actual: u32) -> Option<u32> {
+        // A period's reservation holds a whole number of units, at most `u32::MAX`.
+        Some(estimate as u32)
+    }
+
+    fn settle_call(
+        &self,
+        key: Option<&[u8]>,
+        reading: &Reading,
+        estimate: u32,
+        actual: u32,
+        start: u64,
+        deadline: u64,
+    ) -> Call {
+        let this = &self.counted;
+        let [state] = this.keys(key, ["period"]);
+        let mut call = script::PERIOD_SETTLE.call();
+        call.key(state);
+        call.arg(reading.arg())
+            .arg(this.micros)
+            .arg(u8::from(self.align))
+            .arg(this.ttl_ms)
+            .arg(estimate)
+            .arg(actual)
+            .arg(deadline)
+            .arg(start);
+        call
+    }
+
+    fn settle_local(
+        &self,
+        period: &mut ironward::Period,
+        held: ironward::Reservation,
+        actual: u32,
+        now: Duration,
+    ) {
+        // The period made the reservation: nothing comes back.
+        let _ = period.settle(held, actual, now);
+    }
+
     fn next_decode(
         &self,
         reply: &redis::Value,
@@ -569,13 +582,6 @@ impl Wait {
             Wait::End => period.next(now),
             Wait::Cost => period.next_n(now, cost),
         }
-    }
-}
-
-impl Period {
-    /// A fresh fallback counter.
-    fn local_period(&self) -> ironward::Period {
-        self.0.fresh(Duration::ZERO)
     }
 }
 

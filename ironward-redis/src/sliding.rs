@@ -273,35 +273,7 @@ impl Sliding {
         actual: u32,
         now: Duration,
     ) -> Result<(), StoreError> {
-        let this = &self.0;
-        let Some((key, estimate, held)) = reservation.into_parts(this.id) else {
-            return Ok(());
-        };
-        // A log's reservation holds a whole number of units, at most `u32::MAX`.
-        let estimate = estimate as u32;
-        let key = key.as_deref();
-        this.blocked
-            .settled(key, f64::from(estimate), f64::from(actual));
-        let local = |held| {
-            let make = || self.local_log();
-            this.local
-                .with(key, now, make, |log, _| log.settle(held, actual, now));
-        };
-        let call = |at, deadline| {
-            let reading = Reading::new(this.store.options().time, now);
-            let [log, ts] = this.keys(key, ["log", "ts"]);
-            let mut call = script::SLIDING_SETTLE.call();
-            call.key(log).key(ts);
-            call.arg(reading.arg())
-                .arg(this.micros)
-                .arg(this.ttl_ms)
-                .arg(estimate)
-                .arg(actual)
-                .arg(deadline)
-                .arg(at);
-            call
-        };
-        reservation::settle(&this.store, &this.meter, held, local, call).await
+        decide::settle(&*self.0, reservation, actual, now).await
     }
 
     /// The most events a window admits.
@@ -350,11 +322,6 @@ impl Sliding {
             );
         }
         decided
-    }
-
-    /// A fresh fallback log.
-    fn local_log(&self) -> ironward::Sliding {
-        self.0.fresh(Duration::ZERO)
     }
 
     /// What [`take_key`](Sliding::take_key) decides, before it is counted; with `reserve`
@@ -471,6 +438,46 @@ impl Kind for Counted<ironward::Sliding> {
             .arg(self.micros)
             .arg(cost);
         call
+    }
+
+    type Units = u32;
+
+    fn units(estimate: f64, _actual: u32) -> Option<u32> {
+        // A log's reservation holds a whole number of units, at most `u32::MAX`.
+        Some(estimate as u32)
+    }
+
+    fn settle_call(
+        &self,
+        key: Option<&[u8]>,
+        reading: &Reading,
+        estimate: u32,
+        actual: u32,
+        at: u64,
+        deadline: u64,
+    ) -> Call {
+        let [log, ts] = self.keys(key, ["log", "ts"]);
+        let mut call = script::SLIDING_SETTLE.call();
+        call.key(log).key(ts);
+        call.arg(reading.arg())
+            .arg(self.micros)
+            .arg(self.ttl_ms)
+            .arg(estimate)
+            .arg(actual)
+            .arg(deadline)
+            .arg(at);
+        call
+    }
+
+    fn settle_local(
+        &self,
+        log: &mut ironward::Sliding,
+        held: ironward::Reservation,
+        actual: u32,
+        now: Duration,
+    ) {
+        // The log made the reservation: nothing comes back.
+        let _ = log.settle(held, actual, now);
     }
 
     fn next_decode(&self, reply: &redis::Value, reading: &Reading, _cost: u32) -> Option<Duration> {

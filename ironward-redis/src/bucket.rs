@@ -391,6 +391,7 @@ impl Kind for Inner {
     type Core = ironward::Bucket;
     type Value = bool;
     type Cost = f64;
+    type Units = f64;
 
     const REFUSED: bool = false;
 
@@ -503,8 +504,6 @@ impl Kind for Inner {
         call.arg(reading.arg()).arg(wire::float(self.burst));
         call
     }
-
-    type Units = f64;
 
     fn units(estimate: f64, actual: f64) -> Option<f64> {
         is_cost(actual).then_some(estimate)

@@ -1,12 +1,13 @@
-//! The one skeleton every Redis limiter decides a take, reads its wait and settles by, and the [`Kind`] that each of
-//! [`Bucket`](crate::Bucket), [`Sliding`](crate::Sliding) and [`Period`](crate::Period)
-//! fills it in with.
+//! The one skeleton by which every Redis limiter decides a take, reads its wait and settles a
+//! reservation, and the [`Kind`] that each of [`Bucket`](crate::Bucket),
+//! [`Sliding`](crate::Sliding) and [`Period`](crate::Period) fills it in with.
 //!
 //! A take (and a reservation, which is a take that can be settled) is decided in one order
 //! for every kind: an answer no state could change; then the memory of keys Redis refused
 //! lately; then the kind's script in Redis; and, while Redis is away, the kind's core
-//! limiter in the local fallback (or a refusal, when the fallback's share is below one).
-//! Only the script, its reply and the core limiter differ from kind to kind.
+//! limiter in the local fallback (or a refusal, when the fallback's share is below one). A
+//! wait is read, and a settle made, in the same order. Only the scripts, their replies and
+//! the core limiter differ from kind to kind.
 
 use std::time::Duration;
 
@@ -29,7 +30,7 @@ pub(crate) struct Common<'a, L> {
     pub(crate) local: &'a Local<L>,
 }
 
-/// What one kind of limiter adds to the skeleton of [`decide`].
+/// What one kind of limiter adds to the skeleton of [`decide`], [`next`] and [`settle`].
 pub(crate) trait Kind: Sync {
     /// The core limiter the fallback keeps for each key.
     type Core: Fallback;
@@ -37,6 +38,8 @@ pub(crate) trait Kind: Sync {
     type Value: Copy;
     /// A take's cost as the kind reads it.
     type Cost: Copy;
+    /// The unit a settle counts in: what a reservation's estimate and an actual cost are.
+    type Units: Copy + Into<f64>;
 
     /// The answer of a refusal.
     const REFUSED: Self::Value;
@@ -105,9 +108,6 @@ pub(crate) trait Kind: Sync {
         reading: &Reading,
         cost: Self::Cost,
     ) -> Option<Duration>;
-
-    /// The unit a settle counts in: what a reservation's estimate and an actual cost are.
-    type Units: Copy + Into<f64>;
 
     /// A reservation's `estimate` in units, if a settle at `actual` can change anything
     /// (`None` for a cost the kind never charges).

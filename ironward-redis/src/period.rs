@@ -376,6 +376,7 @@ impl Kind for Inner {
     type Core = ironward::Period;
     type Value = Usage;
     type Cost = (u32, Wait);
+    type Units = u32;
 
     const REFUSED: Usage = Usage::Over;
 
@@ -498,8 +499,6 @@ impl Kind for Inner {
         call.arg(reading.arg()).arg(this.micros);
         call
     }
-
-    type Units = u32;
 
     fn units(estimate: f64, _actual: u32) -> Option<u32> {
         // A period's reservation holds a whole number of units, at most `u32::MAX`.

@@ -343,6 +343,7 @@ impl Kind for Counted<ironward::Sliding> {
     type Core = ironward::Sliding;
     type Value = bool;
     type Cost = u32;
+    type Units = u32;
 
     const REFUSED: bool = false;
 
@@ -439,8 +440,6 @@ impl Kind for Counted<ironward::Sliding> {
             .arg(cost);
         call
     }
-
-    type Units = u32;
 
     fn units(estimate: f64, _actual: u32) -> Option<u32> {
         // A log's reservation holds a whole number of units, at most `u32::MAX`.

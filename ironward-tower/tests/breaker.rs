@@ -588,3 +588,49 @@ async fn the_sre_breaker_behind_a_lock_decides_as_the_default_layer() {
     assert!(fast.iter().filter(|&&r| r).count() > 150);
     assert_eq!(locked, fast);
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_layer_runs_the_core_classic_breaker_open_then_half_open() {
+    use ironward::classic::{OpenWait, Record, State};
+    use ironward::{CLASSIC, Classic, ClassicBreaker, ClassicReason};
+
+    let reached = Arc::new(AtomicUsize::new(0));
+    let policy = Classic {
+        record: Record::Count { calls: 3 },
+        minimum: 3,
+        open: OpenWait::Fixed(Duration::from_secs(1)),
+        probes: 1,
+        ..CLASSIC
+    };
+    let (clock, hand) = Clock::manual(Duration::ZERO);
+    let layer = BreakerLayer::for_breaker::<std::sync::Mutex<ClassicBreaker>>(policy)
+        .with_classifier(AnyError)
+        .with_clock(clock);
+    let client = layer.layer(failing_backend(&reached));
+    for _ in 0..3 {
+        let err = client.clone().oneshot(()).await.unwrap_err();
+        assert!(!err.is::<BreakerRefused<ClassicReason>>(), "{err}");
+    }
+    // Open: refused without reaching the backend, with the time until half-open.
+    let err = client.clone().oneshot(()).await.unwrap_err();
+    let refused = err
+        .downcast_ref::<BreakerRefused<ClassicReason>>()
+        .expect("the classic breaker's refusal");
+    assert_eq!(refused.reason().state, State::Open);
+    assert_eq!(refused.reason().next, Duration::from_secs(1));
+    assert_eq!((reached.load(Ordering::Relaxed), layer.ratio()), (3, 1.0));
+    // A second on, one probe goes through; it fails, and the breaker opens again.
+    hand.advance(Duration::from_secs(1));
+    let err = client.clone().oneshot(()).await.unwrap_err();
+    assert!(
+        !err.is::<BreakerRefused<ClassicReason>>(),
+        "the probe: {err}"
+    );
+    assert_eq!(reached.load(Ordering::Relaxed), 4);
+    let err = client.clone().oneshot(()).await.unwrap_err();
+    assert!(
+        err.is::<BreakerRefused<ClassicReason>>(),
+        "open again: {err}"
+    );
+    assert_eq!(reached.load(Ordering::Relaxed), 4);
+}

@@ -12,6 +12,7 @@
 //! | type | answers | reference |
 //! | --- | --- | --- |
 //! | [`Breaker`] ([`Sre`]) | whether to call a backend that has been failing | Google SRE book eq. 21-1; go-zero `core/breaker/googlebreaker.go` |
+//! | [`ClassicBreaker`] ([`Classic`]) | the same, as a switch: closed, open, half-open, with each change of state a value | resilience4j `CircuitBreakerStateMachine`; failsafe-go; Polly |
 //! | [`Shedder`] ([`Shed`]) | whether this server should take on another call | go-zero `core/load/adaptiveshedder.go` |
 //! | [`Bucket`] ([`SharedBucket`]) | whether a call is within a rate at its cost (fractional tokens), and when one would be; a cost reserved now and settled later ([`Reservation`]); shared by `&` across threads without a lock | token bucket; GCRA |
 //! | [`Sliding`] | whether it is within a quota over any window-long stretch, at a cost in units (`take_n`), reserved and settled later | exact sliding-window log |
@@ -71,6 +72,7 @@ mod backoff;
 mod breaker;
 mod bucket;
 mod budget;
+pub mod classic;
 pub mod clock;
 mod criticality;
 mod deadline;
@@ -94,6 +96,7 @@ pub use bucket::{Bucket, BucketReason};
 #[cfg(target_has_atomic = "64")]
 pub use budget::SharedBudget;
 pub use budget::{Budget, BudgetReason};
+pub use classic::{CLASSIC, Classic, ClassicBreaker, ClassicPermit, ClassicReason, POLLY};
 pub use criticality::{Criticality, SHARES, Shares, UnknownCriticality};
 pub use deadline::Deadline;
 #[cfg(target_has_atomic = "64")]

@@ -151,3 +151,45 @@ fn a_limiter_policy_reads_from_a_partial_record() {
         "{typo}"
     );
 }
+
+#[test]
+fn the_classic_policies_read_and_write_as_resilience4j_and_polly_configure_them() {
+    use ironward::classic::{OpenWait, Record};
+    use ironward::{CLASSIC, Classic, POLLY};
+
+    assert_eq!(
+        serde_json::to_string(&CLASSIC).unwrap(),
+        concat!(
+            r#"{"record":{"count":{"calls":100}},"failure_rate":0.5,"slow_rate":1.0,"#,
+            r#""slow_call":"1m","minimum":100,"open":{"fixed":"1m"},"probes":10,"lease":"1m","#,
+            r#""automatic":false,"force":"none"}"#
+        )
+    );
+    let growing = Classic {
+        record: Record::Time {
+            span: Duration::from_secs(30),
+            buckets: 10,
+        },
+        open: OpenWait::Growing {
+            first: Duration::from_secs(5),
+            factor: 1.5,
+            max: Duration::from_secs(300),
+        },
+        ..CLASSIC
+    };
+    for policy in [CLASSIC, POLLY, growing] {
+        let text = serde_json::to_string(&policy).unwrap();
+        assert_eq!(
+            serde_json::from_str::<Classic>(&text).unwrap(),
+            policy,
+            "{text}"
+        );
+    }
+    // A partial record takes the rest from `CLASSIC`, resilience4j's defaults.
+    let partial: Classic =
+        serde_json::from_str(r#"{"minimum":10,"open":{"fixed":"5s"},"force":"metrics_only"}"#)
+            .unwrap();
+    assert_eq!(partial.minimum, 10);
+    assert_eq!(partial.open, OpenWait::Fixed(Duration::from_secs(5)));
+    assert_eq!(partial.probes, CLASSIC.probes);
+}

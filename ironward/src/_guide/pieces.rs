@@ -2,7 +2,8 @@
 //!
 //! # Breaker
 //!
-//! There is no open, half-open and closed. The breaker keeps ten seconds of outcomes and refuses
+//! The SRE breaker has no open, half-open and closed (the [`ClassicBreaker`](crate::ClassicBreaker)
+//! has them, and its module says when to pick which). It keeps ten seconds of outcomes and refuses
 //! each call with a probability that grows with the failures, so a struggling backend keeps
 //! receiving what it can still serve instead of being cut off and then flooded again on recovery.
 //! A refused call is recorded too, so a refusing breaker never reads back as idle; after a second

@@ -14,6 +14,9 @@
 //! | [`Shedder`](crate::Shedder) | `SharedShedder` | `ironward-tokio` | per-thread stripes, and a `Mutex` off the fast path |
 //! | [`Limiter`](crate::Limiter) | `SharedLimiter` | `ironward-tokio` | a `Mutex`, and wakers for its queue |
 //!
+//! The [`ClassicBreaker`](crate::ClassicBreaker) has no shared form yet: the edges share one
+//! behind a `Mutex` (`Mutex<ClassicBreaker>` is a `SharedCircuitBreaker` in ironward-tokio).
+//!
 //! **The rule:** a shared form lives beside its piece, in the piece's folder of this crate,
 //! when its whole state fits atomic words that a compare-and-swap updates, so that it needs
 //! nothing beyond `core` and allocates nothing. It lives in `ironward-tokio` when it needs

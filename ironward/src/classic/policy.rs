@@ -1,0 +1,229 @@
+//! [`Classic`]: the policy of a [`ClassicBreaker`](super::ClassicBreaker), its window, its
+//! open wait and its manual states, with resilience4j's and Polly's defaults as presets.
+
+use core::time::Duration;
+
+/// What a closed classic breaker counts its calls over.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::classic::Record;
+/// use ironward::{CLASSIC, Classic};
+///
+/// let minute = Record::Time { span: Duration::from_secs(60), buckets: 60 };
+/// let per_minute = Classic { record: minute, ..CLASSIC };
+/// assert_ne!(per_minute, CLASSIC);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum Record {
+    /// The last `calls` calls (resilience4j's `COUNT_BASED` sliding window). At least 1.
+    Count {
+        /// How many of the latest calls are kept.
+        calls: u32,
+    },
+    /// The calls of the last `span`, counted in `buckets` buckets of `span / buckets` each
+    /// (resilience4j's `TIME_BASED` window keeps a bucket a second; Polly's sampling
+    /// duration). At least one bucket of at least 1 ns.
+    Time {
+        /// How far back the window reaches.
+        #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
+        span: Duration,
+        /// How many buckets the span is counted in.
+        buckets: u32,
+    },
+    /// Failures in a row: the breaker opens at the `failures`-th consecutive failure, and a
+    /// success starts the count again (failsafe-go's `WithFailureThreshold`, Polly v7's
+    /// `exceptionsAllowedBeforeBreaking`). The rates and the minimum are not read. At least 1.
+    Consecutive {
+        /// How many failures in a row open the breaker.
+        failures: u32,
+    },
+}
+
+/// How long a classic breaker stays open before it lets probes through.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::classic::OpenWait;
+///
+/// let s = Duration::from_secs;
+/// let growing = OpenWait::Growing { first: s(1), factor: 2.0, max: s(30) };
+/// assert_eq!([0, 1, 2, 5, 9].map(|reopened| growing.after(reopened)), [s(1), s(2), s(4), s(30), s(30)]);
+/// assert_eq!(OpenWait::Fixed(s(5)).after(7), s(5));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum OpenWait {
+    /// The same wait every time (resilience4j's `waitDurationInOpenState`, Polly's
+    /// `BreakDuration`).
+    Fixed(#[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))] Duration),
+    /// `first`, times `factor` for each reopening since the breaker last closed, at most
+    /// `max` (failsafe-go's `WithDelayFunc`, Polly's `BreakDurationGenerator`). A `factor`
+    /// below 1 or NaN is read as 1.
+    Growing {
+        /// The wait of the first opening.
+        #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
+        first: Duration,
+        /// What each reopening multiplies the wait by.
+        factor: f64,
+        /// The longest wait.
+        #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
+        max: Duration,
+    },
+}
+
+impl OpenWait {
+    /// The wait of an opening that follows `reopened` reopenings since the breaker last
+    /// closed (0 for the first opening).
+    pub fn after(self, reopened: u32) -> Duration {
+        match self {
+            Self::Fixed(wait) => wait,
+            Self::Growing { first, factor, max } => {
+                let factor = if factor >= 1.0 { factor } else { 1.0 };
+                let mut wait = first.min(max);
+                for _ in 0..reopened {
+                    if wait >= max {
+                        break;
+                    }
+                    // `mul_f64` panics past `Duration::MAX`: the product is held to `max` first.
+                    let next = wait.as_secs_f64() * factor;
+                    wait = if next >= max.as_secs_f64() {
+                        max
+                    } else {
+                        Duration::from_secs_f64(next)
+                    };
+                }
+                wait
+            }
+        }
+    }
+}
+
+/// A state a classic breaker is put in by hand, over what its record says (resilience4j's
+/// `FORCED_OPEN`, `DISABLED` and `METRICS_ONLY`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum Force {
+    /// None: the record decides. The default.
+    #[default]
+    None,
+    /// Refuse every call, and record nothing.
+    Open,
+    /// Admit every call, and record nothing.
+    Disabled,
+    /// Admit every call and record it, reporting the state the record would put the breaker
+    /// in, without ever refusing.
+    MetricsOnly,
+}
+
+/// The policy of a [`ClassicBreaker`](super::ClassicBreaker): closed, open, half-open, as
+/// resilience4j, Polly, failsafe-go and Hystrix users know it.
+///
+/// Closed, the breaker admits every call and keeps its outcomes in its [`record`](Self::record).
+/// Once the record holds at least [`minimum`](Self::minimum) calls (for a count window, at
+/// most its size), it opens when the share that failed reaches
+/// [`failure_rate`](Self::failure_rate) or the share slower than
+/// [`slow_call`](Self::slow_call) reaches [`slow_rate`](Self::slow_rate). Open, it refuses
+/// every call for the [`open`](Self::open) wait; the next call after it is the first of
+/// [`probes`](Self::probes) half-open probes. Once every probe has reported, the breaker
+/// closes with an empty record if their failure and slow shares are under the rates, and
+/// opens again otherwise. A probe that does not report within [`lease`](Self::lease) gives
+/// its place to another, so that a lost call cannot hold the breaker half-open.
+///
+/// A rate above 1 is read as 1 (every call failed, or was slow), one of 0 or below as the
+/// least above 0 (any failure opens), and NaN as a rate no share reaches (it never opens).
+/// A probe count of 0 is read as 1, and so is a window size.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::{CLASSIC, Classic, POLLY};
+///
+/// assert_eq!(CLASSIC.failure_rate, 0.5);
+/// assert_eq!(POLLY.probes, 1);
+/// let quick = Classic { minimum: 10, ..CLASSIC };
+/// assert_eq!(quick.open.after(0), Duration::from_secs(60));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(default))]
+pub struct Classic {
+    /// What the closed breaker counts over.
+    pub record: Record,
+    /// The share of failed calls at or over which the breaker opens.
+    pub failure_rate: f64,
+    /// The share of slow calls at or over which the breaker opens.
+    pub slow_rate: f64,
+    /// How long a call may take before it counts as slow, whether it succeeded or not (a
+    /// call slower than this is slow).
+    #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
+    pub slow_call: Duration,
+    /// The calls the record must hold before its shares are read.
+    pub minimum: u32,
+    /// How long the breaker stays open.
+    pub open: OpenWait,
+    /// The calls let through half-open, whose outcomes close or reopen the breaker.
+    pub probes: u32,
+    /// How long a half-open probe holds its place without reporting back.
+    #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
+    pub lease: Duration,
+    /// Whether an open breaker reads as half-open once its wait has passed, without waiting
+    /// for a call (resilience4j's `automaticTransitionFromOpenToHalfOpenEnabled`), for a
+    /// caller that polls [`state`](super::ClassicBreaker::state).
+    pub automatic: bool,
+    /// A state put by hand, over what the record says.
+    pub force: Force,
+}
+
+/// resilience4j's `CircuitBreakerConfig` defaults: a count window of 100 calls, 100 calls
+/// before the shares count, opening at 50 % failed or 100 % slower than 60 s, 60 s open, 10
+/// probes. resilience4j has no lease (a probe that never reports holds its place until
+/// `maxWaitDurationInHalfOpenState`, 0 by default, which is forever); this preset gives one
+/// of 60 s.
+pub const CLASSIC: Classic = Classic {
+    record: Record::Count { calls: 100 },
+    failure_rate: 0.5,
+    slow_rate: 1.0,
+    slow_call: Duration::from_secs(60),
+    minimum: 100,
+    open: OpenWait::Fixed(Duration::from_secs(60)),
+    probes: 10,
+    lease: Duration::from_secs(60),
+    automatic: false,
+    force: Force::None,
+};
+
+/// Polly v8's `CircuitBreakerStrategyOptions` defaults: the calls of the last 30 s (in 10
+/// buckets), 100 of them before the share counts, opening at 10 % failed, 5 s open, one
+/// probe. Polly counts no slow calls, so the slow rate is 1 and the threshold the longest.
+pub const POLLY: Classic = Classic {
+    record: Record::Time {
+        span: Duration::from_secs(30),
+        buckets: 10,
+    },
+    failure_rate: 0.1,
+    slow_rate: 1.0,
+    slow_call: Duration::MAX,
+    minimum: 100,
+    open: OpenWait::Fixed(Duration::from_secs(5)),
+    probes: 1,
+    lease: Duration::from_secs(60),
+    automatic: false,
+    force: Force::None,
+};
+
+impl Default for Classic {
+    /// [`CLASSIC`].
+    fn default() -> Self {
+        CLASSIC
+    }
+}

@@ -16,12 +16,11 @@ mod tally;
 
 use core::time::Duration;
 
-use ironward::{Backoff, Breaker, Budget, Criticality, Limiter, Settle, Shedder};
+use ironward::{Backoff, Breaker, Budget, ClassicBreaker, Criticality, Limiter, Settle, Shedder};
 
 use crate::ahead::Ahead;
 use crate::arrivals::Arrivals;
 use crate::backend::Server;
-use crate::classic::ClassicBreaker;
 
 use crate::dice::Dice;
 use crate::histogram::Histogram;
@@ -194,7 +193,9 @@ impl Engine {
             events: Queue::new(),
             front: p.breaker.map(|b| match b {
                 BreakerPolicy::Sre(sre) => Front::Sre(Breaker::new(sre, zero)),
-                BreakerPolicy::Classic(classic) => Front::Classic(ClassicBreaker::new(classic)),
+                BreakerPolicy::Classic(classic) => {
+                    Front::Classic(ClassicBreaker::new(classic.core(), Duration::ZERO))
+                }
             }),
             limiter: p.limiter.map(|policy| Limiter::new(policy, zero)),
             budget: v

@@ -37,11 +37,11 @@ enum Command {
         name: String,
     },
     /// Runs a scenario: writes NAME.csv and NAME.svg and prints a summary.
-    VariantRun(VariantRun),
+    Run(Run),
 }
 
 #[derive(Debug, clap::Args)]
-struct VariantRun {
+struct Run {
     /// A built-in scenario's name, or the path of a TOML scenario file.
     scenario: String,
     /// Runs every variant from this seed instead of the scenario's.
@@ -77,7 +77,7 @@ fn main() -> ExitCode {
         Command::Show { name } => Builtin::from_name(&name)
             .map(|b| print!("{}", b.text()))
             .map_err(|e| e.to_string()),
-        Command::VariantRun(run) => execute(run),
+        Command::Run(run) => execute(run),
     };
     match outcome {
         Ok(()) => ExitCode::SUCCESS,
@@ -107,7 +107,7 @@ fn listing() -> String {
 }
 
 /// Reads the scenario, runs it with a progress bar, writes the files and the summary.
-fn execute(run: VariantRun) -> Result<(), String> {
+fn execute(run: Run) -> Result<(), String> {
     let builtin = Builtin::from_name(&run.scenario).ok();
     let mut scenario = match builtin {
         Some(builtin) => builtin.scenario(),
@@ -195,14 +195,14 @@ fn write_csv(report: &Report, path: &Path) -> Result<(), String> {
 }
 
 #[cfg(feature = "png")]
-fn png(report: &Report, run: &VariantRun) -> Result<PathBuf, String> {
+fn png(report: &Report, run: &Run) -> Result<PathBuf, String> {
     let path = run.out.join(format!("{}.png", report.name));
     ironward_sim::draw_png(report, &run.font, &path).map_err(|e| e.to_string())?;
     Ok(path)
 }
 
 #[cfg(not(feature = "png"))]
-fn png(_report: &Report, run: &VariantRun) -> Result<PathBuf, String> {
+fn png(_report: &Report, run: &Run) -> Result<PathBuf, String> {
     Err(format!(
         "this build draws no PNG (font {}): build with `--features png`",
         run.font.display()

@@ -303,13 +303,24 @@ impl ClassicBreaker {
         self.transitions
     }
 
-    /// The share of calls the breaker would refuse at `now`: 0 closed (or put aside, or
-    /// recording only), 1 open, half-open or forced open, which refuse all but their probes.
+    /// Whether the next call at `now` would be refused, as a share: 1 open before its wait
+    /// has passed, half-open with every probe out, or forced open; 0 otherwise (closed, put
+    /// aside, recording only, open past its wait, half-open with a probe's place free).
     pub fn ratio(&self, now: Duration) -> f64 {
-        match self.state(now) {
-            State::Closed | State::Disabled | State::MetricsOnly => 0.0,
-            State::Open | State::HalfOpen | State::ForcedOpen => 1.0,
-        }
+        let t = self.latest.read(now);
+        let refusing = match self.policy.force {
+            Force::Open => true,
+            Force::Disabled | Force::MetricsOnly => false,
+            Force::None => match &self.stage {
+                Stage::Closed => false,
+                Stage::Open { until } => t < *until,
+                Stage::HalfOpen { leases, heard } => {
+                    let out = leases.iter().filter(|&&(_, expires)| expires > t).count();
+                    (out as u64).saturating_add(heard.calls) >= u64::from(self.probes())
+                }
+            },
+        };
+        if refusing { 1.0 } else { 0.0 }
     }
 
     /// The policy, as it was last given.

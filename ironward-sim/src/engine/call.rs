@@ -5,7 +5,7 @@ use core::time::Duration;
 
 use ironward::{Criticality, Grant, Permit, Ticket};
 
-use crate::classic::Trial;
+use ironward::ClassicPermit;
 
 /// One call: when it first arrived, which attempt is next, the last backoff, and its class.
 #[derive(Debug, Clone, Copy)]
@@ -28,7 +28,7 @@ pub(super) struct Guard {
 pub(super) enum Pass {
     Unguarded,
     Sre(Permit),
-    Classic(Trial),
+    Classic(ClassicPermit),
 }
 
 /// What the server-side pieces hold while the backend works on an attempt.

@@ -2,10 +2,9 @@
 
 use core::time::Duration;
 
-use ironward::{Breaker, CircuitBreaker};
+use ironward::{Breaker, CircuitBreaker, ClassicBreaker};
 
 use super::call::Pass;
-use crate::classic::ClassicBreaker;
 
 /// The client's breaker, of either family, each asked through [`CircuitBreaker`]: a family
 /// more is an arm here and one in [`Pass`].

@@ -2,6 +2,7 @@
 //! the scenario format, and verdicts that state only what a run measured.
 
 mod builtins;
+mod cli;
 mod determinism;
 mod format;
 mod verdicts;

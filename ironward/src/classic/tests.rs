@@ -279,7 +279,8 @@ fn automatic_reads_half_open_once_the_wait_has_passed() {
     let breaker = opened(policy, secs(0));
     assert_eq!(breaker.state(secs(4)), State::Open);
     assert_eq!(breaker.state(secs(5)), State::HalfOpen);
-    assert_eq!(breaker.ratio(secs(5)), 1.0);
+    // The next call would be let through, as the first probe.
+    assert_eq!((breaker.ratio(secs(4)), breaker.ratio(secs(5))), (1.0, 0.0));
 }
 
 // resilience4j `shouldThrowCallNotPermittedExceptionWhenStateIsForcedOpen`, and its

@@ -48,7 +48,7 @@ fn increase_fn(step: Scale) -> DoubleUnaryOperator {
 
 fn decrease_fn(decrease: Decrease) -> DoubleUnaryOperator {
     match decrease {
-        Decrease::Scale(step) => {
+        Decrease::Step(step) => {
             let f = step_fn(step);
             Box::new(move |limit| limit - f64::from(f(limit as i32)))
         }
@@ -253,7 +253,7 @@ fn aimd() -> impl Strategy<Value = Aimd> {
 
 fn vegas() -> impl Strategy<Value = Vegas> {
     let decrease = prop_oneof![
-        step().prop_map(Decrease::Scale),
+        step().prop_map(Decrease::Step),
         (0.0..=1.0_f64).prop_map(Decrease::Ratio),
     ];
     (

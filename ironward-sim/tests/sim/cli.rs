@@ -13,10 +13,19 @@ fn the_commands_the_readme_gives_run() {
     std::fs::write(&file, "name = \"tiny\"\nduration = \"2s\"\n").unwrap();
 
     let run = Command::new(bin)
-        .args(["run", file.to_str().unwrap(), "--out", dir.to_str().unwrap()])
+        .args([
+            "run",
+            file.to_str().unwrap(),
+            "--out",
+            dir.to_str().unwrap(),
+        ])
         .output()
         .unwrap();
-    assert!(run.status.success(), "{}", String::from_utf8_lossy(&run.stderr));
+    assert!(
+        run.status.success(),
+        "{}",
+        String::from_utf8_lossy(&run.stderr)
+    );
     assert!(dir.join("tiny.csv").is_file() && dir.join("tiny.svg").is_file());
     assert!(!run.stdout.is_empty(), "a summary");
 

@@ -140,7 +140,7 @@ pub const VEGAS: Vegas = Vegas {
     beta: Scale::Log10(6),
     threshold: Scale::Log10(1),
     increase: Scale::Log10(1),
-    decrease: Decrease::Scale(Scale::Log10(1)),
+    decrease: Decrease::Step(Scale::Log10(1)),
     probe: 30,
     jitter: 0,
 };
@@ -168,7 +168,7 @@ impl Vegas {
 ///
 /// | variant | new limit | Netflix |
 /// | --- | --- | --- |
-/// | `Scale(s)` | `L − s.of(⌊L⌋)` | the default, `limit - Log10RootIntFunction((int) limit)` |
+/// | `Step(s)` | `L − s.of(⌊L⌋)` | the default, `limit - Log10RootIntFunction((int) limit)` |
 /// | `Ratio(r)` | `L × r`, `r` held to `[0, 1]` (NaN is 1) | `decreaseFunction(limit -> limit / 2)` is `Ratio(0.5)` |
 ///
 /// # Examples
@@ -176,7 +176,7 @@ impl Vegas {
 /// ```
 /// use ironward::limit::{Decrease, Scale};
 ///
-/// assert_eq!(Decrease::Scale(Scale::Log10(1)).of(150.0), 148.0);
+/// assert_eq!(Decrease::Step(Scale::Log10(1)).of(150.0), 148.0);
 /// assert_eq!(Decrease::Ratio(0.5).of(150.0), 75.0);
 /// assert_eq!(Decrease::Ratio(f64::NAN).of(150.0), 150.0);
 /// ```
@@ -184,7 +184,7 @@ impl Vegas {
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Decrease {
     /// Less a count that follows the limit.
-    Scale(Scale),
+    Step(Scale),
     /// Times a fraction.
     Ratio(f64),
 }
@@ -197,11 +197,11 @@ impl Decrease {
     /// ```
     /// use ironward::limit::{Decrease, Scale};
     ///
-    /// assert_eq!(Decrease::Scale(Scale::Fixed(5)).of(12.5), 7.5);
+    /// assert_eq!(Decrease::Step(Scale::Fixed(5)).of(12.5), 7.5);
     /// ```
     pub fn of(self, limit: f64) -> f64 {
         match self {
-            Self::Scale(step) => limit - f64::from(step.of(limit as u32)),
+            Self::Step(step) => limit - f64::from(step.of(limit as u32)),
             Self::Ratio(ratio) if ratio.is_nan() => limit,
             Self::Ratio(ratio) => limit * ratio.clamp(0.0, 1.0),
         }

@@ -238,7 +238,7 @@ fn a_probe_multiplier_of_zero_probes_every_window() {
 fn a_decrease_never_takes_the_limit_under_one() {
     let mut limit = estimator(Vegas {
         initial: 3,
-        decrease: Decrease::Scale(Scale::Fixed(100)),
+        decrease: Decrease::Step(Scale::Fixed(100)),
         ..VEGAS
     });
     limit.update(sample(ms(10), 3));
@@ -263,7 +263,7 @@ fn the_preset_reads_back_as_written() {
         concat!(
             r#"{"initial":20,"min":1,"max":1000,"smoothing":1.0,"alpha":{"Log10":3},"#,
             r#""beta":{"Log10":6},"threshold":{"Log10":1},"increase":{"Log10":1},"#,
-            r#""decrease":{"Scale":{"Log10":1}},"probe":30,"jitter":0}"#
+            r#""decrease":{"Step":{"Log10":1}},"probe":30,"jitter":0}"#
         )
     );
     assert_eq!(serde_json::from_str::<Vegas>(&text).unwrap(), VEGAS);

@@ -6,6 +6,7 @@ mod backoff;
 mod breaker;
 mod bucket;
 mod budget;
+mod classic;
 mod deadline;
 mod gate;
 mod period;

@@ -66,8 +66,8 @@ use crate::meter::{BreakerMeter, DEFAULT_NAME};
 #[derive(Debug)]
 pub struct ClientBreaker<B: SharedCircuitBreaker = SharedBreaker> {
     breaker: Arc<B>,
-    /// The clock and the dice the breaker decides by; its name is its meter's, and a client
-    /// breaker has no shadow mode.
+    /// The name the breaker reports under (its meter counts under it), and the clock and
+    /// the dice it decides by; a client breaker has no shadow mode.
     knobs: Knobs,
     meter: Arc<BreakerMeter>,
 }
@@ -194,7 +194,7 @@ impl<B: SharedCircuitBreaker> ClientBreaker<B> {
     /// ```
     #[must_use]
     pub fn name(&self) -> &'static str {
-        self.meter.name()
+        self.knobs.name
     }
 
     /// The fraction of calls the breaker would refuse now

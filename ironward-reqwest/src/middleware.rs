@@ -426,7 +426,7 @@ impl<B: SharedCircuitBreaker> RetryMiddleware<B> {
     /// ```
     #[must_use]
     pub fn name(&self) -> &'static str {
-        self.meter.name()
+        self.knobs.name
     }
 
     /// The retry settings.

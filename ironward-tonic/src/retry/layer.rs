@@ -140,7 +140,7 @@ impl GrpcRetryLayer {
     /// The name the layer reports under.
     #[must_use]
     pub fn name(&self) -> &'static str {
-        self.config.meter.name()
+        self.config.knobs.name
     }
 
     /// The service config the layer follows.

@@ -219,7 +219,7 @@ impl<F> HttpRetryLayer<F> {
 
     /// The name the layer reports under.
     pub fn name(&self) -> &'static str {
-        self.config.meter.name()
+        self.config.knobs.name
     }
 
     /// Says which errors of the inner service are retried: `classifier` answers a

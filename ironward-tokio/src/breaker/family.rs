@@ -4,6 +4,7 @@ use std::fmt;
 use std::sync::Mutex;
 use std::time::Duration;
 
+use ironward::classic::Transition;
 use ironward::{BreakerReason, CircuitBreaker, Sre};
 
 use super::{BreakerPermit, SharedBreaker};
@@ -58,6 +59,10 @@ pub trait SharedCircuitBreaker: Send + Sync + 'static {
     /// The label of every kind of refusal, as [`CircuitBreaker::REFUSALS`].
     const REFUSALS: &'static [&'static str];
 
+    /// Whether the family has states, as [`CircuitBreaker::STATEFUL`]: an edge asks for
+    /// [`take_transition`](Self::take_transition) after its decisions only where it is `true`.
+    const STATEFUL: bool = false;
+
     /// A breaker under `policy` with nothing seen yet, its record opening at `now`.
     fn new(policy: Self::Policy, now: Duration) -> Self
     where
@@ -93,6 +98,20 @@ pub trait SharedCircuitBreaker: Send + Sync + 'static {
     /// The share of calls the breaker was refusing when it refused for `reason`, as
     /// [`CircuitBreaker::ratio_of`].
     fn ratio_of(reason: &Self::Reason) -> f64;
+
+    /// How long until the breaker lets a call through again, as
+    /// [`CircuitBreaker::retry_after`].
+    fn retry_after(reason: &Self::Reason) -> Option<Duration> {
+        let _ = reason;
+        None
+    }
+
+    /// The change of state the decisions since the last take made, taken once, as
+    /// [`CircuitBreaker::take_transition`]; `None` for a family without states.
+    #[must_use = "a transition taken and dropped is lost to every later take"]
+    fn take_transition(&self) -> Option<Transition> {
+        None
+    }
 }
 
 impl SharedCircuitBreaker for SharedBreaker {
@@ -157,6 +176,8 @@ where
 
     const REFUSALS: &'static [&'static str] = B::REFUSALS;
 
+    const STATEFUL: bool = B::STATEFUL;
+
     fn new(policy: B::Policy, now: Duration) -> Self {
         Mutex::new(B::new(policy, now))
     }
@@ -198,5 +219,17 @@ where
 
     fn ratio_of(reason: &B::Reason) -> f64 {
         B::ratio_of(reason)
+    }
+
+    fn retry_after(reason: &B::Reason) -> Option<Duration> {
+        B::retry_after(reason)
+    }
+
+    /// One more turn of the lock. Two decisions on other threads that each change the state
+    /// between a decision and its take leave the later change in the family's one slot, so
+    /// under that overlap a change can be missed; a lock-free form of its own (such as
+    /// `SharedClassicBreaker`) keeps every one.
+    fn take_transition(&self) -> Option<Transition> {
+        lock(self).take_transition()
     }
 }

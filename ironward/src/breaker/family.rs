@@ -5,6 +5,7 @@ use core::time::Duration;
 
 use super::{Breaker, Permit, Sre};
 use crate::breaker::BreakerReason;
+use crate::classic::Transition;
 use crate::window::Outcome;
 
 /// A circuit breaker of any family: asked before a call, told how the call went.
@@ -66,6 +67,11 @@ pub trait CircuitBreaker {
     /// as an edge's metrics give them.
     const REFUSALS: &'static [&'static str];
 
+    /// Whether the family has states whose changes [`take_transition`](Self::take_transition)
+    /// returns, so that an edge asks for them only where there can be one; `false` by
+    /// default.
+    const STATEFUL: bool = false;
+
     /// A breaker under `policy` with nothing seen yet, its record opening at `now`.
     fn new(policy: Self::Policy, now: Duration) -> Self
     where
@@ -108,6 +114,22 @@ pub trait CircuitBreaker {
     /// The share of calls the breaker was refusing when it refused for `reason`: what
     /// [`ratio`](Self::ratio) would have read then, for a gauge that costs no second look.
     fn ratio_of(reason: &Self::Reason) -> f64;
+
+    /// How long until the breaker lets a call through again, where `reason` knows it: an
+    /// edge's `Retry-After`. `None` where no wait is known (a draw decides, or a state put by
+    /// hand holds until it is lifted); the default.
+    fn retry_after(reason: &Self::Reason) -> Option<Duration> {
+        let _ = reason;
+        None
+    }
+
+    /// The change of state the decisions since the last take made, taken once: `None` if
+    /// there was none, and always for a family without states (the default, and the SRE
+    /// breaker, whose refusals follow the record by degrees).
+    #[must_use = "a transition taken and dropped is lost to every later take"]
+    fn take_transition(&mut self) -> Option<Transition> {
+        None
+    }
 }
 
 /// The SRE breaker refuses for one reason, `throttled`: a draw under the drop fraction.

@@ -2,7 +2,7 @@
 
 use core::time::Duration;
 
-use super::{Classic, ClassicBreaker, ClassicPermit, ClassicReason, State};
+use super::{Classic, ClassicBreaker, ClassicPermit, ClassicReason, State, Transition};
 use crate::CircuitBreaker;
 use crate::window::Outcome;
 
@@ -14,6 +14,8 @@ impl CircuitBreaker for ClassicBreaker {
     type Reason = ClassicReason;
 
     const REFUSALS: &'static [&'static str] = &["open", "half_open", "forced_open"];
+
+    const STATEFUL: bool = true;
 
     fn new(policy: Classic, now: Duration) -> Self {
         ClassicBreaker::new(policy, now)
@@ -65,5 +67,15 @@ impl CircuitBreaker for ClassicBreaker {
 
     fn ratio_of(_: &ClassicReason) -> f64 {
         1.0
+    }
+
+    /// The rest of the open wait; `None` half-open (a probe may report at any moment) and
+    /// forced open (until the policy lifts it).
+    fn retry_after(reason: &ClassicReason) -> Option<Duration> {
+        (reason.state == State::Open).then_some(reason.next)
+    }
+
+    fn take_transition(&mut self) -> Option<Transition> {
+        ClassicBreaker::take_transition(self)
     }
 }

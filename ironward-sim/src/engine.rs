@@ -194,7 +194,7 @@ impl Engine {
             front: p.breaker.map(|b| match b {
                 BreakerPolicy::Sre(sre) => Front::Sre(Breaker::new(sre, zero)),
                 BreakerPolicy::Classic(classic) => {
-                    Front::Classic(ClassicBreaker::new(classic.core(), Duration::ZERO))
+                    Front::Classic(ClassicBreaker::new(classic, zero))
                 }
             }),
             limiter: p.limiter.map(|policy| Limiter::new(policy, zero)),

@@ -13,8 +13,7 @@
 //! | [`Scenario`], [`Variant`] | `scenario` | the setups to compare, read from TOML; every value has a default |
 //! | [`Traffic`] | `arrivals` | constant, Poisson, ramping and bursty traffic |
 //! | [`Backend`] | `backend` | workers, a queue, a latency distribution, a failure and slowdown schedule, a CPU meter |
-//! | [`Client`], [`Policies`] | `policy` | timeouts, retries with a [`Backoff`](ironward::Backoff) and a [`Budget`](ironward::Budget); the breaker, shedder, bucket, sliding window, period and gate in front |
-//! | [`Classic`] | `classic` | an open, half-open and closed breaker, the baseline the SRE breaker is measured against |
+//! | [`Client`], [`Policies`] | `policy` | timeouts, retries with a [`Backoff`](ironward::Backoff) and a [`Budget`](ironward::Budget); the breaker (SRE or classic, [`BreakerPolicy`]), limiter, shedder, bucket, sliding window, period and gate in front |
 //! | [`Dice`] | `dice` | SplitMix64, the only source of chance |
 //! | [`Report`], [`VariantRun`], [`Row`] | `report` | what a run comes to, and its CSV |
 //! | [`Builtin`] | `builtin` | the scenarios that ship, each with a verdict in figures |
@@ -79,12 +78,12 @@ mod ahead;
 mod arrivals;
 mod backend;
 mod builtin;
-mod classic;
 mod column;
 mod dice;
 mod engine;
 mod histogram;
 mod humane;
+mod known;
 mod layout;
 mod plot;
 #[cfg(feature = "png")]
@@ -100,7 +99,6 @@ mod words;
 pub use arrivals::{Bursts, Ramp, Steady, Traffic};
 pub use backend::{Backend, Change, LatencyModel, Meter, Phase};
 pub use builtin::Builtin;
-pub use classic::Classic;
 pub use dice::Dice;
 pub use humane::parse_duration;
 pub use plot::{PlotError, draw_svg};

@@ -2,10 +2,8 @@
 
 use core::time::Duration;
 
-use ironward::{Adaptive, BACKOFF, Backoff, Budget, Shed, Sre};
+use ironward::{Adaptive, BACKOFF, Backoff, Budget, Classic, Shed, Sre};
 use serde::Deserialize;
-
-use crate::classic::Classic;
 
 /// How callers behave: how long they wait for an attempt, how long for the whole call, and
 /// how they retry.
@@ -95,7 +93,7 @@ impl Default for BudgetPolicy {
 ///
 /// ```toml
 /// [policies]
-/// breaker = { kind = "sre", k = 1.5 }    # or { kind = "classic", open = "5s" }
+/// breaker = { kind = "sre", k = 1.5 }    # or { kind = "classic", open = { fixed = "5s" } }
 /// limiter = { algorithm = { Gradient2 = { max = 400 } } }  # ironward::Adaptive
 /// shedder = { cpu = 900 }
 /// bucket = { rate = 100.0, burst = 100.0 }
@@ -139,15 +137,33 @@ impl Policies {
     }
 }
 
-/// Which circuit breaker the client runs.
+/// Which circuit breaker the client runs: either family of the core, with the core's own
+/// policy record, so that a tuned value moves from a scenario to a service unchanged.
+///
+/// A classic breaker's fields are [`Classic`]'s, each defaulting to [`CLASSIC`]
+/// (resilience4j's defaults); durations are humane strings, the record and the open wait are
+/// tables named for their kind:
+///
+/// ```toml
+/// [policies]
+/// breaker = { kind = "classic", open = { fixed = "5s" } }
+/// # breaker = { kind = "classic", record = { time = { span = "30s", buckets = 10 } }, failure_rate = 0.1 }
+/// # breaker = { kind = "classic", record = { consecutive = { failures = 5 } } }
+/// ```
+///
+/// A key the policy does not know is an error, for either family, as everywhere in a
+/// scenario file: a misspelt `failure_rat` would otherwise leave the default in force
+/// unseen.
+///
+/// [`CLASSIC`]: ironward::CLASSIC
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum BreakerPolicy {
     /// ironward's [`Breaker`](ironward::Breaker): Google SRE client-side throttling.
     Sre(Sre),
-    /// The open, half-open and closed breaker most libraries ship, written in the simulator
-    /// as a baseline.
-    Classic(Classic),
+    /// ironward's [`ClassicBreaker`](ironward::ClassicBreaker): closed, open, half-open, as
+    /// resilience4j, Polly and failsafe-go users know it.
+    Classic(#[serde(deserialize_with = "crate::known::read")] Classic),
 }
 
 /// The constants of an [`ironward::Bucket`].

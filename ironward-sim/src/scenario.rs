@@ -364,6 +364,7 @@ mod tests {
     use super::*;
     use crate::arrivals::Steady;
     use crate::policy::BreakerPolicy;
+    use ironward::classic::OpenWait;
 
     #[test]
     fn an_empty_file_is_the_default_scenario() {
@@ -392,7 +393,7 @@ mod tests {
             backend.queue = 9
             [[variant]]
             name = "b"
-            policies.breaker = { kind = "classic", open = "2s" }
+            policies.breaker = { kind = "classic", open = { fixed = "2s" } }
             "#,
         )
         .unwrap();
@@ -404,7 +405,7 @@ mod tests {
         let Some(BreakerPolicy::Classic(classic)) = &b.policies.breaker else {
             panic!("a classic breaker")
         };
-        assert_eq!(classic.open, Duration::from_secs(2));
+        assert_eq!(classic.open, OpenWait::Fixed(Duration::from_secs(2)));
     }
 
     #[test]

@@ -7,7 +7,7 @@
 //!
 //! - **`outage`**: a backend fails for a while, then comes back cold, slow at first, offered
 //!   steady traffic by clients that retry. The SRE breaker, a classic open, half-open and closed
-//!   breaker ([`Classic`]) and no breaker see the same traffic. When the backend returns, the
+//!   breaker ([`ClassicBreaker`]) and no breaker see the same traffic. When the backend returns, the
 //!   classic breaker closes at once and floods it, while the SRE breaker's load rises gradually;
 //!   with no breaker the outage's retries keep the queue full and many attempts time out after
 //!   the recovery. The SRE breaker lets through somewhat more than succeeds, so while the
@@ -44,4 +44,4 @@
 //! [`Builtin`]'s docs say in a line what each compares, and its tests hold each verdict.
 //!
 //! [`Builtin`]: crate::Builtin
-//! [`Classic`]: crate::Classic
+//! [`ClassicBreaker`]: ironward::ClassicBreaker

@@ -26,7 +26,7 @@ const OUTAGE: &str = r#"
     policies.breaker = { kind = "sre" }
     [[variant]]
     name = "classic"
-    policies.breaker = { kind = "classic" }
+    policies.breaker = { kind = "classic", open = { fixed = "5s" } }
     [[variant]]
     name = "none"
 "#;

@@ -1,5 +1,6 @@
 //! The scenarios that ship with the simulator, and what each one's figures say.
 
+mod choice;
 mod overload;
 mod quota;
 mod recovery;
@@ -37,8 +38,8 @@ use verdict::wrap;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Builtin {
-    /// A backend fails for a minute and comes back cold: the SRE breaker, a classic breaker
-    /// and none, on the same traffic.
+    /// A backend fails for a minute and comes back cold: the SRE and the classic breaker,
+    /// each with and without the adaptive limiter, on the same traffic.
     Outage,
     /// 1.4 times the backend's capacity for three minutes: the adaptive shedder and none.
     Overload,
@@ -49,8 +50,8 @@ pub enum Builtin {
     Quota,
     /// An hour of 10,000 calls a second through a breaker and a shedder.
     Scale,
-    /// The outage's cold start: the SRE breaker with the adaptive limiter, against either
-    /// breaker alone and the limiter alone.
+    /// The outage's cold start, on the outage's four variants: what the adaptive limiter adds
+    /// to either breaker.
     ColdRecovery,
     /// The backend's latency triples for two minutes under overload: the limit against
     /// Little's law, for ironward's limiter, Vegas and Gradient2.

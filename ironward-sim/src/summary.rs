@@ -39,18 +39,12 @@ pub fn summary(report: &Report) -> String {
         first.map_or(0, |r| r.variant.seed),
     );
     let totals: Vec<Sum> = report.runs.iter().map(VariantRun::total).collect();
-    let width = report
+    let names: Vec<&str> = report
         .runs
         .iter()
-        .map(|r| r.variant.name.chars().count() + 2)
-        .max()
-        .unwrap_or(0)
-        .max(13);
-    let mut table = Table {
-        out: &mut out,
-        width,
-    };
-    table.line("", report.runs.iter().map(|r| r.variant.name.clone()));
+        .map(|r| r.variant.name.as_str())
+        .collect();
+    let mut table = Table::new(&mut out, &names);
     table.sums("", &totals, false);
     let line = |run: &VariantRun| {
         let ms = |d: Option<Duration>| d.map_or("-".into(), |d| format!("{:.0}", millis(d)));
@@ -127,14 +121,29 @@ pub fn summary(report: &Report) -> String {
 /// A counting row of the table: its label, and how to read it from a [`Sum`].
 type Figure = (&'static str, fn(&Sum) -> u64);
 
-/// Writes the rows of a table with a label column and a column per variant.
-struct Table<'a> {
-    out: &'a mut String,
+/// Writes the rows of a table with a label column and a column per variant: the summary's,
+/// and the verdicts' that compare variants figure by figure, aligned alike.
+pub(crate) struct Table<'a> {
+    pub(crate) out: &'a mut String,
     width: usize,
 }
 
-impl Table<'_> {
-    fn line(&mut self, label: &str, cells: impl Iterator<Item = String>) {
+impl<'a> Table<'a> {
+    /// A table with a column per variant of `names`, its header (the names) written.
+    pub(crate) fn new(out: &'a mut String, names: &[&str]) -> Self {
+        let width = names
+            .iter()
+            .map(|name| name.chars().count() + 2)
+            .max()
+            .unwrap_or(0)
+            .max(13);
+        let mut table = Self { out, width };
+        table.line("", names.iter().map(|name| name.to_string()));
+        table
+    }
+
+    /// A row: `label`, then a cell per variant, right-aligned.
+    pub(crate) fn line(&mut self, label: &str, cells: impl Iterator<Item = String>) {
         let _ = write!(self.out, "{label:<34}");
         for cell in cells {
             let _ = write!(self.out, "{cell:>w$}", w = self.width);
@@ -156,8 +165,9 @@ impl Table<'_> {
             ("attempts timed out", |s| s.timed_out),
             ("calls given up", |s| s.gave_up),
         ];
-        let refusals: [Figure; 7] = [
+        let refusals: [Figure; 8] = [
             ("refused by the breaker", |s| s.refused.breaker),
+            ("refused by the limiter", |s| s.refused.limiter),
             ("refused by the shedder", |s| s.refused.shedder),
             ("refused by the bucket", |s| s.refused.bucket),
             ("refused by the sliding window", |s| s.refused.sliding),

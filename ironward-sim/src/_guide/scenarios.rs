@@ -6,12 +6,15 @@
 //! traffic, so a difference between two lines is the policies' alone.
 //!
 //! - **`outage`**: a backend fails for a while, then comes back cold, slow at first, offered
-//!   steady traffic by clients that retry. The SRE breaker, a classic open, half-open and closed
-//!   breaker ([`ClassicBreaker`]) and no breaker see the same traffic. When the backend returns, the
-//!   classic breaker closes at once and floods it, while the SRE breaker's load rises gradually;
-//!   with no breaker the outage's retries keep the queue full and many attempts time out after
-//!   the recovery. The SRE breaker lets through somewhat more than succeeds, so while the
-//!   backend is still warming it overshoots too.
+//!   steady traffic by clients that retry. Four clients see the same traffic: behind the SRE
+//!   breaker, behind the classic open, half-open and closed breaker
+//!   ([`ClassicBreaker`]), and behind each with the adaptive limiter in front. While the
+//!   backend fails, the open classic breaker lets through its probes alone and the SRE
+//!   breaker a share that takes its window to climb. When the backend returns, the classic
+//!   breaker closes at once and floods it, opening and closing again until it warms; the SRE
+//!   breaker's load rises gradually, yet past what the cold backend serves in time. With the
+//!   limiter in front, either breaker's flood all but vanishes. The verdict opens with a
+//!   table of the figures a choice of breaker turns on.
 //! - **`overload`**: more traffic than the backend can serve, with a deep queue. Without a
 //!   shedder the queue fills and every call waits past its timeout: the backend works for
 //!   nobody. With the adaptive shedder the backend refuses what it cannot serve in time once
@@ -27,10 +30,11 @@
 //! - **`scale`**: an hour of heavy Poisson traffic through an SRE breaker and an adaptive
 //!   shedder, with an outage halfway: the simulator's own speed test. Its memory does not grow
 //!   with the run's length, since nothing is kept per call.
-//! - **`cold-recovery`**: the outage again, with the adaptive limiter. After the recovery the
-//!   limiter keeps the calls inside the backend close to what it completes within the client's
-//!   timeout at its coldest, so almost no attempt times out, and more calls succeed than with
-//!   either breaker alone.
+//! - **`cold-recovery`**: the outage's four clients, read from the recovery on for what the
+//!   adaptive limiter adds to either breaker. A breaker decides on failures, and a cold
+//!   backend is slow rather than failing; the limiter keeps the calls inside it close to what
+//!   it completes within the client's timeout at its coldest, so almost no attempt times out,
+//!   and more calls succeed than with the same breaker alone.
 //! - **`latency-shift`**: a backend offered more than it serves, whose latency rises for a while
 //!   and then returns. By Little's law the same number of calls in flight keeps it busy at
 //!   either latency. ironward's limiter (`vegas-probe`) holds the limit near that number after

@@ -1,4 +1,6 @@
-//! The verdicts on a backend's recovery from an outage: `outage` and `cold-recovery`.
+//! The verdicts on a backend's recovery from an outage: `outage` (the two breaker families)
+//! and `cold-recovery` (what the adaptive limiter adds to either). Both compare the same four
+//! variants ([`FOUR`]) and open with the same table ([`choice::table`]).
 
 use core::cmp::Ordering;
 use core::fmt::Write;
@@ -9,51 +11,81 @@ use crate::report::{Report, Sum, VariantRun};
 use crate::scenario::Focus;
 use crate::words::grouped;
 
+use super::choice::{self, Choice, FOUR};
 use super::verdict::{outside, runs, span, stretch, than};
 
-pub(super) fn outage(report: &Report) -> Option<String> {
-    let [sre, classic, none] = runs(report, ["sre", "classic", "none"])?;
-    let focus = report.focus;
-    if let Some(refusal) = outside(&[sre, classic, none], focus, "the recovery") {
-        return Some(refusal);
+/// What both verdicts start from: the four runs, the backend's outage, the table of the
+/// figures a choice of breaker turns on, and those figures.
+struct Opening<'a> {
+    runs: [&'a VariantRun; 4],
+    outage: Focus,
+    text: String,
+    choices: [Choice; 4],
+}
+
+/// The opening of a recovery verdict; `None` when a variant is missing, and `Err` with the
+/// refusal to conclude when the stretches it reads are not inside the run or the backend
+/// has no outage to recover from.
+fn opening(report: &Report) -> Option<Result<Opening<'_>, String>> {
+    let runs = runs(report, FOUR)?;
+    if let Some(refusal) = outside(&runs, report.focus, "the recovery") {
+        return Some(Err(refusal));
     }
+    let outages = runs.map(choice::outage);
+    let Some(outage) = outages[0].filter(|o| outages.iter().all(|p| *p == Some(*o))) else {
+        return Some(Err(
+            "No conclusion: the comparison reads a backend's recovery from an \
+                         outage, a phase of its schedule in which every call fails, and the \
+                         variants' backends have none, or not the same one."
+                .into(),
+        ));
+    };
     let after = Focus {
-        from: focus.from,
+        from: outage.to,
         to: Duration::ZERO,
     };
-    let [s, c, n] = [sre, classic, none].map(|r| r.sum(focus));
-    let [rs, rc, rn] = [sre, classic, none].map(|r| rise(r, focus));
-    let [ls, lc, ln] = [sre, classic, none].map(|r| r.sum(after));
-    let from = focus.from.as_secs_f64();
-    let mut out = String::new();
-    let back =
-        sre.variant.backend.schedule.iter().any(|p| {
-            p.end == focus.from && p.failure.is_some_and(|f| f.from >= 1.0 && f.to >= 1.0)
-        });
-    if back {
-        let _ = writeln!(out, "The backend comes back from its outage at {from} s.");
+    if let Some(refusal) = outside(&runs, after, "the recovery") {
+        return Some(Err(refusal));
     }
-    let _ = write!(
+    let mut text = String::new();
+    let choices = choice::table(&mut text, runs, outage);
+    Some(Ok(Opening {
+        runs,
+        outage,
+        text,
+        choices,
+    }))
+}
+
+/// "sre 81, classic 550, sre+limiter 78, classic+limiter 81": a figure of each variant.
+fn each(figures: [u64; 4]) -> String {
+    let named = FOUR.iter().zip(figures);
+    let cells: Vec<String> = named.map(|(n, f)| format!("{n} {}", grouped(f))).collect();
+    cells.join(", ")
+}
+
+pub(super) fn outage(report: &Report) -> Option<String> {
+    let Opening {
+        runs,
+        outage: _,
+        mut text,
+        choices,
+    } = match opening(report)? {
+        Ok(opening) => opening,
+        Err(refusal) => return Some(refusal),
+    };
+    let out = &mut text;
+    let focus = report.focus;
+    let [s, c, ..] = runs.map(|r| r.sum(focus));
+    let rises = runs.map(|r| rise(r, focus));
+    let (rs, rc) = (rises[0], rises[1]);
+    let _ = writeln!(
         out,
-        "From {}:\n  \
-         most calls inside the backend: classic {}, sre {}, none {};\n  \
-         largest rise in attempts reaching it from one interval to the next: classic {}, \
-         sre {}, none {}.\n\
-         From {from} s to the end: calls succeeded: classic {}, sre {}, none {};\n  \
-         attempts timed out: classic {}, sre {}, none {}.\n",
+        "From {}: most calls inside the backend: {}; largest rise in attempts reaching it from \
+         one interval to the next: {}.",
         stretch(focus),
-        grouped(c.peak_in_flight),
-        grouped(s.peak_in_flight),
-        grouped(n.peak_in_flight),
-        grouped(rc),
-        grouped(rs),
-        grouped(rn),
-        grouped(lc.succeeded),
-        grouped(ls.succeeded),
-        grouped(ln.succeeded),
-        grouped(lc.timed_out),
-        grouped(ls.timed_out),
-        grouped(ln.timed_out),
+        each(runs.map(|r| r.sum(focus).peak_in_flight)),
+        each(rises),
     );
     let fill = (c.peak_in_flight.cmp(&s.peak_in_flight), rc.cmp(&rs));
     let _ = match fill {
@@ -97,44 +129,73 @@ pub(super) fn outage(report: &Report) -> Option<String> {
             grouped(rs)
         ),
     };
+    let [cs, cc, ..] = choices;
     let policies = (
-        classic.variant.policies.breaker,
-        sre.variant.policies.breaker,
+        runs[1].variant.policies.breaker,
+        runs[0].variant.policies.breaker,
     );
-    if let (Some(BreakerPolicy::Classic(_)), Some(BreakerPolicy::Sre(sre_policy))) = policies {
-        if fill == (Ordering::Greater, Ordering::Greater) {
-            let _ = write!(
-                out,
-                " Closing at once, the classic breaker hands the cold backend the whole \
-                 load; the SRE breaker's share grows with its successes."
-            );
-        }
-        if ls.timed_out > lc.timed_out {
-            let _ = write!(
-                out,
-                " After the recovery more attempts timed out with the SRE breaker than with \
-                 the classic one ({} against {}): it lets through up to k={} times what \
-                 succeeds, more than a backend still warming serves in time.",
-                grouped(ls.timed_out),
-                grouped(lc.timed_out),
-                sre_policy.k
-            );
-        }
-    }
-    for (name, l) in [("classic", lc), ("sre", ls)] {
+    let families = match policies {
+        (Some(BreakerPolicy::Classic(_)), Some(BreakerPolicy::Sre(sre))) => Some(sre),
+        _ => None,
+    };
+    if families.is_some() && fill == (Ordering::Greater, Ordering::Greater) {
         let _ = write!(
             out,
-            "\nFrom {from} s on, {name} timed out {} attempts, {} none's {}, and {} calls \
-             succeeded, {} none's {}.",
-            grouped(l.timed_out),
-            than(l.timed_out, ln.timed_out),
-            grouped(ln.timed_out),
-            grouped(l.succeeded),
-            than(l.succeeded, ln.succeeded),
-            grouped(ln.succeeded),
+            " Closing at once, the classic breaker hands the cold backend the whole load; the \
+             SRE breaker's share grows with its successes."
         );
     }
-    Some(out)
+    let _ = write!(
+        out,
+        "\nWhile the backend failed, classic let {} attempts reach it, {} sre's {}.",
+        grouped(cc.during),
+        than(cc.during, cs.during),
+        grouped(cs.during),
+    );
+    if families.is_some() && cc.during < cs.during {
+        let _ = write!(
+            out,
+            " Open, the classic breaker lets through its probes alone; the SRE breaker refuses \
+             a share that grows as failures fill its window, and never every call."
+        );
+    }
+    let _ = write!(
+        out,
+        " After the recovery {} attempts failed with classic, {} sre's {}.",
+        grouped(cc.failed),
+        than(cc.failed, cs.failed),
+        grouped(cs.failed),
+    );
+    if let Some(sre) = families.filter(|_| cs.failed > cc.failed) {
+        let _ = write!(
+            out,
+            " The SRE breaker lets through up to k={} times what succeeds, more than a backend \
+             still warming serves in time.",
+            sre.k
+        );
+    }
+    limiter_pairs(out, &choices);
+    Some(text)
+}
+
+/// Each breaker with the limiter against the same breaker without it, in failed attempts and
+/// goodput after the recovery.
+fn limiter_pairs(out: &mut String, choices: &[Choice; 4]) {
+    for (alone, both) in [(0, 2), (1, 3)] {
+        let (a, b) = (choices[alone], choices[both]);
+        let _ = write!(
+            out,
+            "\nAfter the recovery {} had {} failed attempts, {} {}'s {}, and a goodput of {:.1} \
+             calls a second against {:.1}.",
+            FOUR[both],
+            grouped(b.failed),
+            than(b.failed, a.failed),
+            FOUR[alone],
+            grouped(a.failed),
+            b.goodput,
+            a.goodput,
+        );
+    }
 }
 
 /// The largest rise, from one interval to the next, in attempts reaching the backend, over
@@ -165,55 +226,73 @@ pub(super) fn in_time(run: &VariantRun, t: Duration) -> u64 {
 }
 
 pub(super) fn cold_recovery(report: &Report) -> Option<String> {
-    let names = ["sre+limiter", "sre", "classic", "limiter"];
-    let all = runs(report, names)?;
-    let focus = report.focus;
-    if let Some(refusal) = outside(&all, focus, "the recovery") {
-        return Some(refusal);
-    }
-    let [b, s, c, l] = all.map(|r| r.sum(focus));
-    let bound = in_time(all[0], focus.from);
-    let list = |f: fn(&Sum) -> u64| {
-        names
-            .iter()
-            .zip([b, s, c, l])
-            .map(|(n, sum)| format!("{n} {}", grouped(f(&sum))))
-            .collect::<Vec<_>>()
-            .join(", ")
+    let Opening {
+        runs,
+        outage,
+        mut text,
+        choices: _,
+    } = match opening(report)? {
+        Ok(opening) => opening,
+        Err(refusal) => return Some(refusal),
     };
-    let mut out = format!(
-        "From {}:\n  most calls inside the backend: {};\n  attempts timed out: {};\n  calls \
-         succeeded: {}.\n",
+    let out = &mut text;
+    let focus = report.focus;
+    let sums: [Sum; 4] = runs.map(|r| r.sum(focus));
+    let at = outage.to;
+    let bound = in_time(runs[0], at);
+    let _ = writeln!(
+        out,
+        "From {}: most calls inside the backend: {}; attempts timed out: {}.",
         stretch(focus),
-        list(|s| s.peak_in_flight),
-        list(|s| s.timed_out),
-        list(|s| s.succeeded),
+        each(sums.map(|s| s.peak_in_flight)),
+        each(sums.map(|s| s.timed_out)),
     );
+    let (within, over): (Vec<usize>, Vec<usize>) =
+        (0..4).partition(|&i| sums[i].peak_in_flight <= bound);
+    let named = |which: &[usize]| {
+        let names: Vec<&str> = which.iter().map(|&i| FOUR[i]).collect();
+        names.join(", ")
+    };
     let _ = write!(
         out,
         "At {} s the backend serves {:.1} times slower than warm: its {} workers complete {} \
-         calls inside the client's {} timeout. With the SRE breaker and the limiter it held \
-         at most {} calls, {} that; it timed out {} attempts, {} the classic breaker's {}; \
-         and {} calls succeeded, {} the SRE breaker's {} and {} the classic breaker's {}.",
-        focus.from.as_secs_f64(),
-        slowdown(all[0], focus.from),
-        all[0].variant.backend.workers,
+         calls inside the client's {} timeout.",
+        at.as_secs_f64(),
+        slowdown(runs[0], at),
+        runs[0].variant.backend.workers,
         grouped(bound),
-        span(all[0].variant.client.timeout),
-        grouped(b.peak_in_flight),
-        if b.peak_in_flight <= bound {
-            "within"
-        } else {
-            "more than"
-        },
-        grouped(b.timed_out),
-        than(b.timed_out, c.timed_out),
-        grouped(c.timed_out),
-        grouped(b.succeeded),
-        than(b.succeeded, s.succeeded),
-        grouped(s.succeeded),
-        than(b.succeeded, c.succeeded),
-        grouped(c.succeeded),
+        span(runs[0].variant.client.timeout),
     );
-    Some(out)
+    match (within.is_empty(), over.is_empty()) {
+        (false, false) => {
+            let _ = write!(
+                out,
+                " {} held no more calls than that after it; {} held more.",
+                named(&within),
+                named(&over)
+            );
+        }
+        (false, true) => {
+            let _ = write!(out, " Every variant held no more calls than that after it.");
+        }
+        _ => {
+            let _ = write!(out, " Every variant held more calls than that after it.");
+        }
+    }
+    for (alone, both) in [(0, 2), (1, 3)] {
+        let (a, b) = (sums[alone], sums[both]);
+        let _ = write!(
+            out,
+            "\n{} timed out {} attempts, {} {}'s {}, and {} calls succeeded, {} its {}.",
+            FOUR[both],
+            grouped(b.timed_out),
+            than(b.timed_out, a.timed_out),
+            FOUR[alone],
+            grouped(a.timed_out),
+            grouped(b.succeeded),
+            than(b.succeeded, a.succeeded),
+            grouped(a.succeeded),
+        );
+    }
+    Some(text)
 }

@@ -20,11 +20,17 @@ pub(super) fn runs<'a, const N: usize>(
 }
 
 /// `text` with every line longer than `width` broken at spaces, each continuation indented
-/// two spaces past its line.
+/// two spaces past its line. A row of a table (a line with two spaces in a row past its
+/// indent, which prose never has) is kept whole: broken, its columns would no longer line up.
 pub(super) fn wrap(text: &str, width: usize) -> String {
     let mut out = String::with_capacity(text.len() + text.len() / width);
     for line in text.lines() {
         let indent = line.len() - line.trim_start().len();
+        if line.trim().contains("  ") {
+            out.push_str(line);
+            out.push('\n');
+            continue;
+        }
         let mut current = String::from(&line[..indent]);
         for word in line.split_whitespace() {
             let fresh = current.trim().is_empty();

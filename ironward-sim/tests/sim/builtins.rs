@@ -28,16 +28,14 @@ fn rise(run: &VariantRun, focus: Focus) -> u64 {
 }
 
 // The SRE book's "Handling Overload": adaptive throttling lets a recovering backend take load
-// as it can; a breaker that closes at once sends it everything.
+// as it can; a breaker that closes at once sends it everything. The adaptive limiter in front
+// of either breaker holds the load to what the cold backend serves in time.
 #[test]
-fn after_an_outage_the_classic_breaker_floods_the_backend_and_the_sre_breaker_does_not() {
+fn after_an_outage_the_classic_breaker_floods_the_backend_and_the_limiter_holds_either_breaker() {
     let report = run(Builtin::Outage);
     let focus = report.focus;
-    let (sre, classic, none) = (
-        named(&report, "sre"),
-        named(&report, "classic"),
-        named(&report, "none"),
-    );
+    let [sre, classic, sre_limiter, classic_limiter] =
+        ["sre", "classic", "sre+limiter", "classic+limiter"].map(|name| named(&report, name));
     assert!(
         classic.sum(focus).peak_in_flight > sre.sum(focus).peak_in_flight,
         "peak inside the backend: classic {} vs SRE {}",
@@ -50,20 +48,34 @@ fn after_an_outage_the_classic_breaker_floods_the_backend_and_the_sre_breaker_do
         rise(classic, focus),
         rise(sre, focus)
     );
-    // Without a breaker the retries of the outage keep the queue full long after it.
+    // Open, the classic breaker sends only its probes to the failing backend; the SRE
+    // breaker's refusals grow as its window fills with failures, and never reach every call.
+    let s = Duration::from_secs;
+    let outage = Focus {
+        from: s(60),
+        to: s(120),
+    };
+    assert!(classic.sum(outage).admitted * 10 < sre.sum(outage).admitted);
+    // After the recovery the limiter all but ends the attempts that fail or time out, and
+    // more calls succeed, behind either breaker.
     let after = Focus {
-        from: focus.from,
+        from: s(120),
         to: Duration::ZERO,
     };
-    for breaker in [sre, classic] {
-        assert!(breaker.sum(after).timed_out < none.sum(after).timed_out);
-        assert!(breaker.sum(after).succeeded > none.sum(after).succeeded);
+    let lost = |run: &VariantRun| {
+        let sum = run.sum(after);
+        sum.timed_out + sum.refused.queue
+    };
+    for (alone, limited) in [(sre, sre_limiter), (classic, classic_limiter)] {
+        assert!(lost(limited) * 100 < lost(alone), "{}", alone.variant.name);
+        assert!(limited.sum(after).succeeded > alone.sum(after).succeeded);
     }
-    assert!(sre.total().admitted < none.total().admitted);
-    let verdict = Builtin::Outage
-        .verdict(&report)
-        .expect("all three variants");
+    let verdict = Builtin::Outage.verdict(&report).expect("all four variants");
     assert!(verdict.contains(&classic.sum(focus).peak_in_flight.to_string()));
+    assert!(
+        verdict.contains("classic let 187 attempts reach it"),
+        "{verdict}"
+    );
 }
 
 // go-zero's adaptive shedder: refuse early what cannot be served in time, keep the goodput.

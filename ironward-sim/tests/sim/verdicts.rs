@@ -85,6 +85,52 @@ fn an_outage_with_the_breakers_swapped_says_the_variant_named_sre_loaded_the_bac
     );
 }
 
+// The same four variants against a backend that never fails: there is no recovery to read.
+#[test]
+fn a_recovery_verdict_without_an_outage_concludes_nothing() {
+    for builtin in [Builtin::Outage, Builtin::ColdRecovery] {
+        let mut calm = scenario(builtin);
+        for variant in &mut calm.variants {
+            variant.backend.schedule.clear();
+        }
+        let text = verdict(builtin, &calm.run(|_| {}));
+        assert!(text.starts_with("No conclusion"), "{text}");
+        assert!(text.contains("every call fails"), "{text}");
+        assert!(
+            claims_none(&text, &["attempts failed", "goodput", "loaded faster"]),
+            "{text}"
+        );
+    }
+}
+
+// `run cold-recovery --duration 2m` ends as the backend recovers.
+#[test]
+fn a_cold_recovery_cut_at_the_recovery_concludes_nothing_from_it() {
+    let report = cut(Builtin::ColdRecovery, Duration::from_secs(120));
+    let text = verdict(Builtin::ColdRecovery, &report);
+    assert!(text.starts_with("No conclusion"), "{text}");
+    assert!(text.contains("120 s to the end"), "{text}");
+    assert!(claims_none(&text, &["timed out", "held no more"]), "{text}");
+}
+
+// Each breaker with the limiter, in the outage's last sentences, against itself alone.
+#[test]
+fn an_outage_whose_limiter_variants_lack_the_limiter_says_they_did_no_better() {
+    let mut scenario = scenario(Builtin::Outage);
+    for name in ["sre+limiter", "classic+limiter"] {
+        variant(&mut scenario, name).policies.limiter = None;
+    }
+    let text = verdict(Builtin::Outage, &scenario.run(|_| {}));
+    assert!(
+        text.contains("sre+limiter had 7,668 failed attempts, as many as sre's 7,668"),
+        "{text}"
+    );
+    assert!(
+        text.contains("classic+limiter had 2,361 failed attempts, as many as classic's"),
+        "{text}"
+    );
+}
+
 #[test]
 fn an_overload_cut_inside_the_overload_concludes_nothing_from_it() {
     // The overload lasts from 60 s to 240 s: a run of 200 s holds only part of it.

@@ -5,6 +5,8 @@
 //! - [`inputs`]: time, chance and load are passed in, and why.
 //! - [`pieces`]: the breaker, the shedder, the adaptive limiter, backoff, the ward, deadlines
 //!   and the rolling window, each with an example.
+//! - [`breakers`]: the SRE breaker or the classic one, argued with the simulator's figures;
+//!   their costs, the resilience4j, Polly and failsafe-go names, and how to switch.
 //! - [`quotas`]: the bucket, the sliding log, the fixed period and the gate; costs per request,
 //!   reservations and several limits at once.
 //! - [`shared`]: the forms many threads decide on by `&`, and the one rule for where each
@@ -19,6 +21,7 @@
 //! The tower layers, the HTTP and gRPC clients, the Redis quotas, the pool ward and the
 //! simulator are in their own crates, each with a guide of its own.
 
+pub mod breakers;
 pub mod edge_cases;
 pub mod grpc;
 pub mod http_retry;

@@ -14,7 +14,8 @@
 //!   breaker closes at once and floods it, opening and closing again until it warms; the SRE
 //!   breaker's load rises gradually, yet past what the cold backend serves in time. With the
 //!   limiter in front, either breaker's flood all but vanishes. The verdict opens with a
-//!   table of the figures a choice of breaker turns on.
+//!   table of the figures a choice of breaker turns on; [`ironward::_guide::breakers`] reads
+//!   them.
 //! - **`overload`**: more traffic than the backend can serve, with a deep queue. Without a
 //!   shedder the queue fills and every call waits past its timeout: the backend works for
 //!   nobody. With the adaptive shedder the backend refuses what it cannot serve in time once

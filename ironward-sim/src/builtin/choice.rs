@@ -102,7 +102,10 @@ pub(super) fn table(out: &mut String, runs: [&VariantRun; 4], outage: Focus) -> 
                 .map_or("never".into(), |d| format!("{} s", d.as_secs_f64()))
         }),
     );
-    table.line("  attempts failed", cells(|c| grouped(c.failed)));
+    table.line(
+        "  attempts failed or timed out",
+        cells(|c| grouped(c.failed)),
+    );
     table.line(
         "  refused by breaker or limiter",
         cells(|c| grouped(c.refused)),

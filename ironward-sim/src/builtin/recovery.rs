@@ -147,10 +147,9 @@ pub(super) fn outage(report: &Report) -> Option<String> {
     }
     let _ = write!(
         out,
-        "\nWhile the backend failed, classic let {} attempts reach it, {} sre's {}.",
+        "\nWhile the backend failed, classic let {} attempts reach it, {}.",
         grouped(cc.during),
-        than(cc.during, cs.during),
-        grouped(cs.during),
+        against(cc.during, "sre", cs.during),
     );
     if families.is_some() && cc.during < cs.during {
         let _ = write!(
@@ -161,10 +160,9 @@ pub(super) fn outage(report: &Report) -> Option<String> {
     }
     let _ = write!(
         out,
-        " After the recovery {} attempts failed with classic, {} sre's {}.",
+        " After the recovery {} attempts failed with classic, {}.",
         grouped(cc.failed),
-        than(cc.failed, cs.failed),
-        grouped(cs.failed),
+        against(cc.failed, "sre", cs.failed),
     );
     if let Some(sre) = families.filter(|_| cs.failed > cc.failed) {
         let _ = write!(
@@ -185,17 +183,20 @@ fn limiter_pairs(out: &mut String, choices: &[Choice; 4]) {
         let (a, b) = (choices[alone], choices[both]);
         let _ = write!(
             out,
-            "\nAfter the recovery {} had {} failed attempts, {} {}'s {}, and a goodput of {:.1} \
-             calls a second against {:.1}.",
+            "\nAfter the recovery {} had {} failed attempts, {}, and a goodput of {:.1} calls a \
+             second against {:.1}.",
             FOUR[both],
             grouped(b.failed),
-            than(b.failed, a.failed),
-            FOUR[alone],
-            grouped(a.failed),
+            against(b.failed, FOUR[alone], a.failed),
             b.goodput,
             a.goodput,
         );
     }
+}
+
+/// How `a` stands against `other`'s figure `b`: "fewer than sre's 5,206".
+fn against(a: u64, other: &str, b: u64) -> String {
+    format!("{} {other}'s {}", than(a, b), grouped(b))
 }
 
 /// The largest rise, from one interval to the next, in attempts reaching the backend, over
@@ -283,12 +284,10 @@ pub(super) fn cold_recovery(report: &Report) -> Option<String> {
         let (a, b) = (sums[alone], sums[both]);
         let _ = write!(
             out,
-            "\n{} timed out {} attempts, {} {}'s {}, and {} calls succeeded, {} its {}.",
+            "\n{} timed out {} attempts, {}, and {} calls succeeded, {} its {}.",
             FOUR[both],
             grouped(b.timed_out),
-            than(b.timed_out, a.timed_out),
-            FOUR[alone],
-            grouped(a.timed_out),
+            against(b.timed_out, FOUR[alone], a.timed_out),
             grouped(b.succeeded),
             than(b.succeeded, a.succeeded),
             grouped(a.succeeded),

@@ -196,3 +196,6 @@ impl Counts {
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

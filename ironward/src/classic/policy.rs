@@ -91,21 +91,20 @@ impl OpenWait {
             Self::Fixed(wait) => wait,
             Self::Growing { first, factor, max } => {
                 let factor = if factor >= 1.0 { factor } else { 1.0 };
-                let mut wait = first.min(max);
-                for _ in 0..reopened {
-                    if wait >= max {
-                        break;
-                    }
-                    // `mul_f64` panics past `Duration::MAX`: the product is held to `max` first.
-                    let next = wait.as_secs_f64() * factor;
-                    wait = if next >= max.as_secs_f64() {
-                        max
-                    } else {
-                        // The float of `max` may round above it: held to `max` all the same.
-                        Duration::from_secs_f64(next).min(max)
-                    };
+                let first = first.min(max);
+                if first.is_zero() {
+                    // Zero times any factor, an infinite one included (whose product is NaN).
+                    return first;
                 }
-                wait
+                // One power, not a loop per reopening: `reopened` may be `u32::MAX`.
+                // `from_secs_f64` panics past `Duration::MAX`: the product is held to `max`
+                // first, and to `max` again after, since the float of `max` may round above it.
+                let wait = first.as_secs_f64() * powi(factor, reopened);
+                if wait >= max.as_secs_f64() {
+                    max
+                } else {
+                    Duration::from_secs_f64(wait).min(max)
+                }
             }
         }
     }

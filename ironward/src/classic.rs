@@ -473,7 +473,7 @@ impl ClassicBreaker {
         self.counts.add(t, failed, slow);
         let totals = self.counts.totals(t);
         let shares = totals.shares();
-        let trips = match self.counts.run_reached() {
+        let trips = match self.counts.run_reached(self.policy.record) {
             Some(reached) => reached,
             None => {
                 let minimum = u64::from(self.policy.minimum)

@@ -65,8 +65,9 @@ pub(crate) enum Counts {
         buckets: Vec<(Option<u64>, Tallies)>,
         width: u64,
     },
-    /// Failures in a row, and the most that opens the breaker.
-    Consecutive { run: u64, failures: u64 },
+    /// Failures in a row (the policy's record says how many open the breaker, so that a
+    /// retune of that number is read at once).
+    Consecutive { run: u64 },
 }
 
 impl Counts {
@@ -89,10 +90,7 @@ impl Counts {
                     width,
                 }
             }
-            Record::Consecutive { failures } => Self::Consecutive {
-                run: 0,
-                failures: u64::from(failures.max(1)),
-            },
+            Record::Consecutive { .. } => Self::Consecutive { run: 0 },
         }
     }
 
@@ -155,7 +153,7 @@ impl Counts {
                 }
                 bucket.1.add(failed, slow);
             }
-            Self::Consecutive { run, .. } => {
+            Self::Consecutive { run } => {
                 *run = if failed { *run + 1 } else { 0 };
             }
         }
@@ -179,7 +177,7 @@ impl Counts {
                 }
                 sum
             }
-            Self::Consecutive { run, .. } => Tallies {
+            Self::Consecutive { run } => Tallies {
                 calls: *run,
                 failures: *run,
                 slow: 0,
@@ -187,11 +185,13 @@ impl Counts {
         }
     }
 
-    /// Whether the record holds enough failures in a row to open, for a consecutive record;
-    /// `None` for the others, which decide by their shares.
-    pub(crate) fn run_reached(&self) -> Option<bool> {
-        match self {
-            Self::Consecutive { run, failures } => Some(run >= failures),
+    /// Whether the record holds enough failures in a row to open under `record` (at least
+    /// one), for a consecutive record; `None` for the others, which decide by their shares.
+    pub(crate) fn run_reached(&self, record: Record) -> Option<bool> {
+        match (self, record) {
+            (Self::Consecutive { run }, Record::Consecutive { failures }) => {
+                Some(*run >= u64::from(failures.max(1)))
+            }
             _ => None,
         }
     }

@@ -163,3 +163,22 @@ fn a_gauge_set_from_each_transition_follows_the_state() {
     }
     assert!(seen >= 10, "the run moved through its states: {seen}");
 }
+
+#[test]
+fn a_retune_of_the_failures_in_a_row_is_read_at_once() {
+    let run = |failures| Classic {
+        record: Record::Consecutive { failures },
+        ..small()
+    };
+    let mut breaker = ClassicBreaker::new(run(2), secs(0));
+    call(&mut breaker, secs(0), Duration::ZERO, true);
+    breaker.retune(run(3), secs(0));
+    call(&mut breaker, secs(0), Duration::ZERO, true);
+    assert_eq!(
+        breaker.state(secs(0)),
+        State::Closed,
+        "two of three, the run kept"
+    );
+    call(&mut breaker, secs(0), Duration::ZERO, true);
+    assert_eq!(breaker.state(secs(0)), State::Open);
+}

@@ -62,6 +62,11 @@ impl Trial {
     pub(crate) fn stage(stage: u32, share: f64, until: u64) -> Self {
         // A share in [0, 1] (the policy's reading holds it there): at most `PARTS` parts.
         let parts = round_nanos(share * PARTS as f64).min(PARTS) as u64;
+        Self::fresh(stage, parts, until)
+    }
+
+    /// A stage with nothing asked or heard yet.
+    fn fresh(stage: u32, parts: u64, until: u64) -> Self {
         Self::Share {
             stage,
             parts,
@@ -178,14 +183,7 @@ impl Trial {
     /// Starts a stage again, until `until`, with nothing asked or heard.
     pub(crate) fn restart(&mut self, until: u64) {
         if let Self::Share { stage, parts, .. } = *self {
-            *self = Self::Share {
-                stage,
-                parts,
-                until,
-                asked: 0,
-                admitted: 0,
-                heard: Tallies::default(),
-            };
+            *self = Self::fresh(stage, parts, until);
         }
     }
 }

@@ -166,6 +166,8 @@ fn probes_over_the_failure_rate_open_it_again() {
     assert_eq!(breaker.transitions(), 3, "closed → open → half-open → open");
 }
 
+// resilience4j `shouldTransitionBackToClosedStateWhenFailureIsBelowThreshold`: probes
+// failed, passed, passed, passed: closed, with an empty record.
 #[test]
 fn probes_under_the_rates_close_it_with_an_empty_record() {
     let mut breaker = opened(resilience4j(), secs(0));

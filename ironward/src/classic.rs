@@ -3,30 +3,60 @@
 //!
 //! The SRE breaker refuses a share of calls that follows the record: it never stops every
 //! call, and it lets traffic back as the successes come. The classic breaker is a switch: a
-//! hard stop while open, a few probes half-open, and every call again once they pass, with
-//! each change of state a value a caller can alert on ([`ClassicBreaker::take_transition`]).
-//! Pick it when the backend cannot take even a share of calls while it fails, or when the
-//! team's alerts and runbooks speak of open and closed; pick the SRE breaker when the backend
-//! recovers gradually and a step back to the whole load would knock it over again.
+//! hard stop while open, a few probes half-open, and every call again once they pass (or, with
+//! a progressive [`HalfOpen`], growing shares of them first), with each change of state a
+//! value a caller can alert on ([`ClassicBreaker::take_transition`]). Pick it when the backend
+//! cannot take even a share of calls while it fails, or when the team's alerts and runbooks
+//! speak of open and closed; pick the SRE breaker when the backend recovers gradually and
+//! a step back to the whole load would knock it over again.
 //!
 //! Both families implement [`CircuitBreaker`](crate::CircuitBreaker), so every edge takes
 //! either: `BreakerLayer::for_breaker::<Mutex<ClassicBreaker>>(CLASSIC)`.
 //!
-//! # Where it differs from resilience4j
+//! # Where it differs
 //!
-//! - The states put by hand ([`Force`]) are part of the policy, changed with `retune`, not
-//!   transition methods; `transitionToOpenState` and the like have no counterpart.
+//! The tests port each reference's test vectors with a citation per case, and a case that
+//! meets one of these differences says so.
+//!
+//! ## From resilience4j (`CircuitBreakerStateMachine`, its sliding windows)
+//!
+//! - The states put by hand ([`Force`]) are part of the policy, changed with `retune`;
+//!   `transitionToOpenState`, `transitionToOpenStateFor`, `transitionToClosedState` and
+//!   `reset` have no counterpart. Lifting a force returns to the state the record says, and a
+//!   retune to another record shape is the way to start an empty record.
+//! - Entering [`Force::MetricsOnly`] keeps the record, where resilience4j starts an empty one.
 //! - A half-open probe holds its place for a [`lease`](Classic::lease), after which another
 //!   takes it; resilience4j has `maxWaitDurationInHalfOpenState` for the whole stage instead
-//!   (0, forever, by default).
+//!   (0, forever, by default). A permit dropped without a verdict (resilience4j's
+//!   `releasePermission`, an ignored exception) frees its place when its lease runs out, not
+//!   at once.
 //! - An outcome of a call let through in an earlier state (closed, before the breaker opened)
 //!   is not counted; resilience4j counts it in the state it arrives in.
 //! - A time record counts in `buckets` buckets over its span, where resilience4j keeps one a
-//!   second.
+//!   second; with a bucket a second the counts are the same.
 //! - resilience4j's and Polly's exception predicates are the edge's classifier's job.
-//! - No progressive half-open (a growing share of calls, as seatbelt's) yet.
+//!
+//! ## From failsafe-go (`circuitbreaker`)
+//!
+//! - Thresholds are shares of the record. `WithFailureThresholdRatio(k, n)` is a count record
+//!   of `n` calls with a rate of `k / n` and a minimum of `n`: failsafe-go opens at `k`
+//!   failures before the window is full, this breaker once it is.
+//!   `WithFailureThresholdPeriod(k, period)`, a count of failures in a span whatever the
+//!   successes, has no counterpart; a time record with a share is the nearest.
+//! - Half-open decides once every probe has reported, on their shares; failsafe-go closes or
+//!   reopens as soon as the probes still out cannot change the answer, and has a success
+//!   threshold of its own.
+//!
+//! ## From Polly (v8 `CircuitBreakerStrategy`)
+//!
+//! - The record is read after every outcome, as resilience4j reads it, so a success that
+//!   brings the record to its minimum can open the breaker; Polly reads it after a failure
+//!   only.
+//! - A time record's buckets are aligned on the caller's clock and its count is the
+//!   policy's; Polly's start at the first call, and it keeps a single window below a 200 ms
+//!   sampling duration.
+//! - A progressive half-open admits by count where seatbelt draws: [`HalfOpen`] says why.
 
-use alloc::vec::Vec;
 use core::time::Duration;
 
 use crate::clock::{Latest, nanos};
@@ -36,13 +66,15 @@ use crate::window::Outcome;
 
 mod counts;
 mod family;
+mod half_open;
 mod policy;
 mod reason;
 #[cfg(test)]
 mod tests;
 
-use counts::{Counts, Tallies};
-pub use policy::{CLASSIC, Classic, Force, OpenWait, POLLY, Record};
+use counts::Counts;
+use half_open::{Trial, Verdict};
+pub use policy::{CLASSIC, Classic, Force, HalfOpen, OpenWait, POLLY, Record};
 pub use reason::ClassicReason;
 
 /// Where a classic breaker stands.
@@ -52,7 +84,8 @@ pub enum State {
     Closed,
     /// Every call is refused until the open wait has passed.
     Open,
-    /// A few probes go through; their outcomes close or reopen the breaker.
+    /// A few probes go through (then, progressive, growing shares of the calls); their
+    /// outcomes close or reopen the breaker.
     HalfOpen,
     /// Put open by hand ([`Force::Open`]): every call is refused.
     ForcedOpen,
@@ -103,15 +136,8 @@ pub struct ClassicPermit {
 #[derive(Debug, Clone)]
 enum Stage {
     Closed,
-    Open {
-        until: u64,
-    },
-    HalfOpen {
-        /// The probes out: their lease numbers and when each runs out.
-        leases: Vec<(u64, u64)>,
-        /// The probes that reported back.
-        heard: Tallies,
-    },
+    Open { until: u64 },
+    HalfOpen(Trial),
 }
 
 /// A classic circuit breaker under a [`Classic`] policy: closed, open, half-open.
@@ -192,7 +218,8 @@ impl ClassicBreaker {
     /// Asks to make one call at `now`: a permit, or why not.
     ///
     /// Open, the first call at or after the wait moves the breaker half-open and is its first
-    /// probe. Half-open, a probe whose lease ran out gives its place up first.
+    /// probe. Half-open, a probe whose lease ran out gives its place up first, and a
+    /// progressive stage past its end is judged (see [`HalfOpen`]) before the call is taken.
     #[must_use = "a decision that is not followed neither makes the call nor refuses it"]
     pub fn check(&mut self, now: Duration) -> Result<ClassicPermit, ClassicReason> {
         let t = self.latest.advance(now);
@@ -201,37 +228,41 @@ impl ClassicBreaker {
             Force::Disabled | Force::MetricsOnly => return Ok(self.permit(t, None)),
             Force::None => {}
         }
-        if let Stage::Open { until } = self.stage {
-            if t < until {
+        match &self.stage {
+            Stage::Open { until } if t < *until => {
                 let next = Duration::from_nanos(until - t);
                 return Err(self.refusal(State::Open, next));
             }
-            self.enter(
-                Stage::HalfOpen {
-                    leases: Vec::with_capacity(self.probes() as usize),
-                    heard: Tallies::default(),
-                },
-                State::Open,
-                State::HalfOpen,
-            );
+            Stage::Open { .. } => {
+                let trial = Trial::probes(self.probes());
+                self.enter(Stage::HalfOpen(trial), State::Open, State::HalfOpen);
+            }
+            Stage::HalfOpen(trial) => {
+                let verdict = trial.verdict(t, self.probes(), self.rates());
+                self.conclude(verdict, t);
+            }
+            Stage::Closed => {}
         }
-        let probes = self.probes();
+        let (probes, expires, id) = (
+            self.probes(),
+            t.saturating_add(nanos(self.policy.lease)),
+            self.next_lease,
+        );
         match &mut self.stage {
             Stage::Closed => Ok(self.permit(t, None)),
-            Stage::Open { .. } => unreachable!("an open stage past its wait is half-open now"),
-            Stage::HalfOpen { leases, heard } => {
-                leases.retain(|&(_, expires)| expires > t);
-                if (leases.len() as u64).saturating_add(heard.calls) >= u64::from(probes) {
-                    let soonest = leases.iter().map(|&(_, e)| e).min().unwrap_or(t);
-                    let next = Duration::from_nanos(soonest.saturating_sub(t));
-                    return Err(self.refusal(State::HalfOpen, next));
-                }
-                let id = self.next_lease;
-                self.next_lease += 1;
-                let expires = t.saturating_add(nanos(self.policy.lease));
-                leases.push((id, expires));
-                Ok(self.permit(t, Some(id)))
+            // Reopened by the verdict just above: refused, even with no wait, so that one
+            // decision makes one change of state.
+            Stage::Open { until } => {
+                let next = Duration::from_nanos(until.saturating_sub(t));
+                Err(self.refusal(State::Open, next))
             }
+            Stage::HalfOpen(trial) => match trial.admit(t, probes, expires, id) {
+                Ok(probe) => {
+                    self.next_lease += u64::from(probe.is_some());
+                    Ok(self.permit(t, probe))
+                }
+                Err(wait) => Err(self.refusal(State::HalfOpen, Duration::from_nanos(wait))),
+            },
         }
     }
 
@@ -256,7 +287,7 @@ impl ClassicBreaker {
 
     /// Records one outcome heard without a permit (a pool's check of a connection it holds)
     /// at `now`, as a call that took no time; a drop is no call. Only a closed (or
-    /// metrics-only) breaker records it: half-open, only probes decide.
+    /// metrics-only) breaker records it: half-open, only the calls it let through decide.
     pub fn record(&mut self, outcome: Outcome, now: Duration) {
         let failed = match outcome {
             Outcome::Success => false,
@@ -274,25 +305,22 @@ impl ClassicBreaker {
     /// The state at `now`: with `automatic`, an open breaker whose wait has passed reads as
     /// half-open before a call moves it.
     pub fn state(&self, now: Duration) -> State {
-        match self.policy.force {
-            Force::Open => return State::ForcedOpen,
-            Force::Disabled => return State::Disabled,
-            Force::MetricsOnly => return State::MetricsOnly,
-            Force::None => {}
-        }
         match self.stage {
-            Stage::Closed => State::Closed,
-            Stage::Open { until } if self.policy.automatic && self.latest.read(now) >= until => {
+            Stage::Open { until }
+                if self.policy.force == Force::None
+                    && self.policy.automatic
+                    && self.latest.read(now) >= until =>
+            {
                 State::HalfOpen
             }
-            Stage::Open { .. } => State::Open,
-            Stage::HalfOpen { .. } => State::HalfOpen,
+            _ => self.current(),
         }
     }
 
     /// The change of state the last decisions made, taken once: `None` if none did since
-    /// the last take. A decision makes at most one, so a caller that takes after each one
-    /// sees every change.
+    /// the last take. A decision (a check, a settle, a retune) makes at most one, and every
+    /// change of state is one (each counted in [`transitions`](Self::transitions)), so a
+    /// caller that takes after each decision sees every change.
     #[must_use = "a transition taken and dropped is lost to every later take"]
     pub fn take_transition(&mut self) -> Option<Transition> {
         self.transition.take()
@@ -304,8 +332,9 @@ impl ClassicBreaker {
     }
 
     /// Whether the next call at `now` would be refused, as a share: 1 open before its wait
-    /// has passed, half-open with every probe out, or forced open; 0 otherwise (closed, put
-    /// aside, recording only, open past its wait, half-open with a probe's place free).
+    /// has passed, half-open with every probe out or with the next call outside a stage's
+    /// share, or forced open; 0 otherwise (closed, put aside, recording only, open past its
+    /// wait, half-open with room for the next call).
     pub fn ratio(&self, now: Duration) -> f64 {
         let t = self.latest.read(now);
         let refusing = match self.policy.force {
@@ -314,10 +343,12 @@ impl ClassicBreaker {
             Force::None => match &self.stage {
                 Stage::Closed => false,
                 Stage::Open { until } => t < *until,
-                Stage::HalfOpen { leases, heard } => {
-                    let out = leases.iter().filter(|&&(_, expires)| expires > t).count();
-                    (out as u64).saturating_add(heard.calls) >= u64::from(self.probes())
-                }
+                Stage::HalfOpen(trial) => match trial.verdict(t, self.probes(), self.rates()) {
+                    Verdict::Pending => trial.room(t, self.probes()).is_err(),
+                    Verdict::Reopen(_) => true,
+                    // The next stage's first call, a restarted stage's, or a closed breaker.
+                    Verdict::Pass | Verdict::Restart => false,
+                },
             },
         };
         if refusing { 1.0 } else { 0.0 }
@@ -329,14 +360,29 @@ impl ClassicBreaker {
     }
 
     /// Runs `policy` from `now` on, keeping the record if its shape is unchanged (the same
-    /// window size, or span and buckets) and starting an empty one otherwise; the state, the
-    /// open wait already set and the probes out stand.
+    /// window size, or span and buckets) and starting an empty one otherwise. The open wait
+    /// already set stands, and so does a half-open trial (its probes out, and a stage's share
+    /// and end; the new shares apply from the next stage).
+    ///
+    /// A retune that changes the [`force`](Classic::force) changes the state: it is a
+    /// [`Transition`] like any other, from the state before to the state after (lifting a
+    /// force returns to what the record says, the state the breaker stood in before it).
+    /// Calls let through before it are then from an earlier state and not counted, and a
+    /// half-open trial starts again with no probe out.
     pub fn retune(&mut self, policy: Classic, now: Duration) {
         self.latest.advance(now);
+        let before = self.current();
         if !self.counts.fits(policy.record) {
             self.counts = Counts::new(policy.record);
         }
         self.policy = policy;
+        let after = self.current();
+        if before != after {
+            if let Stage::HalfOpen(trial) = &mut self.stage {
+                *trial = Trial::probes(self.policy.probes.max(1));
+            }
+            self.change(before, after);
+        }
     }
 
     /// Permits [`pass`](Self::pass) and [`fail`](Self::fail) handed back because another
@@ -348,6 +394,19 @@ impl ClassicBreaker {
     /// Whether this breaker made `permit`.
     pub fn owns(&self, permit: &ClassicPermit) -> bool {
         self.owner.owns(permit.mark)
+    }
+
+    /// The state the breaker stands in: the one put by hand, or the record's (an open wait
+    /// that has passed still reads open, until a call moves it).
+    fn current(&self) -> State {
+        match (self.policy.force, &self.stage) {
+            (Force::Open, _) => State::ForcedOpen,
+            (Force::Disabled, _) => State::Disabled,
+            (Force::MetricsOnly, _) => State::MetricsOnly,
+            (Force::None, Stage::Closed) => State::Closed,
+            (Force::None, Stage::Open { .. }) => State::Open,
+            (Force::None, Stage::HalfOpen(_)) => State::HalfOpen,
+        }
     }
 
     fn probes(&self) -> u32 {
@@ -395,28 +454,14 @@ impl ClassicBreaker {
         if permit.epoch != self.epoch {
             return None;
         }
-        let probes = u64::from(self.probes());
+        let (probes, rates) = (self.probes(), self.rates());
         match &mut self.stage {
             Stage::Closed => self.closed_outcome(t, failed, slow),
             Stage::Open { .. } => {}
-            Stage::HalfOpen { leases, heard } => {
-                let Some(i) = leases.iter().position(|&(id, _)| Some(id) == permit.probe) else {
-                    // Its lease ran out, and its place went to another probe.
-                    return None;
-                };
-                leases.swap_remove(i);
-                heard.add(failed, slow);
-                if heard.calls >= probes {
-                    let heard = *heard;
-                    let (failure, slow) = self.shares(heard);
-                    if failure >= self.failure_rate() || slow >= self.slow_rate() {
-                        self.reopened = self.reopened.saturating_add(1);
-                        self.open(t, (failure, slow), State::HalfOpen);
-                    } else {
-                        self.counts = Counts::new(self.policy.record);
-                        self.reopened = 0;
-                        self.enter(Stage::Closed, State::HalfOpen, State::Closed);
-                    }
+            Stage::HalfOpen(trial) => {
+                if trial.hear(permit.probe, failed, slow) {
+                    let verdict = trial.verdict(t, probes, rates);
+                    self.conclude(verdict, t);
                 }
             }
         }
@@ -427,19 +472,47 @@ impl ClassicBreaker {
     fn closed_outcome(&mut self, t: u64, failed: bool, slow: bool) {
         self.counts.add(t, failed, slow);
         let totals = self.counts.totals(t);
-        let shares = self.shares(totals);
-        let trips = match self.counts.run_reached() {
+        let shares = totals.shares();
+        let trips = match self.counts.run_reached(self.policy.record) {
             Some(reached) => reached,
             None => {
                 let minimum = u64::from(self.policy.minimum)
                     .min(self.counts.capacity())
                     .max(1);
-                totals.calls >= minimum
-                    && (shares.0 >= self.failure_rate() || shares.1 >= self.slow_rate())
+                let rates = self.rates();
+                totals.calls >= minimum && (shares.0 >= rates.0 || shares.1 >= rates.1)
             }
         };
         if trips {
             self.open(t, shares, State::Closed);
+        }
+    }
+
+    /// Applies a half-open trial's verdict at `t`: at most one change of state.
+    fn conclude(&mut self, verdict: Verdict, t: u64) {
+        let hold = nanos(self.policy.half_open.hold());
+        let Stage::HalfOpen(trial) = &mut self.stage else {
+            return;
+        };
+        match verdict {
+            Verdict::Pending => {}
+            Verdict::Restart => trial.restart(t.saturating_add(hold)),
+            Verdict::Reopen(shares) => {
+                self.reopened = self.reopened.saturating_add(1);
+                self.open(t, shares, State::HalfOpen);
+            }
+            Verdict::Pass => {
+                let next = trial.next_stage();
+                match self.policy.half_open.share(next) {
+                    // A stage is no change of state: the breaker stays half-open.
+                    Some(share) => *trial = Trial::stage(next, share, t.saturating_add(hold)),
+                    None => {
+                        self.counts = Counts::new(self.policy.record);
+                        self.reopened = 0;
+                        self.enter(Stage::Closed, State::HalfOpen, State::Closed);
+                    }
+                }
+            }
         }
     }
 
@@ -452,24 +525,20 @@ impl ClassicBreaker {
 
     fn enter(&mut self, stage: Stage, from: State, to: State) {
         self.stage = stage;
+        self.change(from, to);
+    }
+
+    /// The one place a change of state is made known: a new epoch (the calls let through
+    /// before it are not counted), the transition to take, and the count.
+    fn change(&mut self, from: State, to: State) {
         self.epoch += 1;
         self.transition = Some(Transition { from, to });
         self.transitions += 1;
     }
 
-    fn shares(&self, tallies: Tallies) -> (f64, f64) {
-        if tallies.calls == 0 {
-            return (0.0, 0.0);
-        }
-        let calls = tallies.calls as f64;
-        (tallies.failures as f64 / calls, tallies.slow as f64 / calls)
-    }
-
-    fn failure_rate(&self) -> f64 {
-        constant(self.policy.failure_rate, 0.0, 1.0, f64::INFINITY).max(f64::MIN_POSITIVE)
-    }
-
-    fn slow_rate(&self) -> f64 {
-        constant(self.policy.slow_rate, 0.0, 1.0, f64::INFINITY).max(f64::MIN_POSITIVE)
+    /// The failure and slow rates as the policy's docs read them.
+    fn rates(&self) -> (f64, f64) {
+        let rate = |r| constant(r, 0.0, 1.0, f64::INFINITY).max(f64::MIN_POSITIVE);
+        (rate(self.policy.failure_rate), rate(self.policy.slow_rate))
     }
 }

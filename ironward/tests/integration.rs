@@ -5,6 +5,8 @@
 
 pub mod bucket_contention;
 pub mod budget_contention;
+#[path = "classic/main.rs"]
+pub mod classic;
 pub mod contention;
 pub mod foreign;
 #[path = "grpc/main.rs"]

@@ -154,7 +154,7 @@ fn a_limiter_policy_reads_from_a_partial_record() {
 
 #[test]
 fn the_classic_policies_read_and_write_as_resilience4j_and_polly_configure_them() {
-    use ironward::classic::{OpenWait, Record};
+    use ironward::classic::{HalfOpen, OpenWait, Record};
     use ironward::{CLASSIC, Classic, POLLY};
 
     assert_eq!(
@@ -162,7 +162,7 @@ fn the_classic_policies_read_and_write_as_resilience4j_and_polly_configure_them(
         concat!(
             r#"{"record":{"count":{"calls":100}},"failure_rate":0.5,"slow_rate":1.0,"#,
             r#""slow_call":"1m","minimum":100,"open":{"fixed":"1m"},"probes":10,"lease":"1m","#,
-            r#""automatic":false,"force":"none"}"#
+            r#""half_open":"probes","automatic":false,"force":"none"}"#
         )
     );
     let growing = Classic {
@@ -177,7 +177,20 @@ fn the_classic_policies_read_and_write_as_resilience4j_and_polly_configure_them(
         },
         ..CLASSIC
     };
-    for policy in [CLASSIC, POLLY, growing] {
+    // seatbelt's progressive half-open, as a ramp of shares each held for a while.
+    let progressive = Classic {
+        half_open: HalfOpen::Progressive {
+            first: 0.01,
+            factor: 5.0,
+            stages: 4,
+            hold: Duration::from_secs(10),
+        },
+        ..POLLY
+    };
+    assert!(serde_json::to_string(&progressive).unwrap().contains(
+        r#""half_open":{"progressive":{"first":0.01,"factor":5.0,"stages":4,"hold":"10s"}}"#
+    ));
+    for policy in [CLASSIC, POLLY, growing, progressive] {
         let text = serde_json::to_string(&policy).unwrap();
         assert_eq!(
             serde_json::from_str::<Classic>(&text).unwrap(),

@@ -6,6 +6,7 @@ use alloc::vec::Vec;
 
 use super::policy::Record;
 use crate::clock::nanos;
+use crate::window::MAX_SIZE;
 
 /// Calls, failures and slow calls counted together.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
@@ -20,6 +21,21 @@ impl Tallies {
         self.calls += 1;
         self.failures += u64::from(failed);
         self.slow += u64::from(slow);
+    }
+
+    /// The failed and the slow share of these calls; `(0, 0)` when there are none.
+    pub(crate) fn shares(self) -> (f64, f64) {
+        if self.calls == 0 {
+            return (0.0, 0.0);
+        }
+        let calls = self.calls as f64;
+        (self.failures as f64 / calls, self.slow as f64 / calls)
+    }
+
+    fn merge(&mut self, other: Tallies) {
+        self.calls += other.calls;
+        self.failures += other.failures;
+        self.slow += other.slow;
     }
 
     fn remove(&mut self, other: Tallies) {
@@ -43,37 +59,38 @@ pub(crate) enum Counts {
         totals: Tallies,
     },
     /// The calls of the last span: a bucket per `width` nanoseconds, each stamped with the
-    /// start of the stretch it counts.
+    /// start of the stretch it counts (`None` while it has counted none; any `u64` is a
+    /// start, the clock's last nanosecond included).
     Time {
-        buckets: Vec<(u64, Tallies)>,
+        buckets: Vec<(Option<u64>, Tallies)>,
         width: u64,
     },
-    /// Failures in a row, and the most that opens the breaker.
-    Consecutive { run: u64, failures: u64 },
+    /// Failures in a row (the policy's record says how many open the breaker, so that a
+    /// retune of that number is read at once).
+    Consecutive { run: u64 },
 }
 
 impl Counts {
-    /// An empty record of the kind `record` names, its sizes read as the policy says.
+    /// An empty record of the kind `record` names, its sizes read as the policy says: a
+    /// count window and a bucket count held to `1 ..= 65 536` (allocated at once, a size
+    /// taken as given could abort the process), a bucket at least 1 ns wide.
     pub(crate) fn new(record: Record) -> Self {
         match record {
             Record::Count { calls } => Self::Count {
-                ring: vec![0; calls.max(1) as usize],
+                ring: vec![0; (calls as usize).clamp(1, MAX_SIZE)],
                 next: 0,
                 filled: 0,
                 totals: Tallies::default(),
             },
             Record::Time { span, buckets } => {
-                let buckets = u64::from(buckets.max(1));
-                let width = (nanos(span) / buckets).max(1);
+                let buckets = (buckets as usize).clamp(1, MAX_SIZE);
+                let width = (nanos(span) / buckets as u64).max(1);
                 Self::Time {
-                    buckets: vec![(u64::MAX, Tallies::default()); buckets as usize],
+                    buckets: vec![(None, Tallies::default()); buckets],
                     width,
                 }
             }
-            Record::Consecutive { failures } => Self::Consecutive {
-                run: 0,
-                failures: u64::from(failures.max(1)),
-            },
+            Record::Consecutive { .. } => Self::Consecutive { run: 0 },
         }
     }
 
@@ -131,12 +148,12 @@ impl Counts {
                 let start = t - t % *width;
                 let slot = (start / *width % buckets.len() as u64) as usize;
                 let bucket = &mut buckets[slot];
-                if bucket.0 != start {
-                    *bucket = (start, Tallies::default());
+                if bucket.0 != Some(start) {
+                    *bucket = (Some(start), Tallies::default());
                 }
                 bucket.1.add(failed, slow);
             }
-            Self::Consecutive { run, .. } => {
+            Self::Consecutive { run } => {
                 *run = if failed { *run + 1 } else { 0 };
             }
         }
@@ -149,19 +166,18 @@ impl Counts {
             Self::Count { totals, .. } => *totals,
             Self::Time { buckets, width } => {
                 let start = t - t % *width;
-                let span = *width * buckets.len() as u64;
-                let oldest = (start + *width).saturating_sub(span);
+                // The buckets before the newest: `width · (len - 1)` is at most the span's
+                // nanoseconds, and the start of the oldest saturates at the clock's origin.
+                let oldest = start.saturating_sub(*width * (buckets.len() as u64 - 1));
                 let mut sum = Tallies::default();
                 for &(at, tallies) in buckets.iter() {
-                    if at != u64::MAX && at >= oldest && at <= start {
-                        sum.calls += tallies.calls;
-                        sum.failures += tallies.failures;
-                        sum.slow += tallies.slow;
+                    if at.is_some_and(|at| (oldest..=start).contains(&at)) {
+                        sum.merge(tallies);
                     }
                 }
                 sum
             }
-            Self::Consecutive { run, .. } => Tallies {
+            Self::Consecutive { run } => Tallies {
                 calls: *run,
                 failures: *run,
                 slow: 0,
@@ -169,12 +185,17 @@ impl Counts {
         }
     }
 
-    /// Whether the record holds enough failures in a row to open, for a consecutive record;
-    /// `None` for the others, which decide by their shares.
-    pub(crate) fn run_reached(&self) -> Option<bool> {
-        match self {
-            Self::Consecutive { run, failures } => Some(run >= failures),
+    /// Whether the record holds enough failures in a row to open under `record` (at least
+    /// one), for a consecutive record; `None` for the others, which decide by their shares.
+    pub(crate) fn run_reached(&self, record: Record) -> Option<bool> {
+        match (self, record) {
+            (Self::Consecutive { run }, Record::Consecutive { failures }) => {
+                Some(*run >= u64::from(failures.max(1)))
+            }
             _ => None,
         }
     }
 }
+
+#[cfg(test)]
+mod tests;

@@ -3,6 +3,9 @@
 
 use core::time::Duration;
 
+use crate::internal::constant::constant;
+use crate::internal::float::powi;
+
 /// What a closed classic breaker counts its calls over.
 ///
 /// # Examples
@@ -20,14 +23,15 @@ use core::time::Duration;
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 #[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
 pub enum Record {
-    /// The last `calls` calls (resilience4j's `COUNT_BASED` sliding window). At least 1.
+    /// The last `calls` calls (resilience4j's `COUNT_BASED` sliding window). At least 1 and
+    /// at most 65 536 (the window is allocated when the breaker is made).
     Count {
         /// How many of the latest calls are kept.
         calls: u32,
     },
     /// The calls of the last `span`, counted in `buckets` buckets of `span / buckets` each
     /// (resilience4j's `TIME_BASED` window keeps a bucket a second; Polly's sampling
-    /// duration). At least one bucket of at least 1 ns.
+    /// duration). At least one bucket and at most 65 536, each at least 1 ns wide.
     Time {
         /// How far back the window reaches.
         #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
@@ -87,21 +91,137 @@ impl OpenWait {
             Self::Fixed(wait) => wait,
             Self::Growing { first, factor, max } => {
                 let factor = if factor >= 1.0 { factor } else { 1.0 };
-                let mut wait = first.min(max);
-                for _ in 0..reopened {
-                    if wait >= max {
-                        break;
-                    }
-                    // `mul_f64` panics past `Duration::MAX`: the product is held to `max` first.
-                    let next = wait.as_secs_f64() * factor;
-                    wait = if next >= max.as_secs_f64() {
-                        max
-                    } else {
-                        Duration::from_secs_f64(next)
-                    };
+                let first = first.min(max);
+                if first.is_zero() {
+                    // Zero times any factor, an infinite one included (whose product is NaN).
+                    return first;
                 }
-                wait
+                // One power, not a loop per reopening: `reopened` may be `u32::MAX`.
+                // `from_secs_f64` panics past `Duration::MAX`: the product is held to `max`
+                // first, and to `max` again after, since the float of `max` may round above it.
+                let wait = first.as_secs_f64() * powi(factor, reopened);
+                if wait >= max.as_secs_f64() {
+                    max
+                } else {
+                    Duration::from_secs_f64(wait).min(max)
+                }
             }
+        }
+    }
+}
+
+/// How a classic breaker lets calls back once its open wait has passed.
+///
+/// Both start with the [`probes`](Classic::probes): that many calls, each holding its place
+/// for the [`lease`](Classic::lease), whose outcomes reopen the breaker if their failed or
+/// slow share reaches the rate. With [`Probes`](Self::Probes) the breaker closes once they
+/// pass, and every call goes through again at once. With
+/// [`Progressive`](Self::Progressive) it lets a growing share of the calls through first,
+/// stage by stage (seatbelt's progressive half-open mode, in its `breaker::HalfOpenMode`),
+/// so that a backend that passed a few probes is not handed the whole load in one step.
+///
+/// # Progressive stages
+///
+/// Stage `k` (from 0) admits the share `first · factorᵏ` of the calls asked during it (at
+/// most 1), and lasts [`hold`](Self::Progressive::hold) from its start. The first call
+/// asked that reaches it, at or after its end, judges it on the outcomes heard since it
+/// began (any call let through half-open counts, whichever stage admitted it):
+///
+/// - none heard: the stage starts again, so that a quiet backend is not judged on nothing;
+/// - the failed or the slow share at or over its rate: the breaker opens again, with the
+///   next wait of [`OpenWait`];
+/// - otherwise the next stage starts, and after the last one the breaker closes with an
+///   empty record.
+///
+/// A settled call also judges the stage if its end has passed, after counting its own
+/// outcome. Moving from stage to stage is not a change of state: the breaker stays
+/// half-open, and [`take_transition`](super::ClassicBreaker::take_transition) reports only
+/// the closing or the reopening.
+///
+/// # A count, not a draw
+///
+/// A stage admits by count: the first call asked in it, then one more each time the calls
+/// asked reach the next multiple of `1 / share` (with a share of 10 %, calls 1, 11, 21, …;
+/// after `n` calls, `1 + ⌊(n − 1) · share⌋` admitted). seatbelt draws each call instead,
+/// with a fallback probe for a stage whose draws admitted none. Counting keeps the breaker
+/// deterministic without a draw (its inherent [`check`](super::ClassicBreaker::check)
+/// takes none, and the family's draw goes unread), admits exactly the share with no
+/// variance however few calls there are, and always admits a stage's first call, which
+/// does a fallback's job; a shared form keeps it with one counter. What it gives up: a
+/// caller that sends calls in a fixed cycle can meet the same slot of the count each time,
+/// where a draw would spread the admissions among its calls. The shares are counted in
+/// parts per billion.
+///
+/// # Out-of-range values
+///
+/// A `first` of NaN is read as 1 (the share that refuses least), one below 0 as 0 (a stage
+/// admits its first call only), one above 1 as 1; a `factor` below 1 or NaN as 1. A
+/// `stages` of 0 is [`Probes`](Self::Probes).
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::classic::HalfOpen;
+///
+/// let ramp = HalfOpen::Progressive {
+///     first: 0.01,
+///     factor: 4.0,
+///     stages: 4,
+///     hold: Duration::from_secs(10),
+/// };
+/// assert_eq!([0, 1, 2, 3, 4].map(|k| ramp.share(k)), [Some(0.01), Some(0.04), Some(0.16), Some(0.64), None]);
+/// assert_eq!(HalfOpen::Probes.share(0), None);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+pub enum HalfOpen {
+    /// The probes decide, and the breaker closes once they pass (resilience4j's
+    /// `permittedNumberOfCallsInHalfOpenState`, Polly's single probe, seatbelt's quick mode).
+    /// The default.
+    #[default]
+    Probes,
+    /// After the probes pass, `stages` stages of a growing share of the calls, each held for
+    /// `hold`.
+    Progressive {
+        /// The share of the calls the first stage admits.
+        first: f64,
+        /// What each stage multiplies the share by.
+        factor: f64,
+        /// How many stages run before the breaker closes.
+        stages: u32,
+        /// How long each stage lasts at least.
+        #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
+        hold: Duration,
+    },
+}
+
+impl HalfOpen {
+    /// The share of calls stage `stage` admits, as read from the policy (see the
+    /// out-of-range rules above); `None` past the last stage, and always for
+    /// [`Probes`](Self::Probes).
+    pub fn share(self, stage: u32) -> Option<f64> {
+        match self {
+            Self::Probes => None,
+            Self::Progressive { stages, .. } if stage >= stages => None,
+            Self::Progressive { first, factor, .. } => {
+                let first = constant(first, 0.0, 1.0, 1.0);
+                if first == 0.0 {
+                    // Held at 0 whatever the factor: `0 · ∞` would read as NaN.
+                    return Some(0.0);
+                }
+                let factor = if factor >= 1.0 { factor } else { 1.0 };
+                Some((first * powi(factor, stage)).min(1.0))
+            }
+        }
+    }
+
+    /// How long each progressive stage lasts; zero for [`Probes`](Self::Probes).
+    pub fn hold(self) -> Duration {
+        match self {
+            Self::Probes => Duration::ZERO,
+            Self::Progressive { hold, .. } => hold,
         }
     }
 }
@@ -119,8 +239,8 @@ pub enum Force {
     Open,
     /// Admit every call, and record nothing.
     Disabled,
-    /// Admit every call and record it, reporting the state the record would put the breaker
-    /// in, without ever refusing.
+    /// Admit every call and record it, never opening: the record is there for reading, and
+    /// for the breaker to decide on once the force is lifted.
     MetricsOnly,
 }
 
@@ -134,9 +254,11 @@ pub enum Force {
 /// [`slow_call`](Self::slow_call) reaches [`slow_rate`](Self::slow_rate). Open, it refuses
 /// every call for the [`open`](Self::open) wait; the next call after it is the first of
 /// [`probes`](Self::probes) half-open probes. Once every probe has reported, the breaker
-/// closes with an empty record if their failure and slow shares are under the rates, and
-/// opens again otherwise. A probe that does not report within [`lease`](Self::lease) gives
-/// its place to another, so that a lost call cannot hold the breaker half-open.
+/// closes with an empty record if their failure and slow shares are under the rates (or,
+/// with a progressive [`half_open`](Self::half_open), lets growing shares of the calls
+/// through first), and opens again otherwise. A probe that does not report within
+/// [`lease`](Self::lease) gives its place to another, so that a lost call cannot hold the
+/// breaker half-open.
 ///
 /// A rate above 1 is read as 1 (every call failed, or was slow), one of 0 or below as the
 /// least above 0 (any failure opens), and NaN as a rate no share reaches (it never opens).
@@ -176,6 +298,9 @@ pub struct Classic {
     /// How long a half-open probe holds its place without reporting back.
     #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
     pub lease: Duration,
+    /// What follows the probes: closing at once (the default), or growing shares of the
+    /// calls first.
+    pub half_open: HalfOpen,
     /// Whether an open breaker reads as half-open once its wait has passed, without waiting
     /// for a call (resilience4j's `automaticTransitionFromOpenToHalfOpenEnabled`), for a
     /// caller that polls [`state`](super::ClassicBreaker::state).
@@ -198,13 +323,16 @@ pub const CLASSIC: Classic = Classic {
     open: OpenWait::Fixed(Duration::from_secs(60)),
     probes: 10,
     lease: Duration::from_secs(60),
+    half_open: HalfOpen::Probes,
     automatic: false,
     force: Force::None,
 };
 
 /// Polly v8's `CircuitBreakerStrategyOptions` defaults: the calls of the last 30 s (in 10
 /// buckets), 100 of them before the share counts, opening at 10 % failed, 5 s open, one
-/// probe. Polly counts no slow calls, so the slow rate is 1 and the threshold the longest.
+/// probe, and another 5 s later if the first has not reported (Polly's half-open circuit
+/// blocks until a break duration after each probe, `CircuitStateControllerTests.HalfOpen_EnsureBreakDuration`).
+/// Polly counts no slow calls, so the slow rate is 1 and the threshold the longest.
 pub const POLLY: Classic = Classic {
     record: Record::Time {
         span: Duration::from_secs(30),
@@ -216,7 +344,8 @@ pub const POLLY: Classic = Classic {
     minimum: 100,
     open: OpenWait::Fixed(Duration::from_secs(5)),
     probes: 1,
-    lease: Duration::from_secs(60),
+    lease: Duration::from_secs(5),
+    half_open: HalfOpen::Probes,
     automatic: false,
     force: Force::None,
 };

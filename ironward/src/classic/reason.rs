@@ -22,11 +22,13 @@ use super::State;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct ClassicReason {
-    /// The state that refused: open, half-open with every probe out, or forced open.
+    /// The state that refused: open, half-open (every probe out, or the call outside a
+    /// progressive stage's share), or forced open.
     pub state: State,
     /// How long until the breaker lets a call through again, as far as it knows: the rest of
-    /// the open wait; for a full half-open, until the first probe's lease runs out;
-    /// `Duration::MAX` when forced open.
+    /// the open wait; half-open with every probe out, until the first probe's lease runs out;
+    /// zero in a progressive stage (a later call may fall in its share); `Duration::MAX` when
+    /// forced open.
     pub next: Duration,
     /// The share of failed calls that opened the breaker (of its record, or of its probes).
     pub failure_rate: f64,
@@ -38,6 +40,9 @@ impl fmt::Display for ClassicReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self.state {
             State::ForcedOpen => f.write_str("breaker forced open"),
+            State::HalfOpen if self.next.is_zero() => {
+                f.write_str("breaker half-open: the call is outside the share it lets through")
+            }
             State::HalfOpen => write!(
                 f,
                 "breaker half-open with every probe out: a place again in {:?}",

@@ -17,13 +17,13 @@ fn secs(n: u64) -> Duration {
 }
 
 /// The configuration of resilience4j's `CircuitBreakerStateMachineTest.setUp`: 50 % failed
-/// or 50 % slower than 4 s, a time window of 5 s and 5 calls at least, 4 calls half-open,
-/// 5 s open.
-fn resilience4j() -> Classic {
+/// or 50 % slower than 4 s, a time window of 20 s (a bucket a second) and 5 calls at least,
+/// 4 calls half-open, 5 s open.
+pub(super) fn resilience4j() -> Classic {
     Classic {
         record: Record::Time {
-            span: secs(5),
-            buckets: 5,
+            span: secs(20),
+            buckets: 20,
         },
         failure_rate: 0.5,
         slow_rate: 0.5,
@@ -83,7 +83,7 @@ fn opens_once_the_minimum_is_reached_and_the_failure_rate_is_at_the_threshold() 
 // failed) and two fast ones of 100 ms (one failed): 60 % slow, 40 % failed. resilience4j
 // passes each call's duration; here every call starts at 0 and is settled when it ends, the
 // fast ones first, so that the clock only moves forward, and a slow call takes just over the
-// 4 s threshold, so that all five stay inside the 5 s window.
+// 4 s threshold.
 #[test]
 fn opens_on_the_slow_call_rate_whether_the_slow_calls_failed_or_not() {
     let mut breaker = ClassicBreaker::new(resilience4j(), secs(0));
@@ -166,6 +166,8 @@ fn probes_over_the_failure_rate_open_it_again() {
     assert_eq!(breaker.transitions(), 3, "closed → open → half-open → open");
 }
 
+// resilience4j `shouldTransitionBackToClosedStateWhenFailureIsBelowThreshold`: probes
+// failed, passed, passed, passed: closed, with an empty record.
 #[test]
 fn probes_under_the_rates_close_it_with_an_empty_record() {
     let mut breaker = opened(resilience4j(), secs(0));
@@ -265,9 +267,10 @@ fn a_time_record_forgets_the_calls_that_left_its_span() {
     for _ in 0..4 {
         call(&mut breaker, secs(0), Duration::ZERO, true);
     }
-    // Five seconds on, the four failures have left the window: one more is under the minimum.
-    call(&mut breaker, secs(5), Duration::ZERO, true);
-    assert_eq!(breaker.state(secs(5)), State::Closed);
+    // Twenty seconds on, the four failures have left the window: one more is under the
+    // minimum.
+    call(&mut breaker, secs(20), Duration::ZERO, true);
+    assert_eq!(breaker.state(secs(20)), State::Closed);
 }
 
 #[test]

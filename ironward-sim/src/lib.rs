@@ -83,7 +83,6 @@ mod dice;
 mod engine;
 mod histogram;
 mod humane;
-mod known;
 mod layout;
 mod plot;
 #[cfg(feature = "png")]

@@ -163,7 +163,7 @@ pub enum BreakerPolicy {
     Sre(Sre),
     /// ironward's [`ClassicBreaker`](ironward::ClassicBreaker): closed, open, half-open, as
     /// resilience4j, Polly and failsafe-go users know it.
-    Classic(#[serde(deserialize_with = "crate::known::read")] Classic),
+    Classic(Classic),
 }
 
 /// The constants of an [`ironward::Bucket`].
@@ -262,7 +262,8 @@ impl Default for GatePolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ironward::{Jitter, SHED, SRE};
+    use ironward::classic::{OpenWait, Record};
+    use ironward::{CLASSIC, Jitter, SHED, SRE};
 
     #[derive(Deserialize)]
     struct Doc {
@@ -307,5 +308,72 @@ mod tests {
     fn an_unknown_breaker_field_is_refused() {
         let err = toml::from_str::<Policies>("breaker = { kind = \"sre\", kk = 2.0 }").unwrap_err();
         assert!(err.to_string().contains("kk"), "{err}");
+    }
+
+    fn classic(text: &str) -> Result<Classic, String> {
+        let policies: Policies =
+            toml::from_str(&format!("breaker = {{ kind = \"classic\"{text} }}"))
+                .map_err(|e| e.to_string())?;
+        match policies.breaker {
+            Some(BreakerPolicy::Classic(policy)) => Ok(policy),
+            other => panic!("a classic breaker, not {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_classic_breaker_reads_as_the_cores_policy_defaulting_to_classic() {
+        assert_eq!(classic(""), Ok(CLASSIC));
+        let read = classic(
+            ", open = { fixed = \"5s\" }, record = { time = { span = \"30s\", buckets = 10 } }, \
+             failure_rate = 0.1, lease = \"2s\"",
+        );
+        let want = Classic {
+            open: OpenWait::Fixed(Duration::from_secs(5)),
+            record: Record::Time {
+                span: Duration::from_secs(30),
+                buckets: 10,
+            },
+            failure_rate: 0.1,
+            lease: Duration::from_secs(2),
+            ..CLASSIC
+        };
+        assert_eq!(read, Ok(want));
+        let growing =
+            classic(", open = { growing = { first = \"1s\", factor = 2.0, max = \"1m\" } }");
+        assert_eq!(
+            growing.map(|c| c.open.after(9)),
+            Ok(Duration::from_secs(60))
+        );
+    }
+
+    #[test]
+    fn a_key_the_classic_policy_does_not_read_is_refused_by_name() {
+        for (text, key) in [
+            (", failure_rat = 0.3", "failure_rat"),
+            (
+                ", record = { count = { calls = 5, failures = 3 } }",
+                "failures",
+            ),
+            (
+                ", open = { growing = { first = \"1s\", factor = 2.0, max = \"9s\", cap = \"9s\" } }",
+                "cap",
+            ),
+        ] {
+            let err = classic(text).unwrap_err();
+            assert!(
+                err.contains(&format!("unknown field `{key}`")),
+                "{text}: {err}"
+            );
+        }
+    }
+
+    #[test]
+    fn what_the_policy_itself_refuses_is_its_own_error() {
+        let err = classic(", open = { fixd = \"5s\" }").unwrap_err();
+        assert!(err.contains("fixd"), "{err}");
+        let err = classic(", open = { fixed = \"5\" }").unwrap_err();
+        assert!(err.contains("duration"), "{err}");
+        let err = classic(", probes = -1").unwrap_err();
+        assert!(err.contains("-1"), "{err}");
     }
 }

@@ -114,6 +114,16 @@ fn unknown_fields_and_bad_durations_are_refused_with_a_reason() {
         .unwrap_err()
         .to_string();
     assert!(number.contains("a duration such as"), "{number}");
+    let classic = serde_json::from_str::<ironward::Classic>(r#"{"failure_rat": 0.3}"#)
+        .unwrap_err()
+        .to_string();
+    assert!(classic.contains("unknown field `failure_rat`"), "{classic}");
+    let record = serde_json::from_str::<ironward::Classic>(
+        r#"{"record": {"count": {"calls": 5, "failures": 3}}}"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(record.contains("unknown field `failures`"), "{record}");
 }
 
 #[test]

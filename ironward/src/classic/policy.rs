@@ -21,7 +21,10 @@ use crate::internal::float::powi;
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+#[cfg_attr(
+    feature = "serde",
+    serde(rename_all = "snake_case", deny_unknown_fields)
+)]
 pub enum Record {
     /// The last `calls` calls (resilience4j's `COUNT_BASED` sliding window). At least 1 and
     /// at most 65 536 (the window is allocated when the breaker is made).
@@ -63,7 +66,10 @@ pub enum Record {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+#[cfg_attr(
+    feature = "serde",
+    serde(rename_all = "snake_case", deny_unknown_fields)
+)]
 pub enum OpenWait {
     /// The same wait every time (resilience4j's `waitDurationInOpenState`, Polly's
     /// `BreakDuration`).
@@ -175,7 +181,10 @@ impl OpenWait {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+#[cfg_attr(
+    feature = "serde",
+    serde(rename_all = "snake_case", deny_unknown_fields)
+)]
 pub enum HalfOpen {
     /// The probes decide, and the breaker closes once they pass (resilience4j's
     /// `permittedNumberOfCallsInHalfOpenState`, Polly's single probe, seatbelt's quick mode).
@@ -230,7 +239,10 @@ impl HalfOpen {
 /// `FORCED_OPEN`, `DISABLED` and `METRICS_ONLY`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "snake_case"))]
+#[cfg_attr(
+    feature = "serde",
+    serde(rename_all = "snake_case", deny_unknown_fields)
+)]
 pub enum Force {
     /// None: the record decides. The default.
     #[default]
@@ -277,7 +289,7 @@ pub enum Force {
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(default))]
+#[cfg_attr(feature = "serde", serde(default, deny_unknown_fields))]
 pub struct Classic {
     /// What the closed breaker counts over.
     pub record: Record,

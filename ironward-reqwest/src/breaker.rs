@@ -296,23 +296,20 @@ impl<B: SharedCircuitBreaker> ClientBreaker<B> {
         self.watch();
     }
 
-    /// Reports the change of state the last decisions made, if any: for a family without
-    /// states (`STATEFUL` false, the SRE breaker), nothing, decided when the breaker is
-    /// compiled, so its attempts never ask.
+    /// Reports the change of state the last decisions made, if any (`States::watch`: for a
+    /// family without states, the SRE breaker, nothing, decided when the breaker is
+    /// compiled, so its attempts never ask).
     #[inline]
     fn watch(&self) {
-        if B::STATEFUL
-            && let Some(transition) = self.breaker.take_transition()
-        {
+        if let Some(transition) = self.meter.watch(&*self.breaker) {
             self.transitioned(transition);
         }
     }
 
-    /// Reports one change of state: the gauge and the counter, and an event at `INFO` (an
-    /// operator acts on a breaker that opens or closes).
+    /// The event of one change of state, at `INFO`: an operator acts on a breaker that opens
+    /// or closes.
     #[cold]
     fn transitioned(&self, transition: Transition) {
-        self.meter.transition(transition);
         let Transition { from, to } = transition;
         tracing::info!(
             name = self.meter.name(),

@@ -12,6 +12,7 @@
 //! The names, units and labels are documented in the guide's [metrics](crate::_guide::metrics).
 
 use ironward::classic::Transition;
+use ironward_tokio::SharedCircuitBreaker;
 pub(crate) use ironward_tokio::meter::{DEFAULT_NAME, Retries as RetryMeter, States};
 use ironward_tokio::meter::{Decisions, Level};
 
@@ -65,9 +66,11 @@ impl BreakerMeter {
         }
     }
 
-    /// Reports one change of state.
-    pub(crate) fn transition(&self, transition: Transition) {
-        self.states.transition(transition);
+    /// Takes and reports the change of state `breaker` made, if its family has states; the
+    /// change, for the event.
+    #[inline]
+    pub(crate) fn watch<B: SharedCircuitBreaker>(&self, breaker: &B) -> Option<Transition> {
+        self.states.watch(breaker)
     }
 
     /// Counts one attempt the breaker refused for the reason numbered `kind`, at the share

@@ -7,6 +7,8 @@ use std::sync::OnceLock;
 
 use ironward::classic::{State, Transition};
 
+use crate::SharedCircuitBreaker;
+
 #[cfg(doc)]
 use super::Decisions;
 #[cfg(feature = "metrics")]
@@ -123,6 +125,41 @@ impl States {
                 self.change(from, to);
             }
         }
+    }
+
+    /// Takes the change of state `breaker`'s decisions since the last take made and
+    /// reports it ([`transition`](Self::transition)), returning it for the edge's event:
+    /// what an edge calls after each decision. For a family without states (`STATEFUL`
+    /// false, the SRE breaker), `None` without asking the breaker, decided when the edge is
+    /// compiled, so that its decisions pay nothing for it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::sync::Mutex;
+    /// use std::time::Duration;
+    /// use ironward::classic::{Record, State};
+    /// use ironward::{CLASSIC, Classic, ClassicBreaker, SRE};
+    /// use ironward_tokio::meter::States;
+    /// use ironward_tokio::{SharedBreaker, SharedCircuitBreaker};
+    ///
+    /// let states = States::new("api");
+    /// let policy = Classic { record: Record::Consecutive { failures: 1 }, ..CLASSIC };
+    /// let classic = Mutex::new(ClassicBreaker::new(policy, Duration::ZERO));
+    /// let permit = classic.check(Duration::ZERO, 0.5).unwrap();
+    /// let _ = classic.fail(permit, Duration::ZERO);
+    /// assert_eq!(states.watch(&classic).map(|t| t.to), Some(State::Open));
+    /// assert_eq!(states.watch(&classic), None, "taken once");
+    /// assert_eq!(states.watch(&SharedBreaker::new(SRE, Duration::ZERO)), None);
+    /// ```
+    #[inline]
+    pub fn watch<B: SharedCircuitBreaker>(&self, breaker: &B) -> Option<Transition> {
+        if !B::STATEFUL {
+            return None;
+        }
+        let transition = breaker.take_transition()?;
+        self.transition(transition);
+        Some(transition)
     }
 
     /// Reports one change of state: the gauge to the number of the state entered, and one

@@ -75,23 +75,20 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
         checked
     }
 
-    /// Reports the change of state the last decisions made, if any: for a family without
-    /// states (`STATEFUL` false, the SRE breaker), nothing, decided when the layer is
-    /// compiled, so its calls never ask.
+    /// Reports the change of state the last decisions made, if any ([`States::watch`]: for
+    /// a family without states, the SRE breaker, nothing, decided when the layer is
+    /// compiled, so its calls never ask).
     #[inline]
     fn watch(&self) {
-        if B::STATEFUL
-            && let Some(transition) = self.breaker.take_transition()
-        {
+        if let Some(transition) = self.states.watch(&self.breaker) {
             self.transitioned(transition);
         }
     }
 
-    /// Reports one change of state: the gauge and the counter, and an event at `INFO` (an
-    /// operator acts on a breaker that opens or closes).
+    /// The event of one change of state, at `INFO`: an operator acts on a breaker that opens
+    /// or closes.
     #[cold]
     fn transitioned(&self, transition: Transition) {
-        self.states.transition(transition);
         let Transition { from, to } = transition;
         tracing::info!(
             name = self.meter.name(),

@@ -6,11 +6,12 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use ironward::classic::Transition;
 use ironward::{
     Breaker, CircuitBreaker, ConnectPermit, Outcome, RECONNECT, Reconnect, Refusal, Ward, WardPiece,
 };
-use ironward_tokio::meter::{Decisions, Level};
-use ironward_tokio::{Clock, Dice, Knobs};
+use ironward_tokio::meter::{Decisions, Level, States};
+use ironward_tokio::{BreakerPolicy, Clock, Dice, Knobs};
 
 use crate::error::{ConnectRefused, WardError};
 
@@ -51,8 +52,11 @@ fn piece_index(piece: WardPiece) -> usize {
 /// assert_eq!(warded.handle().counts().attempts, 0);
 /// ```
 ///
-/// `B` is the ward's breaker family, by default the SRE [`Breaker`];
-/// [`for_breaker`](Warded::for_breaker) takes any other [`CircuitBreaker`].
+/// `B` is the ward's breaker family, by default the SRE [`Breaker`], and whichever family
+/// the policy given to [`with_policy`](Warded::with_policy) names ([`BreakerPolicy`]): the
+/// classic breaker for a `Reconnect<Classic>` such as
+/// [`RECONNECT_CLASSIC`](ironward::RECONNECT_CLASSIC). [`for_breaker`](Warded::for_breaker)
+/// takes any other [`CircuitBreaker`].
 pub struct Warded<M, B: CircuitBreaker = Breaker> {
     inner: M,
     shared: Arc<Shared<B>>,
@@ -85,6 +89,9 @@ struct Shared<B: CircuitBreaker> {
     connects: Decisions,
     checkouts: Decisions,
     ratio: Level,
+    /// The breaker's state gauge and changes counter, registered only for a family with
+    /// states.
+    states: States,
 }
 
 /// The core ward and what the events are told about it.
@@ -147,8 +154,38 @@ impl<M> Warded<M> {
         Self::with_policy(inner, RECONNECT)
     }
 
-    /// `inner` behind a ward with `policy`, on tokio's monotonic clock and real randomness.
-    pub fn with_policy(inner: M, policy: Reconnect) -> Self {
+    /// `inner` behind a ward with `policy`, on tokio's monotonic clock and real randomness,
+    /// running the breaker family the policy's `breaker` names ([`BreakerPolicy`]): the SRE
+    /// breaker for [`RECONNECT`] and any `Reconnect<Sre>`, the classic breaker for
+    /// [`RECONNECT_CLASSIC`](ironward::RECONNECT_CLASSIC) and any `Reconnect<Classic>`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward::{Outcome, RECONNECT_CLASSIC, WardPiece};
+    /// use ironward_pool::{WardError, Warded};
+    /// use ironward_tokio::Clock;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let (clock, hand) = Clock::manual(Duration::ZERO);
+    /// let warded = Warded::with_policy((), RECONNECT_CLASSIC).with_clock(clock);
+    /// // Five failed checks of held connections open the classic breaker.
+    /// for _ in 0..5 {
+    ///     warded.record(Outcome::Failure);
+    /// }
+    /// let Err(WardError::Refused(refused)) = warded.attempt(async { Ok::<_, ()>(()) }).await else {
+    ///     unreachable!("open")
+    /// };
+    /// assert_eq!(refused.piece(), WardPiece::Breaker);
+    /// // Its first open wait, 1 s, over: the probe connects, and the breaker closes.
+    /// hand.advance(Duration::from_secs(1));
+    /// assert!(warded.attempt(async { Ok::<_, ()>(()) }).await.is_ok());
+    /// assert!(warded.attempt(async { Ok::<_, ()>(()) }).await.is_ok());
+    /// # }
+    /// ```
+    pub fn with_policy<P: BreakerPolicy>(inner: M, policy: Reconnect<P>) -> Warded<M, P::Breaker> {
         Self::for_breaker(inner, policy)
     }
 
@@ -190,6 +227,7 @@ impl<M, B: CircuitBreaker> Warded<M, B> {
             connects: Decisions::new("pool_connect", name, "refused", CONNECT_REASONS),
             checkouts: Decisions::new("pool_checkout", name, "refused", CHECKOUT_REASONS),
             ratio: Level::breaker_ratio(name),
+            states: States::new(name),
         };
         Self {
             inner,
@@ -252,6 +290,9 @@ impl<M, B: CircuitBreaker> Warded<M, B> {
         self.shared.connects.register();
         self.shared.checkouts.register();
         self.shared.ratio.register();
+        if B::STATEFUL {
+            self.shared.states.register();
+        }
         Handle {
             shared: Arc::clone(&self.shared),
         }
@@ -319,7 +360,11 @@ impl<B: CircuitBreaker> Shared<B> {
         let now = self.knobs.clock.now();
         let roll = self.knobs.dice.roll();
         let mut state = ironward_tokio::lock(&self.state);
-        match state.ward.connect(now, roll) {
+        let connect = state.ward.connect(now, roll);
+        let changed = Self::changed(&mut state);
+        drop(state);
+        self.transitioned(changed);
+        match connect {
             Ok(permit) => {
                 self.counts.attempts.fetch_add(1, Ordering::Relaxed);
                 self.connects.admitted();
@@ -329,11 +374,40 @@ impl<B: CircuitBreaker> Shared<B> {
                 })
             }
             Err(refusal) => {
-                drop(state);
                 self.refused(&refusal);
                 Err(ConnectRefused::new(refusal))
             }
         }
+    }
+
+    /// The change of state the breaker's last decisions made, taken under the lock: for a
+    /// family without states (`STATEFUL` false, the SRE breaker), `None` without asking,
+    /// decided when the ward is compiled.
+    fn changed(state: &mut State<B>) -> Option<Transition> {
+        if B::STATEFUL {
+            state.ward.take_transition()
+        } else {
+            None
+        }
+    }
+
+    /// Reports a change of state, if there was one, once the lock is let go: the gauge and
+    /// the counter, and an event at `INFO` (an operator acts on a breaker that opens or
+    /// closes).
+    fn transitioned(&self, changed: Option<Transition>) {
+        let Some(transition) = changed else {
+            return;
+        };
+        self.states.transition(transition);
+        let Transition { from, to } = transition;
+        tracing::info!(
+            name = self.knobs.name,
+            from = from.as_str(),
+            to = to.as_str(),
+            from_number = States::number(from),
+            to_number = States::number(to),
+            "the ward's breaker changed state"
+        );
     }
 
     fn refused(&self, refusal: &Refusal<B::Reason>) {
@@ -370,7 +444,9 @@ impl<B: CircuitBreaker> Shared<B> {
             state.ward.next(now),
         );
         self.watch(&mut state, now);
+        let changed = Self::changed(&mut state);
         drop(state);
+        self.transitioned(changed);
         if failing && !was_failing {
             tracing::debug!(
                 name = self.knobs.name,
@@ -391,6 +467,9 @@ impl<B: CircuitBreaker> Shared<B> {
         let mut state = ironward_tokio::lock(&self.state);
         state.ward.record(outcome, now);
         self.watch(&mut state, now);
+        let changed = Self::changed(&mut state);
+        drop(state);
+        self.transitioned(changed);
     }
 
     /// Tells the events when the breaker starts or stops throttling.

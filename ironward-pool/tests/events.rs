@@ -1,6 +1,7 @@
 //! The `tracing` events, read by a subscriber set for the test's thread: a refused connect at
 //! `DEBUG` with the ward's `name`, the `piece` and the `next` wait; the first failed connect
-//! of a run and the success that ends it; the breaker starting and stopping throttling.
+//! of a run and the success that ends it; the breaker starting and stopping throttling; a
+//! classic breaker's changes of state at `INFO`.
 //!
 //! A binary of its own: `tracing` caches whether a callsite is wanted when it is first hit,
 //! and a test elsewhere in the binary without a subscriber could have it cached as wanted by
@@ -16,7 +17,7 @@ use ironward_pool::Warded;
 use ironward_tokio::{Clock, Dice};
 use tracing::field::{Field, Visit};
 use tracing::span::{Attributes, Id, Record};
-use tracing::{Event, Level, Metadata, Subscriber};
+use tracing::{Event, Metadata, Subscriber};
 
 /// A backend whose connects and checks fail while `down` says so.
 #[derive(Clone, Default)]
@@ -85,11 +86,7 @@ impl Subscriber for Seen {
     fn event(&self, event: &Event<'_>) {
         let mut fields = BTreeMap::new();
         event.record(&mut Fields(&mut fields));
-        let debug = *event.metadata().level() == Level::DEBUG;
-        fields.insert(
-            "level",
-            if debug { "DEBUG" } else { "not DEBUG" }.to_owned(),
-        );
+        fields.insert("level", event.metadata().level().to_string());
         self.0.lock().unwrap().push(fields);
     }
 
@@ -152,4 +149,56 @@ async fn refusals_runs_of_failures_and_the_breaker_are_debug_events() {
             .len(),
         1
     );
+}
+
+// A classic breaker's changes of state are `INFO` events, each with the ward's name, the
+// states left and entered and their numbers (resilience4j's order); the SRE breaker, which
+// has no states, makes none.
+#[tokio::test(flavor = "current_thread")]
+async fn a_classic_breakers_changes_of_state_are_info_events() {
+    use ironward::RECONNECT_CLASSIC;
+
+    let seen = Seen::default();
+    let _guard = tracing::subscriber::set_default(seen.clone());
+    let backend = Backend::default();
+    let (clock, hand) = Clock::manual(Duration::ZERO);
+    let warded = Warded::with_policy(backend.clone(), RECONNECT_CLASSIC)
+        .with_clock(clock.clone())
+        .with_name("orders");
+    let sre = Warded::new(backend.clone())
+        .with_clock(clock)
+        .with_name("sre");
+
+    // Five failed checks of held connections: open.
+    *backend.0.lock().unwrap() = true;
+    for _ in 0..5 {
+        let _ = warded.recycle(&mut (), &Metrics::default()).await;
+        let _ = sre.recycle(&mut (), &Metrics::default()).await;
+    }
+    let changes = || seen.with_message("the ward's breaker changed state");
+    let opened = changes();
+    assert_eq!(opened.len(), 1, "{opened:?}");
+    let fields = |event: &BTreeMap<&'static str, String>| {
+        ["name", "from", "to", "from_number", "to_number", "level"].map(|k| event[k].clone())
+    };
+    assert_eq!(
+        fields(&opened[0]),
+        ["orders", "closed", "open", "0", "1", "INFO"].map(String::from)
+    );
+
+    // Its first open wait over, the probe connects: half-open, then closed.
+    *backend.0.lock().unwrap() = false;
+    hand.advance(Duration::from_secs(1));
+    assert!(warded.create().await.is_ok());
+    let all = changes();
+    assert_eq!(all.len(), 3, "{all:?}");
+    assert_eq!(
+        fields(&all[1]),
+        ["orders", "open", "half_open", "1", "2", "INFO"].map(String::from)
+    );
+    assert_eq!(
+        fields(&all[2]),
+        ["orders", "half_open", "closed", "2", "0", "INFO"].map(String::from)
+    );
+    assert!(all.iter().all(|event| event["name"] == "orders"), "{all:?}");
 }

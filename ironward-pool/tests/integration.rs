@@ -14,3 +14,5 @@ pub mod bb8_outage;
 pub mod flapping;
 #[cfg(feature = "deadpool")]
 pub mod outage;
+#[cfg(feature = "deadpool")]
+pub mod outage_classic;

@@ -2,11 +2,11 @@
 
 use std::sync::Arc;
 
-use ironward::Sre;
-use ironward_tokio::{Clock, Dice, Knobs, SharedBreaker, SharedCircuitBreaker};
+use ironward::classic::Transition;
+use ironward_tokio::{BreakerPolicy, Clock, Dice, Knobs, SharedBreaker, SharedCircuitBreaker};
 
 use crate::classify::Verdict;
-use crate::meter::{BreakerMeter, DEFAULT_NAME};
+use crate::meter::{BreakerMeter, DEFAULT_NAME, States};
 
 /// A circuit breaker shared between threads, with the clock and dice it reads: the
 /// client-side circuit breaker a [`RetryMiddleware`](crate::RetryMiddleware) consults before
@@ -22,10 +22,12 @@ use crate::meter::{BreakerMeter, DEFAULT_NAME};
 /// caller's fault; go-zero's HTTP breaker reads it the same way). An error that is not a
 /// network failure, and an attempt cut short by the call's time budget, count neither way.
 ///
-/// `B` is the breaker family, by default the SRE one ([`SharedBreaker`]);
-/// [`for_breaker`](Self::for_breaker) takes any other
-/// [`SharedCircuitBreaker`], such as a core [`CircuitBreaker`](ironward::CircuitBreaker)
-/// behind a `Mutex`.
+/// `B` is the breaker family, by default the SRE one ([`SharedBreaker`]), and whichever
+/// shared form [`new`](Self::new)'s policy names ([`BreakerPolicy::Shared`]): the classic
+/// breaker for a [`Classic`](ironward::Classic) policy, which refuses every attempt while
+/// open, then lets a few probes through whose outcomes close or reopen it.
+/// [`for_breaker`](Self::for_breaker) takes any other [`SharedCircuitBreaker`], such as a
+/// core [`CircuitBreaker`](ironward::CircuitBreaker) behind a `Mutex`.
 ///
 /// `Clone` shares the breaker: give one to every middleware, on every client, that talks to the
 /// same backend, and they throttle together. The breaker is an
@@ -37,10 +39,12 @@ use crate::meter::{BreakerMeter, DEFAULT_NAME};
 ///
 /// Each attempt it admits or refuses is counted (with the `metrics` feature) as
 /// `ironward.requests` with `piece="breaker"`, its [name](Self::with_name), and `outcome`
-/// `admitted` or `refused` (`reason="throttled"`), and each refusal sets
-/// `ironward.breaker.ratio`, exactly as `ironward-tower`'s breaker layer counts; each refusal
-/// is also a `tracing` event at `DEBUG` with the numbers that decided it (see the guide's
-/// [metrics](crate::_guide::metrics)).
+/// `admitted` or `refused` (`reason="throttled"` for the SRE breaker; `open`, `half_open` or
+/// `forced_open` for the classic one), and each refusal sets `ironward.breaker.ratio`,
+/// exactly as `ironward-tower`'s breaker layer counts; each refusal is also a `tracing` event
+/// at `DEBUG` with the numbers that decided it. A classic breaker's changes of state set
+/// `ironward.breaker.state` and count in `ironward.breaker.transitions`, each with a
+/// `tracing` event at `INFO` (see the guide's [metrics](crate::_guide::metrics)).
 ///
 /// # Default
 ///
@@ -84,8 +88,11 @@ impl<B: SharedCircuitBreaker> Clone for ClientBreaker<B> {
 }
 
 impl ClientBreaker {
-    /// A breaker running the `sre` policy, its window opening now on tokio's monotonic clock,
-    /// rolling real randomness.
+    /// A breaker of the family `policy` names ([`BreakerPolicy`]: [`Sre`](ironward::Sre) for
+    /// the SRE breaker, [`Classic`](ironward::Classic) for the classic one), its record
+    /// opening now on tokio's monotonic clock, rolling real randomness. The policy value
+    /// picks the family: `ClientBreaker::new(SRE)` and `ClientBreaker::new(CLASSIC)` differ in
+    /// nothing else.
     ///
     /// # Examples
     ///
@@ -96,8 +103,43 @@ impl ClientBreaker {
     /// let breaker = ClientBreaker::new(SRE);
     /// assert_eq!(breaker.ratio(), 0.0);
     /// ```
-    pub fn new(sre: Sre) -> Self {
-        Self::for_breaker(sre)
+    ///
+    /// The classic breaker, opening after five failures in a row for 10 s, on a client:
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward::classic::{OpenWait, Record};
+    /// use ironward::http_retry::{Settings, Stop};
+    /// use ironward::{CLASSIC, Classic};
+    /// use ironward_reqwest::{ClientBreaker, RetryMiddleware};
+    /// use reqwest_middleware::ClientBuilder;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let policy = Classic {
+    ///     record: Record::Consecutive { failures: 5 },
+    ///     open: OpenWait::Fixed(Duration::from_secs(10)),
+    ///     ..CLASSIC
+    /// };
+    /// let breaker = ClientBreaker::new(policy).with_name("payments");
+    /// let retry = RetryMiddleware::new(Settings { max_retries: 0, ..Settings::default() })
+    ///     .with_breaker(breaker.clone());
+    /// let client = ClientBuilder::new(reqwest::Client::new()).with(retry).build();
+    ///
+    /// // Nothing listens there: five refused connections open the breaker, and the sixth
+    /// // attempt is refused without a connection.
+    /// let free = std::net::TcpListener::bind("127.0.0.1:0").unwrap().local_addr().unwrap();
+    /// for _ in 0..5 {
+    ///     let err = client.get(format!("http://{free}/")).send().await.unwrap_err();
+    ///     assert_ne!(ironward_reqwest::gave_up(&err).unwrap().stop(), Stop::Refused);
+    /// }
+    /// let err = client.get(format!("http://{free}/")).send().await.unwrap_err();
+    /// assert_eq!(ironward_reqwest::gave_up(&err).unwrap().stop(), Stop::Refused);
+    /// assert_eq!(breaker.ratio(), 1.0);
+    /// # }
+    /// ```
+    pub fn new<P: BreakerPolicy>(policy: P) -> ClientBreaker<P::Shared> {
+        Self::for_breaker(policy)
     }
 
     /// A breaker of the family `B` under `policy`, otherwise as [`new`](Self::new).
@@ -113,7 +155,7 @@ impl ClientBreaker {
     /// assert_eq!(breaker.ratio(), 0.0);
     /// ```
     pub fn for_breaker<B: SharedCircuitBreaker>(policy: B::Policy) -> ClientBreaker<B> {
-        let meter = Arc::new(BreakerMeter::new(DEFAULT_NAME, B::REFUSALS));
+        let meter = Arc::new(BreakerMeter::new(DEFAULT_NAME, B::REFUSALS, B::STATEFUL));
         ClientBreaker::with_sources(policy, Knobs::default(), meter)
     }
 }
@@ -178,7 +220,7 @@ impl<B: SharedCircuitBreaker> ClientBreaker<B> {
     #[must_use]
     pub fn with_name(mut self, name: &'static str) -> Self {
         self.knobs.name = name;
-        self.meter = Arc::new(BreakerMeter::new(name, B::REFUSALS));
+        self.meter = Arc::new(BreakerMeter::new(name, B::REFUSALS, B::STATEFUL));
         self
     }
 
@@ -221,6 +263,7 @@ impl<B: SharedCircuitBreaker> ClientBreaker<B> {
         let roll = self.knobs.dice.roll();
         let now = self.knobs.clock.now();
         let checked = self.breaker.check(now, roll);
+        self.watch();
         match checked {
             Ok(permit) => {
                 self.meter.admitted();
@@ -250,6 +293,32 @@ impl<B: SharedCircuitBreaker> ClientBreaker<B> {
             Verdict::Fail => self.breaker.fail(permit, self.knobs.clock.now()),
             Verdict::Neither => None,
         };
+        self.watch();
+    }
+
+    /// Reports the change of state the last decisions made, if any (`States::watch`: for a
+    /// family without states, the SRE breaker, nothing, decided when the breaker is
+    /// compiled, so its attempts never ask).
+    #[inline]
+    fn watch(&self) {
+        if let Some(transition) = self.meter.watch(&*self.breaker) {
+            self.transitioned(transition);
+        }
+    }
+
+    /// The event of one change of state, at `INFO`: an operator acts on a breaker that opens
+    /// or closes.
+    #[cold]
+    fn transitioned(&self, transition: Transition) {
+        let Transition { from, to } = transition;
+        tracing::info!(
+            name = self.meter.name(),
+            from = from.as_str(),
+            to = to.as_str(),
+            from_number = States::number(from),
+            to_number = States::number(to),
+            "breaker changed state"
+        );
     }
 
     fn with_sources(policy: B::Policy, knobs: Knobs, meter: Arc<BreakerMeter>) -> Self {

@@ -11,26 +11,38 @@
 //!
 //! The names, units and labels are documented in the guide's [metrics](crate::_guide::metrics).
 
-pub(crate) use ironward_tokio::meter::{DEFAULT_NAME, Retries as RetryMeter};
+use ironward::classic::Transition;
+use ironward_tokio::SharedCircuitBreaker;
+pub(crate) use ironward_tokio::meter::{DEFAULT_NAME, Retries as RetryMeter, States};
 use ironward_tokio::meter::{Decisions, Level};
 
 /// One breaker's handles, under `ironward-tower`'s breaker labels: `piece="breaker"`, its
-/// `name`, `outcome` `admitted` or `refused` (`reason="throttled"`), and its drop fraction.
+/// `name`, `outcome` `admitted` or `refused` (with its family's `reason`), its drop fraction,
+/// and for a family with states, its state and its changes of state.
 #[derive(Debug)]
 pub(crate) struct BreakerMeter {
     name: &'static str,
     decisions: Decisions,
     ratio: Level,
+    /// Registered with the others only where `stateful`.
+    states: States,
+    stateful: bool,
 }
 
 impl BreakerMeter {
     /// The handles of the breaker `name`, which refuses for `reasons` (its family's
-    /// labels), registered on first use.
-    pub(crate) fn new(name: &'static str, reasons: &'static [&'static str]) -> Self {
+    /// labels) and, where `stateful`, changes state, registered on first use.
+    pub(crate) fn new(
+        name: &'static str,
+        reasons: &'static [&'static str],
+        stateful: bool,
+    ) -> Self {
         Self {
             name,
             decisions: Decisions::new("breaker", name, "refused", reasons),
             ratio: Level::breaker_ratio(name),
+            states: States::new(name),
+            stateful,
         }
     }
 
@@ -42,13 +54,30 @@ impl BreakerMeter {
     /// Counts one attempt the breaker let through.
     pub(crate) fn admitted(&self) {
         self.decisions.admitted();
+        self.register();
+    }
+
+    /// Registers the gauges, if they are not yet: the ratio, and a stateful family's state
+    /// and changes.
+    fn register(&self) {
         self.ratio.register();
+        if self.stateful {
+            self.states.register();
+        }
+    }
+
+    /// Takes and reports the change of state `breaker` made, if its family has states; the
+    /// change, for the event.
+    #[inline]
+    pub(crate) fn watch<B: SharedCircuitBreaker>(&self, breaker: &B) -> Option<Transition> {
+        self.states.watch(breaker)
     }
 
     /// Counts one attempt the breaker refused for the reason numbered `kind`, at the share
     /// of calls `ratio` it was refusing then.
     pub(crate) fn refused(&self, kind: usize, ratio: f64) {
         self.decisions.refused(kind);
+        self.register();
         self.ratio.set(ratio);
     }
 }

@@ -273,13 +273,15 @@ impl<B: SharedCircuitBreaker> RetryMiddleware<B> {
     /// # Examples
     ///
     /// ```
-    /// use ironward::SRE;
+    /// use ironward::{CLASSIC, SRE};
     /// use ironward_reqwest::{ClientBreaker, RetryMiddleware};
     ///
     /// let breaker = ClientBreaker::new(SRE);
     /// let retry = RetryMiddleware::default().with_breaker(breaker.clone());
     /// assert_eq!(breaker.ratio(), 0.0);
-    /// # let _ = retry;
+    /// // The classic breaker, by its policy: the same middleware, another family.
+    /// let classic = RetryMiddleware::default().with_breaker(ClientBreaker::new(CLASSIC));
+    /// # let _ = (retry, classic);
     /// ```
     #[must_use]
     pub fn with_breaker<F: SharedCircuitBreaker>(

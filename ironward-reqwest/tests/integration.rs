@@ -6,5 +6,6 @@
 mod http_date;
 
 pub mod edges;
+pub mod families;
 pub mod metrics;
 pub mod scenarios;

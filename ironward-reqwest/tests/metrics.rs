@@ -18,6 +18,7 @@ use std::time::Duration;
 use ironward::http_retry::{Settings, Stop, StopReason};
 use ironward::{SRE, SharedBudget};
 use ironward_reqwest::{ClientBreaker, Clock, Dice, Retried, RetryMiddleware};
+use ironward_tokio::SharedCircuitBreaker;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use reqwest_middleware::ClientBuilder;
 
@@ -148,7 +149,10 @@ fn middleware(settings: Settings, clock: &Clock) -> RetryMiddleware {
 
 /// Sends a GET to `server` through `middleware`: the status and the record, or `None` and the
 /// record for a call that gave up without a response.
-async fn get(middleware: RetryMiddleware, server: &Server) -> (Option<u16>, Retried) {
+async fn get<B: SharedCircuitBreaker>(
+    middleware: RetryMiddleware<B>,
+    server: &Server,
+) -> (Option<u16>, Retried) {
     let client = ClientBuilder::new(reqwest::Client::new())
         .with(middleware)
         .build();
@@ -309,6 +313,116 @@ async fn the_breaker_counts_what_it_admits_and_refuses_as_the_tower_breaker_does
         let default = ("name".to_owned(), "default".to_owned());
         let strays: Vec<_> = seen.0.iter().filter(|(_, l, _)| l.contains(&default)).collect();
         assert!(strays.is_empty(), "{strays:?}");
+    })
+    .await;
+}
+
+// The classic breaker, by its policy value: three 503s in a row open it, a probe after its
+// wait fails and opens it again, the next passes and closes it. Its state gauge reads each
+// state's number as it is entered, each change counts once, and its refusals count under
+// `reason="open"`.
+#[tokio::test]
+async fn a_classic_breaker_counts_each_state_and_each_change_once() {
+    use ironward::classic::{OpenWait, Record};
+    use ironward::{CLASSIC, Classic};
+
+    bounded(async {
+        let (clock, hand) = Clock::manual(Duration::ZERO);
+        let server =
+            Server::start(statuses(&[503, 503, 503, 503, 200]), false, clock.clone()).await;
+        let settings = Settings {
+            max_retries: 0,
+            ..Settings::default()
+        };
+        let recording = Recording::start();
+        let retry = {
+            let policy = Classic {
+                record: Record::Consecutive { failures: 3 },
+                open: OpenWait::Fixed(Duration::from_secs(1)),
+                probes: 1,
+                ..CLASSIC
+            };
+            let breaker = ClientBreaker::new(policy)
+                .with_clock(clock.clone())
+                .with_name("payments");
+            middleware(settings, &clock)
+                .with_breaker(breaker)
+                .with_name("payments")
+        };
+        let changes = |seen: &Seen, from: &str, to: &str| {
+            seen.counter(
+                "ironward.breaker.transitions",
+                &[("name", "payments"), ("from", from), ("to", to)],
+            )
+        };
+        let state = |seen: &Seen| seen.gauge("ironward.breaker.state", &[("name", "payments")]);
+        let open = [
+            ("piece", "breaker"),
+            ("name", "payments"),
+            ("outcome", "refused"),
+            ("reason", "open"),
+        ];
+
+        for _ in 0..3 {
+            assert_eq!(get(retry.clone(), &server).await.0, Some(503));
+        }
+        let (status, retried) = get(retry.clone(), &server).await;
+        assert_eq!((status, retried.stop), (None, Some(Stop::Refused)));
+        let seen = recording.seen();
+        assert_eq!((state(&seen), changes(&seen, "closed", "open")), (1.0, 1));
+        assert_eq!(seen.counter("ironward.requests", &open), 1);
+        assert_eq!(seen.breaker("payments", "admitted"), 3);
+
+        // The probe fails: half-open, then open again.
+        hand.advance(Duration::from_secs(1));
+        assert_eq!(get(retry.clone(), &server).await.0, Some(503));
+        let seen = recording.seen();
+        assert_eq!(changes(&seen, "open", "half_open"), 1);
+        assert_eq!(
+            (state(&seen), changes(&seen, "half_open", "open")),
+            (1.0, 1)
+        );
+
+        // The next probe passes: closed.
+        hand.advance(Duration::from_secs(1));
+        assert_eq!(get(retry.clone(), &server).await.0, Some(200));
+        let seen = recording.seen();
+        assert_eq!(changes(&seen, "open", "half_open"), 1);
+        assert_eq!(changes(&seen, "half_open", "closed"), 1);
+        assert_eq!(changes(&seen, "closed", "open"), 0);
+        assert_eq!(state(&seen), 0.0);
+        assert_eq!(
+            server.hits().len(),
+            5,
+            "the refused call never reached the server"
+        );
+    })
+    .await;
+}
+
+// The SRE breaker has no states: no state gauge and no changes, whatever it decides.
+#[tokio::test]
+async fn an_sre_breaker_reports_no_state() {
+    bounded(async {
+        let (clock, _hand) = Clock::manual(Duration::ZERO);
+        let server = Server::start(statuses(&[503]), false, clock.clone()).await;
+        let recording = Recording::start();
+        let retry = middleware(Settings::default(), &clock).with_breaker(
+            ClientBreaker::new(SRE)
+                .with_clock(clock.clone())
+                .with_name("sre"),
+        );
+        for _ in 0..20 {
+            let _ = get(retry.clone(), &server).await;
+        }
+        let seen = recording.seen();
+        assert!(seen.breaker("sre", "admitted") > 0);
+        let states: Vec<_> = seen
+            .0
+            .iter()
+            .filter(|(n, _, _)| n.starts_with("ironward.breaker.") && n != "ironward.breaker.ratio")
+            .collect();
+        assert!(states.is_empty(), "{states:?}");
     })
     .await;
 }

@@ -16,7 +16,7 @@ use crate::stripe::{Padded, Stripes};
 mod family;
 mod permit;
 
-pub use family::SharedCircuitBreaker;
+pub use family::{BreakerPolicy, SharedCircuitBreaker};
 pub use permit::BreakerPermit;
 
 /// An [`ironward::Breaker`] that every task of every core shares by `&`, taking no lock for

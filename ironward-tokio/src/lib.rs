@@ -16,6 +16,7 @@
 //! | [`lock`] | a `Mutex` lock that passes over poison, for core values that cannot be left half-updated |
 //! | [`SharedBreaker`] | the SRE circuit breaker shared by `&`, a healthy backend's calls let through and recorded without a lock |
 //! | [`SharedCircuitBreaker`] | a breaker of any family shared by `&`, the form the edges take: [`SharedBreaker`], or any core [`CircuitBreaker`](ironward::CircuitBreaker) behind a `Mutex` |
+//! | [`BreakerPolicy`] | a family named by its policy ([`Sre`](ironward::Sre), [`Classic`](ironward::Classic)), so that an edge switches families by the policy value it is given |
 //! | [`stripe`] | a value per thread on a cache line of its own, for counters many threads add to |
 //! | [`SharedShedder`] | go-zero's adaptive load shedder shared by `&`, a cool server's calls decided and recorded without a lock, admitting by [`Criticality`](ironward::Criticality) ([`check_as`](SharedShedder::check_as)) |
 //! | [`SharedLimiter`] | the adaptive concurrency limit every task shares: [`LimiterPermit`]s that settle on drop, and an optional bounded [`Queue`] with failsafe-go's gradual rejection, let in by criticality |
@@ -60,7 +61,7 @@ pub mod stripe;
 
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
-pub use breaker::{BreakerPermit, SharedBreaker, SharedCircuitBreaker};
+pub use breaker::{BreakerPermit, BreakerPolicy, SharedBreaker, SharedCircuitBreaker};
 pub use clock::{Clock, Delay, Hand};
 pub use dice::Dice;
 pub use knobs::{Knobs, Mode};

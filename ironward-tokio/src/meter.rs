@@ -9,6 +9,8 @@
 //! | --- | --- | --- | --- |
 //! | `ironward.requests` | counter | `piece`, `name`, (`source`), `outcome`, (`reason`), (`criticality`) | [`Decisions`] |
 //! | `ironward.breaker.ratio` | gauge (fraction) | `name` | [`Level::breaker_ratio`] |
+//! | `ironward.breaker.state` | gauge (state number: closed 0, open 1, half-open 2, disabled 3, forced open 4, metrics only 5) | `name` | [`States`] |
+//! | `ironward.breaker.transitions` | counter | `name`, `from`, `to` | [`States`] |
 //! | `ironward.shed.in_flight` | gauge (requests) | `name` | [`Level::shed_in_flight`] |
 //! | `ironward.limiter.limit` | gauge (requests) | `name` | [`Level::limiter_limit`] |
 //! | `ironward.retry.attempts` | counter | `name`, `kind` (`first`, `retry`, gRPC's `hedge`) | [`Retries`] |
@@ -64,6 +66,12 @@ const REQUESTS: &str = "ironward.requests";
 /// The breaker's drop fraction, as its last refusal computed it.
 #[cfg(feature = "metrics")]
 const BREAKER_RATIO: &str = "ironward.breaker.ratio";
+/// A stateful breaker's state, as resilience4j numbers it.
+#[cfg(feature = "metrics")]
+const BREAKER_STATE: &str = "ironward.breaker.state";
+/// The counter of a stateful breaker's changes of state, by the state left and entered.
+#[cfg(feature = "metrics")]
+const BREAKER_TRANSITIONS: &str = "ironward.breaker.transitions";
 /// The shedder's calls in flight.
 #[cfg(feature = "metrics")]
 const SHED_IN_FLIGHT: &str = "ironward.shed.in_flight";
@@ -526,7 +534,9 @@ impl fmt::Debug for Level {
 }
 
 mod retries;
+mod states;
 #[cfg(all(test, feature = "metrics"))]
 mod tests;
 
 pub use retries::{Retries, Stops};
+pub use states::States;

@@ -15,7 +15,9 @@
 use ironward::Criticality;
 use ironward_tokio::Knobs;
 use ironward_tokio::meter::Decisions;
-pub(crate) use ironward_tokio::meter::{DEFAULT_NAME, Ending, Level, Retries as RetryMeter};
+pub(crate) use ironward_tokio::meter::{
+    DEFAULT_NAME, Ending, Level, Retries as RetryMeter, States,
+};
 
 use crate::Mode;
 

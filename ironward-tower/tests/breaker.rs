@@ -589,10 +589,13 @@ async fn the_sre_breaker_behind_a_lock_decides_as_the_default_layer() {
     assert_eq!(locked, fast);
 }
 
+// The classic breaker by its policy value alone; its refusal while open carries the time
+// until half-open, which the response sends as `Retry-After`.
 #[tokio::test(start_paused = true)]
 async fn the_layer_runs_the_core_classic_breaker_open_then_half_open() {
     use ironward::classic::{OpenWait, Record, State};
-    use ironward::{CLASSIC, Classic, ClassicBreaker, ClassicReason};
+    use ironward::{CLASSIC, Classic, ClassicReason};
+    use ironward_tower::http::{Format, response_for};
 
     let reached = Arc::new(AtomicUsize::new(0));
     let policy = Classic {
@@ -603,7 +606,7 @@ async fn the_layer_runs_the_core_classic_breaker_open_then_half_open() {
         ..CLASSIC
     };
     let (clock, hand) = Clock::manual(Duration::ZERO);
-    let layer = BreakerLayer::for_breaker::<std::sync::Mutex<ClassicBreaker>>(policy)
+    let layer = BreakerLayer::new(policy)
         .with_classifier(AnyError)
         .with_clock(clock);
     let client = layer.layer(failing_backend(&reached));
@@ -618,9 +621,17 @@ async fn the_layer_runs_the_core_classic_breaker_open_then_half_open() {
         .expect("the classic breaker's refusal");
     assert_eq!(refused.reason().state, State::Open);
     assert_eq!(refused.reason().next, Duration::from_secs(1));
+    assert_eq!(refused.retry_after(), Some(Duration::from_secs(1)));
     assert_eq!((reached.load(Ordering::Relaxed), layer.ratio()), (3, 1.0));
+    hand.advance(ms(400));
+    let err = client.clone().oneshot(()).await.unwrap_err();
+    let wait = err.downcast_ref::<BreakerRefused<ClassicReason>>().unwrap();
+    assert_eq!(wait.retry_after(), Some(ms(600)));
+    let response = response_for::<String>(&err, Format::Text).unwrap();
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert_eq!(response.headers()["retry-after"], "1", "0.6 s rounds up");
+    hand.advance(ms(600));
     // A second on, one probe goes through; it fails, and the breaker opens again.
-    hand.advance(Duration::from_secs(1));
     let err = client.clone().oneshot(()).await.unwrap_err();
     assert!(
         !err.is::<BreakerRefused<ClassicReason>>(),
@@ -633,4 +644,32 @@ async fn the_layer_runs_the_core_classic_breaker_open_then_half_open() {
         "open again: {err}"
     );
     assert_eq!(reached.load(Ordering::Relaxed), 4);
+}
+
+// The SRE breaker's refusal knows no wait: a 503 without `Retry-After`.
+#[tokio::test(start_paused = true)]
+async fn the_sre_breakers_refusal_sends_no_retry_after() {
+    use ironward_tower::http::{Format, response_for};
+
+    let reached = Arc::new(AtomicUsize::new(0));
+    let client = BreakerLayer::new(SRE)
+        .with_classifier(AnyError)
+        .with_dice(Dice::from_fn(|| 0.0))
+        .layer(failing_backend(&reached));
+    let mut refusal = None;
+    for _ in 0..20 {
+        let err = client.clone().oneshot(()).await.unwrap_err();
+        if err.is::<BreakerRefused>() {
+            refusal = Some(err);
+            break;
+        }
+    }
+    let err = refusal.expect("refused within 20 failures");
+    assert_eq!(
+        err.downcast_ref::<BreakerRefused>().unwrap().retry_after(),
+        None
+    );
+    let response = response_for::<String>(&err, Format::Problem).unwrap();
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(response.headers().get("retry-after").is_none());
 }

@@ -218,3 +218,101 @@ async fn a_renamed_layer_leaves_no_series_under_its_old_name() {
     assert_eq!(seen.series_named("ironward.requests", "login"), 2);
     assert_eq!(seen.series_named("ironward.requests", "edge"), 3);
 }
+
+// A classic breaker driven closed, open, half-open, open, half-open, closed: the state gauge
+// reads each state's number (resilience4j's order) as it is entered, and each change counts
+// once under its `from` and `to`. An SRE breaker, which has no states, shows neither series.
+#[tokio::test(start_paused = true)]
+async fn a_classic_breaker_reports_each_state_and_each_change_once() {
+    use std::sync::Arc;
+    use std::sync::atomic::{AtomicBool, Ordering};
+
+    use ironward::classic::{OpenWait, Record};
+    use ironward::{CLASSIC, Classic};
+    use ironward_tower::Clock;
+
+    let recording = Recording::start();
+    let policy = Classic {
+        record: Record::Consecutive { failures: 3 },
+        open: OpenWait::Fixed(Duration::from_secs(1)),
+        probes: 1,
+        ..CLASSIC
+    };
+    let (clock, hand) = Clock::manual(Duration::ZERO);
+    let down = Arc::new(AtomicBool::new(true));
+    let flag = Arc::clone(&down);
+    let backend = service_fn(move |()| {
+        let failing = flag.load(Ordering::Relaxed);
+        async move {
+            if failing {
+                Err::<(), BoxError>("backend down".into())
+            } else {
+                Ok(())
+            }
+        }
+    });
+    let mut client = BreakerLayer::new(policy)
+        .with_classifier(AnyError)
+        .with_clock(clock)
+        .with_name("payments")
+        .layer(backend);
+    let _sre = BreakerLayer::new(SRE)
+        .with_name("search")
+        .layer(service_fn(|()| async { Ok::<_, BoxError>(()) }));
+
+    let state = |seen: &Seen| seen.gauge("ironward.breaker.state", &[("name", "payments")]);
+    let changes = |seen: &Seen, from: &str, to: &str| {
+        seen.counter(
+            "ironward.breaker.transitions",
+            &[("name", "payments"), ("from", from), ("to", to)],
+        )
+    };
+    // Registered with the service: closed, and the four changes the record makes at zero.
+    let seen = recording.seen();
+    assert_eq!(state(&seen), 0.0);
+    assert_eq!(
+        seen.series_named("ironward.breaker.transitions", "payments"),
+        4
+    );
+    assert_eq!(seen.series_named("ironward.breaker.state", "search"), 0);
+    assert_eq!(
+        seen.series_named("ironward.breaker.transitions", "search"),
+        0
+    );
+
+    // Three failures in a row: open (1).
+    for _ in 0..3 {
+        let _ = client.ready().await.unwrap().call(()).await;
+    }
+    let seen = recording.seen();
+    assert_eq!((state(&seen), changes(&seen, "closed", "open")), (1.0, 1));
+    // A snapshot reads the counts since the one before.
+    assert_eq!(changes(&seen, "open", "half_open"), 0);
+
+    // The wait over, the probe's check turns it half-open (2) before the probe is answered;
+    // the probe fails, and it opens again.
+    hand.advance(Duration::from_secs(1));
+    let probe = client.ready().await.unwrap().call(());
+    let seen = recording.seen();
+    assert_eq!(
+        (state(&seen), changes(&seen, "open", "half_open")),
+        (2.0, 1)
+    );
+    assert!(probe.await.is_err());
+    let seen = recording.seen();
+    assert_eq!(
+        (state(&seen), changes(&seen, "half_open", "open")),
+        (1.0, 1)
+    );
+
+    // Healed: the next probe passes, and the breaker closes (0).
+    down.store(false, Ordering::Relaxed);
+    hand.advance(Duration::from_secs(1));
+    client.ready().await.unwrap().call(()).await.unwrap();
+    let seen = recording.seen();
+    assert_eq!(state(&seen), 0.0);
+    assert_eq!(changes(&seen, "open", "half_open"), 1);
+    assert_eq!(changes(&seen, "half_open", "closed"), 1);
+    assert_eq!(changes(&seen, "closed", "open"), 0);
+    assert_eq!(seen.admitted("breaker", "payments"), 1);
+}

@@ -112,8 +112,8 @@ pub use shedder::{SHED, Shed, ShedReason, Shedder, Ticket};
 pub use sliding::Sliding;
 pub use splitmix::SplitMix64;
 pub use ward::{
-    BackoffReason, CheckoutRefusal, Checkouts, ConnectPermit, RECONNECT, Reconnect, Refusal, Slot,
-    Ward, WardPiece,
+    BackoffReason, CheckoutRefusal, Checkouts, ConnectPermit, RECONNECT, RECONNECT_CLASSIC,
+    Reconnect, Refusal, Slot, Ward, WardPiece,
 };
 pub use window::{Outcome, Tally, Total, Window};
 

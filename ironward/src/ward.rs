@@ -7,6 +7,7 @@ use core::time::Duration;
 use crate::backoff::Backoff;
 use crate::breaker::{Breaker, CircuitBreaker, Permit};
 use crate::bucket::Bucket;
+use crate::classic::Transition;
 use crate::clock::{Latest, nanos};
 use crate::gate::Gate;
 use crate::internal::owner::{Mark, Owner};
@@ -18,7 +19,7 @@ mod reason;
 #[cfg(test)]
 mod tests;
 
-pub use policy::{Checkouts, RECONNECT, Reconnect};
+pub use policy::{Checkouts, RECONNECT, RECONNECT_CLASSIC, Reconnect};
 pub use reason::{BackoffReason, CheckoutRefusal, Refusal, WardPiece};
 
 /// The state of a pool's ward: a breaker, a token bucket and a backoff that every new
@@ -480,6 +481,32 @@ impl<B: CircuitBreaker> Ward<B> {
     #[must_use]
     pub fn ratio(&self, now: Duration) -> f64 {
         self.breaker.ratio(now)
+    }
+
+    /// The change of state the breaker's decisions since the last take made, taken once
+    /// ([`CircuitBreaker::take_transition`]): for an edge that reports a stateful breaker's
+    /// changes after each connect, settle and record. Always `None` for a family without
+    /// states (the SRE [`Breaker`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::classic::{State, Transition};
+    /// use ironward::{ClassicBreaker, RECONNECT_CLASSIC, Ward};
+    ///
+    /// let ms = Duration::from_millis;
+    /// let mut ward = Ward::for_breaker::<ClassicBreaker>(RECONNECT_CLASSIC, ms(0));
+    /// for outcome in [ironward::Outcome::Failure; 5] {
+    ///     ward.record(outcome, ms(1));
+    /// }
+    /// let opened = Transition { from: State::Closed, to: State::Open };
+    /// assert_eq!(ward.take_transition(), Some(opened));
+    /// assert_eq!(ward.take_transition(), None);
+    /// ```
+    #[must_use = "a transition taken and dropped is lost to every later take"]
+    pub fn take_transition(&mut self) -> Option<Transition> {
+        self.breaker.take_transition()
     }
 
     /// The bucket's tokens at `now`: the connects it would let through at once.

@@ -27,6 +27,14 @@
 //! | backoff | 250 ms, growing by 1.6 to 4 s, spread by a fifth either way (gRPC's connection backoff, with a shorter start and cap) |
 //! | checkouts | open: the pool's size bounds them |
 //!
+//! **The classic breaker instead.** `Warded::with_policy(manager, RECONNECT_CLASSIC)` runs
+//! the classic breaker ([`RECONNECT_CLASSIC`](ironward::RECONNECT_CLASSIC): the last 20
+//! outcomes, open at half failed, 1 s open growing to the backoff's 4 s, one probe) with the
+//! same bucket and backoff: a hard stop instead of a share, with each change of state counted
+//! and logged ([metrics](super::metrics)). Pick it when the team's alerts speak of open and
+//! closed, or when a database that fails should see no connect at all but the probe; its
+//! table of values says why each is what it is.
+//!
 //! **When to use which piece.** Keep all three for a database or a cache: the backoff is the
 //! one that matters while it is down, the bucket when it comes back, the breaker when it
 //! flaps. Lower `rate` and `burst` for a backend whose connects are expensive (TLS, auth, a

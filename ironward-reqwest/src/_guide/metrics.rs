@@ -15,8 +15,10 @@
 //! | `ironward.retry.attempts` | counter | `{attempt}` | `name`, `kind` (`first` or `retry`) | attempts the middleware sent, as [`Retried::attempts`] counts them (an attempt the breaker refuses is not sent) |
 //! | `ironward.retry.calls` | counter | `{call}` | `name`, `outcome` (`success` or the stop's label) | calls the middleware finished, labelled by [`Retried::outcome`] |
 //! | `ironward.retry.wait` | histogram | `s` | `name` | each wait the middleware decided before a retry, in seconds |
-//! | `ironward.requests` | counter | `{request}` | `piece` (`breaker`), `name`, `outcome` (`admitted` or `refused`), `reason` (`throttled`, refused only) | attempts the [`ClientBreaker`] decided on |
-//! | `ironward.breaker.ratio` | gauge | `1` | `name` | the drop fraction the breaker's last refusal computed, in `[0, 1]` |
+//! | `ironward.requests` | counter | `{request}` | `piece` (`breaker`), `name`, `outcome` (`admitted` or `refused`), `reason` (refused only: `throttled` for the SRE breaker; `open`, `half_open` or `forced_open` for the classic one) | attempts the [`ClientBreaker`] decided on |
+//! | `ironward.breaker.ratio` | gauge | `1` | `name` | the drop fraction the breaker's last refusal computed, in `[0, 1]` (1 for a classic breaker's refusal) |
+//! | `ironward.breaker.state` | gauge | `1` | `name` | a classic breaker's state, as resilience4j's `CircuitBreaker.State` numbers it: closed 0, open 1, half-open 2, disabled 3, forced open 4, metrics only 5; set when the breaker changes state |
+//! | `ironward.breaker.transitions` | counter | `{transition}` | `name`, `from`, `to` (`closed`, `open`, `half_open`, ...) | a classic breaker's changes of state |
 //!
 //! The `outcome` of a call is `success`, or one of `not_retryable`, `not_replayable`,
 //! `attempts_exhausted`, `budget_exhausted`, `server_delay_exceeds_cap`,
@@ -30,6 +32,14 @@
 //! with the `attempts`, the time `waited`, the `stop`'s label and the `reason` as a phrase; a
 //! breaker refusal is one with the numbers that decided it. None is an error: a refusal to
 //! retry is an answer.
+//!
+//! A classic breaker's state and changes are registered with its first decision (the gauge
+//! at 0, closed, and the four changes its record makes at zero) and reported after the
+//! decision that made each change, each also a `tracing` event at `INFO`, `breaker changed
+//! state`, with the breaker's `name`, `from` and `to` (the states' names) and `from_number`
+//! and `to_number` (the gauge's numbers): an operator acts on a breaker that opens or
+//! closes. The SRE breaker has no states, and registers neither series. A state put by hand
+//! (`Force`, changed by a policy) is no change the breaker makes, and shows in neither.
 //!
 //! ```
 //! use std::time::Duration;

@@ -1,11 +1,13 @@
-//! [`SharedCircuitBreaker`]: a breaker of any family shared by `&`, the form the edges take.
+//! [`SharedCircuitBreaker`]: a breaker of any family shared by `&`, the form the edges take;
+//! and [`BreakerPolicy`], which names a family by its policy, so that an edge's constructor
+//! takes the policy value alone.
 
 use std::fmt;
 use std::sync::Mutex;
 use std::time::Duration;
 
 use ironward::classic::Transition;
-use ironward::{BreakerReason, CircuitBreaker, Sre};
+use ironward::{Breaker, BreakerReason, CircuitBreaker, Classic, ClassicBreaker, Sre};
 
 use super::{BreakerPermit, SharedBreaker};
 use crate::lock;
@@ -112,6 +114,73 @@ pub trait SharedCircuitBreaker: Send + Sync + 'static {
     fn take_transition(&self) -> Option<Transition> {
         None
     }
+}
+
+/// A breaker family's policy record, naming the family it runs: what lets an edge's
+/// constructor take the policy value alone (`BreakerLayer::new(CLASSIC)`,
+/// `ClientBreaker::new(SRE)`, `Warded::with_policy(manager, Reconnect { breaker: CLASSIC, .. })`)
+/// and switch families by changing that value.
+///
+/// Each policy names two forms of its family: [`Breaker`](Self::Breaker), the core's `&mut`
+/// breaker, for an edge that already holds a lock around more than the breaker (a pool's
+/// ward), and [`Shared`](Self::Shared), the form every task shares by `&`, for the edges that
+/// take a breaker alone (a tower layer, a reqwest client's breaker). A family without a
+/// lock-free form of its own shares its core breaker behind a `Mutex`; when it gains one,
+/// its `Shared` changes and every edge made from its policy runs the new form, with no
+/// change at the call sites. An edge's `for_breaker` still takes any other
+/// [`SharedCircuitBreaker`] by naming its type.
+///
+/// | policy | `Breaker` | `Shared` |
+/// | --- | --- | --- |
+/// | [`Sre`] | [`ironward::Breaker`] | [`SharedBreaker`]: lock-free for a healthy and for a refusing backend |
+/// | [`Classic`] | [`ClassicBreaker`] | `Mutex<ClassicBreaker>`: one lock a call |
+///
+/// # Examples
+///
+/// A helper that takes any family by its policy, and the same failures through both:
+///
+/// ```
+/// use std::time::Duration;
+/// use ironward::classic::Record;
+/// use ironward::{CLASSIC, Classic, SRE};
+/// use ironward_tokio::{BreakerPolicy, SharedCircuitBreaker};
+///
+/// /// Calls made of 100 to a backend that fails every one, a millisecond apart.
+/// fn made<P: BreakerPolicy>(policy: P) -> usize {
+///     let breaker = P::Shared::new(policy, Duration::ZERO);
+///     (0..100)
+///         .filter_map(|i| {
+///             let now = Duration::from_millis(i);
+///             let permit = breaker.check(now, 0.5).ok()?;
+///             let _ = breaker.fail(permit, now);
+///             Some(())
+///         })
+///         .count()
+/// }
+///
+/// let quick = Classic { record: Record::Count { calls: 10 }, minimum: 10, ..CLASSIC };
+/// // The classic breaker opens at the tenth failure and stays open for its 60 s.
+/// assert_eq!(made(quick), 10);
+/// // SRE throttling refuses a growing share: a draw of 0.5 once the share passes it.
+/// assert!((10..100).contains(&made(SRE)));
+/// ```
+pub trait BreakerPolicy: Clone + fmt::Debug + Send + Sync + 'static {
+    /// The core breaker the policy runs, decided by `&mut`.
+    type Breaker: CircuitBreaker<Policy = Self> + Send + 'static;
+    /// The breaker every task shares by `&`, deciding as [`Breaker`](Self::Breaker) does.
+    type Shared: SharedCircuitBreaker<Policy = Self>;
+}
+
+/// The SRE breaker: its lock-free shared form.
+impl BreakerPolicy for Sre {
+    type Breaker = Breaker;
+    type Shared = SharedBreaker;
+}
+
+/// The classic breaker: behind one lock until it has a lock-free shared form of its own.
+impl BreakerPolicy for Classic {
+    type Breaker = ClassicBreaker;
+    type Shared = Mutex<ClassicBreaker>;
 }
 
 impl SharedCircuitBreaker for SharedBreaker {

@@ -3,7 +3,9 @@
 
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 
-use super::{Decisions, Level, Retries};
+use ironward::classic::{State, Transition};
+
+use super::{Decisions, Level, Retries, States};
 
 /// The series a recorder holds, as `name{labels}` and the counter's value or 0.
 fn series(recorder: &DebuggingRecorder) -> Vec<(String, u64)> {
@@ -20,7 +22,9 @@ fn series(recorder: &DebuggingRecorder) -> Vec<(String, u64)> {
                 .collect();
             let count = match value {
                 DebugValue::Counter(n) => n,
-                _ => 0,
+                // A gauge's value, which the state gauge holds whole.
+                DebugValue::Gauge(v) => v.into_inner() as u64,
+                DebugValue::Histogram(_) => 0,
             };
             (format!("{}{{{}}}", key.name(), labels.join(",")), count)
         })
@@ -197,4 +201,55 @@ fn a_grpc_call_counts_hedges_and_every_stop_label() {
         "ironward.retry.calls{name=api,outcome=committed}".to_owned(),
         0
     )));
+}
+
+#[test]
+fn a_breakers_state_and_changes_count_once_each_and_only_once_registered() {
+    let recorder = DebuggingRecorder::new();
+    let key = |from: &str, to: &str| {
+        format!("ironward.breaker.transitions{{name=api,from={from},to={to}}}")
+    };
+    metrics::with_local_recorder(&recorder, || {
+        let states = States::new("api");
+        assert_eq!(series(&recorder), vec![], "nothing before `register`");
+        states.register();
+        states.register();
+        let mut want = vec![
+            ("ironward.breaker.state{name=api}".to_owned(), 0),
+            (key("closed", "open"), 0),
+            (key("half_open", "closed"), 0),
+            (key("half_open", "open"), 0),
+            (key("open", "half_open"), 0),
+        ];
+        want.sort();
+        assert_eq!(
+            series(&recorder),
+            want,
+            "the gauge at closed, the four changes at zero"
+        );
+        let change = |from, to| states.transition(Transition { from, to });
+        change(State::Closed, State::Open);
+        change(State::Open, State::HalfOpen);
+        change(State::HalfOpen, State::Open);
+        change(State::Open, State::HalfOpen);
+        let seen = series(&recorder);
+        assert!(
+            seen.contains(&("ironward.breaker.state{name=api}".to_owned(), 2)),
+            "{seen:?}"
+        );
+        assert!(seen.contains(&(key("open", "half_open"), 2)), "{seen:?}");
+        assert!(seen.contains(&(key("closed", "open"), 1)), "{seen:?}");
+        // A change the record never makes shows once it counts.
+        change(State::HalfOpen, State::MetricsOnly);
+        let seen = series(&recorder);
+        assert!(
+            seen.contains(&(key("half_open", "metrics_only"), 1)),
+            "{seen:?}"
+        );
+        assert!(
+            seen.contains(&("ironward.breaker.state{name=api}".to_owned(), 5)),
+            "{seen:?}"
+        );
+        assert_eq!(seen.len(), 6, "{seen:?}");
+    });
 }

@@ -13,7 +13,9 @@
 //! | name | kind | unit | labels | what |
 //! | --- | --- | --- | --- | --- |
 //! | `ironward.requests` | counter | `{request}` | `piece`, `name`, `outcome`, `reason` (refused and shadowed only) | calls a layer decided on |
-//! | `ironward.breaker.ratio` | gauge | `1` | `name` | the drop fraction the breaker's last refusal computed, in `[0, 1]` |
+//! | `ironward.breaker.ratio` | gauge | `1` | `name` | the drop fraction the breaker's last refusal computed, in `[0, 1]` (1 for a classic breaker's refusal) |
+//! | `ironward.breaker.state` | gauge | `1` | `name` | a classic breaker's state, as resilience4j's `CircuitBreaker.State` numbers it: closed 0, open 1, half-open 2, disabled 3, forced open 4, metrics only 5; set when the breaker changes state |
+//! | `ironward.breaker.transitions` | counter | `{transition}` | `name`, `from`, `to` (`closed`, `open`, `half_open`, ...) | a classic breaker's changes of state |
 //! | `ironward.shed.in_flight` | gauge | `{request}` | `name` | calls the shedder admitted and has not yet seen complete, set on each decision and each completion |
 //! | `ironward.limiter.limit` | gauge | `{request}` | `name` | the limiter's limit, set when its layer makes a service, after each completion and at each retune |
 //! | `ironward.retry.attempts` | counter | `{attempt}` | `name`, `kind` (`first` or `retry`) | attempts [`HttpRetryLayer`] sent, as [`Retried::attempts`] counts them |
@@ -25,7 +27,8 @@
 //! - `piece`: `breaker`, `shed`, `rate_limit`, `gate`, `limiter` or `deadline`;
 //! - `outcome`: `admitted`, `refused`, or `shadowed`: a call a layer in [`Mode::Shadow`]
 //!   would have refused and let through (a shadow layer counts no `refused`);
-//! - `reason`, on refusals and shadowed calls: `throttled` (breaker), `overloaded`, `cooling`
+//! - `reason`, on refusals and shadowed calls: `throttled` (the SRE breaker), `open`,
+//!   `half_open` (every probe out) or `forced_open` (the classic breaker), `overloaded`, `cooling`
 //!   or `floor` (shed: the [`ShedReason`](ironward::ShedReason)'s heat, or a class held
 //!   under the floor a more critical class's refusal raised), `limited` (rate limit), `full`
 //!   (gate), `full`, `floor`, `queue` or `expired` (limiter: no room for the class, a class
@@ -44,9 +47,24 @@
 //!   a rate limit, its policy name, [`QuotaLayer::with_name`], so that two breakers in one
 //!   process are told apart.
 //!
-//! The breaker's gauge is set on refusals only: an admitted call's drop fraction is not
+//! The breaker's ratio gauge is set on refusals only: an admitted call's drop fraction is not
 //! returned by the core, and reading it would scan the window a second time on every call.
 //! For the standing throttle now, read [`BreakerLayer::ratio`].
+//!
+//! The state gauge and the transitions counter are a classic breaker's, whose states are
+//! what an operator alerts on; the SRE breaker, whose refusals follow its record by degrees,
+//! registers neither. Both are registered with the ratio (the gauge at 0, closed, and the
+//! four changes the record makes, closed to open, open to half-open, half-open to closed
+//! and half-open to open, at zero), and reported after the decision that made the change:
+//! the call that tripped the breaker, the first call after its open wait (which turns it
+//! half-open and is its first probe), the last probe's outcome. A state put by hand
+//! (`Force`, a policy, changed by a retune) is no change the breaker makes, and shows in
+//! neither: the gauge reads the state its record put it in.
+//!
+//! Each change of state is also a `tracing` event at `INFO`, `breaker changed state`, with
+//! the layer's `name`, `from` and `to` (the states' names) and `from_number` and
+//! `to_number` (the gauge's numbers): a breaker that opens or closes is news an operator
+//! acts on, where a refusal is one answer among many.
 //!
 //! Whatever the feature, each refusal is a `tracing` event at the `DEBUG` level (a refusal is
 //! an answer, not an error), with the layer's `name`, its `outcome` (`refused` or `shadowed`)

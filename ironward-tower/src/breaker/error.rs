@@ -1,6 +1,7 @@
 //! The error a refused call fails with.
 
 use std::fmt;
+use std::time::Duration;
 
 use ironward::BreakerReason;
 
@@ -20,7 +21,12 @@ use ironward::BreakerReason;
 /// in it, [`source`](std::error::Error::source) is `None`, so that a report walking the chain
 /// does not print it twice.
 ///
-/// Its field is private, so that it can gain another without breaking a caller; make one
+/// It also carries how long until the breaker lets a call through again, where the family
+/// knows ([`retry_after`](Self::retry_after)): the rest of a classic breaker's open wait,
+/// which [`http::response_for`](crate::http::response_for) sends as `Retry-After`; nothing
+/// for the SRE breaker, which admits a share of calls at every moment.
+///
+/// Its fields are private, so that it can gain another without breaking a caller; make one
 /// with [`BreakerRefused::new`].
 ///
 /// # Examples
@@ -47,19 +53,87 @@ use ironward::BreakerReason;
 /// ```
 ///
 /// `R` is the reason of the breaker family that refused; it defaults to the SRE breaker's
-/// [`BreakerReason`], so `err.is::<BreakerRefused>()` asks after the default family.
+/// [`BreakerReason`], so `err.is::<BreakerRefused>()` asks after the default family, and
+/// `err.is::<BreakerRefused<ClassicReason>>()` after the classic one:
+///
+/// ```
+/// use std::time::Duration;
+/// use ironward::classic::{OpenWait, Record};
+/// use ironward::{CLASSIC, Classic, ClassicReason};
+/// use ironward_tower::{AnyError, BreakerLayer, BreakerRefused};
+/// use tower::{Layer, ServiceExt, service_fn};
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let policy = Classic {
+///     record: Record::Consecutive { failures: 3 },
+///     open: OpenWait::Fixed(Duration::from_secs(30)),
+///     ..CLASSIC
+/// };
+/// let down = service_fn(|_request: ()| async { Err::<(), _>("backend down") });
+/// let client = BreakerLayer::new(policy).with_classifier(AnyError).layer(down);
+/// for _ in 0..3 {
+///     let _ = client.clone().oneshot(()).await;
+/// }
+/// tokio::time::advance(Duration::from_secs(10)).await;
+/// let err = client.oneshot(()).await.unwrap_err();
+/// let refused = err.downcast_ref::<BreakerRefused<ClassicReason>>().expect("open");
+/// assert_eq!(refused.retry_after(), Some(Duration::from_secs(20)));
+/// assert!(!err.is::<BreakerRefused>(), "not the SRE breaker's");
+/// # }
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct BreakerRefused<R = BreakerReason> {
     reason: R,
+    retry_after: Option<Duration>,
 }
 
 impl<R> BreakerRefused<R> {
-    /// The refusal of one call, for the reason the core gave.
+    /// The refusal of one call, for the reason the core gave, with no known wait.
     ///
     /// The layer makes these; this is for other breakers and for tests of what a caller does
     /// with one.
     pub const fn new(reason: R) -> Self {
-        Self { reason }
+        Self {
+            reason,
+            retry_after: None,
+        }
+    }
+
+    /// The same refusal, saying the breaker lets a call through again after `wait` (or that
+    /// no wait is known, for `None`): what the layer gives it from
+    /// [`SharedCircuitBreaker::retry_after`](ironward_tokio::SharedCircuitBreaker::retry_after).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward::CLASSIC;
+    /// use ironward::classic::{Force, State};
+    /// use ironward::{Classic, ClassicBreaker};
+    /// use ironward_tower::BreakerRefused;
+    ///
+    /// let mut breaker = ClassicBreaker::new(Classic { force: Force::Open, ..CLASSIC }, Duration::ZERO);
+    /// let reason = breaker.check(Duration::ZERO).unwrap_err();
+    /// let refused = BreakerRefused::new(reason).with_retry_after(Some(Duration::from_secs(3)));
+    /// assert_eq!(refused.retry_after(), Some(Duration::from_secs(3)));
+    /// assert_eq!(refused.reason().state, State::ForcedOpen);
+    /// assert_eq!(BreakerRefused::new(reason).retry_after(), None);
+    /// ```
+    #[must_use]
+    pub fn with_retry_after(self, wait: Option<Duration>) -> Self {
+        Self {
+            retry_after: wait,
+            ..self
+        }
+    }
+
+    /// How long after the refusal the breaker lets a call through again, where its family
+    /// knows: for a classic breaker refusing open, the rest of its open wait; `None` for the
+    /// SRE breaker (a draw decides each call), a classic one half-open (a probe may report at
+    /// any moment) or forced open (until the policy lifts it).
+    pub const fn retry_after(&self) -> Option<Duration> {
+        self.retry_after
     }
 
     /// Why the breaker refused: the numbers [`Breaker::check`](ironward::Breaker::check)

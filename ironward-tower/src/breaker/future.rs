@@ -112,7 +112,9 @@ where
             }
             // The `Box` a `BoxError` needs is the refusal's one allocation.
             StateProj::Refused { reason } => {
-                Poll::Ready(Err(Box::new(BreakerRefused::new(reason.clone()))))
+                let wait = B::retry_after(reason);
+                let refused = BreakerRefused::new(reason.clone()).with_retry_after(wait);
+                Poll::Ready(Err(Box::new(refused)))
             }
             StateProj::Shadowed { future } => future.poll(cx).map_err(Into::into),
         }

@@ -3,8 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use ironward::Sre;
-use ironward_tokio::{SharedBreaker, SharedCircuitBreaker};
+use ironward_tokio::{BreakerPolicy, SharedBreaker, SharedCircuitBreaker};
 use tower_layer::Layer;
 
 use super::service::BreakerService;
@@ -13,18 +12,26 @@ use crate::tuner::{Tune, Tuner};
 use crate::{Clock, Dice, HttpFailures, Mode};
 use ironward_tokio::Knobs;
 
-/// Puts an SRE circuit breaker in front of a service: the client side's defence against a
-/// backend that has started failing.
+/// Puts a circuit breaker in front of a service: the client side's defence against a backend
+/// that has started failing.
 ///
-/// Each call first asks an [`ironward::Breaker`] running the [`Sre`] policy, shared between threads
-/// as an [`ironward_tokio::SharedBreaker`] (no lock for a healthy backend's calls). A refused call
-/// fails at once with [`BreakerRefused`](crate::BreakerRefused) and never reaches the inner
-/// service; an admitted one runs, and when its response future completes the classifier (`C`, by
-/// default [`HttpFailures`]) says whether it failed, and the breaker records it, at that moment on
-/// the layer's clock. The breaker refuses a fraction of calls that grows with the failures in its
-/// window rather than cutting the backend off, so a struggling backend keeps the traffic it can
-/// still serve (Google SRE book, chapter 21, "client-side throttling"; go-zero
+/// Each call first asks a breaker: by default an [`ironward::Breaker`] running the
+/// [`Sre`](ironward::Sre) policy, shared between threads as an
+/// [`ironward_tokio::SharedBreaker`] (no lock for a healthy backend's calls), or the classic
+/// breaker, for a [`Classic`](ironward::Classic) policy ([`new`](Self::new) picks the family
+/// by the policy it is given). A refused call fails at once with
+/// [`BreakerRefused`](crate::BreakerRefused) and never reaches the inner service; an admitted
+/// one runs, and when its response future completes the classifier (`C`, by default
+/// [`HttpFailures`]) says whether it failed, and the breaker records it, at that moment on the
+/// layer's clock. The SRE breaker refuses a fraction of calls that grows with the failures in
+/// its window rather than cutting the backend off, so a struggling backend keeps the traffic
+/// it can still serve (Google SRE book, chapter 21, "client-side throttling"; go-zero
 /// `core/breaker/googlebreaker.go`, whose client interceptor and HTTP handler this follows).
+/// The classic breaker cuts it off: open, it refuses every call for its open wait (and its
+/// refusal says how long is left, which [`http::response_for`](crate::http::response_for)
+/// sends as `Retry-After`), then lets a few probes through, whose outcomes close or reopen it;
+/// each change of state is counted and logged (the guide's
+/// [metrics](crate::_guide::metrics)).
 ///
 /// The breaker belongs on the client, around whatever makes the call (a hyper, reqwest or tonic
 /// client). Put any timeout *inside* it (`ServiceBuilder::new().layer(breaker)
@@ -54,7 +61,8 @@ use ironward_tokio::Knobs;
 /// service and clone shares, keeping its window.
 ///
 /// `B` is the breaker family, shared between threads: by default the SRE breaker
-/// ([`SharedBreaker`]); [`for_breaker`](Self::for_breaker) takes any other
+/// ([`SharedBreaker`]), and whichever shared form [`new`](Self::new)'s policy names
+/// ([`BreakerPolicy::Shared`]); [`for_breaker`](Self::for_breaker) takes any other
 /// [`SharedCircuitBreaker`], such as a core [`CircuitBreaker`](ironward::CircuitBreaker)
 /// behind a `Mutex`.
 ///
@@ -99,13 +107,64 @@ pub struct BreakerLayer<C = HttpFailures, B: SharedCircuitBreaker = SharedBreake
 }
 
 impl BreakerLayer {
-    /// A layer running the SRE breaker under `sre`, counting errors and 5xx responses as
-    /// failures ([`HttpFailures`]), on the monotonic clock with real randomness.
-    pub fn new(sre: Sre) -> Self {
-        Self::for_breaker(sre)
+    /// A layer running the breaker family of `policy` ([`BreakerPolicy`]: [`Sre`](ironward::Sre)
+    /// for the SRE breaker, [`Classic`](ironward::Classic) for the classic one), counting
+    /// errors and 5xx responses as failures ([`HttpFailures`]), on the monotonic clock with
+    /// real randomness. The policy value picks the family: `BreakerLayer::new(SRE)` and
+    /// `BreakerLayer::new(CLASSIC)` differ in nothing else.
+    ///
+    /// # Examples
+    ///
+    /// The classic breaker: three failures in a row open it for 30 s, during which no call
+    /// reaches the backend; then one probe, whose success closes it.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+    /// use std::time::Duration;
+    /// use ironward::classic::{OpenWait, Record};
+    /// use ironward::{CLASSIC, Classic, ClassicReason};
+    /// use ironward_tower::{AnyError, BreakerLayer, BreakerRefused};
+    /// use tower::{Layer, ServiceExt, service_fn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let policy = Classic {
+    ///     record: Record::Consecutive { failures: 3 },
+    ///     open: OpenWait::Fixed(Duration::from_secs(30)),
+    ///     probes: 1,
+    ///     ..CLASSIC
+    /// };
+    /// let (down, reached) = (Arc::new(AtomicBool::new(true)), Arc::new(AtomicUsize::new(0)));
+    /// let (flag, counter) = (Arc::clone(&down), Arc::clone(&reached));
+    /// let backend = service_fn(move |_request: ()| {
+    ///     counter.fetch_add(1, Ordering::Relaxed);
+    ///     let failing = flag.load(Ordering::Relaxed);
+    ///     async move { if failing { Err("backend down") } else { Ok(()) } }
+    /// });
+    /// let client = BreakerLayer::new(policy).with_classifier(AnyError).layer(backend);
+    ///
+    /// for _ in 0..10 {
+    ///     let _ = client.clone().oneshot(()).await;
+    /// }
+    /// assert_eq!(reached.load(Ordering::Relaxed), 3, "open after the third failure");
+    /// let err = client.clone().oneshot(()).await.unwrap_err();
+    /// assert!(err.is::<BreakerRefused<ClassicReason>>());
+    ///
+    /// down.store(false, Ordering::Relaxed);
+    /// tokio::time::advance(Duration::from_secs(30)).await;
+    /// client.clone().oneshot(()).await.expect("the probe");
+    /// client.clone().oneshot(()).await.expect("closed again");
+    /// assert_eq!(reached.load(Ordering::Relaxed), 5);
+    /// # }
+    /// ```
+    pub fn new<P: BreakerPolicy>(policy: P) -> BreakerLayer<HttpFailures, P::Shared> {
+        Self::for_breaker(policy)
     }
 
-    /// A layer running the breaker family `B` under `policy`, otherwise as [`new`](Self::new).
+    /// A layer running the breaker family `B` under `policy`, otherwise as [`new`](Self::new):
+    /// for a family that [`new`](Self::new) does not pick by its policy, or another shared
+    /// form of one it does.
     ///
     /// # Examples
     ///

@@ -1,7 +1,9 @@
-//! A client-side circuit breaker: Google SRE adaptive throttling as a tower layer.
+//! A client-side circuit breaker: Google SRE adaptive throttling, or the classic three-state
+//! breaker, as a tower layer.
 //!
 //! [`BreakerLayer`] wraps a service that calls a backend (a hyper, reqwest or tonic client) in
-//! an [`ironward::Breaker`]. The core decides and keeps the record; this module only feeds it
+//! an [`ironward::Breaker`], or, given a [`Classic`](ironward::Classic) policy, an
+//! [`ironward::ClassicBreaker`]. The core decides and keeps the record; this module only feeds it
 //! the clock and the draw, asks the classifier how each call went, and turns a refusal into a
 //! typed error that never reaches the backend. The reference is go-zero's client breaker
 //! (`core/breaker/googlebreaker.go`, `zrpc/internal/clientinterceptors/breakerinterceptor.go`)

@@ -12,8 +12,8 @@ use super::future::BreakerFuture;
 use super::shared::Shared;
 use crate::{Classify, HttpFailures, Mode};
 
-/// A service behind an SRE circuit breaker; made by a [`BreakerLayer`](crate::BreakerLayer),
-/// whose docs say what it does and where it belongs.
+/// A service behind a circuit breaker (by default the SRE one); made by a
+/// [`BreakerLayer`](crate::BreakerLayer), whose docs say what it does and where it belongs.
 ///
 /// The breaker decides in `call`, with the clock and the draw read at that moment; readiness is
 /// the inner service's. A refused call returns a future that fails at once with

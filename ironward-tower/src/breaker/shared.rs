@@ -1,8 +1,9 @@
 //! What every clone of one service shares: the breaker and the handles it reports through.
 
-use crate::meter::{Level, Meter};
+use crate::meter::{Level, Meter, States};
 use crate::tuner::Tune;
 use crate::{Classify, Mode};
+use ironward::classic::Transition;
 use ironward_tokio::Knobs;
 use ironward_tokio::{SharedBreaker, SharedCircuitBreaker};
 use tower::BoxError;
@@ -16,6 +17,8 @@ pub(crate) struct Shared<C, B = SharedBreaker> {
     classify: C,
     pub(super) meter: Meter,
     ratio: Level,
+    /// The state gauge and the changes counter, registered only for a family with states.
+    states: States,
 }
 
 impl<C, B: SharedCircuitBreaker> Shared<C, B> {
@@ -25,6 +28,7 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
             classify,
             meter: Meter::of(&knobs, "breaker", B::REFUSALS),
             ratio: Level::breaker_ratio(knobs.name),
+            states: States::new(knobs.name),
             knobs,
         }
     }
@@ -34,6 +38,9 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
     pub(crate) fn register(&self) {
         self.meter.register();
         self.ratio.register();
+        if B::STATEFUL {
+            self.states.register();
+        }
     }
 
     /// Whether the breaker enforces its refusals or only reports them.
@@ -59,11 +66,38 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
 
     /// Asks the breaker for a call now, with the numbers behind a refusal
     /// ([`SharedCircuitBreaker::check`]; for [`SharedBreaker`] one load while the backend is
-    /// healthy).
+    /// healthy), and reports the change of state it made, if any.
     pub(super) fn check(&self) -> Result<B::Permit, B::Reason> {
         let now = self.knobs.clock.now();
         let roll = self.knobs.dice.roll();
-        self.breaker.check(now, roll)
+        let checked = self.breaker.check(now, roll);
+        self.watch();
+        checked
+    }
+
+    /// Reports the change of state the last decisions made, if any ([`States::watch`]: for
+    /// a family without states, the SRE breaker, nothing, decided when the layer is
+    /// compiled, so its calls never ask).
+    #[inline]
+    fn watch(&self) {
+        if let Some(transition) = self.states.watch(&self.breaker) {
+            self.transitioned(transition);
+        }
+    }
+
+    /// The event of one change of state, at `INFO`: an operator acts on a breaker that opens
+    /// or closes.
+    #[cold]
+    fn transitioned(&self, transition: Transition) {
+        let Transition { from, to } = transition;
+        tracing::info!(
+            name = self.meter.name(),
+            from = from.as_str(),
+            to = to.as_str(),
+            from_number = States::number(from),
+            to_number = States::number(to),
+            "breaker changed state"
+        );
     }
 
     /// Records the call behind `permit` as the classifier reads `result`, now.
@@ -79,6 +113,7 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
         } else {
             self.breaker.pass(permit, now)
         };
+        self.watch();
     }
 
     /// The knobs, for a layer made anew on them.

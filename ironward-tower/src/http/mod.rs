@@ -7,7 +7,7 @@
 //!
 //! | error | [`Piece`] | status | why |
 //! | --- | --- | --- | --- |
-//! | [`BreakerRefused`] | [`Piece::Breaker`] | `503 Service Unavailable` | a backend this server needs is failing; the server cannot serve, through no fault of the client |
+//! | [`BreakerRefused`], of the SRE or the classic breaker | [`Piece::Breaker`] | `503 Service Unavailable`, with `Retry-After` while a classic breaker is open | a backend this server needs is failing; the server cannot serve, through no fault of the client |
 //! | [`ShedRefused`] | [`Piece::Shed`] | `503 Service Unavailable` | the server is overloaded (RFC 9110 §15.6.4) |
 //! | [`GateFull`] | [`Piece::Gate`] | `503 Service Unavailable` | a server-wide concurrency limit is the server's state, not the client's doing |
 //! | [`LimiterRefused`] | [`Piece::Limiter`] | `503 Service Unavailable` | an adaptive concurrency limit, the state of the server or of the backend it calls |
@@ -22,8 +22,10 @@
 //! details (`application/problem+json`) for a client whose `Accept` prefers JSON
 //! (`application/problem+json` or plain `application/json`), one line of text otherwise
 //! ([`Format::from_accept`]). `Retry-After` is sent wherever a wait is
-//! known, which is a rate limit's refusal: the others know of no time at which the request
-//! would surely pass.
+//! known, in whole seconds rounded up (RFC 9110 §10.2.3), so that a client waiting that long
+//! is not turned away again: a rate limit's refusal, and a classic breaker's while it is open
+//! (the rest of its open wait, after which it lets a probe through). The others know of no
+//! time at which the request would surely pass.
 //!
 //! The refusal is looked for along the error's [`source`](Error::source) chain, so one
 //! wrapped by another layer (tower's `Buffer` wraps its inner service's errors) is still
@@ -64,7 +66,8 @@ const DEPTH: usize = 16;
 /// The conventional status for a refusal of this crate's layers, or `None` for any other
 /// error.
 ///
-/// 503 for [`BreakerRefused`], [`ShedRefused`], [`GateFull`] and [`LimiterRefused`]; 429
+/// 503 for [`BreakerRefused`] (the SRE breaker's, and the classic breaker's
+/// `BreakerRefused<ClassicReason>`), [`ShedRefused`], [`GateFull`] and [`LimiterRefused`]; 429
 /// for [`Limited`]; 504
 /// for [`DeadlineExceeded`]; see the [module docs](self) for why. The first refusal along the
 /// error's source chain decides.
@@ -91,8 +94,9 @@ pub fn status_for(err: &(dyn Error + 'static)) -> Option<StatusCode> {
 ///
 /// This is [`Problem::from_error`] and [`Problem::into_response`]: the status is
 /// [`status_for`]'s, a [`Limited`] adds its [`headers`](Limited::headers) (`Retry-After` and
-/// the `RateLimit` fields) so that a client knows when to come back, and the body says which
-/// piece refused and why. Pick `format` with [`Format::from_accept`] from the request's
+/// the `RateLimit` fields) and a breaker refusal that knows its wait
+/// ([`BreakerRefused::retry_after`]) adds `Retry-After`, so that a client knows when to come
+/// back, and the body says which piece refused and why. Pick `format` with [`Format::from_accept`] from the request's
 /// headers.
 ///
 /// # Examples
@@ -270,6 +274,89 @@ mod tests {
         assert_eq!(response.headers()["retry-after"], "2");
         let body: serde_json::Value = serde_json::from_str(response.body()).unwrap();
         assert_eq!(body["retry_after"], 2);
+    }
+
+    /// A classic breaker's refusal at `at` after three failures in a row at 0 opened it for
+    /// `wait`, as the layer makes it: with the family's wait.
+    fn classic_refused(wait: Duration, at: Duration) -> BreakerRefused<ironward::ClassicReason> {
+        use ironward::classic::{OpenWait, Record};
+        use ironward::{CLASSIC, Classic, ClassicBreaker};
+        use ironward_tokio::SharedCircuitBreaker;
+        use std::sync::Mutex;
+        let policy = Classic {
+            record: Record::Consecutive { failures: 3 },
+            open: OpenWait::Fixed(wait),
+            probes: 1,
+            ..CLASSIC
+        };
+        let breaker = Mutex::new(ClassicBreaker::new(policy, Duration::ZERO));
+        for _ in 0..3 {
+            let permit = breaker.check(Duration::ZERO, 0.5).expect("closed");
+            let _ = breaker.fail(permit, Duration::ZERO);
+        }
+        let reason = breaker.check(at, 0.5).expect_err("open");
+        let wait = <Mutex<ClassicBreaker> as SharedCircuitBreaker>::retry_after(&reason);
+        BreakerRefused::new(reason).with_retry_after(wait)
+    }
+
+    // The classic breaker knows when it turns half-open: the rest of its open wait, rounded
+    // up to whole seconds as a rate limit's wait is (RFC 9110 §10.2.3).
+    #[test]
+    fn an_open_classic_breaker_says_when_to_come_back() {
+        let ms = Duration::from_millis;
+        for (wait, at, seconds) in [
+            (ms(5_000), ms(3_800), 2),
+            (ms(5_000), ms(4_999), 1),
+            (ms(500), ms(0), 1),
+            (Duration::from_secs(60), ms(0), 60),
+        ] {
+            let refused = classic_refused(wait, at);
+            assert_eq!(refused.retry_after(), Some(wait - at));
+            let err: BoxError = Box::new(refused);
+            assert_eq!(status_for(&*err), Some(StatusCode::SERVICE_UNAVAILABLE));
+            let text = response_for::<String>(&err, Format::Text).unwrap();
+            assert_eq!(text.headers()["retry-after"], seconds.to_string().as_str());
+            assert!(
+                text.body()
+                    .starts_with("A backend this server needs is failing: ")
+            );
+            let problem = response_for::<String>(&err, Format::Problem).unwrap();
+            assert_eq!(problem.status(), StatusCode::SERVICE_UNAVAILABLE);
+            assert_eq!(
+                problem.headers()["retry-after"],
+                seconds.to_string().as_str()
+            );
+            let body: serde_json::Value = serde_json::from_str(problem.body()).unwrap();
+            assert_eq!(body["piece"], "breaker");
+            assert_eq!(body["retry_after"], seconds);
+            assert_eq!(body["detail"], err.to_string());
+        }
+    }
+
+    // The SRE breaker admits a share at every moment, and a half-open classic breaker may
+    // close at any one: neither says when.
+    #[test]
+    fn a_breaker_that_knows_no_wait_sends_no_retry_after() {
+        let ms = Duration::from_millis;
+        let half_open = {
+            let refused = classic_refused(ms(100), ms(0));
+            BreakerRefused::new(ironward::ClassicReason {
+                state: ironward::classic::State::HalfOpen,
+                ..*refused.reason()
+            })
+        };
+        let unknown: [BoxError; 2] = [Box::new(breaker_refused()), Box::new(half_open)];
+        for err in unknown {
+            for format in [Format::Text, Format::Problem] {
+                let response = response_for::<String>(&err, format).unwrap();
+                assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE, "{err}");
+                assert!(response.headers().get("retry-after").is_none(), "{err}");
+            }
+            let problem = Problem::from_error(&*err).unwrap();
+            assert_eq!(problem.piece(), Piece::Breaker);
+            let body: serde_json::Value = serde_json::from_str(&problem.to_json()).unwrap();
+            assert!(body.get("retry_after").is_none(), "{err}");
+        }
     }
 
     #[test]

@@ -2,12 +2,15 @@
 
 use std::error::Error;
 use std::fmt;
+use std::time::Duration;
 
-use http::header::{CONTENT_TYPE, HeaderMap, HeaderValue};
+use http::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
 use http::{Response, StatusCode};
+use ironward::ClassicReason;
 
 use super::Format;
 use super::accept::PROBLEM_JSON;
+use crate::rate_limit::retry_after_seconds;
 use crate::{BreakerRefused, DeadlineExceeded, GateFull, Limited, LimiterRefused, ShedRefused};
 
 /// Where the problem types are documented: each [`Piece`] variant's anchor on docs.rs.
@@ -32,9 +35,12 @@ const TYPES: &str = "https://docs.rs/ironward-tower/latest/ironward_tower/http/e
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Piece {
     /// A [`BreakerLayer`](crate::BreakerLayer) refused the call: a backend this server
-    /// depends on is failing, and the breaker throttles calls to it. `503`, no `Retry-After`
-    /// (the breaker admits a share of calls at every moment; there is no time at which it
-    /// surely will).
+    /// depends on is failing, and the breaker throttles calls to it (the SRE breaker's
+    /// [`BreakerRefused`], or the classic breaker's `BreakerRefused<ClassicReason>`). `503`,
+    /// with `Retry-After` where the breaker knows when it lets a call through again
+    /// ([`BreakerRefused::retry_after`]: a classic breaker refusing open, until it turns
+    /// half-open); none for the SRE breaker, which admits a share of calls at every moment,
+    /// so that there is no time at which it surely will.
     Breaker,
     /// A [`ShedLayer`](crate::ShedLayer) shed the request: the server's CPU is hot and it
     /// has more in flight than it can finish (RFC 9110 §15.6.4). `503`, no `Retry-After`.
@@ -59,7 +65,7 @@ pub enum Piece {
 impl Piece {
     /// The piece whose refusal `err` is, looking at `err` alone (not its sources).
     pub(super) fn of(err: &(dyn Error + 'static)) -> Option<Self> {
-        if err.is::<BreakerRefused>() {
+        if err.is::<BreakerRefused>() || err.is::<BreakerRefused<ClassicReason>>() {
             Some(Self::Breaker)
         } else if err.is::<ShedRefused>() {
             Some(Self::Shed)
@@ -131,6 +137,17 @@ impl Piece {
     }
 }
 
+/// The wait a breaker's refusal knows, of either family the crate's layers make: the SRE
+/// breaker's (never one) or the classic breaker's (the rest of its open wait).
+fn breaker_wait(err: &(dyn Error + 'static)) -> Option<Duration> {
+    if let Some(refused) = err.downcast_ref::<BreakerRefused<ClassicReason>>() {
+        refused.retry_after()
+    } else {
+        err.downcast_ref::<BreakerRefused>()
+            .and_then(BreakerRefused::retry_after)
+    }
+}
+
 impl fmt::Display for Piece {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())
@@ -147,7 +164,7 @@ impl fmt::Display for Piece {
 /// | `status` | the response's status |
 /// | `detail` | the refusal's `Display`: its one line, with the numbers that decided it |
 /// | `piece` | [`Piece::as_str`], to match a response to the `piece` label of the metrics |
-/// | `retry_after` | for a rate limit, `Retry-After` in whole seconds; absent otherwise |
+/// | `retry_after` | where the refusal knows a wait (a rate limit, a classic breaker refusing open), `Retry-After` in whole seconds; absent otherwise |
 ///
 /// The text body is `"<title>: <detail>\n"`. The `detail` tells a client the numbers behind
 /// the decision (a breaker's window totals, a shedder's CPU reading): what an operator
@@ -176,7 +193,7 @@ impl fmt::Display for Piece {
 pub struct Problem {
     piece: Piece,
     detail: String,
-    /// A rate limit's `Retry-After`, in its whole seconds.
+    /// The refusal's `Retry-After`, in its whole seconds, where it knows a wait.
     retry_after: Option<u64>,
     headers: HeaderMap,
 }
@@ -186,12 +203,20 @@ impl Problem {
     /// none (see [`status_for`](super::status_for)).
     pub fn from_error(err: &(dyn Error + 'static)) -> Option<Self> {
         let (piece, link) = super::refusal(err)?;
-        let limited = link.downcast_ref::<Limited>();
+        let (retry_after, headers) = if let Some(limited) = link.downcast_ref::<Limited>() {
+            (Some(limited.retry_after_seconds()), limited.headers())
+        } else if let Some(seconds) = breaker_wait(link).map(retry_after_seconds) {
+            let mut headers = HeaderMap::with_capacity(1);
+            headers.insert(RETRY_AFTER, HeaderValue::from(seconds));
+            (Some(seconds), headers)
+        } else {
+            (None, HeaderMap::new())
+        };
         Some(Self {
             piece,
             detail: link.to_string(),
-            retry_after: limited.map(Limited::retry_after_seconds),
-            headers: limited.map(Limited::headers).unwrap_or_default(),
+            retry_after,
+            headers,
         })
     }
 
@@ -211,8 +236,8 @@ impl Problem {
     }
 
     /// The header fields the response carries besides `Content-Type`: for a rate limit,
-    /// `Retry-After` and the `RateLimit` fields; nothing for the other pieces, which know no
-    /// wait.
+    /// `Retry-After` and the `RateLimit` fields; for a breaker that knows its wait,
+    /// `Retry-After`; nothing for the other pieces, which know no wait.
     pub fn headers(&self) -> &HeaderMap {
         &self.headers
     }

@@ -70,7 +70,7 @@ impl Limited {
     /// [`retry_after`](Limited::retry_after) as `Retry-After` gives it: whole seconds,
     /// rounded up, capped at the 15 digits a field carries.
     pub(crate) fn retry_after_seconds(&self) -> u64 {
-        whole_seconds(self.retry_after()).min(MAX_INTEGER)
+        retry_after_seconds(self.retry_after())
     }
 
     /// A `429 Too Many Requests` response with an empty body and [`headers`](Limited::headers).
@@ -245,6 +245,14 @@ impl Field {
     fn value(&self) -> Option<HeaderValue> {
         HeaderValue::from_bytes(&self.bytes[..self.len]).ok()
     }
+}
+
+/// `wait` as a `Retry-After` field gives it: whole seconds, rounded up so that a client
+/// waiting that long is not turned away for a fraction of a second, capped at the 15 digits a
+/// field carries. The one rounding of every `Retry-After` the crate sends: a rate limit's and
+/// a breaker's.
+pub(crate) fn retry_after_seconds(wait: Duration) -> u64 {
+    whole_seconds(wait).min(MAX_INTEGER)
 }
 
 /// `d` in whole seconds, rounded up, saturating at `u64::MAX`.

@@ -111,6 +111,7 @@ pub use self::client::{ClientAddr, ProxyHeader};
 pub use self::error::{KindMismatch, Limited};
 pub use self::future::QuotaFuture;
 pub use self::headroom::Headroom;
+pub(crate) use self::http::retry_after_seconds;
 pub use self::layer::QuotaLayer;
 pub use self::service::QuotaService;
 pub use self::tune::QuotaTuner;

@@ -4,6 +4,7 @@ use core::time::Duration;
 
 use crate::backoff::{Backoff, Jitter};
 use crate::breaker::{SRE, Sre};
+use crate::classic::{Classic, Force, OpenWait, Record};
 use crate::shedder::Shed;
 #[cfg(doc)]
 use {super::Ward, crate::Gate};
@@ -45,7 +46,7 @@ use {super::Ward, crate::Gate};
 /// ```
 ///
 /// `P` is the policy of the breaker family the ward runs, by default the SRE breaker's
-/// [`Sre`].
+/// [`Sre`]; [`RECONNECT_CLASSIC`] is the preset for the classic breaker's [`Classic`].
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(
     feature = "serde",
@@ -88,6 +89,62 @@ pub const RECONNECT: Reconnect = Reconnect {
         jitter: Jitter::Spread(0.2),
     },
     checkouts: Checkouts::Open,
+};
+
+/// The preset [`Reconnect`] with the classic breaker: [`RECONNECT`]'s bucket, backoff and
+/// checkouts, and a classic policy for a pool's connects and checks, which are few, uneven
+/// in time, and each already bounded by the pool's own timeouts.
+///
+/// | field | value | why |
+/// | --- | --- | --- |
+/// | `breaker.record` | the last 20 outcomes | about two rounds of a pool of 8, its connects and their checks: a window counted in outcomes, not in time, since a busy pool checks thousands of connections a second, whose successes would bury an outage's few failures in any window of seconds until it had lasted as long, while a quiet pool's few outcomes are still weighed; and smaller than resilience4j's 100, so that the 8 checks of a pool whose backend died and a few failed connects open it at once |
+/// | `breaker.minimum` | 5 outcomes | go-zero's 5 calls never refused: a new pool's first broken connection never opens it |
+/// | `breaker.failure_rate` | 50 % | resilience4j's default: half of what the pool heard failed: a backend whose every new connection is made and then fails its first check reaches it, a breaking connection among healthy ones does not |
+/// | `breaker.slow_call`, `breaker.slow_rate` | the longest, 100 % | the pool's connect timeout already fails a slow connect; counting it slow as well would count one fault twice (as [`POLLY`](crate::POLLY), which counts no slow calls) |
+/// | `breaker.open` | 1 s, growing by 1.6 to 4 s | the SRE preset's probe after 1 s, growing as the backoff does (gRPC's factor of 1.6) to the backoff's cap: an open breaker never holds a recovered backend's pool back longer than the backoff would, so the pool is still back within 5 s of its backend |
+/// | `breaker.probes` | 1 | one connect at a time is what the ward's backoff lets through while failing; one that succeeds says the backend is back, and the bucket paces the rest |
+/// | `breaker.lease` | 4 s | the backoff's cap, after which the ward stops waiting on a trial in flight: a probe not settled by then is lost for both |
+/// | `breaker.automatic`, `breaker.force` | off, none | nothing polls the state between connects; the next connect moves it |
+/// | `rate`, `burst`, `backoff`, `checkouts` | [`RECONNECT`]'s | see [`Reconnect`]'s `# Default` |
+///
+/// `Reconnect::<Classic>::default()` is another policy: [`RECONNECT`] with resilience4j's
+/// defaults ([`CLASSIC`](crate::CLASSIC)), whose 100 calls a pool seldom makes.
+///
+/// # Examples
+///
+/// ```
+/// use core::time::Duration;
+/// use ironward::classic::OpenWait;
+/// use ironward::{Classic, ClassicBreaker, RECONNECT, RECONNECT_CLASSIC, Reconnect, Ward};
+///
+/// assert_eq!(RECONNECT_CLASSIC.backoff, RECONNECT.backoff);
+/// let longest = OpenWait::after(RECONNECT_CLASSIC.breaker.open, 10);
+/// assert_eq!(longest, RECONNECT.backoff.cap);
+/// let stricter = Reconnect { breaker: Classic { minimum: 10, ..RECONNECT_CLASSIC.breaker }, ..RECONNECT_CLASSIC };
+/// let ward = Ward::for_breaker::<ClassicBreaker>(stricter, Duration::ZERO);
+/// assert_eq!(ward.policy().breaker.minimum, 10);
+/// ```
+pub const RECONNECT_CLASSIC: Reconnect<Classic> = Reconnect {
+    breaker: Classic {
+        record: Record::Count { calls: 20 },
+        failure_rate: 0.5,
+        slow_rate: 1.0,
+        slow_call: Duration::MAX,
+        minimum: 5,
+        open: OpenWait::Growing {
+            first: Duration::from_secs(1),
+            factor: 1.6,
+            max: RECONNECT.backoff.cap,
+        },
+        probes: 1,
+        lease: RECONNECT.backoff.cap,
+        automatic: false,
+        force: Force::None,
+    },
+    rate: RECONNECT.rate,
+    burst: RECONNECT.burst,
+    backoff: RECONNECT.backoff,
+    checkouts: RECONNECT.checkouts,
 };
 
 /// [`RECONNECT`] with the breaker family's default policy (for [`Sre`], [`SRE`]).

@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use ironward::classic::Transition;
+use ironward::classic::{State as BreakerState, Transition};
 use ironward::{
     Breaker, CircuitBreaker, ConnectPermit, Outcome, RECONNECT, Reconnect, Refusal, Ward, WardPiece,
 };
@@ -291,7 +291,11 @@ impl<M, B: CircuitBreaker> Warded<M, B> {
         self.shared.checkouts.register();
         self.shared.ratio.register();
         if B::STATEFUL {
-            self.shared.states.register();
+            let now = self.shared.knobs.clock.now();
+            self.shared.states.register(|| {
+                let state = ironward_tokio::lock(&self.shared.state).ward.state(now);
+                state.unwrap_or(BreakerState::Closed)
+            });
         }
         Handle {
             shared: Arc::clone(&self.shared),

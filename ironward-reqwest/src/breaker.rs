@@ -1,6 +1,7 @@
 //! A circuit breaker several clients can share, with the clock and dice it reads.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use ironward::classic::Transition;
 use ironward_tokio::{BreakerPolicy, Clock, Dice, Knobs, SharedBreaker, SharedCircuitBreaker};
@@ -263,7 +264,7 @@ impl<B: SharedCircuitBreaker> ClientBreaker<B> {
         let roll = self.knobs.dice.roll();
         let now = self.knobs.clock.now();
         let checked = self.breaker.check(now, roll);
-        self.watch();
+        self.watch(now);
         match checked {
             Ok(permit) => {
                 self.meter.admitted();
@@ -287,21 +288,22 @@ impl<B: SharedCircuitBreaker> ClientBreaker<B> {
     /// Records the attempt behind `permit` as `verdict` says, now; `Verdict::Neither` drops
     /// the permit unsettled.
     pub(crate) fn settle(&self, permit: B::Permit, verdict: Verdict) {
+        let now = self.knobs.clock.now();
         // The breaker made the permit, so nothing comes back.
         let _ = match verdict {
-            Verdict::Pass => self.breaker.pass(permit, self.knobs.clock.now()),
-            Verdict::Fail => self.breaker.fail(permit, self.knobs.clock.now()),
+            Verdict::Pass => self.breaker.pass(permit, now),
+            Verdict::Fail => self.breaker.fail(permit, now),
             Verdict::Neither => None,
         };
-        self.watch();
+        self.watch(now);
     }
 
     /// Reports the change of state the last decisions made, if any (`States::watch`: for a
     /// family without states, the SRE breaker, nothing, decided when the breaker is
     /// compiled, so its attempts never ask).
     #[inline]
-    fn watch(&self) {
-        if let Some(transition) = self.meter.watch(&*self.breaker) {
+    fn watch(&self, now: Duration) {
+        if let Some(transition) = self.meter.watch(&*self.breaker, now) {
             self.transitioned(transition);
         }
     }

@@ -11,7 +11,9 @@
 //!
 //! The names, units and labels are documented in the guide's [metrics](crate::_guide::metrics).
 
-use ironward::classic::Transition;
+use std::time::Duration;
+
+use ironward::classic::{State, Transition};
 use ironward_tokio::SharedCircuitBreaker;
 pub(crate) use ironward_tokio::meter::{DEFAULT_NAME, Retries as RetryMeter, States};
 use ironward_tokio::meter::{Decisions, Level};
@@ -57,19 +59,24 @@ impl BreakerMeter {
         self.register();
     }
 
-    /// Registers the gauges, if they are not yet: the ratio, and a stateful family's state
-    /// and changes.
+    /// Registers the ratio's gauge, if it is not yet (a stateful family's state gauge
+    /// registers at its first [`watch`](Self::watch), which reads the breaker's state).
     fn register(&self) {
         self.ratio.register();
-        if self.stateful {
-            self.states.register();
-        }
     }
 
-    /// Takes and reports the change of state `breaker` made, if its family has states; the
-    /// change, for the event.
+    /// Takes and reports the change of state `breaker` made by `now`, if its family has
+    /// states, registering its state gauge first if it is not yet; the change, for the event.
     #[inline]
-    pub(crate) fn watch<B: SharedCircuitBreaker>(&self, breaker: &B) -> Option<Transition> {
+    pub(crate) fn watch<B: SharedCircuitBreaker>(
+        &self,
+        breaker: &B,
+        now: Duration,
+    ) -> Option<Transition> {
+        if self.stateful {
+            self.states
+                .register(|| breaker.state(now).unwrap_or(State::Closed));
+        }
         self.states.watch(breaker)
     }
 

@@ -251,11 +251,12 @@ async fn a_classic_breaker_reports_each_state_and_each_change_once() {
             }
         }
     });
-    let mut client = BreakerLayer::new(policy)
+    let layer = BreakerLayer::new(policy)
         .with_classifier(AnyError)
         .with_clock(clock)
-        .with_name("payments")
-        .layer(backend);
+        .with_name("payments");
+    let tuner = layer.tuner();
+    let mut client = layer.layer(backend);
     let _sre = BreakerLayer::new(SRE)
         .with_name("search")
         .layer(service_fn(|()| async { Ok::<_, BoxError>(()) }));
@@ -315,4 +316,22 @@ async fn a_classic_breaker_reports_each_state_and_each_change_once() {
     assert_eq!(changes(&seen, "half_open", "closed"), 1);
     assert_eq!(changes(&seen, "closed", "open"), 0);
     assert_eq!(seen.admitted("breaker", "payments"), 1);
+
+    // Forced open by a retune (4), with no call to carry the change, and lifted again.
+    use ironward::classic::Force;
+    tuner.retune(Classic {
+        force: Force::Open,
+        ..policy
+    });
+    let seen = recording.seen();
+    assert_eq!(
+        (state(&seen), changes(&seen, "closed", "forced_open")),
+        (4.0, 1)
+    );
+    tuner.retune(policy);
+    let seen = recording.seen();
+    assert_eq!(
+        (state(&seen), changes(&seen, "forced_open", "closed")),
+        (0.0, 1)
+    );
 }

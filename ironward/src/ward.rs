@@ -7,7 +7,7 @@ use core::time::Duration;
 use crate::backoff::Backoff;
 use crate::breaker::{Breaker, CircuitBreaker, Permit};
 use crate::bucket::Bucket;
-use crate::classic::Transition;
+use crate::classic::{State, Transition};
 use crate::clock::{Latest, nanos};
 use crate::gate::Gate;
 use crate::internal::owner::{Mark, Owner};
@@ -481,6 +481,13 @@ impl<B: CircuitBreaker> Ward<B> {
     #[must_use]
     pub fn ratio(&self, now: Duration) -> f64 {
         self.breaker.ratio(now)
+    }
+
+    /// The state the breaker is in at `now`, for a family with states
+    /// ([`CircuitBreaker::state`]); `None` for the SRE [`Breaker`].
+    #[must_use]
+    pub fn state(&self, now: Duration) -> Option<State> {
+        self.breaker.state(now)
     }
 
     /// The change of state the breaker's decisions since the last take made, taken once

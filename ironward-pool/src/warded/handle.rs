@@ -65,9 +65,13 @@ impl<B: CircuitBreaker> Handle<B> {
     pub fn retune(&self, policy: Reconnect<B::Policy>) {
         let now = self.shared.knobs.clock.now();
         tracing::debug!(name = self.shared.knobs.name, ?policy, "ward retuned");
-        ironward_tokio::lock(&self.shared.state)
-            .ward
-            .retune(policy, now);
+        let changed = {
+            let mut state = ironward_tokio::lock(&self.shared.state);
+            state.ward.retune(policy, now);
+            Shared::changed(&mut state)
+        };
+        // A policy that puts the breaker in a state by hand, or lifts one, changes it now.
+        self.shared.transitioned(changed);
     }
 
     /// Tells the ward's breaker how a command on a connection from the pool went:

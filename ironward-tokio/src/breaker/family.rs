@@ -6,7 +6,7 @@ use std::fmt;
 use std::sync::Mutex;
 use std::time::Duration;
 
-use ironward::classic::Transition;
+use ironward::classic::{State, Transition};
 use ironward::{Breaker, BreakerReason, CircuitBreaker, Classic, ClassicBreaker, Sre};
 
 use super::{BreakerPermit, SharedBreaker};
@@ -112,6 +112,13 @@ pub trait SharedCircuitBreaker: Send + Sync + 'static {
     /// [`CircuitBreaker::take_transition`]; `None` for a family without states.
     #[must_use = "a transition taken and dropped is lost to every later take"]
     fn take_transition(&self) -> Option<Transition> {
+        None
+    }
+
+    /// The state the breaker is in at `now`, as [`CircuitBreaker::state`]; `None` for a
+    /// family without states.
+    fn state(&self, now: Duration) -> Option<State> {
+        let _ = now;
         None
     }
 }
@@ -300,5 +307,13 @@ where
     /// `SharedClassicBreaker`) keeps every one.
     fn take_transition(&self) -> Option<Transition> {
         lock(self).take_transition()
+    }
+
+    fn state(&self, now: Duration) -> Option<State> {
+        if B::STATEFUL {
+            lock(self).state(now)
+        } else {
+            None
+        }
     }
 }

@@ -27,7 +27,7 @@ const ALL: [State; 6] = [
 
 /// The changes the record alone makes, registered (at zero) with the gauge so that a rate
 /// over them sees their first count: closed to open, open to half-open, half-open to closed
-/// and half-open to open. A state put by hand is no change the breaker makes.
+/// and half-open to open. A change to or from a state put by hand registers when it counts.
 #[cfg(feature = "metrics")]
 const RECORDED: [(State, State); 4] = [
     (State::Closed, State::Open),
@@ -45,11 +45,11 @@ const RECORDED: [(State, State); 4] = [
 /// `take_transition`), and only for a family whose `STATEFUL` is `true`: an SRE breaker,
 /// which has no states, registers neither series.
 ///
-/// [`register`](Self::register) registers the gauge, at 0 (closed, the state every breaker
-/// is made in), and the four changes the record makes, at zero; any other change's series
-/// is registered when it first counts. A state put by hand (`Force`) is policy, not a
-/// decision, and changes neither series: the gauge reads the state the record put the
-/// breaker in.
+/// [`register`](Self::register) registers the gauge at the state the breaker is in then
+/// (closed for a new breaker, or the state its policy puts it in by hand), and the four
+/// changes the record makes, at zero; any other change's series is registered when it
+/// first counts. A retune that puts the breaker in a state by hand (`Force`), or lifts one,
+/// is a change like any other: the edge reports it once the retune returns.
 ///
 /// # Examples
 ///
@@ -58,7 +58,7 @@ const RECORDED: [(State, State); 4] = [
 /// use ironward_tokio::meter::States;
 ///
 /// let states = States::new("payments");
-/// states.register();
+/// states.register(|| State::Closed);
 /// states.transition(Transition { from: State::Closed, to: State::Open }); // gauge 1
 /// assert_eq!(States::number(State::HalfOpen), 2);
 /// assert_eq!(states.name(), "payments");
@@ -115,16 +115,21 @@ impl States {
         self.name
     }
 
-    /// Registers the gauge and the four changes the record makes now, if they are not yet;
-    /// see [`Decisions::register`].
-    pub fn register(&self) {
+    /// Registers the gauge, at the state `state` reads, and the four changes the record
+    /// makes, now, if they are not yet; see [`Decisions::register`]. `state` is asked only
+    /// when the gauge is made (an edge that registers at each decision pays one load), and a
+    /// gauge already made keeps what it reads.
+    pub fn register(&self, state: impl FnOnce() -> State) {
         #[cfg(feature = "metrics")]
-        {
-            self.gauge();
+        if self.gauge.get().is_none() {
+            let gauge = self.gauge();
+            gauge.set(f64::from(Self::number(state())));
             for (from, to) in RECORDED {
                 self.change(from, to);
             }
         }
+        #[cfg(not(feature = "metrics"))]
+        let _ = state;
     }
 
     /// Takes the change of state `breaker`'s decisions since the last take made and
@@ -177,13 +182,17 @@ impl States {
     /// The gauge, registered on first use.
     #[cfg(feature = "metrics")]
     fn gauge(&self) -> &metrics::Gauge {
-        self.gauge.get_or_init(|| {
-            metrics::describe_gauge!(
-                BREAKER_STATE,
-                "State the breaker is in: closed 0, open 1, half-open 2, disabled 3, forced open 4, metrics only 5 (1)"
-            );
-            metrics::gauge!(BREAKER_STATE, "name" => self.name)
-        })
+        self.gauge.get_or_init(|| Self::described(self.name))
+    }
+
+    /// The gauge of the breaker `name`, described and registered.
+    #[cfg(feature = "metrics")]
+    fn described(name: &'static str) -> metrics::Gauge {
+        metrics::describe_gauge!(
+            BREAKER_STATE,
+            "State the breaker is in: closed 0, open 1, half-open 2, disabled 3, forced open 4, metrics only 5 (1)"
+        );
+        metrics::gauge!(BREAKER_STATE, "name" => name)
     }
 
     /// The counter of the change from `from` to `to`, registered on first use.

@@ -212,8 +212,8 @@ fn a_breakers_state_and_changes_count_once_each_and_only_once_registered() {
     metrics::with_local_recorder(&recorder, || {
         let states = States::new("api");
         assert_eq!(series(&recorder), vec![], "nothing before `register`");
-        states.register();
-        states.register();
+        states.register(|| State::Closed);
+        states.register(|| panic!("the state is read only when the gauge is made"));
         let mut want = vec![
             ("ironward.breaker.state{name=api}".to_owned(), 0),
             (key("closed", "open"), 0),
@@ -251,5 +251,18 @@ fn a_breakers_state_and_changes_count_once_each_and_only_once_registered() {
             "{seen:?}"
         );
         assert_eq!(seen.len(), 6, "{seen:?}");
+    });
+}
+
+#[test]
+fn a_breaker_made_in_a_state_put_by_hand_registers_its_gauge_there() {
+    let recorder = DebuggingRecorder::new();
+    metrics::with_local_recorder(&recorder, || {
+        States::new("held").register(|| State::ForcedOpen);
+        let seen = series(&recorder);
+        assert!(
+            seen.contains(&("ironward.breaker.state{name=held}".to_owned(), 4)),
+            "{seen:?}"
+        );
     });
 }

@@ -3,7 +3,7 @@
 use crate::meter::{Level, Meter, States};
 use crate::tuner::Tune;
 use crate::{Classify, Mode};
-use ironward::classic::Transition;
+use ironward::classic::{State, Transition};
 use ironward_tokio::Knobs;
 use ironward_tokio::{SharedBreaker, SharedCircuitBreaker};
 use tower::BoxError;
@@ -39,7 +39,9 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
         self.meter.register();
         self.ratio.register();
         if B::STATEFUL {
-            self.states.register();
+            let now = self.knobs.clock.now();
+            self.states
+                .register(|| self.breaker.state(now).unwrap_or(State::Closed));
         }
     }
 
@@ -141,6 +143,8 @@ impl<C: Send + Sync, B: SharedCircuitBreaker> Tune<B::Policy> for Shared<C, B> {
     fn retune(&self, policy: B::Policy) -> B::Policy {
         let was = self.breaker.retune(policy.clone(), self.knobs.clock.now());
         tracing::debug!(from = ?was, to = ?policy, "breaker retuned");
+        // A policy that puts the breaker in a state by hand, or lifts one, changes it now.
+        self.watch();
         was
     }
 

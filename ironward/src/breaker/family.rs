@@ -5,7 +5,7 @@ use core::time::Duration;
 
 use super::{Breaker, Permit, Sre};
 use crate::breaker::BreakerReason;
-use crate::classic::Transition;
+use crate::classic::{State, Transition};
 use crate::window::Outcome;
 
 /// A circuit breaker of any family: asked before a call, told how the call went.
@@ -128,6 +128,13 @@ pub trait CircuitBreaker {
     /// breaker, whose refusals follow the record by degrees).
     #[must_use = "a transition taken and dropped is lost to every later take"]
     fn take_transition(&mut self) -> Option<Transition> {
+        None
+    }
+
+    /// The state the breaker is in at `now`, for a family with states; `None` for one
+    /// without (the default, and the SRE breaker). An edge's state gauge starts from it.
+    fn state(&self, now: Duration) -> Option<State> {
+        let _ = now;
         None
     }
 }

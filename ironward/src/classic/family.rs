@@ -78,4 +78,8 @@ impl CircuitBreaker for ClassicBreaker {
     fn take_transition(&mut self) -> Option<Transition> {
         ClassicBreaker::take_transition(self)
     }
+
+    fn state(&self, now: Duration) -> Option<State> {
+        Some(ClassicBreaker::state(self, now))
+    }
 }

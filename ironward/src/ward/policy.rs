@@ -4,7 +4,7 @@ use core::time::Duration;
 
 use crate::backoff::{Backoff, Jitter};
 use crate::breaker::{SRE, Sre};
-use crate::classic::{Classic, Force, OpenWait, Record};
+use crate::classic::{Classic, Force, HalfOpen, OpenWait, Record};
 use crate::shedder::Shed;
 #[cfg(doc)]
 use {super::Ward, crate::Gate};
@@ -102,7 +102,7 @@ pub const RECONNECT: Reconnect = Reconnect {
 /// | `breaker.failure_rate` | 50 % | resilience4j's default: half of what the pool heard failed: a backend whose every new connection is made and then fails its first check reaches it, a breaking connection among healthy ones does not |
 /// | `breaker.slow_call`, `breaker.slow_rate` | the longest, 100 % | the pool's connect timeout already fails a slow connect; counting it slow as well would count one fault twice (as [`POLLY`](crate::POLLY), which counts no slow calls) |
 /// | `breaker.open` | 1 s, growing by 1.6 to 4 s | the SRE preset's probe after 1 s, growing as the backoff does (gRPC's factor of 1.6) to the backoff's cap: an open breaker never holds a recovered backend's pool back longer than the backoff would, so the pool is still back within 5 s of its backend |
-/// | `breaker.probes` | 1 | one connect at a time is what the ward's backoff lets through while failing; one that succeeds says the backend is back, and the bucket paces the rest |
+/// | `breaker.probes`, `breaker.half_open` | 1, then closed | one connect at a time is what the ward's backoff lets through while failing; one that succeeds says the backend is back, and the bucket paces the rest |
 /// | `breaker.lease` | 4 s | the backoff's cap, after which the ward stops waiting on a trial in flight: a probe not settled by then is lost for both |
 /// | `breaker.automatic`, `breaker.force` | off, none | nothing polls the state between connects; the next connect moves it |
 /// | `rate`, `burst`, `backoff`, `checkouts` | [`RECONNECT`]'s | see [`Reconnect`]'s `# Default` |
@@ -137,6 +137,7 @@ pub const RECONNECT_CLASSIC: Reconnect<Classic> = Reconnect {
             max: RECONNECT.backoff.cap,
         },
         probes: 1,
+        half_open: HalfOpen::Probes,
         lease: RECONNECT.backoff.cap,
         automatic: false,
         force: Force::None,

@@ -36,6 +36,7 @@ use crate::window::Outcome;
 
 mod counts;
 mod family;
+mod horizon;
 mod policy;
 mod reason;
 #[cfg(test)]

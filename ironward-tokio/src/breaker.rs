@@ -13,9 +13,11 @@ use crate::lock;
 use crate::owner::Owner;
 use crate::stripe::{Padded, Stripes};
 
+mod classic;
 mod family;
 mod permit;
 
+pub use classic::{SharedClassicBreaker, SharedClassicPermit};
 pub use family::SharedCircuitBreaker;
 pub use permit::BreakerPermit;
 

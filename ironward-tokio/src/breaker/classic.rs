@@ -242,20 +242,24 @@ impl SharedClassicBreaker {
                 Call::Closed { epoch, at },
             ));
         }
-        self.locked(|breaker| {
-            let permit = breaker.check(now)?;
-            if breaker.healthy_until().is_none() {
-                return Ok(SharedClassicPermit::new(&self.owner, Call::Exact(permit)));
-            }
+        let mut exact = self.exact();
+        self.close(&mut exact);
+        let decided = exact.breaker.check(now);
+        self.queue(&mut exact);
+        // A breaker that refuses is not closed, so not healthy: the fast path stays closed,
+        // as `open` would leave it, and the turn ends without asking.
+        let permit = decided?;
+        self.open(&mut exact);
+        let call = if exact.open {
             // A closed stage's permit: its stage and time say all of it, and a pass of it may
             // then be counted on a stripe.
             drop(permit);
-            let (epoch, at) = (breaker.epoch(), nanos(breaker.latest()));
-            Ok(SharedClassicPermit::new(
-                &self.owner,
-                Call::Closed { epoch, at },
-            ))
-        })
+            let (epoch, at) = (exact.breaker.epoch(), nanos(exact.breaker.latest()));
+            Call::Closed { epoch, at }
+        } else {
+            Call::Exact(permit)
+        };
+        Ok(SharedClassicPermit::new(&self.owner, call))
     }
 
     /// Records the call behind `permit` as a success at `now` (its completion time, slow if

@@ -26,7 +26,7 @@ mod common;
 #[path = "threads/harness.rs"]
 mod harness;
 
-use common::{answer, answered, group, send};
+use common::{answer, answered, failsafe_breaker, group, send};
 use harness::{lock, shared};
 
 use std::hint::black_box;
@@ -434,17 +434,7 @@ fn breaker(c: &mut Criterion) {
                 },
             );
 
-            let policy = failsafe::failure_policy::consecutive_failures(
-                5,
-                failsafe::backoff::constant(hour),
-            );
-            let failsafe_breaker = failsafe::Config::new().failure_policy(policy).build();
-            if !healthy {
-                for _ in 0..5 {
-                    let _ = failsafe_breaker.call(|| Err::<u8, _>(()));
-                }
-            }
-            assert_eq!(failsafe_breaker.is_call_permitted(), healthy);
+            let failsafe_breaker = failsafe_breaker(!healthy);
             let breaker = &failsafe_breaker;
             shared(
                 &mut g,

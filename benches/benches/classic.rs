@@ -18,7 +18,7 @@ mod common;
 mod harness;
 
 use common::{CLASSIC_HOUR, failsafe_breaker, group};
-use harness::{lock, shared};
+use harness::{failsafe, lock, shared};
 
 use std::hint::black_box;
 use std::sync::Mutex;
@@ -125,17 +125,7 @@ fn two_threads(c: &mut Criterion) {
                 },
             );
 
-            let failsafe = failsafe_breaker(!healthy);
-            let breaker = &failsafe;
-            shared(
-                &mut g,
-                &format!("failsafe/{case}"),
-                threads,
-                healthy,
-                |n| vec![breaker; n],
-                |breaker| breaker.call(|| Ok::<_, ()>(black_box(1u8))).is_ok(),
-            );
-            assert_eq!(failsafe.is_call_permitted(), healthy);
+            failsafe(&mut g, case, threads, healthy);
         }
     }
     g.finish();

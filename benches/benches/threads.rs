@@ -26,8 +26,8 @@ mod common;
 #[path = "threads/harness.rs"]
 mod harness;
 
-use common::{answer, answered, failsafe_breaker, group, send};
-use harness::{lock, shared};
+use common::{answer, answered, group, send};
+use harness::{failsafe, lock, shared};
 
 use std::hint::black_box;
 use std::num::NonZeroU32;
@@ -36,7 +36,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use failsafe::CircuitBreaker;
 use ironward::{Breaker, Bucket, Budget, SRE, SharedBucket, SharedBudget, Sre};
 use ironward_tower::GateLayer;
 use tower::limit::ConcurrencyLimitLayer;
@@ -434,17 +433,7 @@ fn breaker(c: &mut Criterion) {
                 },
             );
 
-            let failsafe_breaker = failsafe_breaker(!healthy);
-            let breaker = &failsafe_breaker;
-            shared(
-                &mut g,
-                &format!("failsafe/{case}"),
-                threads,
-                healthy,
-                |n| vec![breaker; n],
-                |breaker| breaker.call(|| Ok::<_, ()>(black_box(1u8))).is_ok(),
-            );
-            assert_eq!(failsafe_breaker.is_call_permitted(), healthy);
+            failsafe(&mut g, case, threads, healthy);
         }
     }
     g.finish();

@@ -9,6 +9,8 @@ use ironward::{CLASSIC, Classic, ClassicBreaker, ClassicPermit};
 use ironward_tokio::{SharedClassicBreaker, SharedClassicPermit};
 use proptest::prelude::*;
 
+use crate::shared_breaker::{Readings, Step};
+
 /// One call on both breakers; times are steps from the latest reading.
 #[derive(Debug, Clone)]
 enum Op {
@@ -45,14 +47,6 @@ enum Op {
         slow_every: usize,
         keep_every: usize,
     },
-}
-
-/// One clock reading, relative to the latest one taken, in nanoseconds.
-#[derive(Debug, Clone, Copy)]
-enum Step {
-    Forward(u64),
-    Back(u64),
-    End,
 }
 
 /// Steps mostly within a bucket of the policies below, some across several and past the
@@ -157,22 +151,6 @@ fn op(end: bool) -> impl Strategy<Value = Op> {
     ]
 }
 
-/// The readings of one run: every step from the latest, a backwards step read from there.
-struct Readings(u64);
-
-impl Readings {
-    fn next(&mut self, step: Step) -> Duration {
-        match step {
-            Step::Forward(n) => {
-                self.0 = self.0.saturating_add(n);
-                Duration::from_nanos(self.0)
-            }
-            Step::Back(n) => Duration::from_nanos(self.0.saturating_sub(n)),
-            Step::End => Duration::MAX,
-        }
-    }
-}
-
 /// The breaker's whole state as text, less who it is (a copy is another breaker) and its
 /// one slot of changes (the shared form keeps them in its queue).
 fn inside(breaker: &ClassicBreaker) -> String {
@@ -245,7 +223,7 @@ fn same_as_breaker(policy: Classic, start: u64, ops: Vec<Op>) -> Result<(), Test
     let start = Duration::from_nanos(start);
     let shared = SharedClassicBreaker::new(policy, start);
     let mut breaker = ClassicBreaker::new(policy, start);
-    let mut clock = Readings(start.as_nanos() as u64);
+    let mut clock = Readings(start.as_nanos() as u64, true);
     let mut open: Vec<(SharedClassicPermit, ClassicPermit)> = Vec::new();
     for (step, op) in ops.into_iter().enumerate() {
         match op {

@@ -6,6 +6,7 @@ use std::time::Duration;
 
 use super::{Exact, SharedClassicBreaker};
 use crate::clock::nanos;
+use crate::stripe;
 
 /// What a healthy breaker's calls read without the lock, written only while every stripe is
 /// closed (see the type's docs).
@@ -185,14 +186,9 @@ impl SharedClassicBreaker {
 }
 
 impl Stripe {
-    /// Notes that a call on this stripe saw `at`.
+    /// Notes that a call on this stripe saw `at` (see the type's docs, the breaker's clock).
     #[inline]
     fn saw(&self, at: u64) {
-        // A load and a plain store, not a swap loop: a stripe is one thread's but for
-        // collisions, and two threads racing here can only leave the earlier of two times
-        // (see the type's docs, the breaker's clock).
-        if at > self.latest.load(Ordering::Relaxed) {
-            self.latest.store(at, Ordering::Relaxed);
-        }
+        stripe::note(&self.latest, at);
     }
 }

@@ -66,9 +66,10 @@ pub use permit::SharedClassicPermit;
 ///
 /// Calls that do not overlap are decided and recorded exactly as one [`ClassicBreaker`]
 /// decides and records them: the same permits and refusals with the same reasons, the same
-/// record, the same changes of state in the same order, the same ratio, clocks going
-/// backwards and retunes included (the property tests hold it to that against the `&mut`
-/// breaker, on one thread). Why:
+/// record, the same changes of state in the same order, the same ratio, retunes included;
+/// and clocks going backwards too, on one thread (the property tests hold it to all of that
+/// against the `&mut` breaker), or across threads on a clock that never goes back (see the
+/// breaker's clock below). Why:
 ///
 /// - A fast check lets a call through only in the stage the opening names, which is closed:
 ///   so does `ClassicBreaker::check`, changing nothing but its clock. The permit's time is
@@ -95,22 +96,22 @@ pub use permit::SharedClassicPermit;
 /// Each call takes effect at one instant: a fast check at its second look at its stripe's
 /// word, a fast pass at its swap, anything else inside the lock. The calls of all threads are
 /// then the calls of one `ClassicBreaker` in the order of those instants, with two
-/// differences, both confined to calls that overlap (from the reading of the clock a call is
-/// given to its return):
+/// differences (a call overlaps another from the reading of the clock it is given to its
+/// return):
 ///
 /// - **The breaker's clock.** A fast call reads the breaker's clock as the latest of the
 ///   opening's and of the times noted on its own stripe, not of the times other threads'
 ///   fast calls noted since: a later reading another thread took, which the exact breaker
-///   would read an earlier `now` as, is not seen. With a clock that never goes back
+///   would read an earlier `now` as, is not seen. On a clock that never goes back
 ///   ([`Clock`](crate::Clock)'s monotonic ones) a call that does not overlap that other one
-///   read a later time itself, so this only shows with a clock going backwards across
-///   threads, and moves a call's start and end times (so its slow test) by at most how far
-///   the clock went back. A check notes its time after its second look at its word, so a
-///   close that runs between the two hands the exact breaker its clock without that time
-///   until the next close, and two threads that share a stripe (more threads than stripes)
-///   may each leave the other's later time unnoted: the exact breaker may then read that
-///   call's reading late, by less than the overlap, for the time an opening or a probe's
-///   lease is counted from.
+///   read a later time itself, so this shows only for overlapping calls, or on a clock that
+///   goes backwards across threads, and moves a call's start and end times (so its slow
+///   test) by at most the overlap or how far the clock went back. Likewise a check notes its
+///   time after its second look at its word, so a close that runs between the two hands the
+///   exact breaker its clock without that time until the next close, and two threads that
+///   share a stripe (more threads than stripes) may each leave the other's later time
+///   unnoted: the exact breaker may then read that call's reading late, by less than the
+///   overlap, for the time an opening or a probe's lease is counted from.
 /// - **Changes of state, taken.** [`take_transition`](Self::take_transition) takes the
 ///   changes in the order they were made, and loses none (short of
 ///   [`PENDING`](Self::PENDING) untaken), but its test for one pending is one relaxed load: a

@@ -9,7 +9,7 @@
 
 mod common;
 
-use common::group;
+use common::{failsafe_breaker, group};
 
 use std::cell::Cell;
 use std::hint::black_box;
@@ -385,15 +385,8 @@ fn breaker(c: &mut Criterion) {
             }
         });
     });
-    let failsafe_breaker = || {
-        let policy = failsafe::failure_policy::consecutive_failures(
-            5,
-            failsafe::backoff::constant(Duration::from_secs(3600)),
-        );
-        failsafe::Config::new().failure_policy(policy).build()
-    };
     g.bench_function("failsafe/healthy", |b| {
-        let breaker = failsafe_breaker();
+        let breaker = failsafe_breaker(false);
         b.iter(|| breaker.call(|| Ok::<_, ()>(black_box(1u8))).is_ok());
     });
     g.bench_function("ironward/refusing", |b| {
@@ -408,11 +401,7 @@ fn breaker(c: &mut Criterion) {
         b.iter(|| breaker.allow(start.elapsed(), 0.0).is_some());
     });
     g.bench_function("failsafe/refusing", |b| {
-        let breaker = failsafe_breaker();
-        for _ in 0..5 {
-            let _ = breaker.call(|| Err::<(), _>(()));
-        }
-        assert!(!breaker.is_call_permitted());
+        let breaker = failsafe_breaker(true);
         b.iter(|| breaker.call(|| Ok::<_, ()>(black_box(1u8))).is_ok());
     });
     g.finish();

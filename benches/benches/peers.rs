@@ -7,11 +7,12 @@
 //!
 //! - `sliding`: throttle-net's log on a clock that steps on at each reading, as the ironward
 //!   rows' time steps on at each call.
-//! - `breaker_real_clock`: throttle-net's breaker on the real clock, which it reads itself.
+//! - `breaker_real_clock` and `classic_real_clock`: throttle-net's breaker on the real clock,
+//!   which it reads itself, beside the SRE breaker and the classic one.
 //!
 //! tower-resilience offers its limiter and its breaker only as tower layers, reading
-//! `Instant::now` inside, so its rows are in `layer_rate_limit` and `layer_breaker`, next to
-//! ironward-tower's layers on the real clock. A request there is `poll_ready`, `call` with a
+//! `Instant::now` inside, so its rows are in `layer_rate_limit`, `layer_breaker` and
+//! `layer_classic_breaker`, next to ironward-tower's layers on the real clock. A request there is `poll_ready`, `call` with a
 //! fresh `http::Request<()>` and one poll of the response future, by hand with `Waker::noop()`
 //! (no runtime); the inner service answers at once. Those rows include the tower service
 //! overhead on both sides. throttle-net has no fixed-window limiter, so `period` gets no peer
@@ -22,21 +23,22 @@
 
 mod common;
 
-use common::group;
+use common::{CLASSIC_HOUR, group};
 
 use std::fmt;
 use std::future::{Future, Ready, ready};
 use std::hint::black_box;
 use std::pin::pin;
-use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
 use std::task::{Context, Poll, Waker};
 use std::time::{Duration, Instant};
 
 use clock_lib::{Clock, Monotonic, Wall};
-use criterion::{BatchSize, Criterion};
+use criterion::{BatchSize, BenchmarkGroup, Criterion, measurement::WallTime};
 use http::{Request, Response};
-use ironward::SRE;
+use ironward::{Classic, ClassicBreaker, ClassicReason, SRE};
+use ironward_tokio::{SharedCircuitBreaker, SharedClassicBreaker};
 use ironward_tower::{BreakerLayer, BreakerRefused, Dice, Limited, Quota, QuotaLayer};
 use throttle_net::{BreakerState, CircuitBreaker, Decision, SlidingWindowLog};
 use tower::{BoxError, Layer, Service};
@@ -119,38 +121,42 @@ impl throttle_net::Limiter for Unlimited {
 /// the failsafe rows), a cooldown of an hour and an always-granting limiter, on its default
 /// clock (`Instant::now`, read in `try_acquire` and again when the permit is settled).
 /// Healthy: `try_acquire` then `Permit::success`, the form of ironward's `allow` and `pass`.
-/// Refusing: `try_acquire` on a breaker opened by 5 failed permits.
+/// Refusing: `try_acquire` on a breaker opened by 5 failed permits. The same rows go into
+/// `breaker_real_clock`, beside the SRE breaker, and `classic_real_clock`, beside the classic
+/// one (throttle-net's is a classic breaker too).
 fn breaker(c: &mut Criterion) {
     let build = || {
         CircuitBreaker::builder()
             .cooldown(Duration::from_secs(3600))
             .build(Unlimited)
     };
-    let mut g = group(c, "breaker_real_clock");
-    g.bench_function("throttle-net/healthy", |b| {
-        let breaker = build();
-        assert_eq!(breaker.state(), BreakerState::Closed);
-        b.iter(|| match breaker.try_acquire() {
-            Ok(Some(permit)) => {
-                permit.success();
-                true
-            }
-            _ => false,
+    for name in ["breaker_real_clock", "classic_real_clock"] {
+        let mut g = group(c, name);
+        g.bench_function("throttle-net/healthy", |b| {
+            let breaker = build();
+            assert_eq!(breaker.state(), BreakerState::Closed);
+            b.iter(|| match breaker.try_acquire() {
+                Ok(Some(permit)) => {
+                    permit.success();
+                    true
+                }
+                _ => false,
+            });
+            assert_eq!(breaker.state(), BreakerState::Closed);
         });
-        assert_eq!(breaker.state(), BreakerState::Closed);
-    });
-    g.bench_function("throttle-net/refusing", |b| {
-        let breaker = build();
-        for _ in 0..5 {
-            let permit = breaker.try_acquire().expect("closed").expect("granted");
-            permit.failure();
-        }
-        assert_eq!(breaker.state(), BreakerState::Open);
-        assert!(breaker.try_acquire().is_err());
-        b.iter(|| matches!(breaker.try_acquire(), Ok(Some(_))));
-        assert!(breaker.try_acquire().is_err());
-    });
-    g.finish();
+        g.bench_function("throttle-net/refusing", |b| {
+            let breaker = build();
+            for _ in 0..5 {
+                let permit = breaker.try_acquire().expect("closed").expect("granted");
+                permit.failure();
+            }
+            assert_eq!(breaker.state(), BreakerState::Open);
+            assert!(breaker.try_acquire().is_err());
+            b.iter(|| matches!(breaker.try_acquire(), Ok(Some(_))));
+            assert!(breaker.try_acquire().is_err());
+        });
+        g.finish();
+    }
 }
 
 /// The inner service's error, when it is told to fail.
@@ -340,29 +346,91 @@ fn layer_breaker(c: &mut Criterion) {
             b.iter(|| send(&mut service).is_ok());
             assert!(in_state(&mut service));
         });
-        g.bench_function(format!("tower-resilience/{case}"), |b| {
-            let (layer, handle) = CircuitBreakerLayer::builder()
-                .wait_duration_in_open(Duration::from_secs(3600))
-                .build_with_handle()
-                .expect("a valid circuit breaker");
-            if refusing {
-                let mut failing = layer.layer(Backend { fail: true });
-                for _ in 0..100 {
-                    let _ = send(&mut failing);
-                }
-                assert!(handle.is_open());
-            }
-            let mut service = layer.layer(Backend { fail: false });
-            let in_state = |service: &mut _| match send(service) {
-                Ok(_) => !refusing,
-                Err(err) => refusing && matches!(err, CircuitBreakerError::OpenCircuit),
-            };
-            assert!(in_state(&mut service));
-            b.iter(|| send(&mut service).is_ok());
-            assert!(in_state(&mut service));
-        });
+        resilience_breaker(&mut g, case);
     }
     g.finish();
+}
+
+/// tower-resilience's row of `case` in a layer breaker group: its `CircuitBreakerLayer` with
+/// its defaults and an hour's wait in open (see `layer_breaker`), opened by 100 failed calls
+/// for `refusing_call`.
+fn resilience_breaker(g: &mut BenchmarkGroup<'_, WallTime>, case: &str) {
+    let refusing = case == "refusing_call";
+    g.bench_function(format!("tower-resilience/{case}"), |b| {
+        let (layer, handle) = CircuitBreakerLayer::builder()
+            .wait_duration_in_open(Duration::from_secs(3600))
+            .build_with_handle()
+            .expect("a valid circuit breaker");
+        if refusing {
+            let mut failing = layer.layer(Backend { fail: true });
+            for _ in 0..100 {
+                let _ = send(&mut failing);
+            }
+            assert!(handle.is_open());
+        }
+        let mut service = layer.layer(Backend { fail: false });
+        let in_state = |service: &mut _| match send(service) {
+            Ok(_) => !refusing,
+            Err(err) => refusing && matches!(err, CircuitBreakerError::OpenCircuit),
+        };
+        assert!(in_state(&mut service));
+        b.iter(|| send(&mut service).is_ok());
+        assert!(in_state(&mut service));
+    });
+}
+
+/// ironward-tower's `BreakerLayer` running the classic family, against tower-resilience's
+/// `CircuitBreakerLayer`, the same breaker: both resilience4j's defaults (a count window of
+/// 100 calls opening at half of them failed) with an hour's wait in open, on the real clock,
+/// through the layer (tower service overhead included), an error from the inner service a
+/// failure for both. tower-resilience's rows are those of `layer_breaker`, measured again
+/// here.
+///
+/// `ironward` is `BreakerLayer::for_breaker::<SharedClassicBreaker>(CLASSIC_HOUR)`: `call`
+/// reads the clock and asks the shared breaker (its opening's loads, no lock, while healthy),
+/// and the response future reads the clock again and passes the success (a compare-and-swap
+/// on the thread's stripe); after each decision the layer asks for a change of state (one
+/// load). `mutex` is the same layer over `Mutex<ClassicBreaker>`, the lock taken to ask, to
+/// settle and to take a change of state. Refusing: 100 failed calls opened each breaker; a
+/// refusal is `BreakerRefused<ClassicReason>` (its `Box` an allocation, its free in the row
+/// too), decided under the breaker's lock by both ironward forms.
+fn layer_classic_breaker(c: &mut Criterion) {
+    let mut g = group(c, "layer_classic_breaker");
+    for case in ["healthy_call", "refusing_call"] {
+        classic_layer::<SharedClassicBreaker>(&mut g, "ironward", case);
+        classic_layer::<Mutex<ClassicBreaker>>(&mut g, "mutex", case);
+        resilience_breaker(&mut g, case);
+    }
+    g.finish();
+}
+
+/// The row `<crate>/<case>` of `layer_classic_breaker`: ironward-tower's layer over the
+/// shared form `B` of the classic breaker.
+fn classic_layer<B>(g: &mut BenchmarkGroup<'_, WallTime>, name: &str, case: &str)
+where
+    B: SharedCircuitBreaker<Policy = Classic, Reason = ClassicReason>,
+{
+    let refusing = case == "refusing_call";
+    g.bench_function(format!("{name}/{case}"), |b| {
+        let layer = BreakerLayer::for_breaker::<B>(CLASSIC_HOUR);
+        if refusing {
+            let mut failing = layer.layer(Backend { fail: true });
+            for _ in 0..100 {
+                let _ = send(&mut failing);
+            }
+        }
+        let mut service = layer.layer(Backend { fail: false });
+        let in_state = |service: &mut _| {
+            let sent: Result<_, BoxError> = send(service);
+            match sent {
+                Ok(_) => !refusing,
+                Err(err) => refusing && err.is::<BreakerRefused<ClassicReason>>(),
+            }
+        };
+        assert!(in_state(&mut service));
+        b.iter(|| send(&mut service).is_ok());
+        assert!(in_state(&mut service));
+    });
 }
 
 fn main() {
@@ -371,5 +439,6 @@ fn main() {
     breaker(&mut c);
     layer_rate_limit(&mut c);
     layer_breaker(&mut c);
+    layer_classic_breaker(&mut c);
     c.final_summary();
 }

@@ -27,7 +27,7 @@ mod common;
 mod harness;
 
 use common::{answer, answered, group, send};
-use harness::{lock, shared};
+use harness::{failsafe, lock, shared};
 
 use std::hint::black_box;
 use std::num::NonZeroU32;
@@ -36,7 +36,6 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use failsafe::CircuitBreaker;
 use ironward::{Breaker, Bucket, Budget, SRE, SharedBucket, SharedBudget, Sre};
 use ironward_tower::GateLayer;
 use tower::limit::ConcurrencyLimitLayer;
@@ -434,27 +433,7 @@ fn breaker(c: &mut Criterion) {
                 },
             );
 
-            let policy = failsafe::failure_policy::consecutive_failures(
-                5,
-                failsafe::backoff::constant(hour),
-            );
-            let failsafe_breaker = failsafe::Config::new().failure_policy(policy).build();
-            if !healthy {
-                for _ in 0..5 {
-                    let _ = failsafe_breaker.call(|| Err::<u8, _>(()));
-                }
-            }
-            assert_eq!(failsafe_breaker.is_call_permitted(), healthy);
-            let breaker = &failsafe_breaker;
-            shared(
-                &mut g,
-                &format!("failsafe/{case}"),
-                threads,
-                healthy,
-                |n| vec![breaker; n],
-                |breaker| breaker.call(|| Ok::<_, ()>(black_box(1u8))).is_ok(),
-            );
-            assert_eq!(failsafe_breaker.is_call_permitted(), healthy);
+            failsafe(&mut g, case, threads, healthy);
         }
     }
     g.finish();

@@ -11,11 +11,13 @@ use ironward::{Breaker, BreakerReason, Outcome, Sre};
 use crate::clock::nanos;
 use crate::lock;
 use crate::owner::Owner;
-use crate::stripe::{Padded, Stripes};
+use crate::stripe::{self, Padded, Stripes};
 
+mod classic;
 mod family;
 mod permit;
 
+pub use classic::{SharedClassicBreaker, SharedClassicPermit};
 pub use family::{BreakerPolicy, SharedCircuitBreaker};
 pub use permit::BreakerPermit;
 
@@ -548,15 +550,12 @@ impl SharedBreaker {
 }
 
 impl Stripe {
-    /// Notes that a call on this stripe saw `at`.
+    /// Notes that a call on this stripe saw `at`: two threads racing here can only leave the
+    /// earlier of two times that both fall before the horizon (see the type's docs, the
+    /// breaker's clock).
     #[inline]
     fn saw(&self, at: u64) {
-        // A load and a plain store, not a swap loop: a stripe is one thread's but for
-        // collisions, and two threads racing here can only leave the earlier of two times that
-        // both fall before the horizon (see the type's docs, the breaker's clock).
-        if at > self.latest.load(Ordering::Relaxed) {
-            self.latest.store(at, Ordering::Relaxed);
-        }
+        stripe::note(&self.latest, at);
     }
 }
 

@@ -10,7 +10,7 @@
 
 use std::fmt;
 use std::ops::Deref;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 
 /// A value alone on its cache line: aligned (and so padded) to 128 bytes.
 ///
@@ -145,6 +145,20 @@ impl<T> Stripes<T> {
     #[must_use]
     pub fn is_empty(&self) -> bool {
         self.slots.is_empty()
+    }
+}
+
+/// Raises a stripe's note of the latest time its calls saw, `latest`, to `at` if that is
+/// later: how the shared breakers hand their fast calls' readings to the exact breaker's
+/// clock.
+///
+/// A load and a plain store, not a swap loop: a stripe is one thread's but for collisions,
+/// and two threads racing here can only leave the earlier of two times noted, which the
+/// shared breakers' docs allow for (the breaker's clock).
+#[inline]
+pub(crate) fn note(latest: &AtomicU64, at: u64) {
+    if at > latest.load(Ordering::Relaxed) {
+        latest.store(at, Ordering::Relaxed);
     }
 }
 

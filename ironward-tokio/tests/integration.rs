@@ -3,7 +3,9 @@
 //! a new file here runs once it is declared below (scripts/test checks that each one is).
 
 pub mod breaker_contention;
+pub mod classic_contention;
 pub mod foreign;
 pub mod shared_breaker;
+pub mod shared_classic;
 pub mod shared_limiter;
 pub mod shared_shedder;

@@ -43,9 +43,10 @@ enum Op {
     },
 }
 
-/// One clock reading, relative to the latest one taken, in nanoseconds.
+/// One clock reading, relative to the latest one taken, in nanoseconds (the classic breaker's
+/// properties take their readings the same way).
 #[derive(Debug, Clone, Copy)]
-enum Step {
+pub(crate) enum Step {
     Forward(u64),
     Back(u64),
     End,
@@ -115,10 +116,10 @@ fn roll() -> impl Strategy<Value = f64> {
 
 /// The readings of one run: every step from the latest, a backwards step read from there,
 /// and the end of the clock read as no step at all unless `.1`.
-struct Readings(u64, bool);
+pub(crate) struct Readings(pub(crate) u64, pub(crate) bool);
 
 impl Readings {
-    fn next(&mut self, step: Step) -> Duration {
+    pub(crate) fn next(&mut self, step: Step) -> Duration {
         let at = match step {
             Step::Forward(n) => {
                 self.0 = self.0.saturating_add(n);

@@ -67,6 +67,7 @@ use crate::window::Outcome;
 mod counts;
 mod family;
 mod half_open;
+mod horizon;
 mod policy;
 mod reason;
 #[cfg(test)]
@@ -476,11 +477,8 @@ impl ClassicBreaker {
         let trips = match self.counts.run_reached(self.policy.record) {
             Some(reached) => reached,
             None => {
-                let minimum = u64::from(self.policy.minimum)
-                    .min(self.counts.capacity())
-                    .max(1);
                 let rates = self.rates();
-                totals.calls >= minimum && (shares.0 >= rates.0 || shares.1 >= rates.1)
+                totals.calls >= self.minimum() && (shares.0 >= rates.0 || shares.1 >= rates.1)
             }
         };
         if trips {

@@ -16,7 +16,10 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use criterion::{BenchmarkGroup, Criterion, Throughput, measurement::WallTime};
+use failsafe::CircuitBreaker as _;
 use http::{Request, Response};
+use ironward::classic::OpenWait;
+use ironward::{CLASSIC, Classic};
 use tower::{BoxError, Service};
 
 /// Criterion with the short measurement this 2-core machine can afford, overridable from the
@@ -74,4 +77,31 @@ pub(crate) fn refused_with<T: std::error::Error + 'static>(
     sent: &Poll<Result<Response<()>, BoxError>>,
 ) -> bool {
     matches!(sent, Poll::Ready(Err(err)) if err.is::<T>())
+}
+
+/// The classic breaker of every classic row: resilience4j's defaults (`CLASSIC`: the last 100
+/// calls, opening at half of them failed once 100 are in), which tower-resilience's breaker
+/// has too, open for an hour like every peer's refusing row, so that nothing comes back
+/// within a run.
+pub(crate) const CLASSIC_HOUR: Classic = Classic {
+    open: OpenWait::Fixed(Duration::from_secs(3600)),
+    ..CLASSIC
+};
+
+/// failsafe's breaker as every failsafe row runs it: open after 5 consecutive failures, for
+/// an hour (a constant backoff); opened by 5 failed calls when `open`. It reads no clock while
+/// closed.
+pub(crate) fn failsafe_breaker(open: bool) -> impl failsafe::CircuitBreaker + Send + Sync {
+    let policy = failsafe::failure_policy::consecutive_failures(
+        5,
+        failsafe::backoff::constant(Duration::from_secs(3600)),
+    );
+    let breaker = failsafe::Config::new().failure_policy(policy).build();
+    if open {
+        for _ in 0..5 {
+            let _ = breaker.call(|| Err::<(), _>(()));
+        }
+    }
+    assert_eq!(breaker.is_call_permitted(), !open);
+    breaker
 }

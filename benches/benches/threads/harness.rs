@@ -7,6 +7,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use criterion::{BenchmarkGroup, measurement::WallTime};
+use failsafe::CircuitBreaker as _;
 
 /// Makes `iters` decisions over as many threads as `states` has entries, one state each (a
 /// reference to the shared handle, or a clone of a service sharing it), started together.
@@ -71,6 +72,28 @@ pub(crate) fn shared<'a, T: Send>(
             elapsed
         });
     });
+}
+
+/// Benches failsafe's breaker (`common::failsafe_breaker`, opened first unless `healthy`)
+/// shared by `threads` threads as `failsafe/<case>`: each call its `call` of a closure that
+/// succeeds, which takes its lock to ask and, closed, again to record.
+pub(crate) fn failsafe<'a>(
+    g: &mut BenchmarkGroup<'a, WallTime>,
+    case: &str,
+    threads: usize,
+    healthy: bool,
+) {
+    let failsafe = crate::common::failsafe_breaker(!healthy);
+    let breaker = &failsafe;
+    shared(
+        g,
+        &format!("failsafe/{case}"),
+        threads,
+        healthy,
+        |n| vec![breaker; n],
+        |breaker| breaker.call(|| Ok::<_, ()>(black_box(1u8))).is_ok(),
+    );
+    assert_eq!(failsafe.is_call_permitted(), healthy);
 }
 
 /// Locks a shared core value; nothing here panics under the lock, but a poisoned lock would

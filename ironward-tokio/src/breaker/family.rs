@@ -9,17 +9,19 @@ use std::time::Duration;
 use ironward::classic::{State, Transition};
 use ironward::{Breaker, BreakerReason, CircuitBreaker, Classic, ClassicBreaker, Sre};
 
-use super::{BreakerPermit, SharedBreaker};
+use super::{BreakerPermit, SharedBreaker, SharedClassicBreaker};
 use crate::lock;
 
 /// A circuit breaker every task shares by `&`: what ironward-tower's `BreakerLayer` and
 /// ironward-reqwest's breaker take, so that they run any family.
 ///
 /// The methods are the core's [`CircuitBreaker`] with `&self`; each decides exactly as the
-/// core breaker it shares would, one call at a time. Two forms implement it:
+/// core breaker it shares would, one call at a time. Three forms implement it:
 ///
 /// - [`SharedBreaker`], the SRE breaker with its lock-free paths for a healthy and for a
 ///   refusing backend;
+/// - [`SharedClassicBreaker`], the classic breaker with its lock-free path for a healthy
+///   backend;
 /// - `Mutex<B>` for any core family `B`: one lock a call, the form a new family has from the
 ///   day it is written, before (or instead of) a lock-free one of its own.
 ///
@@ -140,7 +142,7 @@ pub trait SharedCircuitBreaker: Send + Sync + 'static {
 /// | policy | `Breaker` | `Shared` |
 /// | --- | --- | --- |
 /// | [`Sre`] | [`ironward::Breaker`] | [`SharedBreaker`]: lock-free for a healthy and for a refusing backend |
-/// | [`Classic`] | [`ClassicBreaker`] | `Mutex<ClassicBreaker>`: one lock a call |
+/// | [`Classic`] | [`ClassicBreaker`] | [`SharedClassicBreaker`]: no lock while the backend is healthy |
 ///
 /// # Examples
 ///
@@ -184,10 +186,10 @@ impl BreakerPolicy for Sre {
     type Shared = SharedBreaker;
 }
 
-/// The classic breaker: behind one lock until it has a lock-free shared form of its own.
+/// The classic breaker: its shared form, lock-free while the backend is healthy.
 impl BreakerPolicy for Classic {
     type Breaker = ClassicBreaker;
-    type Shared = Mutex<ClassicBreaker>;
+    type Shared = SharedClassicBreaker;
 }
 
 impl SharedCircuitBreaker for SharedBreaker {
@@ -303,8 +305,8 @@ where
 
     /// One more turn of the lock. Two decisions on other threads that each change the state
     /// between a decision and its take leave the later change in the family's one slot, so
-    /// under that overlap a change can be missed; a lock-free form of its own (such as
-    /// `SharedClassicBreaker`) keeps every one.
+    /// under that overlap a change can be missed; a form of its own (such as
+    /// [`SharedClassicBreaker`]) keeps every one.
     fn take_transition(&self) -> Option<Transition> {
         lock(self).take_transition()
     }

@@ -1,7 +1,7 @@
 //! The forms shared across threads, and the one rule for where each lives.
 //!
 //! Every piece decides on `&mut self`, so one instance serves one thread, or many behind a
-//! lock. Seven pieces also come in a form that many threads decide on by `&` at once, each
+//! lock. Eight pieces also come in a form that many threads decide on by `&` at once, each
 //! deciding as its piece does (the differences are on the type):
 //!
 //! | piece | shared form | lives in | stands on |
@@ -11,11 +11,9 @@
 //! | [`Gate`](crate::Gate) | [`SharedGate`](crate::SharedGate) | this crate | one atomic word |
 //! | [`Budget`](crate::Budget) | [`SharedBudget`](crate::SharedBudget) | this crate | one atomic word |
 //! | [`Breaker`](crate::Breaker) | `SharedBreaker` | `ironward-tokio` | per-thread stripes, and a `Mutex` off the fast path |
+//! | [`ClassicBreaker`](crate::ClassicBreaker) | `SharedClassicBreaker` | `ironward-tokio` | per-thread stripes, and a `Mutex` off the fast path |
 //! | [`Shedder`](crate::Shedder) | `SharedShedder` | `ironward-tokio` | per-thread stripes, and a `Mutex` off the fast path |
 //! | [`Limiter`](crate::Limiter) | `SharedLimiter` | `ironward-tokio` | a `Mutex`, and wakers for its queue |
-//!
-//! The [`ClassicBreaker`](crate::ClassicBreaker) has no shared form yet: the edges share one
-//! behind a `Mutex` (`Mutex<ClassicBreaker>` is a `SharedCircuitBreaker` in ironward-tokio).
 //!
 //! **The rule:** a shared form lives beside its piece, in the piece's folder of this crate,
 //! when its whole state fits atomic words that a compare-and-swap updates, so that it needs

@@ -1,0 +1,273 @@
+//! What a classic breaker shared between threads needs to let a healthy breaker's calls
+//! through and count their successes without a lock: how long that is safe, successes recorded
+//! in bulk, and permits made for the calls it let through.
+//!
+//! A closed breaker lets every call through; only outcomes move it. A shared form can answer
+//! the closed breaker's calls itself and count their successes on counters of its own, as long
+//! as it knows that no such success could have opened the breaker, and it hands the counts
+//! over before anything reads the record. These are the breaker's side of that bargain.
+
+use core::time::Duration;
+
+use super::counts::Counts;
+use super::{ClassicBreaker, ClassicPermit, Force, Stage};
+use crate::clock::nanos;
+
+impl ClassicBreaker {
+    /// Until when no success can open the breaker: `Some(end)`, exclusive, or `None` when
+    /// that is not certain (or the breaker is not closed).
+    ///
+    /// A shared form lets a closed breaker's calls through and counts their successes
+    /// outside its lock while this holds, and takes the lock for anything else. It is `Some`
+    /// when the breaker is closed, put in no state by hand, and the failed and slow shares its
+    /// record would hold after one more success are both under the rates. From there more
+    /// successes only lower the shares: a count record's calls never fall and its failures
+    /// and slow calls never rise as successes come (each one evicts the oldest call, at worst
+    /// a success); a time record's likewise, but only within one bucket, since a bucket that
+    /// leaves the span takes its successes with it, so `end` is the end of the bucket the
+    /// latest reading falls in. A consecutive record starts its count again at a success, so
+    /// no success opens it. For a count or consecutive record `end` is `Duration::MAX`.
+    ///
+    /// The promise: however many successes of the current [`epoch`](Self::epoch) are then
+    /// recorded at times before `end` ([`pass`](Self::pass) of calls that were not slow,
+    /// [`record`](Self::record) or [`record_successes`](Self::record_successes)), the breaker
+    /// stays closed, and every [`check`](Self::check) before `end` lets its call through. A
+    /// failure, a slow call, a [`retune`](Self::retune) or a change of state breaks it: ask
+    /// again after any of them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::classic::Record;
+    /// use ironward::{CLASSIC, Classic, ClassicBreaker};
+    ///
+    /// let ms = Duration::from_millis;
+    /// let per_second = Record::Time { span: ms(1000), buckets: 4 };
+    /// let policy = Classic { record: per_second, minimum: 4, ..CLASSIC };
+    /// let mut breaker = ClassicBreaker::new(policy, ms(300));
+    /// // Healthy until the 250 ms bucket that 300 ms falls in ends.
+    /// assert_eq!(breaker.healthy_until(), Some(ms(500)));
+    /// // One failure: one more success leaves 1 of 2 calls failed, at the 50 % rate, so it
+    /// // is not certain that no success opens the breaker.
+    /// let permit = breaker.check(ms(300)).expect("closed");
+    /// let _ = breaker.fail(permit, ms(300));
+    /// assert_eq!(breaker.healthy_until(), None);
+    /// // Two successes later, one more leaves 1 of 4: healthy again.
+    /// breaker.record_successes(2, ms(310));
+    /// assert_eq!(breaker.healthy_until(), Some(ms(500)));
+    /// // A count record's answer has no end.
+    /// assert_eq!(ClassicBreaker::new(CLASSIC, ms(300)).healthy_until(), Some(Duration::MAX));
+    /// ```
+    #[must_use]
+    pub fn healthy_until(&self) -> Option<Duration> {
+        if self.policy.force != Force::None || !matches!(self.stage, Stage::Closed) {
+            return None;
+        }
+        let t = self.latest.get();
+        if !self.successes_cannot_open(t) {
+            return None;
+        }
+        let end = match &self.counts {
+            Counts::Time { width, .. } => (t - t % width).saturating_add(*width),
+            Counts::Count { .. } | Counts::Consecutive { .. } => u64::MAX,
+        };
+        Some(if end == u64::MAX {
+            Duration::MAX
+        } else {
+            Duration::from_nanos(end)
+        })
+    }
+
+    /// Records `n` calls that succeeded at `now`, none of them slow, as `n`
+    /// [`record`](Self::record)s of [`Outcome::Success`](crate::Outcome::Success) at `now`
+    /// would, in a few steps rather than `n`.
+    ///
+    /// For a shared form that counted the successes of the healthy case outside its lock
+    /// (see [`healthy_until`](Self::healthy_until)) and hands them over together. Like
+    /// `record`, only a closed (or metrics-only) breaker records them, and a success that
+    /// opens the breaker leaves the rest unrecorded, as the open breaker would. It moves the
+    /// clock to `now` (an earlier reading reads as the latest seen) even when `n` is 0,
+    /// which records nothing: that is how a shared form hands over the times its calls saw.
+    ///
+    /// A count record takes at most its size in steps, whatever `n`; a time or consecutive
+    /// record a few. A time record's bucket stops counting successes in bulk at half of
+    /// `u64::MAX` divided by the number of buckets, so that the record's total never
+    /// overflows (no run of real calls comes near it).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::{CLASSIC, ClassicBreaker, Outcome};
+    ///
+    /// let (mut bulk, mut one_by_one) = (ClassicBreaker::new(CLASSIC, Duration::ZERO), ClassicBreaker::new(CLASSIC, Duration::ZERO));
+    /// bulk.record_successes(1_000_000, Duration::from_secs(1));
+    /// for _ in 0..1_000_000 {
+    ///     one_by_one.record(Outcome::Success, Duration::from_secs(1));
+    /// }
+    /// assert_eq!(bulk.healthy_until(), one_by_one.healthy_until());
+    /// assert_eq!(bulk.latest(), Duration::from_secs(1));
+    /// ```
+    pub fn record_successes(&mut self, n: u64, now: Duration) {
+        let t = self.latest.advance(now);
+        match (self.policy.force, &self.stage) {
+            (Force::MetricsOnly, _) => self.counts.add_successes(t, n),
+            (Force::None, Stage::Closed) => self.closed_successes(t, n),
+            _ => {}
+        }
+    }
+
+    /// The number of the stage the breaker is in: it moves on at every change of state, and
+    /// a permit made in one stage counts for nothing in a later one (its outcome was news of
+    /// the backend before the breaker changed its mind).
+    ///
+    /// A shared form notes it with the calls it lets through itself, to make their permits
+    /// with [`permit_in`](Self::permit_in) when it settles them here.
+    #[must_use]
+    pub fn epoch(&self) -> u64 {
+        self.epoch
+    }
+
+    /// The latest clock reading the breaker has seen, which is the time it reads any earlier
+    /// `now` as.
+    #[must_use]
+    pub fn latest(&self) -> Duration {
+        Duration::from_nanos(self.latest.get())
+    }
+
+    /// A permit for a call let through at `at` while the breaker was closed in stage `epoch`,
+    /// as [`check`](Self::check) would have made it then, without asking the breaker.
+    ///
+    /// For a shared form that let the call through on its own while the breaker was healthy
+    /// and settles it here when it cannot count it itself (a failure, a slow call, a success
+    /// after the stage ended): [`pass`](Self::pass) and [`fail`](Self::fail) then weigh it as
+    /// any permit of that stage, slow if it ends more than `slow_call` after `at`, and for
+    /// nothing if `epoch` is not the breaker's stage any more. `at` is the time `check` would
+    /// have read, the latest reading then seen included. Nothing in the breaker changes; a
+    /// permit made for the current closed stage and passed counts a call as
+    /// [`record`](Self::record) does, so it opens no door `record` does not.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::classic::{Record, State};
+    /// use ironward::{CLASSIC, Classic, ClassicBreaker};
+    ///
+    /// let s = Duration::from_secs;
+    /// let policy = Classic { record: Record::Consecutive { failures: 1 }, ..CLASSIC };
+    /// let mut breaker = ClassicBreaker::new(policy, s(0));
+    /// let epoch = breaker.epoch();
+    /// let permit = breaker.permit_in(epoch, s(1));
+    /// let _ = breaker.fail(permit, s(2));
+    /// assert_eq!(breaker.state(s(2)), State::Open);
+    /// // A permit of the closed stage, settled after the breaker opened, counts for nothing.
+    /// let late = breaker.permit_in(epoch, s(1));
+    /// assert!(breaker.pass(late, s(3)).is_none());
+    /// assert_eq!(breaker.epoch(), epoch + 1);
+    /// ```
+    pub fn permit_in(&mut self, epoch: u64, at: Duration) -> ClassicPermit {
+        ClassicPermit {
+            mark: self.owner.mark(),
+            epoch,
+            at: nanos(at),
+            probe: None,
+        }
+    }
+
+    /// `n` successes at `t` on a closed breaker, as `n` calls of `closed_outcome`: one at a
+    /// time only where one of them might open it, the rest at once.
+    fn closed_successes(&mut self, t: u64, mut n: u64) {
+        while n > 0 && matches!(self.stage, Stage::Closed) {
+            if self.successes_cannot_open(t) {
+                self.counts.add_successes(t, n);
+                return;
+            }
+            // Under the minimum no share is read: the successes that leave the record short
+            // of it open nothing, whatever the shares.
+            let calls = self.counts.totals(t).calls;
+            let short = self.minimum().saturating_sub(calls.saturating_add(1));
+            if short > 0 {
+                let k = short.min(n);
+                self.counts.add_successes(t, k);
+                n -= k;
+            } else {
+                self.closed_outcome(t, false, false);
+                n -= 1;
+            }
+        }
+    }
+
+    /// Whether no run of successes at times in the bucket `t` falls in can open a closed
+    /// breaker: the shares after one more success are under both rates (see
+    /// [`healthy_until`](Self::healthy_until)), or the record counts failures in a row.
+    fn successes_cannot_open(&self, t: u64) -> bool {
+        if self.counts.run_reached(self.policy.record).is_some() {
+            return true;
+        }
+        let mut after = self.counts.totals(t);
+        // A full count record evicts a call for each success: the calls stay, and the
+        // failures and slow calls are counted as if the evicted one were a success, the most
+        // they can be.
+        after.calls = after.calls.saturating_add(1).min(self.counts.capacity());
+        let (failure, slow) = after.shares();
+        let (failure_rate, slow_rate) = self.rates();
+        failure < failure_rate && slow < slow_rate
+    }
+
+    /// The calls the record must hold before its shares are read, as the policy says: at
+    /// most a count record's size, at least 1.
+    pub(super) fn minimum(&self) -> u64 {
+        u64::from(self.policy.minimum)
+            .min(self.counts.capacity())
+            .max(1)
+    }
+}
+
+impl Counts {
+    /// Adds `n` calls that succeeded at `t`, none slow, as `n` calls of `add` would.
+    fn add_successes(&mut self, t: u64, n: u64) {
+        match self {
+            Self::Count { ring, .. } => {
+                let len = ring.len() as u64;
+                let each = n.min(len);
+                for _ in 0..each {
+                    self.add(t, false, false);
+                }
+                // Past `len` every slot holds a success: each further one only moves the
+                // ring's start on.
+                if let Self::Count { next, .. } = self {
+                    let skip = ((n - each) % len) as usize;
+                    *next = (*next + skip) % len as usize;
+                }
+            }
+            Self::Time { width, .. } => {
+                if n == 0 {
+                    return;
+                }
+                let start = t - t % *width;
+                // The first as one call, which starts the bucket afresh if it is stale; the
+                // rest join the bucket it stamped, which stops counting them at half its
+                // share of a `u64`, so that the buckets' sum never overflows.
+                self.add(t, false, false);
+                if let Self::Time { buckets, .. } = self {
+                    let most = u64::MAX / 2 / buckets.len() as u64;
+                    if let Some(bucket) = buckets.iter_mut().find(|bucket| bucket.0 == Some(start))
+                    {
+                        let calls = bucket.1.calls;
+                        bucket.1.calls = calls.saturating_add(n - 1).min(most).max(calls);
+                    }
+                }
+            }
+            Self::Consecutive { .. } => {
+                if n > 0 {
+                    self.add(t, false, false);
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -6,7 +6,7 @@
 //!   the group are in `peers`, as in `breaker_real_clock`, whose SRE rows these mirror.
 //! - `shared_classic_2_threads`: ironward-tokio's `SharedClassicBreaker` shared by two
 //!   threads, beside the `Mutex<ClassicBreaker>` it replaces and failsafe, as `threads` runs
-//!   `SharedBreaker` (its harness, its `_1_thread` and `_<n>_threads` rows).
+//!   `SharedSreBreaker` (its harness, its `_1_thread` and `_<n>_threads` rows).
 //!
 //! Every breaker runs `CLASSIC_HOUR` (resilience4j's defaults, open for an hour) or failsafe's
 //! consecutive-failures policy: healthy, every call let through and succeeding; refusing,

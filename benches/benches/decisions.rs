@@ -20,8 +20,8 @@ use std::time::{Duration, Instant};
 use criterion::{BatchSize, Bencher, Criterion};
 use ironward::http_retry::parse_http_date;
 use ironward::{
-    BACKOFF, Backoff, Breaker, Bucket, Budget, Deadline, Gate, Jitter, Period, SHED, SRE, Shed,
-    Shedder, Sliding, Sre,
+    BACKOFF, Backoff, Bucket, Budget, Deadline, Gate, Jitter, Period, SHED, SRE, Shed, Shedder,
+    Sliding, Sre, SreBreaker,
 };
 
 /// Runs `f` once per element with a time `step` nanoseconds later than the last, the step
@@ -288,8 +288,8 @@ fn http_date(c: &mut Criterion) {
 }
 
 /// A breaker that refuses: a run of failures at the start, read within the same second.
-fn refusing(sre: Sre) -> Breaker {
-    let mut breaker = Breaker::new(sre, Duration::ZERO);
+fn refusing(sre: Sre) -> SreBreaker {
+    let mut breaker = SreBreaker::new(sre, Duration::ZERO);
     for i in 0..100 {
         if let Some(permit) = breaker.allow(Duration::from_micros(i), 0.99) {
             breaker.fail(permit, Duration::from_micros(i));
@@ -308,7 +308,7 @@ fn breaker(c: &mut Criterion) {
     for size in [10, 40, 100, 1000] {
         let sre = Sre { size, ..SRE };
         g.bench_function(format!("ironward/healthy/{size}"), |b| {
-            let mut breaker = Breaker::new(sre, Duration::ZERO);
+            let mut breaker = SreBreaker::new(sre, Duration::ZERO);
             stepped(b, 1, |now| match breaker.allow(now, 0.5) {
                 Some(permit) => {
                     breaker.pass(permit, now);
@@ -320,7 +320,7 @@ fn breaker(c: &mut Criterion) {
         // `allow` alone on a window full of successes; the permit is dropped unsettled, which
         // leaves the record as it was.
         g.bench_function(format!("ironward/healthy_allow/{size}"), |b| {
-            let mut breaker = Breaker::new(sre, Duration::ZERO);
+            let mut breaker = SreBreaker::new(sre, Duration::ZERO);
             for i in 0..1_000u64 {
                 let at = Duration::from_millis(i * 10);
                 if let Some(permit) = breaker.allow(at, 0.5) {
@@ -373,7 +373,7 @@ fn breaker(c: &mut Criterion) {
     let mut g = group(c, "breaker_real_clock");
     g.bench_function("ironward/healthy", |b| {
         let start = Instant::now();
-        let mut breaker = Breaker::new(SRE, start.elapsed());
+        let mut breaker = SreBreaker::new(SRE, start.elapsed());
         b.iter(|| {
             let now = start.elapsed();
             match breaker.allow(now, 0.5) {
@@ -391,7 +391,7 @@ fn breaker(c: &mut Criterion) {
     });
     g.bench_function("ironward/refusing", |b| {
         let start = Instant::now();
-        let mut breaker = Breaker::new(SRE, start.elapsed());
+        let mut breaker = SreBreaker::new(SRE, start.elapsed());
         for _ in 0..100 {
             if let Some(permit) = breaker.allow(start.elapsed(), 0.99) {
                 breaker.fail(permit, start.elapsed());

@@ -314,7 +314,7 @@ fn dice(draw: &Arc<AtomicU64>) -> Dice {
 ///
 /// `refusing_call`: a call refused by a breaker that 100 failed calls opened. ironward is asked
 /// with a draw of 0, which its throttle refuses (the probe lets one call a second through); a
-/// refusal is `BreakerRefused`, which carries the core's `BreakerReason` (56 bytes, so the one
+/// refusal is `BreakerRefused`, which carries the core's `SreReason` (56 bytes, so the one
 /// `Box` of the error is an allocation, and its free is in the row too). tower-resilience,
 /// open, takes its tokio mutex in `poll_ready` and reads the clock to check the wait, then
 /// `call` boxes an async block that takes the mutex again to emit the rejection event (a clock

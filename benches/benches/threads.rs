@@ -1,6 +1,6 @@
 //! The cost of one decision when two threads share one handle: ironward's shared forms (the
 //! core's `SharedGate`, `SharedBudget`, `SharedBucket` and `SharedPeriod`, one atomic word each,
-//! and ironward-tokio's `SharedBreaker` and `SharedShedder`, a lock only off their common case),
+//! and ironward-tokio's `SharedSreBreaker` and `SharedShedder`, a lock only off their common case),
 //! each beside the `Mutex` around the core value it replaces (`mutex/...`) and peers shared by
 //! `&` (governor's atomics, failsafe's lock, tokio's semaphore, tower's `TpsBudget`). Each
 //! shared form also has a row with as many threads as the machine has cores (`*_<n>_threads`
@@ -36,7 +36,7 @@ use std::thread;
 use std::time::{Duration, Instant};
 
 use criterion::Criterion;
-use ironward::{Breaker, Bucket, Budget, SRE, SharedBucket, SharedBudget, Sre};
+use ironward::{Bucket, Budget, SRE, SharedBucket, SharedBudget, Sre, SreBreaker};
 use ironward_tower::GateLayer;
 use tower::limit::ConcurrencyLimitLayer;
 use tower::{Layer, service_fn};
@@ -362,15 +362,15 @@ fn budget(c: &mut Criterion) {
 ///
 /// Healthy: a call allowed and recorded as a success, the clock read when it starts and when
 /// it ends, as ironward-tower's `BreakerService` drives it (a fixed draw, which a healthy
-/// breaker does not look at). `ironward` is ironward-tokio's `SharedBreaker` (one load of the
+/// breaker does not look at). `ironward` is ironward-tokio's `SharedSreBreaker` (one load of the
 /// horizon and a note of the time to allow, an add to the thread's stripe to pass); `mutex` is
-/// the `Mutex<Breaker>` it replaced, `allow` and `pass` each under the lock. Refusing: a call
+/// the `Mutex<SreBreaker>` it replaced, `allow` and `pass` each under the lock. Refusing: a call
 /// refused, the clock read once. ironward's window holds 100 failures, and each draw of 0
 /// falls under its drop fraction (the probe an hour, so none is let through); failsafe's
 /// breaker is open after 5 failures, for an hour. `<case>_<n>_threads` is one thread per core
 /// (`available_parallelism`); on a two-core machine it is the 2-thread row again.
 fn breaker(c: &mut Criterion) {
-    use ironward_tokio::SharedBreaker;
+    use ironward_tokio::SharedSreBreaker;
 
     let mut g = group(c, "shared_breaker_2_threads");
     let cores = thread::available_parallelism().map_or(1, std::num::NonZero::get);
@@ -378,7 +378,7 @@ fn breaker(c: &mut Criterion) {
     let refusing_sre = Sre { probe: hour, ..SRE };
     // A breaker under `sre` whose window holds 100 failures, if `failed`.
     let made = |sre: Sre, failed: bool, start: Instant| {
-        let mut breaker = Breaker::new(sre, start.elapsed());
+        let mut breaker = SreBreaker::new(sre, start.elapsed());
         for _ in 0..if failed { 100 } else { 0 } {
             let permit = breaker
                 .allow(start.elapsed(), 0.99)
@@ -395,7 +395,7 @@ fn breaker(c: &mut Criterion) {
         let roll = if healthy { 0.5 } else { 0.0 };
         for (threads, case) in [(2, name), (1, one.as_str()), (cores, all.as_str())] {
             let start = Instant::now();
-            let shared_breaker = SharedBreaker::from(made(sre, !healthy, start));
+            let shared_breaker = SharedSreBreaker::from(made(sre, !healthy, start));
             let breaker = &shared_breaker;
             shared(
                 &mut g,

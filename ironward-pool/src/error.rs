@@ -4,7 +4,7 @@ use std::error::Error;
 use std::fmt;
 use std::time::Duration;
 
-use ironward::{BreakerReason, CheckoutRefusal, Refusal, WardPiece};
+use ironward::{CheckoutRefusal, Refusal, SreReason, WardPiece};
 
 /// The ward refused a new connection: the pool's connect failed fast, without reaching the
 /// backend.
@@ -38,7 +38,7 @@ use ironward::{BreakerReason, CheckoutRefusal, Refusal, WardPiece};
 ///
 /// `R` is the reason of the ward's breaker family, by default the SRE breaker's.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct ConnectRefused<R = BreakerReason> {
+pub struct ConnectRefused<R = SreReason> {
     refusal: Refusal<R>,
 }
 
@@ -143,7 +143,7 @@ impl Error for CheckoutRefused {}
 /// `R` is the reason of the ward's breaker family, by default the SRE breaker's.
 #[derive(Debug)]
 #[non_exhaustive]
-pub enum WardError<E, R = BreakerReason> {
+pub enum WardError<E, R = SreReason> {
     /// The ward refused the connect; the backend was not asked.
     Refused(ConnectRefused<R>),
     /// The inner manager failed: its error, as it gave it.

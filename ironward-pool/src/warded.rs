@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use ironward::classic::{State as BreakerState, Transition};
 use ironward::{
-    Breaker, CircuitBreaker, ConnectPermit, Outcome, RECONNECT, Reconnect, Refusal, Ward, WardPiece,
+    CircuitBreaker, ConnectPermit, Outcome, RECONNECT, Reconnect, Refusal, SreBreaker, Ward,
+    WardPiece,
 };
 use ironward_tokio::meter::{Decisions, Level, States};
 use ironward_tokio::{BreakerPolicy, Clock, Dice, Knobs};
@@ -52,12 +53,12 @@ fn piece_index(piece: WardPiece) -> usize {
 /// assert_eq!(warded.handle().counts().attempts, 0);
 /// ```
 ///
-/// `B` is the ward's breaker family, by default the SRE [`Breaker`], and whichever family
+/// `B` is the ward's breaker family, by default [`SreBreaker`], and whichever family
 /// the policy given to [`with_policy`](Warded::with_policy) names ([`BreakerPolicy`]): the
 /// classic breaker for a `Reconnect<Classic>` such as
 /// [`RECONNECT_CLASSIC`](ironward::RECONNECT_CLASSIC). [`for_breaker`](Warded::for_breaker)
 /// takes any other [`CircuitBreaker`].
-pub struct Warded<M, B: CircuitBreaker = Breaker> {
+pub struct Warded<M, B: CircuitBreaker = SreBreaker> {
     inner: M,
     shared: Arc<Shared<B>>,
 }
@@ -195,11 +196,11 @@ impl<M> Warded<M> {
     /// # Examples
     ///
     /// ```
-    /// use ironward::{Breaker, RECONNECT};
+    /// use ironward::{SreBreaker, RECONNECT};
     /// use ironward_pool::Warded;
     ///
     /// # struct Manager;
-    /// let warded = Warded::for_breaker::<Breaker>(Manager, RECONNECT);
+    /// let warded = Warded::for_breaker::<SreBreaker>(Manager, RECONNECT);
     /// assert_eq!(warded.handle().policy(), RECONNECT);
     /// ```
     pub fn for_breaker<B: CircuitBreaker>(inner: M, policy: Reconnect<B::Policy>) -> Warded<M, B> {

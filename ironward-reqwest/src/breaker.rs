@@ -4,7 +4,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use ironward::classic::Transition;
-use ironward_tokio::{BreakerPolicy, Clock, Dice, Knobs, SharedBreaker, SharedCircuitBreaker};
+use ironward_tokio::{BreakerPolicy, Clock, Dice, Knobs, SharedCircuitBreaker, SharedSreBreaker};
 
 use crate::classify::Verdict;
 use crate::meter::{BreakerMeter, DEFAULT_NAME, States};
@@ -23,7 +23,7 @@ use crate::meter::{BreakerMeter, DEFAULT_NAME, States};
 /// caller's fault; go-zero's HTTP breaker reads it the same way). An error that is not a
 /// network failure, and an attempt cut short by the call's time budget, count neither way.
 ///
-/// `B` is the breaker family, by default the SRE one ([`SharedBreaker`]), and whichever
+/// `B` is the breaker family, by default the SRE one ([`SharedSreBreaker`]), and whichever
 /// shared form [`new`](Self::new)'s policy names ([`BreakerPolicy::Shared`]): the classic
 /// breaker for a [`Classic`](ironward::Classic) policy, which refuses every attempt while
 /// open, then lets a few probes through whose outcomes close or reopen it.
@@ -32,9 +32,9 @@ use crate::meter::{BreakerMeter, DEFAULT_NAME, States};
 ///
 /// `Clone` shares the breaker: give one to every middleware, on every client, that talks to the
 /// same backend, and they throttle together. The breaker is an
-/// [`ironward_tokio::SharedBreaker`]: a healthy backend's attempts are let through and their
+/// [`ironward_tokio::SharedSreBreaker`]: a healthy backend's attempts are let through and their
 /// successes recorded without a lock, and the rest take one for the core's decision, never
-/// across an await. It decides exactly as one `Breaker` would; its docs say what may differ
+/// across an await. It decides exactly as one `SreBreaker` would; its docs say what may differ
 /// between attempts that overlap. The clock is read when an attempt is asked for and again
 /// when it is settled, since an outcome belongs to the bucket it was seen in.
 ///
@@ -69,7 +69,7 @@ use crate::meter::{BreakerMeter, DEFAULT_NAME, States};
 /// # }
 /// ```
 #[derive(Debug)]
-pub struct ClientBreaker<B: SharedCircuitBreaker = SharedBreaker> {
+pub struct ClientBreaker<B: SharedCircuitBreaker = SharedSreBreaker> {
     breaker: Arc<B>,
     /// The name the breaker reports under (its meter counts under it), and the clock and
     /// the dice it decides by; a client breaker has no shadow mode.
@@ -149,10 +149,10 @@ impl ClientBreaker {
     ///
     /// ```
     /// use std::sync::Mutex;
-    /// use ironward::{Breaker, SRE};
+    /// use ironward::{SreBreaker, SRE};
     /// use ironward_reqwest::ClientBreaker;
     ///
-    /// let breaker = ClientBreaker::for_breaker::<Mutex<Breaker>>(SRE);
+    /// let breaker = ClientBreaker::for_breaker::<Mutex<SreBreaker>>(SRE);
     /// assert_eq!(breaker.ratio(), 0.0);
     /// ```
     pub fn for_breaker<B: SharedCircuitBreaker>(policy: B::Policy) -> ClientBreaker<B> {
@@ -241,7 +241,7 @@ impl<B: SharedCircuitBreaker> ClientBreaker<B> {
     }
 
     /// The fraction of calls the breaker would refuse now
-    /// ([`Breaker::ratio`](ironward::Breaker::ratio)), for a dashboard or an alert.
+    /// ([`SreBreaker::ratio`](ironward::SreBreaker::ratio)), for a dashboard or an alert.
     ///
     /// # Examples
     ///
@@ -357,7 +357,7 @@ mod tests {
     }
 
     // Attempts settled on many threads at once land on one record, as the same attempts
-    // settled one after another on the core's `Breaker` would: no failure is lost.
+    // settled one after another on the core's `SreBreaker` would: no failure is lost.
     #[test]
     fn failures_from_many_threads_count_as_one_breaker() {
         let (clock, _hand) = Clock::manual(Duration::from_secs(5));
@@ -374,7 +374,7 @@ mod tests {
                 });
             }
         });
-        let mut core = ironward::Breaker::new(SRE, Duration::from_secs(5));
+        let mut core = ironward::SreBreaker::new(SRE, Duration::from_secs(5));
         for _ in 0..400 {
             let permit = core
                 .allow(Duration::from_secs(5), 0.99)

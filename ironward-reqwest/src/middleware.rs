@@ -11,7 +11,7 @@ use ironward_tokio::{Clock, Dice, Knobs};
 
 use crate::ClientBreaker;
 use crate::meter::{DEFAULT_NAME, RetryMeter};
-use ironward_tokio::{SharedBreaker, SharedCircuitBreaker};
+use ironward_tokio::{SharedCircuitBreaker, SharedSreBreaker};
 
 /// The header that marks a request as deduplicated by the server, by default:
 /// `Idempotency-Key` (IETF draft-ietf-httpapi-idempotency-key-header, as Stripe and others
@@ -156,7 +156,7 @@ pub const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key
 ///
 /// `B` is the breaker family of [`with_breaker`](Self::with_breaker), by default the SRE one.
 #[derive(Debug)]
-pub struct RetryMiddleware<B: SharedCircuitBreaker = SharedBreaker> {
+pub struct RetryMiddleware<B: SharedCircuitBreaker = SharedSreBreaker> {
     pub(crate) settings: Settings,
     pub(crate) attempt_timeout: Option<Duration>,
     pub(crate) idempotency_header: Option<HeaderName>,

@@ -16,7 +16,9 @@ mod tally;
 
 use core::time::Duration;
 
-use ironward::{Backoff, Breaker, Budget, ClassicBreaker, Criticality, Limiter, Settle, Shedder};
+use ironward::{
+    Backoff, Budget, ClassicBreaker, Criticality, Limiter, Settle, Shedder, SreBreaker,
+};
 
 use crate::ahead::Ahead;
 use crate::arrivals::Arrivals;
@@ -192,7 +194,7 @@ impl Engine {
             arrivals: Arrivals::new(&v.arrivals, nanos(v.duration), Dice::fork(seed, ARRIVALS)),
             events: Queue::new(),
             front: p.breaker.map(|b| match b {
-                BreakerPolicy::Sre(sre) => Front::Sre(Breaker::new(sre, zero)),
+                BreakerPolicy::Sre(sre) => Front::Sre(SreBreaker::new(sre, zero)),
                 BreakerPolicy::Classic(classic) => {
                     Front::Classic(ClassicBreaker::new(classic, zero))
                 }

@@ -159,7 +159,7 @@ impl Policies {
 #[derive(Debug, Clone, Copy, PartialEq, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum BreakerPolicy {
-    /// ironward's [`Breaker`](ironward::Breaker): Google SRE client-side throttling.
+    /// ironward's [`SreBreaker`](ironward::SreBreaker): Google SRE client-side throttling.
     Sre(Sre),
     /// ironward's [`ClassicBreaker`](ironward::ClassicBreaker): closed, open, half-open, as
     /// resilience4j, Polly and failsafe-go users know it.

@@ -1,4 +1,4 @@
-//! [`SharedBreaker`]: the SRE circuit breaker shared by `&`, a healthy backend's calls let
+//! [`SharedSreBreaker`]: the SRE circuit breaker shared by `&`, a healthy backend's calls let
 //! through and recorded without a lock, and a refusing one's calls refused without it.
 
 use std::fmt;
@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering, fence};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use ironward::{Breaker, BreakerReason, Outcome, Sre};
+use ironward::{Outcome, Sre, SreBreaker, SreReason};
 
 use crate::clock::nanos;
 use crate::lock;
@@ -19,24 +19,24 @@ mod permit;
 
 pub use classic::{SharedClassicBreaker, SharedClassicPermit};
 pub use family::{BreakerPolicy, SharedCircuitBreaker};
-pub use permit::BreakerPermit;
+pub use permit::SharedSrePermit;
 
-/// An [`ironward::Breaker`] that every task of every core shares by `&`, taking no lock for
+/// An [`ironward::SreBreaker`] that every task of every core shares by `&`, taking no lock for
 /// the calls of a healthy backend, nor for the refusals of a failing one.
 ///
 /// A client's every call asks its breaker twice, to be let through and to be recorded, and a
-/// `Mutex<Breaker>` makes the cores take turns for both, though while the backend is healthy
+/// `Mutex<SreBreaker>` makes the cores take turns for both, though while the backend is healthy
 /// the answer is always yes and the record only adds a success. This type keeps one exact
-/// `Breaker` behind a lock for everything else, and the healthy case in atomics:
+/// `SreBreaker` behind a lock for everything else, and the healthy case in atomics:
 ///
 /// - the breaker says how long its healthy answer lasts whatever successes come
-///   ([`Breaker::healthy_until`]: the drop certainly below zero with `k` at its floor, the
+///   ([`SreBreaker::healthy_until`]: the drop certainly below zero with `k` at its floor, the
 ///   floor at least 1, until the window's newest bucket ends), and that instant is published
 ///   in one word, the *horizon*; [`check`](Self::check) before it is one load and a note of
 ///   the time on the thread's stripe;
 /// - [`pass`](Self::pass) before it adds the success to its thread's stripe (see
 ///   [`stripe`](crate::stripe): one counter a thread, on a cache line of its own), and the
-///   stripes are handed to the exact breaker ([`Breaker::record`]) before anything reads it.
+///   stripes are handed to the exact breaker ([`SreBreaker::record`]) before anything reads it.
 ///
 /// Everything else takes the lock and asks the exact breaker: a call at or past the horizon
 /// (the first of each bucket, then every call while the breaker is throttling), every
@@ -50,14 +50,14 @@ pub use permit::BreakerPermit;
 /// rate. Between two turns under the lock a refusal changes only the window's call total
 /// (one drop in the newest bucket) and the clock: the accepts, the runs, the constants and
 /// the probe's time stay as they are. So a turn that leaves the breaker refusing publishes
-/// what [`Breaker::refusing`] returns (the window it weighs, and until when: the newest
+/// what [`SreBreaker::refusing`] returns (the window it weighs, and until when: the newest
 /// bucket's end, or the probe's, if sooner) in a *view*, and opens a word on every stripe,
 /// `(generation, open, drops)`. A call before that `until` is weighed by [`Sre::refusal`],
 /// the core's own formula, against the view's total plus its stripe's drops; a refusal is a
 /// compare-and-swap of the stripe's word from `drops` to `drops + 1`, and returns the
 /// reason. A call the formula lets through, at or past `until`, or on a closed word, takes
 /// the lock. Each turn first closes every word, recording their drops in the exact breaker
-/// ([`Breaker::record`]) at the latest time the stripes noted, then decides, then
+/// ([`SreBreaker::record`]) at the latest time the stripes noted, then decides, then
 /// republishes with the next generation.
 ///
 /// The view is many words, read without a lock: the open writes them only while every word
@@ -67,18 +67,18 @@ pub use permit::BreakerPermit;
 /// generation, 32 bits, keeps an old word from reappearing short of 2^32 openings during one
 /// refusal); one whose swap succeeds read the view of its word's generation, whole.
 ///
-/// # Deciding as `Breaker` does
+/// # Deciding as `SreBreaker` does
 ///
-/// Calls that do not overlap are decided and recorded exactly as one [`Breaker`] decides and
+/// Calls that do not overlap are decided and recorded exactly as one [`SreBreaker`] decides and
 /// records them: the same answers and reasons for the same `(now, roll)`, the same window
 /// bucket by bucket, the same ratio, clocks going backwards and retunes included (the
 /// property tests hold it to that against the `&mut` breaker). The refusing path refuses a
-/// call only before `until`, where `Breaker::check` reads the same window but for the drops
+/// call only before `until`, where `SreBreaker::check` reads the same window but for the drops
 /// since the turn, which on one thread are all on the one stripe: the same weighing of the
 /// same total, so the same refusal and reason; its drop is recorded, with its time, in the
 /// bucket `check` records it in (the view's, the newest until `until`), before anything
 /// reads the window. The fast path lets a call
-/// through only before the horizon, where `Breaker::check` lets it through at its first test
+/// through only before the horizon, where `SreBreaker::check` lets it through at its first test
 /// having changed nothing but its clock, which the stripe's note of the time changes in the
 /// same way (every note is recorded at the next close). A success counted on a stripe is a
 /// success at a time before the horizon, so in the bucket the horizon ends, which is the
@@ -90,14 +90,14 @@ pub use permit::BreakerPermit;
 ///
 /// Each call takes effect at one instant: a fast `check` at its load of the horizon, a fast
 /// `pass` at its add to a stripe, anything else inside the lock. The calls of all threads are
-/// then the calls of one `Breaker` in the order of those instants, with two differences,
+/// then the calls of one `SreBreaker` in the order of those instants, with two differences,
 /// both confined to calls that overlap:
 ///
 /// - **A call let through while another thread's failure is being recorded.** The horizon is
 ///   closed at the end of the failure's turn under the lock, so a `check` whose load falls
 ///   between the failure and the close is let through on the old answer. It is decided as if
 ///   it came just before the failure, which it overlaps, so some order of the calls of one
-///   `Breaker` lets it through: no call is let through that every order refuses. At most the
+///   `SreBreaker` lets it through: no call is let through that every order refuses. At most the
 ///   calls whose load falls in that one critical section are, one per other thread.
 /// - **The breaker's clock.** A fast call notes its time on its stripe after its load; a
 ///   close that runs between the two records the stripe without it, and two threads that
@@ -124,7 +124,7 @@ pub use permit::BreakerPermit;
 /// a failure always takes the lock. And nothing lands in a bucket other than its time's: a
 /// stripe's successes are for the bucket that was newest when it opened, and the horizon
 /// never moves back, so an add that read an older horizon and lands in a later opening is a
-/// success recorded after that opening's bucket began, which is where `Breaker` records a
+/// success recorded after that opening's bucket began, which is where `SreBreaker` records a
 /// settle whose time is earlier than one it has seen.
 ///
 /// The words are `Acquire`/`Release`: an open's stripes at 0 happen before its horizon is
@@ -132,7 +132,7 @@ pub use permit::BreakerPermit;
 ///
 /// # One clock read or two
 ///
-/// A call reads the clock when it asks and when it is settled, as [`Breaker`] does. The
+/// A call reads the clock when it asks and when it is settled, as [`SreBreaker`] does. The
 /// outcome belongs to the bucket the call ends in: a failure seen after a 30 s timeout is
 /// news about the backend then, and recording it at the call's start would put it in a
 /// bucket that may have left the window, so the settle's reading is not the ask's.
@@ -148,10 +148,10 @@ pub use permit::BreakerPermit;
 /// use std::thread;
 /// use std::time::Duration;
 /// use ironward::SRE;
-/// use ironward_tokio::SharedBreaker;
+/// use ironward_tokio::SharedSreBreaker;
 ///
 /// let ms = Duration::from_millis;
-/// let breaker = SharedBreaker::new(SRE, ms(0));
+/// let breaker = SharedSreBreaker::new(SRE, ms(0));
 /// thread::scope(|s| {
 ///     for _ in 0..4 {
 ///         s.spawn(|| {
@@ -168,7 +168,7 @@ pub use permit::BreakerPermit;
 /// breaker.snapshot().window().each(ms(100), |t| successes += t.success);
 /// assert_eq!(successes, 400);
 /// ```
-pub struct SharedBreaker {
+pub struct SharedSreBreaker {
     /// Until when, in nanoseconds and exclusive, a call is let through on one load; 0 while
     /// the fast path is closed. Alone on its line: every call reads it, a close writes it.
     horizon: Padded<AtomicU64>,
@@ -185,7 +185,7 @@ const OPEN: u64 = 1 << 31;
 /// The word's count of refusals; at its largest the next refusal takes the lock instead.
 const DROPS: u64 = OPEN - 1;
 
-/// A copy of what [`Breaker::refusing`] returned and the constants to weigh it by, each in a
+/// A copy of what [`SreBreaker::refusing`] returned and the constants to weigh it by, each in a
 /// word of its own: consistent for any reader whose swap of the refusing word succeeds.
 #[derive(Debug, Default)]
 struct View {
@@ -221,13 +221,13 @@ struct Stripe {
 const CLOSED: u64 = 1 << 63;
 
 /// The most successes a stripe counts before its adder hands them over under the lock:
-/// 2^40, so that 256 stripes stay far below the 2^52 [`Breaker::healthy_until`] allows.
+/// 2^40, so that 256 stripes stay far below the 2^52 [`SreBreaker::healthy_until`] allows.
 const FULL: u64 = 1 << 40;
 
 /// The exact breaker and the state of the fast path, under the lock.
 #[derive(Debug)]
 struct Exact {
-    breaker: Breaker,
+    breaker: SreBreaker,
     /// Whether the fast path is open: the horizon published, the stripes counting.
     open: bool,
     /// The latest horizon or refusing `until` ever published, in nanoseconds. None is
@@ -240,10 +240,10 @@ struct Exact {
     generation: u32,
 }
 
-impl SharedBreaker {
-    /// A breaker with an empty window opening at `now`, as [`Breaker::new`] makes it.
+impl SharedSreBreaker {
+    /// A breaker with an empty window opening at `now`, as [`SreBreaker::new`] makes it.
     pub fn new(sre: Sre, now: Duration) -> Self {
-        Self::from(Breaker::new(sre, now))
+        Self::from(SreBreaker::new(sre, now))
     }
 
     /// Asks to make one call at `now`; `Some` means go ahead, `None` that the call is refused.
@@ -251,11 +251,11 @@ impl SharedBreaker {
     /// This is [`check`](Self::check) without the reason for a refusal.
     #[inline]
     #[must_use = "dropping the answer loses the permit: the call goes unrecorded, and a refusal is ignored"]
-    pub fn allow(&self, now: Duration, roll: f64) -> Option<BreakerPermit> {
+    pub fn allow(&self, now: Duration, roll: f64) -> Option<SharedSrePermit> {
         self.check(now, roll).ok()
     }
 
-    /// [`Breaker::check`] shared: the same answer, with the numbers behind a refusal.
+    /// [`SreBreaker::check`] shared: the same answer, with the numbers behind a refusal.
     ///
     /// Before the horizon (a healthy breaker, until its newest bucket ends) this is one load
     /// and a note of the time. A refusing breaker refuses from its copy of the window, with
@@ -267,10 +267,10 @@ impl SharedBreaker {
     /// ```
     /// use std::time::Duration;
     /// use ironward::SRE;
-    /// use ironward_tokio::SharedBreaker;
+    /// use ironward_tokio::SharedSreBreaker;
     ///
     /// let ms = Duration::from_millis;
-    /// let breaker = SharedBreaker::new(SRE, ms(0));
+    /// let breaker = SharedSreBreaker::new(SRE, ms(0));
     /// for _ in 0..100 {
     ///     let permit = breaker.check(ms(0), 0.99).expect("over the drop fraction");
     ///     breaker.fail(permit, ms(0));
@@ -280,20 +280,20 @@ impl SharedBreaker {
     /// ```
     #[inline]
     #[must_use = "dropping the answer loses the permit: the call goes unrecorded, and a refusal is ignored"]
-    pub fn check(&self, now: Duration, roll: f64) -> Result<BreakerPermit, BreakerReason> {
+    pub fn check(&self, now: Duration, roll: f64) -> Result<SharedSrePermit, SreReason> {
         let at = nanos(now);
         if at < self.horizon.load(Ordering::Acquire) {
             self.stripes.mine().saw(at);
-            return Ok(BreakerPermit::new(&self.owner));
+            return Ok(SharedSrePermit::new(&self.owner));
         }
         if let Some(reason) = self.refuse(at, roll) {
             return Err(reason);
         }
-        // The exact breaker's permit is not settled: outcomes reach it by `Breaker::record`.
+        // The exact breaker's permit is not settled: outcomes reach it by `SreBreaker::record`.
         self.locked(|breaker| {
             breaker
                 .check(now, roll)
-                .map(|_| BreakerPermit::new(&self.owner))
+                .map(|_| SharedSrePermit::new(&self.owner))
         })
     }
 
@@ -303,7 +303,7 @@ impl SharedBreaker {
     /// Before the horizon this is an add to the thread's stripe; otherwise (and when the
     /// stripe was closed under it) the exact breaker records it under the lock.
     #[inline]
-    pub fn pass(&self, permit: BreakerPermit, now: Duration) -> Option<BreakerPermit> {
+    pub fn pass(&self, permit: SharedSrePermit, now: Duration) -> Option<SharedSrePermit> {
         if !self.owner.owns(permit.breaker()) {
             return Some(permit);
         }
@@ -328,7 +328,7 @@ impl SharedBreaker {
 
     /// Records the call behind `permit` as a failure, at `now` (its completion time), under
     /// the lock: `None`, or another breaker's permit back as `Some`, which changes nothing.
-    pub fn fail(&self, permit: BreakerPermit, now: Duration) -> Option<BreakerPermit> {
+    pub fn fail(&self, permit: SharedSrePermit, now: Duration) -> Option<SharedSrePermit> {
         if !self.owner.owns(permit.breaker()) {
             return Some(permit);
         }
@@ -343,7 +343,7 @@ impl SharedBreaker {
         self.owner.foreign()
     }
 
-    /// The fraction of calls the breaker would refuse at `now` ([`Breaker::ratio`]), every
+    /// The fraction of calls the breaker would refuse at `now` ([`SreBreaker::ratio`]), every
     /// success counted so far included.
     #[must_use]
     pub fn ratio(&self, now: Duration) -> f64 {
@@ -351,7 +351,7 @@ impl SharedBreaker {
     }
 
     /// Changes the policy in place, keeping the outcomes in the window, as
-    /// [`Breaker::retune`] does, and returns the policy it replaced (read in the same turn
+    /// [`SreBreaker::retune`] does, and returns the policy it replaced (read in the same turn
     /// under the lock, so that a caller reporting the change reports the one that happened
     /// even while others retune). A call deciding at the same time decides wholly under the
     /// old policy or wholly under the new one.
@@ -361,9 +361,9 @@ impl SharedBreaker {
     /// ```
     /// use std::time::Duration;
     /// use ironward::{SRE, Sre};
-    /// use ironward_tokio::SharedBreaker;
+    /// use ironward_tokio::SharedSreBreaker;
     ///
-    /// let breaker = SharedBreaker::new(SRE, Duration::ZERO);
+    /// let breaker = SharedSreBreaker::new(SRE, Duration::ZERO);
     /// let was = breaker.retune(Sre { k: 2.0, ..SRE }, Duration::ZERO);
     /// assert_eq!((was.k, breaker.sre().k), (1.5, 2.0));
     /// ```
@@ -384,13 +384,13 @@ impl SharedBreaker {
     /// A copy of the exact breaker with every success counted so far recorded: for a test,
     /// or a dashboard that reads the window bucket by bucket.
     #[must_use]
-    pub fn snapshot(&self) -> Breaker {
+    pub fn snapshot(&self) -> SreBreaker {
         self.locked(|breaker| breaker.clone())
     }
 
     /// Runs `work` on the exact breaker with the fast path closed around it: every counted
     /// success recorded first, the fast path opened again after if the breaker is healthy.
-    fn locked<R>(&self, work: impl FnOnce(&mut Breaker) -> R) -> R {
+    fn locked<R>(&self, work: impl FnOnce(&mut SreBreaker) -> R) -> R {
         let mut exact = self.exact();
         self.close(&mut exact);
         let answer = work(&mut exact.breaker);
@@ -407,7 +407,7 @@ impl SharedBreaker {
     /// holds refuses `roll` with the refusals since counted: `None` sends the call to the
     /// lock.
     #[inline]
-    fn refuse(&self, at: u64, roll: f64) -> Option<BreakerReason> {
+    fn refuse(&self, at: u64, roll: f64) -> Option<SreReason> {
         let stripe = self.stripes.mine();
         let word = &stripe.refused;
         let view = &*self.view;
@@ -459,7 +459,7 @@ impl SharedBreaker {
             }
             // Every refusal counted was decided in the view's bucket, the exact breaker's
             // newest, before `until`, and so is every time noted (see `published`): the drops land
-            // where `Breaker::check` would have put them one at a time.
+            // where `SreBreaker::check` would have put them one at a time.
             exact
                 .breaker
                 .record(Outcome::Drop, drops, Duration::from_nanos(latest));
@@ -559,9 +559,9 @@ impl Stripe {
     }
 }
 
-impl From<Breaker> for SharedBreaker {
+impl From<SreBreaker> for SharedSreBreaker {
     /// Shares `breaker`, with its window and its clock as they are.
-    fn from(breaker: Breaker) -> Self {
+    fn from(breaker: SreBreaker) -> Self {
         let shared = Self {
             horizon: Padded::new(AtomicU64::new(0)),
             stripes: Stripes::new(Stripe::default),
@@ -581,9 +581,9 @@ impl From<Breaker> for SharedBreaker {
 }
 
 /// The policy and the fast path's state; never waits on the lock held by another thread.
-impl fmt::Debug for SharedBreaker {
+impl fmt::Debug for SharedSreBreaker {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut out = f.debug_struct("SharedBreaker");
+        let mut out = f.debug_struct("SharedSreBreaker");
         out.field("horizon", &self.horizon.load(Ordering::Relaxed))
             .field("stripes", &self.stripes.len());
         match self.exact.try_lock() {

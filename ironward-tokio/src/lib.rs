@@ -1,6 +1,6 @@
 //! What ironward's tokio edges read and share at run time: a [`Clock`], [`Dice`], a
 //! poison-tolerant [`lock`], the breakers and shedder they share between threads without a
-//! lock per call ([`SharedBreaker`], [`SharedClassicBreaker`], [`SharedShedder`]), and the
+//! lock per call ([`SharedSreBreaker`], [`SharedClassicBreaker`], [`SharedShedder`]), and the
 //! adaptive concurrency limiter with its wait queue ([`SharedLimiter`]).
 //!
 //! The `ironward` core reads no clock and draws no number: every decision takes `now` and the
@@ -14,9 +14,9 @@
 //! | [`Dice`] | draws from `[0, 1)`: real randomness, a seeded sequence, or a closure |
 //! | [`Knobs`], [`Mode`] | the name, clock, dice and mode every edge is built with, their defaults written once |
 //! | [`lock`] | a `Mutex` lock that passes over poison, for core values that cannot be left half-updated |
-//! | [`SharedBreaker`] | the SRE circuit breaker shared by `&`, a healthy backend's calls let through and recorded without a lock |
+//! | [`SharedSreBreaker`] | the SRE circuit breaker shared by `&`, a healthy backend's calls let through and recorded without a lock |
 //! | [`SharedClassicBreaker`] | the classic circuit breaker (closed, open, half-open) shared by `&`, a healthy backend's calls let through and their successes recorded without a lock, every change of state kept in order |
-//! | [`SharedCircuitBreaker`] | a breaker of any family shared by `&`, the form the edges take: [`SharedBreaker`], [`SharedClassicBreaker`], or any core [`CircuitBreaker`](ironward::CircuitBreaker) behind a `Mutex` |
+//! | [`SharedCircuitBreaker`] | a breaker of any family shared by `&`, the form the edges take: [`SharedSreBreaker`], [`SharedClassicBreaker`], or any core [`CircuitBreaker`](ironward::CircuitBreaker) behind a `Mutex` |
 //! | [`BreakerPolicy`] | a family named by its policy ([`Sre`](ironward::Sre), [`Classic`](ironward::Classic)), so that an edge switches families by the policy value it is given |
 //! | [`stripe`] | a value per thread on a cache line of its own, for counters many threads add to |
 //! | [`SharedShedder`] | go-zero's adaptive load shedder shared by `&`, a cool server's calls decided and recorded without a lock, admitting by [`Criticality`](ironward::Criticality) ([`check_as`](SharedShedder::check_as)) |
@@ -63,8 +63,8 @@ pub mod stripe;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 pub use breaker::{
-    BreakerPermit, BreakerPolicy, SharedBreaker, SharedCircuitBreaker, SharedClassicBreaker,
-    SharedClassicPermit,
+    BreakerPolicy, SharedCircuitBreaker, SharedClassicBreaker, SharedClassicPermit,
+    SharedSreBreaker, SharedSrePermit,
 };
 pub use clock::{Clock, Delay, Hand};
 pub use dice::Dice;

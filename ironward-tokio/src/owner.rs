@@ -1,7 +1,7 @@
-//! Which [`SharedBreaker`](crate::SharedBreaker) or [`SharedShedder`](crate::SharedShedder)
+//! Which [`SharedSreBreaker`](crate::SharedSreBreaker) or [`SharedShedder`](crate::SharedShedder)
 //! handed a token out, so that a token settled on another changes nothing.
 //!
-//! A [`BreakerPermit`](crate::BreakerPermit) or [`ShedTicket`](crate::ShedTicket) carries the
+//! A [`SharedSrePermit`](crate::SharedSrePermit) or [`ShedTicket`](crate::ShedTicket) carries the
 //! number of the instance that made it, and that instance's settle compares it with its own
 //! before anything else: one `u64` compare on the fast path. A token of another instance
 //! changes nothing, the settle hands it back, and the instance counts it; in release builds

@@ -1,6 +1,6 @@
-//! `SharedBreaker` under contention, on real threads sharing one manual clock: no success,
+//! `SharedSreBreaker` under contention, on real threads sharing one manual clock: no success,
 //! failure or refusal is lost, each lands in the bucket of its time, and a breaker the
-//! `&mut` `Breaker` would have refusing lets nothing through on the fast path.
+//! `&mut` `SreBreaker` would have refusing lets nothing through on the fast path.
 
 use std::sync::Barrier;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -8,7 +8,7 @@ use std::thread;
 use std::time::Duration;
 
 use ironward::{SRE, Sre, Tally};
-use ironward_tokio::{Clock, SharedBreaker};
+use ironward_tokio::{Clock, SharedSreBreaker};
 
 const THREADS: usize = 4;
 
@@ -54,7 +54,7 @@ enum Phase {
 /// Each phase runs at one instant, in a bucket of its own: every thread makes `calls` calls
 /// at that time, settling each at once; the clock moves to the next bucket between phases,
 /// behind a barrier. Returns what each phase's calls came to, as the threads counted them.
-fn phases(breaker: &SharedBreaker, width: Duration, plan: &[Phase], calls: u64) -> Vec<Tally> {
+fn phases(breaker: &SharedSreBreaker, width: Duration, plan: &[Phase], calls: u64) -> Vec<Tally> {
     let (clock, hand) = Clock::manual(Duration::ZERO);
     let counts: Vec<Counts> = plan.iter().map(|_| Counts::default()).collect();
     let barrier = Barrier::new(THREADS);
@@ -98,7 +98,7 @@ fn phases(breaker: &SharedBreaker, width: Duration, plan: &[Phase], calls: u64) 
 }
 
 /// The window's buckets at `now`, oldest first.
-fn buckets(breaker: &SharedBreaker, now: Duration) -> Vec<Tally> {
+fn buckets(breaker: &SharedSreBreaker, now: Duration) -> Vec<Tally> {
     let mut seen = Vec::new();
     breaker
         .snapshot()
@@ -139,7 +139,7 @@ fn four_threads_lose_no_outcome_and_fill_each_bucket_with_its_own() {
         probe: Duration::from_secs(3600),
         ..SRE
     };
-    let breaker = SharedBreaker::new(sre, Duration::ZERO);
+    let breaker = SharedSreBreaker::new(sre, Duration::ZERO);
     let calls = 20_000;
     let counted = phases(&breaker, width, &plan, calls);
     let end = width * (plan.len() as u32 - 1);
@@ -170,7 +170,7 @@ fn a_clock_moving_under_the_threads_loses_no_outcome() {
         window: Duration::from_secs(64),
         ..SRE
     };
-    let breaker = SharedBreaker::new(sre, Duration::ZERO);
+    let breaker = SharedSreBreaker::new(sre, Duration::ZERO);
     let (clock, hand) = Clock::manual(Duration::ZERO);
     let made = AtomicU64::new(0);
     let failed = AtomicU64::new(0);
@@ -217,7 +217,7 @@ fn a_clock_moving_under_the_threads_loses_no_outcome() {
 // outcome is lost.
 #[test]
 fn hostile_readings_and_retunes_under_contention_lose_nothing() {
-    let breaker = SharedBreaker::new(SRE, Duration::ZERO);
+    let breaker = SharedSreBreaker::new(SRE, Duration::ZERO);
     let made = AtomicU64::new(0);
     thread::scope(|s| {
         for thread in 0..THREADS as u64 {
@@ -264,14 +264,14 @@ fn refusals_on_every_thread_all_reach_the_window() {
         probe: Duration::from_millis(25),
         ..SRE
     };
-    let breaker = SharedBreaker::new(sre, Duration::ZERO);
+    let breaker = SharedSreBreaker::new(sre, Duration::ZERO);
     // An outage: failures over the drop fraction until the breaker refuses under it.
     for _ in 0..1_000 {
         if let Some(permit) = breaker.allow(Duration::ZERO, 0.99) {
             breaker.fail(permit, Duration::ZERO);
         }
     }
-    let sum = |breaker: &SharedBreaker, now| {
+    let sum = |breaker: &SharedSreBreaker, now| {
         buckets(breaker, now)
             .iter()
             .fold(Tally::default(), |sum, t| Tally {

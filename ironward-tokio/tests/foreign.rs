@@ -1,4 +1,4 @@
-//! Tokens settled on a shared form other than the one that made them: a `SharedBreaker`'s
+//! Tokens settled on a shared form other than the one that made them: a `SharedSreBreaker`'s
 //! permit and a `SharedShedder`'s ticket change nothing on another instance, on the lock-free
 //! paths as on the locked ones, come back to the caller and are counted; a `SharedLimiter`'s
 //! permit holds its own limiter, so it settles there whatever limiter is at hand.
@@ -7,14 +7,14 @@ use std::time::Duration;
 
 use ironward::limit::{AIMD, Aimd, Algorithm};
 use ironward::{ADAPTIVE, Adaptive, Criticality, SHED, SRE, Settle};
-use ironward_tokio::{Admission, Clock, SharedBreaker, SharedLimiter, SharedShedder};
+use ironward_tokio::{Admission, Clock, SharedLimiter, SharedShedder, SharedSreBreaker};
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
 /// The successes and failures in a shared breaker's window.
-fn outcomes(breaker: &SharedBreaker) -> (u64, u64) {
+fn outcomes(breaker: &SharedSreBreaker) -> (u64, u64) {
     let mut seen = (0, 0);
     breaker.snapshot().window().each(ms(150), |t| {
         seen = (seen.0 + t.success, seen.1 + t.failure);
@@ -25,8 +25,8 @@ fn outcomes(breaker: &SharedBreaker) -> (u64, u64) {
 #[test]
 fn a_permit_settled_on_another_shared_breaker_records_nothing() {
     let (a, b) = (
-        SharedBreaker::new(SRE, ms(0)),
-        SharedBreaker::new(SRE, ms(0)),
+        SharedSreBreaker::new(SRE, ms(0)),
+        SharedSreBreaker::new(SRE, ms(0)),
     );
     // Healthy: the permits come from A's fast path, and B's `pass` would add to a stripe.
     for i in 0..50 {

@@ -1,11 +1,11 @@
-//! Properties of `SharedBreaker` on one thread, against its `&mut` twin: the core's
-//! `Breaker`, given the same readings, draws and settles, clocks going backwards, retunes,
+//! Properties of `SharedSreBreaker` on one thread, against its `&mut` twin: the core's
+//! `SreBreaker`, given the same readings, draws and settles, clocks going backwards, retunes,
 //! floors below 1 and infinite constants included.
 
 use std::time::Duration;
 
-use ironward::{Breaker, Permit, SRE, Sre, Tally};
-use ironward_tokio::{BreakerPermit, SharedBreaker};
+use ironward::{SRE, Sre, SreBreaker, SrePermit, Tally};
+use ironward_tokio::{SharedSreBreaker, SharedSrePermit};
 use proptest::prelude::*;
 
 /// One call on both breakers; times are steps from the latest reading.
@@ -134,7 +134,7 @@ impl Readings {
 }
 
 /// Every bucket of the window at `now`, oldest first.
-fn buckets(breaker: &Breaker, now: Duration) -> Vec<Tally> {
+fn buckets(breaker: &SreBreaker, now: Duration) -> Vec<Tally> {
     let mut seen = Vec::new();
     breaker.window().each(now, |tally| seen.push(*tally));
     seen
@@ -145,10 +145,10 @@ fn buckets(breaker: &Breaker, now: Duration) -> Vec<Tally> {
 /// bucket; `end` lets a step reach the end of the clock, which every later reading then is.
 fn same_as_breaker(sre: Sre, start: u64, ops: Vec<Op>, end: bool) -> Result<(), TestCaseError> {
     let start = Duration::from_nanos(start);
-    let shared = SharedBreaker::new(sre, start);
-    let mut breaker = Breaker::new(sre, start);
+    let shared = SharedSreBreaker::new(sre, start);
+    let mut breaker = SreBreaker::new(sre, start);
     let mut clock = Readings(start.as_nanos() as u64, end);
-    let mut open: Vec<(BreakerPermit, Permit)> = Vec::new();
+    let mut open: Vec<(SharedSrePermit, SrePermit)> = Vec::new();
     let mut last = start;
     for (step, op) in ops.into_iter().enumerate() {
         match op {
@@ -243,7 +243,7 @@ proptest! {
 
     // Any run of asks, settles in any order, permits dropped unsettled, ratio reads and
     // retunes, at readings that go forward, back and to the end of the clock: the shared
-    // breaker answers every ask as `Breaker::check` does, reasons included, reads the same
+    // breaker answers every ask as `SreBreaker::check` does, reasons included, reads the same
     // ratio, and ends with the same window, bucket by bucket.
     #[test]
     fn decides_exactly_as_breaker_on_one_thread(sre in sre(), start in 0..1_000_000_000u64, ops in prop::collection::vec(op(), 0..400)) {
@@ -253,7 +253,7 @@ proptest! {
     // The same runs, with no reading at the end of the clock (where no bucket ever ends, so
     // the calls all take the lock): the storms leave the breaker refusing for long stretches,
     // refused from the shared breaker's copy of the window, and every refusal has the reason
-    // `Breaker::check` gives it, the probe and the bucket ends included.
+    // `SreBreaker::check` gives it, the probe and the bucket ends included.
     #[test]
     fn decides_exactly_as_breaker_through_long_refusals(sre in sre(), start in 0..1_000_000_000u64, ops in prop::collection::vec(op(), 0..300)) {
         same_as_breaker(sre, start, ops, false)?;
@@ -266,8 +266,8 @@ proptest! {
 #[test]
 fn an_outage_and_a_recovery_decide_as_breaker() {
     let ms = Duration::from_millis;
-    let shared = SharedBreaker::new(SRE, ms(0));
-    let mut breaker = Breaker::new(SRE, ms(0));
+    let shared = SharedSreBreaker::new(SRE, ms(0));
+    let mut breaker = SreBreaker::new(SRE, ms(0));
     let mut refused = 0;
     for i in 0..30_000u64 {
         let now = ms(i);
@@ -295,7 +295,7 @@ fn an_outage_and_a_recovery_decide_as_breaker() {
     assert_eq!(buckets(&shared.snapshot(), end), buckets(&breaker, end));
 }
 
-// A call let through on the fast path moves the breaker's clock as `Breaker::check` does,
+// A call let through on the fast path moves the breaker's clock as `SreBreaker::check` does,
 // even when its permit is dropped: a later reading that goes backwards is read as that
 // call's time, which the probe measures from.
 #[test]
@@ -306,8 +306,8 @@ fn a_fast_call_moves_the_clock_the_probe_reads() {
         size: 1,
         ..SRE
     };
-    let shared = SharedBreaker::new(sre, ms(0));
-    let mut breaker = Breaker::new(sre, ms(0));
+    let shared = SharedSreBreaker::new(sre, ms(0));
+    let mut breaker = SreBreaker::new(sre, ms(0));
     drop(shared.allow(ms(100), 0.5).expect("healthy"));
     drop(breaker.allow(ms(100), 0.5).expect("healthy"));
     // Failures read back at 0 ms, which both breakers read as 100 ms.

@@ -7,7 +7,7 @@
 //!
 //! | module | layer | policy | refusal | HTTP |
 //! | --- | --- | --- | --- | --- |
-//! | [`breaker`] | [`BreakerLayer`] (client side) | [`ironward::Breaker`]: SRE adaptive throttling, or [`ironward::ClassicBreaker`]: closed, open, half-open, picked by the policy | [`BreakerRefused`] | 503, with `Retry-After` while a classic breaker is open |
+//! | [`breaker`] | [`BreakerLayer`] (client side) | [`ironward::SreBreaker`]: SRE adaptive throttling, or [`ironward::ClassicBreaker`]: closed, open, half-open, picked by the policy | [`BreakerRefused`] | 503, with `Retry-After` while a classic breaker is open |
 //! | [`shed`] | [`ShedLayer`] | [`ironward::Shedder`]: refuse while hot and full, the less critical first | [`ShedRefused`] | 503 |
 //! | [`rate_limit`] | [`QuotaLayer`] | [`ironward::Bucket`], [`ironward::Sliding`] or [`ironward::Period`], global or keyed | [`Limited`] | 429 + `Retry-After`, `RateLimit`, `RateLimit-Policy` |
 //! | [`gate`] | [`GateLayer`] | [`ironward::Gate`]: a concurrency limit that never queues | [`GateFull`] | 503 |

@@ -16,7 +16,7 @@ use axum::extract::State;
 use axum::http::StatusCode;
 use axum::routing::get;
 use http::Response;
-use ironward::{Breaker, BreakerReason, SRE};
+use ironward::{SRE, SreBreaker, SreReason};
 use ironward_tower::{AnyError, BreakerLayer, BreakerRefused, BreakerService, Clock, Dice};
 use stats_alloc::Region;
 use tower::{BoxError, Layer, Service, ServiceExt, service_fn};
@@ -141,12 +141,12 @@ async fn a_refusal_carries_the_numbers_the_core_decided_by() {
     assert_eq!((reason.failing, reason.working), (1, 0));
     assert_eq!(reason.roll, 0.0);
 
-    let mut core = Breaker::new(SRE, Duration::ZERO);
+    let mut core = SreBreaker::new(SRE, Duration::ZERO);
     for _ in 0..100 {
         let permit = core.allow(Duration::ZERO, 0.99).expect("admitted");
         core.fail(permit, Duration::ZERO);
     }
-    let expected: BreakerReason = core.check(Duration::ZERO, 0.0).unwrap_err();
+    let expected: SreReason = core.check(Duration::ZERO, 0.0).unwrap_err();
     assert_eq!(*reason, expected);
 
     let line = err.to_string();
@@ -236,7 +236,7 @@ async fn a_permit_is_settled_when_the_call_completes_on_the_layers_clock() {
 
 #[tokio::test(start_paused = true)]
 async fn a_dropped_call_leaves_its_permit_unsettled() {
-    // ironward::Permit: dropping a permit unsettled leaves the call out of the record.
+    // ironward::SrePermit: dropping a permit unsettled leaves the call out of the record.
     let slow = service_fn(|fail: bool| async move {
         tokio::time::sleep(ms(100)).await;
         if fail {
@@ -560,13 +560,13 @@ async fn the_layer_runs_any_breaker_family_and_refuses_with_its_reason() {
     assert_eq!(reached.load(Ordering::Relaxed), 5);
 }
 
-// The SRE breaker behind a plain lock decides call for call as the lock-free `SharedBreaker`
+// The SRE breaker behind a plain lock decides call for call as the lock-free `SharedSreBreaker`
 // the layer runs by default: the layer adds nothing of its own to either.
 #[tokio::test(start_paused = true)]
 async fn the_sre_breaker_behind_a_lock_decides_as_the_default_layer() {
     async fn run<B>(layer: BreakerLayer<AnyError, B>) -> Vec<bool>
     where
-        B: ironward_tokio::SharedCircuitBreaker<Reason = BreakerReason>,
+        B: ironward_tokio::SharedCircuitBreaker<Reason = SreReason>,
     {
         let reached = Arc::new(AtomicUsize::new(0));
         let client = layer.layer(failing_backend(&reached));
@@ -578,7 +578,7 @@ async fn the_sre_breaker_behind_a_lock_decides_as_the_default_layer() {
         }
         refused
     }
-    let locked = BreakerLayer::for_breaker::<std::sync::Mutex<Breaker>>(SRE)
+    let locked = BreakerLayer::for_breaker::<std::sync::Mutex<SreBreaker>>(SRE)
         .with_classifier(AnyError)
         .with_dice(Dice::seeded(11));
     let fast = BreakerLayer::new(SRE)

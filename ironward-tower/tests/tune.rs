@@ -11,7 +11,7 @@ use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use http::{HeaderName, Request, Response};
-use ironward::{Breaker, SHED, SRE, Shed, Sre};
+use ironward::{SHED, SRE, Shed, Sre, SreBreaker};
 use ironward_tower::{
     AnyError, BreakerLayer, Clock, Cpu, Dice, GateFull, GateLayer, GateService, KindMismatch,
     Limited, Quota, QuotaLayer, QuotaTuner, ShedLayer, ShedRefused, Tuner,
@@ -35,7 +35,7 @@ fn poll_once<F: Future>(future: F) -> Option<F::Output> {
 }
 
 // ---------------------------------------------------------------------------------------
-// Breaker
+// SreBreaker
 // ---------------------------------------------------------------------------------------
 
 /// A backend that answers `true` and fails `false`.
@@ -59,7 +59,7 @@ fn scripted_dice() -> (Dice, Arc<AtomicU64>) {
 
 #[tokio::test]
 async fn a_breaker_retuned_under_load_changes_its_ratio_on_the_next_call_and_keeps_its_window() {
-    // The core's `Breaker`, fed the same instants, draws and outcomes, is the reference: the
+    // The core's `SreBreaker`, fed the same instants, draws and outcomes, is the reference: the
     // layer must decide every call as it does, before and after both are retuned at the same
     // instant from go-zero's k = 1.5 to k = 2.
     let (clock, hand) = Clock::manual(Duration::ZERO);
@@ -70,11 +70,11 @@ async fn a_breaker_retuned_under_load_changes_its_ratio_on_the_next_call_and_kee
         .with_dice(dice);
     let tuner = layer.tuner();
     let client = layer.layer(backend());
-    let mut model = Breaker::new(SRE, Duration::ZERO);
+    let mut model = SreBreaker::new(SRE, Duration::ZERO);
     let (mut total, mut accepts) = (0u32, 0u32);
 
     // One call every 5 ms, one in three succeeding, with a spread of draws.
-    let step = async |i: u64, draw: f64, model: &mut Breaker| {
+    let step = async |i: u64, draw: f64, model: &mut SreBreaker| {
         let now = ms(5 * i);
         hand.set(now);
         roll.store(draw.to_bits(), Ordering::Relaxed);

@@ -9,8 +9,8 @@ use std::collections::VecDeque;
 use std::time::Duration;
 
 use ironward::{
-    BACKOFF, Backoff, Breaker, Bucket, Deadline, Gate, Jitter, Period, RECONNECT, SHED, SRE,
-    Shedder, Sliding, SplitMix64, Ticket, Usage, Ward, WardPiece,
+    BACKOFF, Backoff, Bucket, Deadline, Gate, Jitter, Period, RECONNECT, SHED, SRE, Shedder,
+    Sliding, SplitMix64, SreBreaker, Ticket, Usage, Ward, WardPiece,
 };
 
 fn main() {
@@ -30,9 +30,9 @@ fn ms(n: u64) -> Duration {
 /// A backend that fails everything from 10 s to 30 s and half of everything until 40 s,
 /// called 50 times a second through a breaker.
 fn breaker() {
-    println!("== Breaker: a backend fails, then recovers (50 calls/s, SRE preset)");
+    println!("== SreBreaker: a backend fails, then recovers (50 calls/s, SRE preset)");
     println!("   time     backend      asked  reached  refused  ratio at end");
-    let mut breaker = Breaker::new(SRE, Duration::ZERO);
+    let mut breaker = SreBreaker::new(SRE, Duration::ZERO);
     let mut dice = SplitMix64::new(7);
     let (mut asked, mut reached) = (0, 0);
     for tick in 0..3_000u64 {

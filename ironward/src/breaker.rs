@@ -8,7 +8,7 @@ use crate::internal::owner::{Mark, Owner};
 use crate::window::{Outcome, Tally, Window};
 
 pub use family::CircuitBreaker;
-pub use reason::BreakerReason;
+pub use reason::SreReason;
 use runs::Runs;
 use sre::{Constants, History, recover, refusal, weigh};
 pub use sre::{SRE, Sre};
@@ -39,16 +39,16 @@ pub use sre::{SRE, Sre};
 /// Time is the caller's: a `now` earlier than one already seen is read as the latest seen.
 /// `Clone` copies the whole state; the copies then evolve independently, each settling only
 /// the permits it hands out. A permit of another breaker changes nothing here: `pass` and
-/// `fail` hand it back and count it ([`foreign`](Breaker::foreign)).
+/// `fail` hand it back and count it ([`foreign`](SreBreaker::foreign)).
 ///
 /// # Examples
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::{Breaker, Sre};
+/// use ironward::{SreBreaker, Sre};
 ///
 /// let ms = Duration::from_millis;
-/// let mut breaker = Breaker::new(Sre::default(), ms(0));
+/// let mut breaker = SreBreaker::new(Sre::default(), ms(0));
 /// // The backend fails everything for a while.
 /// for i in 0..100 {
 ///     if let Some(permit) = breaker.allow(ms(i), 0.99) {
@@ -60,7 +60,7 @@ pub use sre::{SRE, Sre};
 /// assert!(breaker.allow(ms(100), 0.5).is_none());
 /// ```
 #[derive(Debug, Clone)]
-pub struct Breaker {
+pub struct SreBreaker {
     sre: Sre,
     /// `k`, `floor` and `protection` as the breaker reads them.
     constants: Constants,
@@ -80,9 +80,9 @@ pub struct Breaker {
     foreign: u64,
 }
 
-/// A call the [`Breaker`] let through.
+/// A call the [`SreBreaker`] let through.
 ///
-/// Exactly one of [`Breaker::pass`] and [`Breaker::fail`] of the breaker that made it settles
+/// Exactly one of [`SreBreaker::pass`] and [`SreBreaker::fail`] of the breaker that made it settles
 /// it, which consumes it; until then the window holds no record of how the call went, and
 /// another breaker's hands it back. Not `Clone`, so a call cannot be counted twice. Dropping a
 /// permit unsettled leaves the call out of the record.
@@ -91,21 +91,21 @@ pub struct Breaker {
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::{Breaker, SRE};
+/// use ironward::{SreBreaker, SRE};
 ///
-/// let mut breaker = Breaker::new(SRE, Duration::ZERO);
+/// let mut breaker = SreBreaker::new(SRE, Duration::ZERO);
 /// let permit = breaker.allow(Duration::ZERO, 0.5).expect("a fresh breaker refuses nothing");
 /// // ... the call runs and fails 30 ms later ...
 /// breaker.fail(permit, Duration::from_millis(30));
 /// // `permit` has been consumed: it cannot be settled a second time.
 /// ```
-#[must_use = "settle the permit with Breaker::pass or Breaker::fail once the call has finished"]
+#[must_use = "settle the permit with SreBreaker::pass or SreBreaker::fail once the call has finished"]
 #[derive(Debug)]
-pub struct Permit {
+pub struct SrePermit {
     breaker: Mark,
 }
 
-impl Breaker {
+impl SreBreaker {
     /// A breaker with an empty window opening at `now`.
     pub fn new(sre: Sre, now: Duration) -> Self {
         Self {
@@ -127,30 +127,30 @@ impl Breaker {
     /// `roll` is a draw from `[0, 1)` that the caller makes (NaN and negatives read as 0, 1 and
     /// above as just below 1); the call is refused when it falls under the drop fraction. A
     /// refusal is recorded as a [`Outcome::Drop`]. The caller settles the permit with
-    /// [`pass`](Breaker::pass) or [`fail`](Breaker::fail) once the call has finished.
+    /// [`pass`](SreBreaker::pass) or [`fail`](SreBreaker::fail) once the call has finished.
     ///
-    /// This is [`check`](Breaker::check) without the reason for a refusal.
-    #[must_use = "dropping the answer loses the Permit: the call goes unrecorded, and a refusal is ignored"]
-    pub fn allow(&mut self, now: Duration, roll: f64) -> Option<Permit> {
+    /// This is [`check`](SreBreaker::check) without the reason for a refusal.
+    #[must_use = "dropping the answer loses the SrePermit: the call goes unrecorded, and a refusal is ignored"]
+    pub fn allow(&mut self, now: Duration, roll: f64) -> Option<SrePermit> {
         self.check(now, roll).ok()
     }
 
-    /// [`allow`](Breaker::allow) with the numbers behind a refusal: `allow` is this with the
+    /// [`allow`](SreBreaker::allow) with the numbers behind a refusal: `allow` is this with the
     /// reason discarded, so the two always decide alike.
     ///
     /// `Err` is a refusal, an answer rather than a failure. It carries the window the breaker
     /// read, the weight `k` had decayed to, the drop fraction and the draw as clamped, each
-    /// computed by the decision anyway (see [`BreakerReason`]); the refusal is then recorded
+    /// computed by the decision anyway (see [`SreReason`]); the refusal is then recorded
     /// as a [`Outcome::Drop`], which the reason's `total` leaves out.
     ///
     /// # Examples
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Breaker, SRE};
+    /// use ironward::{SreBreaker, SRE};
     ///
     /// let ms = Duration::from_millis;
-    /// let mut breaker = Breaker::new(SRE, ms(0));
+    /// let mut breaker = SreBreaker::new(SRE, ms(0));
     /// for _ in 0..100 {
     ///     let permit = breaker.check(ms(0), 0.99).expect("over the drop fraction");
     ///     breaker.fail(permit, ms(0));
@@ -161,8 +161,8 @@ impl Breaker {
     /// assert_eq!((reason.drop, reason.roll), (95.0 / 101.0, 0.5));
     /// ```
     #[inline]
-    #[must_use = "dropping the answer loses the Permit: the call goes unrecorded, and a refusal is ignored"]
-    pub fn check(&mut self, now: Duration, roll: f64) -> Result<Permit, BreakerReason> {
+    #[must_use = "dropping the answer loses the SrePermit: the call goes unrecorded, and a refusal is ignored"]
+    pub fn check(&mut self, now: Duration, roll: f64) -> Result<SrePermit, SreReason> {
         let now = self.clock.advance(now);
         // Clearing the buckets that have left the window changes no reading at `now` or
         // later, and brings the kept totals up to `now`.
@@ -212,10 +212,10 @@ impl Breaker {
     /// history the refusals read. Between two calls let through or settled, a refusal
     /// changes only the window's call total (one drop in the newest bucket) and the clock;
     /// the accepts, the runs, the constants and the probe's time stay as they are. So until
-    /// the newest bucket ends, or the probe falls due if sooner, [`check`](Breaker::check)
+    /// the newest bucket ends, or the probe falls due if sooner, [`check`](SreBreaker::check)
     /// at any `now` decides as [`Sre::refusal`] does given this window's counts with the
     /// refusals since added to its `total`: a refusal there is the same refusal with the
-    /// same reason, recorded as a drop in that bucket, which [`record`](Breaker::record)
+    /// same reason, recorded as a drop in that bucket, which [`record`](SreBreaker::record)
     /// can do for many at once. A call it lets through is not covered: ask `check`.
     ///
     /// The returned reason is the one a draw of 0 is refused with at the latest time seen;
@@ -225,10 +225,10 @@ impl Breaker {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Breaker, Outcome, SRE};
+    /// use ironward::{SreBreaker, Outcome, SRE};
     ///
     /// let ms = Duration::from_millis;
-    /// let mut breaker = Breaker::new(SRE, ms(0));
+    /// let mut breaker = SreBreaker::new(SRE, ms(0));
     /// assert_eq!(breaker.refusing(), None);
     /// breaker.record(Outcome::Failure, 100, ms(10));
     /// let (until, window) = breaker.refusing().expect("a window of failures");
@@ -240,7 +240,7 @@ impl Breaker {
     /// assert_eq!(weighed, breaker.check(ms(30), 0.5).err());
     /// ```
     #[must_use]
-    pub fn refusing(&self) -> Option<(Duration, BreakerReason)> {
+    pub fn refusing(&self) -> Option<(Duration, SreReason)> {
         let (start, _) = self.window.newest();
         let end = start.saturating_add(self.window.width_nanos());
         // `now − last > probe` is `now ≥ last + probe + 1`; saturated, a probe that never
@@ -265,33 +265,33 @@ impl Breaker {
     /// Records the call behind `permit` as a success, at `now` (its completion time), and
     /// answers `None`. A permit another breaker made changes nothing here (not even the
     /// clock): it comes back as `Some`, to be settled on that breaker, and is counted by
-    /// [`foreign`](Breaker::foreign).
+    /// [`foreign`](SreBreaker::foreign).
     ///
     /// # Examples
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Breaker, SRE};
+    /// use ironward::{SreBreaker, SRE};
     ///
     /// let now = Duration::ZERO;
-    /// let (mut a, mut b) = (Breaker::new(SRE, now), Breaker::new(SRE, now));
+    /// let (mut a, mut b) = (SreBreaker::new(SRE, now), SreBreaker::new(SRE, now));
     /// let permit = a.allow(now, 0.5).expect("a fresh breaker refuses nothing");
     /// let permit = b.pass(permit, now).expect("not b's: handed back");
     /// assert_eq!(b.foreign(), 1);
     /// assert!(a.pass(permit, now).is_none());
     /// ```
-    pub fn pass(&mut self, permit: Permit, now: Duration) -> Option<Permit> {
+    pub fn pass(&mut self, permit: SrePermit, now: Duration) -> Option<SrePermit> {
         self.settle(permit, now, Outcome::Success)
     }
 
     /// Records the call behind `permit` as a failure, at `now` (its completion time), and
     /// answers `None`; another breaker's permit comes back as `Some`, as from
-    /// [`pass`](Breaker::pass).
-    pub fn fail(&mut self, permit: Permit, now: Duration) -> Option<Permit> {
+    /// [`pass`](SreBreaker::pass).
+    pub fn fail(&mut self, permit: SrePermit, now: Duration) -> Option<SrePermit> {
         self.settle(permit, now, Outcome::Failure)
     }
 
-    /// Permits [`pass`](Breaker::pass) and [`fail`](Breaker::fail) handed back because
+    /// Permits [`pass`](SreBreaker::pass) and [`fail`](SreBreaker::fail) handed back because
     /// another breaker made them, saturating: above 0 is a caller's bug.
     #[must_use]
     pub fn foreign(&self) -> u64 {
@@ -301,7 +301,7 @@ impl Breaker {
     /// The fraction of calls the breaker would refuse at `now`, zero while the window is
     /// healthy.
     ///
-    /// Always in `[0, 1]`, and what [`allow`](Breaker::allow) decides by: a draw under the
+    /// Always in `[0, 1]`, and what [`allow`](SreBreaker::allow) decides by: a draw under the
     /// ratio is refused (unless the probe lets it through), any other is let through, so a
     /// ratio of 0 lets every draw through. The probe is left out: this is the standing
     /// throttle, which is what a dashboard or an alert wants.
@@ -337,10 +337,10 @@ impl Breaker {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Breaker, Sre, SRE};
+    /// use ironward::{SreBreaker, Sre, SRE};
     ///
     /// let ms = Duration::from_millis;
-    /// let mut breaker = Breaker::new(SRE, ms(0));
+    /// let mut breaker = SreBreaker::new(SRE, ms(0));
     /// // Two calls in five fail.
     /// for i in 0..100 {
     ///     let permit = breaker.allow(ms(i), 0.99).expect("over the ratio");
@@ -390,18 +390,18 @@ impl Breaker {
 
     /// A permit for a call let through now.
     #[inline]
-    fn permit(&mut self) -> Permit {
-        Permit {
+    fn permit(&mut self) -> SrePermit {
+        SrePermit {
             breaker: self.owner.mark(),
         }
     }
 
     /// Whether this breaker made `permit`: a ward settles its connects only then.
-    pub(crate) fn made(&self, permit: &Permit) -> bool {
+    pub(crate) fn made(&self, permit: &SrePermit) -> bool {
         self.owner.owns(permit.breaker)
     }
 
-    fn settle(&mut self, permit: Permit, now: Duration, outcome: Outcome) -> Option<Permit> {
+    fn settle(&mut self, permit: SrePermit, now: Duration, outcome: Outcome) -> Option<SrePermit> {
         if !self.made(&permit) {
             self.foreign = self.foreign.saturating_add(1);
             return Some(permit);
@@ -436,7 +436,7 @@ impl Breaker {
         )
     }
 
-    /// [`roll`](Breaker::roll) on the fields it touches, so that the caller may go on
+    /// [`roll`](SreBreaker::roll) on the fields it touches, so that the caller may go on
     /// using the kept totals while it holds the bucket.
     fn roll_window<'w>(
         window: &'w mut Window<Tally>,
@@ -486,7 +486,7 @@ impl Breaker {
         self.weighed(history).1
     }
 
-    /// [`throttle`](Breaker::throttle) with the weight `w` it gave each accept: `(w, drop)`.
+    /// [`throttle`](SreBreaker::throttle) with the weight `w` it gave each accept: `(w, drop)`.
     ///
     /// The drop is below 1 and never NaN: the constants are finite and not negative, so `w`
     /// is too, the product `w·accepts` is at worst `+inf` and the numerator at worst `−inf`.
@@ -494,7 +494,7 @@ impl Breaker {
         weigh(&self.constants, self.window.size(), history)
     }
 
-    /// The numerator of [`throttle`](Breaker::throttle) over the kept totals with `w` given:
+    /// The numerator of [`throttle`](SreBreaker::throttle) over the kept totals with `w` given:
     /// `total − protection − w·accepts`, which has the drop's sign.
     fn throttled(&self, w: f64) -> f64 {
         self.total as f64 - self.constants.protection - w * self.accepts as f64

@@ -1,5 +1,5 @@
 //! The classic circuit breaker: closed, open, half-open, as resilience4j, Polly, failsafe-go
-//! and Hystrix users know it, beside the SRE [`Breaker`](crate::Breaker).
+//! and Hystrix users know it, beside [`SreBreaker`](crate::SreBreaker).
 //!
 //! The SRE breaker refuses a share of calls that follows the record: it never stops every
 //! call, and it lets traffic back as the successes come. The classic breaker is a switch: a

@@ -11,7 +11,7 @@
 //!
 //! | type | answers | reference |
 //! | --- | --- | --- |
-//! | [`Breaker`] ([`Sre`]) | whether to call a backend that has been failing | Google SRE book eq. 21-1; go-zero `core/breaker/googlebreaker.go` |
+//! | [`SreBreaker`] ([`Sre`]) | whether to call a backend that has been failing | Google SRE book eq. 21-1; go-zero `core/breaker/googlebreaker.go` |
 //! | [`ClassicBreaker`] ([`Classic`]) | the same, as a switch: closed, open, half-open, with each change of state a value | resilience4j `CircuitBreakerStateMachine`; failsafe-go; Polly |
 //! | [`Shedder`] ([`Shed`]) | whether this server should take on another call | go-zero `core/load/adaptiveshedder.go` |
 //! | [`Bucket`] ([`SharedBucket`]) | whether a call is within a rate at its cost (fractional tokens), and when one would be; a cost reserved now and settled later ([`Reservation`]); shared by `&` across threads without a lock | token bucket; GCRA |
@@ -37,9 +37,9 @@
 //!
 //! ```
 //! use core::time::Duration;
-//! use ironward::{Breaker, SRE};
+//! use ironward::{SreBreaker, SRE};
 //!
-//! let mut breaker = Breaker::new(SRE, Duration::ZERO);
+//! let mut breaker = SreBreaker::new(SRE, Duration::ZERO);
 //! let now = Duration::from_millis(20); // the caller's clock
 //! let roll = 0.42; // the caller's draw
 //! let permit = breaker.allow(now, roll).expect("a fresh breaker refuses nothing");
@@ -89,7 +89,7 @@ mod ward;
 mod window;
 
 pub use backoff::{BACKOFF, Backoff, Jitter};
-pub use breaker::{Breaker, BreakerReason, CircuitBreaker, Permit, SRE, Sre};
+pub use breaker::{CircuitBreaker, SRE, Sre, SreBreaker, SrePermit, SreReason};
 #[cfg(target_has_atomic = "64")]
 pub use bucket::SharedBucket;
 pub use bucket::{Bucket, BucketReason};

@@ -5,7 +5,7 @@ use core::time::Duration;
 
 #[cfg(doc)]
 use crate::backoff::Backoff;
-use crate::breaker::{Breaker, CircuitBreaker, Permit};
+use crate::breaker::{CircuitBreaker, SreBreaker, SrePermit};
 use crate::bucket::Bucket;
 use crate::classic::{State, Transition};
 use crate::clock::{Latest, nanos};
@@ -72,10 +72,10 @@ pub use reason::{BackoffReason, CheckoutRefusal, Refusal, WardPiece};
 /// assert!(ward.connect(ms(253), 0.5).is_ok());
 /// ```
 ///
-/// `B` is the breaker family, by default the SRE [`Breaker`]; [`Ward::for_breaker`] takes any
+/// `B` is the breaker family, by default [`SreBreaker`]; [`Ward::for_breaker`] takes any
 /// other [`CircuitBreaker`].
 #[derive(Debug, Clone)]
-pub struct Ward<B: CircuitBreaker = Breaker> {
+pub struct Ward<B: CircuitBreaker = SreBreaker> {
     policy: Reconnect<B::Policy>,
     breaker: B,
     bucket: Bucket,
@@ -113,7 +113,7 @@ pub struct Ward<B: CircuitBreaker = Breaker> {
 /// cap has passed (an edge settles a dropped connect as failed instead).
 #[must_use = "settle the permit with Ward::connected or Ward::failed once the connect has finished"]
 #[derive(Debug)]
-pub struct ConnectPermit<P = Permit> {
+pub struct ConnectPermit<P = SrePermit> {
     breaker: P,
     round: u64,
     number: u64,
@@ -170,9 +170,9 @@ impl Ward {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Breaker, RECONNECT, Ward};
+    /// use ironward::{SreBreaker, RECONNECT, Ward};
     ///
-    /// let ward = Ward::for_breaker::<Breaker>(RECONNECT, Duration::ZERO);
+    /// let ward = Ward::for_breaker::<SreBreaker>(RECONNECT, Duration::ZERO);
     /// assert_eq!(ward.policy(), &RECONNECT);
     /// ```
     pub fn for_breaker<B: CircuitBreaker>(policy: Reconnect<B::Policy>, now: Duration) -> Ward<B> {
@@ -477,14 +477,14 @@ impl<B: CircuitBreaker> Ward<B> {
         self.failures > 0
     }
 
-    /// The breaker's drop fraction at `now` ([`Breaker::ratio`]).
+    /// The breaker's drop fraction at `now` ([`SreBreaker::ratio`]).
     #[must_use]
     pub fn ratio(&self, now: Duration) -> f64 {
         self.breaker.ratio(now)
     }
 
     /// The state the breaker is in at `now`, for a family with states
-    /// ([`CircuitBreaker::state`]); `None` for the SRE [`Breaker`].
+    /// ([`CircuitBreaker::state`]); `None` for [`SreBreaker`].
     #[must_use]
     pub fn state(&self, now: Duration) -> Option<State> {
         self.breaker.state(now)
@@ -493,7 +493,7 @@ impl<B: CircuitBreaker> Ward<B> {
     /// The change of state the breaker's decisions since the last take made, taken once
     /// ([`CircuitBreaker::take_transition`]): for an edge that reports a stateful breaker's
     /// changes after each connect, settle and record. Always `None` for a family without
-    /// states (the SRE [`Breaker`]).
+    /// states ([`SreBreaker`]).
     ///
     /// # Examples
     ///

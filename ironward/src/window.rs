@@ -20,7 +20,7 @@ pub(crate) const MAX_SIZE: usize = 65_536;
 /// A rolling window: `size` buckets that together cover the last `window` of time, the
 /// oldest dropping off as time moves on.
 ///
-/// The bucket type is the caller's: the [`Breaker`](crate::Breaker) keeps a
+/// The bucket type is the caller's: the [`SreBreaker`](crate::SreBreaker) keeps a
 /// [`Tally`](crate::Tally) of outcomes per bucket, the [`Shedder`](crate::Shedder) a
 /// [`Total`](crate::Total) of response times; any type with a `Default` can be a bucket, and
 /// the default is what a bucket is cleared back to. This is go-zero's

@@ -10,8 +10,8 @@ use std::time::Duration;
 use ironward::http_retry::{self, Attempt, Settings};
 use ironward::limit::{AIMD, Algorithm, GRADIENT2, Latency, SAMPLING, Sampling};
 use ironward::{
-    ADAPTIVE, Adaptive, BACKOFF, Backoff, Breaker, Bucket, Budget, Criticality, Deadline, Gate,
-    Jitter, Limiter, Period, SHED, SRE, Settle, Shedder, Sliding, Window,
+    ADAPTIVE, Adaptive, BACKOFF, Backoff, Bucket, Budget, Criticality, Deadline, Gate, Jitter,
+    Limiter, Period, SHED, SRE, Settle, Shedder, Sliding, SreBreaker, Window,
 };
 use stats_alloc::{INSTRUMENTED_SYSTEM, Region, StatsAlloc};
 
@@ -25,7 +25,7 @@ fn main() {
 
 fn decisions_allocate_nothing_after_construction() {
     let ms = Duration::from_millis;
-    let mut breaker = Breaker::new(SRE, ms(0));
+    let mut breaker = SreBreaker::new(SRE, ms(0));
     let mut shedder = Shedder::new(SHED, ms(0));
     let mut window = Window::<u64>::new(10, ms(1000), ms(0));
     let mut bucket = Bucket::new(100.0, 10.0, ms(0));

@@ -11,8 +11,8 @@ use core::time::Duration;
 
 use ironward::limit::{AIMD, Aimd, Algorithm};
 use ironward::{
-    ADAPTIVE, Adaptive, Breaker, Bucket, Checkouts, Limit, Limiter, Limits, Period, RECONNECT,
-    Reconnect, SHED, SRE, Settle, Shedder, Sliding, Ward,
+    ADAPTIVE, Adaptive, Bucket, Checkouts, Limit, Limiter, Limits, Period, RECONNECT, Reconnect,
+    SHED, SRE, Settle, Shedder, Sliding, SreBreaker, Ward,
 };
 
 fn ms(n: u64) -> Duration {
@@ -77,7 +77,7 @@ fn a_clone_is_another_limiter() {
 
 #[test]
 fn a_permit_settled_on_another_breaker_records_nothing() {
-    let (mut a, mut b) = (Breaker::new(SRE, ms(0)), Breaker::new(SRE, ms(0)));
+    let (mut a, mut b) = (SreBreaker::new(SRE, ms(0)), SreBreaker::new(SRE, ms(0)));
     for i in 0..100 {
         let permit = a.allow(ms(i), 0.99).expect("a healthy breaker");
         let permit = b.fail(permit, ms(i)).expect("not b's");

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
-use ironward::{Breaker, CircuitBreaker, Outcome, Reconnect, Slot};
+use ironward::{CircuitBreaker, Outcome, Reconnect, Slot, SreBreaker};
 
 use super::{Counts, Shared};
 use crate::error::CheckoutRefused;
@@ -16,7 +16,7 @@ use {super::Warded, ironward::Ward};
 /// decided, its policy, and the checkout admission.
 ///
 /// `Clone` shares the one ward.
-pub struct Handle<B: CircuitBreaker = Breaker> {
+pub struct Handle<B: CircuitBreaker = SreBreaker> {
     pub(super) shared: Arc<Shared<B>>,
 }
 
@@ -176,7 +176,7 @@ impl<B: CircuitBreaker> Handle<B> {
 /// Dropped, it settles as a checkout that went well (the shedder learns how long it took);
 /// [`abandon`](Checkout::abandon) settles it as one that failed.
 #[must_use = "dropping the checkout at once ends it: hold it while the connection is in use"]
-pub struct Checkout<B: CircuitBreaker = Breaker> {
+pub struct Checkout<B: CircuitBreaker = SreBreaker> {
     shared: Arc<Shared<B>>,
     slot: Option<Slot>,
 }

@@ -3,7 +3,7 @@
 
 use core::time::Duration;
 
-use ironward::{Criticality, Grant, Permit, Ticket};
+use ironward::{Criticality, Grant, SrePermit, Ticket};
 
 use ironward::ClassicPermit;
 
@@ -27,7 +27,7 @@ pub(super) struct Guard {
 #[derive(Debug)]
 pub(super) enum Pass {
     Unguarded,
-    Sre(Permit),
+    Sre(SrePermit),
     Classic(ClassicPermit),
 }
 

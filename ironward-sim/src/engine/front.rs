@@ -2,7 +2,7 @@
 
 use core::time::Duration;
 
-use ironward::{Breaker, CircuitBreaker, ClassicBreaker};
+use ironward::{CircuitBreaker, ClassicBreaker, SreBreaker};
 
 use super::call::Pass;
 
@@ -10,7 +10,7 @@ use super::call::Pass;
 /// more is an arm here and one in [`Pass`].
 #[derive(Debug)]
 pub(super) enum Front {
-    Sre(Breaker),
+    Sre(SreBreaker),
     Classic(ClassicBreaker),
 }
 

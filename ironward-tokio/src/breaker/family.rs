@@ -7,9 +7,9 @@ use std::sync::Mutex;
 use std::time::Duration;
 
 use ironward::classic::{State, Transition};
-use ironward::{Breaker, BreakerReason, CircuitBreaker, Classic, ClassicBreaker, Sre};
+use ironward::{CircuitBreaker, Classic, ClassicBreaker, Sre, SreBreaker, SreReason};
 
-use super::{BreakerPermit, SharedBreaker, SharedClassicBreaker};
+use super::{SharedClassicBreaker, SharedSreBreaker, SharedSrePermit};
 use crate::lock;
 
 /// A circuit breaker every task shares by `&`: what ironward-tower's `BreakerLayer` and
@@ -18,7 +18,7 @@ use crate::lock;
 /// The methods are the core's [`CircuitBreaker`] with `&self`; each decides exactly as the
 /// core breaker it shares would, one call at a time. Three forms implement it:
 ///
-/// - [`SharedBreaker`], the SRE breaker with its lock-free paths for a healthy and for a
+/// - [`SharedSreBreaker`], the SRE breaker with its lock-free paths for a healthy and for a
 ///   refusing backend;
 /// - [`SharedClassicBreaker`], the classic breaker with its lock-free path for a healthy
 ///   backend;
@@ -32,8 +32,8 @@ use crate::lock;
 /// ```
 /// use std::sync::Mutex;
 /// use std::time::Duration;
-/// use ironward::{Breaker, SRE};
-/// use ironward_tokio::{SharedBreaker, SharedCircuitBreaker};
+/// use ironward::{SreBreaker, SRE};
+/// use ironward_tokio::{SharedSreBreaker, SharedCircuitBreaker};
 ///
 /// fn refusals<B: SharedCircuitBreaker>(breaker: &B) -> usize {
 ///     let mut refused = 0;
@@ -47,8 +47,8 @@ use crate::lock;
 ///     refused
 /// }
 ///
-/// let fast = SharedBreaker::new(SRE, Duration::ZERO);
-/// let locked = Mutex::new(Breaker::new(SRE, Duration::ZERO));
+/// let fast = SharedSreBreaker::new(SRE, Duration::ZERO);
+/// let locked = Mutex::new(SreBreaker::new(SRE, Duration::ZERO));
 /// assert_eq!(refusals(&fast), refusals(&locked));
 /// assert!(refusals(&fast) > 100);
 /// ```
@@ -130,7 +130,7 @@ pub trait SharedCircuitBreaker: Send + Sync + 'static {
 /// `ClientBreaker::new(SRE)`, `Warded::with_policy(manager, Reconnect { breaker: CLASSIC, .. })`)
 /// and switch families by changing that value.
 ///
-/// Each policy names two forms of its family: [`Breaker`](Self::Breaker), the core's `&mut`
+/// Each policy names two forms of its family: [`SreBreaker`](Self::Breaker), the core's `&mut`
 /// breaker, for an edge that already holds a lock around more than the breaker (a pool's
 /// ward), and [`Shared`](Self::Shared), the form every task shares by `&`, for the edges that
 /// take a breaker alone (a tower layer, a reqwest client's breaker). A family without a
@@ -139,9 +139,9 @@ pub trait SharedCircuitBreaker: Send + Sync + 'static {
 /// change at the call sites. An edge's `for_breaker` still takes any other
 /// [`SharedCircuitBreaker`] by naming its type.
 ///
-/// | policy | `Breaker` | `Shared` |
+/// | policy | `SreBreaker` | `Shared` |
 /// | --- | --- | --- |
-/// | [`Sre`] | [`ironward::Breaker`] | [`SharedBreaker`]: lock-free for a healthy and for a refusing backend |
+/// | [`Sre`] | [`ironward::SreBreaker`] | [`SharedSreBreaker`]: lock-free for a healthy and for a refusing backend |
 /// | [`Classic`] | [`ClassicBreaker`] | [`SharedClassicBreaker`]: no lock while the backend is healthy |
 ///
 /// # Examples
@@ -176,14 +176,14 @@ pub trait SharedCircuitBreaker: Send + Sync + 'static {
 pub trait BreakerPolicy: Clone + fmt::Debug + Send + Sync + 'static {
     /// The core breaker the policy runs, decided by `&mut`.
     type Breaker: CircuitBreaker<Policy = Self> + Send + 'static;
-    /// The breaker every task shares by `&`, deciding as [`Breaker`](Self::Breaker) does.
+    /// The breaker every task shares by `&`, deciding as [`SreBreaker`](Self::Breaker) does.
     type Shared: SharedCircuitBreaker<Policy = Self>;
 }
 
 /// The SRE breaker: its lock-free shared form.
 impl BreakerPolicy for Sre {
-    type Breaker = Breaker;
-    type Shared = SharedBreaker;
+    type Breaker = SreBreaker;
+    type Shared = SharedSreBreaker;
 }
 
 /// The classic breaker: its shared form, lock-free while the backend is healthy.
@@ -192,35 +192,35 @@ impl BreakerPolicy for Classic {
     type Shared = SharedClassicBreaker;
 }
 
-impl SharedCircuitBreaker for SharedBreaker {
+impl SharedCircuitBreaker for SharedSreBreaker {
     type Policy = Sre;
-    type Permit = BreakerPermit;
-    type Reason = BreakerReason;
+    type Permit = SharedSrePermit;
+    type Reason = SreReason;
 
-    const REFUSALS: &'static [&'static str] = <ironward::Breaker as CircuitBreaker>::REFUSALS;
+    const REFUSALS: &'static [&'static str] = <ironward::SreBreaker as CircuitBreaker>::REFUSALS;
 
     fn new(policy: Sre, now: Duration) -> Self {
-        SharedBreaker::new(policy, now)
+        SharedSreBreaker::new(policy, now)
     }
 
-    fn check(&self, now: Duration, roll: f64) -> Result<BreakerPermit, BreakerReason> {
-        SharedBreaker::check(self, now, roll)
+    fn check(&self, now: Duration, roll: f64) -> Result<SharedSrePermit, SreReason> {
+        SharedSreBreaker::check(self, now, roll)
     }
 
-    fn pass(&self, permit: BreakerPermit, now: Duration) -> Option<BreakerPermit> {
-        SharedBreaker::pass(self, permit, now)
+    fn pass(&self, permit: SharedSrePermit, now: Duration) -> Option<SharedSrePermit> {
+        SharedSreBreaker::pass(self, permit, now)
     }
 
-    fn fail(&self, permit: BreakerPermit, now: Duration) -> Option<BreakerPermit> {
-        SharedBreaker::fail(self, permit, now)
+    fn fail(&self, permit: SharedSrePermit, now: Duration) -> Option<SharedSrePermit> {
+        SharedSreBreaker::fail(self, permit, now)
     }
 
     fn foreign(&self) -> u64 {
-        SharedBreaker::foreign(self)
+        SharedSreBreaker::foreign(self)
     }
 
     fn ratio(&self, now: Duration) -> f64 {
-        SharedBreaker::ratio(self, now)
+        SharedSreBreaker::ratio(self, now)
     }
 
     fn policy(&self) -> Sre {
@@ -228,15 +228,15 @@ impl SharedCircuitBreaker for SharedBreaker {
     }
 
     fn retune(&self, policy: Sre, now: Duration) -> Sre {
-        SharedBreaker::retune(self, policy, now)
+        SharedSreBreaker::retune(self, policy, now)
     }
 
-    fn refusal(reason: &BreakerReason) -> usize {
-        <ironward::Breaker as CircuitBreaker>::refusal(reason)
+    fn refusal(reason: &SreReason) -> usize {
+        <ironward::SreBreaker as CircuitBreaker>::refusal(reason)
     }
 
-    fn ratio_of(reason: &BreakerReason) -> f64 {
-        <ironward::Breaker as CircuitBreaker>::ratio_of(reason)
+    fn ratio_of(reason: &SreReason) -> f64 {
+        <ironward::SreBreaker as CircuitBreaker>::ratio_of(reason)
     }
 }
 

@@ -1,4 +1,4 @@
-//! Unit tests of `SharedBreaker` that read its fast path's state.
+//! Unit tests of `SharedSreBreaker` that read its fast path's state.
 
 use super::*;
 use ironward::SRE;
@@ -8,20 +8,20 @@ fn ms(n: u64) -> Duration {
 }
 
 /// Whether the fast path is open, as the lock holder sees it.
-fn is_open(breaker: &SharedBreaker) -> bool {
+fn is_open(breaker: &SharedSreBreaker) -> bool {
     breaker.exact().open
 }
 
 #[test]
 fn a_fresh_breaker_opens_the_fast_path_until_its_first_bucket_ends() {
-    let breaker = SharedBreaker::new(SRE, ms(1_000));
+    let breaker = SharedSreBreaker::new(SRE, ms(1_000));
     assert!(is_open(&breaker));
     assert_eq!(breaker.horizon.load(Ordering::Relaxed), nanos(ms(1_250)));
 }
 
 #[test]
 fn healthy_calls_before_the_horizon_take_no_lock() {
-    let breaker = SharedBreaker::new(SRE, ms(0));
+    let breaker = SharedSreBreaker::new(SRE, ms(0));
     let held = breaker.exact();
     // With the lock held here, a call that took it would never return.
     let permit = breaker.allow(ms(10), 0.0).expect("healthy");
@@ -37,7 +37,7 @@ fn healthy_calls_before_the_horizon_take_no_lock() {
 
 #[test]
 fn a_failure_that_ends_the_healthy_answer_closes_the_fast_path() {
-    let breaker = SharedBreaker::new(SRE, ms(0));
+    let breaker = SharedSreBreaker::new(SRE, ms(0));
     for _ in 0..10 {
         let permit = breaker.allow(ms(0), 0.99).expect("over the ratio");
         breaker.fail(permit, ms(0));
@@ -53,12 +53,12 @@ fn a_failure_that_ends_the_healthy_answer_closes_the_fast_path() {
 // little), and a protection that covers every count keeps it open through failures.
 #[test]
 fn a_floor_below_one_keeps_the_fast_path_closed_and_no_throttle_keeps_it_open() {
-    let low = SharedBreaker::new(Sre { floor: 0.5, ..SRE }, ms(0));
+    let low = SharedSreBreaker::new(Sre { floor: 0.5, ..SRE }, ms(0));
     assert!(!is_open(&low));
     let permit = low.allow(ms(0), 0.0).expect("a fresh breaker");
     low.pass(permit, ms(0));
     assert_eq!(low.ratio(ms(0)), 0.0);
-    let off = SharedBreaker::new(
+    let off = SharedSreBreaker::new(
         Sre {
             protection: f64::INFINITY,
             ..SRE
@@ -76,7 +76,7 @@ fn a_floor_below_one_keeps_the_fast_path_closed_and_no_throttle_keeps_it_open() 
 // hold; the fast path waits for a bucket that ends past it.
 #[test]
 fn the_horizon_never_moves_back() {
-    let breaker = SharedBreaker::new(SRE, ms(0));
+    let breaker = SharedSreBreaker::new(SRE, ms(0));
     assert_eq!(breaker.horizon.load(Ordering::Relaxed), nanos(ms(250)));
     let _was = breaker.retune(
         Sre {
@@ -102,7 +102,7 @@ fn the_horizon_never_moves_back() {
 // `u64::MAX` nanoseconds there), and a full stripe hands its successes over.
 #[test]
 fn the_end_of_the_clock_and_a_full_stripe_lose_nothing() {
-    let breaker = SharedBreaker::new(SRE, Duration::MAX);
+    let breaker = SharedSreBreaker::new(SRE, Duration::MAX);
     let permit = breaker.allow(Duration::MAX, 0.0).expect("healthy");
     breaker.pass(permit, Duration::MAX);
     let mut successes = 0;
@@ -112,7 +112,7 @@ fn the_end_of_the_clock_and_a_full_stripe_lose_nothing() {
         .each(Duration::MAX, |t| successes += t.success);
     assert_eq!(successes, 1);
 
-    let breaker = SharedBreaker::new(SRE, ms(0));
+    let breaker = SharedSreBreaker::new(SRE, ms(0));
     breaker
         .stripes
         .mine()
@@ -133,7 +133,7 @@ fn the_end_of_the_clock_and_a_full_stripe_lose_nothing() {
 
 #[test]
 fn debug_shows_the_policy_and_never_waits_for_the_lock() {
-    let breaker = SharedBreaker::new(SRE, ms(0));
+    let breaker = SharedSreBreaker::new(SRE, ms(0));
     assert!(format!("{breaker:?}").contains("k: 1.5"));
     let _held = breaker.exact();
     assert!(format!("{breaker:?}").contains("<locked>"));
@@ -141,7 +141,7 @@ fn debug_shows_the_policy_and_never_waits_for_the_lock() {
 
 #[test]
 fn a_refusing_breaker_refuses_without_the_lock() {
-    let breaker = SharedBreaker::new(SRE, ms(0));
+    let breaker = SharedSreBreaker::new(SRE, ms(0));
     for _ in 0..100 {
         let permit = breaker.allow(ms(0), 0.99).expect("over the ratio");
         breaker.fail(permit, ms(0));

@@ -146,7 +146,7 @@ impl States {
     /// use ironward::classic::{Record, State};
     /// use ironward::{CLASSIC, Classic, ClassicBreaker, SRE};
     /// use ironward_tokio::meter::States;
-    /// use ironward_tokio::{SharedBreaker, SharedCircuitBreaker};
+    /// use ironward_tokio::{SharedSreBreaker, SharedCircuitBreaker};
     ///
     /// let states = States::new("api");
     /// let policy = Classic { record: Record::Consecutive { failures: 1 }, ..CLASSIC };
@@ -155,7 +155,7 @@ impl States {
     /// let _ = classic.fail(permit, Duration::ZERO);
     /// assert_eq!(states.watch(&classic).map(|t| t.to), Some(State::Open));
     /// assert_eq!(states.watch(&classic), None, "taken once");
-    /// assert_eq!(states.watch(&SharedBreaker::new(SRE, Duration::ZERO)), None);
+    /// assert_eq!(states.watch(&SharedSreBreaker::new(SRE, Duration::ZERO)), None);
     /// ```
     #[inline]
     pub fn watch<B: SharedCircuitBreaker>(&self, breaker: &B) -> Option<Transition> {

@@ -3,7 +3,7 @@
 use std::fmt;
 use std::time::Duration;
 
-use ironward::BreakerReason;
+use ironward::SreReason;
 
 /// The breaker refused the call: it failed fast, without reaching the inner service.
 ///
@@ -13,8 +13,8 @@ use ironward::BreakerReason;
 /// The conventional HTTP answer is `503 Service Unavailable`, which go-zero's breaker handler
 /// gives.
 ///
-/// It carries the reason the breaker refused with: for the SRE breaker the [`BreakerReason`]
-/// of [`Breaker::check`](ironward::Breaker::check), the window the breaker read, the drop
+/// It carries the reason the breaker refused with: for the SRE breaker the [`SreReason`]
+/// of [`SreBreaker::check`](ironward::SreBreaker::check), the window the breaker read, the drop
 /// fraction and the draw. The reason was computed by the decision anyway, so a refusal costs
 /// the one `Box` that makes it a `BoxError` and nothing else; nothing is formatted until it is displayed.
 /// `Display` is one line, what refused and then the reason's own line; because the reason is
@@ -33,10 +33,10 @@ use ironward::BreakerReason;
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::{Breaker, SRE};
+/// use ironward::{SreBreaker, SRE};
 /// use ironward_tower::breaker::BreakerRefused;
 ///
-/// let mut breaker = Breaker::new(SRE, Duration::ZERO);
+/// let mut breaker = SreBreaker::new(SRE, Duration::ZERO);
 /// for _ in 0..100 {
 ///     let permit = breaker.allow(Duration::ZERO, 0.99).expect("over the drop fraction");
 ///     breaker.fail(permit, Duration::ZERO);
@@ -53,7 +53,7 @@ use ironward::BreakerReason;
 /// ```
 ///
 /// `R` is the reason of the breaker family that refused; it defaults to the SRE breaker's
-/// [`BreakerReason`], so `err.is::<BreakerRefused>()` asks after the default family, and
+/// [`SreReason`], so `err.is::<BreakerRefused>()` asks after the default family, and
 /// `err.is::<BreakerRefused<ClassicReason>>()` after the classic one:
 ///
 /// ```
@@ -83,7 +83,7 @@ use ironward::BreakerReason;
 /// # }
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BreakerRefused<R = BreakerReason> {
+pub struct BreakerRefused<R = SreReason> {
     reason: R,
     retry_after: Option<Duration>,
 }
@@ -136,7 +136,7 @@ impl<R> BreakerRefused<R> {
         self.retry_after
     }
 
-    /// Why the breaker refused: the numbers [`Breaker::check`](ironward::Breaker::check)
+    /// Why the breaker refused: the numbers [`SreBreaker::check`](ironward::SreBreaker::check)
     /// decided by.
     pub const fn reason(&self) -> &R {
         &self.reason

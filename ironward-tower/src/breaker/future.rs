@@ -6,7 +6,7 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
 
-use ironward_tokio::{SharedBreaker, SharedCircuitBreaker};
+use ironward_tokio::{SharedCircuitBreaker, SharedSreBreaker};
 use pin_project_lite::pin_project;
 use tower::BoxError;
 
@@ -44,7 +44,7 @@ pin_project! {
     /// assert!(future.await.unwrap_err().is::<BreakerRefused>());
     /// # }
     /// ```
-    pub struct BreakerFuture<F, C, B: SharedCircuitBreaker = SharedBreaker> {
+    pub struct BreakerFuture<F, C, B: SharedCircuitBreaker = SharedSreBreaker> {
         #[pin]
         state: State<F, C, B>,
     }

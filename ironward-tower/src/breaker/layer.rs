@@ -3,7 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 
-use ironward_tokio::{BreakerPolicy, SharedBreaker, SharedCircuitBreaker};
+use ironward_tokio::{BreakerPolicy, SharedCircuitBreaker, SharedSreBreaker};
 use tower_layer::Layer;
 
 use super::service::BreakerService;
@@ -15,9 +15,9 @@ use ironward_tokio::Knobs;
 /// Puts a circuit breaker in front of a service: the client side's defence against a backend
 /// that has started failing.
 ///
-/// Each call first asks a breaker: by default an [`ironward::Breaker`] running the
+/// Each call first asks a breaker: by default an [`ironward::SreBreaker`] running the
 /// [`Sre`](ironward::Sre) policy, shared between threads as an
-/// [`ironward_tokio::SharedBreaker`] (no lock for a healthy backend's calls), or the classic
+/// [`ironward_tokio::SharedSreBreaker`] (no lock for a healthy backend's calls), or the classic
 /// breaker, for a [`Classic`](ironward::Classic) policy ([`new`](Self::new) picks the family
 /// by the policy it is given). A refused call fails at once with
 /// [`BreakerRefused`](crate::BreakerRefused) and never reaches the inner service; an admitted
@@ -61,7 +61,7 @@ use ironward_tokio::Knobs;
 /// service and clone shares, keeping its window.
 ///
 /// `B` is the breaker family, shared between threads: by default the SRE breaker
-/// ([`SharedBreaker`]), and whichever shared form [`new`](Self::new)'s policy names
+/// ([`SharedSreBreaker`]), and whichever shared form [`new`](Self::new)'s policy names
 /// ([`BreakerPolicy::Shared`]); [`for_breaker`](Self::for_breaker) takes any other
 /// [`SharedCircuitBreaker`], such as a core [`CircuitBreaker`](ironward::CircuitBreaker)
 /// behind a `Mutex`.
@@ -102,7 +102,7 @@ use ironward_tokio::Knobs;
 /// assert!(breaker.ratio() > 0.9);
 /// # }
 /// ```
-pub struct BreakerLayer<C = HttpFailures, B: SharedCircuitBreaker = SharedBreaker> {
+pub struct BreakerLayer<C = HttpFailures, B: SharedCircuitBreaker = SharedSreBreaker> {
     shared: Arc<Shared<C, B>>,
 }
 
@@ -173,14 +173,14 @@ impl BreakerLayer {
     ///
     /// ```
     /// use std::sync::Mutex;
-    /// use ironward::{Breaker, SRE};
+    /// use ironward::{SreBreaker, SRE};
     /// use ironward_tower::{AnyError, BreakerLayer, BreakerRefused, Dice};
     /// use tower::{Layer, ServiceExt, service_fn};
     ///
     /// # #[tokio::main(flavor = "current_thread")]
     /// # async fn main() {
     /// let down = service_fn(|_request: ()| async { Err::<(), _>("backend down") });
-    /// let layer = BreakerLayer::for_breaker::<Mutex<Breaker>>(SRE)
+    /// let layer = BreakerLayer::for_breaker::<Mutex<SreBreaker>>(SRE)
     ///     .with_classifier(AnyError)
     ///     .with_dice(Dice::from_fn(|| 0.0));
     /// let client = layer.layer(down);

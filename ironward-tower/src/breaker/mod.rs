@@ -2,7 +2,7 @@
 //! breaker, as a tower layer.
 //!
 //! [`BreakerLayer`] wraps a service that calls a backend (a hyper, reqwest or tonic client) in
-//! an [`ironward::Breaker`], or, given a [`Classic`](ironward::Classic) policy, an
+//! an [`ironward::SreBreaker`], or, given a [`Classic`](ironward::Classic) policy, an
 //! [`ironward::ClassicBreaker`]. The core decides and keeps the record; this module only feeds it
 //! the clock and the draw, asks the classifier how each call went, and turns a refusal into a
 //! typed error that never reaches the backend. The reference is go-zero's client breaker

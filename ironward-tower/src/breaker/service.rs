@@ -4,7 +4,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::task::{Context, Poll};
 
-use ironward_tokio::{SharedBreaker, SharedCircuitBreaker};
+use ironward_tokio::{SharedCircuitBreaker, SharedSreBreaker};
 use tower::BoxError;
 use tower_service::Service;
 
@@ -19,10 +19,10 @@ use crate::{Classify, HttpFailures, Mode};
 /// the inner service's. A refused call returns a future that fails at once with
 /// [`BreakerRefused`](crate::BreakerRefused), boxed; an admitted call's error is boxed as it
 /// is, so the caller can downcast it. Every clone, and every service the same layer made,
-/// shares one breaker: an [`ironward_tokio::SharedBreaker`] behind an `Arc`, which lets a
+/// shares one breaker: an [`ironward_tokio::SharedSreBreaker`] behind an `Arc`, which lets a
 /// healthy backend's calls through and records their successes without a lock (one load to
 /// decide, an add to the thread's stripe to record), and takes its lock for the rest, never
-/// across an await. It decides exactly as one [`ironward::Breaker`] would; its docs say
+/// across an await. It decides exactly as one [`ironward::SreBreaker`] would; its docs say
 /// what may differ between calls that overlap.
 ///
 /// The clock is read twice a call, when it is decided and when it completes: an outcome is
@@ -33,7 +33,7 @@ use crate::{Classify, HttpFailures, Mode};
 /// `BreakerService<S>`. It is a type parameter rather than a boxed value because what it reads
 /// depends on the response type: boxing it would put that type in the service's name instead,
 /// and the ready-made classifiers are zero-sized. `B` is the shared breaker, by default the
-/// SRE one ([`SharedBreaker`]); see [`BreakerLayer::for_breaker`](crate::BreakerLayer::for_breaker).
+/// SRE one ([`SharedSreBreaker`]); see [`BreakerLayer::for_breaker`](crate::BreakerLayer::for_breaker).
 ///
 /// # Examples
 ///
@@ -58,7 +58,7 @@ use crate::{Classify, HttpFailures, Mode};
 /// assert!(other.ratio() > 0.5);
 /// # }
 /// ```
-pub struct BreakerService<S, C = HttpFailures, B: SharedCircuitBreaker = SharedBreaker> {
+pub struct BreakerService<S, C = HttpFailures, B: SharedCircuitBreaker = SharedSreBreaker> {
     inner: S,
     shared: Arc<Shared<C, B>>,
 }
@@ -69,7 +69,7 @@ impl<S, C, B: SharedCircuitBreaker> BreakerService<S, C, B> {
     }
 
     /// The fraction of calls the breaker would refuse now, zero while the backend is healthy
-    /// ([`Breaker::ratio`](ironward::Breaker::ratio): the standing throttle, without the probe),
+    /// ([`SreBreaker::ratio`](ironward::SreBreaker::ratio): the standing throttle, without the probe),
     /// for a dashboard or an alert.
     pub fn ratio(&self) -> f64 {
         self.shared.ratio()

@@ -5,13 +5,13 @@ use crate::tuner::Tune;
 use crate::{Classify, Mode};
 use ironward::classic::{State, Transition};
 use ironward_tokio::Knobs;
-use ironward_tokio::{SharedBreaker, SharedCircuitBreaker};
+use ironward_tokio::{SharedCircuitBreaker, SharedSreBreaker};
 use tower::BoxError;
 
 /// What every clone of one service shares: the breaker, its sources, its classifier and the
 /// handles it reports through.
 #[derive(Debug)]
-pub(crate) struct Shared<C, B = SharedBreaker> {
+pub(crate) struct Shared<C, B = SharedSreBreaker> {
     breaker: B,
     knobs: Knobs,
     classify: C,
@@ -67,7 +67,7 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
     }
 
     /// Asks the breaker for a call now, with the numbers behind a refusal
-    /// ([`SharedCircuitBreaker::check`]; for [`SharedBreaker`] one load while the backend is
+    /// ([`SharedCircuitBreaker::check`]; for [`SharedSreBreaker`] one load while the backend is
     /// healthy), and reports the change of state it made, if any.
     pub(super) fn check(&self) -> Result<B::Permit, B::Reason> {
         let now = self.knobs.clock.now();

@@ -148,7 +148,7 @@ mod tests {
     use std::fmt;
     use std::time::Duration;
 
-    use ironward::{ADAPTIVE, BreakerReason, Criticality, GateReason, Limiter, ShedReason};
+    use ironward::{ADAPTIVE, Criticality, GateReason, Limiter, ShedReason, SreReason};
     use ironward_tokio::{LimiterRefusal, Queued};
 
     use super::*;
@@ -165,7 +165,7 @@ mod tests {
     }
 
     fn breaker_refused() -> BreakerRefused {
-        BreakerRefused::new(BreakerReason {
+        BreakerRefused::new(SreReason {
             total: 100,
             accepts: 0,
             failing: 1,
@@ -235,7 +235,7 @@ mod tests {
     #[test]
     fn each_piece_writes_problem_details_that_name_it() {
         let table: [(BoxError, &str, &str); 6] = [
-            (Box::new(breaker_refused()), "breaker", "Breaker"),
+            (Box::new(breaker_refused()), "breaker", "SreBreaker"),
             (Box::new(shed_refused()), "shed", "Shed"),
             (Box::new(gate_full()), "gate", "Gate"),
             (Box::new(limiter_refused()), "limiter", "Limiter"),

@@ -1,4 +1,4 @@
-//! Which breaker: the SRE [`Breaker`] or the [`ClassicBreaker`], argued with the simulator's
+//! Which breaker: [`SreBreaker`] or [`ClassicBreaker`], argued with the simulator's
 //! figures, what each costs, and how to move to either.
 //!
 //! Both implement [`CircuitBreaker`], so every edge takes either and the choice is a policy
@@ -64,7 +64,7 @@
 //! # What each costs
 //!
 //! The SRE breaker keeps a fixed window of buckets and allocates nothing after it is made; its
-//! shared form (`ironward-tokio`'s `SharedBreaker`) is lock-free. The classic breaker
+//! shared form (`ironward-tokio`'s `SharedSreBreaker`) is lock-free. The classic breaker
 //! allocates its record once (`calls` outcomes for a count record, `buckets` for a time record)
 //! and its half-open leases; it is shared behind a `Mutex`, one lock a call. The repository's
 //! BENCHMARKS.md has the measured cost of a decision.
@@ -102,7 +102,7 @@
 //!
 //! ```
 //! use core::time::Duration;
-//! use ironward::{Breaker, CLASSIC, CircuitBreaker, ClassicBreaker, SRE};
+//! use ironward::{SreBreaker, CLASSIC, CircuitBreaker, ClassicBreaker, SRE};
 //!
 //! /// How many of 200 calls that all fail, one a millisecond, the breaker refuses.
 //! fn refused<B: CircuitBreaker>(policy: B::Policy) -> usize {
@@ -124,14 +124,14 @@
 //! // The classic breaker opens once its record holds 100 calls and refuses every later one.
 //! assert_eq!(refused::<ClassicBreaker>(CLASSIC), 100);
 //! // The SRE breaker refuses a share that grows with the failures, never all of them.
-//! assert!((1..200).contains(&refused::<Breaker>(SRE)));
+//! assert!((1..200).contains(&refused::<SreBreaker>(SRE)));
 //! ```
 //!
 //! The simulator takes either policy in a scenario file (`breaker = { kind = "sre" }` or
 //! `{ kind = "classic", open = { fixed = "5s" } }`), to try a setting on one's own traffic
 //! before moving it to a service.
 //!
-//! [`Breaker`]: crate::Breaker
+//! [`SreBreaker`]: crate::SreBreaker
 //! [`ClassicBreaker`]: crate::ClassicBreaker
 //! [`ClassicBreaker::take_transition`]: crate::ClassicBreaker::take_transition
 //! [`CircuitBreaker`]: crate::CircuitBreaker

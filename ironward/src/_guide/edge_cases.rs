@@ -42,7 +42,7 @@
 //!   | [`limit::Latency`]'s `Percentile` | 0 to 1 | 0 | samples the fastest call |
 //!
 //!   A negative breaker constant is therefore 0, a shedder fraction past 1 is 1, and so on.
-//!   [`Breaker::ratio`] always lies in `[0, 1]` and is what [`Breaker::allow`] decides by: a
+//!   [`SreBreaker::ratio`] always lies in `[0, 1]` and is what [`SreBreaker::allow`] decides by: a
 //!   ratio of 0 lets every draw through. The rule is for the policy records' float fields;
 //!   a limiter's own arguments are amounts it hands out, and a bad one hands out nothing
 //!   (the next two items).
@@ -62,7 +62,7 @@
 //!   `max` as `max`, so a [`Limiter`] always admits one call at a time; a
 //!   [`limit::Sampling`] `size` of 0 is 1. A class's room is its share of the limit,
 //!   truncated, so a share under `1 / limit` admits none of that class.
-//! - **Tokens settled elsewhere.** A [`Grant`], [`Permit`], [`Ticket`], [`Reservation`],
+//! - **Tokens settled elsewhere.** A [`Grant`], [`SrePermit`], [`Ticket`], [`Reservation`],
 //!   [`ConnectPermit`] or [`Slot`] settled on an instance other than the one that made it (a
 //!   clone is another instance) changes nothing there: the settle hands it back as `Some`,
 //!   where its own token answers `None`, and the limiter, breaker, shedder or ward counts it
@@ -97,15 +97,15 @@
 //! [`limit::Gradient2`]: crate::limit::Gradient2
 //! [`limit::Decrease`]: crate::limit::Decrease
 //! [`limit::Latency`]: crate::limit::Latency
-//! [`Breaker::ratio`]: crate::Breaker::ratio
-//! [`Breaker::allow`]: crate::Breaker::allow
+//! [`SreBreaker::ratio`]: crate::SreBreaker::ratio
+//! [`SreBreaker::allow`]: crate::SreBreaker::allow
 //! [`Bucket`]: crate::Bucket
 //! [`Budget`]: crate::Budget
 //! [`Ward`]: crate::Ward
 //! [`Limiter`]: crate::Limiter
 //! [`limit::Sampling`]: crate::limit::Sampling
 //! [`Grant`]: crate::Grant
-//! [`Permit`]: crate::Permit
+//! [`SrePermit`]: crate::SrePermit
 //! [`Ticket`]: crate::Ticket
 //! [`Reservation`]: crate::Reservation
 //! [`ConnectPermit`]: crate::ConnectPermit

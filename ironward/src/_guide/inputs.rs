@@ -20,11 +20,11 @@
 //!
 //! ```rust
 //! use std::time::{Duration, Instant};
-//! use ironward::{Breaker, Sre};
+//! use ironward::{SreBreaker, Sre};
 //!
 //! // In a server: the real clock and real randomness, read at the edge.
 //! let start = Instant::now();
-//! let mut breaker = Breaker::new(Sre::default(), start.elapsed());
+//! let mut breaker = SreBreaker::new(Sre::default(), start.elapsed());
 //! let draw = 0.42; // e.g. rand::random::<f64>()
 //! if let Some(permit) = breaker.allow(start.elapsed(), draw) {
 //!     // ... make the call ...
@@ -32,7 +32,7 @@
 //! }
 //!
 //! // In a test: an hour of traffic is a loop over `now`.
-//! let mut breaker = Breaker::new(Sre::default(), Duration::ZERO);
+//! let mut breaker = SreBreaker::new(Sre::default(), Duration::ZERO);
 //! for second in 0..3_600u64 {
 //!     let now = Duration::from_secs(second);
 //!     if let Some(permit) = breaker.allow(now, 0.5) {

@@ -1,6 +1,6 @@
 //! The decisions one at a time: what each piece answers and how, with an example.
 //!
-//! # Breaker
+//! # SreBreaker
 //!
 //! The SRE breaker has no open, half-open and closed (the [`ClassicBreaker`](crate::ClassicBreaker)
 //! has them, and its module says when to pick which). It keeps ten seconds of outcomes and refuses
@@ -11,10 +11,10 @@
 //!
 //! ```rust
 //! use std::time::Duration;
-//! use ironward::{Breaker, SRE};
+//! use ironward::{SreBreaker, SRE};
 //!
 //! let ms = Duration::from_millis;
-//! let mut breaker = Breaker::new(SRE, ms(0));
+//! let mut breaker = SreBreaker::new(SRE, ms(0));
 //! for _ in 0..100 {
 //!     let permit = breaker.allow(ms(0), 0.99).expect("a healthy window lets calls through");
 //!     breaker.fail(permit, ms(0));

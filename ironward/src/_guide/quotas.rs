@@ -83,7 +83,7 @@
 //! the period ends, from the same swap.
 //!
 //! A breaker and a shedder keep a rolling window, which no atomic word holds, so their shared forms
-//! live in `ironward-tokio`: `SharedBreaker` and `SharedShedder` keep the exact core value behind a
+//! live in `ironward-tokio`: `SharedSreBreaker` and `SharedShedder` keep the exact core value behind a
 //! lock and let the common case through without it. A healthy breaker's call is one load to let
 //! in and one add to a per-thread counter to record; a cool server's call is decided from a word
 //! the shedder mirrors and recorded the same way. Both decide exactly as their `&mut` twins on one

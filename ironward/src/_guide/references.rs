@@ -6,7 +6,7 @@
 //!
 //! | piece | follows | what is the same | where it differs |
 //! | --- | --- | --- | --- |
-//! | [`Breaker`] | Google SRE book, "Handling Overload", eq. 21-1; go-zero `core/breaker/googlebreaker.go` | the drop probability, go-zero's decaying `k`, its protection, probe and recovery scaling | [`Breaker`]'s docs: the failing and working runs are divided by the window's size; a refused call is recorded, so a refusing breaker never reads as idle |
+//! | [`SreBreaker`] | Google SRE book, "Handling Overload", eq. 21-1; go-zero `core/breaker/googlebreaker.go` | the drop probability, go-zero's decaying `k`, its protection, probe and recovery scaling | [`SreBreaker`]'s docs: the failing and working runs are divided by the window's size; a refused call is recorded, so a refusing breaker never reads as idle |
 //! | [`Shedder`] | go-zero `core/load/adaptiveshedder.go` | hot and full together, the moving average of calls in flight, the cooling time after a refusal | [`Shedder`]'s docs: response times in nanoseconds, the window's extremes kept as buckets complete rather than scanned, classes of [`Criticality`] |
 //! | [`Period`] | go-zero `core/limit/periodlimit.go` | `Under`, `Hit` (the event that reaches the quota) and `Over`; aligned periods | costs per request (`take_n`), reservations |
 //! | [`Window`] | go-zero `core/collection/rollingwindow.go` | buckets swept by the gap since the last write; `each_past` is go-zero's `ignoreCurrent` | reading never changes the window |
@@ -22,7 +22,7 @@
 //! `RateLimit` header fields draft, and `ironward-reqwest` and `ironward-tower`'s retry layer
 //! are checked against the MoonBit package `http_retry`'s HTTP simulation.
 //!
-//! [`Breaker`]: crate::Breaker
+//! [`SreBreaker`]: crate::SreBreaker
 //! [`Shedder`]: crate::Shedder
 //! [`Criticality`]: crate::Criticality
 //! [`Period`]: crate::Period

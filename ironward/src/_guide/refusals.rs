@@ -10,7 +10,7 @@
 //!
 //! | decision | `check` answers | the reason holds |
 //! | --- | --- | --- |
-//! | [`Breaker::allow`] | `Result<Permit, BreakerReason>` | calls and accepts in the window, the failing and working runs, the decayed `k`, the drop fraction and the draw |
+//! | [`SreBreaker::allow`] | `Result<SrePermit, SreReason>` | calls and accepts in the window, the failing and working runs, the decayed `k`, the drop fraction and the draw |
 //! | [`Shedder::allow`] | `Result<Ticket, ShedReason>` | the CPU reading, the calls in flight and their average, the capacity, and whether the CPU or an earlier refusal made it hot |
 //! | [`Bucket::take`] | `Result<(), BucketReason>` | the tokens held, the cost wanted, the burst and the rate; the wait on asking |
 //! | [`Sliding::take`], [`Sliding::take_n`] | `Result<(), QuotaReason>` | the events (units) in the window, the quota, the wait for room |
@@ -18,7 +18,7 @@
 //! | [`Limits::take`] | `Result<(), LimitsReason>` | the limit that waits longest, and when all admit |
 //! | [`Gate::enter`], [`SharedGate::enter`] | `Result<(), GateReason>` | how many are inside, and the limit |
 //! | [`Budget::can_retry`], [`SharedBudget::can_retry`] | `Result<(), BudgetReason>` | the tokens held, and the maximum |
-//! | [`Ward::connect`] | `Result<ConnectPermit, Refusal>` | the piece that refused (breaker, bucket or backoff), when to try again, and that piece's reason: [`BreakerReason`], [`BucketReason`] or [`BackoffReason`] (the failures in a row and the wait) |
+//! | [`Ward::connect`] | `Result<ConnectPermit, Refusal>` | the piece that refused (breaker, bucket or backoff), when to try again, and that piece's reason: [`SreReason`], [`BucketReason`] or [`BackoffReason`] (the failures in a row and the wait) |
 //! | [`Ward::checkout`] | `Result<Slot, CheckoutRefusal>` | the gate's or the shedder's reason |
 //! | [`Limiter::acquire`], [`Limiter::acquire_as`] | `Result<Grant, LimiterReason>` | the calls in flight, the limit in force, the class's room and the floor, and whether a probe was draining |
 //!
@@ -28,9 +28,9 @@
 //!
 //! ```
 //! use core::time::Duration;
-//! use ironward::{Breaker, SRE};
+//! use ironward::{SreBreaker, SRE};
 //!
-//! let mut breaker = Breaker::new(SRE, Duration::ZERO);
+//! let mut breaker = SreBreaker::new(SRE, Duration::ZERO);
 //! for _ in 0..100 {
 //!     let permit = breaker.allow(Duration::ZERO, 0.99).expect("over the drop fraction");
 //!     breaker.fail(permit, Duration::ZERO);
@@ -44,7 +44,7 @@
 //! ```
 //!
 //! [`BucketReason::next`]: crate::BucketReason::next
-//! [`Breaker::allow`]: crate::Breaker::allow
+//! [`SreBreaker::allow`]: crate::SreBreaker::allow
 //! [`Shedder::allow`]: crate::Shedder::allow
 //! [`Bucket::take`]: crate::Bucket::take
 //! [`Sliding::take`]: crate::Sliding::take
@@ -58,7 +58,7 @@
 //! [`Budget::can_retry`]: crate::Budget::can_retry
 //! [`SharedBudget::can_retry`]: crate::SharedBudget::can_retry
 //! [`Ward::connect`]: crate::Ward::connect
-//! [`BreakerReason`]: crate::BreakerReason
+//! [`SreReason`]: crate::SreReason
 //! [`BucketReason`]: crate::BucketReason
 //! [`BackoffReason`]: crate::BackoffReason
 //! [`Ward::checkout`]: crate::Ward::checkout

@@ -6,7 +6,7 @@
 //!
 //! | method | keeps |
 //! | --- | --- |
-//! | [`Breaker::retune`] | the window's outcomes (moved into one bucket when the bucket count or width changes) and the probe's clock |
+//! | [`SreBreaker::retune`] | the window's outcomes (moved into one bucket when the bucket count or width changes) and the probe's clock |
 //! | [`Shedder::retune`] | the calls in flight, their moving average, the heat, and the windows as far as the bucket width allows |
 //! | [`Bucket::retune`] | the tokens, refilled to `now` at the old rate, capped at the new burst |
 //! | [`Sliding::retune`] | the events inside the window, the newest `quota` of them |
@@ -16,7 +16,7 @@
 //! | [`Ward::retune`] | the breaker's window, the bucket's tokens, the failures in a row and the wait in force, and a gate's or shedder's holders when the kind stays |
 //! | [`Limiter::retune`] | the calls in flight, the limit reached (held to the new bounds), what the algorithm remembers, the open sampling window and the floor |
 //!
-//! [`Breaker::retune`]: crate::Breaker::retune
+//! [`SreBreaker::retune`]: crate::SreBreaker::retune
 //! [`Shedder::retune`]: crate::Shedder::retune
 //! [`Bucket::retune`]: crate::Bucket::retune
 //! [`Sliding::retune`]: crate::Sliding::retune

@@ -10,7 +10,7 @@
 //! | [`Period`](crate::Period) | [`SharedPeriod`](crate::SharedPeriod) | this crate | atomic words |
 //! | [`Gate`](crate::Gate) | [`SharedGate`](crate::SharedGate) | this crate | one atomic word |
 //! | [`Budget`](crate::Budget) | [`SharedBudget`](crate::SharedBudget) | this crate | one atomic word |
-//! | [`Breaker`](crate::Breaker) | `SharedBreaker` | `ironward-tokio` | per-thread stripes, and a `Mutex` off the fast path |
+//! | [`SreBreaker`](crate::SreBreaker) | `SharedSreBreaker` | `ironward-tokio` | per-thread stripes, and a `Mutex` off the fast path |
 //! | [`ClassicBreaker`](crate::ClassicBreaker) | `SharedClassicBreaker` | `ironward-tokio` | per-thread stripes, and a `Mutex` off the fast path |
 //! | [`Shedder`](crate::Shedder) | `SharedShedder` | `ironward-tokio` | per-thread stripes, and a `Mutex` off the fast path |
 //! | [`Limiter`](crate::Limiter) | `SharedLimiter` | `ironward-tokio` | a `Mutex`, and wakers for its queue |

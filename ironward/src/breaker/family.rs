@@ -3,15 +3,15 @@
 use core::fmt;
 use core::time::Duration;
 
-use super::{Breaker, Permit, Sre};
-use crate::breaker::BreakerReason;
+use super::{Sre, SreBreaker, SrePermit};
+use crate::breaker::SreReason;
 use crate::classic::{State, Transition};
 use crate::window::Outcome;
 
 /// A circuit breaker of any family: asked before a call, told how the call went.
 ///
 /// The edges (ironward-tower's `BreakerLayer`, ironward-reqwest's breaker, ironward-pool's
-/// ward, the simulator) are written against this trait rather than against [`Breaker`], so
+/// ward, the simulator) are written against this trait rather than against [`SreBreaker`], so
 /// that a second family is a new type implementing it, not a change to each edge. Like every
 /// piece of the core it is pure: `now` is the caller's monotonic clock and `roll` the caller's
 /// draw from `[0, 1)`, which a family that decides without chance ignores.
@@ -31,7 +31,7 @@ use crate::window::Outcome;
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::{Breaker, CircuitBreaker, SRE};
+/// use ironward::{SreBreaker, CircuitBreaker, SRE};
 ///
 /// /// Calls `attempt` until it succeeds or the breaker refuses, and counts the calls made.
 /// fn drive<B: CircuitBreaker>(breaker: &mut B, mut attempt: impl FnMut() -> bool) -> u32 {
@@ -49,7 +49,7 @@ use crate::window::Outcome;
 ///     made
 /// }
 ///
-/// let mut breaker = Breaker::new(SRE, Duration::ZERO);
+/// let mut breaker = SreBreaker::new(SRE, Duration::ZERO);
 /// let made = drive(&mut breaker, || false);
 /// // SRE throttling refuses a draw of 0.5 once the drop fraction passes it.
 /// assert!(made < 1_000);
@@ -140,43 +140,43 @@ pub trait CircuitBreaker {
 }
 
 /// The SRE breaker refuses for one reason, `throttled`: a draw under the drop fraction.
-impl CircuitBreaker for Breaker {
+impl CircuitBreaker for SreBreaker {
     type Policy = Sre;
-    type Permit = Permit;
-    type Reason = BreakerReason;
+    type Permit = SrePermit;
+    type Reason = SreReason;
 
     const REFUSALS: &'static [&'static str] = &["throttled"];
 
     fn new(policy: Sre, now: Duration) -> Self {
-        Breaker::new(policy, now)
+        SreBreaker::new(policy, now)
     }
 
-    fn check(&mut self, now: Duration, roll: f64) -> Result<Permit, BreakerReason> {
-        Breaker::check(self, now, roll)
+    fn check(&mut self, now: Duration, roll: f64) -> Result<SrePermit, SreReason> {
+        SreBreaker::check(self, now, roll)
     }
 
-    fn pass(&mut self, permit: Permit, now: Duration) -> Option<Permit> {
-        Breaker::pass(self, permit, now)
+    fn pass(&mut self, permit: SrePermit, now: Duration) -> Option<SrePermit> {
+        SreBreaker::pass(self, permit, now)
     }
 
-    fn fail(&mut self, permit: Permit, now: Duration) -> Option<Permit> {
-        Breaker::fail(self, permit, now)
+    fn fail(&mut self, permit: SrePermit, now: Duration) -> Option<SrePermit> {
+        SreBreaker::fail(self, permit, now)
     }
 
     fn record(&mut self, outcome: Outcome, now: Duration) {
-        Breaker::record(self, outcome, 1, now);
+        SreBreaker::record(self, outcome, 1, now);
     }
 
-    fn owns(&self, permit: &Permit) -> bool {
+    fn owns(&self, permit: &SrePermit) -> bool {
         self.made(permit)
     }
 
     fn foreign(&self) -> u64 {
-        Breaker::foreign(self)
+        SreBreaker::foreign(self)
     }
 
     fn ratio(&self, now: Duration) -> f64 {
-        Breaker::ratio(self, now)
+        SreBreaker::ratio(self, now)
     }
 
     fn policy(&self) -> &Sre {
@@ -184,14 +184,14 @@ impl CircuitBreaker for Breaker {
     }
 
     fn retune(&mut self, policy: Sre, now: Duration) {
-        Breaker::retune(self, policy, now);
+        SreBreaker::retune(self, policy, now);
     }
 
-    fn refusal(_: &BreakerReason) -> usize {
+    fn refusal(_: &SreReason) -> usize {
         0
     }
 
-    fn ratio_of(reason: &BreakerReason) -> f64 {
+    fn ratio_of(reason: &SreReason) -> f64 {
         reason.drop
     }
 }

@@ -3,10 +3,10 @@
 
 use core::time::Duration;
 
-use super::Breaker;
+use super::SreBreaker;
 use crate::window::{Outcome, Tally, Window};
 
-/// The largest window total for which [`Breaker::healthy_until`] answers `Some` (unless the
+/// The largest window total for which [`SreBreaker::healthy_until`] answers `Some` (unless the
 /// protection covers every count): 2^52, so that the total, and the total with fewer than
 /// 2^52 successes more, convert to `f64` exactly.
 const EXACT: u64 = 1 << 52;
@@ -15,14 +15,14 @@ const EXACT: u64 = 1 << 52;
 /// `f64`, more than the three roundings of `total − protection − w·accepts` can move it.
 const MARGIN: f64 = 1.0 / (1u64 << 50) as f64;
 
-impl Breaker {
+impl SreBreaker {
     /// Until when every call is let through without being weighed, however many successes
     /// are recorded meanwhile: `Some(end)`, exclusive, or `None` when that is not certain.
     ///
     /// A server's every call asks the breaker, and while the backend is healthy the answer is
     /// always yes. A breaker shared between threads can give that answer without taking its
     /// lock if it knows how long the answer holds; this is that time. It is `Some` when the
-    /// window's totals put the drop below zero (the first test [`check`](Breaker::check)
+    /// window's totals put the drop below zero (the first test [`check`](SreBreaker::check)
     /// makes, with `k` at its floor), by a margin no rounding can cross, and successes cannot
     /// raise the drop: the floor is at least 1, so that a success adds at least as much to
     /// `w·accepts` as to the calls, or the protection alone covers any count (`2^64` or more,
@@ -30,10 +30,10 @@ impl Breaker {
     /// the latest time seen falls in: before it no bucket leaves the window.
     ///
     /// The promise: for every `now` before the end, after any outcomes at all but failures and
-    /// drops (fewer than 2^52 successes, [`pass`](Breaker::pass) or
-    /// [`record`](Breaker::record), at times before the end), `check(now, roll)` lets
+    /// drops (fewer than 2^52 successes, [`pass`](SreBreaker::pass) or
+    /// [`record`](SreBreaker::record), at times before the end), `check(now, roll)` lets
     /// the call through at its first test, without reading `roll` or touching the probe. A
-    /// failure, a drop or a [`retune`](Breaker::retune) breaks the promise, so ask again
+    /// failure, a drop or a [`retune`](SreBreaker::retune) breaks the promise, so ask again
     /// after any of them. A floor below 1 gives `None` (each success then raises the drop a
     /// little), and so does a window already throttling or within a rounding of it.
     ///
@@ -51,10 +51,10 @@ impl Breaker {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Breaker, Outcome, SRE};
+    /// use ironward::{SreBreaker, Outcome, SRE};
     ///
     /// let ms = Duration::from_millis;
-    /// let mut breaker = Breaker::new(SRE, ms(0));
+    /// let mut breaker = SreBreaker::new(SRE, ms(0));
     /// // The preset's buckets are 250 ms wide: the answer holds until the first one ends.
     /// assert_eq!(breaker.healthy_until(), Some(ms(250)));
     /// breaker.record(Outcome::Success, 1_000, ms(300));
@@ -99,8 +99,8 @@ impl Breaker {
     /// For a breaker shared between threads, which hands out permits of its own: it counts
     /// the successes of the healthy case outside its lock and hands them over together, at a
     /// time in the bucket they were counted in (see
-    /// [`healthy_until`](Breaker::healthy_until)), and settles the rest one at a time. Like
-    /// [`pass`](Breaker::pass), it moves the breaker's clock to `now` (read as the latest seen
+    /// [`healthy_until`](SreBreaker::healthy_until)), and settles the rest one at a time. Like
+    /// [`pass`](SreBreaker::pass), it moves the breaker's clock to `now` (read as the latest seen
     /// if earlier), so `n = 0` records nothing and only moves the clock, as a call let through
     /// at `now` does. Counts saturate at `u64::MAX`.
     ///
@@ -108,9 +108,9 @@ impl Breaker {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Breaker, Outcome, SRE, Tally};
+    /// use ironward::{SreBreaker, Outcome, SRE, Tally};
     ///
-    /// let mut breaker = Breaker::new(SRE, Duration::ZERO);
+    /// let mut breaker = SreBreaker::new(SRE, Duration::ZERO);
     /// breaker.record(Outcome::Success, 3, Duration::from_millis(10));
     /// breaker.record(Outcome::Failure, 1, Duration::from_millis(10));
     /// let mut seen = Tally::default();
@@ -148,9 +148,9 @@ impl Breaker {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Breaker, SRE};
+    /// use ironward::{SreBreaker, SRE};
     ///
-    /// let mut breaker = Breaker::new(SRE, Duration::ZERO);
+    /// let mut breaker = SreBreaker::new(SRE, Duration::ZERO);
     /// let permit = breaker.allow(Duration::ZERO, 0.5).expect("a fresh breaker refuses nothing");
     /// breaker.fail(permit, Duration::from_millis(300));
     /// let mut failures = Vec::new();

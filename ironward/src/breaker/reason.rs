@@ -2,10 +2,10 @@
 
 use core::fmt;
 
-/// Why a [`Breaker`](crate::Breaker) refused a call: the window it read and the draw it
-/// compared, from [`Breaker::check`](crate::Breaker::check).
+/// Why an [`SreBreaker`](crate::SreBreaker) refused a call: the window it read and the draw it
+/// compared, from [`SreBreaker::check`](crate::SreBreaker::check).
 ///
-/// The numbers are those of the formula on [`Breaker`](crate::Breaker), read before the
+/// The numbers are those of the formula on [`SreBreaker`](crate::SreBreaker), read before the
 /// refusal was recorded as a drop: `drop = (total − protection − k·accepts) / (total + 1)`,
 /// scaled by `(size − working) / size`. A refusal always has `roll < drop`.
 ///
@@ -13,9 +13,9 @@ use core::fmt;
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::{Breaker, SRE};
+/// use ironward::{SreBreaker, SRE};
 ///
-/// let mut breaker = Breaker::new(SRE, Duration::ZERO);
+/// let mut breaker = SreBreaker::new(SRE, Duration::ZERO);
 /// for _ in 0..100 {
 ///     let permit = breaker.allow(Duration::ZERO, 0.99).expect("over the drop fraction");
 ///     breaker.fail(permit, Duration::ZERO);
@@ -28,7 +28,7 @@ use core::fmt;
 /// );
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub struct BreakerReason {
+pub struct SreReason {
     /// Calls in the window, current bucket included: successes, failures and drops.
     pub total: u64,
     /// Successes in the window.
@@ -39,16 +39,16 @@ pub struct BreakerReason {
     pub working: usize,
     /// The weight each accept was given: [`Sre::k`](crate::Sre::k) decayed towards
     /// [`Sre::floor`](crate::Sre::floor) by the failing run (`w` in the formula on
-    /// [`Breaker`](crate::Breaker)).
+    /// [`SreBreaker`](crate::SreBreaker)).
     pub k: f64,
     /// The probability the call was refused with, after the recovery scaling: what
-    /// [`Breaker::ratio`](crate::Breaker::ratio) read at the same instant.
+    /// [`SreBreaker::ratio`](crate::SreBreaker::ratio) read at the same instant.
     pub drop: f64,
     /// The caller's draw, clamped into `[0, 1)` (NaN and negatives are 0).
     pub roll: f64,
 }
 
-impl fmt::Display for BreakerReason {
+impl fmt::Display for SreReason {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
@@ -63,7 +63,7 @@ impl fmt::Display for BreakerReason {
     }
 }
 
-impl core::error::Error for BreakerReason {}
+impl core::error::Error for SreReason {}
 
 /// A count and its noun, the noun plural unless the count is 1: "1 call", "2 calls".
 struct Count(u64, &'static str);
@@ -86,7 +86,7 @@ mod tests {
     // The line the crate docs give as the shape of a breaker's reason.
     #[test]
     fn a_breaker_reason_reads_as_one_line_with_its_numbers() {
-        let reason = BreakerReason {
+        let reason = SreReason {
             total: 140,
             accepts: 40,
             failing: 3,
@@ -99,7 +99,7 @@ mod tests {
             reason.to_string(),
             "breaker dropped 62.3% of calls (roll 0.41): 40 accepts in 140 calls, failing 3 buckets, working 0"
         );
-        let one = BreakerReason {
+        let one = SreReason {
             total: 1,
             accepts: 1,
             failing: 1,

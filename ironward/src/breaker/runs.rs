@@ -7,7 +7,7 @@ use crate::window::{Outcome, Tally};
 ///
 /// A bucket holding a success ends the failing run, one holding a failure ends the working
 /// run, and one holding neither (empty, or drops only) changes neither, as in the scan of
-/// [`Breaker::history`](super::Breaker::history). The run of failure-only buckets is
+/// [`SreBreaker::history`](super::SreBreaker::history). The run of failure-only buckets is
 /// therefore every failure-only bucket newer than the newest bucket holding a success, or all
 /// of them when none does; the bucket that clears is always the oldest, so it leaves the run
 /// exactly when no bucket holds a success.

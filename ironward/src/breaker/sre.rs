@@ -1,14 +1,14 @@
 //! The SRE throttle's constants and its weighing: equation 21-1 of the SRE book with
-//! go-zero's refinements, as [`Breaker::check`](super::Breaker::check) takes it.
+//! go-zero's refinements, as [`SreBreaker::check`](super::SreBreaker::check) takes it.
 
 use core::time::Duration;
 
-use crate::breaker::BreakerReason;
+use crate::breaker::SreReason;
 use crate::internal::constant::constant;
 use crate::internal::float::unit;
 use crate::window::grid;
 #[cfg(doc)]
-use crate::{Breaker, Window};
+use crate::{SreBreaker, Window};
 
 /// The constants of Google SRE client-side throttling, with go-zero's refinements.
 ///
@@ -21,7 +21,7 @@ use crate::{Breaker, Window};
 /// `k`, `floor` and `protection` mean something from 0 up to infinity. A negative value
 /// (`-inf` included) is read as 0, and NaN as infinity, the value that refuses least; an
 /// infinite `k`, `floor` or `protection` turns the throttle off, so every call goes through
-/// and [`Breaker::ratio`] is 0. (The guide's
+/// and [`SreBreaker::ratio`] is 0. (The guide's
 /// [edge cases](crate::_guide::edge_cases) state this rule for every policy constant.)
 ///
 /// # Default
@@ -92,14 +92,14 @@ impl Default for Sre {
 }
 
 impl Sre {
-    /// The reason [`Breaker::check`] refuses a call with when its window holds `total` calls
+    /// The reason [`SreBreaker::check`] refuses a call with when its window holds `total` calls
     /// (drops included), `accepts` successes and runs of `failing` and `working` buckets at
     /// its newest end, and the probe is not due; `None` when the throttle lets the call
     /// through at that draw.
     ///
     /// The same weighing, in the same float operations, as `check` makes: for a breaker
     /// shared between threads, which refuses from a copy of the window
-    /// ([`Breaker::refusing`]) without its lock. `roll` is read as `check` reads it.
+    /// ([`SreBreaker::refusing`]) without its lock. `roll` is read as `check` reads it.
     ///
     /// # Examples
     ///
@@ -119,7 +119,7 @@ impl Sre {
         failing: usize,
         working: usize,
         roll: f64,
-    ) -> Option<BreakerReason> {
+    ) -> Option<SreReason> {
         let history = History {
             accepts,
             total,
@@ -132,13 +132,13 @@ impl Sre {
 }
 
 /// The refusal of a draw of `roll` against `history`, before the probe is considered: the
-/// throttle's steps 1 to 3 as [`Breaker::check`] takes them.
+/// throttle's steps 1 to 3 as [`SreBreaker::check`] takes them.
 pub(super) fn refusal(
     constants: &Constants,
     size: usize,
     history: &History,
     roll: f64,
-) -> Option<BreakerReason> {
+) -> Option<SreReason> {
     let (k, drop) = weigh(constants, size, history);
     if drop <= 0.0 {
         return None;
@@ -184,8 +184,8 @@ pub(super) fn recover(drop: f64, size: usize, history: &History) -> f64 {
 
 impl History {
     /// The reason a refusal against this history carries.
-    pub(super) fn reason(&self, k: f64, drop: f64, roll: f64) -> BreakerReason {
-        BreakerReason {
+    pub(super) fn reason(&self, k: f64, drop: f64, roll: f64) -> SreReason {
+        SreReason {
             total: self.total,
             accepts: self.accepts,
             failing: self.failing,

@@ -10,13 +10,13 @@ fn ms(n: u64) -> Duration {
 
 /// A preset breaker whose buckets hold `(success, failure, drop)`, oldest first, one per
 /// 250 ms, read at the start of the newest.
-fn with_buckets(buckets: &[(u64, u64, u64)]) -> (Breaker, u64) {
+fn with_buckets(buckets: &[(u64, u64, u64)]) -> (SreBreaker, u64) {
     with_policy(SRE, buckets)
 }
 
 /// [`with_buckets`] under the policy `sre`.
-fn with_policy(sre: Sre, buckets: &[(u64, u64, u64)]) -> (Breaker, u64) {
-    let mut breaker = Breaker::new(sre, ms(0));
+fn with_policy(sre: Sre, buckets: &[(u64, u64, u64)]) -> (SreBreaker, u64) {
+    let mut breaker = SreBreaker::new(sre, ms(0));
     let width = nanos(breaker.window.width());
     let mut now = 0;
     for (i, &(success, failure, drop)) in buckets.iter().enumerate() {
@@ -139,7 +139,7 @@ fn allows_everything_within_the_protection() {
 // A virtual-clock sequence after go-zero googlebreaker_test.go's probe cases.
 #[test]
 fn reproduces_the_virtual_clock_sequence() {
-    let mut breaker = Breaker::new(SRE, ms(0));
+    let mut breaker = SreBreaker::new(SRE, ms(0));
     for _ in 0..100 {
         let permit = breaker.allow(ms(0), 0.99).expect("a roll of 0.99 passes");
         breaker.fail(permit, ms(0));
@@ -242,7 +242,7 @@ fn the_probe_lets_one_call_through_per_interval() {
 
 #[test]
 fn the_kept_totals_match_a_scan_of_the_window() {
-    let mut breaker = Breaker::new(SRE, ms(0));
+    let mut breaker = SreBreaker::new(SRE, ms(0));
     let mut draw = 0.37;
     for step in 0..5_000u64 {
         // Bursts of failures and quiet spells, with the clock sometimes stepping back.
@@ -268,7 +268,7 @@ fn the_kept_totals_match_a_scan_of_the_window() {
 #[test]
 fn the_kept_runs_match_a_scan_of_the_window() {
     for size in [1, 3, 40, 100] {
-        let mut breaker = Breaker::new(Sre { size, ..SRE }, ms(0));
+        let mut breaker = SreBreaker::new(Sre { size, ..SRE }, ms(0));
         let mut walk = crate::internal::walk::Walk::new();
         for step in 0..20_000u64 {
             let (now, x) = walk.step();
@@ -424,7 +424,7 @@ fn huge_constants_never_make_a_nan() {
 #[test]
 fn a_huge_size_is_lowered_to_the_most_buckets_a_window_holds() {
     for size in [usize::MAX, 1 << 61, crate::window::MAX_SIZE + 1] {
-        let mut breaker = Breaker::new(Sre { size, ..SRE }, ms(0));
+        let mut breaker = SreBreaker::new(Sre { size, ..SRE }, ms(0));
         assert_eq!(breaker.window.size(), crate::window::MAX_SIZE);
         for i in 0..200 {
             if let Some(permit) = breaker.allow(ms(i), 0.5) {
@@ -443,7 +443,7 @@ fn a_zero_sized_policy_is_raised_to_one_bucket() {
         window: Duration::ZERO,
         ..SRE
     };
-    let mut breaker = Breaker::new(sre, ms(0));
+    let mut breaker = SreBreaker::new(sre, ms(0));
     for _ in 0..50 {
         if let Some(permit) = breaker.allow(ms(0), 0.5) {
             breaker.fail(permit, ms(0));
@@ -454,7 +454,7 @@ fn a_zero_sized_policy_is_raised_to_one_bucket() {
 }
 
 /// Every bucket still in the window at `now`, oldest first.
-fn buckets(breaker: &Breaker, now: u64) -> std::vec::Vec<Tally> {
+fn buckets(breaker: &SreBreaker, now: u64) -> std::vec::Vec<Tally> {
     let mut seen = std::vec::Vec::new();
     breaker.window.visit(now, true, |tally| seen.push(*tally));
     seen
@@ -483,7 +483,7 @@ fn retuning_the_constants_changes_the_next_ratio_and_keeps_the_window() {
 
 #[test]
 fn retuning_away_and_back_changes_nothing() {
-    let mut breaker = Breaker::new(SRE, ms(0));
+    let mut breaker = SreBreaker::new(SRE, ms(0));
     let mut twin = breaker.clone();
     let mut walk = crate::internal::walk::Walk::new();
     for step in 0..5_000u64 {
@@ -659,7 +659,7 @@ fn the_kept_totals_and_runs_match_a_scan_across_retunes() {
             ..SRE
         },
     ];
-    let mut breaker = Breaker::new(SRE, ms(0));
+    let mut breaker = SreBreaker::new(SRE, ms(0));
     let mut walk = crate::internal::walk::Walk::new();
     for step in 0..20_000u64 {
         let (now, x) = walk.step();
@@ -739,7 +739,7 @@ fn a_refusal_gives_the_numbers_of_the_worked_drop_ratios() {
         let k = 1.5 - (1.5 - 1.1) * failing as f64 / 40.0;
         assert_eq!(
             reason,
-            BreakerReason {
+            SreReason {
                 total,
                 accepts,
                 failing,
@@ -802,16 +802,16 @@ fn allow_is_check_with_the_reason_discarded() {
 
 /// What a fresh `check` at `now` would find on its first test: whether the window's totals,
 /// with `k` at its floor, put the drop at or below zero.
-fn first_test_passes(breaker: &Breaker) -> bool {
+fn first_test_passes(breaker: &SreBreaker) -> bool {
     breaker.throttled(breaker.constants.floor) <= 0.0
 }
 
 #[test]
 fn a_fresh_breaker_is_healthy_until_its_first_bucket_ends() {
-    let breaker = Breaker::new(SRE, ms(1_000));
+    let breaker = SreBreaker::new(SRE, ms(1_000));
     assert_eq!(breaker.healthy_until(), Some(ms(1_250)));
     // A window of one bucket of the whole width.
-    let one = Breaker::new(Sre { size: 1, ..SRE }, ms(0));
+    let one = SreBreaker::new(Sre { size: 1, ..SRE }, ms(0));
     assert_eq!(one.healthy_until(), Some(Duration::from_secs(10)));
 }
 
@@ -857,7 +857,7 @@ fn a_throttling_window_or_a_floor_below_one_is_not_certainly_healthy() {
     assert_eq!(breaker.healthy_until(), None);
     // Exactly on the line (no protection, one accept per call, a floor of 1): the drop is 0
     // and the call goes through, but the margin against rounding is not there.
-    let mut line = Breaker::new(
+    let mut line = SreBreaker::new(
         Sre {
             k: 1.0,
             floor: 1.0,
@@ -870,7 +870,7 @@ fn a_throttling_window_or_a_floor_below_one_is_not_certainly_healthy() {
     assert!(first_test_passes(&line));
     assert_eq!(line.healthy_until(), None);
     // Below a floor of 1 each success raises the drop a little: never certain.
-    let low = Breaker::new(Sre { floor: 0.9, ..SRE }, ms(0));
+    let low = SreBreaker::new(Sre { floor: 0.9, ..SRE }, ms(0));
     assert!(first_test_passes(&low));
     assert_eq!(low.healthy_until(), None);
 }
@@ -884,7 +884,7 @@ fn a_throttle_that_is_off_is_always_healthy_until_the_bucket_ends() {
             if field != "protection" && value == 1e300 {
                 continue;
             }
-            let mut breaker = Breaker::new(sre, ms(0));
+            let mut breaker = SreBreaker::new(sre, ms(0));
             for _ in 0..50 {
                 let permit = breaker.allow(ms(10), 0.0).expect("the throttle is off");
                 breaker.fail(permit, ms(10));
@@ -898,9 +898,9 @@ fn a_throttle_that_is_off_is_always_healthy_until_the_bucket_ends() {
 // large to convert exactly gives no answer rather than a wrong one.
 #[test]
 fn the_healthy_answer_saturates_and_stops_at_inexact_totals() {
-    let far = Breaker::new(SRE, Duration::MAX);
+    let far = SreBreaker::new(SRE, Duration::MAX);
     assert_eq!(far.healthy_until(), Some(Duration::from_nanos(u64::MAX)));
-    let mut huge = Breaker::new(SRE, ms(0));
+    let mut huge = SreBreaker::new(SRE, ms(0));
     huge.record(Outcome::Success, u64::MAX, ms(0));
     assert_eq!((huge.total, huge.accepts), (u64::MAX, u64::MAX));
     assert_eq!(huge.healthy_until(), None);

@@ -9,14 +9,14 @@
 //! ```compile_fail
 //! #![deny(unused_must_use)]
 //! use core::time::Duration;
-//! let mut breaker = ironward::Breaker::new(ironward::SRE, Duration::ZERO);
+//! let mut breaker = ironward::SreBreaker::new(ironward::SRE, Duration::ZERO);
 //! breaker.allow(Duration::ZERO, 0.5);
 //! ```
 //!
 //! ```
 //! #![deny(unused_must_use)]
 //! use core::time::Duration;
-//! let mut breaker = ironward::Breaker::new(ironward::SRE, Duration::ZERO);
+//! let mut breaker = ironward::SreBreaker::new(ironward::SRE, Duration::ZERO);
 //! let permit = breaker.allow(Duration::ZERO, 0.5);
 //! # assert!(permit.is_some());
 //! ```
@@ -157,7 +157,7 @@
 //! ```compile_fail
 //! #![deny(unused_must_use)]
 //! use core::time::Duration;
-//! let mut breaker = ironward::Breaker::new(ironward::SRE, Duration::ZERO);
+//! let mut breaker = ironward::SreBreaker::new(ironward::SRE, Duration::ZERO);
 //! let permit = breaker.allow(Duration::ZERO, 0.5).unwrap();
 //! let _ = permit;
 //! breaker.allow(Duration::ZERO, 0.5).unwrap();
@@ -166,7 +166,7 @@
 //! ```
 //! #![deny(unused_must_use)]
 //! use core::time::Duration;
-//! let mut breaker = ironward::Breaker::new(ironward::SRE, Duration::ZERO);
+//! let mut breaker = ironward::SreBreaker::new(ironward::SRE, Duration::ZERO);
 //! let permit = breaker.allow(Duration::ZERO, 0.5).unwrap();
 //! let _ = permit;
 //! let _permit = breaker.allow(Duration::ZERO, 0.5).unwrap();
@@ -178,7 +178,7 @@
 //! ```compile_fail
 //! #![deny(unused_must_use)]
 //! use core::time::Duration;
-//! let mut breaker = ironward::Breaker::new(ironward::SRE, Duration::ZERO);
+//! let mut breaker = ironward::SreBreaker::new(ironward::SRE, Duration::ZERO);
 //! breaker.check(Duration::ZERO, 0.5);
 //! ```
 //!
@@ -191,7 +191,7 @@
 //! ```
 //! #![deny(unused_must_use)]
 //! use core::time::Duration;
-//! let mut breaker = ironward::Breaker::new(ironward::SRE, Duration::ZERO);
+//! let mut breaker = ironward::SreBreaker::new(ironward::SRE, Duration::ZERO);
 //! let mut gate = ironward::Gate::new(1);
 //! let answers = (breaker.check(Duration::ZERO, 0.5), gate.check());
 //! # assert!(answers.0.is_ok() && answers.1.is_ok());

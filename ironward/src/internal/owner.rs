@@ -1,6 +1,6 @@
 //! Which instance handed a token out, so that a token settled on another changes nothing.
 //!
-//! A token that must be settled ([`Grant`](crate::Grant), [`Permit`](crate::Permit),
+//! A token that must be settled ([`Grant`](crate::Grant), [`SrePermit`](crate::SrePermit),
 //! [`Ticket`](crate::Ticket), [`Reservation`](crate::Reservation), a ward's
 //! [`ConnectPermit`](crate::ConnectPermit) and [`Slot`](crate::Slot)) carries the [`Mark`] of
 //! the instance that made it, and that instance's settle compares it with its own [`Owner`]

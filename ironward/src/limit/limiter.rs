@@ -27,7 +27,7 @@ use crate::internal::owner::{Mark, Owner};
 ///
 /// # When to use it
 ///
-/// The [`Breaker`](crate::Breaker) decides on failures: it protects a backend that errors. The
+/// The [`SreBreaker`](crate::SreBreaker) decides on failures: it protects a backend that errors. The
 /// [`Shedder`](crate::Shedder) decides on this server's own CPU and throughput: it protects
 /// the server it runs in. The limiter decides on latency: it protects a backend that slows
 /// down without failing, by keeping no more calls in flight than the backend completes at

@@ -3,7 +3,7 @@
 use core::fmt;
 use core::time::Duration;
 
-use crate::{BreakerReason, BucketReason, GateReason, ShedReason};
+use crate::{BucketReason, GateReason, ShedReason, SreReason};
 
 /// The piece of a [`Ward`](crate::Ward) that refused a connect.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -90,9 +90,9 @@ impl core::error::Error for BackoffReason {}
 /// Why a [`Ward`](crate::Ward) refused a connect: the piece, and the numbers that decided it.
 ///
 /// [`next`](Refusal::next) says when a connect may next be tried, counted from the refusal.
-/// `R` is the breaker family's reason, by default the SRE breaker's [`BreakerReason`].
+/// `R` is the breaker family's reason, by default the SRE breaker's [`SreReason`].
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum Refusal<R = BreakerReason> {
+pub enum Refusal<R = SreReason> {
     /// The breaker refused: a draw under its drop fraction, or a refusal within the
     /// backoff's base of one (the ward does not ask the breaker again until `next`).
     Breaker {

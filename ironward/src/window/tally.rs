@@ -1,6 +1,6 @@
 //! What a bucket of a [`Window`](crate::Window) counts: outcomes, or a sum of values.
 
-/// How a call ended, as a [`Breaker`](crate::Breaker) records it.
+/// How a call ended, as an [`SreBreaker`](crate::SreBreaker) records it.
 ///
 /// A `Drop` is a call refused before it ran: traffic, but neither a success nor a failure
 /// of whatever is downstream.

@@ -1,10 +1,10 @@
-//! Properties of `Breaker`: its ratio matches a naive log of every outcome, a refusal only
+//! Properties of `SreBreaker`: its ratio matches a naive log of every outcome, a refusal only
 //! ever happens under the ratio, and hostile input never panics.
 
 use core::time::Duration;
 use std::collections::BTreeMap;
 
-use ironward::{Breaker, SRE, Sre, Tally};
+use ironward::{SRE, Sre, SreBreaker, Tally};
 use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
@@ -70,7 +70,7 @@ impl Log {
             .fold((0, 0), |(a, t), b| (a + b.success, t + b.total))
     }
 
-    /// What `Breaker::retune` does at `at`: new buckets (`width` wide) move every outcome
+    /// What `SreBreaker::retune` does at `at`: new buckets (`width` wide) move every outcome
     /// still in the window into one bucket that opens at the latest reading; the same
     /// buckets are kept as they are.
     fn retune(&mut self, sre: Sre, width: u64, at: u64) {
@@ -184,7 +184,7 @@ fn policy() -> impl Strategy<Value = (Sre, u64)> {
 
 /// One call to a breaker and to its log, checking the ratio first and the refusal after.
 fn call(
-    breaker: &mut Breaker,
+    breaker: &mut SreBreaker,
     log: &mut Log,
     (at, roll, done, ok): (u64, f64, u64, bool),
 ) -> Result<(), TestCaseError> {
@@ -225,7 +225,7 @@ proptest! {
         ops in prop::collection::vec(op(), 1..150),
     ) {
         let sre = Sre { size, window: Duration::from_millis(250) * size as u32, ..SRE };
-        let mut breaker = Breaker::new(sre, Duration::ZERO);
+        let mut breaker = SreBreaker::new(sre, Duration::ZERO);
         let mut log = Log { sre, origin: 0, width: 250_000_000, latest: 0, records: Vec::new() };
         let ms = Duration::from_millis;
         for op in ops {
@@ -273,7 +273,7 @@ proptest! {
         ), 1..60),
     ) {
         let off = [k, floor, protection].iter().any(|c| c.is_nan() || *c == f64::INFINITY);
-        let mut breaker = Breaker::new(Sre { k, floor, protection, probe, size, window }, calls[0].0);
+        let mut breaker = SreBreaker::new(Sre { k, floor, protection, probe, size, window }, calls[0].0);
         for (now, roll, ok) in calls {
             let ratio = breaker.ratio(now);
             prop_assert!((0.0..=1.0).contains(&ratio), "a ratio of {}", ratio);
@@ -303,7 +303,7 @@ proptest! {
         ops in prop::collection::vec((op(), prop::option::weighted(0.2, (0..20_000u64, 0.0..100.0f64))), 1..150),
     ) {
         let ms = Duration::from_millis;
-        let mut breaker = Breaker::new(sre, Duration::ZERO);
+        let mut breaker = SreBreaker::new(sre, Duration::ZERO);
         let mut twin = breaker.clone();
         for (op, retune) in ops {
             if let Some((at, k)) = retune {
@@ -339,7 +339,7 @@ proptest! {
         ops in prop::collection::vec((op(), prop::option::weighted(0.05, (0..20_000u64, policy()))), 1..150),
     ) {
         let ms = Duration::from_millis;
-        let mut breaker = Breaker::new(sre, Duration::ZERO);
+        let mut breaker = SreBreaker::new(sre, Duration::ZERO);
         let mut log = Log { sre, origin: 0, width, latest: 0, records: Vec::new() };
         for (op, retune) in ops {
             if let Some((at, (sre, width))) = retune {
@@ -368,7 +368,7 @@ proptest! {
         let ms = Duration::from_millis;
         // No probe: the twin's refusal below is the ratio's alone.
         let sre = Sre { size, window: ms(250) * size as u32, probe: Duration::MAX, ..SRE };
-        let mut breaker = Breaker::new(sre, Duration::ZERO);
+        let mut breaker = SreBreaker::new(sre, Duration::ZERO);
         let mut log = Log { sre, origin: 0, width: 250_000_000, latest: 0, records: Vec::new() };
         for op in load {
             if let Op::Call { at, roll, done, ok } = op {
@@ -425,7 +425,7 @@ proptest! {
         ops in prop::collection::vec((op(), prop_oneof![4 => Just(None), 1 => prop_oneof![Just(f64::NAN), Just(-1.0), Just(1.0), any::<f64>()].prop_map(Some)]), 1..150),
     ) {
         let ms = Duration::from_millis;
-        let mut breaker = Breaker::new(sre, Duration::ZERO);
+        let mut breaker = SreBreaker::new(sre, Duration::ZERO);
         let mut twin = breaker.clone();
         let mut log = Log { sre, origin: 0, width, latest: 0, records: Vec::new() };
         for (op, hostile) in ops {

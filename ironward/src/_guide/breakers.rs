@@ -63,11 +63,13 @@
 //!
 //! # What each costs
 //!
-//! The SRE breaker keeps a fixed window of buckets and allocates nothing after it is made; its
-//! shared form (`ironward-tokio`'s `SharedSreBreaker`) is lock-free. The classic breaker
-//! allocates its record once (`calls` outcomes for a count record, `buckets` for a time record)
-//! and its half-open leases; it is shared behind a `Mutex`, one lock a call. The repository's
-//! BENCHMARKS.md has the measured cost of a decision.
+//! Both allocate their record when they are made (the SRE breaker a fixed window of buckets,
+//! the classic one `calls` outcomes or `buckets` buckets) and nothing per call after it; the
+//! classic breaker's half-open leases take a little more. Both shared forms in
+//! `ironward-tokio` let a healthy backend's calls through without a lock
+//! (`SharedSreBreaker`, `SharedClassicBreaker`), and the SRE one refuses without it too. The
+//! repository's BENCHMARKS.md has the measured cost of a decision beside failsafe,
+//! throttle-net and tower-resilience.
 //!
 //! # From resilience4j, Polly and failsafe-go
 //!

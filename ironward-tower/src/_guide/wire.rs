@@ -6,7 +6,7 @@
 //!
 //! ```sh
 //! $ curl -s -H 'accept: application/problem+json' localhost:3000/upstream
-//! {"detail":"circuit breaker refused the call: breaker dropped 79.3% of calls (roll 0.79): 0 accepts in 28 calls, failing 7 buckets, working 0","piece":"breaker","status":503,"title":"A backend this server needs is failing","type":"https://docs.rs/ironward-tower/latest/ironward_tower/http/enum.Piece.html#variant.SreBreaker"}
+//! {"detail":"circuit breaker refused the call: breaker dropped 79.3% of calls (roll 0.79): 0 accepts in 28 calls, failing 7 buckets, working 0","piece":"breaker","status":503,"title":"A backend this server needs is failing","type":"https://docs.rs/ironward-tower/latest/ironward_tower/http/enum.Piece.html#variant.Breaker"}
 //! ```
 //!
 //! A rate limit's 429 carries `Retry-After` and the IETF `RateLimit`/`RateLimit-Policy` fields,

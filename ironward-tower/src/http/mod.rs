@@ -235,7 +235,7 @@ mod tests {
     #[test]
     fn each_piece_writes_problem_details_that_name_it() {
         let table: [(BoxError, &str, &str); 6] = [
-            (Box::new(breaker_refused()), "breaker", "SreBreaker"),
+            (Box::new(breaker_refused()), "breaker", "Breaker"),
             (Box::new(shed_refused()), "shed", "Shed"),
             (Box::new(gate_full()), "gate", "Gate"),
             (Box::new(limiter_refused()), "limiter", "Limiter"),

@@ -126,7 +126,7 @@ impl Piece {
     /// docs.rs.
     pub fn type_uri(self) -> String {
         let variant = match self {
-            Self::Breaker => "SreBreaker",
+            Self::Breaker => "Breaker",
             Self::Shed => "Shed",
             Self::Gate => "Gate",
             Self::Limiter => "Limiter",

@@ -187,7 +187,10 @@ impl ClassicBreaker {
             // Under the minimum no share is read: the successes that leave the record short
             // of it open nothing, whatever the shares.
             let calls = self.counts.totals(t).calls;
-            let short = self.minimum().saturating_sub(calls.saturating_add(1));
+            let short = self
+                .constants
+                .minimum
+                .saturating_sub(calls.saturating_add(1));
             if short > 0 {
                 let k = short.min(n);
                 self.counts.add_successes(t, k);
@@ -211,17 +214,7 @@ impl ClassicBreaker {
         // failures and slow calls are counted as if the evicted one were a success, the most
         // they can be.
         after.calls = after.calls.saturating_add(1).min(self.counts.capacity());
-        let (failure, slow) = after.shares();
-        let (failure_rate, slow_rate) = self.rates();
-        failure < failure_rate && slow < slow_rate
-    }
-
-    /// The calls the record must hold before its shares are read, as the policy says: at
-    /// most a count record's size, at least 1.
-    pub(super) fn minimum(&self) -> u64 {
-        u64::from(self.policy.minimum)
-            .min(self.counts.capacity())
-            .max(1)
+        !after.reach(self.constants.rates)
     }
 }
 
@@ -242,23 +235,16 @@ impl Counts {
                     *next = (*next + skip) % len as usize;
                 }
             }
-            Self::Time { width, .. } => {
+            Self::Time { buckets, .. } => {
                 if n == 0 {
                     return;
                 }
-                let start = t - t % *width;
+                let most = u64::MAX / 2 / buckets.len() as u64;
                 // The first as one call, which starts the bucket afresh if it is stale; the
                 // rest join the bucket it stamped, which stops counting them at half its
                 // share of a `u64`, so that the buckets' sum never overflows.
                 self.add(t, false, false);
-                if let Self::Time { buckets, .. } = self {
-                    let most = u64::MAX / 2 / buckets.len() as u64;
-                    if let Some(bucket) = buckets.iter_mut().find(|bucket| bucket.0 == Some(start))
-                    {
-                        let calls = bucket.1.calls;
-                        bucket.1.calls = calls.saturating_add(n - 1).min(most).max(calls);
-                    }
-                }
+                self.add_to_newest(n - 1, most);
             }
             Self::Consecutive { .. } => {
                 if n > 0 {

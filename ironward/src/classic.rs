@@ -77,7 +77,7 @@ use constants::Constants;
 use counts::Counts;
 use half_open::{Trial, Verdict};
 pub use policy::{CLASSIC, Classic, Force, HalfOpen, OpenWait, POLLY, Record};
-pub use reason::ClassicReason;
+pub use reason::{ClassicReason, Refusing};
 
 /// Where a classic breaker stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,16 +1,18 @@
 //! What a classic breaker shared between threads needs to let a healthy breaker's calls
-//! through and count their successes without a lock: how long that is safe, successes recorded
-//! in bulk, and permits made for the calls it let through.
+//! through and count their successes without a lock, and to refuse an open one's: how long
+//! each is safe, successes recorded in bulk, and permits made for the calls it let through.
 //!
 //! A closed breaker lets every call through; only outcomes move it. A shared form can answer
 //! the closed breaker's calls itself and count their successes on counters of its own, as long
 //! as it knows that no such success could have opened the breaker, and it hands the counts
-//! over before anything reads the record. These are the breaker's side of that bargain.
+//! over before anything reads the record. An open breaker refuses every call until its wait
+//! ends, with a reason fixed when it opened, so a shared form can answer those calls too. These
+//! are the breaker's side of that bargain.
 
 use core::time::Duration;
 
 use super::counts::Counts;
-use super::{ClassicBreaker, ClassicPermit, Force, Stage};
+use super::{ClassicBreaker, ClassicPermit, Force, Refusing, Stage};
 use crate::clock::nanos;
 
 impl ClassicBreaker {
@@ -116,6 +118,52 @@ impl ClassicBreaker {
             (Force::None, Stage::Closed) => self.closed_successes(t, n),
             _ => {}
         }
+    }
+
+    /// Until when every check refuses whatever else comes, and with what reason:
+    /// `Some` while the breaker is open within its wait or forced open, `None` otherwise.
+    ///
+    /// A shared form refuses those calls without its lock while this holds. Open, a
+    /// [`check`](Self::check) before the wait's end refuses with the shares that opened the
+    /// breaker and the rest of the wait, and changes nothing but the breaker's clock; forced
+    /// open, every check refuses so. Nothing but a [`retune`](Self::retune) changes that
+    /// answer: an open breaker lets no call through to settle, a settle of a permit of an
+    /// earlier stage counts for nothing, and [`record`](Self::record) records nothing while
+    /// open. So until a retune, a check at any `now` refuses with
+    /// [`Refusing::at`] of the time it reads `now` as, the later of it and the
+    /// [`latest`](Self::latest) reading seen, if that is `Some`; only then does it do more.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::classic::{Force, Record};
+    /// use ironward::{CLASSIC, Classic, ClassicBreaker};
+    ///
+    /// let s = Duration::from_secs;
+    /// let mut breaker = ClassicBreaker::new(CLASSIC, s(0));
+    /// assert_eq!(breaker.refusing(), None, "closed");
+    /// breaker.retune(Classic { force: Force::Open, ..CLASSIC }, s(1));
+    /// let forced = breaker.refusing().expect("forced open");
+    /// assert_eq!((forced.until, forced.forced), (Duration::MAX, true));
+    /// assert_eq!(forced.at(s(1)), breaker.check(s(1)).err());
+    /// ```
+    #[must_use]
+    pub fn refusing(&self) -> Option<Refusing> {
+        let until = match (self.policy.force, &self.stage) {
+            (Force::Open, _) => Duration::MAX,
+            (Force::None, Stage::Open { until }) if self.latest.get() < *until => {
+                Duration::from_nanos(*until)
+            }
+            _ => return None,
+        };
+        let (failure_rate, slow_rate) = self.opened_by;
+        Some(Refusing {
+            until,
+            forced: self.policy.force == Force::Open,
+            failure_rate,
+            slow_rate,
+        })
     }
 
     /// The number of the stage the breaker is in: it moves on at every change of state, and

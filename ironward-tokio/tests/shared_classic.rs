@@ -166,6 +166,52 @@ fn op(end: bool) -> impl Strategy<Value = Op> {
     ]
 }
 
+/// Policies that dwell in open: waits of tens to hundreds of milliseconds, fixed or growing,
+/// against steps of a few, so that most checks of an open breaker fall within its wait; and
+/// now and then forced open.
+fn dwelling() -> impl Strategy<Value = Classic> {
+    let ms = Duration::from_millis;
+    let open = prop_oneof![
+        (20..300u64).prop_map(move |wait| OpenWait::Fixed(ms(wait))),
+        (20..100u64, 1.0..3.0f64).prop_map(move |(first, factor)| OpenWait::Growing {
+            first: ms(first),
+            factor,
+            max: ms(400),
+        }),
+    ];
+    (policy(false), open).prop_map(|(policy, open)| Classic { open, ..policy })
+}
+
+/// Mostly checks a few milliseconds apart, forward and back, with failures to open the
+/// breaker again once it closes, and now and then a step past a whole wait.
+fn dwelling_op() -> impl Strategy<Value = Op> {
+    let step = || {
+        prop_oneof![
+            6 => (0..3_000_000u64).prop_map(Step::Forward),
+            2 => (0..4_000_000u64).prop_map(Step::Back),
+            1 => Just(Step::Back(u64::MAX)),
+            1 => (0..400_000_000u64).prop_map(Step::Forward),
+        ]
+    };
+    prop_oneof![
+        12 => step().prop_map(|step| Op::Check { step }),
+        2 => (any::<usize>(), step()).prop_map(|(which, step)| Op::Pass { which, step }),
+        4 => (any::<usize>(), step()).prop_map(|(which, step)| Op::Fail { which, step }),
+        1 => any::<usize>().prop_map(|which| Op::Drop { which }),
+        1 => step().prop_map(|step| Op::Ratio { step }),
+        1 => step().prop_map(|step| Op::State { step }),
+        1 => (dwelling(), step()).prop_map(|(policy, step)| Op::Retune { policy, step }),
+        2 => (0..40usize, 1..3usize, 1..80usize, 1..10usize).prop_map(
+            |(calls, fail_every, slow_every, keep_every)| Op::Run {
+                calls,
+                fail_every,
+                slow_every,
+                keep_every,
+            }
+        ),
+    ]
+}
+
 /// The breaker's whole state as text, less who it is (a copy is another breaker) and its
 /// one slot of changes (the shared form keeps them in its queue).
 fn inside(breaker: &ClassicBreaker) -> String {
@@ -338,6 +384,19 @@ proptest! {
         policy in policy(true),
         start in 0..1_000_000_000u64,
         ops in prop::collection::vec(op(true), 0..300),
+    ) {
+        same_as_breaker(policy, start, ops)?;
+    }
+
+    // The same on breakers that dwell in open (or forced open), most of their checks refused
+    // on the refusing path: the same reasons, the rest of the wait counted from the same
+    // reading of the clock, readings back included, and the same move to half-open at the
+    // wait's end.
+    #[test]
+    fn decides_exactly_as_classic_breaker_while_open(
+        policy in dwelling(),
+        start in 0..1_000_000_000u64,
+        ops in prop::collection::vec(dwelling_op(), 0..300),
     ) {
         same_as_breaker(policy, start, ops)?;
     }

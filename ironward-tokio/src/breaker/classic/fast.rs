@@ -166,11 +166,11 @@ impl SharedClassicBreaker {
     pub(super) fn ask(&self, now: u64) -> Fast {
         let stripe = self.stripes.mine();
         let word = stripe.word.load(Ordering::Acquire);
-        if word & CLOSED != 0 {
-            return Fast::Lock;
-        }
         let opening = &*self.opening;
-        if word & REFUSING != 0 {
+        if word & (CLOSED | REFUSING) != 0 {
+            if word & CLOSED != 0 {
+                return Fast::Lock;
+            }
             let refusal = opening.refusal();
             let base = opening.base.load(Ordering::Relaxed);
             // As below: the loads before the second look.

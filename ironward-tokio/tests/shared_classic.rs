@@ -2,6 +2,7 @@
 //! `ClassicBreaker`, given the same readings and settles, clocks going backwards and to
 //! their end, slow calls, retunes and states put by hand included.
 
+use std::ops::Range;
 use std::time::Duration;
 
 use ironward::classic::{Force, HalfOpen, OpenWait, Record};
@@ -147,15 +148,44 @@ fn policy(end: bool) -> impl Strategy<Value = Classic> {
 }
 
 fn op(end: bool) -> impl Strategy<Value = Op> {
+    let weights = Weights {
+        checks: 8,
+        passes: 6,
+        fails: 3,
+    };
+    ops(
+        move || step(end).boxed(),
+        policy(end).boxed(),
+        weights,
+        (0..150, 1..60, 1..40),
+    )
+}
+
+/// How often `ops` draws a check, a pass and a fail.
+struct Weights {
+    checks: u32,
+    passes: u32,
+    fails: u32,
+}
+
+/// Every op, drawn with `weights` against one each of the others: its readings `step()`, its
+/// retunes to `policy`, its runs of `calls` calls failing one in `fail_every` and keeping one
+/// in `keep_every`.
+fn ops(
+    step: impl Fn() -> BoxedStrategy<Step>,
+    policy: BoxedStrategy<Classic>,
+    weights: Weights,
+    (calls, fail_every, keep_every): (Range<usize>, Range<usize>, Range<usize>),
+) -> impl Strategy<Value = Op> {
     prop_oneof![
-        8 => step(end).prop_map(|step| Op::Check { step }),
-        6 => (any::<usize>(), step(end)).prop_map(|(which, step)| Op::Pass { which, step }),
-        3 => (any::<usize>(), step(end)).prop_map(|(which, step)| Op::Fail { which, step }),
+        weights.checks => step().prop_map(|step| Op::Check { step }),
+        weights.passes => (any::<usize>(), step()).prop_map(|(which, step)| Op::Pass { which, step }),
+        weights.fails => (any::<usize>(), step()).prop_map(|(which, step)| Op::Fail { which, step }),
         1 => any::<usize>().prop_map(|which| Op::Drop { which }),
-        1 => step(end).prop_map(|step| Op::Ratio { step }),
-        1 => step(end).prop_map(|step| Op::State { step }),
-        1 => (policy(end), step(end)).prop_map(|(policy, step)| Op::Retune { policy, step }),
-        2 => (0..150usize, 1..60usize, 1..80usize, 1..40usize).prop_map(
+        1 => step().prop_map(|step| Op::Ratio { step }),
+        1 => step().prop_map(|step| Op::State { step }),
+        1 => (policy, step()).prop_map(|(policy, step)| Op::Retune { policy, step }),
+        2 => (calls, fail_every, 1..80usize, keep_every).prop_map(
             |(calls, fail_every, slow_every, keep_every)| Op::Run {
                 calls,
                 fail_every,
@@ -192,24 +222,14 @@ fn dwelling_op() -> impl Strategy<Value = Op> {
             1 => Just(Step::Back(u64::MAX)),
             1 => (0..400_000_000u64).prop_map(Step::Forward),
         ]
+        .boxed()
     };
-    prop_oneof![
-        12 => step().prop_map(|step| Op::Check { step }),
-        2 => (any::<usize>(), step()).prop_map(|(which, step)| Op::Pass { which, step }),
-        4 => (any::<usize>(), step()).prop_map(|(which, step)| Op::Fail { which, step }),
-        1 => any::<usize>().prop_map(|which| Op::Drop { which }),
-        1 => step().prop_map(|step| Op::Ratio { step }),
-        1 => step().prop_map(|step| Op::State { step }),
-        1 => (dwelling(), step()).prop_map(|(policy, step)| Op::Retune { policy, step }),
-        2 => (0..40usize, 1..3usize, 1..80usize, 1..10usize).prop_map(
-            |(calls, fail_every, slow_every, keep_every)| Op::Run {
-                calls,
-                fail_every,
-                slow_every,
-                keep_every,
-            }
-        ),
-    ]
+    let weights = Weights {
+        checks: 12,
+        passes: 2,
+        fails: 4,
+    };
+    ops(step, dwelling().boxed(), weights, (0..40, 1..3, 1..10))
 }
 
 /// The breaker's whole state as text, less who it is (a copy is another breaker) and its

@@ -127,9 +127,9 @@ impl ClassicBreaker {
     /// [`check`](Self::check) before the wait's end refuses with the shares that opened the
     /// breaker and the rest of the wait, and changes nothing but the breaker's clock; forced
     /// open, every check refuses so. Nothing but a [`retune`](Self::retune) changes that
-    /// answer: an open breaker lets no call through to settle, a settle of a permit of an
-    /// earlier stage counts for nothing, and [`record`](Self::record) records nothing while
-    /// open. So until a retune, a check at any `now` refuses with
+    /// answer: either lets no call through to settle, a settle of a permit of an earlier
+    /// stage counts for nothing, and [`record`](Self::record) and
+    /// [`record_successes`](Self::record_successes) record nothing. So until a retune, a check at any `now` refuses with
     /// [`Refusing::at`] of the time it reads `now` as, the later of it and the
     /// [`latest`](Self::latest) reading seen, if that is `Some`; only then does it do more.
     ///
@@ -137,7 +137,7 @@ impl ClassicBreaker {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::classic::{Force, Record};
+    /// use ironward::classic::Force;
     /// use ironward::{CLASSIC, Classic, ClassicBreaker};
     ///
     /// let s = Duration::from_secs;

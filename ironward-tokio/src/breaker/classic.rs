@@ -20,7 +20,7 @@ mod family;
 mod fast;
 mod permit;
 
-use fast::{Fast, Opening, Stripe};
+use fast::{Opening, Stripe};
 use permit::Call;
 pub use permit::SharedClassicPermit;
 
@@ -73,8 +73,8 @@ pub use permit::SharedClassicPermit;
 /// check) or swaps it (a pass). A reader that saw any write of a later open therefore sees the
 /// close before it, and finds its word changed; one whose word is as it was read the opening
 /// of its word's tag, whole (the tag, 23 bits, keeps an old word from reappearing short of
-/// 2^23 openings between a call's two looks at its word). A word marked refusing counts no
-/// successes, so a pass that finds it takes the lock.
+/// 2^23 openings between a call's two looks at its word). A refusing opening's horizon is 0,
+/// so a check or a pass that reads it as a healthy one finds no time before it.
 ///
 /// # Deciding as `ClassicBreaker` does
 ///
@@ -263,14 +263,17 @@ impl SharedClassicBreaker {
     #[inline]
     #[must_use = "dropping the answer loses the permit: the call goes unrecorded, and a refusal is ignored"]
     pub fn check(&self, now: Duration) -> Result<SharedClassicPermit, ClassicReason> {
-        match self.ask(nanos(now)) {
-            Fast::Admit { epoch, at } => Ok(SharedClassicPermit::new(
+        let at = nanos(now);
+        if let Some((epoch, at)) = self.admit(at) {
+            return Ok(SharedClassicPermit::new(
                 &self.owner,
                 Call::Closed { epoch, at },
-            )),
-            Fast::Refuse(reason) => Err(reason),
-            Fast::Lock => self.decide(now),
+            ));
         }
+        if let Some(reason) = self.refuse(at) {
+            return Err(reason);
+        }
+        self.decide(now)
     }
 
     /// [`check`](Self::check) under the lock: the exact breaker decides, and the fast paths

@@ -17,7 +17,8 @@ use crate::stripe;
 #[derive(Debug, Default)]
 pub(super) struct Opening {
     /// Until when, in nanoseconds and exclusive, a call is let through and its success
-    /// counted.
+    /// counted: 0 while the refusing path is open, so that a pass's own test of the time
+    /// sends its success to the lock, and the refusing path costs a pass no test of its own.
     horizon: AtomicU64,
     /// The exact breaker's stage: a permit of another counts for nothing.
     epoch: AtomicU64,
@@ -111,17 +112,6 @@ impl Opening {
     }
 }
 
-/// What a call asked on a stripe gets without the lock.
-pub(super) enum Fast {
-    /// Let through closed, in stage `epoch` at `at` (nanoseconds): the permit's stage and
-    /// time.
-    Admit { epoch: u64, at: u64 },
-    /// Refused, with the reason the exact breaker would give.
-    Refuse(ClassicReason),
-    /// Neither for certain: the lock decides.
-    Lock,
-}
-
 /// What one thread (or a few) reads and adds to between two turns under the lock.
 #[derive(Debug)]
 pub(super) struct Stripe {
@@ -151,40 +141,25 @@ const TAG_SHIFT: u32 = 40;
 /// The tags an opening takes, in turn: 2^23.
 const TAGS: u64 = 1 << 23;
 
-/// A word's mark for an open refusing path: the opening is a refusal, and no success is
-/// counted on it.
+/// A word's mark for an open refusing path: the opening is a refusal (its horizon 0, so no
+/// call is let through on it and no success counted).
 pub(super) const REFUSING: u64 = 1 << (TAG_SHIFT - 1);
 
 /// A word's count of successes. At its largest the next success takes the lock instead.
 pub(super) const COUNT: u64 = REFUSING - 1;
 
 impl SharedClassicBreaker {
-    /// Answers a call at `now` from the opening, if a fast path is open: healthy and `now`
-    /// (read as the breaker's clock reads it) before the horizon, the stage and time of its
-    /// permit; refusing and the refusal holding at that time, its reason. Else the lock.
+    /// Lets a call at `now` through on the opening, if the healthy path is open (the word
+    /// neither closed nor refusing) and `now` (read as the breaker's clock reads it) is before
+    /// the horizon: the stage and time of its permit, or `None`.
     #[inline]
-    pub(super) fn ask(&self, now: u64) -> Fast {
+    pub(super) fn admit(&self, now: u64) -> Option<(u64, u64)> {
         let stripe = self.stripes.mine();
         let word = stripe.word.load(Ordering::Acquire);
-        let opening = &*self.opening;
-        if word & (CLOSED | REFUSING) != 0 {
-            if word & CLOSED != 0 {
-                return Fast::Lock;
-            }
-            let refusal = opening.refusal();
-            let base = opening.base.load(Ordering::Relaxed);
-            // As below: the loads before the second look.
-            fence(Ordering::Acquire);
-            if stripe.word.load(Ordering::Relaxed) != word {
-                return Fast::Lock;
-            }
-            let at = now.max(base).max(stripe.latest.load(Ordering::Relaxed));
-            let Some(reason) = refusal.at(at) else {
-                return Fast::Lock;
-            };
-            stripe.saw(at);
-            return Fast::Refuse(reason);
+        if word & CLOSED != 0 || word & REFUSING != 0 {
+            return None;
         }
+        let opening = &*self.opening;
         let horizon = opening.horizon.load(Ordering::Relaxed);
         let epoch = opening.epoch.load(Ordering::Relaxed);
         let base = opening.base.load(Ordering::Relaxed);
@@ -192,14 +167,37 @@ impl SharedClassicBreaker {
         // writes makes the close before them visible to it, and the tag differs.
         fence(Ordering::Acquire);
         if (stripe.word.load(Ordering::Relaxed) ^ word) & !COUNT != 0 {
-            return Fast::Lock;
+            return None;
         }
         let at = now.max(base).max(stripe.latest.load(Ordering::Relaxed));
         if at >= horizon {
-            return Fast::Lock;
+            return None;
         }
         stripe.saw(at);
-        Fast::Admit { epoch, at }
+        Some((epoch, at))
+    }
+
+    /// Refuses a call at `now` on the refusal published, if the refusing path is open and the
+    /// refusal holds at `now` read as the breaker's clock reads it: its reason, or `None`.
+    #[inline]
+    pub(super) fn refuse(&self, now: u64) -> Option<ClassicReason> {
+        let stripe = self.stripes.mine();
+        let word = stripe.word.load(Ordering::Acquire);
+        if word & (CLOSED | REFUSING) != REFUSING {
+            return None;
+        }
+        let opening = &*self.opening;
+        let refusal = opening.refusal();
+        let base = opening.base.load(Ordering::Relaxed);
+        // As in `admit`: the loads before the second look.
+        fence(Ordering::Acquire);
+        if stripe.word.load(Ordering::Relaxed) != word {
+            return None;
+        }
+        let at = now.max(base).max(stripe.latest.load(Ordering::Relaxed));
+        let reason = refusal.at(at)?;
+        stripe.saw(at);
+        Some(reason)
     }
 
     /// Counts the success at `now` of a call let through closed at `at` in stage `epoch` on
@@ -211,7 +209,7 @@ impl SharedClassicBreaker {
         let opening = &*self.opening;
         let mut word = stripe.word.load(Ordering::Acquire);
         loop {
-            if word & (CLOSED | REFUSING) != 0 || word & COUNT == COUNT {
+            if word & CLOSED != 0 || word & COUNT == COUNT {
                 return false;
             }
             let horizon = opening.horizon.load(Ordering::Relaxed);
@@ -298,6 +296,7 @@ impl SharedClassicBreaker {
         opening.base.store(base, Ordering::Relaxed);
         let mark = if let Some(refusing) = refusing {
             opening.publish(Refusal::new(refusing));
+            opening.horizon.store(0, Ordering::Relaxed);
             exact.refusing = true;
             REFUSING
         } else {

@@ -75,8 +75,8 @@ fn alone(c: &mut Criterion) {
 /// One classic breaker shared by the threads, a call asked and settled with a reading of
 /// `Instant` each, as ironward-tower's `BreakerService` drives it. `ironward` is
 /// `SharedClassicBreaker` (healthy: loads of its opening and a note of the time on the
-/// thread's stripe to ask, a compare-and-swap on the stripe to pass; refusing: the lock, as
-/// every open breaker's call takes it); `mutex` is `Mutex<ClassicBreaker>`, `check` and `pass`
+/// thread's stripe to ask, a compare-and-swap on the stripe to pass; refusing: loads of the
+/// refusal it published and a note of the time on the stripe, no lock); `mutex` is `Mutex<ClassicBreaker>`, `check` and `pass`
 /// each under the lock; failsafe's `call` takes its lock to ask and, closed, again to record.
 fn two_threads(c: &mut Criterion) {
     let mut g = group(c, "shared_classic_2_threads");

@@ -393,7 +393,8 @@ fn resilience_breaker(g: &mut BenchmarkGroup<'_, WallTime>, case: &str) {
 /// load). `mutex` is the same layer over `Mutex<ClassicBreaker>`, the lock taken to ask, to
 /// settle and to take a change of state. Refusing: 100 failed calls opened each breaker; a
 /// refusal is `BreakerRefused<ClassicReason>` (its `Box` an allocation, its free in the row
-/// too), decided under the breaker's lock by both ironward forms.
+/// too), decided from the refusal it published without a lock by `SharedClassicBreaker`,
+/// under the lock by `Mutex<ClassicBreaker>`.
 fn layer_classic_breaker(c: &mut Criterion) {
     let mut g = group(c, "layer_classic_breaker");
     for case in ["healthy_call", "refusing_call"] {

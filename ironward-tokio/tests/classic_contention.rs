@@ -179,3 +179,76 @@ fn every_change_of_state_is_taken_in_order() {
     assert!(closed > 0, "it never closed again");
     assert_eq!(state, shared.state(Duration::from_secs(1)));
 }
+
+// Four threads asking an open breaker as fast as they can, at readings of one clock that moves
+// a microsecond a call, across the end of its 20 ms wait, keeping every permit unsettled.
+// Every refusal while open gives the shares that opened the breaker and at most the rest of
+// the wait from the call's own reading (the breaker reads a call at that reading or later);
+// the calls past the end move it half-open once and let its two probes through, and no
+// other call; and the breaker's clock ends at the latest reading any call took.
+#[test]
+fn an_open_breaker_refuses_every_thread_until_its_wait_ends() {
+    const CALLS: u64 = 8_000;
+    let until = ms(20);
+    let policy = Classic {
+        record: Record::Consecutive { failures: 1 },
+        open: OpenWait::Fixed(until),
+        probes: 2,
+        lease: Duration::from_secs(3_600),
+        ..CLASSIC
+    };
+    let shared = SharedClassicBreaker::new(policy, Duration::ZERO);
+    let permit = shared.check(Duration::ZERO).expect("closed");
+    shared.fail(permit, Duration::ZERO);
+    let ticks = AtomicU64::new(0);
+    let (let_through, refused_open) = (AtomicU64::new(0), AtomicU64::new(0));
+    thread::scope(|s| {
+        for _ in 0..THREADS {
+            let (shared, ticks) = (&shared, &ticks);
+            let (let_through, refused_open) = (&let_through, &refused_open);
+            s.spawn(move || {
+                let mut kept = Vec::new();
+                for _ in 0..CALLS {
+                    let now = Duration::from_micros(ticks.fetch_add(1, Ordering::Relaxed));
+                    match shared.check(now) {
+                        Ok(permit) => {
+                            // A call at or past the end moved it half-open before this one.
+                            assert!(ticks.load(Ordering::Relaxed) > 20_000);
+                            let_through.fetch_add(1, Ordering::Relaxed);
+                            kept.push(permit);
+                        }
+                        Err(reason) if reason.state == State::Open => {
+                            assert_eq!((reason.failure_rate, reason.slow_rate), (1.0, 0.0));
+                            assert!(!reason.next.is_zero() && now + reason.next <= until);
+                            refused_open.fetch_add(1, Ordering::Relaxed);
+                        }
+                        Err(reason) => assert_eq!(reason.state, State::HalfOpen),
+                    }
+                }
+                kept
+            });
+        }
+    });
+    assert_eq!(
+        let_through.into_inner(),
+        2,
+        "the two probes, and no other call"
+    );
+    assert!(refused_open.into_inner() > 10_000);
+    let taken: Vec<_> = std::iter::from_fn(|| shared.take_transition()).collect();
+    assert_eq!(
+        taken,
+        [
+            Transition {
+                from: State::Closed,
+                to: State::Open
+            },
+            Transition {
+                from: State::Open,
+                to: State::HalfOpen
+            },
+        ]
+    );
+    let last = Duration::from_micros(THREADS * CALLS - 1);
+    assert_eq!(shared.snapshot().latest(), last);
+}

@@ -2,6 +2,7 @@
 //! `ClassicBreaker`, given the same readings and settles, clocks going backwards and to
 //! their end, slow calls, retunes and states put by hand included.
 
+use std::ops::Range;
 use std::time::Duration;
 
 use ironward::classic::{Force, HalfOpen, OpenWait, Record};
@@ -147,15 +148,44 @@ fn policy(end: bool) -> impl Strategy<Value = Classic> {
 }
 
 fn op(end: bool) -> impl Strategy<Value = Op> {
+    let weights = Weights {
+        checks: 8,
+        passes: 6,
+        fails: 3,
+    };
+    ops(
+        move || step(end).boxed(),
+        policy(end).boxed(),
+        weights,
+        (0..150, 1..60, 1..40),
+    )
+}
+
+/// How often `ops` draws a check, a pass and a fail.
+struct Weights {
+    checks: u32,
+    passes: u32,
+    fails: u32,
+}
+
+/// Every op, drawn with `weights` against one each of the others: its readings `step()`, its
+/// retunes to `policy`, its runs of `calls` calls failing one in `fail_every` and keeping one
+/// in `keep_every`.
+fn ops(
+    step: impl Fn() -> BoxedStrategy<Step>,
+    policy: BoxedStrategy<Classic>,
+    weights: Weights,
+    (calls, fail_every, keep_every): (Range<usize>, Range<usize>, Range<usize>),
+) -> impl Strategy<Value = Op> {
     prop_oneof![
-        8 => step(end).prop_map(|step| Op::Check { step }),
-        6 => (any::<usize>(), step(end)).prop_map(|(which, step)| Op::Pass { which, step }),
-        3 => (any::<usize>(), step(end)).prop_map(|(which, step)| Op::Fail { which, step }),
+        weights.checks => step().prop_map(|step| Op::Check { step }),
+        weights.passes => (any::<usize>(), step()).prop_map(|(which, step)| Op::Pass { which, step }),
+        weights.fails => (any::<usize>(), step()).prop_map(|(which, step)| Op::Fail { which, step }),
         1 => any::<usize>().prop_map(|which| Op::Drop { which }),
-        1 => step(end).prop_map(|step| Op::Ratio { step }),
-        1 => step(end).prop_map(|step| Op::State { step }),
-        1 => (policy(end), step(end)).prop_map(|(policy, step)| Op::Retune { policy, step }),
-        2 => (0..150usize, 1..60usize, 1..80usize, 1..40usize).prop_map(
+        1 => step().prop_map(|step| Op::Ratio { step }),
+        1 => step().prop_map(|step| Op::State { step }),
+        1 => (policy, step()).prop_map(|(policy, step)| Op::Retune { policy, step }),
+        2 => (calls, fail_every, 1..80usize, keep_every).prop_map(
             |(calls, fail_every, slow_every, keep_every)| Op::Run {
                 calls,
                 fail_every,
@@ -164,6 +194,42 @@ fn op(end: bool) -> impl Strategy<Value = Op> {
             }
         ),
     ]
+}
+
+/// Policies that dwell in open: waits of tens to hundreds of milliseconds, fixed or growing,
+/// against steps of a few, so that most checks of an open breaker fall within its wait; and
+/// now and then forced open.
+fn dwelling() -> impl Strategy<Value = Classic> {
+    let ms = Duration::from_millis;
+    let open = prop_oneof![
+        (20..300u64).prop_map(move |wait| OpenWait::Fixed(ms(wait))),
+        (20..100u64, 1.0..3.0f64).prop_map(move |(first, factor)| OpenWait::Growing {
+            first: ms(first),
+            factor,
+            max: ms(400),
+        }),
+    ];
+    (policy(false), open).prop_map(|(policy, open)| Classic { open, ..policy })
+}
+
+/// Mostly checks a few milliseconds apart, forward and back, with failures to open the
+/// breaker again once it closes, and now and then a step past a whole wait.
+fn dwelling_op() -> impl Strategy<Value = Op> {
+    let step = || {
+        prop_oneof![
+            6 => (0..3_000_000u64).prop_map(Step::Forward),
+            2 => (0..4_000_000u64).prop_map(Step::Back),
+            1 => Just(Step::Back(u64::MAX)),
+            1 => (0..400_000_000u64).prop_map(Step::Forward),
+        ]
+        .boxed()
+    };
+    let weights = Weights {
+        checks: 12,
+        passes: 2,
+        fails: 4,
+    };
+    ops(step, dwelling().boxed(), weights, (0..40, 1..3, 1..10))
 }
 
 /// The breaker's whole state as text, less who it is (a copy is another breaker) and its
@@ -338,6 +404,19 @@ proptest! {
         policy in policy(true),
         start in 0..1_000_000_000u64,
         ops in prop::collection::vec(op(true), 0..300),
+    ) {
+        same_as_breaker(policy, start, ops)?;
+    }
+
+    // The same on breakers that dwell in open (or forced open), most of their checks refused
+    // on the refusing path: the same reasons, the rest of the wait counted from the same
+    // reading of the clock, readings back included, and the same move to half-open at the
+    // wait's end.
+    #[test]
+    fn decides_exactly_as_classic_breaker_while_open(
+        policy in dwelling(),
+        start in 0..1_000_000_000u64,
+        ops in prop::collection::vec(dwelling_op(), 0..300),
     ) {
         same_as_breaker(policy, start, ops)?;
     }

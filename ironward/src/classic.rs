@@ -8,10 +8,12 @@
 //! value a caller can alert on ([`ClassicBreaker::take_transition`]). Pick it when the backend
 //! cannot take even a share of calls while it fails, or when the team's alerts and runbooks
 //! speak of open and closed; pick the SRE breaker when the backend recovers gradually and
-//! a step back to the whole load would knock it over again.
+//! a step back to the whole load would knock it over again. The [breakers
+//! guide](crate::_guide::breakers) argues the choice with the simulator's figures.
 //!
 //! Both families implement [`CircuitBreaker`](crate::CircuitBreaker), so every edge takes
-//! either: `BreakerLayer::for_breaker::<Mutex<ClassicBreaker>>(CLASSIC)`.
+//! either, picked by the policy value: `BreakerLayer::new(CLASSIC)` (ironward-tower), and
+//! `ironward-tokio`'s `SharedClassicBreaker` shares it between threads.
 //!
 //! # Where it differs
 //!
@@ -60,10 +62,10 @@
 use core::time::Duration;
 
 use crate::clock::{Latest, nanos};
-use crate::internal::constant::constant;
 use crate::internal::owner::{Mark, Owner};
 use crate::window::Outcome;
 
+mod constants;
 mod counts;
 mod family;
 mod half_open;
@@ -73,10 +75,11 @@ mod reason;
 #[cfg(test)]
 mod tests;
 
+use constants::Constants;
 use counts::Counts;
 use half_open::{Trial, Verdict};
 pub use policy::{CLASSIC, Classic, Force, HalfOpen, OpenWait, POLLY, Record};
-pub use reason::ClassicReason;
+pub use reason::{ClassicReason, Refusing};
 
 /// Where a classic breaker stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -180,6 +183,8 @@ enum Stage {
 #[derive(Debug, Clone)]
 pub struct ClassicBreaker {
     policy: Classic,
+    /// The policy's numbers, read once per policy.
+    constants: Constants,
     counts: Counts,
     stage: Stage,
     epoch: u64,
@@ -200,8 +205,10 @@ impl ClassicBreaker {
     pub fn new(policy: Classic, now: Duration) -> Self {
         let mut latest = Latest::default();
         latest.advance(now);
+        let counts = Counts::new(policy.record);
         Self {
-            counts: Counts::new(policy.record),
+            constants: Constants::read(&policy, counts.capacity()),
+            counts,
             policy,
             stage: Stage::Closed,
             epoch: 0,
@@ -221,35 +228,47 @@ impl ClassicBreaker {
     /// Open, the first call at or after the wait moves the breaker half-open and is its first
     /// probe. Half-open, a probe whose lease ran out gives its place up first, and a
     /// progressive stage past its end is judged (see [`HalfOpen`]) before the call is taken.
+    #[inline]
     #[must_use = "a decision that is not followed neither makes the call nor refuses it"]
     pub fn check(&mut self, now: Duration) -> Result<ClassicPermit, ClassicReason> {
         let t = self.latest.advance(now);
+        // The answers that change nothing but the clock, ahead of the rest.
+        if self.policy.force == Force::None {
+            match self.stage {
+                Stage::Closed => return Ok(self.permit(t, None)),
+                Stage::Open { until } if t < until => {
+                    return Err(self.refusal(State::Open, Duration::from_nanos(until - t)));
+                }
+                Stage::Open { .. } | Stage::HalfOpen(_) => {}
+            }
+        }
+        self.decide(t)
+    }
+
+    /// [`check`](Self::check) at `t` past its answers for a closed breaker and an open one
+    /// within its wait: a state put by hand, an open wait that has passed, half-open.
+    fn decide(&mut self, t: u64) -> Result<ClassicPermit, ClassicReason> {
         match self.policy.force {
             Force::Open => return Err(self.refusal(State::ForcedOpen, Duration::MAX)),
             Force::Disabled | Force::MetricsOnly => return Ok(self.permit(t, None)),
             Force::None => {}
         }
         match &self.stage {
-            Stage::Open { until } if t < *until => {
-                let next = Duration::from_nanos(until - t);
-                return Err(self.refusal(State::Open, next));
-            }
+            Stage::Closed => return Ok(self.permit(t, None)),
+            // Open within its wait is `check`'s to refuse: here the wait has passed.
             Stage::Open { .. } => {
-                let trial = Trial::probes(self.probes());
+                let trial = Trial::probes(self.constants.probes);
                 self.enter(Stage::HalfOpen(trial), State::Open, State::HalfOpen);
             }
             Stage::HalfOpen(trial) => {
-                let verdict = trial.verdict(t, self.probes(), self.rates());
+                let verdict = trial.verdict(t, self.constants.probes, self.constants.rates);
                 self.conclude(verdict, t);
             }
-            Stage::Closed => {}
         }
-        let (probes, expires, id) = (
-            self.probes(),
-            t.saturating_add(nanos(self.policy.lease)),
-            self.next_lease,
-        );
+        let Constants { probes, lease, .. } = self.constants;
+        let (expires, id) = (t.saturating_add(lease), self.next_lease);
         match &mut self.stage {
+            // Closed by the verdict just above.
             Stage::Closed => Ok(self.permit(t, None)),
             // Reopened by the verdict just above: refused, even with no wait, so that one
             // decision makes one change of state.
@@ -276,6 +295,7 @@ impl ClassicBreaker {
 
     /// Records the call behind `permit` as a success at `now` (slow if it took longer than
     /// the policy's `slow_call`); `None`, or the permit back if another breaker made it.
+    #[inline]
     pub fn pass(&mut self, permit: ClassicPermit, now: Duration) -> Option<ClassicPermit> {
         self.settle(permit, false, now)
     }
@@ -344,12 +364,14 @@ impl ClassicBreaker {
             Force::None => match &self.stage {
                 Stage::Closed => false,
                 Stage::Open { until } => t < *until,
-                Stage::HalfOpen(trial) => match trial.verdict(t, self.probes(), self.rates()) {
-                    Verdict::Pending => trial.room(t, self.probes()).is_err(),
-                    Verdict::Reopen(_) => true,
-                    // The next stage's first call, a restarted stage's, or a closed breaker.
-                    Verdict::Pass | Verdict::Restart => false,
-                },
+                Stage::HalfOpen(trial) => {
+                    match trial.verdict(t, self.constants.probes, self.constants.rates) {
+                        Verdict::Pending => trial.room(t, self.constants.probes).is_err(),
+                        Verdict::Reopen(_) => true,
+                        // The next stage's first call, a restarted stage's, or a closed breaker.
+                        Verdict::Pass | Verdict::Restart => false,
+                    }
+                }
             },
         };
         if refusing { 1.0 } else { 0.0 }
@@ -377,10 +399,11 @@ impl ClassicBreaker {
             self.counts = Counts::new(policy.record);
         }
         self.policy = policy;
+        self.constants = Constants::read(&self.policy, self.counts.capacity());
         let after = self.current();
         if before != after {
             if let Stage::HalfOpen(trial) = &mut self.stage {
-                *trial = Trial::probes(self.policy.probes.max(1));
+                *trial = Trial::probes(self.constants.probes);
             }
             self.change(before, after);
         }
@@ -410,10 +433,6 @@ impl ClassicBreaker {
         }
     }
 
-    fn probes(&self) -> u32 {
-        self.policy.probes.max(1)
-    }
-
     fn permit(&mut self, t: u64, probe: Option<u64>) -> ClassicPermit {
         ClassicPermit {
             mark: self.owner.mark(),
@@ -432,6 +451,7 @@ impl ClassicBreaker {
         }
     }
 
+    #[inline]
     fn settle(
         &mut self,
         permit: ClassicPermit,
@@ -443,52 +463,62 @@ impl ClassicBreaker {
             return Some(permit);
         }
         let t = self.latest.advance(now);
-        let slow = t.saturating_sub(permit.at) > nanos(self.policy.slow_call);
+        let slow = t.saturating_sub(permit.at) > self.constants.slow;
+        // A closed breaker's own call, ahead of the rest.
+        if self.policy.force == Force::None
+            && permit.epoch == self.epoch
+            && matches!(self.stage, Stage::Closed)
+        {
+            self.closed_outcome(t, failed, slow);
+            return None;
+        }
+        self.settle_rest(permit, failed, slow, t);
+        None
+    }
+
+    /// [`settle`](Self::settle) of the breaker's own permit at `t` past a closed breaker's
+    /// call of its stage: a state put by hand, a call of an earlier stage, a half-open one.
+    fn settle_rest(&mut self, permit: ClassicPermit, failed: bool, slow: bool, t: u64) {
         match self.policy.force {
             Force::MetricsOnly => {
                 self.counts.add(t, failed, slow);
-                return None;
+                return;
             }
-            Force::Open | Force::Disabled => return None,
+            Force::Open | Force::Disabled => return,
             Force::None => {}
         }
         if permit.epoch != self.epoch {
-            return None;
+            return;
         }
-        let (probes, rates) = (self.probes(), self.rates());
         match &mut self.stage {
             Stage::Closed => self.closed_outcome(t, failed, slow),
             Stage::Open { .. } => {}
             Stage::HalfOpen(trial) => {
                 if trial.hear(permit.probe, failed, slow) {
+                    let Constants { probes, rates, .. } = self.constants;
                     let verdict = trial.verdict(t, probes, rates);
                     self.conclude(verdict, t);
                 }
             }
         }
-        None
     }
 
     /// Records a closed breaker's call at `t`, and opens it if the record says to.
     fn closed_outcome(&mut self, t: u64, failed: bool, slow: bool) {
         self.counts.add(t, failed, slow);
         let totals = self.counts.totals(t);
-        let shares = totals.shares();
         let trips = match self.counts.run_reached(self.policy.record) {
             Some(reached) => reached,
-            None => {
-                let rates = self.rates();
-                totals.calls >= self.minimum() && (shares.0 >= rates.0 || shares.1 >= rates.1)
-            }
+            None => totals.calls >= self.constants.minimum && totals.reach(self.constants.rates),
         };
         if trips {
-            self.open(t, shares, State::Closed);
+            self.open(t, totals.shares(), State::Closed);
         }
     }
 
     /// Applies a half-open trial's verdict at `t`: at most one change of state.
     fn conclude(&mut self, verdict: Verdict, t: u64) {
-        let hold = nanos(self.policy.half_open.hold());
+        let hold = self.constants.hold;
         let Stage::HalfOpen(trial) = &mut self.stage else {
             return;
         };
@@ -532,11 +562,5 @@ impl ClassicBreaker {
         self.epoch += 1;
         self.transition = Some(Transition { from, to });
         self.transitions += 1;
-    }
-
-    /// The failure and slow rates as the policy's docs read them.
-    fn rates(&self) -> (f64, f64) {
-        let rate = |r| constant(r, 0.0, 1.0, f64::INFINITY).max(f64::MIN_POSITIVE);
-        (rate(self.policy.failure_rate), rate(self.policy.slow_rate))
     }
 }

@@ -47,6 +47,7 @@ impl Latest {
     }
 
     /// Moves the clock to `now` unless it has seen later, and returns the time to use.
+    #[inline]
     pub(crate) fn advance(&mut self, now: Duration) -> u64 {
         self.0 = self.0.max(nanos(now));
         self.0

@@ -9,6 +9,10 @@ use super::call::Pass;
 /// The client's breaker, of either family, each asked through [`CircuitBreaker`]: a family
 /// more is an arm here and one in [`Pass`].
 #[derive(Debug)]
+#[expect(
+    clippy::large_enum_variant,
+    reason = "one per run, made once and never moved: the sizes cost nothing"
+)]
 pub(super) enum Front {
     Sre(SreBreaker),
     Classic(ClassicBreaker),

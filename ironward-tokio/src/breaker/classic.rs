@@ -1,5 +1,6 @@
 //! [`SharedClassicBreaker`]: the classic circuit breaker shared by `&`, a healthy backend's
-//! calls let through and their successes recorded without a lock.
+//! calls let through and their successes recorded without a lock, and an open breaker's calls
+//! refused without it.
 
 use std::collections::VecDeque;
 use std::fmt;
@@ -24,7 +25,7 @@ use permit::Call;
 pub use permit::SharedClassicPermit;
 
 /// An [`ironward::ClassicBreaker`] that every task of every core shares by `&`, taking no
-/// lock for the calls of a healthy backend.
+/// lock for the calls of a healthy backend, nor for the refusals of an open breaker.
 ///
 /// A client's every call asks its breaker twice, to be let through and to be recorded, and a
 /// `Mutex<ClassicBreaker>` makes the cores take turns for both, though while the breaker is
@@ -45,14 +46,26 @@ pub use permit::SharedClassicPermit;
 ///   are handed to the exact breaker ([`ClassicBreaker::record_successes`]) before anything
 ///   reads it.
 ///
+/// A refusing breaker has a fast path of its own, since a server keeps asking it at full
+/// rate. Open, the breaker refuses every call until its wait ends with a reason fixed when it
+/// opened (the shares that opened it, and the rest of the wait); forced open, every call, with
+/// `Duration::MAX` to wait ([`ClassicBreaker::refusing`]). That refusal is published in the
+/// opening instead (when the wait ends, whether it was forced, the shares, the clock), with
+/// every stripe's word marked refusing: [`check`](Self::check) reads them and its stripe,
+/// refuses with [`Refusing::at`](ironward::classic::Refusing::at) of its time, and notes the
+/// time on the stripe as a healthy check does, writing nothing shared. A check at or past the
+/// wait's end takes the lock, where the exact breaker moves half-open.
+///
 /// Everything else takes the lock and asks the exact breaker: a failure, a slow call, a call
-/// at or past the horizon, every call while the breaker is open, half-open, forced or not
-/// certainly healthy, [`ratio`](Self::ratio), [`state`](Self::state),
-/// [`retune`](Self::retune). Each of those first *closes* the fast path (every stripe's word
-/// swapped for a closed mark, its successes recorded at the latest time the stripes noted),
-/// then does its work on the exact breaker, queues the change of state it made, if any, then
-/// *opens* the fast path again if the breaker is healthy: the opening written, then every
-/// stripe's word set to zero successes under a new tag.
+/// at or past the horizon or the wait's end, every call while the breaker is half-open,
+/// forced to let calls through, or closed and not certainly healthy, every settle while it
+/// refuses, [`ratio`](Self::ratio), [`state`](Self::state), [`retune`](Self::retune). Each
+/// of those first *closes* the fast path (every stripe's word swapped for a closed mark, its
+/// successes recorded and the latest time the stripes noted handed to the exact breaker's
+/// clock), then does its work on the exact breaker, queues the change of state it made, if
+/// any, then *opens* the fast path again if the breaker is healthy (the opening written, then
+/// every stripe's word set to zero successes under a new tag) or refusing (the refusal
+/// written, then every word marked refusing under a new tag).
 ///
 /// The opening is several words, read without a lock: an open writes them only while every
 /// stripe is closed, after a `Release` fence, and a reader loads them between its `Acquire`
@@ -60,7 +73,8 @@ pub use permit::SharedClassicPermit;
 /// check) or swaps it (a pass). A reader that saw any write of a later open therefore sees the
 /// close before it, and finds its word changed; one whose word is as it was read the opening
 /// of its word's tag, whole (the tag, 23 bits, keeps an old word from reappearing short of
-/// 2^23 openings between a call's two looks at its word).
+/// 2^23 openings between a call's two looks at its word). A refusing opening's horizon is 0,
+/// so a check or a pass that reads it as a healthy one finds no time before it.
 ///
 /// # Deciding as `ClassicBreaker` does
 ///
@@ -86,6 +100,13 @@ pub use permit::SharedClassicPermit;
 ///   success after its close goes to the lock, after it. They land in the bucket the exact
 ///   breaker would put them in, its newest, whose end the horizon is, and a turn that
 ///   follows them reads the clock they moved.
+/// - A fast refusal is made only on a refusal the exact breaker published, at a time before
+///   the wait's end (or forced open): there `ClassicBreaker::check` refuses with
+///   `Refusing::at` of its reading, which is the same reading as a fast check's (the
+///   opening's clock and the times noted since), so the same reason, and changes nothing but
+///   its clock, which the note hands over at the next close. Nothing but a turn under the
+///   lock changes what an open breaker refuses with (no call is let through to settle, and a
+///   retune takes the lock), and every such turn closes the path first.
 /// - Everything else is the exact breaker's own decision, under the lock, on a breaker that
 ///   has seen every outcome and every reading so far. A permit let through fast and settled
 ///   there is made anew ([`ClassicBreaker::permit_in`]) with the stage and time it was let
@@ -93,8 +114,8 @@ pub use permit::SharedClassicPermit;
 ///
 /// # What may differ under overlap, and by how much
 ///
-/// Each call takes effect at one instant: a fast check at its second look at its stripe's
-/// word, a fast pass at its swap, anything else inside the lock. The calls of all threads are
+/// Each call takes effect at one instant: a fast check (let through or refused) at its second
+/// look at its stripe's word, a fast pass at its swap, anything else inside the lock. The calls of all threads are
 /// then the calls of one `ClassicBreaker` in the order of those instants, with two
 /// differences (a call overlaps another from the reading of the clock it is given to its
 /// return):
@@ -106,7 +127,8 @@ pub use permit::SharedClassicPermit;
 ///   ([`Clock`](crate::Clock)'s monotonic ones) a call that does not overlap that other one
 ///   read a later time itself, so this shows only for overlapping calls, or on a clock that
 ///   goes backwards across threads, and moves a call's start and end times (so its slow
-///   test) by at most the overlap or how far the clock went back. Likewise a check notes its
+///   test), or a refusal's rest of the wait, by at most the overlap or how far the clock
+///   went back. Likewise a check notes its
 ///   time after its second look at its word, so a close that runs between the two hands the
 ///   exact breaker its clock without that time until the next close, and two threads that
 ///   share a stripe (more threads than stripes) may each leave the other's later time
@@ -171,13 +193,16 @@ pub struct SharedClassicBreaker {
     owner: Owner,
 }
 
-/// The exact breaker and the state of the fast path, under the lock.
+/// The exact breaker and the state of the fast paths, under the lock.
 #[derive(Debug)]
 struct Exact {
     breaker: ClassicBreaker,
-    /// Whether the fast path is open: the opening published, the stripes counting.
+    /// Whether the healthy path is open: the opening published, the stripes counting.
     open: bool,
-    /// The open fast path's horizon, in nanoseconds.
+    /// Whether the refusing path is open: the refusal published, the stripes refusing.
+    refusing: bool,
+    /// The open path's end, in nanoseconds: the healthy path's horizon, or the refusal's
+    /// `until`.
     horizon: u64,
     /// The tag of the latest opening, wrapping at 2^23.
     tag: u64,
@@ -208,9 +233,10 @@ impl SharedClassicBreaker {
 
     /// [`ClassicBreaker::check`] shared: the same answer, with the same reason for a refusal.
     ///
-    /// Before the horizon (a healthy closed breaker) this reads the opening and the thread's
-    /// stripe and notes the time there, taking no lock and writing nothing another thread
-    /// reads; anything else the exact breaker decides under the lock.
+    /// Before the horizon (a healthy closed breaker), and before the end of the wait (an open
+    /// breaker) or forced open, this reads the opening and the thread's stripe and notes the
+    /// time there, taking no lock and writing nothing another thread reads; anything else the
+    /// exact breaker decides under the lock.
     ///
     /// # Examples
     ///
@@ -237,20 +263,30 @@ impl SharedClassicBreaker {
     #[inline]
     #[must_use = "dropping the answer loses the permit: the call goes unrecorded, and a refusal is ignored"]
     pub fn check(&self, now: Duration) -> Result<SharedClassicPermit, ClassicReason> {
-        if let Some((epoch, at)) = self.admit(nanos(now)) {
+        let at = nanos(now);
+        if let Some((epoch, at)) = self.admit(at) {
             return Ok(SharedClassicPermit::new(
                 &self.owner,
                 Call::Closed { epoch, at },
             ));
         }
+        if let Some(reason) = self.refuse(at) {
+            return Err(reason);
+        }
+        self.decide(now)
+    }
+
+    /// [`check`](Self::check) under the lock: the exact breaker decides, and the fast paths
+    /// open again after, as the breaker then stands.
+    fn decide(&self, now: Duration) -> Result<SharedClassicPermit, ClassicReason> {
         let mut exact = self.exact();
         self.close(&mut exact);
         let decided = exact.breaker.check(now);
         self.queue(&mut exact);
-        // A breaker that refuses is not closed, so not healthy: the fast path stays closed,
-        // as `open` would leave it, and the turn ends without asking.
-        let permit = decided?;
+        // Refused, the breaker may be open within its wait: its next calls are refused on the
+        // refusing path.
         self.open(&mut exact);
+        let permit = decided?;
         let call = if exact.open {
             // A closed stage's permit: its stage and time say all of it, and a pass of it may
             // then be counted on a stripe.
@@ -464,6 +500,7 @@ impl From<ClassicBreaker> for SharedClassicBreaker {
             exact: Mutex::new(Exact {
                 breaker,
                 open: false,
+                refusing: false,
                 horizon: 0,
                 tag: 0,
                 changes: VecDeque::new(),
@@ -487,6 +524,7 @@ impl fmt::Debug for SharedClassicBreaker {
         match self.exact.try_lock() {
             Ok(exact) => out
                 .field("open", &exact.open)
+                .field("refusing", &exact.refusing)
                 .field("horizon", &exact.horizon)
                 .field("policy", exact.breaker.policy()),
             Err(_) => out.field("policy", &"<locked>"),

@@ -66,8 +66,8 @@
 //! Both allocate their record when they are made (the SRE breaker a fixed window of buckets,
 //! the classic one `calls` outcomes or `buckets` buckets) and nothing per call after it; the
 //! classic breaker's half-open leases take a little more. Both shared forms in
-//! `ironward-tokio` let a healthy backend's calls through without a lock
-//! (`SharedSreBreaker`, `SharedClassicBreaker`), and the SRE one refuses without it too. The
+//! `ironward-tokio` (`SharedSreBreaker`, `SharedClassicBreaker`) let a healthy backend's
+//! calls through without a lock and refuse a failing one's without it too. The
 //! repository's BENCHMARKS.md has the measured cost of a decision beside failsafe,
 //! throttle-net and tower-resilience.
 //!

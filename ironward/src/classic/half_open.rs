@@ -95,9 +95,8 @@ impl Trial {
             Self::Share { heard, .. } if heard.calls == 0 => return Verdict::Restart,
             Self::Share { heard, .. } => heard,
         };
-        let shares = heard.shares();
-        if shares.0 >= rates.0 || shares.1 >= rates.1 {
-            Verdict::Reopen(shares)
+        if heard.reach(rates) {
+            Verdict::Reopen(heard.shares())
         } else {
             Verdict::Pass
         }

@@ -1,16 +1,18 @@
 //! What a classic breaker shared between threads needs to let a healthy breaker's calls
-//! through and count their successes without a lock: how long that is safe, successes recorded
-//! in bulk, and permits made for the calls it let through.
+//! through and count their successes without a lock, and to refuse an open one's: how long
+//! each is safe, successes recorded in bulk, and permits made for the calls it let through.
 //!
 //! A closed breaker lets every call through; only outcomes move it. A shared form can answer
 //! the closed breaker's calls itself and count their successes on counters of its own, as long
 //! as it knows that no such success could have opened the breaker, and it hands the counts
-//! over before anything reads the record. These are the breaker's side of that bargain.
+//! over before anything reads the record. An open breaker refuses every call until its wait
+//! ends, with a reason fixed when it opened, so a shared form can answer those calls too. These
+//! are the breaker's side of that bargain.
 
 use core::time::Duration;
 
 use super::counts::Counts;
-use super::{ClassicBreaker, ClassicPermit, Force, Stage};
+use super::{ClassicBreaker, ClassicPermit, Force, Refusing, Stage};
 use crate::clock::nanos;
 
 impl ClassicBreaker {
@@ -118,6 +120,52 @@ impl ClassicBreaker {
         }
     }
 
+    /// Until when every check refuses whatever else comes, and with what reason:
+    /// `Some` while the breaker is open within its wait or forced open, `None` otherwise.
+    ///
+    /// A shared form refuses those calls without its lock while this holds. Open, a
+    /// [`check`](Self::check) before the wait's end refuses with the shares that opened the
+    /// breaker and the rest of the wait, and changes nothing but the breaker's clock; forced
+    /// open, every check refuses so. Nothing but a [`retune`](Self::retune) changes that
+    /// answer: either lets no call through to settle, a settle of a permit of an earlier
+    /// stage counts for nothing, and [`record`](Self::record) and
+    /// [`record_successes`](Self::record_successes) record nothing. So until a retune, a check at any `now` refuses with
+    /// [`Refusing::at`] of the time it reads `now` as, the later of it and the
+    /// [`latest`](Self::latest) reading seen, if that is `Some`; only then does it do more.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::classic::Force;
+    /// use ironward::{CLASSIC, Classic, ClassicBreaker};
+    ///
+    /// let s = Duration::from_secs;
+    /// let mut breaker = ClassicBreaker::new(CLASSIC, s(0));
+    /// assert_eq!(breaker.refusing(), None, "closed");
+    /// breaker.retune(Classic { force: Force::Open, ..CLASSIC }, s(1));
+    /// let forced = breaker.refusing().expect("forced open");
+    /// assert_eq!((forced.until, forced.forced), (Duration::MAX, true));
+    /// assert_eq!(forced.at(s(1)), breaker.check(s(1)).err());
+    /// ```
+    #[must_use]
+    pub fn refusing(&self) -> Option<Refusing> {
+        let until = match (self.policy.force, &self.stage) {
+            (Force::Open, _) => Duration::MAX,
+            (Force::None, Stage::Open { until }) if self.latest.get() < *until => {
+                Duration::from_nanos(*until)
+            }
+            _ => return None,
+        };
+        let (failure_rate, slow_rate) = self.opened_by;
+        Some(Refusing {
+            until,
+            forced: self.policy.force == Force::Open,
+            failure_rate,
+            slow_rate,
+        })
+    }
+
     /// The number of the stage the breaker is in: it moves on at every change of state, and
     /// a permit made in one stage counts for nothing in a later one (its outcome was news of
     /// the backend before the breaker changed its mind).
@@ -187,7 +235,10 @@ impl ClassicBreaker {
             // Under the minimum no share is read: the successes that leave the record short
             // of it open nothing, whatever the shares.
             let calls = self.counts.totals(t).calls;
-            let short = self.minimum().saturating_sub(calls.saturating_add(1));
+            let short = self
+                .constants
+                .minimum
+                .saturating_sub(calls.saturating_add(1));
             if short > 0 {
                 let k = short.min(n);
                 self.counts.add_successes(t, k);
@@ -211,17 +262,7 @@ impl ClassicBreaker {
         // failures and slow calls are counted as if the evicted one were a success, the most
         // they can be.
         after.calls = after.calls.saturating_add(1).min(self.counts.capacity());
-        let (failure, slow) = after.shares();
-        let (failure_rate, slow_rate) = self.rates();
-        failure < failure_rate && slow < slow_rate
-    }
-
-    /// The calls the record must hold before its shares are read, as the policy says: at
-    /// most a count record's size, at least 1.
-    pub(super) fn minimum(&self) -> u64 {
-        u64::from(self.policy.minimum)
-            .min(self.counts.capacity())
-            .max(1)
+        !after.reach(self.constants.rates)
     }
 }
 
@@ -242,23 +283,16 @@ impl Counts {
                     *next = (*next + skip) % len as usize;
                 }
             }
-            Self::Time { width, .. } => {
+            Self::Time { buckets, .. } => {
                 if n == 0 {
                     return;
                 }
-                let start = t - t % *width;
+                let most = u64::MAX / 2 / buckets.len() as u64;
                 // The first as one call, which starts the bucket afresh if it is stale; the
                 // rest join the bucket it stamped, which stops counting them at half its
                 // share of a `u64`, so that the buckets' sum never overflows.
                 self.add(t, false, false);
-                if let Self::Time { buckets, .. } = self {
-                    let most = u64::MAX / 2 / buckets.len() as u64;
-                    if let Some(bucket) = buckets.iter_mut().find(|bucket| bucket.0 == Some(start))
-                    {
-                        let calls = bucket.1.calls;
-                        bucket.1.calls = calls.saturating_add(n - 1).min(most).max(calls);
-                    }
-                }
+                self.add_to_newest(n - 1, most);
             }
             Self::Consecutive { .. } => {
                 if n > 0 {

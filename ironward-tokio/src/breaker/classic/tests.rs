@@ -5,7 +5,7 @@ use std::sync::atomic::Ordering;
 use ironward::CLASSIC;
 use ironward::classic::{Force, OpenWait, Record};
 
-use super::fast::{CLOSED, COUNT};
+use super::fast::{CLOSED, COUNT, REFUSING};
 use super::*;
 
 fn ms(n: u64) -> Duration {
@@ -156,4 +156,113 @@ fn debug_does_not_wait_for_the_lock() {
     let held = breaker.exact();
     assert!(format!("{breaker:?}").contains("<locked>"));
     drop(held);
+}
+
+/// A breaker that opens at its first failure, for `wait`, with one probe.
+fn opened(wait: Duration) -> SharedClassicBreaker {
+    let policy = Classic {
+        record: Record::Consecutive { failures: 1 },
+        open: OpenWait::Fixed(wait),
+        probes: 1,
+        ..CLASSIC
+    };
+    let breaker = SharedClassicBreaker::new(policy, ms(0));
+    breaker.fail(breaker.check(ms(0)).expect("closed"), ms(0));
+    assert_eq!(breaker.take_transition().map(|t| t.to), Some(State::Open));
+    breaker
+}
+
+#[test]
+fn an_open_breaker_refuses_without_the_lock_until_its_wait_ends() {
+    let breaker = opened(ms(100));
+    assert!(breaker.stripes.iter().all(|stripe| {
+        let word = stripe.word.load(Ordering::Relaxed);
+        word & CLOSED == 0 && word & REFUSING != 0
+    }));
+    let held = breaker.exact();
+    // With the lock held here, a call that took it would never return.
+    for (now, next) in [(10, 90), (40, 60), (20, 60), (99, 1)] {
+        let reason = breaker.check(ms(now)).expect_err("open");
+        assert_eq!(
+            (
+                reason.state,
+                reason.next,
+                reason.failure_rate,
+                reason.slow_rate
+            ),
+            (State::Open, ms(next), 1.0, 0.0),
+            "at {now} ms: a reading before the latest reads as the latest"
+        );
+    }
+    drop(held);
+    // Anything under the lock hands the times over first.
+    assert_eq!(breaker.snapshot().latest(), ms(99));
+    // The end of the wait takes the lock, where the breaker moves half-open.
+    let probe = breaker.check(ms(100)).expect("the probe");
+    assert_eq!(
+        breaker.take_transition().map(|t| t.to),
+        Some(State::HalfOpen)
+    );
+    assert!(!fast_path(&breaker).0 && !breaker.exact().refusing);
+    let reason = breaker.check(ms(101)).expect_err("the probe is out");
+    assert_eq!(reason.state, State::HalfOpen);
+    breaker.pass(probe, ms(102));
+    assert_eq!(breaker.take_transition().map(|t| t.to), Some(State::Closed));
+    assert!(fast_path(&breaker).0);
+}
+
+#[test]
+fn a_forced_open_breaker_refuses_without_the_lock_to_the_end_of_the_clock() {
+    let forced = Classic {
+        force: Force::Open,
+        ..CLASSIC
+    };
+    let breaker = SharedClassicBreaker::new(forced, ms(0));
+    assert!(breaker.exact().refusing);
+    let held = breaker.exact();
+    for now in [ms(5), ms(0), Duration::from_nanos(u64::MAX - 1)] {
+        let reason = breaker.check(now).expect_err("forced open");
+        assert_eq!(
+            (reason.state, reason.next),
+            (State::ForcedOpen, Duration::MAX)
+        );
+    }
+    // Forced, the clock's last nanosecond is refused as every other.
+    let reason = breaker.check(Duration::MAX).expect_err("forced open");
+    assert_eq!(reason.state, State::ForcedOpen);
+    drop(held);
+    // Lifting the force closes the refusing path (and, the clock at its end, opens none).
+    breaker.retune(CLASSIC, Duration::MAX);
+    assert_eq!(breaker.state(Duration::MAX), State::Closed);
+    assert!(!breaker.exact().refusing && !fast_path(&breaker).0);
+    // Forcing it again opens the refusing path only while the clock has a time before its
+    // end: here none, so the lock refuses.
+    breaker.retune(forced, Duration::MAX);
+    assert!(!breaker.exact().refusing);
+    assert_eq!(
+        breaker.check(ms(0)).expect_err("forced").state,
+        State::ForcedOpen
+    );
+}
+
+#[test]
+fn a_settle_while_refusing_takes_the_lock_and_counts_for_nothing() {
+    let policy = Classic {
+        record: Record::Consecutive { failures: 1 },
+        open: OpenWait::Fixed(ms(100)),
+        ..CLASSIC
+    };
+    let breaker = SharedClassicBreaker::new(policy, ms(0));
+    let early = breaker.check(ms(0)).expect("closed");
+    breaker.fail(breaker.check(ms(0)).expect("closed"), ms(0));
+    let tag = breaker.stripes.mine().word.load(Ordering::Relaxed) & !COUNT;
+    assert_ne!(tag & REFUSING, 0);
+    assert!(breaker.pass(early, ms(10)).is_none());
+    // A turn under the lock: the path closed and opened again, refusing, under a new tag.
+    let word = breaker.stripes.mine().word.load(Ordering::Relaxed);
+    assert_ne!(word & REFUSING, 0);
+    assert_ne!(word & !COUNT, tag);
+    assert_eq!(breaker.snapshot().latest(), ms(10));
+    assert_eq!(breaker.check(ms(10)).expect_err("open").next, ms(90));
+    assert_eq!(breaker.transitions(), 1);
 }

@@ -240,3 +240,105 @@ fn sizes_are_held_and_the_clock_end_is_a_bucket_start() {
         buckets: 65_536
     }));
 }
+
+/// What a record holds by a list of its calls, each `(t, failed, slow)`: the last `last` of
+/// them whose time `keep` takes.
+fn naive(calls: &[(u64, bool, bool)], keep: impl Fn(u64) -> bool, last: usize) -> Tallies {
+    let mut sum = Tallies::default();
+    let skip = calls.len().saturating_sub(last);
+    for &(_, failed, slow) in calls.iter().skip(skip).filter(|call| keep(call.0)) {
+        sum.add(failed, slow);
+    }
+    sum
+}
+
+proptest::proptest! {
+    // Any run of calls at readings that go forward, in steps within a bucket and across
+    // several: a count record holds the last `size` of them and a time record the ones whose
+    // bucket has not left the span, however its newest stretch was last read.
+    #[test]
+    fn each_record_holds_what_a_list_of_its_calls_says(
+        size in 1..12u32,
+        (width, len) in (1..50u64, 1..8u32),
+        calls in proptest::collection::vec(
+            (proptest::prop_oneof![0..5u64, 0..200u64], proptest::bool::ANY, proptest::bool::ANY),
+            0..120,
+        ),
+    ) {
+        let mut ring = count(size);
+        let mut span = time(Duration::from_nanos(width * u64::from(len)), len);
+        let mut seen = Vec::new();
+        let mut t = 1_000;
+        for (step, failed, slow) in calls {
+            t += step;
+            ring.add(t, failed, slow);
+            span.add(t, failed, slow);
+            seen.push((t, failed, slow));
+            proptest::prop_assert_eq!(
+                ring.totals(t),
+                naive(&seen, |_| true, size as usize)
+            );
+            // Read at the call's time and a little after it, in this stretch and the next.
+            for later in [t, t + width / 2, t + width] {
+                let start = later - later % width;
+                let oldest = start.saturating_sub(width * (u64::from(len) - 1));
+                let held = naive(&seen, |at| at - at % width >= oldest, usize::MAX);
+                proptest::prop_assert_eq!(span.totals(later), held);
+            }
+        }
+    }
+
+    // The trip test without a division where a share is 0 answers as the shares compared with
+    // the rates do, for every rate the policy can read, its edges included.
+    #[test]
+    fn reach_is_the_shares_compared_with_the_rates(
+        calls in 0..200u64,
+        failures in 0..200u64,
+        slow in 0..200u64,
+        rates in (0..6usize, 0..6usize, 0.0..=1.0f64),
+    ) {
+        let read = [f64::MIN_POSITIVE, 1.0, f64::INFINITY, 0.5, 0.1, rates.2];
+        let rates = (read[rates.0], read[rates.1]);
+        let tallies = Tallies { calls, failures: failures.min(calls), slow: slow.min(calls) };
+        let shares = tallies.shares();
+        proptest::prop_assert_eq!(
+            tallies.reach(rates),
+            shares.0 >= rates.0 || shares.1 >= rates.1
+        );
+    }
+}
+
+// A count record of one call keeps the latest only, and a full one forgets the oldest as each
+// call comes: the ring's next slot wraps at its end.
+#[test]
+fn the_ring_wraps_at_its_end() {
+    let mut one = count(1);
+    for (failed, slow) in [(true, true), (false, true), (false, false)] {
+        one.add(0, failed, slow);
+        assert_eq!(
+            one.totals(0),
+            tallies(1, u64::from(failed), u64::from(slow))
+        );
+    }
+    let mut three = count(3);
+    for failed in [true, true, false, false, false, true] {
+        three.add(0, failed, false);
+    }
+    assert_eq!(three.totals(0), tallies(3, 1, 0));
+}
+
+// Successes in bulk land in the newest stretch's bucket, which a later read of that stretch
+// and a pass over every bucket both count.
+#[test]
+fn bulk_successes_count_in_the_newest_stretch() {
+    let mut span = time(Duration::from_nanos(40), 4);
+    span.add(5, true, false);
+    span.add(12, false, false);
+    span.add_to_newest(1_000, u64::MAX);
+    assert_eq!(span.totals(19), tallies(1_002, 1, 0));
+    // A later stretch reads the buckets anew: the same calls, until their buckets leave the
+    // span (the first at 40 ns, the second at 50 ns).
+    assert_eq!(span.totals(39), tallies(1_002, 1, 0));
+    assert_eq!(span.totals(41), tallies(1_001, 0, 0));
+    assert_eq!(span.totals(50), Tallies::default());
+}

@@ -171,6 +171,57 @@ proptest! {
         prop_assert_eq!((breaker.epoch(), breaker.transitions()), (epoch, transitions));
     }
 
+    // Wherever the breaker says it refuses until a time, every check refuses with the reason
+    // that answer gives at the time the check reads (readings forward and back), until the
+    // first check it gives none for; and in between nothing but the clock moves: not the
+    // checks, nor settles of permits of any stage, nor records.
+    #[test]
+    fn a_refusing_breaker_refuses_as_it_says_until_it_ends(
+        policy in policy(),
+        history in history(),
+        ops in prop::collection::vec((0..5u8, 0..4_000_000u64, any::<bool>()), 1..60),
+    ) {
+        let mut breaker = replay(policy, &history);
+        // Failures at the latest reading, to open it if the history left it closed or
+        // half-open.
+        for _ in 0..10 {
+            let latest = breaker.latest();
+            if let Ok(permit) = breaker.check(latest) {
+                let _ = breaker.fail(permit, latest);
+            }
+        }
+        let Some(refusing) = breaker.refusing() else { return Ok(()) };
+        let mut before = breaker.clone();
+        let epoch = breaker.epoch();
+        for (kind, step, back) in ops {
+            let latest = breaker.latest.get();
+            let now = if back { latest.saturating_sub(step) } else { latest + step };
+            let at = Duration::from_nanos(now);
+            match kind {
+                0 | 1 => {
+                    let read = Duration::from_nanos(now.max(latest));
+                    let Some(reason) = refusing.at(read) else {
+                        // The wait is over: the check moves the breaker on.
+                        prop_assert!(!refusing.forced);
+                        prop_assert!(read >= refusing.until);
+                        return Ok(());
+                    };
+                    prop_assert_eq!(breaker.check(at).err(), Some(reason));
+                    prop_assert_eq!(breaker.refusing(), Some(refusing));
+                }
+                2 => {
+                    let stage = if back { epoch } else { epoch.saturating_sub(1) };
+                    let permit = breaker.permit_in(stage, at);
+                    prop_assert!(breaker.fail(permit, at).is_none());
+                }
+                3 => breaker.record(if back { Outcome::Failure } else { Outcome::Success }, at),
+                _ => breaker.record_successes(step, at),
+            }
+            before.latest = breaker.latest;
+            prop_assert_eq!(inside(&before), inside(&breaker));
+        }
+    }
+
     // A permit made for the current stage at the latest reading settles as the one `check`
     // makes at that reading: the same record, the slow test and any opening included.
     #[test]
@@ -351,4 +402,49 @@ fn a_time_bucket_counts_successes_near_u64_max_without_overflow() {
     let now = breaker.latest.get();
     assert_eq!(breaker.counts.totals(now).calls, 2 * quarter + 2);
     assert_eq!(breaker.healthy_until(), Some(ms(100)));
+}
+
+// Open, the reason counts the wait down to its last nanosecond, and the end of it is the
+// check's to answer; forced open, every reading is refused, the clock's last included; any
+// other state refuses nothing for certain.
+#[test]
+fn the_refusing_answer_ends_with_the_wait() {
+    let ns = Duration::from_nanos;
+    let policy = Classic {
+        record: Record::Consecutive { failures: 1 },
+        open: OpenWait::Fixed(ms(10)),
+        ..CLASSIC
+    };
+    let mut breaker = ClassicBreaker::new(policy, ms(5));
+    assert_eq!(breaker.refusing(), None, "closed");
+    let permit = breaker.check(ms(5)).expect("closed");
+    let _ = breaker.fail(permit, ms(5));
+    let refusing = breaker.refusing().expect("open");
+    assert_eq!((refusing.until, refusing.forced), (ms(15), false));
+    assert_eq!((refusing.failure_rate, refusing.slow_rate), (1.0, 0.0));
+    let last = refusing.at(ms(15) - ns(1)).expect("within the wait");
+    assert_eq!(last.next, ns(1));
+    assert_eq!(breaker.check(ms(15) - ns(1)).err(), Some(last));
+    assert_eq!(refusing.at(ms(15)), None);
+    let _probe = breaker.check(ms(15)).expect("half-open: the first probe");
+    assert_eq!(breaker.refusing(), None, "half-open");
+    // The clock past the wait without a check: open still, but not refusing for certain.
+    let mut waited = ClassicBreaker::new(policy, ms(0));
+    waited.record(Outcome::Failure, ms(0));
+    waited.record(Outcome::Success, ms(10));
+    assert_eq!(waited.state(ms(10)), State::Open);
+    assert_eq!(waited.refusing(), None);
+    let forced = Classic {
+        force: Force::Open,
+        ..policy
+    };
+    let mut breaker = ClassicBreaker::new(forced, Duration::MAX);
+    let refusing = breaker.refusing().expect("forced open");
+    assert_eq!((refusing.until, refusing.forced), (Duration::MAX, true));
+    let reason = refusing.at(Duration::MAX).expect("forced: every reading");
+    assert_eq!(breaker.check(Duration::MAX).err(), Some(reason));
+    for force in [Force::Disabled, Force::MetricsOnly] {
+        let breaker = ClassicBreaker::new(Classic { force, ..policy }, ms(0));
+        assert_eq!(breaker.refusing(), None, "{force:?}");
+    }
 }

@@ -1,23 +1,29 @@
 //! The classic breaker's cost per call, alone and shared by threads, beside failsafe's breaker
 //! and the `Mutex` around the core breaker its shared form replaces.
 //!
-//! - `classic_real_clock`: the core's `ClassicBreaker`, on one thread, reading `Instant` for
-//!   each call, beside failsafe (which reads no clock while closed); throttle-net's rows of
-//!   the group are in `peers`, as in `breaker_real_clock`, whose SRE rows these mirror.
+//! - `classic`: the core's `ClassicBreaker` deciding alone, on one thread, at a `now` given
+//!   (the clock's cost left out, as the `breaker` group leaves it out of the SRE breaker's),
+//!   beside failsafe, which reads no clock while closed; and the same with a count record
+//!   (`_window` rows, no peer).
+//! - `classic_real_clock`: the same on one thread reading `Instant` for each call, beside
+//!   failsafe; throttle-net's rows of the group are in `peers`, as in `breaker_real_clock`,
+//!   whose SRE rows these mirror.
 //! - `shared_classic_2_threads`: ironward-tokio's `SharedClassicBreaker` shared by two
 //!   threads, beside the `Mutex<ClassicBreaker>` it replaces and failsafe, as `threads` runs
 //!   `SharedSreBreaker` (its harness, its `_1_thread` and `_<n>_threads` rows).
 //!
-//! Every breaker runs `CLASSIC_HOUR` (resilience4j's defaults, open for an hour) or failsafe's
-//! consecutive-failures policy: healthy, every call let through and succeeding; refusing,
-//! opened by failures in the setup, every call refused. Function ids are `<crate>/<case>`;
+//! Beside failsafe and throttle-net, whose breakers open after 5 failures in a row, the
+//! classic breaker runs the same rule (`CONSECUTIVE_HOUR`); the `_window` rows run
+//! `CLASSIC_HOUR` (resilience4j's defaults, a count record of 100), as tower-resilience's
+//! layer does in `peers`. Each is open for an hour: healthy, every call let through and
+//! succeeding; refusing, opened by failures in the setup, every call refused. Function ids are `<crate>/<case>`;
 //! `scripts/bench` turns the estimates into `BENCHMARKS.md`.
 
 mod common;
 #[path = "threads/harness.rs"]
 mod harness;
 
-use common::{CLASSIC_HOUR, failsafe_breaker, group};
+use common::{CLASSIC_HOUR, CONSECUTIVE_HOUR, failsafe_breaker, group};
 use harness::{failsafe, lock, shared};
 
 use std::hint::black_box;
@@ -27,15 +33,18 @@ use std::time::{Duration, Instant};
 
 use criterion::Criterion;
 use failsafe::CircuitBreaker as _;
-use ironward::ClassicBreaker;
 use ironward::classic::State;
+use ironward::{Classic, ClassicBreaker};
 use ironward_tokio::SharedClassicBreaker;
 
-/// A core breaker under `CLASSIC_HOUR` at `now`; opened by a window of 100 failures if
-/// `open`.
-fn classic(open: bool, now: Duration) -> ClassicBreaker {
-    let mut breaker = ClassicBreaker::new(CLASSIC_HOUR, now);
+/// A core breaker under `policy` at `now`; opened by 100 failures (enough for either record)
+/// if `open`.
+fn classic(policy: Classic, open: bool, now: Duration) -> ClassicBreaker {
+    let mut breaker = ClassicBreaker::new(policy, now);
     for _ in 0..if open { 100 } else { 0 } {
+        if breaker.state(now) == State::Open {
+            break;
+        }
         let permit = breaker.check(now).expect("closed until the window is full");
         let _ = breaker.fail(permit, now);
     }
@@ -44,16 +53,49 @@ fn classic(open: bool, now: Duration) -> ClassicBreaker {
     breaker
 }
 
+/// Healthy: `allow` and `pass` of a success at one `now`. Refusing: `allow` on an open
+/// breaker (the reason, built by `check`, dropped). `now` moves on by a microsecond a call,
+/// as a caller's clock would, without reading one.
+fn decision(c: &mut Criterion) {
+    let mut g = group(c, "classic");
+    for healthy in [true, false] {
+        let case = if healthy { "healthy" } else { "refusing" };
+        for (policy, row) in [
+            (CONSECUTIVE_HOUR, case),
+            (CLASSIC_HOUR, &format!("{case}_window")),
+        ] {
+            g.bench_function(format!("ironward/{row}"), |b| {
+                let mut breaker = classic(policy, !healthy, Duration::ZERO);
+                let mut now = Duration::ZERO;
+                b.iter(|| {
+                    now += Duration::from_micros(1);
+                    breaker.allow(black_box(now)).is_some_and(|permit| {
+                        let _ = breaker.pass(permit, now);
+                        true
+                    })
+                });
+                assert_eq!(breaker.allow(now).is_some(), healthy);
+            });
+        }
+        g.bench_function(format!("failsafe/{case}"), |b| {
+            let breaker = failsafe_breaker(!healthy);
+            b.iter(|| breaker.call(|| Ok::<_, ()>(black_box(1u8))).is_ok());
+            assert_eq!(breaker.is_call_permitted(), healthy);
+        });
+    }
+    g.finish();
+}
+
 /// Healthy: `allow` and `pass` of a success, one reading of `Instant` for both, as the SRE
-/// row of `breaker_real_clock` (a count record of 100 calls: each pass writes the ring).
-/// Refusing: `allow` on an open breaker (the reason, built by `check`, dropped), one reading.
+/// row of `breaker_real_clock`. Refusing: `allow` on an open breaker (the reason, built by
+/// `check`, dropped), one reading.
 fn alone(c: &mut Criterion) {
     let mut g = group(c, "classic_real_clock");
     for healthy in [true, false] {
         let case = if healthy { "healthy" } else { "refusing" };
         g.bench_function(format!("ironward/{case}"), |b| {
             let start = Instant::now();
-            let mut breaker = classic(!healthy, start.elapsed());
+            let mut breaker = classic(CONSECUTIVE_HOUR, !healthy, start.elapsed());
             b.iter(|| {
                 let now = start.elapsed();
                 breaker.allow(now).is_some_and(|permit| {
@@ -76,8 +118,9 @@ fn alone(c: &mut Criterion) {
 /// `Instant` each, as ironward-tower's `BreakerService` drives it. `ironward` is
 /// `SharedClassicBreaker` (healthy: loads of its opening and a note of the time on the
 /// thread's stripe to ask, a compare-and-swap on the stripe to pass; refusing: loads of the
-/// refusal it published and a note of the time on the stripe, no lock); `mutex` is `Mutex<ClassicBreaker>`, `check` and `pass`
-/// each under the lock; failsafe's `call` takes its lock to ask and, closed, again to record.
+/// refusal it published and a note of the time on the stripe, no lock); `mutex` is
+/// `Mutex<ClassicBreaker>`, `check` and `pass` each under the lock; failsafe's `call` takes
+/// its lock to ask and, closed, again to record. Both ironward rows run `CONSECUTIVE_HOUR`.
 fn two_threads(c: &mut Criterion) {
     let mut g = group(c, "shared_classic_2_threads");
     let cores = thread::available_parallelism().map_or(1, std::num::NonZero::get);
@@ -87,7 +130,8 @@ fn two_threads(c: &mut Criterion) {
         let one = format!("{name}_1_thread");
         for (threads, case) in [(2, name), (1, one.as_str()), (cores, all.as_str())] {
             let start = Instant::now();
-            let shared_breaker = SharedClassicBreaker::from(classic(!healthy, start.elapsed()));
+            let shared_breaker =
+                SharedClassicBreaker::from(classic(CONSECUTIVE_HOUR, !healthy, start.elapsed()));
             let breaker = &shared_breaker;
             shared(
                 &mut g,
@@ -106,7 +150,7 @@ fn two_threads(c: &mut Criterion) {
             assert_eq!(shared_breaker.ratio(start.elapsed()) == 0.0, healthy);
 
             let start = Instant::now();
-            let mutex = Mutex::new(classic(!healthy, start.elapsed()));
+            let mutex = Mutex::new(classic(CONSECUTIVE_HOUR, !healthy, start.elapsed()));
             let breaker = &mutex;
             shared(
                 &mut g,
@@ -133,6 +177,7 @@ fn two_threads(c: &mut Criterion) {
 
 fn main() {
     let mut c = common::criterion();
+    decision(&mut c);
     alone(&mut c);
     two_threads(&mut c);
     c.final_summary();

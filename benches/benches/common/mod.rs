@@ -18,7 +18,7 @@ use std::time::Duration;
 use criterion::{BenchmarkGroup, Criterion, Throughput, measurement::WallTime};
 use failsafe::CircuitBreaker as _;
 use http::{Request, Response};
-use ironward::classic::OpenWait;
+use ironward::classic::{OpenWait, Record};
 use ironward::{CLASSIC, Classic};
 use tower::{BoxError, Service};
 
@@ -86,6 +86,14 @@ pub(crate) fn refused_with<T: std::error::Error + 'static>(
 pub(crate) const CLASSIC_HOUR: Classic = Classic {
     open: OpenWait::Fixed(Duration::from_secs(3600)),
     ..CLASSIC
+};
+
+/// The classic breaker of the rows beside failsafe's and throttle-net's breakers, which open
+/// after 5 failures in a row by default: the same rule (`Record::Consecutive`), open for an
+/// hour.
+pub(crate) const CONSECUTIVE_HOUR: Classic = Classic {
+    record: Record::Consecutive { failures: 5 },
+    ..CLASSIC_HOUR
 };
 
 /// failsafe's breaker as every failsafe row runs it: open after 5 consecutive failures, for

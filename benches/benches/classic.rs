@@ -35,7 +35,7 @@ use criterion::Criterion;
 use failsafe::CircuitBreaker as _;
 use ironward::classic::State;
 use ironward::{Classic, ClassicBreaker};
-use ironward_tokio::SharedClassicBreaker;
+use ironward_tokio::{Clock, SharedClassicBreaker};
 
 /// A core breaker under `policy` at `now`; opened by 100 failures (enough for either record)
 /// if `open`.
@@ -88,23 +88,32 @@ fn decision(c: &mut Criterion) {
 
 /// Healthy: `allow` and `pass` of a success, one reading of `Instant` for both, as the SRE
 /// row of `breaker_real_clock`. Refusing: `allow` on an open breaker (the reason, built by
-/// `check`, dropped), one reading.
+/// `check`, dropped), one reading. The `_coarse_clock` rows read ironward-tokio's
+/// `Clock::coarse` (one load of a time a thread of its own ticks every millisecond) instead,
+/// as a layer built `with_clock(Clock::coarse(..))` does.
 fn alone(c: &mut Criterion) {
     let mut g = group(c, "classic_real_clock");
+    let coarse = Clock::coarse(Duration::from_millis(1));
     for healthy in [true, false] {
         let case = if healthy { "healthy" } else { "refusing" };
-        g.bench_function(format!("ironward/{case}"), |b| {
-            let start = Instant::now();
-            let mut breaker = classic(CONSECUTIVE_HOUR, !healthy, start.elapsed());
-            b.iter(|| {
-                let now = start.elapsed();
-                breaker.allow(now).is_some_and(|permit| {
-                    let _ = breaker.pass(permit, now);
-                    true
-                })
+        let start = Instant::now();
+        let clocks: [(&str, &dyn Fn() -> Duration); 2] = [
+            (case, &|| start.elapsed()),
+            (&format!("{case}_coarse_clock"), &|| coarse.now()),
+        ];
+        for (row, now) in clocks {
+            g.bench_function(format!("ironward/{row}"), |b| {
+                let mut breaker = classic(CONSECUTIVE_HOUR, !healthy, now());
+                b.iter(|| {
+                    let now = now();
+                    breaker.allow(now).is_some_and(|permit| {
+                        let _ = breaker.pass(permit, now);
+                        true
+                    })
+                });
+                assert_eq!(breaker.allow(now()).is_some(), healthy);
             });
-            assert_eq!(breaker.allow(start.elapsed()).is_some(), healthy);
-        });
+        }
         g.bench_function(format!("failsafe/{case}"), |b| {
             let breaker = failsafe_breaker(!healthy);
             b.iter(|| breaker.call(|| Ok::<_, ()>(black_box(1u8))).is_ok());
@@ -120,14 +129,35 @@ fn alone(c: &mut Criterion) {
 /// thread's stripe to ask, a compare-and-swap on the stripe to pass; refusing: loads of the
 /// refusal it published and a note of the time on the stripe, no lock); `mutex` is
 /// `Mutex<ClassicBreaker>`, `check` and `pass` each under the lock; failsafe's `call` takes
-/// its lock to ask and, closed, again to record. Both ironward rows run `CONSECUTIVE_HOUR`.
+/// its lock to ask and, closed, again to record. Both ironward rows run `CONSECUTIVE_HOUR`;
+/// its `_coarse_clock` rows read `Clock::coarse` for each call instead of `Instant`.
 fn two_threads(c: &mut Criterion) {
     let mut g = group(c, "shared_classic_2_threads");
     let cores = thread::available_parallelism().map_or(1, std::num::NonZero::get);
+    let coarse = Clock::coarse(Duration::from_millis(1));
     for healthy in [true, false] {
         let name = if healthy { "healthy" } else { "refusing" };
         let all = format!("{name}_{cores}_threads");
         let one = format!("{name}_1_thread");
+        for (threads, case) in [(2, name.to_owned()), (1, one.clone())] {
+            let shared_breaker =
+                SharedClassicBreaker::from(classic(CONSECUTIVE_HOUR, !healthy, coarse.now()));
+            let breaker = &shared_breaker;
+            shared(
+                &mut g,
+                &format!("ironward/{case}_coarse_clock"),
+                threads,
+                healthy,
+                |n| vec![breaker; n],
+                |breaker| {
+                    let permit = breaker.allow(coarse.now());
+                    permit.is_some_and(|permit| {
+                        breaker.pass(permit, coarse.now());
+                        true
+                    })
+                },
+            );
+        }
         for (threads, case) in [(2, name), (1, one.as_str()), (cores, all.as_str())] {
             let start = Instant::now();
             let shared_breaker =

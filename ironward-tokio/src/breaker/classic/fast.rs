@@ -152,7 +152,7 @@ impl SharedClassicBreaker {
     /// Lets a call at `now` through on the opening, if the healthy path is open (the word
     /// neither closed nor refusing) and `now` (read as the breaker's clock reads it) is before
     /// the horizon: the stage and time of its permit, or `None`.
-    #[inline]
+    #[inline(always)]
     pub(super) fn admit(&self, now: u64) -> Option<(u64, u64)> {
         let stripe = self.stripes.mine();
         let word = stripe.word.load(Ordering::Acquire);
@@ -179,7 +179,7 @@ impl SharedClassicBreaker {
 
     /// Refuses a call at `now` on the refusal published, if the refusing path is open and the
     /// refusal holds at `now` read as the breaker's clock reads it: its reason, or `None`.
-    #[inline]
+    #[inline(always)]
     pub(super) fn refuse(&self, now: u64) -> Option<ClassicReason> {
         let stripe = self.stripes.mine();
         let word = stripe.word.load(Ordering::Acquire);
@@ -203,7 +203,7 @@ impl SharedClassicBreaker {
     /// Counts the success at `now` of a call let through closed at `at` in stage `epoch` on
     /// the thread's stripe, if the fast path is open in that stage, `now` is before the
     /// horizon and the call was not slow: whether it did, or the call goes to the lock.
-    #[inline]
+    #[inline(always)]
     pub(super) fn count(&self, epoch: u64, at: u64, now: u64) -> bool {
         let stripe = self.stripes.mine();
         let opening = &*self.opening;

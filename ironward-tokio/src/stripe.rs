@@ -157,7 +157,17 @@ impl<T> Stripes<T> {
 /// shared breakers' docs allow for (the breaker's clock).
 #[inline]
 pub(crate) fn note(latest: &AtomicU64, at: u64) {
-    if at > latest.load(Ordering::Relaxed) {
+    note_over(latest, latest.load(Ordering::Relaxed), at);
+}
+
+/// [`note`] for a caller that has loaded `latest` already, as `seen` (to read the clock from
+/// it): raises it to `at` if that is later than `seen`, without loading it again.
+///
+/// The race is [`note`]'s, over the span from the caller's load instead of from this one's:
+/// another thread's later time noted in between may be left the earlier.
+#[inline]
+pub(crate) fn note_over(latest: &AtomicU64, seen: u64, at: u64) {
+    if at > seen {
         latest.store(at, Ordering::Relaxed);
     }
 }

@@ -1,13 +1,21 @@
 //! Tokens settled on a shared form other than the one that made them: a `SharedSreBreaker`'s
-//! permit and a `SharedShedder`'s ticket change nothing on another instance, on the lock-free
-//! paths as on the locked ones, come back to the caller and are counted; a `SharedLimiter`'s
-//! permit holds its own limiter, so it settles there whatever limiter is at hand.
+//! or a `SharedClassicBreaker`'s permit and a `SharedShedder`'s ticket change nothing on
+//! another instance, on the lock-free paths as on the locked ones, come back to the caller
+//! and are counted; a `SharedLimiter`'s permit holds its own limiter, so it settles there
+//! whatever limiter is at hand.
 
 use std::time::Duration;
 
+use ironward::classic::{Force, Record, State};
 use ironward::limit::{AIMD, Aimd, Algorithm};
-use ironward::{ADAPTIVE, Adaptive, Criticality, SHED, SRE, Settle};
-use ironward_tokio::{Admission, Clock, SharedLimiter, SharedShedder, SharedSreBreaker};
+use ironward::{
+    ADAPTIVE, Adaptive, CLASSIC, Classic, ClassicBreaker, Criticality, SHED, SRE, Settle,
+};
+use ironward_tokio::{
+    Admission, Clock, SharedClassicBreaker, SharedLimiter, SharedShedder, SharedSreBreaker,
+};
+
+use crate::shared_classic::inside;
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -43,6 +51,52 @@ fn a_permit_settled_on_another_shared_breaker_records_nothing() {
     assert_eq!((b.ratio(ms(150)), b.foreign()), (0.0, 150));
     assert_eq!(outcomes(&b), (0, 0), "b's window holds nothing");
     assert_eq!((outcomes(&a), a.foreign()), ((50, 100), 0));
+}
+
+#[test]
+fn a_classic_permit_settled_on_another_shared_classic_breaker_records_nothing() {
+    // B opens at its first failure recorded, and counts a success on a stripe on its fast path.
+    let strict = Classic {
+        record: Record::Consecutive { failures: 1 },
+        ..CLASSIC
+    };
+    let (a, b) = (
+        SharedClassicBreaker::new(CLASSIC, ms(0)),
+        SharedClassicBreaker::new(strict, ms(0)),
+    );
+    let settle_on_b = |permit| {
+        let permit = b.pass(permit, ms(1)).expect("not b's");
+        b.fail(permit, ms(1)).expect("not b's")
+    };
+    // Healthy: A's permits come from its fast path.
+    for i in 0..50 {
+        let permit = settle_on_b(a.allow(ms(i)).expect("closed"));
+        assert!(a.pass(permit, ms(i)).is_none());
+    }
+    // Recording but never opening, a state put in by hand: A's permits are its exact
+    // breaker's, settled under its lock.
+    let watching = Classic {
+        force: Force::MetricsOnly,
+        ..CLASSIC
+    };
+    a.retune(watching, ms(50));
+    for i in 50..150 {
+        let permit = settle_on_b(a.allow(ms(i)).expect("forced to let calls through"));
+        assert!(a.fail(permit, ms(i)).is_none());
+    }
+    assert_eq!((a.foreign(), b.foreign()), (0, 300));
+    assert_eq!(
+        inside(&b.snapshot()),
+        inside(&ClassicBreaker::new(strict, ms(0))),
+        "b recorded nothing, nor read a clock"
+    );
+    assert_eq!((b.state(ms(150)), b.transitions()), (State::Closed, 0));
+    // A recorded every one of its own: back on its record, which holds 100 failures of the
+    // last 100 calls, the next failure opens it (on an empty record it would not).
+    a.retune(CLASSIC, ms(150));
+    let permit = a.allow(ms(150)).expect("closed until the next outcome");
+    assert!(a.fail(permit, ms(150)).is_none());
+    assert_eq!(a.state(ms(150)), State::Open);
 }
 
 #[test]

@@ -234,7 +234,7 @@ fn dwelling_op() -> impl Strategy<Value = Op> {
 
 /// The breaker's whole state as text, less who it is (a copy is another breaker) and its
 /// one slot of changes (the shared form keeps them in its queue).
-fn inside(breaker: &ClassicBreaker) -> String {
+pub(crate) fn inside(breaker: &ClassicBreaker) -> String {
     let text = format!("{breaker:?}");
     let cut = |text: &str, field: &str| -> String {
         let Some(start) = text.find(field) else {

@@ -152,7 +152,7 @@ impl SharedClassicBreaker {
     /// Lets a call at `now` through on the opening, if the healthy path is open (the word
     /// neither closed nor refusing) and `now` (read as the breaker's clock reads it) is before
     /// the horizon: the stage and time of its permit, or `None`.
-    #[inline]
+    #[inline(always)]
     pub(super) fn admit(&self, now: u64) -> Option<(u64, u64)> {
         let stripe = self.stripes.mine();
         let word = stripe.word.load(Ordering::Acquire);
@@ -169,17 +169,17 @@ impl SharedClassicBreaker {
         if (stripe.word.load(Ordering::Relaxed) ^ word) & !COUNT != 0 {
             return None;
         }
-        let at = now.max(base).max(stripe.latest.load(Ordering::Relaxed));
-        if at >= horizon {
+        let reading = stripe.read(now, base);
+        if reading.at >= horizon {
             return None;
         }
-        stripe.saw(at);
-        Some((epoch, at))
+        stripe.saw(reading);
+        Some((epoch, reading.at))
     }
 
     /// Refuses a call at `now` on the refusal published, if the refusing path is open and the
     /// refusal holds at `now` read as the breaker's clock reads it: its reason, or `None`.
-    #[inline]
+    #[inline(always)]
     pub(super) fn refuse(&self, now: u64) -> Option<ClassicReason> {
         let stripe = self.stripes.mine();
         let word = stripe.word.load(Ordering::Acquire);
@@ -194,22 +194,25 @@ impl SharedClassicBreaker {
         if stripe.word.load(Ordering::Relaxed) != word {
             return None;
         }
-        let at = now.max(base).max(stripe.latest.load(Ordering::Relaxed));
-        let reason = refusal.at(at)?;
-        stripe.saw(at);
+        let reading = stripe.read(now, base);
+        let reason = refusal.at(reading.at)?;
+        stripe.saw(reading);
         Some(reason)
     }
 
     /// Counts the success at `now` of a call let through closed at `at` in stage `epoch` on
     /// the thread's stripe, if the fast path is open in that stage, `now` is before the
     /// horizon and the call was not slow: whether it did, or the call goes to the lock.
-    #[inline]
+    #[inline(always)]
     pub(super) fn count(&self, epoch: u64, at: u64, now: u64) -> bool {
         let stripe = self.stripes.mine();
         let opening = &*self.opening;
         let mut word = stripe.word.load(Ordering::Acquire);
         loop {
-            if word & CLOSED != 0 || word & COUNT == COUNT {
+            // One test for a word closed, refusing (whose horizon of 0 would send the call to
+            // the lock anyway) or at a full count: each sets a high bit of the word plus one,
+            // the full count by its carry into the refusing mark.
+            if word.wrapping_add(1) & (CLOSED | REFUSING) != 0 {
                 return false;
             }
             let horizon = opening.horizon.load(Ordering::Relaxed);
@@ -218,11 +221,12 @@ impl SharedClassicBreaker {
             let slow = opening.slow.load(Ordering::Relaxed);
             // As in `admit`, before the swap that the reads are checked by.
             fence(Ordering::Acquire);
-            let t = now.max(base).max(stripe.latest.load(Ordering::Relaxed));
+            let reading = stripe.read(now, base);
+            let t = reading.at;
             if stage != epoch || t >= horizon || t.saturating_sub(at) > slow {
                 return false;
             }
-            stripe.saw(t);
+            stripe.saw(reading);
             match stripe.word.compare_exchange_weak(
                 word,
                 word + 1,
@@ -318,11 +322,33 @@ impl SharedClassicBreaker {
     }
 }
 
+/// The breaker's clock as a fast call on a stripe reads it, and the stripe's note it read.
+#[derive(Debug, Clone, Copy)]
+struct Reading {
+    /// The latest of the call's `now`, the opening's clock and the times noted on the stripe.
+    at: u64,
+    /// The stripe's note, as loaded for `at`.
+    noted: u64,
+}
+
 impl Stripe {
-    /// Notes that a call on this stripe saw `at` (see the type's docs, the breaker's clock).
+    /// The breaker's clock at `now` as a call on this stripe reads it, under an opening whose
+    /// clock was `base`: the exact breaker's clock then, short of the times other stripes
+    /// noted since (see the type's docs, the breaker's clock).
     #[inline]
-    fn saw(&self, at: u64) {
-        stripe::note(&self.latest, at);
+    fn read(&self, now: u64, base: u64) -> Reading {
+        let noted = self.latest.load(Ordering::Relaxed);
+        Reading {
+            at: now.max(base).max(noted),
+            noted,
+        }
+    }
+
+    /// Notes the time a call on this stripe read, for the next close to hand to the exact
+    /// breaker's clock: a store only if it is later than the note it read.
+    #[inline]
+    fn saw(&self, reading: Reading) {
+        stripe::note_over(&self.latest, reading.noted, reading.at);
     }
 }
 

@@ -61,6 +61,16 @@ impl SharedClassicPermit {
         self.breaker
     }
 
+    /// The stage and time a call let through closed was let through at, or `None` for the
+    /// exact breaker's permit.
+    #[inline]
+    pub(super) fn closed(&self) -> Option<(u64, u64)> {
+        match self.call {
+            Call::Closed { epoch, at } => Some((epoch, at)),
+            Call::Exact(_) => None,
+        }
+    }
+
     /// What its breaker settles.
     #[inline]
     pub(super) fn into_call(self) -> Call {

@@ -115,8 +115,9 @@ pub use permit::SharedClassicPermit;
 /// # What may differ under overlap, and by how much
 ///
 /// Each call takes effect at one instant: a fast check (let through or refused) at its second
-/// look at its stripe's word, a fast pass at its swap, anything else inside the lock. The calls of all threads are
-/// then the calls of one `ClassicBreaker` in the order of those instants, with two
+/// look at its stripe's word, a fast pass at its swap, anything else inside the lock. The
+/// calls of all threads are then the calls of one `ClassicBreaker` in the order of those
+/// instants, with two
 /// differences (a call overlaps another from the reading of the clock it is given to its
 /// return):
 ///

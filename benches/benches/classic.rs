@@ -16,8 +16,8 @@
 //! classic breaker runs the same rule (`CONSECUTIVE_HOUR`); the `_window` rows run
 //! `CLASSIC_HOUR` (resilience4j's defaults, a count record of 100), as tower-resilience's
 //! layer does in `peers`. Each is open for an hour: healthy, every call let through and
-//! succeeding; refusing, opened by failures in the setup, every call refused. Function ids are `<crate>/<case>`;
-//! `scripts/bench` turns the estimates into `BENCHMARKS.md`.
+//! succeeding; refusing, opened by failures in the setup, every call refused. Function ids
+//! are `<crate>/<case>`; `scripts/bench` turns the estimates into `BENCHMARKS.md`.
 
 mod common;
 #[path = "threads/harness.rs"]

@@ -12,11 +12,11 @@
 //!
 //! tower-resilience offers its limiter and its breaker only as tower layers, reading
 //! `Instant::now` inside, so its rows are in `layer_rate_limit`, `layer_breaker` and
-//! `layer_classic_breaker`, next to ironward-tower's layers on the real clock. A request there is `poll_ready`, `call` with a
-//! fresh `http::Request<()>` and one poll of the response future, by hand with `Waker::noop()`
-//! (no runtime); the inner service answers at once. Those rows include the tower service
-//! overhead on both sides. throttle-net has no fixed-window limiter, so `period` gets no peer
-//! row.
+//! `layer_classic_breaker`, next to ironward-tower's layers on the real clock. A request
+//! there is `poll_ready`, `call` with a fresh `http::Request<()>` and one poll of the
+//! response future, by hand with `Waker::noop()` (no runtime); the inner service answers at
+//! once. Those rows include the tower service overhead on both sides. throttle-net has no
+//! fixed-window limiter, so `period` gets no peer row.
 //!
 //! Function ids are `<crate>/<case>`. Every row checks that the limiter or breaker is in the
 //! state it is about (it allows, or it refuses) before measuring and again after.

@@ -142,7 +142,7 @@ pub trait SharedCircuitBreaker: Send + Sync + 'static {
 /// | policy | `SreBreaker` | `Shared` |
 /// | --- | --- | --- |
 /// | [`Sre`] | [`ironward::SreBreaker`] | [`SharedSreBreaker`]: lock-free for a healthy and for a refusing backend |
-/// | [`Classic`] | [`ClassicBreaker`] | [`SharedClassicBreaker`]: no lock while the backend is healthy |
+/// | [`Classic`] | [`ClassicBreaker`] | [`SharedClassicBreaker`]: lock-free for a healthy backend and for an open breaker's refusals |
 ///
 /// # Examples
 ///

@@ -96,8 +96,8 @@ pub fn status_for(err: &(dyn Error + 'static)) -> Option<StatusCode> {
 /// [`status_for`]'s, a [`Limited`] adds its [`headers`](Limited::headers) (`Retry-After` and
 /// the `RateLimit` fields) and a breaker refusal that knows its wait
 /// ([`BreakerRefused::retry_after`]) adds `Retry-After`, so that a client knows when to come
-/// back, and the body says which piece refused and why. Pick `format` with [`Format::from_accept`] from the request's
-/// headers.
+/// back, and the body says which piece refused and why. Pick `format` with
+/// [`Format::from_accept`] from the request's headers.
 ///
 /// # Examples
 ///

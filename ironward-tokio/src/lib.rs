@@ -50,6 +50,7 @@
 #![forbid(unsafe_code)]
 
 mod breaker;
+pub mod call;
 mod clock;
 mod dice;
 mod knobs;

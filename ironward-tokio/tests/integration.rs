@@ -3,6 +3,8 @@
 //! a new file here runs once it is declared below (scripts/test checks that each one is).
 
 pub mod breaker_contention;
+pub mod call_breaker;
+pub mod call_timeout;
 pub mod classic_contention;
 pub mod foreign;
 pub mod shared_breaker;

@@ -78,6 +78,41 @@ pub enum Queued {
     },
 }
 
+impl LimiterRefusal {
+    /// The `reason` label of each kind of refusal, as the limiting edges count them: no room
+    /// for the class, a class under the floor, turned away by the queue, or out of time in
+    /// it; [`label`](Self::label) says which one a refusal is.
+    pub const REASONS: &'static [&'static str] = &["full", "floor", "queue", "expired"];
+
+    /// Which of [`REASONS`](Self::REASONS) this refusal is: what the queue did, if it
+    /// turned the call away or held it too long, else whether its class was under the floor.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward::{ADAPTIVE, Limiter};
+    /// use ironward_tokio::{LimiterRefusal, Queued};
+    ///
+    /// let mut limiter = Limiter::new(ADAPTIVE, Duration::ZERO);
+    /// let grants: Vec<_> = (0..20).map(|_| limiter.acquire(Duration::ZERO).unwrap()).collect();
+    /// let reason = limiter.acquire(Duration::ZERO).unwrap_err();
+    /// let full = LimiterRefusal { reason, queued: Queued::Off };
+    /// assert_eq!(LimiterRefusal::REASONS[full.label()], "full");
+    /// let expired = LimiterRefusal { reason, queued: Queued::Expired { waited: Duration::ZERO } };
+    /// assert_eq!(LimiterRefusal::REASONS[expired.label()], "expired");
+    /// # drop(grants);
+    /// ```
+    pub fn label(&self) -> usize {
+        match self.queued {
+            Queued::Rejected { .. } => 2,
+            Queued::Expired { .. } => 3,
+            Queued::Off if self.reason.criticality < self.reason.floor => 1,
+            Queued::Off => 0,
+        }
+    }
+}
+
 impl fmt::Display for LimiterRefusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         fmt::Display::fmt(&self.reason, f)?;

@@ -5,7 +5,7 @@ use crate::meter::{Level, Meter};
 use crate::tuner::Tune;
 use ironward::{Adaptive, Settle};
 use ironward_tokio::Knobs;
-use ironward_tokio::{LimiterRefusal, Queue, Queued, SharedLimiter};
+use ironward_tokio::{LimiterRefusal, Queue, SharedLimiter};
 use std::fmt;
 use tower::BoxError;
 
@@ -18,9 +18,9 @@ pub(crate) struct Shared<C> {
     limit: Level,
 }
 
-/// The reasons a limiter refuses for, as the `reason` label gives them: no room for the
-/// class, a class under the floor, turned away by the queue, or out of time in it.
-const REASONS: &[&str] = &["full", "floor", "queue", "expired"];
+/// The reasons a limiter refuses for, as the `reason` label gives them
+/// ([`LimiterRefusal::REASONS`]).
+const REASONS: &[&str] = LimiterRefusal::REASONS;
 
 impl<C> Shared<C> {
     pub(crate) fn new(limiter: SharedLimiter, classify: C, knobs: &Knobs) -> Self {
@@ -49,12 +49,7 @@ impl<C> Shared<C> {
     /// numbers that decided it.
     pub(super) fn refused(&self, refusal: &LimiterRefusal) {
         let reason = refusal.reason;
-        let index = match refusal.queued {
-            Queued::Rejected { .. } => 2,
-            Queued::Expired { .. } => 3,
-            Queued::Off if reason.criticality < reason.floor => 1,
-            Queued::Off => 0,
-        };
+        let index = refusal.label();
         self.meter.refused_as(index, reason.criticality);
         tracing::debug!(
             name = self.meter.name(),

@@ -1,0 +1,83 @@
+//! The front door for any async call: a circuit breaker, a timeout that stops at the
+//! deadline around it, a fallback, a concurrency gate and an adaptive limit, each a value
+//! with one method, `piece.call(|| fut).await`, on the same core decisions and shared forms
+//! as ironward-tower's layers.
+//!
+//! | piece | what it does | refuses with |
+//! | --- | --- | --- |
+//! | [`Breaker`] | either breaker family, picked by its policy value (`Breaker::new(SRE)`, `Breaker::new(CLASSIC)`); the caller's [`Classify`] says which results are failures | the family's reason ([`SreReason`](ironward::SreReason), [`ClassicReason`](ironward::ClassicReason)) |
+//! | [`Timeout`] | a time limit on the [`Clock`](crate::Clock), and no later than the [`Deadline`] the call runs under | [`TimeoutReason`] |
+//! | [`Deadline`] | an instant a task carries, which every timeout nested inside keeps to ([`Deadline::scope`], [`Deadline::current`]) | (refuses nothing itself) |
+//! | [`Fallback`] | a value or a function in place of a refusal or a failure | (answers instead) |
+//! | [`Gate`] | at most so many calls at once, the rest refused at once | [`GateReason`](ironward::GateReason) |
+//! | [`Limiter`] | the adaptive concurrency limit, by [`Criticality`](ironward::Criticality), with an optional bounded queue | [`LimiterRefusal`](crate::LimiterRefusal) |
+//!
+//! Every piece answers `Result<T, CallError<E, R>>`: the call's value, its own error `E` as
+//! [`CallError::Failed`], or the piece's refusal `R` as [`CallError::Refused`], carrying the
+//! numbers that decided it. A refused call is never started: its closure is not called.
+//!
+//! **Pieces nest by nesting calls.** Outermost the fallback, which sees everything; then the
+//! concurrency limit, so that its refusals (a local decision) are not counted by the
+//! breaker as the backend's failures; then the breaker; innermost the timeout, so that a
+//! call cut off by time is a failure the breaker counts. A retry, when it lands, goes
+//! between the fallback and the limit, and stops at the current [`Deadline`] as a timeout
+//! does.
+//!
+//! **Every piece is a shared handle.** `Clone + Send + Sync`, its state behind an `Arc`, so
+//! that every task calling through a clone shares one breaker, one count, one limit. Each
+//! reads its [`Clock`](crate::Clock) (and the breaker its [`Dice`](crate::Dice)), so a test
+//! on [`Clock::manual`](crate::Clock::manual) runs at exact instants: a sleep on that clock
+//! moves it rather than waiting.
+//!
+//! **Cancellation.** Dropping a call's future mid-flight leaves the breaker's permit
+//! unsettled (nothing recorded, as the tower layer does), gives the gate's room back, takes
+//! the limiter's call out of flight (or out of its queue) unsampled, and drops the call.
+//!
+//! **Metrics and events.** Each piece counts `ironward.requests{piece, name, outcome,
+//! reason}` through [`meter::Decisions`](crate::meter::Decisions), as the layers do (its
+//! docs say which series), under the name its `with_name` gives; and logs its refusals at
+//! `DEBUG`, a breaker's changes of state at `INFO`, through `tracing`.
+//!
+//! # Examples
+//!
+//! A breaker, a timeout and a fallback around a call that hangs, on a manual clock:
+//!
+//! ```
+//! use std::future::pending;
+//! use std::time::Duration;
+//! use ironward::CLASSIC;
+//! use ironward_tokio::Clock;
+//! use ironward_tokio::call::{Breaker, Fallback, Timeout};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let (clock, _hand) = Clock::manual(Duration::ZERO);
+//! let breaker = Breaker::new(CLASSIC).with_clock(clock.clone());
+//! let timeout = Timeout::new(Duration::from_secs(2)).with_clock(clock.clone());
+//! let fallback = Fallback::value("cached");
+//!
+//! let hung = pending::<Result<&str, std::io::Error>>;
+//! let answer = fallback.call(|| breaker.call(|| timeout.call(hung))).await;
+//! assert_eq!(answer.unwrap(), "cached");
+//! assert_eq!(clock.now(), Duration::from_secs(2), "cut at its timeout");
+//! # }
+//! ```
+
+mod breaker;
+mod classify;
+mod deadline;
+mod error;
+mod fallback;
+mod gate;
+mod limiter;
+pub mod replace;
+mod timeout;
+
+pub use breaker::Breaker;
+pub use classify::{Classify, Errors, Grade, SampleOk};
+pub use deadline::{Deadline, Scope};
+pub use error::CallError;
+pub use fallback::Fallback;
+pub use gate::Gate;
+pub use limiter::Limiter;
+pub use timeout::{Timeout, TimeoutReason};

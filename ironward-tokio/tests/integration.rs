@@ -4,6 +4,10 @@
 
 pub mod breaker_contention;
 pub mod call_breaker;
+pub mod call_concurrency;
+pub mod call_fallback;
+#[cfg(feature = "metrics")]
+pub mod call_metrics;
 pub mod call_timeout;
 pub mod classic_contention;
 pub mod foreign;

@@ -1,0 +1,114 @@
+//! What the front door's pieces count, against `metrics-util`'s debugging recorder: the
+//! same `ironward.requests` series the layers count, under each piece's name.
+
+use std::future::pending;
+use std::time::Duration;
+
+use ironward::classic::{Record, State};
+use ironward::{CLASSIC, Classic};
+use ironward_tokio::call::{Breaker, Fallback, Gate, Limiter, Timeout};
+use ironward_tokio::{Clock, SharedLimiter};
+use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+
+use crate::call_breaker::secs;
+
+/// The counters and gauges a recorder holds with a value, as `name{labels}` and the value.
+fn series(recorder: &DebuggingRecorder) -> Vec<(String, u64)> {
+    let mut all: Vec<_> = recorder
+        .snapshotter()
+        .snapshot()
+        .into_vec()
+        .into_iter()
+        .filter_map(|(key, _, _, value)| {
+            let key = key.key();
+            let labels: Vec<_> = key
+                .labels()
+                .map(|l| format!("{}={}", l.key(), l.value()))
+                .collect();
+            let value = match value {
+                DebugValue::Counter(n) => n,
+                DebugValue::Gauge(v) => v.into_inner() as u64,
+                DebugValue::Histogram(_) => return None,
+            };
+            (value > 0).then(|| (format!("{}{{{}}}", key.name(), labels.join(",")), value))
+        })
+        .collect();
+    all.sort();
+    all
+}
+
+fn counted(name: &str, value: u64) -> (String, u64) {
+    (name.to_string(), value)
+}
+
+#[test]
+fn each_piece_counts_its_decisions_under_its_name() {
+    let recorder = DebuggingRecorder::new();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    metrics::with_local_recorder(&recorder, || {
+        runtime.block_on(async {
+            let (clock, _hand) = Clock::manual(Duration::ZERO);
+            let policy = Classic {
+                record: Record::Consecutive { failures: 1 },
+                ..CLASSIC
+            };
+            let breaker = Breaker::new(policy)
+                .with_clock(clock.clone())
+                .with_name("api");
+            let timeout = Timeout::new(secs(1))
+                .with_clock(clock.clone())
+                .with_name("api");
+            let fallback = Fallback::value(0).with_name("api");
+            let gate = Gate::new(4).with_name("api");
+            let limiter = Limiter::new(SharedLimiter::new(ironward::ADAPTIVE, clock.clone()))
+                .with_name("api");
+            for _ in 0..3 {
+                let answer = fallback
+                    .call(|| {
+                        gate.call(|| {
+                            limiter
+                                .call(|| breaker.call(|| timeout.call(pending::<Result<u32, ()>>)))
+                        })
+                    })
+                    .await;
+                assert_eq!(answer, Ok(0));
+            }
+            assert_eq!(breaker.state(), Some(State::Open));
+        });
+    });
+    let seen = series(&recorder);
+    let expected = [
+        // An open breaker refuses every call: its ratio is 1.
+        counted("ironward.breaker.ratio{name=api}", 1),
+        counted("ironward.breaker.state{name=api}", 1),
+        counted(
+            "ironward.breaker.transitions{name=api,from=closed,to=open}",
+            1,
+        ),
+        counted("ironward.limiter.limit{name=api}", 20),
+        counted(
+            "ironward.requests{piece=breaker,name=api,outcome=admitted}",
+            1,
+        ),
+        counted(
+            "ironward.requests{piece=breaker,name=api,outcome=refused,reason=open}",
+            2,
+        ),
+        counted(
+            "ironward.requests{piece=fallback,name=api,outcome=replaced,reason=error}",
+            3,
+        ),
+        counted("ironward.requests{piece=gate,name=api,outcome=admitted}", 3),
+        counted(
+            "ironward.requests{piece=limiter,name=api,outcome=admitted,criticality=critical}",
+            3,
+        ),
+        counted(
+            "ironward.requests{piece=timeout,name=api,outcome=refused,reason=elapsed}",
+            1,
+        ),
+    ];
+    assert_eq!(seen, expected);
+}

@@ -1,15 +1,36 @@
-//! What ironward's tokio edges read and share at run time: a [`Clock`], [`Dice`], a
-//! poison-tolerant [`lock`], the breakers and shedder they share between threads without a
-//! lock per call ([`SharedSreBreaker`], [`SharedClassicBreaker`], [`SharedShedder`]), and the
-//! adaptive concurrency limiter with its wait queue ([`SharedLimiter`]).
+//! ironward's front door for any async call, and what its tokio edges read and share at run
+//! time.
 //!
-//! The `ironward` core reads no clock and draws no number: every decision takes `now` and the
-//! draw as arguments. The edges (`ironward-tower`'s layers, `ironward-reqwest`'s middleware,
-//! `ironward-redis`'s limiters) read them here, so that each of them depends on the core, on
+//! **The front door**, [`call`]: a circuit breaker, a timeout that keeps to the deadline
+//! around it, a fallback, a concurrency gate and the adaptive limiter, each a shared value
+//! with one method, `piece.call(|| fut).await`, for the call that is not a tower service
+//! (as backon, failsafe-rs or Polly's `ResiliencePipeline` answer it), on the same core
+//! decisions, shared forms and metrics as ironward-tower's layers:
+//!
+//! ```
+//! use std::time::Duration;
+//! use ironward::CLASSIC;
+//! use ironward_tokio::call::{Breaker, Fallback, Timeout};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let (breaker, timeout) = (Breaker::new(CLASSIC), Timeout::new(Duration::from_secs(2)));
+//! let fallback = Fallback::value(0.0);
+//! let price = fallback.call(|| breaker.call(|| timeout.call(|| async { Ok::<f64, ()>(9.5) })));
+//! assert_eq!(price.await, Ok(9.5));
+//! # }
+//! ```
+//!
+//! **The edges' run time**: a [`Clock`], [`Dice`], a poison-tolerant [`lock`], the breakers
+//! and shedder they share between threads without a lock per call, and the adaptive
+//! concurrency limiter with its wait queue. The `ironward` core reads no clock and draws no
+//! number: every decision takes `now` and the draw as arguments. The edges (ironward-tower,
+//! ironward-reqwest, ironward-redis) read them here, so that each depends on the core, on
 //! this crate and on its own host crates, and never on another edge for a helper.
 //!
 //! | item | what it is |
 //! | --- | --- |
+//! | [`call`] | the front door: [`Breaker`](call::Breaker), [`Timeout`](call::Timeout) and [`Deadline`](call::Deadline), [`Fallback`](call::Fallback), [`Gate`](call::Gate), [`Limiter`](call::Limiter) around any async call |
 //! | [`Clock`] | `now` as a `Duration`: tokio's monotonic clock (so `tokio::time::pause` drives it), a [coarse](Clock::coarse) monotonic clock read in one load, the wall clock, a [manual](Clock::manual) clock a test moves, or a closure; and [`Clock::sleep`] on the same clock |
 //! | [`Dice`] | draws from `[0, 1)`: real randomness, a seeded sequence, or a closure |
 //! | [`Knobs`], [`Mode`] | the name, clock, dice and mode every edge is built with, their defaults written once |
@@ -28,24 +49,8 @@
 //! beside its piece in the core when atomic words hold it all: one rule, stated in
 //! [`ironward::_guide::shared`].
 //!
-//! # Examples
-//!
-//! A manual clock moves only when told, and a sleep on it moves it instead of waiting, so a
-//! retry loop that sleeps seconds runs in no time and its waits are exact:
-//!
-//! ```
-//! use std::time::Duration;
-//! use ironward_tokio::Clock;
-//!
-//! # #[tokio::main(flavor = "current_thread")]
-//! # async fn main() {
-//! let (clock, hand) = Clock::manual(Duration::from_secs(10));
-//! clock.sleep(Duration::from_millis(1500)).await;
-//! assert_eq!(clock.now(), Duration::from_millis(11_500));
-//! hand.advance(Duration::from_secs(1));
-//! assert_eq!(clock.now(), Duration::from_millis(12_500));
-//! # }
-//! ```
+//! A manual clock moves only when told, and a sleep on it moves it instead of waiting, so
+//! a test of code that sleeps seconds runs in no time at exact instants ([`Clock::manual`]).
 
 #![forbid(unsafe_code)]
 

@@ -148,10 +148,21 @@ impl Deadline {
     /// # }
     /// ```
     pub fn within(budget: Option<Duration>, clock: &Clock) -> Option<Self> {
-        let own = budget.map(|budget| Self::after(budget, clock));
-        match (own, Self::current()) {
-            (Some(own), Some(outer)) => Some(own.sooner(outer)),
-            (own, outer) => own.or(outer),
+        Self::bound(budget, clock).map(|(deadline, _)| deadline)
+    }
+
+    /// [`within`](Self::within), and what the deadline leaves now: `budget` itself when it
+    /// is the sooner (read once, so that a timeout reports the budget it was given rather
+    /// than a reading a few nanoseconds later), else what the current one leaves.
+    pub(super) fn bound(budget: Option<Duration>, clock: &Clock) -> Option<(Self, Duration)> {
+        let outer = Self::current().map(|outer| {
+            let left = outer.remaining();
+            (outer, left)
+        });
+        match (budget, outer) {
+            (Some(budget), Some((outer, left))) if left < budget => Some((outer, left)),
+            (Some(budget), _) => Some((Self::after(budget, clock), budget)),
+            (None, outer) => outer,
         }
     }
 

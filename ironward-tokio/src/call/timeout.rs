@@ -167,11 +167,10 @@ impl Timeout {
     {
         let shared = &*self.shared;
         let own = (!shared.budget.is_zero()).then_some(shared.budget);
-        let Some(deadline) = Deadline::within(own, &shared.clock) else {
+        let Some((deadline, budget)) = Deadline::bound(own, &shared.clock) else {
             shared.decisions.admitted();
             return call().await.map_err(CallError::Failed);
         };
-        let budget = deadline.remaining();
         if budget.is_zero() {
             shared.refused(TimeoutReason::Exceeded, EXCEEDED);
             return Err(CallError::Refused(TimeoutReason::Exceeded));

@@ -240,3 +240,23 @@ fn pieces_and_their_calls_are_send_and_sync() {
     shared(&Breaker::new(CLASSIC));
     send(breaker.call(|| async { Ok::<_, ()>(1) }));
 }
+
+#[tokio::test]
+async fn a_clock_set_back_mid_call_is_read_as_the_latest_time() {
+    let (clock, hand) = Clock::manual(secs(100));
+    let breaker = Breaker::new(consecutive(1)).with_clock(clock);
+    let failed = breaker
+        .call(|| async {
+            hand.set(secs(1));
+            Err::<(), _>("down")
+        })
+        .await;
+    assert_eq!(failed, Err(CallError::Failed("down")));
+    assert_eq!(breaker.state(), Some(State::Open));
+    // Open from 100 s, the latest time seen, for 30 s: at 129 s on the clock still refused.
+    hand.set(secs(129));
+    let refused = breaker.call(|| async { Ok::<(), &str>(()) }).await;
+    assert!(refused.unwrap_err().is_refused());
+    hand.set(secs(130));
+    assert_eq!(breaker.call(|| async { Ok::<(), &str>(()) }).await, Ok(()));
+}

@@ -224,3 +224,20 @@ async fn a_timeout_dropped_mid_flight_drops_its_call() {
     assert_eq!(dropped.load(Ordering::Relaxed), 1);
     assert_eq!(clock.now(), Duration::ZERO);
 }
+
+#[tokio::test]
+async fn a_clock_set_back_mid_call_neither_panics_nor_cuts() {
+    let (clock, hand) = Clock::manual(secs(10));
+    let timeout = Timeout::new(secs(1)).with_clock(clock.clone());
+    let answer = timeout
+        .call(|| async {
+            hand.set(secs(5));
+            Ok::<_, ()>(Deadline::left())
+        })
+        .await;
+    // Set back, the deadline at 11 s has 6 s left: read as it reads, never negative.
+    assert_eq!(answer, Ok(Some(secs(6))));
+    let hung = timeout.call(pending::<Result<(), ()>>).await;
+    assert_eq!(hung, elapsed(secs(1)));
+    assert_eq!(clock.now(), secs(6));
+}

@@ -26,7 +26,8 @@ const REASONS: &[&str] = &["full"];
 /// adaptive [`Limiter`](super::Limiter)'s [`Queue`](crate::Queue), which a fixed limit runs
 /// on too (an `Aimd` whose `min` and `max` are equal), so the gate does not grow a second one.
 ///
-/// `Clone` is an `Arc` clone: clones share the one count.
+/// It reads no clock and draws nothing: how many calls are in flight has nothing to do with
+/// time. `Clone` is an `Arc` clone: clones share the one count.
 ///
 /// # Metrics and events
 ///

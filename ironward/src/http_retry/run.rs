@@ -351,4 +351,8 @@ fn unix_seconds(since_epoch: Duration) -> i64 {
 }
 
 #[cfg(test)]
+mod before;
+#[cfg(test)]
+mod equivalence;
+#[cfg(test)]
 mod tests;

@@ -71,6 +71,8 @@
 //! each attempt went. [`Run`] is that loop's state and those answers, pure like the rest of
 //! this module, so every HTTP client built on it (the `ironward-tower` and `ironward-reqwest`
 //! edges among them) retries alike on the same inputs, and leaves the same [`Retried`] record.
+//! It is the core's [retry engine](crate::retry) with rules 1 to 4 as its classifier and the
+//! `Retry-After` values as the wait a failure names: rules 5 to 9 are the engine's own.
 //!
 //! # One backoff, one draw
 //!

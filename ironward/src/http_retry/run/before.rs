@@ -11,10 +11,9 @@ use core::time::Duration;
 use crate::backoff::{PPM, full_jitter, sample_ppm};
 use crate::budget::Teller;
 use crate::http_retry::date;
-use crate::http_retry::rules::{Method, ceiling};
+use crate::http_retry::rules::{Method, ceiling, server_delay};
 use crate::http_retry::{
-    Call, Fault, Reading, Retried, Settings, Step, Stop, StopReason, Timeout, retry_after_delay,
-    retryable_status,
+    Call, Fault, Reading, Retried, Settings, Step, Stop, StopReason, Timeout, retryable_status,
 };
 use crate::internal::float::duration;
 
@@ -75,22 +74,6 @@ fn respond<'v>(
 ) -> Result<Duration, StopReason> {
     baseline(settings, facts, date::in_range(now_unix))
         .and_then(|plan| plan.wait(settings, server_delay(fields, now_unix)?))
-}
-
-fn server_delay<'v>(
-    fields: impl IntoIterator<Item = &'v [u8]>,
-    now_unix: i64,
-) -> Result<Option<Duration>, StopReason> {
-    let mut fields = fields.into_iter();
-    match (fields.next(), fields.next()) {
-        (None, _) => Ok(None),
-        (Some(value), None) => core::str::from_utf8(value)
-            .ok()
-            .and_then(|value| retry_after_delay(value, now_unix))
-            .map(Some)
-            .ok_or(StopReason::InvalidRetryAfter),
-        (Some(_), Some(_)) => Err(StopReason::InvalidRetryAfter),
-    }
 }
 
 impl Baseline {

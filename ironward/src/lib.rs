@@ -26,6 +26,7 @@
 //! | [`Ward`] ([`Reconnect`]) | whether a connection pool may open a connection now (a breaker, a bucket and a backoff in front of it), and hand out another | MoonBit `moonward`; gRPC connection backoff |
 //! | [`Deadline`] | how much of a time budget is left | go-zero and gRPC timeouts |
 //! | [`Window`] ([`Tally`], [`Total`]) | the rolling window under the breaker and the shedder | go-zero `core/collection/rollingwindow.go` |
+//! | [`retry`] ([`retry::Engine`]) | after a failed attempt of any operation, whether and when to try again: attempts, backoff, time budget, a server's wait, retry budget, and the record of the call | gRPC A6; AWS "Exponential Backoff and Jitter"; RFC 9110 §10.2.3 |
 //! | [`http_retry`] | whether and when to retry a failed HTTP response | RFC 9110 |
 //! | [`grpc`] | whether and when to retry or hedge a gRPC call, and the service config's policies | gRPC A6; grpc-go `stream.go`, `service_config.go` |
 //!
@@ -120,6 +121,7 @@ pub use window::{Outcome, Tally, Total, Window};
 pub mod _guide;
 pub mod grpc;
 pub mod http_retry;
+pub mod retry;
 
 /// The README's examples, compiled and run as doc tests.
 #[cfg(doctest)]

@@ -7,8 +7,9 @@
 use std::alloc::System;
 use std::time::Duration;
 
-use ironward::http_retry::{self, Attempt, Settings};
+use ironward::http_retry::{self, Attempt, Call, Fault, Reading, Run, Settings};
 use ironward::limit::{AIMD, Algorithm, GRADIENT2, Latency, SAMPLING, Sampling};
+use ironward::retry::{Engine, Failure, Next, Rules};
 use ironward::{
     ADAPTIVE, Adaptive, BACKOFF, Backoff, Bucket, Budget, Criticality, Deadline, Gate, Jitter,
     Limiter, Period, SHED, SRE, Settle, Shedder, Sliding, SreBreaker, Window,
@@ -79,6 +80,17 @@ fn decisions_allocate_nothing_after_construction() {
         },
     ];
     let settings = Settings::default();
+    let call = Call {
+        method: "GET",
+        body_replayable: true,
+        replay_safe: false,
+    };
+    let rules = Rules {
+        total_budget: ms(2_000),
+        ..Rules::new(backoffs[3])
+    };
+    let mut engine = Engine::new(rules, ms(0));
+    let mut run = Run::new(settings, &call, ms(0));
 
     let region = Region::new(GLOBAL);
     let mut admitted = 0u64;
@@ -195,6 +207,39 @@ fn decisions_allocate_nothing_after_construction() {
         let _ = http_retry::decide_response(&settings, &request, retry_after, 784_111_777);
         let _ = http_retry::decide(&settings, &request, Some(ms(i)));
         let _ = http_retry::parse_http_date("Sun, 06 Nov 1994 08:49:37 GMT");
+
+        // A retry loop every eight steps, on the engine and on HTTP's `Run` over it.
+        if i % 8 == 0 {
+            engine = Engine::new(rules, now);
+            run = Run::new(settings, &call, now);
+        }
+        if let Ok(timeout) = engine.attempt(now, Some(ms(300))) {
+            waited += timeout.duration().min(ms(1));
+            let failure = Failure::retryable(now, roll).naming(ms(i % 50));
+            match engine.failed(failure, Some(&mut budget)) {
+                Next::Wait(wait) => waited += wait,
+                Next::Stop(stop) => admitted += u64::from(stop.as_str().len() % 2 == 0),
+            }
+        }
+        if run.attempt(now, Some(ms(300))).is_ok() {
+            let reading = Reading {
+                now,
+                unix: Duration::from_secs(784_111_777),
+                roll,
+            };
+            let fields = [&b"1"[..], b"Sun, 06 Nov 1994 08:49:40 GMT"];
+            let _ = match i % 3 {
+                0 => run.response(
+                    503,
+                    fields[(i % 2) as usize..][..1].iter().copied(),
+                    reading,
+                    None,
+                ),
+                1 => run.error(Fault::Sent, reading, Some(&mut budget)),
+                _ => run.response(429, [], reading, Some(&mut budget)),
+            };
+            admitted += u64::from(run.retried().attempts % 2);
+        }
     }
     let change = region.change();
 

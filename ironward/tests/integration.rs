@@ -19,4 +19,6 @@ pub mod metered;
 pub mod period_contention;
 #[path = "properties/main.rs"]
 pub mod properties;
+#[path = "retry/main.rs"]
+pub mod retry;
 pub mod serde;

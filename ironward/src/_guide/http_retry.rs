@@ -34,7 +34,10 @@
 //!
 //! A whole retry loop, from the first attempt to the last, is `http_retry::Run`: it re-checks the
 //! budget after each wait, caps each attempt at what is left of it, reads the raw `Retry-After`
-//! bytes and tells a shared retry budget how each attempt went. `ironward-tower`'s
+//! bytes and tells a shared retry budget how each attempt went. It is the core's retry engine
+//! ([`retry::Engine`](crate::retry::Engine)) under these rules: the status, the method and the
+//! replay facts decide whether a failure is retryable, `Retry-After` is the wait it names, and
+//! the engine does the rest, as it does for a loop around any other operation. `ironward-tower`'s
 //! `HttpRetryLayer` and `ironward-reqwest`'s middleware both drive it, so they retry alike and
 //! leave the same `Retried` record.
 //!

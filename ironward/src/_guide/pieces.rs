@@ -95,6 +95,32 @@
 //! assert_eq!(full.schedule(&[0.5, 0.5, 0.5]), [ms(50), ms(100), ms(200)]);
 //! ```
 //!
+//! A whole retry loop around any operation, with a time budget and its reserve, the time each
+//! attempt may take, a server's wait, a retry budget and a record of the call, is
+//! [`retry::Engine`](crate::retry::Engine) over this backoff: the loop asks it before each
+//! attempt and tells it how each ended.
+//!
+//! ```rust
+//! use std::time::Duration;
+//! use ironward::retry::{Cause, Engine, Failure, Next, Rules};
+//! use ironward::BACKOFF;
+//!
+//! let ms = Duration::from_millis;
+//! let mut engine = Engine::new(Rules { total_budget: ms(1_000), ..Rules::new(BACKOFF) }, ms(0));
+//! let mut now = ms(0);
+//! let stop = loop {
+//!     if let Err(stop) = engine.attempt(now, None) { break stop }
+//!     now += ms(20); // the attempt, which fails
+//!     match engine.failed(Failure::retryable(now, 0.5), None) {
+//!         Next::Wait(wait) => now += wait,
+//!         Next::Stop(stop) => break stop,
+//!     }
+//! };
+//! // Three attempts, the preset's; waits of 100 and 200 ms at a draw of 0.5.
+//! assert_eq!(stop, Cause::AttemptsExhausted);
+//! assert_eq!((engine.retried().attempts, engine.retried().waited), (3, ms(300)));
+//! ```
+//!
 //! # Ward
 //!
 //! A pool's connects, decided by the core's own pieces: after a failed connect none until the

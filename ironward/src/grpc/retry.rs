@@ -9,6 +9,7 @@ use super::policy::{PolicyError, RetryPolicy};
 use crate::SharedBudget;
 use crate::budget::Teller;
 use crate::internal::float::{duration, nanos_f64, powi, round_nanos};
+use crate::retry::room::fits;
 use crate::{Backoff, Budget, Jitter};
 
 /// The jitter gRPC A6 applies to a retry's backoff: the ceiling times `random(0.8, 1.2)`, as
@@ -49,6 +50,16 @@ pub enum RetryStep {
 ///    pushback has the ceiling `min(initialBackoff · multiplier^(n−1), maxBackoff)`, drawn
 ///    by [`A6_JITTER`] (or the jitter chosen by [`with_jitter`](RetryPlan::with_jitter)).
 /// 8. A wait that would start the next attempt at or after the call's deadline stops.
+///
+/// # Not the retry engine
+///
+/// The core's [`retry::Engine`](crate::retry::Engine) keeps the rules the HTTP loop and a
+/// generic loop share; A6 differs from them in the budget's place in the order (asked before
+/// the attempts are counted), in a pushback that replaces the backoff exactly and restarts
+/// it, in A6's own `f64` ceiling and in a plan that ends. So the plan shares the engine's
+/// pieces rather than its order: the budget teller, and the fit of a wait to what is left
+/// near `Duration::MAX` (a deadline is a time budget with no reserve). The
+/// [`retry`](crate::retry#why-the-grpc-plan-is-not-an-engine) module says why at length.
 ///
 /// # Edge cases
 ///
@@ -270,9 +281,12 @@ impl RetryPlan {
             Pushback::Wait(wait) => wait,
             Pushback::Absent | Pushback::Halt => self.backoff(roll),
         };
+        // A deadline is a time budget with no reserve: the next attempt must start strictly
+        // before it, by the retry engine's saturating fit of a wait to what is left.
+        let left = |deadline: Duration| deadline.saturating_sub(now);
         if self
             .deadline
-            .is_some_and(|deadline| now.saturating_add(wait) >= deadline)
+            .is_some_and(|deadline| !fits(wait, Duration::ZERO, left(deadline)))
         {
             return RetryStep::Halt(Halt::Deadline);
         }

@@ -63,7 +63,6 @@ impl GaveUp {
     }
 
     /// The attempts sent, the waits between them and why the run stopped.
-    #[must_use]
     pub fn retried(&self) -> Retried {
         self.retried
     }

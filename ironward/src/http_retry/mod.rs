@@ -71,6 +71,8 @@
 //! each attempt went. [`Run`] is that loop's state and those answers, pure like the rest of
 //! this module, so every HTTP client built on it (the `ironward-tower` and `ironward-reqwest`
 //! edges among them) retries alike on the same inputs, and leaves the same [`Retried`] record.
+//! It is the core's [retry engine](crate::retry) with rules 1 to 4 as its classifier and the
+//! `Retry-After` values as the wait a failure names: rules 5 to 9 are the engine's own.
 //!
 //! # One backoff, one draw
 //!
@@ -151,7 +153,7 @@ use core::time::Duration;
 
 use crate::backoff::{PPM, full_jitter};
 use crate::internal::float::duration;
-use rules::{Facts, baseline, ceiling, respond};
+use rules::{ceiling, judge, server_delay};
 
 mod date;
 mod decision;
@@ -163,13 +165,14 @@ mod settings;
 mod terms;
 
 pub use crate::backoff::sample_ppm;
+pub use crate::retry::Timeout;
 pub use date::parse_http_date;
 pub use decision::{Attempt, Decision, StopReason};
 pub use gave_up::GaveUp;
 pub use retry_after::retry_after_delay;
 pub use run::Run;
 pub use settings::{SETTINGS, Settings};
-pub use terms::{Call, Fault, Reading, Retried, Step, Stop, Timeout, vouches};
+pub use terms::{Call, Fault, Reading, Retried, Step, Stop, vouches};
 
 /// Decides whether to retry a failed response, given the server's delay already parsed.
 ///
@@ -210,8 +213,7 @@ pub fn decide(
     request: &Attempt<'_>,
     server_delay: Option<Duration>,
 ) -> Decision {
-    let facts = Facts::of(request);
-    decision(baseline(settings, &facts, true).and_then(|plan| plan.wait(settings, server_delay)))
+    decision(judge(settings, request, true, || Ok(server_delay)))
 }
 
 /// Decides whether to retry a failed response, given its raw `Retry-After` field values.
@@ -257,9 +259,10 @@ pub fn decide_response(
     retry_after: &[&str],
     now_unix: i64,
 ) -> Decision {
-    let facts = Facts::of(request);
     let fields = retry_after.iter().map(|value| value.as_bytes());
-    decision(respond(settings, &facts, fields, now_unix))
+    decision(judge(settings, request, date::in_range(now_unix), || {
+        server_delay(fields, now_unix)
+    }))
 }
 
 /// The exponential backoff ceiling before retry `retry_index`: `min(base_delay ·

@@ -1,27 +1,26 @@
 //! The rule order, once: what [`decide`](super::decide),
-//! [`decide_response`](super::decide_response) and [`Run`](super::Run) all answer by.
+//! [`decide_response`](super::decide_response) and [`Run`](super::Run) all answer by. Rules 1
+//! to 4 are HTTP's own ([`admit`]), the classifier a `Run` puts in front of the retry engine;
+//! from rule 5 on they are the engine's, shared through [`Room`].
 
 use core::time::Duration;
 
-use super::date;
 use super::{
     Attempt, Settings, StopReason, idempotent_method, retry_after_delay, retryable_status,
 };
 use crate::backoff::{PPM, full_jitter};
 use crate::internal::float::duration;
+use crate::retry::room::{Room, Short};
 
-/// What the rules read about an attempt: [`Attempt`]'s fields with the method already
-/// classified, so that a [`Run`](super::Run), which outlives the request's borrow, decides by
-/// the same rules as [`decide`](super::decide).
+/// What rules 2 to 4 read about a failed attempt: the method already classified, the status
+/// and the replay facts, so that a [`Run`](super::Run), which outlives the request's borrow,
+/// admits by the same rules as [`decide`](super::decide).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Facts {
     pub(super) method: Method,
     pub(super) status: u16,
-    pub(super) retry_index: u32,
-    pub(super) elapsed: Duration,
     pub(super) body_replayable: bool,
     pub(super) replay_safe: bool,
-    pub(super) sample_ppm: u32,
 }
 
 /// What rule 2 and rule 4 need to know of a method.
@@ -52,36 +51,24 @@ impl Facts {
         Self {
             method: Method::of(attempt.method),
             status: attempt.status,
-            retry_index: attempt.retry_index,
-            elapsed: attempt.elapsed,
             body_replayable: attempt.body_replayable,
             replay_safe: attempt.replay_safe,
-            sample_ppm: attempt.sample_ppm,
         }
     }
 }
 
-/// What rules 1 to 6 leave for the last rules: the client delay and the time remaining.
-pub(super) struct Baseline {
-    client: Duration,
-    remaining: Duration,
-}
-
-/// Rules 1 to 6 of the rule order; `now_valid` carries `decide_response`'s clock check into
-/// rule 2.
-pub(super) fn baseline(
+/// Rules 1 to 4 of the rule order: whether the failure may be retried at all, the HTTP
+/// classifier in front of the retry engine. `input_valid` carries the rest of rule 2, the
+/// sample and the clock, which only the per-response functions can get wrong.
+pub(super) fn admit(
     settings: &Settings,
     facts: &Facts,
-    now_valid: bool,
-) -> Result<Baseline, StopReason> {
+    input_valid: bool,
+) -> Result<(), StopReason> {
     if !settings.valid() {
         return Err(StopReason::InvalidSettings);
     }
-    if facts.sample_ppm > PPM
-        || !(100..=599).contains(&facts.status)
-        || facts.method == Method::Invalid
-        || !now_valid
-    {
+    if !input_valid || !(100..=599).contains(&facts.status) || facts.method == Method::Invalid {
         return Err(StopReason::InvalidInput);
     }
     if !retryable_status(facts.status) {
@@ -90,38 +77,51 @@ pub(super) fn baseline(
     if !facts.body_replayable || !(facts.method == Method::Idempotent || facts.replay_safe) {
         return Err(StopReason::NotReplayable);
     }
-    if facts.retry_index >= settings.max_retries {
+    Ok(())
+}
+
+/// Rules 1 to 10 for one failed response: what [`decide`](super::decide) and
+/// [`decide_response`](super::decide_response) answer. `now_valid` carries
+/// `decide_response`'s clock check into rule 2; `named` reads the server's delay, and is
+/// called only once rules 1 to 6 let the retry through.
+///
+/// Rules 5 to 9 are the retry engine's, on the attempt that failed: [`Backoff::more`]
+/// counts the attempts and [`Room::settle`] fits the waits, as for
+/// [`Engine`](crate::retry::Engine); only the client delay is drawn here from the caller's
+/// integer sample rather than a roll.
+///
+/// [`Backoff::more`]: crate::Backoff::more
+pub(super) fn judge(
+    settings: &Settings,
+    attempt: &Attempt<'_>,
+    now_valid: bool,
+    named: impl FnOnce() -> Result<Option<Duration>, StopReason>,
+) -> Result<Duration, StopReason> {
+    let valid = attempt.sample_ppm <= PPM && now_valid;
+    admit(settings, &Facts::of(attempt), valid)?;
+    let rules = settings.rules();
+    let retry = attempt.retry_index.saturating_add(1);
+    if !rules.backoff.more(retry) {
         return Err(StopReason::AttemptsExhausted);
     }
     let client = duration(full_jitter(
-        ceiling(settings, facts.retry_index),
-        facts.sample_ppm,
+        rules.backoff.ceiling_nanos(retry),
+        attempt.sample_ppm,
     ));
-    let remaining = settings.total_budget.saturating_sub(facts.elapsed);
-    if !fits(client, settings, remaining) {
-        return Err(StopReason::BudgetExhausted);
-    }
-    Ok(Baseline { client, remaining })
-}
-
-/// Rules 1 to 10 for a response whose raw `Retry-After` field values are `fields`: what
-/// [`decide_response`](super::decide_response) and [`Run::response`](super::Run::response)
-/// answer.
-pub(super) fn respond<'v>(
-    settings: &Settings,
-    facts: &Facts,
-    fields: impl IntoIterator<Item = &'v [u8]>,
-    now_unix: i64,
-) -> Result<Duration, StopReason> {
-    baseline(settings, facts, date::in_range(now_unix))
-        .and_then(|plan| plan.wait(settings, server_delay(fields, now_unix)?))
+    Room::of(&rules, attempt.elapsed)
+        .settle(client, named)
+        .map_err(|short| match short {
+            Short::Budget => StopReason::BudgetExhausted,
+            Short::Cap => StopReason::ServerDelayExceedsCap,
+            Short::Named(reason) => reason,
+        })
 }
 
 /// Rule 7 for raw field values: none is no minimum, and exactly one must read as a delay.
 /// `Retry-After` is not a list (RFC 9110 §10.2.3), so a second field, even an identical one,
 /// leaves the server's intent unclear; a third is never read. A value that is not UTF-8
 /// (RFC 9110 §5.5 allows obs-text bytes) cannot be a delay, so it is malformed like any other.
-fn server_delay<'v>(
+pub(super) fn server_delay<'v>(
     fields: impl IntoIterator<Item = &'v [u8]>,
     now_unix: i64,
 ) -> Result<Option<Duration>, StopReason> {
@@ -137,30 +137,12 @@ fn server_delay<'v>(
     }
 }
 
-impl Baseline {
-    /// Rules 8 to 10: the server delay against the cap, then the final wait against the
-    /// budget.
-    pub(super) fn wait(
-        self,
-        settings: &Settings,
-        server: Option<Duration>,
-    ) -> Result<Duration, StopReason> {
-        let server = server.unwrap_or(Duration::ZERO);
-        if server > settings.max_delay {
-            return Err(StopReason::ServerDelayExceedsCap);
-        }
-        let wait = self.client.max(server);
-        if !fits(wait, settings, self.remaining) {
-            return Err(StopReason::BudgetExhausted);
-        }
-        Ok(wait)
-    }
-}
-
-/// Whether `wait` plus the request reserve is strictly less than `remaining`. A sum past
-/// `Duration::MAX` saturates there, which is never less than `remaining`.
+/// Whether `wait` plus the request reserve is strictly less than `remaining`: the engine's
+/// fit ([`room::fits`](crate::retry::room::fits)) with the settings' reserve, which rules 6
+/// and 9 apply through [`Room::settle`]. Kept for the unit tests that pin it down.
+#[cfg(test)]
 pub(super) fn fits(wait: Duration, settings: &Settings, remaining: Duration) -> bool {
-    wait.saturating_add(settings.request_reserve) < remaining
+    crate::retry::room::fits(wait, settings.request_reserve, remaining)
 }
 
 /// `min(base_delay · 2^retry_index, max_delay)` in exact nanoseconds: the ceiling of

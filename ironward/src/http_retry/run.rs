@@ -2,14 +2,17 @@
 
 use core::time::Duration;
 
+use super::date;
 use super::retryable_status;
-use super::rules::{Facts, Method, baseline, respond};
+use super::rules::{Facts, Method, admit, server_delay};
 use super::{Call, Fault, Reading, Retried, Settings, Step, Stop, StopReason, Timeout};
 use crate::Budget;
 #[cfg(target_has_atomic = "64")]
 use crate::SharedBudget;
+#[cfg(test)]
 use crate::backoff::sample_ppm;
 use crate::budget::Teller;
+use crate::retry::{Class, Engine, Failure, Next};
 
 /// The status a failure without a response is decided as: 503 Service Unavailable, the status
 /// for a transient failure (RFC 9110 §15.6.4), with no server delay.
@@ -33,14 +36,18 @@ const UNAVAILABLE: u16 = 503;
 ///    [`Step`]: done, wait, or stop.
 /// 4. [`retried`](Run::retried) is the record to hand back.
 ///
-/// A failed response is decided by [`decide_response`](super::decide_response)'s rules, a
-/// fault by [`decide`](super::decide)'s as a 503 without a server delay; `retry_index` and
-/// `elapsed` come from the run, and the jitter sample from the reading's roll through
-/// [`sample_ppm`]. The client delay is therefore [`Settings::backoff`]'s. An optional shared
-/// retry [`Budget`] is told of every attempt (a success passes; a retryable status or a
-/// retried fault fails; anything else is neither, as gRPC A6 counts only the codes it would
-/// retry) and a wait is taken only while [`Budget::can_retry`]; first attempts are never held
-/// back.
+/// A `Run` is the core's retry [`Engine`] under [`Settings::rules`], with HTTP's rules in
+/// front of it as its classifier: rules 1 to 4 of the [rule order](super#rule-order)
+/// (settings, input, status, replay) say whether a failure may be retried, and the raw
+/// `Retry-After` values are the wait the failure names; the engine does the rest (attempts,
+/// backoff, budget, the server's wait against the cap, the retry budget, the record). So a
+/// failed response is decided exactly as [`decide_response`](super::decide_response) decides
+/// it, and a fault as [`decide`](super::decide) decides a 503 without a server delay, with
+/// `retry_index` and `elapsed` from the run and the jitter sample from the reading's roll
+/// through [`sample_ppm`](crate::backoff::sample_ppm). An optional shared retry [`Budget`] is
+/// told of every attempt (a success passes; a retryable status or a retried fault fails;
+/// anything else is neither, as gRPC A6 counts only the codes it would retry) and a wait is
+/// taken only while [`Budget::can_retry`]; first attempts are never held back.
 ///
 /// A clock that steps back is read as the latest reading seen. Nothing here allocates.
 ///
@@ -80,13 +87,8 @@ pub struct Run {
     method: Method,
     body_replayable: bool,
     replay_safe: bool,
-    /// When the call started, on the caller's monotonic clock.
-    started: Duration,
-    /// The latest reading seen, never before `started`.
-    latest: Duration,
-    record: Retried,
-    /// The last wait decided, which the next attempt follows.
-    previous: Option<Duration>,
+    /// The loop itself: attempts, budget, waits and the record.
+    engine: Engine<Stop>,
 }
 
 impl Run {
@@ -100,10 +102,7 @@ impl Run {
             method: Method::of(call.method),
             body_replayable: call.body_replayable,
             replay_safe: call.replay_safe,
-            started: now,
-            latest: now,
-            record: Retried::default(),
-            previous: None,
+            engine: Engine::start(settings.rules(), now),
         }
     }
 
@@ -113,23 +112,21 @@ impl Run {
     }
 
     /// The record so far: attempts sent, waits decided, and why the run stopped (if it did).
-    #[must_use]
     pub fn retried(&self) -> Retried {
-        self.record
+        self.engine.retried()
     }
 
     /// The last wait decided, if any: what the attempt about to be sent waited.
     #[must_use]
     pub fn previous(&self) -> Option<Duration> {
-        self.previous
+        self.engine.previous()
     }
 
     /// What is left of the total budget at `now`: [`Settings::total_budget`] less the time
     /// since the call started, never negative.
     #[must_use]
     pub fn remaining(&self, now: Duration) -> Duration {
-        let elapsed = now.max(self.latest) - self.started;
-        self.settings.total_budget.saturating_sub(elapsed)
+        self.engine.remaining(now)
     }
 
     /// Counts the attempt about to be sent at `now`, and says how long it may take: what is
@@ -138,7 +135,7 @@ impl Run {
     /// A `per_attempt` of zero is none, as a zero timeout is everywhere in ironward: an
     /// attempt that may take no time at all could never be answered, so zero cannot be what
     /// a caller meant. Every edge passes its setting here unchanged, so this is the one place
-    /// the rule is kept.
+    /// the rule is kept ([`Engine::attempt`]).
     ///
     /// Before a retry, this is the check the rules ask the caller to make after waking
     /// (it may have slept longer than asked): the budget must still hold the request reserve,
@@ -155,16 +152,7 @@ impl Run {
         now: Duration,
         per_attempt: Option<Duration>,
     ) -> Result<Timeout, Stop> {
-        self.observe(now);
-        let left = self.remaining(now);
-        if self.record.attempts > 0 && left <= self.settings.request_reserve {
-            return Err(self.end(StopReason::BudgetExhausted.into()));
-        }
-        self.record.attempts = self.record.attempts.saturating_add(1);
-        Ok(match per_attempt {
-            Some(limit) if !limit.is_zero() && limit < left => Timeout::Attempt(limit),
-            _ => Timeout::Budget(left),
-        })
+        self.engine.attempt(now, per_attempt)
     }
 
     /// The attempt got a response with `status`, carrying the `Retry-After` field values
@@ -224,23 +212,22 @@ impl Run {
         status: u16,
         retry_after: impl IntoIterator<Item = &'v [u8]>,
         reading: Reading,
-        mut budget: Teller<'_>,
+        budget: Teller<'_>,
     ) -> Step {
         if status < 400 {
-            budget.pass();
+            self.engine.succeed(budget);
             return Step::Done;
         }
-        if retryable_status(status) {
-            budget.fail();
-        }
-        let facts = self.facts(status, self.replay_safe, reading);
-        let verdict = respond(
-            &self.settings,
-            &facts,
-            retry_after,
-            unix_seconds(reading.unix),
-        );
-        self.conclude(verdict, budget)
+        let unix = unix_seconds(reading.unix);
+        let facts = self.facts(status, self.replay_safe);
+        let admitted = admit(&self.settings, &facts, date::in_range(unix));
+        let failure = Failure {
+            class: class(retryable_status(status), admitted),
+            named: server_delay(retry_after, unix).map_err(Stop::from),
+            now: reading.now,
+            roll: reading.roll,
+        };
+        step(self.engine.fail(failure, budget))
     }
 
     /// The attempt failed without a response, as `fault` classifies it.
@@ -264,17 +251,15 @@ impl Run {
     }
 
     /// [`error`](Self::error) with any budget.
-    fn fault(&mut self, fault: Fault, reading: Reading, mut budget: Teller<'_>) -> Step {
+    fn fault(&mut self, fault: Fault, reading: Reading, budget: Teller<'_>) -> Step {
         let replay_safe = match fault {
-            Fault::Final => return Step::Stop(self.end(StopReason::NotRetryable.into())),
+            // Ended before any rule reads the clock, as the budget hears nothing of it.
+            Fault::Final => return Step::Stop(self.engine.end(StopReason::NotRetryable.into())),
             Fault::Sent => self.replay_safe,
             Fault::Unsent => true,
         };
-        budget.fail();
-        let facts = self.facts(UNAVAILABLE, replay_safe, reading);
-        let verdict =
-            baseline(&self.settings, &facts, true).and_then(|plan| plan.wait(&self.settings, None));
-        self.conclude(verdict, budget)
+        let failure = self.unanswered(replay_safe, reading);
+        step(self.engine.fail(failure, budget))
     }
 
     /// The attempt ran out of `timeout`, as [`attempt`](Self::attempt) gave it.
@@ -305,58 +290,57 @@ impl Run {
 
     /// [`timed_out`](Self::timed_out) with any budget.
     fn expired(&mut self, timeout: Timeout, reading: Reading, budget: Teller<'_>) -> Step {
-        match timeout {
-            Timeout::Attempt(_) => self.fault(Fault::Sent, reading, budget),
-            Timeout::Budget(_) => {
-                self.observe(reading.now);
-                Step::Stop(self.end(StopReason::BudgetExhausted.into()))
-            }
-        }
+        let sent = self.unanswered(self.replay_safe, reading);
+        step(self.engine.expire(timeout, sent, budget))
     }
 
     /// A circuit breaker refused the next attempt before it was sent: the run stops with
     /// [`Stop::Refused`], and the attempt is not counted (call this instead of
     /// [`attempt`](Self::attempt)).
     pub fn refused(&mut self) -> Stop {
-        self.end(Stop::Refused)
+        self.engine.refused()
     }
 
-    /// What the rules are told about the attempt that just failed.
-    fn facts(&mut self, status: u16, replay_safe: bool, reading: Reading) -> Facts {
+    /// What rules 2 to 4 are told about the attempt that just failed.
+    fn facts(&self, status: u16, replay_safe: bool) -> Facts {
         Facts {
             method: self.method,
             status,
-            retry_index: self.record.attempts.saturating_sub(1),
-            elapsed: self.observe(reading.now),
             body_replayable: self.body_replayable,
             replay_safe,
-            sample_ppm: sample_ppm(reading.roll),
         }
     }
 
-    /// A wait the rules allowed is taken only while the budget, if any, allows a retry.
-    fn conclude(&mut self, verdict: Result<Duration, StopReason>, budget: Teller<'_>) -> Step {
-        match verdict {
-            Ok(_) if !budget.can_retry() => Step::Stop(self.end(Stop::Throttled)),
-            Ok(wait) => {
-                self.record.waited = self.record.waited.saturating_add(wait);
-                self.previous = Some(wait);
-                Step::Wait(wait)
-            }
-            Err(reason) => Step::Stop(self.end(reason.into())),
+    /// A transient failure without a response, as the engine reads it: a 503 without a
+    /// server delay (RFC 9110 §15.6.4), replay-safe as `replay_safe` says.
+    fn unanswered(&self, replay_safe: bool, reading: Reading) -> Failure<Stop> {
+        let facts = self.facts(UNAVAILABLE, replay_safe);
+        Failure {
+            class: class(true, admit(&self.settings, &facts, true)),
+            named: Ok(None),
+            now: reading.now,
+            roll: reading.roll,
         }
     }
+}
 
-    /// Records why the run stopped.
-    fn end(&mut self, stop: Stop) -> Stop {
-        self.record.stop = Some(stop);
-        stop
+/// HTTP's verdict as the engine's class: a failure of a kind worth retrying (`counted`: a
+/// retryable status, or a transient fault) is counted by the retry budget even when rules 1
+/// to 4 stop it (a 503 to a POST); any other is final. Rule 3 stops every status that is not
+/// counted, so an admitted failure is always counted.
+fn class(counted: bool, admitted: Result<(), StopReason>) -> Class<Stop> {
+    match admitted {
+        Ok(()) => Class::Retryable,
+        Err(reason) if counted => Class::Barred(reason.into()),
+        Err(reason) => Class::Final(reason.into()),
     }
+}
 
-    /// Reads `now` as the latest reading seen, and returns the time since the call started.
-    fn observe(&mut self, now: Duration) -> Duration {
-        self.latest = self.latest.max(now);
-        self.latest - self.started
+/// The engine's answer as a step.
+fn step(next: Next<Stop>) -> Step {
+    match next {
+        Next::Wait(wait) => Step::Wait(wait),
+        Next::Stop(stop) => Step::Stop(stop),
     }
 }
 
@@ -366,5 +350,9 @@ fn unix_seconds(since_epoch: Duration) -> i64 {
     i64::try_from(since_epoch.as_secs()).unwrap_or(i64::MAX)
 }
 
+#[cfg(test)]
+mod before;
+#[cfg(test)]
+mod equivalence;
 #[cfg(test)]
 mod tests;

@@ -4,6 +4,7 @@ use core::time::Duration;
 
 #[cfg(doc)]
 use super::{StopReason, decide, decide_response, sample_ppm};
+use crate::retry::Rules;
 use crate::{Backoff, Jitter};
 
 /// The most retries [`Settings::valid`] accepts (the initial request not counted).
@@ -146,6 +147,32 @@ impl Settings {
             cap: self.max_delay,
             attempts: self.max_retries.saturating_add(1),
             jitter: Jitter::Full,
+        }
+    }
+
+    /// The retry engine's rules these settings decide by: [`backoff`](Self::backoff), the
+    /// total budget and the request reserve.
+    ///
+    /// A [`Run`](super::Run) is the engine under these rules, with rules 1 to 4 of the
+    /// [rule order](super#rule-order) in front of it; a caller that wants HTTP's timing for
+    /// a loop of its own starts an [`Engine`](crate::retry::Engine) with them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::http_retry::SETTINGS;
+    ///
+    /// let rules = SETTINGS.rules();
+    /// assert_eq!(rules.backoff, SETTINGS.backoff());
+    /// assert_eq!(rules.total_budget, Duration::from_secs(120));
+    /// assert_eq!(rules.request_reserve, Duration::from_secs(1));
+    /// ```
+    pub fn rules(&self) -> Rules {
+        Rules {
+            backoff: self.backoff(),
+            total_budget: self.total_budget,
+            request_reserve: self.request_reserve,
         }
     }
 }

@@ -1,5 +1,5 @@
 //! The words a [`Run`](super::Run) is told and answers in: the call, each attempt's fault
-//! and reading, the timeout, the step, the stop and the record.
+//! and reading, the step, the stop and the record (the retry engine's, with HTTP's stops).
 
 use core::fmt;
 use core::time::Duration;
@@ -11,6 +11,7 @@ use super::StopReason;
 use crate::Budget;
 #[cfg(doc)]
 use crate::backoff::sample_ppm;
+use crate::retry::Cause;
 
 /// What a [`Run`] knows of the request, fixed for the whole call.
 ///
@@ -125,36 +126,6 @@ pub struct Reading {
     pub roll: f64,
 }
 
-/// How long the next attempt may take, and what it means if it takes that long.
-///
-/// # Examples
-///
-/// ```
-/// use core::time::Duration;
-/// use ironward::http_retry::Timeout;
-///
-/// assert_eq!(Timeout::Budget(Duration::from_secs(2)).duration(), Duration::from_secs(2));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Timeout {
-    /// The caller's own per-attempt timeout, shorter than what is left of the budget: an
-    /// attempt cut short by it is a [`Fault::Sent`], retried if replayable.
-    Attempt(Duration),
-    /// What is left of the total budget: an attempt cut short by it ends the call with
-    /// [`StopReason::BudgetExhausted`], so the call never ends later than its budget.
-    Budget(Duration),
-}
-
-impl Timeout {
-    /// How long the attempt may take.
-    #[must_use]
-    pub fn duration(&self) -> Duration {
-        match *self {
-            Self::Attempt(d) | Self::Budget(d) => d,
-        }
-    }
-}
-
 /// What to do after an attempt: the call is done, wait and send it again, or stop.
 #[must_use = "a step that is not followed leaves the call neither retried nor ended"]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -256,6 +227,33 @@ impl From<StopReason> for Stop {
     }
 }
 
+/// The retry engine's own stops in HTTP's words, so that a [`Run`] records what its engine
+/// decides as HTTP's rule order names it: each keeps its label ([`Stop::as_str`] is
+/// [`Cause::as_str`]).
+///
+/// # Examples
+///
+/// ```
+/// use ironward::http_retry::{Stop, StopReason};
+/// use ironward::retry::Cause;
+///
+/// let stop = Stop::from(Cause::ServerDelayExceedsCap);
+/// assert_eq!(stop, Stop::Decided(StopReason::ServerDelayExceedsCap));
+/// assert_eq!(Stop::from(Cause::Throttled), Stop::Throttled);
+/// ```
+impl From<Cause> for Stop {
+    fn from(cause: Cause) -> Self {
+        match cause {
+            Cause::NotRetryable => Self::Decided(StopReason::NotRetryable),
+            Cause::AttemptsExhausted => Self::Decided(StopReason::AttemptsExhausted),
+            Cause::BudgetExhausted => Self::Decided(StopReason::BudgetExhausted),
+            Cause::ServerDelayExceedsCap => Self::Decided(StopReason::ServerDelayExceedsCap),
+            Cause::Throttled => Self::Throttled,
+            Cause::Refused => Self::Refused,
+        }
+    }
+}
+
 impl fmt::Display for Stop {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -271,7 +269,11 @@ impl core::error::Error for Stop {}
 /// How a call went: the attempts sent, the waits between them, and why it stopped.
 ///
 /// The one record of a retried call: [`Run::retried`] makes it, and the clients in this
-/// workspace leave it on the response they return (or inside their error).
+/// workspace leave it on the response they return (or inside their error). It is the retry
+/// engine's record, [`retry::Retried`](crate::retry::Retried), with HTTP's [`Stop`]s: its
+/// fields are `attempts` (attempts sent, the first included; 0 when a breaker refused the
+/// first), `waited` (the waits decided, added up, saturating) and `stop` (why the run stopped;
+/// `None` while it runs and after a success).
 ///
 /// # Examples
 ///
@@ -291,30 +293,9 @@ impl core::error::Error for Stop {}
 /// };
 /// assert!(!exhausted.is_success());
 /// ```
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
-pub struct Retried {
-    /// Attempts sent, the first included; 0 when a breaker refused the first.
-    pub attempts: u32,
-    /// The waits the decisions asked for, added up: the time spent asleep between attempts,
-    /// as planned (a loaded runtime may oversleep it slightly). Saturates.
-    pub waited: Duration,
-    /// Why the run stopped; `None` while it runs and after a success.
-    pub stop: Option<Stop>,
-}
+pub type Retried = crate::retry::Retried<Stop>;
 
-impl Retried {
-    /// The retries made: the attempts after the first.
-    #[must_use]
-    pub fn retries(&self) -> u32 {
-        self.attempts.saturating_sub(1)
-    }
-
-    /// Whether the call ended for want of a reason to retry: the last attempt succeeded.
-    #[must_use]
-    pub fn is_success(&self) -> bool {
-        self.stop.is_none()
-    }
-
+impl crate::retry::Retried<Stop> {
     /// How the call ended, as a fixed `snake_case` label: `success`, or its stop's
     /// [`Stop::as_str`].
     ///

@@ -71,6 +71,7 @@ mod fallback;
 mod gate;
 mod limiter;
 pub mod replace;
+pub mod retry;
 mod timeout;
 
 pub use breaker::Breaker;
@@ -80,4 +81,5 @@ pub use error::CallError;
 pub use fallback::Fallback;
 pub use gate::Gate;
 pub use limiter::Limiter;
+pub use retry::{GaveUp, Retry, RetryExt};
 pub use timeout::{Timeout, TimeoutReason};

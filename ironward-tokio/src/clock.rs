@@ -176,6 +176,32 @@ impl Clock {
     }
 }
 
+impl Clock {
+    /// Blocks the thread for `duration` on this clock: a synchronous code's
+    /// [`sleep`](Self::sleep).
+    ///
+    /// A [manual](Self::manual) clock is moved forward by `duration` at once, as its
+    /// [`sleep`](Self::sleep) moves it, and nothing waits; every other clock blocks the
+    /// thread with `std::thread::sleep` (which tokio's paused time does not shorten).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward_tokio::Clock;
+    ///
+    /// let (clock, _hand) = Clock::manual(Duration::ZERO);
+    /// clock.sleep_blocking(Duration::from_secs(3600));
+    /// assert_eq!(clock.now(), Duration::from_secs(3600));
+    /// ```
+    pub fn sleep_blocking(&self, duration: Duration) {
+        match &self.0 {
+            Source::Manual(nanos) => advance(nanos, duration),
+            _ => thread::sleep(duration),
+        }
+    }
+}
+
 impl Default for Clock {
     /// [`Clock::monotonic`].
     fn default() -> Self {

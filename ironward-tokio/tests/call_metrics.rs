@@ -6,18 +6,24 @@ use std::time::Duration;
 
 use ironward::classic::{Record, State};
 use ironward::{CLASSIC, Classic};
-use ironward_tokio::call::{Breaker, Fallback, Gate, Limiter, Timeout};
+use ironward_tokio::call::{Breaker, Fallback, Gate, Limiter, Retry, Timeout};
 use ironward_tokio::{Clock, SharedLimiter};
+use metrics::{SharedString, Unit};
+use metrics_util::CompositeKey;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 
 use crate::call_breaker::secs;
 
 /// The counters and gauges a recorder holds with a value, as `name{labels}` and the value.
 fn series(recorder: &DebuggingRecorder) -> Vec<(String, u64)> {
-    let mut all: Vec<_> = recorder
-        .snapshotter()
-        .snapshot()
-        .into_vec()
+    series_of(recorder.snapshotter().snapshot().into_vec())
+}
+
+/// [`series`] of a snapshot taken (a snapshot drains the histograms it reads).
+fn series_of(
+    snapshot: Vec<(CompositeKey, Option<Unit>, Option<SharedString>, DebugValue)>,
+) -> Vec<(String, u64)> {
+    let mut all: Vec<_> = snapshot
         .into_iter()
         .filter_map(|(key, _, _, value)| {
             let key = key.key();
@@ -109,6 +115,49 @@ fn each_piece_counts_its_decisions_under_its_name() {
             "ironward.requests{piece=timeout,name=api,outcome=refused,reason=elapsed}",
             1,
         ),
+    ];
+    assert_eq!(seen, expected);
+}
+
+#[test]
+fn a_retry_counts_its_attempts_calls_and_waits() {
+    let recorder = DebuggingRecorder::new();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    metrics::with_local_recorder(&recorder, || {
+        runtime.block_on(async {
+            let (clock, _hand) = Clock::manual(Duration::ZERO);
+            let rules = ironward::retry::Rules::new(ironward::Backoff {
+                jitter: ironward::Jitter::Rigid,
+                ..ironward::BACKOFF
+            });
+            let retry = Retry::new(rules).with_clock(clock).with_name("api");
+            // Three failing attempts and two waits; then one that succeeds at once.
+            let failed = retry.call(|| async { Err::<(), _>("down") }).await;
+            assert!(failed.is_err());
+            assert_eq!(retry.call(|| async { Ok::<_, ()>(1) }).await, Ok(1));
+        });
+    });
+    let snapshot = recorder.snapshotter().snapshot().into_vec();
+    let waits: Vec<f64> = snapshot
+        .iter()
+        .filter(|(key, ..)| key.key().name() == "ironward.retry.wait")
+        .flat_map(|(.., value)| match value {
+            DebugValue::Histogram(values) => values.iter().map(|v| v.into_inner()).collect(),
+            _ => Vec::new(),
+        })
+        .collect();
+    assert_eq!(waits, [0.1, 0.2]);
+    let seen = series_of(snapshot);
+    let expected = [
+        counted("ironward.retry.attempts{name=api,kind=first}", 2),
+        counted("ironward.retry.attempts{name=api,kind=retry}", 2),
+        counted(
+            "ironward.retry.calls{name=api,outcome=attempts_exhausted}",
+            1,
+        ),
+        counted("ironward.retry.calls{name=api,outcome=success}", 1),
     ];
     assert_eq!(seen, expected);
 }

@@ -1,7 +1,7 @@
 //! [`Breaker`]: a circuit breaker of either family around any async call.
 
 use std::fmt;
-use std::future::Future;
+use std::future::IntoFuture;
 use std::sync::Arc;
 
 use ironward::classic::{State, Transition};
@@ -189,7 +189,7 @@ impl<B: SharedCircuitBreaker, C> Breaker<B, C> {
         call: impl FnOnce() -> Fut,
     ) -> Result<T, CallError<E, B::Reason>>
     where
-        Fut: Future<Output = Result<T, E>>,
+        Fut: IntoFuture<Output = Result<T, E>>,
         C: Classify<T, E>,
     {
         let shared = &*self.shared;

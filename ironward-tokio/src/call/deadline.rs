@@ -2,7 +2,7 @@
 //! that nested calls read it.
 
 use std::fmt;
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::task::{Context, Poll};
 use std::time::Duration;
@@ -174,10 +174,10 @@ impl Deadline {
     /// The deadline is only handed on: nothing here cuts `future` off. A
     /// [`Timeout`](super::Timeout) cuts; a call that reads the deadline (to send it on as a
     /// gRPC `grpc-timeout`, to size its own wait) keeps it.
-    pub fn scope<F: Future>(self, future: F) -> Scope<F> {
+    pub fn scope<F: IntoFuture>(self, future: F) -> Scope<F::IntoFuture> {
         Scope {
             state: Stage::Unpolled {
-                deadline: Some((self, future)),
+                deadline: Some((self, future.into_future())),
             },
         }
     }

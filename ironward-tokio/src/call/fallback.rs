@@ -1,7 +1,7 @@
 //! [`Fallback`]: a value or a function in place of a refused or failed call.
 
 use std::fmt;
-use std::future::Future;
+use std::future::IntoFuture;
 use std::sync::Arc;
 
 use super::replace::{FromAsync, FromFn, OnFailure, OnRefusal, Replace, Value};
@@ -92,7 +92,7 @@ impl<F> Fallback<F> {
     /// replacement instead; anything else is handed on as it came.
     pub async fn call<T, X, Fut>(&self, call: impl FnOnce() -> Fut) -> Result<T, X>
     where
-        Fut: Future<Output = Result<T, X>>,
+        Fut: IntoFuture<Output = Result<T, X>>,
         F: Replace<T, X>,
     {
         let shared = &*self.shared;

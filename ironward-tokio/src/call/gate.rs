@@ -1,7 +1,7 @@
 //! [`Gate`]: at most so many calls in flight at once, the rest refused at once.
 
 use std::fmt;
-use std::future::Future;
+use std::future::IntoFuture;
 use std::sync::Arc;
 
 use ironward::{GateReason, SharedGate};
@@ -120,7 +120,7 @@ impl Gate {
         call: impl FnOnce() -> Fut,
     ) -> Result<T, CallError<E, GateReason>>
     where
-        Fut: Future<Output = Result<T, E>>,
+        Fut: IntoFuture<Output = Result<T, E>>,
     {
         let shared = &*self.shared;
         if let Err(reason) = shared.gate.check() {

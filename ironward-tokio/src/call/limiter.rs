@@ -2,7 +2,7 @@
 //! bounded queue.
 
 use std::fmt;
-use std::future::Future;
+use std::future::IntoFuture;
 use std::sync::Arc;
 
 use ironward::Criticality;
@@ -116,7 +116,7 @@ impl<G> Limiter<G> {
         call: impl FnOnce() -> Fut,
     ) -> Result<T, CallError<E, LimiterRefusal>>
     where
-        Fut: Future<Output = Result<T, E>>,
+        Fut: IntoFuture<Output = Result<T, E>>,
         G: Grade<T, E>,
     {
         self.call_as(Criticality::Critical, call).await
@@ -132,7 +132,7 @@ impl<G> Limiter<G> {
         call: impl FnOnce() -> Fut,
     ) -> Result<T, CallError<E, LimiterRefusal>>
     where
-        Fut: Future<Output = Result<T, E>>,
+        Fut: IntoFuture<Output = Result<T, E>>,
         G: Grade<T, E>,
     {
         let shared = &*self.shared;

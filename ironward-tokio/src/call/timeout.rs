@@ -1,7 +1,7 @@
 //! [`Timeout`]: a time limit on any async call, bounded by the deadline it runs under.
 
 use std::fmt;
-use std::future::Future;
+use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll};
@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use pin_project_lite::pin_project;
 
-use super::{CallError, Deadline};
+use super::{CallError, Deadline, Scope};
 use crate::meter::{DEFAULT_NAME, Decisions};
 use crate::{Clock, Delay};
 
@@ -163,7 +163,7 @@ impl Timeout {
         call: impl FnOnce() -> Fut,
     ) -> Result<T, CallError<E, TimeoutReason>>
     where
-        Fut: Future<Output = Result<T, E>>,
+        Fut: IntoFuture<Output = Result<T, E>>,
     {
         let shared = &*self.shared;
         let own = (!shared.budget.is_zero()).then_some(shared.budget);
@@ -180,12 +180,7 @@ impl Timeout {
             deadline: deadline.clone(),
             done: false,
         };
-        let cut = Cut {
-            future: deadline.clone().scope(call()),
-            sleep: None,
-            deadline,
-        }
-        .await;
+        let cut = cut(deadline, call().into_future()).await;
         count.done = true;
         match cut {
             Some(result) => {
@@ -236,10 +231,21 @@ impl Drop for Count<'_> {
     }
 }
 
+/// `future` run under `deadline` and raced against it: its output if ready by the deadline
+/// as the clock reads it when it ends, `None` once the deadline has passed. What a
+/// [`Timeout`] and each attempt of a [`Retry`](super::Retry) are cut by.
+pub(super) fn cut<F: Future>(deadline: Deadline, future: F) -> Cut<Scope<F>> {
+    Cut {
+        future: deadline.clone().scope(future),
+        sleep: None,
+        deadline,
+    }
+}
+
 pin_project! {
     /// A future raced against a deadline: its output if ready by the deadline, `None` once
     /// the deadline has passed.
-    struct Cut<F> {
+    pub(super) struct Cut<F> {
         #[pin]
         future: F,
         // Made by the first poll that finds the future pending, so a call ready at once

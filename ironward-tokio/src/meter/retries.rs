@@ -9,6 +9,7 @@ use std::time::Duration;
 
 use ironward::grpc::Halt as GrpcStop;
 use ironward::http_retry::{Retried, Stop, StopReason};
+use ironward::retry::Cause;
 
 #[cfg(doc)]
 use super::Decisions;
@@ -16,7 +17,8 @@ use super::Decisions;
 use super::{RETRY_ATTEMPTS, RETRY_CALLS, RETRY_WAIT};
 
 /// The reasons a retrying client's calls end for, which [`Retries`] counts them by: the HTTP
-/// edges' [`Stop`] and gRPC A6's [`ironward::grpc::Halt`].
+/// edges' [`Stop`], gRPC A6's [`ironward::grpc::Halt`] and the core engine's [`Cause`] (the
+/// front door's `call::Retry`).
 pub trait Stops: Copy + PartialEq + Send + Sync + 'static {
     /// Every stop, in the order their series are registered.
     const ALL: &'static [Self];
@@ -28,6 +30,18 @@ pub trait Stops: Copy + PartialEq + Send + Sync + 'static {
 
 impl Stops for Stop {
     const ALL: &'static [Self] = &Stop::ALL;
+    const HEDGES: bool = false;
+
+    fn label(self) -> &'static str {
+        self.as_str()
+    }
+}
+
+/// The core retry engine's own stops, as `ironward_tokio::call::Retry` ends for them: each
+/// labelled as the HTTP stop it becomes ([`Cause::as_str`](ironward::retry::Cause::as_str)),
+/// so one query reads every retrying edge.
+impl Stops for Cause {
+    const ALL: &'static [Self] = &Cause::ALL;
     const HEDGES: bool = false;
 
     fn label(self) -> &'static str {

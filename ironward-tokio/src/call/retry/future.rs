@@ -1,0 +1,358 @@
+//! [`Retrying`]: one call through a [`Retry`](super::Retry), its hooks, and the futures and
+//! the blocking loop that run it.
+
+use std::fmt;
+use std::future::{Future, IntoFuture};
+use std::marker::PhantomData;
+use std::pin::Pin;
+use std::sync::Arc;
+use std::task::{Context, Poll, ready};
+
+use ironward::retry::Retried;
+use pin_project_lite::pin_project;
+
+use super::driver::{Answer, Driver, Ended, Then};
+use super::{After, AnyError, Notify, Shared, Silent, Unnamed, When};
+use crate::Delay;
+use crate::call::Scope;
+use crate::call::timeout::{Cut, cut};
+
+/// One call through a [`Retry`](super::Retry): the operation and the hooks that read its
+/// errors, to await (an async operation), to [`record`](Self::recorded), or to run
+/// [`blocking`](Self::blocking) (a synchronous one).
+///
+/// Made by [`Retry::call`](super::Retry::call) or [`RetryExt::retry`](super::RetryExt::retry).
+/// Nothing runs until it is awaited or run. Each hook replaces the one before; a closure
+/// names its argument's type (`|e: &io::Error| ...`), a function path needs nothing
+/// (`.when(Error::is_transient)`).
+///
+/// # Examples
+///
+/// A 404 is not worth retrying; a 503 names its wait.
+///
+/// ```
+/// use std::sync::Mutex;
+/// use std::time::Duration;
+/// use ironward::retry::Rules;
+/// use ironward_tokio::Clock;
+/// use ironward_tokio::call::{CallError, Retry, RetryExt};
+///
+/// #[derive(Debug, PartialEq)]
+/// struct Status(u16);
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let (clock, _hand) = Clock::manual(Duration::ZERO);
+/// let retry = Retry::new(Rules::default()).with_clock(clock.clone());
+/// let answers = Mutex::new(vec![Status(404), Status(503)]);
+/// let fetch = || async { Err::<(), _>(answers.lock().unwrap().pop().unwrap()) };
+/// let waits = Mutex::new(Vec::new());
+/// let answer = fetch
+///     .retry(&retry)
+///     .when(|status: &Status| status.0 >= 500)
+///     .after(|status: &Status| (status.0 == 503).then(|| Duration::from_millis(700)))
+///     .notify(|_: &Status, wait| waits.lock().unwrap().push(wait))
+///     .await;
+/// assert_eq!(answer, Err(CallError::Failed(Status(404))));
+/// assert_eq!(*waits.lock().unwrap(), [Duration::from_millis(700)]);
+/// assert_eq!(clock.now(), Duration::from_millis(700));
+/// # }
+/// ```
+#[must_use = "a retry does nothing unless awaited or run"]
+pub struct Retrying<F, W = AnyError, A = Unnamed, N = Silent> {
+    shared: Arc<Shared>,
+    operation: F,
+    when: W,
+    after: A,
+    notify: N,
+}
+
+impl<F> Retrying<F> {
+    pub(super) fn new(shared: Arc<Shared>, operation: F) -> Self {
+        Self {
+            shared,
+            operation,
+            when: AnyError,
+            after: Unnamed,
+            notify: Silent,
+        }
+    }
+}
+
+impl<F, W, A, N> Retrying<F, W, A, N> {
+    /// Retries only the errors `when` finds worth it (any `Fn(&E) -> bool`, or a [`When`]);
+    /// any other stops the call at once with it. By default every error is retried.
+    pub fn when<W2>(self, when: W2) -> Retrying<F, W2, A, N> {
+        Retrying {
+            shared: self.shared,
+            operation: self.operation,
+            when,
+            after: self.after,
+            notify: self.notify,
+        }
+    }
+
+    /// Reads the wait each error names (any `Fn(&E) -> Option<Duration>`, or an [`After`]),
+    /// as HTTP's `Retry-After`: the next attempt waits at least that long. By default none.
+    pub fn after<A2>(self, after: A2) -> Retrying<F, W, A2, N> {
+        Retrying {
+            shared: self.shared,
+            operation: self.operation,
+            when: self.when,
+            after,
+            notify: self.notify,
+        }
+    }
+
+    /// Calls `notify` (any `Fn(&E, Duration)`, or a [`Notify`]) with the failed attempt's
+    /// error and the wait decided, before each wait is slept. By default nobody.
+    pub fn notify<N2>(self, notify: N2) -> Retrying<F, W, A, N2> {
+        Retrying {
+            shared: self.shared,
+            operation: self.operation,
+            when: self.when,
+            after: self.after,
+            notify,
+        }
+    }
+
+    /// The call's future, answering the [`Retried`] record beside the result: attempts made,
+    /// time waited, and why the call stopped (`None` after a success).
+    pub fn recorded<T, E, Fut>(self) -> Recorded<F, Fut, T, E, W, A, N>
+    where
+        F: FnMut() -> Fut,
+        Fut: IntoFuture<Output = Result<T, E>>,
+        W: When<E>,
+        A: After<E>,
+        N: Notify<E>,
+    {
+        Recorded {
+            operation: self.operation,
+            hooks: (self.when, self.after, self.notify),
+            driver: Driver::new(self.shared),
+            last: None,
+            stage: Stage::Ask,
+            value: PhantomData,
+        }
+    }
+
+    /// Runs a synchronous operation to its answer on this thread, each wait slept with
+    /// [`Clock::sleep_blocking`](crate::Clock::sleep_blocking): `std::thread::sleep`, or on a
+    /// [manual](crate::Clock::manual) clock a move of the clock.
+    ///
+    /// An attempt cannot be cut short: the attempt timeout does not apply, and an attempt that
+    /// fails after the budget has run out ends the call. The engine's rules are otherwise the
+    /// async form's, and the [`Deadline`](crate::call::Deadline) read is the current one if
+    /// this runs inside a task under one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward::retry::{Cause, Rules};
+    /// use ironward::{BACKOFF, Backoff, Jitter};
+    /// use ironward_tokio::Clock;
+    /// use ironward_tokio::call::{CallError, Retry};
+    ///
+    /// let (clock, _hand) = Clock::manual(Duration::ZERO);
+    /// let rules = Rules::new(Backoff { jitter: Jitter::Rigid, ..BACKOFF });
+    /// let retry = Retry::new(rules).with_clock(clock.clone());
+    /// let (answer, retried) = retry.call(|| Err::<(), _>("locked")).blocking_recorded();
+    /// assert_eq!(answer, Err(CallError::Failed("locked")));
+    /// assert_eq!(retried.stop, Some(Cause::AttemptsExhausted));
+    /// assert_eq!(clock.now(), Duration::from_millis(300));
+    /// ```
+    pub fn blocking<T, E>(self) -> Answer<T, E>
+    where
+        F: FnMut() -> Result<T, E>,
+        W: When<E>,
+        A: After<E>,
+        N: Notify<E>,
+    {
+        self.blocking_recorded().0
+    }
+
+    /// [`blocking`](Self::blocking), with the [`Retried`] record beside the answer.
+    pub fn blocking_recorded<T, E>(mut self) -> (Answer<T, E>, Retried)
+    where
+        F: FnMut() -> Result<T, E>,
+        W: When<E>,
+        A: After<E>,
+        N: Notify<E>,
+    {
+        let clock = self.shared.parts.knobs.clock.clone();
+        let hooks = (self.when, self.after, self.notify);
+        let mut driver = Driver::new(self.shared);
+        let mut last = None;
+        loop {
+            if let Err(answer) = driver.attempt::<T, E>(last.take(), None) {
+                return (answer, driver.retried());
+            }
+            match driver.settle(Ended::Returned((self.operation)()), &hooks) {
+                Then::Wait(wait, error) => {
+                    last = error;
+                    clock.sleep_blocking(wait);
+                }
+                Then::Answer(answer) => return (answer, driver.retried()),
+            }
+        }
+    }
+}
+
+impl<F, Fut, T, E, W, A, N> IntoFuture for Retrying<F, W, A, N>
+where
+    F: FnMut() -> Fut,
+    Fut: IntoFuture<Output = Result<T, E>>,
+    W: When<E>,
+    A: After<E>,
+    N: Notify<E>,
+{
+    type Output = Answer<T, E>;
+    type IntoFuture = RetryFuture<F, Fut, T, E, W, A, N>;
+
+    fn into_future(self) -> Self::IntoFuture {
+        RetryFuture {
+            recorded: self.recorded(),
+        }
+    }
+}
+
+pin_project! {
+    /// The future of an awaited [`Retrying`]: the answer alone.
+    #[must_use = "a retry does nothing unless awaited"]
+    pub struct RetryFuture<F, Fut: IntoFuture, T, E, W, A, N> {
+        #[pin]
+        recorded: Recorded<F, Fut, T, E, W, A, N>,
+    }
+}
+
+impl<F, Fut, T, E, W, A, N> Future for RetryFuture<F, Fut, T, E, W, A, N>
+where
+    F: FnMut() -> Fut,
+    Fut: IntoFuture<Output = Result<T, E>>,
+    W: When<E>,
+    A: After<E>,
+    N: Notify<E>,
+{
+    type Output = Answer<T, E>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.project().recorded.poll(cx).map(|(answer, _)| answer)
+    }
+}
+
+pin_project! {
+    /// The future of [`Retrying::recorded`]: the answer and the [`Retried`] record.
+    ///
+    /// The call starts (its clock read, its deadline taken) when first polled. Dropped while
+    /// an attempt runs, it drops that attempt's future; while it waits, its sleep: nothing is
+    /// left running, and nothing is counted as ended.
+    #[must_use = "a retry does nothing unless awaited"]
+    pub struct Recorded<F, Fut: IntoFuture, T, E, W, A, N> {
+        operation: F,
+        hooks: (W, A, N),
+        // Started (its clock read, its deadline taken) by the first poll.
+        driver: Driver,
+        // The failed attempt's error, returned should the next attempt not be made.
+        last: Option<E>,
+        #[pin]
+        stage: Stage<Fut::IntoFuture>,
+        value: PhantomData<fn() -> T>,
+    }
+}
+
+pin_project! {
+    #[project = StageProj]
+    enum Stage<Fut: Future> {
+        // The next attempt is to be asked for.
+        Ask,
+        // An attempt raced against its deadline.
+        Cut { #[pin] attempt: Cut<Scope<Fut>> },
+        // An attempt with no deadline at all.
+        Free { #[pin] attempt: Fut },
+        Wait { #[pin] delay: Delay },
+        Done,
+    }
+}
+
+impl<F, Fut, T, E, W, A, N> Future for Recorded<F, Fut, T, E, W, A, N>
+where
+    F: FnMut() -> Fut,
+    Fut: IntoFuture<Output = Result<T, E>>,
+    W: When<E>,
+    A: After<E>,
+    N: Notify<E>,
+{
+    type Output = (Answer<T, E>, Retried);
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let mut this = self.project();
+        let driver = this.driver;
+        loop {
+            let ended = match this.stage.as_mut().project() {
+                StageProj::Ask => {
+                    let per_attempt = driver.attempt_timeout();
+                    match driver.attempt::<T, E>(this.last.take(), per_attempt) {
+                        Ok(Some(deadline)) => {
+                            let attempt = cut(deadline, (this.operation)().into_future());
+                            this.stage.set(Stage::Cut { attempt });
+                        }
+                        Ok(None) => {
+                            let attempt = (this.operation)().into_future();
+                            this.stage.set(Stage::Free { attempt });
+                        }
+                        Err(answer) => {
+                            this.stage.set(Stage::Done);
+                            return Poll::Ready((answer, driver.retried()));
+                        }
+                    }
+                    continue;
+                }
+                StageProj::Cut { attempt } => match ready!(attempt.poll(cx)) {
+                    Some(result) => Ended::Returned(result),
+                    None => Ended::TimedOut,
+                },
+                StageProj::Free { attempt } => Ended::Returned(ready!(attempt.poll(cx))),
+                StageProj::Wait { delay } => {
+                    ready!(delay.poll(cx));
+                    this.stage.set(Stage::Ask);
+                    continue;
+                }
+                StageProj::Done => panic!("a retry future polled after it answered"),
+            };
+            match driver.settle(ended, this.hooks) {
+                Then::Wait(wait, error) => {
+                    *this.last = error;
+                    let delay = driver.clock().sleep(wait);
+                    this.stage.set(Stage::Wait { delay });
+                }
+                Then::Answer(answer) => {
+                    this.stage.set(Stage::Done);
+                    return Poll::Ready((answer, driver.retried()));
+                }
+            }
+        }
+    }
+}
+
+impl<F, W: fmt::Debug, A: fmt::Debug, N: fmt::Debug> fmt::Debug for Retrying<F, W, A, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Retrying")
+            .field("name", &self.shared.parts.knobs.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<F, Fut: IntoFuture, T, E, W, A, N> fmt::Debug for Recorded<F, Fut, T, E, W, A, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Recorded")
+            .field("retried", &self.driver.retried())
+            .finish_non_exhaustive()
+    }
+}
+
+impl<F, Fut: IntoFuture, T, E, W, A, N> fmt::Debug for RetryFuture<F, Fut, T, E, W, A, N> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        self.recorded.fmt(f)
+    }
+}

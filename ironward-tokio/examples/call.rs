@@ -1,20 +1,23 @@
-//! A flaky `async fn` behind a breaker, a timeout and a fallback, on the real clock, in
-//! about three seconds:
+//! A flaky `async fn` behind a retry, a breaker, a timeout and a fallback, on the real clock,
+//! in about three seconds:
 //!
 //! ```sh
 //! cargo run -p ironward-tokio --example call
 //! ```
 //!
-//! The backend answers at first, then hangs (the timeout cuts each call), then fails fast;
-//! after three failures in a row the classic breaker opens and the calls are answered by
-//! the fallback without reaching it; after its open wait one probe goes through, finds the
-//! backend back, and closes it.
+//! The backend answers at first, then hangs (the timeout cuts each attempt), then fails fast;
+//! the retry tries each call again after 50 ms, within 400 ms; after three failures in a row
+//! the classic breaker opens, and its refusals are not retried: the calls are answered by the
+//! fallback without reaching the backend; after its open wait one probe goes through, finds
+//! the backend back, and closes it.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use ironward::CLASSIC;
 use ironward::classic::{Classic, OpenWait, Record};
-use ironward_tokio::call::{Breaker, Fallback, Timeout};
+use ironward::retry::Rules;
+use ironward::{BACKOFF, Backoff, CLASSIC, Jitter};
+use ironward_tokio::call::{Breaker, CallError, Fallback, Retry, Timeout};
 use tokio::time::Instant;
 
 /// The backend: up for half a second, hanging until 1.2 s, failing until 2 s, then up.
@@ -41,6 +44,18 @@ async fn main() {
     };
     let breaker = Breaker::new(policy).with_name("prices");
     let timeout = Timeout::new(Duration::from_millis(200)).with_name("prices");
+    // Two attempts, 50 ms apart, all within 400 ms.
+    let rules = Rules {
+        total_budget: Duration::from_millis(400),
+        ..Rules::new(Backoff {
+            base: Duration::from_millis(50),
+            attempts: 2,
+            jitter: Jitter::Rigid,
+            ..BACKOFF
+        })
+    };
+    let retry = Retry::new(rules).with_name("prices");
+    let retries = AtomicU32::new(0);
     // Every error, the breaker's refusal or the call's own, is answered with the last price.
     let fallback = Fallback::from_fn(|error| Ok((99.0, format!("fallback: {error}"))));
 
@@ -50,11 +65,19 @@ async fn main() {
         let asked = start.elapsed();
         let Ok((price, how)) = fallback
             .call(|| {
-                breaker.call(|| {
-                    timeout.call(|| async {
-                        price(start).await.map(|price| (price, "live".to_string()))
+                retry
+                    .call(|| {
+                        breaker.call(|| {
+                            timeout.call(|| async {
+                                price(start).await.map(|price| (price, "live".to_string()))
+                            })
+                        })
                     })
-                })
+                    // The backend's failures and timeouts, not the breaker's refusals.
+                    .when(|error: &CallError<_, _>| error.is_failed())
+                    .notify(|_: &CallError<_, _>, _| {
+                        retries.fetch_add(1, Ordering::Relaxed);
+                    })
             })
             .await
         else {
@@ -72,5 +95,6 @@ async fn main() {
         );
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    println!("{live} live answers, {answered} from the fallback");
+    let retries = retries.into_inner();
+    println!("{live} live answers, {answered} from the fallback, {retries} retries");
 }

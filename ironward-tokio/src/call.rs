@@ -1,13 +1,14 @@
 //! The front door for any async call: a circuit breaker, a timeout that stops at the
-//! deadline around it, a fallback, a concurrency gate and an adaptive limit, each a value
-//! with one method, `piece.call(|| fut).await`, on the same core decisions and shared forms
-//! as ironward-tower's layers.
+//! deadline around it, a retry, a fallback, a concurrency gate and an adaptive limit, each a
+//! value with one method, `piece.call(|| fut).await`, on the same core decisions and shared
+//! forms as ironward-tower's layers.
 //!
 //! | piece | what it does | refuses with |
 //! | --- | --- | --- |
 //! | [`Breaker`] | either breaker family, picked by its policy value (`Breaker::new(SRE)`, `Breaker::new(CLASSIC)`); the caller's [`Classify`] says which results are failures | the family's reason ([`SreReason`](ironward::SreReason), [`ClassicReason`](ironward::ClassicReason)) |
 //! | [`Timeout`] | a time limit on the [`Clock`](crate::Clock), and no later than the [`Deadline`] the call runs under | [`TimeoutReason`] |
 //! | [`Deadline`] | an instant a task carries, which every timeout nested inside keeps to ([`Deadline::scope`], [`Deadline::current`]) | (refuses nothing itself) |
+//! | [`Retry`] | the call tried again on the core's [retry engine](ironward::retry): `when` says which errors, `after` reads a wait the error names, the [`Deadline`] bounds it all; also [`RetryExt`]'s `(|| fut).retry(&policy)` and a blocking form | [`GaveUp`] when the last attempt was cut by time (else the last error, `Failed`) |
 //! | [`Fallback`] | a value or a function in place of a refusal or a failure | (answers instead) |
 //! | [`Gate`] | at most so many calls at once, the rest refused at once | [`GateReason`](ironward::GateReason) |
 //! | [`Limiter`] | the adaptive concurrency limit, by [`Criticality`](ironward::Criticality), with an optional bounded queue | [`LimiterRefusal`](crate::LimiterRefusal) |
@@ -17,11 +18,13 @@
 //! numbers that decided it. A refused call is never started: its closure is not called.
 //!
 //! **Pieces nest by nesting calls.** Outermost the fallback, which sees everything; then the
-//! concurrency limit, so that its refusals (a local decision) are not counted by the
-//! breaker as the backend's failures; then the breaker; innermost the timeout, so that a
-//! call cut off by time is a failure the breaker counts. A retry, when it lands, goes
-//! between the fallback and the limit, and stops at the current [`Deadline`] as a timeout
-//! does.
+//! retry, whose every attempt passes the pieces inside it, and which stops at the current
+//! [`Deadline`] as a timeout does; then the concurrency limit, so that its refusals (a local
+//! decision) are not counted by the breaker as the backend's failures; then the breaker;
+//! innermost the timeout, so that a call cut off by time is a failure the breaker counts.
+//! Inside a retry, an inner piece's refusal is an error like any other: say with
+//! [`when`](retry::Retrying::when) whether it is worth retrying (a breaker's open refusal
+//! rarely is; [`CallError::is_refused`] tells it).
 //!
 //! **Every piece is a shared handle.** `Clone + Send + Sync`, its state behind an `Arc`, so
 //! that every task calling through a clone shares one breaker, one count, one limit. Each
@@ -31,12 +34,15 @@
 //!
 //! **Cancellation.** Dropping a call's future mid-flight leaves the breaker's permit
 //! unsettled (nothing recorded, as the tower layer does), gives the gate's room back, takes
-//! the limiter's call out of flight (or out of its queue) unsampled, and drops the call.
+//! the limiter's call out of flight (or out of its queue) unsampled, ends a retry where it
+//! is (its retry budget told only of decisions made), and drops the call.
 //!
 //! **Metrics and events.** Each piece counts `ironward.requests{piece, name, outcome,
 //! reason}` through [`meter::Decisions`](crate::meter::Decisions), as the layers do (its
-//! docs say which series), under the name its `with_name` gives; and logs its refusals at
-//! `DEBUG`, a breaker's changes of state at `INFO`, through `tracing`.
+//! docs say which series), and a retry `ironward.retry.*` through
+//! [`meter::Retries`](crate::meter::Retries), as the retry middleware does, under the name
+//! its `with_name` gives; and logs its refusals and retries at `DEBUG`, a breaker's changes
+//! of state at `INFO`, through `tracing`.
 //!
 //! # Examples
 //!
@@ -60,6 +66,36 @@
 //! let answer = fallback.call(|| breaker.call(|| timeout.call(hung))).await;
 //! assert_eq!(answer.unwrap(), "cached");
 //! assert_eq!(clock.now(), Duration::from_secs(2), "cut at its timeout");
+//! # }
+//! ```
+//!
+//! The full nesting: each of three attempts passes the breaker and is cut by the timeout;
+//! the retry waits between them, then gives up, and the fallback answers.
+//!
+//! ```
+//! use std::future::pending;
+//! use std::time::Duration;
+//! use ironward::retry::Rules;
+//! use ironward::{BACKOFF, Backoff, CLASSIC, Jitter};
+//! use ironward_tokio::Clock;
+//! use ironward_tokio::call::{Breaker, Fallback, Retry, Timeout};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! let (clock, _hand) = Clock::manual(Duration::ZERO);
+//! let rigid = Rules::new(Backoff { jitter: Jitter::Rigid, ..BACKOFF });
+//! let retry = Retry::new(rigid).with_clock(clock.clone());
+//! let breaker = Breaker::new(CLASSIC).with_clock(clock.clone());
+//! let timeout = Timeout::new(Duration::from_secs(1)).with_clock(clock.clone());
+//! let fallback = Fallback::value("cached");
+//!
+//! let hung = pending::<Result<&str, std::io::Error>>;
+//! let answer = fallback
+//!     .call(|| retry.call(|| breaker.call(|| timeout.call(hung))))
+//!     .await;
+//! assert_eq!(answer.unwrap(), "cached");
+//! // Three 1 s attempts, and waits of 100 ms and 200 ms between them.
+//! assert_eq!(clock.now(), Duration::from_millis(3_300));
 //! # }
 //! ```
 

@@ -156,7 +156,7 @@ impl ClientBreaker {
     /// assert_eq!(breaker.ratio(), 0.0);
     /// ```
     pub fn for_breaker<B: SharedCircuitBreaker>(policy: B::Policy) -> ClientBreaker<B> {
-        let meter = Arc::new(BreakerMeter::new(DEFAULT_NAME, B::REFUSALS, B::STATEFUL));
+        let meter = Arc::new(BreakerMeter::new(DEFAULT_NAME, B::REFUSALS));
         ClientBreaker::with_sources(policy, Knobs::default(), meter)
     }
 }
@@ -221,7 +221,7 @@ impl<B: SharedCircuitBreaker> ClientBreaker<B> {
     #[must_use]
     pub fn with_name(mut self, name: &'static str) -> Self {
         self.knobs.name = name;
-        self.meter = Arc::new(BreakerMeter::new(name, B::REFUSALS, B::STATEFUL));
+        self.meter = Arc::new(BreakerMeter::new(name, B::REFUSALS));
         self
     }
 

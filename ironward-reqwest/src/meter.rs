@@ -13,7 +13,7 @@
 
 use std::time::Duration;
 
-use ironward::classic::{State, Transition};
+use ironward::classic::Transition;
 use ironward_tokio::SharedCircuitBreaker;
 pub(crate) use ironward_tokio::meter::{DEFAULT_NAME, Retries as RetryMeter, States};
 use ironward_tokio::meter::{Decisions, Level};
@@ -26,25 +26,19 @@ pub(crate) struct BreakerMeter {
     name: &'static str,
     decisions: Decisions,
     ratio: Level,
-    /// Registered with the others only where `stateful`.
+    /// A stateful family's state and changes, registered at its first decision.
     states: States,
-    stateful: bool,
 }
 
 impl BreakerMeter {
     /// The handles of the breaker `name`, which refuses for `reasons` (its family's
-    /// labels) and, where `stateful`, changes state, registered on first use.
-    pub(crate) fn new(
-        name: &'static str,
-        reasons: &'static [&'static str],
-        stateful: bool,
-    ) -> Self {
+    /// labels), registered on first use.
+    pub(crate) fn new(name: &'static str, reasons: &'static [&'static str]) -> Self {
         Self {
             name,
             decisions: Decisions::new("breaker", name, "refused", reasons),
             ratio: Level::breaker_ratio(name),
             states: States::new(name),
-            stateful,
         }
     }
 
@@ -60,24 +54,22 @@ impl BreakerMeter {
     }
 
     /// Registers the ratio's gauge, if it is not yet (a stateful family's state gauge
-    /// registers at its first [`watch`](Self::watch), which reads the breaker's state).
+    /// registers at its first [`watch`](Self::watch), which reads the breaker's state:
+    /// [`States::watch`]).
     fn register(&self) {
         self.ratio.register();
     }
 
     /// Takes and reports the change of state `breaker` made by `now`, if its family has
-    /// states, registering its state gauge first if it is not yet; the change, for the event.
+    /// states, registering its state gauge first if it is not yet ([`States::watch`]); the
+    /// change, for the event.
     #[inline]
     pub(crate) fn watch<B: SharedCircuitBreaker>(
         &self,
         breaker: &B,
         now: Duration,
     ) -> Option<Transition> {
-        if self.stateful {
-            self.states
-                .register(|| breaker.state(now).unwrap_or(State::Closed));
-        }
-        self.states.watch(breaker)
+        self.states.watch(breaker, now)
     }
 
     /// Counts one attempt the breaker refused for the reason numbered `kind`, at the share

@@ -161,3 +161,31 @@ fn a_retry_counts_its_attempts_calls_and_waits() {
     ];
     assert_eq!(seen, expected);
 }
+
+// A breaker made in a state put by hand shows it from its first decision: the state gauge
+// registers at the state the breaker is in (forced open, 4), not at closed.
+#[test]
+fn a_breaker_made_forced_open_shows_its_state_from_its_first_call() {
+    use ironward::classic::Force;
+    let recorder = DebuggingRecorder::new();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    metrics::with_local_recorder(&recorder, || {
+        runtime.block_on(async {
+            let breaker = Breaker::new(Classic {
+                force: Force::Open,
+                ..CLASSIC
+            })
+            .with_name("held");
+            assert_eq!(breaker.state(), Some(State::ForcedOpen));
+            let refused = breaker.call(|| async { Ok::<_, ()>(()) }).await;
+            assert!(refused.unwrap_err().is_refused());
+        });
+    });
+    let seen = series(&recorder);
+    assert!(
+        seen.contains(&counted("ironward.breaker.state{name=held}", 4)),
+        "{seen:?}"
+    );
+}

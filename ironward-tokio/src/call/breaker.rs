@@ -3,6 +3,7 @@
 use std::fmt;
 use std::future::IntoFuture;
 use std::sync::Arc;
+use std::time::Duration;
 
 use ironward::classic::{State, Transition};
 
@@ -247,7 +248,7 @@ impl<B: SharedCircuitBreaker, C> Shared<B, C> {
             Ok(_) => self.decisions.admitted(),
             Err(reason) => self.refused(reason),
         }
-        self.watch();
+        self.watch(now);
         checked
     }
 
@@ -264,7 +265,7 @@ impl<B: SharedCircuitBreaker, C> Shared<B, C> {
         } else {
             self.breaker.pass(permit, now)
         };
-        self.watch();
+        self.watch(now);
     }
 
     /// Counts and reports a refusal.
@@ -282,11 +283,12 @@ impl<B: SharedCircuitBreaker, C> Shared<B, C> {
         );
     }
 
-    /// Reports the change of state the last decisions made, if any; nothing, decided when
-    /// compiled, for a family without states.
+    /// Reports the change of state the last decisions made, if any, the state gauge
+    /// registered at the first ([`States::watch`]); nothing, decided when compiled, for a
+    /// family without states.
     #[inline]
-    fn watch(&self) {
-        if let Some(Transition { from, to }) = self.states.watch(&self.breaker) {
+    fn watch(&self, now: Duration) {
+        if let Some(Transition { from, to }) = self.states.watch(&self.breaker, now) {
             tracing::info!(
                 name = self.knobs.name,
                 from = from.as_str(),

@@ -4,6 +4,7 @@
 use std::fmt;
 #[cfg(feature = "metrics")]
 use std::sync::OnceLock;
+use std::time::Duration;
 
 use ironward::classic::{State, Transition};
 
@@ -134,9 +135,12 @@ impl States {
 
     /// Takes the change of state `breaker`'s decisions since the last take made and
     /// reports it ([`transition`](Self::transition)), returning it for the edge's event:
-    /// what an edge calls after each decision. For a family without states (`STATEFUL`
-    /// false, the SRE breaker), `None` without asking the breaker, decided when the edge is
-    /// compiled, so that its decisions pay nothing for it.
+    /// what an edge calls after each decision, at `now`. It registers the gauge first, at the
+    /// state the breaker is in at `now`, if it is not yet ([`register`](Self::register): one
+    /// load once registered), so that an edge without a moment when its name is final shows
+    /// the gauge from its first decision. For a family without states (`STATEFUL` false, the
+    /// SRE breaker), `None` without asking the breaker, decided when the edge is compiled, so
+    /// that its decisions pay nothing for it.
     ///
     /// # Examples
     ///
@@ -153,15 +157,16 @@ impl States {
     /// let classic = Mutex::new(ClassicBreaker::new(policy, Duration::ZERO));
     /// let permit = classic.check(Duration::ZERO, 0.5).unwrap();
     /// let _ = classic.fail(permit, Duration::ZERO);
-    /// assert_eq!(states.watch(&classic).map(|t| t.to), Some(State::Open));
-    /// assert_eq!(states.watch(&classic), None, "taken once");
-    /// assert_eq!(states.watch(&SharedSreBreaker::new(SRE, Duration::ZERO)), None);
+    /// assert_eq!(states.watch(&classic, Duration::ZERO).map(|t| t.to), Some(State::Open));
+    /// assert_eq!(states.watch(&classic, Duration::ZERO), None, "taken once");
+    /// assert_eq!(states.watch(&SharedSreBreaker::new(SRE, Duration::ZERO), Duration::ZERO), None);
     /// ```
     #[inline]
-    pub fn watch<B: SharedCircuitBreaker>(&self, breaker: &B) -> Option<Transition> {
+    pub fn watch<B: SharedCircuitBreaker>(&self, breaker: &B, now: Duration) -> Option<Transition> {
         if !B::STATEFUL {
             return None;
         }
+        self.register(|| breaker.state(now).unwrap_or(State::Closed));
         let transition = breaker.take_transition()?;
         self.transition(transition);
         Some(transition)

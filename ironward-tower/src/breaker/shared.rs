@@ -1,5 +1,7 @@
 //! What every clone of one service shares: the breaker and the handles it reports through.
 
+use std::time::Duration;
+
 use crate::meter::{Level, Meter, States};
 use crate::tuner::Tune;
 use crate::{Classify, Mode};
@@ -73,7 +75,7 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
         let now = self.knobs.clock.now();
         let roll = self.knobs.dice.roll();
         let checked = self.breaker.check(now, roll);
-        self.watch();
+        self.watch(now);
         checked
     }
 
@@ -81,8 +83,8 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
     /// a family without states, the SRE breaker, nothing, decided when the layer is
     /// compiled, so its calls never ask).
     #[inline]
-    fn watch(&self) {
-        if let Some(transition) = self.states.watch(&self.breaker) {
+    fn watch(&self, now: Duration) {
+        if let Some(transition) = self.states.watch(&self.breaker, now) {
             self.transitioned(transition);
         }
     }
@@ -115,7 +117,7 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
         } else {
             self.breaker.pass(permit, now)
         };
-        self.watch();
+        self.watch(now);
     }
 
     /// The knobs, for a layer made anew on them.
@@ -141,10 +143,11 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
 
 impl<C: Send + Sync, B: SharedCircuitBreaker> Tune<B::Policy> for Shared<C, B> {
     fn retune(&self, policy: B::Policy) -> B::Policy {
-        let was = self.breaker.retune(policy.clone(), self.knobs.clock.now());
+        let now = self.knobs.clock.now();
+        let was = self.breaker.retune(policy.clone(), now);
         tracing::debug!(from = ?was, to = ?policy, "breaker retuned");
         // A policy that puts the breaker in a state by hand, or lifts one, changes it now.
-        self.watch();
+        self.watch(now);
         was
     }
 

@@ -29,6 +29,7 @@
 //! | [`retry`] ([`retry::Engine`]) | after a failed attempt of any operation, whether and when to try again: attempts, backoff, time budget, a server's wait, retry budget, and the record of the call | gRPC A6; AWS "Exponential Backoff and Jitter"; RFC 9110 §10.2.3 |
 //! | [`http_retry`] | whether and when to retry a failed HTTP response | RFC 9110 |
 //! | [`grpc`] | whether and when to retry or hedge a gRPC call, and the service config's policies | gRPC A6; grpc-go `stream.go`, `service_config.go` |
+//! | [`latency`] ([`latency::Recent`], [`latency::Tail`]) | how long to wait before hedging a call: a percentile of recent latencies, bounded | Dean and Barroso, "The Tail at Scale" |
 //!
 //! # Time, chance and load are passed in
 //!
@@ -121,6 +122,7 @@ pub use window::{Outcome, Tally, Total, Window};
 pub mod _guide;
 pub mod grpc;
 pub mod http_retry;
+pub mod latency;
 pub mod retry;
 
 /// The README's examples, compiled and run as doc tests.

@@ -114,6 +114,59 @@ pub enum Verdict {
     Ignored,
 }
 
+/// How an attempt ended, read by the caller rather than from a gRPC status: what
+/// [`HedgingPlan::on_end`] takes from a caller that hedges something other than gRPC.
+///
+/// # Examples
+///
+/// ```
+/// use ironward::grpc::{Ending, Pushback};
+///
+/// let fatal = Ending::Failed { fatal: true, pushback: Pushback::Absent };
+/// assert_ne!(fatal, Ending::Succeeded);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Ending {
+    /// The attempt succeeded: the call takes it (A6's `OK`).
+    Succeeded,
+    /// The attempt failed.
+    Failed {
+        /// Whether the failure ends the call (A6: a code not in `nonFatalStatusCodes`);
+        /// otherwise the others race on, and the next hedge goes at once.
+        fatal: bool,
+        /// What the server said about the next attempt, as `grpc-retry-pushback-ms` would.
+        pushback: Pushback,
+    },
+}
+
+/// An attempt's end as the rules read it.
+#[derive(Debug, Clone, Copy)]
+struct Read {
+    ok: bool,
+    committed: bool,
+    fatal: bool,
+    pushback: Pushback,
+}
+
+impl Read {
+    const fn of(end: Ending) -> Self {
+        match end {
+            Ending::Succeeded => Read {
+                ok: true,
+                committed: false,
+                fatal: false,
+                pushback: Pushback::Absent,
+            },
+            Ending::Failed { fatal, pushback } => Read {
+                ok: false,
+                committed: false,
+                fatal,
+                pushback,
+            },
+        }
+    }
+}
+
 /// One call's hedged attempts under a gRPC A6 hedging policy.
 ///
 /// gRPC A6, "Hedging Policy": the first attempt is sent at once; while none has answered,
@@ -365,11 +418,76 @@ impl HedgingPlan {
         self.conclude(attempt, outcome, now, Teller::shared(budget))
     }
 
+    /// Attempt `attempt` ended at `now` as the caller reads it, without a gRPC status: a
+    /// success, or a failure that is fatal or not, with the server's pushback if any.
+    ///
+    /// The same rules as [`on_outcome`](HedgingPlan::on_outcome), for a caller that hedges
+    /// something other than a gRPC call (ironward-tokio's `call::Hedge`): `on_outcome` is
+    /// this with the end read from the code, the policy's `non_fatal_status_codes` and the
+    /// pushback's raw values.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::SharedBudget;
+    /// use ironward::grpc::{Ending, HEDGING_POLICY, Hedge, HedgingPlan, Pushback, Verdict};
+    ///
+    /// let ms = Duration::from_millis;
+    /// let budget = SharedBudget::new(10, 0.1);
+    /// let mut plan = HedgingPlan::new(&HEDGING_POLICY, None, ms(0))?;
+    /// assert_eq!(plan.send_shared(ms(0), Some(&budget)), Hedge::Send(0));
+    /// // A failure that lets the others race, whose server asks for 300 ms.
+    /// let busy = Ending::Failed { fatal: false, pushback: Pushback::Wait(ms(300)) };
+    /// assert_eq!(plan.on_end_shared(0, busy, ms(10), Some(&budget)), Verdict::Pending);
+    /// assert_eq!((plan.next(ms(10)), budget.tokens()), (Some(ms(300)), 9.0));
+    /// # Ok::<(), ironward::grpc::PolicyError>(())
+    /// ```
+    pub fn on_end(
+        &mut self,
+        attempt: u32,
+        end: Ending,
+        now: Duration,
+        budget: Option<&mut Budget>,
+    ) -> Verdict {
+        self.settle(attempt, Read::of(end), now, Teller::own(budget))
+    }
+
+    /// [`on_end`](HedgingPlan::on_end), reporting to a retry budget shared by `&` across
+    /// threads.
+    #[cfg(target_has_atomic = "64")]
+    pub fn on_end_shared(
+        &mut self,
+        attempt: u32,
+        end: Ending,
+        now: Duration,
+        budget: Option<&SharedBudget>,
+    ) -> Verdict {
+        self.settle(attempt, Read::of(end), now, Teller::shared(budget))
+    }
+
     /// [`on_outcome`](HedgingPlan::on_outcome) with any budget.
     fn conclude(
         &mut self,
         attempt: u32,
         outcome: AttemptEnd<'_>,
+        now: Duration,
+        budget: Teller<'_>,
+    ) -> Verdict {
+        let read = Read {
+            ok: outcome.code == Code::Ok,
+            committed: outcome.committed,
+            fatal: !self.non_fatal.contains(outcome.code),
+            pushback: Pushback::from_values(outcome.pushback),
+        };
+        self.settle(attempt, read, now, budget)
+    }
+
+    /// An attempt's end, read, with any budget: the one body of A6's rules for both readings.
+    fn settle(
+        &mut self,
+        attempt: u32,
+        read: Read,
         now: Duration,
         mut budget: Teller<'_>,
     ) -> Verdict {
@@ -380,7 +498,7 @@ impl HedgingPlan {
         if self.committed == Some(attempt) {
             // Its headers committed the call; a success still gives the ratio back (A6:
             // "every successful RPC"), a failure is not counted.
-            if outcome.code == Code::Ok {
+            if read.ok {
                 budget.pass();
             }
             self.flying = Attempts::EMPTY;
@@ -389,19 +507,19 @@ impl HedgingPlan {
                 cancel: Attempts::EMPTY,
             };
         }
-        if outcome.code == Code::Ok {
+        if read.ok {
             budget.pass();
             return self.commit_verdict(attempt);
         }
-        if outcome.committed {
+        if read.committed {
             return self.commit_verdict(attempt);
         }
-        let pushback = Pushback::from_values(outcome.pushback);
+        let pushback = read.pushback;
         if pushback == Pushback::Halt {
             budget.fail();
             self.halt.get_or_insert(Halt::Pushback);
         }
-        if !self.non_fatal.contains(outcome.code) {
+        if read.fatal {
             return self.commit_verdict(attempt);
         }
         self.flying = self.flying.without(attempt);

@@ -121,7 +121,7 @@ pub use code::{Code, Codes, UnknownCode};
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 pub use config::{MethodConfig, Name, Policy, ServiceConfig};
 pub use error::ConfigError;
-pub use hedge::{Attempts, Hedge, HedgingPlan, Verdict};
+pub use hedge::{Attempts, Ending, Hedge, HedgingPlan, Verdict};
 pub use outcome::{AttemptEnd, Halt, PREVIOUS_ATTEMPTS, PUSHBACK, Pushback};
 pub use policy::{
     HEDGING_POLICY, HedgingPolicy, MAX_ATTEMPTS, PolicyError, RETRY_POLICY, RetryPolicy, Throttling,

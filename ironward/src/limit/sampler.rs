@@ -7,7 +7,7 @@ use core::time::Duration;
 
 use super::Sample;
 use crate::clock::{Latest, nanos};
-use crate::internal::float::round_nanos;
+use crate::internal::rank::percentile;
 
 /// Which latency of a window's calls its sample carries.
 ///
@@ -296,17 +296,8 @@ impl Sampler {
                 // The mean of `u64`s fits a `u64`.
                 calls => (self.sum / u128::from(calls)) as u64,
             },
-            Latency::Percentile(p) => {
-                let kept = &mut self.kept[..self.held];
-                let Some(last) = kept.len().checked_sub(1) else {
-                    return 0;
-                };
-                let p = if p.is_nan() { 0.0 } else { p.clamp(0.0, 1.0) };
-                // `Math.round(n * p) - 1`, the reference's index, held to the latencies kept.
-                let rank = round_nanos(kept.len() as f64 * p);
-                let index = (rank.saturating_sub(1) as usize).min(last);
-                *kept.select_nth_unstable(index).1
-            }
+            // `Math.round(n * p) - 1`, the reference's index, held to the latencies kept.
+            Latency::Percentile(p) => percentile(&mut self.kept[..self.held], p).unwrap_or(0),
         }
     }
 

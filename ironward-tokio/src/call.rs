@@ -9,6 +9,7 @@
 //! | [`Timeout`] | a time limit on the [`Clock`](crate::Clock), and no later than the [`Deadline`] the call runs under | [`TimeoutReason`] |
 //! | [`Deadline`] | an instant a task carries, which every timeout nested inside keeps to ([`Deadline::scope`], [`Deadline::current`]) | (refuses nothing itself) |
 //! | [`Retry`] | the call tried again on the core's [retry engine](ironward::retry): `when` says which errors, `after` reads a wait the error names, the [`Deadline`] bounds it all; also [`RetryExt`]'s `(|| fut).retry(&policy)` and a blocking form | [`GaveUp`] when the last attempt was cut by time (else the last error, `Failed`) |
+//! | [`Hedge`] | hedged requests: while no attempt has answered, another after the hedging delay (fixed, or a percentile of recent latencies), up to a most; the first success wins and the rest are dropped; `when` says which errors let the others race, on the gRPC A6 [hedging plan](ironward::grpc::HedgingPlan) and the retry's budget | [`HedgeReason`] when the [`Deadline`] passes with no answer (else the fatal or last error, `Failed`) |
 //! | [`Fallback`] | a value or a function in place of a refusal or a failure | (answers instead) |
 //! | [`Gate`] | at most so many calls at once, the rest refused at once | [`GateReason`](ironward::GateReason) |
 //! | [`Limiter`] | the adaptive concurrency limit, by [`Criticality`](ironward::Criticality), with an optional bounded queue | [`LimiterRefusal`](crate::LimiterRefusal) |
@@ -25,6 +26,8 @@
 //! Inside a retry, an inner piece's refusal is an error like any other: say with
 //! [`when`](retry::Retrying::when) whether it is worth retrying (a breaker's open refusal
 //! rarely is; [`CallError::is_refused`] tells it).
+//! A [`Hedge`] goes where a retry does: each of its attempts passes the pieces inside it, and
+//! it keeps to the current [`Deadline`] as a retry does.
 //!
 //! **Every piece is a shared handle.** `Clone + Send + Sync`, its state behind an `Arc`, so
 //! that every task calling through a clone shares one breaker, one count, one limit. Each
@@ -35,7 +38,9 @@
 //! **Cancellation.** Dropping a call's future mid-flight leaves the breaker's permit
 //! unsettled (nothing recorded, as the tower layer does), gives the gate's room back, takes
 //! the limiter's call out of flight (or out of its queue) unsampled, ends a retry where it
-//! is (its retry budget told only of decisions made), and drops the call.
+//! is (its retry budget told only of decisions made), drops every attempt a hedge has in
+//! flight (none is spawned; its budget is told only of attempts that ended), and drops the
+//! call.
 //!
 //! **Metrics and events.** Each piece counts `ironward.requests{piece, name, outcome,
 //! reason}` through [`meter::Decisions`](crate::meter::Decisions), as the layers do (its
@@ -105,6 +110,7 @@ mod deadline;
 mod error;
 mod fallback;
 mod gate;
+pub mod hedge;
 mod limiter;
 pub mod replace;
 pub mod retry;
@@ -116,6 +122,7 @@ pub use deadline::{Deadline, Scope};
 pub use error::CallError;
 pub use fallback::Fallback;
 pub use gate::Gate;
+pub use hedge::{Hedge, HedgeDelay, HedgeReason, Hedged};
 pub use limiter::Limiter;
 pub use retry::{GaveUp, Retry, RetryExt};
 pub use timeout::{Timeout, TimeoutReason};

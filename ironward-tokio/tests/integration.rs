@@ -6,6 +6,7 @@ pub mod breaker_contention;
 pub mod call_breaker;
 pub mod call_concurrency;
 pub mod call_fallback;
+pub mod call_hedge;
 #[cfg(feature = "metrics")]
 pub mod call_metrics;
 pub mod call_retry;

@@ -325,6 +325,33 @@ async fn a_budget_at_half_starts_no_hedge() {
     assert_eq!(budget.tokens(), 5.1);
 }
 
+// The budget is shared: emptied by other callers while a hedge waits out a named wait, it
+// refuses that hedge, and the call, with nothing in flight, answers its last failure.
+#[tokio::test(start_paused = true)]
+async fn a_budget_emptied_by_others_during_a_wait_ends_the_call_with_its_last_error() {
+    let clock = Clock::monotonic();
+    let budget = Arc::new(SharedBudget::new(10, 0.1));
+    let others = Arc::clone(&budget);
+    let drain = tokio::spawn(async move {
+        tokio::time::sleep(ms(50)).await;
+        for _ in 0..4 {
+            others.fail();
+        }
+    });
+    let script = Script::new(&clock, &[now(Err("busy")), now(Ok(1))]);
+    let hedge = fixed(10, 3, &clock).with_budget(Arc::clone(&budget));
+    let named = |_: &&'static str| Some(ms(100));
+    let (answer, hedged) = hedge.call(script.op()).after(named).recorded().await;
+    drain.await.unwrap();
+    assert_eq!(answer, Err(CallError::Failed("busy")));
+    assert_eq!(
+        (hedged.started, hedged.stop),
+        (vec![ms(0)], Some(Halt::Throttled))
+    );
+    assert_eq!(clock.now(), ms(100), "refused when due, at 100 ms");
+    assert_eq!(budget.tokens(), 5.0, "its own failure and the others' four");
+}
+
 #[tokio::test]
 async fn no_hedge_starts_at_or_past_the_deadline_and_it_cuts_the_rest() {
     let clock = manual();

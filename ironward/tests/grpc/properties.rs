@@ -6,8 +6,8 @@
 use core::time::Duration;
 
 use ironward::grpc::{
-    A6_JITTER, AttemptEnd, Code, Codes, Halt, Hedge, HedgingPlan, HedgingPolicy, MAX_ATTEMPTS,
-    Pushback, RetryPlan, RetryPolicy, RetryStep, Verdict,
+    A6_JITTER, AttemptEnd, Code, Codes, Ending, Halt, Hedge, HedgingPlan, HedgingPolicy,
+    MAX_ATTEMPTS, Pushback, RetryPlan, RetryPolicy, RetryStep, Verdict,
 };
 use ironward::{Budget, Jitter, SharedBudget};
 use proptest::prelude::*;
@@ -163,6 +163,9 @@ proptest! {
         // A twin reporting to a shared budget must decide alike.
         let mut twin = plan.clone();
         let shared = budget.map(SharedBudget::from);
+        // A twin told each uncommitted outcome as the caller's own reading (`on_end`), which
+        // must decide as the code's reading does: one rule for both.
+        let (mut read, mut read_budget) = (plan.clone(), budget);
         let most = max_attempts.min(MAX_ATTEMPTS);
         // The bound on a backoff: maxBackoff, or a fifth past it under random(0.8, 1.2), to
         // f64's precision (a part in 2^50: a second in a billion years' wait).
@@ -216,6 +219,9 @@ proptest! {
         let Ok(mut plan) = plan else { return Ok(()) };
         let mut twin = plan.clone();
         let shared = budget.map(SharedBudget::from);
+        // A twin told each uncommitted outcome as the caller's own reading (`on_end`), which
+        // must decide as the code's reading does: one rule for both.
+        let (mut read, mut read_budget) = (plan.clone(), budget);
         let most = max_attempts.min(MAX_ATTEMPTS);
         let (mut latest, mut reading) = (start, start);
         let mut sent = 0;
@@ -230,6 +236,7 @@ proptest! {
                 0 => {
                     let hedge = plan.send(reading, budget.as_ref());
                     prop_assert_eq!(hedge, twin.send_shared(reading, shared.as_ref()));
+                    prop_assert_eq!(hedge, read.send(reading, read_budget.as_ref()));
                     if let Hedge::Send(n) = hedge {
                         prop_assert_eq!(n, sent, "attempts go out in order");
                         prop_assert!(!committed, "a hedge after the commit");
@@ -255,6 +262,19 @@ proptest! {
                     let twin_verdict =
                         twin.on_outcome_shared(*attempt, outcome, reading, shared.as_ref());
                     prop_assert_eq!(verdict, twin_verdict);
+                    let end = match event.code {
+                        Code::Ok => Ending::Succeeded,
+                        code => Ending::Failed {
+                            fatal: !non_fatal_status_codes.contains(code),
+                            pushback: Pushback::from_values(&values),
+                        },
+                    };
+                    let read_verdict = if event.committed {
+                        read.on_outcome(*attempt, outcome, reading, read_budget.as_mut())
+                    } else {
+                        read.on_end(*attempt, end, reading, read_budget.as_mut())
+                    };
+                    prop_assert_eq!(verdict, read_verdict);
                     if let Verdict::Commit { attempt: taken, cancel } = verdict {
                         prop_assert_eq!(taken, *attempt);
                         prop_assert!(!cancel.contains(taken));
@@ -267,6 +287,7 @@ proptest! {
                 _ => {
                     let cancel = plan.commit(*attempt);
                     prop_assert_eq!(cancel, twin.commit(*attempt));
+                    prop_assert_eq!(cancel, read.commit(*attempt));
                     if cancel.is_some() {
                         committed = true;
                     }
@@ -279,6 +300,8 @@ proptest! {
             prop_assert!(within(&budget), "{:?}", budget);
             prop_assert_eq!(shared.as_ref().map(SharedBudget::snapshot), budget);
             prop_assert_eq!(&plan, &twin);
+            prop_assert_eq!(&plan, &read);
+            prop_assert_eq!(read_budget, budget);
             if committed {
                 prop_assert_eq!(plan.next(reading), None);
                 prop_assert!(plan.in_flight().len() <= 1);

@@ -298,11 +298,15 @@ where
         let clock = &shared.knobs.clock;
         loop {
             let now = clock.now();
-            let step = self.plan.send_shared(now, shared.budget.as_deref());
-            if let Step::Send(n) = step {
-                self.launch(shared, n, now, next());
-                continue;
-            }
+            // The wait until the next hedge, or why none will be sent.
+            let step = match self.plan.send_shared(now, shared.budget.as_deref()) {
+                Step::Send(n) => {
+                    self.launch(shared, n, now, next());
+                    continue;
+                }
+                Step::Wait(wait) => Ok(wait),
+                Step::Halt(stop) => Err(stop),
+            };
             if let Some((n, at, result)) = self.ended(cx) {
                 match self.settle(shared, n, at, result, hooks) {
                     Some(answer) => return Poll::Ready((answer, self.hedged.clone())),
@@ -310,7 +314,7 @@ where
                 }
             }
             match step {
-                Step::Wait(wait) => {
+                Ok(wait) => {
                     let due = now.saturating_add(wait);
                     let timer = match &mut self.timer {
                         Some((at, timer)) if *at == due => timer,
@@ -321,10 +325,12 @@ where
                         continue;
                     }
                 }
-                Step::Halt(stop) => {
+                Err(stop) => {
                     self.timer = None;
                     // Nothing in flight and nothing to come (the budget, shared, may have
-                    // emptied since the last failure): that failure is the answer.
+                    // emptied since the last failure): that failure is the answer. (The
+                    // first attempt is always sent, so one has failed; were none, the call
+                    // would end as one the deadline cut.)
                     if self.flying.is_empty() {
                         let answer = match self.last.take() {
                             Some((n, error)) => self.failed(shared, n, error, stop),
@@ -333,7 +339,6 @@ where
                         return Poll::Ready((answer, self.hedged.clone()));
                     }
                 }
-                Step::Send(_) => unreachable!("a hedge to send was started above"),
             }
             if let Some(deadline) = self.deadline {
                 let cut = self

@@ -163,9 +163,6 @@ proptest! {
         // A twin reporting to a shared budget must decide alike.
         let mut twin = plan.clone();
         let shared = budget.map(SharedBudget::from);
-        // A twin told each uncommitted outcome as the caller's own reading (`on_end`), which
-        // must decide as the code's reading does: one rule for both.
-        let (mut read, mut read_budget) = (plan.clone(), budget);
         let most = max_attempts.min(MAX_ATTEMPTS);
         // The bound on a backoff: maxBackoff, or a fifth past it under random(0.8, 1.2), to
         // f64's precision (a part in 2^50: a second in a billion years' wait).

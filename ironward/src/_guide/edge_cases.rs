@@ -40,6 +40,7 @@
 //!   | [`limit::Gradient2`]'s `tolerance` | 1 to infinity | infinity | never reads a latency as a queue |
 //!   | [`limit::Decrease`]'s `Ratio` | 0 to 1 | 1 | never lowers the limit |
 //!   | [`limit::Latency`]'s `Percentile` | 0 to 1 | 0 | samples the fastest call |
+//!   | [`latency::Tail`]'s `percentile` | 0 to 1 | 0 | hedges after the fastest recent call, held up to the `floor` |
 //!
 //!   A negative breaker constant is therefore 0, a shedder fraction past 1 is 1, and so on.
 //!   [`SreBreaker::ratio`] always lies in `[0, 1]` and is what [`SreBreaker::allow`] decides by: a
@@ -76,6 +77,7 @@
 //! `Stop(InvalidSettings)` or `Stop(InvalidInput)` rather than guessing.
 //!
 //! [`Window`]: crate::Window
+//! [`latency::Tail`]: crate::latency::Tail
 //! [`Deadline`]: crate::Deadline
 //! [`SharedPeriod`]: crate::SharedPeriod
 //! [`Period`]: crate::Period

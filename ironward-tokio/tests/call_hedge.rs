@@ -577,7 +577,7 @@ async fn failsafe_go_should_not_hedge_when_delay_not_exceeded() {
 #[cfg(feature = "metrics")]
 #[test]
 fn a_hedge_counts_its_attempts_its_calls_and_its_refusals() {
-    use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+    use metrics_util::debugging::DebuggingRecorder;
 
     let recorder = DebuggingRecorder::new();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -596,26 +596,7 @@ fn a_hedge_counts_its_attempts_its_calls_and_its_refusals() {
             assert!(deadline.scope(hedge.call(cut.op())).await.is_err());
         });
     });
-    let mut seen: Vec<(String, u64)> = recorder
-        .snapshotter()
-        .snapshot()
-        .into_vec()
-        .into_iter()
-        .filter_map(|(key, _, _, value)| {
-            let key = key.key();
-            let labels: Vec<_> = key
-                .labels()
-                .map(|l| format!("{}={}", l.key(), l.value()))
-                .collect();
-            match value {
-                DebugValue::Counter(n) if n > 0 => {
-                    Some((format!("{}{{{}}}", key.name(), labels.join(",")), n))
-                }
-                _ => None,
-            }
-        })
-        .collect();
-    seen.sort();
+    let seen = crate::call_metrics::series(&recorder);
     let expected = [
         (
             "ironward.requests{piece=hedge,name=api,outcome=admitted}",

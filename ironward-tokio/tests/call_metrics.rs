@@ -15,7 +15,7 @@ use metrics_util::debugging::{DebugValue, DebuggingRecorder};
 use crate::call_breaker::secs;
 
 /// The counters and gauges a recorder holds with a value, as `name{labels}` and the value.
-fn series(recorder: &DebuggingRecorder) -> Vec<(String, u64)> {
+pub fn series(recorder: &DebuggingRecorder) -> Vec<(String, u64)> {
     series_of(recorder.snapshotter().snapshot().into_vec())
 }
 

@@ -286,9 +286,7 @@ impl Hedge {
     pub fn retune(&self, tuning: Tuning) -> Tuning {
         let tuning = held(tuning);
         let mut state = self.shared.state();
-        if let HedgeDelay::Tail(tail) = tuning.delay
-            && Recent::new(tail.window).capacity() != state.recent.capacity()
-        {
+        if let HedgeDelay::Tail(tail) = tuning.delay {
             state.recent = state.recent.resized(tail.window);
         }
         std::mem::replace(&mut state.tuning, tuning)

@@ -594,6 +594,8 @@ fn a_hedge_counts_its_attempts_its_calls_and_its_refusals() {
             let cut = Script::new(&clock, &[]);
             let deadline = Deadline::after(ms(15), &clock);
             assert!(deadline.scope(hedge.call(cut.op())).await.is_err());
+            let passed = Deadline::after(Duration::ZERO, &clock);
+            assert!(passed.scope(hedge.call(cut.op())).await.is_err());
         });
     });
     let seen = crate::call_metrics::series(&recorder);
@@ -606,9 +608,13 @@ fn a_hedge_counts_its_attempts_its_calls_and_its_refusals() {
             "ironward.requests{piece=hedge,name=api,outcome=refused,reason=elapsed}",
             1,
         ),
+        (
+            "ironward.requests{piece=hedge,name=api,outcome=refused,reason=exceeded}",
+            1,
+        ),
         ("ironward.retry.attempts{name=api,kind=first}", 3),
         ("ironward.retry.attempts{name=api,kind=hedge}", 2),
-        ("ironward.retry.calls{name=api,outcome=deadline}", 1),
+        ("ironward.retry.calls{name=api,outcome=deadline}", 2),
         ("ironward.retry.calls{name=api,outcome=not_retryable}", 1),
         ("ironward.retry.calls{name=api,outcome=success}", 1),
     ];

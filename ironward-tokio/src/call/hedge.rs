@@ -124,11 +124,12 @@ pub struct Tuning {
 /// `ironward.retry.attempts{name, kind}` (`first`, `hedge`) for each attempt started, and
 /// `ironward.retry.calls{name, outcome}` for each call that ended (`success`, or the stop:
 /// `not_retryable` for a fatal error, `attempts_exhausted`, `throttled`, `pushback`,
-/// `deadline`). Through [`meter::Decisions`](crate::meter::Decisions):
+/// `deadline` for either refusal). Through [`meter::Decisions`](crate::meter::Decisions):
 /// `ironward.requests{piece="hedge", name, outcome}`, `admitted` for a call that answered,
 /// `refused` with `reason` `exceeded` or `elapsed` as a timeout's. Each hedge is a `DEBUG`
-/// event `hedging call`, a call that ends without a success a `DEBUG` event `not hedging`,
-/// with the name.
+/// event `hedging call`, a call that fails a `DEBUG` event `not hedging`, a refusal a `DEBUG`
+/// event `hedge refused a call`, each with the name. A call dropped before it ends is not
+/// counted as ended.
 ///
 /// # Examples
 ///

@@ -458,7 +458,6 @@ where
     fn cut(&mut self, shared: &Shared) -> Answer<T, E> {
         self.flying.clear();
         self.hedged.stop = Some(Halt::Deadline);
-        shared.meter.ended(Some(Halt::Deadline));
         refuse(
             shared,
             HedgeReason::Elapsed {
@@ -468,9 +467,10 @@ where
     }
 }
 
-/// Counts and reports a refusal.
+/// Counts and reports a refusal: the deadline passed, before the call or during it.
 #[cold]
 fn refuse<T, E>(shared: &Shared, reason: HedgeReason) -> Answer<T, E> {
+    shared.meter.ended(Some(Halt::Deadline));
     shared.decisions.refused(reason.index());
     tracing::debug!(
         name = shared.knobs.name,

@@ -574,6 +574,37 @@ async fn failsafe_go_should_not_hedge_when_delay_not_exceeded() {
     assert_eq!(clock.now(), ms(0), "no sleep was made");
 }
 
+// Polly `HedgingResilienceStrategyTests.ExecuteAsync_EnsureHedgedTasksCancelled_Ok`: two
+// hedged attempts (Polly's `MaxHedgedAttempts = 2`, three in all) after Polly's default
+// 2 s delay, each hanging on a long delay; the primary answers after an hour, wins, and the
+// hedges are cancelled.
+#[tokio::test(start_paused = true)]
+async fn polly_ensure_hedged_tasks_cancelled() {
+    let clock = Clock::monotonic();
+    let hour = Duration::from_secs(3_600);
+    let day = hour * 24;
+    let script = Script::new(
+        &clock,
+        &[
+            Act::Take(hour, Ok(0)),
+            Act::Take(day, Err("failure")),
+            Act::Take(day, Err("failure")),
+        ],
+    );
+    let hedge = Hedge::new(Duration::from_secs(2), 3).with_clock(clock.clone());
+    let mut call = Box::pin(hedge.call(script.op()).recorded());
+    let (answer, hedged) = (&mut call).await;
+    assert_eq!(answer, Ok(0));
+    let secs = Duration::from_secs;
+    assert_eq!(hedged.started, [secs(0), secs(2), secs(4)]);
+    assert_eq!(clock.now(), hour);
+    assert_eq!(
+        script.alive(),
+        0,
+        "both hedges cancelled when the primary won"
+    );
+}
+
 #[cfg(feature = "metrics")]
 #[test]
 fn a_hedge_counts_its_attempts_its_calls_and_its_refusals() {

@@ -7,8 +7,9 @@
 //!
 //! All three decide on the core's retry engine, the HTTP edges through
 //! `ironward::http_retry::Run` under `Settings::rules()`; the front door is given those rules,
-//! `when` the HTTP retryable statuses, and `after` the `Retry-After` the failed reply carries,
-//! read by the core's `retry_after_delay` on the same fixed wall clock.
+//! `when` the HTTP retryable statuses (refusing a reply whose `Retry-After` it cannot read),
+//! and `after` the `Retry-After` the failed reply carries, read by the core's
+//! `retry_after_delay` on the same fixed wall clock.
 //!
 //! Each scenario runs on two kinds of time, so that the records are compared across clocks
 //! and timers:
@@ -29,7 +30,7 @@
 //! call; each attempt takes what the script says, so the wait after an attempt is the next
 //! start less the attempt's end, and the front door's `notify` must have heard each.
 //!
-//! Three differences are deliberate, documented on the front door's `Retry` ("Beside the HTTP
+//! Four differences are deliberate, documented on the front door's `Retry` ("Beside the HTTP
 //! edges"), and asserted here: the HTTP edges decide only by `Settings`, whose backoff always
 //! doubles with full jitter (the front door takes any `Rules`, and draws each jitter kind as
 //! the core's `Backoff` does); they roll the dice for every failed attempt, a 404 too, where
@@ -37,7 +38,9 @@
 //! the same seeded dice moves the HTTP edges' later draws on by one); and their attempt
 //! timeouts are tokio timers whatever their clock, where the front door judges an attempt on
 //! its clock (the same cut on tokio's time; on a manual clock, an attempt that moves the clock
-//! past its timeout is cut by the front door and kept by the HTTP edges).
+//! past its timeout is cut by the front door and kept by the HTTP edges); and they stop on a
+//! `Retry-After` they cannot read, which the front door's `after` cannot do (its `when`
+//! refuses such a reply: the same attempt, stopped as not retryable).
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -291,6 +294,16 @@ fn named(reply: &Reply) -> Option<Duration> {
     }
 }
 
+/// Whether the front door retries a failed reply, as its `when` reads it: a retryable
+/// status, with no `Retry-After` or one that [`named`] reads. The HTTP edges stop on a
+/// `Retry-After` they cannot read (`InvalidRetryAfter`); `after` answers a wait or none and
+/// cannot stop a call, so `when` refuses such a reply, and the call stops at the same attempt
+/// as `NotRetryable`.
+fn worth_retrying(reply: &Reply) -> bool {
+    let asks = reply.headers.iter().any(|(name, _)| *name == "retry-after");
+    retryable_status(reply.status) && (!asks || named(reply).is_some())
+}
+
 /// The scenario through the front door, on `time`; also the waits its `notify` heard, by
 /// call.
 async fn through_front_door(scenario: &Scenario, time: Time) -> (Seen, Vec<Vec<Duration>>) {
@@ -330,7 +343,7 @@ async fn through_front_door_by(
         };
         let (answer, retried) = retry
             .call(attempt)
-            .when(|reply: &Reply| retryable_status(reply.status))
+            .when(worth_retrying)
             .after(named)
             .notify(|_: &Reply, wait| waits.lock().unwrap().push(wait))
             .recorded()
@@ -855,4 +868,29 @@ fn an_attempt_past_its_timeout_is_cut_on_tokio_time() {
         (tower.calls[0].attempts, &tower.calls[0].outcome),
         (1, &Outcome::Value(200))
     );
+}
+
+#[test]
+fn a_retry_after_that_cannot_be_read_stops_every_edge_at_once() {
+    // Not a delay, two fields (even equal ones), not UTF-8: the HTTP edges stop with
+    // `InvalidRetryAfter`; the front door's `when` refuses the reply, so it stops at the same
+    // attempt and instant with the same reply, as `NotRetryable`.
+    let values: [&[&[u8]]; 3] = [&[b"soon"], &[b"1", b"1"], &[b"\xff1"]];
+    for values in values {
+        let scenario = Scenario::new(vec![Reply::retry_after(503, values)]);
+        let (front, _) = run(false, through_front_door(&scenario, Time::Manual));
+        let tower = run(false, through_tower(&scenario, Time::Manual));
+        let reqwest = run(false, through_reqwest(&scenario));
+        assert_eq!(tower, reqwest, "{values:?}");
+        assert_seen(
+            &front,
+            &[0],
+            &[(&[], stopped(Some(503), StopReason::NotRetryable))],
+        );
+        assert_seen(
+            &tower,
+            &[0],
+            &[(&[], stopped(Some(503), StopReason::InvalidRetryAfter))],
+        );
+    }
 }

@@ -84,7 +84,7 @@ pub use hooks::{After, AnyError, Notify, Silent, Unnamed, When};
 /// `HttpRetryLayer` and ironward-reqwest's `RetryMiddleware` do: the same attempts, started
 /// at the same instants, the same waits, the same stop and the same tokens left in a shared
 /// retry budget (ironward-reqwest's `tests/front_door.rs` runs each case through all three).
-/// Three differences are deliberate:
+/// Four differences are deliberate:
 ///
 /// - **Any rules.** The HTTP edges decide by `Settings`, whose backoff always doubles with
 ///   full jitter; a `Retry` takes any [`Rules`], and draws each [`Jitter`](ironward::Jitter)
@@ -99,6 +99,10 @@ pub use hooks::{After, AnyError, Notify, Silent, Unnamed, When};
 ///   [`Timeout`](super::Timeout) does. On tokio's time, real or paused, both cut at the same
 ///   instant (to tokio's millisecond); on a [manual](Clock::manual) clock, an attempt that
 ///   moves the clock past its deadline is cut here and kept by the HTTP edges.
+/// - **A wait that cannot be read.** [`after`](Retrying::after) answers a wait or none, and
+///   cannot stop a call; the HTTP edges stop on a `Retry-After` they cannot read
+///   (`InvalidRetryAfter`). A `when` that refuses such a reply stops a `Retry` at the same
+///   attempt, as [`Cause::NotRetryable`].
 ///
 /// # Metrics and events
 ///

@@ -26,9 +26,10 @@
 //!   ([`on_tokio_timers`]). reqwest is not run there: its connections wait on real sockets,
 //!   which paused time would race.
 //!
-//! Every attempt's start is recorded on the clock of the harness, from the scenario's first
-//! call; each attempt takes what the script says, so the wait after an attempt is the next
-//! start less the attempt's end, and the front door's `notify` must have heard each.
+//! Every attempt's start and every call's end are recorded on the clock of the harness, from
+//! the scenario's first call; each attempt takes what the script says, so the wait after an
+//! attempt is the next start less the attempt's end, and the front door's `notify` must have
+//! heard each.
 //!
 //! Four differences are deliberate, documented on the front door's `Retry` ("Beside the HTTP
 //! edges"), and asserted here: the HTTP edges decide only by `Settings`, whose backoff always
@@ -184,6 +185,8 @@ struct Call {
     /// The record's time waited, their sum.
     waited: Duration,
     outcome: Outcome,
+    /// When the call ended, from the scenario's first call.
+    ended: Duration,
 }
 
 /// What a scenario came to through one edge.
@@ -196,8 +199,9 @@ struct Seen {
     tokens: Option<f64>,
 }
 
-/// What one edge reports of a call: the attempts, the time waited, and the outcome.
-type Ended = (u32, Duration, Outcome);
+/// What one edge reports of a call: the attempts, the time waited, the outcome, and when it
+/// ended.
+type Ended = (u32, Duration, Outcome, Duration);
 
 impl Seen {
     /// The record of a scenario whose calls ended as `ended`, its attempts started at
@@ -211,7 +215,7 @@ impl Seen {
         let mut first = 0;
         let calls = ended
             .into_iter()
-            .map(|(attempts, waited, outcome)| {
+            .map(|(attempts, waited, outcome, ended)| {
                 let last = first + attempts as usize;
                 let waits = (first + 1..last)
                     .map(|n| starts[n].saturating_sub(starts[n - 1] + scenario.takes(n - 1)))
@@ -222,6 +226,7 @@ impl Seen {
                     waits,
                     waited,
                     outcome,
+                    ended,
                 }
             })
             .collect();
@@ -233,8 +238,9 @@ impl Seen {
     }
 }
 
-/// The HTTP edges' record of a call as an outcome: a response (`status`) or none.
-fn http_outcome(retried: Retried, status: Option<u16>) -> Ended {
+/// The HTTP edges' record of a call that ended at `ended` with a response (`status`) or
+/// none.
+fn http_outcome(retried: Retried, status: Option<u16>, ended: Duration) -> Ended {
     let outcome = match (retried.stop, status) {
         (None, Some(status)) => Outcome::Value(status),
         (stop, status) => Outcome::Stopped {
@@ -242,7 +248,7 @@ fn http_outcome(retried: Retried, status: Option<u16>) -> Ended {
             stop: stop.map_or("none", |stop| stop.as_str()),
         },
     };
-    (retried.attempts, retried.waited, outcome)
+    (retried.attempts, retried.waited, outcome, ended)
 }
 
 /// The replies in order, each recorded on `clock` from the scenario's start and answered
@@ -276,6 +282,11 @@ impl Script {
             self.clock.sleep(reply.takes).await;
         }
         reply
+    }
+
+    /// The clock's reading, from the scenario's start.
+    fn now(&self) -> Duration {
+        self.clock.now() - self.origin
     }
 
     fn starts(&self) -> Vec<Duration> {
@@ -360,7 +371,7 @@ async fn through_front_door_by(
             },
             Err(other) => panic!("a retry answers a failure or a refusal: {other:?}"),
         };
-        ended.push((retried.attempts, retried.waited, outcome));
+        ended.push((retried.attempts, retried.waited, outcome, script.now()));
         heard.push(waits.into_inner().unwrap());
     }
     let tokens = budget.map(|budget| budget.tokens());
@@ -404,16 +415,18 @@ async fn through_tower(scenario: &Scenario, time: Time) -> Seen {
     let client = layer.layer(backend);
     let mut ended = Vec::new();
     for _ in 0..scenario.calls {
-        ended.push(match client.clone().oneshot(Request::new(())).await {
+        let answer = client.clone().oneshot(Request::new(())).await;
+        let end = script.now();
+        ended.push(match answer {
             Ok(response) => {
                 let retried = *response.extensions().get::<Retried>().expect("a record");
-                http_outcome(retried, Some(response.status().as_u16()))
+                http_outcome(retried, Some(response.status().as_u16()), end)
             }
             Err(err) => {
                 let gave_up = err
                     .downcast_ref::<ironward_tower::retry::GaveUp>()
                     .expect("every error is a GaveUp");
-                http_outcome(gave_up.retried(), None)
+                http_outcome(gave_up.retried(), None, end)
             }
         });
     }
@@ -429,7 +442,7 @@ async fn through_reqwest(scenario: &Scenario) -> Seen {
     let url = format!("http://{}/op", server.addr);
     let budget = scenario.budget();
     let mut middleware = RetryMiddleware::new(scenario.settings)
-        .with_clock(clock)
+        .with_clock(clock.clone())
         .with_wall_clock(Clock::from_fn(|| Duration::from_secs(WALL)))
         .with_dice(dice);
     if let Some(budget) = &budget {
@@ -443,14 +456,16 @@ async fn through_reqwest(scenario: &Scenario) -> Seen {
         .build();
     let mut ended = Vec::new();
     for _ in 0..scenario.calls {
-        ended.push(match client.get(&url).send().await {
+        let answer = client.get(&url).send().await;
+        let end = clock.now() - START;
+        ended.push(match answer {
             Ok(response) => {
                 let retried = *response.extensions().get::<Retried>().expect("a record");
-                http_outcome(retried, Some(response.status().as_u16()))
+                http_outcome(retried, Some(response.status().as_u16()), end)
             }
             Err(err) => {
                 let gave_up = ironward_reqwest::gave_up(&err).expect("every error is a GaveUp");
-                http_outcome(gave_up.retried(), None)
+                http_outcome(gave_up.retried(), None, end)
             }
         });
     }
@@ -540,6 +555,7 @@ fn every_edge(scenario: &Scenario) -> Seen {
 fn on_tokio_timers(scenario: &Scenario, exact: &Seen) -> Seen {
     let mut starts = Vec::new();
     let mut at = Duration::ZERO;
+    let mut ended = Vec::new();
     for call in &exact.calls {
         for n in 0..call.attempts as usize {
             starts.push(at);
@@ -549,25 +565,32 @@ fn on_tokio_timers(scenario: &Scenario, exact: &Seen) -> Seen {
                 at = ms(u64::try_from(millis).expect("a test's instant"));
             }
         }
+        ended.push((call.attempts, call.waited, call.outcome.clone(), at));
     }
-    let ended = exact
-        .calls
-        .iter()
-        .map(|call| (call.attempts, call.waited, call.outcome.clone()))
-        .collect();
     Seen::of(scenario, starts, ended, exact.tokens)
 }
 
-/// The record expected of a scenario without jitter: the attempts' starts in ms, and each
-/// call's attempts, waits in ms and outcome.
-fn expected(starts: &[u64], calls: &[(&[u64], Outcome)]) -> (Vec<Duration>, Vec<Call>) {
+/// The record expected of `scenario` without jitter: the attempts' starts in ms, and each
+/// call's attempts, waits in ms and outcome; each call ends when its last attempt does.
+fn expected(
+    scenario: &Scenario,
+    starts: &[u64],
+    calls: &[(&[u64], Outcome)],
+) -> (Vec<Duration>, Vec<Call>) {
+    let mut last = 0;
     let calls = calls
         .iter()
-        .map(|(waits, outcome)| Call {
-            attempts: waits.len() as u32 + 1,
-            waits: waits.iter().copied().map(ms).collect(),
-            waited: ms(waits.iter().sum()),
-            outcome: outcome.clone(),
+        .map(|(waits, outcome)| {
+            last += waits.len();
+            let ended = ms(starts[last]) + scenario.takes(last);
+            last += 1;
+            Call {
+                attempts: waits.len() as u32 + 1,
+                waits: waits.iter().copied().map(ms).collect(),
+                waited: ms(waits.iter().sum()),
+                outcome: outcome.clone(),
+                ended,
+            }
         })
         .collect();
     (starts.iter().copied().map(ms).collect(), calls)
@@ -580,8 +603,8 @@ fn stopped(status: Option<u16>, reason: StopReason) -> Outcome {
     }
 }
 
-fn assert_seen(seen: &Seen, starts: &[u64], calls: &[(&[u64], Outcome)]) {
-    let (starts, calls) = expected(starts, calls);
+fn assert_seen(seen: &Seen, scenario: &Scenario, starts: &[u64], calls: &[(&[u64], Outcome)]) {
+    let (starts, calls) = expected(scenario, starts, calls);
     assert_eq!((&seen.starts, &seen.calls), (&starts, &calls));
 }
 
@@ -598,6 +621,7 @@ fn success_after_three_failures_waits_each_ceiling() {
     let seen = every_edge(&scenario);
     assert_seen(
         &seen,
+        &scenario,
         &[0, 230, 660, 1490],
         &[(&[200, 400, 800], Outcome::Value(200))],
     );
@@ -608,7 +632,12 @@ fn giving_up_at_max_attempts_returns_the_last_failure() {
     let scenario = Scenario::new(vec![Reply::status(503)]);
     let seen = every_edge(&scenario);
     let gave_up = stopped(Some(503), StopReason::AttemptsExhausted);
-    assert_seen(&seen, &[0, 200, 600, 1400], &[(&[200, 400, 800], gave_up)]);
+    assert_seen(
+        &seen,
+        &scenario,
+        &[0, 200, 600, 1400],
+        &[(&[200, 400, 800], gave_up)],
+    );
 }
 
 #[test]
@@ -626,7 +655,7 @@ fn the_budget_reserve_cuts_the_last_wait() {
     };
     let seen = every_edge(&scenario);
     let cut = stopped(Some(503), StopReason::BudgetExhausted);
-    assert_seen(&seen, &[0, 300, 800], &[(&[200, 400], cut)]);
+    assert_seen(&seen, &scenario, &[0, 300, 800], &[(&[200, 400], cut)]);
 }
 
 #[test]
@@ -642,6 +671,7 @@ fn a_server_named_wait_lengthens_the_backoff() {
     let seen = every_edge(&scenario);
     assert_seen(
         &seen,
+        &scenario,
         &[0, 1000, 4000],
         &[(&[1000, 3000], Outcome::Value(200))],
     );
@@ -652,7 +682,7 @@ fn a_server_named_wait_above_the_cap_stops() {
     let scenario = Scenario::new(vec![Reply::retry_after(503, &[b"31"])]);
     let seen = every_edge(&scenario);
     let stop = stopped(Some(503), StopReason::ServerDelayExceedsCap);
-    assert_seen(&seen, &[0], &[(&[], stop)]);
+    assert_seen(&seen, &scenario, &[0], &[(&[], stop)]);
 }
 
 #[test]
@@ -667,7 +697,7 @@ fn a_server_named_wait_the_budget_cannot_hold_stops() {
     };
     let seen = every_edge(&scenario);
     let stop = stopped(Some(503), StopReason::BudgetExhausted);
-    assert_seen(&seen, &[0], &[(&[], stop)]);
+    assert_seen(&seen, &scenario, &[0], &[(&[], stop)]);
 }
 
 #[test]
@@ -693,6 +723,7 @@ fn a_shared_retry_budget_runs_dry_across_calls() {
     };
     assert_seen(
         &seen,
+        &scenario,
         &[0, 200, 200, 200, 200],
         &[
             (&[200], throttled()),
@@ -822,9 +853,10 @@ fn the_budget_runs_out_while_waiting() {
     let call = Call {
         attempts: 1,
         waits: Vec::new(),
-        // The wait was decided, then overslept.
+        // The wait was decided, then overslept: the call ends on waking, at 9.5 s.
         waited: ms(2_000),
         outcome: stopped(Some(503), StopReason::BudgetExhausted),
+        ended: ms(9_500),
     };
     assert_eq!((seen.starts, seen.calls), (vec![ms(0)], vec![call]));
 }
@@ -844,7 +876,8 @@ fn an_attempt_past_its_timeout_is_cut_on_tokio_time() {
     let (front, _) = run(true, through_front_door(&scenario, Time::Paused));
     let tower = run(true, through_tower(&scenario, Time::Paused));
     assert_eq!(front.starts, [ms(0), ms(1_200)]);
-    assert_eq!(tower.starts, front.starts);
+    assert_eq!(tower, front);
+    assert_eq!(front.calls[0].ended, ms(1_200));
     for seen in [&front, &tower] {
         assert_eq!(seen.calls[0].outcome, Outcome::Value(200));
         assert_eq!((seen.calls[0].attempts, seen.calls[0].waited), (2, ms(200)));
@@ -858,12 +891,14 @@ fn an_attempt_past_its_timeout_is_cut_on_tokio_time() {
     let tower = run(false, through_tower(&scenario, Time::Manual));
     let reqwest = run(false, through_reqwest(&scenario));
     assert_eq!(front.starts, [ms(0), ms(10_200)]);
+    assert_eq!(front.calls[0].ended, ms(10_200));
     assert_eq!(
         (front.calls[0].attempts, &front.calls[0].outcome),
         (2, &Outcome::Value(200))
     );
     assert_eq!(tower, reqwest);
     assert_eq!(tower.starts, [ms(0)]);
+    assert_eq!(tower.calls[0].ended, ms(10_000));
     assert_eq!(
         (tower.calls[0].attempts, &tower.calls[0].outcome),
         (1, &Outcome::Value(200))
@@ -884,13 +919,49 @@ fn a_retry_after_that_cannot_be_read_stops_every_edge_at_once() {
         assert_eq!(tower, reqwest, "{values:?}");
         assert_seen(
             &front,
+            &scenario,
             &[0],
             &[(&[], stopped(Some(503), StopReason::NotRetryable))],
         );
         assert_seen(
             &tower,
+            &scenario,
             &[0],
             &[(&[], stopped(Some(503), StopReason::InvalidRetryAfter))],
         );
     }
+}
+
+#[test]
+fn a_hung_attempt_is_cut_by_the_total_budget_on_tokio_time() {
+    // A 2 s budget: the first attempt's 503 is retried after 200 ms, the second hangs and is
+    // cut when the budget ends. Neither edge has a failure of the call's own to return.
+    let scenario = Scenario {
+        settings: Settings {
+            total_budget: Duration::from_secs(2),
+            request_reserve: ms(100),
+            ..Settings::default()
+        },
+        ..Scenario::new(vec![
+            Reply::status(503),
+            Reply::status(200).taking(Duration::from_secs(10)),
+        ])
+    };
+    let (front, _) = run(true, through_front_door(&scenario, Time::Paused));
+    let tower = run(true, through_tower(&scenario, Time::Paused));
+    assert_eq!(tower, front);
+    let cut = Outcome::Stopped {
+        status: None,
+        stop: Stop::Decided(StopReason::BudgetExhausted).as_str(),
+    };
+    assert_eq!(front.starts, [ms(0), ms(200)]);
+    assert_eq!(front.calls[0].ended, ms(2_000), "cut when the budget ended");
+    assert_eq!(
+        (
+            front.calls[0].attempts,
+            front.calls[0].waited,
+            &front.calls[0].outcome
+        ),
+        (2, ms(200), &cut)
+    );
 }

@@ -15,6 +15,7 @@ pub mod contention;
 pub mod equivalence;
 pub mod eviction;
 pub mod fault;
+pub mod front_door;
 #[cfg(feature = "tower")]
 pub mod layer;
 pub mod lazy;

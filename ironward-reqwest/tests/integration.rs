@@ -7,5 +7,6 @@ mod http_date;
 
 pub mod edges;
 pub mod families;
+pub mod front_door;
 pub mod metrics;
 pub mod scenarios;

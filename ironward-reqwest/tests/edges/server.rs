@@ -14,11 +14,15 @@ use ironward_tokio::Clock;
 use tokio::task::JoinHandle;
 
 /// What the server answers to one request: a status and its headers, appended in order so a
-/// name may repeat, with values as raw bytes so one may be other than UTF-8.
+/// name may repeat, with values as raw bytes so one may be other than UTF-8, after taking
+/// `takes` on the server's clock.
 #[derive(Debug, Clone)]
 pub(crate) struct Reply {
     pub(crate) status: u16,
     pub(crate) headers: Vec<(&'static str, Vec<u8>)>,
+    /// How long the server takes to answer, slept on its clock once the request is recorded:
+    /// on a manual clock, a move of the clock, so that an attempt takes exactly this long.
+    pub(crate) takes: Duration,
 }
 
 impl Reply {
@@ -27,6 +31,7 @@ impl Reply {
         Self {
             status,
             headers: Vec::new(),
+            takes: Duration::ZERO,
         }
     }
 
@@ -35,7 +40,13 @@ impl Reply {
         Self {
             status,
             headers: values.iter().map(|v| ("retry-after", v.to_vec())).collect(),
+            takes: Duration::ZERO,
         }
+    }
+
+    /// The same reply, answered after `takes` on the server's clock.
+    pub(crate) fn taking(self, takes: Duration) -> Self {
+        Self { takes, ..self }
     }
 }
 
@@ -136,6 +147,9 @@ async fn handle(
         }
     }
     let reply = &shared.script[n.min(shared.script.len() - 1)];
+    if !reply.takes.is_zero() {
+        shared.clock.sleep(reply.takes).await;
+    }
     let mut response = Response::new(Body::from(format!("reply {n}")));
     *response.status_mut() = StatusCode::from_u16(reply.status).unwrap();
     for (name, value) in &reply.headers {

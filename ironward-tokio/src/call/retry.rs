@@ -76,6 +76,34 @@ pub use hooks::{After, AnyError, Notify, Silent, Unnamed, When};
 ///
 /// `Clone` is an `Arc` clone. Each builder makes a new policy, so configure first, then clone.
 ///
+/// # Beside the HTTP edges
+///
+/// Given [`Settings::rules`](ironward::http_retry::Settings::rules), a `when` that retries
+/// the statuses of [`retryable_status`](ironward::http_retry::retryable_status) and an `after`
+/// that reads the failed reply's `Retry-After`, a `Retry` decides as ironward-tower's
+/// `HttpRetryLayer` and ironward-reqwest's `RetryMiddleware` do: the same attempts, started
+/// at the same instants, the same waits, the same stop and the same tokens left in a shared
+/// retry budget (ironward-reqwest's `tests/front_door.rs` runs each case through all three).
+/// Four differences are deliberate:
+///
+/// - **Any rules.** The HTTP edges decide by `Settings`, whose backoff always doubles with
+///   full jitter; a `Retry` takes any [`Rules`], and draws each [`Jitter`](ironward::Jitter)
+///   as the core's [`Backoff`](ironward::Backoff) does.
+/// - **A draw only for a failure it may retry.** The HTTP edges roll the dice for every failed
+///   attempt, a `404` too, before their rules find it final; a `Retry` rolls only for an error
+///   [`when`](Retrying::when) retries, or an attempt cut by time. On dice shared between calls
+///   (a seeded sequence, in a test), a final failure moves the HTTP edges' later draws on by
+///   one, and not a `Retry`'s.
+/// - **Attempt timeouts on the clock.** The HTTP edges cut an attempt with a tokio timer
+///   whatever their clock; a `Retry` judges it on its [`Clock`], as a
+///   [`Timeout`](super::Timeout) does. On tokio's time, real or paused, both cut at the same
+///   instant (to tokio's millisecond); on a [manual](Clock::manual) clock, an attempt that
+///   moves the clock past its deadline is cut here and kept by the HTTP edges.
+/// - **A wait that cannot be read.** [`after`](Retrying::after) answers a wait or none, and
+///   cannot stop a call; the HTTP edges stop on a `Retry-After` they cannot read
+///   (`InvalidRetryAfter`). A `when` that refuses such a reply stops a `Retry` at the same
+///   attempt, as [`Cause::NotRetryable`].
+///
 /// # Metrics and events
 ///
 /// As ironward-reqwest's retry middleware, through [`meter::Retries`](crate::meter::Retries):

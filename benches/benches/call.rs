@@ -38,8 +38,8 @@ use criterion::{Bencher, Criterion};
 use failsafe::futures::CircuitBreaker as _;
 use ironward::retry::Rules;
 use ironward::{BACKOFF, Backoff, Jitter, SRE};
-use ironward_tokio::Dice;
 use ironward_tokio::call::{Breaker, Retry, RetryExt};
+use ironward_tokio::{Clock, Dice};
 use tokio::runtime::Runtime;
 use tokio_retry::strategy::FixedInterval;
 
@@ -99,13 +99,18 @@ fn retry(c: &mut Criterion) {
         .with_delay(Duration::ZERO)
         .with_max_times(FAILURES as usize);
     let zero = || FixedInterval::new(Duration::ZERO).take(FAILURES as usize);
+    let coarse = policy
+        .clone()
+        .with_clock(Clock::coarse(Duration::from_millis(1)));
     let attempts = Cell::new(0);
     for (start, case) in [(FAILURES, "first_try"), (0, "fails_3_then_ok")] {
         let counted = (&attempts, start);
-        g.bench_function(format!("ironward/{case}"), |b| {
-            let call = || RetryExt::retry(flaky(&attempts), &policy).into_future();
-            bench_retry(b, &rt, counted, call, Result::ok);
-        });
+        for (row, policy) in [(case, &policy), (&format!("{case}_coarse_clock"), &coarse)] {
+            g.bench_function(format!("ironward/{row}"), |b| {
+                let call = || RetryExt::retry(flaky(&attempts), policy).into_future();
+                bench_retry(b, &rt, counted, call, Result::ok);
+            });
+        }
         g.bench_function(format!("backon/{case}"), |b| {
             let call = || Retryable::retry(flaky(&attempts), builder).sleep(|_| ready(()));
             bench_retry(b, &rt, counted, call, Result::ok);
@@ -125,39 +130,44 @@ fn fine() -> Ready<Result<u8, Busy>> {
 
 fn breaker(c: &mut Criterion) {
     let rt = runtime();
-    for (name, healthy_sre) in [("call_breaker", true), ("call_classic", false)] {
+    let coarse_clock = Clock::coarse(Duration::from_millis(1));
+    for (name, sre) in [("call_breaker", true), ("call_classic", false)] {
         let mut g = group(c, name);
         for healthy in [true, false] {
             let case = if healthy { "healthy" } else { "refusing" };
-            g.bench_function(format!("ironward/{case}"), |b| {
-                // Both families answer the same `Result<u8, CallError<Busy, _>>`; the loop
-                // is the same code for each.
-                macro_rules! run {
-                    ($breaker:expr) => {{
-                        let breaker = $breaker;
-                        if !healthy {
-                            for _ in 0..100 {
-                                let _ = rt.block_on(breaker.call(|| ready(Err::<u8, _>(Busy))));
+            let coarse = &format!("{case}_coarse_clock");
+            for (row, clock) in [(case, Clock::monotonic()), (coarse, coarse_clock.clone())] {
+                g.bench_function(format!("ironward/{row}"), |b| {
+                    // Both families answer a `Result<u8, CallError<Busy, _>>`; the loop is
+                    // the same code for each.
+                    macro_rules! run {
+                        ($breaker:expr) => {{
+                            let breaker = $breaker.with_clock(clock.clone());
+                            if !healthy {
+                                for _ in 0..100 {
+                                    let failed = || ready(Err::<u8, _>(Busy));
+                                    let _ = rt.block_on(breaker.call(failed));
+                                }
                             }
-                        }
-                        let once = || rt.block_on(breaker.call(fine)).is_ok();
-                        assert_eq!(once(), healthy);
-                        b.iter(once);
-                        assert_eq!(once(), healthy);
-                    }};
-                }
-                if healthy_sre {
-                    // Opened by 100 failures, the SRE breaker refuses a draw of 0.
-                    let dice = if healthy {
-                        Dice::random()
+                            let once = || rt.block_on(breaker.call(fine)).is_ok();
+                            assert_eq!(once(), healthy);
+                            b.iter(once);
+                            assert_eq!(once(), healthy);
+                        }};
+                    }
+                    if sre {
+                        // Opened by 100 failures, the SRE breaker refuses a draw of 0.
+                        let dice = if healthy {
+                            Dice::random()
+                        } else {
+                            Dice::from_fn(|| 0.0)
+                        };
+                        run!(Breaker::new(SRE).with_dice(dice));
                     } else {
-                        Dice::from_fn(|| 0.0)
-                    };
-                    run!(Breaker::new(SRE).with_dice(dice));
-                } else {
-                    run!(Breaker::new(CONSECUTIVE_HOUR));
-                }
-            });
+                        run!(Breaker::new(CONSECUTIVE_HOUR));
+                    }
+                });
+            }
             g.bench_function(format!("failsafe/{case}"), |b| {
                 let breaker = failsafe_breaker(!healthy);
                 let once = || rt.block_on(breaker.call(fine())).is_ok();

@@ -18,11 +18,17 @@
 //!   of calls rather than all of them: opened by 100 failures, it is asked with a draw of 0,
 //!   which it refuses, as the `breaker` group's refusing rows are.
 //!
-//! Every row drives one whole call, `future` built and run to its answer, by the same
+//! Each ironward row has a `<case>_coarse_clock` twin on ironward-tokio's `Clock::coarse`
+//! (a load of a time a thread of its own ticks every millisecond) instead of the monotonic
+//! clock, which `scripts/bench` sets beside the same peers as `<case>`: what the clock reads
+//! cost (two a breaker's call, one a retry's first attempt, two each retry), apart from the
+//! rest.
+//!
+//! Every row drives one whole call, its future built and run to its answer, by the same
 //! executor: `block_on` of one tokio current-thread runtime (with its timer, which
-//! tokio-retry's waits need), made once and reused for every iteration. The operation is an
-//! `async` block ready at once, its value through `black_box`. Function ids are
-//! `<crate>/<case>`; each row checks its answer before and after measuring.
+//! tokio-retry's waits need), made once and reused for every iteration, whose own cost is in
+//! every row. The operation is a future ready at once, its value through `black_box`.
+//! Function ids are `<crate>/<case>`; each row checks its answer before and after measuring.
 
 mod common;
 

@@ -1,7 +1,7 @@
 //! `call::Retry` beyond its rules: the blocking form, cancellation (dropped mid-wait and
 //! mid-attempt), and parity with `http_retry::Run`, the same engine under HTTP's rules.
 
-use std::future::pending;
+use std::future::{Future, IntoFuture, pending};
 use std::pin::pin;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -264,4 +264,73 @@ fn poll_once_is_ready_for_a_value_at_once() {
         poll_once(future.as_mut()),
         Poll::Ready((Ok(1), _))
     ));
+}
+
+/// Rules of `attempts` attempts whose every wait is zero.
+fn zero_waits(attempts: u32) -> ironward::retry::Rules {
+    ironward::retry::Rules::new(ironward::Backoff {
+        base: Duration::ZERO,
+        ..rules(attempts, ironward::Jitter::Rigid).backoff
+    })
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_zero_wait_on_the_real_clock_is_no_sleep() {
+    // Three failures and a success with waits of zero: all four attempts in the first poll,
+    // where a zero sleep on tokio's timer would wait for its next tick.
+    let retry = Retry::new(zero_waits(4));
+    let calls = AtomicU32::new(0);
+    let op = || async {
+        match calls.fetch_add(1, Ordering::Relaxed) {
+            0..=2 => Err("busy"),
+            n => Ok(n + 1),
+        }
+    };
+    let mut call = pin!(op.retry(&retry).recorded());
+    let Poll::Ready((answer, retried)) = poll_once(call.as_mut()) else {
+        panic!("a zero wait slept");
+    };
+    assert_eq!(answer, Ok(4));
+    assert_eq!((retried.attempts, retried.waited), (4, Duration::ZERO));
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_long_run_of_zero_waits_still_yields_to_the_runtime() {
+    // A thousand failed attempts with zero waits, never pending themselves: the retry takes a
+    // unit of the task's cooperative budget per zero wait, so it is pending (and woken) now
+    // and then instead of holding the thread for the whole run.
+    let retry = Retry::new(zero_waits(1_000));
+    let mut call = pin!(retry.call(|| async { Err::<(), _>("busy") }).into_future());
+    let mut polls = 0;
+    let answer = std::future::poll_fn(|cx| {
+        polls += 1;
+        call.as_mut().poll(cx)
+    })
+    .await;
+    assert_eq!(answer, Err(CallError::Failed("busy")));
+    assert!(polls > 1, "a thousand zero waits in one poll");
+}
+
+#[tokio::test(flavor = "current_thread")]
+async fn a_first_try_success_reads_the_clock_once() {
+    // The start of the call (its engine's time budget) reads the clock; the success decides
+    // nothing that takes the time, so it reads none. A failure reads it for the engine.
+    let reads = Arc::new(AtomicU32::new(0));
+    let counted = Arc::clone(&reads);
+    let clock = Clock::from_fn(move || {
+        counted.fetch_add(1, Ordering::Relaxed);
+        Duration::ZERO
+    });
+    let retry = Retry::new(zero_waits(2)).with_clock(clock);
+    let answer = retry.call(|| async { Ok::<_, ()>(1) }).await;
+    assert_eq!((answer, reads.load(Ordering::Relaxed)), (Ok(1), 1));
+    reads.store(0, Ordering::Relaxed);
+    let mut failed = false;
+    let op = || {
+        let first = !std::mem::replace(&mut failed, true);
+        async move { if first { Err(()) } else { Ok(2) } }
+    };
+    let answer = retry.call(op).await;
+    // Each attempt's start, and the failure's end.
+    assert_eq!((answer, reads.load(Ordering::Relaxed)), (Ok(2), 3));
 }

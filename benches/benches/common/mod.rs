@@ -96,10 +96,17 @@ pub(crate) const CONSECUTIVE_HOUR: Classic = Classic {
     ..CLASSIC_HOUR
 };
 
+/// The failsafe breaker of every failsafe row.
+pub(crate) type FailsafeBreaker = failsafe::StateMachine<
+    failsafe::failure_policy::ConsecutiveFailures<failsafe::backoff::Constant>,
+    (),
+>;
+
 /// failsafe's breaker as every failsafe row runs it: open after 5 consecutive failures, for
 /// an hour (a constant backoff); opened by 5 failed calls when `open`. It reads no clock while
-/// closed.
-pub(crate) fn failsafe_breaker(open: bool) -> impl failsafe::CircuitBreaker + Send + Sync {
+/// closed. Named rather than opaque, so that a row can call it through failsafe's futures
+/// `CircuitBreaker` as well as its own.
+pub(crate) fn failsafe_breaker(open: bool) -> FailsafeBreaker {
     let policy = failsafe::failure_policy::consecutive_failures(
         5,
         failsafe::backoff::constant(Duration::from_secs(3600)),

@@ -128,15 +128,16 @@ impl Driver {
     ) -> Then<T, E> {
         let parts = &self.shared.parts;
         let budget = parts.budget.as_deref();
-        let now = parts.knobs.clock.now();
         let (when, after, notify) = hooks;
         let (next, error) = match ended {
+            // A success decides nothing that takes the time: the clock is read for failures.
             Ended::Returned(Ok(value)) => {
                 self.engine.succeeded_shared(budget);
                 self.shared.meter.ended(None);
                 return Then::Answer(Ok(value));
             }
             Ended::Returned(Err(error)) => {
+                let now = parts.knobs.clock.now();
                 let failure = if when.retryable(&error) {
                     let retryable = Failure::retryable(now, parts.knobs.dice.roll());
                     Failure {
@@ -149,6 +150,7 @@ impl Driver {
                 (self.engine.failed_shared(failure, budget), Some(error))
             }
             Ended::TimedOut => {
+                let now = parts.knobs.clock.now();
                 let failure = Failure::retryable(now, parts.knobs.dice.roll());
                 let next = self.engine.timed_out_shared(self.timeout, failure, budget);
                 (next, None)

@@ -323,8 +323,18 @@ where
             match driver.settle(ended, this.hooks) {
                 Then::Wait(wait, error) => {
                     *this.last = error;
-                    let delay = driver.clock().sleep(wait);
-                    this.stage.set(Stage::Wait { delay });
+                    if wait.is_zero() {
+                        // A zero wait is no wait: the next attempt is asked for at once, not
+                        // after a turn of the runtime's timer (whose tick, a millisecond, a
+                        // zero sleep would wait for). It still takes a unit of the task's
+                        // cooperative budget, so that a long run of them yields to the other
+                        // tasks as sleeps would.
+                        this.stage.set(Stage::Ask);
+                        ready!(tokio::task::coop::poll_proceed(cx)).made_progress();
+                    } else {
+                        let delay = driver.clock().sleep(wait);
+                        this.stage.set(Stage::Wait { delay });
+                    }
                 }
                 Then::Answer(answer) => {
                     this.stage.set(Stage::Done);

@@ -12,6 +12,7 @@
 //! | [`Fallback`] | a value or a function in place of a refusal or a failure | (answers instead) |
 //! | [`Gate`] | at most so many calls at once, the rest refused at once | [`GateReason`](ironward::GateReason) |
 //! | [`Limiter`] | the adaptive concurrency limit, by [`Criticality`](ironward::Criticality), with an optional bounded queue | [`LimiterRefusal`](crate::LimiterRefusal) |
+//! | [`RateLimit`] | a rate ([`Quota`](crate::Quota): a token bucket, a sliding window, a fixed period) in memory or any [`Admit`] (Redis); refuses over it, or waits up to a bound for the slot it holds | [`RateReason`] |
 //!
 //! Every piece answers `Result<T, CallError<E, R>>`: the call's value, its own error `E` as
 //! [`CallError::Failed`], or the piece's refusal `R` as [`CallError::Refused`], carrying the
@@ -106,6 +107,7 @@ mod error;
 mod fallback;
 mod gate;
 mod limiter;
+mod rate;
 pub mod replace;
 pub mod retry;
 mod timeout;
@@ -117,5 +119,6 @@ pub use error::CallError;
 pub use fallback::Fallback;
 pub use gate::Gate;
 pub use limiter::Limiter;
+pub use rate::{Admit, Admitted, Denied, LocalRate, RateCause, RateLimit, RateReason};
 pub use retry::{GaveUp, Retry, RetryExt};
 pub use timeout::{Timeout, TimeoutReason};

@@ -1,0 +1,185 @@
+//! [`OnKey`]: a Redis limiter on one key, as ironward-tokio's `call::RateLimit` runs it.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use ironward_tokio::Quota;
+use ironward_tokio::call::{Admit, Admitted, Denied};
+
+use crate::{Bucket, Period, Sliding, Store, StoreError};
+
+/// One key of a Redis limiter ([`Bucket`], [`Sliding`] or [`Period`]), as an
+/// [`Admit`] for ironward-tokio's `call::RateLimit`: a rate limit around any async call,
+/// shared by every process that names the limiter.
+///
+/// A call takes its cost from the key at the piece's clock reading (`take_n`, one script),
+/// and a refusal says how long until room, from the same script. It holds nothing ahead:
+/// a script decides at the reading it is given, and a slot held for a later instant would
+/// be another process's to take. So a `RateLimit` made to
+/// [`wait_up_to`](ironward_tokio::call::RateLimit::wait_up_to) a bound sleeps the wait it
+/// was told and takes again, within the same bound and deadline: as fair as the store, which
+/// other processes share, and not first come first served. A waiter dropped holds nothing,
+/// so nothing is given back.
+///
+/// **When Redis fails.** A Redis that is down is not a failure here: the limiter fails
+/// over and decides on its local fallback (see [`Store`]), and the call is admitted or
+/// refused by it. A Redis that does not answer within [`Options::timeout`](crate::Options::timeout),
+/// or answers what no script gives ([`StoreError`]), has the call refused as
+/// [`Denied::Unavailable`], its wait the store's timeout, as `FleetQuotaLayer` refuses it:
+/// a limit that is not known to have room admits nothing. (Made
+/// [`OnTimeout::Fallback`](crate::OnTimeout::Fallback), a store answers such a call from
+/// its fallback instead.)
+///
+/// The piece reads its own clock for `now`: give it [`Clock::unix`](ironward_tokio::Clock::unix)
+/// so that every process reads one clock (or set [`Time::Server`](crate::Time::Server) on the
+/// store, to read Redis's). The limit is fixed: a retune is refused.
+///
+/// `Clone` is cheap: the limiter is an `Arc`, the key shared.
+///
+/// # Examples
+///
+/// With no Redis at the address, the limiter decides on its local fallback (this example
+/// runs without a server):
+///
+/// ```
+/// use std::time::Duration;
+/// use ironward_redis::{Bucket, OnKey, Options, Store};
+/// use ironward_tokio::Clock;
+/// use ironward_tokio::call::{CallError, RateLimit};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() -> redis::RedisResult<()> {
+/// let options = Options { start_local: true, share: 1.0, ..Options::default() };
+/// let store = Store::connect("redis+unix:///nonexistent/redis.sock", options).await?;
+/// let (clock, _hand) = Clock::manual(Duration::ZERO);
+/// // One call a second for the client "10.0.0.7", fleet-wide.
+/// let bucket = Bucket::new(&store, "api", 1.0, 1.0);
+/// let limit = RateLimit::over(OnKey::new(bucket, "10.0.0.7")).with_clock(clock.clone());
+/// let ok = || async { Ok::<_, std::io::Error>(()) };
+/// assert!(limit.call(ok).await.is_ok());
+/// let Err(CallError::Refused(refused)) = limit.call(ok).await else { panic!() };
+/// assert_eq!(refused.retry_after(), Duration::from_secs(1));
+/// // Made to wait, it sleeps the second on the clock and takes again.
+/// assert!(limit.clone().wait_up_to(Duration::from_secs(2)).call(ok).await.is_ok());
+/// assert_eq!(clock.now(), Duration::from_secs(1));
+/// # Ok(())
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct OnKey<L> {
+    limiter: L,
+    key: Arc<[u8]>,
+}
+
+impl<L> OnKey<L> {
+    /// `key` of `limiter`.
+    pub fn new(limiter: L, key: impl AsRef<[u8]>) -> Self {
+        Self {
+            limiter,
+            key: key.as_ref().into(),
+        }
+    }
+
+    /// The limiter.
+    pub fn limiter(&self) -> &L {
+        &self.limiter
+    }
+
+    /// The key.
+    pub fn key(&self) -> &[u8] {
+        &self.key
+    }
+}
+
+/// What a take came to, as an [`Admit`] answers it: admitted now, refused with its wait,
+/// or unavailable for the store's timeout.
+fn decided(
+    store: &Store,
+    taken: Result<(bool, Duration), StoreError>,
+) -> Result<Admitted<()>, Denied> {
+    match taken {
+        Ok((true, _)) => Ok(Admitted {
+            wait: Duration::ZERO,
+            slot: None,
+        }),
+        Ok((false, wait)) => Err(Denied::Later { wait }),
+        Err(_) => Err(Denied::Unavailable {
+            retry_after: store.options().timeout,
+        }),
+    }
+}
+
+impl Admit for OnKey<Bucket> {
+    type Slot = ();
+
+    async fn admit(
+        &self,
+        now: Duration,
+        cost: u32,
+        _within: Duration,
+    ) -> Result<Admitted<()>, Denied> {
+        let taken = self.limiter.take(&*self.key, now, f64::from(cost)).await;
+        decided(self.limiter.store(), taken.map(|a| (a.admitted(), a.next)))
+    }
+
+    fn give_back(&self, (): (), _now: Duration) {}
+
+    fn limit(&self) -> Quota {
+        Quota::bucket(self.limiter.rate(), self.limiter.burst())
+    }
+}
+
+impl Admit for OnKey<Sliding> {
+    type Slot = ();
+
+    async fn admit(
+        &self,
+        now: Duration,
+        cost: u32,
+        _within: Duration,
+    ) -> Result<Admitted<()>, Denied> {
+        let taken = self.limiter.take_n(&*self.key, now, cost).await;
+        decided(self.limiter.store(), taken.map(|a| (a.admitted(), a.next)))
+    }
+
+    fn give_back(&self, (): (), _now: Duration) {}
+
+    fn limit(&self) -> Quota {
+        Quota::sliding(self.limiter.quota(), self.limiter.window())
+    }
+}
+
+impl Admit for OnKey<Period> {
+    type Slot = ();
+
+    async fn admit(
+        &self,
+        now: Duration,
+        cost: u32,
+        _within: Duration,
+    ) -> Result<Admitted<()>, Denied> {
+        let taken = self.limiter.take_n(&*self.key, now, cost).await;
+        decided(self.limiter.store(), taken.map(|a| (a.admitted(), a.next)))
+    }
+
+    fn give_back(&self, (): (), _now: Duration) {}
+
+    fn limit(&self) -> Quota {
+        let (quota, period) = (self.limiter.quota(), self.limiter.period());
+        if self.limiter.0.align {
+            Quota::aligned(quota, period)
+        } else {
+            Quota::period(quota, period)
+        }
+    }
+}
+
+impl<L: fmt::Debug> fmt::Debug for OnKey<L> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OnKey")
+            .field("limiter", &self.limiter)
+            .field("key", &String::from_utf8_lossy(&self.key))
+            .finish()
+    }
+}

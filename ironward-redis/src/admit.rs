@@ -1,6 +1,7 @@
 //! [`OnKey`]: a Redis limiter on one key, as ironward-tokio's `call::RateLimit` runs it.
 
 use std::fmt;
+use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -35,6 +36,7 @@ use crate::{Bucket, Period, Sliding, Store, StoreError};
 /// so that every process reads one clock (or set [`Time::Server`](crate::Time::Server) on the
 /// store, to read Redis's). The limit is fixed: a retune is refused.
 ///
+/// It is an [`Admit`] for `OnKey<Bucket>`, `OnKey<Sliding>` and `OnKey<Period>`.
 /// `Clone` is cheap: the limiter is an `Arc`, the key shared.
 ///
 /// # Examples
@@ -92,86 +94,116 @@ impl<L> OnKey<L> {
     }
 }
 
-/// What a take came to, as an [`Admit`] answers it: admitted now, refused with its wait,
-/// or unavailable for the store's timeout.
-fn decided(
-    store: &Store,
-    taken: Result<(bool, Duration), StoreError>,
-) -> Result<Admitted<()>, Denied> {
-    match taken {
-        Ok((true, _)) => Ok(Admitted {
-            wait: Duration::ZERO,
-            slot: None,
-        }),
-        Ok((false, wait)) => Err(Denied::Later { wait }),
-        Err(_) => Err(Denied::Unavailable {
-            retry_after: store.options().timeout,
-        }),
+/// What [`OnKey`] asks of a Redis limiter: a take of a cost on a key, and the limit.
+pub(crate) trait Takes: Send + Sync + 'static {
+    /// `take_n` of `cost` on `key` at `now`: whether it was admitted, and the answer's
+    /// `next`.
+    fn take_cost(
+        &self,
+        key: &[u8],
+        now: Duration,
+        cost: u32,
+    ) -> impl Future<Output = Result<(bool, Duration), StoreError>> + Send;
+
+    /// The limit, as a [`Quota`].
+    fn quota(&self) -> Quota;
+
+    /// The store the keys are in.
+    fn home(&self) -> &Store;
+}
+
+impl Takes for Bucket {
+    async fn take_cost(
+        &self,
+        key: &[u8],
+        now: Duration,
+        cost: u32,
+    ) -> Result<(bool, Duration), StoreError> {
+        let answer = self.take(key, now, f64::from(cost)).await?;
+        Ok((answer.admitted(), answer.next))
+    }
+
+    fn quota(&self) -> Quota {
+        Quota::bucket(self.rate(), self.burst())
+    }
+
+    fn home(&self) -> &Store {
+        self.store()
     }
 }
 
-impl Admit for OnKey<Bucket> {
-    type Slot = ();
-
-    async fn admit(
+impl Takes for Sliding {
+    async fn take_cost(
         &self,
+        key: &[u8],
         now: Duration,
         cost: u32,
-        _within: Duration,
-    ) -> Result<Admitted<()>, Denied> {
-        let taken = self.limiter.take(&*self.key, now, f64::from(cost)).await;
-        decided(self.limiter.store(), taken.map(|a| (a.admitted(), a.next)))
+    ) -> Result<(bool, Duration), StoreError> {
+        let answer = self.take_n(key, now, cost).await?;
+        Ok((answer.admitted(), answer.next))
     }
 
-    fn give_back(&self, (): (), _now: Duration) {}
+    fn quota(&self) -> Quota {
+        Quota::sliding(Sliding::quota(self), self.window())
+    }
 
-    fn limit(&self) -> Quota {
-        Quota::bucket(self.limiter.rate(), self.limiter.burst())
+    fn home(&self) -> &Store {
+        self.store()
     }
 }
 
-impl Admit for OnKey<Sliding> {
-    type Slot = ();
-
-    async fn admit(
+impl Takes for Period {
+    async fn take_cost(
         &self,
+        key: &[u8],
         now: Duration,
         cost: u32,
-        _within: Duration,
-    ) -> Result<Admitted<()>, Denied> {
-        let taken = self.limiter.take_n(&*self.key, now, cost).await;
-        decided(self.limiter.store(), taken.map(|a| (a.admitted(), a.next)))
+    ) -> Result<(bool, Duration), StoreError> {
+        let answer = self.take_n(key, now, cost).await?;
+        Ok((answer.admitted(), answer.next))
     }
 
-    fn give_back(&self, (): (), _now: Duration) {}
-
-    fn limit(&self) -> Quota {
-        Quota::sliding(self.limiter.quota(), self.limiter.window())
-    }
-}
-
-impl Admit for OnKey<Period> {
-    type Slot = ();
-
-    async fn admit(
-        &self,
-        now: Duration,
-        cost: u32,
-        _within: Duration,
-    ) -> Result<Admitted<()>, Denied> {
-        let taken = self.limiter.take_n(&*self.key, now, cost).await;
-        decided(self.limiter.store(), taken.map(|a| (a.admitted(), a.next)))
-    }
-
-    fn give_back(&self, (): (), _now: Duration) {}
-
-    fn limit(&self) -> Quota {
-        let (quota, period) = (self.limiter.quota(), self.limiter.period());
-        if self.limiter.0.align {
+    fn quota(&self) -> Quota {
+        let (quota, period) = (Period::quota(self), self.period());
+        if self.0.align {
             Quota::aligned(quota, period)
         } else {
             Quota::period(quota, period)
         }
+    }
+
+    fn home(&self) -> &Store {
+        self.store()
+    }
+}
+
+/// A take on the key, now; a refusal with the script's wait; a store that did not decide
+/// refused as unavailable for its timeout. Nothing is held ahead, so nothing is given back.
+impl<L: Takes> Admit for OnKey<L> {
+    type Slot = ();
+
+    async fn admit(
+        &self,
+        now: Duration,
+        cost: u32,
+        _within: Duration,
+    ) -> Result<Admitted<()>, Denied> {
+        match self.limiter.take_cost(&self.key, now, cost).await {
+            Ok((true, _)) => Ok(Admitted {
+                wait: Duration::ZERO,
+                slot: None,
+            }),
+            Ok((false, wait)) => Err(Denied::Later { wait }),
+            Err(_) => Err(Denied::Unavailable {
+                retry_after: self.limiter.home().options().timeout,
+            }),
+        }
+    }
+
+    fn give_back(&self, (): (), _now: Duration) {}
+
+    fn limit(&self) -> Quota {
+        self.limiter.quota()
     }
 }
 

@@ -7,7 +7,9 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use ironward_tokio::call::{CallError, Deadline, RateCause, RateLimit, RateReason};
+use ironward_tokio::call::{
+    Admit, Admitted, CallError, Deadline, Denied, RateCause, RateLimit, RateReason,
+};
 use ironward_tokio::{Clock, Quota};
 
 use crate::call_breaker::secs;
@@ -411,4 +413,124 @@ fn a_rate_limit_is_a_shared_handle() {
     fn sendable<F: Send>(_: &F) {}
     let call = limit.call(|| async { Ok::<_, ()>(()) });
     sendable(&call);
+}
+
+#[tokio::test]
+async fn at_the_end_of_the_clock_a_wait_past_it_is_never() {
+    let end = Duration::from_nanos(u64::MAX);
+    let (clock, _hand) = Clock::manual(end - ms(500));
+    let runs = Arc::new(AtomicUsize::new(0));
+    for limit in [
+        Quota::bucket(1.0, 1.0),
+        Quota::sliding(1, secs(1)),
+        Quota::period(1, secs(1)),
+    ] {
+        let rate = RateLimit::new(limit)
+            .with_clock(clock.clone())
+            .wait_up_to(Duration::MAX);
+        assert_eq!(rate.call(stamp(&clock, &runs)).await, Ok(end - ms(500)));
+        // The next room lies past the clock's last reading: never, and at once.
+        let refused = refusal(rate.call(stamp(&clock, &runs)).await);
+        assert_eq!(
+            (refused.cause, refused.wait),
+            (RateCause::Over, Duration::MAX)
+        );
+        assert_eq!(clock.now(), end - ms(500), "{limit:?}");
+    }
+    assert_eq!(runs.load(Ordering::Relaxed), 3);
+}
+
+/// A limiter that holds nothing ahead: room from `open` on, asked `asks` times; or one that
+/// cannot decide.
+struct Opens {
+    open: Option<Duration>,
+    asks: AtomicUsize,
+}
+
+impl Admit for Opens {
+    type Slot = ();
+
+    async fn admit(
+        &self,
+        now: Duration,
+        _cost: u32,
+        _within: Duration,
+    ) -> Result<Admitted<()>, Denied> {
+        self.asks.fetch_add(1, Ordering::Relaxed);
+        match self.open {
+            Some(open) if now >= open => Ok(Admitted {
+                wait: Duration::ZERO,
+                slot: None,
+            }),
+            Some(open) => Err(Denied::Later { wait: open - now }),
+            None => Err(Denied::Unavailable {
+                retry_after: ms(250),
+            }),
+        }
+    }
+
+    fn give_back(&self, (): (), _now: Duration) {}
+
+    fn limit(&self) -> Quota {
+        Quota::sliding(1, secs(1))
+    }
+}
+
+fn opens(open: Option<Duration>) -> Opens {
+    Opens {
+        open,
+        asks: AtomicUsize::new(0),
+    }
+}
+
+#[tokio::test]
+async fn a_limiter_that_holds_nothing_ahead_is_asked_again_after_the_wait() {
+    let (clock, _hand) = Clock::manual(Duration::ZERO);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let rate = RateLimit::over(opens(Some(secs(3))))
+        .with_clock(clock.clone())
+        .wait_up_to(secs(3));
+    assert_eq!(rate.call(stamp(&clock, &runs)).await, Ok(secs(3)));
+    assert_eq!(rate.limiter().asks.load(Ordering::Relaxed), 2);
+    // Past the bound: refused on the first answer, without sleeping.
+    let (clock, _hand) = Clock::manual(Duration::ZERO);
+    let short = RateLimit::over(opens(Some(secs(3))))
+        .with_clock(clock.clone())
+        .wait_up_to(secs(2));
+    let refused = refusal(short.call(stamp(&clock, &runs)).await);
+    assert_eq!((refused.wait, refused.bound), (secs(3), secs(2)));
+    assert_eq!(clock.now(), Duration::ZERO);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_clock_that_a_sleep_does_not_move_ends_the_wait() {
+    let clock = Clock::from_fn(|| Duration::ZERO);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let rate = RateLimit::over(opens(Some(secs(1))))
+        .with_clock(clock.clone())
+        .wait_up_to(secs(10));
+    let refused = refusal(rate.call(stamp(&clock, &runs)).await);
+    assert_eq!((refused.cause, refused.wait), (RateCause::Over, secs(1)));
+    assert_eq!(rate.limiter().asks.load(Ordering::Relaxed), 1);
+    assert_eq!(runs.load(Ordering::Relaxed), 0);
+}
+
+#[tokio::test]
+async fn a_limiter_that_cannot_decide_refuses_as_unavailable() {
+    let (clock, _hand) = Clock::manual(Duration::ZERO);
+    let runs = Arc::new(AtomicUsize::new(0));
+    let rate = RateLimit::over(opens(None))
+        .with_clock(clock.clone())
+        .wait_up_to(secs(10));
+    let refused = refusal(rate.call(stamp(&clock, &runs)).await);
+    assert_eq!(refused.cause, RateCause::Unavailable);
+    assert_eq!(refused.retry_after(), ms(250));
+    assert_eq!(
+        refused.to_string(),
+        "rate limiter unavailable: ask again in 250ms (a sliding window of 1 per 1s)"
+    );
+    assert_eq!(
+        (runs.load(Ordering::Relaxed), clock.now()),
+        (0, Duration::ZERO)
+    );
 }

@@ -287,6 +287,11 @@ impl<A: Admit> Shared<A> {
                     if !wait.is_zero() && wait != Duration::MAX && wait <= within =>
                 {
                     self.clock.sleep(wait).await;
+                    // A clock that a sleep does not move (a manual one at the end of its
+                    // range, one read from a constant) can never bring the room.
+                    if self.clock.now() <= now {
+                        return Err(refusal(cause, wait));
+                    }
                 }
                 Err(Denied::Later { wait }) => {
                     let cause = if wait == Duration::MAX {

@@ -10,6 +10,9 @@ use ironward::{Bucket, Period, Reservation, Sliding};
 
 use crate::{Quota, lock};
 
+/// The last reading the core's clock holds: nanoseconds in a `u64`.
+const END: Duration = Duration::from_nanos(u64::MAX);
+
 /// A rate limiter a [`RateLimit`](super::RateLimit) runs: it admits a call of a cost at a
 /// reading of the clock, now or at an instant it holds for it, and says how long until
 /// room when it cannot.
@@ -158,20 +161,23 @@ impl LocalRate {
             return Err(Denied::Later { wait });
         }
         let instant = at.saturating_add(next);
-        match state.limiter.reserve(instant, cost) {
-            Ok(reservation) => {
-                state.latest = instant;
-                Ok(Admitted {
-                    wait,
-                    slot: Some(reservation),
-                })
-            }
-            // `next` said there is room then: only a reading at the end of the clock falls
-            // short of it.
-            Err(later) => Err(Denied::Later {
-                wait: later.saturating_add(instant - now),
-            }),
+        // A slot past the end of the core's clock (nanoseconds in a `u64`, about 584 years)
+        // is never there: its reading would saturate back into the past.
+        if instant > END {
+            return Err(Denied::Later {
+                wait: Duration::MAX,
+            });
         }
+        // `next` said there is room then, and the core's `next` is exact (a bucket's is
+        // rounded up to the first nanosecond a take succeeds at), so this holds.
+        let reservation = state.limiter.reserve(instant, cost).ok_or(Denied::Later {
+            wait: Duration::MAX,
+        })?;
+        state.latest = instant;
+        Ok(Admitted {
+            wait,
+            slot: Some(reservation),
+        })
     }
 }
 
@@ -227,19 +233,14 @@ impl Core {
         }
     }
 
-    /// Takes `cost` at `at`, held until it is given back or runs; else how long after `at`
-    /// it would fit.
-    fn reserve(&mut self, at: Duration, cost: u32) -> Result<Reservation, Duration> {
+    /// Takes `cost` at `at`, held until it is given back or runs, if it fits then.
+    fn reserve(&mut self, at: Duration, cost: u32) -> Option<Reservation> {
         // A slot is given back whenever its caller is dropped, however late: no deadline.
         let forever = Duration::MAX;
         match self {
-            Self::Bucket(bucket) => bucket
-                .reserve(at, f64::from(cost), forever)
-                .map_err(|reason| reason.next()),
-            Self::Sliding(log) => log.reserve(at, cost, forever).map_err(|reason| reason.next),
-            Self::Period(counter) => counter
-                .reserve(at, cost, forever)
-                .map_err(|reason| reason.next),
+            Self::Bucket(bucket) => bucket.reserve(at, f64::from(cost), forever).ok(),
+            Self::Sliding(log) => log.reserve(at, cost, forever).ok(),
+            Self::Period(counter) => counter.reserve(at, cost, forever).ok(),
         }
     }
 

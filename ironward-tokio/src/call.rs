@@ -1,6 +1,6 @@
 //! The front door for any async call: a circuit breaker, a timeout that stops at the
-//! deadline around it, a retry, a fallback, a concurrency gate and an adaptive limit, each a
-//! value with one method, `piece.call(|| fut).await`, on the same core decisions and shared
+//! deadline around it, a retry, a fallback, a concurrency gate, an adaptive limit and a rate
+//! limit, each a value with one method, `piece.call(|| fut).await`, on the same core decisions and shared
 //! forms as ironward-tower's layers.
 //!
 //! | piece | what it does | refuses with |
@@ -20,9 +20,9 @@
 //!
 //! **Pieces nest by nesting calls.** Outermost the fallback, which sees everything; then the
 //! retry, whose every attempt passes the pieces inside it, and which stops at the current
-//! [`Deadline`] as a timeout does; then the concurrency limit, so that its refusals (a local
-//! decision) are not counted by the breaker as the backend's failures; then the breaker;
-//! innermost the timeout, so that a call cut off by time is a failure the breaker counts.
+//! [`Deadline`] as a timeout does; then the rate limit and the concurrency limit, so that
+//! each attempt is paid for and their refusals (local decisions) are not counted by the
+//! breaker as the backend's failures; then the breaker; innermost the timeout, so that a call cut off by time is a failure the breaker counts.
 //! Inside a retry, an inner piece's refusal is an error like any other: say with
 //! [`when`](retry::Retrying::when) whether it is worth retrying (a breaker's open refusal
 //! rarely is; [`CallError::is_refused`] tells it).
@@ -35,7 +35,8 @@
 //!
 //! **Cancellation.** Dropping a call's future mid-flight leaves the breaker's permit
 //! unsettled (nothing recorded, as the tower layer does), gives the gate's room back, takes
-//! the limiter's call out of flight (or out of its queue) unsampled, ends a retry where it
+//! the limiter's call out of flight (or out of its queue) unsampled, gives a rate limit's
+//! waiting slot back to its limiter, ends a retry where it
 //! is (its retry budget told only of decisions made), and drops the call.
 //!
 //! **Metrics and events.** Each piece counts `ironward.requests{piece, name, outcome,

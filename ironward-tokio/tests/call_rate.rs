@@ -534,3 +534,30 @@ async fn a_limiter_that_cannot_decide_refuses_as_unavailable() {
         (0, Duration::ZERO)
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn waiters_are_admitted_in_the_order_they_came_a_token_apart() {
+    let clock = Clock::monotonic();
+    let runs = Arc::new(AtomicUsize::new(0));
+    // Ten a second, no burst beyond one: a token every 100 ms.
+    let waiting = RateLimit::new(Quota::bucket(10.0, 1.0))
+        .with_clock(clock.clone())
+        .wait_up_to(secs(10));
+    let mut waiters = Vec::new();
+    for _ in 0..20 {
+        let (waiting, call) = (waiting.clone(), stamp(&clock, &runs));
+        waiters.push(tokio::spawn(async move { waiting.call(call).await }));
+        // Each is polled, and holds its slot, before the next is spawned.
+        tokio::task::yield_now().await;
+    }
+    // A call arriving now is behind all twenty: the next slot is at 2 s.
+    let refusing = waiting.clone().wait_up_to(Duration::ZERO);
+    assert_eq!(
+        refusal(refusing.call(stamp(&clock, &runs)).await).wait,
+        secs(2)
+    );
+    for (i, waiter) in (0u64..).zip(waiters) {
+        assert_eq!(waiter.await.unwrap(), Ok(ms(100 * i)), "waiter {i}");
+    }
+    assert_eq!(runs.load(Ordering::Relaxed), 20);
+}

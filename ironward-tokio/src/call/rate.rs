@@ -243,9 +243,10 @@ impl<A: Admit> RateLimit<A> {
 impl<A: Admit> Shared<A> {
     /// Waits until the limiter admits a call of `cost`, or says why it will not.
     async fn admit(&self, cost: u32) -> Result<(), RateReason> {
+        // One reading a decision: the clock is read again only after a sleep.
         let start = self.clock.now();
+        let mut now = start;
         loop {
-            let now = self.clock.now();
             let own = self.bound.saturating_sub(now.saturating_sub(start));
             // A call may start strictly before its deadline: one admitted as it is reached
             // has no time left to run.
@@ -289,9 +290,11 @@ impl<A: Admit> Shared<A> {
                     self.clock.sleep(wait).await;
                     // A clock that a sleep does not move (a manual one at the end of its
                     // range, one read from a constant) can never bring the room.
-                    if self.clock.now() <= now {
+                    let then = self.clock.now();
+                    if then <= now {
                         return Err(refusal(cause, wait));
                     }
+                    now = then;
                 }
                 Err(Denied::Later { wait }) => {
                     let cause = if wait == Duration::MAX {

@@ -105,7 +105,8 @@ async fn each_redis_limiter_refuses_and_waits_on_the_pieces_clock() {
 #[tokio::test]
 async fn a_redis_that_does_not_answer_refuses_as_unavailable() {
     let server = Server::start();
-    let timeout = Duration::from_millis(200);
+    // Only a call to the frozen server waits for it: no call has to beat it.
+    let timeout = Duration::from_millis(500);
     let store = server
         .store(Options {
             timeout,
@@ -118,7 +119,6 @@ async fn a_redis_that_does_not_answer_refuses_as_unavailable() {
     let rate = RateLimit::over(OnKey::new(bucket, "k"))
         .with_clock(clock.clone())
         .wait_up_to(secs(60));
-    assert!(rate.call(stamp(&clock, &runs)).await.is_ok());
     server.signal("STOP");
     let answer = rate.call(stamp(&clock, &runs)).await;
     server.signal("CONT");
@@ -127,7 +127,7 @@ async fn a_redis_that_does_not_answer_refuses_as_unavailable() {
     assert_eq!(refused.retry_after(), timeout);
     assert_eq!(
         runs.load(Ordering::Relaxed),
-        1,
+        0,
         "an undecided call never runs"
     );
     assert_eq!(clock.now(), START, "nor sleeps");

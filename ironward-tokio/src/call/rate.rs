@@ -57,7 +57,7 @@ use crate::{Clock, Quota};
 ///
 /// `Clone` is an `Arc` clone: clones share one limiter. `with_clock`, `with_name` and
 /// `wait_up_to` keep the limiter too, so a piece that waits and one that refuses may share a
-/// budget. [`retune`](Self::retune) changes the limit live for every clone.
+/// budget (on one clock: the limiter reads every reading it is given as one clock's). [`retune`](Self::retune) changes the limit live for every clone.
 ///
 /// # Metrics and events
 ///

@@ -200,8 +200,11 @@ async fn a_wait_that_reaches_the_deadline_is_refused_at_once() {
             cause: RateCause::Deadline,
             ..over(limit, 1, secs(1), left)
         };
-        assert_eq!(refusal(answer), expected);
+        let refused = refusal(answer);
+        assert_eq!(refused, expected);
         assert_eq!(clock.now(), secs(0), "refused without sleeping");
+        let line = format!("rate limited: room for 1 in 1s, at or past its deadline {left:?} away");
+        assert!(refused.to_string().starts_with(&line), "{refused}");
     }
     // A nanosecond more, and it starts before the deadline.
     let answer = Deadline::after(secs(1) + Duration::from_nanos(1), &clock)

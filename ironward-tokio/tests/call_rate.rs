@@ -163,6 +163,21 @@ async fn a_weighted_call_waits_for_its_whole_cost() {
         .wait_up_to(secs(60));
     assert_eq!(window.call_n(7, stamp(&clock, &runs)).await, Ok(secs(3)));
     assert_eq!(window.call_n(4, stamp(&clock, &runs)).await, Ok(secs(63)));
+    // A cost of zero passes on a spent limit of each kind, at once, and takes nothing.
+    for limit in [
+        Quota::bucket(1.0, 1.0),
+        Quota::sliding(1, secs(60)),
+        Quota::period(1, secs(60)),
+    ] {
+        let rate = RateLimit::new(limit).with_clock(clock.clone());
+        assert!(rate.call(stamp(&clock, &runs)).await.is_ok());
+        assert_eq!(
+            rate.call_n(0, stamp(&clock, &runs)).await,
+            Ok(clock.now()),
+            "{limit:?}"
+        );
+        assert_eq!(refusal(rate.call(stamp(&clock, &runs)).await).cost, 1);
+    }
 }
 
 #[tokio::test]

@@ -221,7 +221,8 @@ impl<A: Admit> RateLimit<A> {
     /// Runs `call` at a cost of `cost` (tokens of a bucket, units of a window or a period)
     /// once the limiter admits it: at once, or after a wait within the bound and the
     /// deadline. Its value, its own error as [`CallError::Failed`], or the refusal, in which
-    /// case `call` is never called.
+    /// case `call` is never called. A cost of zero takes nothing and passes at once, as the
+    /// core's limiters pass it.
     pub async fn call_n<T, E, Fut>(
         &self,
         cost: u32,

@@ -36,6 +36,9 @@ pub trait Admit: Send + Sync + 'static {
 
     /// Admits a call of `cost` at `now`, or holds the first instant with room for it if that
     /// is at most `within` after `now`; else says how long until room (nothing taken).
+    ///
+    /// An answer of [`Admitted`] has a `wait` of at most `within`; a `Duration::MAX` wait is
+    /// never, which no bound reaches.
     fn admit(
         &self,
         now: Duration,
@@ -92,7 +95,10 @@ pub enum Denied {
 /// the first instant with room, and the limiter's clock moves on to that instant, so a call
 /// asked for at an earlier reading is decided there, after every call already waiting,
 /// first come first served. A call given back is settled at a cost of zero (the core's
-/// `settle`), its cost refunded: a bucket's tokens, a window's entry, a period's count.
+/// `settle`) at the limiter's latest reading, its cost refunded: a bucket's tokens (up to its
+/// burst), a window's entry, a period's count. When a later waiter already holds a slot in
+/// the next period, the given-back one is in a period the limiter has left, and nobody
+/// could take it: that refund is the core's no-op, and nothing is lost that could be used.
 ///
 /// A reading earlier than one the limiter has seen (a clock set back, or a slot held ahead)
 /// is read as the latest seen, as the core reads it; the wait it answers is counted from

@@ -579,3 +579,30 @@ async fn waiters_are_admitted_in_the_order_they_came_a_token_apart() {
     }
     assert_eq!(runs.load(Ordering::Relaxed), 20);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_window_slot_given_back_behind_a_later_waiter_is_not_reused() {
+    let clock = Clock::monotonic();
+    let runs = Arc::new(AtomicUsize::new(0));
+    let waiting = RateLimit::new(Quota::sliding(1, secs(10)))
+        .with_clock(clock.clone())
+        .wait_up_to(secs(60));
+    assert!(waiting.call(stamp(&clock, &runs)).await.is_ok());
+    let mut waiters = Vec::new();
+    for _ in 0..2 {
+        let (waiting, call) = (waiting.clone(), stamp(&clock, &runs));
+        waiters.push(tokio::spawn(async move { waiting.call(call).await }));
+        tokio::task::yield_now().await;
+    }
+    // The first waiter holds 10 s, the second 20 s; the first is dropped.
+    waiters[0].abort();
+    tokio::task::yield_now().await;
+    let refusing = waiting.clone().wait_up_to(Duration::ZERO);
+    // Its entry at 10 s has left the window at 20 s, where the limiter's clock is: the
+    // next slot is still 30 s, as the docs of `LocalRate` say.
+    assert_eq!(
+        refusal(refusing.call(stamp(&clock, &runs)).await).wait,
+        secs(30)
+    );
+    assert_eq!(waiters.pop().unwrap().await.unwrap(), Ok(secs(20)));
+}

@@ -96,9 +96,13 @@ pub enum Denied {
 /// asked for at an earlier reading is decided there, after every call already waiting,
 /// first come first served. A call given back is settled at a cost of zero (the core's
 /// `settle`) at the limiter's latest reading, its cost refunded: a bucket's tokens (up to its
-/// burst), a window's entry, a period's count. When a later waiter already holds a slot in
-/// the next period, the given-back one is in a period the limiter has left, and nobody
-/// could take it: that refund is the core's no-op, and nothing is lost that could be used.
+/// burst), usable from that reading; a window's entry or a period's count, if still inside
+/// the window or the period at that reading. So the last waiter's slot always comes back,
+/// and any waiter's tokens of a bucket do; but a window's or a period's slot given back from
+/// the middle of a queue, one whose entry has left the window (or whose period has closed)
+/// by the instant a later waiter holds, is not reused: the waiters behind it keep their
+/// instants, and the room before the latest of them goes unused. The limit then admits less
+/// than it could for that stretch, never more.
 ///
 /// A reading earlier than one the limiter has seen (a clock set back, or a slot held ahead)
 /// is read as the latest seen, as the core reads it; the wait it answers is counted from

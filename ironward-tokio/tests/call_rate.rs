@@ -606,3 +606,42 @@ async fn a_window_slot_given_back_behind_a_later_waiter_is_not_reused() {
     );
     assert_eq!(waiters.pop().unwrap().await.unwrap(), Ok(secs(20)));
 }
+
+#[test]
+fn threads_calling_at_once_get_the_quota_and_no_more() {
+    let (clock, _hand) = Clock::manual(Duration::ZERO);
+    let runs = Arc::new(AtomicUsize::new(0));
+    for limit in [
+        Quota::bucket(1.0, 100.0),
+        Quota::sliding(100, secs(60)),
+        Quota::period(100, secs(60)),
+    ] {
+        runs.store(0, Ordering::Relaxed);
+        let rate = RateLimit::new(limit).with_clock(clock.clone());
+        // Four threads, each with a runtime of its own, 250 calls each.
+        let threads: Vec<_> = (0..4)
+            .map(|_| {
+                let (rate, clock, runs) = (rate.clone(), clock.clone(), Arc::clone(&runs));
+                std::thread::spawn(move || {
+                    let runtime = tokio::runtime::Builder::new_current_thread()
+                        .build()
+                        .unwrap();
+                    runtime.block_on(async {
+                        let mut admitted = 0;
+                        for _ in 0..250 {
+                            let call = stamp(&clock, &runs);
+                            admitted += usize::from(rate.call(call).await.is_ok());
+                        }
+                        admitted
+                    })
+                })
+            })
+            .collect();
+        let admitted: usize = threads.into_iter().map(|t| t.join().unwrap()).sum();
+        assert_eq!(
+            (admitted, runs.load(Ordering::Relaxed)),
+            (100, 100),
+            "{limit:?}"
+        );
+    }
+}

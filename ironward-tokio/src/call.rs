@@ -120,6 +120,6 @@ pub use error::CallError;
 pub use fallback::Fallback;
 pub use gate::Gate;
 pub use limiter::Limiter;
-pub use rate::{Admit, Admitted, Denied, LocalRate, RateCause, RateLimit, RateReason};
+pub use rate::{Admit, Admitted, Denied, LocalRate, LocalSlot, RateCause, RateLimit, RateReason};
 pub use retry::{GaveUp, Retry, RetryExt};
 pub use timeout::{Timeout, TimeoutReason};

@@ -581,30 +581,51 @@ async fn waiters_are_admitted_in_the_order_they_came_a_token_apart() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_window_slot_given_back_behind_a_later_waiter_is_not_reused() {
-    let clock = Clock::monotonic();
-    let runs = Arc::new(AtomicUsize::new(0));
-    let waiting = RateLimit::new(Quota::sliding(1, secs(10)))
-        .with_clock(clock.clone())
-        .wait_up_to(secs(60));
-    assert!(waiting.call(stamp(&clock, &runs)).await.is_ok());
-    let mut waiters = Vec::new();
-    for _ in 0..2 {
-        let (waiting, call) = (waiting.clone(), stamp(&clock, &runs));
-        waiters.push(tokio::spawn(async move { waiting.call(call).await }));
+async fn a_slot_given_back_ahead_of_another_waiter_goes_to_the_next_call() {
+    for limit in [
+        Quota::bucket(0.1, 1.0),
+        Quota::sliding(1, secs(10)),
+        Quota::period(1, secs(10)),
+    ] {
+        // A clock counting from this round's start.
+        let clock = Clock::monotonic();
+        let runs = Arc::new(AtomicUsize::new(0));
+        let waiting = RateLimit::new(limit)
+            .with_clock(clock.clone())
+            .wait_up_to(secs(60));
+        assert!(waiting.call(stamp(&clock, &runs)).await.is_ok());
+        let mut waiters = Vec::new();
+        for _ in 0..2 {
+            let (waiting, call) = (waiting.clone(), stamp(&clock, &runs));
+            waiters.push(tokio::spawn(async move { waiting.call(call).await }));
+            tokio::task::yield_now().await;
+        }
+        // The first waiter holds 10 s, the second 20 s; the first is dropped at 1 s.
+        tokio::time::advance(secs(1)).await;
+        waiters[0].abort();
         tokio::task::yield_now().await;
+        // Its slot at 10 s is the next call's: a refusal names it, a wait takes it.
+        let refusing = waiting.clone().wait_up_to(Duration::ZERO);
+        let refused = refusal(refusing.call(stamp(&clock, &runs)).await);
+        assert_eq!(refused.wait, secs(9), "{limit:?}");
+        assert_eq!(
+            waiting.call(stamp(&clock, &runs)).await,
+            Ok(secs(10)),
+            "{limit:?}"
+        );
+        assert_eq!(
+            waiters.pop().unwrap().await.unwrap(),
+            Ok(secs(20)),
+            "{limit:?}"
+        );
+        // And then the limiter's own next slot, after the second waiter's.
+        assert_eq!(
+            waiting.call(stamp(&clock, &runs)).await,
+            Ok(secs(30)),
+            "{limit:?}"
+        );
+        assert_eq!(runs.load(Ordering::Relaxed), 4, "{limit:?}");
     }
-    // The first waiter holds 10 s, the second 20 s; the first is dropped.
-    waiters[0].abort();
-    tokio::task::yield_now().await;
-    let refusing = waiting.clone().wait_up_to(Duration::ZERO);
-    // Its entry at 10 s has left the window at 20 s, where the limiter's clock is: the
-    // next slot is still 30 s, as the docs of `LocalRate` say.
-    assert_eq!(
-        refusal(refusing.call(stamp(&clock, &runs)).await).wait,
-        secs(30)
-    );
-    assert_eq!(waiters.pop().unwrap().await.unwrap(), Ok(secs(20)));
 }
 
 #[test]

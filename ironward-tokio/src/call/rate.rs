@@ -9,7 +9,7 @@ use std::future::IntoFuture;
 use std::sync::Arc;
 use std::time::Duration;
 
-pub use admit::{Admit, Admitted, Denied, LocalRate};
+pub use admit::{Admit, Admitted, Denied, LocalRate, LocalSlot};
 pub use reason::{RateCause, RateReason};
 
 use super::{CallError, Deadline};

@@ -94,15 +94,16 @@ pub enum Denied {
 /// It holds slots ahead: a call that must wait reserves its cost (the core's `reserve`) at
 /// the first instant with room, and the limiter's clock moves on to that instant, so a call
 /// asked for at an earlier reading is decided there, after every call already waiting,
-/// first come first served. A call given back is settled at a cost of zero (the core's
-/// `settle`) at the limiter's latest reading, its cost refunded: a bucket's tokens (up to its
-/// burst), usable from that reading; a window's entry or a period's count, if still inside
-/// the window or the period at that reading. So the last waiter's slot always comes back,
-/// and any waiter's tokens of a bucket do; but a window's or a period's slot given back from
-/// the middle of a queue, one whose entry has left the window (or whose period has closed)
-/// by the instant a later waiter holds, is not reused: the waiters behind it keep their
-/// instants, and the room before the latest of them goes unused. The limit then admits less
-/// than it could for that stretch, never more.
+/// first come first served.
+///
+/// **A slot given back.** The last slot held is settled at a cost of zero (the core's
+/// `settle`) at its own instant, where the limiter's clock stands, and its cost is refunded
+/// in full: a bucket's tokens, a window's entry, a period's count. A slot with later ones
+/// behind it cannot be refunded there (the limiter has moved past it, and the waiters behind
+/// keep their instants), so it stays charged at its instant and goes to the next call that
+/// fits in it (a cost no larger), which is admitted then, ahead of the limiter's own next
+/// slot and delaying nobody; a smaller call takes it whole. One nobody takes before its
+/// instant passes is spent, as a slot is when its call runs.
 ///
 /// A reading earlier than one the limiter has seen (a clock set back, or a slot held ahead)
 /// is read as the latest seen, as the core reads it; the wait it answers is counted from
@@ -117,6 +118,18 @@ struct State {
     limit: Quota,
     /// The latest reading the limiter has been given: a slot held ahead moves it on.
     latest: Duration,
+    /// Slots given back from the middle of the queue, still charged to the limiter, each
+    /// free for the next call that fits in it.
+    vacant: Vec<LocalSlot>,
+}
+
+/// The slot a call waiting on a [`LocalRate`] holds: its cost, reserved on the core limiter
+/// at the instant the call starts.
+#[derive(Debug)]
+pub struct LocalSlot {
+    reservation: Reservation,
+    at: Duration,
+    cost: u32,
 }
 
 /// The core limiter a [`Quota`] names.
@@ -147,6 +160,7 @@ impl LocalRate {
                 limiter,
                 limit,
                 latest: Duration::ZERO,
+                vacant: Vec::new(),
             }),
         }
     }
@@ -157,26 +171,40 @@ impl LocalRate {
         now: Duration,
         cost: u32,
         within: Duration,
-    ) -> Result<Admitted<Reservation>, Denied> {
+    ) -> Result<Admitted<LocalSlot>, Denied> {
         let mut state = lock(&self.state);
+        let vacant = state.vacancy(now, cost);
         let at = now.max(state.latest);
         let next = state.limiter.next(at, cost);
         // The wait counted from `now`, the caller's reading: `at` is later only for a clock
         // set back or a slot held ahead.
-        if next == Duration::MAX {
-            return Err(Denied::Later { wait: next });
-        }
-        let wait = next.saturating_add(at - now);
-        if wait > within {
-            return Err(Denied::Later { wait });
+        let fresh = if next == Duration::MAX {
+            next
+        } else {
+            next.saturating_add(at - now)
+        };
+        if let Some((index, wait)) = vacant
+            && wait <= fresh
+        {
+            if wait > within {
+                return Err(Denied::Later { wait });
+            }
+            let slot = state.vacant.swap_remove(index);
+            return Ok(Admitted {
+                wait,
+                slot: Some(slot),
+            });
         }
         let instant = at.saturating_add(next);
         // A slot past the end of the core's clock (nanoseconds in a `u64`, about 584 years)
         // is never there: its reading would saturate back into the past.
-        if instant > END {
+        if fresh == Duration::MAX || instant > END {
             return Err(Denied::Later {
                 wait: Duration::MAX,
             });
+        }
+        if fresh > within {
+            return Err(Denied::Later { wait: fresh });
         }
         // `next` said there is room then, and the core's `next` is exact (a bucket's is
         // rounded up to the first nanosecond a take succeeds at), so this holds.
@@ -185,28 +213,57 @@ impl LocalRate {
         })?;
         state.latest = instant;
         Ok(Admitted {
-            wait,
-            slot: Some(reservation),
+            wait: fresh,
+            slot: Some(LocalSlot {
+                reservation,
+                at: instant,
+                cost,
+            }),
         })
     }
 }
 
+impl State {
+    /// The earliest slot given back that a call of `cost` at `now` fits in, and its wait;
+    /// slots whose instant has passed are dropped, their cost spent.
+    fn vacancy(&mut self, now: Duration, cost: u32) -> Option<(usize, Duration)> {
+        if self.vacant.is_empty() {
+            return None;
+        }
+        self.vacant.retain(|slot| slot.at >= now);
+        self.vacant
+            .iter()
+            .enumerate()
+            .filter(|(_, slot)| slot.cost >= cost)
+            .min_by_key(|(_, slot)| slot.at)
+            .map(|(index, slot)| (index, slot.at - now))
+    }
+}
+
 impl Admit for LocalRate {
-    type Slot = Reservation;
+    type Slot = LocalSlot;
 
     fn admit(
         &self,
         now: Duration,
         cost: u32,
         within: Duration,
-    ) -> impl Future<Output = Result<Admitted<Reservation>, Denied>> + Send {
+    ) -> impl Future<Output = Result<Admitted<LocalSlot>, Denied>> + Send {
         ready(self.decide(now, cost, within))
     }
 
-    fn give_back(&self, slot: Reservation, now: Duration) {
+    fn give_back(&self, slot: LocalSlot, now: Duration) {
         let mut state = lock(&self.state);
-        let at = now.max(state.latest);
-        state.limiter.refund(slot, at);
+        if slot.at >= state.latest {
+            // The last slot held: the limiter's clock is at its instant, where the refund
+            // counts in full.
+            let at = now.max(state.latest);
+            state.limiter.refund(slot.reservation, at);
+        } else {
+            // A slot with later ones behind it: its cost stays charged at its instant, for
+            // the next call that fits in it.
+            state.vacant.push(slot);
+        }
     }
 
     fn limit(&self) -> Quota {

@@ -5,10 +5,12 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use ironward::Usage;
 use ironward_tokio::Quota;
 use ironward_tokio::call::{Admit, Admitted, Denied};
 
-use crate::{Bucket, Period, Sliding, Store, StoreError};
+use crate::meter::Admits;
+use crate::{Answer, Bucket, Period, Sliding, Store, StoreError};
 
 /// One key of a Redis limiter ([`Bucket`], [`Sliding`] or [`Period`]), as an
 /// [`Admit`] for ironward-tokio's `call::RateLimit`: a rate limit around any async call,
@@ -96,14 +98,16 @@ impl<L> OnKey<L> {
 
 /// What [`OnKey`] asks of a Redis limiter: a take of a cost on a key, and the limit.
 pub(crate) trait Takes: Send + Sync + 'static {
-    /// `take_n` of `cost` on `key` at `now`: whether it was admitted, and the answer's
-    /// `next`.
+    /// What a take answers: a `bool` or a [`Usage`](ironward::Usage).
+    type Value: Admits;
+
+    /// `take_n` of `cost` on `key` at `now`.
     fn take_cost(
         &self,
         key: &[u8],
         now: Duration,
         cost: u32,
-    ) -> impl Future<Output = Result<(bool, Duration), StoreError>> + Send;
+    ) -> impl Future<Output = Result<Answer<Self::Value>, StoreError>> + Send;
 
     /// The limit, as a [`Quota`].
     fn quota(&self) -> Quota;
@@ -113,14 +117,15 @@ pub(crate) trait Takes: Send + Sync + 'static {
 }
 
 impl Takes for Bucket {
+    type Value = bool;
+
     async fn take_cost(
         &self,
         key: &[u8],
         now: Duration,
         cost: u32,
-    ) -> Result<(bool, Duration), StoreError> {
-        let answer = self.take(key, now, f64::from(cost)).await?;
-        Ok((answer.admitted(), answer.next))
+    ) -> Result<Answer<bool>, StoreError> {
+        self.take(key, now, f64::from(cost)).await
     }
 
     fn quota(&self) -> Quota {
@@ -133,14 +138,15 @@ impl Takes for Bucket {
 }
 
 impl Takes for Sliding {
+    type Value = bool;
+
     async fn take_cost(
         &self,
         key: &[u8],
         now: Duration,
         cost: u32,
-    ) -> Result<(bool, Duration), StoreError> {
-        let answer = self.take_n(key, now, cost).await?;
-        Ok((answer.admitted(), answer.next))
+    ) -> Result<Answer<bool>, StoreError> {
+        self.take_n(key, now, cost).await
     }
 
     fn quota(&self) -> Quota {
@@ -153,14 +159,15 @@ impl Takes for Sliding {
 }
 
 impl Takes for Period {
+    type Value = Usage;
+
     async fn take_cost(
         &self,
         key: &[u8],
         now: Duration,
         cost: u32,
-    ) -> Result<(bool, Duration), StoreError> {
-        let answer = self.take_n(key, now, cost).await?;
-        Ok((answer.admitted(), answer.next))
+    ) -> Result<Answer<Usage>, StoreError> {
+        self.take_n(key, now, cost).await
     }
 
     fn quota(&self) -> Quota {
@@ -189,11 +196,11 @@ impl<L: Takes> Admit for OnKey<L> {
         _within: Duration,
     ) -> Result<Admitted<()>, Denied> {
         match self.limiter.take_cost(&self.key, now, cost).await {
-            Ok((true, _)) => Ok(Admitted {
+            Ok(answer) if answer.value.admits() => Ok(Admitted {
                 wait: Duration::ZERO,
                 slot: None,
             }),
-            Ok((false, wait)) => Err(Denied::Later { wait }),
+            Ok(answer) => Err(Denied::Later { wait: answer.next }),
             Err(_) => Err(Denied::Unavailable {
                 retry_after: self.limiter.home().options().timeout,
             }),

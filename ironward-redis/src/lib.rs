@@ -72,6 +72,7 @@
 #![cfg_attr(docsrs, feature(doc_cfg))]
 
 pub mod _guide;
+mod admit;
 mod answer;
 mod batch;
 mod blocked;
@@ -95,6 +96,7 @@ mod store;
 mod term;
 mod wire;
 
+pub use admit::OnKey;
 pub use answer::Answer;
 pub use bucket::Bucket;
 pub use error::StoreError;

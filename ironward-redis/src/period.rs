@@ -88,11 +88,12 @@ use crate::{Answer, Store, StoreError, script};
 /// # }
 /// ```
 #[derive(Clone)]
-pub struct Period(Arc<Inner>);
+pub struct Period(pub(crate) Arc<Inner>);
 
-struct Inner {
+pub(crate) struct Inner {
     counted: Counted<ironward::Period>,
-    align: bool,
+    /// Whether periods lie on multiples of the period ([`Period::aligned`]).
+    pub(crate) align: bool,
 }
 
 impl Period {

@@ -26,6 +26,7 @@ pub mod metered;
 pub mod metrics;
 pub mod periods;
 pub mod periods_contention;
+pub mod rate_call;
 pub mod reservations;
 pub mod settles;
 pub mod store;

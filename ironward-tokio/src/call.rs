@@ -1,6 +1,6 @@
 //! The front door for any async call: a circuit breaker, a timeout that stops at the
-//! deadline around it, a retry, a fallback, a concurrency gate and an adaptive limit, each a
-//! value with one method, `piece.call(|| fut).await`, on the same core decisions and shared
+//! deadline around it, a retry, a fallback, a concurrency gate, an adaptive limit and a rate
+//! limit, each a value with one method, `piece.call(|| fut).await`, on the same core decisions and shared
 //! forms as ironward-tower's layers.
 //!
 //! | piece | what it does | refuses with |
@@ -13,6 +13,7 @@
 //! | [`Fallback`] | a value or a function in place of a refusal or a failure | (answers instead) |
 //! | [`Gate`] | at most so many calls at once, the rest refused at once | [`GateReason`](ironward::GateReason) |
 //! | [`Limiter`] | the adaptive concurrency limit, by [`Criticality`](ironward::Criticality), with an optional bounded queue | [`LimiterRefusal`](crate::LimiterRefusal) |
+//! | [`RateLimit`] | a rate ([`Quota`](crate::Quota): a token bucket, a sliding window, a fixed period) in memory or any [`Admit`] (Redis); refuses over it, or waits up to a bound for the slot it holds | [`RateReason`] |
 //!
 //! Every piece answers `Result<T, CallError<E, R>>`: the call's value, its own error `E` as
 //! [`CallError::Failed`], or the piece's refusal `R` as [`CallError::Refused`], carrying the
@@ -20,9 +21,9 @@
 //!
 //! **Pieces nest by nesting calls.** Outermost the fallback, which sees everything; then the
 //! retry, whose every attempt passes the pieces inside it, and which stops at the current
-//! [`Deadline`] as a timeout does; then the concurrency limit, so that its refusals (a local
-//! decision) are not counted by the breaker as the backend's failures; then the breaker;
-//! innermost the timeout, so that a call cut off by time is a failure the breaker counts.
+//! [`Deadline`] as a timeout does; then the rate limit and the concurrency limit, so that
+//! each attempt is paid for and their refusals (local decisions) are not counted by the
+//! breaker as the backend's failures; then the breaker; innermost the timeout, so that a call cut off by time is a failure the breaker counts.
 //! Inside a retry, an inner piece's refusal is an error like any other: say with
 //! [`when`](retry::Retrying::when) whether it is worth retrying (a breaker's open refusal
 //! rarely is; [`CallError::is_refused`] tells it).
@@ -37,10 +38,10 @@
 //!
 //! **Cancellation.** Dropping a call's future mid-flight leaves the breaker's permit
 //! unsettled (nothing recorded, as the tower layer does), gives the gate's room back, takes
-//! the limiter's call out of flight (or out of its queue) unsampled, ends a retry where it
-//! is (its retry budget told only of decisions made), drops every attempt a hedge has in
-//! flight (none is spawned; its budget is told only of attempts that ended), and drops the
-//! call.
+//! the limiter's call out of flight (or out of its queue) unsampled, gives a rate limit's
+//! waiting slot back to its limiter, ends a retry where it is (its retry budget told only of
+//! decisions made), drops every attempt a hedge has in flight (none is spawned; its budget is
+//! told only of attempts that ended), and drops the call.
 //!
 //! **Metrics and events.** Each piece counts `ironward.requests{piece, name, outcome,
 //! reason}` through [`meter::Decisions`](crate::meter::Decisions), as the layers do (its
@@ -112,6 +113,7 @@ mod fallback;
 mod gate;
 pub mod hedge;
 mod limiter;
+mod rate;
 pub mod replace;
 pub mod retry;
 mod timeout;
@@ -124,5 +126,6 @@ pub use fallback::Fallback;
 pub use gate::Gate;
 pub use hedge::{Hedge, HedgeDelay, HedgeReason, Hedged};
 pub use limiter::Limiter;
+pub use rate::{Admit, Admitted, Denied, LocalRate, LocalSlot, RateCause, RateLimit, RateReason};
 pub use retry::{GaveUp, Retry, RetryExt};
 pub use timeout::{Timeout, TimeoutReason};

@@ -189,3 +189,42 @@ fn a_breaker_made_forced_open_shows_its_state_from_its_first_call() {
         "{seen:?}"
     );
 }
+
+#[test]
+fn a_rate_limit_counts_its_admissions_and_each_refusal() {
+    use ironward_tokio::Quota;
+    use ironward_tokio::call::{Deadline, RateLimit};
+
+    let recorder = DebuggingRecorder::new();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    metrics::with_local_recorder(&recorder, || {
+        runtime.block_on(async {
+            let (clock, _hand) = Clock::manual(Duration::ZERO);
+            let rate = RateLimit::new(Quota::bucket(1.0, 1.0))
+                .with_clock(clock.clone())
+                .with_name("api");
+            let ok = || async { Ok::<_, ()>(()) };
+            assert!(rate.call(ok).await.is_ok());
+            assert!(rate.call(ok).await.is_err());
+            let waiting = rate.clone().wait_up_to(secs(5));
+            let late = Deadline::after(Duration::from_millis(500), &clock);
+            assert!(late.scope(waiting.call(ok)).await.is_err());
+            // Admitted after its wait of a second.
+            assert!(waiting.call(ok).await.is_ok());
+        });
+    });
+    let expected = [
+        counted("ironward.requests{piece=rate,name=api,outcome=admitted}", 2),
+        counted(
+            "ironward.requests{piece=rate,name=api,outcome=refused,reason=deadline}",
+            1,
+        ),
+        counted(
+            "ironward.requests{piece=rate,name=api,outcome=refused,reason=over}",
+            1,
+        ),
+    ];
+    assert_eq!(series(&recorder), expected);
+}

@@ -8,8 +8,9 @@ use std::fmt;
 ///
 /// `R` is the piece's refusal, carrying the numbers that decided it: the breaker family's
 /// reason ([`SreReason`](ironward::SreReason), [`ClassicReason`](ironward::ClassicReason)),
-/// a [`TimeoutReason`](super::TimeoutReason), a [`GateReason`](ironward::GateReason) or a
-/// [`LimiterRefusal`](crate::LimiterRefusal). `E` is the call's own error, untouched.
+/// a [`TimeoutReason`](super::TimeoutReason), a [`GateReason`](ironward::GateReason), a
+/// [`LimiterRefusal`](crate::LimiterRefusal) or a [`RateReason`](super::RateReason). `E` is
+/// the call's own error, untouched.
 ///
 /// Pieces nest by nesting calls, and so do their errors: a breaker around a timeout answers
 /// `CallError<CallError<E, TimeoutReason>, ClassicReason>`, in which a timeout is the

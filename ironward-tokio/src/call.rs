@@ -106,6 +106,7 @@ mod error;
 mod fallback;
 mod gate;
 mod limiter;
+pub mod pipeline;
 pub mod replace;
 pub mod retry;
 mod timeout;
@@ -117,5 +118,8 @@ pub use error::CallError;
 pub use fallback::Fallback;
 pub use gate::Gate;
 pub use limiter::Limiter;
+pub use pipeline::{
+    BreakerReason, Pipeline, PipelineError, Protect, Refusal, RefusalWait, Retryable,
+};
 pub use retry::{GaveUp, Retry, RetryExt};
 pub use timeout::{Timeout, TimeoutReason};

@@ -8,6 +8,7 @@ pub mod call_concurrency;
 pub mod call_fallback;
 #[cfg(feature = "metrics")]
 pub mod call_metrics;
+pub mod call_pipeline;
 pub mod call_retry;
 pub mod call_retry_more;
 pub mod call_timeout;

@@ -56,8 +56,10 @@
 //! decisions made). Nothing is spawned.
 
 use std::fmt;
-use std::future::{Future, IntoFuture};
+use std::future::{IntoFuture, ready};
 use std::sync::{Arc, Mutex};
+
+use ironward::retry::Retried;
 
 use super::{Breaker, CallError, Fallback, Gate, Limiter, Retry, Timeout};
 use crate::{Clock, Dice, SharedCircuitBreaker, lock};
@@ -70,8 +72,13 @@ mod tuner;
 
 pub use ext::Protect;
 pub use refusal::{BreakerReason, Refusal};
+use retrying::Lent;
 pub use retrying::{RefusalWait, RetryWith, Retryable};
-pub use stage::{Answer, Answers, Attempts, BreakerSlot, Skip, Slot, Stage};
+use stage::flatten;
+pub use stage::{
+    Answer, BreakerSlot, ConcurrencySlot, FallbackSlot, RetrySlot, Skip, Slot, TimeoutSlot,
+    TunesBreaker,
+};
 pub use tuner::Tuner;
 
 /// The error a [`Pipeline`] answers: the call's own error `E`, or a piece's [`Refusal`].
@@ -407,84 +414,88 @@ impl<Fb, Rt, Hg, Rl, Cn, Bk, To> Builder<Fb, Rt, Hg, Rl, Cn, Bk, To> {
     }
 }
 
-/// What a [`Pipeline`] whose pieces all take a call of `Result<T, E>` does: the bound of
-/// [`Pipeline::call`] and [`Protect::protect`].
-///
-/// Implemented for every pipeline whose fallback's rule, breaker's classifier, limiter's
-/// grade and retry's hooks read `PipelineError<E>` and answer `T`.
-pub trait Runs<T, E> {
-    /// [`Retried`](ironward::retry::Retried) for a pipeline with a retry, `()` without.
-    type Record;
-
-    /// One call of `operation` through every piece, with the retry's record.
-    fn run<F, Fut>(&self, operation: F) -> impl Future<Output = (Answer<T, E>, Self::Record)>
-    where
-        F: FnMut() -> Fut,
-        Fut: IntoFuture<Output = Result<T, E>>;
-}
-
-impl<T, E, Fb, Rt, Hg, Rl, Cn, Bk, To> Runs<T, E> for Pipeline<Fb, Rt, Hg, Rl, Cn, Bk, To>
-where
-    Fb: Answers<T, E>,
-    Rt: Attempts<T, E>,
-    Hg: Stage<T, E>,
-    Rl: Stage<T, E>,
-    Cn: Stage<T, E>,
-    Bk: Stage<T, E>,
-    To: Stage<T, E>,
-{
-    type Record = Rt::Record;
-
-    async fn run<F, Fut>(&self, operation: F) -> (Answer<T, E>, Rt::Record)
-    where
-        F: FnMut() -> Fut,
-        Fut: IntoFuture<Output = Result<T, E>>,
-    {
-        let s = &*self.slots;
-        // Shared by reference with each attempt, which calls it only once admitted; locked
-        // only to make the attempt's future.
-        let operation = &Mutex::new(operation);
-        let call = move || {
-            let attempt = (lock(operation))().into_future();
-            async move { attempt.await.map_err(CallError::Failed) }
-        };
-        let timeout = move || s.timeout.run(call);
-        let breaker = move || s.breaker.run(timeout);
-        let concurrency = move || s.concurrency.run(breaker);
-        let rate = move || s.rate.run(concurrency);
-        let hedge = move || s.hedge.run(rate);
-        let (answer, record) = s.retry.attempts(hedge).await;
-        (s.fallback.answer(answer).await, record)
-    }
-}
-
 impl<Fb, Rt, Hg, Rl, Cn, Bk, To> Pipeline<Fb, Rt, Hg, Rl, Cn, Bk, To> {
     /// Runs `operation` through every piece: its value, its own error as
     /// [`CallError::Failed`], or the [`Refusal`] of the piece that refused it (what the
     /// fallback did not replace).
     pub async fn call<T, E, F, Fut>(&self, operation: F) -> Answer<T, E>
     where
-        Self: Runs<T, E>,
+        Fb: FallbackSlot<T, E>,
+        Rt: RetrySlot<T, E>,
+        Cn: ConcurrencySlot<T, E>,
+        Bk: BreakerSlot<T, E>,
+        To: TimeoutSlot,
         F: FnMut() -> Fut,
         Fut: IntoFuture<Output = Result<T, E>>,
     {
-        self.run(operation).await.0
+        self.recorded(operation).await.0
     }
 
-    /// [`call`](Self::call), with the retry's [`Retried`](ironward::retry::Retried) record
-    /// beside the answer (attempts made, time waited, why it stopped), as
-    /// [`Retrying::recorded`](super::retry::Retrying::recorded) gives it; `()` without a
-    /// retry.
-    pub async fn recorded<T, E, F, Fut>(
-        &self,
-        operation: F,
-    ) -> (Answer<T, E>, <Self as Runs<T, E>>::Record)
+    /// [`call`](Self::call), with the retry's [`Retried`] record beside the answer (attempts
+    /// made, time waited, why it stopped), as
+    /// [`Retrying::recorded`](super::retry::Retrying::recorded) gives it; `None` for a
+    /// pipeline without a retry.
+    pub async fn recorded<T, E, F, Fut>(&self, operation: F) -> (Answer<T, E>, Option<Retried>)
     where
-        Self: Runs<T, E>,
+        Fb: FallbackSlot<T, E>,
+        Rt: RetrySlot<T, E>,
+        Cn: ConcurrencySlot<T, E>,
+        Bk: BreakerSlot<T, E>,
+        To: TimeoutSlot,
         F: FnMut() -> Fut,
         Fut: IntoFuture<Output = Result<T, E>>,
     {
-        self.run(operation).await
+        let s = &*self.slots;
+        // Shared by reference with each attempt, which calls it only once every piece let
+        // it through; locked only to make the attempt's future.
+        let operation = &Mutex::new(operation);
+        let call = move || {
+            let attempt = (lock(operation))().into_future();
+            async move { attempt.await.map_err(CallError::Failed) }
+        };
+        let timeout = move || async move {
+            match s.timeout.timeout() {
+                Some(timeout) => flatten(timeout.call(call).await, Refusal::Timeout),
+                None => call().await,
+            }
+        };
+        let breaker = move || async move {
+            match s.breaker.breaker() {
+                Some(breaker) => flatten(breaker.call(timeout).await, |reason| {
+                    Refusal::Breaker(reason.into())
+                }),
+                None => timeout().await,
+            }
+        };
+        let concurrency = move || async move {
+            if let Some(gate) = s.concurrency.gate() {
+                flatten(gate.call(breaker).await, Refusal::Gate)
+            } else if let Some(limiter) = s.concurrency.limiter() {
+                flatten(limiter.call(breaker).await, Refusal::Limiter)
+            } else {
+                breaker().await
+            }
+        };
+        let (answer, record) = match s.retry.retry_with() {
+            Some(retry) => {
+                let (when, after, notify) = retry.hooks();
+                let (answer, record) = retry
+                    .retry()
+                    .call(concurrency)
+                    .when(Lent(when))
+                    .after(Lent(after))
+                    .notify(Lent(notify))
+                    .recorded()
+                    .await;
+                (flatten(answer, Refusal::Retry), Some(record))
+            }
+            None => (concurrency().await, None),
+        };
+        let answer = match s.fallback.fallback() {
+            Some(fallback) => fallback.call(move || ready(answer)).await,
+            None => answer,
+        };
+        (answer, record)
     }
 
     /// The fallback, or [`Skip`].
@@ -519,7 +530,7 @@ impl<Fb, Rt, Hg, Rl, Cn, Bk, To> Pipeline<Fb, Rt, Hg, Rl, Cn, Bk, To> {
         Hg: Slot,
         Rl: Slot,
         Cn: Slot,
-        Bk: BreakerSlot,
+        Bk: TunesBreaker,
         To: Slot,
     {
         let s = &*self.slots;

@@ -2,7 +2,7 @@
 
 use std::future::{Future, IntoFuture};
 
-use super::{Answer, Runs};
+use super::{Answer, BreakerSlot, ConcurrencySlot, FallbackSlot, Pipeline, RetrySlot, TimeoutSlot};
 
 /// `.protect(&pipeline)` on any async operation, the extension form of
 /// [`Pipeline::call`](super::Pipeline::call): `(|| fetch(id)).protect(&pipeline).await`.
@@ -29,12 +29,20 @@ use super::{Answer, Runs};
 /// ```
 pub trait Protect<Fut>: FnMut() -> Fut + Sized {
     /// One call of this operation through every piece of `pipeline`.
-    fn protect<P, T, E>(self, pipeline: &P) -> impl Future<Output = Answer<T, E>>
+    #[allow(clippy::type_complexity)]
+    fn protect<T, E, Fb, Rt, Hg, Rl, Cn, Bk, To>(
+        self,
+        pipeline: &Pipeline<Fb, Rt, Hg, Rl, Cn, Bk, To>,
+    ) -> impl Future<Output = Answer<T, E>>
     where
-        P: Runs<T, E>,
         Fut: IntoFuture<Output = Result<T, E>>,
+        Fb: FallbackSlot<T, E>,
+        Rt: RetrySlot<T, E>,
+        Cn: ConcurrencySlot<T, E>,
+        Bk: BreakerSlot<T, E>,
+        To: TimeoutSlot,
     {
-        async move { pipeline.run(self).await.0 }
+        pipeline.call(self)
     }
 }
 

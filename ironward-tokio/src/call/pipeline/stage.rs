@@ -1,21 +1,22 @@
-//! The places of a [`Pipeline`](super::Pipeline), and what a piece does in each: the traits
-//! its slots implement, [`Skip`] for an empty one, and each piece's part.
+//! The places of a [`Pipeline`](super::Pipeline): the trait each place's slot implements,
+//! which hands the pipeline the piece standing there (or none, for [`Skip`]), and what the
+//! builder and the tuner ask of every piece.
 //!
-//! The traits are sealed: the pieces of [`call`](crate::call) implement them, and a pipeline
-//! runs them in its order; nothing outside the crate adds a slot.
+//! The traits are sealed: the pieces of [`call`](crate::call) implement them, and the
+//! pipeline runs them in its order; nothing outside the crate adds a slot.
 
 use std::future::{Future, ready};
 use std::sync::Arc;
 
-use ironward::retry::Retried;
-
 use super::super::replace::Replace;
-use super::super::{Breaker, CallError, Classify, Fallback, Gate, Grade, Limiter, Timeout};
-use super::retrying::{Lent, RetryWith};
+use super::super::{
+    Breaker, CallError, Classify, Errors, Fallback, Gate, Grade, Limiter, SampleOk, Timeout,
+};
+use super::retrying::{RefusalWait, RetryWith, Retryable};
 use super::tuner::{BreakerTune, Tuner};
 use super::{BreakerReason, Refusal};
-use crate::call::retry::{After, Notify, When};
-use crate::{Clock, Dice, SharedCircuitBreaker};
+use crate::call::retry::{After, Notify, Silent, When};
+use crate::{Clock, Dice, SharedCircuitBreaker, SharedSreBreaker};
 
 /// What a pipeline answers: the call's value, its own error as
 /// [`CallError::Failed`], or a piece's [`Refusal`].
@@ -73,40 +74,63 @@ pub trait Slot: sealed::Sealed + Sized {
     }
 }
 
-/// The outermost place: what answers instead of the pipeline's error ([`Fallback`]).
-pub trait Answers<T, E>: Slot {
-    /// The pipeline's answer, as this piece hands it on.
-    #[doc(hidden)]
-    fn answer(&self, answer: Answer<T, E>) -> impl Future<Output = Answer<T, E>>;
+/// The outermost place: the [`Fallback`] that answers instead of the pipeline's error, its
+/// rule reading that error.
+pub trait FallbackSlot<T, E>: Slot {
+    /// The fallback's rule ([`Skip`] hands every error on).
+    type Rule: Replace<T, CallError<E, Refusal>>;
+
+    /// The fallback, if this place holds one.
+    fn fallback(&self) -> Option<&Fallback<Self::Rule>>;
 }
 
-/// The place that runs the inner pieces more than once ([`RetryWith`]), and the record it
-/// keeps: [`Retried`] for a retry, `()` for none.
-pub trait Attempts<T, E>: Slot {
-    /// What [`Pipeline::recorded`](super::Pipeline::recorded) answers beside the result.
-    type Record;
+/// The retry's place: the [`Retry`](crate::call::Retry) and its hooks, each reading the
+/// pipeline's error.
+pub trait RetrySlot<T, E>: Slot {
+    /// Which errors are retried.
+    type When: When<CallError<E, Refusal>>;
+    /// The wait an error names.
+    type After: After<CallError<E, Refusal>>;
+    /// Who hears of each wait.
+    type Notify: Notify<CallError<E, Refusal>>;
 
-    /// Runs `attempt` (the inner pieces around one call) as this piece says.
-    #[doc(hidden)]
-    fn attempts<Op, Fut>(&self, attempt: Op) -> impl Future<Output = (Answer<T, E>, Self::Record)>
-    where
-        Op: FnMut() -> Fut,
-        Fut: Future<Output = Answer<T, E>>;
+    /// The retry with its hooks, if this place holds one.
+    fn retry_with(&self) -> Option<&RetryWith<Self::When, Self::After, Self::Notify>>;
 }
 
-/// A place inside the retry, around one attempt: the gate or the limiter, the breaker, the
-/// timeout.
-pub trait Stage<T, E>: Slot {
-    /// Runs `next` (the pieces inside this one) as this piece lets it.
-    #[doc(hidden)]
-    fn run<Next, Fut>(&self, next: Next) -> impl Future<Output = Answer<T, E>>
-    where
-        Next: Fn() -> Fut,
-        Fut: Future<Output = Answer<T, E>>;
+/// The concurrency limit's place: a [`Gate`] or a [`Limiter`], its grade reading the
+/// pipeline's error.
+pub trait ConcurrencySlot<T, E>: Slot {
+    /// The limiter's grade.
+    type Grade: Grade<T, CallError<E, Refusal>>;
+
+    /// The gate, if this place holds one.
+    fn gate(&self) -> Option<&Gate>;
+
+    /// The limiter, if this place holds one.
+    fn limiter(&self) -> Option<&Limiter<Self::Grade>>;
 }
 
-/// The breaker's place, whose policy type is its family's: what a [`Tuner`] retunes.
-pub trait BreakerSlot: Slot {
+/// The breaker's place: a [`Breaker`] of either family, its classifier reading the
+/// pipeline's error.
+pub trait BreakerSlot<T, E>: Slot {
+    /// The breaker's shared form, whose refusal is a [`BreakerReason`].
+    type Shared: SharedCircuitBreaker<Reason: Into<BreakerReason>>;
+    /// The breaker's classifier.
+    type Classify: Classify<T, CallError<E, Refusal>>;
+
+    /// The breaker, if this place holds one.
+    fn breaker(&self) -> Option<&Breaker<Self::Shared, Self::Classify>>;
+}
+
+/// The timeout's place.
+pub trait TimeoutSlot: Slot {
+    /// The timeout, if this place holds one.
+    fn timeout(&self) -> Option<&Timeout>;
+}
+
+/// The breaker's place as a [`Tuner`] reads it: the family's policy type.
+pub trait TunesBreaker: Slot {
     /// The breaker's policy ([`Classic`](ironward::Classic), [`Sre`](ironward::Sre));
     /// [`Infallible`](std::convert::Infallible) for no breaker.
     type Policy;
@@ -120,7 +144,7 @@ pub trait BreakerSlot: Slot {
 
 /// An inner piece's answer made the pipeline's: its refusal named by `refused`, the answer
 /// of the pieces inside it as it came.
-fn flatten<T, E, R>(
+pub(super) fn flatten<T, E, R>(
     answer: Result<T, CallError<CallError<E, Refusal>, R>>,
     refused: impl FnOnce(R) -> Refusal,
 ) -> Answer<T, E> {
@@ -130,39 +154,63 @@ fn flatten<T, E, R>(
     })
 }
 
+/// An empty fallback's rule: every error handed on as it came.
+impl<T, X> Replace<T, X> for Skip {
+    fn replace(&self, error: X) -> impl Future<Output = Result<T, X>> {
+        ready(Err(error))
+    }
+}
+
 impl Slot for Skip {
     const PIECE: Option<&'static str> = None;
 }
 
-impl<T, E> Answers<T, E> for Skip {
-    fn answer(&self, answer: Answer<T, E>) -> impl Future<Output = Answer<T, E>> {
-        ready(answer)
+impl<T, E> FallbackSlot<T, E> for Skip {
+    type Rule = Skip;
+
+    fn fallback(&self) -> Option<&Fallback<Skip>> {
+        None
     }
 }
 
-impl<T, E> Attempts<T, E> for Skip {
-    type Record = ();
+impl<T, E> RetrySlot<T, E> for Skip {
+    type When = Retryable;
+    type After = RefusalWait;
+    type Notify = Silent;
 
-    async fn attempts<Op, Fut>(&self, mut attempt: Op) -> (Answer<T, E>, ())
-    where
-        Op: FnMut() -> Fut,
-        Fut: Future<Output = Answer<T, E>>,
-    {
-        (attempt().await, ())
+    fn retry_with(&self) -> Option<&RetryWith> {
+        None
     }
 }
 
-impl<T, E> Stage<T, E> for Skip {
-    fn run<Next, Fut>(&self, next: Next) -> impl Future<Output = Answer<T, E>>
-    where
-        Next: Fn() -> Fut,
-        Fut: Future<Output = Answer<T, E>>,
-    {
-        next()
+impl<T, E> ConcurrencySlot<T, E> for Skip {
+    type Grade = SampleOk;
+
+    fn gate(&self) -> Option<&Gate> {
+        None
+    }
+
+    fn limiter(&self) -> Option<&Limiter> {
+        None
     }
 }
 
-impl BreakerSlot for Skip {
+impl<T, E> BreakerSlot<T, E> for Skip {
+    type Shared = SharedSreBreaker;
+    type Classify = Errors;
+
+    fn breaker(&self) -> Option<&Breaker> {
+        None
+    }
+}
+
+impl TimeoutSlot for Skip {
+    fn timeout(&self) -> Option<&Timeout> {
+        None
+    }
+}
+
+impl TunesBreaker for Skip {
     type Policy = std::convert::Infallible;
 }
 
@@ -174,9 +222,11 @@ impl<F: Clone> Slot for Fallback<F> {
     }
 }
 
-impl<T, E, F: Clone + Replace<T, CallError<E, Refusal>>> Answers<T, E> for Fallback<F> {
-    fn answer(&self, answer: Answer<T, E>) -> impl Future<Output = Answer<T, E>> {
-        self.call(move || ready(answer))
+impl<T, E, F: Clone + Replace<T, CallError<E, Refusal>>> FallbackSlot<T, E> for Fallback<F> {
+    type Rule = F;
+
+    fn fallback(&self) -> Option<&Fallback<F>> {
+        Some(self)
     }
 }
 
@@ -200,29 +250,18 @@ impl<W, A, N> Slot for RetryWith<W, A, N> {
     }
 }
 
-impl<T, E, W, A, N> Attempts<T, E> for RetryWith<W, A, N>
+impl<T, E, W, A, N> RetrySlot<T, E> for RetryWith<W, A, N>
 where
     W: When<CallError<E, Refusal>>,
     A: After<CallError<E, Refusal>>,
     N: Notify<CallError<E, Refusal>>,
 {
-    type Record = Retried;
+    type When = W;
+    type After = A;
+    type Notify = N;
 
-    async fn attempts<Op, Fut>(&self, attempt: Op) -> (Answer<T, E>, Retried)
-    where
-        Op: FnMut() -> Fut,
-        Fut: Future<Output = Answer<T, E>>,
-    {
-        let (when, after, notify) = self.hooks();
-        let (answer, retried) = self
-            .retry()
-            .call(attempt)
-            .when(Lent(when))
-            .after(Lent(after))
-            .notify(Lent(notify))
-            .recorded()
-            .await;
-        (flatten(answer, Refusal::Retry), retried)
+    fn retry_with(&self) -> Option<&Self> {
+        Some(self)
     }
 }
 
@@ -238,13 +277,15 @@ impl Slot for Gate {
     }
 }
 
-impl<T, E> Stage<T, E> for Gate {
-    async fn run<Next, Fut>(&self, next: Next) -> Answer<T, E>
-    where
-        Next: Fn() -> Fut,
-        Fut: Future<Output = Answer<T, E>>,
-    {
-        flatten(self.call(next).await, Refusal::Gate)
+impl<T, E> ConcurrencySlot<T, E> for Gate {
+    type Grade = SampleOk;
+
+    fn gate(&self) -> Option<&Gate> {
+        Some(self)
+    }
+
+    fn limiter(&self) -> Option<&Limiter> {
+        None
     }
 }
 
@@ -268,13 +309,15 @@ impl<G: Clone> Slot for Limiter<G> {
     }
 }
 
-impl<T, E, G: Clone + Grade<T, CallError<E, Refusal>>> Stage<T, E> for Limiter<G> {
-    async fn run<Next, Fut>(&self, next: Next) -> Answer<T, E>
-    where
-        Next: Fn() -> Fut,
-        Fut: Future<Output = Answer<T, E>>,
-    {
-        flatten(self.call(next).await, Refusal::Limiter)
+impl<T, E, G: Clone + Grade<T, CallError<E, Refusal>>> ConcurrencySlot<T, E> for Limiter<G> {
+    type Grade = G;
+
+    fn gate(&self) -> Option<&Gate> {
+        None
+    }
+
+    fn limiter(&self) -> Option<&Self> {
+        Some(self)
     }
 }
 
@@ -294,24 +337,20 @@ impl<B: SharedCircuitBreaker, C: Clone> Slot for Breaker<B, C> {
     }
 }
 
-impl<T, E, B, C> Stage<T, E> for Breaker<B, C>
+impl<T, E, B, C> BreakerSlot<T, E> for Breaker<B, C>
 where
-    B: SharedCircuitBreaker,
-    B::Reason: Into<BreakerReason>,
+    B: SharedCircuitBreaker<Reason: Into<BreakerReason>>,
     C: Clone + Classify<T, CallError<E, Refusal>>,
 {
-    async fn run<Next, Fut>(&self, next: Next) -> Answer<T, E>
-    where
-        Next: Fn() -> Fut,
-        Fut: Future<Output = Answer<T, E>>,
-    {
-        flatten(self.call(next).await, |reason| {
-            Refusal::Breaker(reason.into())
-        })
+    type Shared = B;
+    type Classify = C;
+
+    fn breaker(&self) -> Option<&Self> {
+        Some(self)
     }
 }
 
-impl<B, C> BreakerSlot for Breaker<B, C>
+impl<B, C> TunesBreaker for Breaker<B, C>
 where
     B: SharedCircuitBreaker,
     C: Clone + Send + Sync + 'static,
@@ -339,12 +378,8 @@ impl Slot for Timeout {
     }
 }
 
-impl<T, E> Stage<T, E> for Timeout {
-    async fn run<Next, Fut>(&self, next: Next) -> Answer<T, E>
-    where
-        Next: Fn() -> Fut,
-        Fut: Future<Output = Answer<T, E>>,
-    {
-        flatten(self.call(next).await, Refusal::Timeout)
+impl TimeoutSlot for Timeout {
+    fn timeout(&self) -> Option<&Timeout> {
+        Some(self)
     }
 }

@@ -15,7 +15,7 @@ use ironward::retry::{Cause, Retried};
 use ironward::{CLASSIC, Classic, ClassicReason, GateReason, Jitter, SharedBudget};
 use ironward_tokio::call::Breaker;
 use ironward_tokio::call::{
-    BreakerReason, CallError, Deadline, Fallback, Gate, GaveUp, Limiter, Pipeline, PipelineError,
+    BreakerRefusal, CallError, Deadline, Fallback, Gate, GaveUp, Limiter, Pipeline, PipelineError,
     Protect, Refusal, Retry, Timeout, TimeoutReason,
 };
 use ironward_tokio::{Clock, Dice, QUEUE, Queued, SharedLimiter};
@@ -124,7 +124,8 @@ async fn the_order_holds_whatever_order_the_builder_was_given() {
 
         // Open for 30 s, past the backoff's 10 s cap: refused once, not waited on.
         let (answer, record) = pipeline.recorded(op).await;
-        let Err(CallError::Refused(Refusal::Breaker(BreakerReason::Classic(open)))) = answer else {
+        let Err(CallError::Refused(Refusal::Breaker(BreakerRefusal::Classic(open)))) = answer
+        else {
             panic!("refused by the breaker: {answer:?}");
         };
         assert_eq!((open.state, open.next), (State::Open, secs(30)));
@@ -153,7 +154,7 @@ async fn each_refusal_names_its_piece_and_carries_its_numbers() {
     assert_eq!(refused.to_string(), "breaker forced open");
     assert!(matches!(
         reason,
-        Refusal::Breaker(BreakerReason::Classic(ClassicReason {
+        Refusal::Breaker(BreakerRefusal::Classic(ClassicReason {
             state: State::ForcedOpen,
             ..
         }))

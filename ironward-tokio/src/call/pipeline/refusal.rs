@@ -44,7 +44,7 @@ pub enum Refusal {
     /// The adaptive limiter refused, at once or after the wait in its queue.
     Limiter(LimiterRefusal),
     /// The breaker refused: the call never ran.
-    Breaker(BreakerReason),
+    Breaker(BreakerRefusal),
     /// The timeout cut the attempt, or its deadline had passed before it began.
     Timeout(TimeoutReason),
 }
@@ -72,10 +72,10 @@ impl Refusal {
     /// use std::time::Duration;
     /// use ironward::classic::State;
     /// use ironward::ClassicReason;
-    /// use ironward_tokio::call::{BreakerReason, Refusal};
+    /// use ironward_tokio::call::{BreakerRefusal, Refusal};
     ///
     /// let open = ClassicReason { state: State::Open, next: Duration::from_secs(20), failure_rate: 1.0, slow_rate: 0.0 };
-    /// let refused = Refusal::Breaker(BreakerReason::Classic(open));
+    /// let refused = Refusal::Breaker(BreakerRefusal::Classic(open));
     /// assert_eq!(refused.retry_after(), Some(Duration::from_secs(20)));
     /// ```
     pub fn retry_after(&self) -> Option<Duration> {
@@ -110,23 +110,23 @@ impl Error for Refusal {}
 /// use std::time::Duration;
 /// use ironward::classic::State;
 /// use ironward::ClassicReason;
-/// use ironward_tokio::call::BreakerReason;
+/// use ironward_tokio::call::BreakerRefusal;
 ///
 /// let forced = ClassicReason { state: State::ForcedOpen, next: Duration::MAX, failure_rate: 0.0, slow_rate: 0.0 };
-/// let reason = BreakerReason::from(forced);
+/// let reason = BreakerRefusal::from(forced);
 /// assert_eq!(reason.retry_after(), None, "until the policy lifts it");
 /// assert_eq!(reason.to_string(), "breaker forced open");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[non_exhaustive]
-pub enum BreakerReason {
+pub enum BreakerRefusal {
     /// The SRE breaker's ([`SreReason`]).
     Sre(SreReason),
     /// The classic breaker's ([`ClassicReason`]).
     Classic(ClassicReason),
 }
 
-impl BreakerReason {
+impl BreakerRefusal {
     /// How long until the breaker lets a call through again, as the family's
     /// [`CircuitBreaker::retry_after`] says: the rest of a classic breaker's open wait;
     /// `None` half-open, forced open, or for the SRE breaker (a draw decides each call).
@@ -138,19 +138,19 @@ impl BreakerReason {
     }
 }
 
-impl From<SreReason> for BreakerReason {
+impl From<SreReason> for BreakerRefusal {
     fn from(reason: SreReason) -> Self {
         Self::Sre(reason)
     }
 }
 
-impl From<ClassicReason> for BreakerReason {
+impl From<ClassicReason> for BreakerRefusal {
     fn from(reason: ClassicReason) -> Self {
         Self::Classic(reason)
     }
 }
 
-impl fmt::Display for BreakerReason {
+impl fmt::Display for BreakerRefusal {
     /// The family's own line.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -160,4 +160,4 @@ impl fmt::Display for BreakerReason {
     }
 }
 
-impl Error for BreakerReason {}
+impl Error for BreakerRefusal {}

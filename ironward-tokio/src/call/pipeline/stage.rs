@@ -14,7 +14,7 @@ use super::super::{
 };
 use super::retrying::{RefusalWait, RetryWith, Retryable};
 use super::tuner::{BreakerTune, Tuner};
-use super::{BreakerReason, Refusal};
+use super::{BreakerRefusal, Refusal};
 use crate::call::retry::{After, Notify, Silent, When};
 use crate::{Clock, Dice, SharedCircuitBreaker, SharedSreBreaker};
 
@@ -114,8 +114,8 @@ pub trait ConcurrencySlot<T, E>: Slot {
 /// The breaker's place: a [`Breaker`] of either family, its classifier reading the
 /// pipeline's error.
 pub trait BreakerSlot<T, E>: Slot {
-    /// The breaker's shared form, whose refusal is a [`BreakerReason`].
-    type Shared: SharedCircuitBreaker<Reason: Into<BreakerReason>>;
+    /// The breaker's shared form, whose refusal is a [`BreakerRefusal`].
+    type Shared: SharedCircuitBreaker<Reason: Into<BreakerRefusal>>;
     /// The breaker's classifier.
     type Classify: Classify<T, CallError<E, Refusal>>;
 
@@ -339,7 +339,7 @@ impl<B: SharedCircuitBreaker, C: Clone> Slot for Breaker<B, C> {
 
 impl<T, E, B, C> BreakerSlot<T, E> for Breaker<B, C>
 where
-    B: SharedCircuitBreaker<Reason: Into<BreakerReason>>,
+    B: SharedCircuitBreaker<Reason: Into<BreakerRefusal>>,
     C: Clone + Classify<T, CallError<E, Refusal>>,
 {
     type Shared = B;

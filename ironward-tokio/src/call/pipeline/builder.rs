@@ -48,9 +48,19 @@ impl Pipeline {
     }
 }
 
-/// A builder with its slots replaced by `slots`, the rest kept: the field names bound by
-/// destructuring `$self.slots`, each method's new slot given by name.
+/// The builder with one slot changed, the rest kept: a new piece in the slot named, or (`map`)
+/// the piece there changed by a function; the caller names the slots kept.
 macro_rules! reslot {
+    ($self:ident, map $field:ident with $change:expr; $($kept:ident),+) => {{
+        let Slots { $field, $($kept,)+ } = $self.slots;
+        let $field = $change($field);
+        Builder {
+            slots: Slots { $field, $($kept,)+ },
+            name: $self.name,
+            clock: $self.clock,
+            dice: $self.dice,
+        }
+    }};
     ($self:ident, $($field:ident: $value:expr),+ ; $($kept:ident),+) => {{
         let Slots { $($field: _,)+ $($kept,)+ } = $self.slots;
         Builder {
@@ -86,90 +96,26 @@ impl<Fb, W, A, N, Hg, Rl, Cn, Bk, To> Builder<Fb, RetryWith<W, A, N>, Hg, Rl, Cn
     /// Retries only the errors `when` finds worth it (any `Fn(&PipelineError<E>) -> bool`),
     /// in place of [`Retryable`](super::Retryable): `error.refusal()` says which piece refused.
     pub fn when<W2>(self, when: W2) -> Builder<Fb, RetryWith<W2, A, N>, Hg, Rl, Cn, Bk, To> {
-        let Slots {
-            fallback,
-            retry,
-            hedge,
-            rate,
-            concurrency,
-            breaker,
-            timeout,
-        } = self.slots;
-        let retry = retry.when(when);
-        let slots = Slots {
-            fallback,
-            retry,
-            hedge,
-            rate,
-            concurrency,
-            breaker,
-            timeout,
-        };
-        Builder {
-            slots,
-            name: self.name,
-            clock: self.clock,
-            dice: self.dice,
-        }
+        self.rehook(|retry| retry.when(when))
     }
 
     /// Reads the wait each error names (any `Fn(&PipelineError<E>) -> Option<Duration>`), in
     /// place of [`RefusalWait`](super::RefusalWait).
     pub fn after<A2>(self, after: A2) -> Builder<Fb, RetryWith<W, A2, N>, Hg, Rl, Cn, Bk, To> {
-        let Slots {
-            fallback,
-            retry,
-            hedge,
-            rate,
-            concurrency,
-            breaker,
-            timeout,
-        } = self.slots;
-        let retry = retry.after(after);
-        let slots = Slots {
-            fallback,
-            retry,
-            hedge,
-            rate,
-            concurrency,
-            breaker,
-            timeout,
-        };
-        Builder {
-            slots,
-            name: self.name,
-            clock: self.clock,
-            dice: self.dice,
-        }
+        self.rehook(|retry| retry.after(after))
     }
 
     /// Hears of each wait before it is slept (any `Fn(&PipelineError<E>, Duration)`).
     pub fn notify<N2>(self, notify: N2) -> Builder<Fb, RetryWith<W, A, N2>, Hg, Rl, Cn, Bk, To> {
-        let Slots {
-            fallback,
-            retry,
-            hedge,
-            rate,
-            concurrency,
-            breaker,
-            timeout,
-        } = self.slots;
-        let retry = retry.notify(notify);
-        let slots = Slots {
-            fallback,
-            retry,
-            hedge,
-            rate,
-            concurrency,
-            breaker,
-            timeout,
-        };
-        Builder {
-            slots,
-            name: self.name,
-            clock: self.clock,
-            dice: self.dice,
-        }
+        self.rehook(|retry| retry.notify(notify))
+    }
+
+    /// The same builder with the retry's hooks changed by `change`.
+    fn rehook<W2, A2, N2>(
+        self,
+        change: impl FnOnce(RetryWith<W, A, N>) -> RetryWith<W2, A2, N2>,
+    ) -> Builder<Fb, RetryWith<W2, A2, N2>, Hg, Rl, Cn, Bk, To> {
+        reslot!(self, map retry with change; fallback, hedge, rate, concurrency, breaker, timeout)
     }
 }
 

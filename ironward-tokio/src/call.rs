@@ -1,7 +1,8 @@
 //! The front door for any async call: a circuit breaker, a timeout that stops at the
-//! deadline around it, a retry, a fallback, a concurrency gate, an adaptive limit and a rate
-//! limit, each a value with one method, `piece.call(|| fut).await`, on the same core decisions and shared
-//! forms as ironward-tower's layers.
+//! deadline around it, a retry, a hedge, a rate limit, a fallback, a concurrency gate and an
+//! adaptive limit, each a value with one method, `piece.call(|| fut).await`, on the same core
+//! decisions and shared forms as ironward-tower's layers; and a [`Pipeline`] that runs them as
+//! one value.
 //!
 //! | piece | what it does | refuses with |
 //! | --- | --- | --- |
@@ -14,20 +15,23 @@
 //! | [`Gate`] | at most so many calls at once, the rest refused at once | [`GateReason`](ironward::GateReason) |
 //! | [`Limiter`] | the adaptive concurrency limit, by [`Criticality`](ironward::Criticality), with an optional bounded queue | [`LimiterRefusal`](crate::LimiterRefusal) |
 //! | [`RateLimit`] | a rate ([`Quota`](crate::Quota): a token bucket, a sliding window, a fixed period) in memory or any [`Admit`] (Redis); refuses over it, or waits up to a bound for the slot it holds | [`RateReason`] |
+//! | [`Pipeline`] | the pieces above as one value, run in one fixed order whatever order they were given in, retuned live from one [`Tuner`](pipeline::Tuner) | the [`Refusal`] of the piece that refused |
 //!
 //! Every piece answers `Result<T, CallError<E, R>>`: the call's value, its own error `E` as
 //! [`CallError::Failed`], or the piece's refusal `R` as [`CallError::Refused`], carrying the
 //! numbers that decided it. A refused call is never started: its closure is not called.
 //!
-//! **Pieces nest by nesting calls.** Outermost the fallback, which sees everything; then the
-//! retry, whose every attempt passes the pieces inside it, and which stops at the current
-//! [`Deadline`] as a timeout does; then the rate limit and the concurrency limit, so that
-//! each attempt is paid for and their refusals (local decisions) are not counted by the
-//! breaker as the backend's failures; then the breaker; innermost the timeout, so that a call cut off by time is a failure the breaker counts.
-//! Inside a retry, an inner piece's refusal is an error like any other: say with
-//! [`when`](retry::Retrying::when) whether it is worth retrying (a breaker's open refusal
-//! rarely is; [`CallError::is_refused`] tells it).
-//! A [`Hedge`] goes where a retry does: each of its attempts passes the pieces inside it, and
+//! **One pipeline.** [`Pipeline`] composes the pieces as one value: the builder takes them
+//! in any order, the pipeline runs them in its own (the fallback outermost, then the retry,
+//! the hedge, the rate limit, the concurrency limit, the breaker, and the timeout innermost;
+//! its docs give the reason for each place), and answers one error, `CallError<E, `[`Refusal`]`>`, whose refusal
+//! names the piece that refused. Pieces also nest by nesting calls
+//! (`fallback.call(|| retry.call(|| breaker.call(|| timeout.call(f))))`), in that same
+//! order, each nesting its error in the next (`CallError<CallError<E, TimeoutReason>,
+//! ClassicReason>`); to a retry so nested, an inner piece's refusal is an error like any
+//! other, which its [`when`](retry::Retrying::when) weighs as the pipeline's default,
+//! [`Retryable`], does.
+//! A [`Hedge`] goes inside the retry: each of its attempts passes the pieces inside it, and
 //! it keeps to the current [`Deadline`] as a retry does.
 //!
 //! **Every piece is a shared handle.** `Clone + Send + Sync`, its state behind an `Arc`, so
@@ -75,8 +79,9 @@
 //! # }
 //! ```
 //!
-//! The full nesting: each of three attempts passes the breaker and is cut by the timeout;
-//! the retry waits between them, then gives up, and the fallback answers.
+//! The same as one [`Pipeline`], with a retry: each of three attempts passes the breaker and
+//! is cut by the timeout; the retry waits between them, then gives up, and the fallback
+//! answers. The builder is given the pieces in any order.
 //!
 //! ```
 //! use std::future::pending;
@@ -84,22 +89,24 @@
 //! use ironward::retry::Rules;
 //! use ironward::{BACKOFF, Backoff, CLASSIC, Jitter};
 //! use ironward_tokio::Clock;
-//! use ironward_tokio::call::{Breaker, Fallback, Retry, Timeout};
+//! use ironward_tokio::call::{Breaker, Fallback, Pipeline, Retry, Timeout};
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
 //! let (clock, _hand) = Clock::manual(Duration::ZERO);
 //! let rigid = Rules::new(Backoff { jitter: Jitter::Rigid, ..BACKOFF });
-//! let retry = Retry::new(rigid).with_clock(clock.clone());
-//! let breaker = Breaker::new(CLASSIC).with_clock(clock.clone());
-//! let timeout = Timeout::new(Duration::from_secs(1)).with_clock(clock.clone());
-//! let fallback = Fallback::value("cached");
+//! let pipeline = Pipeline::builder()
+//!     .timeout(Timeout::new(Duration::from_secs(1)))
+//!     .breaker(Breaker::new(CLASSIC))
+//!     .retry(Retry::new(rigid))
+//!     .fallback(Fallback::value("cached"))
+//!     .with_clock(clock.clone())
+//!     .build();
 //!
 //! let hung = pending::<Result<&str, std::io::Error>>;
-//! let answer = fallback
-//!     .call(|| retry.call(|| breaker.call(|| timeout.call(hung))))
-//!     .await;
+//! let (answer, retried) = pipeline.recorded(hung).await;
 //! assert_eq!(answer.unwrap(), "cached");
+//! assert_eq!(retried.map(|r| r.attempts), Some(3));
 //! // Three 1 s attempts, and waits of 100 ms and 200 ms between them.
 //! assert_eq!(clock.now(), Duration::from_millis(3_300));
 //! # }
@@ -113,6 +120,7 @@ mod fallback;
 mod gate;
 pub mod hedge;
 mod limiter;
+pub mod pipeline;
 mod rate;
 pub mod replace;
 pub mod retry;
@@ -126,6 +134,9 @@ pub use fallback::Fallback;
 pub use gate::Gate;
 pub use hedge::{Hedge, HedgeDelay, HedgeReason, Hedged};
 pub use limiter::Limiter;
+pub use pipeline::{
+    BreakerRefusal, Pipeline, PipelineError, Protect, Refusal, RefusalWait, Retryable,
+};
 pub use rate::{Admit, Admitted, Denied, LocalRate, LocalSlot, RateCause, RateLimit, RateReason};
 pub use retry::{GaveUp, Retry, RetryExt};
 pub use timeout::{Timeout, TimeoutReason};

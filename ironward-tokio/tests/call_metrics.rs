@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use ironward::classic::{Record, State};
 use ironward::{CLASSIC, Classic};
-use ironward_tokio::call::{Breaker, Fallback, Gate, Limiter, Retry, Timeout};
+use ironward_tokio::call::{Breaker, Fallback, Gate, Limiter, Pipeline, Retry, Timeout};
 use ironward_tokio::{Clock, SharedLimiter};
 use metrics::{SharedString, Unit};
 use metrics_util::CompositeKey;
@@ -117,6 +117,69 @@ fn each_piece_counts_its_decisions_under_its_name() {
         ),
     ];
     assert_eq!(seen, expected);
+}
+
+#[test]
+fn a_pipeline_counts_nothing_the_pieces_do_not() {
+    let recorder = DebuggingRecorder::new();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .build()
+        .unwrap();
+    metrics::with_local_recorder(&recorder, || {
+        runtime.block_on(async {
+            let (clock, _hand) = Clock::manual(Duration::ZERO);
+            let policy = Classic {
+                record: Record::Consecutive { failures: 1 },
+                ..CLASSIC
+            };
+            let limiter = Limiter::new(SharedLimiter::new(ironward::ADAPTIVE, clock.clone()));
+            // The pieces named and clocked by the pipeline, in the order of the test above.
+            let pipeline = Pipeline::builder()
+                .timeout(Timeout::new(secs(1)))
+                .breaker(Breaker::new(policy))
+                .limiter(limiter)
+                .fallback(Fallback::value(0))
+                .with_clock(clock)
+                .with_name("api")
+                .build();
+            for _ in 0..3 {
+                assert_eq!(pipeline.call(pending::<Result<u32, ()>>).await, Ok(0));
+            }
+            assert_eq!(pipeline.breaker().state(), Some(State::Open));
+        });
+    });
+    // The series of the test above without the gate's: one count a decision, each under
+    // its piece's own label.
+    let expected = [
+        counted("ironward.breaker.ratio{name=api}", 1),
+        counted("ironward.breaker.state{name=api}", 1),
+        counted(
+            "ironward.breaker.transitions{name=api,from=closed,to=open}",
+            1,
+        ),
+        counted("ironward.limiter.limit{name=api}", 20),
+        counted(
+            "ironward.requests{piece=breaker,name=api,outcome=admitted}",
+            1,
+        ),
+        counted(
+            "ironward.requests{piece=breaker,name=api,outcome=refused,reason=open}",
+            2,
+        ),
+        counted(
+            "ironward.requests{piece=fallback,name=api,outcome=replaced,reason=error}",
+            3,
+        ),
+        counted(
+            "ironward.requests{piece=limiter,name=api,outcome=admitted,criticality=critical}",
+            3,
+        ),
+        counted(
+            "ironward.requests{piece=timeout,name=api,outcome=refused,reason=elapsed}",
+            1,
+        ),
+    ];
+    assert_eq!(series(&recorder), expected);
 }
 
 #[test]

@@ -1,0 +1,385 @@
+//! The places of a [`Pipeline`](super::Pipeline): the trait each place's slot implements,
+//! which hands the pipeline the piece standing there (or none, for [`Skip`]), and what the
+//! builder and the tuner ask of every piece.
+//!
+//! The traits are sealed: the pieces of [`call`](crate::call) implement them, and the
+//! pipeline runs them in its order; nothing outside the crate adds a slot.
+
+use std::future::{Future, ready};
+use std::sync::Arc;
+
+use super::super::replace::Replace;
+use super::super::{
+    Breaker, CallError, Classify, Errors, Fallback, Gate, Grade, Limiter, SampleOk, Timeout,
+};
+use super::retrying::{RefusalWait, RetryWith, Retryable};
+use super::tuner::{BreakerTune, Tuner};
+use super::{BreakerRefusal, Refusal};
+use crate::call::retry::{After, Notify, Silent, When};
+use crate::{Clock, Dice, SharedCircuitBreaker, SharedSreBreaker};
+
+/// What a pipeline answers: the call's value, its own error as
+/// [`CallError::Failed`], or a piece's [`Refusal`].
+pub type Answer<T, E> = Result<T, CallError<E, Refusal>>;
+
+/// An empty place in a [`Pipeline`](super::Pipeline): the piece that would stand there is
+/// not in it, and the call passes straight through.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Skip;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+impl sealed::Sealed for Skip {}
+impl<F> sealed::Sealed for Fallback<F> {}
+impl<W, A, N> sealed::Sealed for RetryWith<W, A, N> {}
+impl sealed::Sealed for Gate {}
+impl<G> sealed::Sealed for Limiter<G> {}
+impl<B: SharedCircuitBreaker, C> sealed::Sealed for Breaker<B, C> {}
+impl sealed::Sealed for Timeout {}
+
+/// A piece as a pipeline holds it: its label, and what the pipeline's builder and tuner ask
+/// of every piece at once.
+pub trait Slot: sealed::Sealed + Sized {
+    /// The piece's `piece` label; `None` for [`Skip`].
+    const PIECE: Option<&'static str>;
+
+    /// The same piece reporting under `name`, as its own `with_name` makes it.
+    #[doc(hidden)]
+    fn named(self, name: &'static str) -> Self {
+        let _ = name;
+        self
+    }
+
+    /// The same piece reading `clock`, as its own `with_clock` makes it, if it reads one.
+    #[doc(hidden)]
+    fn clocked(self, clock: &Clock) -> Self {
+        let _ = clock;
+        self
+    }
+
+    /// The same piece drawing from `dice`, as its own `with_dice` makes it, if it draws.
+    #[doc(hidden)]
+    fn diced(self, dice: &Dice) -> Self {
+        let _ = dice;
+        self
+    }
+
+    /// Hands the tuner a handle on this piece, if it has something to retune other than a
+    /// breaker's policy ([`BreakerSlot`]).
+    #[doc(hidden)]
+    fn tune<P>(&self, tuner: &mut Tuner<P>) {
+        let _ = tuner;
+    }
+}
+
+/// The outermost place: the [`Fallback`] that answers instead of the pipeline's error, its
+/// rule reading that error.
+pub trait FallbackSlot<T, E>: Slot {
+    /// The fallback's rule ([`Skip`] hands every error on).
+    type Rule: Replace<T, CallError<E, Refusal>>;
+
+    /// The fallback, if this place holds one.
+    fn fallback(&self) -> Option<&Fallback<Self::Rule>>;
+}
+
+/// The retry's place: the [`Retry`](crate::call::Retry) and its hooks, each reading the
+/// pipeline's error.
+pub trait RetrySlot<T, E>: Slot {
+    /// Which errors are retried.
+    type When: When<CallError<E, Refusal>>;
+    /// The wait an error names.
+    type After: After<CallError<E, Refusal>>;
+    /// Who hears of each wait.
+    type Notify: Notify<CallError<E, Refusal>>;
+
+    /// The retry with its hooks, if this place holds one.
+    fn retry_with(&self) -> Option<&RetryWith<Self::When, Self::After, Self::Notify>>;
+}
+
+/// The concurrency limit's place: a [`Gate`] or a [`Limiter`], its grade reading the
+/// pipeline's error.
+pub trait ConcurrencySlot<T, E>: Slot {
+    /// The limiter's grade.
+    type Grade: Grade<T, CallError<E, Refusal>>;
+
+    /// The gate, if this place holds one.
+    fn gate(&self) -> Option<&Gate>;
+
+    /// The limiter, if this place holds one.
+    fn limiter(&self) -> Option<&Limiter<Self::Grade>>;
+}
+
+/// The breaker's place: a [`Breaker`] of either family, its classifier reading the
+/// pipeline's error.
+pub trait BreakerSlot<T, E>: Slot {
+    /// The breaker's shared form, whose refusal is a [`BreakerRefusal`].
+    type Shared: SharedCircuitBreaker<Reason: Into<BreakerRefusal>>;
+    /// The breaker's classifier.
+    type Classify: Classify<T, CallError<E, Refusal>>;
+
+    /// The breaker, if this place holds one.
+    fn breaker(&self) -> Option<&Breaker<Self::Shared, Self::Classify>>;
+}
+
+/// The timeout's place.
+pub trait TimeoutSlot: Slot {
+    /// The timeout, if this place holds one.
+    fn timeout(&self) -> Option<&Timeout>;
+}
+
+/// The breaker's place as a [`Tuner`] reads it: the family's policy type.
+pub trait TunesBreaker: Slot {
+    /// The breaker's policy ([`Classic`](ironward::Classic), [`Sre`](ironward::Sre));
+    /// [`Infallible`](std::convert::Infallible) for no breaker.
+    type Policy;
+
+    /// Hands the tuner a handle on the breaker.
+    #[doc(hidden)]
+    fn tune_breaker(&self, tuner: &mut Tuner<Self::Policy>) {
+        let _ = tuner;
+    }
+}
+
+/// An inner piece's answer made the pipeline's: its refusal named by `refused`, the answer
+/// of the pieces inside it as it came.
+pub(super) fn flatten<T, E, R>(
+    answer: Result<T, CallError<CallError<E, Refusal>, R>>,
+    refused: impl FnOnce(R) -> Refusal,
+) -> Answer<T, E> {
+    answer.map_err(|error| match error {
+        CallError::Refused(reason) => CallError::Refused(refused(reason)),
+        CallError::Failed(inner) => inner,
+    })
+}
+
+/// An empty fallback's rule: every error handed on as it came.
+impl<T, X> Replace<T, X> for Skip {
+    fn replace(&self, error: X) -> impl Future<Output = Result<T, X>> {
+        ready(Err(error))
+    }
+}
+
+impl Slot for Skip {
+    const PIECE: Option<&'static str> = None;
+}
+
+impl<T, E> FallbackSlot<T, E> for Skip {
+    type Rule = Skip;
+
+    fn fallback(&self) -> Option<&Fallback<Skip>> {
+        None
+    }
+}
+
+impl<T, E> RetrySlot<T, E> for Skip {
+    type When = Retryable;
+    type After = RefusalWait;
+    type Notify = Silent;
+
+    fn retry_with(&self) -> Option<&RetryWith> {
+        None
+    }
+}
+
+impl<T, E> ConcurrencySlot<T, E> for Skip {
+    type Grade = SampleOk;
+
+    fn gate(&self) -> Option<&Gate> {
+        None
+    }
+
+    fn limiter(&self) -> Option<&Limiter> {
+        None
+    }
+}
+
+impl<T, E> BreakerSlot<T, E> for Skip {
+    type Shared = SharedSreBreaker;
+    type Classify = Errors;
+
+    fn breaker(&self) -> Option<&Breaker> {
+        None
+    }
+}
+
+impl TimeoutSlot for Skip {
+    fn timeout(&self) -> Option<&Timeout> {
+        None
+    }
+}
+
+impl TunesBreaker for Skip {
+    type Policy = std::convert::Infallible;
+}
+
+impl<F: Clone> Slot for Fallback<F> {
+    const PIECE: Option<&'static str> = Some("fallback");
+
+    fn named(self, name: &'static str) -> Self {
+        self.with_name(name)
+    }
+}
+
+impl<T, E, F: Clone + Replace<T, CallError<E, Refusal>>> FallbackSlot<T, E> for Fallback<F> {
+    type Rule = F;
+
+    fn fallback(&self) -> Option<&Fallback<F>> {
+        Some(self)
+    }
+}
+
+impl<W, A, N> Slot for RetryWith<W, A, N> {
+    const PIECE: Option<&'static str> = Some("retry");
+
+    fn named(self, name: &'static str) -> Self {
+        self.map(|retry| retry.with_name(name))
+    }
+
+    fn clocked(self, clock: &Clock) -> Self {
+        self.map(|retry| retry.with_clock(clock.clone()))
+    }
+
+    fn diced(self, dice: &Dice) -> Self {
+        self.map(|retry| retry.with_dice(dice.clone()))
+    }
+
+    fn tune<P>(&self, tuner: &mut Tuner<P>) {
+        tuner.retry = Some(self.retry().clone());
+    }
+}
+
+impl<T, E, W, A, N> RetrySlot<T, E> for RetryWith<W, A, N>
+where
+    W: When<CallError<E, Refusal>>,
+    A: After<CallError<E, Refusal>>,
+    N: Notify<CallError<E, Refusal>>,
+{
+    type When = W;
+    type After = A;
+    type Notify = N;
+
+    fn retry_with(&self) -> Option<&Self> {
+        Some(self)
+    }
+}
+
+impl Slot for Gate {
+    const PIECE: Option<&'static str> = Some("gate");
+
+    fn named(self, name: &'static str) -> Self {
+        self.with_name(name)
+    }
+
+    fn tune<P>(&self, tuner: &mut Tuner<P>) {
+        tuner.gate = Some(self.clone());
+    }
+}
+
+impl<T, E> ConcurrencySlot<T, E> for Gate {
+    type Grade = SampleOk;
+
+    fn gate(&self) -> Option<&Gate> {
+        Some(self)
+    }
+
+    fn limiter(&self) -> Option<&Limiter> {
+        None
+    }
+}
+
+impl<G: Clone> Slot for Limiter<G> {
+    const PIECE: Option<&'static str> = Some("limiter");
+
+    fn named(self, name: &'static str) -> Self {
+        self.with_name(name)
+    }
+
+    fn clocked(self, clock: &Clock) -> Self {
+        self.with_clock(clock.clone())
+    }
+
+    fn diced(self, dice: &Dice) -> Self {
+        self.with_dice(dice.clone())
+    }
+
+    fn tune<P>(&self, tuner: &mut Tuner<P>) {
+        tuner.limiter = Some(self.limiter().clone());
+    }
+}
+
+impl<T, E, G: Clone + Grade<T, CallError<E, Refusal>>> ConcurrencySlot<T, E> for Limiter<G> {
+    type Grade = G;
+
+    fn gate(&self) -> Option<&Gate> {
+        None
+    }
+
+    fn limiter(&self) -> Option<&Self> {
+        Some(self)
+    }
+}
+
+impl<B: SharedCircuitBreaker, C: Clone> Slot for Breaker<B, C> {
+    const PIECE: Option<&'static str> = Some("breaker");
+
+    fn named(self, name: &'static str) -> Self {
+        self.with_name(name)
+    }
+
+    fn clocked(self, clock: &Clock) -> Self {
+        self.with_clock(clock.clone())
+    }
+
+    fn diced(self, dice: &Dice) -> Self {
+        self.with_dice(dice.clone())
+    }
+}
+
+impl<T, E, B, C> BreakerSlot<T, E> for Breaker<B, C>
+where
+    B: SharedCircuitBreaker<Reason: Into<BreakerRefusal>>,
+    C: Clone + Classify<T, CallError<E, Refusal>>,
+{
+    type Shared = B;
+    type Classify = C;
+
+    fn breaker(&self) -> Option<&Self> {
+        Some(self)
+    }
+}
+
+impl<B, C> TunesBreaker for Breaker<B, C>
+where
+    B: SharedCircuitBreaker,
+    C: Clone + Send + Sync + 'static,
+{
+    type Policy = B::Policy;
+
+    fn tune_breaker(&self, tuner: &mut Tuner<B::Policy>) {
+        tuner.breaker = Some(Arc::new(self.clone()) as Arc<dyn BreakerTune<B::Policy>>);
+    }
+}
+
+impl Slot for Timeout {
+    const PIECE: Option<&'static str> = Some("timeout");
+
+    fn named(self, name: &'static str) -> Self {
+        self.with_name(name)
+    }
+
+    fn clocked(self, clock: &Clock) -> Self {
+        self.with_clock(clock.clone())
+    }
+
+    fn tune<P>(&self, tuner: &mut Tuner<P>) {
+        tuner.timeout = Some(self.clone());
+    }
+}
+
+impl TimeoutSlot for Timeout {
+    fn timeout(&self) -> Option<&Timeout> {
+        Some(self)
+    }
+}

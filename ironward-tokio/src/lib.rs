@@ -42,7 +42,7 @@
 //! | [`stripe`] | a value per thread on a cache line of its own, for counters many threads add to |
 //! | [`SharedShedder`] | go-zero's adaptive load shedder shared by `&`, a cool server's calls decided and recorded without a lock, admitting by [`Criticality`](ironward::Criticality) ([`check_as`](SharedShedder::check_as)) |
 //! | [`SharedLimiter`] | the adaptive concurrency limit every task shares: [`LimiterPermit`]s that settle on drop, and an optional bounded [`Queue`] with failsafe-go's gradual rejection, let in by criticality |
-//! | [`Quota`] | which core limiter a rate limit runs (bucket, sliding window, period), the one description ironward-tower's layer and ironward-redis's limiters take |
+//! | [`Quota`], [`QuotaLimiter`] | which core limiter a rate limit runs (bucket, sliding window, period), the one description ironward-tower's layer and ironward-redis's limiters take; that limiter in memory |
 //! | [`meter`] | the metric handles every edge counts its decisions through: the edges' plumbing, not something an application uses |
 //!
 //! A shared form lives here when it needs a `Mutex`, a value per thread or a task to wake, and
@@ -75,7 +75,7 @@ pub use breaker::{
 pub use clock::{Clock, Delay, Hand};
 pub use dice::Dice;
 pub use knobs::{Knobs, Mode};
-pub use limit::Quota;
+pub use limit::{Quota, QuotaLimiter};
 pub use limiter::{
     Admission, LimiterPermit, LimiterRefusal, QUEUE, Queue, Queued, SharedLimiter, Waiter,
 };

@@ -1,4 +1,5 @@
-//! [`Quota`]: which core limiter a rate limit runs, in memory or in Redis.
+//! [`Quota`]: which core limiter a rate limit runs, in memory or in Redis; [`QuotaLimiter`],
+//! that limiter in memory.
 
 use std::time::Duration;
 
@@ -173,6 +174,76 @@ fn bucket_policy(rate: f64, burst: f64) -> (u64, Option<Duration>) {
         .then(|| Duration::try_from_secs_f64(burst / rate).ok())
         .flatten();
     (quota, window)
+}
+
+/// The core limiter a [`Quota`] names, with its state: what every rate limit in memory runs
+/// (ironward-tower's `QuotaLayer`, one per budget or key, and the front door's
+/// [`LocalRate`](crate::call::LocalRate)), so that a quota becomes a limiter, and is retuned,
+/// by one rule.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ironward_tokio::{Quota, QuotaLimiter};
+///
+/// let secs = Duration::from_secs;
+/// let mut limiter = QuotaLimiter::new(&Quota::sliding(1, secs(10)), secs(0));
+/// let QuotaLimiter::Sliding(window) = &mut limiter else { unreachable!() };
+/// assert!(window.check(secs(0)).is_ok());
+/// assert!(window.check(secs(1)).is_err());
+///
+/// // A limit of another kind leaves the limiter as it is.
+/// assert!(!limiter.retune(&Quota::bucket(1.0, 1.0), secs(2)));
+/// assert!(limiter.retune(&Quota::sliding(2, secs(10)), secs(2)));
+/// ```
+#[derive(Debug, Clone)]
+pub enum QuotaLimiter {
+    /// A [`Quota::Bucket`]'s token bucket.
+    Bucket(Bucket),
+    /// A [`Quota::Sliding`]'s window log.
+    Sliding(Sliding),
+    /// A [`Quota::Period`]'s counter, aligned or not.
+    Period(Period),
+}
+
+impl QuotaLimiter {
+    /// A fresh limiter for `limit` (a bucket full), its clock at `now`.
+    pub fn new(limit: &Quota, now: Duration) -> Self {
+        match *limit {
+            Quota::Bucket { rate, burst } => Self::Bucket(Bucket::new(rate, burst, now)),
+            Quota::Sliding { quota, window } => Self::Sliding(Sliding::new(quota, window)),
+            Quota::Period {
+                quota,
+                period,
+                align: false,
+            } => Self::Period(Period::new(quota, period)),
+            Quota::Period {
+                quota,
+                period,
+                align: true,
+            } => Self::Period(Period::aligned(quota, period)),
+        }
+    }
+
+    /// Moves the limiter to `limit` at `now`, keeping its history (the core's `retune`:
+    /// tokens, stamps in the window, the open period and its count), and says whether it
+    /// did: a limit of another kind ([`Quota::retunes_to`]) leaves it as it is.
+    pub fn retune(&mut self, limit: &Quota, now: Duration) -> bool {
+        match (self, *limit) {
+            (Self::Bucket(bucket), Quota::Bucket { rate, burst }) => {
+                bucket.retune(rate, burst, now);
+            }
+            (Self::Sliding(sliding), Quota::Sliding { quota, window }) => {
+                sliding.retune(quota, window, now);
+            }
+            (Self::Period(counter), Quota::Period { quota, period, .. }) => {
+                counter.retune(quota, period, now);
+            }
+            _ => return false,
+        }
+        true
+    }
 }
 
 #[cfg(test)]

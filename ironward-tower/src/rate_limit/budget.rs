@@ -4,7 +4,7 @@
 use std::time::Duration;
 
 use http::HeaderValue;
-use ironward::{Bucket, Period, Sliding};
+use ironward_tokio::QuotaLimiter;
 
 use super::error::Said;
 use super::http::Stamp;
@@ -153,29 +153,12 @@ impl Wait {
 
 /// The state behind one budget: the core limiter a [`Quota`] names.
 #[derive(Debug)]
-pub(super) enum Limiter {
-    Bucket(Bucket),
-    Sliding(Sliding),
-    Period(Period),
-}
+pub(super) struct Limiter(QuotaLimiter);
 
 impl Limiter {
     /// A fresh limiter for `limit`, its clock at `now`.
     pub(super) fn new(limit: &Quota, now: Duration) -> Self {
-        match *limit {
-            Quota::Bucket { rate, burst } => Self::Bucket(Bucket::new(rate, burst, now)),
-            Quota::Sliding { quota, window } => Self::Sliding(Sliding::new(quota, window)),
-            Quota::Period {
-                quota,
-                period,
-                align: false,
-            } => Self::Period(Period::new(quota, period)),
-            Quota::Period {
-                quota,
-                period,
-                align: true,
-            } => Self::Period(Period::aligned(quota, period)),
-        }
+        Self(QuotaLimiter::new(limit, now))
     }
 
     /// Takes one request at `now`, or says how long until one would be admitted.
@@ -186,12 +169,12 @@ impl Limiter {
     /// asked for, so the wait comes from the same reading as the refusal and costs nothing
     /// until then.
     pub(super) fn take(&mut self, now: Duration) -> Result<(), Wait> {
-        match self {
-            Self::Bucket(bucket) => bucket.check(now, 1.0).map_err(Wait::Bucket),
-            Self::Sliding(sliding) => sliding
+        match &mut self.0 {
+            QuotaLimiter::Bucket(bucket) => bucket.check(now, 1.0).map_err(Wait::Bucket),
+            QuotaLimiter::Sliding(sliding) => sliding
                 .check(now)
                 .map_err(|reason| Wait::Known(reason.next)),
-            Self::Period(period) => period
+            QuotaLimiter::Period(period) => period
                 .check(now)
                 .map(drop)
                 .map_err(|reason| Wait::Known(reason.next)),
@@ -201,15 +184,15 @@ impl Limiter {
     /// What is left right after a take at `now`, and how long until all of it is back: the
     /// draft's `r` and `t`, read from the core without changing anything.
     pub(super) fn left(&self, now: Duration) -> (u64, Duration) {
-        match self {
+        match &self.0 {
             // `as` saturates: an infinite burst holds `u64::MAX` whole tokens.
-            Self::Bucket(bucket) => (
+            QuotaLimiter::Bucket(bucket) => (
                 bucket.tokens(now).floor() as u64,
                 bucket.next(now, bucket.burst()),
             ),
             // The stamp just taken is the newest: the whole quota is back a window on.
-            Self::Sliding(sliding) => (u64::from(sliding.left(now)), sliding.window()),
-            Self::Period(period) => (u64::from(period.left(now)), period.next(now)),
+            QuotaLimiter::Sliding(sliding) => (u64::from(sliding.left(now)), sliding.window()),
+            QuotaLimiter::Period(period) => (u64::from(period.left(now)), period.next(now)),
         }
     }
 
@@ -229,18 +212,7 @@ impl Limiter {
     /// A limit this one cannot be retuned to ([`Quota::retunes_to`]) is the caller's to
     /// refuse beforehand; given one anyway, the limiter stays as it is.
     pub(super) fn retune(&mut self, limit: &Quota, now: Duration) {
-        match (self, *limit) {
-            (Self::Bucket(bucket), Quota::Bucket { rate, burst }) => {
-                bucket.retune(rate, burst, now);
-            }
-            (Self::Sliding(sliding), Quota::Sliding { quota, window }) => {
-                sliding.retune(quota, window, now);
-            }
-            (Self::Period(period_limit), Quota::Period { quota, period, .. }) => {
-                period_limit.retune(quota, period, now);
-            }
-            _ => {}
-        }
+        self.0.retune(limit, now);
     }
 }
 

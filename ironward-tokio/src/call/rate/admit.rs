@@ -6,9 +6,9 @@ use std::future::{Future, ready};
 use std::sync::Mutex;
 use std::time::Duration;
 
-use ironward::{Bucket, Period, Reservation, Sliding};
+use ironward::Reservation;
 
-use crate::{Quota, lock};
+use crate::{Quota, QuotaLimiter, lock};
 
 /// The last reading the core's clock holds: nanoseconds in a `u64`.
 const END: Duration = Duration::from_nanos(u64::MAX);
@@ -114,7 +114,7 @@ pub struct LocalRate {
 }
 
 struct State {
-    limiter: Core,
+    limiter: QuotaLimiter,
     limit: Quota,
     /// The latest reading the limiter has been given: a slot held ahead moves it on.
     latest: Duration,
@@ -132,29 +132,10 @@ pub struct LocalSlot {
     cost: u32,
 }
 
-/// The core limiter a [`Quota`] names.
-enum Core {
-    Bucket(Bucket),
-    Sliding(Sliding),
-    Period(Period),
-}
-
 impl LocalRate {
     /// The core limiter `limit` names, fresh (a bucket full).
     pub fn new(limit: Quota) -> Self {
-        let limiter = match limit {
-            Quota::Bucket { rate, burst } => Core::Bucket(Bucket::new(rate, burst, Duration::ZERO)),
-            Quota::Sliding { quota, window } => Core::Sliding(Sliding::new(quota, window)),
-            Quota::Period {
-                quota,
-                period,
-                align,
-            } => Core::Period(if align {
-                Period::aligned(quota, period)
-            } else {
-                Period::new(quota, period)
-            }),
-        };
+        let limiter = QuotaLimiter::new(&limit, Duration::ZERO);
         Self {
             state: Mutex::new(State {
                 limiter,
@@ -276,13 +257,8 @@ impl Admit for LocalRate {
             return Err(limit);
         }
         let at = now.max(state.latest);
-        match (&mut state.limiter, limit) {
-            (Core::Bucket(bucket), Quota::Bucket { rate, burst }) => bucket.retune(rate, burst, at),
-            (Core::Sliding(log), Quota::Sliding { quota, window }) => log.retune(quota, window, at),
-            (Core::Period(counter), Quota::Period { quota, period, .. }) => {
-                counter.retune(quota, period, at);
-            }
-            _ => return Err(limit),
+        if !state.limiter.retune(&limit, at) {
+            return Err(limit);
         }
         state.limit = limit;
         state.latest = at;
@@ -290,7 +266,9 @@ impl Admit for LocalRate {
     }
 }
 
-impl Core {
+/// What a [`LocalRate`] asks of its limiter beyond a take: the core's `next`, `reserve` and
+/// `settle`, each of the three kinds read alike.
+impl QuotaLimiter {
     /// How long after `at` a cost fits (the core's `next`): `Duration::MAX` for never.
     fn next(&self, at: Duration, cost: u32) -> Duration {
         match self {

@@ -7,6 +7,7 @@ pub mod call_breaker;
 pub mod call_concurrency;
 pub mod call_fallback;
 pub mod call_hedge;
+pub mod call_hour;
 #[cfg(feature = "metrics")]
 pub mod call_metrics;
 pub mod call_pipeline;

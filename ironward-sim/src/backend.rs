@@ -1,6 +1,7 @@
 //! The modelled server: workers, a queue, a latency distribution and a failure schedule.
 
 mod latency;
+mod sampler;
 mod schedule;
 mod workers;
 
@@ -15,6 +16,7 @@ use crate::dice::Dice;
 use ironward::clock::nanos;
 
 pub use latency::LatencyModel;
+pub use sampler::{Sampler, Service};
 pub use schedule::{Change, Phase};
 
 use workers::Workers;
@@ -124,6 +126,19 @@ impl Backend {
     }
 }
 
+/// A service time drawn in nanoseconds, times the schedule's slowdown: whole nanoseconds,
+/// 0 for a product that is negative or NaN, `u64::MAX` past it.
+fn slowed(drawn: f64, slowdown: f64) -> u64 {
+    (drawn * slowdown) as u64
+}
+
+/// Whether a call fails under the failure probability in force, `roll` drawn only while
+/// that is above 0 (so a backend that never fails draws nothing for it); a NaN probability
+/// fails the call.
+fn fails(failure: f64, roll: impl FnOnce() -> f64) -> bool {
+    !(failure <= 0.0 || roll() >= failure)
+}
+
 /// How the backend's CPU reading is taken: go-zero's sampler (`core/stat/usage.go`).
 ///
 /// # Default
@@ -216,13 +231,12 @@ impl Server {
         }
         let (failure, slowdown) = self.conditions(now);
         let drawn = self.service.take().unwrap_or(0.0);
-        let service = drawn * slowdown;
-        let done = start.saturating_add(service as u64);
+        let done = start.saturating_add(slowed(drawn, slowdown));
         self.free.hand(worker, done);
         if start > now {
             self.waiting.push_back(start);
         }
-        let ok = failure <= 0.0 || self.outcome.take().unwrap_or(1.0) >= failure;
+        let ok = !fails(failure, || self.outcome.take().unwrap_or(1.0));
         self.account(now);
         self.inside += 1;
         Some((done, ok))

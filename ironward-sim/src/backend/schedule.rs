@@ -93,8 +93,12 @@ enum Written {
 }
 
 impl Change {
-    /// The value `along` the way from `from` (0) to `to` (1).
+    /// The value `along` the way from `from` (0) to `to` (1); a value held still is itself
+    /// throughout, an infinite one too (where `∞ − ∞` would make it NaN).
     pub(super) fn at(&self, along: f64) -> f64 {
+        if self.from == self.to {
+            return self.from;
+        }
         self.from + (self.to - self.from) * along
     }
 }

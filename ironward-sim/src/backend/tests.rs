@@ -144,3 +144,128 @@ fn log_normal_service_times_have_the_median_and_tail_asked_for() {
     assert!((median - 20.0).abs() < 0.5, "{median}");
     assert!((p99 - 80.0).abs() < 4.0, "{p99}");
 }
+
+/// A backend with the latency `latency`, slowed ×3 from 10 s to 20 s and failing with
+/// probability `failure` from 30 s to 40 s.
+fn phased(latency: LatencyModel, failure: f64) -> Backend {
+    let still = |v| Some(Change { from: v, to: v });
+    let phase = |start, end| Phase {
+        start: Duration::from_secs(start),
+        end: Duration::from_secs(end),
+        ..Phase::default()
+    };
+    Backend {
+        latency,
+        schedule: vec![
+            Phase {
+                slowdown: still(3.0),
+                ..phase(10, 20)
+            },
+            Phase {
+                failure: still(failure),
+                ..phase(30, 40)
+            },
+        ],
+        ..Backend::default()
+    }
+}
+
+// The sampler and the engine's server draw a service the same way: from the same stream of
+// service times, the same latencies, slowed by the same phase.
+#[test]
+fn a_sampler_draws_the_services_the_engine_s_server_draws() {
+    let lognormal = LatencyModel::LogNormal {
+        median: Duration::from_millis(20),
+        p99: Duration::from_millis(80),
+    };
+    let backend = Backend {
+        workers: 1_000,
+        ..phased(lognormal, 0.0)
+    };
+    let mut server = Server::new(&backend, Dice::new(5), Dice::new(6));
+    let (sampler, mut dice) = (backend.sampler(), Dice::new(5));
+    for i in 0..2_000u64 {
+        let at = i * 10 * MS;
+        let (done, ok) = server.admit(at).expect("room");
+        let service = sampler.serve(Duration::from_nanos(at), &mut dice);
+        assert_eq!(service.latency, Duration::from_nanos(done - at), "at {at}");
+        assert_eq!((service.fails, ok), (false, true));
+        server.finish(at);
+    }
+}
+
+#[test]
+fn a_sampler_fails_calls_by_the_schedule_and_rolls_only_when_they_may_fail() {
+    let ms10 = LatencyModel::Constant {
+        value: Duration::from_millis(10),
+    };
+    let sampler = phased(ms10, 0.25).sampler();
+    let mut dice = Dice::new(3);
+    let calm = sampler.serve(Duration::from_secs(5), &mut dice);
+    let slow = sampler.serve(Duration::from_secs(15), &mut dice);
+    assert_eq!(
+        (calm.latency, slow.latency),
+        (Duration::from_millis(10), Duration::from_millis(30))
+    );
+    assert!(!calm.fails && !slow.fails);
+    // A constant latency and no failure draw nothing at all.
+    assert_eq!(dice.next_u64(), Dice::new(3).next_u64());
+
+    // A quarter of the calls fail inside the phase, each after the same 10 ms.
+    let failed = (0..10_000)
+        .filter(|_| sampler.serve(Duration::from_secs(35), &mut dice).fails)
+        .count();
+    assert!((2_300..2_700).contains(&failed), "{failed}");
+    let outage = phased(ms10, 1.0).sampler();
+    assert!((0..100).all(|s| {
+        outage
+            .serve(Duration::from_millis(30_000 + s), &mut dice)
+            .fails
+    }));
+    assert_eq!(outage.backend().schedule.len(), 2);
+}
+
+#[test]
+fn a_sampler_answers_bad_numbers_without_a_panic() {
+    let ms10 = LatencyModel::Constant {
+        value: Duration::from_millis(10),
+    };
+    let slowed = |slowdown: f64| {
+        let phase = Phase {
+            end: Duration::MAX,
+            slowdown: Some(Change {
+                from: slowdown,
+                to: slowdown,
+            }),
+            ..Phase::default()
+        };
+        let backend = Backend {
+            latency: ms10,
+            schedule: vec![phase],
+            ..Backend::default()
+        };
+        backend
+            .sampler()
+            .serve(Duration::from_secs(1), &mut Dice::new(1))
+            .latency
+    };
+    assert_eq!(slowed(f64::NAN), Duration::ZERO);
+    assert_eq!(slowed(-2.0), Duration::ZERO);
+    assert_eq!(slowed(f64::INFINITY), Duration::from_nanos(u64::MAX));
+    assert_eq!(slowed(1e300), Duration::from_nanos(u64::MAX));
+
+    // A phase's NaN is passed over for the base rate; a NaN base rate fails every call.
+    let nan = phased(ms10, f64::NAN).sampler();
+    assert!(!nan.serve(Duration::from_secs(35), &mut Dice::new(1)).fails);
+    let base = Backend {
+        failure: f64::NAN,
+        ..phased(ms10, 0.0)
+    };
+    assert!(
+        base.sampler()
+            .serve(Duration::ZERO, &mut Dice::new(1))
+            .fails
+    );
+    let end = nan.serve(Duration::MAX, &mut Dice::new(1));
+    assert_eq!((end.latency, end.fails), (Duration::from_millis(10), false));
+}

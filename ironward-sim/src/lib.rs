@@ -12,7 +12,7 @@
 //! | --- | --- | --- |
 //! | [`Scenario`], [`Variant`] | `scenario` | the setups to compare, read from TOML; every value has a default |
 //! | [`Traffic`] | `arrivals` | constant, Poisson, ramping and bursty traffic |
-//! | [`Backend`] | `backend` | workers, a queue, a latency distribution, a failure and slowdown schedule, a CPU meter |
+//! | [`Backend`], [`Sampler`] | `backend` | workers, a queue, a latency distribution, a failure and slowdown schedule, a CPU meter; its calls drawn one at a time outside the engine |
 //! | [`Client`], [`Policies`] | `policy` | timeouts, retries with a [`Backoff`](ironward::Backoff) and a [`Budget`](ironward::Budget); the breaker (SRE or classic, [`BreakerPolicy`]), limiter, shedder, bucket, sliding window, period and gate in front |
 //! | [`Dice`] | `dice` | SplitMix64, the only source of chance |
 //! | [`Report`], [`VariantRun`], [`Row`] | `report` | what a run comes to, and its CSV |
@@ -32,6 +32,16 @@
 //! idle stretch costs nothing. Events wait in a timing wheel of quarter-millisecond slots,
 //! which makes scheduling a call's completion a vector push; every policy sees the simulated
 //! `now`, its own stream of draws, and the backend's smoothed CPU reading.
+//!
+//! # Driving a front-door pipeline
+//!
+//! The backend model also serves calls outside the engine: [`Backend::sampler`] draws one
+//! call's [`Service`] (its latency and whether it fails) at a given instant, as the engine
+//! draws it. So an async pipeline of `ironward_tokio::call` can meet a scenario's backend on
+//! `ironward_tokio`'s manual clock: each attempt draws its service, sleeps its latency on the
+//! clock and fails when drawn to. This crate's test `tests/sim/drive.rs` runs ten minutes of
+//! calls so through an outage phase, and asserts that the pipeline's breaker opens in it and
+//! closes after it, the same from the same seed.
 //!
 //! # Determinism
 //!

@@ -39,6 +39,8 @@
 //! reads its [`Clock`](crate::Clock) (and the breaker its [`Dice`](crate::Dice)), so a test
 //! on [`Clock::manual`](crate::Clock::manual) runs at exact instants: a sleep on that clock
 //! moves it rather than waiting.
+//! So an hour of calls runs in a fraction of a second (this crate's test
+//! `tests/call_hour.rs`), against a backend of ironward-sim's model (its `Backend::sampler`).
 //!
 //! **Cancellation.** Dropping a call's future mid-flight leaves the breaker's permit
 //! unsettled (nothing recorded, as the tower layer does), gives the gate's room back, takes

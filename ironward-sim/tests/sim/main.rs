@@ -4,5 +4,6 @@
 mod builtins;
 mod cli;
 mod determinism;
+mod drive;
 mod format;
 mod verdicts;

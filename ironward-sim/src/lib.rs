@@ -40,8 +40,8 @@
 //! draws it. So an async pipeline of `ironward_tokio::call` can meet a scenario's backend on
 //! `ironward_tokio`'s manual clock: each attempt draws its service, sleeps its latency on the
 //! clock and fails when drawn to. This crate's test `tests/sim/drive.rs` runs ten minutes of
-//! calls so through an outage phase, and asserts that the pipeline's breaker opens in it and
-//! closes after it, the same from the same seed.
+//! calls this way through an outage phase, and asserts that the pipeline's breaker opens in
+//! it and closes after it, the same from the same seed.
 //!
 //! # Determinism
 //!

@@ -149,7 +149,9 @@ impl SharedLimiter {
         Self::build(policy, Some(queue), clock, dice)
     }
 
-    fn build(policy: Adaptive, queue: Option<Queue>, clock: Clock, dice: Dice) -> Self {
+    /// A limiter under `policy`, `queue` (if any), `clock` and `dice`: what both constructors
+    /// make, and what a `call::Limiter` rebuilds on another clock or dice.
+    pub(crate) fn build(policy: Adaptive, queue: Option<Queue>, clock: Clock, dice: Dice) -> Self {
         let limiter = Limiter::new(policy, clock.now());
         Self {
             inner: Arc::new(Inner {
@@ -344,6 +346,11 @@ impl SharedLimiter {
     /// The clock the limiter reads.
     pub fn clock(&self) -> &Clock {
         &self.inner.clock
+    }
+
+    /// The dice the queue's gradual rejection draws from.
+    pub(crate) fn dice(&self) -> &Dice {
+        &self.inner.dice
     }
 }
 

@@ -179,6 +179,38 @@ impl<B: SharedCircuitBreaker, C> Breaker<B, C> {
         self.shared.knobs.name
     }
 
+    /// The policy in force.
+    pub fn policy(&self) -> B::Policy {
+        self.shared.breaker.policy()
+    }
+
+    /// Runs `policy` from now on its clock, for every clone, keeping what the breaker has
+    /// seen ([`SharedCircuitBreaker::retune`]); the policy it replaced. A policy that forces
+    /// a state, or lifts one, changes it now, and the change is reported as any other; the
+    /// retune is a `DEBUG` event with both policies, as the tower layer's tuner logs it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::classic::Force;
+    /// use ironward::{CLASSIC, Classic};
+    /// use ironward::classic::State;
+    /// use ironward_tokio::call::Breaker;
+    ///
+    /// let breaker = Breaker::new(CLASSIC);
+    /// let was = breaker.clone().retune(Classic { force: Force::Open, ..CLASSIC });
+    /// assert_eq!(was, CLASSIC);
+    /// assert_eq!(breaker.state(), Some(State::ForcedOpen));
+    /// ```
+    pub fn retune(&self, policy: B::Policy) -> B::Policy {
+        let shared = &*self.shared;
+        let now = shared.knobs.clock.now();
+        let was = shared.breaker.retune(policy.clone(), now);
+        tracing::debug!(name = shared.knobs.name, from = ?was, to = ?policy, "breaker retuned");
+        shared.watch(now);
+        was
+    }
+
     /// Runs `call` if the breaker lets it through now, and records how it ended: its value,
     /// its own error as [`CallError::Failed`], or the breaker's refusal as
     /// [`CallError::Refused`], in which case `call` is never called.

@@ -9,7 +9,7 @@ use ironward::Criticality;
 
 use super::{CallError, Grade, SampleOk};
 use crate::meter::{DEFAULT_NAME, Decisions, Level};
-use crate::{LimiterRefusal, SharedLimiter};
+use crate::{Clock, Dice, LimiterRefusal, SharedLimiter};
 
 /// The adaptive concurrency limit (after Netflix's concurrency-limits) around any async
 /// call: a [`SharedLimiter`], its queue if it has one, and its clock and dice, as
@@ -158,6 +158,30 @@ impl<G: Clone> Limiter<G> {
     #[must_use]
     pub fn with_name(self, name: &'static str) -> Self {
         Self::build(self.shared.limiter.clone(), self.shared.grade.clone(), name)
+    }
+
+    /// A new limiter under the policy and the queue in force, reading `clock`: nothing in
+    /// flight, nothing queued, the limit back at the policy's initial one. The
+    /// [`SharedLimiter`] this one went through is left as it is, so configure first, then
+    /// clone.
+    #[must_use]
+    pub fn with_clock(self, clock: Clock) -> Self {
+        let dice = self.shared.limiter.dice().clone();
+        self.rebuilt(clock, dice)
+    }
+
+    /// A new limiter as [`with_clock`](Self::with_clock) makes one, its queue drawing from
+    /// `dice`.
+    #[must_use]
+    pub fn with_dice(self, dice: Dice) -> Self {
+        let clock = self.shared.limiter.clock().clone();
+        self.rebuilt(clock, dice)
+    }
+
+    fn rebuilt(&self, clock: Clock, dice: Dice) -> Self {
+        let limiter = &self.shared.limiter;
+        let fresh = SharedLimiter::build(limiter.policy(), limiter.queue(), clock, dice);
+        Self::build(fresh, self.shared.grade.clone(), self.shared.name)
     }
 }
 

@@ -15,14 +15,14 @@
 //! the defaults [`AnyError`], [`Unnamed`] and [`Silent`].
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use ironward::SharedBudget;
 use ironward::retry::{Cause, Retried, Rules};
 
 use crate::meter::Retries;
-use crate::{Clock, Dice, Knobs};
+use crate::{Clock, Dice, Knobs, lock};
 
 mod driver;
 mod ext;
@@ -151,16 +151,19 @@ pub struct Retry {
     shared: Arc<Shared>,
 }
 
-/// What every clone of a [`Retry`] shares: its parts and the handles it reports through.
+/// What every clone of a [`Retry`] shares: its rules, its other parts and the handles it
+/// reports through.
 pub(crate) struct Shared {
+    /// Behind a lock so that [`Retry::retune`] changes them for every clone; a call copies
+    /// them once, when it starts.
+    rules: Mutex<Rules>,
     pub(crate) parts: Parts,
     pub(crate) meter: Retries<Cause>,
 }
 
-/// What a [`Retry`] is built from.
+/// What a [`Retry`] is built from besides its rules.
 #[derive(Clone)]
 pub(crate) struct Parts {
-    pub(crate) rules: Rules,
     pub(crate) attempt_timeout: Option<Duration>,
     pub(crate) budget: Option<Arc<SharedBudget>>,
     /// The name, the clock the waits and the budget read, the dice of the jitter; a retry
@@ -183,17 +186,20 @@ impl Retry {
     /// assert_eq!(retry.attempt_timeout(), None);
     /// ```
     pub fn new(rules: Rules) -> Self {
-        Self::build(Parts {
+        Self::build(
             rules,
-            attempt_timeout: None,
-            budget: None,
-            knobs: Knobs::default(),
-        })
+            Parts {
+                attempt_timeout: None,
+                budget: None,
+                knobs: Knobs::default(),
+            },
+        )
     }
 
-    fn build(parts: Parts) -> Self {
+    fn build(rules: Rules, parts: Parts) -> Self {
         Self {
             shared: Arc::new(Shared {
+                rules: Mutex::new(rules),
                 meter: Retries::new(parts.knobs.name),
                 parts,
             }),
@@ -204,7 +210,7 @@ impl Retry {
     fn rebuilt(&self, change: impl FnOnce(&mut Parts)) -> Self {
         let mut parts = self.shared.parts.clone();
         change(&mut parts);
-        Self::build(parts)
+        Self::build(self.rules(), parts)
     }
 
     /// The same policy cutting each attempt short after `timeout`, or when the time left
@@ -261,9 +267,31 @@ impl Retry {
         self.rebuilt(|s| s.knobs.name = name)
     }
 
-    /// The engine's rules.
-    pub fn rules(&self) -> &Rules {
-        &self.shared.parts.rules
+    /// The engine's rules, as the last [`new`](Self::new) or [`retune`](Self::retune) gave
+    /// them.
+    pub fn rules(&self) -> Rules {
+        self.shared.rules()
+    }
+
+    /// Runs `rules` from every clone's next call on, and returns the rules they replaced; a
+    /// call under way keeps the rules it started with. A `DEBUG` event with both.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::retry::Rules;
+    /// use ironward::{BACKOFF, Backoff};
+    /// use ironward_tokio::call::Retry;
+    ///
+    /// let retry = Retry::new(Rules::default());
+    /// let once = Rules::new(Backoff { attempts: 1, ..BACKOFF });
+    /// let was = retry.clone().retune(once);
+    /// assert_eq!((was.backoff.attempts, retry.rules().backoff.attempts), (3, 1));
+    /// ```
+    pub fn retune(&self, rules: Rules) -> Rules {
+        let was = std::mem::replace(&mut *lock(&self.shared.rules), rules);
+        tracing::debug!(name = self.name(), from = ?was, to = ?rules, "retry retuned");
+        was
     }
 
     /// The attempt timeout, if one was set.
@@ -291,6 +319,13 @@ impl Retry {
     }
 }
 
+impl Shared {
+    /// The rules in force.
+    pub(crate) fn rules(&self) -> Rules {
+        *lock(&self.rules)
+    }
+}
+
 impl Default for Retry {
     /// [`Retry::new`]`(`[`Rules::default`]`)`: the core's preset backoff, no time budget.
     fn default() -> Self {
@@ -308,7 +343,7 @@ impl fmt::Debug for Retry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let shared = &self.shared.parts;
         f.debug_struct("Retry")
-            .field("rules", &shared.rules)
+            .field("rules", &self.rules())
             .field("attempt_timeout", &shared.attempt_timeout)
             .field("budget", &shared.budget)
             .field("clock", &shared.knobs.clock)

@@ -4,9 +4,11 @@ use std::fmt;
 use std::future::{Future, IntoFuture};
 use std::pin::Pin;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::task::{Context, Poll};
 use std::time::Duration;
 
+use ironward::clock::nanos;
 use pin_project_lite::pin_project;
 
 use super::{CallError, Deadline, Scope};
@@ -75,7 +77,8 @@ impl std::error::Error for TimeoutReason {}
 /// call still pending is cut at once, the clock moved to its deadline by the timeout's own
 /// sleep.
 ///
-/// `Clone` is an `Arc` clone; the timeout holds no state but its budget and handles.
+/// `Clone` is an `Arc` clone; the timeout holds no state but its budget and handles, and
+/// [`retune`](Self::retune) changes the budget for every clone.
 ///
 /// # Metrics and events
 ///
@@ -111,7 +114,8 @@ pub struct Timeout {
 }
 
 struct Shared {
-    budget: Duration,
+    /// The budget in nanoseconds, saturating: what a [`Clock`] reads in too.
+    budget: AtomicU64,
     clock: Clock,
     name: &'static str,
     decisions: Decisions,
@@ -126,7 +130,7 @@ impl Timeout {
     fn build(budget: Duration, clock: Clock, name: &'static str) -> Self {
         Self {
             shared: Arc::new(Shared {
-                budget,
+                budget: AtomicU64::new(nanos(budget)),
                 clock,
                 name,
                 decisions: Decisions::new("timeout", name, "refused", REASONS),
@@ -137,18 +141,43 @@ impl Timeout {
     /// The same timeout on `clock`.
     #[must_use]
     pub fn with_clock(self, clock: Clock) -> Self {
-        Self::build(self.shared.budget, clock, self.name())
+        Self::build(self.budget(), clock, self.name())
     }
 
     /// The same timeout reporting under `name` (by default `"default"`).
     #[must_use]
     pub fn with_name(self, name: &'static str) -> Self {
-        Self::build(self.shared.budget, self.shared.clock.clone(), name)
+        Self::build(self.budget(), self.shared.clock.clone(), name)
     }
 
-    /// Its own budget (zero: none).
+    /// Its own budget (zero: none), as the last [`new`](Self::new) or
+    /// [`retune`](Self::retune) gave it; one past `u64::MAX` nanoseconds (584 years, the
+    /// most a [`Clock`] reads) is held as that.
     pub fn budget(&self) -> Duration {
-        self.shared.budget
+        Duration::from_nanos(self.shared.budget.load(Ordering::Relaxed))
+    }
+
+    /// Gives every clone `budget` from its next call on (zero: none of its own), and returns
+    /// the budget it replaced; a call under way keeps the deadline it started with. A
+    /// `DEBUG` event with both.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward_tokio::call::Timeout;
+    ///
+    /// let timeout = Timeout::new(Duration::from_secs(2));
+    /// let was = timeout.clone().retune(Duration::from_millis(500));
+    /// assert_eq!((was, timeout.budget()), (Duration::from_secs(2), Duration::from_millis(500)));
+    /// assert_eq!(timeout.retune(Duration::MAX), Duration::from_millis(500));
+    /// assert_eq!(timeout.budget(), Duration::from_nanos(u64::MAX));
+    /// ```
+    pub fn retune(&self, budget: Duration) -> Duration {
+        let shared = &*self.shared;
+        let was = Duration::from_nanos(shared.budget.swap(nanos(budget), Ordering::Relaxed));
+        tracing::debug!(name = shared.name, from = ?was, to = ?budget, "timeout retuned");
+        was
     }
 
     /// The name it reports under.
@@ -166,7 +195,8 @@ impl Timeout {
         Fut: IntoFuture<Output = Result<T, E>>,
     {
         let shared = &*self.shared;
-        let own = (!shared.budget.is_zero()).then_some(shared.budget);
+        let own = self.budget();
+        let own = (!own.is_zero()).then_some(own);
         let Some((deadline, budget)) = Deadline::bound(own, &shared.clock) else {
             shared.decisions.admitted();
             return call().await.map_err(CallError::Failed);
@@ -279,7 +309,7 @@ impl<F: Future> Future for Cut<F> {
 impl fmt::Debug for Timeout {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Timeout")
-            .field("budget", &self.shared.budget)
+            .field("budget", &self.budget())
             .field("clock", &self.shared.clock)
             .field("name", &self.shared.name)
             .finish()

@@ -29,6 +29,8 @@ pub(super) enum Then<T, E> {
 /// One call's engine and the policy it runs under.
 pub(super) struct Driver {
     shared: Arc<Shared>,
+    /// The policy's rules, read once: a retune while the call runs leaves it as it began.
+    rules: Rules,
     engine: Engine,
     /// What the engine gave the attempt under way.
     timeout: Timeout,
@@ -46,8 +48,9 @@ pub(super) struct Driver {
 impl Driver {
     /// A call of `shared`'s policy, not started yet.
     pub(super) fn new(shared: Arc<Shared>) -> Self {
-        let rules = shared.parts.rules;
+        let rules = shared.rules();
         Self {
+            rules,
             engine: Engine::new(rules, Duration::ZERO),
             timeout: Timeout::Budget(rules.total_budget),
             bounded: false,
@@ -60,7 +63,7 @@ impl Driver {
     /// The call starts now, on the policy's clock, with the smaller of its own budget and what
     /// the [current deadline](Deadline::current) leaves.
     fn begin(&mut self, now: Duration) {
-        let rules = self.shared.parts.rules;
+        let rules = self.rules;
         let left = Deadline::left();
         let total_budget = left.map_or(rules.total_budget, |left| rules.total_budget.min(left));
         self.engine = Engine::new(

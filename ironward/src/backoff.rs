@@ -70,6 +70,32 @@ pub enum Jitter {
     Spread(f64),
 }
 
+impl Jitter {
+    /// Whether [`Backoff::delay`] reads its draw under this jitter: not for [`Rigid`](Self::Rigid),
+    /// nor for a [`Spread`](Self::Spread) held to 0 (0, below, or NaN), whose factor is 1
+    /// whatever the draw. A caller that draws from a source it shares need not draw for a
+    /// jitter that reads nothing: the wait is the same.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::{BACKOFF, Backoff, Jitter};
+    ///
+    /// assert!(!Jitter::Rigid.draws() && !Jitter::Spread(0.0).draws());
+    /// assert!(Jitter::Full.draws() && Jitter::Spread(0.2).draws());
+    /// let rigid = Backoff { jitter: Jitter::Rigid, ..BACKOFF };
+    /// assert_eq!(rigid.delay(2, 0.0, None), rigid.delay(2, 0.99, None));
+    /// ```
+    #[must_use]
+    pub const fn draws(&self) -> bool {
+        match *self {
+            Self::Rigid => false,
+            Self::Full | Self::Equal | Self::Decorrelated => true,
+            Self::Spread(f) => f > 0.0,
+        }
+    }
+}
+
 /// The preset [`Backoff`]: three attempts, 100 ms doubling to a 1 s ceiling, spread by a
 /// fifth either way. [`Backoff::default`] is this value; the `# Default` section of
 /// [`Backoff`] gives each value's source.

@@ -43,7 +43,7 @@ pub use hooks::{After, AnyError, Notify, Silent, Unnamed, When};
 ///   refuses stops the call at once ([`Cause::NotRetryable`]), and the retry budget is told
 ///   nothing of it.
 /// - **How long between.** The [`Rules`]' backoff, drawn from the [`Dice`] once per failed
-///   attempt, lengthened to a wait the error names ([`Retrying::after`], as HTTP's
+///   attempt (where its jitter reads a draw), lengthened to a wait the error names ([`Retrying::after`], as HTTP's
 ///   `Retry-After`); a named wait above the backoff's cap stops
 ///   ([`Cause::ServerDelayExceedsCap`]). Each wait is slept on the [`Clock`]: on
 ///   [`Clock::manual`] the sleep moves the clock, so an hour of retries runs in no time at
@@ -253,8 +253,11 @@ impl Retry {
     }
 
     /// The same policy drawing its jitter from `dice` (by default [`Dice::random`]): one draw
-    /// per failed attempt the engine may retry. `Dice::from_fn(|| 0.5)` draws the same each
-    /// time; [`Dice::seeded`] a reproducible sequence.
+    /// per failed attempt the engine may retry, and none where the jitter reads no draw
+    /// ([`Jitter::Rigid`](ironward::Jitter::Rigid); see
+    /// [`Jitter::draws`](ironward::Jitter::draws)). A piece draws only what it reads, so dice
+    /// shared with other pieces move on by its reads alone. `Dice::from_fn(|| 0.5)` draws the
+    /// same each time; [`Dice::seeded`] a reproducible sequence.
     #[must_use]
     pub fn with_dice(self, dice: Dice) -> Self {
         self.rebuilt(|s| s.knobs.dice = dice)

@@ -142,7 +142,7 @@ impl Driver {
             Ended::Returned(Err(error)) => {
                 let now = parts.knobs.clock.now();
                 let failure = if when.retryable(&error) {
-                    let retryable = Failure::retryable(now, parts.knobs.dice.roll());
+                    let retryable = Failure::retryable(now, self.roll());
                     Failure {
                         named: Ok(after.named(&error)),
                         ..retryable
@@ -154,7 +154,7 @@ impl Driver {
             }
             Ended::TimedOut => {
                 let now = parts.knobs.clock.now();
-                let failure = Failure::retryable(now, parts.knobs.dice.roll());
+                let failure = Failure::retryable(now, self.roll());
                 let next = self.engine.timed_out_shared(self.timeout, failure, budget);
                 (next, None)
             }
@@ -175,6 +175,18 @@ impl Driver {
                 Then::Wait(wait, error)
             }
             Next::Stop(stop) => Then::Answer(self.stop(error, stop)),
+        }
+    }
+
+    /// The draw for a failure the engine may retry: one of the dice where the backoff's jitter
+    /// reads it ([`Jitter::draws`](ironward::Jitter::draws)), else `0.0`, which it does not.
+    /// A piece draws only what it reads, so dice shared with other pieces move on by its
+    /// reads alone.
+    fn roll(&self) -> f64 {
+        if self.engine.rules().backoff.jitter.draws() {
+            self.shared.parts.knobs.dice.roll()
+        } else {
+            0.0
         }
     }
 

@@ -12,7 +12,7 @@ use ironward::retry::Retried;
 use pin_project_lite::pin_project;
 
 use super::driver::{Answer, Driver, Ended, Then};
-use super::{After, AnyError, Notify, Shared, Silent, Unnamed, When};
+use super::{After, AnyError, Notify, Silent, Tuned, Unnamed, When};
 use crate::Delay;
 use crate::call::Scope;
 use crate::call::timeout::{Cut, cut};
@@ -60,7 +60,7 @@ use crate::call::timeout::{Cut, cut};
 /// ```
 #[must_use = "a retry does nothing unless awaited or run"]
 pub struct Retrying<F, W = AnyError, A = Unnamed, N = Silent> {
-    shared: Arc<Shared>,
+    tuned: Arc<Tuned>,
     operation: F,
     when: W,
     after: A,
@@ -68,9 +68,9 @@ pub struct Retrying<F, W = AnyError, A = Unnamed, N = Silent> {
 }
 
 impl<F> Retrying<F> {
-    pub(super) fn new(shared: Arc<Shared>, operation: F) -> Self {
+    pub(super) fn new(tuned: Arc<Tuned>, operation: F) -> Self {
         Self {
-            shared,
+            tuned,
             operation,
             when: AnyError,
             after: Unnamed,
@@ -84,7 +84,7 @@ impl<F, W, A, N> Retrying<F, W, A, N> {
     /// any other stops the call at once with it. By default every error is retried.
     pub fn when<W2>(self, when: W2) -> Retrying<F, W2, A, N> {
         Retrying {
-            shared: self.shared,
+            tuned: self.tuned,
             operation: self.operation,
             when,
             after: self.after,
@@ -96,7 +96,7 @@ impl<F, W, A, N> Retrying<F, W, A, N> {
     /// as HTTP's `Retry-After`: the next attempt waits at least that long. By default none.
     pub fn after<A2>(self, after: A2) -> Retrying<F, W, A2, N> {
         Retrying {
-            shared: self.shared,
+            tuned: self.tuned,
             operation: self.operation,
             when: self.when,
             after,
@@ -108,7 +108,7 @@ impl<F, W, A, N> Retrying<F, W, A, N> {
     /// error and the wait decided, before each wait is slept. By default nobody.
     pub fn notify<N2>(self, notify: N2) -> Retrying<F, W, A, N2> {
         Retrying {
-            shared: self.shared,
+            tuned: self.tuned,
             operation: self.operation,
             when: self.when,
             after: self.after,
@@ -129,7 +129,7 @@ impl<F, W, A, N> Retrying<F, W, A, N> {
         Recorded {
             operation: self.operation,
             hooks: (self.when, self.after, self.notify),
-            driver: Driver::new(self.shared),
+            driver: Driver::new(self.tuned),
             last: None,
             stage: Stage::Ask,
             value: PhantomData,
@@ -180,9 +180,9 @@ impl<F, W, A, N> Retrying<F, W, A, N> {
         A: After<E>,
         N: Notify<E>,
     {
-        let clock = self.shared.parts.knobs.clock.clone();
+        let clock = self.tuned.fixed.parts.knobs.clock.clone();
         let hooks = (self.when, self.after, self.notify);
-        let mut driver = Driver::new(self.shared);
+        let mut driver = Driver::new(self.tuned);
         let mut last = None;
         loop {
             if let Err(answer) = driver.attempt::<T, E>(last.take(), None) {
@@ -262,15 +262,20 @@ pin_project! {
 }
 
 pin_project! {
+    // An attempt raced against its deadline, and a wait, are boxed: a deadline's scope and
+    // timer are some 200 bytes, which inline would make every call's future that much larger
+    // (an executor moves it by value, and a call that needs neither, an attempt with no
+    // deadline answered at once, paid for copying them). A call that needs them sets a
+    // deadline or a timer anyway, beside which the allocation is small.
     #[project = StageProj]
     enum Stage<Fut: Future> {
         // The next attempt is to be asked for.
         Ask,
         // An attempt raced against its deadline.
-        Cut { #[pin] attempt: Cut<Scope<Fut>> },
+        Cut { attempt: Pin<Box<Cut<Scope<Fut>>>> },
         // An attempt with no deadline at all.
         Free { #[pin] attempt: Fut },
-        Wait { #[pin] delay: Delay },
+        Wait { delay: Pin<Box<Delay>> },
         Done,
     }
 }
@@ -294,7 +299,7 @@ where
                     let per_attempt = driver.attempt_timeout();
                     match driver.attempt::<T, E>(this.last.take(), per_attempt) {
                         Ok(Some(deadline)) => {
-                            let attempt = cut(deadline, (this.operation)().into_future());
+                            let attempt = Box::pin(cut(deadline, (this.operation)().into_future()));
                             this.stage.set(Stage::Cut { attempt });
                         }
                         Ok(None) => {
@@ -308,13 +313,13 @@ where
                     }
                     continue;
                 }
-                StageProj::Cut { attempt } => match ready!(attempt.poll(cx)) {
+                StageProj::Cut { attempt } => match ready!(attempt.as_mut().poll(cx)) {
                     Some(result) => Ended::Returned(result),
                     None => Ended::TimedOut,
                 },
                 StageProj::Free { attempt } => Ended::Returned(ready!(attempt.poll(cx))),
                 StageProj::Wait { delay } => {
-                    ready!(delay.poll(cx));
+                    ready!(delay.as_mut().poll(cx));
                     this.stage.set(Stage::Ask);
                     continue;
                 }
@@ -332,7 +337,7 @@ where
                         this.stage.set(Stage::Ask);
                         ready!(tokio::task::coop::poll_proceed(cx)).made_progress();
                     } else {
-                        let delay = driver.clock().sleep(wait);
+                        let delay = Box::pin(driver.clock().sleep(wait));
                         this.stage.set(Stage::Wait { delay });
                     }
                 }
@@ -348,7 +353,7 @@ where
 impl<F, W: fmt::Debug, A: fmt::Debug, N: fmt::Debug> fmt::Debug for Retrying<F, W, A, N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Retrying")
-            .field("name", &self.shared.parts.knobs.name)
+            .field("name", &self.tuned.fixed.parts.knobs.name)
             .finish_non_exhaustive()
     }
 }

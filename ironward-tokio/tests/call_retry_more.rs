@@ -380,3 +380,27 @@ async fn a_jitter_that_reads_no_draw_draws_nothing() {
         assert_eq!(draws.load(Ordering::Relaxed), expected, "{jitter:?}");
     }
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_attempt_raced_against_its_deadline_is_dropped_when_it_ends_not_when_the_next_starts() {
+    let retry = Retry::new(rules(3, ironward::Jitter::Rigid)).with_attempt_timeout(ms(1_000));
+    let held = Arc::new(());
+    let op = || {
+        let guard = Arc::clone(&held);
+        async move {
+            let _guard = guard;
+            Err::<(), _>("busy")
+        }
+    };
+    let mut call = pin!(op.retry(&retry).into_future());
+    // The first attempt fails at once; the call then waits 100 ms on tokio's paused timer.
+    assert!(poll_once(call.as_mut()).is_pending());
+    assert_eq!(
+        Arc::strong_count(&held),
+        1,
+        "the failed attempt is gone while it waits"
+    );
+    let answer = call.await;
+    assert_eq!(answer, Err(CallError::Failed("busy")));
+    assert_eq!(Arc::strong_count(&held), 1);
+}

@@ -132,6 +132,7 @@ impl<F, W, A, N> Retrying<F, W, A, N> {
             driver: Driver::new(self.tuned),
             last: None,
             stage: Stage::Ask,
+            boxed: None,
             value: PhantomData,
         }
     }
@@ -257,26 +258,54 @@ pin_project! {
         last: Option<E>,
         #[pin]
         stage: Stage<Fut::IntoFuture>,
+        // The attempt raced against its deadline, or the wait, of the stage `Cut` or `Wait`.
+        boxed: Option<Pin<Box<Boxed<Fut::IntoFuture>>>>,
         value: PhantomData<fn() -> T>,
     }
 }
 
 pin_project! {
-    // An attempt raced against its deadline, and a wait, are boxed: a deadline's scope and
-    // timer are some 200 bytes, which inline would make every call's future that much larger
-    // (an executor moves it by value, and a call that needs neither, an attempt with no
-    // deadline answered at once, paid for copying them). A call that needs them sets a
-    // deadline or a timer anyway, beside which the allocation is small.
     #[project = StageProj]
     enum Stage<Fut: Future> {
         // The next attempt is to be asked for.
         Ask,
-        // An attempt raced against its deadline.
-        Cut { attempt: Pin<Box<Cut<Scope<Fut>>>> },
+        // An attempt raced against its deadline, in `boxed`.
+        Cut,
         // An attempt with no deadline at all.
         Free { #[pin] attempt: Fut },
-        Wait { delay: Pin<Box<Delay>> },
+        // A wait, in `boxed`.
+        Wait,
         Done,
+    }
+}
+
+pin_project! {
+    // An attempt raced against its deadline, and a wait, live out of line: a deadline's scope
+    // and timer are some 200 bytes, which inline would make every call's future that much
+    // larger (an executor moves it by value, and a call that needs neither, an attempt with
+    // no deadline answered at once, would pay for copying them). One allocation, made by the
+    // first that needs it and reused by every later one, where a deadline or a timer is set
+    // up anyway.
+    #[project = BoxedProj]
+    enum Boxed<Fut: Future> {
+        Idle,
+        Cut { #[pin] attempt: Cut<Scope<Fut>> },
+        Wait { #[pin] delay: Delay },
+    }
+}
+
+/// Puts `value` in `slot`'s box, dropping what it held there, or in a new box.
+fn put<Fut: Future>(slot: &mut Option<Pin<Box<Boxed<Fut>>>>, value: Boxed<Fut>) {
+    match slot {
+        Some(boxed) => boxed.as_mut().set(value),
+        None => *slot = Some(Box::pin(value)),
+    }
+}
+
+/// Drops what `slot`'s box holds, keeping the box for the next.
+fn idle<Fut: Future>(slot: &mut Option<Pin<Box<Boxed<Fut>>>>) {
+    if let Some(boxed) = slot {
+        boxed.as_mut().set(Boxed::Idle);
     }
 }
 
@@ -299,8 +328,9 @@ where
                     let per_attempt = driver.attempt_timeout();
                     match driver.attempt::<T, E>(this.last.take(), per_attempt) {
                         Ok(Some(deadline)) => {
-                            let attempt = Box::pin(cut(deadline, (this.operation)().into_future()));
-                            this.stage.set(Stage::Cut { attempt });
+                            let attempt = cut(deadline, (this.operation)().into_future());
+                            put(this.boxed, Boxed::Cut { attempt });
+                            this.stage.set(Stage::Cut);
                         }
                         Ok(None) => {
                             let attempt = (this.operation)().into_future();
@@ -313,19 +343,33 @@ where
                     }
                     continue;
                 }
-                StageProj::Cut { attempt } => match ready!(attempt.as_mut().poll(cx)) {
-                    Some(result) => Ended::Returned(result),
-                    None => Ended::TimedOut,
-                },
+                StageProj::Cut => {
+                    let boxed = this.boxed.as_mut().map(|boxed| boxed.as_mut().project());
+                    let Some(BoxedProj::Cut { attempt }) = boxed else {
+                        unreachable!("the stage Cut holds its attempt in the box")
+                    };
+                    match ready!(attempt.poll(cx)) {
+                        Some(result) => Ended::Returned(result),
+                        None => Ended::TimedOut,
+                    }
+                }
                 StageProj::Free { attempt } => Ended::Returned(ready!(attempt.poll(cx))),
-                StageProj::Wait { delay } => {
-                    ready!(delay.as_mut().poll(cx));
+                StageProj::Wait => {
+                    let boxed = this.boxed.as_mut().map(|boxed| boxed.as_mut().project());
+                    let Some(BoxedProj::Wait { delay }) = boxed else {
+                        unreachable!("the stage Wait holds its delay in the box")
+                    };
+                    ready!(delay.poll(cx));
+                    idle(this.boxed);
                     this.stage.set(Stage::Ask);
                     continue;
                 }
                 StageProj::Done => panic!("a retry future polled after it answered"),
             };
-            match driver.settle(ended, this.hooks) {
+            let settled = driver.settle(ended, this.hooks);
+            // The attempt ended: its future goes now, as a stage's would when the next is set.
+            idle(this.boxed);
+            match settled {
                 Then::Wait(wait, error) => {
                     *this.last = error;
                     if wait.is_zero() {
@@ -337,8 +381,9 @@ where
                         this.stage.set(Stage::Ask);
                         ready!(tokio::task::coop::poll_proceed(cx)).made_progress();
                     } else {
-                        let delay = Box::pin(driver.clock().sleep(wait));
-                        this.stage.set(Stage::Wait { delay });
+                        let delay = driver.clock().sleep(wait);
+                        put(this.boxed, Boxed::Wait { delay });
+                        this.stage.set(Stage::Wait);
                     }
                 }
                 Then::Answer(answer) => {

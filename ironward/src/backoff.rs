@@ -230,6 +230,7 @@ impl Backoff {
     /// [`Jitter::Decorrelated`] reads (`None` is read as `base`). The result is rounded to
     /// the nearest nanosecond and saturates at `Duration::MAX`.
     #[must_use = "a delay that is not waited out retries at once"]
+    #[inline]
     pub fn delay(&self, retry: u32, random: f64, previous: Option<Duration>) -> Duration {
         let u = unit(random);
         // Whole nanoseconds until the one conversion to a `Duration` at the end.
@@ -261,6 +262,7 @@ impl Backoff {
     ///
     /// The first call is attempt 1, so a policy of three attempts allows two retries.
     #[must_use]
+    #[inline]
     pub fn more(&self, made: u32) -> bool {
         made < self.attempts
     }
@@ -288,6 +290,7 @@ impl Backoff {
 
     /// [`ceiling`](Backoff::ceiling) in whole nanoseconds, which the jitters draw within
     /// without a round trip through `Duration`.
+    #[inline]
     pub(crate) fn ceiling_nanos(&self, retry: u32) -> u128 {
         let steps = retry.max(1) - 1;
         let grown = match whole(self.growth()) {
@@ -299,6 +302,7 @@ impl Backoff {
     }
 
     /// The factor as the ceiling uses it: NaN and anything below 1 read as 1.
+    #[inline]
     fn growth(&self) -> f64 {
         if self.factor >= 1.0 { self.factor } else { 1.0 }
     }
@@ -356,6 +360,7 @@ fn wide_jitter(ceiling: u128, ppm: u32) -> u128 {
 
 /// The factor as a whole number, when it is one below 2^64: such factors grow a ceiling in
 /// exact integer arithmetic.
+#[inline]
 fn whole(factor: f64) -> Option<u64> {
     const TWO_64: f64 = 18_446_744_073_709_551_616.0;
     // `as` truncates; the round trip is exact only for a whole number.

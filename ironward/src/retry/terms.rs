@@ -308,6 +308,7 @@ impl Timeout {
     /// assert_eq!(Timeout::within(s(5), Some(s(0))), Timeout::Budget(s(5)));
     /// assert_eq!(Timeout::within(s(5), None), Timeout::Budget(s(5)));
     /// ```
+    #[inline]
     pub fn within(left: Duration, per_attempt: Option<Duration>) -> Self {
         match per_attempt {
             Some(limit) if !limit.is_zero() && limit < left => Self::Attempt(limit),
@@ -317,6 +318,7 @@ impl Timeout {
 
     /// How long the attempt may take.
     #[must_use]
+    #[inline]
     pub fn duration(&self) -> Duration {
         match *self {
             Self::Attempt(d) | Self::Budget(d) => d,

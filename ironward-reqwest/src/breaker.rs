@@ -186,7 +186,10 @@ impl<B: SharedCircuitBreaker> ClientBreaker<B> {
         Self::with_sources(policy, knobs, self.meter)
     }
 
-    /// The same breaker rolling `dice` (for example [`Dice::seeded`] in a test).
+    /// The same breaker rolling `dice` (for example [`Dice::seeded`] in a test): one roll a
+    /// call where the family reads it
+    /// ([`SharedCircuitBreaker::DRAWS`](ironward_tokio::SharedCircuitBreaker::DRAWS)), none
+    /// for the classic breaker.
     ///
     /// # Examples
     ///
@@ -261,7 +264,7 @@ impl<B: SharedCircuitBreaker> ClientBreaker<B> {
     /// the drop fraction and a debug event with the numbers that decided it (a refusal is an
     /// answer, not an error).
     pub(crate) fn allow(&self) -> Option<B::Permit> {
-        let roll = self.knobs.dice.roll();
+        let roll = B::draw(&self.knobs.dice);
         let now = self.knobs.clock.now();
         let checked = self.breaker.check(now, roll);
         self.watch(now);

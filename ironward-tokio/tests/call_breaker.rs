@@ -260,3 +260,31 @@ async fn a_clock_set_back_mid_call_is_read_as_the_latest_time() {
     hand.set(secs(130));
     assert_eq!(breaker.call(|| async { Ok::<(), &str>(()) }).await, Ok(()));
 }
+
+#[tokio::test]
+async fn the_classic_breaker_draws_nothing_and_the_sre_breaker_one_draw_a_call() {
+    let draws = std::sync::Arc::new(AtomicUsize::new(0));
+    let counted = std::sync::Arc::clone(&draws);
+    let dice = Dice::from_fn(move || {
+        counted.fetch_add(1, Ordering::Relaxed);
+        0.5
+    });
+    let (clock, _hand) = Clock::manual(secs(1));
+    let classic = Breaker::new(consecutive(2))
+        .with_clock(clock.clone())
+        .with_dice(dice.clone());
+    for _ in 0..3 {
+        let _ = classic.call(|| async { Err::<(), _>("down") }).await;
+    }
+    assert_eq!(classic.state(), Some(State::Open));
+    assert_eq!(
+        draws.load(Ordering::Relaxed),
+        0,
+        "the classic breaker reads no draw"
+    );
+    let sre = Breaker::new(SRE).with_clock(clock).with_dice(dice);
+    for _ in 0..3 {
+        let _ = sre.call(|| async { Ok::<_, ()>(()) }).await;
+    }
+    assert_eq!(draws.load(Ordering::Relaxed), 3);
+}

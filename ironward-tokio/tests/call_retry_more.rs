@@ -334,3 +334,73 @@ async fn a_first_try_success_reads_the_clock_once() {
     // Each attempt's start, and the failure's end.
     assert_eq!((answer, reads.load(Ordering::Relaxed)), (Ok(2), 3));
 }
+
+#[tokio::test]
+async fn a_call_made_before_a_retune_keeps_the_rules_it_was_made_with() {
+    let (retry, _clock, _hand) = manual(rules(3, ironward::Jitter::Rigid), 0.5);
+    let made = AtomicU32::new(0);
+    let failing = || {
+        made.fetch_add(1, Ordering::Relaxed);
+        std::future::ready(Err::<(), _>("busy"))
+    };
+    let before = failing.retry(&retry).recorded();
+    let was = retry.retune(rules(1, ironward::Jitter::Rigid));
+    assert_eq!(was.backoff.attempts, 3);
+    let (_, retried) = before.await;
+    assert_eq!((retried.attempts, made.load(Ordering::Relaxed)), (3, 3));
+    let (_, retried) = failing.retry(&retry).recorded().await;
+    assert_eq!((retried.attempts, made.load(Ordering::Relaxed)), (1, 4));
+}
+
+#[tokio::test]
+async fn a_jitter_that_reads_no_draw_draws_nothing() {
+    let (clock, _hand) = Clock::manual(Duration::ZERO);
+    let draws = Arc::new(AtomicU32::new(0));
+    let counted = Arc::clone(&draws);
+    let dice = Dice::from_fn(move || {
+        counted.fetch_add(1, Ordering::Relaxed);
+        0.5
+    });
+    for (jitter, expected) in [
+        (ironward::Jitter::Rigid, 0),
+        (ironward::Jitter::Spread(0.0), 0),
+        // One a failure, the last too: the draw is taken before the engine finds no attempt left.
+        (ironward::Jitter::Full, 3),
+    ] {
+        draws.store(0, Ordering::Relaxed);
+        let retry = Retry::new(rules(3, jitter))
+            .with_clock(clock.clone())
+            .with_dice(dice.clone());
+        let (answer, retried) = (|| std::future::ready(Err::<(), _>("busy")))
+            .retry(&retry)
+            .recorded()
+            .await;
+        assert_eq!(answer, Err(CallError::Failed("busy")));
+        assert_eq!(retried.attempts, 3);
+        assert_eq!(draws.load(Ordering::Relaxed), expected, "{jitter:?}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_attempt_raced_against_its_deadline_is_dropped_when_it_ends_not_when_the_next_starts() {
+    let retry = Retry::new(rules(3, ironward::Jitter::Rigid)).with_attempt_timeout(ms(1_000));
+    let held = Arc::new(());
+    let op = || {
+        let guard = Arc::clone(&held);
+        async move {
+            let _guard = guard;
+            Err::<(), _>("busy")
+        }
+    };
+    let mut call = pin!(op.retry(&retry).into_future());
+    // The first attempt fails at once; the call then waits 100 ms on tokio's paused timer.
+    assert!(poll_once(call.as_mut()).is_pending());
+    assert_eq!(
+        Arc::strong_count(&held),
+        1,
+        "the failed attempt is gone while it waits"
+    );
+    let answer = call.await;
+    assert_eq!(answer, Err(CallError::Failed("busy")));
+    assert_eq!(Arc::strong_count(&held), 1);
+}

@@ -70,6 +70,32 @@ pub enum Jitter {
     Spread(f64),
 }
 
+impl Jitter {
+    /// Whether [`Backoff::delay`] reads its draw under this jitter: not for [`Rigid`](Self::Rigid),
+    /// nor for a [`Spread`](Self::Spread) held to 0 (0, below, or NaN), whose factor is 1
+    /// whatever the draw. A caller that draws from a source it shares need not draw for a
+    /// jitter that reads nothing: the wait is the same.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::{BACKOFF, Backoff, Jitter};
+    ///
+    /// assert!(!Jitter::Rigid.draws() && !Jitter::Spread(0.0).draws());
+    /// assert!(Jitter::Full.draws() && Jitter::Spread(0.2).draws());
+    /// let rigid = Backoff { jitter: Jitter::Rigid, ..BACKOFF };
+    /// assert_eq!(rigid.delay(2, 0.0, None), rigid.delay(2, 0.99, None));
+    /// ```
+    #[must_use]
+    pub const fn draws(&self) -> bool {
+        match *self {
+            Self::Rigid => false,
+            Self::Full | Self::Equal | Self::Decorrelated => true,
+            Self::Spread(f) => f > 0.0,
+        }
+    }
+}
+
 /// The preset [`Backoff`]: three attempts, 100 ms doubling to a 1 s ceiling, spread by a
 /// fifth either way. [`Backoff::default`] is this value; the `# Default` section of
 /// [`Backoff`] gives each value's source.
@@ -204,6 +230,7 @@ impl Backoff {
     /// [`Jitter::Decorrelated`] reads (`None` is read as `base`). The result is rounded to
     /// the nearest nanosecond and saturates at `Duration::MAX`.
     #[must_use = "a delay that is not waited out retries at once"]
+    #[inline]
     pub fn delay(&self, retry: u32, random: f64, previous: Option<Duration>) -> Duration {
         let u = unit(random);
         // Whole nanoseconds until the one conversion to a `Duration` at the end.
@@ -235,6 +262,7 @@ impl Backoff {
     ///
     /// The first call is attempt 1, so a policy of three attempts allows two retries.
     #[must_use]
+    #[inline]
     pub fn more(&self, made: u32) -> bool {
         made < self.attempts
     }
@@ -262,6 +290,7 @@ impl Backoff {
 
     /// [`ceiling`](Backoff::ceiling) in whole nanoseconds, which the jitters draw within
     /// without a round trip through `Duration`.
+    #[inline]
     pub(crate) fn ceiling_nanos(&self, retry: u32) -> u128 {
         let steps = retry.max(1) - 1;
         let grown = match whole(self.growth()) {
@@ -273,6 +302,7 @@ impl Backoff {
     }
 
     /// The factor as the ceiling uses it: NaN and anything below 1 read as 1.
+    #[inline]
     fn growth(&self) -> f64 {
         if self.factor >= 1.0 { self.factor } else { 1.0 }
     }
@@ -330,6 +360,7 @@ fn wide_jitter(ceiling: u128, ppm: u32) -> u128 {
 
 /// The factor as a whole number, when it is one below 2^64: such factors grow a ceiling in
 /// exact integer arithmetic.
+#[inline]
 fn whole(factor: f64) -> Option<u64> {
     const TWO_64: f64 = 18_446_744_073_709_551_616.0;
     // `as` truncates; the round trip is exact only for a whole number.

@@ -10,7 +10,7 @@ use ironward::classic::{State, Transition};
 use ironward::{CircuitBreaker, Classic, ClassicBreaker, Sre, SreBreaker, SreReason};
 
 use super::{SharedClassicBreaker, SharedSreBreaker, SharedSrePermit};
-use crate::lock;
+use crate::{Dice, lock};
 
 /// A circuit breaker every task shares by `&`: what ironward-tower's `BreakerLayer` and
 /// ironward-reqwest's breaker take, so that they run any family.
@@ -67,6 +67,12 @@ pub trait SharedCircuitBreaker: Send + Sync + 'static {
     /// [`take_transition`](Self::take_transition) after its decisions only where it is `true`.
     const STATEFUL: bool = false;
 
+    /// Whether [`check`](Self::check) reads its `roll` at all. Where it is `false` (the
+    /// classic breaker, which refuses by its state alone) an edge draws nothing for it:
+    /// [`draw`](Self::draw) hands `check` a constant instead, saving a draw a call, and a
+    /// [`Dice`] shared with other pieces is moved on only by the draws somebody reads.
+    const DRAWS: bool = true;
+
     /// A breaker under `policy` with nothing seen yet, its record opening at `now`.
     fn new(policy: Self::Policy, now: Duration) -> Self
     where
@@ -74,6 +80,24 @@ pub trait SharedCircuitBreaker: Send + Sync + 'static {
 
     /// Asks to make one call at `now` with the draw `roll`: a permit, or why not.
     fn check(&self, now: Duration, roll: f64) -> Result<Self::Permit, Self::Reason>;
+
+    /// The `roll` an edge hands [`check`](Self::check): a draw from `dice` where the family
+    /// reads one ([`DRAWS`](Self::DRAWS)), else `0.0`, which nobody reads. Every edge asks
+    /// through this, so a piece draws only what it reads.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward_tokio::{Dice, SharedCircuitBreaker, SharedClassicBreaker, SharedSreBreaker};
+    ///
+    /// let dice = Dice::from_fn(|| panic!("the classic breaker reads no draw"));
+    /// assert_eq!(SharedClassicBreaker::draw(&dice), 0.0);
+    /// assert_eq!(SharedSreBreaker::draw(&Dice::from_fn(|| 0.25)), 0.25);
+    /// ```
+    #[inline]
+    fn draw(dice: &Dice) -> f64 {
+        if Self::DRAWS { dice.roll() } else { 0.0 }
+    }
 
     /// Records the call behind `permit` as a success at `now`; another breaker's permit comes
     /// back.

@@ -13,7 +13,8 @@ use crate::{BreakerPolicy, Clock, Dice, Knobs, SharedCircuitBreaker, SharedSreBr
 
 /// A circuit breaker around any async call: `breaker.call(|| fetch()).await`.
 ///
-/// Each call first asks the breaker, at the clock's `now` with a draw of the dice. A refused
+/// Each call first asks the breaker, at the clock's `now` with a draw of the dice where the
+/// family reads one (the SRE breaker; the classic breaker draws nothing). A refused
 /// call never runs: its closure is not even called, and the answer is
 /// [`CallError::Refused`] with the family's reason (the SRE breaker's
 /// [`SreReason`](ironward::SreReason), the classic one's
@@ -242,7 +243,9 @@ impl<B: SharedCircuitBreaker, C: Clone> Breaker<B, C> {
     }
 
     /// A new breaker under the policy in force, drawing from `dice` (by default
-    /// [`Dice::random`]).
+    /// [`Dice::random`]): one draw a call where the family reads it
+    /// ([`SharedCircuitBreaker::DRAWS`]), none for the classic breaker. A piece draws only
+    /// what it reads, so dice shared with other pieces move on by its reads alone.
     #[must_use]
     pub fn with_dice(self, dice: Dice) -> Self {
         self.rebuilt(self.shared.classify.clone(), |k| k.dice = dice)
@@ -275,7 +278,7 @@ impl<B: SharedCircuitBreaker, C> Shared<B, C> {
     /// Asks the breaker for a call now, counts the answer and reports a change of state.
     fn check(&self) -> Result<B::Permit, B::Reason> {
         let now = self.knobs.clock.now();
-        let checked = self.breaker.check(now, self.knobs.dice.roll());
+        let checked = self.breaker.check(now, B::draw(&self.knobs.dice));
         match &checked {
             Ok(_) => self.decisions.admitted(),
             Err(reason) => self.refused(reason),

@@ -43,7 +43,7 @@ pub use hooks::{After, AnyError, Notify, Silent, Unnamed, When};
 ///   refuses stops the call at once ([`Cause::NotRetryable`]), and the retry budget is told
 ///   nothing of it.
 /// - **How long between.** The [`Rules`]' backoff, drawn from the [`Dice`] once per failed
-///   attempt, lengthened to a wait the error names ([`Retrying::after`], as HTTP's
+///   attempt (where its jitter reads a draw), lengthened to a wait the error names ([`Retrying::after`], as HTTP's
 ///   `Retry-After`); a named wait above the backoff's cap stops
 ///   ([`Cause::ServerDelayExceedsCap`]). Each wait is slept on the [`Clock`]: on
 ///   [`Clock::manual`] the sleep moves the clock, so an hour of retries runs in no time at
@@ -151,12 +151,24 @@ pub struct Retry {
     shared: Arc<Shared>,
 }
 
-/// What every clone of a [`Retry`] shares: its rules, its other parts and the handles it
-/// reports through.
+/// What every clone of a [`Retry`] shares: the rules in force, and its other parts.
 pub(crate) struct Shared {
-    /// Behind a lock so that [`Retry::retune`] changes them for every clone; a call copies
-    /// them once, when it starts.
-    rules: Mutex<Rules>,
+    /// Behind a lock so that [`Retry::retune`] changes them for every clone, which swaps in
+    /// a new `Arc`; a call takes a clone of the `Arc` once, when it is made, and runs on it
+    /// to its end. A call holds a pointer, not a copy: its future stays small (every
+    /// executor moves it by value) and the read is a lock and a count, whatever the rules.
+    tuned: Mutex<Arc<Tuned>>,
+    fixed: Arc<Fixed>,
+}
+
+/// The rules one call runs on, with what does not change.
+pub(crate) struct Tuned {
+    pub(crate) rules: Rules,
+    pub(crate) fixed: Arc<Fixed>,
+}
+
+/// What a [`Retry`] holds from its build on: its parts and the handles it reports through.
+pub(crate) struct Fixed {
     pub(crate) parts: Parts,
     pub(crate) meter: Retries<Cause>,
 }
@@ -197,18 +209,25 @@ impl Retry {
     }
 
     fn build(rules: Rules, parts: Parts) -> Self {
+        let fixed = Arc::new(Fixed {
+            meter: Retries::new(parts.knobs.name),
+            parts,
+        });
+        let tuned = Arc::new(Tuned {
+            rules,
+            fixed: Arc::clone(&fixed),
+        });
         Self {
             shared: Arc::new(Shared {
-                rules: Mutex::new(rules),
-                meter: Retries::new(parts.knobs.name),
-                parts,
+                tuned: Mutex::new(tuned),
+                fixed,
             }),
         }
     }
 
     /// A new policy with one part changed.
     fn rebuilt(&self, change: impl FnOnce(&mut Parts)) -> Self {
-        let mut parts = self.shared.parts.clone();
+        let mut parts = self.shared.fixed.parts.clone();
         change(&mut parts);
         Self::build(self.rules(), parts)
     }
@@ -253,8 +272,11 @@ impl Retry {
     }
 
     /// The same policy drawing its jitter from `dice` (by default [`Dice::random`]): one draw
-    /// per failed attempt the engine may retry. `Dice::from_fn(|| 0.5)` draws the same each
-    /// time; [`Dice::seeded`] a reproducible sequence.
+    /// per failed attempt the engine may retry, and none where the jitter reads no draw
+    /// ([`Jitter::Rigid`](ironward::Jitter::Rigid); see
+    /// [`Jitter::draws`](ironward::Jitter::draws)). A piece draws only what it reads, so dice
+    /// shared with other pieces move on by its reads alone. `Dice::from_fn(|| 0.5)` draws the
+    /// same each time; [`Dice::seeded`] a reproducible sequence.
     #[must_use]
     pub fn with_dice(self, dice: Dice) -> Self {
         self.rebuilt(|s| s.knobs.dice = dice)
@@ -270,11 +292,12 @@ impl Retry {
     /// The engine's rules, as the last [`new`](Self::new) or [`retune`](Self::retune) gave
     /// them.
     pub fn rules(&self) -> Rules {
-        self.shared.rules()
+        self.shared.tuned().rules
     }
 
     /// Runs `rules` from every clone's next call on, and returns the rules they replaced; a
-    /// call under way keeps the rules it started with. A `DEBUG` event with both.
+    /// call already made ([`call`](Self::call), [`RetryExt::retry`]), awaited or not yet,
+    /// keeps the rules it was made with. A `DEBUG` event with both.
     ///
     /// # Examples
     ///
@@ -289,40 +312,46 @@ impl Retry {
     /// assert_eq!((was.backoff.attempts, retry.rules().backoff.attempts), (3, 1));
     /// ```
     pub fn retune(&self, rules: Rules) -> Rules {
-        let was = std::mem::replace(&mut *lock(&self.shared.rules), rules);
+        let tuned = Arc::new(Tuned {
+            rules,
+            fixed: Arc::clone(&self.shared.fixed),
+        });
+        let was = std::mem::replace(&mut *lock(&self.shared.tuned), tuned).rules;
         tracing::debug!(name = self.name(), from = ?was, to = ?rules, "retry retuned");
         was
     }
 
     /// The attempt timeout, if one was set.
     pub fn attempt_timeout(&self) -> Option<Duration> {
-        self.shared.parts.attempt_timeout
+        self.shared.fixed.parts.attempt_timeout
     }
 
     /// The shared retry budget, if one was given.
     pub fn budget(&self) -> Option<&SharedBudget> {
-        self.shared.parts.budget.as_deref()
+        self.shared.fixed.parts.budget.as_deref()
     }
 
     /// The name it reports under.
     pub fn name(&self) -> &'static str {
-        self.shared.parts.knobs.name
+        self.shared.fixed.parts.knobs.name
     }
 
     /// One call of `operation` under this policy: a [`Retrying`] to configure, then await
     /// (`operation` returns a future of a `Result`) or run [`blocking`](Retrying::blocking)
     /// (it returns a `Result`).
     ///
-    /// `operation` is called once per attempt, so each attempt is a fresh future.
+    /// `operation` is called once per attempt, so each attempt is a fresh future. The call
+    /// runs on the rules in force now, when it is made: a [`retune`](Self::retune) after
+    /// this leaves it as it is.
     pub fn call<F>(&self, operation: F) -> Retrying<F> {
-        Retrying::new(Arc::clone(&self.shared), operation)
+        Retrying::new(self.shared.tuned(), operation)
     }
 }
 
 impl Shared {
-    /// The rules in force.
-    pub(crate) fn rules(&self) -> Rules {
-        *lock(&self.rules)
+    /// The rules in force, with the parts: what a call made now runs on.
+    fn tuned(&self) -> Arc<Tuned> {
+        Arc::clone(&lock(&self.tuned))
     }
 }
 
@@ -341,7 +370,7 @@ impl AsRef<Self> for Retry {
 
 impl fmt::Debug for Retry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let shared = &self.shared.parts;
+        let shared = &self.shared.fixed.parts;
         f.debug_struct("Retry")
             .field("rules", &self.rules())
             .field("attempt_timeout", &shared.attempt_timeout)

@@ -262,7 +262,9 @@ impl<C: Clone, B: SharedCircuitBreaker> BreakerLayer<C, B> {
     }
 
     /// The same layer drawing its rolls from `dice`, with a new breaker under the policy in
-    /// force.
+    /// force: one a call where the family reads it
+    /// ([`SharedCircuitBreaker::DRAWS`](ironward_tokio::SharedCircuitBreaker::DRAWS)), none
+    /// for the classic breaker.
     #[must_use]
     pub fn with_dice(self, dice: Dice) -> Self {
         self.rebuilt(|knobs| knobs.dice = dice)

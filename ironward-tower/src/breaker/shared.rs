@@ -73,7 +73,7 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
     /// healthy), and reports the change of state it made, if any.
     pub(super) fn check(&self) -> Result<B::Permit, B::Reason> {
         let now = self.knobs.clock.now();
-        let roll = self.knobs.dice.roll();
+        let roll = B::draw(&self.knobs.dice);
         let checked = self.breaker.check(now, roll);
         self.watch(now);
         checked

@@ -254,3 +254,42 @@ fn a_decorrelated_schedule_chains_each_delay_into_the_next() {
         vec![ms(200), ms(350), ms(575)]
     );
 }
+
+#[test]
+fn a_jitter_that_draws_nothing_waits_the_same_for_any_draw() {
+    let draws = [0.0, 0.3, 0.999, 1.0, -1.0, f64::NAN, f64::INFINITY];
+    for jitter in [
+        Jitter::Rigid,
+        Jitter::Spread(0.0),
+        Jitter::Spread(-0.5),
+        Jitter::Spread(f64::NAN),
+    ] {
+        assert!(!jitter.draws(), "{jitter:?}");
+        let backoff = with(jitter);
+        for retry in [1, 2, 5, u32::MAX] {
+            let first = backoff.delay(retry, draws[0], Some(ms(300)));
+            assert!(
+                draws
+                    .iter()
+                    .all(|&u| backoff.delay(retry, u, Some(ms(300))) == first),
+                "{jitter:?} at retry {retry}"
+            );
+        }
+    }
+    // Each of the others moves with the draw somewhere.
+    for jitter in [
+        Jitter::Full,
+        Jitter::Equal,
+        Jitter::Decorrelated,
+        Jitter::Spread(0.2),
+        Jitter::Spread(f64::INFINITY),
+    ] {
+        assert!(jitter.draws(), "{jitter:?}");
+        let backoff = with(jitter);
+        assert_ne!(
+            backoff.delay(2, 0.1, None),
+            backoff.delay(2, 0.9, None),
+            "{jitter:?}"
+        );
+    }
+}

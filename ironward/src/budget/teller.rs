@@ -20,16 +20,19 @@ pub(crate) enum Teller<'a> {
 }
 
 impl<'a> Teller<'a> {
+    #[inline]
     pub(crate) fn own(budget: Option<&'a mut Budget>) -> Self {
         budget.map_or(Self::Nobody, Self::Own)
     }
 
     #[cfg(target_has_atomic = "64")]
+    #[inline]
     pub(crate) fn shared(budget: Option<&'a SharedBudget>) -> Self {
         budget.map_or(Self::Nobody, Self::Shared)
     }
 
     /// A call succeeded: `tokenRatio` back.
+    #[inline]
     pub(crate) fn pass(&mut self) {
         match self {
             Self::Nobody => {}
@@ -40,6 +43,7 @@ impl<'a> Teller<'a> {
     }
 
     /// An attempt failed in a way A6 counts: one token goes.
+    #[inline]
     pub(crate) fn fail(&mut self) {
         match self {
             Self::Nobody => {}
@@ -50,6 +54,7 @@ impl<'a> Teller<'a> {
     }
 
     /// Whether a retry or a hedge may go: the budget, if any, is above half.
+    #[inline]
     pub(crate) fn can_retry(&self) -> bool {
         match self {
             Self::Nobody => true,

@@ -7,6 +7,7 @@ use core::time::Duration;
 const BELOW_ONE: f64 = 1.0 - f64::EPSILON / 2.0;
 
 /// A caller's draw clamped into `[0, 1)`: NaN and negatives are 0, 1 and above just below 1.
+#[inline]
 pub(crate) fn unit(draw: f64) -> f64 {
     if draw >= BELOW_ONE {
         BELOW_ONE

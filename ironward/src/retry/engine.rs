@@ -139,10 +139,7 @@ impl<S: Copy + From<Cause>> Engine<S> {
             return Err(self.end(Cause::BudgetExhausted.into()));
         }
         self.record.attempts = self.record.attempts.saturating_add(1);
-        Ok(match per_attempt {
-            Some(limit) if !limit.is_zero() && limit < left => Timeout::Attempt(limit),
-            _ => Timeout::Budget(left),
-        })
+        Ok(Timeout::within(left, per_attempt))
     }
 
     /// The attempt succeeded: the retry budget, if any, gets its `tokenRatio` back.

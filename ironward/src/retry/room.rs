@@ -12,6 +12,7 @@ use super::Rules;
 /// Strict, because an attempt that would start with nothing left could only time out. A sum
 /// past `Duration::MAX` saturates there, which is never less than `left`, so an enormous wait
 /// never fits by overflow.
+#[inline]
 pub(crate) fn fits(wait: Duration, reserve: Duration, left: Duration) -> bool {
     wait.saturating_add(reserve) < left
 }
@@ -41,6 +42,7 @@ pub(crate) enum Short<E> {
 
 impl Room {
     /// The room `rules` leave a failure decided `elapsed` after the call started.
+    #[inline]
     pub(crate) fn of(rules: &Rules, elapsed: Duration) -> Self {
         Self {
             left: rules.total_budget.saturating_sub(elapsed),

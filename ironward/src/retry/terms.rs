@@ -290,8 +290,35 @@ pub enum Timeout {
 }
 
 impl Timeout {
+    /// The time an attempt may take when `left` is what is left of the budget and
+    /// `per_attempt` the caller's own limit: that limit where it is shorter, else `left`. A
+    /// `per_attempt` of zero is none. [`Engine::attempt`] answers by this; a caller that
+    /// knows what is left before it makes an engine (the first attempt, at the start, has
+    /// the whole budget) may ask it directly.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::retry::Timeout;
+    ///
+    /// let s = Duration::from_secs;
+    /// assert_eq!(Timeout::within(s(5), Some(s(2))), Timeout::Attempt(s(2)));
+    /// assert_eq!(Timeout::within(s(5), Some(s(9))), Timeout::Budget(s(5)));
+    /// assert_eq!(Timeout::within(s(5), Some(s(0))), Timeout::Budget(s(5)));
+    /// assert_eq!(Timeout::within(s(5), None), Timeout::Budget(s(5)));
+    /// ```
+    #[inline]
+    pub fn within(left: Duration, per_attempt: Option<Duration>) -> Self {
+        match per_attempt {
+            Some(limit) if !limit.is_zero() && limit < left => Self::Attempt(limit),
+            _ => Self::Budget(left),
+        }
+    }
+
     /// How long the attempt may take.
     #[must_use]
+    #[inline]
     pub fn duration(&self) -> Duration {
         match *self {
             Self::Attempt(d) | Self::Budget(d) => d,

@@ -10,7 +10,8 @@ use super::{SharedClassicBreaker, SharedClassicPermit};
 use crate::SharedCircuitBreaker;
 
 /// The classic breaker's refusals and waits, as the core's [`CircuitBreaker`] gives them;
-/// the draw is not read. Every change of state is kept for
+/// the draw is not read, so none is made ([`DRAWS`](SharedCircuitBreaker::DRAWS) is
+/// `false`). Every change of state is kept for
 /// [`take_transition`](SharedClassicBreaker::take_transition), in order.
 impl SharedCircuitBreaker for SharedClassicBreaker {
     type Policy = Classic;
@@ -20,6 +21,8 @@ impl SharedCircuitBreaker for SharedClassicBreaker {
     const REFUSALS: &'static [&'static str] = <ClassicBreaker as CircuitBreaker>::REFUSALS;
 
     const STATEFUL: bool = true;
+
+    const DRAWS: bool = false;
 
     fn new(policy: Classic, now: Duration) -> Self {
         SharedClassicBreaker::new(policy, now)

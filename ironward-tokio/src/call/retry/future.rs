@@ -12,7 +12,7 @@ use ironward::retry::Retried;
 use pin_project_lite::pin_project;
 
 use super::driver::{Answer, Driver, Ended, Then};
-use super::{After, AnyError, Notify, Shared, Silent, Unnamed, When};
+use super::{After, AnyError, Notify, Silent, Tuned, Unnamed, When};
 use crate::Delay;
 use crate::call::Scope;
 use crate::call::timeout::{Cut, cut};
@@ -60,7 +60,7 @@ use crate::call::timeout::{Cut, cut};
 /// ```
 #[must_use = "a retry does nothing unless awaited or run"]
 pub struct Retrying<F, W = AnyError, A = Unnamed, N = Silent> {
-    shared: Arc<Shared>,
+    tuned: Arc<Tuned>,
     operation: F,
     when: W,
     after: A,
@@ -68,9 +68,9 @@ pub struct Retrying<F, W = AnyError, A = Unnamed, N = Silent> {
 }
 
 impl<F> Retrying<F> {
-    pub(super) fn new(shared: Arc<Shared>, operation: F) -> Self {
+    pub(super) fn new(tuned: Arc<Tuned>, operation: F) -> Self {
         Self {
-            shared,
+            tuned,
             operation,
             when: AnyError,
             after: Unnamed,
@@ -84,7 +84,7 @@ impl<F, W, A, N> Retrying<F, W, A, N> {
     /// any other stops the call at once with it. By default every error is retried.
     pub fn when<W2>(self, when: W2) -> Retrying<F, W2, A, N> {
         Retrying {
-            shared: self.shared,
+            tuned: self.tuned,
             operation: self.operation,
             when,
             after: self.after,
@@ -96,7 +96,7 @@ impl<F, W, A, N> Retrying<F, W, A, N> {
     /// as HTTP's `Retry-After`: the next attempt waits at least that long. By default none.
     pub fn after<A2>(self, after: A2) -> Retrying<F, W, A2, N> {
         Retrying {
-            shared: self.shared,
+            tuned: self.tuned,
             operation: self.operation,
             when: self.when,
             after,
@@ -108,7 +108,7 @@ impl<F, W, A, N> Retrying<F, W, A, N> {
     /// error and the wait decided, before each wait is slept. By default nobody.
     pub fn notify<N2>(self, notify: N2) -> Retrying<F, W, A, N2> {
         Retrying {
-            shared: self.shared,
+            tuned: self.tuned,
             operation: self.operation,
             when: self.when,
             after: self.after,
@@ -129,9 +129,10 @@ impl<F, W, A, N> Retrying<F, W, A, N> {
         Recorded {
             operation: self.operation,
             hooks: (self.when, self.after, self.notify),
-            driver: Driver::new(self.shared),
+            driver: Driver::new(self.tuned),
             last: None,
             stage: Stage::Ask,
+            boxed: None,
             value: PhantomData,
         }
     }
@@ -180,9 +181,9 @@ impl<F, W, A, N> Retrying<F, W, A, N> {
         A: After<E>,
         N: Notify<E>,
     {
-        let clock = self.shared.parts.knobs.clock.clone();
+        let clock = self.tuned.fixed.parts.knobs.clock.clone();
         let hooks = (self.when, self.after, self.notify);
-        let mut driver = Driver::new(self.shared);
+        let mut driver = Driver::new(self.tuned);
         let mut last = None;
         loop {
             if let Err(answer) = driver.attempt::<T, E>(last.take(), None) {
@@ -257,6 +258,8 @@ pin_project! {
         last: Option<E>,
         #[pin]
         stage: Stage<Fut::IntoFuture>,
+        // The attempt raced against its deadline, or the wait, of the stage `Cut` or `Wait`.
+        boxed: Option<Pin<Box<Boxed<Fut::IntoFuture>>>>,
         value: PhantomData<fn() -> T>,
     }
 }
@@ -266,12 +269,43 @@ pin_project! {
     enum Stage<Fut: Future> {
         // The next attempt is to be asked for.
         Ask,
-        // An attempt raced against its deadline.
-        Cut { #[pin] attempt: Cut<Scope<Fut>> },
+        // An attempt raced against its deadline, in `boxed`.
+        Cut,
         // An attempt with no deadline at all.
         Free { #[pin] attempt: Fut },
-        Wait { #[pin] delay: Delay },
+        // A wait, in `boxed`.
+        Wait,
         Done,
+    }
+}
+
+pin_project! {
+    // An attempt raced against its deadline, and a wait, live out of line: a deadline's scope
+    // and timer are some 200 bytes, which inline would make every call's future that much
+    // larger (an executor moves it by value, and a call that needs neither, an attempt with
+    // no deadline answered at once, would pay for copying them). One allocation, made by the
+    // first that needs it and reused by every later one, where a deadline or a timer is set
+    // up anyway.
+    #[project = BoxedProj]
+    enum Boxed<Fut: Future> {
+        Idle,
+        Cut { #[pin] attempt: Cut<Scope<Fut>> },
+        Wait { #[pin] delay: Delay },
+    }
+}
+
+/// Puts `value` in `slot`'s box, dropping what it held there, or in a new box.
+fn put<Fut: Future>(slot: &mut Option<Pin<Box<Boxed<Fut>>>>, value: Boxed<Fut>) {
+    match slot {
+        Some(boxed) => boxed.as_mut().set(value),
+        None => *slot = Some(Box::pin(value)),
+    }
+}
+
+/// Drops what `slot`'s box holds, keeping the box for the next.
+fn idle<Fut: Future>(slot: &mut Option<Pin<Box<Boxed<Fut>>>>) {
+    if let Some(boxed) = slot {
+        boxed.as_mut().set(Boxed::Idle);
     }
 }
 
@@ -295,7 +329,8 @@ where
                     match driver.attempt::<T, E>(this.last.take(), per_attempt) {
                         Ok(Some(deadline)) => {
                             let attempt = cut(deadline, (this.operation)().into_future());
-                            this.stage.set(Stage::Cut { attempt });
+                            put(this.boxed, Boxed::Cut { attempt });
+                            this.stage.set(Stage::Cut);
                         }
                         Ok(None) => {
                             let attempt = (this.operation)().into_future();
@@ -308,19 +343,33 @@ where
                     }
                     continue;
                 }
-                StageProj::Cut { attempt } => match ready!(attempt.poll(cx)) {
-                    Some(result) => Ended::Returned(result),
-                    None => Ended::TimedOut,
-                },
+                StageProj::Cut => {
+                    let boxed = this.boxed.as_mut().map(|boxed| boxed.as_mut().project());
+                    let Some(BoxedProj::Cut { attempt }) = boxed else {
+                        unreachable!("the stage Cut holds its attempt in the box")
+                    };
+                    match ready!(attempt.poll(cx)) {
+                        Some(result) => Ended::Returned(result),
+                        None => Ended::TimedOut,
+                    }
+                }
                 StageProj::Free { attempt } => Ended::Returned(ready!(attempt.poll(cx))),
-                StageProj::Wait { delay } => {
+                StageProj::Wait => {
+                    let boxed = this.boxed.as_mut().map(|boxed| boxed.as_mut().project());
+                    let Some(BoxedProj::Wait { delay }) = boxed else {
+                        unreachable!("the stage Wait holds its delay in the box")
+                    };
                     ready!(delay.poll(cx));
+                    idle(this.boxed);
                     this.stage.set(Stage::Ask);
                     continue;
                 }
                 StageProj::Done => panic!("a retry future polled after it answered"),
             };
-            match driver.settle(ended, this.hooks) {
+            let settled = driver.settle(ended, this.hooks);
+            // The attempt ended: its future goes now, as a stage's would when the next is set.
+            idle(this.boxed);
+            match settled {
                 Then::Wait(wait, error) => {
                     *this.last = error;
                     if wait.is_zero() {
@@ -333,7 +382,8 @@ where
                         ready!(tokio::task::coop::poll_proceed(cx)).made_progress();
                     } else {
                         let delay = driver.clock().sleep(wait);
-                        this.stage.set(Stage::Wait { delay });
+                        put(this.boxed, Boxed::Wait { delay });
+                        this.stage.set(Stage::Wait);
                     }
                 }
                 Then::Answer(answer) => {
@@ -348,7 +398,7 @@ where
 impl<F, W: fmt::Debug, A: fmt::Debug, N: fmt::Debug> fmt::Debug for Retrying<F, W, A, N> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Retrying")
-            .field("name", &self.shared.parts.knobs.name)
+            .field("name", &self.tuned.fixed.parts.knobs.name)
             .finish_non_exhaustive()
     }
 }

@@ -213,9 +213,7 @@ impl<Fb, Rt, Hg, Rl, Cn, Bk, To> Pipeline<Fb, Rt, Hg, Rl, Cn, Bk, To> {
                 let (answer, record) = retry
                     .retry()
                     .call(concurrency)
-                    .when(Lent(when))
-                    .after(Lent(after))
-                    .notify(Lent(notify))
+                    .rehook(|_| (Lent(when), Lent(after), Lent(notify)))
                     .recorded()
                     .await;
                 (flatten(answer, Refusal::Retry), Some(record))

@@ -31,7 +31,7 @@ mod hooks;
 
 pub use ext::RetryExt;
 pub use future::{Recorded, RetryFuture, Retrying};
-pub use hooks::{After, AnyError, Notify, Silent, Unnamed, When};
+pub use hooks::{After, AnyError, Awaits, Fallible, Notify, Returns, Silent, Unnamed, When};
 
 /// A retry policy for any call: the core engine's [`Rules`], a time limit on each attempt, an
 /// optional retry budget shared with other callers, and the clock, dice and name it runs on.

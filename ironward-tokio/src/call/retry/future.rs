@@ -7,12 +7,13 @@ use std::marker::PhantomData;
 use std::pin::Pin;
 use std::sync::Arc;
 use std::task::{Context, Poll, ready};
+use std::time::Duration;
 
 use ironward::retry::Retried;
 use pin_project_lite::pin_project;
 
 use super::driver::{Answer, Driver, Ended, Then};
-use super::{After, AnyError, Notify, Silent, Tuned, Unnamed, When};
+use super::{After, AnyError, Fallible, Notify, Silent, Tuned, Unnamed, When};
 use crate::Delay;
 use crate::call::Scope;
 use crate::call::timeout::{Cut, cut};
@@ -22,9 +23,9 @@ use crate::call::timeout::{Cut, cut};
 /// [`blocking`](Self::blocking) (a synchronous one).
 ///
 /// Made by [`Retry::call`](super::Retry::call) or [`RetryExt::retry`](super::RetryExt::retry).
-/// Nothing runs until it is awaited or run. Each hook replaces the one before; a closure
-/// names its argument's type (`|e: &io::Error| ...`), a function path needs nothing
-/// (`.when(Error::is_transient)`).
+/// Nothing runs until it is awaited or run. Each hook replaces the one before, and takes a
+/// closure whose argument is typed from the operation's error ([`Fallible`]), or a function
+/// path (`.when(Error::is_transient)`).
 ///
 /// # Examples
 ///
@@ -49,9 +50,9 @@ use crate::call::timeout::{Cut, cut};
 /// let waits = Mutex::new(Vec::new());
 /// let answer = fetch
 ///     .retry(&retry)
-///     .when(|status: &Status| status.0 >= 500)
-///     .after(|status: &Status| (status.0 == 503).then(|| Duration::from_millis(700)))
-///     .notify(|_: &Status, wait| waits.lock().unwrap().push(wait))
+///     .when(|status| status.0 >= 500)
+///     .after(|status| (status.0 == 503).then(|| Duration::from_millis(700)))
+///     .notify(|_, wait| waits.lock().unwrap().push(wait))
 ///     .await;
 /// assert_eq!(answer, Err(CallError::Failed(Status(404))));
 /// assert_eq!(*waits.lock().unwrap(), [Duration::from_millis(700)]);
@@ -80,38 +81,50 @@ impl<F> Retrying<F> {
 }
 
 impl<F, W, A, N> Retrying<F, W, A, N> {
-    /// Retries only the errors `when` finds worth it (any `Fn(&E) -> bool`, or a [`When`]);
-    /// any other stops the call at once with it. By default every error is retried.
-    pub fn when<W2>(self, when: W2) -> Retrying<F, W2, A, N> {
+    /// Retries only the errors `when` finds worth it (any `Fn(&E) -> bool`, its argument
+    /// typed from the operation's error by [`Fallible`]); any other stops the call at once
+    /// with it. By default every error is retried.
+    pub fn when<M, W2>(self, when: W2) -> Retrying<F, W2, A, N>
+    where
+        F: Fallible<M>,
+        W2: Fn(&F::Error) -> bool,
+    {
+        self.rehook(|(_, after, notify)| (when, after, notify))
+    }
+
+    /// Reads the wait each error names (any `Fn(&E) -> Option<Duration>`), as HTTP's
+    /// `Retry-After`: the next attempt waits at least that long. By default none.
+    pub fn after<M, A2>(self, after: A2) -> Retrying<F, W, A2, N>
+    where
+        F: Fallible<M>,
+        A2: Fn(&F::Error) -> Option<Duration>,
+    {
+        self.rehook(|(when, _, notify)| (when, after, notify))
+    }
+
+    /// Calls `notify` (any `Fn(&E, Duration)`) with the failed attempt's error and the wait
+    /// decided, before each wait is slept. By default nobody.
+    pub fn notify<M, N2>(self, notify: N2) -> Retrying<F, W, A, N2>
+    where
+        F: Fallible<M>,
+        N2: Fn(&F::Error, Duration),
+    {
+        self.rehook(|(when, after, _)| (when, after, notify))
+    }
+
+    /// The same call with its hooks replaced by `change`, of any [`When`], [`After`] and
+    /// [`Notify`] types: what each hook's setter does, and how a
+    /// [`Pipeline`](crate::call::Pipeline) lends the retry its own.
+    pub(crate) fn rehook<W2, A2, N2>(
+        self,
+        change: impl FnOnce((W, A, N)) -> (W2, A2, N2),
+    ) -> Retrying<F, W2, A2, N2> {
+        let (when, after, notify) = change((self.when, self.after, self.notify));
         Retrying {
             tuned: self.tuned,
             operation: self.operation,
             when,
-            after: self.after,
-            notify: self.notify,
-        }
-    }
-
-    /// Reads the wait each error names (any `Fn(&E) -> Option<Duration>`, or an [`After`]),
-    /// as HTTP's `Retry-After`: the next attempt waits at least that long. By default none.
-    pub fn after<A2>(self, after: A2) -> Retrying<F, W, A2, N> {
-        Retrying {
-            tuned: self.tuned,
-            operation: self.operation,
-            when: self.when,
             after,
-            notify: self.notify,
-        }
-    }
-
-    /// Calls `notify` (any `Fn(&E, Duration)`, or a [`Notify`]) with the failed attempt's
-    /// error and the wait decided, before each wait is slept. By default nobody.
-    pub fn notify<N2>(self, notify: N2) -> Retrying<F, W, A, N2> {
-        Retrying {
-            tuned: self.tuned,
-            operation: self.operation,
-            when: self.when,
-            after: self.after,
             notify,
         }
     }

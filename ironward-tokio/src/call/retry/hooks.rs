@@ -1,7 +1,62 @@
 //! The three hooks of a [`Retrying`](super::Retrying) call, each a trait that any closure of
-//! its shape implements, with the default a call has until it is given one.
+//! its shape implements, with the default a call has until it is given one; and
+//! [`Fallible`], which names an operation's error so that a hook's closure needs no types.
 
+use std::future::IntoFuture;
 use std::time::Duration;
+
+/// An operation that may fail, and the error it fails with: what lets
+/// [`Retrying::when`](super::Retrying::when) and the other hooks type their closure's
+/// argument from the operation (`.when(|e| e.is_transient())`), as backon's do.
+///
+/// Implemented for every `FnMut() -> Fut` whose `Fut` is a future of a `Result` (marker
+/// [`Awaits`]) and every `FnMut() -> Result` (marker [`Returns`], the
+/// [blocking](super::Retrying::blocking) form). The marker is never written: the compiler
+/// picks the one impl the operation fits.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ironward::retry::Rules;
+/// use ironward_tokio::Clock;
+/// use ironward_tokio::call::{CallError, Retry};
+///
+/// let (clock, _hand) = Clock::manual(Duration::ZERO);
+/// let retry = Retry::new(Rules::default()).with_clock(clock);
+/// let answer = retry
+///     .call(|| Err::<(), _>(std::io::Error::other("busy")))
+///     .when(|e| e.kind() == std::io::ErrorKind::Other) // `e` is a `&std::io::Error`
+///     .blocking();
+/// assert!(matches!(answer, Err(CallError::Failed(_))));
+/// ```
+pub trait Fallible<M> {
+    /// The error the operation fails with.
+    type Error;
+}
+
+/// The [`Fallible`] marker of an async operation, `FnMut() -> impl Future<Output = Result>`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Awaits;
+
+/// The [`Fallible`] marker of a synchronous operation, `FnMut() -> Result`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Returns;
+
+impl<F, Fut, T, E> Fallible<Awaits> for F
+where
+    F: FnMut() -> Fut,
+    Fut: IntoFuture<Output = Result<T, E>>,
+{
+    type Error = E;
+}
+
+impl<F, T, E> Fallible<Returns> for F
+where
+    F: FnMut() -> Result<T, E>,
+{
+    type Error = E;
+}
 
 /// Which errors are worth retrying: [`Retrying::when`](super::Retrying::when).
 ///

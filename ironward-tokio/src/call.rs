@@ -129,7 +129,7 @@ pub mod retry;
 mod timeout;
 
 pub use breaker::Breaker;
-pub use classify::{Classify, Errors, Grade, SampleOk};
+pub use classify::{Classify, Errors, Grade, SampleOk, Slower};
 pub use deadline::{Deadline, Scope};
 pub use error::CallError;
 pub use fallback::Fallback;

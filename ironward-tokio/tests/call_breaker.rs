@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use ironward::classic::{OpenWait, Record, State};
 use ironward::{CLASSIC, Classic, ClassicReason, SRE, SreBreaker, SreReason};
-use ironward_tokio::call::{Breaker, CallError};
+use ironward_tokio::call::{Breaker, CallError, Errors, Slower};
 use ironward_tokio::{Clock, Dice, SharedCircuitBreaker, SharedSreBreaker};
 
 /// `n` seconds.
@@ -176,6 +176,33 @@ async fn slow_calls_are_told_by_the_clock_as_slow_call_says() {
         breaker.call(call(Duration::ZERO)).await.is_ok(),
         "the probe"
     );
+}
+
+#[tokio::test]
+async fn a_classifier_counts_a_call_slower_than_its_limit_as_an_sre_failure() {
+    let (clock, _hand) = Clock::manual(Duration::ZERO);
+    let breaker = Breaker::new(SRE)
+        .with_clock(clock.clone())
+        .with_classifier(Slower::new(Errors, secs(1)));
+    let call = |took: Duration| {
+        let clock = clock.clone();
+        move || async move {
+            clock.sleep(took).await;
+            Ok::<_, ()>(took)
+        }
+    };
+    // Exactly the limit is not slow; a nanosecond over it is, though it answered `Ok`.
+    breaker.call(call(secs(1))).await.unwrap();
+    assert_eq!(outcomes(breaker.breaker(), clock.now()), (1, 0));
+    breaker
+        .call(call(secs(1) + Duration::from_nanos(1)))
+        .await
+        .unwrap();
+    assert_eq!(outcomes(breaker.breaker(), clock.now()), (1, 1));
+    // An error is a failure whatever its time, as the classifier it wraps says.
+    let failed = breaker.call(|| async { Err::<Duration, _>(()) }).await;
+    assert_eq!(failed, Err(CallError::Failed(())));
+    assert_eq!(outcomes(breaker.breaker(), clock.now()), (1, 2));
 }
 
 /// The successes and failures in an SRE breaker's window at `now`.

@@ -227,9 +227,9 @@ impl<B: SharedCircuitBreaker, C> Breaker<B, C> {
         C: Classify<T, E>,
     {
         let shared = &*self.shared;
-        let permit = shared.check().map_err(CallError::Refused)?;
+        let (permit, start) = shared.check().map_err(CallError::Refused)?;
         let result = call().await;
-        shared.settle(permit, &result);
+        shared.settle(permit, start, &result);
         result.map_err(CallError::Failed)
     }
 }
@@ -275,8 +275,9 @@ impl<B: SharedCircuitBreaker, C> Shared<B, C> {
         }
     }
 
-    /// Asks the breaker for a call now, counts the answer and reports a change of state.
-    fn check(&self) -> Result<B::Permit, B::Reason> {
+    /// Asks the breaker for a call now, counts the answer and reports a change of state; the
+    /// permit and the instant it was given.
+    fn check(&self) -> Result<(B::Permit, Duration), B::Reason> {
         let now = self.knobs.clock.now();
         let checked = self.breaker.check(now, B::draw(&self.knobs.dice));
         match &checked {
@@ -284,16 +285,19 @@ impl<B: SharedCircuitBreaker, C> Shared<B, C> {
             Err(reason) => self.refused(reason),
         }
         self.watch(now);
-        checked
+        checked.map(|permit| (permit, now))
     }
 
-    /// Records the call behind `permit` as the classifier reads `result`, now.
-    fn settle<T, E>(&self, permit: B::Permit, result: &Result<T, E>)
+    /// Records the call behind `permit`, given at `start`, as the classifier reads `result`
+    /// and the time it took, now.
+    fn settle<T, E>(&self, permit: B::Permit, start: Duration, result: &Result<T, E>)
     where
         C: Classify<T, E>,
     {
-        let failed = self.classify.is_failure(result);
         let now = self.knobs.clock.now();
+        let failed = self
+            .classify
+            .is_failure_in(result, now.saturating_sub(start));
         // This breaker made the permit: nothing comes back.
         let _ = if failed {
             self.breaker.fail(permit, now)

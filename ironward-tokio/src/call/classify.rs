@@ -2,15 +2,20 @@
 //! (a failure or not), [`Grade`] for an adaptive limiter (a latency sample, a drop, or
 //! nothing).
 
+use std::time::Duration;
+
 use ironward::Settle;
 
 /// Which results a [`Breaker`](super::Breaker) records as failures.
 ///
 /// [`Errors`], the default, counts every `Err`. A closure over `&Result<T, E>` is a
 /// classifier: one that counts a "busy" answer as a failure, or a `404` as a success.
-/// Slowness is not the classifier's: the classic breaker tells a slow call by the time
-/// between its permit and its settle, both read on the breaker's clock, against its policy's
-/// `slow_call` (as resilience4j's `slowCallDurationThreshold`).
+/// A classifier may also read how long the call took
+/// ([`is_failure_in`](Self::is_failure_in)): [`Slower`] counts a call slower than a limit as
+/// a failure, which is how the SRE breaker, which has no notion of a slow call, learns of
+/// one. The classic breaker needs none of it for its own slow-call rate: it tells a slow call
+/// by the same time against its policy's `slow_call` (as resilience4j's
+/// `slowCallDurationThreshold`).
 ///
 /// # Examples
 ///
@@ -25,6 +30,53 @@ use ironward::Settle;
 pub trait Classify<T, E> {
     /// Whether `result` is a failure.
     fn is_failure(&self, result: &Result<T, E>) -> bool;
+
+    /// Whether `result`, from a call that took `took` (from its permit to its end, on the
+    /// breaker's clock), is a failure: what the breaker asks. By default
+    /// [`is_failure`](Self::is_failure), whatever the time.
+    fn is_failure_in(&self, result: &Result<T, E>, took: Duration) -> bool {
+        let _ = took;
+        self.is_failure(result)
+    }
+}
+
+/// A [`Classify`] that also counts a call slower than its limit as a failure, whatever it
+/// answered. A call of exactly the limit is not slow, as the classic breaker's `slow_call`
+/// reads it.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use ironward_tokio::call::{Classify, Errors, Slower};
+///
+/// let slow = Slower::new(Errors, Duration::from_secs(1));
+/// let ok = Ok::<_, ()>(1);
+/// assert!(!slow.is_failure_in(&ok, Duration::from_secs(1)));
+/// assert!(slow.is_failure_in(&ok, Duration::from_millis(1_001)));
+/// assert!(slow.is_failure_in(&Err::<(), _>("down"), Duration::ZERO));
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Slower<C> {
+    classify: C,
+    limit: Duration,
+}
+
+impl<C> Slower<C> {
+    /// `classify`, and a call that took longer than `limit` a failure too.
+    pub fn new(classify: C, limit: Duration) -> Self {
+        Self { classify, limit }
+    }
+}
+
+impl<T, E, C: Classify<T, E>> Classify<T, E> for Slower<C> {
+    fn is_failure(&self, result: &Result<T, E>) -> bool {
+        self.classify.is_failure(result)
+    }
+
+    fn is_failure_in(&self, result: &Result<T, E>, took: Duration) -> bool {
+        took > self.limit || self.classify.is_failure_in(result, took)
+    }
 }
 
 /// The default [`Classify`]: every `Err` is a failure, every `Ok` a success.

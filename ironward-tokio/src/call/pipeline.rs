@@ -59,6 +59,7 @@ use std::fmt;
 use std::future::{IntoFuture, ready};
 use std::sync::{Arc, Mutex};
 
+use ironward::Criticality;
 use ironward::retry::Retried;
 
 use super::CallError;
@@ -66,6 +67,7 @@ use crate::lock;
 
 mod builder;
 mod ext;
+mod hedging;
 mod refusal;
 mod retrying;
 mod stage;
@@ -73,13 +75,14 @@ mod tuner;
 
 pub use builder::Builder;
 pub use ext::Protect;
+pub use hedging::{HedgeWith, RefusalHalts};
 pub use refusal::{BreakerRefusal, Refusal};
 use retrying::Lent;
 pub use retrying::{RefusalWait, RetryWith, Retryable};
 use stage::flatten;
 pub use stage::{
-    Answer, BreakerSlot, ConcurrencySlot, FallbackSlot, RetrySlot, Skip, Slot, TimeoutSlot,
-    TunesBreaker,
+    Answer, BreakerSlot, ConcurrencySlot, FallbackSlot, HedgeSlot, RateSlot, RetrySlot, Skip, Slot,
+    TimeoutSlot, TunesBreaker,
 };
 pub use tuner::Tuner;
 
@@ -153,6 +156,8 @@ impl<Fb, Rt, Hg, Rl, Cn, Bk, To> Pipeline<Fb, Rt, Hg, Rl, Cn, Bk, To> {
     where
         Fb: FallbackSlot<T, E>,
         Rt: RetrySlot<T, E>,
+        Hg: HedgeSlot<T, E>,
+        Rl: RateSlot,
         Cn: ConcurrencySlot<T, E>,
         Bk: BreakerSlot<T, E>,
         To: TimeoutSlot,
@@ -170,6 +175,69 @@ impl<Fb, Rt, Hg, Rl, Cn, Bk, To> Pipeline<Fb, Rt, Hg, Rl, Cn, Bk, To> {
     where
         Fb: FallbackSlot<T, E>,
         Rt: RetrySlot<T, E>,
+        Hg: HedgeSlot<T, E>,
+        Rl: RateSlot,
+        Cn: ConcurrencySlot<T, E>,
+        Bk: BreakerSlot<T, E>,
+        To: TimeoutSlot,
+        F: FnMut() -> Fut,
+        Fut: IntoFuture<Output = Result<T, E>>,
+    {
+        self.run(Criticality::Critical, operation).await
+    }
+
+    /// [`call`](Self::call) as a call of class `criticality`, which a
+    /// [`Limiter`](super::Limiter) in the pipeline admits by ([`Limiter::call_as`](super::Limiter::call_as)):
+    /// every attempt, each hedged copy, is of that class. Every other piece admits every
+    /// class alike; `call` is `call_as(Criticality::Critical, ..)`, the limiter's default.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::{ADAPTIVE, Criticality};
+    /// use ironward_tokio::call::{Limiter, Pipeline};
+    /// use ironward_tokio::{Clock, SharedLimiter};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let limiter = Limiter::new(SharedLimiter::new(ADAPTIVE, Clock::monotonic()));
+    /// let pipeline = Pipeline::builder().limiter(limiter).build();
+    /// let ok = || async { Ok::<_, std::io::Error>("served") };
+    /// assert_eq!(pipeline.call_as(Criticality::Sheddable, ok).await.unwrap(), "served");
+    /// # }
+    /// ```
+    pub async fn call_as<T, E, F, Fut>(
+        &self,
+        criticality: Criticality,
+        operation: F,
+    ) -> Answer<T, E>
+    where
+        Fb: FallbackSlot<T, E>,
+        Rt: RetrySlot<T, E>,
+        Hg: HedgeSlot<T, E>,
+        Rl: RateSlot,
+        Cn: ConcurrencySlot<T, E>,
+        Bk: BreakerSlot<T, E>,
+        To: TimeoutSlot,
+        F: FnMut() -> Fut,
+        Fut: IntoFuture<Output = Result<T, E>>,
+    {
+        self.run(criticality, operation).await.0
+    }
+
+    /// Runs `operation` as a call of class `criticality` through every piece, outermost
+    /// first: each place a closure that runs its piece around the places inside it, or
+    /// hands straight through to them.
+    async fn run<T, E, F, Fut>(
+        &self,
+        criticality: Criticality,
+        operation: F,
+    ) -> (Answer<T, E>, Option<Retried>)
+    where
+        Fb: FallbackSlot<T, E>,
+        Rt: RetrySlot<T, E>,
+        Hg: HedgeSlot<T, E>,
+        Rl: RateSlot,
         Cn: ConcurrencySlot<T, E>,
         Bk: BreakerSlot<T, E>,
         To: TimeoutSlot,
@@ -202,9 +270,30 @@ impl<Fb, Rt, Hg, Rl, Cn, Bk, To> Pipeline<Fb, Rt, Hg, Rl, Cn, Bk, To> {
             if let Some(gate) = s.concurrency.gate() {
                 flatten(gate.call(breaker).await, Refusal::Gate)
             } else if let Some(limiter) = s.concurrency.limiter() {
-                flatten(limiter.call(breaker).await, Refusal::Limiter)
+                flatten(
+                    limiter.call_as(criticality, breaker).await,
+                    Refusal::Limiter,
+                )
             } else {
                 breaker().await
+            }
+        };
+        let rate = move || async move {
+            match s.rate.rate() {
+                Some(rate) => flatten(rate.call(concurrency).await, Refusal::RateLimit),
+                None => concurrency().await,
+            }
+        };
+        // Each copy the hedge sends runs every place inside it; the copies race inside the
+        // hedge's own future.
+        let hedge = move || async move {
+            match s.hedge.hedge_with() {
+                Some(hedge) => {
+                    let (when, after) = hedge.hooks();
+                    let hedging = hedge.hedge().call(rate).when(Lent(when));
+                    flatten(hedging.after(Lent(after)).await, Refusal::Hedge)
+                }
+                None => rate().await,
             }
         };
         let (answer, record) = match s.retry.retry_with() {
@@ -212,7 +301,7 @@ impl<Fb, Rt, Hg, Rl, Cn, Bk, To> Pipeline<Fb, Rt, Hg, Rl, Cn, Bk, To> {
                 let (when, after, notify) = retry.hooks();
                 let (answer, record) = retry
                     .retry()
-                    .call(concurrency)
+                    .call(hedge)
                     .when(Lent(when))
                     .after(Lent(after))
                     .notify(Lent(notify))
@@ -220,7 +309,7 @@ impl<Fb, Rt, Hg, Rl, Cn, Bk, To> Pipeline<Fb, Rt, Hg, Rl, Cn, Bk, To> {
                     .await;
                 (flatten(answer, Refusal::Retry), Some(record))
             }
-            None => (concurrency().await, None),
+            None => (hedge().await, None),
         };
         let answer = match s.fallback.fallback() {
             Some(fallback) => fallback.call(move || ready(answer)).await,
@@ -237,6 +326,16 @@ impl<Fb, Rt, Hg, Rl, Cn, Bk, To> Pipeline<Fb, Rt, Hg, Rl, Cn, Bk, To> {
     /// The retry with its hooks ([`RetryWith::retry`] is the policy), or [`Skip`].
     pub fn retry(&self) -> &Rt {
         &self.slots.retry
+    }
+
+    /// The hedge with its hooks ([`HedgeWith::hedge`] is the policy), or [`Skip`].
+    pub fn hedge(&self) -> &Hg {
+        &self.slots.hedge
+    }
+
+    /// The rate limit, or [`Skip`].
+    pub fn rate(&self) -> &Rl {
+        &self.slots.rate
     }
 
     /// The gate or the limiter, or [`Skip`].

@@ -98,7 +98,9 @@ impl<F, W, A> Hedging<F, W, A> {
 
     /// Reads the wait an error names (any `Fn(&E) -> Option<Duration>`, or an [`After`]),
     /// as gRPC A6's pushback: after an error `when` accepts, the next hedge goes that long
-    /// after it rather than at once. By default none.
+    /// after it rather than at once. A wait of `Duration::MAX` is A6's pushback that says
+    /// stop ([`Halt::Pushback`]): no further hedge is sent, the attempts in flight race on,
+    /// and if none is left the call fails with that error. By default none.
     pub fn after<A2>(self, after: A2) -> Hedging<F, W, A2> {
         Hedging {
             shared: self.shared,
@@ -420,7 +422,14 @@ where
             }
             Err(error) => {
                 let fatal = !when.retryable(&error);
-                let pushback = after.named(&error).map_or(Pushback::Absent, Pushback::Wait);
+                // A wait of `Duration::MAX` is never: A6's pushback that says stop, so the
+                // attempts in flight race on and none is sent after them (a wait so long
+                // would otherwise leave the call waiting on nothing).
+                let pushback = match after.named(&error) {
+                    None => Pushback::Absent,
+                    Some(Duration::MAX) => Pushback::Halt,
+                    Some(wait) => Pushback::Wait(wait),
+                };
                 let end = Ending::Failed { fatal, pushback };
                 match self.plan.on_end_shared(n, end, now, budget) {
                     Verdict::Commit { .. } => {

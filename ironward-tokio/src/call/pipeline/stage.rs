@@ -10,12 +10,14 @@ use std::sync::Arc;
 
 use super::super::replace::Replace;
 use super::super::{
-    Breaker, CallError, Classify, Errors, Fallback, Gate, Grade, Limiter, SampleOk, Timeout,
+    Admit, Breaker, CallError, Classify, Errors, Fallback, Gate, Grade, Limiter, LocalRate,
+    RateLimit, SampleOk, Timeout,
 };
+use super::hedging::{HedgeWith, RefusalHalts};
 use super::retrying::{RefusalWait, RetryWith, Retryable};
-use super::tuner::{BreakerTune, Tuner};
+use super::tuner::{BreakerTune, RateTune, Tuner};
 use super::{BreakerRefusal, Refusal};
-use crate::call::retry::{After, Notify, Silent, When};
+use crate::call::retry::{After, AnyError, Notify, Silent, When};
 use crate::{Clock, Dice, SharedCircuitBreaker, SharedSreBreaker};
 
 /// What a pipeline answers: the call's value, its own error as
@@ -34,6 +36,8 @@ mod sealed {
 impl sealed::Sealed for Skip {}
 impl<F> sealed::Sealed for Fallback<F> {}
 impl<W, A, N> sealed::Sealed for RetryWith<W, A, N> {}
+impl<W, A> sealed::Sealed for HedgeWith<W, A> {}
+impl<A> sealed::Sealed for RateLimit<A> {}
 impl sealed::Sealed for Gate {}
 impl<G> sealed::Sealed for Limiter<G> {}
 impl<B: SharedCircuitBreaker, C> sealed::Sealed for Breaker<B, C> {}
@@ -96,6 +100,27 @@ pub trait RetrySlot<T, E>: Slot {
 
     /// The retry with its hooks, if this place holds one.
     fn retry_with(&self) -> Option<&RetryWith<Self::When, Self::After, Self::Notify>>;
+}
+
+/// The hedge's place: the [`Hedge`](crate::call::Hedge) and its hooks, each reading the
+/// pipeline's error.
+pub trait HedgeSlot<T, E>: Slot {
+    /// Which errors let the other copies race on.
+    type When: When<CallError<E, Refusal>>;
+    /// The wait before the next copy an error names.
+    type After: After<CallError<E, Refusal>>;
+
+    /// The hedge with its hooks, if this place holds one.
+    fn hedge_with(&self) -> Option<&HedgeWith<Self::When, Self::After>>;
+}
+
+/// The rate limit's place: a [`RateLimit`] on any [`Admit`].
+pub trait RateSlot: Slot {
+    /// The limiter the rate limit runs.
+    type Admit: Admit;
+
+    /// The rate limit, if this place holds one.
+    fn rate(&self) -> Option<&RateLimit<Self::Admit>>;
 }
 
 /// The concurrency limit's place: a [`Gate`] or a [`Limiter`], its grade reading the
@@ -183,6 +208,23 @@ impl<T, E> RetrySlot<T, E> for Skip {
     }
 }
 
+impl<T, E> HedgeSlot<T, E> for Skip {
+    type When = AnyError;
+    type After = RefusalHalts;
+
+    fn hedge_with(&self) -> Option<&HedgeWith> {
+        None
+    }
+}
+
+impl RateSlot for Skip {
+    type Admit = LocalRate;
+
+    fn rate(&self) -> Option<&RateLimit> {
+        None
+    }
+}
+
 impl<T, E> ConcurrencySlot<T, E> for Skip {
     type Grade = SampleOk;
 
@@ -261,6 +303,59 @@ where
     type Notify = N;
 
     fn retry_with(&self) -> Option<&Self> {
+        Some(self)
+    }
+}
+
+impl<W, A> Slot for HedgeWith<W, A> {
+    const PIECE: Option<&'static str> = Some("hedge");
+
+    fn named(self, name: &'static str) -> Self {
+        self.map(|hedge| hedge.with_name(name))
+    }
+
+    fn clocked(self, clock: &Clock) -> Self {
+        self.map(|hedge| hedge.with_clock(clock.clone()))
+    }
+
+    fn tune<P>(&self, tuner: &mut Tuner<P>) {
+        tuner.hedge = Some(self.hedge().clone());
+    }
+}
+
+impl<T, E, W, A> HedgeSlot<T, E> for HedgeWith<W, A>
+where
+    W: When<CallError<E, Refusal>>,
+    A: After<CallError<E, Refusal>>,
+{
+    type When = W;
+    type After = A;
+
+    fn hedge_with(&self) -> Option<&Self> {
+        Some(self)
+    }
+}
+
+impl<A: Admit> Slot for RateLimit<A> {
+    const PIECE: Option<&'static str> = Some("rate");
+
+    fn named(self, name: &'static str) -> Self {
+        self.with_name(name)
+    }
+
+    fn clocked(self, clock: &Clock) -> Self {
+        self.with_clock(clock.clone())
+    }
+
+    fn tune<P>(&self, tuner: &mut Tuner<P>) {
+        tuner.rate = Some(Arc::new(self.clone()) as Arc<dyn RateTune>);
+    }
+}
+
+impl<A: Admit> RateSlot for RateLimit<A> {
+    type Admit = A;
+
+    fn rate(&self) -> Option<&Self> {
         Some(self)
     }
 }

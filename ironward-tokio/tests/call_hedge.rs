@@ -652,3 +652,27 @@ fn a_hedge_counts_its_attempts_its_calls_and_its_refusals() {
     let expected: Vec<_> = expected.iter().map(|(k, v)| (k.to_string(), *v)).collect();
     assert_eq!(seen, expected);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_pushback_of_duration_max_stops_the_hedging_and_the_rest_race_on() {
+    let clock = Clock::monotonic();
+    let never = |_: &&str| Some(Duration::MAX);
+    let script = Script::new(
+        &clock,
+        &[Act::Take(ms(30), Ok(1)), Act::Take(ms(5), Err("busy"))],
+    );
+    let hedge = fixed(10, 5, &clock);
+    let (answer, hedged) = hedge.call(script.op()).after(never).recorded().await;
+    assert_eq!((answer, hedged.started), (Ok(1), vec![ms(0), ms(10)]));
+    assert_eq!((clock.now(), script.calls()), (ms(30), 2));
+
+    // Nothing left in flight: the call fails with it at once, rather than wait on nothing.
+    let script = Script::new(&clock, &[Act::Take(ms(5), Err("busy"))]);
+    let start = clock.now();
+    let (answer, hedged) = hedge.call(script.op()).after(never).recorded().await;
+    assert_eq!(answer, Err(CallError::Failed("busy")));
+    assert_eq!(
+        (hedged.stop, clock.now() - start),
+        (Some(Halt::Pushback), ms(5))
+    );
+}

@@ -485,6 +485,27 @@ async fn call_as_reaches_the_limiter_with_its_class() {
 }
 
 #[tokio::test]
+async fn a_pipeline_of_every_piece_is_spawnable() {
+    let pipeline = Pipeline::builder()
+        .retry(Retry::new(rules(2, Jitter::Rigid)))
+        .hedge(Hedge::new(ms(10), 2))
+        .rate_limit(RateLimit::new(Quota::bucket(10.0, 10.0)))
+        .gate(Gate::new(4))
+        .breaker(breaker(3))
+        .timeout(Timeout::new(secs(1)))
+        .with_name("pricing")
+        .build();
+    let clone = pipeline.clone();
+    let task = tokio::spawn(async move {
+        let script = Script::new(&Clock::monotonic(), &[Some((Duration::ZERO, Ok(5)))]);
+        clone.call(script.op()).await
+    });
+    assert_eq!(task.await.expect("the task ends"), Ok(5));
+    let names = [pipeline.hedge().hedge().name(), pipeline.rate().name()];
+    assert_eq!(names, ["pricing"; 2]);
+}
+
+#[tokio::test]
 async fn the_hedge_s_deadline_refusal_is_named() {
     let (clock, _hand) = Clock::manual(Duration::ZERO);
     let pipeline = Pipeline::builder()

@@ -12,8 +12,8 @@
 //! | --- | --- | --- |
 //! | 1 | [`Fallback`](super::Fallback) | sees everything: every piece's refusal and the retry's last error |
 //! | 2 | [`Retry`](super::Retry) | each attempt passes every piece inside it; a wait between attempts holds no room, no token, no probe; it stops at the current [`Deadline`](super::Deadline) as a timeout does |
-//! | 3 | (a hedge) | reserved: see below |
-//! | 4 | (a rate limit) | reserved: see below |
+//! | 3 | [`Hedge`](super::Hedge) | a hedged round is one attempt, which the retry may repeat; each copy it sends passes every piece inside it (its own token, its own room, counted by the breaker, cut by the timeout: each is a request the backend serves) |
+//! | 4 | [`RateLimit`](super::RateLimit) | every attempt and every copy spends from the rate (the quota is what the backend takes, and a retry or a hedge is a request to it); outside the concurrency limit, so that a call waiting for its slot holds no room and the limiter's latency samples do not include that wait |
 //! | 5 | [`Gate`](super::Gate) or [`Limiter`](super::Limiter) | outside the breaker, so that its refusals (a local decision) are not counted by the breaker as the backend's failures |
 //! | 6 | [`Breaker`](super::Breaker) | counts each attempt that reached the backend, cut ones included |
 //! | 7 | [`Timeout`](super::Timeout) | innermost, per attempt: a call cut off by time is a failure the breaker counts, and its room in the gate is given back when it is cut |
@@ -27,23 +27,23 @@
 //! [`Rules::total_budget`](ironward::retry::Rules::total_budget), or a
 //! [`Deadline`](super::Deadline) scoped around the call, which every piece inside keeps to.
 //!
-//! **The two reserved places.** A rate limit goes inside the retry, so that every attempt
-//! spends a token (the quota is what the backend takes per second, and a retry is a request
-//! to it), and outside the concurrency limit, so that a call waiting for a token holds no
-//! room and the limiter's latency samples do not include that wait. A hedge goes inside the
-//! retry (a hedged round is one attempt, which the retry may repeat) and outside the rate
-//! limit, the concurrency limit, the breaker and the timeout, so that each copy it sends
-//! spends its own token, holds its own room, is counted by the breaker and cut by the
-//! timeout: each is a request the backend serves. That is the order of the standard hedging
-//! pipeline of Microsoft.Extensions.Http.Resilience (hedging, then per endpoint a rate
-//! limiter, a circuit breaker and an attempt timeout).
+//! The hedge's place is that of the standard hedging pipeline of
+//! Microsoft.Extensions.Http.Resilience (hedging, then per attempt a rate limiter, a circuit
+//! breaker and an attempt timeout). Its copies race inside the hedge's own future (nothing
+//! is spawned); each calls the operation, under the lock the pipeline holds only to make an
+//! attempt's future. Inside the pipeline the hedge reads the pipeline's error: by default
+//! no error is fatal to the race, and a copy refused by a piece inside the hedge stops
+//! further copies ([`RefusalHalts`]: the copies already let through race on, and a copy
+//! sent after a refusal would meet the same one); [`Builder::hedge_when`] and
+//! [`Builder::hedge_after`] say otherwise.
 //!
 //! **One error.** Every piece's refusal is a [`Refusal`] naming the piece, with its numbers;
 //! the pipeline answers `Result<T, CallError<E, Refusal>>` ([`PipelineError`]), and the
 //! fallback's rule, the breaker's classifier, the limiter's grade and the retry's hooks all
 //! read that one type. The retry's default `when` ([`Retryable`]) retries the call's own
-//! errors, a timeout's cut, and a refusal that names when to come back (after that wait),
-//! and no other refusal: its docs say why.
+//! errors, a timeout's cut, and a refusal that names when to come back (a rate limit's, a
+//! classic breaker's open wait: after that wait, if the backoff's cap allows it), and no
+//! other refusal: its docs say why.
 //!
 //! **Nothing counted twice.** The pipeline counts and logs nothing of its own: each piece
 //! counts `ironward.requests{piece, name, outcome, reason}` (and the retry
@@ -51,8 +51,10 @@
 //! each keeping its own `piece` label.
 //!
 //! **Cancellation.** Dropping the pipeline's future drops whatever it is in: an attempt
-//! (its breaker permit unsettled, its room in the gate or the limiter given back), a wait in
-//! the limiter's queue (its place left), or the retry's wait (its budget told only of the
+//! (its breaker permit unsettled, its room in the gate or the limiter given back), every
+//! hedged copy in flight (each so dropped; the budget told only of copies that ended), a
+//! wait for the rate limit's slot (the slot given back to its limiter), a wait in the
+//! limiter's queue (its place left), or the retry's wait (its budget told only of the
 //! decisions made). Nothing is spawned.
 
 use std::fmt;
@@ -93,9 +95,10 @@ pub type PipelineError<E> = CallError<E, Refusal>;
 /// runs the call through each piece it holds, in the [order](self) the module gives,
 /// whatever order the builder was given them in, and answers one error type.
 ///
-/// Made by [`Pipeline::builder`]: `.fallback(..)`, `.retry(..)`, `.gate(..)` or
-/// `.limiter(..)`, `.breaker(..)`, `.timeout(..)`, each at most once (a second is a compile
-/// error, as are a gate and a limiter both, and a retry's hooks without a retry), then
+/// Made by [`Pipeline::builder`]: `.fallback(..)`, `.retry(..)`, `.hedge(..)`,
+/// `.rate_limit(..)`, `.gate(..)` or `.limiter(..)`, `.breaker(..)`, `.timeout(..)`, each at
+/// most once (a second is a compile error, as are a gate and a limiter both, and a retry's
+/// or a hedge's hooks without it), then
 /// [`build`](Builder::build). Each type parameter is one place: the piece standing there, or
 /// [`Skip`].
 ///
@@ -104,8 +107,8 @@ pub type PipelineError<E> = CallError<E, Refusal>;
 /// [`with_dice`](Builder::with_dice) or [`with_name`](Builder::with_name) rebuilt it), shares
 /// its state. [`tuner`](Self::tuner) retunes the pieces live.
 ///
-/// The operation is called once per attempt, and only once every piece has let the attempt
-/// through: a refused attempt never calls it. It may be `FnMut`; the pipeline calls it under
+/// The operation is called once per attempt (once per hedged copy), and only once every
+/// piece has let the attempt through: a refused attempt never calls it. It may be `FnMut`; the pipeline calls it under
 /// a lock it holds only for the call that makes the future, never across an `.await`.
 ///
 /// # Examples

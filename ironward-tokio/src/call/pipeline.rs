@@ -58,7 +58,7 @@
 //! decisions made). Nothing is spawned.
 
 use std::fmt;
-use std::future::{IntoFuture, ready};
+use std::future::{Future, IntoFuture, ready};
 use std::sync::{Arc, Mutex};
 
 use ironward::Criticality;
@@ -167,14 +167,17 @@ impl<Fb, Rt, Hg, Rl, Cn, Bk, To> Pipeline<Fb, Rt, Hg, Rl, Cn, Bk, To> {
         F: FnMut() -> Fut,
         Fut: IntoFuture<Output = Result<T, E>>,
     {
-        self.recorded(operation).await.0
+        self.run(Criticality::Critical, operation).await.0
     }
 
     /// [`call`](Self::call), with the retry's [`Retried`] record beside the answer (attempts
     /// made, time waited, why it stopped), as
     /// [`Retrying::recorded`](super::retry::Retrying::recorded) gives it; `None` for a
     /// pipeline without a retry.
-    pub async fn recorded<T, E, F, Fut>(&self, operation: F) -> (Answer<T, E>, Option<Retried>)
+    pub fn recorded<T, E, F, Fut>(
+        &self,
+        operation: F,
+    ) -> impl Future<Output = (Answer<T, E>, Option<Retried>)>
     where
         Fb: FallbackSlot<T, E>,
         Rt: RetrySlot<T, E>,
@@ -186,7 +189,8 @@ impl<Fb, Rt, Hg, Rl, Cn, Bk, To> Pipeline<Fb, Rt, Hg, Rl, Cn, Bk, To> {
         F: FnMut() -> Fut,
         Fut: IntoFuture<Output = Result<T, E>>,
     {
-        self.run(Criticality::Critical, operation).await
+        // Its future is the run's, not one more layer around it.
+        self.run(Criticality::Critical, operation)
     }
 
     /// [`call`](Self::call) as a call of class `criticality`, which a
@@ -281,23 +285,25 @@ impl<Fb, Rt, Hg, Rl, Cn, Bk, To> Pipeline<Fb, Rt, Hg, Rl, Cn, Bk, To> {
                 breaker().await
             }
         };
-        let rate = move || async move {
-            match s.rate.rate() {
-                Some(rate) => flatten(rate.call(concurrency).await, Refusal::RateLimit),
-                None => concurrency().await,
-            }
+        // The hedge and the rate limit are often not there: each place's future is then
+        // that of the places inside, with nothing of the piece's in its layout.
+        let rate = move || {
+            s.rate.stage(
+                move |rate| async move { flatten(rate.call(concurrency).await, Refusal::RateLimit) },
+                concurrency,
+            )
         };
         // Each copy the hedge sends runs every place inside it; the copies race inside the
         // hedge's own future.
-        let hedge = move || async move {
-            match s.hedge.hedge_with() {
-                Some(hedge) => {
+        let hedge = move || {
+            s.hedge.stage(
+                move |hedge| async move {
                     let (when, after) = hedge.hooks();
                     let hedging = hedge.hedge().call(rate).when(Lent(when));
                     flatten(hedging.after(Lent(after)).await, Refusal::Hedge)
-                }
-                None => rate().await,
-            }
+                },
+                rate,
+            )
         };
         let (answer, record) = match s.retry.retry_with() {
             Some(retry) => {

@@ -110,8 +110,24 @@ pub trait HedgeSlot<T, E>: Slot {
     /// The wait before the next copy an error names.
     type After: After<CallError<E, Refusal>>;
 
+    /// The place's future: the hedge's, or for [`Skip`] that of the places inside, with
+    /// nothing of the hedge's in its layout (an empty place costs nothing).
+    #[doc(hidden)]
+    type Stage<P: Future, S: Future<Output = P::Output>>: Future<Output = P::Output>;
+
     /// The hedge with its hooks, if this place holds one.
     fn hedge_with(&self) -> Option<&HedgeWith<Self::When, Self::After>>;
+
+    /// `piece` run with the hedge this place holds, or `skip` for none.
+    #[doc(hidden)]
+    fn stage<'a, P: Future, S: Future<Output = P::Output>>(
+        &'a self,
+        piece: impl FnOnce(&'a HedgeWith<Self::When, Self::After>) -> P,
+        skip: impl FnOnce() -> S,
+    ) -> Self::Stage<P, S>
+    where
+        Self::When: 'a,
+        Self::After: 'a;
 }
 
 /// The rate limit's place: a [`RateLimit`] on any [`Admit`].
@@ -119,8 +135,21 @@ pub trait RateSlot: Slot {
     /// The limiter the rate limit runs.
     type Admit: Admit;
 
+    /// The place's future: the rate limit's, or for [`Skip`] that of the places inside,
+    /// with nothing of the rate limit's in its layout (an empty place costs nothing).
+    #[doc(hidden)]
+    type Stage<P: Future, S: Future<Output = P::Output>>: Future<Output = P::Output>;
+
     /// The rate limit, if this place holds one.
     fn rate(&self) -> Option<&RateLimit<Self::Admit>>;
+
+    /// `piece` run with the rate limit this place holds, or `skip` for none.
+    #[doc(hidden)]
+    fn stage<'a, P: Future, S: Future<Output = P::Output>>(
+        &'a self,
+        piece: impl FnOnce(&'a RateLimit<Self::Admit>) -> P,
+        skip: impl FnOnce() -> S,
+    ) -> Self::Stage<P, S>;
 }
 
 /// The concurrency limit's place: a [`Gate`] or a [`Limiter`], its grade reading the
@@ -212,16 +241,40 @@ impl<T, E> HedgeSlot<T, E> for Skip {
     type When = AnyError;
     type After = RefusalHalts;
 
+    type Stage<P: Future, S: Future<Output = P::Output>> = S;
+
     fn hedge_with(&self) -> Option<&HedgeWith> {
         None
+    }
+
+    fn stage<'a, P: Future, S: Future<Output = P::Output>>(
+        &'a self,
+        _piece: impl FnOnce(&'a HedgeWith) -> P,
+        skip: impl FnOnce() -> S,
+    ) -> S
+    where
+        AnyError: 'a,
+        RefusalHalts: 'a,
+    {
+        skip()
     }
 }
 
 impl RateSlot for Skip {
     type Admit = LocalRate;
 
+    type Stage<P: Future, S: Future<Output = P::Output>> = S;
+
     fn rate(&self) -> Option<&RateLimit> {
         None
+    }
+
+    fn stage<'a, P: Future, S: Future<Output = P::Output>>(
+        &'a self,
+        _piece: impl FnOnce(&'a RateLimit) -> P,
+        skip: impl FnOnce() -> S,
+    ) -> S {
+        skip()
     }
 }
 
@@ -331,8 +384,22 @@ where
     type When = W;
     type After = A;
 
+    type Stage<P: Future, S: Future<Output = P::Output>> = P;
+
     fn hedge_with(&self) -> Option<&Self> {
         Some(self)
+    }
+
+    fn stage<'a, P: Future, S: Future<Output = P::Output>>(
+        &'a self,
+        piece: impl FnOnce(&'a Self) -> P,
+        _skip: impl FnOnce() -> S,
+    ) -> P
+    where
+        W: 'a,
+        A: 'a,
+    {
+        piece(self)
     }
 }
 
@@ -355,8 +422,18 @@ impl<A: Admit> Slot for RateLimit<A> {
 impl<A: Admit> RateSlot for RateLimit<A> {
     type Admit = A;
 
+    type Stage<P: Future, S: Future<Output = P::Output>> = P;
+
     fn rate(&self) -> Option<&Self> {
         Some(self)
+    }
+
+    fn stage<'a, P: Future, S: Future<Output = P::Output>>(
+        &'a self,
+        piece: impl FnOnce(&'a Self) -> P,
+        _skip: impl FnOnce() -> S,
+    ) -> P {
+        piece(self)
     }
 }
 

@@ -259,34 +259,40 @@ impl<Fb, Rt, Hg, Rl, Cn, Bk, To> Pipeline<Fb, Rt, Hg, Rl, Cn, Bk, To> {
             let attempt = (lock(operation))().into_future();
             async move { attempt.await.map_err(CallError::Failed) }
         };
-        let timeout = move || async move {
-            match s.timeout.timeout() {
-                Some(timeout) => flatten(timeout.call(call).await, Refusal::Timeout),
-                None => call().await,
-            }
+        // Each place hands over its piece's future around the places inside, or, empty,
+        // theirs as it is, with nothing of the piece's in its layout. Each piece's future is
+        // an `async` block, which is a future whatever it holds: a future type whose
+        // `Future` impl has bounds (a mapping future, a hedge's) would have those bounds
+        // proven for every lifetime of the call's types by a task's `Send` check, which
+        // fails (rust-lang/rust's higher-ranked lifetimes in coroutine witnesses).
+        let timeout = move || {
+            s.timeout.stage(
+                move |timeout| async move { flatten(timeout.call(call).await, Refusal::Timeout) },
+                call,
+            )
         };
-        let breaker = move || async move {
-            match s.breaker.breaker() {
-                Some(breaker) => flatten(breaker.call(timeout).await, |reason| {
-                    Refusal::Breaker(reason.into())
-                }),
-                None => timeout().await,
-            }
+        let breaker = move || {
+            s.breaker.stage(
+                move |breaker| async move {
+                    flatten(breaker.call(timeout).await, |reason| {
+                        Refusal::Breaker(reason.into())
+                    })
+                },
+                timeout,
+            )
         };
-        let concurrency = move || async move {
-            if let Some(gate) = s.concurrency.gate() {
-                flatten(gate.call(breaker).await, Refusal::Gate)
-            } else if let Some(limiter) = s.concurrency.limiter() {
-                flatten(
-                    limiter.call_as(criticality, breaker).await,
-                    Refusal::Limiter,
-                )
-            } else {
-                breaker().await
-            }
+        let concurrency = move || {
+            s.concurrency.stage(
+                move |gate| async move { flatten(gate.call(breaker).await, Refusal::Gate) },
+                move |limiter| async move {
+                    flatten(
+                        limiter.call_as(criticality, breaker).await,
+                        Refusal::Limiter,
+                    )
+                },
+                breaker,
+            )
         };
-        // The hedge and the rate limit are often not there: each place's future is then
-        // that of the places inside, with nothing of the piece's in its layout.
         let rate = move || {
             s.rate.stage(
                 move |rate| async move { flatten(rate.call(concurrency).await, Refusal::RateLimit) },

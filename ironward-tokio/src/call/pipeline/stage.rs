@@ -158,11 +158,29 @@ pub trait ConcurrencySlot<T, E>: Slot {
     /// The limiter's grade.
     type Grade: Grade<T, CallError<E, Refusal>>;
 
+    /// The place's future: the gate's, the limiter's, or for [`Skip`] that of the places
+    /// inside.
+    #[doc(hidden)]
+    type Stage<G: Future, L: Future<Output = G::Output>, S: Future<Output = G::Output>>: Future<
+        Output = G::Output,
+    >;
+
     /// The gate, if this place holds one.
     fn gate(&self) -> Option<&Gate>;
 
     /// The limiter, if this place holds one.
     fn limiter(&self) -> Option<&Limiter<Self::Grade>>;
+
+    /// `gate` or `limiter` run with the piece this place holds, or `skip` for none.
+    #[doc(hidden)]
+    fn stage<'a, G: Future, L: Future<Output = G::Output>, S: Future<Output = G::Output>>(
+        &'a self,
+        gate: impl FnOnce(&'a Gate) -> G,
+        limiter: impl FnOnce(&'a Limiter<Self::Grade>) -> L,
+        skip: impl FnOnce() -> S,
+    ) -> Self::Stage<G, L, S>
+    where
+        Self::Grade: 'a;
 }
 
 /// The breaker's place: a [`Breaker`] of either family, its classifier reading the
@@ -173,14 +191,41 @@ pub trait BreakerSlot<T, E>: Slot {
     /// The breaker's classifier.
     type Classify: Classify<T, CallError<E, Refusal>>;
 
+    /// The place's future: the breaker's, or for [`Skip`] that of the places inside.
+    #[doc(hidden)]
+    type Stage<P: Future, S: Future<Output = P::Output>>: Future<Output = P::Output>;
+
     /// The breaker, if this place holds one.
     fn breaker(&self) -> Option<&Breaker<Self::Shared, Self::Classify>>;
+
+    /// `piece` run with the breaker this place holds, or `skip` for none.
+    #[doc(hidden)]
+    fn stage<'a, P: Future, S: Future<Output = P::Output>>(
+        &'a self,
+        piece: impl FnOnce(&'a Breaker<Self::Shared, Self::Classify>) -> P,
+        skip: impl FnOnce() -> S,
+    ) -> Self::Stage<P, S>
+    where
+        Self::Shared: 'a,
+        Self::Classify: 'a;
 }
 
 /// The timeout's place.
 pub trait TimeoutSlot: Slot {
+    /// The place's future: the timeout's, or for [`Skip`] that of the places inside.
+    #[doc(hidden)]
+    type Stage<P: Future, S: Future<Output = P::Output>>: Future<Output = P::Output>;
+
     /// The timeout, if this place holds one.
     fn timeout(&self) -> Option<&Timeout>;
+
+    /// `piece` run with the timeout this place holds, or `skip` for none.
+    #[doc(hidden)]
+    fn stage<'a, P: Future, S: Future<Output = P::Output>>(
+        &'a self,
+        piece: impl FnOnce(&'a Timeout) -> P,
+        skip: impl FnOnce() -> S,
+    ) -> Self::Stage<P, S>;
 }
 
 /// The breaker's place as a [`Tuner`] reads it: the family's policy type.
@@ -280,6 +325,7 @@ impl RateSlot for Skip {
 
 impl<T, E> ConcurrencySlot<T, E> for Skip {
     type Grade = SampleOk;
+    type Stage<G: Future, L: Future<Output = G::Output>, S: Future<Output = G::Output>> = S;
 
     fn gate(&self) -> Option<&Gate> {
         None
@@ -288,20 +334,48 @@ impl<T, E> ConcurrencySlot<T, E> for Skip {
     fn limiter(&self) -> Option<&Limiter> {
         None
     }
+
+    fn stage<'a, G: Future, L: Future<Output = G::Output>, S: Future<Output = G::Output>>(
+        &'a self,
+        _gate: impl FnOnce(&'a Gate) -> G,
+        _limiter: impl FnOnce(&'a Limiter) -> L,
+        skip: impl FnOnce() -> S,
+    ) -> S {
+        skip()
+    }
 }
 
 impl<T, E> BreakerSlot<T, E> for Skip {
     type Shared = SharedSreBreaker;
     type Classify = Errors;
+    type Stage<P: Future, S: Future<Output = P::Output>> = S;
 
     fn breaker(&self) -> Option<&Breaker> {
         None
     }
+
+    fn stage<'a, P: Future, S: Future<Output = P::Output>>(
+        &'a self,
+        _piece: impl FnOnce(&'a Breaker) -> P,
+        skip: impl FnOnce() -> S,
+    ) -> S {
+        skip()
+    }
 }
 
 impl TimeoutSlot for Skip {
+    type Stage<P: Future, S: Future<Output = P::Output>> = S;
+
     fn timeout(&self) -> Option<&Timeout> {
         None
+    }
+
+    fn stage<'a, P: Future, S: Future<Output = P::Output>>(
+        &'a self,
+        _piece: impl FnOnce(&'a Timeout) -> P,
+        skip: impl FnOnce() -> S,
+    ) -> S {
+        skip()
     }
 }
 
@@ -451,6 +525,7 @@ impl Slot for Gate {
 
 impl<T, E> ConcurrencySlot<T, E> for Gate {
     type Grade = SampleOk;
+    type Stage<G: Future, L: Future<Output = G::Output>, S: Future<Output = G::Output>> = G;
 
     fn gate(&self) -> Option<&Gate> {
         Some(self)
@@ -458,6 +533,15 @@ impl<T, E> ConcurrencySlot<T, E> for Gate {
 
     fn limiter(&self) -> Option<&Limiter> {
         None
+    }
+
+    fn stage<'a, G: Future, L: Future<Output = G::Output>, S: Future<Output = G::Output>>(
+        &'a self,
+        gate: impl FnOnce(&'a Gate) -> G,
+        _limiter: impl FnOnce(&'a Limiter) -> L,
+        _skip: impl FnOnce() -> S,
+    ) -> G {
+        gate(self)
     }
 }
 
@@ -483,6 +567,7 @@ impl<G: Clone> Slot for Limiter<G> {
 
 impl<T, E, G: Clone + Grade<T, CallError<E, Refusal>>> ConcurrencySlot<T, E> for Limiter<G> {
     type Grade = G;
+    type Stage<P: Future, L: Future<Output = P::Output>, S: Future<Output = P::Output>> = L;
 
     fn gate(&self) -> Option<&Gate> {
         None
@@ -490,6 +575,18 @@ impl<T, E, G: Clone + Grade<T, CallError<E, Refusal>>> ConcurrencySlot<T, E> for
 
     fn limiter(&self) -> Option<&Self> {
         Some(self)
+    }
+
+    fn stage<'a, P: Future, L: Future<Output = P::Output>, S: Future<Output = P::Output>>(
+        &'a self,
+        _gate: impl FnOnce(&'a Gate) -> P,
+        limiter: impl FnOnce(&'a Self) -> L,
+        _skip: impl FnOnce() -> S,
+    ) -> L
+    where
+        G: 'a,
+    {
+        limiter(self)
     }
 }
 
@@ -516,9 +613,22 @@ where
 {
     type Shared = B;
     type Classify = C;
+    type Stage<P: Future, S: Future<Output = P::Output>> = P;
 
     fn breaker(&self) -> Option<&Self> {
         Some(self)
+    }
+
+    fn stage<'a, P: Future, S: Future<Output = P::Output>>(
+        &'a self,
+        piece: impl FnOnce(&'a Self) -> P,
+        _skip: impl FnOnce() -> S,
+    ) -> P
+    where
+        B: 'a,
+        C: 'a,
+    {
+        piece(self)
     }
 }
 
@@ -551,7 +661,17 @@ impl Slot for Timeout {
 }
 
 impl TimeoutSlot for Timeout {
+    type Stage<P: Future, S: Future<Output = P::Output>> = P;
+
     fn timeout(&self) -> Option<&Timeout> {
         Some(self)
+    }
+
+    fn stage<'a, P: Future, S: Future<Output = P::Output>>(
+        &'a self,
+        piece: impl FnOnce(&'a Timeout) -> P,
+        _skip: impl FnOnce() -> S,
+    ) -> P {
+        piece(self)
     }
 }

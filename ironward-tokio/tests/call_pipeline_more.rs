@@ -7,10 +7,8 @@
 //! (`Clock::monotonic` under `start_paused`), where copies overlap, each taking a known time;
 //! the rest on a manual clock.
 
-use std::future::pending;
-use std::pin::{Pin, pin};
-use std::sync::atomic::{AtomicI32, AtomicU32, Ordering};
-use std::sync::{Arc, Mutex};
+use std::pin::pin;
+use std::sync::Arc;
 use std::time::Duration;
 
 use ironward::classic::State;
@@ -27,79 +25,9 @@ use ironward_tokio::call::{Deadline, pipeline::RefusalHalts};
 use ironward_tokio::{Clock, Quota, SharedLimiter};
 
 use crate::call_breaker::{poll_once, secs};
+use crate::call_hedge::{Act, Script, now};
 use crate::call_pipeline::fixed;
 use crate::call_retry::{ms, rules};
-
-type Attempt = Pin<Box<dyn Future<Output = Result<u32, &'static str>> + Send>>;
-
-/// What one attempt does: `None` hangs; `Some((took, answer))` sleeps `took` on the clock
-/// (on a manual clock: moves it), then answers.
-type Act = Option<(Duration, Result<u32, &'static str>)>;
-
-/// A scripted operation: attempt `n` acts as `acts[n]` (hanging past their end); it counts
-/// its calls, notes when each started, and keeps a guard alive in each attempt's future.
-struct Script {
-    clock: Clock,
-    acts: Vec<Act>,
-    calls: AtomicU32,
-    alive: Arc<AtomicI32>,
-    starts: Mutex<Vec<Duration>>,
-}
-
-/// Counts itself alive until dropped with the attempt's future.
-struct Guard(Arc<AtomicI32>);
-
-impl Drop for Guard {
-    fn drop(&mut self) {
-        self.0.fetch_sub(1, Ordering::SeqCst);
-    }
-}
-
-impl Script {
-    fn new(clock: &Clock, acts: &[Act]) -> Arc<Self> {
-        Arc::new(Self {
-            clock: clock.clone(),
-            acts: acts.to_vec(),
-            calls: AtomicU32::new(0),
-            alive: Arc::new(AtomicI32::new(0)),
-            starts: Mutex::new(Vec::new()),
-        })
-    }
-
-    fn op(self: &Arc<Self>) -> impl FnMut() -> Attempt + Send + use<> {
-        let script = Arc::clone(self);
-        move || {
-            let n = script.calls.fetch_add(1, Ordering::SeqCst) as usize;
-            script.starts.lock().unwrap().push(script.clock.now());
-            let act = script.acts.get(n).copied().flatten();
-            script.alive.fetch_add(1, Ordering::SeqCst);
-            let guard = Guard(Arc::clone(&script.alive));
-            let clock = script.clock.clone();
-            Box::pin(async move {
-                let _guard = guard;
-                match act {
-                    None => pending().await,
-                    Some((took, answer)) => {
-                        clock.sleep(took).await;
-                        answer
-                    }
-                }
-            })
-        }
-    }
-
-    fn calls(&self) -> u32 {
-        self.calls.load(Ordering::SeqCst)
-    }
-
-    fn alive(&self) -> i32 {
-        self.alive.load(Ordering::SeqCst)
-    }
-
-    fn starts(&self) -> Vec<Duration> {
-        self.starts.lock().unwrap().clone()
-    }
-}
 
 /// A classic breaker on [`consecutive`].
 fn breaker(failures: u32) -> Breaker<ironward_tokio::SharedClassicBreaker> {
@@ -204,7 +132,7 @@ async fn a_rate_refusal_is_named_with_its_numbers_and_retried_after_its_wait() {
         .rate_limit(RateLimit::new(limit))
         .with_clock(clock.clone())
         .build();
-    let ok = Script::new(&clock, &[Some((Duration::ZERO, Ok(1)))]);
+    let ok = Script::new(&clock, &[now(Ok(1))]);
     assert_eq!(pipeline.call(ok.op()).await, Ok(1));
     hand.advance(secs(10));
     let refused = pipeline.call(ok.op()).await.unwrap_err();
@@ -235,7 +163,7 @@ async fn a_rate_refusal_is_named_with_its_numbers_and_retried_after_its_wait() {
         .rate_limit(RateLimit::new(Quota::sliding(1, secs(1))))
         .with_clock(clock.clone())
         .build();
-    let script = Script::new(&clock, &[Some((Duration::ZERO, Ok(1))); 2]);
+    let script = Script::new(&clock, &[now(Ok(1)); 2]);
     assert_eq!(pipeline.call(script.op()).await, Ok(1));
     let (answer, retried) = pipeline.recorded(script.op()).await;
     assert_eq!((answer, clock.now()), (Ok(1), secs(1)));
@@ -254,7 +182,7 @@ async fn a_rate_refusal_is_named_with_its_numbers_and_retried_after_its_wait() {
             .rate_limit(RateLimit::new(limit))
             .with_clock(clock.clone())
             .build();
-        let script = Script::new(&clock, &[Some((Duration::ZERO, Ok(1)))]);
+        let script = Script::new(&clock, &[now(Ok(1))]);
         if wait != Duration::MAX {
             assert_eq!(pipeline.call(script.op()).await, Ok(1));
         }
@@ -278,7 +206,6 @@ async fn a_rate_wait_inside_the_retry_makes_each_attempt_wait_for_its_slot() {
         .gate(Gate::new(1))
         .with_clock(clock.clone())
         .build();
-    let now = |answer| Some((Duration::ZERO, answer));
     let script = Script::new(&clock, &[now(Err("down")), now(Err("down")), now(Ok(7))]);
     let (answer, retried) = pipeline.recorded(script.op()).await;
     assert_eq!(answer, Ok(7));
@@ -294,7 +221,7 @@ async fn a_rate_wait_inside_the_retry_makes_each_attempt_wait_for_its_slot() {
 async fn hedged_copies_each_pass_the_breaker_and_the_timeout_and_the_losers_are_dropped() {
     let clock = Clock::monotonic();
     // Copy 0 hangs, cut at 100 ms; copy 1 hangs; copy 2 answers 5 ms after its start.
-    let script = Script::new(&clock, &[None, None, Some((ms(5), Ok(3)))]);
+    let script = Script::new(&clock, &[Act::Hang, Act::Hang, Act::Take(ms(5), Ok(3))]);
     let pipeline = Pipeline::builder()
         .hedge(Hedge::new(ms(10), 3))
         .gate(Gate::new(3))
@@ -314,7 +241,7 @@ async fn hedged_copies_each_pass_the_breaker_and_the_timeout_and_the_losers_are_
     );
 
     // Three copies failing, each counted by the breaker: it opens on the third.
-    let down = |at| Some((ms(at), Err("down")));
+    let down = |at| Act::Take(ms(at), Err("down"));
     let script = Script::new(&clock, &[down(30), down(30), down(30)]);
     let start = clock.now();
     let answer = pipeline.call(script.op()).await;
@@ -343,7 +270,7 @@ async fn hedged_copies_each_pass_the_breaker_and_the_timeout_and_the_losers_are_
 async fn a_copy_the_gate_refuses_stops_the_hedging_and_the_copy_in_flight_races_on() {
     let clock = Clock::monotonic();
     // Copy 0 answers at 30 ms; copy 1, at 10 ms, finds the gate full.
-    let script = Script::new(&clock, &[Some((ms(30), Ok(1)))]);
+    let script = Script::new(&clock, &[Act::Take(ms(30), Ok(1))]);
     let pipeline = Pipeline::builder()
         .hedge(Hedge::new(ms(10), 5))
         .gate(Gate::new(1))
@@ -360,7 +287,7 @@ async fn a_copy_the_gate_refuses_stops_the_hedging_and_the_copy_in_flight_races_
         .hedge_when(|error: &CallError<&str, Refusal>| error.refusal().is_none())
         .with_clock(clock.clone())
         .build();
-    let script = Script::new(&clock, &[Some((ms(30), Ok(1)))]);
+    let script = Script::new(&clock, &[Act::Take(ms(30), Ok(1))]);
     let start = clock.now();
     let refused = fatal.call(script.op()).await.unwrap_err();
     assert_eq!(refused.refusal().map(Refusal::piece), Some("gate"));
@@ -402,7 +329,7 @@ async fn a_call_dropped_while_it_waits_for_the_rate_holds_no_room_and_gives_its_
         .gate(Gate::new(1))
         .with_clock(clock.clone())
         .build();
-    let script = Script::new(&clock, &[Some((Duration::ZERO, Ok(1))); 3]);
+    let script = Script::new(&clock, &[now(Ok(1)); 3]);
     assert_eq!(pipeline.call(script.op()).await, Ok(1));
     {
         let mut waiting = pin!(pipeline.call(script.op()));
@@ -455,7 +382,7 @@ async fn the_tuner_retunes_the_hedge_and_the_rate_limit() {
     assert_eq!(tuner.retune_rate(window), Some(Err(window)));
     assert_eq!(pipeline.rate().limit(), wider, "another kind: unchanged");
     // The bucket kept its one token; the next comes at the new rate, 100 ms on.
-    let script = Script::new(&clock, &[Some((Duration::ZERO, Ok(1))); 3]);
+    let script = Script::new(&clock, &[now(Ok(1)); 3]);
     assert_eq!(pipeline.call(script.op()).await, Ok(1));
     let refused = pipeline.call(script.op()).await.unwrap_err();
     assert_eq!(rate_refused(&refused).wait, ms(100));
@@ -497,7 +424,7 @@ async fn a_pipeline_of_every_piece_is_spawnable() {
         .build();
     let clone = pipeline.clone();
     let task = tokio::spawn(async move {
-        let script = Script::new(&Clock::monotonic(), &[Some((Duration::ZERO, Ok(5)))]);
+        let script = Script::new(&Clock::monotonic(), &[now(Ok(5))]);
         clone.call(script.op()).await
     });
     assert_eq!(task.await.expect("the task ends"), Ok(5));

@@ -94,7 +94,8 @@ impl<W, A> fmt::Debug for HedgeWith<W, A> {
 /// the very window that decides its drops) and spend the hedge's attempts and its budget's
 /// tokens for nothing. So no copy is sent after a refusal; when none is left in flight, the
 /// hedged round fails with the refusal, which the retry outside reads ([`Retryable`](super::Retryable)
-/// waits out the wait it names if the backoff's cap allows).
+/// waits out the wait it names if the backoff's cap allows). A hedge with a retry budget
+/// counts the refused copy as one failure, as gRPC A6 counts a pushback that says stop.
 ///
 /// # Examples
 ///

@@ -18,13 +18,13 @@ use ironward_tokio::call::hedge::Tuning;
 use ironward_tokio::call::{CallError, Deadline, Hedge, HedgeDelay, HedgeReason, Hedged};
 
 /// `n` milliseconds.
-fn ms(n: u64) -> Duration {
+pub fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
 }
 
 /// What one attempt does.
-#[derive(Clone, Copy)]
-enum Act {
+#[derive(Debug, Clone, Copy)]
+pub enum Act {
     /// Never answers.
     Hang,
     /// Sleeps this long on the clock (on a manual clock: moves it), then answers.
@@ -35,7 +35,8 @@ type Attempt = Pin<Box<dyn Future<Output = Result<u32, &'static str>> + Send>>;
 
 /// A scripted operation: attempt `n` acts as `acts[n]` (hanging past their end); it counts
 /// its calls, notes when each started, and keeps a guard alive in each attempt's future.
-struct Script {
+#[derive(Debug)]
+pub struct Script {
     clock: Clock,
     acts: Vec<Act>,
     calls: AtomicU32,
@@ -44,7 +45,8 @@ struct Script {
 }
 
 /// Counts itself alive until dropped with the attempt's future.
-struct Guard(Arc<AtomicI32>);
+#[derive(Debug)]
+pub struct Guard(Arc<AtomicI32>);
 
 impl Guard {
     fn new(alive: &Arc<AtomicI32>) -> Self {
@@ -60,7 +62,8 @@ impl Drop for Guard {
 }
 
 impl Script {
-    fn new(clock: &Clock, acts: &[Act]) -> Arc<Self> {
+    /// A script of `acts` on `clock`.
+    pub fn new(clock: &Clock, acts: &[Act]) -> Arc<Self> {
         Arc::new(Self {
             clock: clock.clone(),
             acts: acts.to_vec(),
@@ -71,7 +74,7 @@ impl Script {
     }
 
     /// The operation, to hand a hedge.
-    fn op(self: &Arc<Self>) -> impl FnMut() -> Attempt + Send + use<> {
+    pub fn op(self: &Arc<Self>) -> impl FnMut() -> Attempt + Send + use<> {
         let script = Arc::clone(self);
         move || {
             let n = script.calls.fetch_add(1, Ordering::SeqCst) as usize;
@@ -92,21 +95,24 @@ impl Script {
         }
     }
 
-    fn calls(&self) -> u32 {
+    /// How many attempts were started.
+    pub fn calls(&self) -> u32 {
         self.calls.load(Ordering::SeqCst)
     }
 
-    fn alive(&self) -> i32 {
+    /// How many attempts' futures are alive.
+    pub fn alive(&self) -> i32 {
         self.alive.load(Ordering::SeqCst)
     }
 
-    fn starts(&self) -> Vec<Duration> {
+    /// When each attempt started, on the clock.
+    pub fn starts(&self) -> Vec<Duration> {
         self.starts.lock().unwrap().clone()
     }
 }
 
 /// An answer at once.
-fn now(answer: Result<u32, &'static str>) -> Act {
+pub fn now(answer: Result<u32, &'static str>) -> Act {
     Act::Take(Duration::ZERO, answer)
 }
 
@@ -651,4 +657,28 @@ fn a_hedge_counts_its_attempts_its_calls_and_its_refusals() {
     ];
     let expected: Vec<_> = expected.iter().map(|(k, v)| (k.to_string(), *v)).collect();
     assert_eq!(seen, expected);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_pushback_of_duration_max_stops_the_hedging_and_the_rest_race_on() {
+    let clock = Clock::monotonic();
+    let never = |_: &&str| Some(Duration::MAX);
+    let script = Script::new(
+        &clock,
+        &[Act::Take(ms(30), Ok(1)), Act::Take(ms(5), Err("busy"))],
+    );
+    let hedge = fixed(10, 5, &clock);
+    let (answer, hedged) = hedge.call(script.op()).after(never).recorded().await;
+    assert_eq!((answer, hedged.started), (Ok(1), vec![ms(0), ms(10)]));
+    assert_eq!((clock.now(), script.calls()), (ms(30), 2));
+
+    // Nothing left in flight: the call fails with it at once, rather than wait on nothing.
+    let script = Script::new(&clock, &[Act::Take(ms(5), Err("busy"))]);
+    let start = clock.now();
+    let (answer, hedged) = hedge.call(script.op()).after(never).recorded().await;
+    assert_eq!(answer, Err(CallError::Failed("busy")));
+    assert_eq!(
+        (hedged.stop, clock.now() - start),
+        (Some(Halt::Pushback), ms(5))
+    );
 }

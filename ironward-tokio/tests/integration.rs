@@ -11,6 +11,7 @@ pub mod call_hour;
 #[cfg(feature = "metrics")]
 pub mod call_metrics;
 pub mod call_pipeline;
+pub mod call_pipeline_more;
 pub mod call_rate;
 pub mod call_retry;
 pub mod call_retry_more;

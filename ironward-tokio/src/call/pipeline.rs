@@ -12,8 +12,8 @@
 //! | --- | --- | --- |
 //! | 1 | [`Fallback`](super::Fallback) | sees everything: every piece's refusal and the retry's last error |
 //! | 2 | [`Retry`](super::Retry) | each attempt passes every piece inside it; a wait between attempts holds no room, no token, no probe; it stops at the current [`Deadline`](super::Deadline) as a timeout does |
-//! | 3 | (a hedge) | reserved: see below |
-//! | 4 | (a rate limit) | reserved: see below |
+//! | 3 | [`Hedge`](super::Hedge) | a hedged round is one attempt, which the retry may repeat; each copy it sends passes every piece inside it (its own token, its own room, counted by the breaker, cut by the timeout: each is a request the backend serves) |
+//! | 4 | [`RateLimit`](super::RateLimit) | every attempt and every copy spends from the rate (the quota is what the backend takes, and a retry or a hedge is a request to it); outside the concurrency limit, so that a call waiting for its slot holds no room and the limiter's latency samples do not include that wait |
 //! | 5 | [`Gate`](super::Gate) or [`Limiter`](super::Limiter) | outside the breaker, so that its refusals (a local decision) are not counted by the breaker as the backend's failures |
 //! | 6 | [`Breaker`](super::Breaker) | counts each attempt that reached the backend, cut ones included |
 //! | 7 | [`Timeout`](super::Timeout) | innermost, per attempt: a call cut off by time is a failure the breaker counts, and its room in the gate is given back when it is cut |
@@ -27,23 +27,23 @@
 //! [`Rules::total_budget`](ironward::retry::Rules::total_budget), or a
 //! [`Deadline`](super::Deadline) scoped around the call, which every piece inside keeps to.
 //!
-//! **The two reserved places.** A rate limit goes inside the retry, so that every attempt
-//! spends a token (the quota is what the backend takes per second, and a retry is a request
-//! to it), and outside the concurrency limit, so that a call waiting for a token holds no
-//! room and the limiter's latency samples do not include that wait. A hedge goes inside the
-//! retry (a hedged round is one attempt, which the retry may repeat) and outside the rate
-//! limit, the concurrency limit, the breaker and the timeout, so that each copy it sends
-//! spends its own token, holds its own room, is counted by the breaker and cut by the
-//! timeout: each is a request the backend serves. That is the order of the standard hedging
-//! pipeline of Microsoft.Extensions.Http.Resilience (hedging, then per endpoint a rate
-//! limiter, a circuit breaker and an attempt timeout).
+//! The hedge's place is that of the standard hedging pipeline of
+//! Microsoft.Extensions.Http.Resilience (hedging, then per attempt a rate limiter, a circuit
+//! breaker and an attempt timeout). Its copies race inside the hedge's own future (nothing
+//! is spawned); each calls the operation, under the lock the pipeline holds only to make an
+//! attempt's future. Inside the pipeline the hedge reads the pipeline's error: by default
+//! no error is fatal to the race, and a copy refused by a piece inside the hedge stops
+//! further copies ([`RefusalHalts`]: the copies already let through race on, and a copy
+//! sent after a refusal would meet the same one); [`Builder::hedge_when`] and
+//! [`Builder::hedge_after`] say otherwise.
 //!
 //! **One error.** Every piece's refusal is a [`Refusal`] naming the piece, with its numbers;
 //! the pipeline answers `Result<T, CallError<E, Refusal>>` ([`PipelineError`]), and the
 //! fallback's rule, the breaker's classifier, the limiter's grade and the retry's hooks all
 //! read that one type. The retry's default `when` ([`Retryable`]) retries the call's own
-//! errors, a timeout's cut, and a refusal that names when to come back (after that wait),
-//! and no other refusal: its docs say why.
+//! errors, a timeout's cut, and a refusal that names when to come back (a rate limit's, a
+//! classic breaker's open wait: after that wait, if the backoff's cap allows it), and no
+//! other refusal: its docs say why.
 //!
 //! **Nothing counted twice.** The pipeline counts and logs nothing of its own: each piece
 //! counts `ironward.requests{piece, name, outcome, reason}` (and the retry
@@ -51,14 +51,17 @@
 //! each keeping its own `piece` label.
 //!
 //! **Cancellation.** Dropping the pipeline's future drops whatever it is in: an attempt
-//! (its breaker permit unsettled, its room in the gate or the limiter given back), a wait in
-//! the limiter's queue (its place left), or the retry's wait (its budget told only of the
+//! (its breaker permit unsettled, its room in the gate or the limiter given back), every
+//! hedged copy in flight (each so dropped; the budget told only of copies that ended), a
+//! wait for the rate limit's slot (the slot given back to its limiter), a wait in the
+//! limiter's queue (its place left), or the retry's wait (its budget told only of the
 //! decisions made). Nothing is spawned.
 
 use std::fmt;
-use std::future::{IntoFuture, ready};
+use std::future::{Future, IntoFuture, ready};
 use std::sync::{Arc, Mutex};
 
+use ironward::Criticality;
 use ironward::retry::Retried;
 
 use super::CallError;
@@ -66,6 +69,7 @@ use crate::lock;
 
 mod builder;
 mod ext;
+mod hedging;
 mod refusal;
 mod retrying;
 mod stage;
@@ -73,13 +77,14 @@ mod tuner;
 
 pub use builder::Builder;
 pub use ext::Protect;
+pub use hedging::{HedgeWith, RefusalHalts};
 pub use refusal::{BreakerRefusal, Refusal};
 use retrying::Lent;
 pub use retrying::{RefusalWait, RetryWith, Retryable};
 use stage::flatten;
 pub use stage::{
-    Answer, BreakerSlot, ConcurrencySlot, FallbackSlot, RetrySlot, Skip, Slot, TimeoutSlot,
-    TunesBreaker,
+    Answer, BreakerSlot, ConcurrencySlot, FallbackSlot, HedgeSlot, RateSlot, RetrySlot, Skip, Slot,
+    TimeoutSlot, TunesBreaker,
 };
 pub use tuner::Tuner;
 
@@ -90,9 +95,10 @@ pub type PipelineError<E> = CallError<E, Refusal>;
 /// runs the call through each piece it holds, in the [order](self) the module gives,
 /// whatever order the builder was given them in, and answers one error type.
 ///
-/// Made by [`Pipeline::builder`]: `.fallback(..)`, `.retry(..)`, `.gate(..)` or
-/// `.limiter(..)`, `.breaker(..)`, `.timeout(..)`, each at most once (a second is a compile
-/// error, as are a gate and a limiter both, and a retry's hooks without a retry), then
+/// Made by [`Pipeline::builder`]: `.fallback(..)`, `.retry(..)`, `.hedge(..)`,
+/// `.rate_limit(..)`, `.gate(..)` or `.limiter(..)`, `.breaker(..)`, `.timeout(..)`, each at
+/// most once (a second is a compile error, as are a gate and a limiter both, and a retry's
+/// or a hedge's hooks without it), then
 /// [`build`](Builder::build). Each type parameter is one place: the piece standing there, or
 /// [`Skip`].
 ///
@@ -101,8 +107,8 @@ pub type PipelineError<E> = CallError<E, Refusal>;
 /// [`with_dice`](Builder::with_dice) or [`with_name`](Builder::with_name) rebuilt it), shares
 /// its state. [`tuner`](Self::tuner) retunes the pieces live.
 ///
-/// The operation is called once per attempt, and only once every piece has let the attempt
-/// through: a refused attempt never calls it. It may be `FnMut`; the pipeline calls it under
+/// The operation is called once per attempt (once per hedged copy), and only once every
+/// piece has let the attempt through: a refused attempt never calls it. It may be `FnMut`; the pipeline calls it under
 /// a lock it holds only for the call that makes the future, never across an `.await`.
 ///
 /// # Examples
@@ -153,23 +159,92 @@ impl<Fb, Rt, Hg, Rl, Cn, Bk, To> Pipeline<Fb, Rt, Hg, Rl, Cn, Bk, To> {
     where
         Fb: FallbackSlot<T, E>,
         Rt: RetrySlot<T, E>,
+        Hg: HedgeSlot<T, E>,
+        Rl: RateSlot,
         Cn: ConcurrencySlot<T, E>,
         Bk: BreakerSlot<T, E>,
         To: TimeoutSlot,
         F: FnMut() -> Fut,
         Fut: IntoFuture<Output = Result<T, E>>,
     {
-        self.recorded(operation).await.0
+        self.run(Criticality::Critical, operation).await.0
     }
 
     /// [`call`](Self::call), with the retry's [`Retried`] record beside the answer (attempts
     /// made, time waited, why it stopped), as
     /// [`Retrying::recorded`](super::retry::Retrying::recorded) gives it; `None` for a
     /// pipeline without a retry.
-    pub async fn recorded<T, E, F, Fut>(&self, operation: F) -> (Answer<T, E>, Option<Retried>)
+    pub fn recorded<T, E, F, Fut>(
+        &self,
+        operation: F,
+    ) -> impl Future<Output = (Answer<T, E>, Option<Retried>)>
     where
         Fb: FallbackSlot<T, E>,
         Rt: RetrySlot<T, E>,
+        Hg: HedgeSlot<T, E>,
+        Rl: RateSlot,
+        Cn: ConcurrencySlot<T, E>,
+        Bk: BreakerSlot<T, E>,
+        To: TimeoutSlot,
+        F: FnMut() -> Fut,
+        Fut: IntoFuture<Output = Result<T, E>>,
+    {
+        // Its future is the run's, not one more layer around it.
+        self.run(Criticality::Critical, operation)
+    }
+
+    /// [`call`](Self::call) as a call of class `criticality`, which a
+    /// [`Limiter`](super::Limiter) in the pipeline admits by ([`Limiter::call_as`](super::Limiter::call_as)):
+    /// every attempt, each hedged copy, is of that class. Every other piece admits every
+    /// class alike; `call` is `call_as(Criticality::Critical, ..)`, the limiter's default.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::{ADAPTIVE, Criticality};
+    /// use ironward_tokio::call::{Limiter, Pipeline};
+    /// use ironward_tokio::{Clock, SharedLimiter};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let limiter = Limiter::new(SharedLimiter::new(ADAPTIVE, Clock::monotonic()));
+    /// let pipeline = Pipeline::builder().limiter(limiter).build();
+    /// let ok = || async { Ok::<_, std::io::Error>("served") };
+    /// assert_eq!(pipeline.call_as(Criticality::Sheddable, ok).await.unwrap(), "served");
+    /// # }
+    /// ```
+    pub async fn call_as<T, E, F, Fut>(
+        &self,
+        criticality: Criticality,
+        operation: F,
+    ) -> Answer<T, E>
+    where
+        Fb: FallbackSlot<T, E>,
+        Rt: RetrySlot<T, E>,
+        Hg: HedgeSlot<T, E>,
+        Rl: RateSlot,
+        Cn: ConcurrencySlot<T, E>,
+        Bk: BreakerSlot<T, E>,
+        To: TimeoutSlot,
+        F: FnMut() -> Fut,
+        Fut: IntoFuture<Output = Result<T, E>>,
+    {
+        self.run(criticality, operation).await.0
+    }
+
+    /// Runs `operation` as a call of class `criticality` through every piece, outermost
+    /// first: each place a closure that runs its piece around the places inside it, or
+    /// hands straight through to them.
+    async fn run<T, E, F, Fut>(
+        &self,
+        criticality: Criticality,
+        operation: F,
+    ) -> (Answer<T, E>, Option<Retried>)
+    where
+        Fb: FallbackSlot<T, E>,
+        Rt: RetrySlot<T, E>,
+        Hg: HedgeSlot<T, E>,
+        Rl: RateSlot,
         Cn: ConcurrencySlot<T, E>,
         Bk: BreakerSlot<T, E>,
         To: TimeoutSlot,
@@ -184,41 +259,71 @@ impl<Fb, Rt, Hg, Rl, Cn, Bk, To> Pipeline<Fb, Rt, Hg, Rl, Cn, Bk, To> {
             let attempt = (lock(operation))().into_future();
             async move { attempt.await.map_err(CallError::Failed) }
         };
-        let timeout = move || async move {
-            match s.timeout.timeout() {
-                Some(timeout) => flatten(timeout.call(call).await, Refusal::Timeout),
-                None => call().await,
-            }
+        // Each place hands over its piece's future around the places inside, or, empty,
+        // theirs as it is, with nothing of the piece's in its layout. Each piece's future is
+        // an `async` block, which is a future whatever it holds: a future type whose
+        // `Future` impl has bounds (a mapping future, a hedge's) would have those bounds
+        // proven for every lifetime of the call's types by a task's `Send` check, which
+        // fails (rust-lang/rust's higher-ranked lifetimes in coroutine witnesses).
+        let timeout = move || {
+            s.timeout.stage(
+                move |timeout| async move { flatten(timeout.call(call).await, Refusal::Timeout) },
+                call,
+            )
         };
-        let breaker = move || async move {
-            match s.breaker.breaker() {
-                Some(breaker) => flatten(breaker.call(timeout).await, |reason| {
-                    Refusal::Breaker(reason.into())
-                }),
-                None => timeout().await,
-            }
+        let breaker = move || {
+            s.breaker.stage(
+                move |breaker| async move {
+                    flatten(breaker.call(timeout).await, |reason| {
+                        Refusal::Breaker(reason.into())
+                    })
+                },
+                timeout,
+            )
         };
-        let concurrency = move || async move {
-            if let Some(gate) = s.concurrency.gate() {
-                flatten(gate.call(breaker).await, Refusal::Gate)
-            } else if let Some(limiter) = s.concurrency.limiter() {
-                flatten(limiter.call(breaker).await, Refusal::Limiter)
-            } else {
-                breaker().await
-            }
+        let concurrency = move || {
+            s.concurrency.stage(
+                move |gate| async move { flatten(gate.call(breaker).await, Refusal::Gate) },
+                move |limiter| async move {
+                    flatten(
+                        limiter.call_as(criticality, breaker).await,
+                        Refusal::Limiter,
+                    )
+                },
+                breaker,
+            )
+        };
+        let rate = move || {
+            s.rate.stage(
+                move |rate| async move { flatten(rate.call(concurrency).await, Refusal::RateLimit) },
+                concurrency,
+            )
+        };
+        // Each copy the hedge sends runs every place inside it; the copies race inside the
+        // hedge's own future.
+        let hedge = move || {
+            s.hedge.stage(
+                move |hedge| async move {
+                    let (when, after) = hedge.hooks();
+                    let hedging = hedge.hedge().call(rate);
+                    let hedging = hedging.rehook(|_| (Lent(when), Lent(after)));
+                    flatten(hedging.await, Refusal::Hedge)
+                },
+                rate,
+            )
         };
         let (answer, record) = match s.retry.retry_with() {
             Some(retry) => {
                 let (when, after, notify) = retry.hooks();
                 let (answer, record) = retry
                     .retry()
-                    .call(concurrency)
+                    .call(hedge)
                     .rehook(|_| (Lent(when), Lent(after), Lent(notify)))
                     .recorded()
                     .await;
                 (flatten(answer, Refusal::Retry), Some(record))
             }
-            None => (concurrency().await, None),
+            None => (hedge().await, None),
         };
         let answer = match s.fallback.fallback() {
             Some(fallback) => fallback.call(move || ready(answer)).await,
@@ -235,6 +340,16 @@ impl<Fb, Rt, Hg, Rl, Cn, Bk, To> Pipeline<Fb, Rt, Hg, Rl, Cn, Bk, To> {
     /// The retry with its hooks ([`RetryWith::retry`] is the policy), or [`Skip`].
     pub fn retry(&self) -> &Rt {
         &self.slots.retry
+    }
+
+    /// The hedge with its hooks ([`HedgeWith::hedge`] is the policy), or [`Skip`].
+    pub fn hedge(&self) -> &Hg {
+        &self.slots.hedge
+    }
+
+    /// The rate limit, or [`Skip`].
+    pub fn rate(&self) -> &Rl {
+        &self.slots.rate
     }
 
     /// The gate or the limiter, or [`Skip`].

@@ -14,7 +14,7 @@ use ironward::grpc::{
 };
 use pin_project_lite::pin_project;
 
-use super::super::retry::{After, AnyError, Unnamed, When};
+use super::super::retry::{After, AnyError, Fallible, Unnamed, When};
 use super::super::{CallError, Deadline};
 use super::{HedgeReason, Hedged, Shared};
 use crate::Delay;
@@ -85,25 +85,42 @@ impl<F> Hedging<F> {
 
 impl<F, W, A> Hedging<F, W, A> {
     /// Lets the other attempts race on after the errors `when` accepts (any `Fn(&E) ->
-    /// bool`, or a [`When`]): the next hedge goes at once. Any other error is fatal: the
-    /// call takes it and drops the rest. By default every error lets the others race.
-    pub fn when<W2>(self, when: W2) -> Hedging<F, W2, A> {
+    /// bool`, its argument typed from the operation's error by [`Fallible`]): the next hedge
+    /// goes at once. Any other error is fatal: the call takes it and drops the rest. By
+    /// default every error lets the others race.
+    pub fn when<M, W2>(self, when: W2) -> Hedging<F, W2, A>
+    where
+        F: Fallible<M>,
+        W2: Fn(&F::Error) -> bool,
+    {
+        self.rehook(|(_, after)| (when, after))
+    }
+
+    /// Reads the wait an error names (any `Fn(&E) -> Option<Duration>`),
+    /// as gRPC A6's pushback: after an error `when` accepts, the next hedge goes that long
+    /// after it rather than at once. A wait of `Duration::MAX` is A6's pushback that says
+    /// stop ([`Halt::Pushback`]): no further hedge is sent, the attempts in flight race on,
+    /// and if none is left the call fails with that error. By default none.
+    pub fn after<M, A2>(self, after: A2) -> Hedging<F, W, A2>
+    where
+        F: Fallible<M>,
+        A2: Fn(&F::Error) -> Option<Duration>,
+    {
+        self.rehook(|(when, _)| (when, after))
+    }
+
+    /// The same call with its hooks replaced by `change`, of any [`When`] and [`After`]
+    /// types: what each hook's setter does, and how a [`Pipeline`](crate::call::Pipeline)
+    /// lends the hedge its own.
+    pub(crate) fn rehook<W2, A2>(
+        self,
+        change: impl FnOnce((W, A)) -> (W2, A2),
+    ) -> Hedging<F, W2, A2> {
+        let (when, after) = change((self.when, self.after));
         Hedging {
             shared: self.shared,
             operation: self.operation,
             when,
-            after: self.after,
-        }
-    }
-
-    /// Reads the wait an error names (any `Fn(&E) -> Option<Duration>`, or an [`After`]),
-    /// as gRPC A6's pushback: after an error `when` accepts, the next hedge goes that long
-    /// after it rather than at once. By default none.
-    pub fn after<A2>(self, after: A2) -> Hedging<F, W, A2> {
-        Hedging {
-            shared: self.shared,
-            operation: self.operation,
-            when: self.when,
             after,
         }
     }
@@ -420,7 +437,14 @@ where
             }
             Err(error) => {
                 let fatal = !when.retryable(&error);
-                let pushback = after.named(&error).map_or(Pushback::Absent, Pushback::Wait);
+                // A wait of `Duration::MAX` is never: A6's pushback that says stop, so the
+                // attempts in flight race on and none is sent after them (a wait so long
+                // would otherwise leave the call waiting on nothing).
+                let pushback = match after.named(&error) {
+                    None => Pushback::Absent,
+                    Some(Duration::MAX) => Pushback::Halt,
+                    Some(wait) => Pushback::Wait(wait),
+                };
                 let end = Ending::Failed { fatal, pushback };
                 match self.plan.on_end_shared(n, end, now, budget) {
                     Verdict::Commit { .. } => {

@@ -3,8 +3,8 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::{Pipeline, RetryWith, Skip, Slot, Slots};
-use crate::call::{Breaker, Fallback, Gate, Limiter, Retry, Timeout};
+use super::{HedgeWith, Pipeline, RetryWith, Skip, Slot, Slots};
+use crate::call::{Breaker, Fallback, Gate, Hedge, Limiter, RateLimit, Retry, Timeout};
 use crate::{Clock, Dice, SharedCircuitBreaker};
 
 /// How a [`Pipeline`] is made: each piece in any order, each once, then what every piece
@@ -119,6 +119,49 @@ impl<Fb, W, A, N, Hg, Rl, Cn, Bk, To> Builder<Fb, RetryWith<W, A, N>, Hg, Rl, Cn
     }
 }
 
+impl<Fb, Rt, Rl, Cn, Bk, To> Builder<Fb, Rt, Skip, Rl, Cn, Bk, To> {
+    /// The hedge, inside the retry (a hedged round is one attempt) and outside every other
+    /// piece, so that each copy it sends passes the rate limit, the concurrency limit, the
+    /// breaker and the timeout as a call of its own. Its calls run with the default hooks
+    /// (every error lets the other copies race on; a refusal stops further copies:
+    /// [`RefusalHalts`](super::RefusalHalts)) until [`hedge_when`](Self::hedge_when) or
+    /// [`hedge_after`](Self::hedge_after) replace them.
+    pub fn hedge(self, hedge: Hedge) -> Builder<Fb, Rt, HedgeWith, Rl, Cn, Bk, To> {
+        reslot!(self, hedge: HedgeWith::new(hedge); fallback, retry, rate, concurrency, breaker, timeout)
+    }
+}
+
+impl<Fb, Rt, W, A, Rl, Cn, Bk, To> Builder<Fb, Rt, HedgeWith<W, A>, Rl, Cn, Bk, To> {
+    /// Lets the other copies race on only after the errors `when` accepts (any
+    /// `Fn(&PipelineError<E>) -> bool`); any other is fatal to the race: the hedged round
+    /// takes it and drops the copies in flight. By default none is fatal.
+    pub fn hedge_when<W2>(self, when: W2) -> Builder<Fb, Rt, HedgeWith<W2, A>, Rl, Cn, Bk, To> {
+        reslot!(self, map hedge with |hedge: HedgeWith<W, A>| hedge.when(when); fallback, retry, rate, concurrency, breaker, timeout)
+    }
+
+    /// Reads the wait before the next copy an error names (any `Fn(&PipelineError<E>) ->
+    /// Option<Duration>`; `Duration::MAX` sends no more), in place of
+    /// [`RefusalHalts`](super::RefusalHalts).
+    pub fn hedge_after<A2>(self, after: A2) -> Builder<Fb, Rt, HedgeWith<W, A2>, Rl, Cn, Bk, To> {
+        reslot!(self, map hedge with |hedge: HedgeWith<W, A>| hedge.after(after); fallback, retry, rate, concurrency, breaker, timeout)
+    }
+}
+
+impl<Fb, Rt, Hg, Cn, Bk, To> Builder<Fb, Rt, Hg, Skip, Cn, Bk, To> {
+    /// The rate limit, on any [`Admit`](crate::call::Admit) (the in-memory
+    /// [`LocalRate`](crate::call::LocalRate), a Redis one): inside the retry and the hedge,
+    /// so that every attempt and every copy spends from the rate, and outside the
+    /// concurrency limit, so that a call waiting for its slot
+    /// ([`RateLimit::wait_up_to`]) holds no room and the limiter's latency samples do not
+    /// include that wait.
+    pub fn rate_limit<A>(
+        self,
+        rate: RateLimit<A>,
+    ) -> Builder<Fb, Rt, Hg, RateLimit<A>, Cn, Bk, To> {
+        reslot!(self, rate: rate; fallback, retry, hedge, concurrency, breaker, timeout)
+    }
+}
+
 impl<Fb, Rt, Hg, Rl, Bk, To> Builder<Fb, Rt, Hg, Rl, Skip, Bk, To> {
     /// The concurrency gate, inside the retry and outside the breaker.
     pub fn gate(self, gate: Gate) -> Builder<Fb, Rt, Hg, Rl, Gate, Bk, To> {
@@ -161,8 +204,9 @@ impl<Fb, Rt, Hg, Rl, Cn, Bk, To> Builder<Fb, Rt, Hg, Rl, Cn, Bk, To> {
     }
 
     /// Every piece that reads a clock reads `clock` (its `with_clock`): the retry, the
-    /// limiter, the breaker, the timeout. As each piece's own `with_clock`, this makes the
-    /// piece anew, its state not shared with the handle the builder was given.
+    /// hedge, the rate limit, the limiter, the breaker, the timeout. As each piece's own
+    /// `with_clock`, this makes the piece anew, its state not shared with the handle the
+    /// builder was given (but for the rate limit, whose `with_clock` keeps its limiter).
     pub fn with_clock(self, clock: Clock) -> Self {
         Self {
             clock: Some(clock),

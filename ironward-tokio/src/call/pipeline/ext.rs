@@ -2,7 +2,10 @@
 
 use std::future::{Future, IntoFuture};
 
-use super::{Answer, BreakerSlot, ConcurrencySlot, FallbackSlot, Pipeline, RetrySlot, TimeoutSlot};
+use super::{
+    Answer, BreakerSlot, ConcurrencySlot, FallbackSlot, HedgeSlot, Pipeline, RateSlot, RetrySlot,
+    TimeoutSlot,
+};
 
 /// `.protect(&pipeline)` on any async operation, the extension form of
 /// [`Pipeline::call`](super::Pipeline::call): `(|| fetch(id)).protect(&pipeline).await`.
@@ -38,6 +41,8 @@ pub trait Protect<Fut>: FnMut() -> Fut + Sized {
         Fut: IntoFuture<Output = Result<T, E>>,
         Fb: FallbackSlot<T, E>,
         Rt: RetrySlot<T, E>,
+        Hg: HedgeSlot<T, E>,
+        Rl: RateSlot,
         Cn: ConcurrencySlot<T, E>,
         Bk: BreakerSlot<T, E>,
         To: TimeoutSlot,

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use ironward::{CircuitBreaker, ClassicBreaker, ClassicReason, GateReason, SreReason};
 
-use super::super::{GaveUp, TimeoutReason};
+use super::super::{GaveUp, HedgeReason, RateReason, TimeoutReason};
 use crate::LimiterRefusal;
 
 /// The piece of a [`Pipeline`](super::Pipeline) that refused a call, carrying the numbers
@@ -19,8 +19,8 @@ use crate::LimiterRefusal;
 /// [`retry_after`](Self::retry_after) the wait it names, where it names one. `Display` is the
 /// refusal's own line, as [`CallError`](super::super::CallError)'s is.
 ///
-/// The enum is `#[non_exhaustive]`: a piece a later release places in the pipeline (a rate
-/// limit) adds its variant without breaking a `match` written today.
+/// The enum is `#[non_exhaustive]`: a piece a later release places in the pipeline adds its
+/// variant without breaking a `match` written today.
 ///
 /// # Examples
 ///
@@ -39,6 +39,11 @@ pub enum Refusal {
     /// The retry ended with no error of the call's own to return: the time it had ran out
     /// during or before an attempt ([`GaveUp`]).
     Retry(GaveUp),
+    /// The hedge's deadline passed before any copy answered, or before the call began.
+    Hedge(HedgeReason),
+    /// The rate limit refused the attempt: over the rate (beyond the wait it allows), past
+    /// the deadline, or its limiter unable to decide.
+    RateLimit(RateReason),
     /// The concurrency gate was full.
     Gate(GateReason),
     /// The adaptive limiter refused, at once or after the wait in its queue.
@@ -51,10 +56,12 @@ pub enum Refusal {
 
 impl Refusal {
     /// The piece that refused, as the `piece` label of `ironward.requests` names it:
-    /// `"retry"`, `"gate"`, `"limiter"`, `"breaker"` or `"timeout"`.
+    /// `"retry"`, `"hedge"`, `"rate"`, `"gate"`, `"limiter"`, `"breaker"` or `"timeout"`.
     pub fn piece(&self) -> &'static str {
         match self {
             Self::Retry(_) => "retry",
+            Self::Hedge(_) => "hedge",
+            Self::RateLimit(_) => "rate",
             Self::Gate(_) => "gate",
             Self::Limiter(_) => "limiter",
             Self::Breaker(_) => "breaker",
@@ -63,8 +70,11 @@ impl Refusal {
     }
 
     /// How long until the refusing piece lets a call through again, where it knows: a
-    /// classic breaker refusing open names the rest of its open wait; every other refusal
-    /// names none (a gate or a limiter frees room when a call ends, which no clock tells).
+    /// classic breaker refusing open names the rest of its open wait, a rate limit the wait
+    /// until room for the call ([`RateReason::retry_after`]: `Duration::MAX` for a cost it
+    /// never has room for; for a limiter that could not decide, when to ask again); every
+    /// other refusal names none (a gate or a limiter frees room when a call ends, which no
+    /// clock tells; a passed deadline does not come back).
     ///
     /// # Examples
     ///
@@ -81,7 +91,12 @@ impl Refusal {
     pub fn retry_after(&self) -> Option<Duration> {
         match self {
             Self::Breaker(reason) => reason.retry_after(),
-            Self::Retry(_) | Self::Gate(_) | Self::Limiter(_) | Self::Timeout(_) => None,
+            Self::RateLimit(reason) => Some(reason.retry_after()),
+            Self::Retry(_)
+            | Self::Hedge(_)
+            | Self::Gate(_)
+            | Self::Limiter(_)
+            | Self::Timeout(_) => None,
         }
     }
 }
@@ -91,6 +106,8 @@ impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Retry(reason) => reason.fmt(f),
+            Self::Hedge(reason) => reason.fmt(f),
+            Self::RateLimit(reason) => reason.fmt(f),
             Self::Gate(reason) => reason.fmt(f),
             Self::Limiter(reason) => reason.fmt(f),
             Self::Breaker(reason) => reason.fmt(f),

@@ -101,14 +101,18 @@ impl<W, A, N> fmt::Debug for RetryWith<W, A, N> {
 /// - **A timeout's cut** ([`TimeoutReason::Elapsed`]): the backend was slow, which is what a
 ///   retry is for. A deadline already passed ([`TimeoutReason::Exceeded`]) is not: the
 ///   retry stops at that deadline too.
-/// - **A refusal that names a wait** ([`Refusal::retry_after`], a classic breaker refusing
-///   open): retried after that wait, which [`RefusalWait`] reads, as HTTP's `Retry-After`
-///   is, and as Polly's circuit-aware retry waits out the break (its circuit-breaker
-///   strategy docs): a wait above the backoff's cap stops the call at once with the refusal
+/// - **A refusal that names a wait** ([`Refusal::retry_after`]: a classic breaker refusing
+///   open, a rate limit over its rate): retried after that wait, which [`RefusalWait`]
+///   reads, as HTTP's `Retry-After` is, and as Polly's circuit-aware retry waits out the
+///   break (its circuit-breaker strategy docs): a wait above the backoff's cap stops the
+///   call at once with the refusal
 ///   ([`Cause::ServerDelayExceedsCap`](ironward::retry::Cause::ServerDelayExceedsCap)), so
-///   a breaker open for a minute is not waited on.
+///   a breaker open for a minute is not waited on, nor a rate with no room for a minute
+///   (nor one that never has room: its wait is `Duration::MAX`). A rate limit's own
+///   [`wait_up_to`](crate::call::RateLimit::wait_up_to) is the wait it takes inside one
+///   attempt; this is the retry's, between attempts, each of which spends from the rate.
 /// - **Any other refusal** (a gate or a limiter full, an SRE breaker's drop, a classic one
-///   half-open): not retried. Each is a local decision that holds for as long as the load
+///   half-open, a hedge's deadline passed): not retried. Each is a local decision that holds for as long as the load
 ///   that made it, which no backoff measures; retrying it would queue in the retry what the
 ///   gate refuses to queue, and an SRE breaker counts each refused attempt in its window, so
 ///   a retried drop raises the share it drops (Google's SRE book, "Handling Overload").

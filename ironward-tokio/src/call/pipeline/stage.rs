@@ -2,21 +2,25 @@
 //! which hands the pipeline the piece standing there (or none, for [`Skip`]), and what the
 //! builder and the tuner ask of every piece.
 //!
-//! The traits are sealed: the pieces of [`call`](crate::call) implement them, and the
-//! pipeline runs them in its order; nothing outside the crate adds a slot.
+//! The traits are sealed: the pieces of [`call`](crate::call) implement them (each in
+//! `pieces`), and the pipeline runs them in its order; nothing outside the crate adds a
+//! slot.
 
 use std::future::{Future, ready};
-use std::sync::Arc;
 
 use super::super::replace::Replace;
 use super::super::{
-    Breaker, CallError, Classify, Errors, Fallback, Gate, Grade, Limiter, SampleOk, Timeout,
+    Admit, Breaker, CallError, Classify, Errors, Fallback, Gate, Grade, Limiter, LocalRate,
+    RateLimit, SampleOk, Timeout,
 };
+use super::hedging::{HedgeWith, RefusalHalts};
 use super::retrying::{RefusalWait, RetryWith, Retryable};
-use super::tuner::{BreakerTune, Tuner};
+use super::tuner::Tuner;
 use super::{BreakerRefusal, Refusal};
-use crate::call::retry::{After, Notify, Silent, When};
+use crate::call::retry::{After, AnyError, Notify, Silent, When};
 use crate::{Clock, Dice, SharedCircuitBreaker, SharedSreBreaker};
+
+mod pieces;
 
 /// What a pipeline answers: the call's value, its own error as
 /// [`CallError::Failed`], or a piece's [`Refusal`].
@@ -34,6 +38,8 @@ mod sealed {
 impl sealed::Sealed for Skip {}
 impl<F> sealed::Sealed for Fallback<F> {}
 impl<W, A, N> sealed::Sealed for RetryWith<W, A, N> {}
+impl<W, A> sealed::Sealed for HedgeWith<W, A> {}
+impl<A> sealed::Sealed for RateLimit<A> {}
 impl sealed::Sealed for Gate {}
 impl<G> sealed::Sealed for Limiter<G> {}
 impl<B: SharedCircuitBreaker, C> sealed::Sealed for Breaker<B, C> {}
@@ -98,17 +104,85 @@ pub trait RetrySlot<T, E>: Slot {
     fn retry_with(&self) -> Option<&RetryWith<Self::When, Self::After, Self::Notify>>;
 }
 
+/// The hedge's place: the [`Hedge`](crate::call::Hedge) and its hooks, each reading the
+/// pipeline's error.
+pub trait HedgeSlot<T, E>: Slot {
+    /// Which errors let the other copies race on.
+    type When: When<CallError<E, Refusal>>;
+    /// The wait before the next copy an error names.
+    type After: After<CallError<E, Refusal>>;
+
+    /// The place's future: the hedge's, or for [`Skip`] that of the places inside, with
+    /// nothing of the hedge's in its layout (an empty place costs nothing).
+    #[doc(hidden)]
+    type Stage<P: Future, S: Future<Output = P::Output>>: Future<Output = P::Output>;
+
+    /// The hedge with its hooks, if this place holds one.
+    fn hedge_with(&self) -> Option<&HedgeWith<Self::When, Self::After>>;
+
+    /// `piece` run with the hedge this place holds, or `skip` for none.
+    #[doc(hidden)]
+    fn stage<'a, P: Future, S: Future<Output = P::Output>>(
+        &'a self,
+        piece: impl FnOnce(&'a HedgeWith<Self::When, Self::After>) -> P,
+        skip: impl FnOnce() -> S,
+    ) -> Self::Stage<P, S>
+    where
+        Self::When: 'a,
+        Self::After: 'a;
+}
+
+/// The rate limit's place: a [`RateLimit`] on any [`Admit`].
+pub trait RateSlot: Slot {
+    /// The limiter the rate limit runs.
+    type Admit: Admit;
+
+    /// The place's future: the rate limit's, or for [`Skip`] that of the places inside,
+    /// with nothing of the rate limit's in its layout (an empty place costs nothing).
+    #[doc(hidden)]
+    type Stage<P: Future, S: Future<Output = P::Output>>: Future<Output = P::Output>;
+
+    /// The rate limit, if this place holds one.
+    fn rate(&self) -> Option<&RateLimit<Self::Admit>>;
+
+    /// `piece` run with the rate limit this place holds, or `skip` for none.
+    #[doc(hidden)]
+    fn stage<'a, P: Future, S: Future<Output = P::Output>>(
+        &'a self,
+        piece: impl FnOnce(&'a RateLimit<Self::Admit>) -> P,
+        skip: impl FnOnce() -> S,
+    ) -> Self::Stage<P, S>;
+}
+
 /// The concurrency limit's place: a [`Gate`] or a [`Limiter`], its grade reading the
 /// pipeline's error.
 pub trait ConcurrencySlot<T, E>: Slot {
     /// The limiter's grade.
     type Grade: Grade<T, CallError<E, Refusal>>;
 
+    /// The place's future: the gate's, the limiter's, or for [`Skip`] that of the places
+    /// inside.
+    #[doc(hidden)]
+    type Stage<G: Future, L: Future<Output = G::Output>, S: Future<Output = G::Output>>: Future<
+        Output = G::Output,
+    >;
+
     /// The gate, if this place holds one.
     fn gate(&self) -> Option<&Gate>;
 
     /// The limiter, if this place holds one.
     fn limiter(&self) -> Option<&Limiter<Self::Grade>>;
+
+    /// `gate` or `limiter` run with the piece this place holds, or `skip` for none.
+    #[doc(hidden)]
+    fn stage<'a, G: Future, L: Future<Output = G::Output>, S: Future<Output = G::Output>>(
+        &'a self,
+        gate: impl FnOnce(&'a Gate) -> G,
+        limiter: impl FnOnce(&'a Limiter<Self::Grade>) -> L,
+        skip: impl FnOnce() -> S,
+    ) -> Self::Stage<G, L, S>
+    where
+        Self::Grade: 'a;
 }
 
 /// The breaker's place: a [`Breaker`] of either family, its classifier reading the
@@ -119,14 +193,41 @@ pub trait BreakerSlot<T, E>: Slot {
     /// The breaker's classifier.
     type Classify: Classify<T, CallError<E, Refusal>>;
 
+    /// The place's future: the breaker's, or for [`Skip`] that of the places inside.
+    #[doc(hidden)]
+    type Stage<P: Future, S: Future<Output = P::Output>>: Future<Output = P::Output>;
+
     /// The breaker, if this place holds one.
     fn breaker(&self) -> Option<&Breaker<Self::Shared, Self::Classify>>;
+
+    /// `piece` run with the breaker this place holds, or `skip` for none.
+    #[doc(hidden)]
+    fn stage<'a, P: Future, S: Future<Output = P::Output>>(
+        &'a self,
+        piece: impl FnOnce(&'a Breaker<Self::Shared, Self::Classify>) -> P,
+        skip: impl FnOnce() -> S,
+    ) -> Self::Stage<P, S>
+    where
+        Self::Shared: 'a,
+        Self::Classify: 'a;
 }
 
 /// The timeout's place.
 pub trait TimeoutSlot: Slot {
+    /// The place's future: the timeout's, or for [`Skip`] that of the places inside.
+    #[doc(hidden)]
+    type Stage<P: Future, S: Future<Output = P::Output>>: Future<Output = P::Output>;
+
     /// The timeout, if this place holds one.
     fn timeout(&self) -> Option<&Timeout>;
+
+    /// `piece` run with the timeout this place holds, or `skip` for none.
+    #[doc(hidden)]
+    fn stage<'a, P: Future, S: Future<Output = P::Output>>(
+        &'a self,
+        piece: impl FnOnce(&'a Timeout) -> P,
+        skip: impl FnOnce() -> S,
+    ) -> Self::Stage<P, S>;
 }
 
 /// The breaker's place as a [`Tuner`] reads it: the family's policy type.
@@ -183,8 +284,50 @@ impl<T, E> RetrySlot<T, E> for Skip {
     }
 }
 
+impl<T, E> HedgeSlot<T, E> for Skip {
+    type When = AnyError;
+    type After = RefusalHalts;
+
+    type Stage<P: Future, S: Future<Output = P::Output>> = S;
+
+    fn hedge_with(&self) -> Option<&HedgeWith> {
+        None
+    }
+
+    fn stage<'a, P: Future, S: Future<Output = P::Output>>(
+        &'a self,
+        _piece: impl FnOnce(&'a HedgeWith) -> P,
+        skip: impl FnOnce() -> S,
+    ) -> S
+    where
+        AnyError: 'a,
+        RefusalHalts: 'a,
+    {
+        skip()
+    }
+}
+
+impl RateSlot for Skip {
+    type Admit = LocalRate;
+
+    type Stage<P: Future, S: Future<Output = P::Output>> = S;
+
+    fn rate(&self) -> Option<&RateLimit> {
+        None
+    }
+
+    fn stage<'a, P: Future, S: Future<Output = P::Output>>(
+        &'a self,
+        _piece: impl FnOnce(&'a RateLimit) -> P,
+        skip: impl FnOnce() -> S,
+    ) -> S {
+        skip()
+    }
+}
+
 impl<T, E> ConcurrencySlot<T, E> for Skip {
     type Grade = SampleOk;
+    type Stage<G: Future, L: Future<Output = G::Output>, S: Future<Output = G::Output>> = S;
 
     fn gate(&self) -> Option<&Gate> {
         None
@@ -192,194 +335,52 @@ impl<T, E> ConcurrencySlot<T, E> for Skip {
 
     fn limiter(&self) -> Option<&Limiter> {
         None
+    }
+
+    fn stage<'a, G: Future, L: Future<Output = G::Output>, S: Future<Output = G::Output>>(
+        &'a self,
+        _gate: impl FnOnce(&'a Gate) -> G,
+        _limiter: impl FnOnce(&'a Limiter) -> L,
+        skip: impl FnOnce() -> S,
+    ) -> S {
+        skip()
     }
 }
 
 impl<T, E> BreakerSlot<T, E> for Skip {
     type Shared = SharedSreBreaker;
     type Classify = Errors;
+    type Stage<P: Future, S: Future<Output = P::Output>> = S;
 
     fn breaker(&self) -> Option<&Breaker> {
         None
     }
+
+    fn stage<'a, P: Future, S: Future<Output = P::Output>>(
+        &'a self,
+        _piece: impl FnOnce(&'a Breaker) -> P,
+        skip: impl FnOnce() -> S,
+    ) -> S {
+        skip()
+    }
 }
 
 impl TimeoutSlot for Skip {
+    type Stage<P: Future, S: Future<Output = P::Output>> = S;
+
     fn timeout(&self) -> Option<&Timeout> {
         None
+    }
+
+    fn stage<'a, P: Future, S: Future<Output = P::Output>>(
+        &'a self,
+        _piece: impl FnOnce(&'a Timeout) -> P,
+        skip: impl FnOnce() -> S,
+    ) -> S {
+        skip()
     }
 }
 
 impl TunesBreaker for Skip {
     type Policy = std::convert::Infallible;
-}
-
-impl<F: Clone> Slot for Fallback<F> {
-    const PIECE: Option<&'static str> = Some("fallback");
-
-    fn named(self, name: &'static str) -> Self {
-        self.with_name(name)
-    }
-}
-
-impl<T, E, F: Clone + Replace<T, CallError<E, Refusal>>> FallbackSlot<T, E> for Fallback<F> {
-    type Rule = F;
-
-    fn fallback(&self) -> Option<&Fallback<F>> {
-        Some(self)
-    }
-}
-
-impl<W, A, N> Slot for RetryWith<W, A, N> {
-    const PIECE: Option<&'static str> = Some("retry");
-
-    fn named(self, name: &'static str) -> Self {
-        self.map(|retry| retry.with_name(name))
-    }
-
-    fn clocked(self, clock: &Clock) -> Self {
-        self.map(|retry| retry.with_clock(clock.clone()))
-    }
-
-    fn diced(self, dice: &Dice) -> Self {
-        self.map(|retry| retry.with_dice(dice.clone()))
-    }
-
-    fn tune<P>(&self, tuner: &mut Tuner<P>) {
-        tuner.retry = Some(self.retry().clone());
-    }
-}
-
-impl<T, E, W, A, N> RetrySlot<T, E> for RetryWith<W, A, N>
-where
-    W: When<CallError<E, Refusal>>,
-    A: After<CallError<E, Refusal>>,
-    N: Notify<CallError<E, Refusal>>,
-{
-    type When = W;
-    type After = A;
-    type Notify = N;
-
-    fn retry_with(&self) -> Option<&Self> {
-        Some(self)
-    }
-}
-
-impl Slot for Gate {
-    const PIECE: Option<&'static str> = Some("gate");
-
-    fn named(self, name: &'static str) -> Self {
-        self.with_name(name)
-    }
-
-    fn tune<P>(&self, tuner: &mut Tuner<P>) {
-        tuner.gate = Some(self.clone());
-    }
-}
-
-impl<T, E> ConcurrencySlot<T, E> for Gate {
-    type Grade = SampleOk;
-
-    fn gate(&self) -> Option<&Gate> {
-        Some(self)
-    }
-
-    fn limiter(&self) -> Option<&Limiter> {
-        None
-    }
-}
-
-impl<G: Clone> Slot for Limiter<G> {
-    const PIECE: Option<&'static str> = Some("limiter");
-
-    fn named(self, name: &'static str) -> Self {
-        self.with_name(name)
-    }
-
-    fn clocked(self, clock: &Clock) -> Self {
-        self.with_clock(clock.clone())
-    }
-
-    fn diced(self, dice: &Dice) -> Self {
-        self.with_dice(dice.clone())
-    }
-
-    fn tune<P>(&self, tuner: &mut Tuner<P>) {
-        tuner.limiter = Some(self.limiter().clone());
-    }
-}
-
-impl<T, E, G: Clone + Grade<T, CallError<E, Refusal>>> ConcurrencySlot<T, E> for Limiter<G> {
-    type Grade = G;
-
-    fn gate(&self) -> Option<&Gate> {
-        None
-    }
-
-    fn limiter(&self) -> Option<&Self> {
-        Some(self)
-    }
-}
-
-impl<B: SharedCircuitBreaker, C: Clone> Slot for Breaker<B, C> {
-    const PIECE: Option<&'static str> = Some("breaker");
-
-    fn named(self, name: &'static str) -> Self {
-        self.with_name(name)
-    }
-
-    fn clocked(self, clock: &Clock) -> Self {
-        self.with_clock(clock.clone())
-    }
-
-    fn diced(self, dice: &Dice) -> Self {
-        self.with_dice(dice.clone())
-    }
-}
-
-impl<T, E, B, C> BreakerSlot<T, E> for Breaker<B, C>
-where
-    B: SharedCircuitBreaker<Reason: Into<BreakerRefusal>>,
-    C: Clone + Classify<T, CallError<E, Refusal>>,
-{
-    type Shared = B;
-    type Classify = C;
-
-    fn breaker(&self) -> Option<&Self> {
-        Some(self)
-    }
-}
-
-impl<B, C> TunesBreaker for Breaker<B, C>
-where
-    B: SharedCircuitBreaker,
-    C: Clone + Send + Sync + 'static,
-{
-    type Policy = B::Policy;
-
-    fn tune_breaker(&self, tuner: &mut Tuner<B::Policy>) {
-        tuner.breaker = Some(Arc::new(self.clone()) as Arc<dyn BreakerTune<B::Policy>>);
-    }
-}
-
-impl Slot for Timeout {
-    const PIECE: Option<&'static str> = Some("timeout");
-
-    fn named(self, name: &'static str) -> Self {
-        self.with_name(name)
-    }
-
-    fn clocked(self, clock: &Clock) -> Self {
-        self.with_clock(clock.clone())
-    }
-
-    fn tune<P>(&self, tuner: &mut Tuner<P>) {
-        tuner.timeout = Some(self.clone());
-    }
-}
-
-impl TimeoutSlot for Timeout {
-    fn timeout(&self) -> Option<&Timeout> {
-        Some(self)
-    }
 }

@@ -8,8 +8,9 @@ use std::time::Duration;
 use ironward::Adaptive;
 use ironward::retry::Rules;
 
-use crate::call::{Breaker, Gate, Retry, Timeout};
-use crate::{Queue, SharedCircuitBreaker, SharedLimiter};
+use crate::call::hedge::Tuning;
+use crate::call::{Admit, Breaker, Gate, Hedge, RateLimit, Retry, Timeout};
+use crate::{Queue, Quota, SharedCircuitBreaker, SharedLimiter};
 
 /// What the tuner asks of a breaker whatever its classifier: the classifier stays out of
 /// the tuner's type.
@@ -23,6 +24,19 @@ impl<B: SharedCircuitBreaker, C: Send + Sync> BreakerTune<B::Policy> for Breaker
     }
 }
 
+/// What the tuner asks of a rate limit whatever its limiter: the limiter stays out of the
+/// tuner's type.
+pub(super) trait RateTune: Send + Sync {
+    fn retune(&self, limit: Quota) -> Result<Quota, Quota>;
+}
+
+impl<A: Admit> RateTune for RateLimit<A> {
+    fn retune(&self, limit: Quota) -> Result<Quota, Quota> {
+        let before = self.limit();
+        RateLimit::retune(self, limit).map(|()| before)
+    }
+}
+
 /// Changes the pieces of a [`Pipeline`](super::Pipeline) in place, for a configuration
 /// reload: every clone of the pipeline sees the change on its next call, and each piece
 /// keeps its state (the breaker's record, the calls inside the gate or the limiter).
@@ -30,11 +44,13 @@ impl<B: SharedCircuitBreaker, C: Send + Sync> BreakerTune<B::Policy> for Breaker
 /// Made by [`Pipeline::tuner`](super::Pipeline::tuner); `P` is the breaker's policy
 /// ([`Classic`](ironward::Classic), [`Sre`](ironward::Sre)), [`Infallible`] for a pipeline
 /// without a breaker. Each `retune_*` calls the piece's own retune
-/// ([`Retry::retune`], [`Breaker::retune`], [`Timeout::retune`], [`Gate::retune`],
-/// [`SharedLimiter::retune`], [`SharedLimiter::retune_queue`]) and returns what it replaced,
+/// ([`Retry::retune`], [`Hedge::retune`], [`RateLimit::retune`], [`Breaker::retune`],
+/// [`Timeout::retune`], [`Gate::retune`], [`SharedLimiter::retune`],
+/// [`SharedLimiter::retune_queue`]) and returns what it replaced,
 /// or `None`, changing nothing, when the pipeline has no such piece. A call under way keeps
-/// the retry rules and the timeout it started with; the breaker, the gate and the limiter
-/// decide each call wholly under the old or wholly under the new.
+/// the retry rules, the hedge's tuning and the timeout it started with; the rate limit, the
+/// breaker, the gate and the limiter decide each call wholly under the old or wholly under
+/// the new.
 ///
 /// It holds the pieces' shared handles, so it is cheap to clone, `Send` and `Sync`.
 ///
@@ -53,6 +69,8 @@ impl<B: SharedCircuitBreaker, C: Send + Sync> BreakerTune<B::Policy> for Breaker
 /// ```
 pub struct Tuner<P = Infallible> {
     pub(super) retry: Option<Retry>,
+    pub(super) hedge: Option<Hedge>,
+    pub(super) rate: Option<Arc<dyn RateTune>>,
     pub(super) gate: Option<Gate>,
     pub(super) limiter: Option<SharedLimiter>,
     pub(super) breaker: Option<Arc<dyn BreakerTune<P>>>,
@@ -64,6 +82,8 @@ impl<P> Tuner<P> {
     pub(super) fn empty() -> Self {
         Self {
             retry: None,
+            hedge: None,
+            rate: None,
             gate: None,
             limiter: None,
             breaker: None,
@@ -74,6 +94,19 @@ impl<P> Tuner<P> {
     /// The retry's rules from its next call on ([`Retry::retune`]); the rules replaced.
     pub fn retune_retry(&self, rules: Rules) -> Option<Rules> {
         self.retry.as_ref().map(|retry| retry.retune(rules))
+    }
+
+    /// The hedge's delay and most attempts from its next call on ([`Hedge::retune`]); the
+    /// tuning replaced.
+    pub fn retune_hedge(&self, tuning: Tuning) -> Option<Tuning> {
+        self.hedge.as_ref().map(|hedge| hedge.retune(tuning))
+    }
+
+    /// The rate limit's limit ([`RateLimit::retune`], keeping what its limiter has counted):
+    /// `Ok` with the limit replaced, or `Err` with `limit` handed back and nothing changed
+    /// (a limit of another kind, or a limiter whose limit is fixed).
+    pub fn retune_rate(&self, limit: Quota) -> Option<Result<Quota, Quota>> {
+        self.rate.as_ref().map(|rate| rate.retune(limit))
     }
 
     /// The gate's limit ([`Gate::retune`]); the limit replaced.
@@ -110,6 +143,8 @@ impl<P> Clone for Tuner<P> {
     fn clone(&self) -> Self {
         Self {
             retry: self.retry.clone(),
+            hedge: self.hedge.clone(),
+            rate: self.rate.clone(),
             gate: self.gate.clone(),
             limiter: self.limiter.clone(),
             breaker: self.breaker.clone(),
@@ -122,6 +157,8 @@ impl<P> fmt::Debug for Tuner<P> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Tuner")
             .field("retry", &self.retry)
+            .field("hedge", &self.hedge)
+            .field("rate", &self.rate.is_some())
             .field("gate", &self.gate)
             .field("limiter", &self.limiter)
             .field("breaker", &self.breaker.is_some())

@@ -33,15 +33,10 @@
 //! which makes scheduling a call's completion a vector push; every policy sees the simulated
 //! `now`, its own stream of draws, and the backend's smoothed CPU reading.
 //!
-//! # Driving a front-door pipeline
-//!
 //! The backend model also serves calls outside the engine: [`Backend::sampler`] draws one
-//! call's [`Service`] (its latency and whether it fails) at a given instant, as the engine
-//! draws it. So an async pipeline of `ironward_tokio::call` can meet a scenario's backend on
-//! `ironward_tokio`'s manual clock: each attempt draws its service, sleeps its latency on the
-//! clock and fails when drawn to. This crate's test `tests/sim/drive.rs` runs ten minutes of
-//! calls this way through an outage phase, and asserts that the pipeline's breaker opens in
-//! it and closes after it, the same from the same seed.
+//! call's [`Service`] (latency, failure) at an instant, as the engine does, so an
+//! `ironward_tokio::call` pipeline on a manual clock can meet a scenario's backend (the test
+//! `tests/sim/drive.rs` runs one through an outage, the same from the same seed).
 //!
 //! # Determinism
 //!

@@ -108,8 +108,9 @@ pub type PipelineError<E> = CallError<E, Refusal>;
 /// its state. [`tuner`](Self::tuner) retunes the pieces live.
 ///
 /// The operation is called once per attempt (once per hedged copy), and only once every
-/// piece has let the attempt through: a refused attempt never calls it. It may be `FnMut`; the pipeline calls it under
-/// a lock it holds only for the call that makes the future, never across an `.await`.
+/// piece has let the attempt through: a refused attempt never calls it. It may be `FnMut`;
+/// the pipeline calls it under a lock it holds only for the call that makes the future,
+/// never across an `.await`.
 ///
 /// # Examples
 ///

@@ -180,7 +180,13 @@ impl SharedLimiter {
     /// count it refused and raise its floor: only a call the queue turns away, or one whose
     /// wait runs out, is refused by the core, and raises the floor.
     pub fn admit(&self, criticality: Criticality) -> Admission {
-        let now = self.inner.clock.now();
+        self.admit_at(self.inner.clock.now(), criticality)
+    }
+
+    /// [`admit`](Self::admit) with the reading `now` of the limiter's [`clock`](Self::clock)
+    /// the caller already took: a server stack that decides several pieces on one request
+    /// reads the clock once for them all.
+    pub fn admit_at(&self, now: Duration, criticality: Criticality) -> Admission {
         let mut wake = Vec::new();
         let admission = {
             let mut state = lock(&self.inner.state);
@@ -463,8 +469,7 @@ impl Inner {
     }
 
     /// Settles `grant` now, and lets in the queued calls its room admits.
-    fn settle(&self, grant: Grant, settle: Settle) {
-        let now = self.clock.now();
+    fn settle(&self, grant: Grant, settle: Settle, now: Duration) {
         let mut wake = Vec::new();
         {
             let mut state = lock(&self.state);

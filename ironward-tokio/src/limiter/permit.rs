@@ -43,9 +43,16 @@ impl LimiterPermit {
     /// The call ended as `settle` says: it leaves flight now and, unless ignored, its
     /// latency (from when it was let in to now, on the limiter's clock) is sampled
     /// ([`Limiter::settle`]).
-    pub fn settle(mut self, settle: Settle) {
+    pub fn settle(self, settle: Settle) {
+        let now = self.inner.clock.now();
+        self.settle_at(settle, now);
+    }
+
+    /// [`settle`](Self::settle) with the reading `now` of the limiter's clock the caller
+    /// already took, for a stack whose pieces share one reading as a call ends.
+    pub fn settle_at(mut self, settle: Settle, now: Duration) {
         if let Some(grant) = self.grant.take() {
-            self.inner.settle(grant, settle);
+            self.inner.settle(grant, settle, now);
         }
     }
 
@@ -66,7 +73,8 @@ impl Drop for LimiterPermit {
     /// Settles an unsettled call as ignored: out of flight, not sampled.
     fn drop(&mut self) {
         if let Some(grant) = self.grant.take() {
-            self.inner.settle(grant, Settle::Ignored);
+            self.inner
+                .settle(grant, Settle::Ignored, self.inner.clock.now());
         }
     }
 }

@@ -73,8 +73,13 @@ use crate::http::{Format, response_for};
 /// # }
 /// ```
 pub async fn handle_error(headers: HeaderMap, err: BoxError) -> Response {
-    let format = Format::from_accept(&headers);
-    response_for::<Body>(&err, format).unwrap_or_else(|| internal(format))
+    respond(&err, Format::from_accept(&headers))
+}
+
+/// The response [`handle_error`] gives `err` in `format`: the one rule, which the
+/// [`ProtectLayer`](crate::ProtectLayer) stack answers its refusals with too.
+pub(crate) fn respond(err: &BoxError, format: Format) -> Response {
+    response_for::<Body>(err, format).unwrap_or_else(|| internal(format))
 }
 
 /// The `500` for an error that is not a refusal, in `format`, without its details.

@@ -89,6 +89,9 @@ pub mod http;
 pub mod limiter;
 mod lock;
 mod meter;
+#[cfg(feature = "axum")]
+#[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
+pub mod protect;
 pub mod rate_limit;
 pub mod retry;
 pub mod shed;
@@ -107,6 +110,8 @@ pub use deadline::{
 pub use gate::{GateFull, GateFuture, GateLayer, GateService};
 pub use ironward_tokio::{Clock, Dice, LimiterRefusal, Mode, QUEUE, Queue, Queued};
 pub use limiter::{LimiterFuture, LimiterLayer, LimiterRefused, LimiterService};
+#[cfg(feature = "axum")]
+pub use protect::{ProtectFuture, ProtectLayer, ProtectService};
 pub use rate_limit::{
     ClientAddr, Headroom, KindMismatch, Limited, ProxyHeader, Quota, QuotaFuture, QuotaLayer,
     QuotaService, QuotaTuner,

@@ -25,6 +25,7 @@ pub mod deadline;
 pub mod gate;
 pub mod limiter;
 pub mod metrics;
+pub mod protect;
 pub mod rate_limit;
 pub mod retry;
 pub mod retry_metrics;

@@ -138,7 +138,7 @@ impl Watch {
 impl<F> DeadlineFuture<F> {
     /// The inner future, raced against `end` unless `mode` is shadow; counted through
     /// `meter` when it ends. Without a deadline, counted already.
-    pub(super) fn new(
+    pub(crate) fn new(
         future: F,
         end: Option<Instant>,
         budget: Duration,
@@ -161,7 +161,7 @@ impl<F> DeadlineFuture<F> {
         }
     }
 
-    pub(super) fn exceeded() -> Self {
+    pub(crate) fn exceeded() -> Self {
         Self {
             state: State::Exceeded,
             watch: None,
@@ -169,7 +169,7 @@ impl<F> DeadlineFuture<F> {
     }
 
     /// The inner future of a request a shadow deadline found out of time.
-    pub(super) fn shadowed(future: F) -> Self {
+    pub(crate) fn shadowed(future: F) -> Self {
         Self {
             state: State::Shadowed { future },
             watch: None,
@@ -185,6 +185,33 @@ where
     type Output = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        self.poll_timed(cx).map(|timed| match timed {
+            Ok(output) => output.map_err(Into::into),
+            Err(exceeded) => Err(exceeded.into()),
+        })
+    }
+}
+
+impl<F: Future> DeadlineFuture<F> {
+    /// The inner future, run with no deadline: what a server stack without one runs.
+    #[cfg(feature = "axum")]
+    pub(crate) fn bare(future: F) -> Self {
+        Self {
+            state: State::Running {
+                future,
+                cut: None,
+                sleep: None,
+            },
+            watch: None,
+        }
+    }
+
+    /// The inner future's output as it is, or the deadline's refusal: the race, apart from
+    /// what a caller makes of the inner error.
+    pub(crate) fn poll_timed(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Result<F::Output, DeadlineExceeded>> {
         let this = self.project();
         match this.state.project() {
             StateProj::Running {
@@ -196,7 +223,7 @@ where
                     if let Some(watch) = this.watch.take() {
                         watch.answered();
                     }
-                    return Poll::Ready(output.map_err(Into::into));
+                    return Poll::Ready(Ok(output));
                 }
                 if let (None, Some(end)) = (sleep.as_ref().get_ref(), *cut) {
                     sleep.set(Some(tokio::time::sleep_until(end)));
@@ -206,13 +233,13 @@ where
                         if let Some(watch) = this.watch.take() {
                             watch.elapsed(Instant::now());
                         }
-                        Poll::Ready(Err(DeadlineExceeded::new().into()))
+                        Poll::Ready(Err(DeadlineExceeded::new()))
                     }
                     _ => Poll::Pending,
                 }
             }
-            StateProj::Exceeded => Poll::Ready(Err(DeadlineExceeded::new().into())),
-            StateProj::Shadowed { future } => future.poll(cx).map_err(Into::into),
+            StateProj::Exceeded => Poll::Ready(Err(DeadlineExceeded::new())),
+            StateProj::Shadowed { future } => future.poll(cx).map(Ok),
         }
     }
 }

@@ -234,8 +234,17 @@ impl<S> Layer<S> for DeadlineLayer {
     type Service = DeadlineService<S>;
 
     fn layer(&self, inner: S) -> Self::Service {
+        let (budget, extension, meter) = self.parts();
+        DeadlineService::new(inner, budget, extension, meter)
+    }
+}
+
+impl DeadlineLayer {
+    /// What a service of this layer decides with: the budget, whether deadlines are handed
+    /// on, and the meter, registered now that the name is final.
+    pub(crate) fn parts(&self) -> (Budget, bool, Arc<Meter>) {
         let meter = Meter::new("deadline", self.name, super::service::REASONS, self.mode);
         meter.register();
-        DeadlineService::new(inner, self.budget.clone(), self.extension, Arc::new(meter))
+        (self.budget.clone(), self.extension, Arc::new(meter))
     }
 }

@@ -66,6 +66,9 @@ mod grpc;
 mod layer;
 mod service;
 
+#[cfg(feature = "axum")]
+pub(crate) use self::service::{Budget, Start, start};
+
 pub use self::error::DeadlineExceeded;
 pub use self::extension::RequestDeadline;
 pub use self::future::DeadlineFuture;

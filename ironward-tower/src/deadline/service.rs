@@ -7,6 +7,7 @@ use std::time::Duration;
 
 use http::Request;
 use http::request::Parts;
+use tokio::time::Instant;
 use tower_service::Service;
 
 use super::{DeadlineExceeded, DeadlineFuture, RequestDeadline};
@@ -15,7 +16,7 @@ use crate::meter::Meter;
 
 /// Where a request's budget comes from.
 #[derive(Clone)]
-pub(super) enum Budget {
+pub(crate) enum Budget {
     Fixed(Duration),
     FromRequest(Reader),
 }
@@ -120,63 +121,93 @@ where
         self.inner.poll_ready(cx).map_err(Into::into)
     }
 
-    fn call(&mut self, mut request: Request<B>) -> Self::Future {
-        // Only a budget read from the request splits it to show the reader its head: moving
-        // an `http::Request` apart and back copies it twice.
-        let budget = match &self.budget {
-            Budget::Fixed(budget) => *budget,
-            Budget::FromRequest(read) => {
-                let (head, body) = request.into_parts();
-                let budget = read(&head).unwrap_or_default();
-                request = Request::from_parts(head, body);
-                budget
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        match start(&self.budget, self.extension, &self.meter, request) {
+            (_, Start::Exceeded) => DeadlineFuture::exceeded(),
+            (request, Start::Shadowed) => DeadlineFuture::shadowed(self.inner.call(request)),
+            (request, Start::Run { end, budget }) => {
+                DeadlineFuture::new(self.inner.call(request), end, budget, &self.meter)
+            }
+        }
+    }
+}
+
+/// How a request starts under its deadline: refused with its time already spent, let
+/// through out of time in shadow mode, or run until `end` (`None`: no deadline).
+pub(crate) enum Start {
+    Exceeded,
+    Shadowed,
+    Run {
+        end: Option<Instant>,
+        budget: Duration,
+    },
+}
+
+/// Starts `request` under the deadline its `budget` and an outer [`RequestDeadline`] give,
+/// handing it on in the extensions if `extension` says so, and counting through `meter` a
+/// refusal on arrival or a call no deadline can cut: the decision of a
+/// [`DeadlineService`] and of a server stack's deadline alike.
+#[inline]
+pub(crate) fn start<B>(
+    budget: &Budget,
+    extension: bool,
+    meter: &Meter,
+    mut request: Request<B>,
+) -> (Request<B>, Start) {
+    // Only a budget read from the request splits it to show the reader its head: moving
+    // an `http::Request` apart and back copies it twice.
+    let budget = match budget {
+        Budget::Fixed(budget) => *budget,
+        Budget::FromRequest(read) => {
+            let (head, body) = request.into_parts();
+            let budget = read(&head).unwrap_or_default();
+            request = Request::from_parts(head, body);
+            budget
+        }
+    };
+    let mut deadline = RequestDeadline::start(budget);
+    // The one clock reading of the call: what has ended, and when the sleep wakes, are
+    // both measured from it (`sleep_until` reads no clock, `sleep` would).
+    let now = deadline.origin();
+    // The request's deadline from now on, written over an outer one in place (no
+    // allocation) or put in beside the rest below, once the call is let through, if the
+    // layer hands deadlines on.
+    let outer = request.extensions_mut().get_mut::<RequestDeadline>();
+    let written = outer.is_some();
+    if let Some(outer) = outer {
+        deadline = deadline.earlier(*outer);
+        *outer = deadline;
+    }
+    let end = deadline.end();
+    if let Some(end) = end.filter(|&end| end <= now) {
+        meter.refused(EXCEEDED);
+        tracing::debug!(
+            name = meter.name(),
+            outcome = meter.refusal(),
+            budget = ?budget,
+            over = ?now.saturating_duration_since(end),
+            "deadline refused a request whose time had run out"
+        );
+        return match meter.mode() {
+            Mode::Enforce => (request, Start::Exceeded),
+            // The handler sees the spent deadline, and what would have refused it.
+            Mode::Shadow => {
+                let extensions = request.extensions_mut();
+                if !written && extension {
+                    extensions.insert(deadline);
+                }
+                extensions.insert(DeadlineExceeded::new());
+                (request, Start::Shadowed)
             }
         };
-        let mut deadline = RequestDeadline::start(budget);
-        // The one clock reading of the call: what has ended, and when the sleep wakes, are
-        // both measured from it (`sleep_until` reads no clock, `sleep` would).
-        let now = deadline.origin();
-        // The request's deadline from now on, written over an outer one in place (no
-        // allocation) or put in beside the rest below, once the call is let through, if the
-        // layer hands deadlines on.
-        let outer = request.extensions_mut().get_mut::<RequestDeadline>();
-        let written = outer.is_some();
-        if let Some(outer) = outer {
-            deadline = deadline.earlier(*outer);
-            *outer = deadline;
-        }
-        let end = deadline.end();
-        if let Some(end) = end.filter(|&end| end <= now) {
-            self.meter.refused(EXCEEDED);
-            tracing::debug!(
-                name = self.meter.name(),
-                outcome = self.meter.refusal(),
-                budget = ?budget,
-                over = ?now.saturating_duration_since(end),
-                "deadline refused a request whose time had run out"
-            );
-            return match self.meter.mode() {
-                Mode::Enforce => DeadlineFuture::exceeded(),
-                // The handler sees the spent deadline, and what would have refused it.
-                Mode::Shadow => {
-                    let extensions = request.extensions_mut();
-                    if !written && self.extension {
-                        extensions.insert(deadline);
-                    }
-                    extensions.insert(DeadlineExceeded::new());
-                    DeadlineFuture::shadowed(self.inner.call(request))
-                }
-            };
-        }
-        // Nothing can cut a call without a deadline: it is counted now. One with a deadline
-        // is counted when it ends, as admitted or elapsed.
-        if end.is_none() {
-            self.meter.admitted();
-        }
-        if !written && self.extension {
-            request.extensions_mut().insert(deadline);
-        }
-        let future = self.inner.call(request);
-        DeadlineFuture::new(future, end, budget, &self.meter)
     }
+    // Nothing can cut a call without a deadline: it is counted now. One with a deadline
+    // is counted when it ends, as admitted or elapsed.
+    if end.is_none() {
+        meter.admitted();
+    }
+    if !written && extension {
+        request.extensions_mut().insert(deadline);
+    }
+    (request, Start::Run { end, budget })
 }

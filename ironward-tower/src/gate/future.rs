@@ -17,15 +17,15 @@ use crate::tuner::Tune;
 /// The core's [`SharedGate`]: the count and the limit in one atomic word, so that entering,
 /// leaving and retuning are each one compare-and-swap and the services of every thread never
 /// wait for one another's lock. A refusal is one load and writes nothing.
-pub(super) type Shared = Arc<SharedGate>;
+pub(crate) type Shared = Arc<SharedGate>;
 
 /// One unit of room taken from the gate, given back when dropped.
 #[derive(Debug)]
-pub(super) struct Room(Shared);
+pub(crate) struct Room(Shared);
 
 impl Room {
     /// Takes room if there is some, or says why not ([`SharedGate::check`]).
-    pub(super) fn enter(gate: &Shared) -> Result<Self, GateReason> {
+    pub(crate) fn enter(gate: &Shared) -> Result<Self, GateReason> {
         gate.check()?;
         Ok(Self(Arc::clone(gate)))
     }

@@ -53,9 +53,9 @@ use ironward_tokio::Knobs;
 /// ```
 #[derive(Debug, Clone)]
 pub struct GateLayer {
-    gate: Shared,
+    pub(crate) gate: Shared,
     knobs: Knobs,
-    meter: Arc<Meter>,
+    pub(crate) meter: Arc<Meter>,
 }
 
 impl GateLayer {

@@ -57,6 +57,11 @@ mod future;
 mod layer;
 mod service;
 
+#[cfg(feature = "axum")]
+pub(crate) use self::future::{Room, Shared};
+#[cfg(feature = "axum")]
+pub(crate) use self::service::refused;
+
 pub use self::error::GateFull;
 pub use self::future::GateFuture;
 pub use self::layer::GateLayer;

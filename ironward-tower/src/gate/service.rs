@@ -9,6 +9,7 @@ use super::GateFuture;
 use super::future::{Room, Shared};
 use crate::Mode;
 use crate::meter::Meter;
+use ironward::GateReason;
 
 /// A service that lets at most a gate's limit of requests in flight and refuses the rest at
 /// once with [`GateFull`](super::GateFull), made by [`GateLayer`](super::GateLayer).
@@ -90,14 +91,7 @@ where
                 GateFuture::admitted(self.inner.call(request), room)
             }
             Err(reason) => {
-                self.meter.refused(0);
-                tracing::debug!(
-                    name = self.meter.name(),
-                    outcome = self.meter.refusal(),
-                    held = reason.held,
-                    limit = reason.limit,
-                    "gate refused a request"
-                );
+                refused(&self.meter, &reason);
                 match self.meter.mode() {
                     Mode::Enforce => GateFuture::full(reason),
                     // No room, as the enforcing twin gave it none.
@@ -106,6 +100,19 @@ where
             }
         }
     }
+}
+
+/// Reports a refusal of the gate `meter` counts (or, in shadow mode, a would-be refusal): the
+/// counter, and a debug event with the numbers that decided it.
+pub(crate) fn refused(meter: &Meter, reason: &GateReason) {
+    meter.refused(0);
+    tracing::debug!(
+        name = meter.name(),
+        outcome = meter.refusal(),
+        held = reason.held,
+        limit = reason.limit,
+        "gate refused a request"
+    );
 }
 
 #[cfg(test)]

@@ -200,4 +200,17 @@ impl<C> Flight<C> {
             self.shared.gauge();
         }
     }
+
+    /// [`land`](Self::land) with the reading `now` of the limiter's clock the caller took as
+    /// the call ended, which a server stack shares among its pieces.
+    #[cfg(feature = "axum")]
+    pub(crate) fn land_at<T>(&mut self, result: &Result<T, BoxError>, now: std::time::Duration)
+    where
+        C: Grade<T>,
+    {
+        if let Some(permit) = self.permit.take() {
+            permit.settle_at(self.shared.grade(result), now);
+            self.shared.gauge();
+        }
+    }
 }

@@ -83,9 +83,9 @@ use ironward_tokio::Knobs;
 /// # }
 /// ```
 pub struct LimiterLayer<C = Overloads, Q = Criticality> {
-    shared: Arc<Shared<C>>,
+    pub(crate) shared: Arc<Shared<C>>,
     parts: Parts,
-    criticality: Q,
+    pub(crate) criticality: Q,
 }
 
 /// What a layer's limiter is made of besides its grade: every builder changes one and makes

@@ -67,6 +67,11 @@ mod layer;
 mod service;
 mod shared;
 
+#[cfg(feature = "axum")]
+pub(crate) use self::future::Flight;
+#[cfg(feature = "axum")]
+pub(crate) use self::shared::Shared;
+
 pub use self::error::LimiterRefused;
 pub use self::future::LimiterFuture;
 pub use self::layer::LimiterLayer;

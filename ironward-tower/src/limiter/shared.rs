@@ -12,9 +12,9 @@ use tower::BoxError;
 /// What every clone of one service shares: the limiter, the grade, and the handles it
 /// reports through.
 pub(crate) struct Shared<C> {
-    pub(super) limiter: SharedLimiter,
+    pub(crate) limiter: SharedLimiter,
     classify: C,
-    pub(super) meter: Meter,
+    pub(crate) meter: Meter,
     limit: Level,
 }
 
@@ -47,7 +47,7 @@ impl<C> Shared<C> {
 
     /// Reports a refusal: the counter for its reason and class, and a debug event with the
     /// numbers that decided it.
-    pub(super) fn refused(&self, refusal: &LimiterRefusal) {
+    pub(crate) fn refused(&self, refusal: &LimiterRefusal) {
         let reason = refusal.reason;
         let index = refusal.label();
         self.meter.refused_as(index, reason.criticality);

@@ -142,7 +142,7 @@ impl Headroom {
 /// [`Headroom::append_to`] and a [`Limited`]'s headers write their fields
 /// through one too, with the policy's value made on the spot.
 #[derive(Debug)]
-pub(super) struct Stamp {
+pub(crate) struct Stamp {
     pub(super) headroom: Headroom,
     pub(super) policy: Option<HeaderValue>,
 }
@@ -154,7 +154,7 @@ impl Stamp {
     }
 
     /// Appends both fields to `headers`, keeping any already there.
-    pub(super) fn append_to(self, headers: &mut HeaderMap) {
+    pub(crate) fn append_to(self, headers: &mut HeaderMap) {
         let Self { headroom, policy } = self;
         if let Some(policy) = policy {
             headers.append(RATELIMIT_POLICY, policy);

@@ -76,7 +76,7 @@ use crate::{Clock, Mode};
 /// ```
 #[derive(Clone)]
 pub struct QuotaLayer {
-    shared: Arc<Shared>,
+    pub(crate) shared: Arc<Shared>,
 }
 
 impl QuotaLayer {

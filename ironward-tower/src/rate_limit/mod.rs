@@ -111,8 +111,12 @@ pub use self::client::{ClientAddr, ProxyHeader};
 pub use self::error::{KindMismatch, Limited};
 pub use self::future::QuotaFuture;
 pub use self::headroom::Headroom;
+#[cfg(feature = "axum")]
+pub(crate) use self::http::Stamp;
 pub(crate) use self::http::retry_after_seconds;
 pub use self::layer::QuotaLayer;
 pub use self::service::QuotaService;
+#[cfg(feature = "axum")]
+pub(crate) use self::service::Shared;
 pub use self::tune::QuotaTuner;
 pub use ironward_tokio::Quota;

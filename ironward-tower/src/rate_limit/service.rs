@@ -9,11 +9,13 @@ use tower_service::Service;
 
 use super::budget::Terms;
 use super::global::Global;
+use super::http::Stamp;
 use super::keyed::Keyed;
 use super::{KindMismatch, Quota, QuotaFuture};
-use crate::Mode;
 use crate::meter::Meter;
+use crate::{Limited, Mode};
 use ironward_tokio::Knobs;
+use std::time::Duration;
 
 /// A service that admits requests within its rate limit and refuses the rest at once with
 /// [`Limited`](super::Limited), made by [`QuotaLayer`](super::QuotaLayer).
@@ -93,45 +95,69 @@ where
         self.inner.poll_ready(cx).map_err(Into::into)
     }
 
-    fn call(&mut self, mut request: Request<B>) -> Self::Future {
-        let shared = &*self.shared;
-        let now = shared.settings.knobs.clock.now();
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let now = self.shared.settings.knobs.clock.now();
+        match self.shared.take(request, now) {
+            (request, Ok(stamp)) => QuotaFuture::admitted(self.inner.call(request), stamp),
+            (_, Err(limited)) => QuotaFuture::limited(limited),
+        }
+    }
+}
+
+impl Shared {
+    /// Takes `request`'s share of its budget at `now`, counting and logging a refusal: the
+    /// request back, with the fields to stamp on its response or the refusal to answer it
+    /// with. In shadow mode a refusal is only reported and put in the request's extensions,
+    /// and the request admitted. Inlined, so that the request is not copied in and out.
+    #[inline]
+    pub(crate) fn take<B>(
+        &self,
+        mut request: Request<B>,
+        now: Duration,
+    ) -> (Request<B>, Result<Option<Stamp>, Limited>) {
         // A global limit leaves the request where it is: moving an `http::Request` in and out
         // of a helper copied it twice, a third of the layer's own cost.
-        let taken = match &shared.table {
-            Table::Global(budget) => budget.take(now, shared.headers, shared.policy),
+        let taken = match &self.table {
+            Table::Global(budget) => budget.take(now, self.headers, self.policy),
             Table::Keyed(table) => {
                 let (head, body) = request.into_parts();
-                let taken = table.take(&head, now, shared.headers);
+                let taken = table.take(&head, now, self.headers);
                 request = Request::from_parts(head, body);
                 taken
             }
         };
-        match taken {
-            Ok(headroom) => {
-                shared.meter.admitted();
-                QuotaFuture::admitted(self.inner.call(request), headroom)
+        let taken = match taken {
+            Ok(stamp) => {
+                self.meter.admitted();
+                Ok(stamp)
             }
             Err(limited) => {
-                shared.meter.refused(0);
+                self.meter.refused(0);
                 tracing::debug!(
                     name = limited.policy(),
-                    outcome = shared.meter.refusal(),
+                    outcome = self.meter.refusal(),
                     quota = limited.quota(),
                     window = ?limited.window(),
                     retry_after = ?limited.retry_after(),
                     "rate limit refused a request"
                 );
-                match shared.meter.mode() {
-                    Mode::Enforce => QuotaFuture::limited(limited),
+                match self.meter.mode() {
+                    Mode::Enforce => Err(limited),
                     // Nothing was taken; the handler can read what would have refused it.
                     Mode::Shadow => {
                         request.extensions_mut().insert(limited);
-                        QuotaFuture::admitted(self.inner.call(request), None)
+                        Ok(None)
                     }
                 }
             }
-        }
+        };
+        (request, taken)
+    }
+
+    /// The clock the budgets read.
+    #[cfg(feature = "axum")]
+    pub(crate) fn clock(&self) -> &crate::Clock {
+        &self.settings.knobs.clock
     }
 }
 
@@ -145,7 +171,7 @@ impl<S: fmt::Debug> fmt::Debug for QuotaService<S> {
 }
 
 /// What every service of one [`QuotaLayer`](super::QuotaLayer) shares.
-pub(super) struct Shared {
+pub(crate) struct Shared {
     settings: Settings,
     table: Table,
     meter: Meter,
@@ -221,7 +247,7 @@ impl Shared {
 
     /// Registers the limit's metrics, if they are not yet: when its layer makes a service,
     /// its policy name final.
-    pub(super) fn register(&self) {
+    pub(crate) fn register(&self) {
         self.meter.register();
     }
 

@@ -106,8 +106,8 @@ use ironward_tokio::Knobs;
 /// # }
 /// ```
 pub struct ShedLayer<C = ShedFailures, Q = Criticality> {
-    shared: Arc<Shared<C>>,
-    criticality: Q,
+    pub(crate) shared: Arc<Shared<C>>,
+    pub(crate) criticality: Q,
 }
 
 impl ShedLayer {

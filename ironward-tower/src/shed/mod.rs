@@ -52,7 +52,10 @@ mod error;
 mod future;
 mod layer;
 mod service;
-mod shared;
+pub(crate) mod shared;
+
+#[cfg(feature = "axum")]
+pub(crate) use future::Flight;
 
 pub use error::ShedRefused;
 pub use future::ShedFuture;

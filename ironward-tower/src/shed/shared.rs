@@ -6,6 +6,7 @@ use crate::{Classify, Cpu, Mode};
 use ironward::{Criticality, Shed, ShedReason};
 use ironward_tokio::Knobs;
 use ironward_tokio::{SharedShedder, ShedTicket};
+use std::time::Duration;
 use tower::BoxError;
 
 /// What every clone of one service shares: the shedder, its sources, its classifier and the
@@ -16,7 +17,7 @@ pub(crate) struct Shared<C> {
     knobs: Knobs,
     cpu: Cpu,
     classify: C,
-    pub(super) meter: Meter,
+    pub(crate) meter: Meter,
     in_flight: Level,
 }
 
@@ -54,9 +55,17 @@ impl<C> Shared<C> {
     /// request's response time. The count in flight the gauge is set to is read just after
     /// the decision, and only when a recorder reads the gauge.
     pub(super) fn check(&self, criticality: Criticality) -> Result<ShedTicket, ShedReason> {
-        let decision = self
-            .shedder
-            .check_as(self.knobs.clock.now(), self.cpu.read(), criticality);
+        self.check_at(self.knobs.clock.now(), criticality)
+    }
+
+    /// [`check`](Self::check) on a reading of the shedder's [`clock`](Self::clock) the
+    /// caller took, which a server stack shares among its pieces.
+    pub(crate) fn check_at(
+        &self,
+        now: Duration,
+        criticality: Criticality,
+    ) -> Result<ShedTicket, ShedReason> {
+        let decision = self.shedder.check_as(now, self.cpu.read(), criticality);
         if Level::is_read() {
             self.in_flight.set(self.shedder.flying() as f64);
         }
@@ -65,7 +74,7 @@ impl<C> Shared<C> {
 
     /// Reports a refusal (or, in shadow mode, a would-be refusal): the counter for its heat (or
     /// the floor) and a debug event with the numbers that decided it.
-    pub(super) fn refused(&self, reason: &ShedReason) {
+    pub(crate) fn refused(&self, reason: &ShedReason) {
         // Below the floor whatever the heat; else the core refused while hot: overloaded, or
         // else cooling.
         let index = if reason.criticality < reason.floor {
@@ -95,12 +104,31 @@ impl<C> Shared<C> {
     where
         C: Classify<Res>,
     {
+        self.settle_at(ticket, result, || self.knobs.clock.now());
+    }
+
+    /// [`settle`](Self::settle), a pass reading `now` for the end of its response time: a
+    /// server stack shares that reading among its pieces.
+    pub(crate) fn settle_at<Res>(
+        &self,
+        ticket: ShedTicket,
+        result: &Result<Res, BoxError>,
+        now: impl FnOnce() -> Duration,
+    ) where
+        C: Classify<Res>,
+    {
         if self.classify.is_failure(result) {
             self.abandon(ticket);
         } else {
-            self.shedder.pass(ticket, self.knobs.clock.now());
+            self.shedder.pass(ticket, now());
             self.landed();
         }
+    }
+
+    /// The clock the shedder reads.
+    #[cfg(feature = "axum")]
+    pub(crate) fn clock(&self) -> &crate::Clock {
+        &self.knobs.clock
     }
 
     /// Lands the request behind `ticket` as a failure: out of flight, no response time.

@@ -102,6 +102,21 @@ impl Seen {
         }
     }
 
+    /// Every counter named `metric`, with its labels, sorted: what two runs compare.
+    pub(crate) fn counters(&self, metric: &str) -> Vec<(Labels, u64)> {
+        let mut counters: Vec<_> = self
+            .0
+            .iter()
+            .filter(|(name, _, _)| name == metric)
+            .filter_map(|(_, labels, value)| match value {
+                DebugValue::Counter(count) => Some((labels.clone(), *count)),
+                _ => None,
+            })
+            .collect();
+        counters.sort();
+        counters
+    }
+
     pub(crate) fn admitted(&self, piece: &str, name: &str) -> u64 {
         self.requests(&[("piece", piece), ("name", name), ("outcome", "admitted")])
     }

@@ -8,6 +8,10 @@
 //! - [`limiter`]: the adaptive concurrency limit, its queue and criticality.
 //! - [`wire`]: each refusal's HTTP response.
 //!
+//! In what order a server's layers go, and why, is said once, in
+//! [`protect`](crate::protect#the-order), whose [`ProtectLayer`](crate::ProtectLayer) puts
+//! them in it (with the `axum` feature).
+//!
 //! The core's own guide, `ironward::_guide`, says how each policy decides.
 
 pub mod clocks;

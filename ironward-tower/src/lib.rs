@@ -13,6 +13,7 @@
 //! | [`gate`] | [`GateLayer`] | [`ironward::Gate`]: a concurrency limit that never queues | [`GateFull`] | 503 |
 //! | [`limiter`] | [`LimiterLayer`] (server or client side) | [`ironward::Limiter`]: an adaptive concurrency limit that follows latency, admitting by criticality, with an optional bounded [`Queue`] | [`LimiterRefused`] | 503 |
 //! | [`deadline`] | [`DeadlineLayer`] | [`ironward::Deadline`]: a per-request budget | [`DeadlineExceeded`] | 504 |
+//! | [`protect`] | [`ProtectLayer`] (server side, `axum`) | the shedder, the rate limit, the limiter or the gate, and the deadline, each optional, in [one order](protect#the-order) | none: answered itself | each piece's |
 //! | [`retry`] | [`HttpRetryLayer`] (client side) | [`ironward::http_retry::Run`]: RFC 9110 retries within a time budget, each attempt under a timeout, an optional [`ironward::Budget`] | [`GaveUp`] when no response; a response carries [`Retried`] | honours `Retry-After` |
 //!
 //! The layers share four more modules: [`classify`], which results count as failures for the
@@ -30,28 +31,30 @@
 //! `reason()`, the core's own, or a [`Limited`]'s quota and wait): the `Box` is a refusal's
 //! one allocation, and nothing is formatted until it is displayed. [`http::status_for`]
 //! and [`http::response_for`] map them to their conventional responses, and with the `axum`
-//! feature `ironward_tower::axum::handle_error` does it in one line:
+//! feature `ironward_tower::axum::handle_error` does it in one line. On an axum server,
+//! [`ProtectLayer`] takes the server-side layers as one layer that answers its refusals with
+//! that same function, decides every piece on one clock reading, and puts them in
+//! [the order](protect#the-order) whose reasons its docs give:
 //!
 //! ```
 //! # #[cfg(feature = "axum")] {
 //! use std::time::Duration;
-//! use axum::{Router, body::Body, error_handling::HandleErrorLayer, routing::get};
+//! use axum::{Router, body::Body, routing::get};
 //! use http::{Request, StatusCode};
 //! use ironward::SHED;
-//! use ironward_tower::{Cpu, CpuSampler, DeadlineLayer, GateLayer, Quota};
+//! use ironward_tower::{Cpu, CpuSampler, DeadlineLayer, GateLayer, ProtectLayer, Quota};
 //! use ironward_tower::{QuotaLayer, ShedLayer};
-//! use tower::{ServiceBuilder, ServiceExt};
+//! use tower::ServiceExt;
 //!
 //! # #[tokio::main(flavor = "current_thread")]
 //! # async fn main() {
 //! let cpu = CpuSampler::new();
 //! let app: Router = Router::new().route("/", get(|| async { "hello" })).layer(
-//!     ServiceBuilder::new()
-//!         .layer(HandleErrorLayer::new(ironward_tower::axum::handle_error))
-//!         .layer(ShedLayer::new(SHED, Cpu::from(&cpu)))
-//!         .layer(QuotaLayer::by_peer(Quota::bucket(10.0, 20.0), 10_000))
-//!         .layer(GateLayer::new(256))
-//!         .layer(DeadlineLayer::new(Duration::from_secs(2))),
+//!     ProtectLayer::new()
+//!         .shed(ShedLayer::new(SHED, Cpu::from(&cpu)))
+//!         .quota(QuotaLayer::by_peer(Quota::bucket(10.0, 20.0), 10_000))
+//!         .gate(GateLayer::new(256))
+//!         .deadline(DeadlineLayer::new(Duration::from_secs(2))),
 //! );
 //! let response = app.oneshot(Request::new(Body::empty())).await.unwrap();
 //! assert_eq!(response.status(), StatusCode::OK);
@@ -61,7 +64,8 @@
 //!
 //! # Features
 //!
-//! - `axum` (off by default): [`axum::handle_error`], each refusal's response in an axum app.
+//! - `axum` (off by default): [`axum::handle_error`], each refusal's response in an axum app,
+//!   and [`ProtectLayer`], the server stack as one layer.
 //! - `metrics` (off by default): every refusing layer and [`HttpRetryLayer`] count their
 //!   decisions through the [`metrics`](https://docs.rs/metrics) facade ([`_guide::metrics`]).
 //!

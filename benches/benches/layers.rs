@@ -251,10 +251,7 @@ fn overhead(c: &mut Criterion) {
 
 fn main() {
     // Entered, never run: see the module docs.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("a tokio runtime");
+    let runtime = common::timer();
     let _context = runtime.enter();
     let mut c = common::criterion();
     rate_limit(&mut c);

@@ -148,10 +148,7 @@ fn main() {
     let tally: &'static Tally = Box::leak(Box::default());
     metrics::set_global_recorder(tally).expect("the first recorder of the process");
     // Entered, never run: see the module docs.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("a tokio runtime");
+    let runtime = common::timer();
     let _context = runtime.enter();
 
     let mut c = common::criterion();

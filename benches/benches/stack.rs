@@ -117,10 +117,7 @@ fn stack(c: &mut Criterion) {
 
 fn main() {
     // Entered, never run: see `layers.rs`.
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .build()
-        .expect("a tokio runtime");
+    let runtime = common::timer();
     let _context = runtime.enter();
     let mut c = common::criterion();
     stack(&mut c);

@@ -32,6 +32,16 @@ pub(crate) fn criterion() -> Criterion {
         .configure_from_args()
 }
 
+/// A tokio current-thread runtime with its timer, to be entered (never run) for a whole
+/// bench: a deadline's or tower's `Timeout`'s `Sleep` needs the timer in the thread's context,
+/// and none of them is ever due within a run.
+pub(crate) fn timer() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .expect("a tokio runtime")
+}
+
 /// A group whose throughput is one decision (or one request) an element.
 pub(crate) fn group<'a>(c: &'a mut Criterion, name: &str) -> BenchmarkGroup<'a, WallTime> {
     let mut g = c.benchmark_group(name);

@@ -19,7 +19,8 @@ use http::{Request, StatusCode};
 use ironward::limit::{AIMD, Aimd, Algorithm};
 use ironward::{ADAPTIVE, Adaptive, SHED};
 use ironward_tower::{
-    Clock, Cpu, DeadlineLayer, GateLayer, LimiterLayer, ProtectLayer, Quota, QuotaLayer, ShedLayer,
+    Clock, Cpu, DeadlineLayer, GateLayer, Limited, LimiterLayer, ProtectLayer, Quota, QuotaLayer,
+    ShedLayer,
 };
 use tower::{Layer, Service, ServiceExt, service_fn};
 
@@ -130,6 +131,38 @@ async fn a_quota_refusal_is_a_429_with_retry_after_and_the_ratelimit_fields_over
     );
     assert!(headers.contains_key("ratelimit-policy"), "{headers:?}");
     assert!(refused.text().await.unwrap().contains("rate limit"));
+}
+
+#[tokio::test]
+async fn a_quota_by_peer_keys_each_client_address_over_http() {
+    let quota = QuotaLayer::by_peer(Quota::bucket(1.0, 1.0), 16);
+    let server = Server::start(app().layer(ProtectLayer::new().quota(quota.clone()))).await;
+    let client = client();
+    let statuses = [
+        client.get(server.url("/")).send().await.unwrap().status(),
+        client.get(server.url("/")).send().await.unwrap().status(),
+    ];
+    assert_eq!(statuses.map(|s| s.as_u16()), [200, 429]);
+    // One budget, the loopback client's, shared with the layer the stack was given.
+    assert_eq!(quota.keys(), 1);
+}
+
+#[tokio::test]
+async fn a_shadow_quota_admits_and_tells_the_handler_what_would_have_refused() {
+    let quota = QuotaLayer::new(Quota::bucket(1.0, 1.0)).with_mode(ironward_tower::Mode::Shadow);
+    let app = Router::new()
+        .route(
+            "/",
+            get(|request: Request<Body>| async move {
+                request.extensions().get::<Limited>().is_some().to_string()
+            }),
+        )
+        .layer(ProtectLayer::new().quota(quota));
+    let first = app.clone().oneshot(get_("/")).await.unwrap();
+    assert_eq!(text(first).await, "false");
+    let second = app.oneshot(get_("/")).await.unwrap();
+    assert_eq!(second.status(), StatusCode::OK);
+    assert_eq!(text(second).await, "true");
 }
 
 #[tokio::test]

@@ -1,4 +1,4 @@
-//! The example server's application: every ironward layer around its routes, a client-side
+//! The example server's application: the server layers as one `ProtectLayer` around its routes, a client-side
 //! breaker around the backend one route calls, and `/metrics` beside them.
 //!
 //! `main.rs` runs it with the real CPU sampler and the defaults below; the end-to-end metrics
@@ -9,7 +9,6 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use axum::error_handling::HandleErrorLayer;
 use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
@@ -18,12 +17,12 @@ use axum::{Extension, Router};
 use ironward::{SHED, SRE, Shed};
 use ironward_tower::http::{Format, Problem};
 use ironward_tower::{
-    AnyError, BreakerLayer, BreakerService, ClientAddr, Cpu, DeadlineLayer, GateLayer, Quota,
-    QuotaLayer, RequestDeadline, ShedLayer,
+    AnyError, BreakerLayer, BreakerService, ClientAddr, Cpu, DeadlineLayer, GateLayer,
+    ProtectLayer, Quota, QuotaLayer, RequestDeadline, ShedLayer,
 };
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tower::util::BoxCloneSyncService;
-use tower::{BoxError, Layer, Service, ServiceBuilder, ServiceExt, service_fn};
+use tower::{BoxError, Layer, Service, ServiceExt, service_fn};
 
 /// What the app is built from: the CPU reading its shedder sees, and each layer's policy.
 pub(crate) struct Config {
@@ -112,22 +111,22 @@ pub(crate) fn app(config: Config, metrics: PrometheusHandle) -> (Router, Layers)
         shed: ShedLayer::new(config.shed, config.cpu),
         gate: GateLayer::new(config.gate),
     };
-    let server = ServiceBuilder::new()
-        // Each typed refusal becomes its response: 503, 429 or 504, with a body naming the
-        // piece that refused (problem details for a client that prefers JSON).
-        .layer(HandleErrorLayer::new(ironward_tower::axum::handle_error))
+    // One layer, in the order `ironward_tower::protect` gives; each refusal is answered with
+    // its response: 503, 429 or 504, with a body naming the piece that refused (problem
+    // details for a client that prefers JSON).
+    let server = ProtectLayer::new()
         // Shed load only while the CPU is hot and more is in flight than the server can carry.
-        .layer(layers.shed.clone())
+        .shed(layers.shed.clone())
         // A budget per client address, told on every response how much of it is left.
-        .layer(
+        .quota(
             QuotaLayer::by_client(config.rate, 10_000, config.client)
                 .with_name("client")
                 .with_headers(true),
         )
         // At most so many requests at once; one more is answered at once, never queued.
-        .layer(layers.gate.clone())
+        .gate(layers.gate.clone())
         // A time budget per request; a handler sees what is left in its extensions.
-        .layer(DeadlineLayer::new(config.deadline));
+        .deadline(DeadlineLayer::new(config.deadline));
 
     let router = Router::new()
         .route("/hello", get(|| async { "hello\n" }))

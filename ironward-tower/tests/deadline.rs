@@ -1,5 +1,6 @@
 //! `DeadlineLayer`: a per-request time budget, under paused tokio time and over real TCP.
 
+#[cfg(feature = "axum")]
 use crate::common;
 
 use std::future::pending;

@@ -1,5 +1,6 @@
 //! `GateLayer`: a concurrency limit that refuses at once, over real TCP.
 
+#[cfg(feature = "axum")]
 use crate::common;
 
 #[cfg(feature = "axum")]

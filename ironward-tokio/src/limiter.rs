@@ -186,6 +186,25 @@ impl SharedLimiter {
     /// [`admit`](Self::admit) with the reading `now` of the limiter's [`clock`](Self::clock)
     /// the caller already took: a server stack that decides several pieces on one request
     /// reads the clock once for them all.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward::{ADAPTIVE, Criticality, Settle};
+    /// use ironward_tokio::{Admission, Clock, SharedLimiter};
+    ///
+    /// let (clock, hand) = Clock::manual(Duration::ZERO);
+    /// let limiter = SharedLimiter::new(ADAPTIVE, clock.clone());
+    /// let now = clock.now(); // read once, and shared with the other pieces
+    /// let Admission::Admitted(permit) = limiter.admit_at(now, Criticality::Critical) else {
+    ///     panic!("room")
+    /// };
+    /// assert_eq!(permit.start(), now);
+    /// hand.advance(Duration::from_millis(30));
+    /// permit.settle_at(Settle::Success, clock.now());
+    /// assert_eq!(limiter.flying(), 0);
+    /// ```
     pub fn admit_at(&self, now: Duration, criticality: Criticality) -> Admission {
         let mut wake = Vec::new();
         let admission = {

@@ -33,7 +33,8 @@
 //! and [`http::response_for`] map them to their conventional responses, and with the `axum`
 //! feature `ironward_tower::axum::handle_error` does it in one line. On an axum server,
 //! [`ProtectLayer`] takes the server-side layers as one layer that answers its refusals with
-//! that same function, decides every piece on one clock reading, and puts them in
+//! that same function, decides the shedder, the rate limit and the limiter on one clock
+//! reading, runs each request in one future, and puts them in
 //! [the order](protect#the-order) whose reasons its docs give:
 //!
 //! ```

@@ -21,8 +21,8 @@ use crate::{
 /// alone (`ShedLayer::new(..).with_criticality(..)`, `QuotaLayer::by_client(..)`, ...), and
 /// shares that layer's state: a [`tuner`](ShedLayer::tuner) taken from it retunes the stack,
 /// and its metrics are the ones it would report alone. The stack decides nothing of its own:
-/// each piece decides with its layer's code, on one reading of the clock
-/// ([`super`] says which).
+/// each piece decides with its layer's code, the shedder, the rate limit and the limiter on
+/// one reading of the clock ([`super`] says which).
 ///
 /// `SC` and `SQ` are the shedder's classifier and criticality source, `LC` and `LQ` the
 /// limiter's: the types of the layers given, their defaults when none is.

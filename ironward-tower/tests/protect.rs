@@ -277,6 +277,19 @@ async fn call_reads_the_clock_once_for_shed_quota_and_limiter() {
     assert_eq!(response.status(), StatusCode::OK);
     // One more as the call ends, shared by the shedder's pass and the limiter's sample.
     assert_eq!(reads.load(Ordering::Relaxed) - before, 2);
+
+    // The same three layers stacked one by one read it five times: each decision, the
+    // limiter's sample and the shedder's pass.
+    let mut by_hand = tower::ServiceBuilder::new()
+        .layer(ShedLayer::new(SHED, Cpu::fixed(0)).with_clock(clock.clone()))
+        .layer(QuotaLayer::new(Quota::bucket(10.0, 10.0)).with_clock(clock.clone()))
+        .layer(LimiterLayer::new(limit_of(4)).with_clock(clock.clone()))
+        .service(service_fn(|_: Request<Body>| async {
+            Ok::<_, Infallible>(Response::new(Body::from("ok")))
+        }));
+    let before = reads.load(Ordering::Relaxed);
+    by_hand.call(get_("/")).await.unwrap();
+    assert_eq!(reads.load(Ordering::Relaxed) - before, 5);
 }
 
 #[tokio::test]

@@ -1,7 +1,8 @@
 //! The cost of one request through a whole server stack: ironward-tower's `ProtectLayer`
-//! (shed, quota, gate, deadline as one layer, one future, one clock reading), the same four
-//! ironward layers stacked one by one behind axum's `HandleErrorLayer` (what an axum app
-//! wrote before the stack), and tower's `LoadShed + RateLimit + ConcurrencyLimit + Timeout`.
+//! (`ironward/<case>`: shed, quota, gate, deadline as one layer, one future, one clock
+//! reading), the same four ironward layers stacked one by one behind axum's
+//! `HandleErrorLayer` (`layers/<case>`: what an axum app wrote before the stack), and tower's
+//! `LoadShed + RateLimit + ConcurrencyLimit + Timeout` (`tower/<case>`).
 //!
 //! Driven by hand as `layers.rs` drives its rows (`poll_ready`, `call`, one poll, a no-op
 //! waker, a tokio runtime entered for the deadline's timer and never run). The inner service
@@ -72,7 +73,7 @@ fn stack(c: &mut Criterion) {
         ("allowed", 1_000_000, StatusCode::OK),
         ("refused", 0, StatusCode::SERVICE_UNAVAILABLE),
     ] {
-        g.bench_function(format!("ironward/protect_{case}"), |b| {
+        g.bench_function(format!("ironward/{case}"), |b| {
             let (shed, quota, gate, deadline) = pieces(gate);
             let layer = ProtectLayer::new()
                 .shed(shed)
@@ -84,7 +85,7 @@ fn stack(c: &mut Criterion) {
             b.iter(|| send(&mut service));
             assert_eq!(send(&mut service), Some(status));
         });
-        g.bench_function(format!("ironward/layers_{case}"), |b| {
+        g.bench_function(format!("layers/{case}"), |b| {
             let (shed, quota, gate, deadline) = pieces(gate);
             let mut service = ServiceBuilder::new()
                 .layer(HandleErrorLayer::new(ironward_tower::axum::handle_error))
@@ -99,7 +100,7 @@ fn stack(c: &mut Criterion) {
         });
     }
     for (case, limit) in [("allowed", usize::MAX >> 4), ("refused", 0)] {
-        g.bench_function(format!("tower/stack_{case}"), |b| {
+        g.bench_function(format!("tower/{case}"), |b| {
             let mut service = ServiceBuilder::new()
                 .layer(LoadShedLayer::new())
                 .layer(RateLimitLayer::new(u64::MAX, Duration::from_secs(3600)))

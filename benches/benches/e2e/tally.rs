@@ -1,0 +1,198 @@
+//! What a run's outcomes add up to: rates, percentiles, counts and the quota's promise; and
+//! the JSON `scripts/bench` renders.
+
+use std::io;
+use std::path::Path;
+use std::time::Duration;
+
+use serde_json::{Value, json};
+
+use crate::load::Outcome;
+
+/// A per-peer quota, as both limiters are configured with it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Quota {
+    /// A second, per peer.
+    pub(crate) rate: f64,
+    /// Admitted at once from a fresh peer.
+    pub(crate) burst: u32,
+}
+
+impl Quota {
+    /// The most a peer may be admitted over `span` from its first request:
+    /// `burst + ⌊rate · span⌋` (see the target's documentation).
+    pub(crate) fn promise(self, span: Duration) -> u64 {
+        // Far below 2^53: the product is exact enough, and the cast a plain floor.
+        u64::from(self.burst) + (self.rate * span.as_secs_f64()).floor() as u64
+    }
+}
+
+/// One variant's run, summed up.
+#[derive(Clone, Debug)]
+pub(crate) struct Summary {
+    pub(crate) name: &'static str,
+    /// Requests sent.
+    pub(crate) sent: usize,
+    /// Requests answered, whatever the status.
+    pub(crate) completed: usize,
+    /// Answered `200`.
+    pub(crate) admitted: usize,
+    /// Answered `429`.
+    pub(crate) refused: usize,
+    /// Answered another status, failed or timed out.
+    pub(crate) other: usize,
+    /// Sent a second over the run's schedule: the offered load as it was kept.
+    pub(crate) offered_rps: f64,
+    /// Answered a second, from the run's start to its last response.
+    pub(crate) completed_rps: f64,
+    /// Percentiles of every answered request's latency.
+    pub(crate) p50: Duration,
+    pub(crate) p99: Duration,
+    /// The 99th percentile of how late a request's task started against its due time.
+    pub(crate) lag_p99: Duration,
+    /// The quota's promise summed over the peers: `None` without a limiter.
+    pub(crate) promise: Option<u64>,
+}
+
+impl Summary {
+    /// `admitted` as a percentage of the promise.
+    pub(crate) fn of_promise(&self) -> Option<f64> {
+        self.promise
+            .map(|promise| 100.0 * self.admitted as f64 / promise as f64)
+    }
+
+    /// One line for the terminal.
+    pub(crate) fn line(&self) -> String {
+        let promise = match (self.promise, self.of_promise()) {
+            (Some(promise), Some(share)) => format!(", promise {promise} ({share:.2} %)"),
+            _ => String::new(),
+        };
+        format!(
+            "e2e/{:<15} {:>8.0} req/s offered {:>8.0} completed  p50 {:>7.1} µs  p99 {:>8.1} µs  \
+             lag p99 {:>7.1} µs  200: {}  429: {}  other: {}{promise}",
+            self.name,
+            self.offered_rps,
+            self.completed_rps,
+            micros(self.p50),
+            micros(self.p99),
+            micros(self.lag_p99),
+            self.admitted,
+            self.refused,
+            self.other,
+        )
+    }
+
+    fn to_json(&self) -> Value {
+        json!({
+            "name": self.name,
+            "sent": self.sent,
+            "completed": self.completed,
+            "admitted": self.admitted,
+            "refused": self.refused,
+            "other": self.other,
+            "offered_rps": self.offered_rps,
+            "completed_rps": self.completed_rps,
+            "p50_us": micros(self.p50),
+            "p99_us": micros(self.p99),
+            "lag_p99_us": micros(self.lag_p99),
+            "promise": self.promise,
+            "admitted_of_promise_pct": self.of_promise(),
+        })
+    }
+}
+
+fn micros(duration: Duration) -> f64 {
+    duration.as_secs_f64() * 1e6
+}
+
+/// The `p`-th quantile (0 < p ≤ 1) of `sorted` by nearest rank; zero when it is empty.
+fn quantile(sorted: &[Duration], p: f64) -> Duration {
+    let rank = (p * sorted.len() as f64).ceil() as usize;
+    sorted
+        .get(rank.saturating_sub(1))
+        .copied()
+        .unwrap_or_default()
+}
+
+/// Sums up a variant's `outcomes`, holding its `200`s to `quota`'s promise if it has one.
+pub(crate) fn summarize(name: &'static str, outcomes: &[Outcome], quota: Option<Quota>) -> Summary {
+    let answered: Vec<&Outcome> = outcomes.iter().filter(|o| o.status.is_some()).collect();
+    let count = |status: u16| outcomes.iter().filter(|o| o.status == Some(status)).count();
+    let (admitted, refused) = (count(200), count(429));
+    let mut latencies: Vec<Duration> = answered.iter().map(|o| o.latency).collect();
+    latencies.sort_unstable();
+    let mut lags: Vec<Duration> = outcomes.iter().map(|o| o.lag).collect();
+    lags.sort_unstable();
+    let first = outcomes.iter().map(|o| o.sent).min().unwrap_or_default();
+    let last_sent = outcomes.iter().map(|o| o.sent).max().unwrap_or_default();
+    let last_answer = answered
+        .iter()
+        .map(|o| o.sent + o.latency)
+        .max()
+        .unwrap_or_default();
+    let per_second = |n: usize, over: Duration| {
+        if over.is_zero() {
+            0.0
+        } else {
+            n as f64 / over.as_secs_f64()
+        }
+    };
+    Summary {
+        name,
+        sent: outcomes.len(),
+        completed: answered.len(),
+        admitted,
+        refused,
+        other: outcomes.len() - admitted - refused,
+        offered_rps: per_second(outcomes.len(), last_sent - first),
+        completed_rps: per_second(answered.len(), last_answer),
+        p50: quantile(&latencies, 0.50),
+        p99: quantile(&latencies, 0.99),
+        lag_p99: quantile(&lags, 0.99),
+        promise: quota.map(|quota| promise(outcomes, quota)),
+    }
+}
+
+/// The quota's promise summed over the clients, each over the span of its own sends.
+fn promise(outcomes: &[Outcome], quota: Quota) -> u64 {
+    let clients = outcomes.iter().map(|o| o.client + 1).max().unwrap_or(0);
+    (0..clients)
+        .filter_map(|client| {
+            let sends = outcomes
+                .iter()
+                .filter(|o| o.client == client)
+                .map(|o| o.sent);
+            let first = sends.clone().min()?;
+            Some(quota.promise(sends.max()? - first))
+        })
+        .sum()
+}
+
+/// How a run was set up, written beside its summaries.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Setup {
+    pub(crate) clients: u32,
+    pub(crate) offered: f64,
+    pub(crate) rate: f64,
+    pub(crate) burst: u32,
+    pub(crate) run: Duration,
+    pub(crate) cores: usize,
+}
+
+/// Writes `setup` and `summaries` to `path` as JSON, its directory made if need be.
+pub(crate) fn write(path: &Path, setup: &Setup, summaries: &[Summary]) -> io::Result<()> {
+    let document = json!({
+        "clients": setup.clients,
+        "offered_per_client": setup.offered,
+        "quota_rate": setup.rate,
+        "quota_burst": setup.burst,
+        "run_seconds": setup.run.as_secs_f64(),
+        "cores": setup.cores,
+        "variants": summaries.iter().map(Summary::to_json).collect::<Vec<_>>(),
+    });
+    if let Some(dir) = path.parent() {
+        std::fs::create_dir_all(dir)?;
+    }
+    let text = serde_json::to_string_pretty(&document).map_err(io::Error::other)?;
+    std::fs::write(path, text + "\n")
+}

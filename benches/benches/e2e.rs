@@ -70,9 +70,13 @@ const BURST: u32 = 100;
 /// evicted (which would hand it a fresh budget) and the promise holds as stated.
 const MAX_KEYS: usize = 10_000;
 
-/// How long each variant is offered load: a full run, `--quick`, and `cargo test`'s smoke
-/// check (no `--bench`), which writes nothing.
-const RUN: Duration = Duration::from_secs(5);
+/// Rounds of a full run, and how long each variant is offered load in each: the variants
+/// take turns, each round starting one further along, so that a spell of load from elsewhere
+/// on the machine falls on one round of each rather than on one variant (see [`tally`]).
+const ROUNDS: usize = 3;
+const RUN: Duration = Duration::from_secs(3);
+
+/// `--quick` and `cargo test`'s smoke check (no `--bench`, nothing written): one round each.
 const QUICK: Duration = Duration::from_secs(1);
 const SMOKE: Duration = Duration::from_millis(300);
 
@@ -195,12 +199,12 @@ impl Args {
             })
     }
 
-    /// How long each variant runs.
-    fn run(&self) -> Duration {
+    /// How many rounds, and how long each variant runs in each.
+    fn rounds(&self) -> (usize, Duration) {
         match (self.bench, self.quick) {
-            (false, _) => SMOKE,
-            (true, true) => QUICK,
-            (true, false) => RUN,
+            (false, _) => (1, SMOKE),
+            (true, true) => (1, QUICK),
+            (true, false) => (ROUNDS, RUN),
         }
     }
 }
@@ -284,25 +288,33 @@ fn main() {
     if variants.is_empty() {
         return;
     }
-    let run = args.run();
+    let (rounds, run) = args.rounds();
     println!(
-        "e2e: {CLIENTS} peers offering {OFFERED} req/s each for {run:?} a variant, a quota of \
-         {RATE}/s and a burst of {BURST} a peer; the server (2 workers) and the generator \
-         (1 thread) share this machine's {} cores",
+        "e2e: {CLIENTS} peers offering {OFFERED} req/s each for {run:?} a variant and round, \
+         {rounds} round(s), a quota of {RATE}/s and a burst of {BURST} a peer; the server \
+         (2 workers) and the generator (1 thread) share this machine's {} cores",
         std::thread::available_parallelism().map_or(0, usize::from),
     );
-    let summaries: Vec<Summary> = variants
-        .iter()
-        .map(|&variant| {
-            let summary = measure(variant, run);
-            println!("{}", summary.line());
-            summary
-        })
-        .collect();
+    let mut runs: Vec<Vec<Summary>> = vec![Vec::new(); variants.len()];
+    for round in 0..rounds {
+        for turn in 0..variants.len() {
+            let index = (round + turn) % variants.len();
+            let summary = measure(variants[index], run);
+            println!("round {}: {}", round + 1, summary.line());
+            runs[index].push(summary);
+        }
+    }
+    let summaries: Vec<tally::Combined> = runs.into_iter().map(tally::Combined::new).collect();
+    if rounds > 1 {
+        for summary in &summaries {
+            println!("median: {}", summary.median.line());
+        }
+    }
     if !args.bench {
         // `cargo test`: the generator ran and every variant answered; nothing is kept.
         for summary in &summaries {
-            assert!(summary.completed > 0, "{}: no response", summary.name);
+            let median = &summary.median;
+            assert!(median.completed > 0, "{}: no response", median.name);
         }
         return;
     }
@@ -312,6 +324,7 @@ fn main() {
         offered: OFFERED,
         rate: RATE,
         burst: BURST,
+        rounds,
         run,
         cores: std::thread::available_parallelism().map_or(0, usize::from),
     };

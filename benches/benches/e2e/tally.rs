@@ -1,6 +1,13 @@
-//! What a run's outcomes add up to: rates, percentiles, counts and the quota's promise; and
-//! the JSON `scripts/bench` renders.
+//! What a run's outcomes add up to: rates, percentiles, counts and the quota's promise; the
+//! rounds of a variant combined; and the JSON `scripts/bench` renders.
+//!
+//! A variant's rounds combine as counts summed (the promise too, so that the share of it
+//! admitted is over every round) and rates and percentiles as their median over the rounds:
+//! on this shared machine a burst of load from elsewhere starves the generator now and then,
+//! and the median keeps one starved round from standing for the variant, where pooling the
+//! rounds' latencies would hand it the 99th percentile.
 
+use std::cmp::Ordering;
 use std::io;
 use std::path::Path;
 use std::time::Duration;
@@ -168,6 +175,53 @@ fn promise(outcomes: &[Outcome], quota: Quota) -> u64 {
         .sum()
 }
 
+/// A variant's rounds, and their medians and sums.
+#[derive(Clone, Debug)]
+pub(crate) struct Combined {
+    /// Counts and the promise summed over the rounds; rates and percentiles their medians.
+    pub(crate) median: Summary,
+    pub(crate) rounds: Vec<Summary>,
+}
+
+impl Combined {
+    /// Combines `rounds`, at least one, all of one variant.
+    pub(crate) fn new(rounds: Vec<Summary>) -> Self {
+        let first = rounds.first().expect("at least one round");
+        let sum = |count: fn(&Summary) -> usize| rounds.iter().map(count).sum();
+        let rate = |of: fn(&Summary) -> f64| median(rounds.iter().map(of));
+        let time = |of: fn(&Summary) -> Duration| median(rounds.iter().map(of));
+        let median = Summary {
+            name: first.name,
+            sent: sum(|s| s.sent),
+            completed: sum(|s| s.completed),
+            admitted: sum(|s| s.admitted),
+            refused: sum(|s| s.refused),
+            other: sum(|s| s.other),
+            offered_rps: rate(|s| s.offered_rps),
+            completed_rps: rate(|s| s.completed_rps),
+            p50: time(|s| s.p50),
+            p99: time(|s| s.p99),
+            lag_p99: time(|s| s.lag_p99),
+            promise: rounds.iter().map(|s| s.promise).sum(),
+        };
+        Self { median, rounds }
+    }
+
+    fn to_json(&self) -> Value {
+        let mut value = self.median.to_json();
+        value["rounds"] = self.rounds.iter().map(Summary::to_json).collect();
+        value
+    }
+}
+
+/// The middle of `values` (the upper of the two middle ones of an even count), which are
+/// never NaN.
+fn median<T: PartialOrd + Copy>(values: impl Iterator<Item = T>) -> T {
+    let mut sorted: Vec<T> = values.collect();
+    sorted.sort_by(|a, b| a.partial_cmp(b).unwrap_or(Ordering::Equal));
+    sorted[sorted.len() / 2]
+}
+
 /// How a run was set up, written beside its summaries.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Setup {
@@ -175,20 +229,22 @@ pub(crate) struct Setup {
     pub(crate) offered: f64,
     pub(crate) rate: f64,
     pub(crate) burst: u32,
+    pub(crate) rounds: usize,
     pub(crate) run: Duration,
     pub(crate) cores: usize,
 }
 
 /// Writes `setup` and `summaries` to `path` as JSON, its directory made if need be.
-pub(crate) fn write(path: &Path, setup: &Setup, summaries: &[Summary]) -> io::Result<()> {
+pub(crate) fn write(path: &Path, setup: &Setup, summaries: &[Combined]) -> io::Result<()> {
     let document = json!({
         "clients": setup.clients,
         "offered_per_client": setup.offered,
         "quota_rate": setup.rate,
         "quota_burst": setup.burst,
+        "rounds": setup.rounds,
         "run_seconds": setup.run.as_secs_f64(),
         "cores": setup.cores,
-        "variants": summaries.iter().map(Summary::to_json).collect::<Vec<_>>(),
+        "variants": summaries.iter().map(Combined::to_json).collect::<Vec<_>>(),
     });
     if let Some(dir) = path.parent() {
         std::fs::create_dir_all(dir)?;

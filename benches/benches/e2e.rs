@@ -27,6 +27,12 @@
 //! its last request was on the wire: that is the promise each run's admitted count is held to
 //! ([`tally`]), with `T` the span of the peer's sends.
 //!
+//! **What is measured**, each round ([`tally`]): the rate offered and the rate answered,
+//! the 50th and 99th percentiles of latency, the `200`s and `429`s against the promise, and
+//! the server's CPU time per request ([`server_cpu`]). At an offered load below what the
+//! machine sustains, every variant answers what it is offered, and the server's CPU time per
+//! request is where the cost of a limiter shows.
+//!
 //! **The machine.** The server's runtime has two workers and the generator one thread, on a
 //! machine of two cores that the server and the generator share: the figures are of the
 //! whole loop, each side slowing the other, and say how the three variants compare on the
@@ -214,12 +220,15 @@ fn source(i: u8) -> IpAddr {
     IpAddr::V4(Ipv4Addr::new(127, 0, 0, 2 + i))
 }
 
+/// The name of the server's threads, by which [`server_cpu`] finds them.
+const SERVER_THREAD: &str = "e2e-server";
+
 /// Serves `variant`'s app on a free loopback port on a runtime of its own, two workers, and
 /// runs the load against it from this thread; the server and its runtime are gone after.
 fn measure(variant: Variant, run: Duration) -> Summary {
     let server = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
-        .thread_name("e2e-server")
+        .thread_name(SERVER_THREAD)
         .enable_all()
         .build()
         .expect("the server's runtime");
@@ -248,8 +257,15 @@ fn measure(variant: Variant, run: Duration) -> Summary {
         offered: OFFERED,
         run,
     };
+    let before = server_cpu();
     let outcomes = generator.block_on(load::run(&plan));
+    let after = server_cpu();
     server.shutdown_timeout(Duration::from_secs(1));
+    // The warm-up's requests are in the server's time as well as the run's.
+    let served = u32::try_from(outcomes.len() + load::WARM_UP).unwrap_or(u32::MAX);
+    let cpu = before
+        .zip(after)
+        .map(|(before, after)| after.saturating_sub(before) / served.max(1));
     tally::summarize(
         variant.name(),
         &outcomes,
@@ -257,7 +273,32 @@ fn measure(variant: Variant, run: Duration) -> Summary {
             rate: RATE,
             burst: BURST,
         }),
+        cpu,
     )
+}
+
+/// The time the server's threads have run on a CPU so far, summed, from each thread's
+/// `/proc/self/task/<tid>/schedstat` (nanoseconds on the CPU, exact where `stat`'s ticks are
+/// 10 ms); `None` where there is no such file. The server's CPU time per request is what
+/// sets the rate a server alone could sustain: on a machine it shares with the generator, it
+/// is the one figure of the server's own cost that the generator's does not blur. Threads of
+/// an earlier variant's runtime that linger idle add nothing between two readings.
+fn server_cpu() -> Option<Duration> {
+    let mut total = Duration::ZERO;
+    for task in std::fs::read_dir("/proc/self/task").ok()? {
+        let path = task.ok()?.path();
+        // A thread that ended since the listing has no files left: it is not the server's.
+        let Ok(name) = std::fs::read_to_string(path.join("comm")) else {
+            continue;
+        };
+        if name.trim_end() != SERVER_THREAD {
+            continue;
+        }
+        let stat = std::fs::read_to_string(path.join("schedstat")).ok()?;
+        let nanos: u64 = stat.split_whitespace().next()?.parse().ok()?;
+        total += Duration::from_nanos(nanos);
+    }
+    Some(total)
 }
 
 /// Cargo's target directory: `CARGO_TARGET_DIR`, or the ancestor of this executable that

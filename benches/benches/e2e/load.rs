@@ -27,7 +27,7 @@ use tokio::task::JoinSet;
 use tokio::time::Instant;
 
 /// Requests the warm-up sends, one after another, before the clock starts.
-const WARM_UP: usize = 200;
+pub(crate) const WARM_UP: usize = 200;
 
 /// The longest a request may take before it counts as failed, so a stuck run still ends.
 const TIMEOUT: Duration = Duration::from_secs(5);

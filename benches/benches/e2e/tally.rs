@@ -57,6 +57,8 @@ pub(crate) struct Summary {
     pub(crate) p99: Duration,
     /// The 99th percentile of how late a request's task started against its due time.
     pub(crate) lag_p99: Duration,
+    /// The server's threads' CPU time per request served, where the system tells it.
+    pub(crate) server_cpu: Option<Duration>,
     /// The quota's promise summed over the peers: `None` without a limiter.
     pub(crate) promise: Option<u64>,
 }
@@ -74,9 +76,10 @@ impl Summary {
             (Some(promise), Some(share)) => format!(", promise {promise} ({share:.2} %)"),
             _ => String::new(),
         };
+        let cpu = self.server_cpu.map_or(0.0, micros);
         format!(
-            "e2e/{:<15} {:>8.0} req/s offered {:>8.0} completed  p50 {:>7.1} µs  p99 {:>8.1} µs  \
-             lag p99 {:>7.1} µs  200: {}  429: {}  other: {}{promise}",
+            "e2e/{:<15} {:>5.0} req/s offered {:>5.0} completed  p50 {:>6.0} µs  p99 {:>7.0} µs  \
+             lag p99 {:>6.0} µs  server {cpu:.1} µs CPU/req  200: {}  429: {}  other: {}{promise}",
             self.name,
             self.offered_rps,
             self.completed_rps,
@@ -102,6 +105,7 @@ impl Summary {
             "p50_us": micros(self.p50),
             "p99_us": micros(self.p99),
             "lag_p99_us": micros(self.lag_p99),
+            "server_cpu_us_per_request": self.server_cpu.map(micros),
             "promise": self.promise,
             "admitted_of_promise_pct": self.of_promise(),
         })
@@ -121,8 +125,14 @@ fn quantile(sorted: &[Duration], p: f64) -> Duration {
         .unwrap_or_default()
 }
 
-/// Sums up a variant's `outcomes`, holding its `200`s to `quota`'s promise if it has one.
-pub(crate) fn summarize(name: &'static str, outcomes: &[Outcome], quota: Option<Quota>) -> Summary {
+/// Sums up a variant's `outcomes`, holding its `200`s to `quota`'s promise if it has one;
+/// `server_cpu` is the server's CPU time per request, measured beside them.
+pub(crate) fn summarize(
+    name: &'static str,
+    outcomes: &[Outcome],
+    quota: Option<Quota>,
+    server_cpu: Option<Duration>,
+) -> Summary {
     let answered: Vec<&Outcome> = outcomes.iter().filter(|o| o.status.is_some()).collect();
     let count = |status: u16| outcomes.iter().filter(|o| o.status == Some(status)).count();
     let (admitted, refused) = (count(200), count(429));
@@ -156,6 +166,7 @@ pub(crate) fn summarize(name: &'static str, outcomes: &[Outcome], quota: Option<
         p50: quantile(&latencies, 0.50),
         p99: quantile(&latencies, 0.99),
         lag_p99: quantile(&lags, 0.99),
+        server_cpu,
         promise: quota.map(|quota| promise(outcomes, quota)),
     }
 }
@@ -202,6 +213,11 @@ impl Combined {
             p50: time(|s| s.p50),
             p99: time(|s| s.p99),
             lag_p99: time(|s| s.lag_p99),
+            server_cpu: rounds
+                .iter()
+                .map(|s| s.server_cpu)
+                .collect::<Option<Vec<_>>>()
+                .map(|cpu| median(cpu.into_iter())),
             promise: rounds.iter().map(|s| s.promise).sum(),
         };
         Self { median, rounds }

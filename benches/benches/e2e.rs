@@ -23,9 +23,9 @@
 //! Both promise the same thing to a peer whose first request arrives at 0: at most
 //! `BURST + ⌊RATE · T⌋` admitted by time `T` (the bucket's full burst, then a token each
 //! `1 / RATE`; GCRA's `n`-th admission needs `T ≥ (n − BURST) / RATE`). A peer that asks ten
-//! times as often as that is admitted exactly that many, give or take the token refilled while
-//! its last request was on the wire: that is the promise each run's admitted count is held to
-//! ([`tally`]), with `T` the span of the peer's sends.
+//! times as often as that is admitted that many, give or take the token it had not yet asked
+//! for when its last request arrived: that is the promise each run's admitted count is held to
+//! ([`tally`]), with `T` the span of the peer's arrivals at the server ([`arrivals`]).
 //!
 //! **What is measured**, each round ([`tally`]): the rate offered and the rate answered,
 //! the 50th and 99th percentiles of latency, the `200`s and `429`s against the promise, and
@@ -40,6 +40,8 @@
 //!
 //! Writes `e2e/e2e.json` under cargo's target directory, which `scripts/bench` renders.
 
+#[path = "e2e/arrivals.rs"]
+mod arrivals;
 #[path = "e2e/load.rs"]
 mod load;
 #[path = "e2e/tally.rs"]
@@ -57,6 +59,7 @@ use tokio::net::TcpListener;
 use tower_governor::GovernorLayer;
 use tower_governor::governor::GovernorConfigBuilder;
 
+use crate::arrivals::Arrivals;
 use crate::tally::Summary;
 
 /// Clients, each on its own source address: each its own peer, so its own quota.
@@ -236,7 +239,9 @@ fn measure(variant: Variant, run: Duration) -> Summary {
         .block_on(TcpListener::bind("127.0.0.1:0"))
         .expect("bind 127.0.0.1:0");
     let addr = listener.local_addr().expect("the server's address");
-    let app = variant.app();
+    let sources: Vec<IpAddr> = (0..CLIENTS).map(source).collect();
+    let arrivals = Arrivals::new(&sources);
+    let app = arrivals.around(variant.app());
     server.spawn(async move {
         axum::serve(
             listener,
@@ -249,7 +254,6 @@ fn measure(variant: Variant, run: Duration) -> Summary {
         .enable_all()
         .build()
         .expect("the generator's runtime");
-    let sources: Vec<IpAddr> = (0..CLIENTS).map(source).collect();
     let plan = load::Plan {
         target: addr,
         sources: &sources,
@@ -266,15 +270,12 @@ fn measure(variant: Variant, run: Duration) -> Summary {
     let cpu = before
         .zip(after)
         .map(|(before, after)| after.saturating_sub(before) / served.max(1));
-    tally::summarize(
-        variant.name(),
-        &outcomes,
-        variant.limits().then_some(tally::Quota {
-            rate: RATE,
-            burst: BURST,
-        }),
-        cpu,
-    )
+    let quota = tally::Quota {
+        rate: RATE,
+        burst: BURST,
+    };
+    let promise = variant.limits().then(|| quota.promised(&arrivals.spans()));
+    tally::summarize(variant.name(), &outcomes, promise, cpu)
 }
 
 /// The time the server's threads have run on a CPU so far, summed, from each thread's

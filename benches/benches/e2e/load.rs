@@ -52,8 +52,6 @@ pub(crate) struct Plan<'a> {
 /// What became of one request.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Outcome {
-    /// The client that sent it, an index into [`Plan::sources`].
-    pub(crate) client: usize,
     /// When its task started, from the start of the run.
     pub(crate) sent: Duration,
     /// How long after its due time its task started.
@@ -109,7 +107,7 @@ pub(crate) async fn run(plan: &Plan<'_>) -> Vec<Outcome> {
             interval,
             end,
         };
-        clients.spawn(offer(i, client(from), uri.clone(), schedule));
+        clients.spawn(offer(client(from), uri.clone(), schedule));
     }
     let mut outcomes = Vec::new();
     while let Some(sent) = clients.join_next().await {
@@ -128,10 +126,9 @@ struct Schedule {
     end: Instant,
 }
 
-/// Client `i`'s requests, one at each due time of `schedule`, each in a task of its own; what
+/// A client's requests, one at each due time of `schedule`, each in a task of its own; what
 /// became of each.
 async fn offer(
-    i: usize,
     client: Client<HttpConnector, Empty<Bytes>>,
     uri: Uri,
     schedule: Schedule,
@@ -150,7 +147,6 @@ async fn offer(
             let begun = Instant::now();
             let status = send(&client, uri).await;
             Outcome {
-                client: i,
                 sent: begun - schedule.start,
                 lag: begun - due,
                 latency: begun.elapsed(),

@@ -32,6 +32,12 @@ impl Quota {
         // Far below 2^53: the product is exact enough, and the cast a plain floor.
         u64::from(self.burst) + (self.rate * span.as_secs_f64()).floor() as u64
     }
+
+    /// The promise summed over the peers, each over its own `spans` entry (a peer with
+    /// `None`, none of whose requests arrived, was promised nothing it could take).
+    pub(crate) fn promised(self, spans: &[Option<Duration>]) -> u64 {
+        spans.iter().flatten().map(|&span| self.promise(span)).sum()
+    }
 }
 
 /// One variant's run, summed up.
@@ -125,12 +131,12 @@ fn quantile(sorted: &[Duration], p: f64) -> Duration {
         .unwrap_or_default()
 }
 
-/// Sums up a variant's `outcomes`, holding its `200`s to `quota`'s promise if it has one;
-/// `server_cpu` is the server's CPU time per request, measured beside them.
+/// Sums up a variant's `outcomes`, beside the quota's `promise` (`None` without a limiter)
+/// and the server's CPU time per request, both measured on the server's side.
 pub(crate) fn summarize(
     name: &'static str,
     outcomes: &[Outcome],
-    quota: Option<Quota>,
+    promise: Option<u64>,
     server_cpu: Option<Duration>,
 ) -> Summary {
     let answered: Vec<&Outcome> = outcomes.iter().filter(|o| o.status.is_some()).collect();
@@ -167,23 +173,8 @@ pub(crate) fn summarize(
         p99: quantile(&latencies, 0.99),
         lag_p99: quantile(&lags, 0.99),
         server_cpu,
-        promise: quota.map(|quota| promise(outcomes, quota)),
+        promise,
     }
-}
-
-/// The quota's promise summed over the clients, each over the span of its own sends.
-fn promise(outcomes: &[Outcome], quota: Quota) -> u64 {
-    let clients = outcomes.iter().map(|o| o.client + 1).max().unwrap_or(0);
-    (0..clients)
-        .filter_map(|client| {
-            let sends = outcomes
-                .iter()
-                .filter(|o| o.client == client)
-                .map(|o| o.sent);
-            let first = sends.clone().min()?;
-            Some(quota.promise(sends.max()? - first))
-        })
-        .sum()
 }
 
 /// A variant's rounds, and their medians and sums.

@@ -143,16 +143,28 @@ impl Variant {
 /// `--list`. criterion's options that take a value are skipped with it.
 struct Args {
     bench: bool,
+    /// criterion's test mode, asked for outright: run once, keep nothing.
+    test: bool,
     quick: bool,
     list: bool,
     exact: bool,
-    filters: Vec<String>,
+    filters: Vec<Filter>,
+}
+
+/// One filter: the text, for `--exact`, and the regular expression criterion would read.
+struct Filter {
+    text: String,
+    regex: Regex,
 }
 
 impl Args {
     /// criterion's options whose value is the next argument, not a filter.
-    const VALUED: [&'static str; 14] = [
+    const VALUED: [&'static str; 19] = [
+        "-c",
+        "--color",
+        "-s",
         "--save-baseline",
+        "-b",
         "--baseline",
         "--baseline-lenient",
         "--load-baseline",
@@ -166,11 +178,13 @@ impl Args {
         "--profile-time",
         "--plotting-backend",
         "--output-format",
+        "--format",
     ];
 
     fn parse() -> Self {
         let mut args = Self {
             bench: false,
+            test: false,
             quick: false,
             list: false,
             exact: false,
@@ -180,17 +194,26 @@ impl Args {
         while let Some(arg) = given.next() {
             match arg.as_str() {
                 "--bench" => args.bench = true,
+                "--test" => args.test = true,
                 "--quick" => args.quick = true,
                 "--list" => args.list = true,
                 "--exact" => args.exact = true,
-                "--color" | "-c" => {
-                    given.next();
-                }
                 valued if Self::VALUED.contains(&valued) => {
                     given.next();
                 }
                 flag if flag.starts_with('-') => {}
-                filter => args.filters.push(filter.to_owned()),
+                filter => match Regex::new(filter) {
+                    Ok(regex) => args.filters.push(Filter {
+                        text: filter.to_owned(),
+                        regex,
+                    }),
+                    Err(error) => {
+                        eprintln!(
+                            "e2e: the filter {filter:?} is not a regular expression: {error}"
+                        );
+                        std::process::exit(2);
+                    }
+                },
             }
         }
         args
@@ -201,16 +224,22 @@ impl Args {
         self.filters.is_empty()
             || self.filters.iter().any(|filter| {
                 if self.exact {
-                    filter == id
+                    filter.text == id
                 } else {
-                    Regex::new(filter).is_ok_and(|regex| regex.is_match(id))
+                    filter.regex.is_match(id)
                 }
             })
     }
 
+    /// Whether this is a run to keep, not criterion's test mode (`--test`, or `cargo test`,
+    /// which passes no `--bench`).
+    fn measures(&self) -> bool {
+        self.bench && !self.test
+    }
+
     /// How many rounds, and how long each variant runs in each.
     fn rounds(&self) -> (usize, Duration) {
-        match (self.bench, self.quick) {
+        match (self.measures(), self.quick) {
             (false, _) => (1, SMOKE),
             (true, true) => (1, QUICK),
             (true, false) => (ROUNDS, RUN),
@@ -352,7 +381,7 @@ fn main() {
             println!("median: {}", summary.median.line());
         }
     }
-    if !args.bench {
+    if !args.measures() {
         // `cargo test`: the generator ran and every variant answered; nothing is kept.
         for summary in &summaries {
             let median = &summary.median;

@@ -377,3 +377,89 @@ async fn each_reload_is_counted_applied_or_refused() {
     let counted = |outcome| seen.counter("ironward.config.reloads", &[("outcome", outcome)]);
     assert_eq!((counted("applied"), counted("refused")), (2, 2));
 }
+
+/// Polls `done` every few milliseconds until it holds, for at most [`WAIT`].
+async fn eventually(mut done: impl FnMut() -> bool) -> bool {
+    let deadline = tokio::time::Instant::now() + WAIT;
+    while tokio::time::Instant::now() < deadline {
+        if done() {
+            return true;
+        }
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    done()
+}
+
+#[tokio::test]
+async fn a_watched_file_is_reloaded_when_it_changes_and_a_bad_one_is_refused() {
+    let dir = std::env::temp_dir().join(format!("ironward-watch-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    let path = dir.join("ironward.toml");
+    std::fs::write(&path, window(3)).unwrap();
+    let protection = Protection::builder()
+        .clock(still())
+        .build(ironward_tower::config::Config::from_file(&path).unwrap());
+    let (server, client) = serve(&protection).await;
+    // A zero interval is read as the shortest there is, not a panic.
+    let watch = protection.watch(&path, Duration::ZERO);
+    assert_eq!(admitted(&server, &client, 4).await, 3);
+
+    std::fs::write(&path, window(5)).unwrap();
+    let quota = |protection: &Protection| {
+        protection.current().routes["/quota"]
+            .quota
+            .clone()
+            .unwrap()
+            .limit
+    };
+    assert!(
+        eventually(
+            || quota(&protection) == ironward_tower::Quota::sliding(5, Duration::from_secs(3600))
+        )
+        .await
+    );
+    assert_eq!(admitted(&server, &client, 4).await, 2);
+
+    // A file that is no configuration: refused, and the quota of 5 stays.
+    std::fs::write(
+        &path,
+        "[routes.\"/quota\".quota]\nkind = \"sliding\"\nquota = -1\n",
+    )
+    .unwrap();
+    // The next good file is applied: the bad one was seen and passed over in between, or
+    // never seen; either way the window of 5 held until then.
+    assert_eq!(admitted(&server, &client, 2).await, 0);
+    std::fs::write(&path, window(7)).unwrap();
+    assert!(
+        eventually(
+            || quota(&protection) == ironward_tower::Quota::sliding(7, Duration::from_secs(3600))
+        )
+        .await
+    );
+    assert_eq!(admitted(&server, &client, 4).await, 2);
+    drop(watch);
+    std::fs::remove_dir_all(&dir).unwrap();
+}
+
+#[tokio::test]
+async fn routes_without_a_quota_share_the_servers_budget_and_a_routes_own_is_apart() {
+    let text = format!(
+        "[server.quota]\nkind = \"sliding\"\nquota = 2\nwindow = \"1h\"\n{}",
+        window(1)
+    );
+    let config = ironward_tower::config::Config::from_toml(&text).unwrap();
+    let protection = Protection::builder().clock(still()).build(config);
+    let (server, client) = serve(&protection).await;
+    let status = |path: &'static str| {
+        let request = client.get(server.url(path));
+        async move { request.send().await.unwrap().status().as_u16() }
+    };
+    // `/` and `/gated` draw on the server's two; `/quota` on its own one.
+    assert_eq!(
+        [status("/").await, status("/gated").await, status("/").await],
+        [200, 200, 429]
+    );
+    assert_eq!([status("/quota").await, status("/quota").await], [200, 429]);
+    // A path no route matches runs the server's stack too: its budget is spent.
+    assert_eq!(status("/nowhere").await, 429);
+}

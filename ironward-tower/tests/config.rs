@@ -280,6 +280,24 @@ fn a_field_the_quotas_kind_does_not_read_is_refused() {
 }
 
 #[test]
+fn a_queue_of_negative_or_crossed_factors_is_refused() {
+    let err = error("[server]\nlimiter = {}\nqueue = { initial = -1.0 }\n");
+    at(
+        &err,
+        "server.queue.initial",
+        3,
+        21,
+        "-1 is no multiple of the limit",
+    );
+    let err = error("[server]\nlimiter = {}\nqueue = { initial = 3.0, max = 2.0 }\n");
+    assert!(
+        err.message()
+            .contains("`initial` (3) is over its `max` (2)"),
+        "{err}"
+    );
+}
+
+#[test]
 fn a_route_is_named_by_its_path() {
     let err = error("[routes.api]\ngate = 1\n");
     assert!(err.message().contains("does not start with `/`"), "{err}");

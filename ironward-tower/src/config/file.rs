@@ -7,7 +7,7 @@ use std::time::Duration;
 use ironward::{Adaptive, Shed};
 use serde::{Deserialize, Serialize, Serializer};
 
-use super::value::{Count, Humane};
+use super::value::{Count, Factor, Humane};
 use crate::Queue;
 
 use super::quota::QuotaConfig;
@@ -122,6 +122,15 @@ impl TryFrom<RawStack> for Stack {
                     .into(),
             );
         }
+        if let Some(queue) = &raw.queue
+            && queue.initial.0 > queue.max.0
+        {
+            return Err(format!(
+                "the queue's `initial` ({}) is over its `max` ({}): no call would be turned \
+                 away gradually; give `max` at least `initial`",
+                queue.initial.0, queue.max.0
+            ));
+        }
         Ok(Self {
             shed: raw.shed,
             quota: raw.quota,
@@ -164,31 +173,6 @@ impl From<RawQueue> for Queue {
             max: raw.max.0,
             wait: raw.wait,
         }
-    }
-}
-
-/// A multiple of the limit: finite and not negative.
-#[derive(Clone, Copy, Serialize, Deserialize)]
-#[serde(try_from = "f64", into = "f64")]
-struct Factor(f64);
-
-impl TryFrom<f64> for Factor {
-    type Error = String;
-
-    fn try_from(factor: f64) -> Result<Self, String> {
-        if factor.is_finite() && factor >= 0.0 {
-            Ok(Self(factor))
-        } else {
-            Err(format!(
-                "{factor} is no multiple of the limit: expected a number 0 or more"
-            ))
-        }
-    }
-}
-
-impl From<Factor> for f64 {
-    fn from(factor: Factor) -> Self {
-        factor.0
     }
 }
 

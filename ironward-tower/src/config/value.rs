@@ -54,57 +54,51 @@ impl From<Keys> for u64 {
     }
 }
 
-/// A token bucket's rate, tokens a second: finite and over 0 (a bucket of rate 0 never
-/// refills, which no configuration means).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "f64", into = "f64")]
-pub(super) struct Rate(pub(super) f64);
+/// A newtype of `f64` read only when the value is finite and `$ok` holds of it, with the
+/// error `"{value} is no $what: expected $expected"`: one rule for every number of a file.
+macro_rules! checked_float {
+    ($(#[$doc:meta])* $name:ident, $what:literal, $expected:literal, |$v:ident| $ok:expr) => {
+        $(#[$doc])*
+        #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+        #[serde(try_from = "f64", into = "f64")]
+        pub(super) struct $name(pub(super) f64);
 
-impl TryFrom<f64> for Rate {
-    type Error = String;
+        impl TryFrom<f64> for $name {
+            type Error = String;
 
-    fn try_from(rate: f64) -> Result<Self, String> {
-        if rate.is_finite() && rate > 0.0 {
-            Ok(Self(rate))
-        } else {
-            Err(format!(
-                "{rate} is no rate: expected a finite number of tokens a second over 0"
-            ))
+            fn try_from($v: f64) -> Result<Self, String> {
+                if $v.is_finite() && $ok {
+                    Ok(Self($v))
+                } else {
+                    Err(format!(concat!("{} is no ", $what, ": expected ", $expected), $v))
+                }
+            }
         }
-    }
-}
 
-impl From<Rate> for f64 {
-    fn from(rate: Rate) -> Self {
-        rate.0
-    }
-}
-
-/// A token bucket's burst: finite and at least 1 (a bucket that cannot hold one token
-/// refuses every request).
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(try_from = "f64", into = "f64")]
-pub(super) struct Burst(pub(super) f64);
-
-impl TryFrom<f64> for Burst {
-    type Error = String;
-
-    fn try_from(burst: f64) -> Result<Self, String> {
-        if burst.is_finite() && burst >= 1.0 {
-            Ok(Self(burst))
-        } else {
-            Err(format!(
-                "{burst} is no burst: expected a finite number of tokens, 1 or more"
-            ))
+        impl From<$name> for f64 {
+            fn from(value: $name) -> Self {
+                value.0
+            }
         }
-    }
+    };
 }
 
-impl From<Burst> for f64 {
-    fn from(burst: Burst) -> Self {
-        burst.0
-    }
-}
+checked_float!(
+    /// A token bucket's rate, tokens a second: finite and over 0 (a bucket of rate 0 never
+    /// refills, which no configuration means).
+    Rate, "rate", "a finite number of tokens a second over 0", |rate| rate > 0.0
+);
+
+checked_float!(
+    /// A token bucket's burst: finite and at least 1 (a bucket that cannot hold one token
+    /// refuses every request).
+    Burst, "burst", "a finite number of tokens, 1 or more", |burst| burst >= 1.0
+);
+
+checked_float!(
+    /// A limiter queue's length as a multiple of the limit: finite and not negative.
+    Factor, "multiple of the limit", "a number 0 or more", |factor| factor >= 0.0
+);
 
 /// A duration written as a humane string (`"100ms"`, `"1m30s"`), as the core's policy
 /// records write theirs ([`ironward::humane`]).

@@ -76,7 +76,8 @@
 //! concurrency limit); a piece it leaves out is the server's own, shared: the server's
 //! rate limit counts the route's requests in the same budgets as every other route's, while
 //! a route's own quota has budgets of its own. A request no route matched runs the server's
-//! stack.
+//! stack. The pieces report their metrics and events under the name `server`, a route's own
+//! under its path.
 //!
 //! # Reloads
 //!

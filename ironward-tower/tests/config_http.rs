@@ -463,3 +463,84 @@ async fn routes_without_a_quota_share_the_servers_budget_and_a_routes_own_is_apa
     // A path no route matches runs the server's stack too: its budget is spent.
     assert_eq!(status("/nowhere").await, 429);
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_reload_retunes_the_gate_and_the_deadline_of_a_running_stack() {
+    use axum::body::Body;
+    use http::Request;
+    use tower::ServiceExt;
+
+    let text = "[server]\ngate = 1\ndeadline = \"2m\"\n";
+    let protection = Protection::from_toml(text).unwrap();
+    let (tx, _rx) = mpsc::unbounded_channel();
+    let release = Arc::new(Notify::new());
+    let router = app(tx, Arc::clone(&release)).layer(protection.layer());
+    let get = |path: &str, hold: bool| {
+        let mut request = Request::get(path);
+        if hold {
+            request = request.header("x-hold", "1");
+        }
+        request.body(Body::empty()).unwrap()
+    };
+    // One request inside the gate of 1: the next is refused.
+    let mut held = Box::pin(router.clone().oneshot(get("/", true)));
+    assert!(futures_poll(&mut held).is_none());
+    assert_eq!(
+        router
+            .clone()
+            .oneshot(get("/", false))
+            .await
+            .unwrap()
+            .status(),
+        503
+    );
+    // A gate of 2: the one inside stays, and one more gets in.
+    protection
+        .reload_str(&text.replace("gate = 1", "gate = 2"))
+        .unwrap();
+    assert_eq!(
+        router
+            .clone()
+            .oneshot(get("/", false))
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    release.notify_waiters();
+    assert_eq!(held.await.unwrap().status(), 200);
+
+    // The minute-long handler fits the two minutes; after a reload to one second, it is cut.
+    assert_eq!(
+        router
+            .clone()
+            .oneshot(get("/slow", false))
+            .await
+            .unwrap()
+            .status(),
+        200
+    );
+    protection
+        .reload_str(&text.replace("\"2m\"", "\"1s\""))
+        .unwrap();
+    let start = tokio::time::Instant::now();
+    assert_eq!(
+        router
+            .clone()
+            .oneshot(get("/slow", false))
+            .await
+            .unwrap()
+            .status(),
+        504
+    );
+    assert_eq!(start.elapsed(), Duration::from_secs(1));
+}
+
+/// Polls `future` once with a no-op waker: its output, if it is ready.
+fn futures_poll<F: std::future::Future + Unpin>(future: &mut F) -> Option<F::Output> {
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    match std::pin::Pin::new(future).poll(&mut cx) {
+        std::task::Poll::Ready(output) => Some(output),
+        std::task::Poll::Pending => None,
+    }
+}

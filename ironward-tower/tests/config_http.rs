@@ -72,6 +72,11 @@ fn app(entered: mpsc::UnboundedSender<()>, release: Arc<Notify>) -> Router {
         )
 }
 
+/// The value of the response's header `name`, as text.
+fn field<'a>(response: &'a reqwest::Response, name: &str) -> &'a str {
+    response.headers()[name].to_str().unwrap()
+}
+
 /// Waits for one held request to have got in.
 async fn entered(rx: &mut mpsc::UnboundedReceiver<()>) {
     tokio::time::timeout(WAIT, rx.recv())
@@ -97,18 +102,13 @@ async fn every_piece_from_one_file_refuses_with_its_status_body_and_headers() {
     for left in ["1", "0"] {
         let ok = get("/quota").send().await.unwrap();
         assert_eq!(ok.status(), 200);
-        let fields = ok.headers()["ratelimit"].to_str().unwrap().to_owned();
+        let fields = field(&ok, "ratelimit");
         assert!(fields.contains(&format!("r={left}")), "{fields}");
     }
     let limited = get("/quota").send().await.unwrap();
     assert_eq!(limited.status(), 429);
     assert_eq!(limited.headers()["retry-after"], "1");
-    assert!(
-        limited.headers()["ratelimit-policy"]
-            .to_str()
-            .unwrap()
-            .contains("\"/quota\"")
-    );
+    assert!(field(&limited, "ratelimit-policy").contains("\"/quota\""));
     assert!(limited.text().await.unwrap().contains("rate limit"));
     // The other routes have no rate limit: the route's own budget is its own.
     assert_eq!(get("/").send().await.unwrap().status(), 200);
@@ -134,12 +134,7 @@ async fn every_piece_from_one_file_refuses_with_its_status_body_and_headers() {
     entered(&mut rx).await;
     let full = get("/gated").send().await.unwrap();
     assert_eq!(full.status(), 503);
-    assert!(
-        full.headers()["content-type"]
-            .to_str()
-            .unwrap()
-            .starts_with("text/plain")
-    );
+    assert!(field(&full, "content-type").starts_with("text/plain"));
     assert!(full.text().await.unwrap().contains("gate"));
 
     // The deadline: the route's 200 ms cut a handler of a minute.
@@ -485,55 +480,39 @@ async fn a_reload_retunes_the_gate_and_the_deadline_of_a_running_stack() {
     // One request inside the gate of 1: the next is refused.
     let mut held = Box::pin(router.clone().oneshot(get("/", true)));
     assert!(futures_poll(&mut held).is_none());
-    assert_eq!(
-        router
-            .clone()
-            .oneshot(get("/", false))
-            .await
-            .unwrap()
-            .status(),
-        503
-    );
+    assert_eq!(status(&router, "/").await, 503);
     // A gate of 2: the one inside stays, and one more gets in.
     protection
         .reload_str(&text.replace("gate = 1", "gate = 2"))
         .unwrap();
-    assert_eq!(
-        router
-            .clone()
-            .oneshot(get("/", false))
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
+    assert_eq!(status(&router, "/").await, 200);
     release.notify_waiters();
     assert_eq!(held.await.unwrap().status(), 200);
 
     // The minute-long handler fits the two minutes; after a reload to one second, it is cut.
-    assert_eq!(
-        router
-            .clone()
-            .oneshot(get("/slow", false))
-            .await
-            .unwrap()
-            .status(),
-        200
-    );
+    assert_eq!(status(&router, "/slow").await, 200);
     protection
         .reload_str(&text.replace("\"2m\"", "\"1s\""))
         .unwrap();
     let start = tokio::time::Instant::now();
-    assert_eq!(
-        router
-            .clone()
-            .oneshot(get("/slow", false))
-            .await
-            .unwrap()
-            .status(),
-        504
-    );
+    assert_eq!(status(&router, "/slow").await, 504);
     assert_eq!(start.elapsed(), Duration::from_secs(1));
+}
+
+/// The status `router` answers a plain GET of `path` with.
+async fn status(router: &Router, path: &str) -> u16 {
+    use tower::ServiceExt;
+
+    let request = http::Request::get(path)
+        .body(axum::body::Body::empty())
+        .unwrap();
+    router
+        .clone()
+        .oneshot(request)
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
 }
 
 /// Polls `future` once with a no-op waker: its output, if it is ready.

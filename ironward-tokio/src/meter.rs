@@ -16,6 +16,7 @@
 //! | `ironward.retry.attempts` | counter | `name`, `kind` (`first`, `retry`, gRPC's `hedge`) | [`Retries`] |
 //! | `ironward.retry.calls` | counter | `name`, `outcome` | [`Retries`] |
 //! | `ironward.retry.wait` | histogram (seconds) | `name` | [`Retries`] |
+//! | `ironward.config.reloads` | counter | `outcome` (`applied`, `refused`) | [`Reloads`] |
 //!
 //! **Registered once, when the name is final.** A handle is registered with the installed
 //! `metrics` recorder the first time it is asked to count (or when
@@ -533,10 +534,12 @@ impl fmt::Debug for Level {
     }
 }
 
+mod reloads;
 mod retries;
 mod states;
 #[cfg(all(test, feature = "metrics"))]
 mod tests;
 
+pub use reloads::Reloads;
 pub use retries::{Retries, Stops};
 pub use states::States;

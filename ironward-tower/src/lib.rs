@@ -67,6 +67,7 @@
 //!
 //! - `axum` (off by default): [`axum::handle_error`], each refusal's response in an axum app,
 //!   and [`ProtectLayer`], the server stack as one layer.
+//! - `config` (off by default, implies `axum`): [`config`], that stack from a TOML file, reloaded live.
 //! - `metrics` (off by default): every refusing layer and [`HttpRetryLayer`] count their
 //!   decisions through the [`metrics`](https://docs.rs/metrics) facade ([`_guide::metrics`]).
 //!
@@ -86,6 +87,9 @@ pub mod _guide;
 pub mod axum;
 pub mod breaker;
 pub mod classify;
+#[cfg(feature = "config")]
+#[cfg_attr(docsrs, doc(cfg(feature = "config")))]
+pub mod config;
 pub mod cpu;
 pub mod criticality;
 pub mod deadline;

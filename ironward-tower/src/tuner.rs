@@ -24,7 +24,9 @@ pub(crate) trait Tune<P>: Send + Sync {
 /// [`GateLayer::tuner`](crate::GateLayer::tuner) (the limit, `u32`),
 /// [`LimiterLayer::tuner`](crate::LimiterLayer::tuner) ([`Adaptive`](ironward::Adaptive)) and
 /// [`LimiterLayer::queue_tuner`](crate::LimiterLayer::queue_tuner) (its
-/// [`Queue`](crate::Queue), `None` for none). The rate limit has a tuner of its own,
+/// [`Queue`](crate::Queue), `None` for none) and
+/// [`DeadlineLayer::tuner`](crate::DeadlineLayer::tuner) (the budget of a
+/// [`tuned`](crate::DeadlineLayer::tuned) layer, a `Duration`). The rate limit has a tuner of its own,
 /// [`QuotaTuner`](crate::QuotaTuner), because its retune can be refused: budgets of
 /// one kind cannot carry their state into another.
 ///

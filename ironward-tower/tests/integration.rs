@@ -21,6 +21,8 @@ static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 pub mod breaker;
 pub mod client_addr;
+pub mod config;
+pub mod config_http;
 pub mod deadline;
 pub mod gate;
 pub mod limiter;

@@ -1,13 +1,13 @@
 //! The example server over real HTTP, each of its layers made to refuse, then `/metrics`
 //! scraped: every counter must equal what the test sent and saw, by piece and reason.
 //!
-//! The app is the example's own (`examples/server/app.rs`), built with a CPU reading the test
-//! sets, a quota per client address that does not refill within the test, a gate of two and a
-//! three-second deadline. Each phase speaks as its own client (`X-Forwarded-For`, one trusted
+//! The app is the example's own (`examples/server/app.rs`), built from a configuration of the
+//! test's own (`CONFIG`) on a CPU reading the test sets: a quota per client address that does
+//! not refill within the test, a gate of two and a three-second deadline. Each phase speaks as its own client (`X-Forwarded-For`, one trusted
 //! proxy), so that no phase spends another's quota, and every request asks for problem
 //! details, whose `piece` member says which layer refused it.
 
-#![cfg(all(feature = "axum", feature = "metrics"))]
+#![cfg(all(feature = "config", feature = "metrics"))]
 
 mod common;
 
@@ -18,8 +18,8 @@ mod app;
 use std::collections::BTreeMap;
 use std::time::{Duration, Instant};
 
-use ironward::{SHED, Shed};
-use ironward_tower::{ClientAddr, Cpu, ProxyHeader, Quota};
+use ironward_tower::Cpu;
+use ironward_tower::config::{Config, Protection};
 use reqwest::StatusCode;
 
 use common::Server;
@@ -92,30 +92,36 @@ fn gauge(scrape: &str, metric: &str, name: &str) -> f64 {
         .expect("a number")
 }
 
+/// The test's configuration: the pieces' names are the server section's, `server`.
+const CONFIG: &str = r#"
+[server]
+gate = 2
+deadline = "3s"
+
+# Every completion sets the average to the count left in flight (beta 0), and a 1 ms
+# assumed response time keeps the capacity at its floor: at 1000 per mille, 0.1 of one call.
+[server.shed]
+beta = 0.0
+latency = "1ms"
+
+# Twenty an hour per client, behind one proxy: nothing refills while the test runs.
+[server.quota]
+kind = "period"
+quota = 20
+period = "1h"
+key = "client"
+proxies = 1
+proxy_header = "x-forwarded-for"
+headers = true
+"#;
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_counter_equals_what_the_clients_sent_and_saw() {
     let metrics = app::install_metrics();
     let (cpu, dial) = Cpu::scripted(0);
-    let config = app::Config {
-        cpu,
-        // Every completion sets the average to the count left in flight (beta 0), and a 1 ms
-        // assumed response time keeps the capacity at its floor: at 1000 ‰, 0.1 of one call.
-        shed: Shed {
-            beta: 0.0,
-            latency: Duration::from_millis(1),
-            ..SHED
-        },
-        // Twenty an hour per client: nothing refills while the test runs.
-        rate: Quota::period(20, Duration::from_secs(3600)),
-        client: ClientAddr {
-            header: ProxyHeader::XForwardedFor,
-            ..ClientAddr::behind(1)
-        },
-        gate: 2,
-        deadline: Duration::from_secs(3),
-        slow: Duration::from_secs(60),
-    };
-    let (router, layers) = app::app(config, metrics);
+    let config = Config::from_toml(CONFIG).unwrap();
+    let protection = Protection::builder().cpu(cpu).build(config);
+    let (router, probe) = app::app(&protection, metrics, Duration::from_secs(60));
     let server = Server::start(router).await;
     let http = common::client();
     let url = |path: &str| server.url(path);
@@ -142,7 +148,7 @@ async fn every_counter_equals_what_the_clients_sent_and_saw() {
         })
         .collect();
     sent += 2;
-    until("both places held", || layers.gate.held() == 2).await;
+    until("both places held", || probe.slow() == 2).await;
     send(http.get(url("/hello")), "10.0.0.2", &mut tally).await;
     sent += 1;
     for task in slow {
@@ -176,7 +182,7 @@ async fn every_counter_equals_what_the_clients_sent_and_saw() {
         })
     };
     sent += 1;
-    until("the slow request in flight", || layers.shed.flying() == 1).await;
+    until("the slow request in flight", || probe.slow() == 1).await;
     let quick = send(http.get(url("/hello")), "10.0.0.4", &mut tally).await;
     assert_eq!(quick, StatusCode::OK);
     sent += 1;
@@ -210,25 +216,25 @@ async fn every_counter_equals_what_the_clients_sent_and_saw() {
     let in_time = gate_admitted - seen("deadline");
     let counted = [
         (
-            ("shed", "default", "refused", Some("overloaded")),
+            ("shed", "server", "refused", Some("overloaded")),
             seen("shed"),
         ),
-        (("shed", "default", "refused", Some("cooling")), 0),
-        (("shed", "default", "admitted", None), shed_admitted),
+        (("shed", "server", "refused", Some("cooling")), 0),
+        (("shed", "server", "admitted", None), shed_admitted),
         (
-            ("rate_limit", "client", "refused", Some("limited")),
+            ("rate_limit", "server", "refused", Some("limited")),
             seen("rate_limit"),
         ),
-        (("rate_limit", "client", "admitted", None), rate_admitted),
-        (("gate", "default", "refused", Some("full")), seen("gate")),
-        (("gate", "default", "admitted", None), gate_admitted),
+        (("rate_limit", "server", "admitted", None), rate_admitted),
+        (("gate", "server", "refused", Some("full")), seen("gate")),
+        (("gate", "server", "admitted", None), gate_admitted),
         // A request cut inside its budget is refused as elapsed; none arrived without one.
         (
-            ("deadline", "default", "refused", Some("elapsed")),
+            ("deadline", "server", "refused", Some("elapsed")),
             seen("deadline"),
         ),
-        (("deadline", "default", "refused", Some("exceeded")), 0),
-        (("deadline", "default", "admitted", None), in_time),
+        (("deadline", "server", "refused", Some("exceeded")), 0),
+        (("deadline", "server", "admitted", None), in_time),
         (
             ("breaker", "backend", "refused", Some("throttled")),
             breaker_refused,
@@ -244,11 +250,11 @@ async fn every_counter_equals_what_the_clients_sent_and_saw() {
         );
     }
     assert_eq!(seen("backend") + breaker_refused, upstream);
-    assert_eq!(gauge(&scrape, "ironward_shed_in_flight", "default"), 0.0);
+    assert_eq!(gauge(&scrape, "ironward_shed_in_flight", "server"), 0.0);
     let ratio = gauge(&scrape, "ironward_breaker_ratio", "backend");
     assert!(ratio > 0.0 && ratio <= 1.0, "{ratio}");
-    // The breaker and the rate limit were renamed after `new`: no series is left under the
-    // name they were made with.
+    // The breaker and the configured pieces were renamed after `new`: no series is left under
+    // the name they were made with.
     let strays: Vec<_> = scrape
         .lines()
         .filter(|line| !line.starts_with('#') && line.contains(r#"name="default""#))
@@ -256,6 +262,7 @@ async fn every_counter_equals_what_the_clients_sent_and_saw() {
             line.starts_with("ironward_breaker_ratio")
                 || line.contains(r#"piece="breaker""#)
                 || line.contains(r#"piece="rate_limit""#)
+                || line.contains(r#"piece="gate""#)
         })
         .collect();
     assert!(strays.is_empty(), "{strays:#?}");

@@ -121,6 +121,26 @@ pub use window::{Outcome, Tally, Total, Window};
 
 pub mod _guide;
 pub mod grpc;
+/// Durations as humane strings for serde, the form every policy record's durations take:
+/// one whole number and its largest exact unit written (`"100ms"`, `"90s"`), and parts such
+/// as `"1m30s"`, `"1.5s"` or `"1h 30m"` read, exactly or not at all (no rounding, no sign,
+/// no overflow). `#[serde(with = "ironward::humane")]` puts the same form on a `Duration`
+/// of your own.
+///
+/// ```
+/// # use core::time::Duration;
+/// #[derive(serde::Deserialize)]
+/// struct Timeout(#[serde(with = "ironward::humane")] Duration);
+///
+/// let Timeout(read) = serde_json::from_str(r#""1m30s""#).unwrap();
+/// assert_eq!(read, Duration::from_secs(90));
+/// assert!(serde_json::from_str::<Timeout>(r#""1.5ns""#).is_err());
+/// ```
+#[cfg(feature = "serde")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+pub mod humane {
+    pub use crate::internal::humane::{deserialize, serialize};
+}
 pub mod http_retry;
 pub mod latency;
 pub mod retry;

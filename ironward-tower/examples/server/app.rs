@@ -1,12 +1,14 @@
-//! The example server's application: the server layers as one `ProtectLayer` around its routes, a client-side
-//! breaker around the backend one route calls, and `/metrics` beside them.
+//! The example server's application: its routes behind the one layer of a
+//! [`Protection`] built from `ironward.toml`, a client-side breaker around the backend one
+//! route calls, and `/metrics` and `/config` beside them.
 //!
-//! `main.rs` runs it with the real CPU sampler and the defaults below; the end-to-end metrics
-//! test (`tests/scrape.rs`) builds the same app with a CPU it sets by hand and smaller limits,
-//! so that it can make each layer refuse and check the scraped counters against what it saw.
+//! `main.rs` runs it on the file beside it, reloaded as it changes; the end-to-end metrics
+//! test (`tests/scrape.rs`) builds the same app from a configuration of its own (smaller
+//! limits, and a CPU it sets by hand), so that it can make each piece refuse and check the
+//! scraped counters against what it saw.
 
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use axum::extract::State;
@@ -14,57 +16,24 @@ use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use axum::{Extension, Router};
-use ironward::{SHED, SRE, Shed};
+use ironward::SRE;
+use ironward_tower::config::Protection;
 use ironward_tower::http::{Format, Problem};
-use ironward_tower::{
-    AnyError, BreakerLayer, BreakerService, ClientAddr, Cpu, DeadlineLayer, GateLayer,
-    ProtectLayer, Quota, QuotaLayer, RequestDeadline, ShedLayer,
-};
+use ironward_tower::{AnyError, BreakerLayer, BreakerService, RequestDeadline};
 use metrics_exporter_prometheus::{PrometheusBuilder, PrometheusHandle};
 use tower::util::BoxCloneSyncService;
 use tower::{BoxError, Layer, Service, ServiceExt, service_fn};
 
-/// What the app is built from: the CPU reading its shedder sees, and each layer's policy.
-pub(crate) struct Config {
-    /// The CPU reading the shedder decides on.
-    pub(crate) cpu: Cpu,
-    /// The shedder's policy.
-    pub(crate) shed: Shed,
-    /// The rate limit each client address gets.
-    pub(crate) rate: Quota,
-    /// How the client's address is read: the TCP peer, or behind how many proxies.
-    pub(crate) client: ClientAddr,
-    /// The most requests in flight at once.
-    pub(crate) gate: u32,
-    /// Each request's time budget.
-    pub(crate) deadline: Duration,
-    /// How long `/slow` takes: longer than the deadline, so that it is cut.
-    pub(crate) slow: Duration,
-}
+/// The requests inside `/slow`'s handler now: past every piece that could refuse them, for a
+/// caller that waits for them to be in flight (the test does).
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Probe(Arc<AtomicUsize>);
 
-impl Config {
-    /// The example's defaults, reading `cpu`: go-zero's shedder, ten requests a second per
-    /// client address in bursts of twenty, 256 at once, two seconds each.
-    pub(crate) fn new(cpu: Cpu) -> Self {
-        Self {
-            cpu,
-            shed: SHED,
-            rate: Quota::bucket(10.0, 20.0),
-            client: ClientAddr::DIRECT,
-            gate: 256,
-            deadline: Duration::from_secs(2),
-            slow: Duration::from_secs(5),
-        }
+impl Probe {
+    #[allow(dead_code, reason = "the test waits on it; the server itself does not")]
+    pub(crate) fn slow(&self) -> usize {
+        self.0.load(Ordering::SeqCst)
     }
-}
-
-/// Handles on the app's layers, for a caller that wants to watch them (the test does).
-#[derive(Clone, Debug)]
-pub(crate) struct Layers {
-    /// The shedder in front of every route.
-    pub(crate) shed: ShedLayer,
-    /// The gate in front of every route.
-    pub(crate) gate: GateLayer,
 }
 
 /// The backend the `/upstream` route calls, behind a client-side SRE breaker.
@@ -75,6 +44,7 @@ struct App {
     backend: Backend,
     down: Arc<AtomicBool>,
     slow: Duration,
+    probe: Probe,
 }
 
 /// Installs the process's Prometheus recorder, which every layer built after it reports to,
@@ -87,9 +57,16 @@ pub(crate) fn install_metrics() -> PrometheusHandle {
         .expect("the first recorder of the process")
 }
 
-/// Builds the application: four server layers around every route, a breaker around the
-/// backend, and `/metrics` outside the layers, so that a scrape is never shed or limited.
-pub(crate) fn app(config: Config, metrics: PrometheusHandle) -> (Router, Layers) {
+/// Builds the application: every route behind `protection`'s one layer (each refusal
+/// answered with its response: 503, 429 or 504, with a body naming the piece that refused,
+/// as problem details for a client that prefers JSON), a breaker around the backend, and
+/// `/metrics` and `/config` outside the layer, so that neither is ever shed or limited.
+/// `/slow` takes `slow`.
+pub(crate) fn app(
+    protection: &Protection,
+    metrics: PrometheusHandle,
+    slow: Duration,
+) -> (Router, Probe) {
     let down = Arc::new(AtomicBool::new(false));
     let flag = Arc::clone(&down);
     let backend = BoxCloneSyncService::new(service_fn(move |()| {
@@ -106,49 +83,52 @@ pub(crate) fn app(config: Config, metrics: PrometheusHandle) -> (Router, Layers)
         .with_classifier(AnyError)
         .with_name("backend")
         .layer(backend);
-
-    let layers = Layers {
-        shed: ShedLayer::new(config.shed, config.cpu),
-        gate: GateLayer::new(config.gate),
-    };
-    // One layer, in the order `ironward_tower::protect` gives; each refusal is answered with
-    // its response: 503, 429 or 504, with a body naming the piece that refused (problem
-    // details for a client that prefers JSON).
-    let server = ProtectLayer::new()
-        // Shed load only while the CPU is hot and more is in flight than the server can carry.
-        .shed(layers.shed.clone())
-        // A budget per client address, told on every response how much of it is left.
-        .quota(
-            QuotaLayer::by_client(config.rate, 10_000, config.client)
-                .with_name("client")
-                .with_headers(true),
-        )
-        // At most so many requests at once; one more is answered at once, never queued.
-        .gate(layers.gate.clone())
-        // A time budget per request; a handler sees what is left in its extensions.
-        .deadline(DeadlineLayer::new(config.deadline));
+    let probe = Probe::default();
+    let config = protection.clone();
 
     let router = Router::new()
         .route("/hello", get(|| async { "hello\n" }))
-        .route("/slow", get(slow))
+        .route("/slow", get(slow_handler))
         .route("/upstream", get(upstream))
         .route("/backend/down", post(set_down))
         .route("/backend/up", post(set_up))
-        .layer(server)
+        // One layer for every route above, each running its own stack from the file.
+        .layer(protection.layer())
         .route("/metrics", get(move || async move { metrics.render() }))
+        // The configuration in force, as TOML: what the last reload left.
+        .route(
+            "/config",
+            get(move || async move { config.current().to_toml() }),
+        )
         .with_state(App {
             backend,
             down,
-            slow: config.slow,
+            slow,
+            probe: probe.clone(),
         });
-    (router, layers)
+    (router, probe)
 }
 
 /// Takes longer than the deadline allows, so the client sees 504.
-async fn slow(State(app): State<App>, Extension(deadline): Extension<RequestDeadline>) -> String {
+async fn slow_handler(
+    State(app): State<App>,
+    Extension(deadline): Extension<RequestDeadline>,
+) -> String {
     let left = deadline.remaining().unwrap_or(Duration::MAX);
+    app.probe.0.fetch_add(1, Ordering::SeqCst);
+    // Counted out however the call ends: answered, or dropped when its deadline cuts it.
+    let _inside = Inside(&app.probe);
     tokio::time::sleep(app.slow).await;
     format!("finished with {left:?} to spare\n")
+}
+
+/// Takes a request out of the probe's count as it leaves the handler.
+struct Inside<'a>(&'a Probe);
+
+impl Drop for Inside<'_> {
+    fn drop(&mut self) {
+        self.0.0.fetch_sub(1, Ordering::SeqCst);
+    }
 }
 
 /// Calls the backend through the breaker: a backend that keeps failing is refused at once,

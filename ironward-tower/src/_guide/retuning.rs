@@ -2,7 +2,8 @@
 //!
 //! Every layer that holds a core value hands out a tuner ([`BreakerLayer::tuner`],
 //! [`ShedLayer::tuner`], [`QuotaLayer::tuner`], [`GateLayer::tuner`],
-//! [`LimiterLayer::tuner`]): one `Arc` clone of
+//! [`LimiterLayer::tuner`], and [`DeadlineLayer::tuner`] for a
+//! [`tuned`](crate::DeadlineLayer::tuned) deadline): one `Arc` clone of
 //! the shared state, whose `retune` changes the policy in place for every service and clone
 //! at once, on their next request, and keeps the core's history (the breaker's window, the
 //! requests in flight, a bucket's tokens, a window's stamps, the holders of a gate), so a
@@ -14,4 +15,5 @@
 //! [`QuotaLayer::tuner`]: crate::QuotaLayer::tuner
 //! [`GateLayer::tuner`]: crate::GateLayer::tuner
 //! [`LimiterLayer::tuner`]: crate::LimiterLayer::tuner
+//! [`DeadlineLayer::tuner`]: crate::DeadlineLayer::tuner
 //! [`KindMismatch`]: crate::KindMismatch

@@ -8,9 +8,11 @@ use http::request::Parts;
 use tower_layer::Layer;
 
 use super::service::Budget;
+use super::tune::TunedBudget;
 use super::{DeadlineService, grpc_timeout};
-use crate::Mode;
 use crate::meter::{DEFAULT_NAME, Meter};
+use crate::tuner::Tune;
+use crate::{Mode, Tuner};
 
 /// Gives every request a time budget, fixed or read from the request, and fails it with
 /// [`DeadlineExceeded`](super::DeadlineExceeded) when the budget runs out.
@@ -71,6 +73,18 @@ impl DeadlineLayer {
     pub const fn new(budget: Duration) -> Self {
         Self {
             budget: Budget::Fixed(budget),
+            name: DEFAULT_NAME,
+            mode: Mode::Enforce,
+            extension: true,
+        }
+    }
+
+    /// The same budget for every request, as [`new`](Self::new) gives, held where a
+    /// [`tuner`](Self::tuner) changes it live: for a configuration reload. Each request reads
+    /// it with one atomic load.
+    pub fn tuned(budget: Duration) -> Self {
+        Self {
+            budget: Budget::Tuned(Arc::new(TunedBudget::new(budget))),
             name: DEFAULT_NAME,
             mode: Mode::Enforce,
             extension: true,
@@ -216,6 +230,49 @@ impl DeadlineLayer {
     /// service; see [`with_extension`](Self::with_extension).
     pub const fn extension(&self) -> bool {
         self.extension
+    }
+}
+
+impl DeadlineLayer {
+    /// A handle that changes the budget of a [`tuned`](Self::tuned) layer in place, for every
+    /// service the layer made and every clone at once (see [`Tuner`]); `None` for a layer
+    /// whose budget is a constant ([`new`](Self::new)) or read from the request.
+    ///
+    /// A request takes the budget in force when it arrives and keeps it: a call already
+    /// running is cut at the end its own budget gave it. Zero is no deadline, as for
+    /// [`new`](Self::new).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward_tower::{DeadlineExceeded, DeadlineLayer};
+    /// use tower::{Layer, ServiceExt, service_fn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let layer = DeadlineLayer::tuned(Duration::from_secs(1));
+    /// let slow = service_fn(|_: http::Request<()>| async {
+    ///     tokio::time::sleep(Duration::from_millis(500)).await;
+    ///     Ok::<_, DeadlineExceeded>("done")
+    /// });
+    /// let service = layer.layer(slow);
+    /// assert_eq!(service.clone().oneshot(http::Request::new(())).await.unwrap(), "done");
+    ///
+    /// let tuner = layer.tuner().unwrap();
+    /// assert_eq!(tuner.retune(Duration::from_millis(100)), Duration::from_secs(1));
+    /// let cut = service.oneshot(http::Request::new(())).await.unwrap_err();
+    /// assert!(cut.is::<DeadlineExceeded>());
+    /// assert!(DeadlineLayer::new(Duration::from_secs(1)).tuner().is_none());
+    /// # }
+    /// ```
+    pub fn tuner(&self) -> Option<Tuner<Duration>> {
+        match &self.budget {
+            Budget::Tuned(budget) => {
+                Some(Tuner::new(Arc::clone(budget) as Arc<dyn Tune<Duration>>))
+            }
+            Budget::Fixed(_) | Budget::FromRequest(_) => None,
+        }
     }
 }
 

@@ -65,6 +65,7 @@ mod future;
 mod grpc;
 mod layer;
 mod service;
+mod tune;
 
 #[cfg(feature = "axum")]
 pub(crate) use self::service::{Budget, Start, start};

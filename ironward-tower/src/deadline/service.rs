@@ -18,6 +18,8 @@ use crate::meter::Meter;
 #[derive(Clone)]
 pub(crate) enum Budget {
     Fixed(Duration),
+    /// A fixed budget a tuner changes.
+    Tuned(Arc<super::tune::TunedBudget>),
     FromRequest(Reader),
 }
 
@@ -28,6 +30,7 @@ impl fmt::Debug for Budget {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::Fixed(budget) => f.debug_tuple("Fixed").field(budget).finish(),
+            Self::Tuned(budget) => f.debug_tuple("Tuned").field(&budget.get()).finish(),
             Self::FromRequest(_) => f.write_str("FromRequest"),
         }
     }
@@ -158,6 +161,7 @@ pub(crate) fn start<B>(
     // an `http::Request` apart and back copies it twice.
     let budget = match budget {
         Budget::Fixed(budget) => *budget,
+        Budget::Tuned(budget) => budget.get(),
         Budget::FromRequest(read) => {
             let (head, body) = request.into_parts();
             let budget = read(&head).unwrap_or_default();

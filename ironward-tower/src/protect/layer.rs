@@ -152,6 +152,16 @@ impl<S, SC, SQ: Clone, LC, LQ: Clone> Layer<S> for ProtectLayer<SC, SQ, LC, LQ> 
     /// A service sharing the pieces' state. As each layer does alone, this registers each
     /// piece's metrics, under the names that are now final.
     fn layer(&self, inner: S) -> Self::Service {
+        self.share().service(inner)
+    }
+}
+
+impl<SC, SQ: Clone, LC, LQ: Clone> ProtectLayer<SC, SQ, LC, LQ> {
+    /// What every service of this stack shares, taken from the layers once: the services
+    /// [`Layer::layer`] makes, or those a caller makes later from it (the configured stack's
+    /// dispatch by route). As each layer does alone, this registers each piece's metrics,
+    /// under the names that are now final.
+    pub(crate) fn share(&self) -> Shared<SC, SQ, LC, LQ> {
         let shed = self.shed.as_ref().map(|layer| {
             layer.shared.register();
             (Arc::clone(&layer.shared), layer.criticality.clone())
@@ -188,7 +198,23 @@ impl<S, SC, SQ: Clone, LC, LQ: Clone> Layer<S> for ProtectLayer<SC, SQ, LC, LQ> 
             concurrency,
             deadline: self.deadline.as_ref().map(DeadlineLayer::parts),
         };
-        ProtectService::new(inner, Arc::new(pieces))
+        Shared(Arc::new(pieces))
+    }
+}
+
+/// The pieces of one stack, shared by every service made from them; one `Arc` clone.
+pub(crate) struct Shared<SC, SQ, LC, LQ>(Arc<Pieces<SC, SQ, LC, LQ>>);
+
+impl<SC, SQ, LC, LQ> Shared<SC, SQ, LC, LQ> {
+    /// A service of the stack around `inner`.
+    pub(crate) fn service<S>(&self, inner: S) -> ProtectService<S, SC, SQ, LC, LQ> {
+        ProtectService::new(inner, Arc::clone(&self.0))
+    }
+}
+
+impl<SC, SQ, LC, LQ> Clone for Shared<SC, SQ, LC, LQ> {
+    fn clone(&self) -> Self {
+        Self(Arc::clone(&self.0))
     }
 }
 

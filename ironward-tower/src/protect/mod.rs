@@ -72,4 +72,6 @@ mod service;
 
 pub use self::future::ProtectFuture;
 pub use self::layer::ProtectLayer;
+#[cfg(feature = "config")]
+pub(crate) use self::layer::Shared;
 pub use self::service::ProtectService;

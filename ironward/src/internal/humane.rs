@@ -84,7 +84,7 @@ fn unit(token: &str) -> Option<u128> {
 }
 
 /// Serializes `d` as one whole number and the largest unit that holds it exactly ("100ms").
-pub(crate) fn serialize<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+pub fn serialize<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     let mut buf = [0; LONGEST];
     match core::str::from_utf8(write(*d, &mut buf)) {
         Ok(text) => s.serialize_str(text),
@@ -94,7 +94,7 @@ pub(crate) fn serialize<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::O
 }
 
 /// Deserializes a humane string ("1m30s") into a `Duration`; see the module docs for the grammar.
-pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
     d.deserialize_str(Humane)
 }
 

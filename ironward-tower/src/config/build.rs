@@ -1,0 +1,174 @@
+//! Builds a [`Config`]'s layers: one set of pieces per section, each route's stack from its
+//! own pieces and the server's, and the tuners that retune them all.
+
+use std::collections::HashMap;
+use std::time::Duration;
+
+use ironward::{Adaptive, Criticality, Shed};
+
+use super::file::{Config, Stack};
+use super::quota::{QuotaConfig, QuotaKey};
+use crate::protect::Shared;
+use crate::{
+    Clock, Cpu, DeadlineLayer, GateLayer, LimiterLayer, Overloads, ProtectLayer, Queue, QuotaLayer,
+    QuotaTuner, ShedFailures, ShedLayer, Tuner,
+};
+
+/// The sources every piece reads: the clock (each layer's default when `None`) and the CPU.
+#[derive(Clone, Debug)]
+pub(super) struct Sources {
+    pub(super) clock: Option<Clock>,
+    pub(super) cpu: Cpu,
+}
+
+/// The pieces one section made: the server's, or a route's own.
+#[derive(Default)]
+struct Pieces {
+    shed: Option<ShedLayer>,
+    quota: Option<QuotaLayer>,
+    limiter: Option<LimiterLayer>,
+    gate: Option<GateLayer>,
+    deadline: Option<DeadlineLayer>,
+}
+
+/// The tuners of one section's own pieces, each there when the piece is.
+#[derive(Debug)]
+pub(super) struct Tuners {
+    pub(super) shed: Option<Tuner<Shed>>,
+    pub(super) quota: Option<QuotaTuner>,
+    pub(super) limiter: Option<(Tuner<Adaptive>, Tuner<Option<Queue>>)>,
+    pub(super) gate: Option<Tuner<u32>>,
+    pub(super) deadline: Option<Tuner<Duration>>,
+}
+
+/// The pieces of one configured stack, shared by its services: the stack a [`ProtectLayer`]
+/// of the default classifiers and criticality sources makes.
+pub(super) type Stacked = Shared<ShedFailures, Criticality, Overloads, Criticality>;
+
+/// A whole configuration built: the stack of each route, the stack of the rest, and the
+/// tuners of every section.
+pub(super) struct Built {
+    pub(super) server: Stacked,
+    pub(super) routes: HashMap<String, Stacked>,
+    pub(super) tuners: Vec<(Option<String>, Tuners)>,
+}
+
+/// Builds `config` on `sources`.
+pub(super) fn build(config: &Config, sources: &Sources) -> Built {
+    let server = Pieces::of(&config.server, "server", sources);
+    let mut tuners = vec![(None, server.tuners())];
+    let mut routes = HashMap::with_capacity(config.routes.len());
+    for (path, own) in &config.routes {
+        // A route's pieces report under its path, which lives as long as the process: a
+        // metric label is `'static`, and a stack is built once, never on a reload.
+        let name: &'static str = Box::leak(path.clone().into_boxed_str());
+        let pieces = Pieces::of(own, name, sources);
+        tuners.push((Some(path.clone()), pieces.tuners()));
+        routes.insert(path.clone(), pieces.over(&server).stack().share());
+    }
+    Built {
+        server: server.stack().share(),
+        routes,
+        tuners,
+    }
+}
+
+impl Pieces {
+    /// The pieces `stack` gives, reporting under `name`.
+    fn of(stack: &Stack, name: &'static str, sources: &Sources) -> Self {
+        let clock = sources.clock.as_ref();
+        Self {
+            shed: stack.shed.map(|shed| {
+                let layer = ShedLayer::new(shed, sources.cpu.clone()).with_name(name);
+                match clock {
+                    Some(clock) => layer.with_clock(clock.clone()),
+                    None => layer,
+                }
+            }),
+            quota: stack.quota.as_ref().map(|quota| {
+                let layer = quota_layer(quota).with_name(name);
+                match clock {
+                    Some(clock) => layer.with_clock(clock.clone()),
+                    None => layer,
+                }
+            }),
+            limiter: stack.limiter.map(|policy| {
+                let mut layer = LimiterLayer::new(policy).with_name(name);
+                if let Some(queue) = stack.queue {
+                    layer = layer.with_queue(queue);
+                }
+                match clock {
+                    Some(clock) => layer.with_clock(clock.clone()),
+                    None => layer,
+                }
+            }),
+            gate: stack
+                .gate
+                .map(|limit| GateLayer::new(limit).with_name(name)),
+            deadline: stack
+                .deadline
+                .map(|budget| DeadlineLayer::tuned(budget).with_name(name)),
+        }
+    }
+
+    /// This section's own pieces, and the server's for the rest: a route's stack. The
+    /// limiter and the gate are one piece, the concurrency limit.
+    fn over(&self, server: &Self) -> Self {
+        let own_concurrency = self.limiter.is_some() || self.gate.is_some();
+        let concurrency = if own_concurrency { self } else { server };
+        Self {
+            shed: self.shed.clone().or_else(|| server.shed.clone()),
+            quota: self.quota.clone().or_else(|| server.quota.clone()),
+            limiter: concurrency.limiter.clone(),
+            gate: concurrency.gate.clone(),
+            deadline: self.deadline.clone().or_else(|| server.deadline.clone()),
+        }
+    }
+
+    /// The stack of these pieces, in [`ProtectLayer`]'s order.
+    fn stack(&self) -> ProtectLayer {
+        let mut stack = ProtectLayer::new();
+        if let Some(shed) = &self.shed {
+            stack = stack.shed(shed.clone());
+        }
+        if let Some(quota) = &self.quota {
+            stack = stack.quota(quota.clone());
+        }
+        if let Some(limiter) = &self.limiter {
+            stack = stack.limiter(limiter.clone());
+        }
+        if let Some(gate) = &self.gate {
+            stack = stack.gate(gate.clone());
+        }
+        if let Some(deadline) = &self.deadline {
+            stack = stack.deadline(deadline.clone());
+        }
+        stack
+    }
+
+    /// The tuners of these pieces, taken once every builder has run.
+    fn tuners(&self) -> Tuners {
+        Tuners {
+            shed: self.shed.as_ref().map(ShedLayer::tuner),
+            quota: self.quota.as_ref().map(QuotaLayer::tuner),
+            limiter: self
+                .limiter
+                .as_ref()
+                .map(|layer| (layer.tuner(), layer.queue_tuner())),
+            gate: self.gate.as_ref().map(GateLayer::tuner),
+            deadline: self.deadline.as_ref().and_then(DeadlineLayer::tuner),
+        }
+    }
+}
+
+/// The rate limit `quota` describes, keyed as it says.
+fn quota_layer(quota: &QuotaConfig) -> QuotaLayer {
+    let (limit, keys) = (quota.limit, quota.max_keys);
+    let layer = match &quota.key {
+        QuotaKey::Global => QuotaLayer::new(limit),
+        QuotaKey::Peer => QuotaLayer::by_peer(limit, keys),
+        QuotaKey::Client(client) => QuotaLayer::by_client(limit, keys, *client),
+        QuotaKey::Header(name) => QuotaLayer::by_header(limit, keys, name.clone()),
+    };
+    layer.with_headers(quota.headers)
+}

@@ -66,7 +66,6 @@ mod grpc;
 mod layer;
 mod service;
 
-#[cfg(feature = "axum")]
 pub(crate) use self::service::{Budget, Start, start};
 
 pub use self::error::DeadlineExceeded;

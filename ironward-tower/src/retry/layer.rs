@@ -87,28 +87,28 @@ const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 /// ```
 #[derive(Clone)]
 pub struct HttpRetryLayer<F = FinalErrors> {
-    config: Config<F>,
+    pub(crate) config: Config<F>,
 }
 
 /// What every call of a service reads, shared by the service's clones and its futures.
 #[derive(Clone)]
-pub(super) struct Config<F> {
-    pub(super) settings: Settings,
+pub(crate) struct Config<F> {
+    pub(crate) settings: Settings,
     /// The name (also the meter's), the clock the waits and the budget read, and the dice of
     /// the jitter; a retry has no shadow mode.
-    pub(super) knobs: Knobs,
-    pub(super) wall: Clock,
-    pub(super) budget: Option<Arc<SharedBudget>>,
-    pub(super) idempotency: Option<HeaderName>,
-    pub(super) attempt_timeout: Option<Duration>,
-    pub(super) errors: F,
+    pub(crate) knobs: Knobs,
+    pub(crate) wall: Clock,
+    pub(crate) budget: Option<Arc<SharedBudget>>,
+    pub(crate) idempotency: Option<HeaderName>,
+    pub(crate) attempt_timeout: Option<Duration>,
+    pub(crate) errors: F,
     /// The handles the layer reports through, registered when it first makes a service.
-    pub(super) meter: Arc<RetryMeter>,
+    pub(crate) meter: Arc<RetryMeter>,
 }
 
 impl<F> Config<F> {
     /// The retry budget, shared by `&` without a lock.
-    pub(super) fn budget(&self) -> Option<&SharedBudget> {
+    pub(crate) fn budget(&self) -> Option<&SharedBudget> {
         self.budget.as_deref()
     }
 }

@@ -20,6 +20,7 @@ use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 pub mod breaker;
+pub mod client;
 pub mod client_addr;
 pub mod deadline;
 pub mod gate;

@@ -1,0 +1,477 @@
+//! `ClientLayer`: the client stack around a `service_fn`, every piece optional, each refusal
+//! typed, the deadline spent across retries, the breaker read by the retry, the limiter's
+//! samples, permits released on drop, and one clock reading shared.
+
+use std::convert::Infallible;
+use std::future::{Future, pending};
+use std::pin::pin;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{Context, Poll, Waker};
+use std::time::Duration;
+
+use http::{Request, Response, StatusCode};
+use ironward::classic::{OpenWait, Record};
+use ironward::http_retry::{Settings, Stop, StopReason};
+use ironward::limit::{AIMD, Aimd, Algorithm};
+use ironward::{ADAPTIVE, Adaptive, CLASSIC, Classic, ClassicReason, SRE, Settle};
+use ironward_tokio::SharedClassicBreaker;
+use ironward_tower::{
+    Answer, BreakerLayer, BreakerRefused, ClientLayer, Clock, DeadlineExceeded, DeadlineLayer,
+    Dice, Failing, GaveUp, HttpRetryLayer, LimiterLayer, LimiterRefused, QUEUE, Retried,
+};
+use tower::{BoxError, Layer, Service, ServiceExt, service_fn};
+
+/// A limit of exactly `n` while nothing is sampled.
+fn limit_of(n: u32) -> Adaptive {
+    Adaptive {
+        algorithm: Algorithm::Aimd(Aimd {
+            initial: n,
+            min: 1,
+            max: 100,
+            ..AIMD
+        }),
+        ..ADAPTIVE
+    }
+}
+
+fn get() -> Request<String> {
+    Request::get("http://backend/items")
+        .body(String::new())
+        .unwrap()
+}
+
+fn poll_once<F: Future>(future: &mut std::pin::Pin<&mut F>) -> Poll<F::Output> {
+    future
+        .as_mut()
+        .poll(&mut Context::from_waker(Waker::noop()))
+}
+
+/// A backend answering each call with the next status of `statuses` (the last one once
+/// they run out), counting the calls that reach it.
+#[derive(Clone)]
+struct Backend {
+    reached: Arc<AtomicUsize>,
+    statuses: Arc<Vec<u16>>,
+}
+
+impl Backend {
+    fn new(statuses: &[u16]) -> Self {
+        Self {
+            reached: Arc::new(AtomicUsize::new(0)),
+            statuses: Arc::new(statuses.to_vec()),
+        }
+    }
+
+    fn reached(&self) -> usize {
+        self.reached.load(Ordering::Relaxed)
+    }
+
+    fn service(
+        &self,
+    ) -> impl Service<
+        Request<String>,
+        Response = Response<String>,
+        Error = Infallible,
+        Future = impl Future<Output = Result<Response<String>, Infallible>> + Send,
+    > + Clone
+    + Send
+    + 'static {
+        let this = self.clone();
+        service_fn(move |_: Request<String>| {
+            let index = this.reached.fetch_add(1, Ordering::Relaxed);
+            let status = this.statuses[index.min(this.statuses.len() - 1)];
+            async move {
+                let mut response = Response::new(String::from("body"));
+                *response.status_mut() = StatusCode::from_u16(status).unwrap();
+                Ok(response)
+            }
+        })
+    }
+}
+
+/// Every choice of pieces is the one type `ClientLayer` (with the pieces' defaults), built
+/// with no macro.
+fn stack(deadline: bool, retry: bool, breaker: bool, limiter: bool) -> ClientLayer {
+    let mut stack = ClientLayer::new();
+    if deadline {
+        stack = stack.deadline(DeadlineLayer::new(Duration::from_secs(5)));
+    }
+    if retry {
+        stack = stack.retry(HttpRetryLayer::default());
+    }
+    if breaker {
+        stack = stack.breaker(BreakerLayer::new(SRE));
+    }
+    if limiter {
+        stack = stack.limiter(LimiterLayer::new(limit_of(8)));
+    }
+    stack
+}
+
+#[tokio::test]
+async fn every_subset_of_pieces_is_one_type_and_answers() {
+    let backend = Backend::new(&[200]);
+    for bits in 0..16u8 {
+        let layer = stack(bits & 1 != 0, bits & 2 != 0, bits & 4 != 0, bits & 8 != 0);
+        let response = layer.layer(backend.service()).oneshot(get()).await;
+        let response = response.unwrap_or_else(|err| panic!("stack {bits:04b}: {err}"));
+        assert_eq!(response.status(), StatusCode::OK, "stack {bits:04b}");
+        // The retry's record is on the response exactly when the stack retries.
+        let retried = response.extensions().get::<Retried>();
+        assert_eq!(retried.is_some(), bits & 2 != 0, "stack {bits:04b}");
+    }
+    assert_eq!(backend.reached(), 16);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_deadline_refuses_with_its_own_error() {
+    let hangs = service_fn(|_: Request<String>| pending::<Result<Response<String>, Infallible>>());
+    let stack = ClientLayer::new()
+        .deadline(DeadlineLayer::new(Duration::from_secs(1)))
+        .retry(HttpRetryLayer::default());
+    let start = tokio::time::Instant::now();
+    let err = stack.layer(hangs).oneshot(get()).await.unwrap_err();
+    assert!(err.is::<DeadlineExceeded>(), "{err}");
+    assert_eq!(start.elapsed(), Duration::from_secs(1));
+}
+
+#[tokio::test]
+async fn the_breaker_refuses_with_its_own_error_without_a_retry() {
+    let backend = Backend::new(&[502]);
+    let breaker = BreakerLayer::new(SRE).with_dice(Dice::from_fn(|| 0.0));
+    let client = ClientLayer::new()
+        .breaker(breaker.clone())
+        .layer(backend.service());
+    let mut refused = 0;
+    for _ in 0..20 {
+        match client.clone().oneshot(get()).await {
+            Ok(response) => assert_eq!(response.status(), StatusCode::BAD_GATEWAY),
+            Err(err) => {
+                assert!(err.is::<BreakerRefused>(), "{err}");
+                refused += 1;
+            }
+        }
+    }
+    assert!(refused > 0);
+    assert_eq!(backend.reached() + refused, 20);
+    assert!(breaker.ratio() > 0.0);
+}
+
+#[tokio::test]
+async fn an_sre_refusal_ends_the_retry_with_the_refusal_inside() {
+    let backend = Backend::new(&[502]);
+    let (clock, _hand) = Clock::manual(Duration::ZERO);
+    let client = ClientLayer::new()
+        .retry(
+            HttpRetryLayer::default()
+                .with_clock(clock.clone())
+                .with_dice(Dice::from_fn(|| 1.0)),
+        )
+        .breaker(
+            BreakerLayer::new(SRE)
+                .with_clock(clock.clone())
+                .with_dice(Dice::from_fn(|| 0.0)),
+        )
+        .layer(backend.service());
+    // Fill the breaker's window with failures until it refuses the first attempt of a call.
+    let mut last = None;
+    for _ in 0..20 {
+        if let Err(err) = client.clone().oneshot(get()).await {
+            last = Some(err);
+            break;
+        }
+    }
+    let err = last.expect("the breaker refused a first attempt");
+    let gave_up = err.downcast_ref::<GaveUp>().expect("a retry gives up");
+    assert_eq!(gave_up.stop(), Stop::Refused);
+    assert!(gave_up.error_as::<BreakerRefused>().is_some());
+    // The refused attempt was not sent, so not counted.
+    assert_eq!(gave_up.retried().attempts, 0);
+}
+
+#[tokio::test]
+async fn a_failed_response_is_kept_when_the_breaker_refuses_its_retry() {
+    let backend = Backend::new(&[503]);
+    let (clock, _hand) = Clock::manual(Duration::ZERO);
+    let client = ClientLayer::new()
+        .retry(
+            HttpRetryLayer::default()
+                .with_clock(clock.clone())
+                .with_dice(Dice::from_fn(|| 1.0)),
+        )
+        .breaker(
+            BreakerLayer::new(SRE)
+                .with_clock(clock.clone())
+                .with_dice(Dice::from_fn(|| 0.0)),
+        )
+        .layer(backend.service());
+    let mut seen = None;
+    for _ in 0..20 {
+        let response = match client.clone().oneshot(get()).await {
+            Ok(response) => response,
+            Err(_) => continue,
+        };
+        let retried = *response.extensions().get::<Retried>().unwrap();
+        if retried.stop == Some(Stop::Refused) {
+            seen = Some(response);
+            break;
+        }
+    }
+    let response = seen.expect("a retry the breaker refused");
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+}
+
+#[tokio::test]
+async fn the_limiter_refuses_with_its_own_error() {
+    let limiter = LimiterLayer::new(limit_of(1));
+    let hangs = service_fn(|_: Request<String>| pending::<Result<Response<String>, Infallible>>());
+    let mut client = ClientLayer::new().limiter(limiter.clone()).layer(hangs);
+    let first = client.ready().await.unwrap().call(get());
+    let mut first = pin!(first);
+    assert!(poll_once(&mut first).is_pending());
+    assert_eq!(limiter.flying(), 1);
+    let err = client.ready().await.unwrap().call(get()).await.unwrap_err();
+    assert!(err.is::<LimiterRefused>(), "{err}");
+
+    // With a retry, the refusal ends the run, inside its `GaveUp`.
+    let hangs = service_fn(|_: Request<String>| pending::<Result<Response<String>, Infallible>>());
+    let client = ClientLayer::new()
+        .retry(HttpRetryLayer::default())
+        .limiter(limiter.clone())
+        .layer(hangs);
+    let err = client.oneshot(get()).await.unwrap_err();
+    let gave_up = err.downcast_ref::<GaveUp>().unwrap();
+    assert_eq!(gave_up.stop(), Stop::Refused);
+    assert!(gave_up.error_as::<LimiterRefused>().is_some());
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_deadline_is_spent_across_retries() {
+    let reached = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&reached);
+    // Each attempt takes 300 ms and fails with a 503.
+    let slow = service_fn(move |_: Request<String>| {
+        counter.fetch_add(1, Ordering::Relaxed);
+        async {
+            tokio::time::sleep(Duration::from_millis(300)).await;
+            let mut response = Response::new(String::new());
+            *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+            Ok::<_, Infallible>(response)
+        }
+    });
+    let settings = Settings {
+        max_retries: 10,
+        base_delay: Duration::from_millis(100),
+        max_delay: Duration::from_millis(100),
+        ..Settings::default()
+    };
+    let client = ClientLayer::new()
+        .deadline(DeadlineLayer::new(Duration::from_secs(1)))
+        .retry(HttpRetryLayer::new(settings).with_dice(Dice::from_fn(|| 1.0)))
+        .layer(slow);
+    let start = tokio::time::Instant::now();
+    let err = client.oneshot(get()).await.unwrap_err();
+    assert!(err.is::<DeadlineExceeded>(), "{err}");
+    assert_eq!(start.elapsed(), Duration::from_secs(1));
+    // 300 ms, 100 ms wait, 300 ms, 100 ms wait, then the third attempt is cut at 1 s.
+    assert_eq!(reached.load(Ordering::Relaxed), 3);
+}
+
+/// A breaker's classifier as a plain function: an error or a 5xx is a failure.
+type Judge = Failing<fn(Answer<'_>) -> bool>;
+
+/// A classic breaker opening after three failures in a row, for `open`.
+fn classic(open: Duration, clock: &Clock) -> BreakerLayer<Judge, SharedClassicBreaker> {
+    let policy = Classic {
+        record: Record::Consecutive { failures: 3 },
+        open: OpenWait::Fixed(open),
+        probes: 1,
+        ..CLASSIC
+    };
+    let failed: fn(Answer<'_>) -> bool = |answer| {
+        answer
+            .status()
+            .is_none_or(|status| status.is_server_error())
+    };
+    BreakerLayer::new(policy)
+        .with_clock(clock.clone())
+        .with_classifier(Failing::when(failed))
+}
+
+#[tokio::test]
+async fn an_open_breaker_is_not_hammered_by_the_retry() {
+    let backend = Backend::new(&[502]);
+    let (clock, _hand) = Clock::manual(Duration::ZERO);
+    let settings = Settings {
+        max_retries: 8,
+        ..Settings::default()
+    };
+    let client = ClientLayer::new()
+        .retry(
+            HttpRetryLayer::new(settings)
+                .with_clock(clock.clone())
+                .with_dice(Dice::from_fn(|| 1.0)),
+        )
+        .breaker(classic(Duration::from_secs(60), &clock))
+        .layer(backend.service());
+    let err = client.clone().oneshot(get()).await.unwrap_err();
+    let gave_up = err.downcast_ref::<GaveUp>().unwrap();
+    // Three 502s opened it; its 60 s are over the retry's 30 s cap, so the run stops there.
+    assert_eq!(
+        gave_up.stop(),
+        Stop::Decided(StopReason::ServerDelayExceedsCap)
+    );
+    let refused = gave_up
+        .error_as::<BreakerRefused<ClassicReason>>()
+        .expect("the breaker's refusal");
+    // Opened at the third failure (0.6 s), asked again after 0.8 s more of backoff.
+    assert_eq!(refused.retry_after(), Some(Duration::from_millis(59_200)));
+    assert_eq!(backend.reached(), 3);
+    // The next call is refused at once: nothing reaches the backend while it is open.
+    let err = client.oneshot(get()).await.unwrap_err();
+    assert!(err.downcast_ref::<GaveUp>().is_some());
+    assert_eq!(backend.reached(), 3);
+}
+
+#[tokio::test]
+async fn a_known_open_wait_the_rules_accept_is_waited_out_then_probed() {
+    // Three failures, then the backend recovers.
+    let backend = Backend::new(&[502, 502, 502, 200]);
+    let (clock, _hand) = Clock::manual(Duration::ZERO);
+    let settings = Settings {
+        max_retries: 8,
+        ..Settings::default()
+    };
+    let client = ClientLayer::new()
+        .retry(
+            HttpRetryLayer::new(settings)
+                .with_clock(clock.clone())
+                .with_dice(Dice::from_fn(|| 1.0)),
+        )
+        .breaker(classic(Duration::from_secs(2), &clock))
+        .layer(backend.service());
+    let response = client.oneshot(get()).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    let retried = response.extensions().get::<Retried>().unwrap();
+    // Three sent, one refused (counted: the rules decided it), one probe that passed.
+    assert_eq!(retried.attempts, 5);
+    assert_eq!(backend.reached(), 4);
+    // 200, 400 and 800 ms of backoff; the breaker, open since the third failure (0.6 s),
+    // refuses at 1.4 s with 1.2 s left, a `Retry-After` of 2 s (whole seconds, rounded up).
+    assert_eq!(clock.now(), Duration::from_millis(3400));
+}
+
+#[tokio::test]
+async fn the_limiter_samples_each_attempt_and_never_a_refusal() {
+    let backend = Backend::new(&[503, 503, 200]);
+    let (clock, _hand) = Clock::manual(Duration::ZERO);
+    let graded = Arc::new(Mutex::new(Vec::new()));
+    let log = Arc::clone(&graded);
+    let grade = move |result: &Result<Response<String>, BoxError>| {
+        let status = result.as_ref().map(|response| response.status().as_u16());
+        log.lock().unwrap().push(status.unwrap_or(0));
+        Settle::Success
+    };
+    let limiter = LimiterLayer::new(limit_of(4))
+        .with_clock(clock.clone())
+        .with_classifier(grade);
+    let client = ClientLayer::new()
+        .retry(
+            HttpRetryLayer::default()
+                .with_clock(clock.clone())
+                .with_dice(Dice::from_fn(|| 1.0)),
+        )
+        .limiter(limiter.clone())
+        .layer(backend.service());
+    let response = client.oneshot(get()).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(*graded.lock().unwrap(), [503, 503, 200]);
+    assert_eq!(limiter.flying(), 0);
+}
+
+#[tokio::test]
+async fn a_dropped_call_holds_no_permit() {
+    let limiter = LimiterLayer::new(limit_of(1)).with_queue(QUEUE);
+    let breaker = BreakerLayer::new(SRE);
+    let hangs = service_fn(|_: Request<String>| pending::<Result<Response<String>, Infallible>>());
+    let mut client = ClientLayer::new()
+        .deadline(DeadlineLayer::new(Duration::from_secs(60)))
+        .retry(HttpRetryLayer::default())
+        .breaker(breaker.clone())
+        .limiter(limiter.clone())
+        .layer(hangs);
+    let mut first = Box::pin(client.ready().await.unwrap().call(get()));
+    assert!(poll_once(&mut first.as_mut()).is_pending());
+    assert_eq!(limiter.flying(), 1);
+    let mut second = Box::pin(client.ready().await.unwrap().call(get()));
+    assert!(poll_once(&mut second.as_mut()).is_pending());
+    assert_eq!(limiter.queued(), 1);
+    // The queued call is dropped: it leaves the queue; the one in flight, its permit.
+    drop(second);
+    assert_eq!(limiter.queued(), 0);
+    drop(first);
+    assert_eq!(limiter.flying(), 0);
+    // Nothing was recorded against the backend by the calls cancelled from outside.
+    assert_eq!(breaker.ratio(), 0.0);
+}
+
+#[tokio::test]
+async fn one_reading_before_and_one_after_each_attempt() {
+    let reads = Arc::new(AtomicUsize::new(0));
+    let counted = Arc::clone(&reads);
+    let clock = Clock::from_fn(move || {
+        counted.fetch_add(1, Ordering::Relaxed);
+        Duration::from_secs(1)
+    });
+    let retry = || HttpRetryLayer::default().with_clock(clock.clone());
+    let breaker = || BreakerLayer::new(SRE).with_clock(clock.clone());
+    let limiter = || LimiterLayer::new(limit_of(4)).with_clock(clock.clone());
+    let backend = Backend::new(&[200]);
+    let mut client = ClientLayer::new()
+        .retry(retry())
+        .breaker(breaker())
+        .limiter(limiter())
+        .layer(backend.service());
+    let before = reads.load(Ordering::Relaxed);
+    let future = client.ready().await.unwrap().call(get());
+    assert_eq!(
+        reads.load(Ordering::Relaxed) - before,
+        1,
+        "one reading at call, for the run, the breaker and the limiter"
+    );
+    future.await.unwrap();
+    assert_eq!(reads.load(Ordering::Relaxed) - before, 2);
+
+    // The same layers stacked one by one read it six times: each decides and settles.
+    let mut by_hand = tower::ServiceBuilder::new()
+        .layer(retry())
+        .layer(breaker())
+        .layer(limiter())
+        .service(backend.service());
+    let before = reads.load(Ordering::Relaxed);
+    by_hand.ready().await.unwrap().call(get()).await.unwrap();
+    assert_eq!(reads.load(Ordering::Relaxed) - before, 6);
+}
+
+#[tokio::test]
+async fn tuning_a_piece_retunes_the_stack() {
+    // 60 answers, then failures: with k = 1.5 the breaker refuses once the calls exceed
+    // 5 + 1.5 · 60 (the numbers of the `Tuner` docs).
+    let mut statuses = vec![200; 60];
+    statuses.push(502);
+    let backend = Backend::new(&statuses);
+    let breaker = BreakerLayer::new(SRE).with_dice(Dice::from_fn(|| 0.0));
+    let tuner = breaker.tuner();
+    let client = ClientLayer::new().breaker(breaker).layer(backend.service());
+    for _ in 0..100 {
+        let _ = client.clone().oneshot(get()).await;
+    }
+    let err = client.clone().oneshot(get()).await.unwrap_err();
+    assert!(err.is::<BreakerRefused>(), "{err}");
+    // With k = 2 the same 60 answers cover every call in the window: the next one goes
+    // through, to its 502.
+    tuner.retune(ironward::Sre { k: 2.0, ..SRE });
+    let response = client.oneshot(get()).await.unwrap();
+    assert_eq!(response.status(), StatusCode::BAD_GATEWAY);
+}

@@ -475,3 +475,22 @@ async fn tuning_a_piece_retunes_the_stack() {
     let response = client.oneshot(get()).await.unwrap();
     assert_eq!(response.status(), StatusCode::BAD_GATEWAY);
 }
+
+#[tokio::test]
+async fn the_retry_tuner_retunes_the_stack_from_the_next_call() {
+    let backend = Backend::new(&[503]);
+    let (clock, _hand) = Clock::manual(Duration::ZERO);
+    let retry = HttpRetryLayer::default().with_clock(clock.clone());
+    let tuner = retry.tuner();
+    let client = ClientLayer::new().retry(retry).layer(backend.service());
+    let response = client.clone().oneshot(get()).await.unwrap();
+    assert_eq!(response.extensions().get::<Retried>().unwrap().attempts, 4);
+    let was = tuner.retune(Settings {
+        max_retries: 0,
+        ..Settings::default()
+    });
+    assert_eq!(was.max_retries, 3);
+    let response = client.oneshot(get()).await.unwrap();
+    assert_eq!(response.extensions().get::<Retried>().unwrap().attempts, 1);
+    assert_eq!(backend.reached(), 5);
+}

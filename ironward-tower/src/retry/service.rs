@@ -148,7 +148,7 @@ pub(crate) fn begin<F, B>(config: &Config<F>, request: &Request<B>, now: Duratio
         body_replayable: true,
         replay_safe: vouches(key),
     };
-    Run::new(config.settings, &call, now)
+    Run::new(config.settings.get(), &call, now)
 }
 
 impl<S: Clone, F> Clone for HttpRetryService<S, F> {

@@ -70,6 +70,7 @@
 //!   and [`ProtectLayer`], the server stack as one layer.
 //! - `metrics` (off by default): every refusing layer and [`HttpRetryLayer`] count their
 //!   decisions through the [`metrics`](https://docs.rs/metrics) facade ([`_guide::metrics`]).
+//! - `config` (off by default): `ClientConfig`, the client stack read from a file, reloaded live.
 //!
 //! # Guide
 //!
@@ -108,6 +109,10 @@ mod tuner;
 pub use breaker::{BreakerFuture, BreakerLayer, BreakerRefused, BreakerService};
 pub use classify::{
     Answer, AnyError, Classify, Failing, Grade, GrpcFailures, HttpFailures, Overloads, ShedFailures,
+};
+#[cfg(feature = "config")]
+pub use client::{
+    BreakerConfig, ClientConfig, ClientConfigError, ClientReload, ConfigFamily, ConfiguredLayer,
 };
 pub use client::{ClientFuture, ClientLayer, ClientService};
 pub use cpu::{Cpu, CpuDial, CpuSampler};

@@ -22,6 +22,7 @@ static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 pub mod breaker;
 pub mod client;
 pub mod client_addr;
+pub mod client_config;
 pub mod client_http;
 pub mod deadline;
 pub mod gate;

@@ -9,7 +9,7 @@ pub(crate) mod constant;
 pub(crate) mod extremes;
 pub(crate) mod float;
 #[cfg(feature = "serde")]
-pub(crate) mod humane;
+pub mod humane;
 #[cfg(target_has_atomic = "64")]
 pub(crate) mod line;
 #[cfg(doctest)]

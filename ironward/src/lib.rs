@@ -62,7 +62,8 @@
 //!   [`Reconnect`], [`Checkouts`], [`Adaptive`] and the limit module's [`limit::Algorithm`], [`limit::Aimd`],
 //!   [`limit::Vegas`], [`limit::Gradient2`], [`limit::Scale`], [`limit::Decrease`],
 //!   [`limit::Sampling`] and [`limit::Latency`], [`http_retry::Settings`]), with durations
-//!   as humane strings such as `"100ms"` or `"10s"`.
+//!   as humane strings such as `"100ms"` or `"10s"`; [`humane`] reads and writes them for a
+//!   record of the caller's own (`#[serde(with = "ironward::humane")]`).
 
 #![no_std]
 #![forbid(unsafe_code)]
@@ -120,6 +121,9 @@ pub use ward::{
 pub use window::{Outcome, Tally, Total, Window};
 
 pub mod _guide;
+#[cfg(feature = "serde")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
+pub use internal::humane;
 pub mod grpc;
 pub mod http_retry;
 pub mod latency;

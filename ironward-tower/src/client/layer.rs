@@ -123,6 +123,20 @@ impl<F, BC, BB: SharedCircuitBreaker, LC, LQ> ClientLayer<F, BC, BB, LC, LQ> {
     }
 }
 
+impl<F, BC, BB: SharedCircuitBreaker, LC, LQ> ClientLayer<F, BC, BB, LC, LQ> {
+    /// The same stack with no breaker, typed for the family `B`: what a configuration
+    /// without one builds, so that adding one later keeps the stack's type.
+    #[cfg(feature = "config")]
+    pub(super) fn no_breaker<C, B: SharedCircuitBreaker>(self) -> ClientLayer<F, C, B, LC, LQ> {
+        ClientLayer {
+            deadline: self.deadline,
+            retry: self.retry,
+            breaker: None,
+            limiter: self.limiter,
+        }
+    }
+}
+
 impl<F: Clone, BC, BB: SharedCircuitBreaker, LC, LQ: Clone> Clone
     for ClientLayer<F, BC, BB, LC, LQ>
 {

@@ -114,10 +114,17 @@
 //! # }
 //! ```
 
+#[cfg(feature = "config")]
+mod config;
 mod future;
 mod layer;
 mod service;
 
+#[cfg(feature = "config")]
+#[cfg_attr(docsrs, doc(cfg(feature = "config")))]
+pub use self::config::{
+    BreakerConfig, ClientConfig, ClientConfigError, ClientReload, ConfigFamily, ConfiguredLayer,
+};
 pub use self::future::ClientFuture;
 pub use self::layer::ClientLayer;
 pub use self::service::ClientService;

@@ -41,6 +41,25 @@
 //!   Overflow is an error, never a panic or a wrap.
 //!
 //! Every string written reads back to the same duration, `Duration::MAX` included.
+//!
+//! # Examples
+//!
+//! A record of a caller's own, read and written as the policy records are:
+//!
+//! ```
+//! use core::time::Duration;
+//!
+//! #[derive(serde::Serialize, serde::Deserialize, Debug, PartialEq)]
+//! struct Call {
+//!     #[serde(with = "ironward::humane")]
+//!     deadline: Duration,
+//! }
+//!
+//! let call: Call = serde_json::from_str(r#"{"deadline": "1m30s"}"#).unwrap();
+//! assert_eq!(call.deadline, Duration::from_secs(90));
+//! assert_eq!(serde_json::to_string(&call).unwrap(), r#"{"deadline":"90s"}"#);
+//! assert!(serde_json::from_str::<Call>(r#"{"deadline": "-1s"}"#).is_err());
+//! ```
 
 use core::fmt;
 use core::time::Duration;
@@ -84,7 +103,7 @@ fn unit(token: &str) -> Option<u128> {
 }
 
 /// Serializes `d` as one whole number and the largest unit that holds it exactly ("100ms").
-pub(crate) fn serialize<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+pub fn serialize<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     let mut buf = [0; LONGEST];
     match core::str::from_utf8(write(*d, &mut buf)) {
         Ok(text) => s.serialize_str(text),
@@ -94,7 +113,7 @@ pub(crate) fn serialize<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::O
 }
 
 /// Deserializes a humane string ("1m30s") into a `Duration`; see the module docs for the grammar.
-pub(crate) fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
+pub fn deserialize<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Duration, D::Error> {
     d.deserialize_str(Humane)
 }
 

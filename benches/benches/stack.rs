@@ -31,12 +31,12 @@ use axum::response::Response;
 use criterion::Criterion;
 use http::{Request, StatusCode};
 use ironward::SHED;
-use ironward_tower::{Cpu, DeadlineLayer, GateLayer, ProtectLayer, Quota, QuotaLayer, ShedLayer};
 use ironward::classic::Force;
 use ironward::limit::{AIMD, Aimd, Algorithm};
 use ironward::{ADAPTIVE, Adaptive, CLASSIC, Classic};
 use ironward_tokio::SharedClassicBreaker;
 use ironward_tower::{BreakerLayer, ClientLayer, HttpFailures, HttpRetryLayer, LimiterLayer};
+use ironward_tower::{Cpu, DeadlineLayer, GateLayer, ProtectLayer, Quota, QuotaLayer, ShedLayer};
 use tower::limit::{ConcurrencyLimitLayer, RateLimitLayer};
 use tower::load_shed::LoadShedLayer;
 use tower::retry::RetryLayer;
@@ -186,7 +186,9 @@ impl<E> tower::retry::Policy<Request<()>, http::Response<()>, E> for Retries {
         _request: &mut Request<()>,
         result: &mut Result<http::Response<()>, E>,
     ) -> Option<Self::Future> {
-        let failed = result.as_ref().map_or(true, |r| r.status().is_server_error());
+        let failed = result
+            .as_ref()
+            .map_or(true, |r| r.status().is_server_error());
         (failed && self.0 > 0).then(|| {
             self.0 -= 1;
             ready(())

@@ -112,9 +112,11 @@ pin_project! {
             #[pin]
             cut: Option<Sleep>,
         },
-        /// An attempt in flight, under its timeout.
+        /// An attempt in flight, under its timeout, whose timer is made by the first poll
+        /// that finds the attempt pending (an answer ready at once makes none).
         Calling {
             timeout: Option<Timeout>,
+            limit: Cut,
             #[pin]
             future: Fut,
             #[pin]
@@ -146,6 +148,15 @@ where
     class: Criticality,
     permit: Option<BB::Permit>,
     flight: Option<Flight<LC>>,
+}
+
+/// When an attempt is cut off: never (no retry, or no attempt timeout), its timeout after
+/// it starts waiting, or at the end its readiness already counted towards.
+#[derive(Clone, Copy)]
+enum Cut {
+    Never,
+    After(Duration),
+    At(tokio::time::Instant),
 }
 
 /// What the call does next, as the pieces decided.
@@ -241,11 +252,11 @@ where
                         let end = cut.as_ref().get_ref().as_ref().map(Sleep::deadline);
                         match this.ride.send() {
                             Ok(future) => {
-                                let cut = end.map(tokio::time::sleep_until);
                                 this.state.set(State::Calling {
                                     timeout,
+                                    limit: end.map_or(Cut::Never, Cut::At),
                                     future,
-                                    cut,
+                                    cut: None,
                                 });
                                 continue;
                             }
@@ -263,12 +274,20 @@ where
                 },
                 StateProj::Calling {
                     timeout,
+                    limit,
                     future,
-                    cut,
+                    mut cut,
                 } => match future.poll(cx) {
                     Poll::Ready(Ok(response)) => this.ride.ended(pieces, Raw::Response(response)),
                     Poll::Ready(Err(error)) => this.ride.ended(pieces, Raw::Error(error)),
                     Poll::Pending => {
+                        if cut.is_none() {
+                            match *limit {
+                                Cut::Never => return Poll::Pending,
+                                Cut::After(after) => cut.set(Some(tokio::time::sleep(after))),
+                                Cut::At(end) => cut.set(Some(tokio::time::sleep_until(end))),
+                            }
+                        }
                         let Some(cut) = cut.as_pin_mut() else {
                             return Poll::Pending;
                         };
@@ -309,15 +328,16 @@ where
         match next {
             Next::Queue(waiter) => State::Queued { waiter },
             Next::Send(timeout) => {
-                let cut = timeout.map(|timeout| tokio::time::sleep(timeout.duration()));
                 if !std::mem::replace(&mut self.ready, false) {
+                    let cut = timeout.map(|timeout| tokio::time::sleep(timeout.duration()));
                     return State::Readying { timeout, cut };
                 }
                 match self.send() {
                     Ok(future) => State::Calling {
                         timeout,
+                        limit: timeout.map_or(Cut::Never, |timeout| Cut::After(timeout.duration())),
                         future,
-                        cut,
+                        cut: None,
                     },
                     Err(error) => State::Over {
                         output: Some(Err(error)),

@@ -158,11 +158,11 @@ async fn the_breaker_refuses_with_its_own_error_without_a_retry() {
     assert!(breaker.ratio() > 0.0);
 }
 
-#[tokio::test]
-async fn an_sre_refusal_ends_the_retry_with_the_refusal_inside() {
-    let backend = Backend::new(&[502]);
+/// The default retry and an SRE breaker whose draw refuses whenever its ratio is above
+/// zero, on one manual clock (the retry's waits move it at once).
+fn retrying_sre() -> ClientLayer {
     let (clock, _hand) = Clock::manual(Duration::ZERO);
-    let client = ClientLayer::new()
+    ClientLayer::new()
         .retry(
             HttpRetryLayer::default()
                 .with_clock(clock.clone())
@@ -170,10 +170,15 @@ async fn an_sre_refusal_ends_the_retry_with_the_refusal_inside() {
         )
         .breaker(
             BreakerLayer::new(SRE)
-                .with_clock(clock.clone())
+                .with_clock(clock)
                 .with_dice(Dice::from_fn(|| 0.0)),
         )
-        .layer(backend.service());
+}
+
+#[tokio::test]
+async fn an_sre_refusal_ends_the_retry_with_the_refusal_inside() {
+    let backend = Backend::new(&[502]);
+    let client = retrying_sre().layer(backend.service());
     // Fill the breaker's window with failures until it refuses the first attempt of a call.
     let mut last = None;
     for _ in 0..20 {
@@ -193,19 +198,7 @@ async fn an_sre_refusal_ends_the_retry_with_the_refusal_inside() {
 #[tokio::test]
 async fn a_failed_response_is_kept_when_the_breaker_refuses_its_retry() {
     let backend = Backend::new(&[503]);
-    let (clock, _hand) = Clock::manual(Duration::ZERO);
-    let client = ClientLayer::new()
-        .retry(
-            HttpRetryLayer::default()
-                .with_clock(clock.clone())
-                .with_dice(Dice::from_fn(|| 1.0)),
-        )
-        .breaker(
-            BreakerLayer::new(SRE)
-                .with_clock(clock.clone())
-                .with_dice(Dice::from_fn(|| 0.0)),
-        )
-        .layer(backend.service());
+    let client = retrying_sre().layer(backend.service());
     let mut seen = None;
     for _ in 0..20 {
         let response = match client.clone().oneshot(get()).await {

@@ -487,3 +487,137 @@ async fn the_retry_tuner_retunes_the_stack_from_the_next_call() {
     assert_eq!(response.extensions().get::<Retried>().unwrap().attempts, 1);
     assert_eq!(backend.reached(), 5);
 }
+
+#[tokio::test]
+async fn a_zero_deadline_is_none_and_an_endless_open_wait_is_over_the_cap() {
+    // Zero is no deadline, as for the layer alone: the call answers.
+    let backend = Backend::new(&[200]);
+    let client = ClientLayer::new()
+        .deadline(DeadlineLayer::new(Duration::ZERO))
+        .layer(backend.service());
+    assert_eq!(
+        client.oneshot(get()).await.unwrap().status(),
+        StatusCode::OK
+    );
+
+    // An open wait of `Duration::MAX`, as a `Retry-After`, saturates and is over any cap.
+    let backend = Backend::new(&[502]);
+    let (clock, _hand) = Clock::manual(Duration::ZERO);
+    let settings = Settings {
+        max_retries: 8,
+        ..Settings::default()
+    };
+    let client = ClientLayer::new()
+        .retry(
+            HttpRetryLayer::new(settings)
+                .with_clock(clock.clone())
+                .with_dice(Dice::from_fn(|| 1.0)),
+        )
+        .breaker(classic(Duration::MAX, &clock))
+        .layer(backend.service());
+    let err = client.oneshot(get()).await.unwrap_err();
+    let gave_up = err.downcast_ref::<GaveUp>().unwrap();
+    assert_eq!(
+        gave_up.stop(),
+        Stop::Decided(StopReason::ServerDelayExceedsCap)
+    );
+    assert_eq!(backend.reached(), 3);
+}
+
+#[tokio::test]
+async fn a_shadow_breaker_lets_its_refusals_through() {
+    let backend = Backend::new(&[502]);
+    let breaker = BreakerLayer::new(SRE)
+        .with_dice(Dice::from_fn(|| 0.0))
+        .with_mode(ironward_tower::Mode::Shadow);
+    let client = ClientLayer::new()
+        .breaker(breaker.clone())
+        .layer(backend.service());
+    for _ in 0..50 {
+        let response = client.clone().oneshot(get()).await.unwrap();
+        assert_eq!(response.status(), StatusCode::BAD_GATEWAY);
+    }
+    // Every call reached the backend, though the breaker would have refused most.
+    assert_eq!(backend.reached(), 50);
+    assert!(breaker.ratio() > 0.5);
+}
+
+#[cfg(feature = "metrics")]
+mod metrics {
+    use super::*;
+    use crate::seen::Recording;
+
+    /// The four pieces, named `api`, on `clock`; a breaker that never refuses.
+    fn pieces(clock: &Clock) -> (DeadlineLayer, HttpRetryLayer, BreakerLayer, LimiterLayer) {
+        (
+            DeadlineLayer::new(Duration::from_secs(10)).with_name("api"),
+            HttpRetryLayer::default()
+                .with_clock(clock.clone())
+                .with_dice(Dice::from_fn(|| 1.0))
+                .with_name("api"),
+            BreakerLayer::new(SRE)
+                .with_clock(clock.clone())
+                .with_dice(Dice::from_fn(|| 1.0))
+                .with_name("api"),
+            LimiterLayer::new(limit_of(4))
+                .with_clock(clock.clone())
+                .with_name("api"),
+        )
+    }
+
+    /// One call retried to a 200, one that runs out of retries.
+    const STATUSES: [u16; 7] = [503, 200, 503, 503, 503, 503, 200];
+
+    /// What the stack `build` makes counted of the traffic: the pieces' requests, the retry's
+    /// attempts and calls. The recording starts first: a layer registers its handles as it
+    /// makes its service.
+    async fn traffic<S>(build: impl FnOnce() -> S) -> Vec<Vec<(crate::seen::Labels, u64)>>
+    where
+        S: Service<Request<String>, Response = Response<String>, Error = BoxError> + Clone,
+    {
+        let recording = Recording::start();
+        let client = build();
+        let mut statuses = Vec::new();
+        for _ in 0..2 {
+            let response = client.clone().oneshot(get()).await.unwrap();
+            statuses.push(response.status().as_u16());
+        }
+        assert_eq!(statuses, [200, 503]);
+        let seen = recording.seen();
+        [
+            "ironward.requests",
+            "ironward.retry.attempts",
+            "ironward.retry.calls",
+        ]
+        .map(|metric| seen.counters(metric))
+        .to_vec()
+    }
+
+    #[tokio::test]
+    async fn the_stack_counts_what_the_four_layers_count() {
+        let (clock, _hand) = Clock::manual(Duration::ZERO);
+        let (first, second) = (Backend::new(&STATUSES), Backend::new(&STATUSES));
+        let by_hand = traffic(|| {
+            let (deadline, retry, breaker, limiter) = pieces(&clock);
+            tower::ServiceBuilder::new()
+                .layer(deadline)
+                .layer(retry)
+                .layer(breaker)
+                .layer(limiter)
+                .service(first.service())
+        })
+        .await;
+        let stacked = traffic(|| {
+            let (deadline, retry, breaker, limiter) = pieces(&clock);
+            ClientLayer::new()
+                .deadline(deadline)
+                .retry(retry)
+                .breaker(breaker)
+                .limiter(limiter)
+                .layer(second.service())
+        })
+        .await;
+        assert!(stacked.iter().all(|counters| !counters.is_empty()));
+        assert_eq!(stacked, by_hand);
+    }
+}

@@ -410,6 +410,38 @@ async fn a_dropped_call_holds_no_permit() {
 }
 
 #[tokio::test]
+async fn a_queued_attempt_is_sent_when_a_permit_frees() {
+    let limiter = LimiterLayer::new(limit_of(1)).with_queue(QUEUE);
+    // A request for `/hang` never answers; any other answers at once.
+    let backend = service_fn(|request: Request<String>| async move {
+        if request.uri().path() == "/hang" {
+            pending::<()>().await;
+        }
+        Ok::<_, Infallible>(Response::new(String::from("ok")))
+    });
+    let mut client = ClientLayer::new()
+        .retry(HttpRetryLayer::default())
+        .limiter(limiter.clone())
+        .layer(backend);
+    let hang = Request::get("/hang").body(String::new()).unwrap();
+    let mut first = Box::pin(client.ready().await.unwrap().call(hang));
+    assert!(poll_once(&mut first.as_mut()).is_pending());
+    let second = client.ready().await.unwrap().call(get());
+    let mut second = pin!(second);
+    assert!(poll_once(&mut second).is_pending());
+    assert_eq!(limiter.queued(), 1);
+    // The hanging call is cancelled: its permit goes to the queued one, which is sent.
+    drop(first);
+    let response = tokio::time::timeout(Duration::from_secs(10), second)
+        .await
+        .expect("the queued call answers")
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.extensions().get::<Retried>().unwrap().attempts, 1);
+    assert_eq!(limiter.flying(), 0);
+}
+
+#[tokio::test]
 async fn one_reading_before_and_one_after_each_attempt() {
     let reads = Arc::new(AtomicUsize::new(0));
     let counted = Arc::clone(&reads);

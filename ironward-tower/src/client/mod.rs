@@ -27,7 +27,8 @@
 //!   breaker, open: [`BreakerRefused::retry_after`](crate::BreakerRefused::retry_after)) is
 //!   decided by the retry's rules as the `503` with that `Retry-After` it stands for
 //!   (RFC 9110 §15.6.4, §10.2.3): retried after that wait if the wait is under the retry's
-//!   `max_delay`, fits its budget and the request is replay-safe; any other refusal (the SRE
+//!   `max_delay`, fits its budget and the request is replay-safe (the run counts it as an
+//!   attempt, since its rules decided it as one); any other refusal (the SRE
 //!   breaker's, which admits a share of calls at every moment, or the limiter's) ends the
 //!   call with [`Stop::Refused`](crate::Stop::Refused), as `ironward-reqwest` ends it, so a
 //!   retry never hammers a breaker that is shedding its backend's load.
@@ -42,11 +43,14 @@
 //! # Errors
 //!
 //! The stack's error is `tower::BoxError`, with the typed error of whatever ended the call
-//! inside, exactly as the four layers stacked by hand in this order return it: the
+//! inside, in the shape the four layers stacked by hand in this order return it: the
 //! deadline's [`DeadlineExceeded`](crate::DeadlineExceeded) as it is; with a retry, every
 //! other error inside a [`GaveUp`](crate::GaveUp), whose [`Retried`](crate::Retried) record
 //! says why the retry stopped (find the refusal with `gave_up.error_as::<BreakerRefused>()`);
-//! without one, the refusal or the inner error itself (`err.is::<BreakerRefused>()`). One
+//! without one, the refusal or the inner error itself (`err.is::<BreakerRefused>()`). (By
+//! hand, the retry would read a refusal as an error its classifier says nothing of, and
+//! stop as `not_retryable`; the stack's run stops as `refused`, or as its rules decide a
+//! known wait.) One
 //! typed error enum would give a `match`, but it would differ from what the layers return
 //! alone, so that [`http::response_for`](crate::http::response_for) and every caller that
 //! downcasts today would read two shapes for one refusal.

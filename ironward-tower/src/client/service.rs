@@ -33,7 +33,7 @@ use crate::{Classify, DeadlineFuture};
 /// refused ([`DeadlineExceeded`](crate::DeadlineExceeded),
 /// [`BreakerRefused`](crate::BreakerRefused), [`LimiterRefused`](crate::LimiterRefused)) or
 /// the inner service's error, and, with a retry, whatever ended the run inside a
-/// [`GaveUp`](crate::GaveUp), exactly as the layers stacked by hand in this order return
+/// [`GaveUp`](crate::GaveUp), in the shape the layers stacked by hand in this order return
 /// them ([`super`] says why).
 pub struct ClientService<S, F, BC, BB: SharedCircuitBreaker, LC, LQ> {
     inner: S,

@@ -122,6 +122,7 @@
 mod config;
 mod future;
 mod layer;
+mod ride;
 mod service;
 
 #[cfg(feature = "config")]

@@ -18,7 +18,8 @@ use ironward::{ADAPTIVE, Adaptive, CLASSIC, Classic, ClassicReason, SRE, Settle}
 use ironward_tokio::SharedClassicBreaker;
 use ironward_tower::{
     Answer, BreakerLayer, BreakerRefused, ClientLayer, Clock, DeadlineExceeded, DeadlineLayer,
-    Dice, Failing, GaveUp, HttpRetryLayer, LimiterLayer, LimiterRefused, QUEUE, Retried,
+    Dice, Failing, FinalErrors, GaveUp, HttpRetryLayer, LimiterLayer, LimiterRefused, QUEUE,
+    Retried,
 };
 use tower::{BoxError, Layer, Service, ServiceExt, service_fn};
 
@@ -292,22 +293,31 @@ fn classic(open: Duration, clock: &Clock) -> BreakerLayer<Judge, SharedClassicBr
         .with_classifier(Failing::when(failed))
 }
 
-#[tokio::test]
-async fn an_open_breaker_is_not_hammered_by_the_retry() {
-    let backend = Backend::new(&[502]);
+/// A retry of up to eight retries and a classic breaker open for `open` after three
+/// failures, on one manual clock (the retry's waits move it at once).
+fn retrying_classic(
+    open: Duration,
+) -> (ClientLayer<FinalErrors, Judge, SharedClassicBreaker>, Clock) {
     let (clock, _hand) = Clock::manual(Duration::ZERO);
     let settings = Settings {
         max_retries: 8,
         ..Settings::default()
     };
-    let client = ClientLayer::new()
+    let stack = ClientLayer::new()
         .retry(
             HttpRetryLayer::new(settings)
                 .with_clock(clock.clone())
                 .with_dice(Dice::from_fn(|| 1.0)),
         )
-        .breaker(classic(Duration::from_secs(60), &clock))
-        .layer(backend.service());
+        .breaker(classic(open, &clock));
+    (stack, clock)
+}
+
+#[tokio::test]
+async fn an_open_breaker_is_not_hammered_by_the_retry() {
+    let backend = Backend::new(&[502]);
+    let (stack, _clock) = retrying_classic(Duration::from_secs(60));
+    let client = stack.layer(backend.service());
     let err = client.clone().oneshot(get()).await.unwrap_err();
     let gave_up = err.downcast_ref::<GaveUp>().unwrap();
     // Three 502s opened it; its 60 s are over the retry's 30 s cap, so the run stops there.
@@ -331,19 +341,8 @@ async fn an_open_breaker_is_not_hammered_by_the_retry() {
 async fn a_known_open_wait_the_rules_accept_is_waited_out_then_probed() {
     // Three failures, then the backend recovers.
     let backend = Backend::new(&[502, 502, 502, 200]);
-    let (clock, _hand) = Clock::manual(Duration::ZERO);
-    let settings = Settings {
-        max_retries: 8,
-        ..Settings::default()
-    };
-    let client = ClientLayer::new()
-        .retry(
-            HttpRetryLayer::new(settings)
-                .with_clock(clock.clone())
-                .with_dice(Dice::from_fn(|| 1.0)),
-        )
-        .breaker(classic(Duration::from_secs(2), &clock))
-        .layer(backend.service());
+    let (stack, clock) = retrying_classic(Duration::from_secs(2));
+    let client = stack.layer(backend.service());
     let response = client.oneshot(get()).await.unwrap();
     assert_eq!(response.status(), StatusCode::OK);
     let retried = response.extensions().get::<Retried>().unwrap();
@@ -534,19 +533,8 @@ async fn a_zero_deadline_is_none_and_an_endless_open_wait_is_over_the_cap() {
 
     // An open wait of `Duration::MAX`, as a `Retry-After`, saturates and is over any cap.
     let backend = Backend::new(&[502]);
-    let (clock, _hand) = Clock::manual(Duration::ZERO);
-    let settings = Settings {
-        max_retries: 8,
-        ..Settings::default()
-    };
-    let client = ClientLayer::new()
-        .retry(
-            HttpRetryLayer::new(settings)
-                .with_clock(clock.clone())
-                .with_dice(Dice::from_fn(|| 1.0)),
-        )
-        .breaker(classic(Duration::MAX, &clock))
-        .layer(backend.service());
+    let (stack, _clock) = retrying_classic(Duration::MAX);
+    let client = stack.layer(backend.service());
     let err = client.oneshot(get()).await.unwrap_err();
     let gave_up = err.downcast_ref::<GaveUp>().unwrap();
     assert_eq!(

@@ -26,7 +26,7 @@ use crate::{BreakerLayer, DeadlineLayer, HttpFailures, HttpRetryLayer, LimiterLa
 ///
 /// ```
 /// use std::time::Duration;
-/// use ironward_tokio::SharedSreBreaker;
+/// use ironward_tower::client::SharedSreBreaker;
 /// use ironward_tower::{BreakerConfig, ClientConfig};
 ///
 /// let config: ClientConfig = serde_json::from_str(r#"{
@@ -86,8 +86,9 @@ impl BreakerConfig {
 /// A breaker family a [`ClientConfig`] can build: the shared SRE or classic breaker.
 ///
 /// The family is a type of the stack ([`ClientLayer`]'s `BB`), so a program names the one
-/// its file is written for; a file naming the other is refused when built, and when
-/// reloaded.
+/// its file is written for ([`SharedSreBreaker`](super::SharedSreBreaker) or
+/// [`SharedClassicBreaker`](super::SharedClassicBreaker), re-exported beside it); a file
+/// naming the other is refused when built, and when reloaded.
 pub trait ConfigFamily: SharedCircuitBreaker<Policy: Copy> {
     /// The family's name, as a file writes it.
     const FAMILY: &'static str;

@@ -133,3 +133,8 @@ pub use self::config::{
 pub use self::future::ClientFuture;
 pub use self::layer::ClientLayer;
 pub use self::service::ClientService;
+/// The breaker families a [`ClientConfig`] builds, named here so that a program needs no
+/// other crate to pick one.
+#[cfg(feature = "config")]
+#[cfg_attr(docsrs, doc(cfg(feature = "config")))]
+pub use ironward_tokio::{SharedClassicBreaker, SharedSreBreaker};

@@ -562,6 +562,34 @@ async fn a_shadow_breaker_lets_its_refusals_through() {
     assert!(breaker.ratio() > 0.5);
 }
 
+#[tokio::test(start_paused = true)]
+async fn a_clock_going_backwards_is_answered_without_a_panic() {
+    // Each reading a second earlier than the last, from an hour in.
+    let readings = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&readings);
+    let clock = Clock::from_fn(move || {
+        let n = counter.fetch_add(1, Ordering::Relaxed) as u64;
+        Duration::from_secs(3600_u64.saturating_sub(n))
+    });
+    let backend = Backend::new(&[503, 503, 200]);
+    let client = ClientLayer::new()
+        .retry(
+            HttpRetryLayer::default()
+                .with_clock(clock.clone())
+                .with_dice(Dice::from_fn(|| 1.0)),
+        )
+        .breaker(BreakerLayer::new(SRE).with_clock(clock.clone()))
+        .limiter(LimiterLayer::new(limit_of(4)).with_clock(clock))
+        .layer(backend.service());
+    let response = tokio::time::timeout(Duration::from_secs(10), client.oneshot(get()))
+        .await
+        .expect("an answer")
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(response.extensions().get::<Retried>().unwrap().attempts, 3);
+    assert!(readings.load(Ordering::Relaxed) > 0);
+}
+
 #[cfg(feature = "metrics")]
 mod metrics {
     use super::*;

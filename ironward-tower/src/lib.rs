@@ -14,6 +14,7 @@
 //! | [`limiter`] | [`LimiterLayer`] (server or client side) | [`ironward::Limiter`]: an adaptive concurrency limit that follows latency, admitting by criticality, with an optional bounded [`Queue`] | [`LimiterRefused`] | 503 |
 //! | [`deadline`] | [`DeadlineLayer`] | [`ironward::Deadline`]: a per-request budget | [`DeadlineExceeded`] | 504 |
 //! | [`protect`] | [`ProtectLayer`] (server side, `axum`) | the shedder, the rate limit, the limiter or the gate, and the deadline, each optional, in [one order](protect#the-order) | none: answered itself | each piece's |
+//! | [`client`] | [`ClientLayer`] (client side) | the deadline, the retry, the breaker and the limiter, each optional, in [one order](client#the-order) | each piece's, boxed | |
 //! | [`retry`] | [`HttpRetryLayer`] (client side) | [`ironward::http_retry::Run`]: RFC 9110 retries within a time budget, each attempt under a timeout, an optional [`ironward::Budget`] | [`GaveUp`] when no response; a response carries [`Retried`] | honours `Retry-After` |
 //!
 //! The layers share four more modules: [`classify`], which results count as failures for the
@@ -67,7 +68,7 @@
 //!
 //! - `axum` (off by default): [`axum::handle_error`], each refusal's response in an axum app,
 //!   and [`ProtectLayer`], the server stack as one layer.
-//! - `config` (off by default, implies `axum`): [`config`], that stack from a TOML file, reloaded live.
+//! - `config` (off by default, implies `axum`): [`config`], both stacks from a file, reloaded live.
 //! - `metrics` (off by default): every refusing layer and [`HttpRetryLayer`] count their
 //!   decisions through the [`metrics`](https://docs.rs/metrics) facade ([`_guide::metrics`]).
 //!
@@ -87,6 +88,7 @@ pub mod _guide;
 pub mod axum;
 pub mod breaker;
 pub mod classify;
+pub mod client;
 #[cfg(feature = "config")]
 #[cfg_attr(docsrs, doc(cfg(feature = "config")))]
 pub mod config;
@@ -109,8 +111,13 @@ mod tuner;
 
 pub use breaker::{BreakerFuture, BreakerLayer, BreakerRefused, BreakerService};
 pub use classify::{
-    AnyError, Classify, Grade, GrpcFailures, HttpFailures, Overloads, ShedFailures,
+    Answer, AnyError, Classify, Failing, Grade, GrpcFailures, HttpFailures, Overloads, ShedFailures,
 };
+#[cfg(feature = "config")]
+pub use client::{
+    BreakerConfig, ClientConfig, ClientConfigError, ClientReload, ConfigFamily, ConfiguredLayer,
+};
+pub use client::{ClientFuture, ClientLayer, ClientService};
 pub use cpu::{Cpu, CpuDial, CpuSampler};
 pub use criticality::{CriticalityHeader, ReadCriticality};
 pub use deadline::{

@@ -22,9 +22,11 @@ pub(crate) trait Tune<P>: Send + Sync {
 /// the breaker's policy, [`Sre`](ironward::Sre) by default),
 /// [`ShedLayer::tuner`](crate::ShedLayer::tuner) ([`Shed`](ironward::Shed)),
 /// [`GateLayer::tuner`](crate::GateLayer::tuner) (the limit, `u32`),
-/// [`LimiterLayer::tuner`](crate::LimiterLayer::tuner) ([`Adaptive`](ironward::Adaptive)) and
+/// [`LimiterLayer::tuner`](crate::LimiterLayer::tuner) ([`Adaptive`](ironward::Adaptive)),
 /// [`LimiterLayer::queue_tuner`](crate::LimiterLayer::queue_tuner) (its
-/// [`Queue`](crate::Queue), `None` for none) and
+/// [`Queue`](crate::Queue), `None` for none),
+/// [`HttpRetryLayer::tuner`](crate::HttpRetryLayer::tuner) (its
+/// [`Settings`](ironward::http_retry::Settings)) and
 /// [`DeadlineLayer::tuner`](crate::DeadlineLayer::tuner) (the budget of a
 /// [`tuned`](crate::DeadlineLayer::tuned) layer, a `Duration`). The rate limit has a tuner of its own,
 /// [`QuotaTuner`](crate::QuotaTuner), because its retune can be refused: budgets of

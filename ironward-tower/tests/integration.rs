@@ -20,7 +20,10 @@ use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 pub mod breaker;
+pub mod client;
 pub mod client_addr;
+pub mod client_config;
+pub mod client_http;
 pub mod config;
 pub mod config_http;
 pub mod deadline;

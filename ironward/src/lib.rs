@@ -62,7 +62,8 @@
 //!   [`Reconnect`], [`Checkouts`], [`Adaptive`] and the limit module's [`limit::Algorithm`], [`limit::Aimd`],
 //!   [`limit::Vegas`], [`limit::Gradient2`], [`limit::Scale`], [`limit::Decrease`],
 //!   [`limit::Sampling`] and [`limit::Latency`], [`http_retry::Settings`]), with durations
-//!   as humane strings such as `"100ms"` or `"10s"`.
+//!   as humane strings such as `"100ms"` or `"10s"`; `ironward::humane` reads and writes
+//!   them for a record of the caller's own (`#[serde(with = "ironward::humane")]`).
 
 #![no_std]
 #![forbid(unsafe_code)]

@@ -2,13 +2,18 @@
 //!
 //! Every layer that holds a core value hands out a tuner ([`BreakerLayer::tuner`],
 //! [`ShedLayer::tuner`], [`QuotaLayer::tuner`], [`GateLayer::tuner`],
-//! [`LimiterLayer::tuner`], and [`DeadlineLayer::tuner`] for a
-//! [`tuned`](crate::DeadlineLayer::tuned) deadline): one `Arc` clone of
-//! the shared state, whose `retune` changes the policy in place for every service and clone
+//! [`LimiterLayer::tuner`], [`HttpRetryLayer::tuner`] for a retry's settings, and
+//! [`DeadlineLayer::tuner`] for a [`tuned`](crate::DeadlineLayer::tuned) deadline): one `Arc` clone of the shared state, whose `retune` changes the policy in place for every service and clone
 //! at once, on their next request, and keeps the core's history (the breaker's window, the
 //! requests in flight, a bucket's tokens, a window's stamps, the holders of a gate), so a
 //! configuration reload neither forgets an outage nor hands out a fresh allowance. A rate
 //! limit of another kind than the one in force is refused with [`KindMismatch`].
+//!
+//! A stack shares its layers' state, so the same tuners retune it: a
+//! [`ProtectLayer`](crate::ProtectLayer) or a [`ClientLayer`](crate::ClientLayer) built from
+//! layers whose tuners were taken first. With the `config` feature, a client stack read from a
+//! file is reloaded by `ClientReload::apply`, which refuses, before any piece is touched, a
+//! file that adds or removes a piece or changes the breaker's family.
 //!
 //! [`BreakerLayer::tuner`]: crate::BreakerLayer::tuner
 //! [`ShedLayer::tuner`]: crate::ShedLayer::tuner
@@ -16,4 +21,5 @@
 //! [`GateLayer::tuner`]: crate::GateLayer::tuner
 //! [`LimiterLayer::tuner`]: crate::LimiterLayer::tuner
 //! [`DeadlineLayer::tuner`]: crate::DeadlineLayer::tuner
+//! [`HttpRetryLayer::tuner`]: crate::HttpRetryLayer::tuner
 //! [`KindMismatch`]: crate::KindMismatch

@@ -103,7 +103,7 @@ use ironward_tokio::Knobs;
 /// # }
 /// ```
 pub struct BreakerLayer<C = HttpFailures, B: SharedCircuitBreaker = SharedSreBreaker> {
-    shared: Arc<Shared<C, B>>,
+    pub(crate) shared: Arc<Shared<C, B>>,
 }
 
 impl BreakerLayer {

@@ -45,6 +45,8 @@ mod layer;
 mod service;
 mod shared;
 
+pub(crate) use shared::Shared;
+
 pub use error::BreakerRefused;
 pub use future::BreakerFuture;
 pub use layer::BreakerLayer;

@@ -17,7 +17,7 @@ pub(crate) struct Shared<C, B = SharedSreBreaker> {
     breaker: B,
     knobs: Knobs,
     classify: C,
-    pub(super) meter: Meter,
+    pub(crate) meter: Meter,
     ratio: Level,
     /// The state gauge and the changes counter, registered only for a family with states.
     states: States,
@@ -55,7 +55,7 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
     /// Reports a refusal (or, in shadow mode, a would-be refusal): the counter under the
     /// reason's label, the share of calls the breaker refused then, and a debug event with
     /// the numbers that decided it.
-    pub(super) fn refused(&self, reason: &B::Reason) {
+    pub(crate) fn refused(&self, reason: &B::Reason) {
         let kind = B::refusal(reason);
         self.meter.refused(kind);
         self.ratio.set(B::ratio_of(reason));
@@ -72,7 +72,12 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
     /// ([`SharedCircuitBreaker::check`]; for [`SharedSreBreaker`] one load while the backend is
     /// healthy), and reports the change of state it made, if any.
     pub(super) fn check(&self) -> Result<B::Permit, B::Reason> {
-        let now = self.knobs.clock.now();
+        self.check_at(self.knobs.clock.now())
+    }
+
+    /// [`check`](Self::check) at the reading `now` of the breaker's clock the caller already
+    /// took: a client stack decides its pieces on one reading.
+    pub(crate) fn check_at(&self, now: Duration) -> Result<B::Permit, B::Reason> {
         let roll = B::draw(&self.knobs.dice);
         let checked = self.breaker.check(now, roll);
         self.watch(now);
@@ -109,8 +114,20 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
     where
         C: Classify<Res>,
     {
+        self.settle_at(permit, result, self.knobs.clock.now());
+    }
+
+    /// [`settle`](Self::settle) at the reading `now` the caller took as the call ended, which
+    /// a client stack shares among its pieces.
+    pub(crate) fn settle_at<Res>(
+        &self,
+        permit: B::Permit,
+        result: &Result<Res, BoxError>,
+        now: Duration,
+    ) where
+        C: Classify<Res>,
+    {
         let failed = self.classify.is_failure(result);
-        let now = self.knobs.clock.now();
         // The layer's own breaker made the permit: nothing comes back.
         let _ = if failed {
             self.breaker.fail(permit, now)
@@ -118,6 +135,11 @@ impl<C, B: SharedCircuitBreaker> Shared<C, B> {
             self.breaker.pass(permit, now)
         };
         self.watch(now);
+    }
+
+    /// The clock the breaker reads.
+    pub(crate) fn clock(&self) -> &crate::Clock {
+        &self.knobs.clock
     }
 
     /// The knobs, for a layer made anew on them.

@@ -193,8 +193,7 @@ where
 }
 
 impl<F: Future> DeadlineFuture<F> {
-    /// The inner future, run with no deadline: what a server stack without one runs.
-    #[cfg(feature = "axum")]
+    /// The inner future, run with no deadline: what a stack without one runs.
     pub(crate) fn bare(future: F) -> Self {
         Self {
             state: State::Running {

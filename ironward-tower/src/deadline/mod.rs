@@ -67,7 +67,6 @@ mod layer;
 mod service;
 mod tune;
 
-#[cfg(feature = "axum")]
 pub(crate) use self::service::{Budget, Start, start};
 
 pub use self::error::DeadlineExceeded;

@@ -202,8 +202,7 @@ impl<C> Flight<C> {
     }
 
     /// [`land`](Self::land) with the reading `now` of the limiter's clock the caller took as
-    /// the call ended, which a server stack shares among its pieces.
-    #[cfg(feature = "axum")]
+    /// the call ended, which a stack (server or client) shares among its pieces.
     pub(crate) fn land_at<T>(&mut self, result: &Result<T, BoxError>, now: std::time::Duration)
     where
         C: Grade<T>,

@@ -67,9 +67,7 @@ mod layer;
 mod service;
 mod shared;
 
-#[cfg(feature = "axum")]
 pub(crate) use self::future::Flight;
-#[cfg(feature = "axum")]
 pub(crate) use self::shared::Shared;
 
 pub use self::error::LimiterRefused;

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use http::header::RETRY_AFTER;
 use http::{HeaderValue, Request, Response};
-use ironward::http_retry::{Reading, Run, Step, Stop, Timeout};
+use ironward::http_retry::{Fault, Reading, Run, Step, Stop, Timeout};
 use pin_project_lite::pin_project;
 use tower::BoxError;
 use tower_service::Service;
@@ -87,7 +87,7 @@ pin_project! {
 
 /// How the last attempt ended, kept across the wait so that the call can still end with it
 /// should the check after waking stop the retry; dropped when the retry goes ahead.
-enum Last<Res> {
+pub(crate) enum Last<Res> {
     /// No attempt has failed since the last one was sent.
     None,
     /// A failed response, kept unread.
@@ -193,90 +193,138 @@ where
                 StateProj::Finished => panic!("HttpRetryFuture polled after it returned"),
                 StateProj::Stopped { stop } => {
                     let stop = *stop;
-                    let retried = this.run.retried();
-                    this.config.meter.ended(retried.stop);
-                    let (timed_out, error) = match mem::replace(this.last, Last::None) {
-                        Last::Response(mut response) => {
-                            response.extensions_mut().insert(retried);
-                            this.state.set(State::Finished);
-                            return Poll::Ready(Ok(response));
-                        }
-                        Last::Error(error) => (false, Some(error)),
-                        Last::TimedOut(_) => (true, None),
-                        Last::None => (false, None),
-                    };
                     this.state.set(State::Finished);
-                    let gave_up = GaveUp::new(retried, stop, timed_out, error);
-                    return Poll::Ready(Err(gave_up.into()));
+                    return Poll::Ready(finish(this.config, this.run, this.last, stop));
                 }
             };
 
             let config: &Config<F> = this.config;
             let now = config.knobs.clock.now();
-            let step = match outcome {
-                Outcome::Response(mut response) => {
-                    let status = response.status().as_u16();
-                    let reading = reading(config, now, status >= 400);
-                    let retry_after = response.headers().get_all(RETRY_AFTER);
-                    let step = this.run.response_shared(
-                        status,
-                        retry_after.iter().map(HeaderValue::as_bytes),
-                        reading,
-                        config.budget(),
-                    );
-                    if step == Step::Done {
-                        let retried = this.run.retried();
-                        config.meter.ended(retried.stop);
-                        response.extensions_mut().insert(retried);
-                        this.state.set(State::Finished);
-                        return Poll::Ready(Ok(response));
-                    }
-                    *this.last = Last::Response(response);
-                    step
-                }
-                Outcome::Error(error) => {
-                    let fault = config.errors.fault(&error);
-                    let reading = reading(config, now, true);
-                    *this.last = Last::Error(error.into());
-                    this.run.error_shared(fault, reading, config.budget())
-                }
-                Outcome::TimedOut(timeout) => {
-                    let reading = reading(config, now, true);
-                    *this.last = Last::TimedOut(timeout.duration());
-                    this.run.timed_out_shared(timeout, reading, config.budget())
-                }
+            let outcome = match outcome {
+                Outcome::Response(response) => Ended::Response(response),
+                Outcome::Error(error) => Ended::Error(config.errors.fault(&error), error.into()),
+                Outcome::TimedOut(timeout) => Ended::TimedOut(timeout),
             };
-            match step {
-                Step::Wait(wait) => {
-                    config.meter.wait(wait);
-                    tracing::debug!(
-                        name = config.meter.name(),
-                        method = %this.request.method(),
-                        uri = %this.request.uri(),
-                        attempt = this.run.retried().attempts,
-                        wait = ?wait,
-                        status = this.last.status(),
-                        reason = %this.last,
-                        "retrying request"
-                    );
-                    this.state.set(State::Waiting {
-                        sleep: config.knobs.clock.sleep(wait),
-                    });
+            match judge(config, this.run, this.last, outcome, now) {
+                Ok(response) => {
+                    this.state.set(State::Finished);
+                    return Poll::Ready(Ok(response));
                 }
-                Step::Stop(stop) => {
+                Err(Step::Wait(wait)) => {
+                    let sleep = waiting(config, this.request, this.run, this.last, wait);
+                    this.state.set(State::Waiting { sleep });
+                }
+                Err(Step::Stop(stop)) => {
                     stopped(config, this.request, this.run, stop);
                     this.state.set(State::Stopped { stop });
                 }
                 // Only a response is done, and it was returned above.
-                Step::Done => this.state.set(State::Finished),
+                Err(Step::Done) => this.state.set(State::Finished),
             }
         }
     }
 }
 
+/// How one attempt ended, an error already classified ([`ClassifyError`]) and boxed: what
+/// the run is told, by this layer's future and by a client stack's alike.
+pub(crate) enum Ended<Res> {
+    Response(Res),
+    Error(Fault, BoxError),
+    TimedOut(Timeout),
+}
+
+/// Tells `run` how the attempt ended at `now`: a response it is done with (a success, or
+/// the rules' last word on it), marked with the call's [`Retried`](super::Retried); else the
+/// next step, the failure kept in `last` for the call to end with.
+pub(crate) fn judge<F, ResB>(
+    config: &Config<F>,
+    run: &mut Run,
+    last: &mut Last<Response<ResB>>,
+    ended: Ended<Response<ResB>>,
+    now: Duration,
+) -> Result<Response<ResB>, Step> {
+    let step = match ended {
+        Ended::Response(mut response) => {
+            let status = response.status().as_u16();
+            let reading = reading(config, now, status >= 400);
+            let retry_after = response.headers().get_all(RETRY_AFTER);
+            let step = run.response_shared(
+                status,
+                retry_after.iter().map(HeaderValue::as_bytes),
+                reading,
+                config.budget(),
+            );
+            if step == Step::Done {
+                let retried = run.retried();
+                config.meter.ended(retried.stop);
+                response.extensions_mut().insert(retried);
+                return Ok(response);
+            }
+            *last = Last::Response(response);
+            step
+        }
+        Ended::Error(fault, error) => {
+            let reading = reading(config, now, true);
+            *last = Last::Error(error);
+            run.error_shared(fault, reading, config.budget())
+        }
+        Ended::TimedOut(timeout) => {
+            let reading = reading(config, now, true);
+            *last = Last::TimedOut(timeout.duration());
+            run.timed_out_shared(timeout, reading, config.budget())
+        }
+    };
+    Err(step)
+}
+
+/// The wait the run decided before the next attempt: counted, logged, and slept on the
+/// layer's clock.
+pub(crate) fn waiting<F, B, Res>(
+    config: &Config<F>,
+    request: &Request<B>,
+    run: &Run,
+    last: &Last<Response<Res>>,
+    wait: Duration,
+) -> ironward_tokio::Delay {
+    config.meter.wait(wait);
+    tracing::debug!(
+        name = config.meter.name(),
+        method = %request.method(),
+        uri = %request.uri(),
+        attempt = run.retried().attempts,
+        wait = ?wait,
+        status = last.status(),
+        reason = %last,
+        "retrying request"
+    );
+    config.knobs.clock.sleep(wait)
+}
+
+/// The end of a call the run stopped for `stop`: the last failed response marked with the
+/// record, else a [`GaveUp`] with the last error, if any.
+pub(crate) fn finish<F, Res>(
+    config: &Config<F>,
+    run: &Run,
+    last: &mut Last<Response<Res>>,
+    stop: Stop,
+) -> Result<Response<Res>, BoxError> {
+    let retried = run.retried();
+    config.meter.ended(retried.stop);
+    let (timed_out, error) = match mem::replace(last, Last::None) {
+        Last::Response(mut response) => {
+            response.extensions_mut().insert(retried);
+            return Ok(response);
+        }
+        Last::Error(error) => (false, Some(error)),
+        Last::TimedOut(_) => (true, None),
+        Last::None => (false, None),
+    };
+    Err(GaveUp::new(retried, stop, timed_out, error).into())
+}
+
 /// What the sources read when an attempt ended: the clocks, and one roll of the dice when it
 /// `failed` (a status of 400 or more, an error, a timeout); a success draws nothing.
-fn reading<F>(config: &Config<F>, now: Duration, failed: bool) -> Reading {
+pub(crate) fn reading<F>(config: &Config<F>, now: Duration, failed: bool) -> Reading {
     Reading {
         now,
         unix: config.wall.now(),
@@ -291,7 +339,7 @@ fn reading<F>(config: &Config<F>, now: Duration, failed: bool) -> Reading {
 
 /// Reports that the run stopped, and why: an answer, not an error, so a debug event with the
 /// stop's label and the record's numbers.
-fn stopped<F, B>(config: &Config<F>, request: &Request<B>, run: &Run, stop: Stop) {
+pub(crate) fn stopped<F, B>(config: &Config<F>, request: &Request<B>, run: &Run, stop: Stop) {
     let retried = run.retried();
     tracing::debug!(
         name = config.meter.name(),
@@ -328,7 +376,7 @@ impl<B> fmt::Display for Last<Response<B>> {
 }
 
 /// A copy of the whole request, extensions included, to send as one attempt.
-pub(super) fn copy<B: Clone>(request: &Request<B>) -> Request<B> {
+pub(crate) fn copy<B: Clone>(request: &Request<B>) -> Request<B> {
     let mut copy = Request::new(request.body().clone());
     *copy.method_mut() = request.method().clone();
     *copy.uri_mut() = request.uri().clone();

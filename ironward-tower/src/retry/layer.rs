@@ -1,7 +1,7 @@
 //! [`HttpRetryLayer`]: the settings and the sources a retrying client reads.
 
 use std::fmt;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http::HeaderName;
@@ -10,7 +10,9 @@ use ironward::http_retry::Settings;
 use tower_layer::Layer;
 
 use super::{FinalErrors, HttpRetryService};
+use crate::lock::lock;
 use crate::meter::{DEFAULT_NAME, RetryMeter};
+use crate::tuner::{Tune, Tuner};
 use crate::{Clock, Dice};
 use ironward_tokio::Knobs;
 
@@ -25,9 +27,10 @@ const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 /// set what the engine is fed; none of them adds a rule.
 ///
 /// `F` classifies the inner service's errors ([`with_errors`](Self::with_errors)); the default,
-/// [`FinalErrors`], retries none. `Clone` copies the settings and shares the sources (the
-/// clocks, the dice and the retry budget are behind `Arc`s), so every service made from a
-/// layer and its clones draws from the same dice and throttles on the same budget.
+/// [`FinalErrors`], retries none. `Clone` shares the settings and the sources (the
+/// settings, the clocks, the dice and the retry budget are behind `Arc`s), so every service
+/// made from a layer and its clones draws from the same dice, throttles on the same budget,
+/// and follows the same [`tuner`](Self::tuner).
 ///
 /// # Default
 ///
@@ -87,28 +90,30 @@ const IDEMPOTENCY_KEY: HeaderName = HeaderName::from_static("idempotency-key");
 /// ```
 #[derive(Clone)]
 pub struct HttpRetryLayer<F = FinalErrors> {
-    config: Config<F>,
+    pub(crate) config: Config<F>,
 }
 
 /// What every call of a service reads, shared by the service's clones and its futures.
 #[derive(Clone)]
-pub(super) struct Config<F> {
-    pub(super) settings: Settings,
+pub(crate) struct Config<F> {
+    /// Read once at each call's start; shared by the layer's clones and services, so that
+    /// a [`tuner`](HttpRetryLayer::tuner) reaches them all.
+    pub(crate) settings: Arc<Live>,
     /// The name (also the meter's), the clock the waits and the budget read, and the dice of
     /// the jitter; a retry has no shadow mode.
-    pub(super) knobs: Knobs,
-    pub(super) wall: Clock,
-    pub(super) budget: Option<Arc<SharedBudget>>,
-    pub(super) idempotency: Option<HeaderName>,
-    pub(super) attempt_timeout: Option<Duration>,
-    pub(super) errors: F,
+    pub(crate) knobs: Knobs,
+    pub(crate) wall: Clock,
+    pub(crate) budget: Option<Arc<SharedBudget>>,
+    pub(crate) idempotency: Option<HeaderName>,
+    pub(crate) attempt_timeout: Option<Duration>,
+    pub(crate) errors: F,
     /// The handles the layer reports through, registered when it first makes a service.
-    pub(super) meter: Arc<RetryMeter>,
+    pub(crate) meter: Arc<RetryMeter>,
 }
 
 impl<F> Config<F> {
     /// The retry budget, shared by `&` without a lock.
-    pub(super) fn budget(&self) -> Option<&SharedBudget> {
+    pub(crate) fn budget(&self) -> Option<&SharedBudget> {
         self.budget.as_deref()
     }
 }
@@ -118,7 +123,7 @@ impl HttpRetryLayer {
     pub fn new(settings: Settings) -> Self {
         Self {
             config: Config {
-                settings,
+                settings: Arc::new(Live(Mutex::new(settings))),
                 knobs: Knobs::default(),
                 wall: Clock::unix(),
                 budget: None,
@@ -288,6 +293,54 @@ impl<F> HttpRetryLayer<F> {
     }
 }
 
+impl<F> HttpRetryLayer<F> {
+    /// A handle that changes the settings of this layer, for every service it made and every
+    /// clone at once, from their next call on (a call under way keeps the settings it
+    /// started with); see [`Tuner`].
+    ///
+    /// Settings that are not [`valid`](Settings::valid) are taken as they are, as
+    /// [`new`](Self::new) takes them: each call then stops at once with
+    /// [`StopReason::InvalidSettings`](ironward::http_retry::StopReason::InvalidSettings).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::http_retry::Settings;
+    /// use ironward_tower::HttpRetryLayer;
+    ///
+    /// let layer = HttpRetryLayer::default();
+    /// let tuner = layer.tuner();
+    /// let was = tuner.retune(Settings { max_retries: 1, ..Settings::default() });
+    /// assert_eq!(was.max_retries, 3);
+    /// assert_eq!(layer.clone().tuner().policy().max_retries, 1);
+    /// ```
+    pub fn tuner(&self) -> Tuner<Settings> {
+        Tuner::new(Arc::clone(&self.config.settings) as Arc<dyn Tune<Settings>>)
+    }
+}
+
+/// A layer's settings, which its tuner changes in place.
+pub(crate) struct Live(Mutex<Settings>);
+
+impl Live {
+    /// The settings in force.
+    pub(crate) fn get(&self) -> Settings {
+        *lock(&self.0)
+    }
+}
+
+impl Tune<Settings> for Live {
+    fn retune(&self, settings: Settings) -> Settings {
+        let was = std::mem::replace(&mut *lock(&self.0), settings);
+        tracing::debug!(from = ?was, to = ?settings, "retry retuned");
+        was
+    }
+
+    fn policy(&self) -> Settings {
+        self.get()
+    }
+}
+
 impl<S, F: Clone> Layer<S> for HttpRetryLayer<F> {
     type Service = HttpRetryService<S, F>;
 
@@ -310,7 +363,7 @@ impl<F> fmt::Debug for HttpRetryLayer<F> {
 impl<F> fmt::Debug for Config<F> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Config")
-            .field("settings", &self.settings)
+            .field("settings", &self.settings.get())
             .field("clock", &self.knobs.clock)
             .field("wall", &self.wall)
             .field("dice", &self.knobs.dice)

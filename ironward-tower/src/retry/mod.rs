@@ -153,3 +153,7 @@ pub use ironward::http_retry::GaveUp;
 pub use ironward::http_retry::{Fault, Retried, Stop};
 pub use layer::HttpRetryLayer;
 pub use service::HttpRetryService;
+
+pub(crate) use future::{Ended, Last, copy, finish, judge, reading, stopped, waiting};
+pub(crate) use layer::Config;
+pub(crate) use service::begin;

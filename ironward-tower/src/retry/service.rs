@@ -3,6 +3,7 @@
 use std::fmt;
 use std::sync::Arc;
 use std::task::{Context, Poll};
+use std::time::Duration;
 
 use http::{HeaderValue, Request, Response};
 use ironward::http_retry::{Call, Run, vouches};
@@ -117,21 +118,10 @@ where
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
         let config = Arc::clone(&self.config);
-        let key = config
-            .idempotency
-            .as_ref()
-            .and_then(|name| request.headers().get(name))
-            .map(HeaderValue::as_bytes);
-        let call = Call {
-            method: request.method().as_str(),
-            // Every attempt sends a copy of a body that is `Clone`.
-            body_replayable: true,
-            replay_safe: vouches(key),
-        };
         // The clock is read when the call starts, which is when its first attempt is asked
         // for too, and before each later attempt.
         let now = config.knobs.clock.now();
-        let mut run = Run::new(config.settings, &call, now);
+        let mut run = begin(&config, &request, now);
         let attempt = run.attempt(now, config.attempt_timeout);
         if attempt.is_ok() {
             config.meter.attempt(run.retried().attempts);
@@ -142,6 +132,23 @@ where
         });
         HttpRetryFuture::new(self.inner.clone(), request, run, config, future)
     }
+}
+
+/// The retry run of a call of `request` starting at `now`: told its method, that its body
+/// can be sent again (it is `Clone`), and whether the idempotency header vouches for it.
+pub(crate) fn begin<F, B>(config: &Config<F>, request: &Request<B>, now: Duration) -> Run {
+    let key = config
+        .idempotency
+        .as_ref()
+        .and_then(|name| request.headers().get(name))
+        .map(HeaderValue::as_bytes);
+    let call = Call {
+        method: request.method().as_str(),
+        // Every attempt sends a copy of a body that is `Clone`.
+        body_replayable: true,
+        replay_safe: vouches(key),
+    };
+    Run::new(config.settings.get(), &call, now)
 }
 
 impl<S: Clone, F> Clone for HttpRetryService<S, F> {

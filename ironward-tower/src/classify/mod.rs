@@ -18,6 +18,7 @@
 //! | [`ShedFailures`] | a 503, `DEADLINE_EXCEEDED` or a timeout (go-zero's shedding handlers) | [`ShedLayer`](crate::ShedLayer) |
 //! | [`AnyError`] | any error, whatever the response | |
 //! | a closure | whatever it answers | |
+//! | [`Failing::when`] a closure over an [`Answer`] | whatever it answers, its argument's type unwritten | |
 //!
 //! The [`LimiterLayer`](crate::LimiterLayer) asks a three-way question instead, [`Grade`]:
 //! whether a call's latency is a sample of the backend's, a sign of overload, or neither.
@@ -53,6 +54,10 @@
 //! # drop(breaker);
 //! ```
 
+mod answer;
+
+pub use answer::{Answer, Failing};
+
 use std::error::Error;
 use std::io;
 
@@ -71,7 +76,8 @@ use tower::BoxError;
 /// [`GrpcFailures`] (an error or one of the gRPC codes go-zero's breaker does not accept),
 /// [`ShedFailures`] (a 503 or a timeout, go-zero's shedding handlers) and [`AnyError`] (every
 /// error, whatever the response). Any `Fn(&Result<Res, BoxError>) -> bool` is a classifier too;
-/// annotate the closure's argument so that its type is known.
+/// annotate the closure's argument so that its type is known, or, over HTTP, write it with
+/// [`Failing::when`], whose argument needs no annotation.
 ///
 /// # Examples
 ///

@@ -113,10 +113,6 @@ pub use breaker::{BreakerFuture, BreakerLayer, BreakerRefused, BreakerService};
 pub use classify::{
     Answer, AnyError, Classify, Failing, Grade, GrpcFailures, HttpFailures, Overloads, ShedFailures,
 };
-#[cfg(feature = "config")]
-pub use client::{
-    BreakerConfig, ClientConfig, ClientConfigError, ClientReload, ConfigFamily, ConfiguredLayer,
-};
 pub use client::{ClientFuture, ClientLayer, ClientService};
 pub use cpu::{Cpu, CpuDial, CpuSampler};
 pub use criticality::{CriticalityHeader, ReadCriticality};

@@ -12,7 +12,8 @@ use http::{Request, Response, StatusCode};
 use ironward::http_retry::Settings;
 use ironward::{CLASSIC, SRE};
 use ironward_tokio::{SharedClassicBreaker, SharedSreBreaker};
-use ironward_tower::{BreakerConfig, ClientConfig, ClientConfigError, DeadlineExceeded, Retried};
+use ironward_tower::config::{BreakerConfig, ClientConfig, ClientConfigError};
+use ironward_tower::{DeadlineExceeded, Retried};
 use tower::{Layer, ServiceExt, service_fn};
 
 const FILE: &str = r#"{
@@ -206,4 +207,40 @@ fn a_change_of_shape_is_refused_and_nothing_is_applied() {
             added: true
         })
     );
+}
+
+/// A file's `[client]` reloads with its `[server]`, all or nothing: a client section the
+/// built stack cannot take live refuses the whole file, server numbers included.
+#[test]
+fn a_protection_reloads_its_client_stack_with_the_server_or_neither() {
+    use ironward_tower::config::{ErrorKind, Protection};
+
+    let file = |gate: u32, client: &str| format!("[server]\ngate = {gate}\n[client]\n{client}");
+    let protection = Protection::from_toml(&file(8, "deadline = \"2s\"\n")).unwrap();
+    // The family is the program's: a file written for the SRE breaker builds no classic one.
+    let sre = Protection::from_toml(&file(8, "breaker = { sre = {} }\n")).unwrap();
+    let err = sre.client::<SharedClassicBreaker>().unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Refused, "{err}");
+    assert!(err.to_string().contains("sre"), "{err}");
+
+    let _stack = protection.client::<SharedSreBreaker>().unwrap();
+    protection
+        .reload_str(&file(16, "deadline = \"500ms\"\n"))
+        .unwrap();
+    let current = protection.current();
+    assert_eq!(current.server.gate, Some(16));
+    assert_eq!(
+        current.client.as_ref().unwrap().deadline,
+        Some(Duration::from_millis(500))
+    );
+
+    // A breaker added to the client: refused whole, the server's new gate is not applied.
+    let err = protection
+        .reload_str(&file(32, "deadline = \"500ms\"\nbreaker = { sre = {} }\n"))
+        .unwrap_err();
+    assert_eq!(err.kind(), ErrorKind::Refused, "{err}");
+    assert!(err.to_string().contains("[client]"), "{err}");
+    assert_eq!(protection.current().server.gate, Some(16));
+    // And a file without the section removes the deadline the stack holds: refused too.
+    assert!(protection.reload_str("[server]\ngate = 16\n").is_err());
 }

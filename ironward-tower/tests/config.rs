@@ -148,8 +148,10 @@ fn an_unknown_field_is_named_where_it_is() {
     let err = error("[server.quota]\nkind = \"bucket\"\nrate = 1.0\nburst = 1.0\nburts = 2.0\n");
     at(&err, "server.quota.burts", 5, 1, "unknown field `burts`");
     let err = error("[client]\ntimeout = \"1s\"\n");
-    assert_eq!(err.line(), Some(1), "{err}");
-    assert!(err.message().contains("unknown field `client`"), "{err}");
+    at(&err, "client.timeout", 2, 1, "unknown field `timeout`");
+    // Settings read whole but invalid together are named where they are.
+    let err = error("[client]\ndeadline = \"1s\"\n[client.retry]\nmax_retries = 5000\n");
+    at(&err, "client.retry", 3, 1, "retry settings are invalid");
 }
 
 #[test]

@@ -127,7 +127,7 @@ impl<F, BC, BB: SharedCircuitBreaker, LC, LQ> ClientLayer<F, BC, BB, LC, LQ> {
     /// The same stack with no breaker, typed for the family `B`: what a configuration
     /// without one builds, so that adding one later keeps the stack's type.
     #[cfg(feature = "config")]
-    pub(super) fn no_breaker<C, B: SharedCircuitBreaker>(self) -> ClientLayer<F, C, B, LC, LQ> {
+    pub(crate) fn no_breaker<C, B: SharedCircuitBreaker>(self) -> ClientLayer<F, C, B, LC, LQ> {
         ClientLayer {
             deadline: self.deadline,
             retry: self.retry,

@@ -118,23 +118,11 @@
 //! # }
 //! ```
 
-#[cfg(feature = "config")]
-mod config;
 mod future;
 mod layer;
 mod ride;
 mod service;
 
-#[cfg(feature = "config")]
-#[cfg_attr(docsrs, doc(cfg(feature = "config")))]
-pub use self::config::{
-    BreakerConfig, ClientConfig, ClientConfigError, ClientReload, ConfigFamily, ConfiguredLayer,
-};
 pub use self::future::ClientFuture;
 pub use self::layer::ClientLayer;
 pub use self::service::ClientService;
-/// The breaker families a [`ClientConfig`] builds, named here so that a program needs no
-/// other crate to pick one.
-#[cfg(feature = "config")]
-#[cfg_attr(docsrs, doc(cfg(feature = "config")))]
-pub use ironward_tokio::{SharedClassicBreaker, SharedSreBreaker};

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use super::value::{Count, Factor, Humane};
 use crate::Queue;
 
+use super::client::ClientConfig;
 use super::quota::QuotaConfig;
 
 /// A whole configuration: the server's stack and the routes that override it.
@@ -31,6 +32,10 @@ pub struct Config {
     /// `axum::extract::MatchedPath` reports it).
     #[serde(default, skip_serializing_if = "BTreeMap::is_empty")]
     pub routes: BTreeMap<String, Stack>,
+    /// The client stack (`[client]`), which [`Protection::client`](super::Protection::client)
+    /// builds and each reload retunes with the server's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientConfig>,
 }
 
 /// The same fields, read before their rules across sections are checked.
@@ -41,6 +46,8 @@ struct RawConfig {
     server: Stack,
     #[serde(default)]
     routes: BTreeMap<String, Stack>,
+    #[serde(default)]
+    client: Option<ClientConfig>,
 }
 
 impl TryFrom<RawConfig> for Config {
@@ -56,6 +63,7 @@ impl TryFrom<RawConfig> for Config {
         Ok(Self {
             server: raw.server,
             routes: raw.routes,
+            client: raw.client,
         })
     }
 }
@@ -88,7 +96,10 @@ pub struct Stack {
     #[serde(skip_serializing_if = "Option::is_none")]
     pub gate: Option<u32>,
     /// Each request's time budget ([`DeadlineLayer`](crate::DeadlineLayer)); `"0s"` is none.
-    #[serde(skip_serializing_if = "Option::is_none", serialize_with = "deadline")]
+    #[serde(
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "super::value::optional::serialize"
+    )]
     pub deadline: Option<Duration>,
 }
 
@@ -185,11 +196,6 @@ fn queue<S: Serializer>(queue: &Option<Queue>, s: S) -> Result<S::Ok, S::Error> 
             wait: queue.wait,
         })
         .serialize(s)
-}
-
-/// A stack's deadline written as a humane duration.
-fn deadline<S: Serializer>(budget: &Option<Duration>, s: S) -> Result<S::Ok, S::Error> {
-    budget.map(Humane).serialize(s)
 }
 
 impl Config {

@@ -7,6 +7,7 @@ use std::sync::{Arc, Mutex, PoisonError};
 use ironward_tokio::meter::Reloads;
 
 use super::build::{self, Sources, Tuners};
+use super::client::{ClientConfig, ClientConfigError, ClientReload, ConfigFamily, ConfiguredLayer};
 use super::error::ConfigError;
 use super::file::Config;
 use super::layer::{ProtectionLayer, Table};
@@ -67,9 +68,35 @@ pub struct Protection {
 struct Inner {
     table: Arc<Table>,
     tuners: Vec<(Option<String>, Tuners)>,
-    /// The configuration in force; its lock also makes reloads take turns.
-    current: Mutex<Arc<Config>>,
+    /// The configuration in force; its lock also makes reloads take turns, and guards the
+    /// client stacks built from it.
+    current: Mutex<Current>,
     reloads: Reloads,
+}
+
+/// The configuration in force, and the client stacks [`Protection::client`] built from it.
+struct Current {
+    config: Arc<Config>,
+    clients: Vec<Box<dyn Client>>,
+}
+
+/// A client stack's reload, whatever its breaker family.
+trait Client: Send {
+    fn check(&self, config: &ClientConfig) -> Result<(), ClientConfigError>;
+    fn retune(&self, config: &ClientConfig);
+}
+
+impl<B: ConfigFamily> Client for ClientReload<B>
+where
+    ClientReload<B>: Send,
+{
+    fn check(&self, config: &ClientConfig) -> Result<(), ClientConfigError> {
+        ClientReload::check(self, config)
+    }
+
+    fn retune(&self, config: &ClientConfig) {
+        ClientReload::retune(self, config);
+    }
 }
 
 /// Builds a [`Protection`] on sources of its own: a clock a test moves, a CPU reading.
@@ -118,7 +145,10 @@ impl Builder {
                     routes: built.routes,
                 }),
                 tuners: built.tuners,
-                current: Mutex::new(Arc::new(config)),
+                current: Mutex::new(Current {
+                    config: Arc::new(config),
+                    clients: Vec::new(),
+                }),
                 reloads,
             }),
         }
@@ -165,7 +195,49 @@ impl Protection {
     /// serializes to TOML ([`Config::to_toml`]) or JSON, for a debug endpoint.
     #[must_use]
     pub fn current(&self) -> Arc<Config> {
-        Arc::clone(&self.lock())
+        Arc::clone(&self.lock().config)
+    }
+
+    /// The client stack the `[client]` section describes (a stack of no pieces when there
+    /// is none), with the breaker family `B` ([`SharedSreBreaker`](super::SharedSreBreaker)
+    /// or [`SharedClassicBreaker`](super::SharedClassicBreaker)), retuned by every reload
+    /// from now on with the server's stack, all or nothing: a reload whose `[client]` this
+    /// stack cannot take live (a piece added or removed, another breaker family) is refused
+    /// whole.
+    ///
+    /// # Errors
+    ///
+    /// [`ConfigError`] of kind [`Refused`](super::ErrorKind::Refused) when the section names
+    /// another breaker family than `B`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward_tower::config::{Protection, SharedSreBreaker};
+    ///
+    /// let protection = Protection::from_toml(r#"
+    ///     [client]
+    ///     deadline = "2s"
+    ///     breaker = { sre = { k = 2.0 } }
+    /// "#).unwrap();
+    /// let stack = protection.client::<SharedSreBreaker>().unwrap(); // `stack.layer(client)`
+    /// # drop(stack);
+    /// protection.reload_str("[client]\ndeadline = \"1s\"\nbreaker = { sre = { k = 1.5 } }\n").unwrap();
+    /// // Without its breaker, the stack built would lose a piece: refused, nothing changes.
+    /// assert!(protection.reload_str("[client]\ndeadline = \"1s\"\n").is_err());
+    /// assert_eq!(protection.current().client.as_ref().unwrap().deadline.unwrap().as_secs(), 1);
+    /// ```
+    pub fn client<B: ConfigFamily>(&self) -> Result<ConfiguredLayer<B>, ConfigError>
+    where
+        ClientReload<B>: Send,
+    {
+        let mut current = self.lock();
+        let config = current.config.client.clone().unwrap_or_default();
+        let (layer, reload) = config
+            .build::<B>()
+            .map_err(|error| ConfigError::refused(format!("in [client], {error}")))?;
+        current.clients.push(Box::new(reload));
+        Ok(layer)
     }
 
     /// Applies `config` live, or refuses it and leaves the configuration in force.
@@ -211,9 +283,20 @@ impl Protection {
     /// Checks `config` against the configuration in force, then retunes every piece to it.
     fn apply(&self, config: Config) -> Result<(), ConfigError> {
         let mut current = self.lock();
-        reload::check(&current, &config).map_err(ConfigError::refused)?;
+        reload::check(&current.config, &config).map_err(ConfigError::refused)?;
+        let client = config.client.clone().unwrap_or_default();
+        for stack in &current.clients {
+            stack.check(&client).map_err(|error| {
+                ConfigError::refused(format!(
+                    "in [client], {error}; restart the program to apply it"
+                ))
+            })?;
+        }
         reload::apply(&self.inner.tuners, &config);
-        *current = Arc::new(config);
+        for stack in &current.clients {
+            stack.retune(&client);
+        }
+        current.config = Arc::new(config);
         Ok(())
     }
 
@@ -234,7 +317,7 @@ impl Protection {
 
     /// The configuration in force, locked. A reload never panics while it holds the lock,
     /// so a poisoned lock still holds a whole configuration.
-    fn lock(&self) -> std::sync::MutexGuard<'_, Arc<Config>> {
+    fn lock(&self) -> std::sync::MutexGuard<'_, Current> {
         self.inner
             .current
             .lock()

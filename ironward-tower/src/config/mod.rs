@@ -20,6 +20,10 @@
 //!
 //! Durations are humane strings (`"100ms"`, `"1m30s"`: [`ironward::humane`]).
 //!
+//! A `[client]` section holds a client stack ([`ClientConfig`]: `deadline`, `retry`,
+//! `breaker`, `limiter`), which [`Protection::client`] builds as a
+//! [`ClientLayer`](crate::ClientLayer) and every reload retunes with the server's.
+//!
 //! ```
 //! use ironward_tower::config::{Config, QuotaKey};
 //!
@@ -87,13 +91,14 @@
 //! [`QuotaTuner`](crate::QuotaTuner)), keeping every piece's state, or refuse it whole and
 //! leave the one in force. What reloads live is every number: a shedder's, a quota's (of the
 //! same kind), a limiter's policy and its queue (or none), a gate's limit, a deadline. What
-//! is refused, with the reason and the advice to restart: a piece added or removed, a quota's
-//! kind, key, `max_keys` or `headers` changed, a route added or removed. An invalid file is
-//! refused too. [`Protection::current`] reads the configuration in force back; each reload
+//! is refused, with the reason and the advice to restart: a piece added or removed (in
+//! `[client]` too, or its breaker's family changed), a quota's kind, key, `max_keys` or
+//! `headers` changed, a route added or removed. An invalid file is refused too. [`Protection::current`] reads the configuration in force back; each reload
 //! is counted in `ironward.config.reloads` under `outcome="applied"` or `"refused"` (with
 //! the `metrics` feature) and logged through `tracing`.
 
 mod build;
+mod client;
 mod error;
 mod file;
 mod layer;
@@ -104,9 +109,15 @@ mod reload;
 mod value;
 mod watch;
 
+pub use self::client::{
+    BreakerConfig, ClientConfig, ClientConfigError, ClientReload, ConfigFamily, ConfiguredLayer,
+};
 pub use self::error::{ConfigError, ErrorKind};
 pub use self::file::{Config, Stack};
 pub use self::layer::{ProtectionLayer, ProtectionService};
 pub use self::live::{Builder, Protection};
 pub use self::quota::{MAX_KEYS, QuotaConfig, QuotaKey};
 pub use self::watch::{MIN_INTERVAL, Watch};
+/// The breaker families a [`ClientConfig`] builds, named here so that a program needs no
+/// other crate to pick one.
+pub use ironward_tokio::{SharedClassicBreaker, SharedSreBreaker};

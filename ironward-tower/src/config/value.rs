@@ -117,6 +117,28 @@ impl<'de> Deserialize<'de> for Humane {
     }
 }
 
+/// An optional duration as a humane string, or nothing: `#[serde(with = "optional")]`.
+pub(super) mod optional {
+    use std::time::Duration;
+
+    use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+    use super::Humane;
+
+    pub(in super::super) fn serialize<S: Serializer>(
+        value: &Option<Duration>,
+        s: S,
+    ) -> Result<S::Ok, S::Error> {
+        value.map(Humane).serialize(s)
+    }
+
+    pub(in super::super) fn deserialize<'de, D: Deserializer<'de>>(
+        d: D,
+    ) -> Result<Option<Duration>, D::Error> {
+        Ok(Option::<Humane>::deserialize(d)?.map(|Humane(duration)| duration))
+    }
+}
+
 /// A span a quota is counted over: a humane duration over 0.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(try_from = "Humane", into = "Humane")]

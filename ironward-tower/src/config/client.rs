@@ -2,18 +2,18 @@
 //! [`ClientLayer`] and reloaded live through the pieces' tuners.
 
 use std::fmt;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::time::Duration;
 
 use ironward::http_retry::Settings;
 use ironward::{Adaptive, Classic, Sre};
 use ironward_tokio::{SharedCircuitBreaker, SharedClassicBreaker, SharedSreBreaker};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde::de::Error as _;
+use serde::{Deserialize, Deserializer, Serialize};
 
-use super::ClientLayer;
 use crate::retry::FinalErrors;
-use crate::{BreakerLayer, DeadlineLayer, HttpFailures, HttpRetryLayer, LimiterLayer, Tuner};
+use crate::{
+    BreakerLayer, ClientLayer, DeadlineLayer, HttpFailures, HttpRetryLayer, LimiterLayer, Tuner,
+};
 
 /// The client stack as a configuration file says it: each piece optional, each the core's
 /// own serde record, durations as humane strings (`"2s"`, `"100ms"`).
@@ -26,8 +26,7 @@ use crate::{BreakerLayer, DeadlineLayer, HttpFailures, HttpRetryLayer, LimiterLa
 ///
 /// ```
 /// use std::time::Duration;
-/// use ironward_tower::client::SharedSreBreaker;
-/// use ironward_tower::{BreakerConfig, ClientConfig};
+/// use ironward_tower::config::{BreakerConfig, ClientConfig, SharedSreBreaker};
 ///
 /// let config: ClientConfig = serde_json::from_str(r#"{
 ///     "deadline": "2s",
@@ -50,10 +49,17 @@ use crate::{BreakerLayer, DeadlineLayer, HttpFailures, HttpRetryLayer, LimiterLa
 #[serde(default, deny_unknown_fields)]
 pub struct ClientConfig {
     /// The whole call's budget ([`DeadlineLayer`]); zero is no deadline, as for the layer.
-    #[serde(with = "humane_option", skip_serializing_if = "Option::is_none")]
+    #[serde(
+        with = "super::value::optional",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub deadline: Option<Duration>,
-    /// The retry's settings ([`HttpRetryLayer`]).
-    #[serde(skip_serializing_if = "Option::is_none")]
+    /// The retry's settings ([`HttpRetryLayer`]), refused as they are read when not
+    /// [`valid`](Settings::valid).
+    #[serde(
+        deserialize_with = "valid_retry",
+        skip_serializing_if = "Option::is_none"
+    )]
     pub retry: Option<Settings>,
     /// The breaker's family and policy ([`BreakerLayer`]).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -61,6 +67,16 @@ pub struct ClientConfig {
     /// The adaptive concurrency limit ([`LimiterLayer`]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub limiter: Option<Adaptive>,
+}
+
+/// Reads a retry's settings, and refuses them there (so that the format's error names the
+/// field and its place) when they are not valid.
+fn valid_retry<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Settings>, D::Error> {
+    let settings = Option::<Settings>::deserialize(d)?;
+    if settings.is_some_and(|settings| !settings.valid()) {
+        return Err(D::Error::custom(ClientConfigError::InvalidRetry));
+    }
+    Ok(settings)
 }
 
 /// A breaker's family and policy, written `{"sre": {...}}` or `{"classic": {...}}`.
@@ -86,8 +102,7 @@ impl BreakerConfig {
 /// A breaker family a [`ClientConfig`] can build: the shared SRE or classic breaker.
 ///
 /// The family is a type of the stack ([`ClientLayer`]'s `BB`), so a program names the one
-/// its file is written for ([`SharedSreBreaker`](super::SharedSreBreaker) or
-/// [`SharedClassicBreaker`](super::SharedClassicBreaker), re-exported beside it); a file
+/// its file is written for ([`SharedSreBreaker`] or [`SharedClassicBreaker`], re-exported beside it); a file
 /// naming the other is refused when built, and when reloaded.
 pub trait ConfigFamily: SharedCircuitBreaker<Policy: Copy> {
     /// The family's name, as a file writes it.
@@ -203,9 +218,7 @@ impl ClientConfig {
     /// The stack this configuration says, with the breaker family `B`
     /// ([`SharedSreBreaker`] or [`SharedClassicBreaker`]), and the handle that reloads it.
     ///
-    /// The deadline is read at each call from a cell the reload writes (the layer's
-    /// [`from_request`](DeadlineLayer::from_request) form), so that it too changes live; a
-    /// budget past `u64::MAX` nanoseconds (about 584 years) is held as that.
+    /// The deadline is a [`tuned`](DeadlineLayer::tuned) one, so that it too changes live.
     ///
     /// # Errors
     ///
@@ -223,12 +236,9 @@ impl ClientConfig {
             limiter: None,
         };
         if let Some(budget) = self.deadline {
-            let cell = Arc::new(AtomicU64::new(nanos(budget)));
-            let read = Arc::clone(&cell);
-            layer = layer.deadline(DeadlineLayer::from_request(move |_| {
-                Some(Duration::from_nanos(read.load(Ordering::Relaxed)))
-            }));
-            reload.deadline = Some(cell);
+            let deadline = DeadlineLayer::tuned(budget);
+            reload.deadline = deadline.tuner();
+            layer = layer.deadline(deadline);
         }
         let layer = match self.retry {
             Some(settings) => {
@@ -258,11 +268,6 @@ impl ClientConfig {
     }
 }
 
-/// A duration in whole nanoseconds, `u64::MAX` past it.
-fn nanos(budget: Duration) -> u64 {
-    u64::try_from(budget.as_nanos()).unwrap_or(u64::MAX)
-}
-
 /// Applies a new [`ClientConfig`] to the stack [`ClientConfig::build`] made, live, through
 /// the pieces' tuners: every service and clone of the stack sees it from its next call.
 ///
@@ -270,21 +275,20 @@ fn nanos(budget: Duration) -> u64 {
 pub struct ClientReload<B: ConfigFamily> {
     /// The pieces the stack holds, and its breaker's family.
     shape: ClientConfig,
-    deadline: Option<Arc<AtomicU64>>,
+    deadline: Option<Tuner<Duration>>,
     retry: Option<Tuner<Settings>>,
     breaker: Option<Tuner<B::Policy>>,
     limiter: Option<Tuner<Adaptive>>,
 }
 
 impl<B: ConfigFamily> ClientReload<B> {
-    /// Applies `config` to every piece, all or nothing: a configuration that adds or removes
-    /// a piece, changes the breaker's family or holds invalid retry settings is refused
-    /// before any piece is touched.
+    /// Whether `config` can be applied live: its retry settings valid, its breaker of the
+    /// stack's family, and the same pieces as the stack holds.
     ///
     /// # Errors
     ///
     /// [`ClientConfigError::Shape`], [`ClientConfigError::Family`] or [`ClientConfigError::InvalidRetry`].
-    pub fn apply(&self, config: &ClientConfig) -> Result<(), ClientConfigError> {
+    pub fn check(&self, config: &ClientConfig) -> Result<(), ClientConfigError> {
         config.check::<B>()?;
         let shape = &self.shape;
         for (piece, was, now) in [
@@ -301,8 +305,26 @@ impl<B: ConfigFamily> ClientReload<B> {
                 return Err(ClientConfigError::Shape { piece, added: now });
             }
         }
-        if let (Some(cell), Some(budget)) = (&self.deadline, config.deadline) {
-            cell.store(nanos(budget), Ordering::Relaxed);
+        Ok(())
+    }
+
+    /// Applies `config` to every piece, all or nothing: a configuration that adds or removes
+    /// a piece, changes the breaker's family or holds invalid retry settings is refused
+    /// before any piece is touched ([`check`](Self::check)).
+    ///
+    /// # Errors
+    ///
+    /// [`ClientConfigError::Shape`], [`ClientConfigError::Family`] or [`ClientConfigError::InvalidRetry`].
+    pub fn apply(&self, config: &ClientConfig) -> Result<(), ClientConfigError> {
+        self.check(config)?;
+        self.retune(config);
+        Ok(())
+    }
+
+    /// Retunes every piece to `config`, which [`check`](Self::check) passed.
+    pub(super) fn retune(&self, config: &ClientConfig) {
+        if let (Some(tuner), Some(budget)) = (&self.deadline, config.deadline) {
+            tuner.retune(budget);
         }
         if let (Some(tuner), Some(settings)) = (&self.retry, config.retry) {
             tuner.retune(settings);
@@ -316,17 +338,12 @@ impl<B: ConfigFamily> ClientReload<B> {
         if let (Some(tuner), Some(policy)) = (&self.limiter, config.limiter) {
             tuner.retune(policy);
         }
-        Ok(())
     }
 
     /// The configuration in force: each piece's policy as its tuner reads it.
     pub fn config(&self) -> ClientConfig {
-        let deadline = self
-            .deadline
-            .as_ref()
-            .map(|cell| Duration::from_nanos(cell.load(Ordering::Relaxed)));
         ClientConfig {
-            deadline,
+            deadline: self.deadline.as_ref().map(Tuner::policy),
             retry: self.retry.as_ref().map(Tuner::policy),
             breaker: self.breaker.as_ref().map(|tuner| B::config(tuner.policy())),
             limiter: self.limiter.as_ref().map(Tuner::policy),
@@ -351,27 +368,5 @@ impl<B: ConfigFamily> fmt::Debug for ClientReload<B> {
         f.debug_struct("ClientReload")
             .field("config", &self.config())
             .finish()
-    }
-}
-
-/// An optional duration as a humane string ([`ironward::humane`]), or nothing.
-mod humane_option {
-    use super::{Deserialize, Deserializer, Duration, Serialize, Serializer};
-
-    #[derive(Serialize, Deserialize)]
-    #[serde(transparent)]
-    struct Humane(#[serde(with = "ironward::humane")] Duration);
-
-    pub(super) fn serialize<S: Serializer>(
-        value: &Option<Duration>,
-        s: S,
-    ) -> Result<S::Ok, S::Error> {
-        value.map(Humane).serialize(s)
-    }
-
-    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<Option<Duration>, D::Error> {
-        Ok(Option::<Humane>::deserialize(d)?.map(|Humane(duration)| duration))
     }
 }

@@ -146,6 +146,7 @@ where
 {
     /// A request a piece refused with `refused` at `now`: the pieces that let it in land it
     /// as that refusal, and it is answered as `request` asks.
+    #[inline(never)]
     pub(super) fn refused(
         mut settled: Settled<SC, SQ, LC, LQ>,
         request: &Request<B>,
@@ -184,6 +185,7 @@ where
     /// A request every piece let in: the handler called under the deadline, if the stack
     /// has one and its time has not run out. The deadline starts at `now`, the stack's
     /// reading, where that is a reading of tokio's clock ([`Clock::instant`]).
+    #[inline]
     pub(super) fn run(
         settled: Settled<SC, SQ, LC, LQ>,
         service: &mut S,

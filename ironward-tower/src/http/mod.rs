@@ -378,13 +378,37 @@ mod tests {
         assert_eq!(body.lines().count(), 1);
     }
 
+    /// A token bucket's refusal, as the layer makes it: its numbers worked out from the
+    /// bucket's reason when asked.
+    fn bucket_limited() -> Limited {
+        use std::task::{Context, Poll, Waker};
+        use tower::{Layer, Service, service_fn};
+        let (clock, _hand) = crate::Clock::manual(Duration::ZERO);
+        let layer = crate::QuotaLayer::new(crate::Quota::bucket(3.0, 2.0)).with_clock(clock);
+        let mut service = layer.layer(service_fn(|_: http::Request<()>| {
+            std::future::ready(Ok::<_, std::convert::Infallible>(Response::new(())))
+        }));
+        let mut cx = Context::from_waker(Waker::noop());
+        // The burst of two taken, a request is refused.
+        for _ in 0..3 {
+            let sent = std::pin::pin!(service.call(http::Request::new(())));
+            if let Poll::Ready(Err(err)) = sent.poll(&mut cx) {
+                let limited = *err.downcast_ref::<Limited>().unwrap();
+                assert!(limited.retry_after() > Duration::ZERO);
+                return limited;
+            }
+        }
+        panic!("a burst of two lets three requests through");
+    }
+
     // The body written straight from the refusal is the problem's, and its JSON is what
     // `serde_json` writes of the table's object, byte for byte: a policy name with quotes and
     // a newline in it included.
     #[test]
     fn a_response_is_its_problem_and_its_json_is_serde_jsons() {
         let named = limited().named("a \"quoted\"\nname");
-        let table: [BoxError; 7] = [
+        let table: [BoxError; 8] = [
+            Box::new(bucket_limited()),
             Box::new(breaker_refused()),
             Box::new(classic_refused(Duration::from_millis(1500), Duration::ZERO)),
             Box::new(shed_refused()),

@@ -268,6 +268,11 @@ pub(super) fn respond<B: From<String>>(
     link: &(dyn Error + 'static),
     format: Format,
 ) -> Response<B> {
+    // A rate limit's numbers are worked out once, for its fields and its line alike.
+    let settled = link.downcast_ref::<Limited>().map(Limited::settled);
+    let link = settled
+        .as_ref()
+        .map_or(link, |limited| limited as &(dyn Error + 'static));
     let (retry_after, headers) = waits(link);
     let body = match format {
         Format::Problem => json(piece, link, retry_after),

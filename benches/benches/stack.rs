@@ -137,6 +137,17 @@ fn pieces(gate: u32) -> (ShedLayer, QuotaLayer, GateLayer, DeadlineLayer) {
     )
 }
 
+/// The four pieces as one `ProtectLayer`.
+fn protect(
+    (shed, quota, gate, deadline): (ShedLayer, QuotaLayer, GateLayer, DeadlineLayer),
+) -> ProtectLayer {
+    ProtectLayer::new()
+        .shed(shed)
+        .quota(quota)
+        .gate(gate)
+        .deadline(deadline)
+}
+
 fn stack(c: &mut Criterion) {
     let mut g = group(c, "layer_stack");
     for (case, gate, status) in [
@@ -144,13 +155,7 @@ fn stack(c: &mut Criterion) {
         ("refused", 0, StatusCode::SERVICE_UNAVAILABLE),
     ] {
         g.bench_function(format!("ironward/{case}"), |b| {
-            let (shed, quota, gate, deadline) = pieces(gate);
-            let layer = ProtectLayer::new()
-                .shed(shed)
-                .quota(quota)
-                .gate(gate)
-                .deadline(deadline);
-            let mut service = layer.layer(service_fn(answer));
+            let mut service = protect(pieces(gate)).layer(service_fn(answer));
             assert_eq!(send(&mut service), Some(status));
             b.iter(|| send(&mut service));
             assert_eq!(send(&mut service), Some(status));
@@ -214,12 +219,8 @@ fn stack(c: &mut Criterion) {
 fn refused_by_each_piece(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
     g.bench_function("ironward/refused_by_shed", |b| {
         let (_, quota, gate, deadline) = pieces(1_000_000);
-        let layer = ProtectLayer::new()
-            .shed(ShedLayer::new(SHED, Cpu::fixed(1000)))
-            .quota(quota)
-            .gate(gate)
-            .deadline(deadline);
-        let mut service = layer.layer(service_fn(answer_or_hang));
+        let hot = ShedLayer::new(SHED, Cpu::fixed(1000));
+        let mut service = protect((hot, quota, gate, deadline)).layer(service_fn(answer_or_hang));
         let mut cx = Context::from_waker(Waker::noop());
         let mut held: Vec<_> = (0..30)
             .map(|_| {
@@ -238,12 +239,8 @@ fn refused_by_each_piece(g: &mut criterion::BenchmarkGroup<'_, criterion::measur
     });
     g.bench_function("ironward/refused_by_quota", |b| {
         let (shed, _, gate, deadline) = pieces(1_000_000);
-        let layer = ProtectLayer::new()
-            .shed(shed)
-            .quota(QuotaLayer::new(Quota::bucket(1e-6, 1.0)))
-            .gate(gate)
-            .deadline(deadline);
-        let mut service = layer.layer(service_fn(answer));
+        let one = QuotaLayer::new(Quota::bucket(1e-6, 1.0));
+        let mut service = protect((shed, one, gate, deadline)).layer(service_fn(answer));
         assert_eq!(send(&mut service), Some(StatusCode::OK));
         let limited = Some(StatusCode::TOO_MANY_REQUESTS);
         assert_eq!(send(&mut service), limited);
@@ -251,13 +248,7 @@ fn refused_by_each_piece(g: &mut criterion::BenchmarkGroup<'_, criterion::measur
         assert_eq!(send(&mut service), limited);
     });
     g.bench_function("ironward/refused_by_deadline", |b| {
-        let (shed, quota, gate, deadline) = pieces(1_000_000);
-        let layer = ProtectLayer::new()
-            .shed(shed)
-            .quota(quota)
-            .gate(gate)
-            .deadline(deadline);
-        let mut service = layer.layer(service_fn(answer));
+        let mut service = protect(pieces(1_000_000)).layer(service_fn(answer));
         // Spent as it is made: a budget of a nanosecond, read a millisecond on.
         let spent = RequestDeadline::start(Duration::from_nanos(1));
         std::thread::sleep(Duration::from_millis(1));

@@ -2,7 +2,8 @@
 //! (`ironward/<case>`: shed, quota, gate, deadline as one layer, one future, one clock
 //! reading), the same four ironward layers stacked one by one behind axum's
 //! `HandleErrorLayer` (`layers/<case>`: what an axum app wrote before the stack), and tower's
-//! `LoadShed + RateLimit + ConcurrencyLimit + Timeout` (`tower/<case>`).
+//! `LoadShed + RateLimit + ConcurrencyLimit + Timeout` (`tower/<case>`), bare and with the
+//! handler an axum app writes to answer its errors (`tower+handle_error`).
 //!
 //! Driven by hand as `layers.rs` drives its rows (`poll_ready`, `call`, one poll, a no-op
 //! waker, a tokio runtime entered for the deadline's timer and never run). The inner service
@@ -11,8 +12,28 @@
 //! Allowed: a cool CPU, a bucket of a billion a second, a gate of a million, a one-second
 //! deadline; tower's rate of `u64::MAX` an hour. Refused: the gate at 0 (tower: a concurrency
 //! limit of 0 behind `LoadShed`). ironward's refused rows build the 503 a client receives,
-//! its body included; tower's returns its zero-sized `Overloaded` error, which an axum app
-//! would still have to turn into a response.
+//! its body included; `tower/refused` returns its zero-sized `Overloaded` error, which an axum
+//! app would still have to turn into a response: `tower+handle_error/refused` is that
+//! response, made by the handler an axum app writes. The stack's refusal by each of its other
+//! pieces has a row of its own (`refused_by_shed`, `refused_by_quota`, `refused_by_deadline`),
+//! with no peer.
+//!
+//! Like for like, and where it is not:
+//!
+//! - **The deadline.** tower's `Timeout` makes a `tokio::time::Sleep` in every `call` (a
+//!   clock read and a clone of the runtime's handle, dropped unregistered, since the inner
+//!   future answers at once); ironward's makes one only when a poll finds the handler
+//!   pending, starts its deadline on the reading its other pieces decided on, and hands the
+//!   handler its `RequestDeadline` in the request's extensions, which tower does not: three
+//!   allocations on these requests, which carry no extensions, one on an axum route's,
+//!   where axum has put `OriginalUri` and `MatchedPath` already.
+//! - **The rate limit.** tower's `RateLimit` is on the hot path: every `call` reads
+//!   `Instant::now` and counts its window down, in the service itself (`&mut self`, no
+//!   atomic). It is not `Clone`, so an axum app (whose router clones its services) puts a
+//!   `Buffer` in front of it, a channel to one worker task, which these rows leave out.
+//!   ironward's quota is one bucket every clone shares (a compare-and-swap).
+//! - **What is measured.** ironward's shedder also reads the clock as the response lands,
+//!   for the response time its capacity is learnt from; tower's stack keeps no time.
 
 mod common;
 
@@ -21,13 +42,13 @@ use common::group;
 use std::convert::Infallible;
 use std::future::{Future, Ready, ready};
 use std::hint::black_box;
-use std::pin::pin;
+use std::pin::{Pin, pin};
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
 use axum::body::Body;
 use axum::error_handling::HandleErrorLayer;
-use axum::response::Response;
+use axum::response::{IntoResponse, Response};
 use criterion::Criterion;
 use http::{Request, StatusCode};
 use ironward::SHED;
@@ -36,26 +57,75 @@ use ironward::limit::{AIMD, Aimd, Algorithm};
 use ironward::{ADAPTIVE, Adaptive, CLASSIC, Classic};
 use ironward_tokio::SharedClassicBreaker;
 use ironward_tower::{BreakerLayer, ClientLayer, HttpFailures, HttpRetryLayer, LimiterLayer};
-use ironward_tower::{Cpu, DeadlineLayer, GateLayer, ProtectLayer, Quota, QuotaLayer, ShedLayer};
+use ironward_tower::{
+    Cpu, DeadlineLayer, GateLayer, ProtectLayer, Quota, QuotaLayer, RequestDeadline, ShedLayer,
+};
 use tower::limit::{ConcurrencyLimitLayer, RateLimitLayer};
 use tower::load_shed::LoadShedLayer;
+use tower::load_shed::error::Overloaded;
 use tower::retry::RetryLayer;
 use tower::timeout::TimeoutLayer;
-use tower::{Layer, Service, ServiceBuilder, service_fn};
+use tower::timeout::error::Elapsed;
+use tower::{BoxError, Layer, Service, ServiceBuilder, service_fn};
 
 /// The handler: an empty `200 OK` axum response, ready at once.
 fn answer(_request: Request<Body>) -> Ready<Result<Response, Infallible>> {
     ready(Ok(Response::new(Body::empty())))
 }
 
+/// The handler of the shedder's refusing row: answers at once, but never for `/hang`, whose
+/// requests the setup keeps in flight.
+fn answer_or_hang(request: Request<Body>) -> Answer {
+    Answer((request.uri().path() != "/hang").then(|| Response::new(Body::empty())))
+}
+
+/// [`answer_or_hang`]'s future: its response at once, or never.
+struct Answer(Option<Response>);
+
+impl Future for Answer {
+    type Output = Result<Response, Infallible>;
+
+    fn poll(mut self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<Self::Output> {
+        self.0
+            .take()
+            .map_or(Poll::Pending, |response| Poll::Ready(Ok(response)))
+    }
+}
+
+/// What an axum app writes to turn tower's stack's errors into responses: 503 for
+/// `Overloaded`, 504 for `Elapsed`, 500 otherwise, each with a line of text. (Its error type
+/// stays tower's, which `poll_ready` fails with and `map_result` passes on; it never fails.)
+fn tower_error(result: Result<Response, BoxError>) -> Result<Response, BoxError> {
+    let err = match result {
+        Ok(response) => return Ok(response),
+        Err(err) => err,
+    };
+    let answer = if err.is::<Overloaded>() {
+        (StatusCode::SERVICE_UNAVAILABLE, "service overloaded")
+    } else if err.is::<Elapsed>() {
+        (StatusCode::GATEWAY_TIMEOUT, "request timed out")
+    } else {
+        (StatusCode::INTERNAL_SERVER_ERROR, "internal server error")
+    };
+    Ok(answer.into_response())
+}
+
 /// One request through `service`, by hand; its status, or `None` when not ready or failed.
 fn send<S: Service<Request<Body>, Response = Response>>(service: &mut S) -> Option<StatusCode> {
+    send_request(service, Request::new(Body::empty()))
+}
+
+/// [`send`] with `request`.
+fn send_request<S: Service<Request<Body>, Response = Response>>(
+    service: &mut S,
+    request: Request<Body>,
+) -> Option<StatusCode> {
     let mut cx = Context::from_waker(Waker::noop());
     match service.poll_ready(&mut cx) {
         Poll::Ready(Ok(())) => {}
         _ => return None,
     }
-    let mut future = pin!(service.call(black_box(Request::new(Body::empty()))));
+    let mut future = pin!(service.call(black_box(request)));
     match future.as_mut().poll(&mut cx) {
         Poll::Ready(Ok(response)) => Some(response.status()),
         Poll::Ready(Err(_)) => None,
@@ -73,6 +143,17 @@ fn pieces(gate: u32) -> (ShedLayer, QuotaLayer, GateLayer, DeadlineLayer) {
     )
 }
 
+/// The four pieces as one `ProtectLayer`.
+fn protect(
+    (shed, quota, gate, deadline): (ShedLayer, QuotaLayer, GateLayer, DeadlineLayer),
+) -> ProtectLayer {
+    ProtectLayer::new()
+        .shed(shed)
+        .quota(quota)
+        .gate(gate)
+        .deadline(deadline)
+}
+
 fn stack(c: &mut Criterion) {
     let mut g = group(c, "layer_stack");
     for (case, gate, status) in [
@@ -80,13 +161,7 @@ fn stack(c: &mut Criterion) {
         ("refused", 0, StatusCode::SERVICE_UNAVAILABLE),
     ] {
         g.bench_function(format!("ironward/{case}"), |b| {
-            let (shed, quota, gate, deadline) = pieces(gate);
-            let layer = ProtectLayer::new()
-                .shed(shed)
-                .quota(quota)
-                .gate(gate)
-                .deadline(deadline);
-            let mut service = layer.layer(service_fn(answer));
+            let mut service = protect(pieces(gate)).layer(service_fn(answer));
             assert_eq!(send(&mut service), Some(status));
             b.iter(|| send(&mut service));
             assert_eq!(send(&mut service), Some(status));
@@ -105,7 +180,9 @@ fn stack(c: &mut Criterion) {
             assert_eq!(send(&mut service), Some(status));
         });
     }
+    refused_by_each_piece(&mut g);
     for (case, limit) in [("allowed", usize::MAX >> 4), ("refused", 0)] {
+        let expected = (limit > 0).then_some(StatusCode::OK);
         g.bench_function(format!("tower/{case}"), |b| {
             let mut service = ServiceBuilder::new()
                 .layer(LoadShedLayer::new())
@@ -113,7 +190,25 @@ fn stack(c: &mut Criterion) {
                 .layer(ConcurrencyLimitLayer::new(limit))
                 .layer(TimeoutLayer::new(Duration::from_secs(1)))
                 .service(service_fn(answer));
-            let expected = (limit > 0).then_some(StatusCode::OK);
+            assert_eq!(send(&mut service), expected);
+            b.iter(|| send(&mut service));
+            assert_eq!(send(&mut service), expected);
+        });
+        // The same stack with its errors answered as responses, as an axum app must: with
+        // the handler an app writes, run in place by `map_result`. That is a lower bound on
+        // what the app pays: axum's `HandleErrorLayer` would box each request's future and
+        // clone the stack beneath it for each request, and cannot take this stack as it is,
+        // since tower's `RateLimit` is not `Clone` (an app puts a `Buffer` in front, whose
+        // worker task this by-hand driving never runs).
+        let expected = expected.or(Some(StatusCode::SERVICE_UNAVAILABLE));
+        g.bench_function(format!("tower+handle_error/{case}"), |b| {
+            let mut service = ServiceBuilder::new()
+                .map_result(tower_error)
+                .layer(LoadShedLayer::new())
+                .layer(RateLimitLayer::new(u64::MAX, Duration::from_secs(3600)))
+                .layer(ConcurrencyLimitLayer::new(limit))
+                .layer(TimeoutLayer::new(Duration::from_secs(1)))
+                .service(service_fn(answer));
             assert_eq!(send(&mut service), expected);
             b.iter(|| send(&mut service));
             assert_eq!(send(&mut service), expected);
@@ -255,6 +350,59 @@ fn client_stack(c: &mut Criterion) {
         });
     }
     g.finish();
+}
+
+/// The stack refused by each of its pieces but the gate, whose refusal is `ironward/refused`:
+/// the shedder (a CPU at 1000 ‰ with ten requests in flight, against a capacity of one
+/// learnt from none), the quota (a bucket of one token, taken by the setup, refilling in
+/// about 11 days) and the deadline (a request arriving with a `RequestDeadline` already
+/// spent, which the row's request carries in its extensions: three allocations of its own).
+fn refused_by_each_piece(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>) {
+    g.bench_function("ironward/refused_by_shed", |b| {
+        let (_, quota, gate, deadline) = pieces(1_000_000);
+        let hot = ShedLayer::new(SHED, Cpu::fixed(1000));
+        let mut service = protect((hot, quota, gate, deadline)).layer(service_fn(answer_or_hang));
+        let mut cx = Context::from_waker(Waker::noop());
+        let mut held: Vec<_> = (0..30)
+            .map(|_| {
+                let hang = Request::get("/hang").body(Body::empty()).unwrap();
+                let mut future = Box::pin(service.call(hang));
+                assert!(future.as_mut().poll(&mut cx).is_pending());
+                future
+            })
+            .collect();
+        held.truncate(10);
+        let shed = Some(StatusCode::SERVICE_UNAVAILABLE);
+        assert_eq!(send(&mut service), shed);
+        b.iter(|| send(&mut service));
+        assert_eq!(send(&mut service), shed);
+        drop(held);
+    });
+    g.bench_function("ironward/refused_by_quota", |b| {
+        let (shed, _, gate, deadline) = pieces(1_000_000);
+        let one = QuotaLayer::new(Quota::bucket(1e-6, 1.0));
+        let mut service = protect((shed, one, gate, deadline)).layer(service_fn(answer));
+        assert_eq!(send(&mut service), Some(StatusCode::OK));
+        let limited = Some(StatusCode::TOO_MANY_REQUESTS);
+        assert_eq!(send(&mut service), limited);
+        b.iter(|| send(&mut service));
+        assert_eq!(send(&mut service), limited);
+    });
+    g.bench_function("ironward/refused_by_deadline", |b| {
+        let mut service = protect(pieces(1_000_000)).layer(service_fn(answer));
+        // Spent as it is made: a budget of a nanosecond, read a millisecond on.
+        let spent = RequestDeadline::start(Duration::from_nanos(1));
+        std::thread::sleep(Duration::from_millis(1));
+        let request = || {
+            let mut request = Request::new(Body::empty());
+            request.extensions_mut().insert(spent);
+            request
+        };
+        let exceeded = Some(StatusCode::GATEWAY_TIMEOUT);
+        assert_eq!(send_request(&mut service, request()), exceeded);
+        b.iter(|| send_request(&mut service, request()));
+        assert_eq!(send_request(&mut service, request()), exceeded);
+    });
 }
 
 fn main() {

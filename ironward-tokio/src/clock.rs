@@ -159,6 +159,38 @@ impl Clock {
         }
     }
 
+    /// The instant on tokio's clock that `reading`, a reading of this clock, stands for: a
+    /// [monotonic](Self::monotonic) clock's origin plus the reading; `None` for every other
+    /// clock, whose readings are not tokio's time (a coarse clock's lag it, a manual one's
+    /// are whatever its hand set).
+    ///
+    /// For code that decides on one reading and keeps time on tokio's timer too: a server
+    /// stack that reads its clock once for every piece starts its deadline at the same
+    /// instant instead of reading the system clock again.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward_tokio::Clock;
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let clock = Clock::monotonic();
+    /// tokio::time::advance(Duration::from_secs(2)).await;
+    /// let now = clock.now();
+    /// assert_eq!(clock.instant(now), Some(tokio::time::Instant::now()));
+    /// assert_eq!(Clock::from_fn(|| Duration::ZERO).instant(now), None);
+    /// # }
+    /// ```
+    #[inline]
+    pub fn instant(&self, reading: Duration) -> Option<Instant> {
+        match &self.0 {
+            Source::Monotonic(origin) => origin.checked_add(reading),
+            _ => None,
+        }
+    }
+
     /// A future that completes after `duration` on this clock.
     ///
     /// tokio's `sleep` for every clock but a [manual](Self::manual) one, which is moved

@@ -96,6 +96,7 @@ pub mod cpu;
 pub mod criticality;
 pub mod deadline;
 pub mod gate;
+mod head;
 pub mod http;
 pub mod limiter;
 mod lock;

@@ -91,16 +91,12 @@ where
         self.inner.poll_ready(cx).map_err(Into::into)
     }
 
-    fn call(&mut self, request: Request<B>) -> Self::Future {
+    fn call(&mut self, mut request: Request<B>) -> Self::Future {
         let pieces = &self.pieces;
         // The deadline first: its budget is the whole call's, retries and waits included.
-        let (request, started) = match &pieces.deadline {
-            None => (request, None),
-            Some((budget, extension, meter)) => {
-                let (request, started) = start(budget, *extension, meter, request);
-                (request, Some((started, meter)))
-            }
-        };
+        let started = pieces.deadline.as_ref().map(|(budget, extension, meter)| {
+            (start(budget, *extension, meter, &mut request, None), meter)
+        });
         if let Some((Start::Exceeded, _)) = started {
             return ClientFuture::new(DeadlineFuture::exceeded());
         }

@@ -58,8 +58,14 @@ pub struct RequestDeadline {
 impl RequestDeadline {
     /// A deadline of `budget` starting now on tokio's clock; a zero budget is none.
     pub fn start(budget: Duration) -> Self {
+        Self::start_at(budget, Instant::now())
+    }
+
+    /// A deadline of `budget` starting at `origin` on tokio's clock: a reading taken for
+    /// something else at the same moment, not taken again.
+    pub(super) fn start_at(budget: Duration, origin: Instant) -> Self {
         Self {
-            origin: Instant::now(),
+            origin,
             deadline: Deadline::start(budget, Duration::ZERO),
         }
     }

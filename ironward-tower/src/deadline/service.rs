@@ -124,11 +124,17 @@ where
         self.inner.poll_ready(cx).map_err(Into::into)
     }
 
-    fn call(&mut self, request: Request<B>) -> Self::Future {
-        match start(&self.budget, self.extension, &self.meter, request) {
-            (_, Start::Exceeded) => DeadlineFuture::exceeded(),
-            (request, Start::Shadowed) => DeadlineFuture::shadowed(self.inner.call(request)),
-            (request, Start::Run { end, budget }) => {
+    fn call(&mut self, mut request: Request<B>) -> Self::Future {
+        match start(
+            &self.budget,
+            self.extension,
+            &self.meter,
+            &mut request,
+            None,
+        ) {
+            Start::Exceeded => DeadlineFuture::exceeded(),
+            Start::Shadowed => DeadlineFuture::shadowed(self.inner.call(request)),
+            Start::Run { end, budget } => {
                 DeadlineFuture::new(self.inner.call(request), end, budget, &self.meter)
             }
         }
@@ -147,29 +153,30 @@ pub(crate) enum Start {
 }
 
 /// Starts `request` under the deadline its `budget` and an outer [`RequestDeadline`] give,
-/// handing it on in the extensions if `extension` says so, and counting through `meter` a
-/// refusal on arrival or a call no deadline can cut: the decision of a
-/// [`DeadlineService`] and of a server stack's deadline alike.
+/// at `now` on tokio's clock (read here if `None`), handing it on in the extensions if
+/// `extension` says so, and counting through `meter` a refusal on arrival or a call no
+/// deadline can cut: the decision of a [`DeadlineService`] and of a server stack's deadline
+/// alike. The request stays where it is: moving an `http::Request` in and out of a helper
+/// copies it twice.
 #[inline]
 pub(crate) fn start<B>(
     budget: &Budget,
     extension: bool,
     meter: &Meter,
-    mut request: Request<B>,
-) -> (Request<B>, Start) {
-    // Only a budget read from the request splits it to show the reader its head: moving
-    // an `http::Request` apart and back copies it twice.
+    request: &mut Request<B>,
+    now: Option<Instant>,
+) -> Start {
     let budget = match budget {
         Budget::Fixed(budget) => *budget,
         Budget::Tuned(budget) => budget.get(),
         Budget::FromRequest(read) => {
-            let (head, body) = request.into_parts();
-            let budget = read(&head).unwrap_or_default();
-            request = Request::from_parts(head, body);
-            budget
+            crate::head::read(request, |head| read(head)).unwrap_or_default()
         }
     };
-    let mut deadline = RequestDeadline::start(budget);
+    let mut deadline = match now {
+        Some(now) => RequestDeadline::start_at(budget, now),
+        None => RequestDeadline::start(budget),
+    };
     // The one clock reading of the call: what has ended, and when the sleep wakes, are
     // both measured from it (`sleep_until` reads no clock, `sleep` would).
     let now = deadline.origin();
@@ -193,7 +200,7 @@ pub(crate) fn start<B>(
             "deadline refused a request whose time had run out"
         );
         return match meter.mode() {
-            Mode::Enforce => (request, Start::Exceeded),
+            Mode::Enforce => Start::Exceeded,
             // The handler sees the spent deadline, and what would have refused it.
             Mode::Shadow => {
                 let extensions = request.extensions_mut();
@@ -201,7 +208,7 @@ pub(crate) fn start<B>(
                     extensions.insert(deadline);
                 }
                 extensions.insert(DeadlineExceeded::new());
-                (request, Start::Shadowed)
+                Start::Shadowed
             }
         };
     }
@@ -213,5 +220,5 @@ pub(crate) fn start<B>(
     if !written && extension {
         request.extensions_mut().insert(deadline);
     }
-    (request, Start::Run { end, budget })
+    Start::Run { end, budget }
 }

@@ -67,7 +67,9 @@ impl GateFull {
 
 impl fmt::Display for GateFull {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "concurrency cap refused the request: {}", self.reason)
+        // Written straight to `f`: one formatting of the reason, not one inside another.
+        f.write_str("concurrency cap refused the request: ")?;
+        fmt::Display::fmt(&self.reason, f)
     }
 }
 

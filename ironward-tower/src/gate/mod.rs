@@ -58,7 +58,7 @@ mod layer;
 mod service;
 
 #[cfg(feature = "axum")]
-pub(crate) use self::future::{Room, Shared};
+pub(crate) use self::future::Shared;
 #[cfg(feature = "axum")]
 pub(crate) use self::service::refused;
 

@@ -76,6 +76,11 @@ impl Format {
     /// Media types are compared without regard to case (RFC 9110 §8.3.1) and their
     /// parameters other than `q` are ignored; a field that is not visible ASCII is skipped.
     pub fn from_accept(headers: &HeaderMap) -> Self {
+        // No `Accept` at all is the text: settled without looking the field up, for every
+        // request a layer answers or might answer.
+        if headers.is_empty() {
+            return Self::Text;
+        }
         let mut text = Match::default();
         let mut problem = Match::default();
         let members = headers

@@ -49,6 +49,7 @@
 //! ```
 
 mod accept;
+mod exact;
 mod problem;
 
 use std::error::Error;
@@ -127,7 +128,8 @@ pub fn response_for<B: From<String>>(
     err: &Box<dyn Error + Send + Sync>,
     format: Format,
 ) -> Option<Response<B>> {
-    Problem::from_error(&**err).map(|problem| problem.into_response(format))
+    let (piece, link) = refusal(&**err)?;
+    Some(problem::respond(piece, link, format))
 }
 
 /// The first refusal along the source chain, with its piece.
@@ -374,6 +376,70 @@ mod tests {
             &format!("The server is overloaded: {}\n", shed_refused())
         );
         assert_eq!(body.lines().count(), 1);
+    }
+
+    /// A token bucket's refusal, as the layer makes it: its numbers worked out from the
+    /// bucket's reason when asked.
+    fn bucket_limited() -> Limited {
+        use std::task::{Context, Poll, Waker};
+        use tower::{Layer, Service, service_fn};
+        let (clock, _hand) = crate::Clock::manual(Duration::ZERO);
+        let layer = crate::QuotaLayer::new(crate::Quota::bucket(3.0, 2.0)).with_clock(clock);
+        let mut service = layer.layer(service_fn(|_: http::Request<()>| {
+            std::future::ready(Ok::<_, std::convert::Infallible>(Response::new(())))
+        }));
+        let mut cx = Context::from_waker(Waker::noop());
+        // The burst of two taken, a request is refused.
+        for _ in 0..3 {
+            let sent = std::pin::pin!(service.call(http::Request::new(())));
+            if let Poll::Ready(Err(err)) = sent.poll(&mut cx) {
+                let limited = *err.downcast_ref::<Limited>().unwrap();
+                assert!(limited.retry_after() > Duration::ZERO);
+                return limited;
+            }
+        }
+        panic!("a burst of two lets three requests through");
+    }
+
+    // The body written straight from the refusal is the problem's, and its JSON is what
+    // `serde_json` writes of the table's object, byte for byte: a policy name with quotes and
+    // a newline in it included.
+    #[test]
+    fn a_response_is_its_problem_and_its_json_is_serde_jsons() {
+        let named = limited().named("a \"quoted\"\nname");
+        let table: [BoxError; 8] = [
+            Box::new(bucket_limited()),
+            Box::new(breaker_refused()),
+            Box::new(classic_refused(Duration::from_millis(1500), Duration::ZERO)),
+            Box::new(shed_refused()),
+            Box::new(gate_full()),
+            Box::new(limiter_refused()),
+            Box::new(named),
+            Box::new(DeadlineExceeded::new()),
+        ];
+        for err in table {
+            let problem = Problem::from_error(&*err).unwrap();
+            let mut expected = serde_json::json!({
+                "type": problem.piece().type_uri(),
+                "title": problem.piece().title(),
+                "status": problem.status().as_u16(),
+                "detail": err.to_string(),
+                "piece": problem.piece().as_str(),
+            });
+            if let Some(seconds) = problem.headers().get("retry-after") {
+                let seconds: u64 = seconds.to_str().unwrap().parse().unwrap();
+                expected["retry_after"] = seconds.into();
+            }
+            assert_eq!(problem.to_json(), expected.to_string(), "{err}");
+            assert_eq!(problem.detail(), err.to_string());
+            for format in [Format::Text, Format::Problem] {
+                let direct = response_for::<String>(&err, format).unwrap();
+                let via = problem.clone().into_response::<String>(format);
+                assert_eq!(direct.status(), via.status(), "{err}");
+                assert_eq!(direct.headers(), via.headers(), "{err}");
+                assert_eq!(direct.body(), via.body(), "{err}");
+            }
+        }
     }
 
     #[test]

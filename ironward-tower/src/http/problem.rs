@@ -1,7 +1,7 @@
 //! [`Piece`] and [`Problem`]: which layer refused, and the refusal as a response body.
 
 use std::error::Error;
-use std::fmt;
+use std::fmt::{self, Write as _};
 use std::time::Duration;
 
 use http::header::{CONTENT_TYPE, HeaderMap, HeaderValue, RETRY_AFTER};
@@ -10,6 +10,7 @@ use ironward::ClassicReason;
 
 use super::Format;
 use super::accept::PROBLEM_JSON;
+use super::exact::{Escaped, Exact};
 use crate::rate_limit::retry_after_seconds;
 use crate::{BreakerRefused, DeadlineExceeded, GateFull, Limited, LimiterRefused, ShedRefused};
 
@@ -125,15 +126,19 @@ impl Piece {
     /// The problem type URI (RFC 9457 §3.1.1): this variant's entry in the crate's docs on
     /// docs.rs.
     pub fn type_uri(self) -> String {
-        let variant = match self {
+        format!("{TYPES}#variant.{}", self.variant())
+    }
+
+    /// The variant's name, as its anchor in these docs gives it.
+    const fn variant(self) -> &'static str {
+        match self {
             Self::Breaker => "Breaker",
             Self::Shed => "Shed",
             Self::Gate => "Gate",
             Self::Limiter => "Limiter",
             Self::RateLimit => "RateLimit",
             Self::Deadline => "Deadline",
-        };
-        format!("{TYPES}#variant.{variant}")
+        }
     }
 }
 
@@ -203,18 +208,10 @@ impl Problem {
     /// none (see [`status_for`](super::status_for)).
     pub fn from_error(err: &(dyn Error + 'static)) -> Option<Self> {
         let (piece, link) = super::refusal(err)?;
-        let (retry_after, headers) = if let Some(limited) = link.downcast_ref::<Limited>() {
-            (Some(limited.retry_after_seconds()), limited.headers())
-        } else if let Some(seconds) = breaker_wait(link).map(retry_after_seconds) {
-            let mut headers = HeaderMap::with_capacity(1);
-            headers.insert(RETRY_AFTER, HeaderValue::from(seconds));
-            (Some(seconds), headers)
-        } else {
-            (None, HeaderMap::new())
-        };
+        let (retry_after, headers) = waits(link);
         Some(Self {
             piece,
-            detail: link.to_string(),
+            detail: Exact::format(format_args!("{link}")),
             retry_after,
             headers,
         })
@@ -244,38 +241,109 @@ impl Problem {
 
     /// The body as RFC 9457 problem details in JSON (see the [table](Problem)).
     pub fn to_json(&self) -> String {
-        let mut body = serde_json::json!({
-            "type": self.piece.type_uri(),
-            "title": self.piece.title(),
-            "status": self.status().as_u16(),
-            "detail": self.detail,
-            "piece": self.piece.as_str(),
-        });
-        if let Some(seconds) = self.retry_after {
-            body["retry_after"] = seconds.into();
-        }
-        body.to_string()
+        json(self.piece, &self.detail, self.retry_after)
     }
 
     /// The body as one line of text: `"<title>: <detail>\n"`.
     pub fn to_text(&self) -> String {
-        format!("{}: {}\n", self.piece.title(), self.detail)
+        text(self.piece, &self.detail)
     }
 
     /// The response: the status, the [headers](Problem::headers), and the body in `format`
     /// with its `Content-Type`.
     pub fn into_response<B: From<String>>(self, format: Format) -> Response<B> {
-        let (body, content_type) = match format {
-            Format::Problem => (self.to_json(), HeaderValue::from_static(PROBLEM_JSON)),
-            Format::Text => (
-                self.to_text(),
-                HeaderValue::from_static("text/plain; charset=utf-8"),
-            ),
+        let body = match format {
+            Format::Problem => self.to_json(),
+            Format::Text => self.to_text(),
         };
-        let mut response = Response::new(B::from(body));
-        *response.status_mut() = self.status();
-        *response.headers_mut() = self.headers;
-        response.headers_mut().insert(CONTENT_TYPE, content_type);
-        response
+        response(self.piece, self.headers, body, format)
     }
+}
+
+/// The response [`Problem::into_response`] gives the refusal `link` of `piece`, written
+/// straight from the refusal: its one line is formatted into the body itself, not into a
+/// `detail` first.
+pub(super) fn respond<B: From<String>>(
+    piece: Piece,
+    link: &(dyn Error + 'static),
+    format: Format,
+) -> Response<B> {
+    // A rate limit's numbers are worked out once, for its fields and its line alike.
+    let settled = link.downcast_ref::<Limited>().map(Limited::settled);
+    let link = settled
+        .as_ref()
+        .map_or(link, |limited| limited as &(dyn Error + 'static));
+    let (retry_after, headers) = waits(link);
+    let body = match format {
+        Format::Problem => json(piece, link, retry_after),
+        Format::Text => text(piece, link),
+    };
+    response(piece, headers, body, format)
+}
+
+/// The wait the refusal `link` knows, in whole seconds, and the header fields that say it:
+/// a rate limit's `Retry-After` and `RateLimit` fields, a breaker's `Retry-After`, or none.
+fn waits(link: &(dyn Error + 'static)) -> (Option<u64>, HeaderMap) {
+    if let Some(limited) = link.downcast_ref::<Limited>() {
+        (Some(limited.retry_after_seconds()), limited.headers())
+    } else if let Some(seconds) = breaker_wait(link).map(retry_after_seconds) {
+        let mut headers = HeaderMap::with_capacity(1);
+        headers.insert(RETRY_AFTER, HeaderValue::from(seconds));
+        (Some(seconds), headers)
+    } else {
+        (None, HeaderMap::new())
+    }
+}
+
+/// The text body: `"<title>: <detail>\n"`.
+fn text(piece: Piece, detail: &dyn fmt::Display) -> String {
+    Exact::format(format_args!("{}: {detail}\n", piece.title()))
+}
+
+/// The problem details body, as `serde_json` writes the object of the [table](Problem): its
+/// members in the order of their names, without spaces.
+fn json(piece: Piece, detail: &dyn fmt::Display, retry_after: Option<u64>) -> String {
+    let mut body = Exact::new();
+    body.push("{\"detail\":\"");
+    // Writing to `Exact` never fails.
+    let _ = write!(Escaped(&mut body), "{detail}");
+    body.push("\",\"piece\":\"");
+    body.push(piece.as_str());
+    body.push("\",");
+    if let Some(seconds) = retry_after {
+        body.push("\"retry_after\":");
+        body.push(itoa::Buffer::new().format(seconds));
+        body.push(",");
+    }
+    body.push("\"status\":");
+    body.push(piece.status().as_str());
+    body.push(",\"title\":\"");
+    body.push(piece.title());
+    body.push("\",\"type\":\"");
+    body.push(TYPES);
+    body.push("#variant.");
+    body.push(piece.variant());
+    body.push("\"}");
+    body.into_string()
+}
+
+/// The response of `piece`'s refusal: its status, `headers`, and `body` in `format`, with
+/// its `Content-Type`.
+fn response<B: From<String>>(
+    piece: Piece,
+    headers: HeaderMap,
+    body: String,
+    format: Format,
+) -> Response<B> {
+    let content_type = match format {
+        Format::Problem => PROBLEM_JSON,
+        Format::Text => "text/plain; charset=utf-8",
+    };
+    let mut response = Response::new(B::from(body));
+    *response.status_mut() = piece.status();
+    *response.headers_mut() = headers;
+    response
+        .headers_mut()
+        .insert(CONTENT_TYPE, HeaderValue::from_static(content_type));
+    response
 }

@@ -81,11 +81,9 @@ impl LimiterRefused {
 
 impl fmt::Display for LimiterRefused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "adaptive concurrency limit refused the request: {}",
-            self.refusal
-        )
+        // Written straight to `f`: one formatting of the refusal, not one inside another.
+        f.write_str("adaptive concurrency limit refused the request: ")?;
+        fmt::Display::fmt(&self.refusal, f)
     }
 }
 

@@ -10,12 +10,12 @@ use std::time::Duration;
 
 use axum::response::Response;
 use http::Request;
-use ironward_tokio::Waiter;
+use ironward_tokio::{ShedTicket, Waiter};
 use pin_project_lite::pin_project;
 use tower::BoxError;
 use tower_service::Service;
 
-use super::layer::{Concurrency, Pieces};
+use super::layer::{Concurrency, Gating, Pieces};
 use super::service::{answer, format_of};
 use crate::classify::Grade;
 use crate::deadline::{Start, start};
@@ -68,20 +68,34 @@ pin_project! {
 }
 
 /// What a request holds of each piece until it lands.
+///
+/// The shedder's ticket and the gate's room are held here, under the stack's one `Arc` of
+/// the pieces, and settled through it: a request takes no `Arc` of its own for either, as
+/// each layer's future alone does. Dropped before it lands (the client hung up), it takes the
+/// request out of the shedder's flight as a failure and leaves the gate, as those futures do.
 pub(super) struct Settled<SC, SQ, LC, LQ> {
     pub(super) pieces: Arc<Pieces<SC, SQ, LC, LQ>>,
-    pub(super) shed: Option<crate::shed::Flight<SC>>,
+    pub(super) shed: Option<ShedTicket>,
     pub(super) stamp: Option<Box<Stamp>>,
     pub(super) hold: Hold<LC>,
 }
 
-/// The concurrency a request holds: none, a limiter's permit or a gate's room.
+/// The concurrency a request holds: none, a limiter's permit or room in the stack's gate.
 pub(super) enum Hold<LC> {
     Free,
     Limiter(crate::limiter::Flight<LC>),
-    Gate(
-        #[allow(dead_code, reason = "held for its drop, which leaves the gate")] crate::gate::Room,
-    ),
+    Gate,
+}
+
+impl<LC> Hold<LC> {
+    /// Lets go of what the request holds: gives back its room in the gate, if it holds some,
+    /// and drops a limiter's permit (which gives it back unsampled if it was not landed).
+    fn leave<L>(&mut self, concurrency: &Concurrency<L, Gating>) {
+        if let (Self::Gate, Concurrency::Gate((gate, _))) = (&*self, concurrency) {
+            gate.leave();
+        }
+        *self = Self::Free;
+    }
 }
 
 impl<SC, SQ, LC, LQ> Settled<SC, SQ, LC, LQ> {
@@ -108,10 +122,19 @@ impl<SC, SQ, LC, LQ> Settled<SC, SQ, LC, LQ> {
         if let Hold::Limiter(flight) = &mut self.hold {
             flight.land_at(result, read());
         }
-        self.hold = Hold::Free;
-        if let Some(mut flight) = self.shed.take() {
-            flight.land_at(result, read);
+        self.hold.leave(&self.pieces.concurrency);
+        if let (Some(ticket), Some((shared, _))) = (self.shed.take(), &self.pieces.shed) {
+            shared.settle_at(ticket, result, read);
         }
+    }
+}
+
+impl<SC, SQ, LC, LQ> Drop for Settled<SC, SQ, LC, LQ> {
+    fn drop(&mut self) {
+        if let (Some(ticket), Some((shared, _))) = (self.shed.take(), &self.pieces.shed) {
+            shared.abandon(ticket);
+        }
+        self.hold.leave(&self.pieces.concurrency);
     }
 }
 
@@ -123,6 +146,7 @@ where
 {
     /// A request a piece refused with `refused` at `now`: the pieces that let it in land it
     /// as that refusal, and it is answered as `request` asks.
+    #[inline(never)]
     pub(super) fn refused(
         mut settled: Settled<SC, SQ, LC, LQ>,
         request: &Request<B>,
@@ -159,39 +183,40 @@ where
     }
 
     /// A request every piece let in: the handler called under the deadline, if the stack
-    /// has one and its time has not run out.
+    /// has one and its time has not run out. The deadline starts at `now`, the stack's
+    /// reading, where that is a reading of tokio's clock ([`Clock::instant`]).
+    #[inline]
     pub(super) fn run(
         settled: Settled<SC, SQ, LC, LQ>,
         service: &mut S,
-        request: Request<B>,
+        mut request: Request<B>,
         now: Option<Duration>,
     ) -> Self {
-        let (request, started) = match &settled.pieces.deadline {
-            None => (request, None),
+        let started = match &settled.pieces.deadline {
+            None => Ok((DeadlineFuture::bare(service.call(request)), None)),
             Some((budget, extension, meter)) => {
-                let (request, started) = start(budget, *extension, meter, request);
-                let started = match started {
-                    Start::Run { end, budget } => Some(Ok((end, budget, Arc::clone(meter)))),
-                    Start::Shadowed => None,
-                    Start::Exceeded => Some(Err(DeadlineExceeded::new())),
-                };
-                (request, started)
+                let clock = settled.pieces.clock.as_ref();
+                let at = now.and_then(|now| clock.and_then(|clock| clock.instant(now)));
+                match start(budget, *extension, meter, &mut request, at) {
+                    Start::Run { end, budget } => {
+                        let format = end.map(|_| format_of(&request));
+                        let future = DeadlineFuture::new(service.call(request), end, budget, meter);
+                        Ok((future, format))
+                    }
+                    Start::Shadowed => Ok((DeadlineFuture::bare(service.call(request)), None)),
+                    Start::Exceeded => Err(request),
+                }
             }
         };
-        let (future, format) = match started {
-            None => (DeadlineFuture::bare(service.call(request)), None),
-            Some(Ok((end, budget, meter))) => {
-                let format = end.map(|_| format_of(&request));
-                let future = DeadlineFuture::new(service.call(request), end, budget, &meter);
-                (future, format)
+        match started {
+            Ok((future, format)) => Self {
+                state: State::Running { future, format },
+                settled,
+            },
+            Err(request) => {
+                let exceeded = Box::new(DeadlineExceeded::new());
+                Self::refused(settled, &request, exceeded, now)
             }
-            Some(Err(exceeded)) => {
-                return Self::refused(settled, &request, Box::new(exceeded), now);
-            }
-        };
-        Self {
-            state: State::Running { future, format },
-            settled,
         }
     }
 }

@@ -33,7 +33,9 @@
 //! one [`Clock`](crate::Clock) (each layer's `with_clock`) when a test moves time. Left on
 //! their defaults, each piece's monotonic clock counts from its layer's making, and the
 //! shared reading is ahead of the inner pieces' own by the microseconds between: a constant
-//! no decision tells apart. The deadline runs on tokio's timer, as [`DeadlineLayer`](crate::DeadlineLayer)'s does.
+//! no decision tells apart. The deadline runs on tokio's timer, as [`DeadlineLayer`](crate::DeadlineLayer)'s does,
+//! and starts on the same reading when the clock is tokio's ([`Clock::monotonic`](crate::Clock::monotonic),
+//! the default; [`Clock::instant`](crate::Clock::instant)), rather than reading it again.
 //!
 //! # Examples
 //!

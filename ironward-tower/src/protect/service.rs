@@ -72,7 +72,7 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Request<B>) -> Self::Future {
+    fn call(&mut self, mut request: Request<B>) -> Self::Future {
         let pieces = &*self.pieces;
         let now = pieces.clock.as_ref().map(ironward_tokio::Clock::now);
         let mut settled = Settled::new(Arc::clone(&self.pieces));
@@ -82,7 +82,7 @@ where
             match shared.check_at(now.unwrap_or_default(), class) {
                 Ok(ticket) => {
                     shared.meter.admitted();
-                    settled.shed = Some(crate::shed::Flight::new(ticket, Arc::clone(shared)));
+                    settled.shed = Some(ticket);
                 }
                 Err(reason) => {
                     shared.refused(&reason);
@@ -94,19 +94,15 @@ where
             }
         }
         // The rate limit second: a client over its quota spends no concurrency.
-        let request = match &pieces.quota {
-            Some(shared) => match shared.take(request, now.unwrap_or_default()) {
-                (request, Ok(stamp)) => {
-                    settled.stamp = stamp.map(Box::new);
-                    request
-                }
-                (request, Err(limited)) => {
+        if let Some(shared) = &pieces.quota {
+            match shared.take(&mut request, now.unwrap_or_default()) {
+                Ok(stamp) => settled.stamp = stamp.map(Box::new),
+                Err(limited) => {
                     let refused: BoxError = Box::<Limited>::new(limited);
                     return ProtectFuture::refused(settled, &request, refused, now);
                 }
-            },
-            None => request,
-        };
+            }
+        }
         // The concurrency limit third, its permit held from here to the response.
         match &pieces.concurrency {
             Concurrency::Unlimited => {}
@@ -136,10 +132,10 @@ where
                     }
                 }
             }
-            Concurrency::Gate((gate, meter)) => match crate::gate::Room::enter(gate) {
-                Ok(room) => {
+            Concurrency::Gate((gate, meter)) => match gate.check() {
+                Ok(()) => {
                     meter.admitted();
-                    settled.hold = Hold::Gate(room);
+                    settled.hold = Hold::Gate;
                 }
                 Err(reason) => {
                     crate::gate::refused(meter, &reason);

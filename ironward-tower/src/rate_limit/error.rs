@@ -190,6 +190,28 @@ impl Limited {
         Self::new(retry_after, quota, window)
     }
 
+    /// The same refusal with its numbers worked out once: a bucket's wait, quota and window,
+    /// which [`retry_after`](Self::retry_after), [`quota`](Self::quota) and
+    /// [`window`](Self::window) would each work out again from its reason, as a response's
+    /// fields and its line ask for them. It says the same, word for word.
+    pub(crate) fn settled(&self) -> Self {
+        match self.said {
+            Said::Known { .. } => *self,
+            Said::Bucket(reason) => {
+                let (quota, window) = self.said.policy();
+                let wait = reason.next();
+                Self::of(
+                    Said::Known {
+                        wait,
+                        quota,
+                        window,
+                    },
+                    self.policy,
+                )
+            }
+        }
+    }
+
     /// The same refusal under the policy named `policy`.
     ///
     /// The name is sent as a structured-field string, so it must be printable ASCII

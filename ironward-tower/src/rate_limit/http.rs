@@ -57,7 +57,8 @@ impl Limited {
     /// ```
     pub fn headers(&self) -> HeaderMap {
         let wait = self.retry_after_seconds();
-        let mut headers = HeaderMap::with_capacity(3);
+        // Room for the `Content-Type` of the response these go on, past the three.
+        let mut headers = HeaderMap::with_capacity(4);
         headers.insert(RETRY_AFTER, HeaderValue::from(wait));
         // Nothing is left, and all of the quota the wait away: the fields of that headroom,
         // whose `t` is the same whole seconds as `Retry-After`.

@@ -71,7 +71,9 @@ impl ShedRefused {
 
 impl fmt::Display for ShedRefused {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "load shedding dropped the request: {}", self.reason)
+        // Written straight to `f`: one formatting of the reason, not one inside another.
+        f.write_str("load shedding dropped the request: ")?;
+        fmt::Display::fmt(&self.reason, f)
     }
 }
 

@@ -147,20 +147,6 @@ impl<C> Flight<C> {
             self.shared.settle(ticket, result);
         }
     }
-
-    /// [`land`](Self::land) reading the end of a pass from `now`, once, if it needs it.
-    #[cfg(feature = "axum")]
-    pub(crate) fn land_at<T>(
-        &mut self,
-        result: &Result<T, BoxError>,
-        now: impl FnOnce() -> std::time::Duration,
-    ) where
-        C: Classify<T>,
-    {
-        if let Some(ticket) = self.ticket.take() {
-            self.shared.settle_at(ticket, result, now);
-        }
-    }
 }
 
 impl<C> Drop for Flight<C> {

@@ -54,9 +54,6 @@ mod layer;
 mod service;
 pub(crate) mod shared;
 
-#[cfg(feature = "axum")]
-pub(crate) use future::Flight;
-
 pub use error::ShedRefused;
 pub use future::ShedFuture;
 pub use layer::ShedLayer;

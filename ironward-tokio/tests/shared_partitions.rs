@@ -6,21 +6,9 @@ use std::time::Duration;
 
 use ironward::limit::{AIMD, Aimd, Algorithm};
 use ironward::{ADAPTIVE, Adaptive, Criticality, Partitions, Settle};
-use ironward_tokio::{Admission, Clock, Dice, LimiterPermit, QUEUE, Queue, SharedLimiter, Waiter};
+use ironward_tokio::{Clock, Dice, QUEUE, Queue, SharedLimiter};
 
-fn admitted(admission: Admission) -> LimiterPermit {
-    match admission {
-        Admission::Admitted(permit) => permit,
-        other => panic!("expected a permit, got {other:?}"),
-    }
-}
-
-fn queued(admission: Admission) -> Waiter {
-    match admission {
-        Admission::Queued(waiter) => waiter,
-        other => panic!("expected a place in the queue, got {other:?}"),
-    }
-}
+use crate::shared_limiter::{admitted, queued};
 
 /// A limit fixed at 2, half reserved to the sheddable and half to the critical, no floor,
 /// no probe, and a queue that holds a few calls without turning any away.

@@ -179,7 +179,10 @@ impl Limiter {
     /// assert_eq!(reason.floor, Criticality::Critical);
     /// assert!(limiter.acquire_as(ms(1_001), Criticality::Sheddable).is_ok());
     /// ```
-    #[inline]
+    // Always in line: left to the compiler's estimate, the classes' counts and the partitions'
+    // branch tipped it out of line, and a decision under ceilings took twice its time, its
+    // answer passed through memory rather than registers.
+    #[inline(always)]
     #[must_use = "dropping the answer loses the Grant: the call stays counted in flight forever, and a refusal is ignored"]
     pub fn acquire_as(
         &mut self,
@@ -197,28 +200,7 @@ impl Limiter {
         let limit = self.in_force(self.drain.is_some());
         let (room, fits) = self.fits(limit, criticality);
         if !fits || self.floor.holds_out(criticality, now, self.cool) {
-            let floor = self.floor.at(now, self.cool);
-            // A refusal only a probe's halved room makes is the probe's, not overload's: it
-            // holds out the classes below the one under the refused call's, not the refused
-            // call's own, so that a critical-plus call the probe turns away leaves the
-            // critical their room, and the sheddable still go first.
-            let overload = criticality < floor || !self.fits(self.estimator.limit(), criticality).1;
-            match (overload, criticality.rank()) {
-                (true, _) => self.floor.refuse(criticality, now),
-                (false, 0) => {}
-                (false, rank) => self.floor.refuse(Criticality::ALL[rank - 1], now),
-            }
-            return Err(LimiterReason {
-                flying: self.flying,
-                limit,
-                room,
-                criticality,
-                floor,
-                probing: self.drain.is_some(),
-                class_flying: self
-                    .partitions
-                    .map(|_| self.class_flying[criticality.rank()]),
-            });
+            return Err(self.refuse(now, limit, room, criticality));
         }
         // `fits` left room under u32::MAX.
         self.flying += 1;
@@ -227,10 +209,45 @@ impl Limiter {
         Ok(Grant {
             start: now,
             flying: self.flying,
-            class: criticality,
-            bypassed: false,
+            class: Some(criticality),
             limiter: self.owner.mark(),
         })
+    }
+
+    /// Records the refusal at `now` of a call of `criticality` that met `room` under `limit`
+    /// (raising the floor) and says why: the part of [`acquire_as`](Limiter::acquire_as)
+    /// that refuses, in line with it.
+    #[inline(always)]
+    fn refuse(
+        &mut self,
+        now: u64,
+        limit: u32,
+        room: u32,
+        criticality: Criticality,
+    ) -> LimiterReason {
+        let floor = self.floor.at(now, self.cool);
+        // A refusal only a probe's halved room makes is the probe's, not overload's: it
+        // holds out the classes below the one under the refused call's, not the refused
+        // call's own, so that a critical-plus call the probe turns away leaves the
+        // critical their room, and the sheddable still go first.
+        let overload = criticality < floor || !self.fits(self.estimator.limit(), criticality).1;
+        match (overload, criticality.rank()) {
+            (true, _) => self.floor.refuse(criticality, now),
+            (false, 0) => {}
+            (false, rank) => self.floor.refuse(Criticality::ALL[rank - 1], now),
+        }
+        LimiterReason {
+            flying: self.flying,
+            limit,
+            room,
+            criticality,
+            floor,
+            probing: self.drain.is_some(),
+            class_flying: self
+                .partitions
+                .is_some()
+                .then(|| self.class_flying[criticality.rank()]),
+        }
     }
 
     /// Lets a call in at `now` that must never be refused, counted nowhere: not in flight, in
@@ -274,8 +291,7 @@ impl Limiter {
         Grant {
             start: self.clock.advance(now),
             flying: self.flying,
-            class: Criticality::default(),
-            bypassed: true,
+            class: None,
             limiter: self.owner.mark(),
         }
     }
@@ -307,17 +323,17 @@ impl Limiter {
             self.foreign = self.foreign.saturating_add(1);
             return Some(grant);
         }
-        if !grant.bypassed {
-            self.settle_own(&grant, settle, now);
+        if let Some(class) = grant.class {
+            self.settle_own(&grant, class, settle, now);
         }
         None
     }
 
     /// [`settle`](Limiter::settle) of a grant this limiter made.
-    fn settle_own(&mut self, grant: &Grant, settle: Settle, now: Duration) {
+    fn settle_own(&mut self, grant: &Grant, class: Criticality, settle: Settle, now: Duration) {
         let now = self.clock.advance(now);
         self.flying = self.flying.saturating_sub(1);
-        let class = &mut self.class_flying[grant.class.rank()];
+        let class = &mut self.class_flying[class.rank()];
         *class = class.saturating_sub(1);
         let dropped = match settle {
             Settle::Success => false,
@@ -387,19 +403,24 @@ impl Limiter {
     /// the calls may pass the limit by the reservations, so a count at `u32::MAX` refuses.
     #[inline]
     fn fits(&self, limit: u32, class: Criticality) -> (u32, bool) {
-        let rank = class.rank();
         match &self.partitions {
             None => {
-                let room = room(limit, self.shares[rank]);
+                let room = room(limit, self.shares[class.rank()]);
                 (room, self.flying < room)
             }
-            Some(fractions) => {
-                let reserved = partitions::reserved(limit, fractions[rank]);
-                let fits = self.flying < limit
-                    || (self.class_flying[rank] < reserved && self.flying < u32::MAX);
-                (reserved, fits)
-            }
+            Some(fractions) => self.fits_reserved(limit, class, fractions),
         }
+    }
+
+    /// [`fits`](Limiter::fits) under partitions: under the limit, or under the class's
+    /// reservation.
+    #[inline]
+    fn fits_reserved(&self, limit: u32, class: Criticality, fractions: &[f64; 4]) -> (u32, bool) {
+        let rank = class.rank();
+        let reserved = partitions::reserved(limit, fractions[rank]);
+        let fits =
+            self.flying < limit || (self.class_flying[rank] < reserved && self.flying < u32::MAX);
+        (reserved, fits)
     }
 
     /// The limit admissions are held to: the estimator's, or half of it while a probe drains.

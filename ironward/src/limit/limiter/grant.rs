@@ -20,9 +20,10 @@ use crate::internal::owner::Mark;
 pub struct Grant {
     pub(super) start: u64,
     pub(super) flying: u32,
-    pub(super) class: Criticality,
-    /// Let in by [`Limiter::acquire_bypass`]: neither counted in flight nor sampled.
-    pub(super) bypassed: bool,
+    /// The class the call asked as; `None` for a call let in by
+    /// [`Limiter::acquire_bypass`], counted in no class nor in flight and not sampled. (One
+    /// byte, as a bare class is: a grant is returned and settled by value on every call.)
+    pub(super) class: Option<Criticality>,
     pub(super) limiter: Mark,
 }
 
@@ -45,14 +46,14 @@ impl Grant {
     /// [bypassed](Grant::bypassed) call, which asked as none.
     #[must_use]
     pub fn criticality(&self) -> Criticality {
-        self.class
+        self.class.unwrap_or_default()
     }
 
     /// Whether the call was let in by [`Limiter::acquire_bypass`]: counted in no class and
     /// not in flight, and its latency not sampled.
     #[must_use]
     pub fn bypassed(&self) -> bool {
-        self.bypassed
+        self.class.is_none()
     }
 }
 

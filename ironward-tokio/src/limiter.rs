@@ -4,9 +4,9 @@
 mod admission;
 mod permit;
 mod queue;
+mod state;
 mod waiter;
 
-use std::cmp::Reverse;
 use std::collections::BTreeMap;
 use std::fmt;
 use std::sync::atomic::{AtomicU32, Ordering::Relaxed};
@@ -19,6 +19,7 @@ use ironward::{Adaptive, Criticality, Grant, Limiter, Settle};
 pub use self::admission::{Admission, LimiterRefusal, Queued};
 pub use self::permit::LimiterPermit;
 pub use self::queue::{QUEUE, Queue};
+use self::state::{Entry, Place, State};
 pub use self::waiter::Waiter;
 use crate::{Clock, Dice, lock};
 
@@ -50,7 +51,10 @@ use crate::{Clock, Dice, lock};
 /// never turns a critical one away (failsafe-go's plain queueing counts every queued call). As calls leave flight the queue's
 /// calls are let in, the most critical first and, within a class, the first to arrive
 /// first, each when the core would admit it: while the core's floor refuses its class, or
-/// its class's share of the limit is full, it waits. A waiting call is looked at again
+/// its class's share of the limit is full, it waits. Under partitions
+/// ([`Adaptive::partitions`]) a less critical class may be let in on its reservation while a
+/// more critical one waits for its own. A call that must never wait or be refused (a health
+/// check) asks for a [`bypass`](Self::bypass) instead. A waiting call is looked at again
 /// whenever a call arrives or leaves flight, at a retune, and once every cooling time
 /// ([`Adaptive::cool`]) while it waits, so that a call held back only by the floor gets in
 /// once the floor has cooled even when nothing else happens. A call waits at most the
@@ -94,24 +98,6 @@ struct Inner {
     clock: Clock,
     dice: Dice,
 }
-
-/// The state behind the lock: the core limiter and the queue in front of it.
-struct State {
-    limiter: Limiter,
-    queue: Option<Queue>,
-    /// The calls waiting, the most critical first, then in order of arrival, each with the
-    /// waker of the task that last polled it.
-    waiting: BTreeMap<Place, Option<Waker>>,
-    /// How many of `waiting` are of each class, least critical first.
-    counts: [usize; 4],
-    /// The calls let in from the queue whose waiter has not yet taken its grant, by arrival.
-    granted: BTreeMap<u64, Grant>,
-    /// The arrival number of the next queued call.
-    next: u64,
-}
-
-/// A queued call's place: its class (the most critical sorts first) and its arrival.
-type Place = (Reverse<Criticality>, u64);
 
 impl SharedLimiter {
     /// A limiter under `policy` on `clock`, with nothing in flight, that refuses at once a
@@ -228,6 +214,44 @@ impl SharedLimiter {
             }),
             Entry::Refused(refusal) => Admission::Refused(refusal),
         }
+    }
+
+    /// Lets in now a call the limiter must never refuse (a health check, an operator's
+    /// call), counted nowhere: [`Limiter::acquire_bypass`]. The call neither waits in the
+    /// queue nor takes a place in it, is not counted in flight, and its latency is not
+    /// sampled; its permit settles as any other, and changes nothing.
+    ///
+    /// Which calls bypass is the caller's: run the predicate on the request (its path, a
+    /// header) and ask here instead of [`admit`](Self::admit) when it holds.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use ironward::limit::{AIMD, Aimd, Algorithm};
+    /// use ironward::{ADAPTIVE, Adaptive, Criticality, Settle};
+    /// use ironward_tokio::{Admission, Clock, SharedLimiter};
+    ///
+    /// let (clock, _hand) = Clock::manual(Duration::ZERO);
+    /// let one = Adaptive { algorithm: Algorithm::Aimd(Aimd { initial: 1, min: 1, ..AIMD }), ..ADAPTIVE };
+    /// let limiter = SharedLimiter::new(one, clock);
+    /// let Admission::Admitted(call) = limiter.admit(Criticality::Critical) else { panic!() };
+    /// assert!(matches!(limiter.admit(Criticality::CriticalPlus), Admission::Refused(_)));
+    /// let health = limiter.bypass();
+    /// assert_eq!(limiter.flying(), 1, "the health check is not counted");
+    /// health.settle(Settle::Success);
+    /// call.settle(Settle::Success);
+    /// assert_eq!(limiter.flying(), 0);
+    /// ```
+    pub fn bypass(&self) -> LimiterPermit {
+        self.bypass_at(self.inner.clock.now())
+    }
+
+    /// [`bypass`](Self::bypass) with the reading `now` of the limiter's clock the caller
+    /// already took.
+    pub fn bypass_at(&self, now: Duration) -> LimiterPermit {
+        let grant = lock(&self.inner.state).limiter.acquire_bypass(now);
+        self.inner.permit(grant)
     }
 
     /// [`admit`](Self::admit), waiting in the queue if the call is queued: the permit, or
@@ -376,105 +400,6 @@ impl SharedLimiter {
     /// The dice the queue's gradual rejection draws from.
     pub(crate) fn dice(&self) -> &Dice {
         &self.inner.dice
-    }
-}
-
-/// Whether the core would admit a call of `class` at `now` ([`Limiter::admits`], which
-/// records nothing and counts a due probe as begun). The queue asks this before it asks the
-/// core, so that only a call the core admits, or one that is refused for good, reaches
-/// `acquire_as`, whose refusals raise the floor.
-fn fits(limiter: &Limiter, now: Duration, class: Criticality) -> bool {
-    limiter.admits(now, class)
-}
-
-/// What [`State::admit`] decided, before it is dressed for the caller.
-enum Entry {
-    Admitted(Grant),
-    Queued {
-        place: Place,
-        wait: Duration,
-        cool: Duration,
-    },
-    Refused(LimiterRefusal),
-}
-
-impl State {
-    /// The core's decision for one call at `now`, then the queue's if the core refused.
-    ///
-    /// Without a queue the core decides, and a refusal is its own. With one, the core is
-    /// asked only for a call it would admit, or once the queue has turned the call away: a
-    /// call that waits is not refused, and must not raise the core's floor (were it to, a
-    /// stream of critical-plus calls meeting a full limit would hold every critical call in
-    /// the queue below the floor until it expired).
-    fn admit(&mut self, now: Duration, criticality: Criticality, dice: &Dice) -> Entry {
-        let Some(queue) = self.queue else {
-            return match self.limiter.acquire_as(now, criticality) {
-                Ok(grant) => Entry::Admitted(grant),
-                Err(reason) => Entry::Refused(LimiterRefusal {
-                    reason,
-                    queued: Queued::Off,
-                }),
-            };
-        };
-        if fits(&self.limiter, now, criticality)
-            && let Ok(grant) = self.limiter.acquire_as(now, criticality)
-        {
-            return Entry::Admitted(grant);
-        }
-        // The calls this one would wait behind: a queue full of less critical calls does not
-        // turn a more critical one away.
-        let waiting = self.counts[criticality.rank()..].iter().sum();
-        let rejection = queue.rejection(self.limiter.limit(), waiting);
-        if queue::turns_away(rejection, || dice.roll()) {
-            // Refused now: the core records it (raising the floor) and says why.
-            return match self.limiter.acquire_as(now, criticality) {
-                Ok(grant) => Entry::Admitted(grant),
-                Err(reason) => Entry::Refused(LimiterRefusal {
-                    reason,
-                    queued: Queued::Rejected { waiting, rejection },
-                }),
-            };
-        }
-        let place = (Reverse(criticality), self.next);
-        self.next = self.next.wrapping_add(1);
-        self.waiting.insert(place, None);
-        self.counts[criticality.rank()] += 1;
-        Entry::Queued {
-            place,
-            wait: queue.wait,
-            cool: self.limiter.policy().cool,
-        }
-    }
-
-    /// Takes the call at `place` out of the queue, if it is there: its waker.
-    fn leave(&mut self, place: Place) -> Option<Option<Waker>> {
-        let waker = self.waiting.remove(&place)?;
-        let count = &mut self.counts[place.0.0.rank()];
-        *count = count.saturating_sub(1);
-        Some(waker)
-    }
-
-    /// Lets in, at `now`, the queued calls the core admits, the most critical first, and
-    /// collects the wakers of their tasks into `wake`, to be woken once the lock is let go.
-    ///
-    /// It stops at the first call the core would refuse: every call behind it is of its
-    /// class or below, whose floor is no lower and whose room no larger. A call is asked of
-    /// the core only once its class is at or over the floor and its room has a place, so
-    /// that a call still waiting is never counted as a refusal (which would raise the floor).
-    fn pump(&mut self, now: Duration, wake: &mut Vec<Waker>) {
-        while let Some((&place, _)) = self.waiting.first_key_value() {
-            let class = place.0.0;
-            if !fits(&self.limiter, now, class) {
-                return;
-            }
-            let Ok(grant) = self.limiter.acquire_as(now, class) else {
-                return;
-            };
-            if let Some(waker) = self.leave(place).flatten() {
-                wake.push(waker);
-            }
-            self.granted.insert(place.1, grant);
-        }
     }
 }
 

@@ -21,4 +21,5 @@ pub mod foreign;
 pub mod shared_breaker;
 pub mod shared_classic;
 pub mod shared_limiter;
+pub mod shared_partitions;
 pub mod shared_shedder;

@@ -38,14 +38,16 @@ fn aimd(initial: u32) -> Adaptive {
     }
 }
 
-fn admitted(admission: Admission) -> LimiterPermit {
+/// The permit of an admitted call; a panic for any other answer.
+pub fn admitted(admission: Admission) -> LimiterPermit {
     match admission {
         Admission::Admitted(permit) => permit,
         other => panic!("expected a permit, got {other:?}"),
     }
 }
 
-fn queued(admission: Admission) -> Waiter {
+/// The waiter of a queued call; a panic for any other answer.
+pub fn queued(admission: Admission) -> Waiter {
     match admission {
         Admission::Queued(waiter) => waiter,
         other => panic!("expected a place in the queue, got {other:?}"),

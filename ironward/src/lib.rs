@@ -105,7 +105,7 @@ pub use deadline::Deadline;
 #[cfg(target_has_atomic = "64")]
 pub use gate::SharedGate;
 pub use gate::{Gate, GateReason};
-pub use limit::{ADAPTIVE, Adaptive, Grant, Limiter, LimiterReason, Settle};
+pub use limit::{ADAPTIVE, Adaptive, Grant, Limiter, LimiterReason, Partitions, Settle};
 pub use limits::{Limit, Limits, LimitsReason, Reservations};
 pub use period::{Period, QuotaReason, Usage};
 #[cfg(target_has_atomic = "64")]

@@ -24,7 +24,7 @@ pub use adaptive::{ADAPTIVE, Adaptive};
 pub use aimd::{AIMD, Aimd};
 pub use estimator::{Algorithm, Estimator};
 pub use gradient2::{GRADIENT2, Gradient2};
-pub use limiter::{Grant, Limiter, LimiterReason, Settle};
+pub use limiter::{Grant, Limiter, LimiterReason, Partitions, Settle};
 pub use sample::{Sample, Scale};
 pub use sampler::{Latency, SAMPLING, Sampler, Sampling};
 pub use vegas::{Decrease, VEGAS, Vegas};

@@ -16,6 +16,7 @@ pub mod http_retry;
 pub mod limit_reference;
 #[path = "metered/main.rs"]
 pub mod metered;
+pub mod partitions;
 pub mod period_contention;
 #[path = "properties/main.rs"]
 pub mod properties;

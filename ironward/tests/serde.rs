@@ -163,6 +163,32 @@ fn a_limiter_policy_reads_from_a_partial_record() {
 }
 
 #[test]
+fn a_limiter_policy_reads_its_partitions_from_a_partial_record() {
+    use ironward::{ADAPTIVE, Adaptive, Partitions};
+    let policy: Adaptive =
+        serde_json::from_str(r#"{"partitions": {"sheddable": 0.3, "critical": 0.7}}"#).unwrap();
+    let partitions = Partitions {
+        sheddable: 0.3,
+        critical: 0.7,
+        ..Partitions::NONE
+    };
+    assert_eq!(
+        policy,
+        Adaptive {
+            partitions: Some(partitions),
+            ..ADAPTIVE
+        }
+    );
+    let back: Adaptive = serde_json::from_str(&serde_json::to_string(&policy).unwrap()).unwrap();
+    assert_eq!(back, policy);
+    // Left out, or null, the policy keeps its ceilings.
+    let ceilings: Adaptive = serde_json::from_str(r#"{"partitions": null}"#).unwrap();
+    assert_eq!(ceilings.partitions, None);
+    let typo = serde_json::from_str::<Adaptive>(r#"{"partitions": {"batch": 0.3}}"#).unwrap_err();
+    assert!(typo.to_string().contains("unknown field `batch`"), "{typo}");
+}
+
+#[test]
 fn the_classic_policies_read_and_write_as_resilience4j_and_polly_configure_them() {
     use ironward::classic::{HalfOpen, OpenWait, Record};
     use ironward::{CLASSIC, Classic, POLLY};

@@ -19,6 +19,13 @@
 //! backend (or a server) that slows down; a breaker and a limiter go together in front of a
 //! backend that can do both.
 //!
+//! The limiter's classes are ceilings by default; [`Adaptive::partitions`](ironward::Adaptive::partitions)
+//! reserves each class a part of the limit instead (Netflix's partitions), in this layer as
+//! in the core. A request that must never be refused, a health check, is best routed around
+//! the layer (in axum, a route added outside it); a service that must decide per request
+//! asks its [`SharedLimiter`](ironward_tokio::SharedLimiter) for a
+//! [`bypass`](ironward_tokio::SharedLimiter::bypass), which neither queues nor counts.
+//!
 //! As in tower's `limit::concurrency`, the module holds the layer, the service it makes, the
 //! service's response future (which settles the call when it completes, keeps the count in
 //! flight honest when it is cancelled, and holds a queued request until it is let in) and

@@ -35,6 +35,7 @@
 //!   | [`Backoff::factor`] | 1 to infinity | 1 | never grows the delay |
 //!   | [`Jitter::Spread`] | 0 to 1 | 0 | adds no jitter |
 //!   | [`Shares`]' fields | 0 to 1 | 1 | gives the class the whole capacity |
+//!   | [`Partitions`]' fields | 0 to 1 | 0 | reserves the class nothing: it borrows while the limit has room, and takes no reservation from the others |
 //!   | [`limit::Aimd`]'s `backoff` | 0.5 to 1 | 1 | never lowers the limit on a drop |
 //!   | `smoothing` of [`limit::Vegas`] and [`limit::Gradient2`] | 0 to 1 | 0 | freezes the limit |
 //!   | [`limit::Gradient2`]'s `tolerance` | 1 to infinity | infinity | never reads a latency as a queue |
@@ -62,7 +63,11 @@
 //! - **Concurrency limits.** A limit, `min` or `initial` of 0 is read as 1 and a `min` above
 //!   `max` as `max`, so a [`Limiter`] always admits one call at a time; a
 //!   [`limit::Sampling`] `size` of 0 is 1. A class's room is its share of the limit,
-//!   truncated, so a share under `1 / limit` admits none of that class.
+//!   truncated, so a share under `1 / limit` admits none of that class. Under [`Partitions`],
+//!   a class's reservation is its fraction of the limit rounded up, so any fraction above 0
+//!   keeps one call even at a limit of 1; fractions over 1 in all are scaled down to 1 in
+//!   proportion; and since reserved calls may pass the limit, a count of calls in flight at
+//!   `u32::MAX` refuses every class.
 //! - **Tokens settled elsewhere.** A [`Grant`], [`SrePermit`], [`Ticket`], [`Reservation`],
 //!   [`ConnectPermit`] or [`Slot`] settled on an instance other than the one that made it (a
 //!   clone is another instance) changes nothing there: the settle hands it back as `Some`,
@@ -105,6 +110,7 @@
 //! [`Budget`]: crate::Budget
 //! [`Ward`]: crate::Ward
 //! [`Limiter`]: crate::Limiter
+//! [`Partitions`]: crate::Partitions
 //! [`limit::Sampling`]: crate::limit::Sampling
 //! [`Grant`]: crate::Grant
 //! [`SrePermit`]: crate::SrePermit

@@ -58,7 +58,11 @@
 //! `Criticality` per call (the SRE book's `CriticalPlus`, `Critical`, `SheddableConcurrent`,
 //! `Sheddable`): each class may fill a share of the limit, and after a class is refused the less
 //! critical ones are refused for a cooling time, so the sheddable go first. The shedder admits
-//! by the same rule (`Shedder::check_as`). A decision allocates nothing and costs the same
+//! by the same rule (`Shedder::check_as`). When the classes are tenants or kinds of work that
+//! must each make progress rather than priorities, `Adaptive::partitions` reserves each a part
+//! of the limit instead (Netflix's partitioned limiter): a class borrows what the others leave
+//! unused and gets its part back when it returns. A call that must never be refused (a health
+//! check) is let in uncounted by `Limiter::acquire_bypass`. A decision allocates nothing and costs the same
 //! however many calls a window holds.
 //!
 //! ```rust

@@ -20,7 +20,7 @@
 //! | [`Budget::can_retry`], [`SharedBudget::can_retry`] | `Result<(), BudgetReason>` | the tokens held, and the maximum |
 //! | [`Ward::connect`] | `Result<ConnectPermit, Refusal>` | the piece that refused (breaker, bucket or backoff), when to try again, and that piece's reason: [`SreReason`], [`BucketReason`] or [`BackoffReason`] (the failures in a row and the wait) |
 //! | [`Ward::checkout`] | `Result<Slot, CheckoutRefusal>` | the gate's or the shedder's reason |
-//! | [`Limiter::acquire`], [`Limiter::acquire_as`] | `Result<Grant, LimiterReason>` | the calls in flight, the limit in force, the class's room and the floor, and whether a probe was draining |
+//! | [`Limiter::acquire`], [`Limiter::acquire_as`] | `Result<Grant, LimiterReason>` | the calls in flight, the limit in force, the class's room (its ceiling, or under partitions its reservation, with its own calls in flight) and the floor, and whether a probe was draining |
 //!
 //! Every reason has public fields, a `Display` that prints it on one line, and implements
 //! [`core::error::Error`], so that an edge can log it or return it as the source of its

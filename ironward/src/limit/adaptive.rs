@@ -1,11 +1,11 @@
-//! The policy of an adaptive limiter: its algorithm, its sampling, its classes' shares, the
-//! cooling time of its floor and how often it probes.
+//! The policy of an adaptive limiter: its algorithm, its sampling, its classes' shares or
+//! partitions, the cooling time of its floor and how often it probes.
 
 use core::time::Duration;
 
 #[cfg(doc)]
 use super::Estimator;
-use super::{Algorithm, SAMPLING, Sampling, VEGAS};
+use super::{Algorithm, Partitions, SAMPLING, Sampling, VEGAS};
 use crate::criticality::{SHARES, Shares};
 
 /// The policy of a [`Limiter`](super::Limiter): the algorithm that moves the limit, how
@@ -22,6 +22,7 @@ use crate::criticality::{SHARES, Shares};
 /// | `algorithm` | [`Vegas`](super::Vegas) at [`VEGAS`] | Netflix concurrency-limits' default limit for its `SimpleLimiter` |
 /// | `sampling` | [`SAMPLING`] | Netflix's `WindowedLimit` defaults |
 /// | `shares` | [`SHARES`] | half the limit for the sheddable, three quarters for the sheddable-concurrent, all of it for the critical |
+/// | `partitions` | `None` | the classes are held to their `shares` (ceilings), not to reservations |
 /// | `cool` | 1 s | how long the classes below a refused one stay refused |
 /// | `probe` | 10 s | how often the limiter drains to measure the latency with no queue: BBR's `ProbeRTT` interval (not Netflix's, whose limiters never drain; 0 turns it off) |
 ///
@@ -47,8 +48,22 @@ pub struct Adaptive {
     pub algorithm: Algorithm,
     /// How the latencies of finished calls become the algorithm's samples.
     pub sampling: Sampling,
-    /// The share of the limit each criticality may fill.
+    /// The share of the limit each criticality may fill: a ceiling per class over all calls
+    /// in flight. Not read while `partitions` is set.
     pub shares: Shares,
+    /// A part of the limit reserved to each criticality, in place of `shares`' ceilings:
+    /// Netflix's partitions, where a class borrows what the others leave unused while the
+    /// limit has room and gets its reservation back when it returns. `None`, the default,
+    /// admits by `shares`. [`Partitions`] says when to choose which.
+    ///
+    /// ```
+    /// use ironward::{ADAPTIVE, Adaptive, Partitions};
+    ///
+    /// let batch_and_live = Partitions { sheddable: 0.3, critical: 0.7, ..Partitions::NONE };
+    /// let policy = Adaptive { partitions: Some(batch_and_live), ..ADAPTIVE };
+    /// # assert_ne!(policy, ADAPTIVE);
+    /// ```
+    pub partitions: Option<Partitions>,
     /// How long after a call of one class is refused (for want of room, or by the floor
     /// itself) the classes below it are refused outright; zero turns the floor off.
     #[cfg_attr(feature = "serde", serde(with = "crate::internal::humane"))]
@@ -83,6 +98,7 @@ pub const ADAPTIVE: Adaptive = Adaptive {
     algorithm: Algorithm::Vegas(VEGAS),
     sampling: SAMPLING,
     shares: SHARES,
+    partitions: None,
     cool: Duration::from_secs(1),
     probe: Duration::from_secs(10),
 };

@@ -1,12 +1,19 @@
 //! The limiter: calls in flight against an adaptive limit, admitted by criticality.
 
-use core::fmt;
+mod grant;
+mod partitions;
+mod reason;
+
 use core::time::Duration;
+
+pub use grant::{Grant, Settle};
+pub use partitions::Partitions;
+pub use reason::LimiterReason;
 
 use super::{Adaptive, Estimator, Sampler};
 use crate::clock::{Latest, nanos};
 use crate::criticality::{Criticality, Floor};
-use crate::internal::owner::{Mark, Owner};
+use crate::internal::owner::Owner;
 
 /// An adaptive concurrency limit: admits a call while fewer than the limit are in flight,
 /// and moves the limit with the latencies and drops of the calls that finish.
@@ -24,6 +31,23 @@ use crate::internal::owner::{Mark, Owner};
 /// nothing, hands it back and counts it ([`foreign`](Limiter::foreign)). `Clone` copies the
 /// whole state into another limiter, which settles the grants it makes itself, not the
 /// original's.
+///
+/// # Classes: ceilings or partitions
+///
+/// By default each class may fill its share of the limit ([`Shares`](crate::Shares)): a
+/// ceiling over all the calls in flight, lowest for the least critical, so that they meet a
+/// full limit first. With [`Adaptive::partitions`] set, each class instead has a part of the
+/// limit reserved ([`Partitions`], after Netflix's `AbstractPartitionedLimiter`), borrows
+/// what the others leave unused while the limit has room, and gets its reservation back
+/// when it returns. [`Partitions`] says when to choose which.
+///
+/// # Calls it must never refuse
+///
+/// A health check or an operator's call must pass however full the limiter is, and must not
+/// count against the limit or move it: [`acquire_bypass`](Limiter::acquire_bypass) lets it
+/// in uncounted (Netflix's bypass resolver). The core sees no request, so the choice is the
+/// caller's: an edge that holds requests runs its predicate on each and asks for a bypass
+/// when it holds.
 ///
 /// # When to use it
 ///
@@ -64,10 +88,15 @@ pub struct Limiter {
     sampler: Sampler,
     /// Calls let in and not yet settled.
     flying: u32,
+    /// The same calls by class, least critical first: what partitions decide by, kept under
+    /// ceilings too so that a retune between the two finds them counted.
+    class_flying: [u32; 4],
     floor: Floor,
     /// `policy.shares` as read ([`Shares::of`](crate::Shares::of)) and `policy.cool` in
     /// nanoseconds, worked out once per policy rather than on every call.
     shares: [f64; 4],
+    /// `policy.partitions` as read ([`Partitions::of`]), `None` under ceilings.
+    partitions: Option<[f64; 4]>,
     cool: u64,
     /// When the next probe starts, in nanoseconds; `None` for never.
     probe_at: Option<u64>,
@@ -77,6 +106,8 @@ pub struct Limiter {
     owner: Owner,
     /// Grants of other limiters `settle` handed back.
     foreign: u64,
+    /// Calls let in by `acquire_bypass`.
+    bypassed: u64,
 }
 
 /// A probe under way: when it began.
@@ -84,150 +115,6 @@ pub struct Limiter {
 struct Drain {
     since: u64,
 }
-
-/// A call the [`Limiter`] let in: when, how many were in flight with it, and its class.
-///
-/// [`Limiter::settle`] of the limiter that made it consumes it; another limiter's changes
-/// nothing and hands it back. Not `Clone`, so a call cannot leave flight twice; dropping a
-/// grant unsettled leaves the call counted in flight.
-#[must_use = "settle the grant with Limiter::settle once the call has finished, or it stays counted in flight"]
-#[derive(Debug, PartialEq, Eq)]
-pub struct Grant {
-    start: u64,
-    flying: u32,
-    class: Criticality,
-    limiter: Mark,
-}
-
-impl Grant {
-    /// When the call was let in, on the limiter's clock.
-    #[must_use]
-    pub fn start(&self) -> Duration {
-        Duration::from_nanos(self.start)
-    }
-
-    /// The calls in flight once this one was let in, itself included: what the algorithm
-    /// weighs the call's latency against.
-    #[must_use]
-    pub fn flying(&self) -> u32 {
-        self.flying
-    }
-
-    /// The class the call asked as.
-    #[must_use]
-    pub fn criticality(&self) -> Criticality {
-        self.class
-    }
-}
-
-/// How a call the [`Limiter`] let in ended, as [`Limiter::settle`] is told.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Settle {
-    /// The call finished: its latency is a sample of the backend's.
-    Success,
-    /// The backend shed the call or it timed out: a sign of overload (Netflix's
-    /// `onDropped`). Its latency is sampled as a success's is, and the window it falls in
-    /// is marked dropped; what that does to the limit is the algorithm's, as in Netflix's:
-    ///
-    /// - [`Aimd`](super::Aimd) multiplies the limit by its `backoff` (`AIMDLimit`);
-    /// - [`Vegas`](super::Vegas) cuts it by its `decrease` (`VegasLimit`), unless the
-    ///   window only sets the latency with no queue (the first, one faster than any since
-    ///   the last probe, or the probe's own), which leaves the limit where it is;
-    /// - [`Gradient2`](super::Gradient2) ignores the drop (`Gradient2Limit` ignores
-    ///   `didDrop`): the window's latency moves the limit as any other's does.
-    ///
-    /// Whatever the algorithm, a limiter's probe ([`Adaptive::probe`]) whose window holds a
-    /// drop takes no baseline from it.
-    ///
-    /// ```
-    /// use core::time::Duration;
-    /// use ironward::limit::{AIMD, Aimd, Algorithm, GRADIENT2, Gradient2};
-    /// use ironward::{ADAPTIVE, Adaptive, Limiter, Settle};
-    ///
-    /// let ms = Duration::from_millis;
-    /// let after_a_drop = |algorithm| {
-    ///     let mut limiter = Limiter::new(Adaptive { algorithm, ..ADAPTIVE }, ms(0));
-    ///     let grants: Vec<_> = (0..20).map(|_| limiter.acquire(ms(0)).unwrap()).collect();
-    ///     for (i, grant) in grants.into_iter().enumerate() {
-    ///         // The last, past the window's second, closes it with all 20 in it.
-    ///         let done = if i == 19 { ms(1_010) } else { ms(10) };
-    ///         limiter.settle(grant, Settle::Dropped, done);
-    ///     }
-    ///     limiter.limit()
-    /// };
-    /// let aimd = Aimd { min: 1, ..AIMD };
-    /// assert_eq!(after_a_drop(Algorithm::Aimd(aimd)), 18, "20 × 0.9");
-    /// let gradient2 = Gradient2 { min: 1, ..GRADIENT2 };
-    /// assert_eq!(after_a_drop(Algorithm::Gradient2(gradient2)), 20, "no lower than before");
-    /// ```
-    Dropped,
-    /// The call failed in a way that says nothing of load (a bad request, a cancellation):
-    /// it leaves flight and is not sampled (Netflix's `onIgnore`).
-    Ignored,
-}
-
-/// Why a [`Limiter`] refused a call: what was in flight, the limit, and the class's room.
-///
-/// # Examples
-///
-/// ```
-/// use core::time::Duration;
-/// use ironward::{Criticality, ADAPTIVE, Limiter};
-///
-/// let mut limiter = Limiter::new(ADAPTIVE, Duration::ZERO);
-/// let grants: Vec<_> = (0..10).map(|_| limiter.acquire(Duration::ZERO).unwrap()).collect();
-/// let reason = limiter.acquire_as(Duration::ZERO, Criticality::Sheddable).unwrap_err();
-/// assert_eq!((reason.flying, reason.limit, reason.room), (10, 20, 10));
-/// assert_eq!(
-///     reason.to_string(),
-///     "limiter refused a sheddable call: 10 in flight fill its room of 10 (limit 20)",
-/// );
-/// # drop(grants);
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct LimiterReason {
-    /// Calls in flight, not counting this one.
-    pub flying: u32,
-    /// The limit admissions were held to: the estimator's, halved while a probe drains.
-    pub limit: u32,
-    /// How many calls in flight the class may join: the limit times the class's share.
-    pub room: u32,
-    /// The class the call asked as.
-    pub criticality: Criticality,
-    /// The least critical class admitted at the time. A `criticality` below it was refused
-    /// because a more critical call was refused within the cooling time, whatever the room.
-    pub floor: Criticality,
-    /// A probe was draining ([`Adaptive::probe`]), so `limit` is half the estimator's.
-    pub probing: bool,
-}
-
-impl fmt::Display for LimiterReason {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "limiter refused a {} call: ", self.criticality)?;
-        if self.criticality < self.floor {
-            write!(
-                f,
-                "classes below {} are refused after a refusal ({} in flight, limit {})",
-                self.floor, self.flying, self.limit
-            )
-        } else {
-            write!(
-                f,
-                "{} in flight fill its room of {} (limit {}{})",
-                self.flying,
-                self.room,
-                self.limit,
-                if self.probing {
-                    ", halved by a probe"
-                } else {
-                    ""
-                }
-            )
-        }
-    }
-}
-
-impl core::error::Error for LimiterReason {}
 
 impl Limiter {
     /// A limiter at the algorithm's initial limit, nothing in flight, the first sampling
@@ -237,15 +124,18 @@ impl Limiter {
             estimator: Estimator::new(policy.algorithm),
             sampler: Sampler::new(policy.sampling, now),
             shares: policy.shares.read(),
+            partitions: policy.partitions.map(|partitions| partitions.read()),
             cool: nanos(policy.cool),
             probe_at: next_probe(nanos(now), policy.probe),
             drain: None,
             policy,
             flying: 0,
+            class_flying: [0; 4],
             floor: Floor::default(),
             clock: Latest::new(now),
             owner: Owner::default(),
             foreign: 0,
+            bypassed: 0,
         }
     }
 
@@ -263,9 +153,12 @@ impl Limiter {
     /// Asks to start a call of class `criticality` at `now`.
     ///
     /// The call is let in when its class is at or above the floor (no more critical call
-    /// has been refused within [`Adaptive::cool`]) and fewer calls are in flight than its room,
-    /// the limit times its share ([`Shares::of`](crate::Shares::of)). A refused call, for want
-    /// of room or by the floor, holds the floor at least at its class for the cooling time.
+    /// has been refused within [`Adaptive::cool`]) and its class has room: under ceilings,
+    /// fewer calls are in flight than the limit times its share
+    /// ([`Shares::of`](crate::Shares::of)); under partitions, fewer calls are in flight than
+    /// the limit, or fewer of its class than its reservation ([`Partitions`]). A refused
+    /// call, for want of room or by the floor, holds the floor at least at its class for the
+    /// cooling time.
     ///
     /// # Examples
     ///
@@ -286,7 +179,10 @@ impl Limiter {
     /// assert_eq!(reason.floor, Criticality::Critical);
     /// assert!(limiter.acquire_as(ms(1_001), Criticality::Sheddable).is_ok());
     /// ```
-    #[inline]
+    // Always in line: left to the compiler's estimate, the classes' counts and the partitions'
+    // branch tipped it out of line, and a decision under ceilings took twice its time, its
+    // answer passed through memory rather than registers.
+    #[inline(always)]
     #[must_use = "dropping the answer loses the Grant: the call stays counted in flight forever, and a refusal is ignored"]
     pub fn acquire_as(
         &mut self,
@@ -302,37 +198,102 @@ impl Limiter {
             self.sampler.restart(Duration::from_nanos(now), length);
         }
         let limit = self.in_force(self.drain.is_some());
-        let room = room(limit, self.shares[criticality.rank()]);
-        if self.flying >= room || self.floor.holds_out(criticality, now, self.cool) {
-            let floor = self.floor.at(now, self.cool);
-            // A refusal only a probe's halved room makes is the probe's, not overload's: it
-            // holds out the classes below the one under the refused call's, not the refused
-            // call's own, so that a critical-plus call the probe turns away leaves the
-            // critical their room, and the sheddable still go first.
-            let overload = criticality < floor
-                || self.flying
-                    >= self::room(self.estimator.limit(), self.shares[criticality.rank()]);
-            match (overload, criticality.rank()) {
-                (true, _) => self.floor.refuse(criticality, now),
-                (false, 0) => {}
-                (false, rank) => self.floor.refuse(Criticality::ALL[rank - 1], now),
-            }
-            return Err(LimiterReason {
-                flying: self.flying,
-                limit,
-                room,
-                criticality,
-                floor,
-                probing: self.drain.is_some(),
-            });
+        let (room, fits) = self.fits(limit, criticality);
+        if !fits || self.floor.holds_out(criticality, now, self.cool) {
+            return Err(self.refuse(now, limit, room, criticality));
         }
+        // `fits` left room under u32::MAX.
         self.flying += 1;
+        let class = &mut self.class_flying[criticality.rank()];
+        *class = class.saturating_add(1);
         Ok(Grant {
             start: now,
             flying: self.flying,
-            class: criticality,
+            class: Some(criticality),
             limiter: self.owner.mark(),
         })
+    }
+
+    /// Records the refusal at `now` of a call of `criticality` that met `room` under `limit`
+    /// (raising the floor) and says why: the part of [`acquire_as`](Limiter::acquire_as)
+    /// that refuses, in line with it.
+    #[inline(always)]
+    fn refuse(
+        &mut self,
+        now: u64,
+        limit: u32,
+        room: u32,
+        criticality: Criticality,
+    ) -> LimiterReason {
+        let floor = self.floor.at(now, self.cool);
+        // A refusal only a probe's halved room makes is the probe's, not overload's: it
+        // holds out the classes below the one under the refused call's, not the refused
+        // call's own, so that a critical-plus call the probe turns away leaves the
+        // critical their room, and the sheddable still go first.
+        let overload = criticality < floor || !self.fits(self.estimator.limit(), criticality).1;
+        match (overload, criticality.rank()) {
+            (true, _) => self.floor.refuse(criticality, now),
+            (false, 0) => {}
+            (false, rank) => self.floor.refuse(Criticality::ALL[rank - 1], now),
+        }
+        LimiterReason {
+            flying: self.flying,
+            limit,
+            room,
+            criticality,
+            floor,
+            probing: self.drain.is_some(),
+            class_flying: self
+                .partitions
+                .is_some()
+                .then(|| self.class_flying[criticality.rank()]),
+        }
+    }
+
+    /// Lets a call in at `now` that must never be refused, counted nowhere: not in flight, in
+    /// no class, its latency not sampled (Netflix's bypass resolver, whose calls neither
+    /// raise the in-flight count nor reach the algorithm). For health checks and operators'
+    /// calls, which must pass however full the limiter is and whose latency says nothing of
+    /// the backend's load.
+    ///
+    /// The grant is settled like any other, on this limiter (another's hands it back and
+    /// counts it as [`foreign`](Limiter::foreign)); its settle changes nothing else.
+    /// Dropping it unsettled leaves nothing counted. [`bypassed`](Limiter::bypassed) counts
+    /// these calls.
+    ///
+    /// The core sees a class, not a request, so which calls bypass is the caller's choice:
+    /// an edge that holds requests (ironward-tokio's `SharedLimiter`, ironward-tower's
+    /// `LimiterLayer`) runs its predicate on each request before it queues, and asks here
+    /// when the predicate holds, so that a health check neither waits in the queue nor
+    /// takes a place in it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward::limit::{AIMD, Aimd, Algorithm};
+    /// use ironward::{ADAPTIVE, Adaptive, Limiter, Settle};
+    ///
+    /// let now = Duration::ZERO;
+    /// let one = Aimd { initial: 1, min: 1, max: 1, ..AIMD };
+    /// let mut limiter = Limiter::new(Adaptive { algorithm: Algorithm::Aimd(one), ..ADAPTIVE }, now);
+    /// let call = limiter.acquire(now).expect("room");
+    /// assert!(limiter.acquire(now).is_err(), "full");
+    /// let health = limiter.acquire_bypass(now);
+    /// assert!(health.bypassed());
+    /// assert_eq!((limiter.flying(), limiter.bypassed()), (1, 1));
+    /// assert_eq!(limiter.settle(health, Settle::Success, now), None);
+    /// assert_eq!(limiter.flying(), 1, "the bypass took nothing away");
+    /// limiter.settle(call, Settle::Success, now);
+    /// ```
+    pub fn acquire_bypass(&mut self, now: Duration) -> Grant {
+        self.bypassed = self.bypassed.saturating_add(1);
+        Grant {
+            start: self.clock.advance(now),
+            flying: self.flying,
+            class: None,
+            limiter: self.owner.mark(),
+        }
     }
 
     /// The call behind `grant` ended at `now` as `settle` says: it leaves flight and, unless
@@ -362,14 +323,18 @@ impl Limiter {
             self.foreign = self.foreign.saturating_add(1);
             return Some(grant);
         }
-        self.settle_own(&grant, settle, now);
+        if let Some(class) = grant.class {
+            self.settle_own(&grant, class, settle, now);
+        }
         None
     }
 
     /// [`settle`](Limiter::settle) of a grant this limiter made.
-    fn settle_own(&mut self, grant: &Grant, settle: Settle, now: Duration) {
+    fn settle_own(&mut self, grant: &Grant, class: Criticality, settle: Settle, now: Duration) {
         let now = self.clock.advance(now);
         self.flying = self.flying.saturating_sub(1);
+        let class = &mut self.class_flying[class.rank()];
+        *class = class.saturating_sub(1);
         let dropped = match settle {
             Settle::Success => false,
             Settle::Dropped => true,
@@ -424,8 +389,38 @@ impl Limiter {
     pub fn admits(&self, now: Duration, criticality: Criticality) -> bool {
         let now = self.clock.read(now);
         let probing = self.drain.is_some() || self.probe_at.is_some_and(|at| now >= at);
-        let room = room(self.in_force(probing), self.shares[criticality.rank()]);
-        self.flying < room && !self.floor.holds_out(criticality, now, self.cool)
+        self.fits(self.in_force(probing), criticality).1
+            && !self.floor.holds_out(criticality, now, self.cool)
+    }
+
+    /// The room of a call of `class` under `limit` and whether the calls in flight leave it
+    /// some: the one rule [`acquire_as`](Limiter::acquire_as), [`admits`](Limiter::admits)
+    /// and [`room`](Limiter::room) read.
+    ///
+    /// Under ceilings the room is the limit times the class's share, over all calls in
+    /// flight. Under partitions it is the class's reservation, which holds only once the
+    /// calls in flight fill the limit (Netflix's `AbstractPartitionedLimiter.acquire`); there
+    /// the calls may pass the limit by the reservations, so a count at `u32::MAX` refuses.
+    #[inline]
+    fn fits(&self, limit: u32, class: Criticality) -> (u32, bool) {
+        match &self.partitions {
+            None => {
+                let room = room(limit, self.shares[class.rank()]);
+                (room, self.flying < room)
+            }
+            Some(fractions) => self.fits_reserved(limit, class, fractions),
+        }
+    }
+
+    /// [`fits`](Limiter::fits) under partitions: under the limit, or under the class's
+    /// reservation.
+    #[inline]
+    fn fits_reserved(&self, limit: u32, class: Criticality, fractions: &[f64; 4]) -> (u32, bool) {
+        let rank = class.rank();
+        let reserved = partitions::reserved(limit, fractions[rank]);
+        let fits =
+            self.flying < limit || (self.class_flying[rank] < reserved && self.flying < u32::MAX);
+        (reserved, fits)
     }
 
     /// The limit admissions are held to: the estimator's, or half of it while a probe drains.
@@ -460,14 +455,27 @@ impl Limiter {
         self.foreign
     }
 
-    /// How many calls in flight a call of `criticality` may join now: the limit times its
-    /// share. The floor may still refuse it; see [`floor`](Limiter::floor).
+    /// The calls of `criticality` in flight: counted by class under ceilings and partitions
+    /// alike, and what a partition's reservation is held against.
+    #[must_use]
+    pub fn flying_as(&self, criticality: Criticality) -> u32 {
+        self.class_flying[criticality.rank()]
+    }
+
+    /// Calls let in by [`acquire_bypass`](Limiter::acquire_bypass), saturating.
+    #[must_use]
+    pub fn bypassed(&self) -> u64 {
+        self.bypassed
+    }
+
+    /// The room of a call of `criticality` now: under ceilings, how many calls in flight it
+    /// may join, the limit times its share; under partitions, its class's reservation, which
+    /// holds once the limit is full. The floor may still refuse it; see
+    /// [`floor`](Limiter::floor).
     #[must_use]
     pub fn room(&self, criticality: Criticality) -> u32 {
-        room(
-            self.in_force(self.drain.is_some()),
-            self.shares[criticality.rank()],
-        )
+        self.fits(self.in_force(self.drain.is_some()), criticality)
+            .0
     }
 
     /// The least critical class admitted at `now`.
@@ -490,12 +498,14 @@ impl Limiter {
 
     /// Changes the policy in place at `now`, keeping the calls in flight, the limit reached
     /// (within the new algorithm's bounds, see [`Estimator::retune`]), the open sampling
-    /// window (see [`Sampler::retune`]) and the floor.
+    /// window (see [`Sampler::retune`]), the floor, and the calls in flight of each class, so
+    /// that a change between ceilings and partitions finds the classes counted.
     pub fn retune(&mut self, policy: Adaptive, now: Duration) {
         let now = Duration::from_nanos(self.clock.advance(now));
         self.estimator.retune(policy.algorithm);
         self.sampler.retune(policy.sampling, now);
         self.shares = policy.shares.read();
+        self.partitions = policy.partitions.map(|partitions| partitions.read());
         self.cool = nanos(policy.cool);
         if policy.probe != self.policy.probe {
             self.probe_at = next_probe(nanos(now), policy.probe);

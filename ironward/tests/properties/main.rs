@@ -9,6 +9,7 @@ mod budget;
 mod classic;
 mod deadline;
 mod gate;
+mod partitions;
 mod period;
 mod shared_bucket;
 mod shared_budget;

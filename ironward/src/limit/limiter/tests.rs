@@ -44,6 +44,7 @@ fn each_class_may_fill_its_share_of_the_limit() {
                 criticality: class,
                 floor: Criticality::Sheddable,
                 probing: false,
+                class_flying: None,
             }
         );
         drop((grants, mine));
@@ -315,4 +316,87 @@ fn retune_keeps_the_calls_in_flight_and_the_floor() {
         limiter.settle(grant, Settle::Ignored, ms(3));
     }
     assert_eq!(limiter.flying(), 0);
+}
+
+/// The default policy with `sheddable` and `critical` of the limit reserved, no floor.
+fn partitioned(sheddable: f64, critical: f64) -> Adaptive {
+    Adaptive {
+        partitions: Some(Partitions {
+            sheddable,
+            critical,
+            ..Partitions::NONE
+        }),
+        cool: Duration::ZERO,
+        ..ADAPTIVE
+    }
+}
+
+#[test]
+fn under_partitions_a_count_at_u32_max_refuses_rather_than_wraps() {
+    let mut limiter = Limiter::new(partitioned(0.5, 0.5), ms(0));
+    // As if u32::MAX calls were in flight, none of them sheddable.
+    limiter.flying = u32::MAX;
+    limiter.class_flying = [0, 0, u32::MAX, 0];
+    let reason = limiter
+        .acquire_as(ms(0), Criticality::Sheddable)
+        .unwrap_err();
+    assert_eq!((reason.flying, reason.class_flying), (u32::MAX, Some(0)));
+    assert!(!limiter.admits(ms(0), Criticality::Sheddable));
+    // One fewer: the sheddable reservation lets one in, up to the count's end.
+    limiter.flying = u32::MAX - 1;
+    let grant = limiter
+        .acquire_as(ms(0), Criticality::Sheddable)
+        .expect("reserved");
+    assert_eq!(grant.flying(), u32::MAX);
+    limiter.settle(grant, Settle::Ignored, ms(0));
+    assert_eq!(limiter.flying(), u32::MAX - 1);
+}
+
+#[test]
+fn under_partitions_a_probe_halves_the_reservations_and_says_so() {
+    let mut limiter = Limiter::new(partitioned(0.3, 0.7), ms(0));
+    let grants: Vec<_> = (0..10)
+        .map(|_| limiter.acquire_as(ms(0), Criticality::Critical).unwrap())
+        .collect();
+    // At 10 s the probe halves the limit to 10: full, and critical's 10 pass its 7.
+    assert!(!limiter.admits(ms(10_000), Criticality::Critical));
+    let reason = limiter.acquire(ms(10_000)).unwrap_err();
+    assert!(reason.probing);
+    assert_eq!(
+        (reason.limit, reason.room, reason.class_flying),
+        (10, 7, Some(10))
+    );
+    assert_eq!(
+        reason.to_string(),
+        "limiter refused a critical call: 10 in flight fill the limit of 10, halved by a probe, \
+         and its class's 10 fill its reservation of 7"
+    );
+    // The sheddable have their 3 of the halved limit.
+    assert_eq!(limiter.room(Criticality::Sheddable), 3);
+    assert!(limiter.admits(ms(10_000), Criticality::Sheddable));
+    drop(grants);
+}
+
+#[test]
+fn under_partitions_admits_is_acquire_as_without_its_effects() {
+    let mut limiter = Limiter::new(partitioned(0.3, 0.5), ms(0));
+    let mut grants = Vec::new();
+    for step in 0..60u32 {
+        let class = Criticality::ALL[step as usize % 4];
+        let admits = limiter.admits(ms(1), class);
+        match limiter.acquire_as(ms(1), class) {
+            Ok(grant) => {
+                assert!(admits, "step {step}");
+                grants.push(grant);
+            }
+            Err(_) => assert!(!admits, "step {step}"),
+        }
+    }
+    // 20 under the limit, then 6 sheddable and 10 critical reserved past it: the counts of
+    // the classes add up to the whole.
+    let total: u32 = Criticality::ALL.iter().map(|&c| limiter.flying_as(c)).sum();
+    assert_eq!(total, limiter.flying());
+    assert_eq!(limiter.flying_as(Criticality::Sheddable), 6);
+    assert_eq!(limiter.flying_as(Criticality::Critical), 10);
+    drop(grants);
 }

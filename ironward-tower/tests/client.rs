@@ -13,8 +13,7 @@ use std::time::Duration;
 use http::{Request, Response, StatusCode};
 use ironward::classic::{OpenWait, Record};
 use ironward::http_retry::{Settings, Stop, StopReason};
-use ironward::limit::{AIMD, Aimd, Algorithm};
-use ironward::{ADAPTIVE, Adaptive, CLASSIC, Classic, ClassicReason, SRE, Settle};
+use ironward::{CLASSIC, Classic, ClassicReason, SRE, Settle};
 use ironward_tokio::SharedClassicBreaker;
 use ironward_tower::{
     Answer, BreakerLayer, BreakerRefused, ClientLayer, Clock, DeadlineExceeded, DeadlineLayer,
@@ -23,18 +22,7 @@ use ironward_tower::{
 };
 use tower::{BoxError, Layer, Service, ServiceExt, service_fn};
 
-/// A limit of exactly `n` while nothing is sampled.
-fn limit_of(n: u32) -> Adaptive {
-    Adaptive {
-        algorithm: Algorithm::Aimd(Aimd {
-            initial: n,
-            min: 1,
-            max: 100,
-            ..AIMD
-        }),
-        ..ADAPTIVE
-    }
-}
+use crate::common::limit_of;
 
 fn get() -> Request<String> {
     Request::get("http://backend/items")

@@ -16,28 +16,14 @@ use axum::body::{Body, to_bytes};
 use axum::response::Response;
 use axum::routing::get;
 use http::{Request, StatusCode};
-use ironward::limit::{AIMD, Aimd, Algorithm};
-use ironward::{ADAPTIVE, Adaptive, SHED};
+use ironward::SHED;
 use ironward_tower::{
     Clock, Cpu, DeadlineLayer, GateLayer, Limited, LimiterLayer, ProtectLayer, Quota, QuotaLayer,
     ShedLayer,
 };
 use tower::{Layer, Service, ServiceExt, service_fn};
 
-use crate::common::{Server, client};
-
-/// A limit of exactly `n` while nothing is sampled.
-fn limit_of(n: u32) -> Adaptive {
-    Adaptive {
-        algorithm: Algorithm::Aimd(Aimd {
-            initial: n,
-            min: 1,
-            max: 100,
-            ..AIMD
-        }),
-        ..ADAPTIVE
-    }
-}
+use crate::common::{Server, client, limit_of};
 
 /// `/` answers at once, `/slow` after ten seconds, `/hang` never.
 fn app() -> Router {

@@ -56,3 +56,16 @@ pub fn client() -> reqwest::Client {
         .build()
         .expect("client")
 }
+
+/// A limit of exactly `n` while nothing is sampled.
+pub fn limit_of(n: u32) -> ironward::Adaptive {
+    ironward::Adaptive {
+        algorithm: ironward::limit::Algorithm::Aimd(ironward::limit::Aimd {
+            initial: n,
+            min: 1,
+            max: 100,
+            ..ironward::limit::AIMD
+        }),
+        ..ironward::ADAPTIVE
+    }
+}

@@ -46,7 +46,8 @@ impl<C> Shared<C> {
     }
 
     /// Reports a refusal: the counter for its reason and class, and a debug event with the
-    /// numbers that decided it.
+    /// numbers that decided it (under partitions, `room` is the class's reservation and
+    /// `class_flying` its own calls in flight).
     pub(crate) fn refused(&self, refusal: &LimiterRefusal) {
         let reason = refusal.reason;
         let index = refusal.label();
@@ -60,6 +61,7 @@ impl<C> Shared<C> {
             flying = reason.flying,
             limit = reason.limit,
             room = reason.room,
+            class_flying = reason.class_flying,
             queued = ?refusal.queued,
             "limiter refused a request"
         );

@@ -757,3 +757,34 @@ async fn the_limiter_counts_by_class_and_reason_and_gauges_its_limit() {
     // Only the four combinations that counted have a series.
     assert_eq!(seen.series_named("ironward.requests", "pool"), 4);
 }
+
+// A bypass is no decision: it counts in no series, while the next counted request does.
+#[cfg(feature = "metrics")]
+#[tokio::test(start_paused = true)]
+async fn a_bypass_is_counted_in_no_series() {
+    let recording = seen::Recording::start();
+    let layer = LimiterLayer::new(of(1))
+        .with_name("health")
+        .with_bypass(|head| head.uri.path() == "/health");
+    let mut service = layer.layer(service_fn(|_: Request<()>| async {
+        Ok::<_, Infallible>(Response::new(()))
+    }));
+    for _ in 0..3 {
+        let health = Request::get("/health").body(()).unwrap();
+        service.call(health).await.unwrap();
+    }
+    let seen = recording.seen();
+    assert_eq!(seen.series_named("ironward.requests", "health"), 0);
+    service.call(Request::new(())).await.unwrap();
+    let seen = recording.seen();
+    assert_eq!(seen.series_named("ironward.requests", "health"), 1);
+    assert_eq!(
+        seen.requests(&[
+            ("piece", "limiter"),
+            ("name", "health"),
+            ("outcome", "admitted"),
+            ("criticality", "critical"),
+        ]),
+        1
+    );
+}

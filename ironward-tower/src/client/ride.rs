@@ -100,22 +100,19 @@ where
         let Some((shared, _)) = &pieces.limiter else {
             return self.go(pieces, pieces.now());
         };
+        shared.waited(&admitted);
         match admitted {
             Ok(permit) => {
-                shared.meter.admitted_as(permit.criticality());
                 self.flight = Some(Flight::new(permit, Arc::clone(shared)));
                 // The queue took time: the attempt is asked for on a reading of its own.
                 self.go(pieces, pieces.now())
             }
-            Err(refusal) => {
-                shared.refused(&refusal);
-                self.limiter_refused(pieces, refusal)
-            }
+            Err(refusal) => self.limiter_refused(pieces, refusal),
         }
     }
 
-    /// The limiter refused the attempt (and reported it): it is not sent, the breaker's permit is dropped
-    /// unsettled (the backend said nothing), and the call ends.
+    /// The limiter refused the attempt (its shared state reported it): it is not sent, the
+    /// breaker's permit is dropped unsettled (the backend said nothing), and the call ends.
     fn limiter_refused<F, BC, LQ>(
         &mut self,
         pieces: &Pieces<F, BC, BB, LC, LQ>,

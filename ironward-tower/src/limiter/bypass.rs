@@ -4,18 +4,15 @@
 //! The rule is here once: the [`LimiterLayer`](crate::LimiterLayer)'s services, the
 //! [`ProtectLayer`](crate::ProtectLayer)'s and the [`ClientLayer`](crate::ClientLayer)'s
 //! each read a request's [`Pass`] and hand it to the limiter's shared state, which decides
-//! (`Shared::admit_at`).
+//! and reports (`Shared::admit_at` in `shared.rs`).
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
 
 use http::Request;
 use http::request::Parts;
 use ironward::Criticality;
-use ironward_tokio::Admission;
 
-use super::shared::Shared;
 use crate::criticality::ReadCriticality;
 
 /// How the limiter takes a request: counted as a class, or let through uncounted.
@@ -114,36 +111,5 @@ impl<B, Q: ReadCriticality<Request<B>>> ReadPass<Request<B>> for Bypassing<Q> {
         } else {
             Pass::Counted(self.criticality.criticality(request))
         }
-    }
-}
-
-impl<C> Shared<C> {
-    /// The limiter's decision on a request that reads as `pass`, at the reading `now` of the
-    /// limiter's clock (read here when `None`), counted and reported as every layer counts
-    /// it: an admission by its class, a refusal by its reason ([`refused`](Self::refused)),
-    /// a bypass at trace level and in no count (the meter has no outcome for it). A bypass
-    /// is [`Admission::Admitted`] with a permit the limiter counts nowhere.
-    pub(crate) fn admit_at(&self, pass: Pass, now: Option<Duration>) -> Admission {
-        let class = match pass {
-            Pass::Counted(class) => class,
-            Pass::Bypass => {
-                let permit = match now {
-                    Some(now) => self.limiter.bypass_at(now),
-                    None => self.limiter.bypass(),
-                };
-                tracing::trace!(name = self.meter.name(), "limiter let a request bypass");
-                return Admission::Admitted(permit);
-            }
-        };
-        let admission = match now {
-            Some(now) => self.limiter.admit_at(now, class),
-            None => self.limiter.admit(class),
-        };
-        match &admission {
-            Admission::Admitted(_) => self.meter.admitted_as(class),
-            Admission::Refused(refusal) => self.refused(refusal),
-            Admission::Queued(_) => {}
-        }
-        admission
     }
 }

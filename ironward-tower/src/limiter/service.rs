@@ -28,7 +28,8 @@ use crate::classify::{Grade, Overloads};
 /// each decision), so the count in flight is the server's, not one connection's.
 ///
 /// `C` is the grade (by default [`Overloads`]) and `Q` the criticality source (by default a
-/// fixed `Critical`); both are type parameters for the reason
+/// fixed `Critical`; with a bypass, a [`Bypassing`](super::Bypassing) one, read as a
+/// [`Pass`](super::Pass)); both are type parameters for the reason
 /// [`BreakerService`](crate::BreakerService) gives: what they read depends on the response
 /// and the request type.
 ///

@@ -212,18 +212,29 @@ async fn a_hot_full_server_is_shed_with_a_503() {
     assert!(text(response).await.contains("load shedding"));
 }
 
+/// Fills a limit of one in `server` with a request to `/hang` (`flying` then reads 1) and
+/// checks that a request to `/` is refused by the limiter; the hanging request, to drop.
+async fn fill_the_one_permit<S>(
+    server: &mut S,
+    flying: impl Fn() -> u32,
+) -> std::pin::Pin<Box<S::Future>>
+where
+    S: Service<Request<Body>, Response = Response, Error = Infallible>,
+{
+    let mut hanging = Box::pin(server.call(get_("/hang")));
+    assert!(poll_once(&mut hanging.as_mut()).is_pending());
+    assert_eq!(flying(), 1);
+    let refused = server.call(get_("/")).await.unwrap();
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(text(refused).await.contains("limiter"));
+    hanging
+}
+
 #[tokio::test]
 async fn a_full_limiter_is_a_503_and_a_dropped_request_gives_its_permit_back() {
     let limiter = LimiterLayer::new(limit_of(1));
     let mut server = app().layer(ProtectLayer::new().limiter(limiter.clone()));
-    let mut hanging = Box::pin(Service::<Request<Body>>::call(&mut server, get_("/hang")));
-    assert!(poll_once(&mut hanging.as_mut()).is_pending());
-    assert_eq!(limiter.flying(), 1);
-    let refused = Service::<Request<Body>>::call(&mut server, get_("/"))
-        .await
-        .unwrap();
-    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
-    assert!(text(refused).await.contains("limiter"));
+    let hanging = fill_the_one_permit(&mut server, || limiter.flying()).await;
     // The client hangs up mid-flight: the permit goes back, unsampled.
     drop(hanging);
     assert_eq!(limiter.flying(), 0);
@@ -323,17 +334,7 @@ async fn a_health_check_bypasses_the_stacks_full_limiter_but_not_its_quota() {
         .limiter(limiter.clone())
         .deadline(DeadlineLayer::new(Duration::from_secs(5)));
     let mut server = app().route("/health", get(|| async { "ok" })).layer(stack);
-    let mut hanging = Box::pin(Service::<Request<Body>>::call(&mut server, get_("/hang")));
-    assert!(poll_once(&mut hanging.as_mut()).is_pending());
-    assert_eq!(limiter.flying(), 1);
-    let refused = Service::<Request<Body>>::call(&mut server, get_("/"))
-        .await
-        .unwrap();
-    assert_eq!(
-        refused.status(),
-        StatusCode::SERVICE_UNAVAILABLE,
-        "the limit is full"
-    );
+    let hanging = fill_the_one_permit(&mut server, || limiter.flying()).await;
 
     let mut health = pin!(Service::<Request<Body>>::call(&mut server, get_("/health")));
     assert_eq!(

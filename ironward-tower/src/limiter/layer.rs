@@ -158,7 +158,8 @@ impl<C, Q> LimiterLayer<C, Q> {
     /// [`CriticalityHeader`](crate::criticality::CriticalityHeader), a closure
     /// `Fn(&Request) -> Criticality`, or a fixed [`Criticality`] (see
     /// [`criticality`](crate::criticality)). A request without a readable class is
-    /// `Critical` unless the source says otherwise.
+    /// `Critical` unless the source says otherwise. It replaces the whole source, a
+    /// [bypass](Self::with_bypass) given before included: give the bypass after it.
     #[must_use]
     pub fn with_criticality<P>(self, source: P) -> LimiterLayer<C, P> {
         LimiterLayer {

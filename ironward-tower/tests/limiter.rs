@@ -619,8 +619,10 @@ fn partitioned(n: u32, sheddable: f64, critical: f64) -> Adaptive {
 }
 
 // A health check is let through a full limiter with a full queue: never queued nor refused,
-// not counted in flight, and never sampled (a limit of 1 with its one call in flight would
-// rise by one for a sampled fast success, as the Aimd test above shows).
+// not counted in flight, and never sampled: five successes of 10 ms in windows of their own,
+// sampled, would raise the limit of 1 (each with its one call in flight, half the limit, as
+// the Aimd test above has it), where the limit stays 1. (They take time because latencies
+// under the sampling's `min_rtt` of 100 µs are never sampled anyway.)
 #[tokio::test(start_paused = true)]
 async fn a_health_check_bypasses_a_full_limiter_uncounted_and_unsampled() {
     let layer = LimiterLayer::new(of(1))
@@ -635,6 +637,7 @@ async fn a_health_check_bypasses_a_full_limiter_uncounted_and_unsampled() {
         .with_bypass(|head| head.uri.path() == "/health");
     let mut service = layer.layer(service_fn(|request: Request<()>| async move {
         if request.uri().path() == "/health" {
+            sleep(ms(10)).await;
             Ok::<_, Infallible>(Response::new(()))
         } else {
             pending().await

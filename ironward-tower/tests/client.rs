@@ -228,6 +228,56 @@ async fn the_limiter_refuses_with_its_own_error() {
     assert!(gave_up.error_as::<LimiterRefused>().is_some());
 }
 
+// A call the limiter's predicate matches bypasses it on every attempt: with the limit full,
+// the health check's first attempt (a 503) and its retry both reach the backend, neither
+// counted in flight.
+#[tokio::test(start_paused = true)]
+async fn a_health_check_bypasses_the_full_limiter_on_every_attempt() {
+    let limiter = LimiterLayer::new(limit_of(1)).with_bypass(|head| head.uri.path() == "/health");
+    let reached = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&reached);
+    let backend = service_fn(move |request: Request<String>| {
+        let health = request.uri().path() == "/health";
+        let attempt = if health {
+            counter.fetch_add(1, Ordering::Relaxed)
+        } else {
+            0
+        };
+        async move {
+            if !health {
+                return pending().await;
+            }
+            let mut response = Response::new(String::new());
+            if attempt == 0 {
+                *response.status_mut() = StatusCode::SERVICE_UNAVAILABLE;
+            }
+            Ok::<_, Infallible>(response)
+        }
+    });
+    let mut client = ClientLayer::new()
+        .retry(HttpRetryLayer::default())
+        .limiter(limiter.clone())
+        .layer(backend);
+    let first = client.ready().await.unwrap().call(get());
+    let mut first = pin!(first);
+    assert!(poll_once(&mut first).is_pending());
+    assert_eq!(limiter.flying(), 1);
+    let err = client.ready().await.unwrap().call(get()).await.unwrap_err();
+    assert!(err.downcast_ref::<GaveUp>().is_some(), "{err}");
+
+    let health = Request::get("http://backend/health")
+        .body(String::new())
+        .unwrap();
+    let response = client.ready().await.unwrap().call(health).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(
+        reached.load(Ordering::Relaxed),
+        2,
+        "the first attempt and its retry"
+    );
+    assert_eq!(limiter.flying(), 1, "neither attempt was counted");
+}
+
 #[tokio::test(start_paused = true)]
 async fn the_deadline_is_spent_across_retries() {
     let reached = Arc::new(AtomicUsize::new(0));

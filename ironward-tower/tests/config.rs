@@ -448,3 +448,92 @@ async fn a_refused_reload_changes_no_piece_even_when_an_earlier_section_would_ap
     assert_eq!(err.kind(), ErrorKind::Refused, "{err}");
     assert_eq!(protection.current().server.gate, Some(8));
 }
+
+/// A limiter of exactly one, its whole limit reserved to the critical class, a quarter to
+/// the sheddable (the stack reads every request as critical).
+const PARTITIONED: &str = r#"
+[server.limiter]
+algorithm = { Aimd = { initial = 1, min = 1, max = 1 } }
+partitions = { critical = 1.0, sheddable = 0.25 }
+"#;
+
+/// The text a refusal of `router` says, for a plain GET of `/`, which must be a 503.
+async fn limiter_refusal(router: &axum::Router) -> String {
+    use tower::ServiceExt;
+
+    let request = http::Request::get("/")
+        .header("accept", "text/plain")
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let response = router.clone().oneshot(request).await.unwrap();
+    assert_eq!(response.status(), 503);
+    let body = axum::body::to_bytes(response.into_body(), 1 << 16)
+        .await
+        .unwrap();
+    String::from_utf8(body.to_vec()).unwrap()
+}
+
+// `partitions` is a field of the limiter's record (the core's `Adaptive`): read, written
+// back, and reloaded live as a number of the limiter's, on and off; the refusal then says
+// which rule refused.
+#[tokio::test(start_paused = true)]
+async fn a_limiters_partitions_read_and_reload_from_the_file() {
+    use std::future::Future;
+
+    use ironward::Partitions;
+    use tower::ServiceExt;
+
+    let config = Config::from_toml(PARTITIONED).unwrap();
+    let limiter = config.server.limiter.unwrap();
+    assert_eq!(
+        limiter.partitions,
+        Some(Partitions {
+            critical: 1.0,
+            sheddable: 0.25,
+            ..Partitions::NONE
+        })
+    );
+    assert_eq!(Config::from_toml(&config.to_toml()).unwrap(), config);
+
+    let protection = Protection::from_toml(PARTITIONED).unwrap();
+    let router = axum::Router::new()
+        .route("/", axum::routing::get(|| async { "ok" }))
+        .route("/hang", axum::routing::get(std::future::pending::<&str>))
+        .layer(protection.layer());
+    let hang = http::Request::get("/hang")
+        .body(axum::body::Body::empty())
+        .unwrap();
+    let mut held = Box::pin(router.clone().oneshot(hang));
+    let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+    assert!(held.as_mut().poll(&mut cx).is_pending());
+    assert!(
+        limiter_refusal(&router).await.ends_with(
+            "1 in flight fill the limit of 1, and its class's 1 fill its reservation of 1\n"
+        ),
+        "refused by the critical class's reservation"
+    );
+
+    // Without partitions: the ceilings, and the refusal says so.
+    let ceilings = PARTITIONED.replace("partitions = { critical = 1.0, sheddable = 0.25 }\n", "");
+    protection.reload_str(&ceilings).unwrap();
+    assert_eq!(
+        protection.current().server.limiter.unwrap().partitions,
+        None
+    );
+    assert!(
+        limiter_refusal(&router)
+            .await
+            .ends_with("1 in flight fill its room of 1 (limit 1)\n")
+    );
+    // And back, with other fractions.
+    let half = PARTITIONED.replace("critical = 1.0", "critical = 0.5");
+    protection.reload_str(&half).unwrap();
+    let partitions = protection.current().server.limiter.unwrap().partitions;
+    assert_eq!(partitions.map(|p| p.critical), Some(0.5));
+    assert!(
+        limiter_refusal(&router)
+            .await
+            .contains("fill its reservation of 1")
+    );
+    drop(held);
+}

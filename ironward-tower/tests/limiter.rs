@@ -12,7 +12,7 @@ use std::time::Duration;
 
 use http::{Request, Response, StatusCode};
 use ironward::limit::{AIMD, Aimd, Algorithm, SAMPLING, Sampling};
-use ironward::{ADAPTIVE, Adaptive, Criticality};
+use ironward::{ADAPTIVE, Adaptive, Criticality, Partitions};
 use ironward_tower::criticality::CriticalityHeader;
 use ironward_tower::http::{Format, response_for, status_for};
 use ironward_tower::{Dice, LimiterLayer, LimiterRefused, QUEUE, Queue, Queued};
@@ -598,6 +598,117 @@ async fn at_twice_capacity_a_queue_refuses_no_critical_request() {
     assert_eq!((layer.flying(), layer.queued()), (0, 0));
 }
 
+/// `path` marked with `class` in `x-criticality`.
+fn at(path: &str, class: &str) -> Request<()> {
+    Request::get(path)
+        .header("x-criticality", class)
+        .body(())
+        .expect("request")
+}
+
+/// A limit of exactly `n`, with each class reserved its part (sheddable, critical).
+fn partitioned(n: u32, sheddable: f64, critical: f64) -> Adaptive {
+    Adaptive {
+        partitions: Some(Partitions {
+            sheddable,
+            critical,
+            ..Partitions::NONE
+        }),
+        ..of(n)
+    }
+}
+
+// A health check is let through a full limiter with a full queue: never queued nor refused,
+// not counted in flight, and never sampled: five successes of 10 ms in windows of their own,
+// sampled, would raise the limit of 1 (each with its one call in flight, half the limit, as
+// the Aimd test above has it), where the limit stays 1. (They take time because latencies
+// under the sampling's `min_rtt` of 100 µs are never sampled anyway.)
+#[tokio::test(start_paused = true)]
+async fn a_health_check_bypasses_a_full_limiter_uncounted_and_unsampled() {
+    let layer = LimiterLayer::new(of(1))
+        // One waiting call fills the queue.
+        .with_queue(Queue {
+            initial: 1.0,
+            max: 1.0,
+            wait: Duration::from_secs(30),
+        })
+        .with_dice(Dice::from_fn(|| 0.5))
+        .with_criticality(CriticalityHeader::default())
+        .with_bypass(|head| head.uri.path() == "/health");
+    let mut service = layer.layer(service_fn(|request: Request<()>| async move {
+        if request.uri().path() == "/health" {
+            sleep(ms(10)).await;
+            Ok::<_, Infallible>(Response::new(()))
+        } else {
+            pending().await
+        }
+    }));
+    let held = service.call(at("/work", "critical"));
+    let waiting = tokio::spawn(service.clone().oneshot(at("/work", "critical-plus")));
+    tokio::task::yield_now().await;
+    assert_eq!((layer.flying(), layer.queued()), (1, 1));
+    let err = service.call(at("/work", "critical")).await.unwrap_err();
+    assert!(refusal(&err).is_some(), "the limit and the queue are full");
+
+    for _ in 0..5 {
+        let health = service.call(at("/health", "sheddable"));
+        assert_eq!(layer.flying(), 1, "the health check is not counted");
+        health.await.expect("a health check is never refused");
+        assert_eq!((layer.flying(), layer.queued()), (1, 1));
+        sleep(ms(60)).await; // past a sampling window
+    }
+    assert_eq!(layer.limit(), 1, "no health check was sampled");
+    // The held call leaves, the waiting one takes its place, and then its caller leaves.
+    drop(held);
+    tokio::task::yield_now().await;
+    assert_eq!((layer.flying(), layer.queued()), (1, 0));
+    waiting.abort();
+    let _ = waiting.await;
+    assert_eq!(layer.flying(), 0);
+}
+
+// Under partitions a class is admitted past the limit while under its reservation, and
+// refused at it; the refusal names the class's own calls in flight and its reservation, in
+// the error's line and in both bodies of the HTTP answer.
+#[tokio::test(start_paused = true)]
+async fn a_partitioned_limiter_refuses_a_class_at_its_reservation_and_says_so() {
+    // Of 4: sheddable 0.25 reserves 1, critical 0.75 reserves 3.
+    let layer = LimiterLayer::new(partitioned(4, 0.25, 0.75))
+        .with_criticality(CriticalityHeader::default());
+    let mut service = layer.layer(service_fn(|_: Request<()>| pending::<Hangs>()));
+    // Four critical calls borrow the whole limit; a sheddable one still has its reservation.
+    let mut held: Vec<_> = (0..4).map(|_| service.call(marked("critical"))).collect();
+    held.push(service.call(marked("sheddable")));
+    assert_eq!(
+        layer.flying(),
+        5,
+        "one call past the limit, on its reservation"
+    );
+
+    let err = service.call(marked("sheddable")).await.unwrap_err();
+    let reason = refusal(&err).expect("a LimiterRefused").reason();
+    assert_eq!(
+        (reason.criticality, reason.flying, reason.limit, reason.room),
+        (Criticality::Sheddable, 5, 4, 1)
+    );
+    assert_eq!(reason.class_flying, Some(1));
+    let line = "adaptive concurrency limit refused the request: limiter refused a sheddable \
+                call: 5 in flight fill the limit of 4, and its class's 1 fill its reservation of 1";
+    assert_eq!(err.to_string(), line);
+    let problem = response_for::<String>(&err, Format::Problem).unwrap();
+    assert_eq!(problem.status(), StatusCode::SERVICE_UNAVAILABLE);
+    let body: serde_json::Value = serde_json::from_str(problem.body()).unwrap();
+    assert_eq!(body["detail"], line);
+    let text = response_for::<String>(&err, Format::Text).unwrap();
+    assert!(
+        text.body().ends_with(&format!(": {line}\n")),
+        "{}",
+        text.body()
+    );
+    drop(held);
+    assert_eq!(layer.flying(), 0);
+}
+
 #[cfg(feature = "metrics")]
 use crate::seen;
 
@@ -648,4 +759,35 @@ async fn the_limiter_counts_by_class_and_reason_and_gauges_its_limit() {
     assert_eq!(seen.total("refused"), 3);
     // Only the four combinations that counted have a series.
     assert_eq!(seen.series_named("ironward.requests", "pool"), 4);
+}
+
+// A bypass is no decision: it counts in no series, while the next counted request does.
+#[cfg(feature = "metrics")]
+#[tokio::test(start_paused = true)]
+async fn a_bypass_is_counted_in_no_series() {
+    let recording = seen::Recording::start();
+    let layer = LimiterLayer::new(of(1))
+        .with_name("health")
+        .with_bypass(|head| head.uri.path() == "/health");
+    let mut service = layer.layer(service_fn(|_: Request<()>| async {
+        Ok::<_, Infallible>(Response::new(()))
+    }));
+    for _ in 0..3 {
+        let health = Request::get("/health").body(()).unwrap();
+        service.call(health).await.unwrap();
+    }
+    let seen = recording.seen();
+    assert_eq!(seen.series_named("ironward.requests", "health"), 0);
+    service.call(Request::new(())).await.unwrap();
+    let seen = recording.seen();
+    assert_eq!(seen.series_named("ironward.requests", "health"), 1);
+    assert_eq!(
+        seen.requests(&[
+            ("piece", "limiter"),
+            ("name", "health"),
+            ("outcome", "admitted"),
+            ("criticality", "critical"),
+        ]),
+        1
+    );
 }

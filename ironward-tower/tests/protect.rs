@@ -198,18 +198,29 @@ async fn a_hot_full_server_is_shed_with_a_503() {
     assert!(text(response).await.contains("load shedding"));
 }
 
+/// Fills a limit of one in `server` with a request to `/hang` (`flying` then reads 1) and
+/// checks that a request to `/` is refused by the limiter; the hanging request, to drop.
+async fn fill_the_one_permit<S>(
+    server: &mut S,
+    flying: impl Fn() -> u32,
+) -> std::pin::Pin<Box<S::Future>>
+where
+    S: Service<Request<Body>, Response = Response, Error = Infallible>,
+{
+    let mut hanging = Box::pin(server.call(get_("/hang")));
+    assert!(poll_once(&mut hanging.as_mut()).is_pending());
+    assert_eq!(flying(), 1);
+    let refused = server.call(get_("/")).await.unwrap();
+    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
+    assert!(text(refused).await.contains("limiter"));
+    hanging
+}
+
 #[tokio::test]
 async fn a_full_limiter_is_a_503_and_a_dropped_request_gives_its_permit_back() {
     let limiter = LimiterLayer::new(limit_of(1));
     let mut server = app().layer(ProtectLayer::new().limiter(limiter.clone()));
-    let mut hanging = Box::pin(Service::<Request<Body>>::call(&mut server, get_("/hang")));
-    assert!(poll_once(&mut hanging.as_mut()).is_pending());
-    assert_eq!(limiter.flying(), 1);
-    let refused = Service::<Request<Body>>::call(&mut server, get_("/"))
-        .await
-        .unwrap();
-    assert_eq!(refused.status(), StatusCode::SERVICE_UNAVAILABLE);
-    assert!(text(refused).await.contains("limiter"));
+    let hanging = fill_the_one_permit(&mut server, || limiter.flying()).await;
     // The client hangs up mid-flight: the permit goes back, unsampled.
     drop(hanging);
     assert_eq!(limiter.flying(), 0);
@@ -295,6 +306,42 @@ async fn an_inner_service_with_a_queued_limiter_waits_its_turn() {
         .unwrap()
         .unwrap();
     assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(limiter.flying(), 0);
+}
+
+// A health check passes a full limiter in the stack, uncounted, while the pieces around the
+// limiter decide it as any request: the quota still spends a token on it and refuses it once
+// they are gone.
+#[tokio::test(start_paused = true)]
+async fn a_health_check_bypasses_the_stacks_full_limiter_but_not_its_quota() {
+    let limiter = LimiterLayer::new(limit_of(1)).with_bypass(|head| head.uri.path() == "/health");
+    let stack = ProtectLayer::new()
+        .quota(QuotaLayer::new(Quota::bucket(0.001, 3.0)))
+        .limiter(limiter.clone())
+        .deadline(DeadlineLayer::new(Duration::from_secs(5)));
+    let mut server = app().route("/health", get(|| async { "ok" })).layer(stack);
+    let hanging = fill_the_one_permit(&mut server, || limiter.flying()).await;
+
+    let mut health = pin!(Service::<Request<Body>>::call(&mut server, get_("/health")));
+    assert_eq!(
+        limiter.flying(),
+        1,
+        "the health check is not counted in flight"
+    );
+    let Poll::Ready(Ok(response)) = poll_once(&mut health.as_mut()) else {
+        panic!("a health check is answered at once");
+    };
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(text(response).await, "ok");
+    assert_eq!(limiter.flying(), 1);
+
+    // The quota's three tokens went to the hanging call, the refused one and the health
+    // check: the next health check is over the quota, which the bypass does not pass.
+    let over = Service::<Request<Body>>::call(&mut server, get_("/health"))
+        .await
+        .unwrap();
+    assert_eq!(over.status(), StatusCode::TOO_MANY_REQUESTS);
+    drop(hanging);
     assert_eq!(limiter.flying(), 0);
 }
 

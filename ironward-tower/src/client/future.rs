@@ -19,7 +19,7 @@ use tower_service::Service;
 use super::layer::Pieces;
 use super::ride::{Next, Raw, Ride};
 use crate::classify::Grade;
-use crate::criticality::ReadCriticality;
+use crate::limiter::{Pass, ReadPass};
 use crate::retry::{ClassifyError, Last, begin};
 use crate::{Classify, DeadlineFuture};
 
@@ -153,17 +153,17 @@ where
     /// reading of the clock.
     pub(super) fn start(
         service: S,
-        request: Request<B>,
+        mut request: Request<B>,
         pieces: Arc<Pieces<F, BC, BB, LC, LQ>>,
     ) -> Self
     where
-        LQ: ReadCriticality<Request<B>>,
+        LQ: ReadPass<Request<B>>,
     {
-        let class = pieces
+        let pass = pieces
             .limiter
             .as_ref()
-            .map_or(Criticality::default(), |(_, source)| {
-                source.criticality(&request)
+            .map_or(Pass::Counted(Criticality::default()), |(_, source)| {
+                source.pass(&mut request)
             });
         let now = pieces.now();
         let run = pieces
@@ -176,7 +176,7 @@ where
             request: Some(request),
             run,
             last: Last::None,
-            class,
+            pass,
             permit: None,
             flight: None,
         };

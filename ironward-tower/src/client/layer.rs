@@ -112,7 +112,10 @@ impl<F, BC, BB: SharedCircuitBreaker, LC, LQ> ClientLayer<F, BC, BB, LC, LQ> {
     }
 
     /// Holds each attempt to `layer`'s adaptive concurrency limit ([`LimiterLayer`], its
-    /// queue included): the innermost piece, around the inner service alone.
+    /// queue included): the innermost piece, around the inner service alone. A call its
+    /// [bypass](LimiterLayer::with_bypass) matches (read once, from the request as the call
+    /// gave it) passes the limit uncounted on every attempt; the retry and the breaker still
+    /// decide it.
     pub fn limiter<C, Q>(self, layer: LimiterLayer<C, Q>) -> ClientLayer<F, BC, BB, C, Q> {
         ClientLayer {
             deadline: self.deadline,

@@ -5,7 +5,6 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use http::{Request, Response};
-use ironward::Criticality;
 use ironward::http_retry::{Fault, Run, Step, Stop, StopReason, Timeout};
 use ironward_tokio::{Admission, LimiterPermit, LimiterRefusal, SharedCircuitBreaker, Waiter};
 use tower::BoxError;
@@ -13,7 +12,7 @@ use tower_service::Service;
 
 use super::layer::Pieces;
 use crate::classify::Grade;
-use crate::limiter::Flight;
+use crate::limiter::{Flight, Pass};
 use crate::retry::{ClassifyError, Ended, Last, copy, finish, judge, reading, stopped, waiting};
 use crate::{BreakerRefused, Classify, LimiterRefused, Mode};
 
@@ -30,7 +29,8 @@ where
     pub(super) request: Option<Request<B>>,
     pub(super) run: Option<Run>,
     pub(super) last: Last<S::Response>,
-    pub(super) class: Criticality,
+    /// How the limiter takes each attempt: read once, from the request as it came.
+    pub(super) pass: Pass,
     pub(super) permit: Option<BB::Permit>,
     pub(super) flight: Option<Flight<LC>>,
 }
@@ -80,9 +80,8 @@ where
             }
         }
         if let Some((shared, _)) = &pieces.limiter {
-            match shared.limiter.admit_at(now, self.class) {
+            match shared.admit_at(self.pass, Some(now)) {
                 Admission::Admitted(permit) => {
-                    shared.meter.admitted_as(self.class);
                     self.flight = Some(Flight::new(permit, Arc::clone(shared)));
                 }
                 Admission::Queued(waiter) => return Next::Queue(waiter),
@@ -101,9 +100,9 @@ where
         let Some((shared, _)) = &pieces.limiter else {
             return self.go(pieces, pieces.now());
         };
+        shared.waited(&admitted);
         match admitted {
             Ok(permit) => {
-                shared.meter.admitted_as(permit.criticality());
                 self.flight = Some(Flight::new(permit, Arc::clone(shared)));
                 // The queue took time: the attempt is asked for on a reading of its own.
                 self.go(pieces, pieces.now())
@@ -112,16 +111,13 @@ where
         }
     }
 
-    /// The limiter refused the attempt: it is not sent, the breaker's permit is dropped
-    /// unsettled (the backend said nothing), and the call ends.
+    /// The limiter refused the attempt (its shared state reported it): it is not sent, the
+    /// breaker's permit is dropped unsettled (the backend said nothing), and the call ends.
     fn limiter_refused<F, BC, LQ>(
         &mut self,
         pieces: &Pieces<F, BC, BB, LC, LQ>,
         refusal: LimiterRefusal,
     ) -> Next<Response<ResB>> {
-        if let Some((shared, _)) = &pieces.limiter {
-            shared.refused(&refusal);
-        }
         self.permit = None;
         self.refused(pieces, Box::new(LimiterRefused::new(refusal)))
     }

@@ -13,8 +13,8 @@ use tower_service::Service;
 use super::future::{ClientFuture, Trip};
 use super::layer::Pieces;
 use crate::classify::Grade;
-use crate::criticality::ReadCriticality;
 use crate::deadline::{Start, start};
+use crate::limiter::ReadPass;
 use crate::retry::ClassifyError;
 use crate::{Classify, DeadlineFuture};
 
@@ -81,7 +81,7 @@ where
     BC: Classify<Response<ResB>>,
     BB: SharedCircuitBreaker,
     LC: Grade<Response<ResB>>,
-    LQ: ReadCriticality<Request<B>>,
+    LQ: ReadPass<Request<B>>,
 {
     type Response = Response<ResB>;
     type Error = BoxError;

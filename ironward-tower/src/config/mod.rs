@@ -20,6 +20,13 @@
 //!
 //! Durations are humane strings (`"100ms"`, `"1m30s"`: [`ironward::humane`]).
 //!
+//! A `limiter`'s `partitions` (`partitions = { critical = 0.7, sheddable = 0.3 }`, the classes
+//! left out reserving nothing: [`ironward::Partitions`]) reserves each class its part of the
+//! limit in place of the default ceilings, and reloads live with the limiter's other numbers,
+//! on, off or to other fractions. The stacks built here read every request as `critical`, so
+//! today a reservation changes what a refusal says (the class's own calls in flight against
+//! its reservation) rather than which requests are let in.
+//!
 //! A `[client]` section holds a client stack ([`ClientConfig`]: `deadline`, `retry`,
 //! `breaker`, `limiter`), which [`Protection::client`] builds as a
 //! [`ClientLayer`](crate::ClientLayer) and every reload retunes with the server's.

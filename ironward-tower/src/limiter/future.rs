@@ -132,9 +132,9 @@ where
                     else {
                         continue;
                     };
+                    shared.waited(&admitted);
                     match admitted {
                         Ok(permit) => {
-                            shared.meter.admitted_as(permit.criticality());
                             let flight = Flight::new(permit, shared);
                             let future = service.call(request);
                             self.as_mut()
@@ -143,7 +143,6 @@ where
                                 .set(State::Called { future, flight });
                         }
                         Err(refusal) => {
-                            shared.refused(&refusal);
                             return Poll::Ready(Err(Box::new(LimiterRefused::new(refusal))));
                         }
                     }

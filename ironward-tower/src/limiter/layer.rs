@@ -7,6 +7,7 @@ use ironward::{Adaptive, Criticality};
 use ironward_tokio::{QUEUE, Queue, SharedLimiter};
 use tower_layer::Layer;
 
+use super::bypass::Bypassing;
 use super::service::LimiterService;
 use super::shared::Shared;
 use crate::classify::Overloads;
@@ -26,7 +27,9 @@ use ironward_tokio::Knobs;
 /// otherwise, at once. A layer made [`with_queue`](Self::with_queue) queues a request that
 /// finds no room instead, up to the [`Queue`]'s bound, failsafe-go's gradual rejection
 /// turning more away as it fills; a queued request is let in as calls leave flight, the most
-/// critical first, and refused once it has waited as long as the queue allows.
+/// critical first, and refused once it has waited as long as the queue allows. A layer made
+/// [`with_bypass`](Self::with_bypass) lets the requests its predicate matches (health
+/// checks) through uncounted.
 ///
 /// An admitted request counts as in flight until its response future completes; the grade
 /// (`C`, by default [`Overloads`]) then settles it: a success samples its latency, which the
@@ -155,13 +158,77 @@ impl<C, Q> LimiterLayer<C, Q> {
     /// [`CriticalityHeader`](crate::criticality::CriticalityHeader), a closure
     /// `Fn(&Request) -> Criticality`, or a fixed [`Criticality`] (see
     /// [`criticality`](crate::criticality)). A request without a readable class is
-    /// `Critical` unless the source says otherwise.
+    /// `Critical` unless the source says otherwise. It replaces the whole source, a
+    /// [bypass](Self::with_bypass) given before included: give the bypass after it.
     #[must_use]
     pub fn with_criticality<P>(self, source: P) -> LimiterLayer<C, P> {
         LimiterLayer {
             shared: self.shared,
             parts: self.parts,
             criticality: source,
+        }
+    }
+
+    /// The same layer, and the same limiter, letting a request whose head `predicate`
+    /// matches through uncounted: a health check, an operator's call, whatever the limiter
+    /// must never refuse.
+    ///
+    /// Such a request takes a [`SharedLimiter::bypass`]: it is never refused nor queued
+    /// (even with the limit full and a queue waiting), is not counted in flight, so it takes
+    /// no room from the requests that are, and its latency is never sampled, so it moves the
+    /// limit neither way. It is logged at trace level and counted in no metric series (the
+    /// `ironward.requests` outcomes are the decisions, and a bypass is none). The predicate
+    /// sees the head ([`Parts`](http::request::Parts): method, URI, headers, extensions), as
+    /// [`QuotaLayer::keyed`](crate::QuotaLayer::keyed)'s and
+    /// [`DeadlineLayer::from_request`](crate::DeadlineLayer::from_request)'s readers do, and
+    /// runs before the class is read; the services then serve `http::Request`s.
+    ///
+    /// A [`ProtectLayer`](crate::ProtectLayer) or a [`ClientLayer`](crate::ClientLayer) given
+    /// this layer honours the predicate too: the pieces around the limiter (the shedder, the
+    /// rate limit, the deadline; the breaker and the retry) still decide such a request as
+    /// they decide any.
+    ///
+    /// The predicate joins the layer's criticality source ([`Bypassing`]): give the source
+    /// with [`with_criticality`](Self::with_criticality) first, as that replaces the whole
+    /// source, a bypass with it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use http::{Request, Response};
+    /// use ironward::limit::{AIMD, Aimd, Algorithm};
+    /// use ironward::{ADAPTIVE, Adaptive};
+    /// use ironward_tower::{LimiterLayer, LimiterRefused};
+    /// use tower::{BoxError, Layer, Service, service_fn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let one = Adaptive {
+    ///     algorithm: Algorithm::Aimd(Aimd { initial: 1, min: 1, ..AIMD }),
+    ///     ..ADAPTIVE
+    /// };
+    /// let layer = LimiterLayer::new(one).with_bypass(|head| head.uri.path() == "/health");
+    /// let hangs = service_fn(|_: Request<()>| std::future::pending::<Result<Response<()>, BoxError>>());
+    /// let mut server = layer.layer(hangs);
+    /// let get = |path: &str| Request::get(path).body(()).unwrap();
+    ///
+    /// let held = server.call(get("/work"));
+    /// let err = server.call(get("/work")).await.unwrap_err();
+    /// assert!(err.is::<LimiterRefused>());
+    /// let health = server.call(get("/health")); // let through, though the limit is full
+    /// assert_eq!(layer.flying(), 1, "and not counted");
+    /// # drop((held, health));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn with_bypass(
+        self,
+        predicate: impl Fn(&http::request::Parts) -> bool + Send + Sync + 'static,
+    ) -> LimiterLayer<C, Bypassing<Q>> {
+        LimiterLayer {
+            shared: self.shared,
+            parts: self.parts,
+            criticality: Bypassing::new(self.criticality, predicate),
         }
     }
 

@@ -21,10 +21,12 @@
 //!
 //! The limiter's classes are ceilings by default; [`Adaptive::partitions`](ironward::Adaptive::partitions)
 //! reserves each class a part of the limit instead (Netflix's partitions), in this layer as
-//! in the core. A request that must never be refused, a health check, is best routed around
-//! the layer (in axum, a route added outside it); a service that must decide per request
-//! asks its [`SharedLimiter`](ironward_tokio::SharedLimiter) for a
-//! [`bypass`](ironward_tokio::SharedLimiter::bypass), which neither queues nor counts.
+//! in the core. A request that must never be refused, a health check, is let through by
+//! [`LimiterLayer::with_bypass`]: a predicate of the request's head, which the layer, a
+//! [`ProtectLayer`](crate::ProtectLayer) and a [`ClientLayer`](crate::ClientLayer) built
+//! from it all honour (one rule, [`ReadPass`]). A request it matches takes a
+//! [`bypass`](ironward_tokio::SharedLimiter::bypass): never queued nor refused, not counted
+//! in flight, and its latency never sampled.
 //!
 //! As in tower's `limit::concurrency`, the module holds the layer, the service it makes, the
 //! service's response future (which settles the call when it completes, keeps the count in
@@ -68,6 +70,7 @@
 //! # }
 //! ```
 
+mod bypass;
 mod error;
 mod future;
 mod layer;
@@ -77,6 +80,7 @@ mod shared;
 pub(crate) use self::future::Flight;
 pub(crate) use self::shared::Shared;
 
+pub use self::bypass::{Bypassing, Pass, ReadPass};
 pub use self::error::LimiterRefused;
 pub use self::future::LimiterFuture;
 pub use self::layer::LimiterLayer;

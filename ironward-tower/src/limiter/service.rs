@@ -6,13 +6,14 @@ use std::task::{Context, Poll};
 
 use ironward::Criticality;
 use ironward_tokio::Admission;
+
+use super::bypass::ReadPass;
 use tower::BoxError;
 use tower_service::Service;
 
 use super::future::{Flight, LimiterFuture};
 use super::shared::Shared;
 use crate::classify::{Grade, Overloads};
-use crate::criticality::ReadCriticality;
 
 /// A service behind an adaptive concurrency limit; made by a
 /// [`LimiterLayer`](crate::LimiterLayer), whose docs say what it does.
@@ -27,7 +28,8 @@ use crate::criticality::ReadCriticality;
 /// each decision), so the count in flight is the server's, not one connection's.
 ///
 /// `C` is the grade (by default [`Overloads`]) and `Q` the criticality source (by default a
-/// fixed `Critical`); both are type parameters for the reason
+/// fixed `Critical`; with a bypass, a [`Bypassing`](super::Bypassing) one, read as a
+/// [`Pass`](super::Pass)); both are type parameters for the reason
 /// [`BreakerService`](crate::BreakerService) gives: what they read depends on the response
 /// and the request type.
 ///
@@ -104,7 +106,7 @@ where
     S: Service<R> + Clone,
     S::Error: Into<BoxError>,
     C: Grade<S::Response>,
-    Q: ReadCriticality<R>,
+    Q: ReadPass<R>,
 {
     type Response = S::Response;
     type Error = BoxError;
@@ -114,11 +116,10 @@ where
         self.inner.poll_ready(cx).map_err(Into::into)
     }
 
-    fn call(&mut self, request: R) -> Self::Future {
-        let class = self.criticality.criticality(&request);
-        match self.shared.limiter.admit(class) {
+    fn call(&mut self, mut request: R) -> Self::Future {
+        let pass = self.criticality.pass(&mut request);
+        match self.shared.admit_at(pass, None) {
             Admission::Admitted(permit) => {
-                self.shared.meter.admitted_as(class);
                 // In flight before the inner call starts, so that even a panicking `call`
                 // settles the permit as the guard unwinds.
                 let flight = Flight::new(permit, Arc::clone(&self.shared));
@@ -130,10 +131,7 @@ where
                 let ready = std::mem::replace(&mut self.inner, clone);
                 LimiterFuture::waiting(waiter, ready, request, Arc::clone(&self.shared))
             }
-            Admission::Refused(refusal) => {
-                self.shared.refused(&refusal);
-                LimiterFuture::refused(refusal)
-            }
+            Admission::Refused(refusal) => LimiterFuture::refused(refusal),
         }
     }
 }

@@ -5,9 +5,12 @@ use crate::meter::{Level, Meter};
 use crate::tuner::Tune;
 use ironward::{Adaptive, Settle};
 use ironward_tokio::Knobs;
-use ironward_tokio::{LimiterRefusal, Queue, SharedLimiter};
+use ironward_tokio::{Admission, LimiterPermit, LimiterRefusal, Queue, SharedLimiter};
 use std::fmt;
+use std::time::Duration;
 use tower::BoxError;
+
+use super::bypass::Pass;
 
 /// What every clone of one service shares: the limiter, the grade, and the handles it
 /// reports through.
@@ -45,8 +48,49 @@ impl<C> Shared<C> {
         &self.classify
     }
 
+    /// The limiter's decision on a request that reads as `pass`, at the reading `now` of the
+    /// limiter's clock (read here when `None`), counted and reported as every layer counts
+    /// it: an admission by its class, a refusal by its reason ([`refused`](Self::refused)),
+    /// a bypass at trace level and in no count (the meter has no outcome for it). A bypass
+    /// is [`Admission::Admitted`] with a permit the limiter counts nowhere.
+    pub(crate) fn admit_at(&self, pass: Pass, now: Option<Duration>) -> Admission {
+        let class = match pass {
+            Pass::Counted(class) => class,
+            Pass::Bypass => {
+                let permit = match now {
+                    Some(now) => self.limiter.bypass_at(now),
+                    None => self.limiter.bypass(),
+                };
+                tracing::trace!(name = self.meter.name(), "limiter let a request bypass");
+                return Admission::Admitted(permit);
+            }
+        };
+        let admission = match now {
+            Some(now) => self.limiter.admit_at(now, class),
+            None => self.limiter.admit(class),
+        };
+        match &admission {
+            Admission::Admitted(_) => self.meter.admitted_as(class),
+            Admission::Refused(refusal) => self.refused(refusal),
+            Admission::Queued(_) => {}
+        }
+        admission
+    }
+
+    /// Reports how a queued request's wait ended (`admitted`, from its
+    /// [`Waiter`](ironward_tokio::Waiter)), as [`admit_at`](Self::admit_at) reports a
+    /// decision on arrival: an admission by the class the permit was let in as, a refusal by
+    /// its reason.
+    pub(crate) fn waited(&self, admitted: &Result<LimiterPermit, LimiterRefusal>) {
+        match admitted {
+            Ok(permit) => self.meter.admitted_as(permit.criticality()),
+            Err(refusal) => self.refused(refusal),
+        }
+    }
+
     /// Reports a refusal: the counter for its reason and class, and a debug event with the
-    /// numbers that decided it.
+    /// numbers that decided it (under partitions, `room` is the class's reservation and
+    /// `class_flying` its own calls in flight).
     pub(crate) fn refused(&self, refusal: &LimiterRefusal) {
         let reason = refusal.reason;
         let index = refusal.label();
@@ -60,6 +104,7 @@ impl<C> Shared<C> {
             flying = reason.flying,
             limit = reason.limit,
             room = reason.room,
+            class_flying = reason.class_flying,
             queued = ?refusal.queued,
             "limiter refused a request"
         );

@@ -265,9 +265,9 @@ where
                         continue;
                     };
                     let shared = Arc::clone(shared);
+                    shared.waited(&admitted);
                     match admitted {
                         Ok(permit) => {
-                            shared.meter.admitted_as(permit.criticality());
                             this.settled.hold =
                                 Hold::Limiter(crate::limiter::Flight::new(permit, shared));
                             let settled = std::mem::replace(
@@ -278,7 +278,6 @@ where
                             self.set(next);
                         }
                         Err(refusal) => {
-                            shared.refused(&refusal);
                             let refused = Box::new(LimiterRefused::new(refusal));
                             let settled = std::mem::replace(
                                 this.settled,

@@ -95,7 +95,8 @@ impl<SC, SQ, LC, LQ> ProtectLayer<SC, SQ, LC, LQ> {
     }
 
     /// Limits concurrency third, with `layer`'s adaptive limiter ([`LimiterLayer`], its
-    /// queue included), in place of a [`gate`](Self::gate) given before.
+    /// queue and its [bypass](LimiterLayer::with_bypass) included), in place of a
+    /// [`gate`](Self::gate) given before.
     pub fn limiter<C, Q>(self, layer: LimiterLayer<C, Q>) -> ProtectLayer<SC, SQ, C, Q> {
         ProtectLayer {
             shed: self.shed,

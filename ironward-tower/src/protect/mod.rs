@@ -24,6 +24,10 @@
 //! decisions on their own state) and reports the same metrics and events, so a stack counts
 //! what the four layers stacked by hand in this order would.
 //!
+//! A limiter made [`with_bypass`](crate::LimiterLayer::with_bypass) lets the requests its
+//! predicate matches (health checks) past the limit here as it does alone, uncounted; the
+//! shedder, the rate limit and the deadline still decide them as any request.
+//!
 //! # One reading, one future
 //!
 //! A request's `call` reads the clock once and decides the shedder, the rate limit and the

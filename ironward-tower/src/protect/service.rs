@@ -17,6 +17,7 @@ use super::layer::{Concurrency, Pieces};
 use crate::classify::Grade;
 use crate::criticality::ReadCriticality;
 use crate::http::Format;
+use crate::limiter::ReadPass;
 use crate::{Classify, GateFull, Limited, LimiterRefused, Mode, ShedRefused};
 
 /// The service a [`ProtectLayer`](crate::ProtectLayer) makes: never fails, answering each
@@ -62,7 +63,7 @@ where
     SC: Classify<Response>,
     SQ: ReadCriticality<Request<B>>,
     LC: Grade<Response>,
-    LQ: ReadCriticality<Request<B>>,
+    LQ: ReadPass<Request<B>>,
 {
     type Response = Response;
     type Error = Infallible;
@@ -106,15 +107,10 @@ where
         // The concurrency limit third, its permit held from here to the response.
         match &pieces.concurrency {
             Concurrency::Unlimited => {}
-            Concurrency::Limiter((shared, criticality)) => {
-                let class = criticality.criticality(&request);
-                let admission = match now {
-                    Some(now) => shared.limiter.admit_at(now, class),
-                    None => shared.limiter.admit(class),
-                };
-                match admission {
+            Concurrency::Limiter((shared, source)) => {
+                let pass = source.pass(&mut request);
+                match shared.admit_at(pass, now) {
                     Admission::Admitted(permit) => {
-                        shared.meter.admitted_as(class);
                         settled.hold =
                             Hold::Limiter(crate::limiter::Flight::new(permit, Arc::clone(shared)));
                     }
@@ -126,7 +122,6 @@ where
                         return ProtectFuture::waiting(settled, waiter, ready, request);
                     }
                     Admission::Refused(refusal) => {
-                        shared.refused(&refusal);
                         let refused: BoxError = Box::new(LimiterRefused::new(refusal));
                         return ProtectFuture::refused(settled, &request, refused, now);
                     }

@@ -89,6 +89,7 @@ mod engine;
 mod histogram;
 mod humane;
 mod layout;
+mod optimum;
 mod plot;
 #[cfg(feature = "png")]
 mod png;

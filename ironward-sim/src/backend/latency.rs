@@ -130,6 +130,37 @@ impl LatencyModel {
         Duration::from_nanos(nanos as u64)
     }
 
+    /// The 99th percentile of the service time: the latency an unloaded backend keeps 99 %
+    /// of its calls under, which a limiter at the optimum should keep them near.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use core::time::Duration;
+    /// use ironward_sim::LatencyModel;
+    ///
+    /// let ms = Duration::from_millis;
+    /// let cache = LatencyModel::Bimodal { hit: ms(10), miss: ms(100), hits: 0.9 };
+    /// assert_eq!(cache.p99(), ms(100), "a tenth of the calls miss");
+    /// assert_eq!(LatencyModel::Uniform { min: ms(10), max: ms(110) }.p99(), ms(109));
+    /// ```
+    pub fn p99(&self) -> Duration {
+        let nanos = match *self {
+            Self::Constant { value } => nanos(value) as f64,
+            Self::Uniform { min, max } => {
+                let (low, high) = (nanos(min) as f64, nanos(max) as f64);
+                low + 0.99 * (high - low).max(0.0)
+            }
+            Self::Exponential { mean } => nanos(mean) as f64 * libm::log(100.0),
+            Self::LogNormal { median, p99 } => nanos(median.max(p99)) as f64,
+            Self::Bimodal { hit, miss, hits } => match share(hits) >= 0.99 {
+                true => nanos(hit) as f64,
+                false => nanos(miss) as f64,
+            },
+        };
+        Duration::from_nanos(nanos as u64)
+    }
+
     /// The log-normal's σ: `ln(p99 / median) / z₀.₉₉`, 0 for the other shapes or when the
     /// 99th percentile is not above the median.
     fn sigma(&self) -> f64 {

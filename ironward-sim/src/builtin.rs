@@ -182,3 +182,6 @@ impl Builtin {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod converge_tests;

@@ -19,6 +19,28 @@ pub use latency::LatencyModel;
 pub use sampler::{Sampler, Service};
 pub use schedule::{Change, Phase};
 
+/// How the backend serves the calls it holds.
+///
+/// # Default
+///
+/// [`Fifo`](Discipline::Fifo), the backend as it always was.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Discipline {
+    /// `workers` serve one call each, first come first served; the others wait in the queue.
+    /// With Poisson arrivals and an exponential latency this is M/M/c.
+    #[default]
+    Fifo,
+    /// Processor sharing: every call starts at once and shares `workers` cores, so a call
+    /// admitted with `n` calls inside (itself included) takes its drawn latency times
+    /// `max(1, n / cores)`. Whatever the concurrency, the backend completes at most
+    /// `cores / latency` calls a second; beyond `cores` calls in flight, more only wait
+    /// longer. An axum handler that sleeps 5 ms times the calls in flight is this backend
+    /// with one core. `queue` is the calls admitted beyond `workers`; a schedule's
+    /// `capacity` scales the cores.
+    Sharing,
+}
+
 use workers::Workers;
 
 /// The server behind the policies: `workers` calls served at once, first come first served,
@@ -45,6 +67,8 @@ use workers::Workers;
 ///     { start = "300s", end = "600s", failure = [0.0, 0.3] },     # a slow degradation
 /// ]
 /// cpu = { sample = "250ms", beta = 0.95 }
+/// discipline = "fifo"          # or "sharing": processor sharing over `workers` cores
+/// queue_timeout = "0s"         # none; else calls that would wait longer are dropped
 /// ```
 ///
 /// # Default
@@ -57,6 +81,8 @@ use workers::Workers;
 /// | `failure` | 0 |
 /// | `schedule` | none |
 /// | `cpu` | [`Meter::default`]: go-zero's 250 ms and 0.95 |
+/// | `discipline` | [`Discipline::Fifo`] |
+/// | `queue_timeout` | none (0 s) |
 ///
 /// With these values the server completes about 4,000 calls a second.
 #[derive(Debug, Clone, PartialEq, Deserialize)]
@@ -74,6 +100,14 @@ pub struct Backend {
     pub schedule: Vec<Phase>,
     /// How the CPU reading is sampled and smoothed.
     pub cpu: Meter,
+    /// How the calls inside are served: one a worker in turn, or sharing the cores.
+    pub discipline: Discipline,
+    /// How long a call may wait for a worker (first come first served only); zero for ever.
+    /// A call that would wait longer is dropped unserved when it has waited that long: the
+    /// client hears a timeout, which the limiter counts as a drop. A server that times out
+    /// requests in its queue under load does this.
+    #[serde(deserialize_with = "crate::humane::read")]
+    pub queue_timeout: Duration,
 }
 
 impl Default for Backend {
@@ -88,6 +122,8 @@ impl Default for Backend {
             failure: 0.0,
             schedule: Vec::new(),
             cpu: Meter::default(),
+            discipline: Discipline::Fifo,
+            queue_timeout: Duration::ZERO,
         }
     }
 }
@@ -100,6 +136,13 @@ impl Backend {
         }
         if self.cpu.sample.is_zero() {
             return Err("`backend.cpu.sample` must be longer than zero".into());
+        }
+        let sharing = self.discipline == Discipline::Sharing;
+        if !sharing && self.schedule.iter().any(|p| p.capacity.is_some()) {
+            return Err("a phase's `capacity` needs `discipline = \"sharing\"`".into());
+        }
+        if sharing && !self.queue_timeout.is_zero() {
+            return Err("`queue_timeout` needs `discipline = \"fifo\"`: nothing waits".into());
         }
         Ok(())
     }
@@ -124,6 +167,40 @@ impl Backend {
         }
         (failure, slowdown)
     }
+
+    /// The share of the cores in force at `t` nanoseconds: the product of every phase's
+    /// `capacity` in force, 1 outside them.
+    pub(crate) fn capacity(&self, t: u64) -> f64 {
+        let mut share = 1.0;
+        for phase in &self.schedule {
+            let (start, end) = (nanos(phase.start), nanos(phase.end));
+            if let (Some(c), true) = (phase.capacity, start <= t && t < end) {
+                share *= c.at((t - start) as f64 / (end - start) as f64);
+            }
+        }
+        share
+    }
+}
+
+/// Why the backend did not serve a call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Unserved {
+    /// Every worker busy and the queue full: refused at once.
+    Full,
+    /// It would have waited past the queue timeout: dropped at this instant, unserved.
+    Dropped(u64),
+}
+
+/// The service time of a call admitted to a processor-sharing backend with `inside` calls
+/// in it (itself included) over `cores` cores: `drawn × max(1, inside / cores)`; no cores
+/// (or NaN) stalls it for ever.
+fn shared(drawn: f64, inside: u64, cores: f64) -> f64 {
+    let load = if cores > 0.0 {
+        (inside as f64 / cores).max(1.0)
+    } else {
+        f64::INFINITY
+    };
+    drawn * load
 }
 
 /// A service time drawn in nanoseconds, times the schedule's slowdown: whole nanoseconds,
@@ -219,15 +296,22 @@ impl Server {
         }
     }
 
-    /// Takes a call at `now`: when it will finish and whether it will succeed, or `None` when
-    /// the queue is full.
-    pub(crate) fn admit(&mut self, now: u64) -> Option<(u64, bool)> {
+    /// Takes a call at `now`: when it will finish and whether it will succeed, or why it is
+    /// not served.
+    pub(crate) fn admit(&mut self, now: u64) -> Result<(u64, bool), Unserved> {
+        if self.config.discipline == Discipline::Sharing {
+            return self.share(now);
+        }
         while self.waiting.front().is_some_and(|&start| start <= now) {
             self.waiting.pop_front();
         }
         let (start, worker) = self.free.earliest(now);
         if start > now && self.waiting.len() >= self.config.queue as usize {
-            return None;
+            return Err(Unserved::Full);
+        }
+        let wait = nanos(self.config.queue_timeout);
+        if wait > 0 && start - now > wait {
+            return Err(Unserved::Dropped(now.saturating_add(wait)));
         }
         let (failure, slowdown) = self.conditions(now);
         let drawn = self.service.take().unwrap_or(0.0);
@@ -236,10 +320,32 @@ impl Server {
         if start > now {
             self.waiting.push_back(start);
         }
+        Ok(self.admitted(now, failure, done))
+    }
+
+    /// [`admit`](Server::admit) for [`Discipline::Sharing`]: the call starts at once, its
+    /// service time stretched by the calls it shares the cores with.
+    fn share(&mut self, now: u64) -> Result<(u64, bool), Unserved> {
+        let room = u64::from(self.config.workers.max(1)) + u64::from(self.config.queue);
+        if self.inside >= room {
+            return Err(Unserved::Full);
+        }
+        let (failure, slowdown) = self.conditions(now);
+        let cores = match (self.calm.0..self.calm.1).contains(&now) {
+            true => f64::from(self.config.workers.max(1)),
+            false => f64::from(self.config.workers.max(1)) * self.config.capacity(now),
+        };
+        let drawn = shared(self.service.take().unwrap_or(0.0), self.inside + 1, cores);
+        let done = now.saturating_add(slowed(drawn, slowdown));
+        Ok(self.admitted(now, failure, done))
+    }
+
+    /// Counts in a call admitted at `now` that finishes at `done`, and rolls its outcome.
+    fn admitted(&mut self, now: u64, failure: f64, done: u64) -> (u64, bool) {
         let ok = !fails(failure, || self.outcome.take().unwrap_or(1.0));
         self.account(now);
         self.inside += 1;
-        Some((done, ok))
+        (done, ok)
     }
 
     /// The schedule's failure probability and slowdown at `now`, as
@@ -295,3 +401,6 @@ impl Server {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod queueing_tests;

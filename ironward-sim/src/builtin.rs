@@ -1,6 +1,7 @@
 //! The scenarios that ship with the simulator, and what each one's figures say.
 
 mod choice;
+mod converge;
 mod overload;
 mod quota;
 mod recovery;
@@ -58,11 +59,29 @@ pub enum Builtin {
     LatencyShift,
     /// Twice the capacity, of four criticalities: the limiter and none.
     Priorities,
+    /// A processor-sharing backend (5 ms × calls in flight, 200 calls a second) at three
+    /// times its capacity: the default limiter from three starts, Vegas, Gradient2 and AIMD
+    /// against Little's law's optimum of 1.
+    Sharing,
+    /// M/M/20 at three times its capacity: the same limiters against an optimum of 20.
+    Mmc,
+    /// A processor-sharing backend loses half its cores for 40 s and gets them back: the
+    /// same limiters against an optimum of 10, then 5, then 10.
+    CapacityHalves,
+    /// A cache's hits and misses (10 ms and 100 ms, 90/10) at three times the capacity: the
+    /// same limiters against an optimum of 10.
+    Bimodal,
+    /// A backend that times out calls waiting over 100 ms, at three times its capacity: the
+    /// same limiters against an optimum of 10, hearing drops.
+    Drops,
+    /// Tripwire's runaway limits: 100 calls a second to 12 threads of 120 ms: the same
+    /// limiters and Gradient2 as Tripwire configures it, against an optimum of 12.
+    Runaway,
 }
 
 impl Builtin {
     /// Every built-in scenario.
-    pub const ALL: [Builtin; 8] = [
+    pub const ALL: [Builtin; 14] = [
         Self::Outage,
         Self::Overload,
         Self::RetryStorm,
@@ -71,6 +90,12 @@ impl Builtin {
         Self::ColdRecovery,
         Self::LatencyShift,
         Self::Priorities,
+        Self::Sharing,
+        Self::Mmc,
+        Self::CapacityHalves,
+        Self::Bimodal,
+        Self::Drops,
+        Self::Runaway,
     ];
 
     /// The name it runs by.
@@ -84,6 +109,12 @@ impl Builtin {
             Self::ColdRecovery => "cold-recovery",
             Self::LatencyShift => "latency-shift",
             Self::Priorities => "priorities",
+            Self::Sharing => "sharing",
+            Self::Mmc => "mmc",
+            Self::CapacityHalves => "capacity-halves",
+            Self::Bimodal => "bimodal",
+            Self::Drops => "drops",
+            Self::Runaway => "runaway",
         }
     }
 
@@ -106,6 +137,12 @@ impl Builtin {
             Self::ColdRecovery => include_str!("../scenarios/cold-recovery.toml"),
             Self::LatencyShift => include_str!("../scenarios/latency-shift.toml"),
             Self::Priorities => include_str!("../scenarios/priorities.toml"),
+            Self::Sharing => include_str!("../scenarios/sharing.toml"),
+            Self::Mmc => include_str!("../scenarios/mmc.toml"),
+            Self::CapacityHalves => include_str!("../scenarios/capacity-halves.toml"),
+            Self::Bimodal => include_str!("../scenarios/bimodal.toml"),
+            Self::Drops => include_str!("../scenarios/drops.toml"),
+            Self::Runaway => include_str!("../scenarios/runaway.toml"),
         }
     }
 
@@ -132,6 +169,12 @@ impl Builtin {
             Self::ColdRecovery => recovery::cold_recovery(report),
             Self::LatencyShift => overload::latency_shift(report),
             Self::Priorities => overload::priorities(report),
+            Self::Sharing
+            | Self::Mmc
+            | Self::CapacityHalves
+            | Self::Bimodal
+            | Self::Drops
+            | Self::Runaway => converge::convergence(report),
         }?;
         Some(wrap(&text, 92))
     }
@@ -139,3 +182,6 @@ impl Builtin {
 
 #[cfg(test)]
 mod tests;
+
+#[cfg(test)]
+mod converge_tests;

@@ -11,7 +11,8 @@ mod geometry;
 mod panel;
 mod spans;
 
-use crate::report::{Report, VariantRun};
+use crate::optimum::optimum;
+use crate::report::{Column, Report, VariantRun};
 
 use axis::{Tick, x_ticks};
 use geometry::{AXIS_TITLE, Measure, PANEL, TITLE, at};
@@ -105,6 +106,25 @@ impl Layout {
         at(t, self.end, left, right)
     }
 
+    /// The points of the Little's-law optimum's line in `panel` (a step at each change),
+    /// drawn in the limit's panel against the first run with a limiter's backend; empty in
+    /// any other panel, or when no run has a limiter.
+    pub(crate) fn optimum(&self, panel: &Panel, report: &Report) -> Vec<(i32, i32)> {
+        let Some(run) = limited(report).filter(|_| panel.column == Column::Limit) else {
+            return Vec::new();
+        };
+        let (interval, end) = (run.variant.interval, run.variant.duration);
+        let mut points = Vec::with_capacity(run.rows.len() * 2);
+        for row in &run.rows {
+            let stop = row.start.saturating_add(interval).min(end).max(row.start);
+            let y = panel.y(optimum(&run.variant.backend, row.start));
+            points.push((self.x(row.start.as_secs_f64()), y));
+            points.push((self.x(stop.as_secs_f64()), y));
+        }
+        points.dedup();
+        points
+    }
+
     /// The points of `run`'s line in `panel`: each interval's figure at the middle of the
     /// interval, a missing figure (a percentile with no success) breaking the line.
     pub(crate) fn segments(&self, panel: &Panel, run: &VariantRun) -> Vec<Vec<(i32, i32)>> {
@@ -124,6 +144,14 @@ impl Layout {
         segments.retain(|s| !s.is_empty());
         segments
     }
+}
+
+/// The first run with a limiter, whose backend the optimum's line is drawn for.
+pub(crate) fn limited(report: &Report) -> Option<&VariantRun> {
+    report
+        .runs
+        .iter()
+        .find(|r| r.variant.policies.limiter.is_some())
 }
 
 #[cfg(test)]

@@ -89,6 +89,7 @@ mod engine;
 mod histogram;
 mod humane;
 mod layout;
+mod optimum;
 mod plot;
 #[cfg(feature = "png")]
 mod png;
@@ -101,7 +102,7 @@ mod summary;
 mod words;
 
 pub use arrivals::{Bursts, Ramp, Steady, Traffic};
-pub use backend::{Backend, Change, LatencyModel, Meter, Phase, Sampler, Service};
+pub use backend::{Backend, Change, Discipline, LatencyModel, Meter, Phase, Sampler, Service};
 pub use builtin::Builtin;
 pub use dice::Dice;
 pub use humane::parse_duration;

@@ -3,6 +3,7 @@
 use core::fmt;
 
 use plotters::coord::Shift;
+use plotters::element::DashedPathElement;
 use plotters::prelude::*;
 
 use plotters::style::text_anchor::{HPos, Pos, VPos};
@@ -166,6 +167,16 @@ pub(crate) fn draw<DB: DrawingBackend>(
                 &anchored(PHASE_FONT, HPos::Left, VPos::Top).color(&color),
                 (span.label_x, panel.label_y(span.row)),
             )
+            .map_err(fail)?;
+        }
+        let optimum = layout.optimum(panel, report);
+        if !optimum.is_empty() {
+            root.draw(&DashedPathElement::new(
+                optimum,
+                6,
+                4,
+                RGBColor(90, 90, 90).stroke_width(2),
+            ))
             .map_err(fail)?;
         }
         for (i, run) in report.runs.iter().enumerate() {

@@ -27,7 +27,9 @@ pub struct Service {
 /// manual clock can sleep each call's latency and answer its failure, so the front door's
 /// pieces (`ironward_tokio::call`) meet the backend a scenario models. What a sampler leaves
 /// out is the backend's workers and queue: each call is served at once, and the caller's own
-/// concurrency stands for the rest.
+/// concurrency stands for the rest. For the same reason it draws a processor-sharing
+/// backend's latency unloaded, without the stretch of the calls sharing its cores, and its
+/// schedule's `capacity` does not apply.
 ///
 /// # Examples
 ///
@@ -42,6 +44,7 @@ pub struct Service {
 ///         end: Duration::from_secs(120),
 ///         failure: Some(Change { from: 1.0, to: 1.0 }),
 ///         slowdown: Some(Change { from: 2.0, to: 2.0 }),
+///         capacity: None,
 ///     }],
 ///     ..Backend::default()
 /// };

@@ -5,11 +5,16 @@ use core::time::Duration;
 
 use serde::Deserialize;
 
-/// A stretch of time during which calls fail more often or take longer.
+/// A stretch of time during which calls fail more often or take longer, or the backend
+/// has fewer cores.
 ///
-/// `failure` and `slowdown` are each a number (held over the phase) or a pair `[from, to]`
-/// that moves linearly over it. Where phases overlap, the highest failure probability and
-/// the product of the slowdowns apply.
+/// `failure`, `slowdown` and `capacity` are each a number (held over the phase) or a pair
+/// `[from, to]` that moves linearly over it. Where phases overlap, the highest failure
+/// probability and the product of the slowdowns and of the capacities apply. `capacity` is
+/// the share of the backend's cores in force, read by a processor-sharing backend only
+/// ([`Discipline::Sharing`](crate::Discipline::Sharing)): 0.5 halves what it serves a second
+/// and the concurrency that keeps it busy, where a slowdown of 2 halves the first and keeps
+/// the second.
 ///
 /// # Default
 ///
@@ -27,12 +32,15 @@ pub struct Phase {
     pub failure: Option<Change>,
     /// What service times are multiplied by.
     pub slowdown: Option<Change>,
+    /// The share of the cores in force (a processor-sharing backend's only).
+    pub capacity: Option<Change>,
 }
 
 impl Phase {
     /// What the phase does, in a word or two, for a picture to mark it with: "outage" for
     /// every call failing, "cold start" for a slowdown that eases back to normal, otherwise
-    /// the failure share or the slowdown factor ("5% errors", "errors 0→30%", "slow ×3");
+    /// the failure share, the slowdown factor or the share of the cores ("5% errors",
+    /// "errors 0→30%", "slow ×3", "cores ×0.5"), joined by commas where there are several;
     /// `None` for a phase that changes nothing.
     ///
     /// # Examples
@@ -45,6 +53,8 @@ impl Phase {
     /// assert_eq!(outage.label().as_deref(), Some("outage"));
     /// let cold = Phase { slowdown: Some(Change { from: 4.0, to: 1.0 }), ..Phase::default() };
     /// assert_eq!(cold.label().as_deref(), Some("cold start"));
+    /// let halved = Phase { capacity: Some(Change { from: 0.5, to: 0.5 }), ..Phase::default() };
+    /// assert_eq!(halved.label().as_deref(), Some("cores ×0.5"));
     /// assert_eq!(Phase::default().label(), None);
     /// ```
     pub fn label(&self) -> Option<String> {
@@ -61,10 +71,16 @@ impl Phase {
             (a, b) if a == b => Some(format!("slow ×{}", trim(a))),
             (a, b) => Some(format!("slow ×{}→×{}", trim(a), trim(b))),
         });
-        match (failure, slowdown) {
-            (Some(f), Some(s)) => Some(format!("{f}, {s}")),
-            (f, s) => f.or(s),
-        }
+        let capacity = self.capacity.and_then(|c| match (c.from, c.to) {
+            (a, b) if a == 1.0 && b == 1.0 => None,
+            (a, b) if a == b => Some(format!("cores ×{}", trim(a))),
+            (a, b) => Some(format!("cores ×{}→×{}", trim(a), trim(b))),
+        });
+        let words: Vec<String> = [failure, slowdown, capacity]
+            .into_iter()
+            .flatten()
+            .collect();
+        (!words.is_empty()).then(|| words.join(", "))
     }
 }
 

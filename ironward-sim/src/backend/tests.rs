@@ -20,15 +20,15 @@ fn server(workers: u32, queue: u32) -> Server {
 #[test]
 fn calls_queue_first_come_first_served_and_overflow_is_refused() {
     let mut s = server(2, 1);
-    assert_eq!(s.admit(0), Some((10 * MS, true)));
-    assert_eq!(s.admit(MS), Some((11 * MS, true)));
+    assert_eq!(s.admit(0), Ok((10 * MS, true)));
+    assert_eq!(s.admit(MS), Ok((11 * MS, true)));
     // Both workers busy: this one waits for the first to free up at 10 ms.
-    assert_eq!(s.admit(2 * MS), Some((20 * MS, true)));
+    assert_eq!(s.admit(2 * MS), Ok((20 * MS, true)));
     // The queue holds one: refused.
-    assert_eq!(s.admit(3 * MS), None);
+    assert_eq!(s.admit(3 * MS), Err(Unserved::Full));
     assert_eq!(s.inside(), 3);
     // At 10 ms the waiting call has started, so the queue has room again.
-    assert_eq!(s.admit(10 * MS), Some((21 * MS, true)));
+    assert_eq!(s.admit(10 * MS), Ok((21 * MS, true)));
 }
 
 // The workers against the binary heap of free times they replace, over arrivals that
@@ -63,7 +63,7 @@ fn workers_start_every_call_when_a_heap_of_free_times_would() {
 #[test]
 fn the_cpu_reading_is_the_smoothed_busy_fraction() {
     let mut s = server(2, 0);
-    s.admit(0);
+    s.admit(0).expect("an idle worker");
     s.sample(250 * MS);
     // One of two workers was busy for 10 ms of 250, but `finish` was never called, so the
     // meter counts it busy throughout: half the workers, smoothed by 0.05.
@@ -84,12 +84,14 @@ fn the_schedule_sets_failure_and_slowdown_over_time() {
                 end: Duration::from_secs(20),
                 failure: Some(Change { from: 1.0, to: 1.0 }),
                 slowdown: None,
+                capacity: None,
             },
             Phase {
                 start: Duration::from_secs(20),
                 end: Duration::from_secs(30),
                 failure: None,
                 slowdown: Some(Change { from: 5.0, to: 1.0 }),
+                capacity: None,
             },
         ],
         ..Backend::default()

@@ -5,6 +5,7 @@ use core::time::Duration;
 
 use ironward::{Criticality, Deadline, Settle};
 
+use crate::backend::Unserved;
 use crate::quotas::{Piece, Quotas};
 use ironward::clock::nanos;
 
@@ -61,11 +62,21 @@ impl Engine {
                 return self.failed(call, guard, Settle::Dropped);
             }
         };
-        let Some((done, ok)) = self.server.admit(self.now) else {
-            self.row.refused.queue += 1;
-            self.row.refused_by[rank] += 1;
-            self.leave(inside, false);
-            return self.failed(call, guard, Settle::Dropped);
+        let (done, ok) = match self.server.admit(self.now) {
+            Ok(served) => served,
+            Err(Unserved::Full) => {
+                self.row.refused.queue += 1;
+                self.row.refused_by[rank] += 1;
+                self.leave(inside, false);
+                return self.failed(call, guard, Settle::Dropped);
+            }
+            Err(Unserved::Dropped(at)) => {
+                // Dropped unserved after its wait: a timeout to the client (its own, if
+                // sooner), which frees the server-side pieces at once as a refusal does.
+                self.leave(inside, false);
+                let at = self.limit(&call).map_or(at, |limit| limit.min(at));
+                return self.push(at, What::Timeout { call, guard });
+            }
         };
         self.row.admitted += 1;
         self.row.admitted_by[rank] += 1;

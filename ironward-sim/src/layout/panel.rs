@@ -1,5 +1,6 @@
 //! One panel of the picture: its plot area, its value axis and its legend.
 
+use crate::optimum::optimum;
 use crate::report::{Column, Report};
 
 use super::axis::{Tick, nice, value_label};
@@ -62,6 +63,9 @@ pub(super) fn legend_width(report: &Report, measure: Measure<'_>) -> Option<i32>
     Some(8 + SWATCH + 6 + widest + 8)
 }
 
+/// How far above the optimum the limit's panel reaches.
+pub(crate) const OFF_SCALE: f64 = 10.0;
+
 /// A panel: its plot area, and a top value that leaves the label band above every value.
 pub(super) fn panel(
     report: &Report,
@@ -85,6 +89,20 @@ pub(super) fn panel(
         .flat_map(|r| r.rows.iter().filter_map(|row| row.value(column)))
         .filter(|v| v.is_finite())
         .fold(0.0, f64::max);
+    // The limit's panel also holds the optimum's line, and reaches no higher than
+    // `OFF_SCALE` times it: a limit far above would flatten the line and every limit near
+    // it onto the axis, so it runs along the top edge instead.
+    let highest = match (column, super::limited(report)) {
+        (Column::Limit, Some(run)) => {
+            let best = run
+                .rows
+                .iter()
+                .map(|r| optimum(&run.variant.backend, r.start))
+                .fold(0.0, f64::max);
+            highest.max(best).min(best * OFF_SCALE)
+        }
+        _ => highest,
+    };
     let height = f64::from(plot.bottom - plot.top);
     let band = if label_rows > 0 {
         f64::from(label_rows * LABEL_ROW + 6)

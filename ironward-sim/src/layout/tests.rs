@@ -190,3 +190,44 @@ fn value_labels_are_round_and_the_widest_fits_the_margin() {
         }
     }
 }
+
+// The limit's panel draws the optimum as a step at each change of the cores, and holds a
+// limit far above it to 10× it, at the top edge, so that the line stays readable.
+#[test]
+fn the_limit_panel_draws_the_optimum_and_clips_a_limit_far_above_it() {
+    let (report, layout) = lay(r#"
+        duration = "6s"
+        plot = ["limit", "succeeded"]
+        arrivals = [{ kind = "poisson", rate = 600.0 }]
+        backend = { discipline = "sharing", workers = 4, queue = 100000, schedule = [{ start = "3s", end = "6s", capacity = 0.5 }] }
+        [[variant]]
+        name = "high"
+        policies.limiter = { algorithm = { Vegas = { initial = 1000 } }, probe = "0s" }
+        "#);
+    let [limit, succeeded] = &layout.panels[..] else {
+        panic!("two panels")
+    };
+    // 10× the highest optimum, 4, and the margin above it for the phase's label.
+    assert!((40.0..50.0).contains(&limit.top), "{}", limit.top);
+    let line = layout.optimum(limit, &report);
+    let heights: Vec<i32> = line.iter().map(|&(_, y)| y).collect();
+    assert_eq!(heights.first(), Some(&limit.y(4.0)));
+    assert_eq!(
+        heights.last(),
+        Some(&limit.y(2.0)),
+        "half the cores from 3 s"
+    );
+    assert!(
+        line.iter()
+            .all(|&(x, _)| x >= limit.plot.left && x <= limit.plot.right)
+    );
+    assert!(
+        layout.optimum(succeeded, &report).is_empty(),
+        "the limit's panel only"
+    );
+    let (bare, none) = lay("duration = \"2s\"\nplot = [\"limit\"]");
+    assert!(
+        none.optimum(&none.panels[0], &bare).is_empty(),
+        "no limiter, no optimum"
+    );
+}

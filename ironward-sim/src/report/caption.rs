@@ -60,7 +60,9 @@ impl Column {
             ),
             Self::Cpu => read("backend CPU: the busy share of its workers, smoothed"),
             Self::BreakerRatio => read("breaker: the share of calls it refuses"),
-            Self::Limit => read("limiter: the most attempts it lets be in flight"),
+            Self::Limit => read(
+                "limiter: most attempts let in flight; dashed: Little's law's optimum (top: 10× it)",
+            ),
             Self::ShedderFlying => read("shedder: calls in flight"),
             Self::ShedderAverage => read("shedder: moving average of calls in flight"),
             Self::P50Ms => latency("median"),

@@ -44,6 +44,7 @@ fn backend() -> Backend {
             end: UP,
             failure: Some(Change { from: 1.0, to: 1.0 }),
             slowdown: None,
+            capacity: None,
         }],
         ..Backend::default()
     }

@@ -3,7 +3,7 @@
 //!
 //! The pieces, after Netflix's concurrency-limits library:
 //!
-//! - an [`Estimator`] runs one algorithm ([`Aimd`], [`Vegas`] or [`Gradient2`]) over one
+//! - an [`Estimator`] runs one algorithm ([`Aimd`], [`Vegas`], [`Gradient2`] or [`Little`]) over one
 //!   [`Sample`] per sampling window and says what the limit is now;
 //! - a [`Sampler`] turns the latencies of finished calls into that one sample per window (an
 //!   average or a percentile of the window's latencies, allocation-free);
@@ -16,6 +16,7 @@ mod aimd;
 mod estimator;
 mod gradient2;
 mod limiter;
+mod little;
 mod sample;
 mod sampler;
 mod vegas;
@@ -25,6 +26,7 @@ pub use aimd::{AIMD, Aimd};
 pub use estimator::{Algorithm, Estimator};
 pub use gradient2::{GRADIENT2, Gradient2};
 pub use limiter::{Grant, Limiter, LimiterReason, Partitions, Settle};
+pub use little::{LITTLE, Little};
 pub use sample::{Sample, Scale};
 pub use sampler::{Latency, SAMPLING, Sampler, Sampling};
 pub use vegas::{Decrease, VEGAS, Vegas};

@@ -40,6 +40,9 @@
 //!   | `smoothing` of [`limit::Vegas`] and [`limit::Gradient2`] | 0 to 1 | 0 | freezes the limit |
 //!   | [`limit::Gradient2`]'s `tolerance` | 1 to infinity | infinity | never reads a latency as a queue |
 //!   | [`limit::Decrease`]'s `Ratio` | 0 to 1 | 1 | never lowers the limit |
+//!   | [`limit::Little`]'s `low`, `high`, `growth`, `backoff` | 0 to 1 | 1 | never jumps down, grows by the whole limit, never lowers the limit on a drop |
+//!   | [`limit::Little`]'s `headroom` | 1 to 10 | 10 | jumps to ten times Little's estimate |
+//!   | [`limit::Little`]'s `quantile` | 0 to 1 | 1 | measures against the slowest recent window |
 //!   | [`limit::Latency`]'s `Percentile` | 0 to 1 | 0 | samples the fastest call |
 //!   | [`latency::Tail`]'s `percentile` | 0 to 1 | 0 | hedges after the fastest recent call, held up to the `floor` |
 //!
@@ -103,6 +106,7 @@
 //! [`limit::Vegas`]: crate::limit::Vegas
 //! [`limit::Gradient2`]: crate::limit::Gradient2
 //! [`limit::Decrease`]: crate::limit::Decrease
+//! [`limit::Little`]: crate::limit::Little
 //! [`limit::Latency`]: crate::limit::Latency
 //! [`SreBreaker::ratio`]: crate::SreBreaker::ratio
 //! [`SreBreaker::allow`]: crate::SreBreaker::allow

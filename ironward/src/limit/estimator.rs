@@ -15,8 +15,8 @@
 use core::time::Duration;
 
 use super::sample::{Bounds, Sample};
-use super::{Aimd, Gradient2, Vegas};
-use super::{aimd, gradient2, vegas};
+use super::{Aimd, Gradient2, Little, Vegas};
+use super::{aimd, gradient2, little, vegas};
 use crate::internal::float::{duration, round_nanos};
 
 /// Which algorithm adapts the limit, with its constants.
@@ -26,6 +26,7 @@ use crate::internal::float::{duration, round_nanos};
 /// | [`Aimd`] | drops and calls slower than its timeout | latency says little about load (a backend that refuses when full, calls whose cost varies widely), or as the simplest one to reason about |
 /// | [`Vegas`] | each window's latency against the least seen, the latency with no queue, and drops | the backend's latency without load is stable and any growth over it is queueing: the default of Netflix's limiters |
 /// | [`Gradient2`] | each window's latency against a long average of them, not drops (as Netflix's `Gradient2Limit`) | latency drifts over the day (caches warming, batches), where a minimum would be stale and shed too much |
+/// | [`Little`] | each window's latency against a low percentile of recent windows' latencies, read through Little's law, and drops | the optimum may be small (a few calls) or far from the start: it moves by shares of the limit, not by a few calls |
 ///
 /// Every algorithm ignores growth while fewer than half the limit were in flight (the limit
 /// was not what held the calls back) and holds the limit within its `min` and `max`.
@@ -48,6 +49,9 @@ pub enum Algorithm {
     /// The gradient of the window's latency against a long average: Netflix's
     /// `Gradient2Limit`.
     Gradient2(Gradient2),
+    /// Little's-law estimate of the backend's concurrency, with moves proportional to the
+    /// limit: not in Netflix's library.
+    Little(Little),
 }
 
 impl Algorithm {
@@ -57,6 +61,7 @@ impl Algorithm {
             Self::Aimd(aimd) => Bounds::new(aimd.min, aimd.max),
             Self::Vegas(vegas) => Bounds::new(vegas.min, vegas.max),
             Self::Gradient2(gradient) => Bounds::new(gradient.min, gradient.max),
+            Self::Little(little) => Bounds::new(little.min, little.max),
         }
     }
 
@@ -66,6 +71,7 @@ impl Algorithm {
             Self::Aimd(aimd) => aimd.initial,
             Self::Vegas(vegas) => vegas.initial,
             Self::Gradient2(gradient) => gradient.initial,
+            Self::Little(little) => little.initial,
         }
     }
 }
@@ -108,12 +114,16 @@ pub struct Estimator {
 }
 
 /// What an algorithm remembers besides its limit.
+// Little's latencies (256 bytes) are held inline: the core has no allocator to box them
+// with, and a limiter already holds its sampler's 8 KiB of latencies inline.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 enum Memory {
     /// Aimd remembers nothing: the limit is its whole state.
     Aimd,
     Vegas(vegas::State),
     Gradient2(gradient2::State),
+    Little(little::State),
 }
 
 impl Memory {
@@ -123,6 +133,7 @@ impl Memory {
             Algorithm::Aimd(_) => Self::Aimd,
             Algorithm::Vegas(vegas) => Self::Vegas(vegas::State::new(vegas, limit)),
             Algorithm::Gradient2(_) => Self::Gradient2(gradient2::State::new(limit)),
+            Algorithm::Little(_) => Self::Little(little::State::new(limit)),
         }
     }
 }
@@ -190,6 +201,9 @@ impl Estimator {
             (Algorithm::Gradient2(policy), Memory::Gradient2(state)) => {
                 state.update(policy, bounds, sample)
             }
+            (Algorithm::Little(policy), Memory::Little(state)) => {
+                state.update(policy, bounds, sample)
+            }
             // `new` and `retune` keep the memory the algorithm's own; were it not, the
             // algorithm would start afresh from the limit reached.
             (algorithm, memory) => {
@@ -215,8 +229,8 @@ impl Estimator {
     }
 
     /// The latency the algorithm measures each window against: Vegas' latency with no
-    /// queue, Gradient2's long average (rounded to the nanosecond); `None` for Aimd, and
-    /// before the first sample.
+    /// queue, Gradient2's long average (rounded to the nanosecond), Little's low percentile
+    /// of recent windows' latencies; `None` for Aimd, and before the first sample.
     ///
     /// # Examples
     ///
@@ -235,13 +249,18 @@ impl Estimator {
             Memory::Aimd => None,
             Memory::Vegas(state) => state.noload().map(Duration::from_nanos),
             Memory::Gradient2(state) => state.long().map(|n| duration(round_nanos(n))),
+            Memory::Little(state) => match &self.algorithm {
+                Algorithm::Little(policy) => state.baseline(policy).map(Duration::from_nanos),
+                _ => None,
+            },
         }
     }
 
     /// Takes `rtt`, a latency measured with no queue, as the baseline the algorithm measures
     /// against (see [`baseline`](Estimator::baseline)): Vegas' latency with no queue,
-    /// Gradient2's long average. Aimd keeps no baseline and is unchanged; a zero `rtt` changes
-    /// nothing.
+    /// Gradient2's long average; Little remembers it as one more window's latency, of which its
+    /// baseline is a percentile. Aimd keeps no baseline and is unchanged; a zero `rtt`
+    /// changes nothing.
     ///
     /// Neither algorithm can tell a backend that has slowed for good from a queue: Vegas
     /// keeps the least latency it has seen, and Gradient2's long average follows the queue
@@ -271,6 +290,11 @@ impl Estimator {
             Memory::Aimd => {}
             Memory::Vegas(state) => state.rebase(rtt),
             Memory::Gradient2(state) => state.rebase(rtt as f64),
+            Memory::Little(state) => {
+                if let Algorithm::Little(policy) = &self.algorithm {
+                    state.rebase(policy, rtt);
+                }
+            }
         }
     }
 
@@ -306,6 +330,7 @@ impl Estimator {
             (Algorithm::Gradient2(_), Memory::Gradient2(state)) => {
                 self.limit = state.retune(bounds);
             }
+            (Algorithm::Little(_), Memory::Little(state)) => self.limit = state.retune(bounds),
             (_, memory) => *memory = Memory::new(&algorithm, self.limit),
         }
         self.algorithm = algorithm;

@@ -44,7 +44,8 @@ pub enum Latency {
 /// Every other call joins the open window, and the call that finishes after the window's
 /// end closes it, itself included. A closed window with at least `size` calls becomes a
 /// [`Sample`]: its [`latency`](Sampling::latency), the most calls in flight when any of its
-/// calls started, and whether any was dropped; one with fewer is discarded. The next window
+/// calls started, and whether any was dropped; one with fewer is discarded, unless
+/// [`fill`](Sampling::fill) is set, when it stays open until it holds `size`. The next window
 /// opens as the last closes and lasts twice the fastest latency of the closed one, held to
 /// `min_window ..= max_window` (with the defaults, always 1 s).
 ///
@@ -61,6 +62,7 @@ pub enum Latency {
 /// | `max_window` | 1 s | the longest window (`maxWindowTime`) |
 /// | `min_rtt` | 100 µs | latencies under this are ignored (`minRttThreshold`) |
 /// | `latency` | `Average` | the window's latency is its mean (`AverageSampleWindowFactory`) |
+/// | `fill` | `false` | a window short of `size` calls at its end is discarded (not in the reference) |
 ///
 /// # Bad constants
 ///
@@ -113,6 +115,23 @@ pub struct Sampling {
     pub min_rtt: Duration,
     /// Which latency of the window the sample carries.
     pub latency: Latency,
+    /// Whether a window that ends with fewer than `size` calls stays open until it holds
+    /// `size`, rather than being discarded.
+    ///
+    /// At a low limit on a slow backend, a window may never hold `size` calls (a limit of 1
+    /// on a 120 ms backend finishes 8 a second against the default 10): every window is
+    /// discarded, no sample comes, and the limit never moves. Filled windows last longer
+    /// instead, so the algorithm still hears from the backend, later. Off by default, which
+    /// decides as the reference does.
+    #[cfg_attr(feature = "serde", serde(skip_serializing_if = "unset"))]
+    pub fill: bool,
+}
+
+/// Whether a switch is off: left out of a written policy, so that one written before
+/// [`Sampling::fill`] existed reads back the same.
+#[cfg(feature = "serde")]
+fn unset(on: &bool) -> bool {
+    !*on
 }
 
 /// Netflix concurrency-limits' `WindowedLimit` defaults: windows of 1 s with at least 10
@@ -123,6 +142,7 @@ pub const SAMPLING: Sampling = Sampling {
     max_window: Duration::from_secs(1),
     min_rtt: Duration::from_micros(100),
     latency: Latency::Average,
+    fill: false,
 };
 
 impl Default for Sampling {
@@ -269,10 +289,11 @@ impl Sampler {
             *slot = rtt;
             self.held += 1;
         }
-        if now <= self.end {
+        let enough = self.calls >= u64::from(self.sampling.size.max(1));
+        if now <= self.end || (self.sampling.fill && !enough) {
             return None;
         }
-        let sample = (self.calls >= u64::from(self.sampling.size.max(1))).then(|| Sample {
+        let sample = enough.then(|| Sample {
             rtt: Duration::from_nanos(self.latency()),
             in_flight: self.in_flight,
             dropped: self.dropped,

@@ -428,3 +428,37 @@ fn the_preset_reads_back_as_written_with_humane_durations() {
     let tail: Sampling = serde_json::from_str(r#"{"latency":{"Percentile":0.9}}"#).unwrap();
     assert_eq!(tail.latency, Latency::Percentile(0.9));
 }
+
+#[test]
+fn a_filled_window_stays_open_until_it_holds_size_calls() {
+    let fill = Sampling {
+        size: 3,
+        fill: true,
+        ..SAMPLING
+    };
+    let mut sampler = Sampler::new(fill, ms(0));
+    assert_eq!(sampler.add(ms(500), ms(100), 1, false), None);
+    // Past the window's end with two calls of three: still open, not discarded.
+    assert_eq!(sampler.add(ms(1500), ms(100), 1, false), None);
+    assert_eq!(sampler.calls(), 2);
+    // A clock that steps back is read as the latest seen: the third call closes it.
+    let sample = sampler
+        .add(ms(1200), ms(400), 2, true)
+        .expect("three calls");
+    assert_eq!(
+        (sample.rtt, sample.in_flight, sample.dropped),
+        (ms(200), 2, true)
+    );
+    assert_eq!(sampler.calls(), 0);
+    // The same calls without `fill`: the window at its end is discarded.
+    let mut plain = Sampler::new(
+        Sampling {
+            fill: false,
+            ..fill
+        },
+        ms(0),
+    );
+    plain.add(ms(500), ms(100), 1, false);
+    assert_eq!(plain.add(ms(1500), ms(100), 1, false), None);
+    assert_eq!(plain.calls(), 0);
+}

@@ -1,5 +1,6 @@
 //! The convergence verdicts, two tests per scenario: which verdicts each limiter meets
-//! today, asserted (so a change to any of them shows), and the bar the issue sets for
+//! today (`little` rows are `ironward::limit::Little`, a candidate default), asserted (so a
+//! change to any of them shows), and the bar the issue sets for
 //! ironward's default, from any start in its bounds, ignored until the default meets it
 //! (each ignore says by how much it misses today).
 
@@ -67,6 +68,9 @@ fn sharing_today_no_limiter_comes_near_an_optimum_of_one() {
             ("adaptive", "nnnYY"),
             ("adaptive-from-1", "nnnYY"),
             ("adaptive-from-1000", "nnnnY"),
+            ("little", "nnnYY"),
+            ("little-from-1", "YnYnY"),
+            ("little-from-1000", "YnYnY"),
             (NETFLIX[0], "nnnYY"),
             (NETFLIX[1], "nnnYn"),
             (NETFLIX[2], "nnnYn"),
@@ -90,6 +94,9 @@ fn mmc_today_the_default_from_its_initial_limit_meets_every_verdict() {
             ("adaptive", "YYYYY"),
             ("adaptive-from-1", "YnYYY"),
             ("adaptive-from-1000", "nnnnY"),
+            ("little", "YnYYY"),
+            ("little-from-1", "nnYnY"),
+            ("little-from-1000", "nYYnY"),
             (NETFLIX[0], "YnYYY"),
             (NETFLIX[1], "YnYYY"),
             (NETFLIX[2], "nnYYn"),
@@ -113,6 +120,9 @@ fn capacity_halves_today_no_limiter_follows_the_cores() {
             ("adaptive", "nnYYY"),
             ("adaptive-from-1", "nnYYY"),
             ("adaptive-from-1000", "nnnnY"),
+            ("little", "nYYYY"),
+            ("little-from-1", "YYYYY"),
+            ("little-from-1000", "nYYYY"),
             (NETFLIX[0], "nnnYY"),
             (NETFLIX[1], "nnnYn"),
             (NETFLIX[2], "nnnYn"),
@@ -136,6 +146,9 @@ fn bimodal_today_the_default_comes_near_but_settles_high() {
             ("adaptive", "YnYYY"),
             ("adaptive-from-1", "YnYYY"),
             ("adaptive-from-1000", "nnnnY"),
+            ("little", "YYYYY"),
+            ("little-from-1", "YYYnY"),
+            ("little-from-1000", "nnYYY"),
             (NETFLIX[0], "YnYYY"),
             (NETFLIX[1], "nnYYn"),
             (NETFLIX[2], "nnnYn"),
@@ -158,6 +171,9 @@ fn drops_today_the_default_from_one_alone_comes_near_in_time() {
             ("adaptive", "nnYYY"),
             ("adaptive-from-1", "YnYYY"),
             ("adaptive-from-1000", "nnnYY"),
+            ("little", "nYYYY"),
+            ("little-from-1", "YYYYY"),
+            ("little-from-1000", "nnnYY"),
             (NETFLIX[0], "nnnYY"),
             (NETFLIX[1], "nnnYn"),
             (NETFLIX[2], "nnnYn"),
@@ -181,6 +197,9 @@ fn runaway_today_gradient2_as_tripwire_runs_it_runs_away_and_the_default_does_no
             ("adaptive", "nnYYY"),
             ("adaptive-from-1", "nnYnY"),
             ("adaptive-from-1000", "nnnYY"),
+            ("little", "nnYYY"),
+            ("little-from-1", "nnYYY"),
+            ("little-from-1000", "nnYYY"),
             (NETFLIX[0], "nnYYY"),
             (NETFLIX[1], "nnnYY"),
             (NETFLIX[2], "nnnYn"),

@@ -7,13 +7,15 @@ use ironward::{Criticality, Grant, SrePermit, Ticket};
 
 use ironward::ClassicPermit;
 
-/// One call: when it first arrived, which attempt is next, the last backoff, and its class.
+/// One call: when it first arrived, which attempt is next, the last backoff, its class,
+/// and the closed-loop source whose client waits for it (or [`OPEN`](super::closed::OPEN)).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Call {
     pub(super) start: u64,
     pub(super) attempt: u32,
     pub(super) previous: Option<Duration>,
     pub(super) class: Criticality,
+    pub(super) source: u16,
 }
 
 /// What the client's limiter and breaker handed out for an attempt.
@@ -54,4 +56,6 @@ pub(super) enum What {
     Finish { inside: Inside, ok: bool },
     /// A call's next attempt starts.
     Retry { call: Call },
+    /// A closed-loop client of this source sends a call.
+    Send { source: u16 },
 }

@@ -78,7 +78,7 @@ impl Engine {
         let unfinished = self
             .events
             .waiting()
-            .filter(|what| !matches!(what, What::Finish { .. }))
+            .filter(|what| !matches!(what, What::Finish { .. } | What::Send { .. }))
             .count() as u64;
         let quantile = |q| self.latency.quantile(q).map(Duration::from_micros);
         VariantRun {

@@ -24,6 +24,8 @@
 //! immediate error. The backend serves it first come first served and it succeeds or fails
 //! after its service time; the client gives up on it at its timeout. A failed attempt is
 //! retried after the backoff's delay while the backoff, the budget and the deadline allow.
+//! Calls arrive on their own (open-loop sources), or from [`Closed`] loops of clients that
+//! each send their next call once the last has ended and a think time has passed.
 //!
 //! The simulation is an event loop over a simulated clock in whole nanoseconds, not a fixed
 //! tick: it takes whichever comes first of a CPU sample, the end of an interval, a scheduled

@@ -123,7 +123,7 @@ impl Variant {
                     }
                     engine.tick(arrival);
                     let class = engine.arrivals.pop();
-                    engine.arrive(class);
+                    engine.arrive(class, closed::OPEN);
                     arrival = engine.arrivals.peek().unwrap_or(u64::MAX);
                 }
             }
@@ -290,15 +290,17 @@ impl Engine {
         }
     }
 
+    /// A call of `class` arrives now, from the closed-loop `source` whose client waits for
+    /// it, or [`closed::OPEN`].
     #[inline(always)]
-    fn arrive(&mut self, class: Criticality) {
+    fn arrive(&mut self, class: Criticality, source: u16) {
         self.row.offered += 1;
         self.attempt(Call {
             start: self.now,
             attempt: 1,
             previous: None,
             class,
-            source: closed::OPEN,
+            source,
         });
     }
 }

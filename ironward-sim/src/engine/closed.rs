@@ -38,14 +38,7 @@ impl Engine {
     /// A closed-loop client of source `source` sends a call.
     pub(super) fn send(&mut self, source: u16) {
         let class = self.loops[usize::from(source)].0.criticality;
-        self.row.offered += 1;
-        self.attempt(Call {
-            start: self.now,
-            attempt: 1,
-            previous: None,
-            class,
-            source,
-        });
+        self.arrive(class, source);
     }
 
     /// `call` has ended: if a closed-loop client sent it, the client sends its next after

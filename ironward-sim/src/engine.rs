@@ -123,7 +123,7 @@ impl Variant {
                     }
                     engine.tick(arrival);
                     let class = engine.arrivals.pop();
-                    engine.arrive(class, closed::OPEN);
+                    engine.arrive(class);
                     arrival = engine.arrivals.peek().unwrap_or(u64::MAX);
                 }
             }
@@ -285,22 +285,19 @@ impl Engine {
                 self.failed(call, guard, Settle::Dropped);
             }
             What::Finish { inside, ok } => self.finished(inside, ok),
-            What::Retry { call } => self.attempt(call),
-            What::Send { source } => self.send(source),
+            What::Start { call } => {
+                // A first attempt here is a closed-loop client's call, offered as it starts.
+                if call.attempt == 1 {
+                    self.row.offered += 1;
+                }
+                self.attempt(call);
+            }
         }
     }
 
-    /// A call of `class` arrives now, from the closed-loop `source` whose client waits for
-    /// it, or [`closed::OPEN`].
     #[inline(always)]
-    fn arrive(&mut self, class: Criticality, source: u16) {
+    fn arrive(&mut self, class: Criticality) {
         self.row.offered += 1;
-        self.attempt(Call {
-            start: self.now,
-            attempt: 1,
-            previous: None,
-            class,
-            source,
-        });
+        self.attempt(Call::first(self.now, class, closed::OPEN));
     }
 }

@@ -18,6 +18,20 @@ pub(super) struct Call {
     pub(super) source: u16,
 }
 
+impl Call {
+    /// A call's first attempt, starting at `start`.
+    #[inline(always)]
+    pub(super) fn first(start: u64, class: Criticality, source: u16) -> Self {
+        Self {
+            start,
+            attempt: 1,
+            previous: None,
+            class,
+            source,
+        }
+    }
+}
+
 /// What the client's limiter and breaker handed out for an attempt.
 #[derive(Debug)]
 pub(super) struct Guard {
@@ -54,8 +68,7 @@ pub(super) enum What {
     Timeout { call: Call, guard: Guard },
     /// The backend finishes an attempt the client gave up on.
     Finish { inside: Inside, ok: bool },
-    /// A call's next attempt starts.
-    Retry { call: Call },
-    /// A closed-loop client of this source sends a call.
-    Send { source: u16 },
+    /// An attempt starts: a call's retry, or the first attempt of a closed-loop client's
+    /// next call.
+    Start { call: Call },
 }

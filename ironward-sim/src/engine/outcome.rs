@@ -62,7 +62,7 @@ impl Engine {
             previous: Some(delay),
             ..call
         };
-        self.push(at, What::Retry { call: next });
+        self.push(at, What::Start { call: next });
     }
 
     /// `call` ends unanswered (`ok` false) or answered.

@@ -1,4 +1,7 @@
-//! Where calls come from: steady, Poisson, ramping and bursty sources.
+//! Where calls come from: steady, Poisson, ramping and bursty sources, and closed-loop
+//! clients.
+
+mod closed;
 
 use core::time::Duration;
 
@@ -9,12 +12,17 @@ use serde::Deserialize;
 use crate::ahead::Ahead;
 use crate::dice::Dice;
 
+pub use closed::{Closed, Think};
+
 /// Nanoseconds in a second, as the float a rate divides.
 const NS: f64 = 1e9;
 
 /// One source of calls; a variant's sources add up.
 ///
-/// In a scenario file each is a table whose `kind` picks the shape:
+/// In a scenario file each is a table whose `kind` picks the shape. The first four are
+/// open-loop: their calls come when they come, whatever becomes of the calls before them.
+/// The last, `closed`, is clients that each wait for an answer before sending again (see
+/// [`Closed`]).
 ///
 /// Every source's calls are of one [`Criticality`], `critical` unless its table says
 /// `criticality = "sheddable"` (or `sheddable_concurrent`, `critical_plus`): the class the
@@ -27,6 +35,7 @@ const NS: f64 = 1e9;
 ///     { kind = "constant", rate = 50.0, start = "10s", end = "20s" },  # evenly spaced
 ///     { kind = "ramp", from = 0.0, to = 2000.0, start = "60s", end = "120s" },
 ///     { kind = "bursts", size = 1000, every = "30s", spread = "0s", count = 1 },
+///     { kind = "closed", clients = 500, think = { fixed = "0s" } },
 /// ]
 /// ```
 ///
@@ -45,6 +54,9 @@ pub enum Traffic {
     /// `size` calls at once (or spread evenly over `spread`), every `every`: synchronised
     /// callers, a cron job, a retry wave.
     Bursts(Bursts),
+    /// `clients` callers, each sending its next call once its last is answered and its
+    /// think time has passed: a load generator's connections.
+    Closed(Closed),
 }
 
 impl Default for Traffic {
@@ -60,6 +72,7 @@ impl Traffic {
             Self::Constant(s) | Self::Poisson(s) => s.criticality,
             Self::Ramp(r) => r.criticality,
             Self::Bursts(b) => b.criticality,
+            Self::Closed(c) => c.criticality,
         }
     }
 
@@ -69,6 +82,7 @@ impl Traffic {
             Self::Constant(s) | Self::Poisson(s) => [s.rate, 0.0],
             Self::Ramp(r) => [r.from, r.to],
             Self::Bursts(_) => [0.0, 0.0],
+            Self::Closed(c) => return c.check(),
         };
         if rates.iter().all(|r| r.is_finite() && *r >= 0.0) {
             Ok(())
@@ -183,13 +197,15 @@ impl Default for Bursts {
     }
 }
 
-/// The calls of every source in time order, each with its class, drawn ahead (see
-/// [`Ahead`]): the sources and their dice answer to nothing the simulation does.
+/// The calls of every open-loop source in time order, each with its class, drawn ahead (see
+/// [`Ahead`]): the sources and their dice answer to nothing the simulation does. Closed-loop
+/// sources answer to it, and the engine runs them.
 #[derive(Debug)]
 pub(crate) struct Arrivals(Ahead<(u64, Criticality)>);
 
 impl Arrivals {
-    /// The calls of `sources` over a run of `run` nanoseconds, drawn from `dice`.
+    /// The calls of the open-loop `sources` over a run of `run` nanoseconds, drawn from
+    /// `dice`.
     pub(crate) fn new(sources: &[Traffic], run: u64, dice: Dice) -> Self {
         let mut merge = Merge::new(sources, run, dice);
         Self(Ahead::new(move |block, wanted| {
@@ -246,11 +262,12 @@ impl Merge {
     fn new(sources: &[Traffic], run: u64, mut dice: Dice) -> Self {
         let feeds = sources
             .iter()
-            .map(|&source| {
+            .filter_map(|&source| {
                 let (start, end) = match source {
                     Traffic::Constant(s) | Traffic::Poisson(s) => (s.start, s.end),
                     Traffic::Ramp(r) => (r.start, r.end),
                     Traffic::Bursts(b) => (b.start, Duration::ZERO),
+                    Traffic::Closed(_) => return None,
                 };
                 let end = match nanos(end) {
                     0 => run,
@@ -269,7 +286,7 @@ impl Merge {
                     next: None,
                 };
                 feed.next = feed.after(nanos(start), &mut dice);
-                feed
+                Some(feed)
             })
             .collect();
         let mut merge = Self {
@@ -357,6 +374,8 @@ impl Feed {
                     .saturating_add(burst.saturating_mul(nanos(b.every)))
                     .saturating_add(offset)
             }
+            // Left out of the merge: the engine sends a closed loop's calls.
+            Traffic::Closed(_) => return None,
         };
         (next < self.end).then_some(next)
     }

@@ -1,6 +1,7 @@
 //! The scenarios that ship with the simulator, and what each one's figures say.
 
 mod choice;
+mod closed;
 mod converge;
 mod overload;
 mod quota;
@@ -77,11 +78,14 @@ pub enum Builtin {
     /// Tripwire's runaway limits: 100 calls a second to 12 threads of 120 ms: the same
     /// limiters and Gradient2 as Tripwire configures it, against an optimum of 12.
     Runaway,
+    /// The `sharing` backend under 500 closed-loop clients, as a load generator sends: the
+    /// default limiter and none, against an optimum of 1.
+    SharingClosed,
 }
 
 impl Builtin {
     /// Every built-in scenario.
-    pub const ALL: [Builtin; 14] = [
+    pub const ALL: [Builtin; 15] = [
         Self::Outage,
         Self::Overload,
         Self::RetryStorm,
@@ -96,6 +100,7 @@ impl Builtin {
         Self::Bimodal,
         Self::Drops,
         Self::Runaway,
+        Self::SharingClosed,
     ];
 
     /// The name it runs by.
@@ -115,6 +120,7 @@ impl Builtin {
             Self::Bimodal => "bimodal",
             Self::Drops => "drops",
             Self::Runaway => "runaway",
+            Self::SharingClosed => "sharing-closed",
         }
     }
 
@@ -143,6 +149,7 @@ impl Builtin {
             Self::Bimodal => include_str!("../scenarios/bimodal.toml"),
             Self::Drops => include_str!("../scenarios/drops.toml"),
             Self::Runaway => include_str!("../scenarios/runaway.toml"),
+            Self::SharingClosed => include_str!("../scenarios/sharing-closed.toml"),
         }
     }
 
@@ -175,6 +182,7 @@ impl Builtin {
             | Self::Bimodal
             | Self::Drops
             | Self::Runaway => converge::convergence(report),
+            Self::SharingClosed => closed::sharing_closed(report),
         }?;
         Some(wrap(&text, 92))
     }
@@ -185,3 +193,6 @@ mod tests;
 
 #[cfg(test)]
 mod converge_tests;
+
+#[cfg(test)]
+mod closed_tests;

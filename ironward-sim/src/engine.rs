@@ -2,7 +2,7 @@
 //!
 //! Time is whole nanoseconds. The loop takes, in order, whichever comes first of: a CPU
 //! sample, the end of an interval, an event in the queue (an attempt finishing, a client
-//! giving up on one, a retry starting) and the next arrival. Ties go in that order, so an
+//! giving up on one, a retry starting, a closed-loop client sending) and the next arrival. Ties go in that order, so an
 //! event at an interval's boundary counts in the interval it opens, and a call that finishes
 //! at the instant another arrives frees its worker first. Nothing happens between events, so
 //! an idle hour costs nothing and a busy one costs a few vector pushes a call; nothing is
@@ -10,6 +10,7 @@
 
 mod attempt;
 mod call;
+mod closed;
 mod front;
 mod outcome;
 mod tally;
@@ -21,7 +22,7 @@ use ironward::{
 };
 
 use crate::ahead::Ahead;
-use crate::arrivals::Arrivals;
+use crate::arrivals::{Arrivals, Closed};
 use crate::backend::Server;
 
 use crate::dice::Dice;
@@ -42,6 +43,7 @@ const SERVICE: u64 = 2;
 const OUTCOME: u64 = 3;
 const BREAKER: u64 = 4;
 const JITTER: u64 = 5;
+const THINK: u64 = 6;
 
 const NANOS_PER_SEC: u64 = 1_000_000_000;
 
@@ -94,6 +96,7 @@ impl Variant {
     /// under way, and a row per interval.
     pub fn run(&self, mut progress: impl FnMut(Duration)) -> VariantRun {
         let mut engine = Engine::new(self);
+        engine.open_loops();
         let end = nanos(self.duration);
         let interval = nanos(self.interval).max(1);
         let sample = nanos(self.backend.cpu.sample).max(1);
@@ -154,6 +157,10 @@ struct Engine {
     deadline: Duration,
     backoff: Backoff,
     arrivals: Arrivals,
+    /// The closed-loop sources, each with when it stops; a call's `source` indexes them.
+    loops: Vec<(Closed, u64)>,
+    /// The closed-loop clients' think times.
+    think: Dice,
     events: Queue<What>,
     front: Option<Front>,
     limiter: Option<Limiter>,
@@ -192,6 +199,8 @@ impl Engine {
             deadline: v.client.deadline,
             backoff: v.client.backoff,
             arrivals: Arrivals::new(&v.arrivals, nanos(v.duration), Dice::fork(seed, ARRIVALS)),
+            loops: closed::loops(v),
+            think: Dice::fork(seed, THINK),
             events: Queue::new(),
             front: p.breaker.map(|b| match b {
                 BreakerPolicy::Sre(sre) => Front::Sre(SreBreaker::new(sre, zero)),
@@ -276,18 +285,19 @@ impl Engine {
                 self.failed(call, guard, Settle::Dropped);
             }
             What::Finish { inside, ok } => self.finished(inside, ok),
-            What::Retry { call } => self.attempt(call),
+            What::Start { call } => {
+                // A first attempt here is a closed-loop client's call, offered as it starts.
+                if call.attempt == 1 {
+                    self.row.offered += 1;
+                }
+                self.attempt(call);
+            }
         }
     }
 
     #[inline(always)]
     fn arrive(&mut self, class: Criticality) {
         self.row.offered += 1;
-        self.attempt(Call {
-            start: self.now,
-            attempt: 1,
-            previous: None,
-            class,
-        });
+        self.attempt(Call::first(self.now, class, closed::OPEN));
     }
 }

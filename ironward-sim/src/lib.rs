@@ -11,7 +11,7 @@
 //! | piece | module | what it is |
 //! | --- | --- | --- |
 //! | [`Scenario`], [`Variant`] | `scenario` | the setups to compare, read from TOML; every value has a default |
-//! | [`Traffic`] | `arrivals` | constant, Poisson, ramping and bursty traffic |
+//! | [`Traffic`], [`Closed`] | `arrivals` | constant, Poisson, ramping and bursty traffic; closed-loop clients |
 //! | [`Backend`], [`Sampler`] | `backend` | workers, a queue, a latency distribution, a failure and slowdown schedule, a CPU meter; its calls drawn one at a time outside the engine |
 //! | [`Client`], [`Policies`] | `policy` | timeouts, retries with a [`Backoff`](ironward::Backoff) and a [`Budget`](ironward::Budget); the breaker (SRE or classic, [`BreakerPolicy`]), limiter, shedder, bucket, sliding window, period and gate in front |
 //! | [`Dice`] | `dice` | SplitMix64, the only source of chance |
@@ -24,6 +24,8 @@
 //! immediate error. The backend serves it first come first served and it succeeds or fails
 //! after its service time; the client gives up on it at its timeout. A failed attempt is
 //! retried after the backoff's delay while the backoff, the budget and the deadline allow.
+//! Calls arrive on their own (open-loop sources), or from [`Closed`] loops of clients that
+//! each send their next call once the last has ended and a think time has passed.
 //!
 //! The simulation is an event loop over a simulated clock in whole nanoseconds, not a fixed
 //! tick: it takes whichever comes first of a CPU sample, the end of an interval, a scheduled
@@ -101,7 +103,7 @@ mod scenario;
 mod summary;
 mod words;
 
-pub use arrivals::{Bursts, Ramp, Steady, Traffic};
+pub use arrivals::{Bursts, Closed, Ramp, Steady, Think, Traffic};
 pub use backend::{Backend, Change, Discipline, LatencyModel, Meter, Phase, Sampler, Service};
 pub use builtin::Builtin;
 pub use dice::Dice;

@@ -333,6 +333,13 @@ impl Variant {
         for source in &self.arrivals {
             source.check()?;
         }
+        let loops = self
+            .arrivals
+            .iter()
+            .filter(|s| matches!(s, Traffic::Closed(_)));
+        if loops.count() >= usize::from(u16::MAX) {
+            return Err("more than 65,534 closed-loop sources: merge their clients".into());
+        }
         self.backend.check()?;
         self.policies.check()
     }
@@ -444,6 +451,8 @@ mod tests {
             "duration = \"0s\"",
             "[backend]\nworkers = 0",
             "[[arrivals]]\nkind = \"poisson\"\nrate = -1.0",
+            "[[arrivals]]\nkind = \"closed\"\nfloor = \"0s\"",
+            "[[arrivals]]\nkind = \"closed\"\nclients = 4000000000",
             "[[variant]]\nname = \"a\"\n[[variant]]\nname = \"a\"",
             "[[variant]]\nname = \"a,b\"",
         ] {

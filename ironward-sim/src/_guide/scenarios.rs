@@ -60,8 +60,17 @@
 //!   picture draws the optimum dashed in the limit's panel. Today no limiter meets every
 //!   verdict on a backend whose optimum is far below its starting limit: Vegas moves a
 //!   step of about `log10(limit)` a second, and Gradient2 and AIMD climb without end.
+//! - **`sharing-closed`**: the `sharing` backend as a new user load-tests it, under a load
+//!   generator's 500 connections, each sending its next request once its last is answered
+//!   (closed-loop [`Closed`] traffic, no think time; a refused client sends again 1 ms after
+//!   its refused call started). Open-loop traffic leaves the core idle between a completion
+//!   and the next arrival, so at a limit of 1 it could not also serve 90 % of the capacity;
+//!   here the refused clients keep the core busy, and the optimum of 1 and full goodput can
+//!   both be met. The verdict is the same table, then what the same clients get with no
+//!   limiter: every call waits behind the other 499, 2.5 s.
 //!
 //! [`Builtin`]'s docs say in a line what each compares, and its tests hold each verdict.
 //!
 //! [`Builtin`]: crate::Builtin
+//! [`Closed`]: crate::Closed
 //! [`ClassicBreaker`]: ironward::ClassicBreaker

@@ -8,7 +8,7 @@ use super::Builtin;
 use super::converge::Convergence;
 
 /// Each limiter's figures in `builtin`'s run, by variant name.
-fn judge(builtin: Builtin) -> Vec<(String, Convergence)> {
+pub(super) fn judge(builtin: Builtin) -> Vec<(String, Convergence)> {
     let report = builtin.scenario().expect("the built-in reads").run(|_| {});
     report
         .runs
@@ -25,7 +25,7 @@ fn pattern(met: [bool; 5]) -> String {
 }
 
 /// Asserts that each variant of `builtin` meets today the verdicts `want` says.
-fn today(builtin: Builtin, want: &[(&str, &str)]) {
+pub(super) fn today(builtin: Builtin, want: &[(&str, &str)]) {
     let got = judge(builtin);
     assert_eq!(
         got.len(),
@@ -46,7 +46,7 @@ fn today(builtin: Builtin, want: &[(&str, &str)]) {
 
 /// The bar: ironward's default, from its initial limit and from either end of its
 /// bounds, meets every verdict.
-fn every_verdict(builtin: Builtin) {
+pub(super) fn every_verdict(builtin: Builtin) {
     for (name, figures) in judge(builtin) {
         if name.starts_with("adaptive") {
             assert!(

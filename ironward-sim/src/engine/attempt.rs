@@ -28,7 +28,7 @@ impl Engine {
                 Err(_) => {
                     self.row.refused.limiter += 1;
                     self.row.refused_by[rank] += 1;
-                    self.end_call(false);
+                    self.end_call(&call, false);
                     return;
                 }
             },
@@ -43,7 +43,7 @@ impl Engine {
             }
             self.row.refused.breaker += 1;
             self.row.refused_by[rank] += 1;
-            self.end_call(false);
+            self.end_call(&call, false);
             return;
         };
         let guard = Guard { pass, grant };

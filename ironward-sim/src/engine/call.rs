@@ -7,13 +7,29 @@ use ironward::{Criticality, Grant, SrePermit, Ticket};
 
 use ironward::ClassicPermit;
 
-/// One call: when it first arrived, which attempt is next, the last backoff, and its class.
+/// One call: when it first arrived, which attempt is next, the last backoff, its class,
+/// and the closed-loop source whose client waits for it (or [`OPEN`](super::closed::OPEN)).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Call {
     pub(super) start: u64,
     pub(super) attempt: u32,
     pub(super) previous: Option<Duration>,
     pub(super) class: Criticality,
+    pub(super) source: u16,
+}
+
+impl Call {
+    /// A call's first attempt, starting at `start`.
+    #[inline(always)]
+    pub(super) fn first(start: u64, class: Criticality, source: u16) -> Self {
+        Self {
+            start,
+            attempt: 1,
+            previous: None,
+            class,
+            source,
+        }
+    }
 }
 
 /// What the client's limiter and breaker handed out for an attempt.
@@ -52,6 +68,7 @@ pub(super) enum What {
     Timeout { call: Call, guard: Guard },
     /// The backend finishes an attempt the client gave up on.
     Finish { inside: Inside, ok: bool },
-    /// A call's next attempt starts.
-    Retry { call: Call },
+    /// An attempt starts: a call's retry, or the first attempt of a closed-loop client's
+    /// next call.
+    Start { call: Call },
 }

@@ -32,6 +32,7 @@ impl Engine {
         let micros = (self.now - call.start) / 1_000;
         self.row_latency.record(micros);
         self.last_end = Some(self.now);
+        self.answered(&call);
     }
 
     /// The client hears that an attempt failed, its limiter told `how`: retry it if the
@@ -45,7 +46,7 @@ impl Engine {
         let allowed =
             self.backoff.more(call.attempt) && self.budget.as_ref().is_none_or(Budget::can_retry);
         if !allowed {
-            return self.end_call(false);
+            return self.end_call(&call, false);
         }
         let delay = self
             .backoff
@@ -54,20 +55,22 @@ impl Engine {
         if Deadline::start(self.deadline, Duration::from_nanos(call.start))
             .expired(Duration::from_nanos(at))
         {
-            return self.end_call(false);
+            return self.end_call(&call, false);
         }
         let next = Call {
             attempt: call.attempt + 1,
             previous: Some(delay),
             ..call
         };
-        self.push(at, What::Retry { call: next });
+        self.push(at, What::Start { call: next });
     }
 
-    pub(super) fn end_call(&mut self, ok: bool) {
+    /// `call` ends unanswered (`ok` false) or answered.
+    pub(super) fn end_call(&mut self, call: &Call, ok: bool) {
         if !ok {
             self.row.gave_up += 1;
         }
         self.last_end = Some(self.now);
+        self.answered(call);
     }
 }

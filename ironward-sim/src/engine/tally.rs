@@ -78,7 +78,12 @@ impl Engine {
         let unfinished = self
             .events
             .waiting()
-            .filter(|what| !matches!(what, What::Finish { .. }))
+            .filter(|what| match what {
+                What::Finish { .. } => false,
+                // A closed-loop client about to send: no call of it is under way.
+                What::Start { call } => call.attempt > 1,
+                _ => true,
+            })
             .count() as u64;
         let quantile = |q| self.latency.quantile(q).map(Duration::from_micros);
         VariantRun {

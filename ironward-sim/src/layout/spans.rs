@@ -127,6 +127,11 @@ fn stretches(run: &VariantRun) -> Vec<(f64, f64, String, Kind)> {
             ),
             // A burst is an instant, not a stretch: its calls show in the lines.
             Traffic::Bursts(_) => continue,
+            Traffic::Closed(c) => (
+                c.start,
+                c.end,
+                format!("+{} clients", grouped(c.clients.into())),
+            ),
         };
         let stop = if stop.is_zero() { end } else { stop.min(end) };
         if start.is_zero() && stop >= end {

@@ -19,7 +19,7 @@
 //!
 //! - `on`: no-op handles, as `metrics::NoopRecorder` gives, so the row is what the layer's own
 //!   instrumentation costs (the registered handles read, the increment called on them): the
-//!   issue's "metrics on and a no-op recorder", held to within 10 ns of `off`;
+//!   "metrics on and a no-op recorder" case, held to within 10 ns of `off`;
 //! - `counted`: real handles, each counter and gauge an `Arc<AtomicU64>` behind
 //!   `metrics::Counter::from_arc`, one per key, which is how the exporters' registries
 //!   (`metrics-util`'s `AtomicStorage`) keep them, so the row pays what a decision pays in

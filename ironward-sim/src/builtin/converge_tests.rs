@@ -1,6 +1,6 @@
 //! The convergence verdicts, two tests per scenario: which verdicts each limiter meets
 //! today (`little` rows are `ironward::limit::Little`, a candidate default), asserted (so a
-//! change to any of them shows), and the bar the issue sets for
+//! change to any of them shows), and the bar set for
 //! ironward's default, from any start in its bounds, ignored until the default meets it
 //! (each ignore says by how much it misses today).
 
@@ -44,7 +44,7 @@ pub(super) fn today(builtin: Builtin, want: &[(&str, &str)]) {
     }
 }
 
-/// The issue's bar: ironward's default, from its initial limit and from either end of its
+/// The bar: ironward's default, from its initial limit and from either end of its
 /// bounds, meets every verdict.
 pub(super) fn every_verdict(builtin: Builtin) {
     for (name, figures) in judge(builtin) {

@@ -66,7 +66,7 @@ use tower::load_shed::error::Overloaded;
 use tower::retry::RetryLayer;
 use tower::timeout::TimeoutLayer;
 use tower::timeout::error::Elapsed;
-use tower::{BoxError, Layer, Service, ServiceBuilder, service_fn};
+use tower::{BoxError, Layer, Service, ServiceBuilder, ServiceExt, service_fn};
 
 /// The handler: an empty `200 OK` axum response, ready at once.
 fn answer(_request: Request<Body>) -> Ready<Result<Response, Infallible>> {
@@ -115,11 +115,11 @@ fn send<S: Service<Request<Body>, Response = Response>>(service: &mut S) -> Opti
     send_request(service, Request::new(Body::empty()))
 }
 
-/// [`send`] with `request`.
-fn send_request<S: Service<Request<Body>, Response = Response>>(
-    service: &mut S,
-    request: Request<Body>,
-) -> Option<StatusCode> {
+/// [`send`] with `request`, of any body: the server stack's and the client stack's alike.
+fn send_request<S, B, ResB>(service: &mut S, request: Request<B>) -> Option<StatusCode>
+where
+    S: Service<Request<B>, Response = http::Response<ResB>>,
+{
     let mut cx = Context::from_waker(Waker::noop());
     match service.poll_ready(&mut cx) {
         Poll::Ready(Ok(())) => {}
@@ -154,6 +154,17 @@ fn protect(
         .deadline(deadline)
 }
 
+/// tower's equivalent of the four pieces: `LoadShed + RateLimit + ConcurrencyLimit +
+/// Timeout`, `limit` requests at once, around the handler.
+fn tower_stack(limit: usize) -> impl Service<Request<Body>, Response = Response, Error = BoxError> {
+    ServiceBuilder::new()
+        .layer(LoadShedLayer::new())
+        .layer(RateLimitLayer::new(u64::MAX, Duration::from_secs(3600)))
+        .layer(ConcurrencyLimitLayer::new(limit))
+        .layer(TimeoutLayer::new(Duration::from_secs(1)))
+        .service(service_fn(answer))
+}
+
 fn stack(c: &mut Criterion) {
     let mut g = group(c, "layer_stack");
     for (case, gate, status) in [
@@ -184,12 +195,7 @@ fn stack(c: &mut Criterion) {
     for (case, limit) in [("allowed", usize::MAX >> 4), ("refused", 0)] {
         let expected = (limit > 0).then_some(StatusCode::OK);
         g.bench_function(format!("tower/{case}"), |b| {
-            let mut service = ServiceBuilder::new()
-                .layer(LoadShedLayer::new())
-                .layer(RateLimitLayer::new(u64::MAX, Duration::from_secs(3600)))
-                .layer(ConcurrencyLimitLayer::new(limit))
-                .layer(TimeoutLayer::new(Duration::from_secs(1)))
-                .service(service_fn(answer));
+            let mut service = tower_stack(limit);
             assert_eq!(send(&mut service), expected);
             b.iter(|| send(&mut service));
             assert_eq!(send(&mut service), expected);
@@ -202,13 +208,7 @@ fn stack(c: &mut Criterion) {
         // worker task this by-hand driving never runs).
         let expected = expected.or(Some(StatusCode::SERVICE_UNAVAILABLE));
         g.bench_function(format!("tower+handle_error/{case}"), |b| {
-            let mut service = ServiceBuilder::new()
-                .map_result(tower_error)
-                .layer(LoadShedLayer::new())
-                .layer(RateLimitLayer::new(u64::MAX, Duration::from_secs(3600)))
-                .layer(ConcurrencyLimitLayer::new(limit))
-                .layer(TimeoutLayer::new(Duration::from_secs(1)))
-                .service(service_fn(answer));
+            let mut service = tower_stack(limit).map_result(tower_error);
             assert_eq!(send(&mut service), expected);
             b.iter(|| send(&mut service));
             assert_eq!(send(&mut service), expected);
@@ -228,17 +228,7 @@ fn call<S>(service: &mut S) -> Option<StatusCode>
 where
     S: Service<Request<()>, Response = http::Response<()>>,
 {
-    let mut cx = Context::from_waker(Waker::noop());
-    match service.poll_ready(&mut cx) {
-        Poll::Ready(Ok(())) => {}
-        _ => return None,
-    }
-    let mut future = pin!(service.call(black_box(Request::new(()))));
-    match future.as_mut().poll(&mut cx) {
-        Poll::Ready(Ok(response)) => Some(response.status()),
-        Poll::Ready(Err(_)) => None,
-        Poll::Pending => panic!("a response future waited on the inner service"),
-    }
+    send_request(service, Request::new(()))
 }
 
 /// The four client pieces of ironward: a one-second deadline, the default retry with a

@@ -28,6 +28,7 @@ pub mod config;
 pub mod config_http;
 pub mod deadline;
 pub mod gate;
+pub mod limit_http;
 pub mod limiter;
 pub mod metrics;
 pub mod protect;

@@ -1,0 +1,77 @@
+//! The default adaptive limiter for a new user, over real HTTP: `LimiterLayer::new(ADAPTIVE)`
+//! in front of an axum handler that serves at most 200 requests a second however many are in
+//! flight (5 ms × the requests in flight), loaded by closed-loop connections. By Little's law
+//! the best limit is 1 (200 a second × 5 ms); the bar is within 2× of it by 10 s.
+//!
+//! The backend and the load are the `limit` example's (`examples/limit/load.rs`). The test
+//! prints the limit each second; while it is ignored, run it with
+//! `cargo test -p ironward-tower --features axum --test integration limit_http -- --ignored --nocapture`.
+#![cfg(feature = "axum")]
+
+#[path = "../examples/limit/load.rs"]
+mod load;
+
+use ironward::ADAPTIVE;
+use ironward_tower::LimiterLayer;
+
+use load::{CAPACITY, Server};
+
+/// Fewer connections than the example's 500, so that the 503s they ask again for at once
+/// leave a loaded 2-core machine some room.
+const CONNECTIONS: usize = 64;
+
+/// How long the load runs.
+const SECONDS: u32 = 12;
+
+/// The second by whose end the limit must be within 2× of the best, and stay so.
+const SETTLED_BY: usize = 10;
+
+/// The least share of the backend's 200 a second served, on average, from `SETTLED_BY` on.
+/// With the limit held at 1 or 2 (a fixed AIMD limit), this harness was served 100 to 150 a
+/// second in a debug build on an idle 2-core machine and 63 to 117 while a release build ran
+/// beside it: the 503s its connections ask again for at once keep both cores busy, and a
+/// request's 5 ms sleep wakes late behind them. Half the least seen, with room for a slower
+/// machine.
+const SERVED: f64 = 0.15;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+#[ignore = "ADAPTIVE (Vegas) holds the limit at 24 to 26 here, from 20, to the end of the run"]
+async fn the_default_limit_comes_within_twice_the_best_of_a_processor_sharing_backend() {
+    let limiter = LimiterLayer::new(ADAPTIVE);
+    let server = Server::start(load::app(Some(limiter.clone())))
+        .await
+        .expect("bind 127.0.0.1:0");
+    let mut at = 0;
+    let seconds = load::run(
+        server.addr,
+        CONNECTIONS,
+        SECONDS,
+        || Some(limiter.limit()),
+        |s| {
+            at += 1;
+            println!(
+                "{at:>3} s: limit {:?}, {} ok, {} refused, {} failed, p99 {:?}",
+                s.limit, s.ok, s.refused, s.failed, s.p99
+            );
+        },
+    )
+    .await;
+    drop(server);
+
+    let limits: Vec<_> = seconds.iter().map(|s| s.limit.unwrap_or(0)).collect();
+    assert_eq!(seconds.len(), SECONDS as usize);
+    assert!(
+        limits[SETTLED_BY - 1..]
+            .iter()
+            .all(|limit| (1..=2).contains(limit)),
+        "the limit each second: {limits:?}, not within 1..=2 from {SETTLED_BY} s on"
+    );
+    let served: Vec<_> = seconds.iter().map(|s| s.ok).collect();
+    let settled = &served[SETTLED_BY - 1..];
+    let mean = settled.iter().sum::<u64>() as f64 / settled.len() as f64;
+    assert!(
+        mean >= CAPACITY * SERVED,
+        "successes each second: {served:?}, {mean:.0} a second on average from {SETTLED_BY} s \
+         on, under {SERVED} of {CAPACITY}"
+    );
+}

@@ -13,7 +13,13 @@ fn sharing_closed_today_the_default_serves_the_capacity_but_holds_a_limit_of_ele
     // latency is what it is.
     today(
         Builtin::SharingClosed,
-        &[("adaptive", "nnnYY"), ("none", "nnnYY")],
+        &[
+            ("adaptive", "nnnYY"),
+            ("none", "nnnYY"),
+            ("little", "YYYYY"),
+            ("little-from-1", "YYYYY"),
+            ("little-from-1000", "YYYYY"),
+        ],
     );
     let judged = judge(Builtin::SharingClosed);
     let (_, adaptive) = &judged[0];
@@ -42,6 +48,11 @@ fn sharing_closed_the_limiter_cuts_the_p99_from_2500_ms_to_130_at_the_same_goodp
         "{text}"
     );
     assert!(text.contains("a 99th percentile of 130 ms"), "{text}");
+}
+
+#[test]
+fn sharing_closed_little_meets_every_verdict_from_any_start() {
+    super::converge_tests::bar(Builtin::SharingClosed, "little", &[]);
 }
 
 #[test]

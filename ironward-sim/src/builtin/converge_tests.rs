@@ -1,8 +1,9 @@
-//! The convergence verdicts, two tests per scenario: which verdicts each limiter meets
-//! today (`little` rows are `ironward::limit::Little`, a candidate default), asserted (so a
-//! change to any of them shows), and the bar set for
-//! ironward's default, from any start in its bounds, ignored until the default meets it
-//! (each ignore says by how much it misses today).
+//! The convergence verdicts, three tests per scenario: which verdicts each limiter meets
+//! today (`little` rows are `ironward::limit::Little`, the candidate default), asserted (so
+//! a change to any of them shows); the bar Little meets from any start in its bounds; and
+//! the same bar for ironward's default, ignored until the default meets it (each ignore
+//! says by how much it misses today). Where no fixed limit can meet a verdict, a test shows
+//! it, and the bar leaves that verdict out.
 
 use super::Builtin;
 use super::converge::Convergence;
@@ -47,11 +48,22 @@ pub(super) fn today(builtin: Builtin, want: &[(&str, &str)]) {
 /// The bar: ironward's default, from its initial limit and from either end of its
 /// bounds, meets every verdict.
 pub(super) fn every_verdict(builtin: Builtin) {
-    for (name, figures) in judge(builtin) {
-        if name.starts_with("adaptive") {
+    bar(builtin, "adaptive", &[]);
+}
+
+/// The rows named from `prefix` (one per start) meet every verdict but those `impossible`
+/// names, by their place in [`Convergence::met`].
+pub(super) fn bar(builtin: Builtin, prefix: &str, impossible: &[usize]) {
+    let rows: Vec<_> = judge(builtin)
+        .into_iter()
+        .filter(|(name, _)| name.starts_with(prefix))
+        .collect();
+    assert_eq!(rows.len(), 3, "{}: a row per start", builtin.name());
+    for (name, figures) in rows {
+        for (k, met) in figures.met().into_iter().enumerate() {
             assert!(
-                figures.met().iter().all(|&m| m),
-                "{} {name}: {figures:?}",
+                met || impossible.contains(&k),
+                "{} {name}, verdict {k}: {figures:?}",
                 builtin.name()
             );
         }
@@ -68,9 +80,9 @@ fn sharing_today_no_limiter_comes_near_an_optimum_of_one() {
             ("adaptive", "nnnYY"),
             ("adaptive-from-1", "nnnYY"),
             ("adaptive-from-1000", "nnnnY"),
-            ("little", "nnnYY"),
-            ("little-from-1", "YnYnY"),
-            ("little-from-1000", "YnYnY"),
+            ("little", "YYYnY"),
+            ("little-from-1", "YYYnY"),
+            ("little-from-1000", "YYYnY"),
             (NETFLIX[0], "nnnYY"),
             (NETFLIX[1], "nnnYn"),
             (NETFLIX[2], "nnnYn"),
@@ -86,6 +98,46 @@ fn sharing_the_default_meets_every_verdict_from_any_start() {
     every_verdict(Builtin::Sharing);
 }
 
+// Goodput is left out: no whole limit meets it with the p99 (see
+// `sharing_no_fixed_limit_serves_nine_tenths_within_twice_the_unloaded_p99`).
+#[test]
+fn sharing_little_meets_every_verdict_a_fixed_limit_can_from_any_start() {
+    bar(Builtin::Sharing, "little", &[3]);
+}
+
+// Open-loop calls arrive at random: at a limit of 1 the core idles between a call's end and
+// the next arrival (1.7 ms on average against 5 ms of work), at 2 less often, and at 3 a
+// call waits behind two others. The bar's p99 and goodput cannot both hold here.
+#[test]
+fn sharing_no_fixed_limit_serves_nine_tenths_within_twice_the_unloaded_p99() {
+    let mut scenario = Builtin::Sharing.scenario().expect("the built-in reads");
+    let mut gated = scenario.variants[0].clone();
+    scenario.variants.clear();
+    for limit in 1..=3 {
+        gated.name = format!("gate-{limit}");
+        gated.policies.limiter = None;
+        gated.policies.gate = Some(crate::GatePolicy { limit });
+        scenario.variants.push(gated.clone());
+    }
+    let report = scenario.run(|_| {});
+    let figures: Vec<(f64, f64)> = report
+        .runs
+        .iter()
+        .map(|run| {
+            let c = Convergence::of(run);
+            (c.goodput.expect("served"), c.p99.expect("served"))
+        })
+        .collect();
+    for &(goodput, p99) in &figures {
+        assert!(goodput < 0.9 || p99 > 2.0, "{figures:?}");
+    }
+    // 75 %, 88 % and 92 % of the capacity, at 1×, 2× and 3× the unloaded p99.
+    assert!(
+        figures[0].0 < 0.8 && figures[1].0 < 0.9 && figures[2].0 > 0.9,
+        "{figures:?}"
+    );
+}
+
 #[test]
 fn mmc_today_the_default_from_its_initial_limit_meets_every_verdict() {
     today(
@@ -94,9 +146,9 @@ fn mmc_today_the_default_from_its_initial_limit_meets_every_verdict() {
             ("adaptive", "YYYYY"),
             ("adaptive-from-1", "YnYYY"),
             ("adaptive-from-1000", "nnnnY"),
-            ("little", "YnYYY"),
-            ("little-from-1", "nnYnY"),
-            ("little-from-1000", "nYYnY"),
+            ("little", "YYYYY"),
+            ("little-from-1", "YYYYY"),
+            ("little-from-1000", "nYYYY"),
             (NETFLIX[0], "YnYYY"),
             (NETFLIX[1], "YnYYY"),
             (NETFLIX[2], "nnYYn"),
@@ -112,6 +164,19 @@ fn mmc_the_default_meets_every_verdict_from_any_start() {
     every_verdict(Builtin::Mmc);
 }
 
+// From 1000 the limit falls to 2 within 5 s while the calls queued in its first second
+// drain, and climbs back to within 2× only at 17 s: the one verdict Little misses.
+#[test]
+fn mmc_little_meets_every_verdict_but_reach_from_a_thousand() {
+    let judged = judge(Builtin::Mmc);
+    let (_, from_1000) = judged
+        .iter()
+        .find(|(name, _)| name == "little-from-1000")
+        .expect("the row");
+    assert_eq!(from_1000.reach, Some(core::time::Duration::from_secs(17)));
+    assert_eq!(pattern(from_1000.met()), "nYYYY");
+}
+
 #[test]
 fn capacity_halves_today_no_limiter_follows_the_cores() {
     today(
@@ -120,9 +185,9 @@ fn capacity_halves_today_no_limiter_follows_the_cores() {
             ("adaptive", "nnYYY"),
             ("adaptive-from-1", "nnYYY"),
             ("adaptive-from-1000", "nnnnY"),
-            ("little", "nYYYY"),
+            ("little", "YYYYY"),
             ("little-from-1", "YYYYY"),
-            ("little-from-1000", "nYYYY"),
+            ("little-from-1000", "YYYYY"),
             (NETFLIX[0], "nnnYY"),
             (NETFLIX[1], "nnnYn"),
             (NETFLIX[2], "nnnYn"),
@@ -139,6 +204,11 @@ fn capacity_halves_the_default_meets_every_verdict_from_any_start() {
 }
 
 #[test]
+fn capacity_halves_little_meets_every_verdict_from_any_start() {
+    bar(Builtin::CapacityHalves, "little", &[]);
+}
+
+#[test]
 fn bimodal_today_the_default_comes_near_but_settles_high() {
     today(
         Builtin::Bimodal,
@@ -147,8 +217,8 @@ fn bimodal_today_the_default_comes_near_but_settles_high() {
             ("adaptive-from-1", "YnYYY"),
             ("adaptive-from-1000", "nnnnY"),
             ("little", "YYYYY"),
-            ("little-from-1", "YYYnY"),
-            ("little-from-1000", "nnYYY"),
+            ("little-from-1", "YYYYY"),
+            ("little-from-1000", "YYYYY"),
             (NETFLIX[0], "YnYYY"),
             (NETFLIX[1], "nnYYn"),
             (NETFLIX[2], "nnnYn"),
@@ -164,6 +234,11 @@ fn bimodal_the_default_meets_every_verdict_from_any_start() {
 }
 
 #[test]
+fn bimodal_little_meets_every_verdict_from_any_start() {
+    bar(Builtin::Bimodal, "little", &[]);
+}
+
+#[test]
 fn drops_today_the_default_from_one_alone_comes_near_in_time() {
     today(
         Builtin::Drops,
@@ -171,9 +246,9 @@ fn drops_today_the_default_from_one_alone_comes_near_in_time() {
             ("adaptive", "nnYYY"),
             ("adaptive-from-1", "YnYYY"),
             ("adaptive-from-1000", "nnnYY"),
-            ("little", "nYYYY"),
+            ("little", "YYYYY"),
             ("little-from-1", "YYYYY"),
-            ("little-from-1000", "nnnYY"),
+            ("little-from-1000", "YYYYY"),
             (NETFLIX[0], "nnnYY"),
             (NETFLIX[1], "nnnYn"),
             (NETFLIX[2], "nnnYn"),
@@ -190,6 +265,11 @@ fn drops_the_default_meets_every_verdict_from_any_start() {
 }
 
 #[test]
+fn drops_little_meets_every_verdict_from_any_start() {
+    bar(Builtin::Drops, "little", &[]);
+}
+
+#[test]
 fn runaway_today_gradient2_as_tripwire_runs_it_runs_away_and_the_default_does_not() {
     today(
         Builtin::Runaway,
@@ -197,9 +277,9 @@ fn runaway_today_gradient2_as_tripwire_runs_it_runs_away_and_the_default_does_no
             ("adaptive", "nnYYY"),
             ("adaptive-from-1", "nnYnY"),
             ("adaptive-from-1000", "nnnYY"),
-            ("little", "nnYYY"),
-            ("little-from-1", "nnYYY"),
-            ("little-from-1000", "nnYYY"),
+            ("little", "YnYYY"),
+            ("little-from-1", "YnYYY"),
+            ("little-from-1000", "YnYYY"),
             (NETFLIX[0], "nnYYY"),
             (NETFLIX[1], "nnnYY"),
             (NETFLIX[2], "nnnYn"),
@@ -214,6 +294,14 @@ fn runaway_today_gradient2_as_tripwire_runs_it_runs_away_and_the_default_does_no
             (8 % goodput), from 1000 it stays at 1000"]
 fn runaway_the_default_meets_every_verdict_from_any_start() {
     every_verdict(Builtin::Runaway);
+}
+
+// Calls arrive as fast as the threads serve them, so a limit at the optimum of 12 refuses
+// a fifth (Erlang's loss at 12 servers and 12 erlangs): goodput needs a queue at the
+// backend, and Little holds 15 to 20, 67 % above the optimum at worst. It does not run away.
+#[test]
+fn runaway_little_comes_near_in_time_and_does_not_run_away_from_any_start() {
+    bar(Builtin::Runaway, "little", &[1]);
 }
 
 // `run sharing --duration 20s` ends before the 30 s the verdicts read from.
@@ -247,5 +335,8 @@ fn the_verdict_prints_the_optimum_and_a_row_per_figure() {
     ] {
         assert!(text.contains(row), "{row}: {text}");
     }
-    assert!(text.contains("Every verdict met by: adaptive."), "{text}");
+    assert!(
+        text.contains("Every verdict met by: adaptive, little, little-from-1."),
+        "{text}"
+    );
 }

@@ -75,7 +75,8 @@ pub struct Adaptive {
     /// that slows for good reads as a queue and the limit collapses; Gradient2's long average
     /// follows a standing queue up, so the limit runs away. Neither can tell the two apart
     /// from latencies alone. With a probe, every `probe` the limiter admits calls only while
-    /// fewer than half the limit are in flight, which empties the backend's queue, for one
+    /// fewer than half the limit are in flight ([`Estimator::probe_room`]: Little asks for
+    /// one call at first, and for a quarter one window later while probes find a queue), which empties the backend's queue, for one
     /// sampling window ([`Sampling::min_window`]) of calls let in since, or as many as it
     /// takes to hold [`Sampling::size`] calls; that window's latency is then the estimator's
     /// baseline ([`Estimator::rebase`]) in place of its sample (unless a call of it was

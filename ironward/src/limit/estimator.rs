@@ -256,6 +256,45 @@ impl Estimator {
         }
     }
 
+    /// The room a [`Limiter`](crate::Limiter)'s probe holds admissions to: half the limit,
+    /// at least 1, or what [`Little`](super::Little) asks (one call before its first probe,
+    /// a quarter of the limit while its probes keep finding a queue).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::limit::{Algorithm, Estimator, LITTLE, VEGAS};
+    ///
+    /// assert_eq!(Estimator::new(Algorithm::Vegas(VEGAS)).probe_room(), 10);
+    /// assert_eq!(Estimator::new(Algorithm::Little(LITTLE)).probe_room(), 1);
+    /// ```
+    pub fn probe_room(&self) -> u32 {
+        match &self.memory {
+            Memory::Little(state) => state.probe_room(self.limit),
+            _ => (self.limit / 2).max(1),
+        }
+    }
+
+    /// Whether the algorithm asks for its next probe at once (a limiter's first) or one
+    /// window after the last, rather than [`Adaptive::probe`](crate::Adaptive::probe) after
+    /// it: only [`Little`](super::Little) does, before its first probe and while its probes
+    /// keep finding a queue.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::limit::{Algorithm, Estimator, LITTLE, VEGAS};
+    ///
+    /// assert!(!Estimator::new(Algorithm::Vegas(VEGAS)).probe_soon());
+    /// assert!(Estimator::new(Algorithm::Little(LITTLE)).probe_soon());
+    /// ```
+    pub fn probe_soon(&self) -> bool {
+        match &self.memory {
+            Memory::Little(state) => state.probe_soon(),
+            _ => false,
+        }
+    }
+
     /// Takes `rtt`, a latency measured with no queue, as the baseline the algorithm measures
     /// against (see [`baseline`](Estimator::baseline)): Vegas' latency with no queue,
     /// Gradient2's long average; Little remembers it as one more window's latency, of which its

@@ -120,13 +120,15 @@ impl Limiter {
     /// A limiter at the algorithm's initial limit, nothing in flight, the first sampling
     /// window opening at `now`.
     pub fn new(policy: Adaptive, now: Duration) -> Self {
+        let estimator = Estimator::new(policy.algorithm);
+        let probe_at = first_probe(&estimator, nanos(now), policy.probe);
         Self {
-            estimator: Estimator::new(policy.algorithm),
+            estimator,
             sampler: Sampler::new(policy.sampling, now),
             shares: policy.shares.read(),
             partitions: policy.partitions.map(|partitions| partitions.read()),
             cool: nanos(policy.cool),
-            probe_at: next_probe(nanos(now), policy.probe),
+            probe_at,
             drain: None,
             policy,
             flying: 0,
@@ -356,6 +358,10 @@ impl Limiter {
             self.probe_at = next_probe(now, self.policy.probe);
             if !sample.dropped {
                 self.estimator.rebase(sample.rtt);
+                if self.estimator.probe_soon() {
+                    let soon = nanos(self.policy.sampling.min_window).max(1);
+                    self.probe_at = self.probe_at.map(|_| now.saturating_add(soon));
+                }
                 return;
             }
             // Dropped even at half the limit: overload, which the algorithm must hear of,
@@ -425,8 +431,11 @@ impl Limiter {
 
     /// The limit admissions are held to: the estimator's, or half of it while a probe drains.
     fn in_force(&self, probing: bool) -> u32 {
-        let limit = self.estimator.limit();
-        if probing { (limit / 2).max(1) } else { limit }
+        if probing {
+            self.estimator.probe_room()
+        } else {
+            self.estimator.limit()
+        }
     }
 
     /// The limit now: the estimator's, whether or not a probe is draining.
@@ -514,6 +523,16 @@ impl Limiter {
             }
         }
         self.policy = policy;
+    }
+}
+
+/// When the first probe starts: at once if the algorithm asks for one, else as the next.
+fn first_probe(estimator: &Estimator, now: u64, probe: Duration) -> Option<u64> {
+    let next = next_probe(now, probe);
+    if estimator.probe_soon() {
+        next.map(|_| now)
+    } else {
+        next
     }
 }
 

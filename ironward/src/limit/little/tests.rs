@@ -36,20 +36,51 @@ fn the_first_window_only_measures() {
 }
 
 #[test]
-fn a_queue_over_a_quarter_jumps_to_littles_estimate_with_headroom() {
+fn half_the_limit_queued_jumps_to_littles_estimate_with_headroom_at_once() {
     let mut e = measured(1000);
-    // One window over a quarter queued holds; a second confirms it.
-    assert_eq!(e.update(sample(ms(1000), 1000)), 1000);
-    // 10 ms unloaded, 1 s measured: 1000 × 10 / 1000 = 10 served at once, 12 with headroom.
-    assert_eq!(e.update(sample(ms(1000), 1000)), 12);
+    // 10 ms unloaded, 1 s measured: 1000 × 10 / 1000 = 10 served at once, 11 with headroom.
+    assert_eq!(e.update(sample(ms(1000), 1000)), 11);
+}
+
+#[test]
+fn a_queue_over_a_fifth_jumps_on_the_second_window() {
+    let mut e = measured(100);
+    // 1 − 10/13 ≈ 23 % queued: one such window might be chance, two are a queue.
+    let slow = sample(ms(13), 100);
+    assert_eq!(e.update(slow), 100);
+    // 100 × 10 / 13 × 1.15 = 88.5.
+    assert_eq!(e.update(slow), 88);
 }
 
 #[test]
 fn a_slow_window_between_fast_ones_is_chance_and_holds() {
     let mut e = measured(100);
-    assert_eq!(e.update(sample(ms(20), 100)), 100);
-    assert_eq!(e.update(sample(ms(10), 100)), 120);
-    assert_eq!(e.update(sample(ms(20), 120)), 120);
+    assert_eq!(e.update(sample(ms(13), 100)), 100);
+    assert_eq!(e.update(sample(ms(10), 100)), 150);
+    assert_eq!(e.update(sample(ms(13), 150)), 150);
+}
+
+#[test]
+fn a_queue_of_one_call_is_a_queue_at_a_small_limit() {
+    // Two in flight at twice the unloaded latency: one served, one waiting.
+    let mut e = measured(2);
+    assert_eq!(e.update(sample(ms(20), 2)), 1);
+}
+
+#[test]
+fn after_a_jump_growth_is_one_call_a_window_until_the_queue_is_gone_twice() {
+    let mut e = measured(100);
+    assert_eq!(e.update(sample(ms(100), 100)), 11);
+    // 1 − 10/10.8 ≈ 7 % queued: under a tenth, so it grows, but past the jump's 11.5 by
+    // one call a window, since the queue began there.
+    let near = Duration::from_micros(10_800);
+    assert_eq!(e.update(sample(near, 11)), 12);
+    assert_eq!(e.update(sample(near, 12)), 13);
+    assert_eq!(e.update(sample(near, 13)), 14);
+    // No queue at all two windows running: the ceiling is forgotten, growth is by half.
+    assert_eq!(e.update(sample(ms(10), 14)), 15);
+    assert_eq!(e.update(sample(ms(10), 15)), 16);
+    assert_eq!(e.update(sample(ms(10), 16)), 24);
 }
 
 #[test]
@@ -83,28 +114,30 @@ fn a_lower_probe_is_the_baseline_at_once_and_ages_out() {
 }
 
 #[test]
-fn a_queue_from_a_tenth_to_a_quarter_holds() {
+fn a_queue_from_a_tenth_to_a_fifth_holds() {
     let mut e = measured(100);
-    // 1 − 10/12.5 = 20 % queued.
-    assert_eq!(e.update(sample(Duration::from_micros(12_500), 100)), 100);
+    // 1 − 10/12.4 ≈ 19 % queued.
+    assert_eq!(e.update(sample(Duration::from_micros(12_400), 100)), 100);
     // 1 − 10/11.2 ≈ 10.7 % queued.
     assert_eq!(e.update(sample(Duration::from_micros(11_200), 100)), 100);
 }
 
 #[test]
-fn no_queue_grows_by_a_fifth_and_at_least_one() {
+fn no_queue_grows_by_half_and_at_least_one() {
     let mut e = measured(100);
-    assert_eq!(e.update(sample(ms(10), 100)), 120);
+    assert_eq!(e.update(sample(ms(10), 100)), 150);
     let mut one = measured(1);
     assert_eq!(one.update(sample(ms(10), 1)), 2);
     assert_eq!(one.update(sample(ms(10), 2)), 3);
+    assert_eq!(one.update(sample(ms(10), 3)), 4);
+    assert_eq!(one.update(sample(ms(10), 4)), 6);
 }
 
 #[test]
-fn an_unused_limit_does_not_grow() {
+fn a_limit_not_reached_does_not_grow() {
     let mut e = measured(100);
-    assert_eq!(e.update(sample(ms(10), 49)), 100);
-    assert_eq!(e.update(sample(ms(10), 50)), 120);
+    assert_eq!(e.update(sample(ms(10), 99)), 100);
+    assert_eq!(e.update(sample(ms(10), 100)), 150);
 }
 
 #[test]
@@ -116,7 +149,7 @@ fn a_drop_keeps_at_most_nine_tenths_or_littles_estimate() {
         ..sample(ms(10), 100)
     };
     assert_eq!(e.update(drop), 90);
-    // A long queue too: the estimate at once, 90 × 10 / 100 × 1.2 = 10.8.
+    // A long queue too: the estimate at once, 90 × 10 / 100 × 1.15 = 10.35.
     let slow = Sample {
         rtt: ms(100),
         ..drop
@@ -196,7 +229,7 @@ fn a_zero_latency_is_ignored() {
 #[test]
 fn extreme_samples_stay_within_the_bounds() {
     let mut e = measured(1000);
-    e.update(sample(Duration::MAX, u32::MAX));
+    // Half the limit and more queued: the estimate at once, held to the least limit.
     assert_eq!(e.update(sample(Duration::MAX, u32::MAX)), 1);
     let mut e = measured(1000);
     assert_eq!(e.update(sample(ms(10), u32::MAX)), 1000);

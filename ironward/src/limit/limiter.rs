@@ -429,7 +429,8 @@ impl Limiter {
         (reserved, fits)
     }
 
-    /// The limit admissions are held to: the estimator's, or half of it while a probe drains.
+    /// The limit admissions are held to: the estimator's, or its probe room while a probe
+    /// drains ([`Estimator::probe_room`]).
     fn in_force(&self, probing: bool) -> u32 {
         if probing {
             self.estimator.probe_room()

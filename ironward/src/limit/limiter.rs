@@ -197,7 +197,13 @@ impl Limiter {
             // A whole window: a shorter one is closed by its fast calls before its slow ones
             // finish, and reads the latency low.
             let length = self.policy.sampling.min_window;
-            self.sampler.restart(Duration::from_nanos(now), length);
+            if self.estimator.probe_room() == 1 {
+                // One call at a time queues nothing: the window is its calls.
+                self.sampler
+                    .restart_early(Duration::from_nanos(now), length);
+            } else {
+                self.sampler.restart(Duration::from_nanos(now), length);
+            }
         }
         let limit = self.in_force(self.drain.is_some());
         let (room, fits) = self.fits(limit, criticality);

@@ -205,6 +205,9 @@ pub(super) struct State {
     ceiling: f64,
     /// Windows in a row grown past `ceiling` with no queue at all.
     clear: u32,
+    /// The limit and latency in nanoseconds before a jump on a moderate queue, until the
+    /// window after it shows whether the latency fell.
+    jumped: Option<(f64, u64)>,
 }
 
 impl State {
@@ -221,6 +224,7 @@ impl State {
             again: false,
             ceiling: f64::INFINITY,
             clear: 0,
+            jumped: None,
         }
     }
 
@@ -320,6 +324,18 @@ impl State {
             return whole(self.estimate);
         };
         let (headroom, low, high, growth, backoff) = policy.read();
+        if let Some((before, slow)) = self.jumped.take() {
+            // A queue drains as the limit falls; a latency that did not fall with it was no
+            // queue but a baseline read too low (a lucky probe of few calls): the probe no
+            // longer stands for the baseline (it stays one window of the percentile), and
+            // the jump is undone, the limit it left the ceiling.
+            if rtt as f64 >= 0.95 * slow as f64 {
+                self.probed = 0;
+                self.ceiling = before;
+                self.estimate = bounds.clamp_f64(before);
+                return whole(self.estimate);
+            }
+        }
         let limit = self.estimate;
         // `base` may exceed `rtt` (a window faster than the percentile): no queue.
         let served = (base as f64 / rtt as f64).min(1.0);
@@ -334,6 +350,9 @@ impl State {
             cut
         } else if over && (confirmed || queued >= 0.5) {
             let cut = little.min(limit);
+            if queued < 0.5 {
+                self.jumped = Some((limit, rtt));
+            }
             self.ceiling = cut;
             cut
         } else if queue >= (low * limit).max(1.0)

@@ -204,6 +204,9 @@ pub struct Sampler {
     dropped: bool,
     /// How many of `kept` hold latencies of the open window.
     held: usize,
+    /// Whether the open window closes as soon as it holds `size` calls, or at its end with
+    /// any: a probe at one call in flight, bounded in time however slow the backend.
+    early: bool,
     kept: [u64; Sampler::CAPACITY],
 }
 
@@ -242,6 +245,7 @@ impl Sampler {
             in_flight: 0,
             dropped: false,
             held: 0,
+            early: false,
             kept: [0; Self::CAPACITY],
         }
     }
@@ -290,10 +294,15 @@ impl Sampler {
             self.held += 1;
         }
         let enough = self.calls >= u64::from(self.sampling.size.max(1));
-        if now <= self.end || (self.sampling.fill && !enough) {
+        let open = if self.early {
+            now <= self.end
+        } else {
+            now <= self.end || (self.sampling.fill && !enough)
+        };
+        if open {
             return None;
         }
-        let sample = enough.then(|| Sample {
+        let sample = (enough || self.early).then(|| Sample {
             rtt: Duration::from_nanos(self.latency()),
             in_flight: self.in_flight,
             dropped: self.dropped,
@@ -305,6 +314,7 @@ impl Sampler {
         self.in_flight = 0;
         self.dropped = false;
         self.held = 0;
+        self.early = false;
         sample
     }
 
@@ -368,6 +378,14 @@ impl Sampler {
         let now = self.clock.advance(now);
         *self = Self::new(self.sampling, Duration::from_nanos(now));
         self.end = now.saturating_add(nanos(length));
+    }
+
+    /// [`restart`](Sampler::restart) for a window that closes as soon as it holds `size`
+    /// calls, or at its end with any: a probe with one call in flight, which queues nothing
+    /// whatever its length, and so need not last longer than its calls.
+    pub(crate) fn restart_early(&mut self, now: Duration, length: Duration) {
+        self.restart(now, length);
+        self.early = true;
     }
 
     /// The sampling in use.

@@ -114,6 +114,25 @@ fn a_lower_probe_is_the_baseline_at_once_and_ages_out() {
 }
 
 #[test]
+fn a_jump_the_latency_does_not_follow_was_a_low_baseline_and_is_undone() {
+    let mut e = measured(100);
+    // A probe of few calls read 7 ms where the backend takes 10 ms with no queue.
+    e.rebase(ms(7));
+    let window = sample(ms(10), 100);
+    // 30 % queued against 7 ms, twice: a jump to 100 × 0.7 × 1.15 = 80.5.
+    assert_eq!(e.update(window), 100);
+    assert_eq!(e.update(window), 80);
+    // A fifth fewer calls in flight, and the latency the same: no queue had drained. The
+    // jump is undone, and the probe is one window among the others: once sixteen windows
+    // of 10 ms are remembered, their 10th percentile is 10 ms.
+    assert_eq!(e.update(sample(ms(10), 80)), 100);
+    for _ in 0..16 {
+        e.update(sample(ms(10), 100));
+    }
+    assert_eq!(e.baseline(), Some(ms(10)));
+}
+
+#[test]
 fn a_queue_from_a_tenth_to_a_fifth_holds() {
     let mut e = measured(100);
     // 1 − 10/12.4 ≈ 19 % queued.

@@ -462,3 +462,20 @@ fn a_filled_window_stays_open_until_it_holds_size_calls() {
     assert_eq!(plain.add(ms(1500), ms(100), 1, false), None);
     assert_eq!(plain.calls(), 0);
 }
+
+#[test]
+fn an_early_window_closes_at_its_end_with_fewer_calls_than_size_and_the_next_is_as_usual() {
+    let fill = Sampling {
+        fill: true,
+        ..SAMPLING
+    };
+    let mut sampler = Sampler::new(fill, ms(0));
+    sampler.restart_early(ms(0), ms(1000));
+    // One call of 600 ms, one at a time: ten would take six seconds.
+    assert_eq!(sampler.add(ms(600), ms(600), 1, false), None);
+    let sample = sampler.add(ms(1200), ms(600), 1, false).expect("closed");
+    assert_eq!((sample.rtt, sample.in_flight), (ms(600), 1));
+    // The window after it waits for `size` calls again, as `fill` says.
+    assert_eq!(sampler.add(ms(3000), ms(600), 1, false), None);
+    assert_eq!(sampler.calls(), 1);
+}

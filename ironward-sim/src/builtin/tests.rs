@@ -96,8 +96,8 @@ fn outage_the_figures_the_breakers_guide_quotes() {
     let want = [
         (5_206, Some(52), 7_668, 11_253, "394.8"),
         (187, Some(37), 2_361, 13_735, "387.1"),
-        (4_991, Some(14), 4, 7_115, "442.3"),
-        (182, Some(2), 5, 6_399, "448.3"),
+        (4_991, Some(14), 4, 7_170, "441.8"),
+        (182, Some(2), 4, 6_450, "447.9"),
     ]
     .map(|(a, b, c, d, e)| (a, b, c, d, e.to_string()));
     assert_eq!(outage, want);

@@ -76,11 +76,13 @@ pub struct Adaptive {
     /// follows a standing queue up, so the limit runs away. Neither can tell the two apart
     /// from latencies alone. With a probe, every `probe` the limiter admits calls only while
     /// fewer than half the limit are in flight ([`Estimator::probe_room`]: Little asks for
-    /// one call at first, and for a quarter one window later while probes find a queue), which empties the backend's queue, for one
-    /// sampling window ([`Sampling::min_window`]) of calls let in since, or as many as it
+    /// one call at first, and for a quarter one window later while probes find a queue),
+    /// which empties the backend's queue, for one sampling window
+    /// ([`Sampling::min_window`]) of calls let in since, or as many as it
     /// takes to hold [`Sampling::size`] calls; that window's latency is then the estimator's
     /// baseline ([`Estimator::rebase`]) in place of its sample (unless a call of it was
-    /// dropped: then it is a sample like any other). A call refused only because
+    /// dropped: then it is a sample like any other). A probe no call ends within four windows
+    /// ([`Sampling::max_window`]) is given up until the next. A call refused only because
     /// the probe halved the room raises the floor to the class below its own, not to its own:
     /// the sheddable still go first, and a critical-plus call the probe turns away does not
     /// hold out the critical.

@@ -192,6 +192,13 @@ impl Limiter {
         criticality: Criticality,
     ) -> Result<Grant, LimiterReason> {
         let now = self.clock.advance(now);
+        if self.drain.is_some_and(|drain| !self.holds(drain, now)) {
+            // No call ended the probe's window: its room let none of the callers in (a
+            // sheddable call's share of a room of 1 is none), or none came back. Given up
+            // until the next, rather than refusing them for good.
+            self.drain = None;
+            self.probe_at = next_probe(now, self.policy.probe);
+        }
         if self.drain.is_none() && self.probe_at.is_some_and(|at| now >= at) {
             self.drain = Some(Drain { since: now });
             // A whole window: a shorter one is closed by its fast calls before its slow ones
@@ -400,7 +407,12 @@ impl Limiter {
     #[must_use]
     pub fn admits(&self, now: Duration, criticality: Criticality) -> bool {
         let now = self.clock.read(now);
-        let probing = self.drain.is_some() || self.probe_at.is_some_and(|at| now >= at);
+        let probing = match self.drain {
+            // A probe past its time is given up by the next `acquire_as`, which then sets
+            // the next probe `probe` later.
+            Some(drain) => self.holds(drain, now),
+            None => self.probe_at.is_some_and(|at| now >= at),
+        };
         self.fits(self.in_force(probing), criticality).1
             && !self.floor.holds_out(criticality, now, self.cool)
     }
@@ -433,6 +445,14 @@ impl Limiter {
         let fits =
             self.flying < limit || (self.class_flying[rank] < reserved && self.flying < u32::MAX);
         (reserved, fits)
+    }
+
+    /// Whether `drain` still holds at `now`: a probe lasts at most four of its windows' most
+    /// ([`Sampling::max_window`](super::Sampling::max_window), or `min_window` if longer).
+    fn holds(&self, drain: Drain, now: u64) -> bool {
+        let sampling = &self.policy.sampling;
+        let window = nanos(sampling.max_window).max(nanos(sampling.min_window));
+        now.saturating_sub(drain.since) <= window.saturating_mul(4)
     }
 
     /// The limit admissions are held to: the estimator's, or its probe room while a probe

@@ -400,3 +400,32 @@ fn under_partitions_admits_is_acquire_as_without_its_effects() {
     assert_eq!(limiter.flying_as(Criticality::Critical), 10);
     drop(grants);
 }
+
+#[test]
+fn a_probe_no_call_can_end_is_given_up_after_four_windows() {
+    use crate::limit::{Algorithm, LITTLE};
+    // Little probes first with one call in flight, a room no sheddable call fits.
+    let little = Adaptive {
+        algorithm: Algorithm::Little(LITTLE),
+        ..ADAPTIVE
+    };
+    let mut limiter = Limiter::new(little, ms(0));
+    let refused = limiter
+        .acquire_as(ms(0), Criticality::Sheddable)
+        .unwrap_err();
+    assert!(refused.probing);
+    assert!(
+        limiter
+            .acquire_as(ms(4_000), Criticality::Sheddable)
+            .is_err()
+    );
+    assert!(limiter.admits(ms(4_001), Criticality::Sheddable));
+    // Four windows of 1 s on, the probe is given up: the limit of 20 again, half of it the
+    // sheddable's, until the next probe 10 s later.
+    let grant = limiter
+        .acquire_as(ms(4_001), Criticality::Sheddable)
+        .expect("the probe given up");
+    assert!(!limiter.probing());
+    assert_eq!(limiter.room(Criticality::Sheddable), 10);
+    limiter.settle(grant, Settle::Success, ms(4_050));
+}

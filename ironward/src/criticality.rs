@@ -169,7 +169,9 @@ fn spells(s: &[u8], name: &[u8]) -> bool {
 ///
 /// `Critical` keeps the whole capacity, so a piece asked without a class decides as it does
 /// without priorities; `CriticalPlus` is protected from `Critical` by the floor (see the
-/// module docs), not by a larger share.
+/// module docs), not by a larger share. A limiter lets one call of a class with a share in
+/// while nothing is in flight, even where the share of a small limit rounds to none; a
+/// share of 0 refuses the class always.
 ///
 /// # Examples
 ///

@@ -1,9 +1,7 @@
-//! The convergence verdicts, three tests per scenario: which verdicts each limiter meets
-//! today (`little` rows are `ironward::limit::Little`, the candidate default), asserted (so
-//! a change to any of them shows); the bar Little meets from any start in its bounds; and
-//! the same bar for ironward's default, ignored until the default meets it (each ignore
-//! says by how much it misses today). Where no fixed limit can meet a verdict, a test shows
-//! it, and the bar leaves that verdict out.
+//! The convergence verdicts, two tests per scenario: which verdicts each limiter meets
+//! today, asserted (so a change to any of them shows), and the bar ironward's default meets
+//! from any start in its bounds. Where no fixed limit can meet a verdict, a test shows it and
+//! the bar leaves that verdict out; where the default misses one, a test says by how much.
 
 use super::Builtin;
 use super::converge::Convergence;
@@ -73,16 +71,13 @@ pub(super) fn bar(builtin: Builtin, prefix: &str, impossible: &[usize]) {
 const NETFLIX: [&str; 3] = ["vegas", "gradient2", "aimd"];
 
 #[test]
-fn sharing_today_no_limiter_comes_near_an_optimum_of_one() {
+fn sharing_today_the_default_comes_near_an_optimum_of_one_and_netflixs_do_not() {
     today(
         Builtin::Sharing,
         &[
-            ("adaptive", "nnnYY"),
-            ("adaptive-from-1", "nnnYY"),
-            ("adaptive-from-1000", "nnnnY"),
-            ("little", "YYYnY"),
-            ("little-from-1", "YYYnY"),
-            ("little-from-1000", "YYYnY"),
+            ("adaptive", "YYYnY"),
+            ("adaptive-from-1", "YYYnY"),
+            ("adaptive-from-1000", "YYYnY"),
             (NETFLIX[0], "nnnYY"),
             (NETFLIX[1], "nnnYn"),
             (NETFLIX[2], "nnnYn"),
@@ -90,19 +85,11 @@ fn sharing_today_no_limiter_comes_near_an_optimum_of_one() {
     );
 }
 
-#[test]
-#[ignore = "the default limiter does not converge yet: against an optimum of 1, its limit is \
-            11 after 40 s from 20 (error 1,100 %, p99 12× the unloaded 5 ms), 7 from 1 \
-            (600 %), 935 from 1000 (no goodput)"]
-fn sharing_the_default_meets_every_verdict_from_any_start() {
-    every_verdict(Builtin::Sharing);
-}
-
 // Goodput is left out: no whole limit meets it with the p99 (see
 // `sharing_no_fixed_limit_serves_nine_tenths_within_twice_the_unloaded_p99`).
 #[test]
-fn sharing_little_meets_every_verdict_a_fixed_limit_can_from_any_start() {
-    bar(Builtin::Sharing, "little", &[3]);
+fn sharing_the_default_meets_every_verdict_a_fixed_limit_can_from_any_start() {
+    bar(Builtin::Sharing, "adaptive", &[3]);
 }
 
 // Open-loop calls arrive at random: at a limit of 1 the core idles between a call's end and
@@ -139,16 +126,13 @@ fn sharing_no_fixed_limit_serves_nine_tenths_within_twice_the_unloaded_p99() {
 }
 
 #[test]
-fn mmc_today_the_default_from_its_initial_limit_meets_every_verdict() {
+fn mmc_today_the_default_meets_every_verdict_but_from_a_thousand() {
     today(
         Builtin::Mmc,
         &[
             ("adaptive", "YYYYY"),
-            ("adaptive-from-1", "YnYYY"),
-            ("adaptive-from-1000", "nnnnY"),
-            ("little", "YYYYY"),
-            ("little-from-1", "YYYYY"),
-            ("little-from-1000", "nYYYY"),
+            ("adaptive-from-1", "YYYYY"),
+            ("adaptive-from-1000", "nYYYY"),
             (NETFLIX[0], "YnYYY"),
             (NETFLIX[1], "YnYYY"),
             (NETFLIX[2], "nnYYn"),
@@ -156,38 +140,27 @@ fn mmc_today_the_default_from_its_initial_limit_meets_every_verdict() {
     );
 }
 
-#[test]
-#[ignore = "the default limiter does not converge yet: against an optimum of 20, from 1 it \
-            overshoots to 28 (45 % error after 30 s), from 1000 it is 935 after 40 s (no \
-            goodput)"]
-fn mmc_the_default_meets_every_verdict_from_any_start() {
-    every_verdict(Builtin::Mmc);
-}
-
 // From 1000 the limit falls to 2 within 5 s while the calls queued in its first second
 // drain, and climbs back to within 2× only at 17 s: the one verdict Little misses.
 #[test]
-fn mmc_little_meets_every_verdict_but_reach_from_a_thousand() {
+fn mmc_the_default_meets_every_verdict_but_reach_from_a_thousand() {
     let judged = judge(Builtin::Mmc);
     let (_, from_1000) = judged
         .iter()
-        .find(|(name, _)| name == "little-from-1000")
+        .find(|(name, _)| name == "adaptive-from-1000")
         .expect("the row");
     assert_eq!(from_1000.reach, Some(core::time::Duration::from_secs(17)));
     assert_eq!(pattern(from_1000.met()), "nYYYY");
 }
 
 #[test]
-fn capacity_halves_today_no_limiter_follows_the_cores() {
+fn capacity_halves_today_the_default_follows_the_cores_and_netflixs_do_not() {
     today(
         Builtin::CapacityHalves,
         &[
-            ("adaptive", "nnYYY"),
-            ("adaptive-from-1", "nnYYY"),
-            ("adaptive-from-1000", "nnnnY"),
-            ("little", "YYYYY"),
-            ("little-from-1", "YYYYY"),
-            ("little-from-1000", "YYYYY"),
+            ("adaptive", "YYYYY"),
+            ("adaptive-from-1", "YYYYY"),
+            ("adaptive-from-1000", "YYYYY"),
             (NETFLIX[0], "nnnYY"),
             (NETFLIX[1], "nnnYn"),
             (NETFLIX[2], "nnnYn"),
@@ -196,29 +169,18 @@ fn capacity_halves_today_no_limiter_follows_the_cores() {
 }
 
 #[test]
-#[ignore = "the default limiter does not converge yet: against an optimum of 10, then 5 from \
-            40 s, then 10 from 80 s, it is never within 2× after a shift from 20 or from 1 \
-            (120 % worst error, 13 at the end), and 803 after 120 s from 1000"]
 fn capacity_halves_the_default_meets_every_verdict_from_any_start() {
     every_verdict(Builtin::CapacityHalves);
 }
 
 #[test]
-fn capacity_halves_little_meets_every_verdict_from_any_start() {
-    bar(Builtin::CapacityHalves, "little", &[]);
-}
-
-#[test]
-fn bimodal_today_the_default_comes_near_but_settles_high() {
+fn bimodal_today_the_default_settles_within_a_quarter_and_netflixs_settle_high() {
     today(
         Builtin::Bimodal,
         &[
-            ("adaptive", "YnYYY"),
-            ("adaptive-from-1", "YnYYY"),
-            ("adaptive-from-1000", "nnnnY"),
-            ("little", "YYYYY"),
-            ("little-from-1", "YYYYY"),
-            ("little-from-1000", "YYYYY"),
+            ("adaptive", "YYYYY"),
+            ("adaptive-from-1", "YYYYY"),
+            ("adaptive-from-1000", "YYYYY"),
             (NETFLIX[0], "YnYYY"),
             (NETFLIX[1], "nnYYn"),
             (NETFLIX[2], "nnnYn"),
@@ -227,28 +189,18 @@ fn bimodal_today_the_default_comes_near_but_settles_high() {
 }
 
 #[test]
-#[ignore = "the default limiter does not converge yet: against an optimum of 10, 40 % above \
-            it after 30 s from 20 (50 % from 1), and 935 after 40 s from 1000 (no goodput)"]
 fn bimodal_the_default_meets_every_verdict_from_any_start() {
     every_verdict(Builtin::Bimodal);
 }
 
 #[test]
-fn bimodal_little_meets_every_verdict_from_any_start() {
-    bar(Builtin::Bimodal, "little", &[]);
-}
-
-#[test]
-fn drops_today_the_default_from_one_alone_comes_near_in_time() {
+fn drops_today_the_default_comes_near_in_time_from_any_start() {
     today(
         Builtin::Drops,
         &[
-            ("adaptive", "nnYYY"),
-            ("adaptive-from-1", "YnYYY"),
-            ("adaptive-from-1000", "nnnYY"),
-            ("little", "YYYYY"),
-            ("little-from-1", "YYYYY"),
-            ("little-from-1000", "YYYYY"),
+            ("adaptive", "YYYYY"),
+            ("adaptive-from-1", "YYYYY"),
+            ("adaptive-from-1000", "YYYYY"),
             (NETFLIX[0], "nnnYY"),
             (NETFLIX[1], "nnnYn"),
             (NETFLIX[2], "nnnYn"),
@@ -257,16 +209,8 @@ fn drops_today_the_default_from_one_alone_comes_near_in_time() {
 }
 
 #[test]
-#[ignore = "the default limiter does not converge yet: against an optimum of 10, from 20 it \
-            takes 17 s to within 2× and is 60 % above after 30 s (30 % from 1), and 929 after \
-            40 s from 1000 (p99 6× the unloaded)"]
 fn drops_the_default_meets_every_verdict_from_any_start() {
     every_verdict(Builtin::Drops);
-}
-
-#[test]
-fn drops_little_meets_every_verdict_from_any_start() {
-    bar(Builtin::Drops, "little", &[]);
 }
 
 #[test]
@@ -274,12 +218,9 @@ fn runaway_today_gradient2_as_tripwire_runs_it_runs_away_and_the_default_does_no
     today(
         Builtin::Runaway,
         &[
-            ("adaptive", "nnYYY"),
-            ("adaptive-from-1", "nnYnY"),
-            ("adaptive-from-1000", "nnnYY"),
-            ("little", "YnYYY"),
-            ("little-from-1", "YnYYY"),
-            ("little-from-1000", "YnYYY"),
+            ("adaptive", "YnYYY"),
+            ("adaptive-from-1", "YnYYY"),
+            ("adaptive-from-1000", "YnYYY"),
             (NETFLIX[0], "nnYYY"),
             (NETFLIX[1], "nnnYY"),
             (NETFLIX[2], "nnnYn"),
@@ -288,20 +229,13 @@ fn runaway_today_gradient2_as_tripwire_runs_it_runs_away_and_the_default_does_no
     );
 }
 
-#[test]
-#[ignore = "the default limiter does not converge yet: against Tripwire's optimum of 12, from \
-            20 it takes 114 s to within 2× (150 % worst error after 30 s), from 1 it stays at 1 \
-            (8 % goodput), from 1000 it stays at 1000"]
-fn runaway_the_default_meets_every_verdict_from_any_start() {
-    every_verdict(Builtin::Runaway);
-}
-
 // Calls arrive as fast as the threads serve them, so a limit at the optimum of 12 refuses
 // a fifth (Erlang's loss at 12 servers and 12 erlangs): goodput needs a queue at the
-// backend, and Little holds 15 to 20, 67 % above the optimum at worst. It does not run away.
+// backend, and the default holds 15 to 20, 67 % above the optimum at worst. It does not run
+// away.
 #[test]
-fn runaway_little_comes_near_in_time_and_does_not_run_away_from_any_start() {
-    bar(Builtin::Runaway, "little", &[1]);
+fn runaway_the_default_comes_near_in_time_and_does_not_run_away_from_any_start() {
+    bar(Builtin::Runaway, "adaptive", &[1]);
 }
 
 // `run sharing --duration 20s` ends before the 30 s the verdicts read from.
@@ -336,7 +270,7 @@ fn the_verdict_prints_the_optimum_and_a_row_per_figure() {
         assert!(text.contains(row), "{row}: {text}");
     }
     assert!(
-        text.contains("Every verdict met by: adaptive, little, little-from-1."),
+        text.contains("Every verdict met by: adaptive, adaptive-from-1."),
         "{text}"
     );
 }

@@ -32,11 +32,13 @@ pub enum Admission {
 ///
 /// ```
 /// use std::time::Duration;
-/// use ironward::{ADAPTIVE, Limiter};
+/// use ironward::{ADAPTIVE, Adaptive, Limiter};
 /// use ironward_tokio::{LimiterRefusal, Queued};
 ///
-/// // The core's reason, from a full limiter of 20.
-/// let mut limiter = Limiter::new(ADAPTIVE, Duration::ZERO);
+/// // The core's reason, from a full limiter of 20 (no probe: the default's first window
+/// // admits one call at a time).
+/// let steady = Adaptive { probe: Duration::ZERO, ..ADAPTIVE };
+/// let mut limiter = Limiter::new(steady, Duration::ZERO);
 /// let grants: Vec<_> = (0..20).map(|_| limiter.acquire(Duration::ZERO).unwrap()).collect();
 /// let reason = limiter.acquire(Duration::ZERO).unwrap_err();
 /// let refusal = LimiterRefusal { reason, queued: Queued::Rejected { waiting: 50, rejection: 0.5 } };
@@ -91,10 +93,11 @@ impl LimiterRefusal {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use ironward::{ADAPTIVE, Limiter};
+    /// use ironward::{ADAPTIVE, Adaptive, Limiter};
     /// use ironward_tokio::{LimiterRefusal, Queued};
     ///
-    /// let mut limiter = Limiter::new(ADAPTIVE, Duration::ZERO);
+    /// let steady = Adaptive { probe: Duration::ZERO, ..ADAPTIVE };
+    /// let mut limiter = Limiter::new(steady, Duration::ZERO);
     /// let grants: Vec<_> = (0..20).map(|_| limiter.acquire(Duration::ZERO).unwrap()).collect();
     /// let reason = limiter.acquire(Duration::ZERO).unwrap_err();
     /// let full = LimiterRefusal { reason, queued: Queued::Off };

@@ -28,7 +28,7 @@
 //! // Past the limit (and the queue) this would be an error that `is::<LimiterRefused>()`.
 //! let response = backend.oneshot(batch).await;
 //! assert!(response.is_ok());
-//! assert_eq!((limiter.flying(), limiter.limit()), (0, 20)); // Vegas starts at 20
+//! assert_eq!((limiter.flying(), limiter.limit()), (0, 20)); // Little starts at 20
 //! # let _ = std::any::type_name::<LimiterRefused>();
 //! # }
 //! ```

@@ -192,8 +192,13 @@ mod tests {
     }
 
     fn limiter_refused() -> LimiterRefused {
-        // The core's own reason, from a full limiter of 20.
-        let mut limiter = Limiter::new(ADAPTIVE, Duration::ZERO);
+        // The core's own reason, from a full limiter of 20 (no probe: the default's first
+        // window admits one call at a time).
+        let steady = ironward::Adaptive {
+            probe: Duration::ZERO,
+            ..ADAPTIVE
+        };
+        let mut limiter = Limiter::new(steady, Duration::ZERO);
         let grants: Vec<_> = (0..20)
             .map(|_| limiter.acquire(Duration::ZERO).unwrap())
             .collect();

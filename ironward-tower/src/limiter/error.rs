@@ -30,11 +30,13 @@ use ironward_tokio::{LimiterRefusal, Queued};
 ///
 /// ```
 /// use std::time::Duration;
-/// use ironward::{ADAPTIVE, Criticality, Limiter};
+/// use ironward::{ADAPTIVE, Adaptive, Criticality, Limiter};
 /// use ironward_tower::{LimiterRefusal, LimiterRefused, Queued};
 ///
-/// // The core's reason, from a limiter of 20 with 10 in flight: a sheddable call's room.
-/// let mut limiter = Limiter::new(ADAPTIVE, Duration::ZERO);
+/// // The core's reason, from a limiter of 20 with 10 in flight: a sheddable call's room (no
+/// // probe: the default's first window admits one call at a time).
+/// let steady = Adaptive { probe: Duration::ZERO, ..ADAPTIVE };
+/// let mut limiter = Limiter::new(steady, Duration::ZERO);
 /// let grants: Vec<_> = (0..10).map(|_| limiter.acquire(Duration::ZERO).unwrap()).collect();
 /// let reason = limiter.acquire_as(Duration::ZERO, Criticality::Sheddable).unwrap_err();
 /// let refused = LimiterRefused::new(LimiterRefusal { reason, queued: Queued::Off });

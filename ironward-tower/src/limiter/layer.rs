@@ -81,7 +81,7 @@ use ironward_tokio::Knobs;
 /// }));
 /// let request = Request::builder().header("x-criticality", "sheddable").body(()).unwrap();
 /// backend.oneshot(request).await.unwrap();
-/// assert_eq!(layer.limit(), 20); // Vegas starts at 20
+/// assert_eq!(layer.limit(), 20); // Little starts at 20
 /// assert_eq!(layer.flying(), 0);
 /// # }
 /// ```

@@ -26,10 +26,11 @@ use crate::internal::float::{duration, round_nanos};
 /// | [`Aimd`] | drops and calls slower than its timeout | latency says little about load (a backend that refuses when full, calls whose cost varies widely), or as the simplest one to reason about |
 /// | [`Vegas`] | each window's latency against the least seen, the latency with no queue, and drops | the backend's latency without load is stable and any growth over it is queueing: the default of Netflix's limiters |
 /// | [`Gradient2`] | each window's latency against a long average of them, not drops (as Netflix's `Gradient2Limit`) | latency drifts over the day (caches warming, batches), where a minimum would be stale and shed too much |
-/// | [`Little`] | each window's latency against a low percentile of recent windows' latencies, read through Little's law, and drops | the optimum may be small (a few calls) or far from the start: it moves by shares of the limit, not by a few calls |
+/// | [`Little`] | each window's latency against a low percentile of recent windows' latencies, read through Little's law, and drops | the default ([`ADAPTIVE`](crate::ADAPTIVE)): the optimum may be small (a few calls) or far from the start, and it moves by shares of the limit, not by a few calls |
 ///
-/// Every algorithm ignores growth while fewer than half the limit were in flight (the limit
-/// was not what held the calls back) and holds the limit within its `min` and `max`.
+/// Every algorithm ignores growth while the limit was not what held the calls back (fewer
+/// than half of it in flight; for Little, a window that never reached it) and holds the
+/// limit within its `min` and `max`.
 ///
 /// # Examples
 ///

@@ -166,10 +166,12 @@ impl Limiter {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{Criticality, ADAPTIVE, Limiter};
+    /// use ironward::{Adaptive, Criticality, ADAPTIVE, Limiter};
     ///
     /// let ms = Duration::from_millis;
-    /// let mut limiter = Limiter::new(ADAPTIVE, ms(0));
+    /// // No probe: the default's first window would admit one call at a time.
+    /// let steady = Adaptive { probe: Duration::ZERO, ..ADAPTIVE };
+    /// let mut limiter = Limiter::new(steady, ms(0));
     /// let grants: Vec<_> = (0..20).map(|_| limiter.acquire(ms(0)).unwrap()).collect();
     /// // Full: a critical call is refused, and for a second after it the sheddable are
     /// // refused even with room.
@@ -394,9 +396,12 @@ impl Limiter {
     ///
     /// ```
     /// use core::time::Duration;
-    /// use ironward::{ADAPTIVE, Criticality, Limiter};
+    /// use ironward::limit::{Algorithm, VEGAS};
+    /// use ironward::{ADAPTIVE, Adaptive, Criticality, Limiter};
     ///
-    /// let mut limiter = Limiter::new(ADAPTIVE, Duration::ZERO);
+    /// // Vegas probes every 10 s at half the limit (the default, Little, probes first).
+    /// let vegas = Adaptive { algorithm: Algorithm::Vegas(VEGAS), ..ADAPTIVE };
+    /// let mut limiter = Limiter::new(vegas, Duration::ZERO);
     /// let grants: Vec<_> = (0..10).map(|_| limiter.acquire(Duration::ZERO).unwrap()).collect();
     /// assert!(limiter.admits(Duration::ZERO, Criticality::Critical));
     /// assert!(!limiter.admits(Duration::ZERO, Criticality::Sheddable), "half of 20 is taken");
@@ -422,15 +427,22 @@ impl Limiter {
     /// and [`room`](Limiter::room) read.
     ///
     /// Under ceilings the room is the limit times the class's share, over all calls in
-    /// flight. Under partitions it is the class's reservation, which holds only once the
-    /// calls in flight fill the limit (Netflix's `AbstractPartitionedLimiter.acquire`); there
-    /// the calls may pass the limit by the reservations, so a count at `u32::MAX` refuses.
+    /// flight; a class with a share lets one call in while none is in flight, even where its
+    /// share of a small limit rounds to none (a sheddable call's half of a limit of 1), so
+    /// that an idle limiter refuses no class it admits at all. Under partitions it is the
+    /// class's reservation, which holds only once the calls in flight fill the limit
+    /// (Netflix's `AbstractPartitionedLimiter.acquire`); there the calls may pass the limit
+    /// by the reservations, so a count at `u32::MAX` refuses.
     #[inline]
     fn fits(&self, limit: u32, class: Criticality) -> (u32, bool) {
         match &self.partitions {
             None => {
-                let room = room(limit, self.shares[class.rank()]);
-                (room, self.flying < room)
+                let share = self.shares[class.rank()];
+                let room = room(limit, share);
+                (
+                    room,
+                    self.flying < room || (self.flying == 0 && share > 0.0),
+                )
             }
             Some(fractions) => self.fits_reserved(limit, class, fractions),
         }

@@ -1,7 +1,8 @@
 //! Little: the limit moved to the concurrency Little's law says the backend serves, not by a
 //! fixed few calls a window. Vegas' steps are counts (3 to 6 queued calls, a step of
 //! `⌊log10 L⌋`), so it cannot settle near a small optimum nor leave a large limit quickly;
-//! every rule here is a share of the limit, with a floor of one call.
+//! every rule here is a share of the limit, with a floor of one call. It is the default
+//! ([`ADAPTIVE`](crate::ADAPTIVE)).
 
 use super::Sample;
 use super::sample::{Bounds, whole};

@@ -17,9 +17,11 @@ use crate::criticality::Criticality;
 ///
 /// ```
 /// use core::time::Duration;
-/// use ironward::{Criticality, ADAPTIVE, Limiter};
+/// use ironward::{Adaptive, Criticality, ADAPTIVE, Limiter};
 ///
-/// let mut limiter = Limiter::new(ADAPTIVE, Duration::ZERO);
+/// // No probe: the default's first window would admit one call at a time.
+/// let steady = Adaptive { probe: Duration::ZERO, ..ADAPTIVE };
+/// let mut limiter = Limiter::new(steady, Duration::ZERO);
 /// let grants: Vec<_> = (0..10).map(|_| limiter.acquire(Duration::ZERO).unwrap()).collect();
 /// let reason = limiter.acquire_as(Duration::ZERO, Criticality::Sheddable).unwrap_err();
 /// assert_eq!((reason.flying, reason.limit, reason.room), (10, 20, 10));
@@ -38,7 +40,7 @@ use crate::criticality::Criticality;
 ///
 /// let now = Duration::ZERO;
 /// let partitions = Partitions { sheddable: 0.3, critical: 0.7, ..Partitions::NONE };
-/// let policy = Adaptive { partitions: Some(partitions), ..ADAPTIVE };
+/// let policy = Adaptive { partitions: Some(partitions), probe: Duration::ZERO, ..ADAPTIVE };
 /// let mut limiter = Limiter::new(policy, now);
 /// // The sheddable borrow the whole limit of 20, then meet their reservation of 6.
 /// let grants: Vec<_> = (0..20)

@@ -5,7 +5,16 @@ use alloc::vec::Vec;
 
 use super::*;
 use crate::criticality::{SHARES, Shares};
-use crate::limit::ADAPTIVE;
+use crate::limit::{ADAPTIVE, Algorithm, SAMPLING, VEGAS};
+
+/// The default with Netflix's Vegas and sampling: these tests are about admission by class,
+/// the floor and the periodic probe, which the default's first window (Little measures the
+/// backend with one call in flight) would stand in front of.
+const VEGAS_PROBED: Adaptive = Adaptive {
+    algorithm: Algorithm::Vegas(VEGAS),
+    sampling: SAMPLING,
+    ..ADAPTIVE
+};
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -13,7 +22,7 @@ fn ms(n: u64) -> Duration {
 
 /// A limiter at the default policy with `n` critical calls in flight.
 fn holding(n: usize) -> (Limiter, Vec<Grant>) {
-    let mut limiter = Limiter::new(ADAPTIVE, ms(0));
+    let mut limiter = Limiter::new(VEGAS_PROBED, ms(0));
     let grants = (0..n)
         .map(|_| limiter.acquire(ms(0)).expect("room"))
         .collect();
@@ -22,7 +31,7 @@ fn holding(n: usize) -> (Limiter, Vec<Grant>) {
 
 #[test]
 fn each_class_may_fill_its_share_of_the_limit() {
-    let limit = Limiter::new(ADAPTIVE, ms(0)).limit();
+    let limit = Limiter::new(VEGAS_PROBED, ms(0)).limit();
     for class in Criticality::ALL {
         let (mut limiter, grants) = holding(0);
         let room = limiter.room(class);
@@ -106,7 +115,7 @@ fn a_refusal_for_room_keeps_the_less_critical_out_for_the_cooling_time() {
 fn a_zero_cooling_time_turns_the_floor_off() {
     let policy = Adaptive {
         cool: Duration::ZERO,
-        ..ADAPTIVE
+        ..VEGAS_PROBED
     };
     let mut limiter = Limiter::new(policy, ms(0));
     let grants: Vec<_> = (0..20).map(|_| limiter.acquire(ms(0)).unwrap()).collect();
@@ -126,9 +135,9 @@ fn a_zero_cooling_time_turns_the_floor_off() {
 
 #[test]
 fn settling_never_underflows_and_a_clock_that_steps_back_measures_no_negative_latency() {
-    let mut other = Limiter::new(ADAPTIVE, ms(0));
+    let mut other = Limiter::new(VEGAS_PROBED, ms(0));
     let stranger = other.acquire(ms(50)).unwrap();
-    let mut limiter = Limiter::new(ADAPTIVE, ms(100));
+    let mut limiter = Limiter::new(VEGAS_PROBED, ms(100));
     limiter.settle(stranger, Settle::Success, ms(10));
     assert_eq!(limiter.flying(), 0);
     let grant = limiter.acquire(ms(40)).unwrap();
@@ -171,7 +180,7 @@ fn a_probe_drains_to_half_the_limit_and_rebases_on_a_window_of_its_own_calls() {
         }),
         sampling,
         probe: ms(1_000),
-        ..ADAPTIVE
+        ..VEGAS_PROBED
     };
     let mut limiter = Limiter::new(policy, ms(0));
     // Before the probe: 20 ms calls, windows of which feed the long average.
@@ -216,7 +225,7 @@ fn a_probe_drains_to_half_the_limit_and_rebases_on_a_window_of_its_own_calls() {
     let grant = off.acquire(Duration::MAX).unwrap();
     assert!(!off.probing());
     off.settle(grant, Settle::Success, Duration::MAX);
-    assert_eq!(ADAPTIVE.probe, Duration::from_secs(10));
+    assert_eq!(VEGAS_PROBED.probe, Duration::from_secs(10));
     // Aimd keeps no baseline: a probe drains and changes nothing else.
     let aimd = Adaptive {
         algorithm: Algorithm::Aimd(Aimd { min: 1, ..AIMD }),
@@ -244,7 +253,7 @@ fn a_probe_whose_window_drops_a_call_is_a_sample_not_a_baseline() {
             ..SAMPLING
         },
         probe: ms(1_000),
-        ..ADAPTIVE
+        ..VEGAS_PROBED
     };
     let mut limiter = Limiter::new(policy, ms(0));
     traffic(&mut limiter, 0..990, 20);
@@ -269,7 +278,7 @@ fn a_probe_whose_window_drops_a_call_is_a_sample_not_a_baseline() {
 fn admits_is_acquire_as_without_its_effects() {
     let policy = Adaptive {
         probe: ms(300),
-        ..ADAPTIVE
+        ..VEGAS_PROBED
     };
     let mut limiter = Limiter::new(policy, ms(0));
     let mut held = alloc::collections::VecDeque::new();
@@ -307,7 +316,13 @@ fn retune_keeps_the_calls_in_flight_and_the_floor() {
         sheddable: 0.0,
         ..SHARES
     };
-    limiter.retune(Adaptive { shares, ..ADAPTIVE }, ms(2));
+    limiter.retune(
+        Adaptive {
+            shares,
+            ..VEGAS_PROBED
+        },
+        ms(2),
+    );
     assert_eq!(limiter.flying(), 20);
     assert_eq!(limiter.floor(ms(2)), Criticality::Critical);
     assert_eq!(limiter.room(Criticality::Sheddable), 0);
@@ -327,7 +342,7 @@ fn partitioned(sheddable: f64, critical: f64) -> Adaptive {
             ..Partitions::NONE
         }),
         cool: Duration::ZERO,
-        ..ADAPTIVE
+        ..VEGAS_PROBED
     }
 }
 
@@ -402,30 +417,76 @@ fn under_partitions_admits_is_acquire_as_without_its_effects() {
 }
 
 #[test]
-fn a_probe_no_call_can_end_is_given_up_after_four_windows() {
-    use crate::limit::{Algorithm, LITTLE};
-    // Little probes first with one call in flight, a room no sheddable call fits.
+fn a_probe_no_call_ends_is_given_up_after_four_windows() {
+    use crate::limit::LITTLE;
+    // Little probes first with one call in flight; that call never comes back.
     let little = Adaptive {
         algorithm: Algorithm::Little(LITTLE),
-        ..ADAPTIVE
+        ..VEGAS_PROBED
     };
     let mut limiter = Limiter::new(little, ms(0));
-    let refused = limiter
-        .acquire_as(ms(0), Criticality::Sheddable)
-        .unwrap_err();
-    assert!(refused.probing);
-    assert!(
-        limiter
-            .acquire_as(ms(4_000), Criticality::Sheddable)
-            .is_err()
-    );
-    assert!(limiter.admits(ms(4_001), Criticality::Sheddable));
+    let hung = limiter.acquire(ms(0)).expect("the probe's one call");
+    assert!(limiter.acquire(ms(4_000)).unwrap_err().probing);
+    assert!(limiter.admits(ms(4_001), Criticality::Critical));
     // Four windows of 1 s on, the probe is given up: the limit of 20 again, half of it the
     // sheddable's, until the next probe 10 s later.
-    let grant = limiter
-        .acquire_as(ms(4_001), Criticality::Sheddable)
-        .expect("the probe given up");
+    let grant = limiter.acquire(ms(4_001)).expect("the probe given up");
     assert!(!limiter.probing());
     assert_eq!(limiter.room(Criticality::Sheddable), 10);
     limiter.settle(grant, Settle::Success, ms(4_050));
+    limiter.settle(hung, Settle::Ignored, ms(4_060));
+}
+
+#[test]
+fn an_idle_limiter_lets_in_a_class_whose_share_rounds_to_none() {
+    use crate::limit::{AIMD, Aimd};
+    let one = Adaptive {
+        algorithm: Algorithm::Aimd(Aimd {
+            initial: 1,
+            min: 1,
+            ..AIMD
+        }),
+        probe: Duration::ZERO,
+        ..VEGAS_PROBED
+    };
+    let mut limiter = Limiter::new(one, ms(0));
+    // Half of a limit of 1 is none, but nothing is in flight: one sheddable call.
+    assert_eq!(limiter.room(Criticality::Sheddable), 0);
+    let grant = limiter
+        .acquire_as(ms(0), Criticality::Sheddable)
+        .expect("idle");
+    assert!(limiter.acquire_as(ms(0), Criticality::Sheddable).is_err());
+    limiter.settle(grant, Settle::Success, ms(5));
+    // A share of 0 is a class turned off, idle or not.
+    let off = Adaptive {
+        shares: Shares {
+            sheddable: 0.0,
+            ..SHARES
+        },
+        ..one
+    };
+    let mut limiter = Limiter::new(off, ms(0));
+    assert!(limiter.acquire_as(ms(0), Criticality::Sheddable).is_err());
+}
+
+#[test]
+fn the_defaults_first_window_admits_one_call_at_a_time_then_its_limit() {
+    let mut limiter = Limiter::new(ADAPTIVE, ms(0));
+    let first = limiter.acquire(ms(0)).expect("room for one");
+    assert!(limiter.probing(), "Little probes at once");
+    assert_eq!(limiter.room(Criticality::Critical), 1);
+    let second = limiter.acquire(ms(0)).unwrap_err();
+    assert_eq!((second.limit, second.probing), (1, true));
+    limiter.settle(first, Settle::Success, ms(5));
+    // Calls of 5 ms one after the other, past the window's second: the probe ends, and the
+    // baseline is 5 ms.
+    let mut now = 5;
+    while now <= 1000 {
+        let grant = limiter.acquire(ms(now)).expect("one at a time");
+        now += 5;
+        limiter.settle(grant, Settle::Success, ms(now));
+    }
+    assert!(!limiter.probing());
+    assert_eq!(limiter.estimator().baseline(), Some(ms(5)));
+    assert_eq!(limiter.room(Criticality::Critical), 20);
 }

@@ -11,7 +11,7 @@
 #[path = "../examples/limit/load.rs"]
 mod load;
 
-use ironward::{ADAPTIVE, Adaptive};
+use ironward::ADAPTIVE;
 use ironward_tower::LimiterLayer;
 
 use load::{CAPACITY, Server};
@@ -36,13 +36,7 @@ const SERVED: f64 = 0.15;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_default_limit_comes_within_twice_the_best_of_a_processor_sharing_backend() {
-    comes_within_twice_the_best(ADAPTIVE).await;
-}
-
-/// Loads the backend behind `policy` for [`SECONDS`], printing each second, and asserts the
-/// limit within 2× of the best from [`SETTLED_BY`] on and the share [`SERVED`] served.
-async fn comes_within_twice_the_best(policy: Adaptive) {
-    let limiter = LimiterLayer::new(policy);
+    let limiter = LimiterLayer::new(ADAPTIVE);
     let server = Server::start(load::app(Some(limiter.clone())))
         .await
         .expect("bind 127.0.0.1:0");

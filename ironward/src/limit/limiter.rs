@@ -389,8 +389,9 @@ impl Limiter {
     /// `criticality` in, recording nothing: for a caller that holds calls back (a queue) and
     /// asks only when one would be admitted, since a refusal raises the floor.
     ///
-    /// A probe that is due at `now` counts as begun, halving the room, as `acquire_as` would
-    /// begin it.
+    /// A probe that is due at `now` counts as begun, holding the room to the probe's
+    /// ([`Estimator::probe_room`]), as `acquire_as` would begin it; one past its time counts
+    /// as given up, as `acquire_as` would give it up.
     ///
     /// # Examples
     ///
@@ -483,8 +484,9 @@ impl Limiter {
         self.estimator.limit()
     }
 
-    /// Whether a probe ([`Adaptive::probe`]) is draining: admissions are held to half the
-    /// limit until it has measured the latency with no queue.
+    /// Whether a probe ([`Adaptive::probe`]) is draining: admissions are held to the
+    /// probe's room ([`Estimator::probe_room`]) until it has measured the latency with no
+    /// queue.
     #[must_use]
     pub fn probing(&self) -> bool {
         self.drain.is_some()

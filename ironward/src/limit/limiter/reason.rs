@@ -59,7 +59,8 @@ use crate::criticality::Criticality;
 pub struct LimiterReason {
     /// Calls in flight, not counting this one.
     pub flying: u32,
-    /// The limit admissions were held to: the estimator's, halved while a probe drains.
+    /// The limit admissions were held to: the estimator's, or the probe's room while a probe
+    /// drains ([`Estimator::probe_room`](crate::limit::Estimator::probe_room)).
     pub limit: u32,
     /// How many calls in flight the class may join: under ceilings, the limit times the
     /// class's share; under partitions, the class's reservation.
@@ -72,7 +73,8 @@ pub struct LimiterReason {
     /// The least critical class admitted at the time. A `criticality` below it was refused
     /// because a more critical call was refused within the cooling time, whatever the room.
     pub floor: Criticality,
-    /// A probe was draining ([`Adaptive::probe`]), so `limit` is half the estimator's.
+    /// A probe was draining ([`Adaptive::probe`]), so `limit` is the probe's room, not the
+    /// estimator's.
     pub probing: bool,
 }
 

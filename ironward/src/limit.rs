@@ -3,8 +3,8 @@
 //!
 //! The pieces, after Netflix's concurrency-limits library:
 //!
-//! - an [`Estimator`] runs one algorithm ([`Aimd`], [`Vegas`], [`Gradient2`] or [`Little`]) over one
-//!   [`Sample`] per sampling window and says what the limit is now;
+//! - an [`Estimator`] runs one algorithm ([`Aimd`], [`Vegas`], [`Gradient2`], [`Little`] or
+//!   [`Failsafe`]) over one [`Sample`] per sampling window and says what the limit is now;
 //! - a [`Sampler`] turns the latencies of finished calls into that one sample per window (an
 //!   average or a percentile of the window's latencies, allocation-free);
 //! - a [`Limiter`] counts the calls in flight against the limit, admits by
@@ -14,6 +14,7 @@
 mod adaptive;
 mod aimd;
 mod estimator;
+mod failsafe;
 mod gradient2;
 mod limiter;
 mod little;
@@ -24,6 +25,7 @@ mod vegas;
 pub use adaptive::{ADAPTIVE, Adaptive};
 pub use aimd::{AIMD, Aimd};
 pub use estimator::{Algorithm, Estimator};
+pub use failsafe::{FAILSAFE, FAILSAFE_SAMPLING, Failsafe};
 pub use gradient2::{GRADIENT2, Gradient2};
 pub use limiter::{Grant, Limiter, LimiterReason, Partitions, Settle};
 pub use little::{LITTLE, Little};

@@ -106,7 +106,9 @@ fn oracle(algorithm: &Algorithm) -> Box<dyn Limit> {
         Algorithm::Aimd(aimd) => Box::new(aimd_oracle(aimd)),
         Algorithm::Vegas(vegas) => Box::new(vegas_oracle(vegas)),
         Algorithm::Gradient2(gradient) => Box::new(gradient2_oracle(gradient)),
-        Algorithm::Little(_) => panic!("Little is not Netflix's: it has no reference"),
+        Algorithm::Little(_) | Algorithm::Failsafe(_) => {
+            panic!("only Netflix's algorithms have this reference")
+        }
     }
 }
 

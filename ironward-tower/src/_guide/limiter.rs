@@ -1,10 +1,11 @@
 //! The adaptive concurrency limit: [`LimiterLayer`], its queue, and criticality.
 //!
 //! `LimiterLayer` keeps no more calls in flight than an adaptive limit that follows the latency
-//! the inner service shows (the core's `Limiter`: Vegas, Aimd or Gradient2, after Netflix's
-//! concurrency-limits), on a server or around a client, and refuses with `LimiterRefused` (503)
-//! past it; made `with_queue`, it lets a burst wait a bounded time instead, failsafe-go's gradual
-//! rejection turning more away as the queue fills. It and `ShedLayer` read each request's
+//! the inner service shows (the core's `Limiter`: by default Little, or Vegas, Aimd or
+//! Gradient2 after Netflix's concurrency-limits, or failsafe-go's), on a server or around a
+//! client, and refuses with `LimiterRefused` (503) past it; made `with_queue`, it lets a burst
+//! wait a bounded time instead, failsafe-go's gradual rejection turning more away as the queue
+//! fills. It and `ShedLayer` read each request's
 //! `Criticality` from a header or an extractor (`with_criticality`), so that under overload the
 //! sheddable requests are refused first. Which to use: the breaker for a backend that fails, the
 //! shedder for this server's CPU, the limiter for a backend that slows down (the core's `Limiter`

@@ -43,6 +43,7 @@
 //!   | [`limit::Little`]'s `low`, `high`, `growth`, `backoff` | 0 to 1 | 1 | never jumps down, grows by the whole limit, never lowers the limit on a drop |
 //!   | [`limit::Little`]'s `headroom` | 1 to 10 | 10 | jumps to ten times Little's estimate |
 //!   | [`limit::Little`]'s `quantile` | 0 to 1 | 1 | measures against the slowest recent window |
+//!   | [`limit::Failsafe`]'s `max_factor` | 1 to 1000 | 1000 | caps the limit at a thousand times the calls in flight |
 //!   | [`limit::Latency`]'s `Percentile` | 0 to 1 | 0 | samples the fastest call |
 //!   | [`latency::Tail`]'s `percentile` | 0 to 1 | 0 | hedges after the fastest recent call, held up to the `floor` |
 //!
@@ -107,6 +108,7 @@
 //! [`limit::Gradient2`]: crate::limit::Gradient2
 //! [`limit::Decrease`]: crate::limit::Decrease
 //! [`limit::Little`]: crate::limit::Little
+//! [`limit::Failsafe`]: crate::limit::Failsafe
 //! [`limit::Latency`]: crate::limit::Latency
 //! [`SreBreaker::ratio`]: crate::SreBreaker::ratio
 //! [`SreBreaker::allow`]: crate::SreBreaker::allow

@@ -52,7 +52,8 @@
 //! jumps to Little's-law estimate of the backend's concurrency and comes within 2× of it in
 //! 10 s from any start in the simulator's convergence scenarios, or one of Netflix
 //! concurrency-limits' (`Aimd`, `Vegas`, `Gradient2`, each reproducing the reference's own
-//! unit-test vectors and agreeing with a transliteration of it on every update). No latency
+//! unit-test vectors and agreeing with a transliteration of it on every update), or
+//! failsafe-go's (`Failsafe`, reproducing its vectors). No latency
 //! alone tells a backend that has slowed for good from a queue, so the limiter drains now and
 //! then, for one window, and takes that window's latency as the latency with no queue (BBR's
 //! `ProbeRTT`; `probe = 0` decides exactly as Netflix): Little's first probe, at once, admits

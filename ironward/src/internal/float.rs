@@ -1,5 +1,6 @@
-//! The few float helpers a `no_std` crate needs: `f64::round`, `ceil` and `powi` live in
-//! `std` on stable, so the core carries its own, each exact for the values it is used on.
+//! The few float helpers a `no_std` crate needs: `f64::round`, `ceil`, `powi` and `sqrt`
+//! live in `std` on stable, so the core carries its own, each exact for the values it is used
+//! on.
 
 use core::time::Duration;
 
@@ -99,6 +100,30 @@ fn wide_f64(n: u128) -> f64 {
     n as f64
 }
 
+/// The square root of `x` by Newton's method (`f64::sqrt` is not in `core`): within an ulp of
+/// the correctly rounded root for every positive finite `x`; 0 and infinity are their own
+/// roots, NaN and negatives give NaN.
+pub(crate) fn sqrt(x: f64) -> f64 {
+    if x.is_nan() || x < 0.0 {
+        return f64::NAN;
+    }
+    if x == 0.0 || x.is_infinite() {
+        return x;
+    }
+    // Halving the biased exponent lands within a factor of two of the root; each step then
+    // doubles the digits, and one that no longer moves the root has found it (or, alternating
+    // between two neighbours, is within an ulp of it).
+    let mut root = f64::from_bits((x.to_bits() >> 1) + (1023 << 51));
+    for _ in 0..64 {
+        let next = 0.5 * (root + x / root);
+        if next == root {
+            break;
+        }
+        root = next;
+    }
+    root
+}
+
 /// The nanoseconds in `d` as a float: `d.as_nanos() as f64`, through [`whole_f64`].
 pub(crate) fn nanos_f64(d: Duration) -> f64 {
     whole_f64(d.as_nanos())
@@ -139,6 +164,29 @@ mod tests {
         assert!(unit(1.0) < 1.0);
         assert!(unit(f64::INFINITY) < 1.0);
         assert_eq!(unit(1.0), 0.9999999999999999);
+    }
+
+    #[test]
+    fn square_roots_are_within_an_ulp() {
+        for (x, root) in [
+            (4.0, 2.0),
+            (1.0, 1.0),
+            (0.25, 0.5),
+            (1e300, 1e150),
+            (9e-300, 3e-150),
+        ] {
+            assert_eq!(sqrt(x), root, "{x}");
+        }
+        for x in [2.0, 3.0, 0.1, 12345.678, 5e-324, f64::MAX, 1e-310] {
+            let root = sqrt(x);
+            let ulp = f64::from_bits(root.to_bits() + 1) - root;
+            // `x / root` is `root` again, give or take the rounding of the division.
+            assert!((x / root - root).abs() <= 2.0 * ulp, "{x}: {root}");
+        }
+        assert_eq!(sqrt(0.0), 0.0);
+        assert_eq!(sqrt(f64::INFINITY), f64::INFINITY);
+        assert!(sqrt(-1.0).is_nan());
+        assert!(sqrt(f64::NAN).is_nan());
     }
 
     #[test]

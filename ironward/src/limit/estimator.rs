@@ -1,13 +1,15 @@
 //! One algorithm's state, fed one sample per window: the limit it has reached and what it
-//! remembers (Vegas' no-load latency and probe count, Gradient2's long average).
+//! remembers (Vegas' no-load latency and probe count, Gradient2's long average, Little's
+//! recent latencies, Failsafe's averages and correlation windows).
 //!
-//! The three algorithms read different signals. [`Aimd`] reads only drops and timeouts, so it
+//! The algorithms read different signals. [`Aimd`] reads only drops and timeouts, so it
 //! suits a backend whose latency says little about its load. [`Vegas`] compares each window's
 //! latency with the least it has seen, the latency with no queue, and estimates the queue
 //! from the difference; it suits a backend whose no-load latency is stable. [`Gradient2`]
 //! compares each window's latency with a long average of them, so it follows a backend whose
-//! latency drifts, at the cost of reacting later. The [`Algorithm`] docs say when to pick
-//! which.
+//! latency drifts, at the cost of reacting later. [`Little`] reads the queue through Little's
+//! law and moves by shares of the limit; [`Failsafe`] adds how throughput and latency follow
+//! the calls in flight. The [`Algorithm`] docs say when to pick which.
 //!
 //! The pieces shared by the algorithms live here: the bounds every limit is held to
 //! ([`Bounds`]) and the counts that follow the limit ([`Scale`]).
@@ -15,8 +17,8 @@
 use core::time::Duration;
 
 use super::sample::{Bounds, Sample};
-use super::{Aimd, Gradient2, Little, Vegas};
-use super::{aimd, gradient2, little, vegas};
+use super::{Aimd, Failsafe, Gradient2, Little, Vegas};
+use super::{aimd, failsafe, gradient2, little, vegas};
 use crate::internal::float::{duration, round_nanos};
 
 /// Which algorithm adapts the limit, with its constants.
@@ -27,10 +29,12 @@ use crate::internal::float::{duration, round_nanos};
 /// | [`Vegas`] | each window's latency against the least seen, the latency with no queue, and drops | the backend's latency without load is stable and any growth over it is queueing: the default of Netflix's limiters |
 /// | [`Gradient2`] | each window's latency against a long average of them, not drops (as Netflix's `Gradient2Limit`) | latency drifts over the day (caches warming, batches), where a minimum would be stale and shed too much |
 /// | [`Little`] | each window's latency against a low percentile of recent windows' latencies, read through Little's law, and drops | the default ([`ADAPTIVE`](crate::ADAPTIVE)): the optimum may be small (a few calls) or far from the start, and it moves by shares of the limit, not by a few calls |
+/// | [`Failsafe`] | each window's smoothed latency against a moving average of them, and how throughput and latency have followed the calls in flight over recent windows (failsafe-go's adaptive limiter) | failsafe-go's behaviour is wanted, or a backend whose overload shows as throughput that stops rising rather than as latency |
 ///
 /// Every algorithm ignores growth while the limit was not what held the calls back (fewer
-/// than half of it in flight; for Little, a window that never reached it) and holds the
-/// limit within its `min` and `max`.
+/// than half of it in flight; for Little, a window that never reached it; for Failsafe, a
+/// limit over five times the calls in flight) and holds the limit within its `min` and
+/// `max`.
 ///
 /// # Examples
 ///
@@ -53,6 +57,8 @@ pub enum Algorithm {
     /// Little's-law estimate of the backend's concurrency, with moves proportional to the
     /// limit: not in Netflix's library.
     Little(Little),
+    /// failsafe-go's adaptive limiter: a moving average and two correlations.
+    Failsafe(Failsafe),
 }
 
 impl Algorithm {
@@ -63,6 +69,7 @@ impl Algorithm {
             Self::Vegas(vegas) => Bounds::new(vegas.min, vegas.max),
             Self::Gradient2(gradient) => Bounds::new(gradient.min, gradient.max),
             Self::Little(little) => Bounds::new(little.min, little.max),
+            Self::Failsafe(failsafe) => Bounds::new(failsafe.min, failsafe.max),
         }
     }
 
@@ -73,6 +80,7 @@ impl Algorithm {
             Self::Vegas(vegas) => vegas.initial,
             Self::Gradient2(gradient) => gradient.initial,
             Self::Little(little) => little.initial,
+            Self::Failsafe(failsafe) => failsafe.initial,
         }
     }
 }
@@ -115,8 +123,9 @@ pub struct Estimator {
 }
 
 /// What an algorithm remembers besides its limit.
-// Little's latencies (256 bytes) are held inline: the core has no allocator to box them
-// with, and a limiter already holds its sampler's 8 KiB of latencies inline.
+// Little's latencies (256 bytes) and Failsafe's windows (1 KiB) are held inline: the core
+// has no allocator to box them with, and a limiter already holds its sampler's 8 KiB of
+// latencies inline.
 #[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq)]
 enum Memory {
@@ -125,6 +134,7 @@ enum Memory {
     Vegas(vegas::State),
     Gradient2(gradient2::State),
     Little(little::State),
+    Failsafe(failsafe::State),
 }
 
 impl Memory {
@@ -135,6 +145,7 @@ impl Memory {
             Algorithm::Vegas(vegas) => Self::Vegas(vegas::State::new(vegas, limit)),
             Algorithm::Gradient2(_) => Self::Gradient2(gradient2::State::new(limit)),
             Algorithm::Little(_) => Self::Little(little::State::new(limit)),
+            Algorithm::Failsafe(_) => Self::Failsafe(failsafe::State::new(limit)),
         }
     }
 }
@@ -205,6 +216,9 @@ impl Estimator {
             (Algorithm::Little(policy), Memory::Little(state)) => {
                 state.update(policy, bounds, sample)
             }
+            (Algorithm::Failsafe(policy), Memory::Failsafe(state)) => {
+                state.update(policy, bounds, sample)
+            }
             // `new` and `retune` keep the memory the algorithm's own; were it not, the
             // algorithm would start afresh from the limit reached.
             (algorithm, memory) => {
@@ -230,8 +244,9 @@ impl Estimator {
     }
 
     /// The latency the algorithm measures each window against: Vegas' latency with no
-    /// queue, Gradient2's long average (rounded to the nanosecond), Little's low percentile
-    /// of recent windows' latencies; `None` for Aimd, and before the first sample.
+    /// queue, Gradient2's and Failsafe's long averages (rounded to the nanosecond), Little's
+    /// low percentile of recent windows' latencies; `None` for Aimd, and before the first
+    /// sample.
     ///
     /// # Examples
     ///
@@ -250,6 +265,7 @@ impl Estimator {
             Memory::Aimd => None,
             Memory::Vegas(state) => state.noload().map(Duration::from_nanos),
             Memory::Gradient2(state) => state.long().map(|n| duration(round_nanos(n))),
+            Memory::Failsafe(state) => state.baseline().map(|n| duration(round_nanos(n))),
             Memory::Little(state) => match &self.algorithm {
                 Algorithm::Little(policy) => state.baseline(policy).map(Duration::from_nanos),
                 _ => None,
@@ -298,7 +314,7 @@ impl Estimator {
 
     /// Takes `rtt`, a latency measured with no queue, as the baseline the algorithm measures
     /// against (see [`baseline`](Estimator::baseline)): Vegas' latency with no queue,
-    /// Gradient2's long average; Little remembers it as one more window's latency, of which its
+    /// Gradient2's and Failsafe's long averages; Little remembers it as one more window's latency, of which its
     /// baseline is a percentile. Aimd keeps no baseline and is unchanged; a zero `rtt`
     /// changes nothing.
     ///
@@ -330,6 +346,7 @@ impl Estimator {
             Memory::Aimd => {}
             Memory::Vegas(state) => state.rebase(rtt),
             Memory::Gradient2(state) => state.rebase(rtt as f64),
+            Memory::Failsafe(state) => state.rebase(rtt as f64),
             Memory::Little(state) => {
                 if let Algorithm::Little(policy) = &self.algorithm {
                     state.rebase(policy, rtt);
@@ -371,6 +388,9 @@ impl Estimator {
                 self.limit = state.retune(bounds);
             }
             (Algorithm::Little(_), Memory::Little(state)) => self.limit = state.retune(bounds),
+            (Algorithm::Failsafe(_), Memory::Failsafe(state)) => {
+                self.limit = state.retune(bounds);
+            }
             (_, memory) => *memory = Memory::new(&algorithm, self.limit),
         }
         self.algorithm = algorithm;

@@ -3,7 +3,7 @@
 //! whose latency drifts, where a minimum (Vegas') would go stale and shed too much.
 
 use super::Sample;
-use super::sample::{Bounds, Scale, whole};
+use super::sample::{Average, Bounds, Scale, whole};
 use crate::clock::nanos;
 
 /// The constants of Gradient2: a limit moved by the gradient of latency over its history.
@@ -144,43 +144,6 @@ impl Gradient2 {
     }
 }
 
-/// Latencies averaged plainly before the exponential average takes over: the warm-up
-/// `Gradient2Limit` gives its `ExpAvgMeasurement`.
-const WARMUP: u32 = 10;
-
-/// Netflix's `ExpAvgMeasurement`: a plain average of the first [`WARMUP`] values, an
-/// exponential one after.
-#[derive(Debug, Clone, PartialEq)]
-pub(super) struct Average {
-    value: f64,
-    sum: f64,
-    count: u32,
-}
-
-impl Average {
-    const fn new() -> Self {
-        Self {
-            value: 0.0,
-            sum: 0.0,
-            count: 0,
-        }
-    }
-
-    /// Adds `sample` and returns the average, `ExpAvgMeasurement.add`.
-    fn add(&mut self, sample: f64, window: u32) -> f64 {
-        if self.count < WARMUP {
-            self.count += 1;
-            self.sum += sample;
-            self.value = self.sum / f64::from(self.count);
-        } else {
-            // `2.0 / (window + 1)`, with the sum in floats so that `u32::MAX` cannot wrap.
-            let factor = 2.0 / (f64::from(window.max(1)) + 1.0);
-            self.value = self.value * (1.0 - factor) + sample * factor;
-        }
-        self.value
-    }
-}
-
 /// What Gradient2 remembers besides its whole limit.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct State {
@@ -201,17 +164,13 @@ impl State {
 
     /// The long average in nanoseconds, once a latency has been added.
     pub(super) fn long(&self) -> Option<f64> {
-        (self.long.count > 0).then_some(self.long.value)
+        self.long.get()
     }
 
     /// Takes `rtt` nanoseconds, measured with no queue, as the long average, warmed up: the
     /// average then moves from it as from any other value.
     pub(super) fn rebase(&mut self, rtt: f64) {
-        self.long = Average {
-            value: rtt,
-            sum: rtt * f64::from(WARMUP),
-            count: WARMUP,
-        };
+        self.long = Average::warm(rtt);
     }
 
     /// Holds the unrounded limit to new bounds and returns the whole limit.
@@ -252,6 +211,7 @@ impl State {
 mod tests {
     use core::time::Duration;
 
+    use super::super::sample::WARMUP;
     use super::*;
     use crate::limit::{Algorithm, Estimator};
 

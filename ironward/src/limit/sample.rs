@@ -63,6 +63,58 @@ impl Bounds {
 
 /// An unrounded limit as the whole limit it allows: truncated, as Java's `(int)` cast does
 /// (saturating, NaN as 0), and at least 1, since a limit of 0 would admit nothing ever again.
+/// Latencies averaged plainly before the exponential average takes over: the warm-up
+/// Netflix's `Gradient2Limit` gives its `ExpAvgMeasurement`, and failsafe-go's adaptive
+/// limiter its `MovingAverage`s.
+pub(super) const WARMUP: u32 = 10;
+
+/// Netflix's `ExpAvgMeasurement`, failsafe-go's `MovingAverage`: a plain average of the
+/// first [`WARMUP`] values, an exponential one after.
+#[derive(Debug, Clone, PartialEq)]
+pub(super) struct Average {
+    pub(super) value: f64,
+    sum: f64,
+    count: u32,
+}
+
+impl Average {
+    pub(super) const fn new() -> Self {
+        Self {
+            value: 0.0,
+            sum: 0.0,
+            count: 0,
+        }
+    }
+
+    /// An average at `value`, warmed up: it moves from there as from any other value.
+    pub(super) fn warm(value: f64) -> Self {
+        Self {
+            value,
+            sum: value * f64::from(WARMUP),
+            count: WARMUP,
+        }
+    }
+
+    /// The average, once a value has been added.
+    pub(super) fn get(&self) -> Option<f64> {
+        (self.count > 0).then_some(self.value)
+    }
+
+    /// Adds `sample` and returns the average, `ExpAvgMeasurement.add`.
+    pub(super) fn add(&mut self, sample: f64, window: u32) -> f64 {
+        if self.count < WARMUP {
+            self.count += 1;
+            self.sum += sample;
+            self.value = self.sum / f64::from(self.count);
+        } else {
+            // `2.0 / (window + 1)`, with the sum in floats so that `u32::MAX` cannot wrap.
+            let factor = 2.0 / (f64::from(window.max(1)) + 1.0);
+            self.value = self.value * (1.0 - factor) + sample * factor;
+        }
+        self.value
+    }
+}
+
 pub(super) fn whole(x: f64) -> u32 {
     (x as u32).max(1)
 }

@@ -3,7 +3,7 @@
 
 use super::*;
 use crate::limit::sample::{Scale, whole};
-use crate::limit::{AIMD, GRADIENT2, VEGAS};
+use crate::limit::{AIMD, FAILSAFE, GRADIENT2, LITTLE, VEGAS};
 
 fn ms(n: u64) -> Duration {
     Duration::from_millis(n)
@@ -138,6 +138,18 @@ fn hostile_samples_keep_every_limit_within_its_bounds() {
                 min,
                 max,
                 ..GRADIENT2
+            }),
+            Algorithm::Little(Little {
+                initial,
+                min,
+                max,
+                ..LITTLE
+            }),
+            Algorithm::Failsafe(Failsafe {
+                initial,
+                min,
+                max,
+                ..FAILSAFE
             }),
         ]
     };

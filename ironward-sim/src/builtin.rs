@@ -61,8 +61,8 @@ pub enum Builtin {
     /// Twice the capacity, of four criticalities: the limiter and none.
     Priorities,
     /// A processor-sharing backend (5 ms × calls in flight, 200 calls a second) at three
-    /// times its capacity: the default limiter from three starts, Vegas, Gradient2 and AIMD
-    /// against Little's law's optimum of 1.
+    /// times its capacity: the default limiter from three starts, Vegas, Gradient2, AIMD and
+    /// failsafe-go's against Little's law's optimum of 1.
     Sharing,
     /// M/M/20 at three times its capacity: the same limiters against an optimum of 20.
     Mmc,

@@ -288,6 +288,30 @@ impl SharedLimiter {
         self.inner.limit.load(Relaxed)
     }
 
+    /// Whether a probe is draining ([`Limiter::probing`]): admissions are held below
+    /// [`limit`](Self::limit) until it has measured the latency with no queue.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::{ADAPTIVE, Criticality, Settle};
+    /// use ironward_tokio::{Clock, SharedLimiter};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let limiter = SharedLimiter::new(ADAPTIVE, Clock::monotonic());
+    /// assert!(!limiter.probing());
+    /// // The default first measures the backend with one call in flight.
+    /// let permit = limiter.acquire(Criticality::Critical).await.expect("room");
+    /// assert!(limiter.probing());
+    /// assert_eq!(limiter.limit(), 20);
+    /// permit.settle(Settle::Success);
+    /// # }
+    /// ```
+    pub fn probing(&self) -> bool {
+        lock(&self.inner.state).limiter.probing()
+    }
+
     /// The calls let in and not yet settled ([`Limiter::flying`]), those let in from the
     /// queue whose waiter has not yet been polled included.
     pub fn flying(&self) -> u32 {

@@ -69,9 +69,10 @@ pub(super) fn bar(builtin: Builtin, prefix: &str, impossible: &[usize]) {
 }
 
 const NETFLIX: [&str; 3] = ["vegas", "gradient2", "aimd"];
+const FAILSAFE: &str = "failsafe";
 
 #[test]
-fn sharing_today_the_default_comes_near_an_optimum_of_one_and_netflixs_do_not() {
+fn sharing_today_the_default_comes_near_an_optimum_of_one_and_the_peers_do_not() {
     today(
         Builtin::Sharing,
         &[
@@ -81,6 +82,7 @@ fn sharing_today_the_default_comes_near_an_optimum_of_one_and_netflixs_do_not() 
             (NETFLIX[0], "nnnYY"),
             (NETFLIX[1], "nnnYn"),
             (NETFLIX[2], "nnnYn"),
+            (FAILSAFE, "nnnYn"),
         ],
     );
 }
@@ -97,24 +99,7 @@ fn sharing_the_default_meets_every_verdict_a_fixed_limit_can_from_any_start() {
 // call waits behind two others. The bar's p99 and goodput cannot both hold here.
 #[test]
 fn sharing_no_fixed_limit_serves_nine_tenths_within_twice_the_unloaded_p99() {
-    let mut scenario = Builtin::Sharing.scenario().expect("the built-in reads");
-    let mut gated = scenario.variants[0].clone();
-    scenario.variants.clear();
-    for limit in 1..=3 {
-        gated.name = format!("gate-{limit}");
-        gated.policies.limiter = None;
-        gated.policies.gate = Some(crate::GatePolicy { limit });
-        scenario.variants.push(gated.clone());
-    }
-    let report = scenario.run(|_| {});
-    let figures: Vec<(f64, f64)> = report
-        .runs
-        .iter()
-        .map(|run| {
-            let c = Convergence::of(run);
-            (c.goodput.expect("served"), c.p99.expect("served"))
-        })
-        .collect();
+    let figures = gated(Builtin::Sharing, 1..=3);
     for &(goodput, p99) in &figures {
         assert!(goodput < 0.9 || p99 > 2.0, "{figures:?}");
     }
@@ -125,36 +110,55 @@ fn sharing_no_fixed_limit_serves_nine_tenths_within_twice_the_unloaded_p99() {
     );
 }
 
+/// Goodput and p99 against the unloaded one of `builtin`'s backend behind each fixed
+/// `limits` (a gate in place of the limiter), in order.
+fn gated(builtin: Builtin, limits: core::ops::RangeInclusive<u32>) -> Vec<(f64, f64)> {
+    let mut scenario = builtin.scenario().expect("the built-in reads");
+    let mut gate = scenario.variants[0].clone();
+    scenario.variants.clear();
+    gate.policies.limiter = None;
+    for limit in limits {
+        gate.name = format!("gate-{limit}");
+        gate.policies.gate = Some(crate::GatePolicy { limit });
+        scenario.variants.push(gate.clone());
+    }
+    let report = scenario.run(|_| {});
+    report
+        .runs
+        .iter()
+        .map(|run| {
+            let c = Convergence::of(run);
+            (c.goodput.expect("served"), c.p99.expect("served"))
+        })
+        .collect()
+}
+
 #[test]
-fn mmc_today_the_default_meets_every_verdict_but_from_a_thousand() {
+fn mmc_today_the_default_meets_every_verdict_and_the_peers_settle_high() {
     today(
         Builtin::Mmc,
         &[
             ("adaptive", "YYYYY"),
             ("adaptive-from-1", "YYYYY"),
-            ("adaptive-from-1000", "nYYYY"),
+            ("adaptive-from-1000", "YYYYY"),
             (NETFLIX[0], "YnYYY"),
             (NETFLIX[1], "YnYYY"),
             (NETFLIX[2], "nnYYn"),
+            (FAILSAFE, "YnYYY"),
         ],
     );
 }
 
-// From 1000 the limit falls to 2 within 5 s while the calls queued in its first second
-// drain, and climbs back to within 2× only at 17 s: the one verdict Little misses.
+// From 1000 the first window's calls queue for up to a second, and those that finish in
+// the next windows were let in with hundreds in flight: read against the calls they
+// started with, the fall stops near the optimum instead of at 2.
 #[test]
-fn mmc_the_default_meets_every_verdict_but_reach_from_a_thousand() {
-    let judged = judge(Builtin::Mmc);
-    let (_, from_1000) = judged
-        .iter()
-        .find(|(name, _)| name == "adaptive-from-1000")
-        .expect("the row");
-    assert_eq!(from_1000.reach, Some(core::time::Duration::from_secs(17)));
-    assert_eq!(pattern(from_1000.met()), "nYYYY");
+fn mmc_the_default_meets_every_verdict_from_any_start() {
+    every_verdict(Builtin::Mmc);
 }
 
 #[test]
-fn capacity_halves_today_the_default_follows_the_cores_and_netflixs_do_not() {
+fn capacity_halves_today_the_default_follows_the_cores_and_the_peers_do_not() {
     today(
         Builtin::CapacityHalves,
         &[
@@ -164,6 +168,7 @@ fn capacity_halves_today_the_default_follows_the_cores_and_netflixs_do_not() {
             (NETFLIX[0], "nnnYY"),
             (NETFLIX[1], "nnnYn"),
             (NETFLIX[2], "nnnYn"),
+            (FAILSAFE, "nnnYn"),
         ],
     );
 }
@@ -174,7 +179,7 @@ fn capacity_halves_the_default_meets_every_verdict_from_any_start() {
 }
 
 #[test]
-fn bimodal_today_the_default_settles_within_a_quarter_and_netflixs_settle_high() {
+fn bimodal_today_the_default_settles_within_a_quarter_and_the_peers_settle_high() {
     today(
         Builtin::Bimodal,
         &[
@@ -184,6 +189,7 @@ fn bimodal_today_the_default_settles_within_a_quarter_and_netflixs_settle_high()
             (NETFLIX[0], "YnYYY"),
             (NETFLIX[1], "nnYYn"),
             (NETFLIX[2], "nnnYn"),
+            (FAILSAFE, "nnYYn"),
         ],
     );
 }
@@ -204,6 +210,7 @@ fn drops_today_the_default_comes_near_in_time_from_any_start() {
             (NETFLIX[0], "nnnYY"),
             (NETFLIX[1], "nnnYn"),
             (NETFLIX[2], "nnnYn"),
+            (FAILSAFE, "nnnYn"),
         ],
     );
 }
@@ -224,18 +231,31 @@ fn runaway_today_gradient2_as_tripwire_runs_it_runs_away_and_the_default_does_no
             (NETFLIX[0], "nnYYY"),
             (NETFLIX[1], "nnnYY"),
             (NETFLIX[2], "nnnYn"),
+            (FAILSAFE, "nnnYn"),
             ("gradient2-tripwire", "nnnYn"),
         ],
     );
 }
 
-// Calls arrive as fast as the threads serve them, so a limit at the optimum of 12 refuses
-// a fifth (Erlang's loss at 12 servers and 12 erlangs): goodput needs a queue at the
-// backend, and the default holds 15 to 20, 67 % above the optimum at worst. It does not run
-// away.
+// Settled error is left out: no whole limit within 25 % of the optimum serves 90 % (see
+// `runaway_no_limit_within_a_quarter_of_the_optimum_serves_nine_tenths`). The default holds
+// 15 to 20 and does not run away.
 #[test]
 fn runaway_the_default_comes_near_in_time_and_does_not_run_away_from_any_start() {
     bar(Builtin::Runaway, "adaptive", &[1]);
+}
+
+// Calls arrive as fast as the threads serve them, so a limit at the optimum of 12 refuses
+// a fifth (Erlang's loss at 12 servers and 12 erlangs): goodput needs a queue at the
+// backend. From 9 to 15 the gates serve 64 % to 89.9 % of the capacity: at a quarter above
+// the optimum, just short of the bar.
+#[test]
+fn runaway_no_limit_within_a_quarter_of_the_optimum_serves_nine_tenths() {
+    let figures = gated(Builtin::Runaway, 9..=15);
+    for &(goodput, _) in &figures {
+        assert!(goodput < 0.9, "{figures:?}");
+    }
+    assert!(figures[3].0 < 0.81, "12: {figures:?}");
 }
 
 // `run sharing --duration 20s` ends before the 30 s the verdicts read from.
@@ -270,7 +290,7 @@ fn the_verdict_prints_the_optimum_and_a_row_per_figure() {
         assert!(text.contains(row), "{row}: {text}");
     }
     assert!(
-        text.contains("Every verdict met by: adaptive, adaptive-from-1."),
+        text.contains("Every verdict met by: adaptive, adaptive-from-1, adaptive-from-1000."),
         "{text}"
     );
 }

@@ -247,6 +247,13 @@ impl<C, Q> LimiterLayer<C, Q> {
         self.shared.limiter.limit()
     }
 
+    /// Whether a probe is draining: the layer's services let fewer than
+    /// [`limit`](Self::limit) requests in until it has measured the latency with no queue
+    /// ([`Adaptive::probe`](ironward::Adaptive::probe)).
+    pub fn probing(&self) -> bool {
+        self.shared.limiter.probing()
+    }
+
     /// The queue in front of the limit, if the layer has one: as built, or as a
     /// [`queue_tuner`](Self::queue_tuner) last changed it.
     pub fn queue(&self) -> Option<Queue> {

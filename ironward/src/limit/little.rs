@@ -20,9 +20,14 @@ use crate::internal::rank::percentile;
 /// 1. A zero latency is ignored. A first window with no probe before it only measures:
 ///    there is nothing yet to compare it with.
 /// 2. By Little's law (`N = X × W`: calls in flight are throughput times latency), the
-///    window served `X = L / rtt` calls a second; of them, `X × base = L × base / rtt` were
-///    being served and the rest were queued. That is the estimate `E = L × base / rtt` of
-///    the concurrency the backend serves without a queue, and `L − E` the queue, in calls.
+///    window's calls, started with `N` in flight (the sample's `in_flight`, or `L` if 0),
+///    were served at `X = N / rtt` a second; of them, `X × base` were being served and the
+///    rest were queued. That is the estimate `E = N × base / rtt` of the concurrency the
+///    backend serves without a queue, and `q = 1 − base / rtt` the share queued: `q × L`
+///    calls at the limit. `N` is not `L`: after a fall, the calls still finishing were
+///    let in under the higher limit, and their latency is that of the calls then in
+///    flight (read against `L`, a fall from 1000 would go on to a limit of 2 in an M/M/20
+///    backend whose optimum is 20).
 /// 3. A window with a drop takes `min(headroom × E, backoff × min(L, in_flight))`: the
 ///    backend refused with `in_flight` calls inside, so the limit falls at least to
 ///    `backoff` of what it held (a backend that refuses when its own queue is full shows
@@ -77,7 +82,8 @@ use crate::internal::rank::percentile;
 /// 10 s, within 25 % (or one call) after 30 s, a p99 at most twice the unloaded one, 90 % of
 /// the capacity served, no runaway. The verdicts each start meets are tests in
 /// `ironward-sim/src/builtin/converge_tests.rs`, and `ironward-sim run <scenario>` prints
-/// them beside Netflix's Vegas, Gradient2 and AIMD.
+/// them beside Netflix's Vegas, Gradient2 and AIMD and failsafe-go's
+/// [`Failsafe`](super::Failsafe).
 ///
 /// # Bad constants
 ///
@@ -338,10 +344,14 @@ impl State {
             }
         }
         let limit = self.estimate;
+        let started = match sample.in_flight {
+            0 => limit,
+            n => f64::from(n),
+        };
         // `base` may exceed `rtt` (a window faster than the percentile): no queue.
         let served = (base as f64 / rtt as f64).min(1.0);
         let queued = 1.0 - served;
-        let little = headroom * limit * served;
+        let little = headroom * started * served;
         let queue = limit * queued;
         let over = queue >= (high * limit).max(1.0);
         let confirmed = core::mem::replace(&mut self.queued, over);

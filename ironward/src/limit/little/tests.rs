@@ -168,12 +168,26 @@ fn a_drop_keeps_at_most_nine_tenths_or_littles_estimate() {
         ..sample(ms(10), 100)
     };
     assert_eq!(e.update(drop), 90);
-    // A long queue too: the estimate at once, 90 × 10 / 100 × 1.15 = 10.35.
+    // A long queue too: the estimate at once, from the 100 in flight as the calls started:
+    // 100 × 10 / 100 × 1.15 = 11.5.
     let slow = Sample {
         rtt: ms(100),
         ..drop
     };
-    assert_eq!(e.update(slow), 10);
+    assert_eq!(e.update(slow), 11);
+}
+
+#[test]
+fn a_fall_reads_the_calls_still_finishing_against_those_in_flight_as_they_started() {
+    let mut e = measured(1000);
+    // 1000 in flight at ten times the baseline: 1000 × 10 / 100 × 1.15 = 115.
+    assert_eq!(e.update(sample(ms(100), 1000)), 115);
+    // The next window's calls were let in under 1000 and still wait behind that queue.
+    // Against the new limit they would read 115 × 10 / 200 × 1.15 = 6; against the 1000
+    // they started with, 57.5: the backend served them at that rate.
+    assert_eq!(e.update(sample(ms(200), 1000)), 57);
+    // No in-flight count (0) reads the limit: 57.5 × 10 / 100 × 1.15 = 6.6.
+    assert_eq!(e.update(sample(ms(100), 0)), 6);
 }
 
 #[test]

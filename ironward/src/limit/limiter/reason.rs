@@ -89,7 +89,7 @@ impl fmt::Display for LimiterReason {
             )
         } else {
             let probe = if self.probing {
-                ", halved by a probe"
+                ", held there by a probe"
             } else {
                 ""
             };

@@ -202,7 +202,7 @@ fn a_probe_drains_to_half_the_limit_and_rebases_on_a_window_of_its_own_calls() {
     assert!(
         reason
             .to_string()
-            .ends_with("(limit 20, halved by a probe)"),
+            .ends_with("(limit 20, held there by a probe)"),
         "{reason}"
     );
     // The calls from before finish slowly, and are not the probe's.
@@ -383,7 +383,7 @@ fn under_partitions_a_probe_halves_the_reservations_and_says_so() {
     );
     assert_eq!(
         reason.to_string(),
-        "limiter refused a critical call: 10 in flight fill the limit of 10, halved by a probe, \
+        "limiter refused a critical call: 10 in flight fill the limit of 10, held there by a probe, \
          and its class's 10 fill its reservation of 7"
     );
     // The sheddable have their 3 of the halved limit.

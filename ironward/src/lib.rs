@@ -19,7 +19,7 @@
 //! | [`Period`] ([`SharedPeriod`]) | the same quota per fixed period, at a cost in units (`take_n`), reserved and settled later; shared by `&` across threads without a lock | go-zero `core/limit/periodlimit.go` |
 //! | [`Limits`] ([`Limit`], [`Reservations`]) | whether several limits (requests and tokens, a minute and a day) all admit a request, taking from every one or none | all-or-nothing over the three above |
 //! | [`Gate`] ([`SharedGate`]) | whether there is room right now; shared by `&` across threads without a lock | concurrency limit |
-//! | [`Limiter`] ([`limit`]) | how many calls may be in flight, following the backend's latency, and who is refused first | Netflix concurrency-limits: `AIMDLimit`, `VegasLimit`, `Gradient2Limit`, `WindowedLimit` |
+//! | [`Limiter`] ([`limit`]) | how many calls may be in flight, following the backend's latency, and who is refused first | Netflix concurrency-limits: `AIMDLimit`, `VegasLimit`, `Gradient2Limit`, `WindowedLimit`; failsafe-go's adaptive limiter |
 //! | [`Criticality`] ([`Shares`]) | which calls the shedder and the limiter refuse first under overload | Google SRE book, "Handling Overload" |
 //! | [`Backoff`] ([`Jitter`]) | how long to wait before a retry, and whether to retry | gRPC A6; AWS "Exponential Backoff and Jitter" |
 //! | [`Budget`] ([`SharedBudget`]) | whether a retry may be made while calls are failing; shared by `&` across threads without a lock | gRPC A6 retry throttling |
@@ -30,6 +30,7 @@
 //! | [`http_retry`] | whether and when to retry a failed HTTP response | RFC 9110 |
 //! | [`grpc`] | whether and when to retry or hedge a gRPC call, and the service config's policies | gRPC A6; grpc-go `stream.go`, `service_config.go` |
 //! | [`latency`] ([`latency::Recent`], [`latency::Tail`]) | how long to wait before hedging a call: a percentile of recent latencies, bounded | Dean and Barroso, "The Tail at Scale" |
+//! | [`chaos`] ([`chaos::Injector`]) | which fault to inject into a call on purpose, replayable from a seed | Polly's Simmy; tower-resilience's chaos layer |
 //!
 //! # Time, chance and load are passed in
 //!
@@ -60,8 +61,9 @@
 //! - `serde` (off by default): `Serialize` and `Deserialize` for the policy records
 //!   ([`Sre`], [`Shed`], [`Shares`], [`Criticality`], [`Backoff`], [`Jitter`],
 //!   [`Reconnect`], [`Checkouts`], [`Adaptive`] and the limit module's [`limit::Algorithm`], [`limit::Aimd`],
-//!   [`limit::Vegas`], [`limit::Gradient2`], [`limit::Scale`], [`limit::Decrease`],
-//!   [`limit::Sampling`] and [`limit::Latency`], [`http_retry::Settings`]), with durations
+//!   [`limit::Vegas`], [`limit::Gradient2`], [`limit::Little`], [`limit::Failsafe`],
+//!   [`limit::Scale`], [`limit::Decrease`], [`limit::Sampling`] and [`limit::Latency`],
+//!   [`http_retry::Settings`], [`chaos::Chaos`]), with durations
 //!   as humane strings such as `"100ms"` or `"10s"`; `ironward::humane` reads and writes
 //!   them for a record of the caller's own (`#[serde(with = "ironward::humane")]`).
 
@@ -75,6 +77,7 @@ mod backoff;
 mod breaker;
 mod bucket;
 mod budget;
+pub mod chaos;
 pub mod classic;
 pub mod clock;
 mod criticality;

@@ -242,3 +242,46 @@ fn the_classic_policies_read_and_write_as_resilience4j_and_polly_configure_them(
     assert_eq!(partial.open, OpenWait::Fixed(Duration::from_secs(5)));
     assert_eq!(partial.probes, CLASSIC.probes);
 }
+
+#[test]
+fn a_chaos_policy_reads_and_writes_its_faults_by_name() {
+    use ironward::chaos::{Chaos, Delay, Fault, Injector};
+
+    let policy: Chaos = serde_json::from_str(
+        r#"{"enabled": true, "faults": [
+            {"fault": "error", "rate": 0.01},
+            {"fault": {"latency": {"uniform": {"low": "100ms", "high": "2s"}}}, "rate": 0.05},
+            {"fault": {"latency": {"fixed": "50ms"}}, "rate": 0.02},
+            {"fault": "abort", "rate": 0.01},
+            {"fault": "replace", "rate": 0.01}
+        ]}"#,
+    )
+    .unwrap();
+    assert!(policy.enabled && !policy.shadow);
+    assert_eq!(
+        policy.faults[1].fault,
+        Fault::Latency(Delay::Uniform {
+            low: Duration::from_millis(100),
+            high: Duration::from_secs(2),
+        })
+    );
+    let text = serde_json::to_string(&policy).unwrap();
+    assert!(
+        text.contains(r#"{"fault":{"latency":{"fixed":"50ms"}},"rate":0.02}"#),
+        "{text}"
+    );
+    assert_eq!(serde_json::from_str::<Chaos>(&text).unwrap(), policy);
+    assert!(Injector::new(policy).is_ok());
+    // Off, with no faults, when the record is empty.
+    assert_eq!(
+        serde_json::from_str::<Chaos>("{}").unwrap(),
+        Chaos::default()
+    );
+    let typo = serde_json::from_str::<Chaos>(r#"{"faults": [{"fault": "eror", "rate": 0.1}]}"#);
+    assert!(typo.is_err());
+    // A rate read from a file is refused when the injector is built, not when it is read.
+    let high: Chaos =
+        serde_json::from_str(r#"{"enabled": true, "faults": [{"fault": "abort", "rate": 1.5}]}"#)
+            .unwrap();
+    assert!(Injector::new(high).is_err());
+}

@@ -170,7 +170,7 @@ impl Policies {
 /// Where it acts: on the client's side, after the client's own limiter and breaker have let
 /// an attempt through, just before the attempt leaves for the server's pieces and the
 /// backend. Each attempt that gets there is numbered from 0 in the order it does (retries
-/// included), and attempt `i` gets the fault
+/// included; every variant's run counts from 0 again), and attempt `i` gets the fault
 /// [`Injector::decide`]`(`[`chaos::draw`](ironward::chaos::draw)`(seed, i))`: the same
 /// faults on the same attempts as an `ironward` chaos edge built with the same seed. An
 /// [`Error`](ironward::chaos::Fault::Error) fails the attempt at once, unsent; a
@@ -185,7 +185,9 @@ impl Policies {
 /// A policy that is not `enabled` injects nothing and counts nothing; in `shadow` mode each
 /// fault decided is counted (the `chaos_shadowed` column) and none is injected. A key neither
 /// record reads is refused, and [`Injector::new`] checks the record when the scenario is
-/// read: a rate outside `[0, 1]` or rates adding up past 1 are a scenario error.
+/// read: a rate outside `[0, 1]`, rates adding up past 1 or a delay's bounds reversed are a
+/// scenario error. (A [`Variant`](crate::Variant) built in code is not read, so nothing
+/// checks it: its run injects nothing from a policy the core refuses.)
 ///
 /// # Default
 ///

@@ -1,5 +1,6 @@
 //! The scenarios that ship with the simulator, and what each one's figures say.
 
+mod chaos;
 mod choice;
 mod closed;
 mod converge;
@@ -81,11 +82,14 @@ pub enum Builtin {
     /// The `sharing` backend under 500 closed-loop clients, as a load generator sends: the
     /// default limiter and none, against an optimum of 1.
     SharingClosed,
+    /// 15 % mixed faults injected before a healthy backend: no chaos, chaos with retries
+    /// behind a breaker, and chaos with the breaker alone.
+    Chaos,
 }
 
 impl Builtin {
     /// Every built-in scenario.
-    pub const ALL: [Builtin; 15] = [
+    pub const ALL: [Builtin; 16] = [
         Self::Outage,
         Self::Overload,
         Self::RetryStorm,
@@ -101,6 +105,7 @@ impl Builtin {
         Self::Drops,
         Self::Runaway,
         Self::SharingClosed,
+        Self::Chaos,
     ];
 
     /// The name it runs by.
@@ -121,6 +126,7 @@ impl Builtin {
             Self::Drops => "drops",
             Self::Runaway => "runaway",
             Self::SharingClosed => "sharing-closed",
+            Self::Chaos => "chaos",
         }
     }
 
@@ -150,6 +156,7 @@ impl Builtin {
             Self::Drops => include_str!("../scenarios/drops.toml"),
             Self::Runaway => include_str!("../scenarios/runaway.toml"),
             Self::SharingClosed => include_str!("../scenarios/sharing-closed.toml"),
+            Self::Chaos => include_str!("../scenarios/chaos.toml"),
         }
     }
 
@@ -183,6 +190,7 @@ impl Builtin {
             | Self::Drops
             | Self::Runaway => converge::convergence(report),
             Self::SharingClosed => closed::sharing_closed(report),
+            Self::Chaos => chaos::chaos(report),
         }?;
         Some(wrap(&text, 92))
     }

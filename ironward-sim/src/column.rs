@@ -81,11 +81,22 @@ pub enum Column {
     RefusedSheddableConcurrent,
     /// Attempts of `sheddable` calls refused, by any piece.
     RefusedSheddable,
+    /// Attempts the client's chaos policy failed at once, unsent.
+    ChaosError,
+    /// Attempts the client's chaos policy held for a drawn delay before sending them.
+    ChaosLatency,
+    /// Attempts the client's chaos policy left unanswered.
+    ChaosAbort,
+    /// Attempts the backend served whose answer the client's chaos policy replaced by a
+    /// failure.
+    ChaosReplace,
+    /// Faults the client's chaos policy decided in shadow mode: counted, not injected.
+    ChaosShadowed,
 }
 
 impl Column {
     /// Every column, in the CSV's order.
-    pub const ALL: [Column; 34] = [
+    pub const ALL: [Column; 39] = [
         Self::T,
         Self::Offered,
         Self::Retries,
@@ -120,6 +131,11 @@ impl Column {
         Self::RefusedCritical,
         Self::RefusedSheddableConcurrent,
         Self::RefusedSheddable,
+        Self::ChaosError,
+        Self::ChaosLatency,
+        Self::ChaosAbort,
+        Self::ChaosReplace,
+        Self::ChaosShadowed,
     ];
 
     /// What a picture draws when a scenario does not say.
@@ -167,6 +183,11 @@ impl Column {
             Self::RefusedCritical => "refused_critical",
             Self::RefusedSheddableConcurrent => "refused_sheddable_concurrent",
             Self::RefusedSheddable => "refused_sheddable",
+            Self::ChaosError => "chaos_error",
+            Self::ChaosLatency => "chaos_latency",
+            Self::ChaosAbort => "chaos_abort",
+            Self::ChaosReplace => "chaos_replace",
+            Self::ChaosShadowed => "chaos_shadowed",
         }
     }
 }

@@ -10,6 +10,7 @@
 
 mod attempt;
 mod call;
+mod chaos;
 mod closed;
 mod front;
 mod outcome;
@@ -94,7 +95,12 @@ impl Variant {
     ///
     /// Memory does not grow with traffic: the state is the policies', one event per call
     /// under way, and a row per interval.
-    pub fn run(&self, mut progress: impl FnMut(Duration)) -> VariantRun {
+    pub fn run(&self, progress: impl FnMut(Duration)) -> VariantRun {
+        self.simulate(progress).finish(self)
+    }
+
+    /// The run, left as the engine has it at its end.
+    fn simulate(&self, mut progress: impl FnMut(Duration)) -> Engine {
         let mut engine = Engine::new(self);
         engine.open_loops();
         let end = nanos(self.duration);
@@ -141,7 +147,7 @@ impl Variant {
                 next_row = next_row.saturating_add(interval).min(end);
             }
         }
-        engine.finish(self)
+        engine
     }
 }
 
@@ -183,6 +189,8 @@ struct Engine {
     first: usize,
     peak_window: u64,
     last_end: Option<u64>,
+    /// The client's chaos policy, when it is on.
+    chaos: Option<chaos::Chaos>,
 }
 
 impl Engine {
@@ -234,6 +242,7 @@ impl Engine {
             first: 0,
             peak_window: 0,
             last_end: None,
+            chaos: p.chaos.as_ref().and_then(chaos::Chaos::new),
         }
     }
 
@@ -271,9 +280,10 @@ impl Engine {
                 guard,
                 inside,
                 ok,
+                replace,
             } => {
                 self.finished(inside, ok);
-                if ok {
+                if ok && !replace {
                     self.succeeded(call, guard);
                 } else {
                     // An error says nothing of the backend's load: the limiter ignores it.
@@ -285,6 +295,7 @@ impl Engine {
                 self.failed(call, guard, Settle::Dropped);
             }
             What::Finish { inside, ok } => self.finished(inside, ok),
+            What::Delayed { call, guard, since } => self.send(call, guard, since, false),
             What::Start { call } => {
                 // A first attempt here is a closed-loop client's call, offered as it starts.
                 if call.attempt == 1 {

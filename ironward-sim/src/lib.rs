@@ -13,15 +13,16 @@
 //! | [`Scenario`], [`Variant`] | `scenario` | the setups to compare, read from TOML; every value has a default |
 //! | [`Traffic`], [`Closed`] | `arrivals` | constant, Poisson, ramping and bursty traffic; closed-loop clients |
 //! | [`Backend`], [`Sampler`] | `backend` | workers, a queue, a latency distribution, a failure and slowdown schedule, a CPU meter; its calls drawn one at a time outside the engine |
-//! | [`Client`], [`Policies`] | `policy` | timeouts, retries with a [`Backoff`](ironward::Backoff) and a [`Budget`](ironward::Budget); the breaker (SRE or classic, [`BreakerPolicy`]), limiter, shedder, bucket, sliding window, period and gate in front |
+//! | [`Client`], [`Policies`] | `policy` | timeouts, retries with a [`Backoff`](ironward::Backoff) and a [`Budget`](ironward::Budget); the breaker (SRE or classic, [`BreakerPolicy`]), limiter, shedder, bucket, sliding window, period and gate in front; faults injected on purpose ([`ChaosPolicy`]) |
 //! | [`Dice`] | `dice` | SplitMix64, the only source of chance |
 //! | [`Report`], [`VariantRun`], [`Row`] | `report` | what a run comes to, and its CSV |
 //! | [`Builtin`] | `builtin` | the scenarios that ship, each with a verdict in figures |
 //! | [`summary`], [`draw_svg`] | `summary`, `plot` | the text summary and the picture |
 //!
-//! A call arrives, asks the client's breaker, then the server's pieces in order (shedder,
-//! bucket, sliding window, period, gate), then the backend's queue; each refusal is an
-//! immediate error. The backend serves it first come first served and it succeeds or fails
+//! A call arrives, asks the client's limiter and breaker, meets the client's chaos policy if
+//! any (which may fail it, delay it, never answer it or fail its answer: [`ChaosPolicy`]),
+//! then the server's pieces in order (shedder, bucket, sliding window, period, gate), then
+//! the backend's queue; each refusal is an immediate error. The backend serves it first come first served and it succeeds or fails
 //! after its service time; the client gives up on it at its timeout. A failed attempt is
 //! retried after the backoff's delay while the backoff, the budget and the deadline allow.
 //! Calls arrive on their own (open-loop sources), or from [`Closed`] loops of clients that
@@ -113,10 +114,10 @@ pub use plot::{PlotError, draw_svg};
 #[cfg_attr(docsrs, doc(cfg(feature = "png")))]
 pub use png::draw_png;
 pub use policy::{
-    BreakerPolicy, BucketPolicy, BudgetPolicy, Client, GatePolicy, PeriodPolicy, Policies,
-    SlidingPolicy,
+    BreakerPolicy, BucketPolicy, BudgetPolicy, ChaosPolicy, Client, GatePolicy, PeriodPolicy,
+    Policies, SlidingPolicy,
 };
-pub use report::{Column, Refused, Report, Row, Sum, VariantRun};
+pub use report::{Column, Injections, Refused, Report, Row, Sum, VariantRun};
 pub use scenario::{Focus, Scenario, ScenarioError, Variant};
 pub use summary::summary;
 

@@ -2,8 +2,9 @@
 
 use core::time::Duration;
 
+use ironward::chaos::{Chaos, Injector};
 use ironward::{Adaptive, BACKOFF, Backoff, Budget, Classic, Shed, Sre};
-use serde::Deserialize;
+use serde::{Deserialize, Deserializer};
 
 /// How callers behave: how long they wait for an attempt, how long for the whole call, and
 /// how they retry.
@@ -100,12 +101,17 @@ impl Default for BudgetPolicy {
 /// sliding = { quota = 100, window = "1s" }
 /// period = { quota = 100, period = "1s", align = true }
 /// gate = { limit = 100 }
+/// chaos = { seed = 42, enabled = true, faults = [{ fault = "error", rate = 0.05 }] }
 /// ```
+///
+/// The [`chaos`](Policies::chaos) policy is no guard but a fault injector on the client's
+/// side, met after the limiter and the breaker have let an attempt through and before the
+/// attempt leaves the client for the server's pieces and the backend: see [`ChaosPolicy`].
 ///
 /// # Default
 ///
 /// None of them.
-#[derive(Debug, Clone, Copy, PartialEq, Default, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
 #[serde(default, deny_unknown_fields)]
 pub struct Policies {
     /// A circuit breaker on the client.
@@ -122,18 +128,116 @@ pub struct Policies {
     pub period: Option<PeriodPolicy>,
     /// A concurrency limit ([`ironward::Gate`]).
     pub gate: Option<GatePolicy>,
+    /// Faults injected on purpose into the client's attempts ([`ironward::chaos`]).
+    pub chaos: Option<ChaosPolicy>,
 }
 
 impl Policies {
     /// What cannot be simulated in these policies, if anything.
     pub(crate) fn check(&self) -> Result<(), String> {
-        match self.bucket {
-            Some(b) if !(b.rate.is_finite() && b.rate >= 0.0) => Err(format!(
+        if let Some(b) = self.bucket
+            && !(b.rate.is_finite() && b.rate >= 0.0)
+        {
+            return Err(format!(
                 "a bucket's rate must be finite and not negative: {}",
                 b.rate
-            )),
-            _ => Ok(()),
+            ));
         }
+        if let Some(chaos) = &self.chaos {
+            chaos
+                .injector()
+                .map_err(|e| format!("policies.chaos: {e}"))?;
+        }
+        Ok(())
+    }
+}
+
+/// Faults injected on purpose: the core's [`Chaos`] record, and the seed its draws come
+/// from.
+///
+/// The keys are [`Chaos`]'s (`enabled`, `shadow`, `faults`) beside `seed`, in one table:
+///
+/// ```toml
+/// [policies]
+/// chaos = { seed = 42, enabled = true, faults = [
+///     { fault = "error", rate = 0.05 },
+///     { fault = { latency = { uniform = { low = "100ms", high = "300ms" } } }, rate = 0.05 },
+///     { fault = "abort", rate = 0.02 },
+///     { fault = "replace", rate = 0.03 },
+/// ] }
+/// ```
+///
+/// Where it acts: on the client's side, after the client's own limiter and breaker have let
+/// an attempt through, just before the attempt leaves for the server's pieces and the
+/// backend. Each attempt that gets there is numbered from 0 in the order it does (retries
+/// included; every variant's run counts from 0 again), and attempt `i` gets the fault
+/// [`Injector::decide`]`(`[`chaos::draw`](ironward::chaos::draw)`(seed, i))`: the same
+/// faults on the same attempts as an `ironward` chaos edge built with the same seed. An
+/// [`Error`](ironward::chaos::Fault::Error) fails the attempt at once, unsent; a
+/// [`Latency`](ironward::chaos::Fault::Latency) holds it for the drawn delay, then sends it
+/// (unless the client's timeout comes first); an [`Abort`](ironward::chaos::Fault::Abort)
+/// never answers, so the client gives up at its timeout (or, with none, the call is still
+/// under way when the run ends); a [`Replace`](ironward::chaos::Fault::Replace) lets the
+/// backend serve the attempt and fails it to the client. The breaker hears each injected
+/// failure as a failure; the limiter ignores an error or a replaced answer, which says
+/// nothing of the backend's load, and hears a timeout as a drop.
+///
+/// A policy that is not `enabled` injects nothing and counts nothing; in `shadow` mode each
+/// fault decided is counted (the `chaos_shadowed` column) and none is injected. A key neither
+/// record reads is refused, and [`Injector::new`] checks the record when the scenario is
+/// read: a rate outside `[0, 1]`, rates adding up past 1 or a delay's bounds reversed are a
+/// scenario error. (A [`Variant`](crate::Variant) built in code is not read, so nothing
+/// checks it: its run injects nothing from a policy the core refuses.)
+///
+/// # Default
+///
+/// Seed 0, and [`Chaos::default`]: off, with no faults.
+///
+/// # Examples
+///
+/// ```
+/// use ironward_sim::Scenario;
+///
+/// let err = Scenario::from_toml(
+///     "policies.chaos = { enabled = true, faults = [{ fault = \"abort\", rate = 1.5 }] }",
+/// )
+/// .unwrap_err();
+/// assert!(err.to_string().contains("chaos fault 0 has rate 1.5"), "{err}");
+/// ```
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct ChaosPolicy {
+    /// The run of draws: attempt `i` draws [`chaos::draw`](ironward::chaos::draw)`(seed, i)`.
+    pub seed: u64,
+    /// The faults, their rates, and whether they are on or in shadow mode.
+    pub chaos: Chaos,
+}
+
+impl ChaosPolicy {
+    /// The policy checked by the core: what decides each attempt's fault.
+    pub fn injector(&self) -> Result<Injector, ironward::chaos::ChaosError> {
+        Injector::new(self.chaos.clone())
+    }
+}
+
+impl<'de> Deserialize<'de> for ChaosPolicy {
+    /// Takes `seed` out of the table and reads the rest as the core's [`Chaos`], whose own
+    /// reading refuses a key it does not know: serde's `flatten` would let one through.
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error;
+        let mut table = toml::Table::deserialize(deserializer)?;
+        let seed = match table.remove("seed") {
+            None => 0,
+            Some(toml::Value::Integer(seed)) => u64::try_from(seed)
+                .map_err(|_| D::Error::custom(format!("a chaos seed is not negative: {seed}")))?,
+            Some(other) => {
+                return Err(D::Error::custom(format!(
+                    "a chaos seed is a whole number, not a {}",
+                    other.type_str()
+                )));
+            }
+        };
+        let chaos = Chaos::deserialize(table).map_err(|e| D::Error::custom(e.to_string()))?;
+        Ok(Self { seed, chaos })
     }
 }
 
@@ -375,5 +479,86 @@ mod tests {
         assert!(err.contains("duration"), "{err}");
         let err = classic(", probes = -1").unwrap_err();
         assert!(err.contains("-1"), "{err}");
+    }
+
+    /// The scenario error for `policies.chaos = {chaos}`, as its message says it.
+    fn chaos_error(chaos: &str) -> String {
+        let text = format!("[[variant]]\nname = \"v\"\npolicies.chaos = {chaos}");
+        crate::Scenario::from_toml(&text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_chaos_policy_reads_as_the_cores_record_beside_its_seed() {
+        use ironward::chaos::{Chaos, Delay, Fault, Injection};
+        let policies: Policies = toml::from_str(
+            r#"chaos = { seed = 42, enabled = true, shadow = true, faults = [
+                { fault = "error", rate = 0.05 },
+                { fault = { latency = { fixed = "250ms" } }, rate = 0.1 },
+            ] }"#,
+        )
+        .unwrap();
+        let want = ChaosPolicy {
+            seed: 42,
+            chaos: Chaos {
+                enabled: true,
+                shadow: true,
+                faults: vec![
+                    Injection {
+                        fault: Fault::Error,
+                        rate: 0.05,
+                    },
+                    Injection {
+                        fault: Fault::Latency(Delay::Fixed(Duration::from_millis(250))),
+                        rate: 0.1,
+                    },
+                ],
+            },
+        };
+        assert_eq!(policies.chaos, Some(want));
+        let empty: Policies = toml::from_str("chaos = {}").unwrap();
+        assert_eq!(empty.chaos, Some(ChaosPolicy::default()), "seed 0, off");
+    }
+
+    #[test]
+    fn a_chaos_policy_the_core_refuses_is_a_scenario_error_that_says_why() {
+        let rate = chaos_error("{ enabled = true, faults = [{ fault = \"error\", rate = 1.5 }] }");
+        assert_eq!(
+            rate,
+            "variant `v`: policies.chaos: chaos fault 0 has rate 1.5, not in [0, 1]"
+        );
+        let sum = chaos_error(
+            "{ faults = [{ fault = \"abort\", rate = 0.6 }, { fault = \"replace\", rate = 0.6 }] }",
+        );
+        assert!(
+            sum.contains("policies.chaos: chaos rates add up to 1.2"),
+            "{sum}"
+        );
+        let delay = chaos_error(
+            "{ faults = [{ fault = { latency = { uniform = { low = \"2s\", high = \"1s\" } } }, rate = 0.1 }] }",
+        );
+        assert!(
+            delay.contains("chaos fault 0 has a delay's low above its high"),
+            "{delay}"
+        );
+        let nan = chaos_error("{ faults = [{ fault = \"error\", rate = nan }] }");
+        assert!(nan.contains("chaos fault 0 has rate NaN"), "{nan}");
+    }
+
+    #[test]
+    fn a_chaos_key_neither_record_reads_or_a_bad_seed_is_refused_by_name() {
+        let typo = chaos_error("{ enabeld = true }");
+        assert!(typo.contains("unknown field `enabeld`"), "{typo}");
+        let typo = chaos_error("{ faults = [{ fault = \"eror\", rate = 0.1 }] }");
+        assert!(typo.contains("eror"), "{typo}");
+        let negative = chaos_error("{ seed = -1 }");
+        assert!(
+            negative.contains("a chaos seed is not negative: -1"),
+            "{negative}"
+        );
+        let text = chaos_error("{ seed = \"42\" }");
+        assert!(
+            text.contains("a chaos seed is a whole number, not a string"),
+            "{text}"
+        );
     }
 }

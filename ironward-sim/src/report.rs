@@ -12,7 +12,7 @@ use crate::scenario::Focus;
 
 pub use crate::column::Column;
 pub(crate) use row::millis;
-pub use row::{Refused, Row};
+pub use row::{Injections, Refused, Row};
 pub use run::{Sum, VariantRun};
 
 /// Every run of a scenario.

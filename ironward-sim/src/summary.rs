@@ -9,7 +9,8 @@ use crate::words::{grouped, span};
 /// A one-screen summary of `report`: the scenario, then a table with a column per variant
 /// of the totals, and of the focus stretch when there is one.
 ///
-/// Rows for pieces that refused nothing in any variant are left out. A focus that is not
+/// Rows for pieces that refused nothing in any variant are left out, and so are the rows
+/// of chaos faults no variant injected (or shadowed). A focus that is not
 /// inside the run (a `--duration` shorter than the scenario was written for) is said to be
 /// so, with no figures: sums over a stretch never simulated would be zeros that measured
 /// nothing. The text depends only on the report, so it is as reproducible as the CSV.
@@ -175,8 +176,17 @@ impl<'a> Table<'a> {
             ("refused by the gate", |s| s.refused.gate),
             ("refused: backend queue full", |s| s.refused.queue),
         ];
-        for (label, get) in rows.iter().take(4).chain(&refusals).chain(&rows[4..]) {
-            let is_refusal = refusals.iter().any(|(l, _)| l == label);
+        let injections: [Figure; 5] = [
+            ("chaos: errors injected", |s| s.injected.error),
+            ("chaos: latencies injected", |s| s.injected.latency),
+            ("chaos: aborts injected", |s| s.injected.abort),
+            ("chaos: answers replaced", |s| s.injected.replace),
+            ("chaos: shadowed, not injected", |s| s.injected.shadowed),
+        ];
+        let all = rows.iter().take(4).chain(&refusals).chain(&injections);
+        for (label, get) in all.chain(&rows[4..]) {
+            // Refusals and injections are rows only where some variant counted any.
+            let is_refusal = refusals.iter().chain(&injections).any(|(l, _)| l == label);
             let kept = ["reached the backend", "attempts timed out"].contains(label);
             if (is_refusal && sums.iter().all(|s| get(s) == 0)) || (brief && !is_refusal && !kept) {
                 continue;

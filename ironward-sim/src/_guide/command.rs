@@ -16,7 +16,9 @@
 //!
 //! **The CSV** has a row per interval and variant: offered, admitted, refused by which piece,
 //! backend errors, timeouts, in flight, the breaker's ratio, the shedder's state, the limiter's
-//! limit, each criticality's admitted and refused attempts, and latency percentiles.
+//! limit, each criticality's admitted and refused attempts, latency percentiles, and the faults
+//! a chaos policy injected (`chaos_error`, `chaos_latency`, `chaos_abort`, `chaos_replace`)
+//! or, in shadow mode, only decided (`chaos_shadowed`).
 //!
 //! **The picture** has a panel per series and a line per variant. Each panel's title says what
 //! is counted over how long ("per 1 s") and its value axis names the unit; the backend's

@@ -1,5 +1,5 @@
-//! An attempt's way in: the client's limiter and breaker, the server's pieces, the backend,
-//! and how long the client waits for it.
+//! An attempt's way in: the client's limiter and breaker, its chaos point, the server's
+//! pieces, the backend, and how long the client waits for it.
 
 use core::time::Duration;
 
@@ -11,9 +11,11 @@ use ironward::clock::nanos;
 
 use super::Engine;
 use super::call::{Call, Guard, Inside, Pass, What};
+use super::chaos::Onward;
 
 impl Engine {
-    /// One attempt: the client's limiter and breaker, the server's pieces, then the backend.
+    /// One attempt: the client's limiter and breaker, its chaos point, the server's pieces,
+    /// then the backend.
     #[inline]
     pub(super) fn attempt(&mut self, call: Call) {
         if call.attempt > 1 {
@@ -47,6 +49,21 @@ impl Engine {
             return;
         };
         let guard = Guard { pass, grant };
+        if self.chaos.is_none() {
+            return self.send(call, guard, self.now, false);
+        }
+        match self.chaos_point(call, guard) {
+            Onward::Send { guard, replace } => self.send(call, guard, self.now, replace),
+            Onward::Taken => {}
+        }
+    }
+
+    /// The attempt `call`, which the client started at `since`, leaves the client: the
+    /// server's pieces, then the backend. With `replace`, the client hears a failure whatever
+    /// the backend answers.
+    #[inline]
+    pub(super) fn send(&mut self, call: Call, guard: Guard, since: u64, replace: bool) {
+        let rank = call.class.rank();
         let inside = match self.enter(call.class) {
             Ok(inside) => inside,
             Err(piece) => {
@@ -74,7 +91,7 @@ impl Engine {
                 // Dropped unserved after its wait: a timeout to the client (its own, if
                 // sooner), which frees the server-side pieces at once as a refusal does.
                 self.leave(inside, false);
-                let at = self.limit(&call).map_or(at, |limit| limit.min(at));
+                let at = self.limit(&call, since).map_or(at, |limit| limit.min(at));
                 return self.push(at, What::Timeout { call, guard });
             }
         };
@@ -82,7 +99,7 @@ impl Engine {
         self.row.admitted_by[rank] += 1;
         self.count_in_window();
         self.row.peak_in_flight = self.row.peak_in_flight.max(self.server.inside());
-        match self.limit(&call) {
+        match self.limit(&call, since) {
             Some(limit) if limit < done => {
                 self.push(limit, What::Timeout { call, guard });
                 self.push(done, What::Finish { inside, ok });
@@ -94,6 +111,7 @@ impl Engine {
                     guard,
                     inside,
                     ok,
+                    replace,
                 },
             ),
         }
@@ -154,10 +172,10 @@ impl Engine {
         self.leave(inside, ok);
     }
 
-    /// When the client stops waiting for an attempt starting now: its timeout or the call's
-    /// deadline, whichever is sooner; `None` for neither.
-    fn limit(&self, call: &Call) -> Option<u64> {
-        let timeout = (self.timeout > 0).then(|| self.now.saturating_add(self.timeout));
+    /// When the client stops waiting for an attempt it started at `since`: its timeout or
+    /// the call's deadline, whichever is sooner; `None` for neither.
+    pub(super) fn limit(&self, call: &Call, since: u64) -> Option<u64> {
+        let timeout = (self.timeout > 0).then(|| since.saturating_add(self.timeout));
         if self.deadline.is_zero() {
             return timeout;
         }

@@ -63,6 +63,14 @@ pub(super) enum What {
         guard: Guard,
         inside: Inside,
         ok: bool,
+        /// The client's chaos policy replaces the answer with a failure.
+        replace: bool,
+    },
+    /// An attempt the client's chaos policy delayed, started at `since`, leaves the client.
+    Delayed {
+        call: Call,
+        guard: Guard,
+        since: u64,
     },
     /// The client stops waiting for an attempt the backend has not finished.
     Timeout { call: Call, guard: Guard },

@@ -84,7 +84,8 @@ impl Engine {
                 What::Start { call } => call.attempt > 1,
                 _ => true,
             })
-            .count() as u64;
+            .count() as u64
+            + self.chaos.as_ref().map_or(0, |chaos| chaos.hung);
         let quantile = |q| self.latency.quantile(q).map(Duration::from_micros);
         VariantRun {
             variant: v.clone(),

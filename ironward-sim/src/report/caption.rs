@@ -77,6 +77,11 @@ impl Column {
             Self::RefusedCritical => per("critical attempts refused"),
             Self::RefusedSheddableConcurrent => per("sheddable_concurrent attempts refused"),
             Self::RefusedSheddable => per("sheddable attempts refused"),
+            Self::ChaosError => per("chaos: attempts failed unsent"),
+            Self::ChaosLatency => per("chaos: attempts delayed before sending"),
+            Self::ChaosAbort => per("chaos: attempts never answered"),
+            Self::ChaosReplace => per("chaos: answers replaced by a failure"),
+            Self::ChaosShadowed => per("chaos in shadow mode: faults decided, not injected"),
         }
     }
 
@@ -115,7 +120,12 @@ impl Column {
             | Self::RefusedCriticalPlus
             | Self::RefusedCritical
             | Self::RefusedSheddableConcurrent
-            | Self::RefusedSheddable => per("attempts"),
+            | Self::RefusedSheddable
+            | Self::ChaosError
+            | Self::ChaosLatency
+            | Self::ChaosAbort
+            | Self::ChaosReplace
+            | Self::ChaosShadowed => per("attempts"),
             Self::InFlight | Self::PeakInFlight | Self::ShedderFlying | Self::ShedderAverage => {
                 "calls".into()
             }

@@ -52,6 +52,37 @@ impl Refused {
     }
 }
 
+/// Faults the client's chaos policy injected ([`ChaosPolicy`](crate::ChaosPolicy)), by
+/// fault, and the faults it decided in shadow mode without injecting them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct Injections {
+    /// Attempts failed at once, never sent.
+    pub error: u64,
+    /// Attempts held for a drawn delay before they were sent.
+    pub latency: u64,
+    /// Attempts never answered.
+    pub abort: u64,
+    /// Attempts served by the backend whose answer was replaced by a failure.
+    pub replace: u64,
+    /// Faults decided in shadow mode: counted, not injected.
+    pub shadowed: u64,
+}
+
+impl Injections {
+    /// Every fault injected (the shadowed ones are not).
+    pub fn total(&self) -> u64 {
+        self.error + self.latency + self.abort + self.replace
+    }
+
+    pub(super) fn add(&mut self, other: &Injections) {
+        self.error += other.error;
+        self.latency += other.latency;
+        self.abort += other.abort;
+        self.replace += other.replace;
+        self.shadowed += other.shadowed;
+    }
+}
+
 /// The figures of one interval of a run; see [`Column`] for each.
 #[derive(Debug, Clone, PartialEq, Default)]
 #[allow(
@@ -82,6 +113,8 @@ pub struct Row {
     pub admitted_by: [u64; 4],
     /// The `refused_<class>` columns, by [`ironward::Criticality::rank`].
     pub refused_by: [u64; 4],
+    /// The `chaos_<fault>` columns and `chaos_shadowed`.
+    pub injected: Injections,
 }
 
 impl Row {
@@ -125,6 +158,11 @@ impl Row {
             Column::RefusedCritical => count(self.refused_by[2]),
             Column::RefusedSheddableConcurrent => count(self.refused_by[1]),
             Column::RefusedSheddable => count(self.refused_by[0]),
+            Column::ChaosError => count(self.injected.error),
+            Column::ChaosLatency => count(self.injected.latency),
+            Column::ChaosAbort => count(self.injected.abort),
+            Column::ChaosReplace => count(self.injected.replace),
+            Column::ChaosShadowed => count(self.injected.shadowed),
         }
     }
 

@@ -4,7 +4,7 @@ use core::time::Duration;
 
 use crate::scenario::{Focus, Variant};
 
-use super::row::{Refused, Row};
+use super::row::{Injections, Refused, Row};
 
 /// One variant's run: its rows and what only the whole run can say.
 #[derive(Debug, Clone, PartialEq)]
@@ -53,6 +53,8 @@ pub struct Sum {
     pub admitted_by: [u64; 4],
     /// Attempts refused, by class.
     pub refused_by: [u64; 4],
+    /// Faults injected by the client's chaos policy, and those only shadowed.
+    pub injected: Injections,
 }
 
 impl Sum {
@@ -75,6 +77,7 @@ impl VariantRun {
             sum.retries += row.retries;
             sum.admitted += row.admitted;
             sum.refused.add(&row.refused);
+            sum.injected.add(&row.injected);
             sum.succeeded += row.succeeded;
             sum.failed += row.failed;
             sum.timed_out += row.timed_out;

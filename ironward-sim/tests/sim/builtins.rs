@@ -157,7 +157,7 @@ fn a_fixed_period_lets_up_to_twice_the_quota_across_its_boundary_and_a_sliding_w
 fn the_scale_scenario_runs_a_breaker_and_a_shedder_at_ten_thousand_calls_a_second() {
     let mut scenario = Builtin::Scale.scenario().unwrap();
     scenario.variants[0].duration = Duration::from_secs(2);
-    let policies = scenario.variants[0].policies;
+    let policies = scenario.variants[0].policies.clone();
     assert!(policies.breaker.is_some() && policies.shedder.is_some());
     let total = scenario.run(|_| {}).runs[0].total();
     assert!(
@@ -189,5 +189,54 @@ fn latency_shift_names_its_two_vegas_variants_for_the_probe() {
             ..bare
         },
         probed
+    );
+}
+
+// Polly's Simmy, in the simulator: 15 % of the attempts that leave the client fail, hang,
+// wait or come back failed. Retries win back nearly every call the faults hit, and the
+// breaker, hearing scattered failures rather than an outage, refuses nothing.
+#[test]
+fn under_mixed_chaos_the_retries_absorb_the_faults_and_the_breaker_stays_closed() {
+    let report = run(Builtin::Chaos);
+    let [calm, retries, once] =
+        ["calm", "retries", "no-retries"].map(|n| named(&report, n).total());
+    assert_eq!(calm.injected.total(), 0);
+    for sum in [retries, once] {
+        let share = sum.injected.total() as f64 / sum.attempts() as f64;
+        assert!(
+            (0.13..0.17).contains(&share),
+            "15 % of the attempts: {sum:?}"
+        );
+        let i = sum.injected;
+        assert!(
+            i.error > 0 && i.latency > 0 && i.abort > 0 && i.replace > 0,
+            "{i:?}"
+        );
+        assert_eq!(sum.refused.breaker, 0, "scattered faults never open it");
+    }
+    let share = |s: &ironward_sim::Sum| s.succeeded as f64 / s.offered as f64;
+    assert!(share(&calm) > 0.999, "{calm:?}");
+    assert!(share(&retries) > 0.99, "{retries:?}");
+    assert!(share(&once) < 0.9, "{once:?}");
+    assert!(retries.gave_up * 20 < once.gave_up, "{retries:?} {once:?}");
+    let verdict = Builtin::Chaos.verdict(&report).unwrap();
+    let verdict = verdict.split_whitespace().collect::<Vec<_>>().join(" ");
+    let (r, o) = (retries.succeeded, once.succeeded);
+    let figure = |n: u64| {
+        let s = n.to_string();
+        format!("{},{}", &s[..s.len() - 3], &s[s.len() - 3..])
+    };
+    assert!(
+        verdict.contains(&format!("retries {} (", figure(r)))
+            && verdict.contains(&format!("no-retries {} (", figure(o))),
+        "{verdict}"
+    );
+    assert!(
+        verdict.contains("The breaker refused no attempt in either"),
+        "{verdict}"
+    );
+    assert!(
+        verdict.contains("The retries absorbed the faults"),
+        "{verdict}"
     );
 }

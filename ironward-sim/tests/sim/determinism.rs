@@ -54,7 +54,30 @@ fn a_small_scenario_reproduces_its_recorded_fingerprint() {
     let fingerprint = bytes.iter().fold(0xCBF2_9CE4_8422_2325u64, |h, &b| {
         (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01B3)
     });
-    assert_eq!(fingerprint, 0x4D68_6B3D_BFA6_288A, "{fingerprint:#018X}");
+    // The chaos columns (all zero here) added 0x4D68_6B3D_BFA6_288A's bytes five cells a row.
+    assert_eq!(fingerprint, 0x0719_6B24_191B_098C, "{fingerprint:#018X}");
+}
+
+// Chaos draws from its own seed, attempt by attempt: the faults, and all that follows from
+// them, are the same bytes run after run.
+#[test]
+fn the_chaos_scenario_gives_the_same_bytes_twice() {
+    let scenario = || Builtin::Chaos.scenario().expect("the built-in reads");
+    let (a, b) = (scenario().run(|_| {}), scenario().run(|_| {}));
+    assert!(
+        a.runs[1].total().injected.total() > 1_000,
+        "faults were injected"
+    );
+    assert_eq!(csv(&a), csv(&b));
+    assert_eq!(draw_svg(&a).unwrap(), draw_svg(&b).unwrap());
+    // Another chaos seed, same traffic: other attempts get the faults.
+    let mut other = scenario();
+    for variant in &mut other.variants {
+        if let Some(chaos) = &mut variant.policies.chaos {
+            chaos.seed = 43;
+        }
+    }
+    assert_ne!(csv(&a), csv(&other.run(|_| {})));
 }
 
 #[test]

@@ -218,8 +218,8 @@ fn a_quota_shorter_than_its_window_concludes_nothing() {
 #[test]
 fn a_quota_with_the_period_and_the_sliding_window_swapped_follows_the_limits() {
     let mut swapped = scenario(Builtin::Quota);
-    let period = variant(&mut swapped, "period").policies;
-    let sliding = variant(&mut swapped, "sliding").policies;
+    let period = variant(&mut swapped, "period").policies.clone();
+    let sliding = variant(&mut swapped, "sliding").policies.clone();
     variant(&mut swapped, "period").policies = sliding;
     variant(&mut swapped, "sliding").policies = period;
     let text = verdict(Builtin::Quota, &swapped.run(|_| {}));
@@ -231,5 +231,36 @@ fn a_quota_with_the_period_and_the_sliding_window_swapped_follows_the_limits() {
     assert!(
         text.contains("period (an exact sliding window of 100 per 1 s) never let more"),
         "{text}"
+    );
+}
+
+// Chaos's verdict reads the runs it is given: retries that lose more calls than none are
+// said not to absorb the faults, and a run with no faults injected concludes nothing.
+#[test]
+fn chaos_says_what_the_retries_did_and_concludes_nothing_without_faults() {
+    let mut swapped = scenario(Builtin::Chaos);
+    variant(&mut swapped, "retries").client.backoff.attempts = 1;
+    variant(&mut swapped, "no-retries").client.backoff.attempts = 3;
+    let text = verdict(Builtin::Chaos, &swapped.run(|_| {}));
+    assert!(
+        text.contains("The retries did not absorb the faults"),
+        "{text}"
+    );
+    assert!(claims_none(&text, &["absorbed the faults"]), "{text}");
+    let mut quiet = scenario(Builtin::Chaos);
+    for v in &mut quiet.variants {
+        v.policies.chaos = None;
+    }
+    let text = verdict(Builtin::Chaos, &quiet.run(|_| {}));
+    assert!(
+        text.starts_with("No conclusion: the chaos policy injected nothing"),
+        "{text}"
+    );
+    let mut two = scenario(Builtin::Chaos);
+    two.variants.retain(|v| v.name != "calm");
+    assert_eq!(
+        Builtin::Chaos.verdict(&two.run(|_| {})),
+        None,
+        "it needs all three"
     );
 }

@@ -27,24 +27,39 @@ pub const CHAOS_HEADER: HeaderName = HeaderName::from_static("x-ironward-chaos")
 /// ran out: what reqwest would have answered for a server that never did.
 ///
 /// Returned as `reqwest_middleware::Error::Middleware`, wrapping an `anyhow::Error` that
-/// holds it (`error.downcast_ref::<Aborted>()` on the inner error finds it).
+/// holds it (`downcast_ref::<ChaosAborted>()` on the inner error finds it). A private field
+/// leaves room for more numbers.
 ///
 /// # Examples
 ///
 /// ```
 /// use std::time::Duration;
-/// use ironward_reqwest::Aborted;
+/// use ironward_reqwest::ChaosAborted;
 ///
-/// let aborted = Aborted { timeout: Duration::from_millis(300) };
+/// let aborted = ChaosAborted::new(Duration::from_millis(300));
+/// assert_eq!(aborted.timeout(), Duration::from_millis(300));
 /// assert_eq!(aborted.to_string(), "chaos aborted the request: no answer in 300ms");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Aborted {
-    /// The request's timeout, which it waited out.
-    pub timeout: Duration,
+pub struct ChaosAborted {
+    timeout: Duration,
 }
 
-impl fmt::Display for Aborted {
+impl ChaosAborted {
+    /// An abort that waited out `timeout`.
+    #[must_use]
+    pub const fn new(timeout: Duration) -> Self {
+        Self { timeout }
+    }
+
+    /// The request's timeout, which it waited out.
+    #[must_use]
+    pub const fn timeout(&self) -> Duration {
+        self.timeout
+    }
+}
+
+impl fmt::Display for ChaosAborted {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(
             f,
@@ -54,7 +69,7 @@ impl fmt::Display for Aborted {
     }
 }
 
-impl std::error::Error for Aborted {}
+impl std::error::Error for ChaosAborted {}
 
 /// A `reqwest_middleware` middleware that injects the faults a [`SharedChaos`] decides into
 /// the requests passing it: to see, before production shows it, that the retries, the
@@ -68,7 +83,7 @@ impl std::error::Error for Aborted {}
 /// | none, or a [shadow](Injected::shadow) one | sent as usual (a shadow fault is counted and logged by the shared piece) |
 /// | [`Error`](Fault::Error) | a made-up response, not sent: `503 Service Unavailable` by default ([`with_error_status`](Self::with_error_status)) |
 /// | [`Latency`](Fault::Latency) | sent after the [drawn delay](Injected::delay), slept on its [clock](Self::with_clock) |
-/// | [`Abort`](Fault::Abort) | not sent, and no answer: with a timeout of its own (`RequestBuilder::timeout`), an [`Aborted`] error once it has run out (on the clock); without one, pending until the call is dropped or cut (a retry's attempt timeout, a `tokio::time::timeout`) |
+/// | [`Abort`](Fault::Abort) | not sent, and no answer: with a timeout of its own (`RequestBuilder::timeout`), an [`ChaosAborted`] error once it has run out (on the clock); without one, pending until the call is dropped or cut (a retry's attempt timeout, a `tokio::time::timeout`) |
 /// | [`Replace`](Fault::Replace) | sent, and whatever came back (a response or an error) replaced by a made-up `500 Internal Server Error` ([`with_replace_status`](Self::with_replace_status)) |
 ///
 /// A made-up response has an empty body, the request's URL, the header [`CHAOS_HEADER`]
@@ -81,7 +96,7 @@ impl std::error::Error for Aborted {}
 /// by reqwest when it sends, which an aborted request never reaches; an abort is ended by the
 /// request's own timeout, or by the retry's [attempt
 /// timeout](crate::RetryMiddleware::with_attempt_timeout), which cuts it and retries it as
-/// any attempt cut short. The [`Aborted`] error is another middleware's, which the retry
+/// any attempt cut short. The [`ChaosAborted`] error is another middleware's, which the retry
 /// treats as final: give the retry an attempt timeout shorter than the request's for an
 /// abort to be retried.
 ///
@@ -121,7 +136,7 @@ impl std::error::Error for Aborted {}
 /// let response = client.get("http://127.0.0.1:9/").send().await.unwrap();
 /// assert_eq!(response.status(), 503);
 /// assert_eq!(response.headers()[CHAOS_HEADER], "error");
-/// assert_eq!(chaos.asked(), 4, "the first attempt and three retries");
+/// assert_eq!(chaos.requests(), 4, "the first attempt and three retries");
 /// # }
 /// ```
 #[derive(Clone)]
@@ -211,7 +226,7 @@ impl Middleware for ChaosMiddleware {
             Fault::Abort => match req.timeout().copied() {
                 Some(timeout) => {
                     self.clock.sleep(timeout).await;
-                    let aborted = anyhow::Error::new(Aborted { timeout });
+                    let aborted = anyhow::Error::new(ChaosAborted::new(timeout));
                     Err(reqwest_middleware::Error::Middleware(aborted))
                 }
                 None => pending().await,

@@ -12,7 +12,7 @@ use axum::Router;
 use ironward::chaos::{self, Chaos, ChaosError, Delay, Fault, Injected, Injection, Injector};
 use ironward::http_retry::Settings;
 use ironward_reqwest::{
-    Aborted, CHAOS_HEADER, ChaosMiddleware, Clock, Dice, Retried, RetryMiddleware, SharedChaos,
+    CHAOS_HEADER, ChaosAborted, ChaosMiddleware, Clock, Dice, Retried, RetryMiddleware, SharedChaos,
 };
 use reqwest::StatusCode;
 use reqwest_middleware::{ClientBuilder, ClientWithMiddleware};
@@ -147,8 +147,8 @@ async fn a_seeded_run_of_500_requests_replays_the_cores_decisions() {
                     let reqwest_middleware::Error::Middleware(inner) = &error else {
                         panic!("{error}")
                     };
-                    let aborted = inner.downcast_ref::<Aborted>().unwrap();
-                    assert_eq!((aborted.timeout, took), (ms(30_000), ms(30_000)));
+                    let aborted = inner.downcast_ref::<ChaosAborted>().unwrap();
+                    assert_eq!((aborted.timeout(), took), (ms(30_000), ms(30_000)));
                     Some(("abort", None))
                 }
                 (other, sent) => panic!("no fault does this: {other:?}, {sent} sent"),
@@ -171,7 +171,7 @@ async fn a_seeded_run_of_500_requests_replays_the_cores_decisions() {
             .iter()
             .filter(|s| !matches!(s, Some(("error" | "abort", _))))
             .count();
-        assert_eq!((server.hits(), chaos.asked()), (sent, 500));
+        assert_eq!((server.hits(), chaos.requests()), (sent, 500));
     })
     .await;
 }
@@ -206,7 +206,7 @@ async fn the_retry_in_front_retries_an_injected_error_and_succeeds() {
         let retried = *response.extensions().get::<Retried>().unwrap();
         assert_eq!((retried.attempts, retried.stop), (2, None));
         assert_eq!(
-            (server.hits(), chaos.asked()),
+            (server.hits(), chaos.requests()),
             (1, 2),
             "the error was never sent"
         );
@@ -236,7 +236,7 @@ async fn the_retrys_attempt_timeout_cuts_an_abort_and_retries_it() {
         assert_eq!(response.status(), 200);
         let retried = *response.extensions().get::<Retried>().unwrap();
         assert_eq!(retried.attempts, 2);
-        assert_eq!((server.hits(), chaos.asked()), (1, 2));
+        assert_eq!((server.hits(), chaos.requests()), (1, 2));
     })
     .await;
 }
@@ -305,7 +305,7 @@ async fn shadow_and_off_inject_nothing() {
                 assert!(response.headers().get(CHAOS_HEADER).is_none());
             }
             assert_eq!(server.hits() - before, 100);
-            assert_eq!((clock.now(), chaos.asked()), (Duration::ZERO, 100));
+            assert_eq!((clock.now(), chaos.requests()), (Duration::ZERO, 100));
         }
     })
     .await;
@@ -354,8 +354,8 @@ async fn an_abort_ends_at_the_requests_timeout() {
             panic!("{error}")
         };
         assert_eq!(
-            inner.downcast_ref::<Aborted>(),
-            Some(&Aborted { timeout: ms(300) })
+            inner.downcast_ref::<ChaosAborted>(),
+            Some(&ChaosAborted::new(ms(300)))
         );
         // Without a timeout it never answers: still pending when the caller gives up.
         let hung = tokio::time::timeout(ms(300), client.get(&server.url).send()).await;

@@ -62,7 +62,7 @@ enum Draws {
 /// for i in 0..100 {
 ///     assert_eq!(shared.next(), injector.decide(chaos::draw(42, i)));
 /// }
-/// assert_eq!(shared.asked(), 100);
+/// assert_eq!(shared.requests(), 100);
 /// ```
 #[derive(Clone)]
 pub struct SharedChaos {
@@ -149,14 +149,15 @@ impl SharedChaos {
     }
 
     /// How many requests have asked for their fault: the number the next one gets.
-    pub fn asked(&self) -> u64 {
+    pub fn requests(&self) -> u64 {
         self.shared.next.load(Ordering::Relaxed)
     }
 
     /// Gives every clone `policy` from the next request on, checked as [`new`](Self::new)
     /// checks it; a refused policy leaves the one in force. The request count goes on, so a
     /// seeded run retuned mid-way still draws request `i`'s fault from `chaos::draw(seed, i)`.
-    /// An `INFO` event with the policy taken, as the front door logs a breaker's changes.
+    /// A `DEBUG` event with the policy replaced and the one taken, as the front door's other
+    /// retunes log theirs.
     ///
     /// # Examples
     ///
@@ -179,12 +180,14 @@ impl SharedChaos {
     /// ```
     pub fn retune(&self, policy: Chaos) -> Result<(), ChaosError> {
         let injector = Injector::new(policy)?;
-        tracing::info!(name = self.name(), policy = ?injector.policy(), "chaos retuned");
-        *self
+        let mut slot = self
             .shared
             .injector
             .write()
-            .unwrap_or_else(PoisonError::into_inner) = injector;
+            .unwrap_or_else(PoisonError::into_inner);
+        let was = std::mem::replace(&mut *slot, injector);
+        let (from, to) = (was.policy(), slot.policy());
+        tracing::debug!(name = self.name(), ?from, ?to, "chaos retuned");
         Ok(())
     }
 
@@ -193,6 +196,7 @@ impl SharedChaos {
     /// [`shadow`](Injected::shadow) is reported only: call as usual too. Every fault is
     /// counted and logged here (see the type's docs), so an edge only applies it.
     #[allow(clippy::should_implement_trait)]
+    #[must_use = "the fault decided is counted and logged, and only the caller can apply it"]
     pub fn next(&self) -> Option<Injected> {
         let shared = &*self.shared;
         let index = shared.next.fetch_add(1, Ordering::Relaxed);
@@ -238,7 +242,7 @@ impl fmt::Debug for SharedChaos {
             .field("name", &self.name())
             .field("policy", self.read().policy())
             .field("seed", &seed)
-            .field("asked", &self.asked())
+            .field("requests", &self.requests())
             .finish()
     }
 }

@@ -133,7 +133,7 @@ async fn a_seeded_run_replays_the_cores_decisions_attempt_by_attempt() {
         "retries asked for faults too: {}",
         log.len()
     );
-    assert_eq!(chaos.asked(), log.len() as u64);
+    assert_eq!(chaos.requests(), log.len() as u64);
     let injector = Injector::new(mixed()).unwrap();
     for (i, got) in log.iter().enumerate() {
         let want = injector
@@ -223,7 +223,7 @@ async fn in_a_pipeline_each_attempt_draws_and_the_timeout_cuts_an_abort() {
     let (op, calls) = counted();
     let answer = pipeline.call(|| faults.call(op.clone())).await;
     assert_eq!(answer.unwrap(), 7);
-    assert_eq!(chaos.asked(), 3);
+    assert_eq!(chaos.requests(), 3);
     assert_eq!(calls.load(Ordering::Relaxed), 1);
     // Two attempts cut at 1 s, waits of 100 and 200 ms, then the third.
     assert_eq!(clock.now(), ms(2_300));
@@ -250,7 +250,7 @@ async fn shadow_and_off_inject_nothing() {
         }
         assert_eq!(calls.load(Ordering::Relaxed), 1000);
         assert_eq!(clock.now(), Duration::ZERO, "no latency slept");
-        assert_eq!(chaos.asked(), 1000);
+        assert_eq!(chaos.requests(), 1000);
         // In shadow the decisions are made (and counted), not applied.
         let decided = (0..1000)
             .filter(|&i| {

@@ -69,7 +69,7 @@ fn threads_share_one_count_and_each_number_is_drawn_once() {
         })
         .collect();
     let injected: usize = handles.into_iter().map(|h| h.join().unwrap()).sum();
-    assert_eq!(shared.asked(), 2000);
+    assert_eq!(shared.requests(), 2000);
     let injector = Injector::new(mixed()).unwrap();
     let want = (0..2000)
         .filter(|&i| injector.decide(chaos::draw(7, i)).is_some())
@@ -111,7 +111,7 @@ fn shadow_reports_every_fault_marked_and_disabled_decides_none() {
     .unwrap()
     .with_seed(42);
     assert!((0..500).all(|_| off.next().is_none()));
-    assert_eq!(off.asked(), 500, "every request is numbered, off or on");
+    assert_eq!(off.requests(), 500, "every request is numbered, off or on");
 }
 
 #[test]
@@ -148,9 +148,9 @@ fn a_bad_policy_is_refused_with_the_cores_reason() {
     ));
     // A refused retune keeps the policy in force and the count.
     let shared = SharedChaos::new(mixed()).unwrap().with_seed(1);
-    shared.next();
+    let _ = shared.next();
     assert!(matches!(shared.retune(over), Err(ChaosError::Total { .. })));
-    assert_eq!((shared.policy(), shared.asked()), (mixed(), 1));
+    assert_eq!((shared.policy(), shared.requests()), (mixed(), 1));
 }
 
 #[test]
@@ -174,7 +174,7 @@ fn renaming_keeps_the_policy_and_debug_never_draws() {
     assert_eq!((shared.name(), shared.policy()), ("payments", mixed()));
     let debug = format!("{shared:?}");
     assert!(
-        debug.contains("payments") && debug.contains("asked: 0"),
+        debug.contains("payments") && debug.contains("requests: 0"),
         "{debug}"
     );
 }

@@ -91,12 +91,20 @@ fn scripted(script: Vec<f64>) -> Dice {
     })
 }
 
-fn client(chain: ClientBuilder) -> ClientWithMiddleware {
-    chain.build()
+/// A client whose only middleware is `chaos`.
+fn client(chaos: ChaosMiddleware) -> ClientWithMiddleware {
+    ClientBuilder::new(reqwest::Client::new())
+        .with(chaos)
+        .build()
 }
 
-fn chain() -> ClientBuilder {
+/// A client with `retry` in front of the chaos middleware: each attempt the retry sends
+/// asks `chaos` for its fault, and the retry sees what it injects.
+fn after_retry(retry: RetryMiddleware, chaos: &SharedChaos) -> ClientWithMiddleware {
     ClientBuilder::new(reqwest::Client::new())
+        .with(retry)
+        .with(ChaosMiddleware::new(chaos.clone()))
+        .build()
 }
 
 /// Runs `test` within [`LIMIT`].
@@ -117,7 +125,7 @@ async fn a_seeded_run_of_500_requests_replays_the_cores_decisions() {
         let (clock, _hand) = Clock::manual(Duration::ZERO);
         let chaos = SharedChaos::new(mixed()).unwrap().with_seed(42);
         let middleware = ChaosMiddleware::new(chaos.clone()).with_clock(clock.clone());
-        let client = client(chain().with(middleware));
+        let client = client(middleware);
         let mut log: Vec<Seen> = Vec::new();
         for _ in 0..500 {
             let (start, before) = (clock.now(), server.hits());
@@ -195,11 +203,7 @@ async fn the_retry_in_front_retries_an_injected_error_and_succeeds() {
         let chaos = SharedChaos::new(only(Fault::Error, 0.5))
             .unwrap()
             .with_dice(scripted(vec![0.0, 0.5]));
-        let client = client(
-            chain()
-                .with(retry(&clock))
-                .with(ChaosMiddleware::new(chaos.clone())),
-        );
+        let client = after_retry(retry(&clock), &chaos);
         let response = client.get(&server.url).send().await.unwrap();
         assert_eq!(response.status(), 200);
         assert!(response.headers().get(CHAOS_HEADER).is_none());
@@ -222,11 +226,7 @@ async fn the_retrys_attempt_timeout_cuts_an_abort_and_retries_it() {
         let chaos = SharedChaos::new(only(Fault::Abort, 0.5))
             .unwrap()
             .with_dice(scripted(vec![0.0, 0.5]));
-        let client = client(
-            chain()
-                .with(retry(&clock).with_attempt_timeout(ms(200)))
-                .with(ChaosMiddleware::new(chaos.clone())),
-        );
+        let client = after_retry(retry(&clock).with_attempt_timeout(ms(200)), &chaos);
         let start = Instant::now();
         let response = client.get(&server.url).send().await.unwrap();
         assert!(
@@ -247,11 +247,7 @@ async fn a_replaced_response_is_retried_as_a_500_is() {
         let server = Server::start().await;
         let (clock, _hand) = Clock::manual(Duration::ZERO);
         let chaos = SharedChaos::new(only(Fault::Replace, 1.0)).unwrap();
-        let client = client(
-            chain()
-                .with(retry(&clock))
-                .with(ChaosMiddleware::new(chaos.clone())),
-        );
+        let client = after_retry(retry(&clock), &chaos);
         let response = client.get(&server.url).send().await.unwrap();
         assert_eq!(response.status(), 500);
         assert_eq!(response.headers()[CHAOS_HEADER], "replace");
@@ -270,7 +266,7 @@ async fn an_error_answers_the_status_it_is_given_without_sending() {
         let chaos = SharedChaos::new(only(Fault::Error, 1.0)).unwrap();
         let middleware =
             ChaosMiddleware::new(chaos).with_error_status(StatusCode::TOO_MANY_REQUESTS);
-        let client = client(chain().with(middleware));
+        let client = client(middleware);
         let response = client.get(&server.url).send().await.unwrap();
         assert_eq!(response.status(), 429);
         assert_eq!(response.headers()[CHAOS_HEADER], "error");
@@ -297,7 +293,7 @@ async fn shadow_and_off_inject_nothing() {
             let (clock, _hand) = Clock::manual(Duration::ZERO);
             let chaos = SharedChaos::new(policy).unwrap().with_seed(42);
             let middleware = ChaosMiddleware::new(chaos.clone()).with_clock(clock.clone());
-            let client = client(chain().with(middleware));
+            let client = client(middleware);
             let before = server.hits();
             for _ in 0..100 {
                 let response = client.get(&server.url).send().await.unwrap();
@@ -340,7 +336,7 @@ async fn an_abort_ends_at_the_requests_timeout() {
     bounded(async {
         let server = Server::start().await;
         let chaos = SharedChaos::new(only(Fault::Abort, 1.0)).unwrap();
-        let client = client(chain().with(ChaosMiddleware::new(chaos)));
+        let client = client(ChaosMiddleware::new(chaos));
         let start = Instant::now();
         let error = client
             .get(&server.url)

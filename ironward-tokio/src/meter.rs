@@ -540,7 +540,7 @@ mod reloads;
 mod retries;
 mod states;
 #[cfg(all(test, feature = "metrics"))]
-mod tests;
+pub(crate) mod tests;
 
 pub use injections::Injections;
 pub use reloads::Reloads;

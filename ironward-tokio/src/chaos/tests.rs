@@ -182,7 +182,7 @@ fn renaming_keeps_the_policy_and_debug_never_draws() {
 #[cfg(feature = "metrics")]
 #[test]
 fn each_fault_counts_under_its_label_and_shadow() {
-    use metrics_util::debugging::{DebugValue, DebuggingRecorder};
+    use metrics_util::debugging::DebuggingRecorder;
 
     let recorder = DebuggingRecorder::new();
     let (live, shadow) = metrics::with_local_recorder(&recorder, || {
@@ -201,24 +201,7 @@ fn each_fault_counts_under_its_label_and_shadow() {
         let shadow: Vec<_> = (0..1000).filter_map(|_| shadow.next()).collect();
         (live, shadow)
     });
-    let mut seen: Vec<(String, u64)> = recorder
-        .snapshotter()
-        .snapshot()
-        .into_vec()
-        .into_iter()
-        .map(|(key, _, _, value)| {
-            let key = key.key();
-            let labels: Vec<_> = key
-                .labels()
-                .map(|l| format!("{}={}", l.key(), l.value()))
-                .collect();
-            let DebugValue::Counter(n) = value else {
-                panic!("a counter")
-            };
-            (format!("{}{{{}}}", key.name(), labels.join(",")), n)
-        })
-        .collect();
-    seen.sort();
+    let seen = crate::meter::tests::series(&recorder);
     let mut want = Vec::new();
     for (name, flag, faults) in [("dry", "true", &shadow), ("live", "false", &live)] {
         for label in ["abort", "error", "latency", "replace"] {

@@ -195,7 +195,6 @@ impl SharedChaos {
     /// [`Injector::decide`]. `None` is no fault: call as usual. A fault
     /// [`shadow`](Injected::shadow) is reported only: call as usual too. Every fault is
     /// counted and logged here (see the type's docs), so an edge only applies it.
-    #[allow(clippy::should_implement_trait)]
     #[must_use = "the fault decided is counted and logged, and only the caller can apply it"]
     pub fn next(&self) -> Option<Injected> {
         let shared = &*self.shared;

@@ -21,6 +21,8 @@
 //! | [`Stop`] | the core's reason to stop: a [`StopReason`](ironward::http_retry::StopReason), the budget or the breaker |
 //! | [`GaveUp`] | the error when the call ended without a response |
 //! | [`IDEMPOTENCY_KEY`] | the header that marks a request as deduplicated by the server |
+//! | [`ChaosMiddleware`] | chaos: the faults a [`SharedChaos`] decides (a made-up error, a latency, an abort, a replaced response) injected into each request, after the retry in the chain so that the retry sees them; [`CHAOS_HEADER`] marks a made-up response, [`ChaosAborted`] an aborted request's error |
+//! | [`SharedChaos`] | the core's chaos policy shared between clients and tasks, from `ironward-tokio`: each request numbered as it arrives, so a seeded run replays |
 //! | [`Dice`], [`Clock`] | the randomness and the clocks, from `ironward-tokio`, scriptable in tests |
 //!
 //! [`Retried`] and [`Stop`] are re-exported from [`ironward::http_retry`]: `ironward-tower`'s
@@ -71,16 +73,18 @@
 pub mod _guide;
 mod breaker;
 mod call;
+mod chaos;
 mod classify;
 mod error;
 mod meter;
 mod middleware;
 
 pub use breaker::ClientBreaker;
+pub use chaos::{CHAOS_HEADER, ChaosAborted, ChaosMiddleware};
 pub use error::gave_up;
 pub use ironward::http_retry::GaveUp;
 pub use ironward::http_retry::{Retried, Stop};
-pub use ironward_tokio::{Clock, Dice};
+pub use ironward_tokio::{Clock, Dice, SharedChaos};
 pub use middleware::{IDEMPOTENCY_KEY, RetryMiddleware};
 
 /// The README's examples, compiled and run as doc tests.

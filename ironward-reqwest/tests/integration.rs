@@ -5,6 +5,7 @@
 #[path = "common/http_date.rs"]
 mod http_date;
 
+pub mod chaos;
 pub mod edges;
 pub mod families;
 pub mod front_door;

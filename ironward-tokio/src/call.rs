@@ -15,6 +15,7 @@
 //! | [`Gate`] | at most so many calls at once, the rest refused at once | [`GateReason`](ironward::GateReason) |
 //! | [`Limiter`] | the adaptive concurrency limit, by [`Criticality`](ironward::Criticality), with an optional bounded queue | [`LimiterRefusal`](crate::LimiterRefusal) |
 //! | [`RateLimit`] | a rate ([`Quota`](crate::Quota): a token bucket, a sliding window, a fixed period) in memory or any [`Admit`] (Redis); refuses over it, or waits up to a bound for the slot it holds | [`RateReason`] |
+//! | [`Faults`] | chaos: the faults a [`SharedChaos`](crate::SharedChaos) decides (an error, a latency, an abort, a replacement) injected into each attempt, to see the pieces around it work; innermost, around the operation, inside the timeout | (fails with the caller's own error) |
 //! | [`Pipeline`] | the pieces above as one value, run in one fixed order whatever order they were given in, retuned live from one [`Tuner`](pipeline::Tuner) | the [`Refusal`] of the piece that refused |
 //!
 //! Every piece answers `Result<T, CallError<E, R>>`: the call's value, its own error `E` as
@@ -119,6 +120,7 @@ mod classify;
 mod deadline;
 mod error;
 mod fallback;
+mod faults;
 mod gate;
 pub mod hedge;
 mod limiter;
@@ -133,6 +135,7 @@ pub use classify::{Classify, Errors, Grade, SampleOk, Slower};
 pub use deadline::{Deadline, Scope};
 pub use error::CallError;
 pub use fallback::Fallback;
+pub use faults::Faults;
 pub use gate::Gate;
 pub use hedge::{Hedge, HedgeDelay, HedgeReason, Hedged};
 pub use limiter::Limiter;

@@ -43,6 +43,7 @@
 //! | [`SharedShedder`] | go-zero's adaptive load shedder shared by `&`, a cool server's calls decided and recorded without a lock, admitting by [`Criticality`](ironward::Criticality) ([`check_as`](SharedShedder::check_as)) |
 //! | [`SharedLimiter`] | the adaptive concurrency limit every task shares: [`LimiterPermit`]s that settle on drop, and an optional bounded [`Queue`] with failsafe-go's gradual rejection, let in by criticality |
 //! | [`Quota`], [`QuotaLimiter`] | which core limiter a rate limit runs (bucket, sliding window, period), the one description ironward-tower's layer and ironward-redis's limiters take; that limiter in memory |
+//! | [`SharedChaos`] | the core's chaos policy shared by `&`: each request numbered as it arrives, its fault drawn from a seed (replayable) or the dice, counted and logged; the front door's [`Faults`](call::Faults) and ironward-reqwest's chaos middleware apply it |
 //! | [`meter`] | the metric handles every edge counts its decisions through: the edges' plumbing, not something an application uses |
 //!
 //! A shared form lives here when it needs a `Mutex`, a value per thread or a task to wake, and
@@ -56,6 +57,7 @@
 
 mod breaker;
 pub mod call;
+mod chaos;
 mod clock;
 mod dice;
 mod knobs;
@@ -72,6 +74,7 @@ pub use breaker::{
     BreakerPolicy, SharedCircuitBreaker, SharedClassicBreaker, SharedClassicPermit,
     SharedSreBreaker, SharedSrePermit,
 };
+pub use chaos::SharedChaos;
 pub use clock::{Clock, Delay, Hand};
 pub use dice::Dice;
 pub use knobs::{Knobs, Mode};

@@ -17,6 +17,7 @@
 //! | `ironward.retry.calls` | counter | `name`, `outcome` | [`Retries`] |
 //! | `ironward.retry.wait` | histogram (seconds) | `name` | [`Retries`] |
 //! | `ironward.config.reloads` | counter | `outcome` (`applied`, `refused`) | [`Reloads`] |
+//! | `ironward.chaos.injected` | counter | `name`, `fault` (`error`, `latency`, `abort`, `replace`), `shadow` (`true`, `false`) | [`Injections`] |
 //!
 //! **Registered once, when the name is final.** A handle is registered with the installed
 //! `metrics` recorder the first time it is asked to count (or when
@@ -534,12 +535,14 @@ impl fmt::Debug for Level {
     }
 }
 
+mod injections;
 mod reloads;
 mod retries;
 mod states;
 #[cfg(all(test, feature = "metrics"))]
-mod tests;
+pub(crate) mod tests;
 
+pub use injections::Injections;
 pub use reloads::Reloads;
 pub use retries::{Retries, Stops};
 pub use states::States;

@@ -4,6 +4,7 @@
 
 pub mod breaker_contention;
 pub mod call_breaker;
+pub mod call_chaos;
 pub mod call_concurrency;
 pub mod call_fallback;
 pub mod call_hedge;

@@ -19,6 +19,7 @@
 //! | `ironward.breaker.ratio` | gauge | `1` | `name` | the drop fraction the breaker's last refusal computed, in `[0, 1]` (1 for a classic breaker's refusal) |
 //! | `ironward.breaker.state` | gauge | `1` | `name` | a classic breaker's state, as resilience4j's `CircuitBreaker.State` numbers it: closed 0, open 1, half-open 2, disabled 3, forced open 4, metrics only 5; set when the breaker changes state |
 //! | `ironward.breaker.transitions` | counter | `{transition}` | `name`, `from`, `to` (`closed`, `open`, `half_open`, ...) | a classic breaker's changes of state |
+//! | `ironward.chaos.injected` | counter | `{request}` | `name` (the [`SharedChaos`]'s), `fault` (`error`, `latency`, `abort`, `replace`), `shadow` (`true` for a fault only reported, `false` for one injected) | faults the [`ChaosMiddleware`]'s shared piece decided, each also a `tracing` event at `DEBUG` with the request's `index` |
 //!
 //! The `outcome` of a call is `success`, or one of `not_retryable`, `not_replayable`,
 //! `attempts_exhausted`, `budget_exhausted`, `server_delay_exceeds_cap`,
@@ -55,6 +56,8 @@
 //! ```
 //!
 //! [`RetryMiddleware::with_name`]: crate::RetryMiddleware::with_name
+//! [`SharedChaos`]: crate::SharedChaos
+//! [`ChaosMiddleware`]: crate::ChaosMiddleware
 //! [`ClientBreaker::with_name`]: crate::ClientBreaker::with_name
 //! [`Stop::as_str`]: crate::Stop::as_str
 //! [`Retried::outcome`]: crate::Retried::outcome

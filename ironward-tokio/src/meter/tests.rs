@@ -7,8 +7,9 @@ use ironward::classic::{State, Transition};
 
 use super::{Decisions, Level, Retries, States};
 
-/// The series a recorder holds, as `name{labels}` and the counter's value or 0.
-fn series(recorder: &DebuggingRecorder) -> Vec<(String, u64)> {
+/// The series a recorder holds, as `name{labels}` and the counter's value or 0; the chaos
+/// piece's tests read it too.
+pub(crate) fn series(recorder: &DebuggingRecorder) -> Vec<(String, u64)> {
     let mut all: Vec<_> = recorder
         .snapshotter()
         .snapshot()

@@ -31,6 +31,11 @@
 //! `HandleErrorLayer`. Latency sleeps on tokio's timer, so the layer runs inside a tokio
 //! runtime with time enabled.
 //!
+//! On a client, [`PlainAnswer`] makes its responses from a `&'static str`, which a client's
+//! own body type may not be made from (hyper's `Incoming`): map the body inside the layer
+//! (tower's `map_response` into axum's `Body`, or a boxed body), or give the layer an answer
+//! of the client's type with [`ChaosLayer::with_response`].
+//!
 //! # Aborts need a timeout
 //!
 //! An aborted call never answers, as a backend that hangs never does: what ends it is the

@@ -32,8 +32,9 @@ use super::{ChaosAnswer, PlainAnswer};
 ///   untouched.
 ///
 /// `poll_ready` is the inner service's. A latency takes the service made ready into its
-/// future and leaves a clone in its place, as tower's `Oneshot`-style middleware do, so the
-/// inner service must be `Clone` (axum's routers and handlers, hyper's clients are).
+/// future, to call after the wait, and leaves a clone in its place for the next request
+/// (the ready one is the one called, as `poll_ready`'s contract asks), so the inner service
+/// must be `Clone`: axum's routers and handlers and hyper's clients are.
 ///
 /// `Clone` shares the layer's policy, draws and counts: clones, one per connection in a
 /// server, number their requests in one sequence.

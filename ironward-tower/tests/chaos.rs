@@ -28,7 +28,7 @@ fn backend(
 }
 
 /// A policy, on, injecting each of `faults` at its rate.
-fn on(faults: &[(Fault, f64)]) -> Chaos {
+pub(crate) fn on(faults: &[(Fault, f64)]) -> Chaos {
     Chaos {
         enabled: true,
         shadow: false,

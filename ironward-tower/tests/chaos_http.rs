@@ -13,11 +13,12 @@ use http::{Request, Response, StatusCode};
 use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
-use ironward::chaos::{self, Chaos, Delay, Fault, Injection, Injector};
+use ironward::chaos::{self, Chaos, Delay, Fault, Injector};
 use ironward_tower::ChaosLayer;
 use ironward_tower::chaos::CHAOS_HEADER;
 use tower::{Layer, ServiceBuilder, ServiceExt};
 
+use super::chaos::on;
 use super::common::Server;
 
 /// An app whose one route answers `200 ok`, counting the requests that reach it, behind
@@ -67,27 +68,15 @@ fn outcome(response: &reqwest::Response) -> Outcome {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_seeded_server_injects_request_by_request_what_the_core_decides() {
     const REQUESTS: u64 = 2000;
-    let policy = Chaos {
-        enabled: true,
-        shadow: false,
-        faults: vec![
-            Injection {
-                fault: Fault::Error,
-                rate: 0.05,
-            },
-            Injection {
-                fault: Fault::Latency(Delay::Uniform {
-                    low: Duration::from_millis(1),
-                    high: Duration::from_millis(3),
-                }),
-                rate: 0.05,
-            },
-            Injection {
-                fault: Fault::Replace,
-                rate: 0.05,
-            },
-        ],
-    };
+    let latency = Fault::Latency(Delay::Uniform {
+        low: Duration::from_millis(1),
+        high: Duration::from_millis(3),
+    });
+    let policy = on(&[
+        (Fault::Error, 0.05),
+        (latency, 0.05),
+        (Fault::Replace, 0.05),
+    ]);
     let injector = Injector::new(policy.clone()).unwrap();
     let chaos = ChaosLayer::new(policy).unwrap().with_seed(42);
     let hits = Arc::new(AtomicU64::new(0));
@@ -141,14 +130,7 @@ async fn a_seeded_server_injects_request_by_request_what_the_core_decides() {
 // serving the requests after it meanwhile.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_aborted_request_never_answers_while_the_next_is_served() {
-    let policy = Chaos {
-        enabled: true,
-        shadow: false,
-        faults: vec![Injection {
-            fault: Fault::Abort,
-            rate: 0.5,
-        }],
-    };
+    let policy = on(&[(Fault::Abort, 0.5)]);
     let injector = Injector::new(policy.clone()).unwrap();
     let aborts = |seed, i| injector.decide(chaos::draw(seed, i)).is_some();
     // A seed whose first request is aborted and whose second is not.
@@ -201,20 +183,7 @@ async fn around_a_client_errors_stay_local_and_replacements_reach_the_server() {
     let off = ChaosLayer::new(Chaos::default()).unwrap();
     let server = Server::start(app(&off, &hits)).await;
 
-    let policy = Chaos {
-        enabled: true,
-        shadow: false,
-        faults: vec![
-            Injection {
-                fault: Fault::Error,
-                rate: 0.3,
-            },
-            Injection {
-                fault: Fault::Replace,
-                rate: 0.3,
-            },
-        ],
-    };
+    let policy = on(&[(Fault::Error, 0.3), (Fault::Replace, 0.3)]);
     let injector = Injector::new(policy.clone()).unwrap();
     let chaos = ChaosLayer::new(policy)
         .unwrap()

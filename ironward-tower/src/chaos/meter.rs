@@ -86,25 +86,19 @@ impl ChaosMeter {
             let shadow = if injected.shadow { FAULTS.len() } else { 0 };
             self.counter(shadow + slot(&injected.fault)).increment(1);
         }
-        if injected.shadow {
-            tracing::debug!(
-                name = self.name,
-                fault,
-                request,
-                shadow = true,
-                delay = ?injected.delay,
-                "chaos shadowed a fault"
-            );
+        let verb = if injected.shadow {
+            "shadowed"
         } else {
-            tracing::debug!(
-                name = self.name,
-                fault,
-                request,
-                shadow = false,
-                delay = ?injected.delay,
-                "chaos injected a fault"
-            );
-        }
+            "injected"
+        };
+        tracing::debug!(
+            name = self.name,
+            fault,
+            request,
+            shadow = injected.shadow,
+            delay = ?injected.delay,
+            "chaos {verb} a fault"
+        );
     }
 
     /// The handle of the series at `index`, registered on first use.

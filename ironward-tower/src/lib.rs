@@ -16,6 +16,7 @@
 //! | [`protect`] | [`ProtectLayer`] (server side, `axum`) | the shedder, the rate limit, the limiter or the gate, and the deadline, each optional, in [one order](protect#the-order) | none: answered itself | each piece's |
 //! | [`client`] | [`ClientLayer`] (client side) | the deadline, the retry, the breaker and the limiter, each optional, in [one order](client#the-order) | each piece's, boxed | |
 //! | [`retry`] | [`HttpRetryLayer`] (client side) | [`ironward::http_retry::Run`]: RFC 9110 retries within a time budget, each attempt under a timeout, an optional [`ironward::Budget`] | [`GaveUp`] when no response; a response carries [`Retried`] | honours `Retry-After` |
+//! | [`chaos`] | [`ChaosLayer`] (server or client side) | [`ironward::chaos::Injector`]: faults injected on purpose (an error, a latency, an abort, a replaced response), replayable from a seed | none: an injected error is answered, by default 503 | 503 or 500 with `x-ironward-chaos` |
 //!
 //! The layers share four more modules: [`classify`], which results count as failures for the
 //! breaker and the shedder and how a call settles the limiter; [`criticality`], where the
@@ -69,8 +70,8 @@
 //! - `axum` (off by default): [`axum::handle_error`], each refusal's response in an axum app,
 //!   and [`ProtectLayer`], the server stack as one layer.
 //! - `config` (off by default, implies `axum`): [`config`], both stacks from a file, reloaded live.
-//! - `metrics` (off by default): every refusing layer and [`HttpRetryLayer`] count their
-//!   decisions through the [`metrics`](https://docs.rs/metrics) facade ([`_guide::metrics`]).
+//! - `metrics` (off by default): every refusing layer, [`HttpRetryLayer`] and [`ChaosLayer`]
+//!   count their decisions through the [`metrics`](https://docs.rs/metrics) facade ([`_guide::metrics`]).
 //!
 //! # Guide
 //!
@@ -87,6 +88,7 @@ pub mod _guide;
 #[cfg_attr(docsrs, doc(cfg(feature = "axum")))]
 pub mod axum;
 pub mod breaker;
+pub mod chaos;
 pub mod classify;
 pub mod client;
 #[cfg(feature = "config")]
@@ -111,6 +113,7 @@ mod source;
 mod tuner;
 
 pub use breaker::{BreakerFuture, BreakerLayer, BreakerRefused, BreakerService};
+pub use chaos::{CHAOS_HEADER, ChaosAnswer, ChaosFuture, ChaosLayer, ChaosService, PlainAnswer};
 pub use classify::{
     Answer, AnyError, Classify, Failing, Grade, GrpcFailures, HttpFailures, Overloads, ShedFailures,
 };

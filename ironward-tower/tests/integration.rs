@@ -20,6 +20,8 @@ use stats_alloc::{INSTRUMENTED_SYSTEM, StatsAlloc};
 static GLOBAL: &StatsAlloc<System> = &INSTRUMENTED_SYSTEM;
 
 pub mod breaker;
+pub mod chaos;
+pub mod chaos_http;
 pub mod client;
 pub mod client_addr;
 pub mod client_config;

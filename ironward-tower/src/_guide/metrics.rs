@@ -21,6 +21,8 @@
 //! | `ironward.retry.attempts` | counter | `{attempt}` | `name`, `kind` (`first` or `retry`) | attempts [`HttpRetryLayer`] sent, as [`Retried::attempts`] counts them |
 //! | `ironward.retry.calls` | counter | `{call}` | `name`, `outcome` (`success` or the stop's label: `not_retryable`, `not_replayable`, `attempts_exhausted`, `budget_exhausted`, `server_delay_exceeds_cap`, `invalid_retry_after`, `invalid_settings`, `invalid_input`, `throttled`, `refused`) | calls [`HttpRetryLayer`] finished, labelled by [`Retried::outcome`] |
 //! | `ironward.retry.wait` | histogram | `s` | `name` | each wait [`HttpRetryLayer`] decided before a retry, in seconds |
+//! | `ironward.chaos.injected` | counter | `{fault}` | `name`, `fault` (`error`, `latency`, `abort` or `replace`) | faults [`ChaosLayer`] injected into calls on purpose |
+//! | `ironward.chaos.shadowed` | counter | `{fault}` | `name`, `fault` | faults a [`ChaosLayer`] policy in shadow mode decided and did not inject |
 //! | `ironward.config.reloads` | counter | `{reload}` | `outcome` (`applied` or `refused`) | reloads of a configured stack (the `config` feature's `Protection`), applied or refused |
 //!
 //! The labels take a small fixed set of values:
@@ -44,7 +46,7 @@
 //! - `name`: the layer's name, `"default"` unless set with [`BreakerLayer::with_name`],
 //!   [`ShedLayer::with_name`], [`GateLayer::with_name`], [`LimiterLayer::with_name`],
 //!   [`DeadlineLayer::with_name`],
-//!   [`HttpRetryLayer::with_name`] or, for
+//!   [`HttpRetryLayer::with_name`], [`ChaosLayer::with_name`] or, for
 //!   a rate limit, its policy name, [`QuotaLayer::with_name`], so that two breakers in one
 //!   process are told apart.
 //!
@@ -67,11 +69,20 @@
 //! `to_number` (the gauge's numbers): a breaker that opens or closes is news an operator
 //! acts on, where a refusal is one answer among many.
 //!
+//! A chaos layer's shadow decisions have a counter of their own, not a label, so that
+//! `ironward.chaos.injected` counts exactly the calls harmed on purpose whatever a query
+//! filters; both are registered at zero for the four faults when the layer makes a service.
+//! Each fault decided is a `tracing` event at `DEBUG`, `chaos injected a fault` or `chaos
+//! shadowed a fault`, with the layer's `name`, the `fault`, the `request`'s index in
+//! arrival order, `shadow` and the drawn `delay`.
+//!
 //! Whatever the feature, each refusal is a `tracing` event at the `DEBUG` level (a refusal is
 //! an answer, not an error), with the layer's `name`, its `outcome` (`refused` or `shadowed`)
 //! and the numbers that decided it as fields.
 //!
 //! [`HttpRetryLayer`]: crate::HttpRetryLayer
+//! [`ChaosLayer`]: crate::ChaosLayer
+//! [`ChaosLayer::with_name`]: crate::ChaosLayer::with_name
 //! [`Retried::attempts`]: crate::Retried::attempts
 //! [`Retried::outcome`]: crate::Retried::outcome
 //! [`Mode::Shadow`]: crate::Mode::Shadow

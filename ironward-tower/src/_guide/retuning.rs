@@ -7,7 +7,10 @@
 //! at once, on their next request, and keeps the core's history (the breaker's window, the
 //! requests in flight, a bucket's tokens, a window's stamps, the holders of a gate), so a
 //! configuration reload neither forgets an outage nor hands out a fresh allowance. A rate
-//! limit of another kind than the one in force is refused with [`KindMismatch`].
+//! limit of another kind than the one in force is refused with [`KindMismatch`]. A
+//! [`ChaosLayer`](crate::ChaosLayer) is retuned through the layer itself,
+//! [`ChaosLayer::retune`](crate::ChaosLayer::retune), which refuses a policy the core's
+//! `Injector` refuses and keeps the one in force, with the requests' numbering.
 //!
 //! A stack shares its layers' state, so the same tuners retune it: a
 //! [`ProtectLayer`](crate::ProtectLayer) or a [`ClientLayer`](crate::ClientLayer) built from

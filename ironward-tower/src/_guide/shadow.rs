@@ -4,6 +4,11 @@
 //! `with_mode(Mode::Shadow)` (and report it with `mode()`), so that a tighter policy can be
 //! tried on real traffic before it refuses anyone.
 //!
+//! A [`ChaosLayer`](crate::ChaosLayer) has its shadow mode in its policy instead
+//! (`ironward::chaos::Chaos::shadow`), so that a reload turns it on and off: each fault is
+//! decided as it would be, counted under `ironward.chaos.shadowed` and logged, and the call
+//! goes through untouched.
+//!
 //! A layer in [`Mode::Shadow`] decides exactly as the enforcing one does, with the same core
 //! check and the same changes to its state; where the enforcing layer would fail the call
 //! with its refusal, the shadow one lets it through to the inner service and reports the

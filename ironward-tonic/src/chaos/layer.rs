@@ -130,7 +130,10 @@ impl GrpcChaosLayer {
     /// The same layer drawing the fault of call number `i` (from 0, in the order calls reach
     /// the layer's services) from [`ironward::chaos::draw`]`(seed, i)`: a run that replays
     /// call by call, for as long as the calls arrive in the same order. The numbering starts
-    /// afresh, and services made before keep the draws they had.
+    /// afresh, and services made before keep the draws they had. It makes a new
+    /// [`SharedChaos`] (as [`SharedChaos::with_seed`] does, and `with_name` likewise): a layer made
+    /// [`from_shared`](Self::from_shared) no longer shares with the other edges after it, so
+    /// seed and name the `SharedChaos` itself before handing it over.
     #[must_use]
     pub fn with_seed(self, seed: u64) -> Self {
         self.with(|config| config.chaos = config.chaos.clone().with_seed(seed))

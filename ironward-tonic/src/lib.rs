@@ -13,6 +13,16 @@
 //!
 //! The [`retry`] module says what one call does, step by step.
 //!
+//! # Layers
+//!
+//! | layer | where | what it does |
+//! | --- | --- | --- |
+//! | [`GrpcRetryLayer`] | around a client's `Channel` | retries or hedges each call by its method's policy in the service config (gRPC A6) |
+//! | [`GrpcChaosLayer`] | around a client's `Channel`, or on a server (`Server::builder().layer(...)`) | injects a chaos policy's faults ([`ironward::chaos`]): a status at once, a delay, a call that never answers, an answer replaced by a status; seeded, it replays call by call |
+//!
+//! Put the chaos layer inside the retry layer to see the retries at work: each attempt is a
+//! call of its own to the chaos layer, drawn its own fault ([`_guide::chaos`]).
+//!
 //! # Examples
 //!
 //! ```
@@ -59,14 +69,16 @@
 //!
 //! # Guide
 //!
-//! The [`_guide`] has the long form: [where this differs from grpc-go](_guide::differences) and
-//! [metrics and events](_guide::metrics). `cargo run -p ironward-tonic --example flaky` runs a
+//! The [`_guide`] has the long form: [where this differs from grpc-go](_guide::differences),
+//! [metrics and events](_guide::metrics) and [chaos](_guide::chaos). `cargo run -p ironward-tonic --example flaky` runs a
 //! server and a client in one process.
 
 pub mod _guide;
+pub mod chaos;
 pub mod retry;
 mod timeout;
 
+pub use chaos::GrpcChaosLayer;
 pub use ironward_tokio::{Clock, Dice, Hand};
 pub use retry::GrpcRetryLayer;
 

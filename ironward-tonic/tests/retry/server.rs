@@ -212,6 +212,27 @@ impl Server {
         clock: Clock,
         answer: impl Fn(usize, u32) -> Answer + Send + Sync + 'static,
     ) -> Self {
+        Self::start_behind(tower::layer::util::Identity::new(), clock, answer).await
+    }
+
+    /// [`start`](Self::start)ed behind `layer`, as `Server::builder().layer(layer)` puts it.
+    pub(crate) async fn start_behind<L>(
+        layer: L,
+        clock: Clock,
+        answer: impl Fn(usize, u32) -> Answer + Send + Sync + 'static,
+    ) -> Self
+    where
+        L: tower::Layer<tonic::service::Routes> + Clone + Send + 'static,
+        L::Service: tower::Service<
+                http::Request<tonic::body::Body>,
+                Response = http::Response<tonic::body::Body>,
+            > + Clone
+            + Send
+            + 'static,
+        <L::Service as tower::Service<http::Request<tonic::body::Body>>>::Future: Send,
+        <L::Service as tower::Service<http::Request<tonic::body::Body>>>::Error:
+            Into<Box<dyn std::error::Error + Send + Sync>> + Send,
+    {
         let listener = TcpListener::bind("127.0.0.1:0").await.unwrap();
         let addr = listener.local_addr().unwrap();
         let flaky = Arc::new(Flaky {
@@ -222,8 +243,9 @@ impl Server {
         });
         let (stop, stopped) = oneshot::channel::<()>();
         let incoming = tonic::transport::server::TcpIncoming::from(listener);
-        let router =
-            tonic::transport::Server::builder().add_service(FlakyServer(Arc::clone(&flaky)));
+        let router = tonic::transport::Server::builder()
+            .layer(layer)
+            .add_service(FlakyServer(Arc::clone(&flaky)));
         tokio::spawn(router.serve_with_incoming_shutdown(incoming, async {
             let _ = stopped.await;
         }));
@@ -277,7 +299,12 @@ fn channel(addr: SocketAddr) -> Channel {
 /// A client of `addr` through `layer`.
 pub(crate) fn client(addr: SocketAddr, layer: &GrpcRetryLayer) -> Client {
     let inner = tower::ServiceExt::map_err(channel(addr), Into::into);
-    tonic::client::Grpc::new(tower::Layer::layer(layer, Inner::new(inner)))
+    client_of(Inner::new(inner), layer)
+}
+
+/// A client sending through `layer` to `inner`.
+pub(crate) fn client_of(inner: Inner, layer: &GrpcRetryLayer) -> Client {
+    tonic::client::Grpc::new(tower::Layer::layer(layer, inner))
 }
 
 /// A client of `addr` through `layer` that enforces no deadline below it: each attempt's
@@ -296,7 +323,7 @@ pub(crate) fn deaf_client(addr: SocketAddr, layer: &GrpcRetryLayer) -> Client {
 }
 
 /// Generous, for a loaded machine: no call here takes a second of real time.
-const BOUND: Duration = Duration::from_secs(30);
+pub(crate) const BOUND: Duration = Duration::from_secs(30);
 
 /// One unary call to `/test.Flaky/{method}`, its code (`Ok` for a success).
 pub(crate) async fn call(

@@ -222,7 +222,7 @@ impl<A> ChaosLayer<A> {
 
     /// The [`SharedChaos`] deciding this layer's faults: clone it to share the layer's
     /// policy and numbering with a client edge ([`from_shared`](ChaosLayer::from_shared)).
-    pub fn shared(&self) -> &SharedChaos {
+    pub fn chaos(&self) -> &SharedChaos {
         &self.chaos
     }
 

@@ -44,6 +44,8 @@ enum Draws {
 /// and not injected, `"false"` otherwise. Each is a `DEBUG` event, as the front door's
 /// refusals are, with the `name`, the `fault`'s label, the request's `index`, whether it was
 /// `shadow` and any `delay`. A request without a fault counts and logs nothing.
+/// [`injected`](Self::injected), [`shadowed`](Self::shadowed) and
+/// [`requests`](Self::requests) read the same counts without a recorder.
 ///
 /// # Examples
 ///
@@ -74,6 +76,10 @@ struct Shared {
     draws: Draws,
     /// The number the next request gets.
     next: AtomicU64,
+    /// Faults injected, and faults decided in shadow mode: what the metrics count, read
+    /// without a recorder.
+    injected: AtomicU64,
+    shadowed: AtomicU64,
     meter: Injections,
 }
 
@@ -112,6 +118,8 @@ impl SharedChaos {
                 injector: RwLock::new(injector),
                 draws,
                 next: AtomicU64::new(0),
+                injected: AtomicU64::new(0),
+                shadowed: AtomicU64::new(0),
                 meter: Injections::new(name),
             }),
         }
@@ -151,6 +159,48 @@ impl SharedChaos {
     /// How many requests have asked for their fault: the number the next one gets.
     pub fn requests(&self) -> u64 {
         self.shared.next.load(Ordering::Relaxed)
+    }
+
+    /// The faults decided and injected so far (not those of a policy in shadow mode): the
+    /// sum of the `ironward.chaos.injected{shadow="false"}` series, read without a recorder,
+    /// so that a test or a debug endpoint sees how many calls were harmed on purpose.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::chaos::{Chaos, Fault, Injection};
+    /// use ironward_tokio::SharedChaos;
+    ///
+    /// let every = Chaos {
+    ///     enabled: true,
+    ///     faults: vec![Injection { fault: Fault::Error, rate: 1.0 }],
+    ///     ..Chaos::default()
+    /// };
+    /// let live = SharedChaos::new(every.clone()).unwrap();
+    /// let dry = SharedChaos::new(Chaos { shadow: true, ..every }).unwrap();
+    /// for _ in 0..3 {
+    ///     let _ = (live.next(), dry.next());
+    /// }
+    /// assert_eq!((live.injected(), live.shadowed()), (3, 0));
+    /// assert_eq!((dry.injected(), dry.shadowed()), (0, 3));
+    /// ```
+    pub fn injected(&self) -> u64 {
+        self.shared.injected.load(Ordering::Relaxed)
+    }
+
+    /// The faults decided in shadow mode so far: reported, and not injected (the
+    /// `ironward.chaos.injected{shadow="true"}` series, read without a recorder).
+    pub fn shadowed(&self) -> u64 {
+        self.shared.shadowed.load(Ordering::Relaxed)
+    }
+
+    /// The seed each request's draw comes from ([`with_seed`](Self::with_seed)), or `None`
+    /// when each request rolls the dice.
+    pub fn seed(&self) -> Option<u64> {
+        match self.shared.draws {
+            Draws::Seeded(seed) => Some(seed),
+            Draws::Dice(_) => None,
+        }
     }
 
     /// Gives every clone `policy` from the next request on, checked as [`new`](Self::new)
@@ -204,6 +254,12 @@ impl SharedChaos {
             Draws::Dice(dice) => dice.roll(),
         };
         let injected = self.read().decide(draw)?;
+        let count = if injected.shadow {
+            &shared.shadowed
+        } else {
+            &shared.injected
+        };
+        count.fetch_add(1, Ordering::Relaxed);
         shared.meter.injected(&injected.fault, injected.shadow);
         tracing::debug!(
             name = self.name(),
@@ -233,15 +289,13 @@ impl fmt::Debug for SharedChaos {
     /// The name, the policy, whether it is seeded and how many requests have asked; never
     /// draws.
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let seed = match self.shared.draws {
-            Draws::Seeded(seed) => Some(seed),
-            Draws::Dice(_) => None,
-        };
         f.debug_struct("SharedChaos")
             .field("name", &self.name())
             .field("policy", self.read().policy())
-            .field("seed", &seed)
+            .field("seed", &self.seed())
             .field("requests", &self.requests())
+            .field("injected", &self.injected())
+            .field("shadowed", &self.shadowed())
             .finish()
     }
 }

@@ -411,25 +411,22 @@ async fn each_decision_counts_under_the_layers_name_and_the_fault_shadow_apart()
     );
 
     let seen = recording.seen();
-    let injected = |name, fault| {
-        seen.counter(
-            "ironward.chaos.injected",
-            &[("name", name), ("fault", fault)],
-        )
+    // One counter, `shadow` telling what was injected from what was only reported.
+    // A series registers when it first counts: one never counted reads 0.
+    let counted = |name, fault, shadow| {
+        let labels = [("name", name), ("fault", fault), ("shadow", shadow)];
+        match seen.find("ironward.chaos.injected", &labels) {
+            Some(metrics_util::debugging::DebugValue::Counter(count)) => *count,
+            None => 0,
+            Some(other) => panic!("ironward.chaos.injected is a counter, not {other:?}"),
+        }
     };
-    let shadowed = |name, fault| {
-        seen.counter(
-            "ironward.chaos.shadowed",
-            &[("name", name), ("fault", fault)],
-        )
-    };
+    let injected = |name, fault| counted(name, fault, "false");
+    let shadowed = |name, fault| counted(name, fault, "true");
     assert_eq!(injected("live", "error"), errors);
     assert_eq!(injected("live", "replace"), replaced);
-    // Registered at zero when the layer made its service: the label set shows at once.
-    assert_eq!(
-        (injected("live", "abort"), injected("live", "latency")),
-        (0, 0)
-    );
+    // Only the faults decided show: none of the others.
+    assert_eq!(seen.series_named("ironward.chaos.injected", "live"), 2);
     assert_eq!(shadowed("live", "error"), 0);
     // The shadow layer decided the same faults, injected none, and counted them apart.
     assert_eq!(shadowed("shadow", "error"), errors);
@@ -439,8 +436,52 @@ async fn each_decision_counts_under_the_layers_name_and_the_fault_shadow_apart()
         0
     );
     assert_eq!(seen.series_named("ironward.chaos.injected", "default"), 0);
+    assert_eq!(seen.series_named("ironward.chaos.shadowed", "live"), 0);
     assert_eq!(
         (live.injected(), shadow.shadowed()),
         (errors + replaced, errors + replaced)
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn layers_from_one_shared_chaos_number_their_requests_in_one_sequence() {
+    let calls = Arc::new(AtomicU64::new(0));
+    let policy = on(&[(Fault::Error, 0.5)]);
+    let injector = Injector::new(policy.clone()).unwrap();
+    let shared = ironward_tokio::SharedChaos::new(policy)
+        .unwrap()
+        .with_seed(8)
+        .with_name("edge");
+    let server = ChaosLayer::from_shared(shared.clone());
+    // A layer's own piece, taken back, is the same piece.
+    let client = ChaosLayer::from_shared(server.chaos().clone());
+    assert_eq!((server.name(), client.seed()), ("edge", Some(8)));
+    let (server, client) = (server.layer(backend(&calls)), client.layer(backend(&calls)));
+    for i in 0..60_u64 {
+        let side = if i % 2 == 0 { &server } else { &client };
+        let failed = side
+            .clone()
+            .oneshot(Request::new(()))
+            .await
+            .unwrap()
+            .status()
+            == StatusCode::SERVICE_UNAVAILABLE;
+        assert_eq!(
+            failed,
+            injector.decide(chaos::draw(8, i)).is_some(),
+            "request {i}"
+        );
+    }
+    let errors = (0..60)
+        .filter(|&i| injector.decide(chaos::draw(8, i)).is_some())
+        .count() as u64;
+    assert_eq!((shared.requests(), shared.injected()), (60, errors));
+    // One retune through the shared piece turns both off.
+    shared.retune(Chaos::default()).unwrap();
+    for side in [server, client] {
+        assert_eq!(
+            side.oneshot(Request::new(())).await.unwrap().status(),
+            StatusCode::OK
+        );
+    }
 }

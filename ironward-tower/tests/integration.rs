@@ -27,6 +27,7 @@ pub mod client_addr;
 pub mod client_config;
 pub mod client_http;
 pub mod config;
+pub mod config_chaos;
 pub mod config_http;
 pub mod deadline;
 pub mod gate;

@@ -216,3 +216,40 @@ fn each_fault_counts_under_its_label_and_shadow() {
     want.sort();
     assert_eq!(seen, want);
 }
+
+#[test]
+fn injected_and_shadowed_count_the_cores_faults_apart_and_the_seed_is_read_back() {
+    let injector = Injector::new(mixed()).unwrap();
+    let faults = (0..1000)
+        .filter(|&i| injector.decide(chaos::draw(5, i)).is_some())
+        .count() as u64;
+    assert!(faults > 300, "{faults} of 1000 at 40 %");
+
+    let live = SharedChaos::new(mixed()).unwrap().with_seed(5);
+    let dry = SharedChaos::new(Chaos {
+        shadow: true,
+        ..mixed()
+    })
+    .unwrap()
+    .with_seed(5);
+    for _ in 0..1000 {
+        let _ = (live.next(), dry.next());
+    }
+    assert_eq!((live.injected(), live.shadowed()), (faults, 0));
+    assert_eq!((dry.injected(), dry.shadowed()), (0, faults));
+    assert_eq!((live.seed(), live.requests()), (Some(5), 1000));
+
+    // A new seed, or a name, counts afresh; dice have no seed.
+    let reseeded = live.clone().with_seed(6);
+    assert_eq!((reseeded.injected(), reseeded.seed()), (0, Some(6)));
+    assert_eq!(SharedChaos::new(mixed()).unwrap().seed(), None);
+    // Off, nothing is counted however many requests ask.
+    let off = SharedChaos::new(Chaos::default()).unwrap();
+    for _ in 0..100 {
+        assert_eq!(off.next(), None);
+    }
+    assert_eq!(
+        (off.injected(), off.shadowed(), off.requests()),
+        (0, 0, 100)
+    );
+}

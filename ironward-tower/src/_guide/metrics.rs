@@ -21,8 +21,7 @@
 //! | `ironward.retry.attempts` | counter | `{attempt}` | `name`, `kind` (`first` or `retry`) | attempts [`HttpRetryLayer`] sent, as [`Retried::attempts`] counts them |
 //! | `ironward.retry.calls` | counter | `{call}` | `name`, `outcome` (`success` or the stop's label: `not_retryable`, `not_replayable`, `attempts_exhausted`, `budget_exhausted`, `server_delay_exceeds_cap`, `invalid_retry_after`, `invalid_settings`, `invalid_input`, `throttled`, `refused`) | calls [`HttpRetryLayer`] finished, labelled by [`Retried::outcome`] |
 //! | `ironward.retry.wait` | histogram | `s` | `name` | each wait [`HttpRetryLayer`] decided before a retry, in seconds |
-//! | `ironward.chaos.injected` | counter | `{fault}` | `name`, `fault` (`error`, `latency`, `abort` or `replace`) | faults [`ChaosLayer`] injected into calls on purpose |
-//! | `ironward.chaos.shadowed` | counter | `{fault}` | `name`, `fault` | faults a [`ChaosLayer`] policy in shadow mode decided and did not inject |
+//! | `ironward.chaos.injected` | counter | `{request}` | `name`, `fault` (`error`, `latency`, `abort` or `replace`), `shadow` (`true` or `false`) | faults [`ChaosLayer`] injected into calls on purpose (`shadow="false"`), or a policy in shadow mode decided and only reported (`shadow="true"`) |
 //! | `ironward.config.reloads` | counter | `{reload}` | `outcome` (`applied` or `refused`) | reloads of a configured stack (the `config` feature's `Protection`), applied or refused |
 //!
 //! The labels take a small fixed set of values:
@@ -69,12 +68,15 @@
 //! `to_number` (the gauge's numbers): a breaker that opens or closes is news an operator
 //! acts on, where a refusal is one answer among many.
 //!
-//! A chaos layer's shadow decisions have a counter of their own, not a label, so that
-//! `ironward.chaos.injected` counts exactly the calls harmed on purpose whatever a query
-//! filters; both are registered at zero for the four faults when the layer makes a service.
-//! Each fault decided is a `tracing` event at `DEBUG`, `chaos injected a fault` or `chaos
-//! shadowed a fault`, with the layer's `name`, the `fault`, the `request`'s index in
-//! arrival order, `shadow` and the drawn `delay`.
+//! A chaos layer counts nothing itself: its decisions come from
+//! [`SharedChaos::next`](ironward_tokio::SharedChaos::next), which counts them for every
+//! chaos edge alike (this layer, the front door's `Faults`, the reqwest middleware). Shadow
+//! decisions are a `shadow` label on the one counter, not a counter of their own, so that a
+//! dashboard compares what a shadow run would have injected with what a live one does by
+//! one label; a query of the calls harmed on purpose filters `shadow="false"`. Each series
+//! registers when it first counts: a policy injects only the faults it lists. Each fault
+//! decided is a `tracing` event at `DEBUG`, `chaos decided a fault`, with the `name`, the
+//! `fault`, the request's `index` in arrival order, `shadow` and the drawn `delay`.
 //!
 //! Whatever the feature, each refusal is a `tracing` event at the `DEBUG` level (a refusal is
 //! an answer, not an error), with the layer's `name`, its `outcome` (`refused` or `shadowed`)

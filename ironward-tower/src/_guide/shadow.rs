@@ -6,7 +6,7 @@
 //!
 //! A [`ChaosLayer`](crate::ChaosLayer) has its shadow mode in its policy instead
 //! (`ironward::chaos::Chaos::shadow`), so that a reload turns it on and off: each fault is
-//! decided as it would be, counted under `ironward.chaos.shadowed` and logged, and the call
+//! decided as it would be, counted under `ironward.chaos.injected{shadow="true"}` and logged, and the call
 //! goes through untouched.
 //!
 //! A layer in [`Mode::Shadow`] decides exactly as the enforcing one does, with the same core

@@ -3,24 +3,27 @@
 use std::fmt;
 use std::sync::Arc;
 
-use ironward::chaos::{Chaos, ChaosError, Injector};
+use ironward::chaos::{Chaos, ChaosError};
+use ironward_tokio::SharedChaos;
 use tower_layer::Layer;
 
 use super::ChaosService;
 use super::PlainAnswer;
-use super::meter::ChaosMeter;
-use super::shared::{Draws, Shared};
 use crate::Dice;
-use crate::meter::DEFAULT_NAME;
 
 /// Injects the faults of one chaos policy ([`ironward::chaos::Chaos`]) into the calls of
 /// every service it wraps: on a server around an axum `Router` or handler, on a client around
 /// the client service.
 ///
-/// The layer owns the checked policy (the core's [`Injector`]), where each request's draw
-/// comes from and the counts, behind one `Arc`: every service it makes, every clone of those
-/// and of the layer, share them, so `Router::layer(chaos)` numbers the requests of every
-/// route in one sequence and injects at the policy's rates across them all.
+/// The layer holds one [`SharedChaos`], the decision the front door's `Faults` and the
+/// reqwest middleware take theirs from too: the checked policy (the core's
+/// [`Injector`](ironward::chaos::Injector)),
+/// where each request's draw comes from, the request numbering, the counts, the metrics and
+/// the events, behind one `Arc`. Every service it makes, every clone of those and of the
+/// layer, share them, so `Router::layer(chaos)` numbers the requests of every route in one
+/// sequence and injects at the policy's rates across them all; and
+/// [`from_shared`](Self::from_shared) puts one `SharedChaos` on a server and on a client
+/// at once, one numbering and one policy that a single retune changes.
 ///
 /// - **Draws.** By default each request rolls [`Dice::random`]. [`with_seed`](Self::with_seed)
 ///   makes the run replayable: the request numbered `i` in arrival order (from 0) draws
@@ -35,8 +38,8 @@ use crate::meter::DEFAULT_NAME;
 ///   policy is turned on and off the same way (`enabled`), and tried in shadow mode
 ///   (`shadow`) before it harms anyone.
 ///
-/// The builders `with_seed` and `with_dice` start the numbering and the counts afresh under
-/// the policy in force; `with_name` keeps them. Configure the layer first, then clone it or
+/// The builders `with_seed`, `with_dice` and `with_name` start the numbering and the counts
+/// afresh under the policy in force, as [`SharedChaos`]'s do. Configure the layer first, then clone it or
 /// make services from it: services and clones made before a builder keep what they had.
 ///
 /// # Examples
@@ -71,8 +74,7 @@ use crate::meter::DEFAULT_NAME;
 /// # }
 /// ```
 pub struct ChaosLayer<A = PlainAnswer> {
-    shared: Arc<Shared>,
-    meter: Arc<ChaosMeter>,
+    chaos: SharedChaos,
     answer: Arc<A>,
 }
 
@@ -82,7 +84,8 @@ impl ChaosLayer {
     ///
     /// # Errors
     ///
-    /// The core's [`ChaosError`] for a policy [`Injector::new`] refuses: a rate outside
+    /// The core's [`ChaosError`] for a policy
+    /// [`Injector::new`](ironward::chaos::Injector::new) refuses: a rate outside
     /// `[0, 1]` or NaN, rates adding up to more than 1, a delay whose bounds are reversed.
     ///
     /// # Examples
@@ -101,12 +104,45 @@ impl ChaosLayer {
     /// assert!(ChaosLayer::new(Chaos::default()).is_ok());
     /// ```
     pub fn new(chaos: Chaos) -> Result<Self, ChaosError> {
-        let injector = Injector::new(chaos)?;
-        Ok(Self {
-            shared: Arc::new(Shared::new(injector, Draws::Dice(Dice::random()))),
-            meter: Arc::new(ChaosMeter::new(DEFAULT_NAME)),
+        SharedChaos::new(chaos).map(Self::from_shared)
+    }
+
+    /// A layer applying the faults `chaos` decides, answering with [`PlainAnswer`]: its
+    /// policy, its draws, its numbering and its name are `chaos`'s, shared with every other
+    /// holder of a clone. A server's layer and a client's (this layer on the client service,
+    /// the front door's `Faults`, the reqwest middleware) built on one `SharedChaos` number
+    /// their requests in one sequence, and one [`retune`](Self::retune) changes them all.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use http::{Request, Response, StatusCode};
+    /// use ironward::chaos::{Chaos, Fault, Injection};
+    /// use ironward_tokio::SharedChaos;
+    /// use ironward_tower::ChaosLayer;
+    /// use tower::{Layer, ServiceExt, service_fn};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let shared = SharedChaos::new(Chaos::default()).unwrap().with_seed(3).with_name("edge");
+    /// let (server, client) = (ChaosLayer::from_shared(shared.clone()), ChaosLayer::from_shared(shared.clone()));
+    /// let ok = service_fn(|_: Request<()>| async { Ok::<_, std::convert::Infallible>(Response::new(String::new())) });
+    /// let (server, client) = (server.layer(ok.clone()), client.layer(ok));
+    /// server.oneshot(Request::new(())).await.unwrap();
+    /// // One retune, through the shared piece, reaches both.
+    /// let errors = Chaos { enabled: true, faults: vec![Injection { fault: Fault::Error, rate: 1.0 }], ..Chaos::default() };
+    /// shared.retune(errors).unwrap();
+    /// let status = client.oneshot(Request::new(())).await.unwrap().status();
+    /// assert_eq!(status, StatusCode::SERVICE_UNAVAILABLE);
+    /// assert_eq!((shared.requests(), shared.injected()), (2, 1));
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn from_shared(chaos: SharedChaos) -> Self {
+        Self {
+            chaos,
             answer: Arc::new(PlainAnswer),
-        })
+        }
     }
 }
 
@@ -117,23 +153,29 @@ impl<A> ChaosLayer<A> {
     /// the same order. The numbering and the counts start afresh.
     #[must_use]
     pub fn with_seed(self, seed: u64) -> Self {
-        self.drawing(Draws::Seeded(seed))
+        Self {
+            chaos: self.chaos.with_seed(seed),
+            ..self
+        }
     }
 
     /// The same layer, each request rolling `dice` for its draw (by default
     /// [`Dice::random`]). The numbering and the counts start afresh.
     #[must_use]
     pub fn with_dice(self, dice: Dice) -> Self {
-        self.drawing(Draws::Dice(dice))
+        Self {
+            chaos: self.chaos.with_dice(dice),
+            ..self
+        }
     }
 
-    /// The same layer, and the same state, reporting under `name` (by default `"default"`):
-    /// the `name` label of its counters and the `name` field of its `tracing` events.
-    /// Services made before keep the name they had.
+    /// The same layer reporting under `name` (by default `"default"`): the `name` label of
+    /// its counter and the `name` field of its `tracing` events. The numbering and the
+    /// counts start afresh; services made before keep the name they had.
     #[must_use]
     pub fn with_name(self, name: &'static str) -> Self {
         Self {
-            meter: Arc::new(ChaosMeter::new(name)),
+            chaos: self.chaos.with_name(name),
             ..self
         }
     }
@@ -173,18 +215,15 @@ impl<A> ChaosLayer<A> {
     #[must_use]
     pub fn with_response<B>(self, answer: B) -> ChaosLayer<B> {
         ChaosLayer {
-            shared: self.shared,
-            meter: self.meter,
+            chaos: self.chaos,
             answer: Arc::new(answer),
         }
     }
 
-    /// The same layer with new state drawing from `draws`, under the policy in force.
-    fn drawing(self, draws: Draws) -> Self {
-        Self {
-            shared: Arc::new(self.shared.afresh(draws)),
-            ..self
-        }
+    /// The [`SharedChaos`] deciding this layer's faults: clone it to share the layer's
+    /// policy and numbering with a client edge ([`from_shared`](ChaosLayer::from_shared)).
+    pub fn chaos(&self) -> &SharedChaos {
+        &self.chaos
     }
 
     /// Puts `chaos` in force for every service the layer made and every clone at once, from
@@ -194,7 +233,8 @@ impl<A> ChaosLayer<A> {
     ///
     /// # Errors
     ///
-    /// The core's [`ChaosError`] for a policy [`Injector::new`] refuses; the policy in force
+    /// The core's [`ChaosError`] for a policy
+    /// [`Injector::new`](ironward::chaos::Injector::new) refuses; the policy in force
     /// stays.
     ///
     /// # Examples
@@ -228,49 +268,46 @@ impl<A> ChaosLayer<A> {
     /// # }
     /// ```
     pub fn retune(&self, chaos: Chaos) -> Result<(), ChaosError> {
-        self.shared.retune(chaos)
+        self.chaos.retune(chaos)
     }
 
     /// The policy in force: the one the layer was made with, or the last one retuned to.
     pub fn policy(&self) -> Chaos {
-        self.shared.policy()
+        self.chaos.policy()
     }
 
     /// The seed the layer draws from, if it was given one ([`with_seed`](Self::with_seed)).
     pub fn seed(&self) -> Option<u64> {
-        match self.shared.draws() {
-            Draws::Seeded(seed) => Some(*seed),
-            Draws::Dice(_) => None,
-        }
+        self.chaos.seed()
     }
 
-    /// The requests that have reached the layer's services: the index the next one gets.
+    /// The requests that have reached the layer's services (and any other holder of its
+    /// [`SharedChaos`]): the index the next one gets.
     pub fn requests(&self) -> u64 {
-        self.shared.arrived()
+        self.chaos.requests()
     }
 
     /// The faults injected so far (not those decided in shadow mode).
     pub fn injected(&self) -> u64 {
-        self.shared.injected()
+        self.chaos.injected()
     }
 
     /// The faults decided in shadow mode so far, and not injected.
     pub fn shadowed(&self) -> u64 {
-        self.shared.shadowed()
+        self.chaos.shadowed()
     }
 
     /// The name the layer reports under.
     pub fn name(&self) -> &'static str {
-        self.meter.name()
+        self.chaos.name()
     }
 }
 
 impl<A> Clone for ChaosLayer<A> {
-    /// The same layer: the same policy, draws and counts (three `Arc` clones).
+    /// The same layer: the same policy, draws and counts (two `Arc` clones).
     fn clone(&self) -> Self {
         Self {
-            shared: Arc::clone(&self.shared),
-            meter: Arc::clone(&self.meter),
+            chaos: self.chaos.clone(),
             answer: Arc::clone(&self.answer),
         }
     }
@@ -291,15 +328,8 @@ impl<A> fmt::Debug for ChaosLayer<A> {
 impl<S, A> Layer<S> for ChaosLayer<A> {
     type Service = ChaosService<S, A>;
 
-    /// A service sharing the layer's state. The first one registers the layer's counters,
-    /// under the name that is now final.
+    /// A service sharing the layer's [`SharedChaos`] and answer.
     fn layer(&self, inner: S) -> Self::Service {
-        self.meter.register();
-        ChaosService::new(
-            inner,
-            Arc::clone(&self.shared),
-            Arc::clone(&self.meter),
-            Arc::clone(&self.answer),
-        )
+        ChaosService::new(inner, Some(self.chaos.clone()), Arc::clone(&self.answer))
     }
 }

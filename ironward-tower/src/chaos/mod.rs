@@ -18,7 +18,9 @@
 //! | [`Fault::Replace`] | the [`ChaosAnswer`]'s response in place of the inner one: by default `500` with [`CHAOS_HEADER`]` = replace` | called, its work done |
 //!
 //! - [`ChaosLayer::new`] checks the policy (the core's [`ChaosError`] for a bad one) and makes
-//!   the state that every service the layer makes, and their clones, share.
+//!   the [`SharedChaos`] that every service the layer makes, and their clones, share;
+//!   [`ChaosLayer::from_shared`] takes one made elsewhere, so that a server and a client
+//!   share one policy and one numbering.
 //! - [`ChaosLayer::with_seed`] makes the run replayable: the request numbered `i` in arrival
 //!   order draws [`ironward::chaos::draw`]`(seed, i)`, as the core and the simulator do.
 //! - [`ChaosLayer::retune`] changes the policy live, for every service at once, and refuses a
@@ -73,16 +75,15 @@
 //!
 //! # Observability
 //!
-//! Each fault decided is counted, with the `metrics` feature, under
-//! `ironward.chaos.injected` (or, decided in shadow mode and not injected,
-//! `ironward.chaos.shadowed`), labelled with the layer's `name` and the `fault` (`error`,
-//! `latency`, `abort`, `replace`: [`Fault::label`]), and is a `tracing` event at the debug
-//! level, as every layer's refusal is (`chaos injected a fault` or `chaos shadowed a
-//! fault`), with the `name`, the `fault`, the `request`'s index, `shadow` and the drawn
-//! `delay`. Shadow decisions have a counter of their own so that `injected` counts exactly
-//! the calls harmed on purpose. The guide's [metrics](crate::_guide::metrics) has the table.
-//! [`ChaosLayer::injected`], [`ChaosLayer::shadowed`] and [`ChaosLayer::requests`] read the
-//! same counts without a recorder.
+//! Every decision comes from [`SharedChaos::next`], which counts it, with the `metrics`
+//! feature, under `ironward.chaos.injected{name, fault, shadow}` (`fault` one of `error`,
+//! `latency`, `abort`, `replace`: [`Fault::label`]; `shadow="true"` for a fault a policy in
+//! shadow mode only reported) and logs it as a `DEBUG` event with the `name`, the `fault`,
+//! the request's `index`, `shadow` and the drawn `delay`. The layer counts and logs nothing
+//! of its own: one rule, in one place, for every chaos edge. The guide's
+//! [metrics](crate::_guide::metrics) has the table. [`ChaosLayer::injected`],
+//! [`ChaosLayer::shadowed`] and [`ChaosLayer::requests`] read the same counts without a
+//! recorder.
 //!
 //! # Examples
 //!
@@ -138,13 +139,13 @@
 //! [`Fault::Replace`]: ironward::chaos::Fault::Replace
 //! [`Fault::label`]: ironward::chaos::Fault::label
 //! [`ChaosError`]: ironward::chaos::ChaosError
+//! [`SharedChaos`]: ironward_tokio::SharedChaos
+//! [`SharedChaos::next`]: ironward_tokio::SharedChaos::next
 
 mod answer;
 mod future;
 mod layer;
-mod meter;
 mod service;
-mod shared;
 
 pub use self::answer::{CHAOS_HEADER, ChaosAnswer, PlainAnswer};
 pub use self::future::ChaosFuture;

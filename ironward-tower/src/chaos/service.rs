@@ -5,19 +5,18 @@ use std::sync::Arc;
 use std::task::{Context, Poll};
 
 use ironward::chaos::Fault;
+use ironward_tokio::SharedChaos;
 use tower_service::Service;
 
 use super::future::ChaosFuture;
-use super::meter::ChaosMeter;
-use super::shared::Shared;
 use super::{ChaosAnswer, PlainAnswer};
 
 /// A service that injects the faults of a chaos policy into the calls of its inner service,
 /// made by [`ChaosLayer`](super::ChaosLayer).
 ///
-/// Each call is numbered as it arrives and handed to the core's
-/// [`Injector::decide`](ironward::chaos::Injector::decide) with its draw; the service only
-/// applies the answer:
+/// Each call asks the layer's [`SharedChaos::next`] for its fault (numbered as it arrives,
+/// decided by the core's [`Injector::decide`](ironward::chaos::Injector::decide) from its
+/// draw, counted and logged there); the service only applies the answer:
 ///
 /// - no fault: the inner call, untouched;
 /// - [`Fault::Error`]: the [`ChaosAnswer`]'s response at once, the inner service never called;
@@ -28,8 +27,8 @@ use super::{ChaosAnswer, PlainAnswer};
 ///   [module docs](super#aborts-need-a-timeout));
 /// - [`Fault::Replace`]: the inner call, then the [`ChaosAnswer`]'s response in place of its
 ///   result;
-/// - a fault decided in shadow mode: counted and logged as shadowed, and the inner call,
-///   untouched.
+/// - a fault decided in shadow mode: counted and logged with `shadow` true, and the inner
+///   call, untouched.
 ///
 /// `poll_ready` is the inner service's. A latency takes the service made ready into its
 /// future, to call after the wait, and leaves a clone in its place for the next request
@@ -71,29 +70,24 @@ use super::{ChaosAnswer, PlainAnswer};
 /// ```
 pub struct ChaosService<S, A = PlainAnswer> {
     inner: S,
-    shared: Arc<Shared>,
-    meter: Arc<ChaosMeter>,
+    /// `None` only for the configured stacks' routes without chaos, which pass every call.
+    chaos: Option<SharedChaos>,
     answer: Arc<A>,
 }
 
 impl<S, A> ChaosService<S, A> {
-    pub(super) fn new(
-        inner: S,
-        shared: Arc<Shared>,
-        meter: Arc<ChaosMeter>,
-        answer: Arc<A>,
-    ) -> Self {
+    pub(crate) fn new(inner: S, chaos: Option<SharedChaos>, answer: Arc<A>) -> Self {
         Self {
             inner,
-            shared,
-            meter,
+            chaos,
             answer,
         }
     }
 
-    /// Faults injected so far by this service and everything sharing its layer's state.
+    /// Faults injected so far by this service and everything sharing its layer's
+    /// [`SharedChaos`].
     pub fn injected(&self) -> u64 {
-        self.shared.injected()
+        self.chaos.as_ref().map_or(0, SharedChaos::injected)
     }
 }
 
@@ -101,7 +95,7 @@ impl<S: fmt::Debug, A> fmt::Debug for ChaosService<S, A> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("ChaosService")
             .field("inner", &self.inner)
-            .field("name", &self.meter.name())
+            .field("name", &self.chaos.as_ref().map(SharedChaos::name))
             .finish_non_exhaustive()
     }
 }
@@ -110,8 +104,7 @@ impl<S: Clone, A> Clone for ChaosService<S, A> {
     fn clone(&self) -> Self {
         Self {
             inner: self.inner.clone(),
-            shared: Arc::clone(&self.shared),
-            meter: Arc::clone(&self.meter),
+            chaos: self.chaos.clone(),
             answer: Arc::clone(&self.answer),
         }
     }
@@ -131,11 +124,10 @@ where
     }
 
     fn call(&mut self, request: Req) -> Self::Future {
-        let (index, injected) = self.shared.decide();
+        let injected = self.chaos.as_ref().and_then(SharedChaos::next);
         let Some(injected) = injected else {
             return ChaosFuture::calling(self.inner.call(request));
         };
-        self.meter.report(index, &injected);
         if injected.shadow {
             return ChaosFuture::calling(self.inner.call(request));
         }

@@ -2,16 +2,19 @@
 //! own pieces and the server's, and the tuners that retune them all.
 
 use std::collections::HashMap;
+use std::sync::Arc;
 use std::time::Duration;
 
 use ironward::{Adaptive, Criticality, Shed};
+use ironward_tokio::SharedChaos;
 
+use super::chaos::ChaosConfig;
 use super::file::{Config, Stack};
 use super::quota::{QuotaConfig, QuotaKey};
 use crate::protect::Shared;
 use crate::{
-    Clock, Cpu, DeadlineLayer, GateLayer, LimiterLayer, Overloads, ProtectLayer, Queue, QuotaLayer,
-    QuotaTuner, ShedFailures, ShedLayer, Tuner,
+    Clock, Cpu, DeadlineLayer, GateLayer, LimiterLayer, Overloads, PlainAnswer, ProtectLayer,
+    Queue, QuotaLayer, QuotaTuner, ShedFailures, ShedLayer, Tuner,
 };
 
 /// The sources every piece reads: the clock (each layer's default when `None`) and the CPU.
@@ -29,6 +32,7 @@ struct Pieces {
     limiter: Option<LimiterLayer>,
     gate: Option<GateLayer>,
     deadline: Option<DeadlineLayer>,
+    chaos: Option<SharedChaos>,
 }
 
 /// The tuners of one section's own pieces, each there when the piece is.
@@ -39,17 +43,39 @@ pub(super) struct Tuners {
     pub(super) limiter: Option<(Tuner<Adaptive>, Tuner<Option<Queue>>)>,
     pub(super) gate: Option<Tuner<u32>>,
     pub(super) deadline: Option<Tuner<Duration>>,
+    /// The chaos piece retunes itself ([`SharedChaos::retune`]).
+    pub(super) chaos: Option<SharedChaos>,
 }
 
 /// The pieces of one configured stack, shared by its services: the stack a [`ProtectLayer`]
 /// of the default classifiers and criticality sources makes.
 pub(super) type Stacked = Shared<ShedFailures, Criticality, Overloads, Criticality>;
 
+/// What one route runs: the stack of pieces, and inside it, around the handler, the chaos
+/// piece if the route has one.
+pub(super) struct Route {
+    pub(super) stack: Stacked,
+    pub(super) chaos: Option<SharedChaos>,
+    /// What an injected error and a replaced response answer, shared by the route's
+    /// services.
+    pub(super) answer: Arc<PlainAnswer>,
+}
+
+impl Route {
+    fn new(pieces: &Pieces) -> Self {
+        Self {
+            stack: pieces.stack().share(),
+            chaos: pieces.chaos.clone(),
+            answer: Arc::new(PlainAnswer),
+        }
+    }
+}
+
 /// A whole configuration built: the stack of each route, the stack of the rest, and the
 /// tuners of every section.
 pub(super) struct Built {
-    pub(super) server: Stacked,
-    pub(super) routes: HashMap<String, Stacked>,
+    pub(super) server: Route,
+    pub(super) routes: HashMap<String, Route>,
     pub(super) tuners: Vec<(Option<String>, Tuners)>,
 }
 
@@ -64,10 +90,10 @@ pub(super) fn build(config: &Config, sources: &Sources) -> Built {
         let name: &'static str = Box::leak(path.clone().into_boxed_str());
         let pieces = Pieces::of(own, name, sources);
         tuners.push((Some(path.clone()), pieces.tuners()));
-        routes.insert(path.clone(), pieces.over(&server).stack().share());
+        routes.insert(path.clone(), Route::new(&pieces.over(&server)));
     }
     Built {
-        server: server.stack().share(),
+        server: Route::new(&server),
         routes,
         tuners,
     }
@@ -108,6 +134,7 @@ impl Pieces {
             deadline: stack
                 .deadline
                 .map(|budget| DeadlineLayer::tuned(budget).with_name(name)),
+            chaos: stack.chaos.as_ref().map(|chaos| chaos_piece(chaos, name)),
         }
     }
 
@@ -122,6 +149,7 @@ impl Pieces {
             limiter: concurrency.limiter.clone(),
             gate: concurrency.gate.clone(),
             deadline: self.deadline.clone().or_else(|| server.deadline.clone()),
+            chaos: self.chaos.clone().or_else(|| server.chaos.clone()),
         }
     }
 
@@ -157,7 +185,35 @@ impl Pieces {
                 .map(|layer| (layer.tuner(), layer.queue_tuner())),
             gate: self.gate.as_ref().map(GateLayer::tuner),
             deadline: self.deadline.as_ref().and_then(DeadlineLayer::tuner),
+            chaos: self.chaos.clone(),
         }
+    }
+}
+
+/// The chaos piece `chaos` describes, reporting under its own name or the section's
+/// `name`.
+fn chaos_piece(chaos: &ChaosConfig, name: &'static str) -> SharedChaos {
+    let piece = match SharedChaos::new(chaos.policy.clone()) {
+        Ok(piece) => piece,
+        // A policy read from a file was checked as it was read; one a program changed in
+        // code may be refused here, where there is no error to return: the piece is then
+        // off rather than the server down, and says so.
+        Err(error) => {
+            tracing::warn!(%error, name, "a chaos policy was refused: the piece is off");
+            SharedChaos::new(ironward::chaos::Chaos::default())
+                .unwrap_or_else(|_| unreachable!("the default policy is valid"))
+        }
+    };
+    // A name of the file's lives as long as the process, as a route's does: a stack is
+    // built once, never on a reload, which refuses a changed name.
+    let name = match &chaos.name {
+        Some(own) => Box::leak(own.clone().into_boxed_str()),
+        None => name,
+    };
+    let piece = piece.with_name(name);
+    match chaos.seed {
+        Some(seed) => piece.with_seed(seed),
+        None => piece,
     }
 }
 

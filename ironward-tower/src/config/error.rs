@@ -106,7 +106,8 @@ impl ConfigError {
     }
 
     /// The field, as a dotted path of keys from the top of the file (`server.quota.rate`,
-    /// `routes."/api".gate`); the section's for a rule between its fields.
+    /// `routes."/api".gate`, an array's item by its index: `server.chaos.faults[1].rate`);
+    /// the section's for a rule between its fields.
     #[must_use]
     pub fn field(&self) -> Option<&str> {
         self.field.as_deref()
@@ -173,11 +174,39 @@ fn walk(table: &toml::de::DeTable<'_>, offset: usize, path: &mut Vec<String>) ->
         let inner = value.get_ref().as_table();
         // A table given by a header (`[server.quota]`) may not span its own entries: look
         // inside it whatever its span.
-        if inner.is_some_and(|inner| walk(inner, offset, path)) || holds {
+        if inner.is_some_and(|inner| walk(inner, offset, path))
+            || in_array(value.get_ref(), offset, path)
+            || holds
+        {
             return true;
         }
         path.pop();
     }
+    false
+}
+
+/// When `value` is an array, adds to the last key of `path` the index of the item that holds
+/// `offset` (`faults[1]`) and pushes the keys down inside it; whether an item does.
+fn in_array(value: &toml::de::DeValue<'_>, offset: usize, path: &mut Vec<String>) -> bool {
+    let Some(items) = value.as_array() else {
+        return false;
+    };
+    let Some(key) = path.pop() else {
+        return false;
+    };
+    for (index, item) in items.iter().enumerate() {
+        path.push(format!("{key}[{index}]"));
+        // An array of tables (`[[server.chaos.faults]]`) may not span its entries either.
+        let inner = item.get_ref().as_table();
+        if inner.is_some_and(|inner| walk(inner, offset, path))
+            || in_array(item.get_ref(), offset, path)
+            || item.span().contains(&offset)
+        {
+            return true;
+        }
+        path.pop();
+    }
+    path.push(key);
     false
 }
 

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize, Serializer};
 use super::value::{Count, Factor, Humane};
 use crate::Queue;
 
+use super::chaos::ChaosConfig;
 use super::client::ClientConfig;
 use super::quota::QuotaConfig;
 
@@ -74,7 +75,7 @@ impl TryFrom<RawConfig> for Config {
 /// requests with the server's).
 ///
 /// The pieces run in [`ProtectLayer`](crate::ProtectLayer)'s order: shed, quota, limiter or
-/// gate, deadline.
+/// gate, deadline; then chaos, innermost, just around the handler.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, try_from = "RawStack")]
 #[non_exhaustive]
@@ -101,6 +102,10 @@ pub struct Stack {
         serialize_with = "super::value::optional::serialize"
     )]
     pub deadline: Option<Duration>,
+    /// Faults injected on purpose ([`ChaosLayer`](crate::ChaosLayer)), innermost: the
+    /// other pieces see them as the handler's.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub chaos: Option<ChaosConfig>,
 }
 
 /// The same fields, each read and checked alone.
@@ -113,6 +118,7 @@ struct RawStack {
     queue: Option<RawQueue>,
     gate: Option<Count>,
     deadline: Option<Humane>,
+    chaos: Option<ChaosConfig>,
 }
 
 impl TryFrom<RawStack> for Stack {
@@ -149,6 +155,7 @@ impl TryFrom<RawStack> for Stack {
             queue: raw.queue.map(Queue::from),
             gate: raw.gate.map(|Count(limit)| limit),
             deadline: raw.deadline.map(|Humane(budget)| budget),
+            chaos: raw.chaos,
         })
     }
 }
@@ -227,6 +234,7 @@ impl Config {
                 server.gate
             },
             deadline: own.deadline.or(server.deadline),
+            chaos: own.chaos.clone().or_else(|| server.chaos.clone()),
         }
     }
 }

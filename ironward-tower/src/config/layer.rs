@@ -13,18 +13,18 @@ use ironward::Criticality;
 use tower_layer::Layer;
 use tower_service::Service;
 
-use super::build::Stacked;
-use crate::{Overloads, ProtectFuture, ProtectService, ShedFailures};
+use super::build::Route;
+use crate::{ChaosService, Overloads, ProtectFuture, ProtectService, ShedFailures};
 
 /// The stack of each configured route, and the server's for the rest.
 pub(super) struct Table {
-    pub(super) server: Stacked,
-    pub(super) routes: HashMap<String, Stacked>,
+    pub(super) server: Route,
+    pub(super) routes: HashMap<String, Route>,
 }
 
 impl Table {
     /// The stack of the route `request` matched, or the server's.
-    fn pick<B>(&self, request: &Request<B>) -> &Stacked {
+    fn pick<B>(&self, request: &Request<B>) -> &Route {
         request
             .extensions()
             .get::<MatchedPath>()
@@ -78,7 +78,8 @@ impl<S> Layer<S> for ProtectionLayer {
 }
 
 /// The service a [`ProtectionLayer`] makes: the [`ProtectService`] of the stack its route
-/// runs, chosen by its first request.
+/// runs, chosen by its first request, around the route's [`ChaosService`] (which passes
+/// every call through when the route has no chaos piece) around the handler.
 ///
 /// axum makes one for each route and calls a clone of it for each request, so the stack is
 /// chosen once per request, by one lookup of the route's path; the request then runs in
@@ -92,7 +93,7 @@ pub struct ProtectionService<S> {
 /// The inner service, before and after its stack is chosen.
 enum Slot<S> {
     Unbound(S),
-    Bound(ProtectService<S, ShedFailures, Criticality, Overloads, Criticality>),
+    Bound(ProtectService<ChaosService<S>, ShedFailures, Criticality, Overloads, Criticality>),
     /// Only while `call` moves the inner service from one to the other.
     Moving,
 }
@@ -129,7 +130,8 @@ where
 {
     type Response = Response;
     type Error = Infallible;
-    type Future = ProtectFuture<S, B, ShedFailures, Criticality, Overloads, Criticality>;
+    type Future =
+        ProtectFuture<ChaosService<S>, B, ShedFailures, Criticality, Overloads, Criticality>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         match &mut self.slot {
@@ -143,7 +145,11 @@ where
         if matches!(self.slot, Slot::Unbound(_))
             && let Slot::Unbound(inner) = std::mem::replace(&mut self.slot, Slot::Moving)
         {
-            self.slot = Slot::Bound(self.table.pick(&request).service(inner));
+            let route = self.table.pick(&request);
+            // Chaos innermost, just around the handler: the pieces outside see its faults
+            // as the handler's.
+            let chaos = ChaosService::new(inner, route.chaos.clone(), Arc::clone(&route.answer));
+            self.slot = Slot::Bound(route.stack.service(chaos));
         }
         match &mut self.slot {
             Slot::Bound(service) => service.call(request),

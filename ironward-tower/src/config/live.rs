@@ -4,6 +4,7 @@ use std::fmt;
 use std::path::Path;
 use std::sync::{Arc, Mutex, PoisonError};
 
+use ironward_tokio::SharedChaos;
 use ironward_tokio::meter::Reloads;
 
 use super::build::{self, Sources, Tuners};
@@ -189,6 +190,42 @@ impl Protection {
     /// through its route's stack. Every layer shares this stack's pieces.
     pub fn layer(&self) -> ProtectionLayer {
         ProtectionLayer::new(Arc::clone(&self.inner.table))
+    }
+
+    /// The chaos piece `route` runs (`None` for a request no route matched): the route's
+    /// own `chaos` section's, or the server's, or `None` when neither has one.
+    ///
+    /// It is the piece itself, not a copy: its [`requests`](SharedChaos::requests) and
+    /// [`injected`](SharedChaos::injected) are the server's, and a client edge built on it
+    /// ([`ChaosLayer::from_shared`](crate::ChaosLayer::from_shared), the front door's
+    /// `Faults`) shares the server's policy, numbering and reloads.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward_tower::config::Protection;
+    ///
+    /// let protection = Protection::from_toml(r#"
+    ///     [server.chaos]
+    ///     enabled = true
+    ///     seed = 7
+    ///     faults = [{ fault = "error", rate = 0.01 }]
+    ///     [routes."/quiet".chaos]
+    /// "#).unwrap();
+    /// let server = protection.chaos(None).unwrap();
+    /// assert_eq!((server.name(), server.seed()), ("server", Some(7)));
+    /// let quiet = protection.chaos(Some("/quiet")).unwrap();
+    /// assert_eq!((quiet.name(), quiet.policy().enabled), ("/quiet", false));
+    /// // A route without a section of its own runs the server's piece.
+    /// assert_eq!(protection.chaos(Some("/other")).unwrap().name(), "server");
+    /// ```
+    #[must_use]
+    pub fn chaos(&self, route: Option<&str>) -> Option<SharedChaos> {
+        let table = &self.inner.table;
+        let route = route
+            .and_then(|route| table.routes.get(route))
+            .unwrap_or(&table.server);
+        route.chaos.clone()
     }
 
     /// The configuration in force: the one built from, or the last one reloaded. It

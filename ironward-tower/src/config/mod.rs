@@ -17,6 +17,7 @@
 //! | `queue` | the limiter's [`Queue`](crate::Queue), beside a `limiter` | `initial`, `max`, `wait` |
 //! | `gate` | [`GateLayer`](crate::GateLayer), in place of a limiter | its limit, 1 or more |
 //! | `deadline` | [`DeadlineLayer`](crate::DeadlineLayer) | a duration; `"0s"` is none |
+//! | `chaos` | [`ChaosLayer`](crate::ChaosLayer)'s faults, innermost (see [Chaos](#chaos)) | [`ChaosConfig`]: [`ironward::chaos::Chaos`]'s fields, `seed` and `name` |
 //!
 //! Durations are humane strings (`"100ms"`, `"1m30s"`: [`ironward::humane`]).
 //!
@@ -73,9 +74,53 @@
 //! assert!(matches!(config.stack(Some("/api/search")).quota.unwrap().key, QuotaKey::Header(_)));
 //! ```
 //!
+//! # Chaos
+//!
+//! A `chaos` section injects faults on purpose ([`ironward::chaos`]), to show in staging
+//! that the resilience around the handler works: the core's policy fields, a `seed` for a
+//! run that replays (request `i` reaching the piece draws
+//! [`ironward::chaos::draw`]`(seed, i)`) and a `name` (by default the section's):
+//!
+//! ```
+//! use ironward_tower::config::Config;
+//!
+//! let config = Config::from_toml(r#"
+//! [server]
+//! deadline = "2s"
+//!
+//! [server.chaos]
+//! enabled = true
+//! shadow = false               # true: decide and count, inject nothing
+//! seed = 42
+//! faults = [
+//!     { fault = "error", rate = 0.01 },     # 503 with `x-ironward-chaos: error`
+//!     { fault = { latency = { uniform = { low = "100ms", high = "300ms" } } }, rate = 0.05 },
+//!     { fault = "abort", rate = 0.001 },    # never answers: the deadline ends it
+//!     { fault = "replace", rate = 0.01 },   # the handler runs, the caller gets a 500
+//! ]
+//! "#).unwrap();
+//! assert_eq!(config.server.chaos.unwrap().policy.faults.len(), 4);
+//! ```
+//!
+//! The piece is the innermost, just around the handler, not the outermost: the server's own
+//! pieces then see its faults as the handler's, which is what the faults are for. An
+//! injected latency runs inside the deadline and holds its place in the gate or the
+//! limiter, so the limiter learns from it and the deadline cuts it; an abort is cut by the
+//! deadline into a 504, as a hung handler would be; an injected error and a replaced
+//! response are the handler's answers to every piece outside. Outermost, the faults would
+//! reach the clients while the server's pieces never saw them, testing the clients alone
+//! (which a client's own chaos layer does better). A request an outer piece refuses never
+//! reaches the chaos piece, and takes no number in its run.
+//!
+//! A route without a `chaos` section runs the server's piece, one numbering for both; a
+//! route's own is apart. [`Protection::chaos`] gives the piece itself, so that a client
+//! edge shares it. The faults are counted by the piece under
+//! `ironward.chaos.injected{name, fault, shadow}`.
+//!
 //! A wrong file is an error that names the field, the line and the column, and what is
 //! expected ([`ConfigError`]): an unknown field, a value of the wrong type, a rate that is
-//! NaN, negative or zero, a count of zero, a bad duration, a header name that is no token,
+//! NaN, negative or zero, a chaos rate outside `[0, 1]` or chaos rates adding up to more
+//! than 1, a count of zero, a bad duration, a header name that is no token,
 //! both `gate` and `limiter` in one section, a `queue` without a `limiter`, a field the
 //! quota's kind or key does not read.
 //!
@@ -97,14 +142,17 @@
 //! configuration through each piece's tuner ([`Tuner`](crate::Tuner),
 //! [`QuotaTuner`](crate::QuotaTuner)), keeping every piece's state, or refuse it whole and
 //! leave the one in force. What reloads live is every number: a shedder's, a quota's (of the
-//! same kind), a limiter's policy and its queue (or none), a gate's limit, a deadline. What
-//! is refused, with the reason and the advice to restart: a piece added or removed (in
+//! same kind), a limiter's policy and its queue (or none), a gate's limit, a deadline, a
+//! chaos policy (its faults, rates, `enabled` and `shadow`, the request numbering going on).
+//! What is refused, with the reason and the advice to restart: a piece added or removed (in
 //! `[client]` too, or its breaker's family changed), a quota's kind, key, `max_keys` or
-//! `headers` changed, a route added or removed. An invalid file is refused too. [`Protection::current`] reads the configuration in force back; each reload
+//! `headers` changed, a chaos `seed` or `name` changed, a route added or removed. To turn
+//! chaos on without a restart, start with its section and `enabled = false`. An invalid file is refused too. [`Protection::current`] reads the configuration in force back; each reload
 //! is counted in `ironward.config.reloads` under `outcome="applied"` or `"refused"` (with
 //! the `metrics` feature) and logged through `tracing`.
 
 mod build;
+mod chaos;
 mod client;
 mod error;
 mod file;
@@ -116,6 +164,7 @@ mod reload;
 mod value;
 mod watch;
 
+pub use self::chaos::ChaosConfig;
 pub use self::client::{
     BreakerConfig, ClientConfig, ClientConfigError, ClientReload, ConfigFamily, ConfiguredLayer,
 };

@@ -1,6 +1,8 @@
 //! The rules of a reload: which new configurations apply to the stack in force, and how
 //! they are applied, all or nothing.
 
+use ironward::chaos::Injector;
+
 use super::build::Tuners;
 use super::file::{Config, Stack};
 
@@ -8,6 +10,19 @@ use super::file::{Config, Stack};
 /// every section keeps its shape: the same routes, the same pieces, each rate limit of the
 /// same kind, key, table size and headers. Only the numbers of a piece may change.
 pub(super) fn check(old: &Config, new: &Config) -> Result<(), String> {
+    // A policy read from a file was checked as it was read; one changed in code is checked
+    // here, before any piece is touched.
+    let sections = std::iter::once(("[server]".to_owned(), &new.server)).chain(
+        new.routes
+            .iter()
+            .map(|(path, own)| (format!("[routes.{path:?}]"), own)),
+    );
+    for (section, stack) in sections {
+        if let Some(chaos) = &stack.chaos {
+            Injector::new(chaos.policy.clone())
+                .map_err(|error| format!("in {section}, the chaos policy is refused: {error}"))?;
+        }
+    }
     if let Some(path) = new
         .routes
         .keys()
@@ -46,6 +61,17 @@ fn shape(old: &Stack, new: &Stack) -> Result<(), String> {
     piece("limiter", old.limiter.is_some(), new.limiter.is_some())?;
     piece("gate", old.gate.is_some(), new.gate.is_some())?;
     piece("deadline", old.deadline.is_some(), new.deadline.is_some())?;
+    piece("chaos", old.chaos.is_some(), new.chaos.is_some())?;
+    if let (Some(old), Some(new)) = (&old.chaos, &new.chaos) {
+        // The seed and the name are the piece's numbering and label: only its policy
+        // retunes.
+        if old.seed != new.seed {
+            return Err("the chaos `seed` changes".into());
+        }
+        if old.name != new.name {
+            return Err("the chaos `name` changes".into());
+        }
+    }
     if let (Some(old), Some(new)) = (&old.quota, &new.quota) {
         if !old.limit.retunes_to(&new.limit) {
             return Err(format!(
@@ -110,5 +136,12 @@ fn retune(tuners: &Tuners, stack: &Stack) {
     }
     if let (Some(tuner), Some(budget)) = (&tuners.deadline, stack.deadline) {
         tuner.retune(budget);
+    }
+    if let (Some(piece), Some(chaos)) = (&tuners.chaos, &stack.chaos) {
+        // The policy was checked when the file was read, so this is never refused; were
+        // it, the piece would keep its policy, and say so. The request numbering goes on.
+        if let Err(error) = piece.retune(chaos.policy.clone()) {
+            tracing::warn!(%error, "a chaos piece kept its policy on a reload");
+        }
     }
 }

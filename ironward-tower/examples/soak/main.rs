@@ -323,6 +323,20 @@ fn counts(verdicts: &mut Verdicts, tally: &Tally, pieces: &Pieces, seen: &Seen) 
     verdicts.equal("chaos replacements = 500s", replace, wire.get(500));
     verdicts.equal("chaos aborts = 504s", abort, wire.get(504));
     verdicts.equal(
+        "deadline refusals = 504s",
+        seen.counter(
+            "ironward.requests",
+            &[
+                ("piece", "deadline"),
+                ("name", NAME),
+                ("outcome", "refused"),
+            ],
+        ),
+        wire.get(504),
+    );
+    // Exact while nothing but an abort runs past the deadline: the latencies injected end
+    // well inside it, and the handler answers at once.
+    verdicts.equal(
         "deadline cuts (elapsed) = chaos aborts",
         seen.counter(
             "ironward.requests",

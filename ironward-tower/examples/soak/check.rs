@@ -177,6 +177,11 @@ impl Verdicts {
         self.hold(left == right, format!("{what}: {left} = {right}"));
     }
 
+    /// Holds `left <= right`, printing both.
+    pub(crate) fn at_most(&mut self, what: &str, left: u64, right: u64) {
+        self.hold(left <= right, format!("{what}: {left} <= {right}"));
+    }
+
     /// The verdicts that failed.
     pub(crate) fn failed(&self) -> &[String] {
         &self.failed

@@ -25,9 +25,10 @@
 //!   where each is one response the server sent, so each server-side counter that decides a
 //!   status must equal the clients' count of it exactly: the shedder's decisions are every
 //!   attempt, the quota's refusals every 429, the chaos layer's injected errors and replaced
-//!   responses the 503s and 500s it marked, its aborts the 504s (nothing else runs past the
-//!   deadline), the deadline's `elapsed` the same aborts, the chaos layer's requests what got
-//!   past the gate; and the retry middleware's counters equal the sums of the calls' records.
+//!   responses the 503s and 500s it marked, the deadline's refusals the 504s, of which the
+//!   chaos layer's aborts are some (all, unless the machine stalls a call past the deadline),
+//!   the chaos layer's requests what got past the gate; and the retry middleware's counters
+//!   equal the sums of the calls' records.
 //! - **No retry past its budget**: every call's `Retried` record within the retry settings,
 //!   and the shared budget's tokens, sampled every second, never below 0 nor above its most.
 //!
@@ -321,7 +322,9 @@ fn counts(verdicts: &mut Verdicts, tally: &Tally, pieces: &Pieces, seen: &Seen) 
         tally.chaos_replace.load(Relaxed),
     );
     verdicts.equal("chaos replacements = 500s", replace, wire.get(500));
-    verdicts.equal("chaos aborts = 504s", abort, wire.get(504));
+    // Every abort ends at the deadline as a 504; so would any other call a stalled machine
+    // held past it, so these two are bounds, not equalities.
+    verdicts.at_most("chaos aborts <= 504s", abort, wire.get(504));
     verdicts.equal(
         "deadline refusals = 504s",
         seen.counter(
@@ -334,15 +337,13 @@ fn counts(verdicts: &mut Verdicts, tally: &Tally, pieces: &Pieces, seen: &Seen) 
         ),
         wire.get(504),
     );
-    // Exact while nothing but an abort runs past the deadline: the latencies injected end
-    // well inside it, and the handler answers at once.
-    verdicts.equal(
-        "deadline cuts (elapsed) = chaos aborts",
+    verdicts.at_most(
+        "chaos aborts <= deadline cuts (elapsed)",
+        abort,
         seen.counter(
             "ironward.requests",
             &[("piece", "deadline"), ("name", NAME), ("reason", "elapsed")],
         ),
-        abort,
     );
     verdicts.equal(
         "chaos layer's injected = its faults counted",

@@ -25,8 +25,7 @@
 //! re-exported here, at the crate root.
 //!
 //! The breaker protects a backend that fails, the shedder this server's CPU, the limiter a
-//! backend (or this server) that slows down; [`ironward::Limiter`]'s docs say when to use
-//! which.
+//! backend (or this server) that slows down; [`ironward::Limiter`]'s docs say which when.
 //!
 //! Every refusal is a small error boxed into `tower::BoxError`, so a caller tests it with
 //! `err.is::<BreakerRefused>()` and reads the numbers that decided it from the refusal (its

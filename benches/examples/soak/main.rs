@@ -5,7 +5,7 @@
 //! that every count adds up.
 //!
 //! ```sh
-//! cargo run --release -p ironward-tower --features config,metrics --example soak -- --seconds 600 --rate 200
+//! cargo run --release -p ironward-benches --features metrics --example soak -- --seconds 600 --rate 200
 //! ```
 //!
 //! Options: `--seconds N` (600), `--rate R` calls a second in all (200), `--seed S` (the

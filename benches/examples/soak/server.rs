@@ -16,7 +16,10 @@ use ironward_tower::{
 use tower::BoxError;
 
 /// The `server` example's configuration: the stack the soak puts under load.
-const CONFIG: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/examples/server/ironward.toml");
+const CONFIG: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../ironward-tower/examples/server/ironward.toml"
+);
 
 /// The name every server piece reports under.
 pub(crate) const NAME: &str = "soak";

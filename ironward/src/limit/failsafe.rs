@@ -4,7 +4,7 @@
 
 use core::time::Duration;
 
-use super::sample::{Average, Bounds, Scale, whole};
+use super::sample::{Average, Bounds, Scale, WARMUP, whole};
 use super::{Latency, Sample, Sampling};
 use crate::clock::nanos;
 use crate::internal::constant::constant;
@@ -155,9 +155,6 @@ const SMOOTHING: u32 = 5;
 /// The most windows a correlation reads.
 const WINDOWS: usize = 64;
 
-/// Windows before a correlation or variation counts: failsafe-go's warm-up.
-const WARMUP: usize = 10;
-
 /// What Failsafe remembers besides its whole limit.
 #[derive(Debug, Clone, PartialEq)]
 pub(super) struct State {
@@ -256,8 +253,10 @@ impl State {
     /// over the windows held.
     fn correlations(&self) -> (f64, f64, f64) {
         let windows = &self.windows[..self.held];
-        let (rising, variation) = correlate(windows, |(n, rtt)| n / (rtt / 1e9), WARMUP);
-        let (slowing, _) = correlate(windows, |(_, rtt)| rtt, WARMUP);
+        // failsafe-go's correlation windows warm up as its moving averages do.
+        let warmup = WARMUP as usize;
+        let (rising, variation) = correlate(windows, |(n, rtt)| n / (rtt / 1e9), warmup);
+        let (slowing, _) = correlate(windows, |(_, rtt)| rtt, warmup);
         (rising, variation, slowing)
     }
 

@@ -61,11 +61,9 @@ impl Bounds {
     }
 }
 
-/// An unrounded limit as the whole limit it allows: truncated, as Java's `(int)` cast does
-/// (saturating, NaN as 0), and at least 1, since a limit of 0 would admit nothing ever again.
 /// Latencies averaged plainly before the exponential average takes over: the warm-up
 /// Netflix's `Gradient2Limit` gives its `ExpAvgMeasurement`, and failsafe-go's adaptive
-/// limiter its `MovingAverage`s.
+/// limiter its `MovingAverage`s and its correlation windows.
 pub(super) const WARMUP: u32 = 10;
 
 /// Netflix's `ExpAvgMeasurement`, failsafe-go's `MovingAverage`: a plain average of the
@@ -115,6 +113,8 @@ impl Average {
     }
 }
 
+/// An unrounded limit as the whole limit it allows: truncated, as Java's `(int)` cast does
+/// (saturating, NaN as 0), and at least 1, since a limit of 0 would admit nothing ever again.
 pub(super) fn whole(x: f64) -> u32 {
     (x as u32).max(1)
 }

@@ -30,7 +30,7 @@ fn update(state: &mut State, bounds: Bounds, rtt: Duration, in_flight: u32) -> u
     state.update(&FAILSAFE, bounds, sample(rtt, in_flight))
 }
 
-// failsafe-go, adaptivelimiter/adaptivelimiter_test.go, TestAdaptiveLimiter_record,
+// failsafe-go `TestAdaptiveLimiter_record` (its `adaptivelimiter` package),
 // "should smooth and filter RTTs".
 #[test]
 fn latencies_are_filtered_by_their_median_and_then_averaged() {
@@ -92,7 +92,7 @@ fn a_rise_past_the_cap_stops_at_it() {
     assert_eq!(update(&mut state, bounds, Duration::from_secs(1), 4), 20);
 }
 
-// internal/util/windows_test.go, TestCorrelationWindow (capacity 3, no warm-up).
+// failsafe-go `TestCorrelationWindow` (its `CorrelationWindow`, capacity 3, no warm-up).
 #[test]
 fn correlations_are_pearsons_and_zero_where_there_is_nothing_to_read() {
     let of = |pairs: &[(f64, f64)]| correlate(pairs, |(_, y)| y, 0).0;

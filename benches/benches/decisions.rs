@@ -4,7 +4,8 @@
 //! source; where the clock is passed in, time is advanced in criterion's batch setup, outside
 //! the measured routine, for ironward (a `u64` add) and for governor (its `FakeRelativeClock`)
 //! alike. Groups whose name ends in `real_clock` read `std::time::Instant` inside the routine
-//! for every crate in them. Allowed and refused paths are separate parameters. Every result goes
+//! for every crate in them, but for their `_coarse_clock` rows, which read ironward-tokio's
+//! `Clock::coarse`. Allowed and refused paths are separate parameters. Every result goes
 //! through `black_box`. `scripts/bench` turns the estimates into `BENCHMARKS.md`.
 
 mod common;
@@ -23,6 +24,7 @@ use ironward::{
     BACKOFF, Backoff, Bucket, Budget, Deadline, Gate, Jitter, Period, SHED, SRE, Shed, Shedder,
     Sliding, Sre, SreBreaker,
 };
+use ironward_tokio::Clock;
 
 /// Runs `f` once per element with a time `step` nanoseconds later than the last, the step
 /// being taken in the batch setup so that it is not measured.
@@ -369,36 +371,53 @@ fn breaker(c: &mut Criterion) {
     g.finish();
 
     // failsafe reads its own clock; ironward reads `Instant` here so that both pay for time.
+    // The `_coarse_clock` twins read ironward-tokio's `Clock::coarse` (one load of a time a
+    // thread of its own ticks every millisecond) instead, as a layer built
+    // `with_clock(Clock::coarse(..))` does: failsafe reads no clock while closed, and on
+    // `Instant` the reading is most of ironward's row.
     use failsafe::CircuitBreaker;
     let mut g = group(c, "breaker_real_clock");
-    g.bench_function("ironward/healthy", |b| {
-        let start = Instant::now();
-        let mut breaker = SreBreaker::new(SRE, start.elapsed());
-        b.iter(|| {
-            let now = start.elapsed();
-            match breaker.allow(now, 0.5) {
-                Some(permit) => {
-                    breaker.pass(permit, now);
-                    true
+    let coarse = Clock::coarse(Duration::from_millis(1));
+    let start = Instant::now();
+    let clocks: [(&str, &dyn Fn() -> Duration); 2] = [
+        ("", &|| start.elapsed()),
+        ("_coarse_clock", &|| coarse.now()),
+    ];
+    for (suffix, now) in clocks {
+        g.bench_function(format!("ironward/healthy{suffix}"), |b| {
+            let mut breaker = SreBreaker::new(SRE, now());
+            b.iter(|| {
+                let now = now();
+                match breaker.allow(now, 0.5) {
+                    Some(permit) => {
+                        breaker.pass(permit, now);
+                        true
+                    }
+                    None => false,
                 }
-                None => false,
-            }
+            });
+            assert!(breaker.allow(now(), 0.5).is_some());
         });
-    });
+        // The probe an hour, so that none is let through while the row runs.
+        g.bench_function(format!("ironward/refusing{suffix}"), |b| {
+            let sre = Sre {
+                probe: Duration::from_secs(3600),
+                ..SRE
+            };
+            let mut breaker = SreBreaker::new(sre, now());
+            for _ in 0..100 {
+                if let Some(permit) = breaker.allow(now(), 0.99) {
+                    breaker.fail(permit, now());
+                }
+            }
+            assert!(breaker.allow(now(), 0.0).is_none());
+            b.iter(|| breaker.allow(now(), 0.0).is_some());
+            assert!(breaker.allow(now(), 0.0).is_none());
+        });
+    }
     g.bench_function("failsafe/healthy", |b| {
         let breaker = failsafe_breaker(false);
         b.iter(|| breaker.call(|| Ok::<_, ()>(black_box(1u8))).is_ok());
-    });
-    g.bench_function("ironward/refusing", |b| {
-        let start = Instant::now();
-        let mut breaker = SreBreaker::new(SRE, start.elapsed());
-        for _ in 0..100 {
-            if let Some(permit) = breaker.allow(start.elapsed(), 0.99) {
-                breaker.fail(permit, start.elapsed());
-            }
-        }
-        assert!(breaker.allow(start.elapsed(), 0.0).is_none());
-        b.iter(|| breaker.allow(start.elapsed(), 0.0).is_some());
     });
     g.bench_function("failsafe/refusing", |b| {
         let breaker = failsafe_breaker(true);

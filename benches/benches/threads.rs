@@ -19,8 +19,9 @@
 //! is only as good as the two threads' chance of running at the same time; read these rows as
 //! coarse, and beside `unshared_2_threads`, which measures that chance for a clock read.
 //! Everything reads the real clock inside the routine (`Instant`, which governor's
-//! `MonotonicClock` is too), except failsafe, which reads none while closed, and the gates,
-//! which are not about time. `scripts/bench` turns the estimates into `BENCHMARKS.md`.
+//! `MonotonicClock` is too), except failsafe, which reads none while closed, the gates,
+//! which are not about time, and the `_coarse_clock` rows, which read ironward-tokio's
+//! `Clock::coarse`. `scripts/bench` turns the estimates into `BENCHMARKS.md`.
 
 mod common;
 #[path = "threads/harness.rs"]
@@ -368,22 +369,25 @@ fn budget(c: &mut Criterion) {
 /// refused, the clock read once. ironward's window holds 100 failures, and each draw of 0
 /// falls under its drop fraction (the probe an hour, so none is let through); failsafe's
 /// breaker is open after 5 failures, for an hour. `<case>_<n>_threads` is one thread per core
-/// (`available_parallelism`); on a two-core machine it is the 2-thread row again.
+/// (`available_parallelism`); on a two-core machine it is the 2-thread row again. The
+/// `_coarse_clock` rows read ironward-tokio's `Clock::coarse` (one load of a time a thread of
+/// its own ticks every millisecond) for each reading instead of `Instant`, as a layer built
+/// `with_clock(Clock::coarse(..))` does: failsafe reads no clock while closed, and on
+/// `Instant` the two readings are most of ironward's one-thread row.
 fn breaker(c: &mut Criterion) {
-    use ironward_tokio::SharedSreBreaker;
+    use ironward_tokio::{Clock, SharedSreBreaker};
 
     let mut g = group(c, "shared_breaker_2_threads");
     let cores = thread::available_parallelism().map_or(1, std::num::NonZero::get);
     let hour = Duration::from_secs(3600);
     let refusing_sre = Sre { probe: hour, ..SRE };
-    // A breaker under `sre` whose window holds 100 failures, if `failed`.
-    let made = |sre: Sre, failed: bool, start: Instant| {
-        let mut breaker = SreBreaker::new(sre, start.elapsed());
+    let coarse = Clock::coarse(Duration::from_millis(1));
+    // A breaker under `sre` whose window holds 100 failures, if `failed`, on the clock `now`.
+    let made = |sre: Sre, failed: bool, now: &dyn Fn() -> Duration| {
+        let mut breaker = SreBreaker::new(sre, now());
         for _ in 0..if failed { 100 } else { 0 } {
-            let permit = breaker
-                .allow(start.elapsed(), 0.99)
-                .expect("over the ratio");
-            breaker.fail(permit, start.elapsed());
+            let permit = breaker.allow(now(), 0.99).expect("over the ratio");
+            breaker.fail(permit, now());
         }
         breaker
     };
@@ -393,9 +397,28 @@ fn breaker(c: &mut Criterion) {
         let one = format!("{name}_1_thread");
         let sre = if healthy { SRE } else { refusing_sre };
         let roll = if healthy { 0.5 } else { 0.0 };
+        for (threads, case) in [(2, name), (1, one.as_str())] {
+            let shared_breaker = SharedSreBreaker::from(made(sre, !healthy, &|| coarse.now()));
+            let breaker = &shared_breaker;
+            shared(
+                &mut g,
+                &format!("ironward/{case}_coarse_clock"),
+                threads,
+                healthy,
+                |n| vec![breaker; n],
+                |breaker| {
+                    let permit = breaker.allow(coarse.now(), roll);
+                    permit.is_some_and(|permit| {
+                        breaker.pass(permit, coarse.now());
+                        true
+                    })
+                },
+            );
+            assert_eq!(shared_breaker.ratio(coarse.now()) == 0.0, healthy);
+        }
         for (threads, case) in [(2, name), (1, one.as_str()), (cores, all.as_str())] {
             let start = Instant::now();
-            let shared_breaker = SharedSreBreaker::from(made(sre, !healthy, start));
+            let shared_breaker = SharedSreBreaker::from(made(sre, !healthy, &|| start.elapsed()));
             let breaker = &shared_breaker;
             shared(
                 &mut g,
@@ -414,7 +437,7 @@ fn breaker(c: &mut Criterion) {
             assert_eq!(shared_breaker.ratio(start.elapsed()) == 0.0, healthy);
 
             let start = Instant::now();
-            let mutex = Mutex::new(made(sre, !healthy, start));
+            let mutex = Mutex::new(made(sre, !healthy, &|| start.elapsed()));
             let breaker = &mutex;
             shared(
                 &mut g,

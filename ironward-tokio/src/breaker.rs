@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering, fence};
 use std::sync::{Mutex, MutexGuard};
 use std::time::Duration;
 
-use ironward::{Outcome, Sre, SreBreaker, SreReason};
+use ironward::{Outcome, Sre, SreBreaker, SreReason, SreThrottle};
 
 use crate::clock::nanos;
 use crate::lock;
@@ -51,9 +51,11 @@ pub use permit::SharedSrePermit;
 /// (one drop in the newest bucket) and the clock: the accepts, the runs, the constants and
 /// the probe's time stay as they are. So a turn that leaves the breaker refusing publishes
 /// what [`SreBreaker::refusing`] returns (the window it weighs, and until when: the newest
-/// bucket's end, or the probe's, if sooner) in a *view*, and opens a word on every stripe,
-/// `(generation, open, drops)`. A call before that `until` is weighed by [`Sre::refusal`],
-/// the core's own formula, against the view's total plus its stripe's drops; a refusal is a
+/// bucket's end, or the probe's, if sooner) with its weighing worked out once
+/// ([`Sre::throttle`]) in a *view*, and opens a word on every stripe,
+/// `(generation, open, drops)`. A call before that `until` is weighed by
+/// [`SreThrottle::refusal`], the core's own formula, against the view's total plus its
+/// stripe's drops; a refusal is a
 /// compare-and-swap of the stripe's word from `drops` to `drops + 1`, and returns the
 /// reason. A call the formula lets through, at or past `until`, or on a closed word, takes
 /// the lock. Each turn first closes every word, recording their drops in the exact breaker
@@ -195,13 +197,12 @@ struct View {
     accepts: AtomicU64,
     failing: AtomicU64,
     working: AtomicU64,
-    /// The policy's `k`, `floor` and `protection` as bits, its `size` and `window` in
-    /// nanoseconds: what [`Sre::refusal`] reads.
-    k: AtomicU64,
-    floor: AtomicU64,
+    /// The window's [`SreThrottle`] (its weight, protection, weighted accepts and recovery
+    /// scaling as bits), worked out once for every refusal the view decides.
+    w: AtomicU64,
     protection: AtomicU64,
-    size: AtomicU64,
-    window: AtomicU64,
+    weighted: AtomicU64,
+    scale: AtomicU64,
 }
 
 /// What one thread (or a few) adds to between two closes.
@@ -417,22 +418,19 @@ impl SharedSreBreaker {
             if seen & OPEN == 0 || drops == DROPS || at >= view.until.load(Ordering::Relaxed) {
                 return None;
             }
-            let sre = Sre {
-                k: f64::from_bits(view.k.load(Ordering::Relaxed)),
-                floor: f64::from_bits(view.floor.load(Ordering::Relaxed)),
-                protection: f64::from_bits(view.protection.load(Ordering::Relaxed)),
-                probe: Duration::ZERO,
-                size: usize::try_from(view.size.load(Ordering::Relaxed)).unwrap_or(usize::MAX),
-                window: Duration::from_nanos(view.window.load(Ordering::Relaxed)),
-            };
+            let float = |n: &AtomicU64| f64::from_bits(n.load(Ordering::Relaxed));
             let count = |n: &AtomicU64| usize::try_from(n.load(Ordering::Relaxed)).unwrap_or(0);
-            let reason = sre.refusal(
-                view.total.load(Ordering::Relaxed).saturating_add(drops),
-                view.accepts.load(Ordering::Relaxed),
-                count(&view.failing),
-                count(&view.working),
-                roll,
-            );
+            let throttle = SreThrottle {
+                w: float(&view.w),
+                protection: float(&view.protection),
+                weighted: float(&view.weighted),
+                scale: float(&view.scale),
+                accepts: view.accepts.load(Ordering::Relaxed),
+                failing: count(&view.failing),
+                working: count(&view.working),
+            };
+            let total = view.total.load(Ordering::Relaxed).saturating_add(drops);
+            let reason = throttle.refusal(total, roll);
             // The view's loads come before the swap: one that read a later open's writes makes
             // the close before them visible to the swap, which then fails.
             fence(Ordering::Acquire);
@@ -522,7 +520,10 @@ impl SharedSreBreaker {
         // swap, the word having been closed before them.
         fence(Ordering::Release);
         let view = &*self.view;
-        let sre = exact.breaker.sre();
+        let throttle = exact
+            .breaker
+            .sre()
+            .throttle(window.accepts, window.failing, window.working);
         let count = |n: usize| u64::try_from(n).unwrap_or(u64::MAX);
         for (word, value) in [
             (&view.until, until),
@@ -530,11 +531,10 @@ impl SharedSreBreaker {
             (&view.accepts, window.accepts),
             (&view.failing, count(window.failing)),
             (&view.working, count(window.working)),
-            (&view.k, sre.k.to_bits()),
-            (&view.floor, sre.floor.to_bits()),
-            (&view.protection, sre.protection.to_bits()),
-            (&view.size, count(sre.size)),
-            (&view.window, nanos(sre.window)),
+            (&view.w, throttle.w.to_bits()),
+            (&view.protection, throttle.protection.to_bits()),
+            (&view.weighted, throttle.weighted.to_bits()),
+            (&view.scale, throttle.scale.to_bits()),
         ] {
             word.store(value, Ordering::Relaxed);
         }

@@ -10,8 +10,8 @@ use crate::window::{Outcome, Tally, Window};
 pub use family::CircuitBreaker;
 pub use reason::SreReason;
 use runs::Runs;
-use sre::{Constants, History, recover, refusal, weigh};
-pub use sre::{SRE, Sre};
+use sre::{Constants, History, refusal};
+pub use sre::{SRE, Sre, SreThrottle};
 
 /// A circuit breaker that sheds a fraction of calls rather than all of them.
 ///
@@ -184,7 +184,8 @@ impl SreBreaker {
             self.history(now),
             "the kept history matches a scan"
         );
-        let (k, drop) = self.weighed(&history);
+        let throttle = self.weigh(&history);
+        let drop = throttle.drop(history.total);
         if drop <= 0.0 {
             return Ok(self.permit());
         }
@@ -195,13 +196,13 @@ impl SreBreaker {
             self.last = Some(now);
             return Ok(self.permit());
         }
-        let (roll, drop) = (unit(roll), self.recover(drop, &history));
+        let (roll, drop) = (unit(roll), throttle.recover(drop));
         if roll >= drop {
             self.last = Some(now);
             return Ok(self.permit());
         }
         self.add(now, Outcome::Drop);
-        Err(history.reason(k, drop, roll))
+        Err(throttle.reason(history.total, drop, roll))
     }
 
     /// Until when, exclusive, every refusal is decided by the window as it stands, and the
@@ -308,9 +309,10 @@ impl SreBreaker {
     #[must_use]
     pub fn ratio(&self, now: Duration) -> f64 {
         let history = self.history(self.clock.read(now));
-        let drop = self.throttle(&history);
+        let throttle = self.weigh(&history);
+        let drop = throttle.drop(history.total);
         if drop > 0.0 {
-            self.recover(drop, &history)
+            throttle.recover(drop)
         } else {
             0.0
         }
@@ -481,28 +483,19 @@ impl SreBreaker {
         history
     }
 
-    /// SRE equation 21-1 with go-zero's decaying `k`: steps 1 and 2 of the decision.
-    fn throttle(&self, history: &History) -> f64 {
-        self.weighed(history).1
-    }
-
-    /// [`throttle`](SreBreaker::throttle) with the weight `w` it gave each accept: `(w, drop)`.
+    /// SRE equation 21-1 with go-zero's decaying `k`, for `history`: steps 1 and 2 of the
+    /// decision, its drop fraction [`SreThrottle::drop`] of the history's total.
     ///
     /// The drop is below 1 and never NaN: the constants are finite and not negative, so `w`
     /// is too, the product `w·accepts` is at worst `+inf` and the numerator at worst `−inf`.
-    fn weighed(&self, history: &History) -> (f64, f64) {
-        weigh(&self.constants, self.window.size(), history)
+    fn weigh(&self, history: &History) -> SreThrottle {
+        history.throttle(&self.constants, self.window.size())
     }
 
-    /// The numerator of [`throttle`](SreBreaker::throttle) over the kept totals with `w` given:
+    /// The numerator of the drop over the kept totals with `w` given:
     /// `total − protection − w·accepts`, which has the drop's sign.
     fn throttled(&self, w: f64) -> f64 {
         self.total as f64 - self.constants.protection - w * self.accepts as f64
-    }
-
-    /// go-zero's recovery scaling: a run of all-success buckets eases the throttle.
-    fn recover(&self, drop: f64, history: &History) -> f64 {
-        recover(drop, self.window.size(), history)
     }
 }
 

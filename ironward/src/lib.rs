@@ -95,7 +95,7 @@ mod ward;
 mod window;
 
 pub use backoff::{BACKOFF, Backoff, Jitter};
-pub use breaker::{CircuitBreaker, SRE, Sre, SreBreaker, SrePermit, SreReason};
+pub use breaker::{CircuitBreaker, SRE, Sre, SreBreaker, SrePermit, SreReason, SreThrottle};
 #[cfg(target_has_atomic = "64")]
 pub use bucket::SharedBucket;
 pub use bucket::{Bucket, BucketReason};

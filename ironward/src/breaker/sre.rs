@@ -120,14 +120,157 @@ impl Sre {
         working: usize,
         roll: f64,
     ) -> Option<SreReason> {
-        let history = History {
-            accepts,
-            total,
-            working,
-            failing,
-        };
+        self.throttle(accepts, failing, working)
+            .refusal(total, roll)
+    }
+
+    /// The weighing [`refusal`](Sre::refusal) makes for a window of `accepts` successes and
+    /// runs of `failing` and `working` buckets, worked out once for any count of calls.
+    ///
+    /// While a breaker refuses, only the count of calls changes from one refusal to the next
+    /// (each adds a drop): the weight `k` has decayed to, its product with the accepts and the
+    /// recovery scaling stay as they are. A breaker shared between threads works them out
+    /// when it publishes its window and weighs each refusal with the one division left.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::SRE;
+    ///
+    /// let throttle = SRE.throttle(0, 1, 0);
+    /// assert_eq!(throttle.refusal(100, 0.5), SRE.refusal(100, 0, 1, 0, 0.5));
+    /// assert_eq!(throttle.refusal(100, 0.99), None);
+    /// ```
+    #[must_use]
+    pub fn throttle(&self, accepts: u64, failing: usize, working: usize) -> SreThrottle {
         let (size, _) = grid(self.size, self.window);
-        refusal(&Constants::read(self), size, &history, roll)
+        SreThrottle::new(&Constants::read(self), size, accepts, failing, working)
+    }
+}
+
+/// A window's weighing by the SRE throttle, but for its count of calls: what
+/// [`Sre::throttle`] works out once, and [`refusal`](SreThrottle::refusal) weighs a count of
+/// calls against, in the same float operations as [`SreBreaker::check`].
+///
+/// Its fields are what the weighing reads, public so that a breaker shared between threads
+/// can publish them in atomic words and read them back; a throttle put together by hand
+/// weighs as its fields say.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SreThrottle {
+    /// The weight `k` has decayed to over the failing run: the reason's `k`.
+    pub w: f64,
+    /// The calls never refused, as read: `f64::MAX` when the throttle is off.
+    pub protection: f64,
+    /// `w` times the accepts, the product the drop subtracts.
+    pub weighted: f64,
+    /// go-zero's recovery scaling, `(size − working) / size`: exactly 1 with no working run.
+    pub scale: f64,
+    /// The accepts in the window.
+    pub accepts: u64,
+    /// Buckets in the failing run at the window's newest end.
+    pub failing: usize,
+    /// Buckets in the working run at the window's newest end.
+    pub working: usize,
+}
+
+impl SreThrottle {
+    /// SRE equation 21-1 with go-zero's decaying `k` over a window of `size` buckets, but for
+    /// the count of calls.
+    pub(super) fn new(
+        constants: &Constants,
+        size: usize,
+        accepts: u64,
+        failing: usize,
+        working: usize,
+    ) -> Self {
+        let Constants {
+            k,
+            floor,
+            protection,
+        } = *constants;
+        let runs = failing as f64;
+        let buckets = size as f64;
+        let decay = (k - floor) * runs;
+        // The decay is a fraction of `k − floor`; multiplied first, as go-zero does, it can
+        // pass `f64::MAX` for a `k` or `floor` near it, and is then divided first instead.
+        let decay = if decay.is_finite() {
+            decay / buckets
+        } else {
+            (k - floor) * (runs / buckets)
+        };
+        let w = (k - decay).max(floor);
+        // A run longer than the window (only from counts given to `Sre::refusal`) eases it all.
+        let scale = if working == 0 {
+            1.0
+        } else {
+            (size - working.min(size)) as f64 / buckets
+        };
+        Self {
+            w,
+            protection,
+            weighted: w * accepts as f64,
+            scale,
+            accepts,
+            failing,
+            working,
+        }
+    }
+
+    /// The drop fraction before recovery over `total` calls: `(total − protection −
+    /// w·accepts) / (total + 1)`.
+    #[inline]
+    pub(super) fn drop(&self, total: u64) -> f64 {
+        let total = total as f64;
+        (total - self.protection - self.weighted) / (total + 1.0)
+    }
+
+    /// The reason a draw of `roll` over a window of `total` calls is refused with, before the
+    /// probe is considered; `None` when the throttle lets it through. `roll` is read as
+    /// [`SreBreaker::check`] reads it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use ironward::SRE;
+    ///
+    /// // No accepts in 100 calls, one bucket of failures: (100 − 5 − 1.49·0) / 101.
+    /// let reason = SRE.throttle(0, 1, 0).refusal(100, 0.5).expect("under the drop fraction");
+    /// assert_eq!((reason.k, reason.drop), (1.49, 95.0 / 101.0));
+    /// ```
+    #[inline]
+    #[must_use]
+    pub fn refusal(&self, total: u64, roll: f64) -> Option<SreReason> {
+        let drop = self.drop(total);
+        if drop <= 0.0 {
+            return None;
+        }
+        let (roll, drop) = (unit(roll), self.recover(drop));
+        (roll < drop).then(|| self.reason(total, drop, roll))
+    }
+
+    /// The reason a refusal of `roll` under `drop` over `total` calls carries.
+    #[inline]
+    pub(super) fn reason(&self, total: u64, drop: f64, roll: f64) -> SreReason {
+        SreReason {
+            total,
+            accepts: self.accepts,
+            failing: self.failing,
+            working: self.working,
+            k: self.w,
+            drop,
+            roll,
+        }
+    }
+
+    /// go-zero's recovery scaling: a run of all-success buckets eases the throttle.
+    #[inline]
+    pub(super) fn recover(&self, drop: f64) -> f64 {
+        if self.working == 0 {
+            // The scaling is exactly 1: skip its product on the refusing path.
+            drop
+        } else {
+            drop * self.scale
+        }
     }
 }
 
@@ -139,61 +282,15 @@ pub(super) fn refusal(
     history: &History,
     roll: f64,
 ) -> Option<SreReason> {
-    let (k, drop) = weigh(constants, size, history);
-    if drop <= 0.0 {
-        return None;
-    }
-    let (roll, drop) = (unit(roll), recover(drop, size, history));
-    (roll < drop).then(|| history.reason(k, drop, roll))
-}
-
-/// SRE equation 21-1 with go-zero's decaying `k` over a window of `size` buckets: `(w, drop)`.
-pub(super) fn weigh(constants: &Constants, size: usize, history: &History) -> (f64, f64) {
-    let Constants {
-        k,
-        floor,
-        protection,
-    } = *constants;
-    let size = size as f64;
-    let failing = history.failing as f64;
-    let decay = (k - floor) * failing;
-    // The decay is a fraction of `k − floor`; multiplied first, as go-zero does, it can
-    // pass `f64::MAX` for a `k` or `floor` near it, and is then divided first instead.
-    let decay = if decay.is_finite() {
-        decay / size
-    } else {
-        (k - floor) * (failing / size)
-    };
-    let w = (k - decay).max(floor);
-    let total = history.total as f64;
-    let drop = (total - protection - w * history.accepts as f64) / (total + 1.0);
-    (w, drop)
-}
-
-/// go-zero's recovery scaling over a window of `size` buckets: a run of all-success buckets
-/// eases the throttle.
-pub(super) fn recover(drop: f64, size: usize, history: &History) -> f64 {
-    if history.working == 0 {
-        // The scaling is exactly 1: skip its division on the refusing path.
-        return drop;
-    }
-    // A run longer than the window (only from counts given to `Sre::refusal`) eases it all.
-    let working = history.working.min(size);
-    drop * ((size - working) as f64 / size as f64)
+    history
+        .throttle(constants, size)
+        .refusal(history.total, roll)
 }
 
 impl History {
-    /// The reason a refusal against this history carries.
-    pub(super) fn reason(&self, k: f64, drop: f64, roll: f64) -> SreReason {
-        SreReason {
-            total: self.total,
-            accepts: self.accepts,
-            failing: self.failing,
-            working: self.working,
-            k,
-            drop,
-            roll,
-        }
+    /// The weighing of this history's accepts and runs.
+    pub(super) fn throttle(&self, constants: &Constants, size: usize) -> SreThrottle {
+        SreThrottle::new(constants, size, self.accepts, self.failing, self.working)
     }
 }
 

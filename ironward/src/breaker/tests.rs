@@ -127,7 +127,8 @@ fn reproduces_the_worked_drop_ratios() {
 fn allows_everything_within_the_protection() {
     let (mut breaker, now) = with_buckets(&[(0, 5, 0)]);
     let now = Duration::from_nanos(now);
-    assert!(breaker.throttle(&breaker.history(nanos(now))) <= 0.0);
+    let history = breaker.history(nanos(now));
+    assert!(breaker.weigh(&history).drop(history.total) <= 0.0);
     for _ in 0..10 {
         let permit = breaker.allow(now, 0.0).expect("within the protection");
         breaker.pass(permit, now);
@@ -181,7 +182,7 @@ fn a_run_of_successes_eases_the_throttle() {
     let (breaker, now) = with_buckets(&[(0, 100, 0), (0, 0, 0), (5, 0, 0), (0, 0, 3), (5, 0, 0)]);
     let history = breaker.history(now);
     assert_eq!((history.working, history.failing), (2, 0));
-    let drop = breaker.throttle(&history);
+    let drop = breaker.weigh(&history).drop(history.total);
     assert_eq!(
         breaker.ratio(Duration::from_nanos(now)),
         drop * (38.0 / 40.0)
@@ -773,13 +774,60 @@ fn a_refusal_during_a_run_of_successes_gives_the_eased_drop() {
     let (mut breaker, now) =
         with_buckets(&[(0, 100, 0), (0, 0, 0), (5, 0, 0), (0, 0, 3), (5, 0, 0)]);
     let history = breaker.history(now);
-    let eased = breaker.throttle(&history) * (38.0 / 40.0);
+    let eased = breaker.weigh(&history).drop(history.total) * (38.0 / 40.0);
     let reason = breaker
         .check(Duration::from_nanos(now), 0.0)
         .expect_err("a draw of 0 is refused");
     assert_eq!((reason.working, reason.failing), (2, 0));
     assert_eq!((reason.accepts, reason.total, reason.k), (10, 113, 1.5));
     assert_eq!(reason.drop, eased);
+}
+
+#[test]
+fn the_throttle_worked_out_once_weighs_each_total_as_check_does() {
+    // A working run eases the drop (a scale below 1), a failing run decays `k`, and an
+    // infinite `k` turns the throttle off: each weighed once, then over growing totals.
+    let eased = [(0, 100, 0), (0, 0, 0), (5, 0, 0), (0, 0, 3), (5, 0, 0)];
+    let failing = [(0, 60, 0), (0, 60, 0), (0, 60, 0)];
+    for (buckets, k) in [
+        (&eased[..], 1.5),
+        (&failing[..], 1.5),
+        (&failing[..], f64::INFINITY),
+    ] {
+        let (mut breaker, now) = with_buckets(buckets);
+        let sre = Sre {
+            k,
+            probe: Duration::from_secs(3600),
+            ..*breaker.sre()
+        };
+        breaker.retune(sre, Duration::from_nanos(now));
+        let history = breaker.history(now);
+        let throttle = sre.throttle(history.accepts, history.failing, history.working);
+        assert_eq!(throttle.scale == 1.0, history.working == 0);
+        let mut refused = 0;
+        for i in 0..50u64 {
+            let roll = (i % 10) as f64 / 10.0;
+            let total = breaker.history(now).total;
+            let weighed = throttle.refusal(total, roll);
+            refused += usize::from(weighed.is_some());
+            assert_eq!(
+                weighed,
+                breaker.check(Duration::from_nanos(now), roll).err(),
+                "{i}"
+            );
+            assert_eq!(
+                weighed,
+                sre.refusal(
+                    total,
+                    history.accepts,
+                    history.failing,
+                    history.working,
+                    roll
+                )
+            );
+        }
+        assert_eq!(refused > 0, k.is_finite(), "refusals {refused} with k {k}");
+    }
 }
 
 #[test]

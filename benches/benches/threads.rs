@@ -36,7 +36,8 @@ use std::sync::Mutex;
 use std::thread;
 use std::time::{Duration, Instant};
 
-use criterion::Criterion;
+use criterion::measurement::WallTime;
+use criterion::{BenchmarkGroup, Criterion};
 use ironward::{Bucket, Budget, SRE, SharedBucket, SharedBudget, Sre, SreBreaker};
 use ironward_tower::GateLayer;
 use tower::limit::ConcurrencyLimitLayer;
@@ -382,62 +383,33 @@ fn breaker(c: &mut Criterion) {
     let hour = Duration::from_secs(3600);
     let refusing_sre = Sre { probe: hour, ..SRE };
     let coarse = Clock::coarse(Duration::from_millis(1));
-    // A breaker under `sre` whose window holds 100 failures, if `failed`, on the clock `now`.
-    let made = |sre: Sre, failed: bool, now: &dyn Fn() -> Duration| {
-        let mut breaker = SreBreaker::new(sre, now());
-        for _ in 0..if failed { 100 } else { 0 } {
-            let permit = breaker.allow(now(), 0.99).expect("over the ratio");
-            breaker.fail(permit, now());
-        }
-        breaker
-    };
     for healthy in [true, false] {
         let name = if healthy { "healthy" } else { "refusing" };
         let all = format!("{name}_{cores}_threads");
         let one = format!("{name}_1_thread");
         let sre = if healthy { SRE } else { refusing_sre };
         let roll = if healthy { 0.5 } else { 0.0 };
+        // A breaker under `sre` whose window holds 100 failures unless healthy, on `now`.
+        let made = |now: &dyn Fn() -> Duration| {
+            let mut breaker = SreBreaker::new(sre, now());
+            for _ in 0..if healthy { 0 } else { 100 } {
+                let permit = breaker.allow(now(), 0.99).expect("over the ratio");
+                breaker.fail(permit, now());
+            }
+            breaker
+        };
         for (threads, case) in [(2, name), (1, one.as_str())] {
-            let shared_breaker = SharedSreBreaker::from(made(sre, !healthy, &|| coarse.now()));
-            let breaker = &shared_breaker;
-            shared(
-                &mut g,
-                &format!("ironward/{case}_coarse_clock"),
-                threads,
-                healthy,
-                |n| vec![breaker; n],
-                |breaker| {
-                    let permit = breaker.allow(coarse.now(), roll);
-                    permit.is_some_and(|permit| {
-                        breaker.pass(permit, coarse.now());
-                        true
-                    })
-                },
-            );
-            assert_eq!(shared_breaker.ratio(coarse.now()) == 0.0, healthy);
+            let breaker = SharedSreBreaker::from(made(&|| coarse.now()));
+            let case = format!("{case}_coarse_clock");
+            shared_sre(&mut g, &case, threads, &breaker, roll, || coarse.now());
         }
         for (threads, case) in [(2, name), (1, one.as_str()), (cores, all.as_str())] {
             let start = Instant::now();
-            let shared_breaker = SharedSreBreaker::from(made(sre, !healthy, &|| start.elapsed()));
-            let breaker = &shared_breaker;
-            shared(
-                &mut g,
-                &format!("ironward/{case}"),
-                threads,
-                healthy,
-                |n| vec![breaker; n],
-                |breaker| {
-                    let permit = breaker.allow(start.elapsed(), roll);
-                    permit.is_some_and(|permit| {
-                        breaker.pass(permit, start.elapsed());
-                        true
-                    })
-                },
-            );
-            assert_eq!(shared_breaker.ratio(start.elapsed()) == 0.0, healthy);
+            let breaker = SharedSreBreaker::from(made(&|| start.elapsed()));
+            shared_sre(&mut g, case, threads, &breaker, roll, || start.elapsed());
 
             let start = Instant::now();
-            let mutex = Mutex::new(made(sre, !healthy, &|| start.elapsed()));
+            let mutex = Mutex::new(made(&|| start.elapsed()));
             let breaker = &mutex;
             shared(
                 &mut g,
@@ -460,6 +432,35 @@ fn breaker(c: &mut Criterion) {
         }
     }
     g.finish();
+}
+
+/// Benches `breaker` shared by `threads` threads as `ironward/<case>`: each call asked with
+/// `roll` and, let through, passed, each reading `now`; then checks that the breaker is in
+/// the state the draw says (healthy at 0.5, refusing at 0).
+fn shared_sre(
+    g: &mut BenchmarkGroup<'_, WallTime>,
+    case: &str,
+    threads: usize,
+    breaker: &ironward_tokio::SharedSreBreaker,
+    roll: f64,
+    now: impl Fn() -> Duration + Sync,
+) {
+    let healthy = roll > 0.0;
+    shared(
+        g,
+        &format!("ironward/{case}"),
+        threads,
+        healthy,
+        |n| vec![breaker; n],
+        |breaker| {
+            let permit = breaker.allow(now(), roll);
+            permit.is_some_and(|permit| {
+                breaker.pass(permit, now());
+                true
+            })
+        },
+    );
+    assert_eq!(breaker.ratio(now()) == 0.0, healthy);
 }
 
 /// One cool server's shedder shared by the threads, every call let in and passing at once,

@@ -5,8 +5,9 @@
 //! Cargo builds a crate once per set of features, so the two cannot be one binary: this target
 //! is built twice, and names its cases by the build: `metered/<piece>/off` without this
 //! crate's `metrics` feature (which turns on ironward-tower's); with it, `metered/<piece>/on`
-//! and `metered/<piece>/counted`. `scripts/bench` runs both builds and sets them side by side
-//! in `BENCHMARKS.md`:
+//! and `metered/<piece>/counted`. `scripts/bench` runs the two builds in turn (off, on, off,
+//! on, ...), so that each pair is measured minutes apart at most, and sets them side by side
+//! in `BENCHMARKS.md` with the per-pair differences:
 //!
 //! ```text
 //! cargo bench -p ironward-benches --bench metered -- --noplot

@@ -15,9 +15,13 @@
 //! is what sharing costs (the lock or the cache line bouncing between the cores). Every
 //! measurement counts the decisions that were allowed and checks them against the case.
 //!
-//! The machine has two logical CPUs, shared with whatever else runs on it, so a two-thread row
-//! is only as good as the two threads' chance of running at the same time; read these rows as
-//! coarse, and beside `unshared_2_threads`, which measures that chance for a clock read.
+//! Each thread is pinned to a core of its own where the machine allows it (worker `i` to core
+//! `i mod n` of the process's `n` cores; unpinned otherwise, see `threads/harness.rs`), so that
+//! the two threads of a row are on two cores and a one-thread row stays on one. The machine has
+//! two logical CPUs, shared with whatever else runs on it, so a two-thread row is still only as
+//! good as the two threads' chance of running at the same time; `scripts/bench` runs these
+//! groups more often than the others and flags a row whose runs disagree. Read them beside
+//! `unshared_2_threads`, which measures that chance for a clock read.
 //! Everything reads the real clock inside the routine (`Instant`, which governor's
 //! `MonotonicClock` is too), except failsafe, which reads none while closed, the gates,
 //! which are not about time, and the `_coarse_clock` rows, which read ironward-tokio's

@@ -23,7 +23,8 @@ use ironward::{CLASSIC, Classic};
 use tower::{BoxError, Service};
 
 /// Criterion with the short measurement this 2-core machine can afford, overridable from the
-/// command line as usual.
+/// command line as usual: `scripts/bench`, which runs each target several times, passes
+/// shorter times of its own.
 pub(crate) fn criterion() -> Criterion {
     Criterion::default()
         .measurement_time(Duration::from_millis(1500))

@@ -96,7 +96,6 @@ struct Watch {
     ending: Ending,
     name: &'static str,
     mode: Mode,
-    refusal: &'static str,
     end: Instant,
     budget: Duration,
 }
@@ -127,7 +126,7 @@ impl Watch {
         self.ending.refused();
         tracing::debug!(
             name = self.name,
-            outcome = self.refusal,
+            outcome = self.mode.refusal(),
             budget = ?self.budget,
             over = ?now.saturating_duration_since(self.end),
             "deadline ran out inside a call"
@@ -154,7 +153,6 @@ impl<F> DeadlineFuture<F> {
                 ending: meter.ending(ELAPSED),
                 name: meter.name(),
                 mode: meter.mode(),
-                refusal: meter.refusal(),
                 end,
                 budget,
             }),

@@ -103,7 +103,7 @@ struct Watch {
 impl Watch {
     /// The inner service answered. An enforcing race that gets here was not lost, so the
     /// call was in time and no clock is read; a shadow one reads the clock.
-    fn answered(self) {
+    fn answered(&self) {
         match self.mode {
             Mode::Enforce => self.ending.admitted(),
             Mode::Shadow => self.settle(Instant::now()),
@@ -112,7 +112,7 @@ impl Watch {
 
     /// The call ended at `now`: in time if that is no later than the deadline, as the
     /// enforcing race delivers a response ready at it.
-    fn settle(self, now: Instant) {
+    fn settle(&self, now: Instant) {
         if now > self.end {
             self.elapsed(now);
         } else {
@@ -122,7 +122,7 @@ impl Watch {
 
     /// The deadline passed inside the call, which the enforcing layer cuts at `now` and the
     /// shadow one let run until `now`.
-    fn elapsed(self, now: Instant) {
+    fn elapsed(&self, now: Instant) {
         self.ending.refused();
         tracing::debug!(
             name = self.name,
@@ -217,9 +217,11 @@ impl<F: Future> DeadlineFuture<F> {
                 mut sleep,
             } => {
                 if let Poll::Ready(output) = future.poll(cx) {
-                    if let Some(watch) = this.watch.take() {
+                    // Counted in place and then forgotten: moving the watch out would copy it.
+                    if let Some(watch) = this.watch.as_ref() {
                         watch.answered();
                     }
+                    *this.watch = None;
                     return Poll::Ready(Ok(output));
                 }
                 if let (None, Some(end)) = (sleep.as_ref().get_ref(), *cut) {

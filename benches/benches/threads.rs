@@ -227,11 +227,13 @@ fn gate(c: &mut Criterion) {
 
 /// One retry budget shared by the threads, each with its own `Arc` to it as each client of
 /// the retry edges holds one: ironward's `SharedBudget` (one `AtomicU64`, shared by `&`),
-/// against the `Mutex<Budget>` it replaces in the edges (locked once per decision, as they
-/// locked it), and tower's `TpsBudget` (shared by `&`: a lock on its generation and atomic
-/// slots, reading `Instant` inside). Allowed is `decisions`' `budget` workload: a success
-/// reported, then a retry asked for and taken (`fail` on ironward's, `withdraw` on tower's,
-/// one retry per success on both); the count never nears half, so every retry is allowed.
+/// against the `Mutex<Budget>` it replaces in the edges (locked for each response reported,
+/// as they locked it), and tower's `TpsBudget` (shared by `&`: a lock on its generation and
+/// atomic slots, reading `Instant` inside). Allowed is two responses of a client's calls: a
+/// success reported, then a failure reported and a retry asked for, as the retry engine
+/// reports them in gRPC A6's order (`fail`, then `can_retry`; one lock for each response on
+/// the mutex, since a success and a failure arrive apart; `deposit` and `withdraw` on
+/// tower's); the count never nears half, so every retry is allowed.
 /// Healthy: a success reported to a full budget and nothing else, a healthy backend's every
 /// response (ironward's writes nothing then). Refused: a retry asked of a spent budget, with no
 /// success reported. Each measurement starts from a fresh budget, so
@@ -311,12 +313,9 @@ fn budget(c: &mut Criterion) {
             |budget| {
                 if allowed {
                     budget.pass();
-                }
-                let retry = budget.can_retry();
-                if retry {
                     budget.fail();
                 }
-                retry
+                budget.can_retry()
             },
         );
         shared(
@@ -330,15 +329,13 @@ fn budget(c: &mut Criterion) {
                 handles(Mutex::new(budget), n)
             },
             |budget| {
-                let mut budget = lock(budget);
                 if allowed {
-                    budget.pass();
-                }
-                let retry = budget.can_retry();
-                if retry {
+                    lock(budget).pass();
+                    let mut budget = lock(budget);
                     budget.fail();
+                    return budget.can_retry();
                 }
-                retry
+                lock(budget).can_retry()
             },
         );
         shared(

@@ -134,36 +134,6 @@ pub struct Decisions {
     series: Box<[OnceLock<metrics::Counter>]>,
 }
 
-/// Where one call of a [`Decisions`] is counted when it ends: as admitted, or as refused for
-/// the one reason it was made for ([`Decisions::ending`]).
-#[derive(Clone)]
-pub struct Ending {
-    #[cfg(feature = "metrics")]
-    admitted: metrics::Counter,
-    #[cfg(feature = "metrics")]
-    refused: metrics::Counter,
-}
-
-impl Ending {
-    /// Counts the call as admitted.
-    pub fn admitted(&self) {
-        #[cfg(feature = "metrics")]
-        self.admitted.increment(1);
-    }
-
-    /// Counts the call as refused for its reason.
-    pub fn refused(&self) {
-        #[cfg(feature = "metrics")]
-        self.refused.increment(1);
-    }
-}
-
-impl fmt::Debug for Ending {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("Ending").finish_non_exhaustive()
-    }
-}
-
 impl Decisions {
     /// The handles of `piece`'s `name`, whose refusals are counted under the outcome
     /// `refusal` for `reasons` (indexed as [`refused`](Self::refused) reads them). Nothing is
@@ -314,47 +284,6 @@ impl Decisions {
     fn refused_index(&self, reason: usize, criticality: Criticality) -> Option<usize> {
         let classes = self.classes();
         (reason < self.reasons.len()).then(|| classes * (1 + reason) + self.slot(criticality))
-    }
-
-    /// The two counters a call decided now but counted when it ends may land on: admitted,
-    /// or refused for the reason at `reason` (nothing, for an index past the list's end).
-    /// Both are registered now, if they are not yet.
-    ///
-    /// A future that counts its call when it ends keeps this rather than a reference to the
-    /// layer's handles: while the recorder hands out no-op handles, and without the `metrics`
-    /// feature, it is free to make and to drop; with counting handles it costs two reference
-    /// counts.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use ironward_tokio::meter::Decisions;
-    ///
-    /// let decisions = Decisions::new("deadline", "api", "refused", &["exceeded", "elapsed"]);
-    /// let ending = decisions.ending(1);
-    /// // Later, when the call ends: counted once, as admitted or as `reason="elapsed"`.
-    /// ending.refused();
-    /// ```
-    pub fn ending(&self, reason: usize) -> Ending {
-        #[cfg(feature = "metrics")]
-        {
-            let at = |index: Option<usize>| {
-                index
-                    .and_then(|i| self.counter(i))
-                    .cloned()
-                    .unwrap_or_else(metrics::Counter::noop)
-            };
-            let slot = self.slot(Criticality::Critical);
-            Ending {
-                admitted: at(Some(slot)),
-                refused: at(self.refused_index(reason, Criticality::Critical)),
-            }
-        }
-        #[cfg(not(feature = "metrics"))]
-        {
-            let _ = reason;
-            Ending {}
-        }
     }
 
     /// The handle of the series at `index` (see `series`), registered on first use; `None`

@@ -15,9 +15,7 @@
 use ironward::Criticality;
 use ironward_tokio::Knobs;
 use ironward_tokio::meter::Decisions;
-pub(crate) use ironward_tokio::meter::{
-    DEFAULT_NAME, Ending, Level, Retries as RetryMeter, States,
-};
+pub(crate) use ironward_tokio::meter::{DEFAULT_NAME, Level, Retries as RetryMeter, States};
 
 use crate::Mode;
 
@@ -101,11 +99,5 @@ impl Meter {
     /// Counts one call of class `criticality` refused for the reason at `reason`.
     pub(crate) fn refused_as(&self, reason: usize, criticality: Criticality) {
         self.decisions.refused_as(reason, criticality);
-    }
-
-    /// Where a call decided now and counted when it ends lands: admitted, or refused for the
-    /// reason at `reason`.
-    pub(crate) fn ending(&self, reason: usize) -> Ending {
-        self.decisions.ending(reason)
     }
 }

@@ -11,9 +11,8 @@ use pin_project_lite::pin_project;
 use tokio::time::{Instant, Sleep};
 
 use super::DeadlineExceeded;
-use super::service::ELAPSED;
 use crate::Mode;
-use crate::meter::{Ending, Meter};
+use crate::meter::Meter;
 
 pin_project! {
     /// The response future of [`DeadlineService`](super::DeadlineService): the inner future
@@ -88,24 +87,51 @@ pin_project! {
 }
 
 /// A call with a deadline, to be counted when it ends.
-///
-/// It keeps the counters its end may land on and the labels its `tracing` event reads, all
-/// of them free to copy while nobody reads the counters, rather than a reference to the
-/// layer's meter, whose count every call would pay for.
 struct Watch {
-    ending: Ending,
-    name: &'static str,
+    source: Source,
     mode: Mode,
     end: Instant,
     budget: Duration,
 }
 
+/// What a [`Watch`] counts through: with the `metrics` feature, the layer's meter, whose
+/// counters its end lands on. One reference is two atomic operations a call; copies of the
+/// two counter handles it would land on made the future larger, and moving it cost more
+/// (callgrind, a no-op recorder), and with counting handles two reference counts each.
+#[cfg(feature = "metrics")]
+type Source = Arc<Meter>;
+
+/// What a [`Watch`] counts through: without the `metrics` feature, nothing but the layer's
+/// name, which its `tracing` event reads.
+#[cfg(not(feature = "metrics"))]
+type Source = &'static str;
+
 impl Watch {
+    /// Counts the call as admitted.
+    fn admitted(&self) {
+        #[cfg(feature = "metrics")]
+        self.source.admitted();
+    }
+
+    /// Counts the call as elapsed.
+    fn refused(&self) {
+        #[cfg(feature = "metrics")]
+        self.source.refused(super::service::ELAPSED);
+    }
+
+    /// The name of the layer, for the `tracing` event.
+    fn name(&self) -> &'static str {
+        #[cfg(feature = "metrics")]
+        return self.source.name();
+        #[cfg(not(feature = "metrics"))]
+        self.source
+    }
+
     /// The inner service answered. An enforcing race that gets here was not lost, so the
     /// call was in time and no clock is read; a shadow one reads the clock.
     fn answered(&self) {
         match self.mode {
-            Mode::Enforce => self.ending.admitted(),
+            Mode::Enforce => self.admitted(),
             Mode::Shadow => self.settle(Instant::now()),
         }
     }
@@ -116,16 +142,16 @@ impl Watch {
         if now > self.end {
             self.elapsed(now);
         } else {
-            self.ending.admitted();
+            self.admitted();
         }
     }
 
     /// The deadline passed inside the call, which the enforcing layer cuts at `now` and the
     /// shadow one let run until `now`.
     fn elapsed(&self, now: Instant) {
-        self.ending.refused();
+        self.refused();
         tracing::debug!(
-            name = self.name,
+            name = self.name(),
             outcome = self.mode.refusal(),
             budget = ?self.budget,
             over = ?now.saturating_duration_since(self.end),
@@ -150,8 +176,10 @@ impl<F> DeadlineFuture<F> {
                 sleep: None,
             },
             watch: end.map(|end| Watch {
-                ending: meter.ending(ELAPSED),
-                name: meter.name(),
+                #[cfg(feature = "metrics")]
+                source: Arc::clone(meter),
+                #[cfg(not(feature = "metrics"))]
+                source: meter.name(),
                 mode: meter.mode(),
                 end,
                 budget,

@@ -97,7 +97,9 @@ pub(super) const REASONS: &[&str] = &["exceeded", "elapsed"];
 /// The index in [`REASONS`] of a request whose time had run out when it arrived.
 const EXCEEDED: usize = 0;
 
-/// The index in [`REASONS`] of a call whose time ran out inside.
+/// The index in [`REASONS`] of a call whose time ran out inside: counted by the response
+/// future, which has counters only with the `metrics` feature.
+#[cfg(feature = "metrics")]
 pub(super) const ELAPSED: usize = 1;
 
 impl<S> DeadlineService<S> {

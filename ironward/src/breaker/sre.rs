@@ -163,7 +163,8 @@ pub struct SreThrottle {
     pub protection: f64,
     /// `w` times the accepts, the product the drop subtracts.
     pub weighted: f64,
-    /// go-zero's recovery scaling, `(size − working) / size`: exactly 1 with no working run.
+    /// go-zero's recovery scaling, `(size − working) / size`, which the drop is multiplied
+    /// by: exactly 1 with no working run.
     pub scale: f64,
     /// The accepts in the window.
     pub accepts: u64,
@@ -262,15 +263,11 @@ impl SreThrottle {
         }
     }
 
-    /// go-zero's recovery scaling: a run of all-success buckets eases the throttle.
+    /// go-zero's recovery scaling: a run of all-success buckets eases the throttle. Without
+    /// one the scale is exactly 1, and the product is the drop itself.
     #[inline]
     pub(super) fn recover(&self, drop: f64) -> f64 {
-        if self.working == 0 {
-            // The scaling is exactly 1: skip its product on the refusing path.
-            drop
-        } else {
-            drop * self.scale
-        }
+        drop * self.scale
     }
 }
 

@@ -19,7 +19,7 @@ use ironward_tower::chaos::CHAOS_HEADER;
 use tower::{Layer, ServiceBuilder, ServiceExt};
 
 use super::chaos::on;
-use super::common::Server;
+use super::common::{Server, keeping_client};
 
 /// An app whose one route answers `200 ok`, counting the requests that reach it, behind
 /// `chaos`.
@@ -32,15 +32,6 @@ fn app(chaos: &ChaosLayer, hits: &Arc<AtomicU64>) -> Router {
         .route("/", get(ok))
         .with_state(Arc::clone(hits))
         .layer(chaos.clone())
-}
-
-/// A client that keeps its connections, every wait bounded.
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(Duration::from_secs(10))
-        .connect_timeout(Duration::from_secs(2))
-        .build()
-        .expect("client")
 }
 
 /// What a request came back as: its status and the chaos header, if any.
@@ -81,7 +72,7 @@ async fn a_seeded_server_injects_request_by_request_what_the_core_decides() {
     let chaos = ChaosLayer::new(policy).unwrap().with_seed(42);
     let hits = Arc::new(AtomicU64::new(0));
     let server = Server::start(app(&chaos, &hits)).await;
-    let client = client();
+    let client = keeping_client();
 
     let (mut seen, mut waits) = (Vec::new(), Vec::new());
     for _ in 0..REQUESTS {
@@ -138,7 +129,7 @@ async fn an_aborted_request_never_answers_while_the_next_is_served() {
     let chaos = ChaosLayer::new(policy).unwrap().with_seed(seed);
     let hits = Arc::new(AtomicU64::new(0));
     let server = Server::start(app(&chaos, &hits)).await;
-    let client = client();
+    let client = keeping_client();
 
     let aborted = {
         let (client, url) = (client.clone(), server.url("/"));

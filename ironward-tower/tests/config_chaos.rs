@@ -14,7 +14,7 @@ use ironward_tower::chaos::CHAOS_HEADER;
 use ironward_tower::config::{Config, ErrorKind, Protection};
 use tower::ServiceExt;
 
-use crate::common::Server;
+use crate::common::{Server, keeping_client};
 
 /// Every fault kind, seeded: a 2 s deadline around the piece cuts the aborts.
 const MIXED: &str = r#"
@@ -33,16 +33,6 @@ faults = [
     { fault = "replace", rate = 0.1 },
 ]
 "#;
-
-/// A client whose every wait is bounded, keeping its connection: requests reach the server
-/// one after another, in the order they are sent.
-fn client() -> reqwest::Client {
-    reqwest::Client::builder()
-        .timeout(Duration::from_secs(10))
-        .connect_timeout(Duration::from_secs(2))
-        .build()
-        .expect("client")
-}
 
 /// One route answering `200 ok`, and one of its own, behind `protection`.
 fn app(protection: &Protection) -> Router {
@@ -246,7 +236,7 @@ async fn a_reload_retunes_a_running_servers_chaos_keeping_the_numbering() {
     let off = first.replace("enabled = true", "enabled = false");
     let protection = Protection::from_toml(first).unwrap();
     let server = Server::start(app(&protection)).await;
-    let client = client();
+    let client = keeping_client();
     let url = server.url("/");
     let mut request = 0;
     for (text, n) in [(None, 40), (Some(&second), 40), (Some(&off), 20)] {
@@ -291,7 +281,7 @@ async fn the_replay_holds_through_the_config_built_stack_for_300_requests() {
     let policy = protection.current().server.chaos.clone().unwrap().policy;
     let injector = Injector::new(policy).unwrap();
     let server = Server::start(app(&protection)).await;
-    let client = client();
+    let client = keeping_client();
     let url = server.url("/");
     let mut seen = [0_u32; 4];
     for i in 0..300 {

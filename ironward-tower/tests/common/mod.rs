@@ -49,12 +49,20 @@ impl Drop for Server {
 /// A real HTTP client with every wait bounded, so a hung server fails the test instead of
 /// hanging it.
 pub fn client() -> reqwest::Client {
+    bounded().pool_max_idle_per_host(0).build().expect("client")
+}
+
+/// [`client`] keeping its connection: requests reach the server one after another, in the
+/// order they are sent.
+pub fn keeping_client() -> reqwest::Client {
+    bounded().build().expect("client")
+}
+
+/// A client builder whose every wait is bounded.
+fn bounded() -> reqwest::ClientBuilder {
     reqwest::Client::builder()
         .timeout(Duration::from_secs(10))
         .connect_timeout(Duration::from_secs(2))
-        .pool_max_idle_per_host(0)
-        .build()
-        .expect("client")
 }
 
 /// A limit of exactly `n` while nothing is sampled.

@@ -151,9 +151,7 @@ impl Clock {
         match &self.0 {
             Source::Monotonic(origin) => origin.elapsed(),
             Source::Coarse(ticker) => ticker.now(),
-            Source::Unix => SystemTime::now()
-                .duration_since(UNIX_EPOCH)
-                .unwrap_or_default(),
+            Source::Unix => unix(),
             Source::Manual(nanos) => Duration::from_nanos(nanos.load(Ordering::Acquire)),
             Source::Fn(now) => now(),
         }
@@ -239,6 +237,16 @@ impl Default for Clock {
     fn default() -> Self {
         Self::monotonic()
     }
+}
+
+/// The time since the Unix epoch on the wall clock, zero before it. Out of line: a call to
+/// the system's clock anyway, kept out of [`Clock::now`] so that it stays small enough to
+/// inline, and a coarse or manual clock's reading is a load at its caller.
+#[inline(never)]
+fn unix() -> Duration {
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default()
 }
 
 impl fmt::Debug for Clock {

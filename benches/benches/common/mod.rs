@@ -8,10 +8,13 @@
 
 pub(crate) mod overhead;
 
+use std::cell::Cell;
 use std::convert::Infallible;
 use std::future::{Future, Ready, ready};
 use std::hint::black_box;
+use std::num::NonZeroU32;
 use std::pin::pin;
+use std::rc::Rc;
 use std::task::{Context, Poll, Waker};
 use std::time::Duration;
 
@@ -130,4 +133,47 @@ pub(crate) fn failsafe_breaker(open: bool) -> FailsafeBreaker {
     }
     assert_eq!(breaker.is_call_permitted(), !open);
     breaker
+}
+
+/// A governor quota of `per_second` cells with a burst of `burst`.
+pub(crate) fn quota(per_second: u32, burst: u32) -> governor::Quota {
+    let nz = |n: u32| NonZeroU32::new(n).expect("a positive count");
+    governor::Quota::per_second(nz(per_second)).allow_burst(nz(burst))
+}
+
+/// A fake clock that moves `step` nanoseconds on at each reading, so that every call sees an
+/// instant of its own: governor reads it through its `Clock` trait, ironward's routine calls
+/// [`tick`](Stepping::tick) and makes the `Duration` its API takes.
+///
+/// Not governor's `FakeRelativeClock` advanced in a batch setup: criterion runs all of a
+/// batch's setups before its routines, so every `check` of a batch would read the same instant
+/// and the "allowed" row would refuse all but the burst.
+#[derive(Debug, Clone)]
+pub(crate) struct Stepping {
+    now: Rc<Cell<u64>>,
+    step: u64,
+}
+
+impl Stepping {
+    pub(crate) fn new(step: u64) -> Self {
+        Self {
+            now: Rc::new(Cell::new(0)),
+            step,
+        }
+    }
+
+    /// The next reading, in nanoseconds.
+    pub(crate) fn tick(&self) -> u64 {
+        let now = self.now.get() + self.step;
+        self.now.set(now);
+        now
+    }
+}
+
+impl governor::clock::Clock for Stepping {
+    type Instant = governor::nanos::Nanos;
+
+    fn now(&self) -> Self::Instant {
+        governor::nanos::Nanos::new(self.tick())
+    }
 }

@@ -67,48 +67,56 @@ impl Piece {
     }
 }
 
-/// Measures one request a lap through `piece`'s layer around the inner service, building the
-/// layer first (which is when it registers its metrics handles, if any) and checking, after
-/// the run, that it let every request through and holds nothing.
-pub(crate) fn admitted(b: &mut Bencher<'_, WallTime>, piece: Piece) {
+/// What sends the measured requests through a layer's service: criterion's timer, or the
+/// `instructions` target's count of laps.
+pub(crate) trait Laps {
+    /// Sends requests through `service` one a lap, each answered by the inner service.
+    fn run<S>(&mut self, service: S)
+    where
+        S: Service<Request<()>, Response = Response<()>>;
+}
+
+/// Times one request a lap through `service`, which must answer before and after the run.
+impl Laps for Bencher<'_, WallTime> {
+    fn run<S>(&mut self, mut service: S)
+    where
+        S: Service<Request<()>, Response = Response<()>>,
+    {
+        assert!(answered(&send(&mut service)));
+        self.iter(|| send(&mut service));
+        assert!(answered(&send(&mut service)));
+    }
+}
+
+/// Runs `laps` over one request a lap through `piece`'s layer around the inner service,
+/// building the layer first (which is when it registers its metrics handles, if any) and
+/// checking, after the run, that it let every request through and holds nothing.
+pub(crate) fn admitted(laps: &mut impl Laps, piece: Piece) {
     let fixed = || Clock::from_fn(|| Duration::from_secs(1));
     match piece {
         Piece::Breaker => {
             let layer = BreakerLayer::new(SRE)
                 .with_clock(fixed())
                 .with_dice(Dice::from_fn(|| 0.5));
-            laps(b, layer.layer(service_fn(answer)));
+            laps.run(layer.layer(service_fn(answer)));
             assert_eq!(layer.ratio(), 0.0);
         }
         Piece::Shed => {
             let layer = ShedLayer::new(SHED, Cpu::fixed(100)).with_clock(fixed());
-            laps(b, layer.layer(service_fn(answer)));
+            laps.run(layer.layer(service_fn(answer)));
             assert_eq!(layer.flying(), 0);
         }
         Piece::RateLimit => {
             let layer = QuotaLayer::new(Quota::bucket(1.0, 1e15)).with_clock(fixed());
-            laps(b, layer.layer(service_fn(answer)));
+            laps.run(layer.layer(service_fn(answer)));
         }
         Piece::Gate => {
             let layer = GateLayer::new(8);
-            laps(b, layer.layer(service_fn(answer)));
+            laps.run(layer.layer(service_fn(answer)));
             assert_eq!(layer.held(), 0);
         }
         Piece::Deadline => {
-            laps(
-                b,
-                DeadlineLayer::new(Duration::from_secs(1)).layer(service_fn(answer)),
-            );
+            laps.run(DeadlineLayer::new(Duration::from_secs(1)).layer(service_fn(answer)));
         }
     }
-}
-
-/// Measures one request a lap through `service`, which must answer before and after the run.
-fn laps<S>(b: &mut Bencher<'_, WallTime>, mut service: S)
-where
-    S: Service<Request<()>, Response = Response<()>>,
-{
-    assert!(answered(&send(&mut service)));
-    b.iter(|| send(&mut service));
-    assert!(answered(&send(&mut service)));
 }

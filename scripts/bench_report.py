@@ -22,12 +22,6 @@ TARGETS = {
 }
 # Runs of a row further apart than this, (max - min) / median, flag it `unstable`.
 UNSTABLE = 0.30
-# A row is `under` or `over` its peer only when every run puts it further than this from the
-# peer, on the same side; nearer, it is a `tie`. On this machine a row's ratio moves by about
-# a tenth between two whole runs an hour apart (the load from elsewhere changes), so a
-# smaller difference, even when every run of one session agrees on it, is one a rerun does
-# not repeat.
-TIE = 0.10
 # With this many runs or more, the fastest and the slowest are set aside before a row's
 # spread and verdict are read, so that one run disturbed by load from elsewhere does not
 # decide them (the median is not moved by it either way).
@@ -126,8 +120,6 @@ items = sorted(results.items(), key=lambda item: (
 
 table = []
 verdicts = {"under": [], "tie": [], "over": [], "unpaired": []}
-# Ties whose every run put ironward above its peer, by less than TIE in some run.
-tie_above = []
 unstable, missed = [], []
 run_counts = {"contended": set(), "other": set()}
 for (group, case), crates in items:
@@ -153,10 +145,8 @@ for (group, case), crates in items:
                 count = len(paired)
                 ratio = f"{statistics.median(paired):.2f}"
                 weighed = trimmed(paired)
-                verdict = ("under" if all(r < 1 - TIE for r in weighed)
-                           else "over" if all(r > 1 + TIE for r in weighed) else "tie")
-                if verdict == "tie" and all(r > 1 for r in weighed):
-                    tie_above.append(name)
+                verdict = ("under" if all(r < 1 for r in weighed)
+                           else "over" if all(r > 1 for r in weighed) else "tie")
             else:
                 ratio = f"{ours_median / statistics.median(theirs.values()):.2f}"
                 verdict = "unpaired"
@@ -223,9 +213,7 @@ lines = [
     f"{len(verdicts['over'])} over"
     + (f", {len(verdicts['unpaired'])} unpaired" if verdicts["unpaired"] else "") + ".",
     f"- Targets missed: {listed(missed)}.",
-    f"- Over their peer by more than {pct(TIE)} % in every run: {listed(verdicts['over'])}.",
-    f"- Ties above their peer in every run, by less than {pct(TIE)} % in some: "
-    f"{listed(tie_above)}.",
+    f"- Over their peer in every run: {listed(verdicts['over'])}.",
     f"- Unstable (runs more than {pct(UNSTABLE)} % apart), not to be quoted: {listed(unstable)}.",
     "",
     "Every other row's figures held within 30 % over its runs: those are the ones to quote.",
@@ -234,11 +222,8 @@ lines = [
     "criterion's median point estimate in each. Spread is (max − min) / median of a row's",
     "runs, in %. Ratio is the median over the runs of ironward's median over the peer's in",
     "that run (both measured in the same run): below 1 means ironward is faster. Verdict:",
-    f"`under` when every run's ratio is below {1 - TIE:.2f}, `over` when every one is above "
-    f"{1 + TIE:.2f}, `tie`",
-    f"otherwise (within {pct(TIE)} % of the peer in some run: a difference a rerun on this "
-    "machine does not repeat);",
-    f"`unstable` when ironward's or the peer's spread is over {pct(UNSTABLE)} %.",
+    "`under` when every run's ratio is below 1, `over` when every one is above, `tie`",
+    f"otherwise; `unstable` when ironward's or the peer's spread is over {pct(UNSTABLE)} %.",
     f"From {TRIM_FROM} runs on, a row's fastest and slowest runs are set aside for its spread",
     "and verdict, so that one run disturbed by load from elsewhere decides neither.",
     "Target is the ceiling set for ironward's median, where one applies.",

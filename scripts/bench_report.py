@@ -27,6 +27,12 @@ UNSTABLE = 0.30
 # decide them (the median is not moved by it either way).
 TRIM_FROM = 5
 CONTENDED = re.compile(os.environ["CONTENDED_GROUPS"])
+# The layers the `metered` rows measure, in the order both their tables list them.
+LAYERS = ["breaker", "shed", "rate_limit", "gate", "deadline"]
+
+def layer_order(piece):
+    """Where `piece` goes among the `metered` rows: LAYERS' order, any other after them."""
+    return (LAYERS.index(piece) if piece in LAYERS else len(LAYERS), piece)
 
 # Every kept run, by session (named by its start, so sorted by time) and number.
 runs_dir = os.environ["RUNS_DIR"]
@@ -251,9 +257,7 @@ if metered:
         "| counted − off ns |",
         "| --- | --- | ---: | ---: | ---: | --- | ---: | --- | ---: | ---: |",
     ]
-    layers = ["breaker", "shed", "rate_limit", "gate", "deadline"]
-    for piece in sorted(metered,
-                        key=lambda p: (layers.index(p) if p in layers else len(layers), p)):
+    for piece in sorted(metered, key=layer_order):
         states = metered[piece]
         off, on, counted = (states.get(state, {}) for state in ("off", "on", "counted"))
         shown = lambda runs: fmt(statistics.median(runs.values())) if runs else ""
@@ -328,8 +332,7 @@ if instructions:
             "| group | layer | off | on | on − off |",
             "| --- | --- | ---: | ---: | ---: |",
         ]
-        layers = ["breaker", "shed", "rate_limit", "gate", "deadline"]
-        for piece in sorted(off, key=lambda p: (layers.index(p) if p in layers else 9, p)):
+        for piece in sorted(off, key=layer_order):
             difference = f"{on[piece] - off[piece]:+.0f}" if piece in on else ""
             shown = f"{on[piece]:.0f}" if piece in on else ""
             lines.append(f"| metered | {piece} | {off[piece]:.0f} | {shown} | {difference} |")

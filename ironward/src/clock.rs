@@ -54,11 +54,13 @@ impl Latest {
     }
 
     /// The latest reading seen.
+    #[inline]
     pub(crate) fn get(&self) -> u64 {
         self.0
     }
 
     /// The time a read-only query at `now` uses: the later of `now` and the latest seen.
+    #[inline]
     pub(crate) fn read(&self, now: Duration) -> u64 {
         self.0.max(nanos(now))
     }

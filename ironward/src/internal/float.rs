@@ -84,6 +84,7 @@ const TWO_63: f64 = 9_223_372_036_854_775_808.0;
 
 /// A count of nanoseconds as a float: `n as f64`, converted through `i64` when the count fits
 /// one (the same integer, so the same rounding) to avoid the `u128` conversion's library call.
+#[inline]
 pub(crate) fn whole_f64(n: u128) -> f64 {
     if n >> 63 == 0 {
         n as i64 as f64

@@ -225,12 +225,14 @@ impl Decisions {
     }
 
     /// Counts one admitted call.
+    #[inline]
     pub fn admitted(&self) {
         self.admitted_as(Criticality::Critical);
     }
 
     /// Counts one admitted call of class `criticality`, under its `criticality` label if the
     /// handles are split by class.
+    #[inline]
     pub fn admitted_as(&self, criticality: Criticality) {
         #[cfg(feature = "metrics")]
         if let Some(counter) = self.counter(self.slot(criticality)) {
@@ -242,6 +244,7 @@ impl Decisions {
 
     /// Counts one call refused for the reason at `reason` in the list the handles were made
     /// with; nothing for an index past its end.
+    #[inline]
     pub fn refused(&self, reason: usize) {
         self.refused_as(reason, Criticality::Critical);
     }
@@ -249,6 +252,7 @@ impl Decisions {
     /// Counts one call of class `criticality` refused for the reason at `reason`, under its
     /// `criticality` label if the handles are split by class; nothing for an index past the
     /// list's end.
+    #[inline]
     pub fn refused_as(&self, reason: usize, criticality: Criticality) {
         #[cfg(feature = "metrics")]
         if let Some(counter) = self
@@ -411,6 +415,7 @@ impl Level {
     }
 
     /// Sets the gauge to `value`.
+    #[inline]
     pub fn set(&self, value: f64) {
         #[cfg(feature = "metrics")]
         self.handle().set(value);
@@ -426,6 +431,7 @@ impl Level {
 
     /// The gauge, registered on first use.
     #[cfg(feature = "metrics")]
+    #[inline]
     fn handle(&self) -> &metrics::Gauge {
         self.handle.get_or_init(|| match self.gauge {
             Gauge::BreakerRatio => {

@@ -387,6 +387,7 @@ impl SharedShedder {
 
     /// How many calls are in flight: let through and not yet settled.
     #[must_use]
+    #[inline]
     pub fn flying(&self) -> u64 {
         self.flight.flying.load(Relaxed)
     }

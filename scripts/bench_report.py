@@ -84,6 +84,10 @@ for row, source in BORROWED.items():
 def fmt(ns):
     return f"{ns:.2f}" if abs(ns) < 100 else f"{ns:.0f}"
 
+def median_ns(runs):
+    """The median of a row's runs (`{run: ns}`) as the tables give it, blank for none."""
+    return fmt(statistics.median(runs.values())) if runs else ""
+
 def trimmed(values):
     """A row's runs with the fastest and slowest set aside, from TRIM_FROM runs on."""
     values = sorted(values)
@@ -161,11 +165,10 @@ for (group, case), crates in items:
             unstable.append(name)
             verdict = f"{verdict}, unstable" if verdict else "unstable"
         run_counts["contended" if CONTENDED.fullmatch(group) else "other"].add(count)
-        median = lambda runs: fmt(statistics.median(runs.values())) if runs else ""
         width = lambda runs: pct(spread(list(runs.values()))) if runs else ""
         table.append(
-            f"| {group} | {case} | {median(ours)} | {width(ours)} | {peer or '—'} | "
-            f"{median(theirs)} | {width(theirs)} | {ratio} | {count} | {verdict} | "
+            f"| {group} | {case} | {median_ns(ours)} | {width(ours)} | {peer or '—'} | "
+            f"{median_ns(theirs)} | {width(theirs)} | {ratio} | {count} | {verdict} | "
             f"{target_verdict} |"
         )
 
@@ -222,7 +225,8 @@ lines = [
     f"- Over their peer in every run: {listed(verdicts['over'])}.",
     f"- Unstable (runs more than {pct(UNSTABLE)} % apart), not to be quoted: {listed(unstable)}.",
     "",
-    "Every other row's figures held within 30 % over its runs: those are the ones to quote.",
+    f"Every other row's figures held within {pct(UNSTABLE)} % over its runs: those are the ones "
+    "to quote.",
     "",
     "Median time per decision (one decision an element): the median over the runs of",
     "criterion's median point estimate in each. Spread is (max − min) / median of a row's",
@@ -260,7 +264,6 @@ if metered:
     for piece in sorted(metered, key=layer_order):
         states = metered[piece]
         off, on, counted = (states.get(state, {}) for state in ("off", "on", "counted"))
-        shown = lambda runs: fmt(statistics.median(runs.values())) if runs else ""
         on_less = [on[p] - off[p] for p in sorted(on.keys() & off.keys())]
         counted_less = [counted[p] - off[p] for p in sorted(counted.keys() & off.keys())]
         difference, range_, verdict, counted_difference = "", "", "", ""
@@ -272,8 +275,8 @@ if metered:
         if counted_less:
             counted_difference = f"{statistics.median(counted_less):+.2f}"
         lines.append(
-            f"| metered | {piece} | {shown(off)} | {shown(on)} | {difference} | {range_} | "
-            f"{len(on_less)} | {verdict} | {shown(counted)} | {counted_difference} |"
+            f"| metered | {piece} | {median_ns(off)} | {median_ns(on)} | {difference} | {range_} | "
+            f"{len(on_less)} | {verdict} | {median_ns(counted)} | {counted_difference} |"
         )
 
 # `instructions`: callgrind's count of each row at two lap counts, a lap the difference over

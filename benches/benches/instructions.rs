@@ -12,11 +12,14 @@
 //! The rows are the ones the timed tables find over their peer, with the same workloads:
 //!
 //! - `breaker`: one call asked and passed (`healthy`) or refused (`refusing`), through
-//!   ironward-tokio's `SharedSreBreaker` on one thread and through failsafe's breaker
-//!   (`common::failsafe_breaker`). ironward's reads its clock when the call is asked and when
-//!   it is passed: the manual clock (one load, time passed in), `Clock::coarse` (one load of a
-//!   time its own thread stores) or `Clock::monotonic` (the system's clock, whose instructions
-//!   are counted but whose cost on a virtual machine is mostly not instructions).
+//!   the core's `SreBreaker` (`ironward`) and `ClassicBreaker` (`ironward classic`) as
+//!   `breaker_real_clock` and `classic_real_clock` drive them, one clock reading a call, through
+//!   ironward-tokio's `SharedSreBreaker` on one thread (`ironward shared`), which reads its
+//!   clock when the call is asked and when it is passed, and through failsafe's breaker
+//!   (`common::failsafe_breaker`). ironward's read the manual clock (one load, time passed in),
+//!   `Clock::coarse` (one load of a time its own thread stores) or `Clock::monotonic` (the
+//!   system's clock, whose instructions are counted but whose cost on a virtual machine is
+//!   mostly not instructions).
 //! - `bucket`: `Bucket::take` and `SharedBucket::take` against governor's `check`, on the
 //!   `Stepping` clock `bucket_fake_clock` uses, allowed and refused.
 //! - `budget`: a success and a failure reported and a retry asked, on `SharedBudget` and on a
@@ -34,7 +37,7 @@
 mod common;
 
 use common::overhead::{self, Laps, Piece};
-use common::{Stepping, failsafe_breaker, quota, send};
+use common::{CONSECUTIVE_HOUR, Stepping, classic_breaker, failsafe_breaker, quota, send};
 
 use std::hint::black_box;
 use std::sync::{Mutex, PoisonError};
@@ -43,7 +46,7 @@ use std::time::Duration;
 use failsafe::CircuitBreaker as _;
 use gungraun::{library_benchmark, library_benchmark_group, main};
 use http::{Request, Response};
-use ironward::{Bucket, Budget, SRE, SharedBucket, SharedBudget, Sre, SreBreaker};
+use ironward::{Bucket, Budget, ClassicBreaker, SRE, SharedBucket, SharedBudget, Sre, SreBreaker};
 use ironward_tokio::{Clock, SharedSreBreaker};
 use tower::Service;
 
@@ -84,18 +87,9 @@ impl Read {
 #[bench::refusing_coarse_clock_2000(false, Read::Coarse, 2000)]
 #[bench::refusing_monotonic_clock_1000(false, Read::Monotonic, 1000)]
 #[bench::refusing_monotonic_clock_2000(false, Read::Monotonic, 2000)]
-fn breaker_ironward(healthy: bool, read: Read, laps: u64) -> u64 {
+fn breaker_ironward_shared(healthy: bool, read: Read, laps: u64) -> u64 {
     let clock = read.clock();
-    let sre = Sre {
-        probe: Duration::from_secs(3600),
-        ..SRE
-    };
-    let mut core = SreBreaker::new(sre, clock.now());
-    for _ in 0..if healthy { 0 } else { 100 } {
-        let permit = core.allow(clock.now(), 0.99).expect("over the ratio");
-        core.fail(permit, clock.now());
-    }
-    let breaker = SharedSreBreaker::from(core);
+    let breaker = SharedSreBreaker::from(sre_breaker(healthy, &clock));
     let roll = if healthy { 0.5 } else { 0.0 };
     let allowed = (0..laps)
         .filter(|_| {
@@ -106,6 +100,92 @@ fn breaker_ironward(healthy: bool, read: Read, laps: u64) -> u64 {
             })
         })
         .count();
+    assert_eq!(allowed == 0, !healthy);
+    laps
+}
+
+// `laps` calls to the core's `SreBreaker` as `breaker_real_clock` makes them, one reading of
+// `read`'s clock for a call asked and passed; healthy or refusing as above.
+#[library_benchmark]
+#[bench::healthy_1000(true, Read::Manual, 1000)]
+#[bench::healthy_2000(true, Read::Manual, 2000)]
+#[bench::healthy_coarse_clock_1000(true, Read::Coarse, 1000)]
+#[bench::healthy_coarse_clock_2000(true, Read::Coarse, 2000)]
+#[bench::refusing_1000(false, Read::Manual, 1000)]
+#[bench::refusing_2000(false, Read::Manual, 2000)]
+#[bench::refusing_coarse_clock_1000(false, Read::Coarse, 1000)]
+#[bench::refusing_coarse_clock_2000(false, Read::Coarse, 2000)]
+fn breaker_ironward(healthy: bool, read: Read, laps: u64) -> u64 {
+    let clock = read.clock();
+    let breaker = sre_breaker(healthy, &clock);
+    core_laps(breaker, &clock, healthy, laps)
+}
+
+// The same on the core's `ClassicBreaker` as `classic_real_clock` drives it: five failures in
+// a row open it for an hour (`common::CONSECUTIVE_HOUR`), and it is open unless healthy.
+#[library_benchmark]
+#[bench::healthy_1000(true, Read::Manual, 1000)]
+#[bench::healthy_2000(true, Read::Manual, 2000)]
+#[bench::healthy_coarse_clock_1000(true, Read::Coarse, 1000)]
+#[bench::healthy_coarse_clock_2000(true, Read::Coarse, 2000)]
+#[bench::refusing_1000(false, Read::Manual, 1000)]
+#[bench::refusing_2000(false, Read::Manual, 2000)]
+#[bench::refusing_coarse_clock_1000(false, Read::Coarse, 1000)]
+#[bench::refusing_coarse_clock_2000(false, Read::Coarse, 2000)]
+fn breaker_ironward_classic(healthy: bool, read: Read, laps: u64) -> u64 {
+    let clock = read.clock();
+    let breaker = classic_breaker(CONSECUTIVE_HOUR, !healthy, clock.now());
+    core_laps(breaker, &clock, healthy, laps)
+}
+
+/// An SRE breaker with the probe an hour, on `clock`: healthy, or holding 100 failures.
+fn sre_breaker(healthy: bool, clock: &Clock) -> SreBreaker {
+    let sre = Sre {
+        probe: Duration::from_secs(3600),
+        ..SRE
+    };
+    let mut breaker = SreBreaker::new(sre, clock.now());
+    for _ in 0..if healthy { 0 } else { 100 } {
+        let permit = breaker.allow(clock.now(), 0.99).expect("over the ratio");
+        breaker.fail(permit, clock.now());
+    }
+    breaker
+}
+
+/// A core breaker as the rows drive it: one call asked at `now` and, let through, passed.
+/// Each `call` is inlined into the loop of [`core_laps`], as a timed row's closure is into
+/// criterion's: left to the optimiser, the choice moved the counts by a fifth with no
+/// change to the breakers.
+trait Core {
+    fn call(&mut self, now: Duration) -> bool;
+}
+
+impl Core for SreBreaker {
+    #[inline(always)]
+    fn call(&mut self, now: Duration) -> bool {
+        // A draw that a healthy window lets through and a full one of failures refuses.
+        let roll = black_box(0.0);
+        self.allow(now, roll).is_some_and(|permit| {
+            self.pass(permit, now);
+            true
+        })
+    }
+}
+
+impl Core for ClassicBreaker {
+    #[inline(always)]
+    fn call(&mut self, now: Duration) -> bool {
+        self.allow(now).is_some_and(|permit| {
+            let _ = self.pass(permit, now);
+            true
+        })
+    }
+}
+
+/// `laps` calls to `breaker`, one reading of `clock` each; checks they went as `healthy`
+/// says, and is `laps`.
+fn core_laps(mut breaker: impl Core, clock: &Clock, healthy: bool, laps: u64) -> u64 {
+    let allowed = (0..laps).filter(|_| breaker.call(clock.now())).count();
     assert_eq!(allowed == 0, !healthy);
     laps
 }
@@ -264,7 +344,7 @@ fn metered(piece: Piece, laps: u64) -> u64 {
 
 library_benchmark_group!(
     name = breaker;
-    benchmarks = breaker_ironward, breaker_failsafe
+    benchmarks = breaker_ironward, breaker_ironward_classic, breaker_ironward_shared, breaker_failsafe
 );
 library_benchmark_group!(
     name = bucket;

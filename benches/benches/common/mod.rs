@@ -21,8 +21,8 @@ use std::time::Duration;
 use criterion::{BenchmarkGroup, Criterion, Throughput, measurement::WallTime};
 use failsafe::CircuitBreaker as _;
 use http::{Request, Response};
-use ironward::classic::{OpenWait, Record};
-use ironward::{CLASSIC, Classic};
+use ironward::classic::{OpenWait, Record, State};
+use ironward::{CLASSIC, Classic, ClassicBreaker};
 use tower::{BoxError, Service};
 
 /// Criterion with the short measurement this 2-core machine can afford, overridable from the
@@ -109,6 +109,22 @@ pub(crate) const CONSECUTIVE_HOUR: Classic = Classic {
     record: Record::Consecutive { failures: 5 },
     ..CLASSIC_HOUR
 };
+
+/// A core breaker under `policy` at `now`; opened by 100 failures (enough for either record)
+/// if `open`.
+pub(crate) fn classic_breaker(policy: Classic, open: bool, now: Duration) -> ClassicBreaker {
+    let mut breaker = ClassicBreaker::new(policy, now);
+    for _ in 0..if open { 100 } else { 0 } {
+        if breaker.state(now) == State::Open {
+            break;
+        }
+        let permit = breaker.check(now).expect("closed until the window is full");
+        let _ = breaker.fail(permit, now);
+    }
+    let state = if open { State::Open } else { State::Closed };
+    assert_eq!(breaker.state(now), state);
+    breaker
+}
 
 /// The failsafe breaker of every failsafe row.
 pub(crate) type FailsafeBreaker = failsafe::StateMachine<

@@ -288,6 +288,7 @@ impl ClassicBreaker {
 
     /// Whether a call may be made at `now`: [`check`](Self::check) with the reason
     /// discarded.
+    #[inline]
     #[must_use = "a decision that is not followed neither makes the call nor refuses it"]
     pub fn allow(&mut self, now: Duration) -> Option<ClassicPermit> {
         self.check(now).ok()
@@ -302,6 +303,7 @@ impl ClassicBreaker {
 
     /// Records the call behind `permit` as a failure at `now`; `None`, or the permit back if
     /// another breaker made it.
+    #[inline]
     pub fn fail(&mut self, permit: ClassicPermit, now: Duration) -> Option<ClassicPermit> {
         self.settle(permit, true, now)
     }

@@ -10,7 +10,7 @@
 
 mod common;
 
-use common::{Stepping, failsafe_breaker, group, quota};
+use common::{Stepping, failsafe_breaker, group, quota, sre_breaker};
 
 use std::hint::black_box;
 use std::time::{Duration, Instant};
@@ -352,7 +352,7 @@ fn breaker(c: &mut Criterion) {
 /// would be timed with ironward's rows and not failsafe's.
 fn sre_on_clock(g: &mut BenchmarkGroup<'_, WallTime>, suffix: &str, now: impl Fn() -> Duration) {
     g.bench_function(format!("ironward/healthy{suffix}"), |b| {
-        let mut breaker = SreBreaker::new(SRE, now());
+        let mut breaker = sre_breaker(true, &now);
         b.iter(|| {
             let now = now();
             match breaker.allow(now, 0.5) {
@@ -365,18 +365,8 @@ fn sre_on_clock(g: &mut BenchmarkGroup<'_, WallTime>, suffix: &str, now: impl Fn
         });
         assert!(breaker.allow(now(), 0.5).is_some());
     });
-    // The probe an hour, so that none is let through while the row runs.
     g.bench_function(format!("ironward/refusing{suffix}"), |b| {
-        let sre = Sre {
-            probe: Duration::from_secs(3600),
-            ..SRE
-        };
-        let mut breaker = SreBreaker::new(sre, now());
-        for _ in 0..100 {
-            if let Some(permit) = breaker.allow(now(), 0.99) {
-                breaker.fail(permit, now());
-            }
-        }
+        let mut breaker = sre_breaker(false, &now);
         assert!(breaker.allow(now(), 0.0).is_none());
         b.iter(|| breaker.allow(now(), 0.0).is_some());
         assert!(breaker.allow(now(), 0.0).is_none());

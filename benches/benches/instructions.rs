@@ -37,7 +37,9 @@
 mod common;
 
 use common::overhead::{self, Laps, Piece};
-use common::{CONSECUTIVE_HOUR, Stepping, classic_breaker, failsafe_breaker, quota, send};
+use common::{
+    CONSECUTIVE_HOUR, Stepping, classic_breaker, failsafe_breaker, quota, send, sre_breaker,
+};
 
 use std::hint::black_box;
 use std::sync::{Mutex, PoisonError};
@@ -46,7 +48,7 @@ use std::time::Duration;
 use failsafe::CircuitBreaker as _;
 use gungraun::{library_benchmark, library_benchmark_group, main};
 use http::{Request, Response};
-use ironward::{Bucket, Budget, ClassicBreaker, SRE, SharedBucket, SharedBudget, Sre, SreBreaker};
+use ironward::{Bucket, Budget, ClassicBreaker, SharedBucket, SharedBudget, SreBreaker};
 use ironward_tokio::{Clock, SharedSreBreaker};
 use tower::Service;
 
@@ -89,7 +91,7 @@ impl Read {
 #[bench::refusing_monotonic_clock_2000(false, Read::Monotonic, 2000)]
 fn breaker_ironward_shared(healthy: bool, read: Read, laps: u64) -> u64 {
     let clock = read.clock();
-    let breaker = SharedSreBreaker::from(sre_breaker(healthy, &clock));
+    let breaker = SharedSreBreaker::from(sre_breaker(healthy, || clock.now()));
     let roll = if healthy { 0.5 } else { 0.0 };
     let allowed = (0..laps)
         .filter(|_| {
@@ -114,7 +116,7 @@ fn breaker_ironward_shared(healthy: bool, read: Read, laps: u64) -> u64 {
 #[bench::refusing_2000(false, 2000)]
 fn breaker_ironward(healthy: bool, laps: u64) -> u64 {
     let clock = Read::Manual.clock();
-    let breaker = sre_breaker(healthy, &clock);
+    let breaker = sre_breaker(healthy, || clock.now());
     core_laps(breaker, &clock, healthy, laps)
 }
 
@@ -129,20 +131,6 @@ fn breaker_ironward_classic(healthy: bool, laps: u64) -> u64 {
     let clock = Read::Manual.clock();
     let breaker = classic_breaker(CONSECUTIVE_HOUR, !healthy, clock.now());
     core_laps(breaker, &clock, healthy, laps)
-}
-
-/// An SRE breaker with the probe an hour, on `clock`: healthy, or holding 100 failures.
-fn sre_breaker(healthy: bool, clock: &Clock) -> SreBreaker {
-    let sre = Sre {
-        probe: Duration::from_secs(3600),
-        ..SRE
-    };
-    let mut breaker = SreBreaker::new(sre, clock.now());
-    for _ in 0..if healthy { 0 } else { 100 } {
-        let permit = breaker.allow(clock.now(), 0.99).expect("over the ratio");
-        breaker.fail(permit, clock.now());
-    }
-    breaker
 }
 
 /// A core breaker as the rows drive it: one call asked at `now` and, let through, passed.

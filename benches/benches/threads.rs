@@ -31,7 +31,7 @@ mod common;
 #[path = "threads/harness.rs"]
 mod harness;
 
-use common::{answer, answered, group, send};
+use common::{answer, answered, group, send, sre_breaker};
 use harness::{failsafe, lock, shared};
 
 use std::hint::black_box;
@@ -42,7 +42,7 @@ use std::time::{Duration, Instant};
 
 use criterion::measurement::WallTime;
 use criterion::{BenchmarkGroup, Criterion};
-use ironward::{Bucket, Budget, SRE, SharedBucket, SharedBudget, Sre, SreBreaker};
+use ironward::{Bucket, Budget, SharedBucket, SharedBudget};
 use ironward_tower::GateLayer;
 use tower::limit::ConcurrencyLimitLayer;
 use tower::{Layer, service_fn};
@@ -381,36 +381,24 @@ fn breaker(c: &mut Criterion) {
 
     let mut g = group(c, "shared_breaker_2_threads");
     let cores = thread::available_parallelism().map_or(1, std::num::NonZero::get);
-    let hour = Duration::from_secs(3600);
-    let refusing_sre = Sre { probe: hour, ..SRE };
     let coarse = Clock::coarse(Duration::from_millis(1));
     for healthy in [true, false] {
         let name = if healthy { "healthy" } else { "refusing" };
         let all = format!("{name}_{cores}_threads");
         let one = format!("{name}_1_thread");
-        let sre = if healthy { SRE } else { refusing_sre };
         let roll = if healthy { 0.5 } else { 0.0 };
-        // A breaker under `sre` whose window holds 100 failures unless healthy, on `now`.
-        let made = |now: &dyn Fn() -> Duration| {
-            let mut breaker = SreBreaker::new(sre, now());
-            for _ in 0..if healthy { 0 } else { 100 } {
-                let permit = breaker.allow(now(), 0.99).expect("over the ratio");
-                breaker.fail(permit, now());
-            }
-            breaker
-        };
         for (threads, case) in [(2, name), (1, one.as_str())] {
-            let breaker = SharedSreBreaker::from(made(&|| coarse.now()));
+            let breaker = SharedSreBreaker::from(sre_breaker(healthy, || coarse.now()));
             let case = format!("{case}_coarse_clock");
             shared_sre(&mut g, &case, threads, &breaker, roll, || coarse.now());
         }
         for (threads, case) in [(2, name), (1, one.as_str()), (cores, all.as_str())] {
             let start = Instant::now();
-            let breaker = SharedSreBreaker::from(made(&|| start.elapsed()));
+            let breaker = SharedSreBreaker::from(sre_breaker(healthy, || start.elapsed()));
             shared_sre(&mut g, case, threads, &breaker, roll, || start.elapsed());
 
             let start = Instant::now();
-            let mutex = Mutex::new(made(&|| start.elapsed()));
+            let mutex = Mutex::new(sre_breaker(healthy, || start.elapsed()));
             let breaker = &mutex;
             shared(
                 &mut g,

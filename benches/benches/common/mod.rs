@@ -22,7 +22,7 @@ use criterion::{BenchmarkGroup, Criterion, Throughput, measurement::WallTime};
 use failsafe::CircuitBreaker as _;
 use http::{Request, Response};
 use ironward::classic::{OpenWait, Record, State};
-use ironward::{CLASSIC, Classic, ClassicBreaker};
+use ironward::{CLASSIC, Classic, ClassicBreaker, SRE, Sre, SreBreaker};
 use tower::{BoxError, Service};
 
 /// Criterion with the short measurement this 2-core machine can afford, overridable from the
@@ -123,6 +123,21 @@ pub(crate) fn classic_breaker(policy: Classic, open: bool, now: Duration) -> Cla
     }
     let state = if open { State::Open } else { State::Closed };
     assert_eq!(breaker.state(now), state);
+    breaker
+}
+
+/// A core SRE breaker whose probe waits an hour, so that none is let through while a
+/// refusing row runs: healthy, or holding 100 failures, each read at `now()`.
+pub(crate) fn sre_breaker(healthy: bool, now: impl Fn() -> Duration) -> SreBreaker {
+    let sre = Sre {
+        probe: Duration::from_secs(3600),
+        ..SRE
+    };
+    let mut breaker = SreBreaker::new(sre, now());
+    for _ in 0..if healthy { 0 } else { 100 } {
+        let permit = breaker.allow(now(), 0.99).expect("over the ratio");
+        breaker.fail(permit, now());
+    }
     breaker
 }
 
